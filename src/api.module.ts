@@ -1,0 +1,30 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { APP_FILTER, APP_PIPE } from '@nestjs/core';
+import { AuthModule } from './auth/auth.module';
+import { ProblemValidationPipe } from './common/http/validation.pipe';
+import { ProblemFilter } from './common/problem/problem.filter';
+import { CoreModule, CoreOptions } from './core.module';
+import { ErrorsModule } from './errors/errors.module';
+import { HealthModule } from './health/health.module';
+import { MerchantAccountsModule } from './merchant-accounts/merchant-accounts.module';
+
+/** The HTTP API: the core plus every feature's controllers, the auth guard, the problem filter. */
+@Module({})
+export class ApiModule {
+  static forRoot(options: Omit<CoreOptions, 'role'>): DynamicModule {
+    return {
+      module: ApiModule,
+      imports: [
+        CoreModule.forRoot({ ...options, role: 'api' }),
+        AuthModule,
+        MerchantAccountsModule,
+        HealthModule,
+        ErrorsModule,
+      ],
+      providers: [
+        { provide: APP_FILTER, useClass: ProblemFilter },
+        { provide: APP_PIPE, useClass: ProblemValidationPipe },
+      ],
+    };
+  }
+}

@@ -1,0 +1,15 @@
+import { Module } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { MerchantAccountsModule } from '../merchant-accounts/merchant-accounts.module';
+import { ApiKey } from './api-key.entity';
+import { ApiKeysService } from './api-keys.service';
+import { AuthGuard } from './auth.guard';
+import { TokenVerifier } from './token-verifier.service';
+
+@Module({
+  imports: [TypeOrmModule.forFeature([ApiKey]), MerchantAccountsModule],
+  providers: [ApiKeysService, TokenVerifier, { provide: APP_GUARD, useClass: AuthGuard }],
+  exports: [ApiKeysService],
+})
+export class AuthModule {}

@@ -1,0 +1,58 @@
+import { applyDecorators, SetMetadata } from '@nestjs/common';
+import { ApiBearerAuth, ApiExtension } from '@nestjs/swagger';
+
+/**
+ * Scope names follow the public API the spec comes from, so tokens minted by its SDKs (which default
+ * to `*.read` and `*.write`) work unchanged. A route needs exactly one scope; `*.read` / `*.write`
+ * grant every scope with that action.
+ */
+export const SCOPES = [
+  'buyers.read',
+  'buyers.write',
+  'payment-methods.read',
+  'payment-methods.write',
+  'vault-forwards.write',
+  'vault-forward-configs.read',
+  'vault-forward-configs.write',
+  'vault-forward-authentications.read',
+  'vault-forward-authentications.write',
+  'merchant-accounts.read',
+  'merchant-accounts.write',
+] as const;
+export type Scope = (typeof SCOPES)[number];
+export const WILDCARD_SCOPES = ['*.read', '*.write'] as const;
+
+export function scopeGranted(required: Scope, granted: ReadonlySet<string>): boolean {
+  if (granted.has(required)) return true;
+  const action = required.slice(required.lastIndexOf('.') + 1);
+  return granted.has(`*.${action}`);
+}
+
+export const ROUTE_ACCESS = 'vault-forward:route-access';
+
+export type RouteAccess =
+  | { kind: 'public' }
+  /** Acts for one merchant account (the key's own, or the one an instance key names). */
+  | { kind: 'merchant'; scope: Scope }
+  /** Operator routes: instance keys only, no merchant context. */
+  | { kind: 'instance'; scope: Scope };
+
+/** No token needed (health, docs). */
+export const Public = () => SetMetadata(ROUTE_ACCESS, { kind: 'public' } satisfies RouteAccess);
+
+/** The route acts inside the caller's merchant account and needs `scope`. */
+export const RequireScope = (scope: Scope) =>
+  applyDecorators(
+    SetMetadata(ROUTE_ACCESS, { kind: 'merchant', scope } satisfies RouteAccess),
+    ApiBearerAuth(),
+    ApiExtension('x-required-scope', scope),
+  );
+
+/** The route is for instance (operator) keys and needs `scope`. */
+export const RequireInstanceScope = (scope: Scope) =>
+  applyDecorators(
+    SetMetadata(ROUTE_ACCESS, { kind: 'instance', scope } satisfies RouteAccess),
+    ApiBearerAuth(),
+    ApiExtension('x-required-scope', scope),
+    ApiExtension('x-instance-key-only', true),
+  );

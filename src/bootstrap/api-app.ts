@@ -1,0 +1,61 @@
+import { randomUUID } from 'node:crypto';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { Logger } from 'nestjs-pino';
+import { ApiModule } from '../api.module';
+import { CoreOptions } from '../core.module';
+import { ProblemSchema } from '../common/openapi/api-problems';
+import { problemDefinitions } from '../common/problem/problem';
+
+/** Request bodies above this are refused with 413 before any handler runs. */
+export const BODY_LIMIT_BYTES = 1024 * 1024;
+
+/**
+ * Builds the HTTP application exactly as `npm start` runs it; e2e tests call this too, so they
+ * exercise the same filters, guard, pipes and OpenAPI document.
+ */
+export async function createApiApp(options: Omit<CoreOptions, 'role'>): Promise<NestFastifyApplication> {
+  const adapter = new FastifyAdapter({
+    bodyLimit: BODY_LIMIT_BYTES,
+    logger: false,
+    // pino-http assigns the id (honouring a sane incoming x-request-id); fastify's is only a fallback.
+    genReqId: () => randomUUID(),
+    return503OnClosing: true,
+  });
+  const app = await NestFactory.create<NestFastifyApplication>(ApiModule.forRoot(options), adapter, {
+    bufferLogs: true,
+  });
+  app.useLogger(app.get(Logger));
+  app.enableShutdownHooks();
+  setUpOpenApi(app);
+  await app.init();
+  return app;
+}
+
+function setUpOpenApi(app: NestFastifyApplication): void {
+  const problemList = problemDefinitions()
+    .map((p) => `- \`/errors/${p.code}\` (${p.status}) ${p.title}`)
+    .join('\n');
+  const config = new DocumentBuilder()
+    .setTitle('Vault forwarding API')
+    .setDescription(
+      [
+        'Forward requests to third parties with card data filled in from the vault.',
+        '',
+        'Authenticate with `Authorization: Bearer <JWT>` signed by an API key (ES512 or ES256; see the README). ' +
+          'Each operation lists the scope it requires in `x-required-scope`.',
+        '',
+        'Every error is `application/problem+json` (RFC 9457). Problem types:',
+        problemList,
+      ].join('\n'),
+    )
+    .setVersion('1')
+    .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' })
+    .build();
+  const document = SwaggerModule.createDocument(app, config, { extraModels: [ProblemSchema] });
+  SwaggerModule.setup('docs', app, document, {
+    jsonDocumentUrl: 'openapi.json',
+    yamlDocumentUrl: 'openapi.yaml',
+  });
+}

@@ -1,0 +1,88 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { CommonErrors } from './common.errors';
+import { ProblemBody, ProblemDefinition, ProblemException } from './problem';
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+
+/**
+ * The one place errors become responses. Our own ProblemExceptions render as they are; errors from
+ * the framework (unknown route, unparsable JSON, body limit, media type) are mapped onto our problem
+ * codes; anything else is an internal error whose details go to the log, never to the caller.
+ */
+@Catch()
+export class ProblemFilter implements ExceptionFilter {
+  private readonly logger = new Logger('ProblemFilter');
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const http = host.switchToHttp();
+    const request = http.getRequest<FastifyRequest>();
+    const reply = http.getResponse<FastifyReply>();
+    const problem = this.toProblem(exception);
+
+    const body: ProblemBody = {
+      ...problem.toBody(),
+      instance: request.url.split('?')[0],
+      request_id: requestId(request),
+    };
+    if (problem.status >= 500) {
+      // The message and stack only: driver errors may quote row values, which could be sensitive.
+      const error = exception instanceof Error ? { name: errorName(exception), message: exception.message, stack: exception.stack } : { value: String(exception) };
+      this.logger.error({ err: error, request_id: body.request_id }, 'request failed');
+    }
+    reply.status(problem.status).headers({ ...problem.headers, 'content-type': PROBLEM_CONTENT_TYPE }).send(JSON.stringify(body));
+  }
+
+  private toProblem(exception: unknown): ProblemException {
+    if (exception instanceof ProblemException) return exception;
+    if (exception instanceof HttpException) return fromFrameworkError(exception);
+    if (isFastifyError(exception)) return fromStatus(exception.statusCode, exception.message, exception.code);
+    return new ProblemException(CommonErrors.internalError, 'The service failed unexpectedly; the request id identifies the log line.');
+  }
+}
+
+function errorName(error: Error): string {
+  return error.constructor?.name ?? error.name;
+}
+
+function requestId(request: FastifyRequest): string | undefined {
+  const raw = request.raw as FastifyRequest['raw'] & { id?: unknown };
+  return typeof raw.id === 'string' ? raw.id : undefined;
+}
+
+function isFastifyError(error: unknown): error is Error & { statusCode: number; code?: string } {
+  return error instanceof Error && typeof (error as { statusCode?: unknown }).statusCode === 'number';
+}
+
+function fromFrameworkError(exception: HttpException): ProblemException {
+  const response = exception.getResponse();
+  const message =
+    typeof response === 'string'
+      ? response
+      : typeof (response as { message?: unknown }).message === 'string'
+        ? (response as { message: string }).message
+        : exception.message;
+  return fromStatus(exception.getStatus(), message);
+}
+
+function fromStatus(status: number, message: string, code?: string): ProblemException {
+  const known: Record<number, [ProblemDefinition, string]> = {
+    404: [CommonErrors.routeNotFound, 'No route matches this method and path.'],
+    405: [CommonErrors.methodNotAllowed, 'The route does not accept this HTTP method.'],
+    413: [CommonErrors.payloadTooLarge, 'The request body is larger than this route accepts.'],
+    415: [CommonErrors.unsupportedMediaType, 'This route accepts application/json bodies only.'],
+  };
+  if (known[status]) {
+    const [definition, detail] = known[status];
+    return new ProblemException(definition, detail, status === 415 ? [{ location: 'header', name: 'content-type', message: 'unsupported' }] : undefined);
+  }
+  if (status === 400 && (/json/i.test(message) || code?.startsWith('FST_ERR_CTP'))) {
+    return new ProblemException(CommonErrors.invalidJson, 'The request body is not valid JSON.', [
+      { location: 'body', name: 'body', message: 'does not parse as JSON' },
+    ]);
+  }
+  if (status >= 400 && status < 500) {
+    return new ProblemException({ ...CommonErrors.badRequest, status }, 'The request could not be understood.');
+  }
+  return new ProblemException(CommonErrors.internalError, 'The service failed unexpectedly; the request id identifies the log line.');
+}

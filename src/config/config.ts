@@ -1,0 +1,146 @@
+import { resolve } from 'node:path';
+
+/**
+ * The whole typed configuration, parsed once from the environment at start-up.
+ * Anything missing or malformed throws a ConfigError whose message is one line naming the variable,
+ * so an operator sees exactly what to fix instead of a stack trace from deep inside a driver.
+ */
+export interface AppConfig {
+  nodeEnv: 'development' | 'production' | 'test';
+  host: string;
+  port: number;
+  logLevel: LogLevel;
+  /** null → embedded PostgreSQL (PGlite) under `dataDir`. */
+  databaseUrl: string | null;
+  databasePoolSize: number;
+  /** null → no queue: queued forwarding is off, synchronous forwarding still works. */
+  redisUrl: string | null;
+  dataDir: string;
+  embeddedDatabasePort: number;
+  vaultMasterKeys: VaultMasterKey[];
+  tokenCacheSize: number;
+}
+
+export interface VaultMasterKey {
+  id: string;
+  key: Buffer;
+}
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    problem: string,
+  ) {
+    super(`${variable}: ${problem}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+function optional(env: Env, name: string): string | undefined {
+  const value = env[name];
+  return value === undefined || value.trim() === '' ? undefined : value.trim();
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = optional(env, name);
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be a whole number, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function url(env: Env, name: string, protocols: string[]): string | null {
+  const raw = optional(env, name);
+  if (raw === undefined) return null;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    // Never echo the value: connection strings carry passwords.
+    throw new ConfigError(name, 'is not a valid URL');
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(name, `must use ${protocols.map((p) => `${p}//`).join(' or ')}, got ${parsed.protocol}//`);
+  }
+  return raw;
+}
+
+const MASTER_KEY_ID = /^[A-Za-z0-9._-]{1,64}$/;
+
+/**
+ * `VAULT_MASTER_KEYS` holds `id:base64key` pairs, either as a comma list or as a JSON array of strings
+ * or `{id, key}` objects. The first key is the current one (used to wrap new data keys); the others
+ * stay only to unwrap older records until they are rotated.
+ */
+export function parseVaultMasterKeys(raw: string | undefined): VaultMasterKey[] {
+  const name = 'VAULT_MASTER_KEYS';
+  if (raw === undefined) return [];
+  let entries: Array<{ id: string; key: string }>;
+  if (raw.startsWith('[') || raw.startsWith('{')) {
+    let json: unknown;
+    try {
+      json = JSON.parse(raw);
+    } catch {
+      throw new ConfigError(name, 'looks like JSON but does not parse');
+    }
+    const list = Array.isArray(json) ? json : [json];
+    entries = list.map((item, index) => {
+      if (typeof item === 'string') return splitPair(item, index);
+      if (item && typeof item === 'object' && typeof item.id === 'string' && typeof item.key === 'string') {
+        return { id: item.id, key: item.key };
+      }
+      throw new ConfigError(name, `entry ${index + 1} must be "id:base64key" or {"id","key"}`);
+    });
+  } else {
+    entries = raw.split(',').map((pair, index) => splitPair(pair.trim(), index));
+  }
+  if (entries.length === 0) throw new ConfigError(name, 'lists no key');
+  const seen = new Set<string>();
+  return entries.map(({ id, key }, index) => {
+    if (!MASTER_KEY_ID.test(id)) throw new ConfigError(name, `entry ${index + 1} has an invalid id (letters, digits, . _ -)`);
+    if (seen.has(id)) throw new ConfigError(name, `key id "${id}" appears twice`);
+    seen.add(id);
+    const bytes = Buffer.from(key, 'base64');
+    if (bytes.length !== 32 || bytes.toString('base64').replace(/=+$/, '') !== key.replace(/=+$/, '')) {
+      throw new ConfigError(name, `key "${id}" must be 32 bytes of standard base64 (openssl rand -base64 32)`);
+    }
+    return { id, key: bytes };
+  });
+
+  function splitPair(pair: string, index: number): { id: string; key: string } {
+    const at = pair.indexOf(':');
+    if (at <= 0) throw new ConfigError(name, `entry ${index + 1} must be "id:base64key"`);
+    return { id: pair.slice(0, at), key: pair.slice(at + 1) };
+  }
+}
+
+export function loadConfig(env: Env = process.env): AppConfig {
+  const nodeEnvRaw = optional(env, 'NODE_ENV') ?? 'development';
+  if (!['development', 'production', 'test'].includes(nodeEnvRaw)) {
+    throw new ConfigError('NODE_ENV', `must be development, production or test, got "${nodeEnvRaw}"`);
+  }
+  const logLevel = (optional(env, 'LOG_LEVEL') ?? 'info').toLowerCase();
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
+    throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  }
+  const host = optional(env, 'HOST') ?? '127.0.0.1';
+  return {
+    nodeEnv: nodeEnvRaw as AppConfig['nodeEnv'],
+    host,
+    port: integer(env, 'PORT', 3000, 0, 65535),
+    logLevel: logLevel as LogLevel,
+    databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 200),
+    redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    dataDir: resolve(optional(env, 'DATA_DIR') ?? './data'),
+    embeddedDatabasePort: integer(env, 'EMBEDDED_DATABASE_PORT', 0, 0, 65535),
+    vaultMasterKeys: parseVaultMasterKeys(optional(env, 'VAULT_MASTER_KEYS')),
+    tokenCacheSize: integer(env, 'TOKEN_CACHE_SIZE', 10_000, 0, 1_000_000),
+  };
+}

@@ -1,0 +1,44 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import type { DestinationStream } from 'pino';
+import { AppConfig } from './config/config';
+import { ConfigModule } from './config/config.module';
+import { dataSourceOptions } from './database/data-source';
+import { LoggingModule } from './logging/logging.module';
+import { RedisModule } from './queue/redis.module';
+
+export interface CoreOptions {
+  config: AppConfig;
+  /** The resolved database URL: DATABASE_URL, or the embedded server's. */
+  databaseUrl: string;
+  /** Log destination; stdout by default. */
+  logStream?: DestinationStream;
+  /** Process name, shown to PostgreSQL as application_name. */
+  role: 'api' | 'worker' | 'cli';
+}
+
+/**
+ * What every entry point shares: typed config, logging, the database and Redis. The API adds HTTP
+ * features on top (ApiModule), the worker adds queue processors (WorkerModule), the CLI neither.
+ */
+@Module({})
+export class CoreModule {
+  static forRoot(options: CoreOptions): DynamicModule {
+    const { config } = options;
+    return {
+      module: CoreModule,
+      imports: [
+        ConfigModule.forRoot(config),
+        LoggingModule.forRoot({ level: config.logLevel, stream: options.logStream, http: options.role === 'api' }),
+        TypeOrmModule.forRoot(
+          dataSourceOptions({
+            url: options.databaseUrl,
+            poolSize: config.databasePoolSize,
+            applicationName: `vault-forward-${options.role}`,
+          }),
+        ),
+        RedisModule.forRoot(config.redisUrl),
+      ],
+    };
+  }
+}

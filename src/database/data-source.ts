@@ -1,0 +1,59 @@
+import { types as pgTypesDefault } from 'pg';
+import { DataSource, DataSourceOptions } from 'typeorm';
+import { ENTITIES } from './entities';
+import { MIGRATIONS } from './migrations';
+import { Timestamp } from './timestamp';
+
+const TIMESTAMPTZ_OID = 1184;
+
+function parseTimestamptz(text: string): Timestamp | string {
+  try {
+    return Timestamp.parse(text);
+  } catch {
+    return text; // 'infinity' and friends: no column of ours holds them
+  }
+}
+
+/**
+ * Per-connection type parsers (not the global `pg.types`, which would leak into any other pg user in
+ * the process): timestamptz arrives as a microsecond-exact Timestamp instead of a truncating Date.
+ */
+export const pgTypes = {
+  getTypeParser(oid: number, format?: 'text' | 'binary'): (value: string) => unknown {
+    if (oid === TIMESTAMPTZ_OID && format !== 'binary') return parseTimestamptz;
+    return pgTypesDefault.getTypeParser(oid, format as 'text');
+  },
+};
+
+export interface DatabaseOptions {
+  url: string;
+  poolSize: number;
+  applicationName?: string;
+}
+
+export function dataSourceOptions(options: DatabaseOptions): DataSourceOptions {
+  return {
+    type: 'postgres',
+    url: options.url,
+    entities: ENTITIES,
+    migrations: MIGRATIONS,
+    migrationsTableName: 'schema_migrations',
+    migrationsTransactionMode: 'each',
+    // The schema changes only through migrations, reviewed like code.
+    synchronize: false,
+    migrationsRun: false,
+    logging: false,
+    extra: {
+      max: options.poolSize,
+      types: pgTypes,
+      // Sessions speak UTC, so timestamps print with +00 regardless of the server's TimeZone setting.
+      options: '-c TimeZone=UTC',
+      application_name: options.applicationName ?? 'vault-forward',
+      connectionTimeoutMillis: 10_000,
+    },
+  };
+}
+
+export function createDataSource(options: DatabaseOptions): DataSource {
+  return new DataSource(dataSourceOptions(options));
+}

@@ -1,0 +1,5 @@
+import { ApiKey } from '../auth/api-key.entity';
+import { MerchantAccount } from '../merchant-accounts/merchant-account.entity';
+
+/** Every entity, listed explicitly: no glob, so ts-jest, ts-node and dist/ all see the same set. */
+export const ENTITIES = [MerchantAccount, ApiKey];

@@ -1,0 +1,4 @@
+import { Foundation1763888400000 } from './1763888400000-Foundation';
+
+/** In order. Listed explicitly so the same set runs from ts (tests) and from dist/ (npm start). */
+export const MIGRATIONS = [Foundation1763888400000];

@@ -1,0 +1,65 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { DynamicModule, Module } from '@nestjs/common';
+import { LoggerModule } from 'nestjs-pino';
+import type { DestinationStream } from 'pino';
+import type { LogLevel } from '../config/config';
+import { REDACT_PATHS, redactHeaders } from './redaction';
+
+export interface LoggingOptions {
+  level: LogLevel;
+  /** Where JSON lines go; stdout when omitted. Tests pass a stream to read the lines back. */
+  stream?: DestinationStream;
+  /** The API logs one line per request; the worker has no HTTP. */
+  http: boolean;
+}
+
+/** A caller-supplied x-request-id is kept when it is a plausible id, so traces join up across services. */
+const INCOMING_REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
+
+export function requestIdFor(req: IncomingMessage, res: ServerResponse): string {
+  const existing = (req as IncomingMessage & { id?: unknown }).id;
+  if (typeof existing === 'string') return existing;
+  const header = req.headers['x-request-id'];
+  const id = typeof header === 'string' && INCOMING_REQUEST_ID.test(header) ? header : randomUUID();
+  res.setHeader('x-request-id', id);
+  return id;
+}
+
+@Module({})
+export class LoggingModule {
+  static forRoot(options: LoggingOptions): DynamicModule {
+    return {
+      module: LoggingModule,
+      imports: [
+        LoggerModule.forRoot({
+          pinoHttp: [
+            {
+              level: options.level,
+              autoLogging: options.http,
+              redact: { paths: REDACT_PATHS, censor: '[Redacted]' },
+              genReqId: requestIdFor,
+              customLogLevel: (_req, res, err) =>
+                err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info',
+              serializers: {
+                // Only what an operator needs to follow a request; header values pass the redaction list.
+                req: (req: { id: string; method: string; url: string; headers: Record<string, unknown>; remoteAddress?: string }) => ({
+                  id: req.id,
+                  method: req.method,
+                  url: req.url,
+                  headers: redactHeaders(req.headers),
+                  remoteAddress: req.remoteAddress,
+                }),
+                res: (res: { statusCode: number; headers?: Record<string, unknown> }) => ({
+                  statusCode: res.statusCode,
+                  headers: redactHeaders(res.headers),
+                }),
+              },
+            },
+            options.stream ?? process.stdout,
+          ],
+        }),
+      ],
+    };
+  }
+}

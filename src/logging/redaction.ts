@@ -1,0 +1,35 @@
+/**
+ * Headers whose values never reach a log line. `x-vault-forward-header-*` carry downstream
+ * credentials by design (spec 5.2), so the whole family is matched by prefix, not listed one by one.
+ */
+const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'set-cookie', 'x-api-key']);
+const SECRET_HEADER_PREFIXES = ['x-vault-forward-header-'];
+
+export const REDACTED = '[Redacted]';
+
+export function isSecretHeader(name: string): boolean {
+  const lower = name.toLowerCase();
+  return SECRET_HEADERS.has(lower) || SECRET_HEADER_PREFIXES.some((prefix) => lower.startsWith(prefix));
+}
+
+export function redactHeaders(headers: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  if (!headers) return headers;
+  const out: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    out[name] = isSecretHeader(name) ? REDACTED : value;
+  }
+  return out;
+}
+
+/** pino `redact` paths: a second net for objects logged outside the request serializers. */
+export const REDACT_PATHS = [
+  'req.headers.authorization',
+  'req.headers["proxy-authorization"]',
+  'req.headers.cookie',
+  'res.headers["set-cookie"]',
+  'headers.authorization',
+  'authorization',
+  '*.privateKey',
+  '*.private_key',
+  '*.password',
+];

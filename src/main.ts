@@ -1,0 +1,30 @@
+import 'reflect-metadata';
+import { Logger } from 'nestjs-pino';
+import { DataSource } from 'typeorm';
+import { createApiApp } from './bootstrap/api-app';
+import { loadConfigOrExit } from './bootstrap/load-config';
+import { runMigrations } from './database/migrate';
+import { resolveDatabase } from './database/resolve-database';
+
+async function main(): Promise<void> {
+  const config = loadConfigOrExit();
+  const database = await resolveDatabase(config, 'api');
+  const app = await createApiApp({ config, databaseUrl: database.url });
+  const logger = app.get(Logger);
+  if (database.embedded) {
+    logger.warn(
+      `No DATABASE_URL: using embedded PostgreSQL (PGlite) with data in ${database.embedded.dataPath}, served at ${database.embedded.url} (development only, single process)`,
+    );
+    app.getHttpAdapter().getInstance().addHook('onClose', async () => database.embedded?.stop());
+  }
+  const applied = await runMigrations(app.get(DataSource));
+  if (applied.length > 0) logger.log(`Applied migrations: ${applied.join(', ')}`);
+  if (!config.redisUrl) logger.warn('No REDIS_URL: queued forwarding is off; synchronous forwarding works.');
+  await app.listen({ port: config.port, host: config.host });
+  logger.log(`API listening on ${await app.getUrl()} (OpenAPI at /openapi.json, docs at /docs)`);
+}
+
+main().catch((error: unknown) => {
+  console.error(`Start-up failed: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+});

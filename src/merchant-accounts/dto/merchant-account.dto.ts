@@ -1,0 +1,56 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsOptional, IsString, Length, Matches } from 'class-validator';
+import { MerchantAccount } from '../merchant-account.entity';
+import { MERCHANT_ACCOUNT_ID_PATTERN } from '../merchant-account-id';
+
+export class CreateMerchantAccountDto {
+  @ApiProperty({ example: 'acme-eu', pattern: MERCHANT_ACCOUNT_ID_PATTERN.source })
+  @IsString()
+  @Matches(MERCHANT_ACCOUNT_ID_PATTERN, { message: 'must be a slug: lowercase letters, digits and dashes, 1–64 characters' })
+  id!: string;
+
+  @ApiProperty({ example: 'ACME Europe', minLength: 1, maxLength: 200 })
+  @IsString()
+  @Length(1, 200)
+  display_name!: string;
+}
+
+export class UpdateMerchantAccountDto {
+  @ApiPropertyOptional({ example: 'ACME Europe', minLength: 1, maxLength: 200 })
+  @IsOptional()
+  @IsString()
+  @Length(1, 200)
+  display_name?: string;
+}
+
+export class MerchantAccountResponse {
+  @ApiProperty({ enum: ['merchant-account'] })
+  type!: 'merchant-account';
+
+  @ApiProperty({ example: 'acme-eu' })
+  id!: string;
+
+  @ApiProperty({ example: 'ACME Europe' })
+  display_name!: string;
+
+  @ApiProperty({ example: '2026-11-20T09:14:03.123456+00:00' })
+  created_at!: string;
+
+  @ApiProperty({ example: '2026-11-20T09:14:03.123456+00:00' })
+  updated_at!: string;
+
+  static from(account: MerchantAccount): MerchantAccountResponse {
+    return {
+      type: 'merchant-account',
+      id: account.id,
+      display_name: account.displayName,
+      created_at: account.createdAt.toISOString(),
+      updated_at: account.updatedAt.toISOString(),
+    };
+  }
+}
+
+export class MerchantAccountList {
+  @ApiProperty({ type: [MerchantAccountResponse] })
+  items!: MerchantAccountResponse[];
+}

@@ -1,0 +1,53 @@
+import { Body, Controller, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { RequireInstanceScope } from '../auth/scopes';
+import { ApiProblems } from '../common/openapi/api-problems';
+import { AuthErrors } from '../auth/auth.errors';
+import { CommonErrors } from '../common/problem/common.errors';
+import { MerchantAccountErrors } from './merchant-accounts.errors';
+import {
+  CreateMerchantAccountDto,
+  MerchantAccountList,
+  MerchantAccountResponse,
+  UpdateMerchantAccountDto,
+} from './dto/merchant-account.dto';
+import { MerchantAccountsService } from './merchant-accounts.service';
+
+@ApiTags('Merchant accounts')
+@ApiProblems(AuthErrors.unauthorized, AuthErrors.forbidden, AuthErrors.instanceKeyRequired)
+@Controller('merchant-accounts')
+export class MerchantAccountsController {
+  constructor(private readonly merchants: MerchantAccountsService) {}
+
+  @Post()
+  @HttpCode(201)
+  @RequireInstanceScope('merchant-accounts.write')
+  @ApiOperation({ summary: 'Create a merchant account (instance keys only)' })
+  @ApiProblems(CommonErrors.validationFailed, MerchantAccountErrors.duplicateId)
+  async create(@Body() body: CreateMerchantAccountDto): Promise<MerchantAccountResponse> {
+    return MerchantAccountResponse.from(await this.merchants.create(body.id, body.display_name));
+  }
+
+  @Get()
+  @RequireInstanceScope('merchant-accounts.read')
+  @ApiOperation({ summary: 'List merchant accounts, newest first (instance keys only)' })
+  async list(): Promise<MerchantAccountList> {
+    return { items: (await this.merchants.list()).map(MerchantAccountResponse.from) };
+  }
+
+  @Get(':id')
+  @RequireInstanceScope('merchant-accounts.read')
+  @ApiOperation({ summary: 'Get a merchant account (instance keys only)' })
+  @ApiProblems(MerchantAccountErrors.notFound)
+  async get(@Param('id') id: string): Promise<MerchantAccountResponse> {
+    return MerchantAccountResponse.from(await this.merchants.get(id));
+  }
+
+  @Put(':id')
+  @RequireInstanceScope('merchant-accounts.write')
+  @ApiOperation({ summary: 'Update a merchant account (instance keys only)' })
+  @ApiProblems(CommonErrors.validationFailed, MerchantAccountErrors.notFound)
+  async update(@Param('id') id: string, @Body() body: UpdateMerchantAccountDto): Promise<MerchantAccountResponse> {
+    return MerchantAccountResponse.from(await this.merchants.update(id, { displayName: body.display_name }));
+  }
+}

@@ -1,0 +1,13 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { MerchantAccount } from './merchant-account.entity';
+import { MerchantAccountsController } from './merchant-accounts.controller';
+import { MerchantAccountsService } from './merchant-accounts.service';
+
+@Module({
+  imports: [TypeOrmModule.forFeature([MerchantAccount])],
+  controllers: [MerchantAccountsController],
+  providers: [MerchantAccountsService],
+  exports: [MerchantAccountsService],
+})
+export class MerchantAccountsModule {}

@@ -1,0 +1,61 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { LRUCache } from 'lru-cache';
+import { QueryFailedError, Repository } from 'typeorm';
+import { ProblemException } from '../common/problem/problem';
+import { MerchantAccount } from './merchant-account.entity';
+import { MerchantAccountErrors } from './merchant-accounts.errors';
+
+const UNIQUE_VIOLATION = '23505';
+
+@Injectable()
+export class MerchantAccountsService {
+  /**
+   * Instance keys name their merchant per request, so its existence is checked on every such request.
+   * Merchant accounts are never deleted, so a positive answer can be remembered safely.
+   */
+  private readonly known = new LRUCache<string, true>({ max: 10_000 });
+
+  constructor(@InjectRepository(MerchantAccount) private readonly accounts: Repository<MerchantAccount>) {}
+
+  async create(id: string, displayName: string): Promise<MerchantAccount> {
+    try {
+      await this.accounts.insert({ id, displayName });
+    } catch (error) {
+      if (error instanceof QueryFailedError && (error as QueryFailedError & { code?: string }).code === UNIQUE_VIOLATION) {
+        throw new ProblemException(MerchantAccountErrors.duplicateId, `A merchant account "${id}" already exists.`, [
+          { location: 'body', name: 'id', message: 'already taken' },
+        ]);
+      }
+      throw error;
+    }
+    return this.get(id);
+  }
+
+  async get(id: string): Promise<MerchantAccount> {
+    const account = await this.accounts.findOneBy({ id });
+    if (!account) throw new ProblemException(MerchantAccountErrors.notFound, `No merchant account "${id}" exists.`);
+    return account;
+  }
+
+  list(): Promise<MerchantAccount[]> {
+    return this.accounts.find({ order: { createdAt: 'DESC', id: 'DESC' } });
+  }
+
+  async update(id: string, changes: { displayName?: string }): Promise<MerchantAccount> {
+    // Raw UPDATE: updated_at is set by the database clock, like created_at, never by a JS Date.
+    const [, affected] = (await this.accounts.query(
+      'UPDATE merchant_accounts SET display_name = COALESCE($2, display_name), updated_at = now() WHERE id = $1',
+      [id, changes.displayName ?? null],
+    )) as [unknown, number];
+    if (!affected) throw new ProblemException(MerchantAccountErrors.notFound, `No merchant account "${id}" exists.`);
+    return this.get(id);
+  }
+
+  async exists(id: string): Promise<boolean> {
+    if (this.known.has(id)) return true;
+    const found = await this.accounts.exists({ where: { id } });
+    if (found) this.known.set(id, true);
+    return found;
+  }
+}

@@ -1,0 +1,31 @@
+import { DynamicModule, Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
+import Redis from 'ioredis';
+
+export const REDIS = Symbol('REDIS');
+
+/**
+ * One shared ioredis connection (or null when REDIS_URL is unset: the API then runs without the
+ * queue). `maxRetriesPerRequest: null` is what BullMQ requires of connections it is handed.
+ */
+@Global()
+@Module({})
+export class RedisModule implements OnApplicationShutdown {
+  constructor(@Inject(REDIS) private readonly redis: Redis | null) {}
+
+  static forRoot(url: string | null): DynamicModule {
+    return {
+      module: RedisModule,
+      providers: [
+        {
+          provide: REDIS,
+          useFactory: () => (url ? new Redis(url, { maxRetriesPerRequest: null, enableReadyCheck: true, lazyConnect: false }) : null),
+        },
+      ],
+      exports: [REDIS],
+    };
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.redis?.quit().catch(() => this.redis?.disconnect());
+  }
+}

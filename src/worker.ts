@@ -1,0 +1,36 @@
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import { Logger } from 'nestjs-pino';
+import { loadConfigOrExit } from './bootstrap/load-config';
+import { WorkerModule } from './worker.module';
+import type Redis from 'ioredis';
+import { REDIS } from './queue/redis.module';
+
+/**
+ * The queue worker entry point: an application context with no HTTP server, scaled apart from the
+ * API. It needs the shared PostgreSQL and Redis; the embedded database is the API's alone.
+ */
+async function main(): Promise<void> {
+  const config = loadConfigOrExit();
+  if (!config.databaseUrl) {
+    console.error('Configuration error: DATABASE_URL: the worker needs the shared PostgreSQL (the embedded one lives inside the API process)');
+    process.exit(1);
+  }
+  if (!config.redisUrl) {
+    console.error('Configuration error: REDIS_URL: the worker consumes the queue and cannot run without Redis');
+    process.exit(1);
+  }
+  const app = await NestFactory.createApplicationContext(WorkerModule.forRoot({ config, databaseUrl: config.databaseUrl }), {
+    bufferLogs: true,
+  });
+  app.useLogger(app.get(Logger));
+  app.enableShutdownHooks();
+  await app.init();
+  await app.get<Redis>(REDIS).ping();
+  app.get(Logger).log('Worker connected to PostgreSQL and Redis; waiting for jobs.');
+}
+
+main().catch((error: unknown) => {
+  console.error(`Worker start-up failed: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+});
