@@ -1,4 +1,4 @@
-import { DynamicModule, Module } from '@nestjs/common';
+import { DynamicModule, Module, ModuleMetadata } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { AuthModule } from './auth/auth.module';
 import { ProblemValidationPipe } from './common/http/validation.pipe';
@@ -11,7 +11,7 @@ import { MerchantAccountsModule } from './merchant-accounts/merchant-accounts.mo
 /** The HTTP API: the core plus every feature's controllers, the auth guard, the problem filter. */
 @Module({})
 export class ApiModule {
-  static forRoot(options: Omit<CoreOptions, 'role'>): DynamicModule {
+  static forRoot(options: Omit<CoreOptions, 'role'>, extraImports: ModuleMetadata['imports'] = []): DynamicModule {
     return {
       module: ApiModule,
       imports: [
@@ -20,6 +20,7 @@ export class ApiModule {
         MerchantAccountsModule,
         HealthModule,
         ErrorsModule,
+        ...extraImports,
       ],
       providers: [
         { provide: APP_FILTER, useClass: ProblemFilter },

@@ -37,6 +37,8 @@ const KEY_CACHE_TTL_MS = 60_000;
 export class TokenVerifier {
   private readonly verified: LRUCache<string, VerifiedToken> | null;
   private readonly keys = new LRUCache<string, CachedKey>({ max: 1000, ttl: KEY_CACHE_TTL_MS });
+  /** Signature verifications performed (cache misses); for metrics and the benchmark. */
+  verifications = 0;
 
   constructor(
     private readonly apiKeys: ApiKeysService,
@@ -58,6 +60,7 @@ export class TokenVerifier {
   }
 
   private async verifyUncached(token: string): Promise<VerifiedToken> {
+    this.verifications++;
     let header;
     try {
       header = decodeProtectedHeader(token);

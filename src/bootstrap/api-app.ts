@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { ModuleMetadata } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
@@ -7,6 +7,7 @@ import { ApiModule } from '../api.module';
 import { CoreOptions } from '../core.module';
 import { ProblemSchema } from '../common/openapi/api-problems';
 import { problemDefinitions } from '../common/problem/problem';
+import { requestIdFor } from '../logging/logging.module';
 
 /** Request bodies above this are refused with 413 before any handler runs. */
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -15,19 +16,33 @@ export const BODY_LIMIT_BYTES = 1024 * 1024;
  * Builds the HTTP application exactly as `npm start` runs it; e2e tests call this too, so they
  * exercise the same filters, guard, pipes and OpenAPI document.
  */
-export async function createApiApp(options: Omit<CoreOptions, 'role'>): Promise<NestFastifyApplication> {
+export async function createApiApp(
+  options: Omit<CoreOptions, 'role'>,
+  /** Extra modules mounted beside the API's own (tests add probe routes this way). */
+  extra: { imports?: ModuleMetadata['imports'] } = {},
+): Promise<NestFastifyApplication> {
   const adapter = new FastifyAdapter({
     bodyLimit: BODY_LIMIT_BYTES,
     logger: false,
-    // pino-http assigns the id (honouring a sane incoming x-request-id); fastify's is only a fallback.
-    genReqId: () => randomUUID(),
+    // The same id for fastify, pino-http's log line and the x-request-id response header.
+    genReqId: requestIdFor,
     return503OnClosing: true,
   });
-  const app = await NestFactory.create<NestFastifyApplication>(ApiModule.forRoot(options), adapter, {
+  const app = await NestFactory.create<NestFastifyApplication>(ApiModule.forRoot(options, extra.imports), adapter, {
     bufferLogs: true,
   });
   app.useLogger(app.get(Logger));
   app.enableShutdownHooks();
+  // JSON APIs: a text/plain body is an unsupported media type (415), not a string to validate.
+  app.getHttpAdapter().getInstance().removeContentTypeParser('text/plain');
+  // Every response, errors included, names the request id that its log line carries.
+  app
+    .getHttpAdapter()
+    .getInstance()
+    .addHook('onSend', async (request, reply) => {
+      const id = (request.raw as { id?: unknown }).id;
+      if (typeof id === 'string') reply.header('x-request-id', id);
+    });
   setUpOpenApi(app);
   await app.init();
   return app;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { DynamicModule, Module } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
 import type { DestinationStream } from 'pino';
@@ -17,13 +17,11 @@ export interface LoggingOptions {
 /** A caller-supplied x-request-id is kept when it is a plausible id, so traces join up across services. */
 const INCOMING_REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 
-export function requestIdFor(req: IncomingMessage, res: ServerResponse): string {
+export function requestIdFor(req: IncomingMessage): string {
   const existing = (req as IncomingMessage & { id?: unknown }).id;
   if (typeof existing === 'string') return existing;
   const header = req.headers['x-request-id'];
-  const id = typeof header === 'string' && INCOMING_REQUEST_ID.test(header) ? header : randomUUID();
-  res.setHeader('x-request-id', id);
-  return id;
+  return typeof header === 'string' && INCOMING_REQUEST_ID.test(header) ? header : randomUUID();
 }
 
 @Module({})

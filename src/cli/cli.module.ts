@@ -1,0 +1,18 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { ApiKey } from '../auth/api-key.entity';
+import { ApiKeysService } from '../auth/api-keys.service';
+import { CoreModule, CoreOptions } from '../core.module';
+import { MerchantAccountsModule } from '../merchant-accounts/merchant-accounts.module';
+
+/** The services the CLI drives, without HTTP, the guard or the queue. */
+@Module({})
+export class CliModule {
+  static forRoot(options: Omit<CoreOptions, 'role'>): DynamicModule {
+    return {
+      module: CliModule,
+      imports: [CoreModule.forRoot({ ...options, role: 'cli' }), TypeOrmModule.forFeature([ApiKey]), MerchantAccountsModule],
+      providers: [ApiKeysService],
+    };
+  }
+}

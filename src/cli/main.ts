@@ -1,0 +1,117 @@
+import 'reflect-metadata';
+import { readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { INestApplicationContext } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { DataSource } from 'typeorm';
+import { ApiKeyAlgorithm } from '../auth/api-key.entity';
+import { ApiKeysService } from '../auth/api-keys.service';
+import { signToken } from '../auth/token-signer';
+import { ProblemException } from '../common/problem/problem';
+import { loadConfigOrExit } from '../bootstrap/load-config';
+import { runMigrations } from '../database/migrate';
+import { resolveDatabase } from '../database/resolve-database';
+import { MERCHANT_ACCOUNT_ID_PATTERN, slugify } from '../merchant-accounts/merchant-account-id';
+import { MerchantAccountsService } from '../merchant-accounts/merchant-accounts.service';
+import { CliModule } from './cli.module';
+
+const USAGE = `Usage: npm run cli -- <command>
+  merchant create --name NAME [--id SLUG]
+  api-key create (--merchant ID | --instance) --out FILE [--algorithm ES512|ES256]
+  token --key FILE --key-id ID [--scopes a,b] [--ttl SECONDS]
+Each command prints one JSON object on stdout; logs and errors go to stderr.`;
+
+class UsageError extends Error {}
+
+function print(result: object): void {
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+}
+
+/** Boots only what the command needs, against the same database `npm start` uses. */
+async function withServices<T>(run: (app: INestApplicationContext) => Promise<T>): Promise<T> {
+  const config = loadConfigOrExit();
+  // stdout carries the command's JSON; anything the service logs goes to stderr.
+  const quietConfig = { ...config, logLevel: config.logLevel === 'info' ? ('warn' as const) : config.logLevel };
+  const database = await resolveDatabase(config, 'cli');
+  const app = await NestFactory.createApplicationContext(
+    CliModule.forRoot({ config: quietConfig, databaseUrl: database.url, logStream: process.stderr }),
+    { logger: false },
+  );
+  try {
+    await runMigrations(app.get(DataSource));
+    return await run(app);
+  } finally {
+    await app.close();
+    await database.embedded?.stop();
+  }
+}
+
+async function merchantCreate(args: string[]): Promise<void> {
+  const { values } = parseArgs({ args, options: { name: { type: 'string' }, id: { type: 'string' } } });
+  if (!values.name) throw new UsageError('merchant create needs --name');
+  const id = values.id ?? slugify(values.name);
+  if (!MERCHANT_ACCOUNT_ID_PATTERN.test(id)) throw new UsageError(`--id must match ${MERCHANT_ACCOUNT_ID_PATTERN.source}`);
+  const account = await withServices((app) => app.get(MerchantAccountsService).create(id, values.name!.slice(0, 200)));
+  print({ id: account.id, display_name: account.displayName });
+}
+
+async function apiKeyCreate(args: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      merchant: { type: 'string' },
+      instance: { type: 'boolean' },
+      out: { type: 'string' },
+      algorithm: { type: 'string' },
+    },
+  });
+  if (!values.out) throw new UsageError('api-key create needs --out FILE');
+  if (Boolean(values.merchant) === Boolean(values.instance)) throw new UsageError('api-key create needs exactly one of --merchant ID or --instance');
+  const algorithm = (values.algorithm ?? 'ES512').toUpperCase();
+  if (algorithm !== 'ES512' && algorithm !== 'ES256') throw new UsageError('--algorithm must be ES512 or ES256');
+  const out = resolve(values.out);
+  if (existsSync(out)) throw new UsageError(`${values.out} exists; refusing to overwrite a private key`);
+  const key = await withServices(async (app) => {
+    if (values.merchant) await app.get(MerchantAccountsService).get(values.merchant);
+    return app.get(ApiKeysService).create(values.merchant ?? null, algorithm as ApiKeyAlgorithm);
+  });
+  writeFileSync(out, key.privateKeyPem, { mode: 0o600, flag: 'wx' });
+  print({ id: key.id, merchant_account_id: key.merchantAccountId, algorithm: key.algorithm, private_key_file: out });
+}
+
+async function token(args: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args,
+    options: { key: { type: 'string' }, 'key-id': { type: 'string' }, scopes: { type: 'string' }, ttl: { type: 'string' } },
+  });
+  if (!values.key || !values['key-id']) throw new UsageError('token needs --key FILE and --key-id ID');
+  const ttl = values.ttl === undefined ? undefined : Number(values.ttl);
+  if (ttl !== undefined && !Number.isInteger(ttl)) throw new UsageError('--ttl must be a whole number of seconds');
+  const scopes = values.scopes?.split(',').map((s) => s.trim()).filter(Boolean);
+  const jwt = await signToken({
+    privateKeyPem: readFileSync(values.key, 'utf8'),
+    keyId: values['key-id'],
+    scopes,
+    ttlSeconds: ttl,
+  });
+  print({ token: jwt });
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [command, sub, ...rest] = argv;
+  if (command === 'merchant' && sub === 'create') return merchantCreate(rest);
+  if (command === 'api-key' && sub === 'create') return apiKeyCreate(rest);
+  if (command === 'token') return token(argv.slice(1));
+  throw new UsageError(command ? `unknown command "${argv.slice(0, 2).join(' ')}"` : 'no command given');
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  if (error instanceof UsageError) {
+    process.stderr.write(`${error.message}\n${USAGE}\n`);
+    process.exit(2);
+  }
+  const message = error instanceof ProblemException ? error.detail : error instanceof Error ? error.message : String(error);
+  process.stderr.write(`Error: ${message}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,32 @@
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
+import { createDataSource } from '../../src/database/data-source';
+import { runMigrations } from '../../src/database/migrate';
+
+/**
+ * One fresh database per test run on the real local PostgreSQL, migrated with the real migrations;
+ * its URL reaches every test worker through the environment. The build is refreshed too, since the
+ * CLI and smoke tests run the compiled entry points exactly as a user does.
+ */
+export default async function globalSetup(): Promise<void> {
+  const admin = process.env.TEST_POSTGRES_ADMIN_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+  const name = `vault_forward_test_${Date.now()}_${randomBytes(3).toString('hex')}`;
+  const client = new Client({ connectionString: admin });
+  await client.connect();
+  await client.query(`CREATE DATABASE ${name}`);
+  await client.end();
+
+  const url = new URL(admin);
+  url.pathname = `/${name}`;
+  process.env.TEST_DATABASE_URL = url.toString();
+  process.env.TEST_DATABASE_NAME = name;
+  process.env.TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+  const dataSource = createDataSource({ url: url.toString(), poolSize: 2 });
+  await dataSource.initialize();
+  await runMigrations(dataSource);
+  await dataSource.destroy();
+
+  execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
+}

@@ -1,0 +1,24 @@
+/** A pino destination that keeps every JSON line, so tests can read what would have been logged. */
+export class LogCapture {
+  private readonly chunks: string[] = [];
+
+  write(chunk: string): void {
+    this.chunks.push(chunk);
+  }
+
+  get text(): string {
+    return this.chunks.join('');
+  }
+
+  get lines(): Array<Record<string, any>> {
+    return this.text
+      .split('\n')
+      .filter((line) => line.trim() !== '')
+      .map((line) => JSON.parse(line) as Record<string, any>);
+  }
+
+  /** The request-completed line pino-http wrote for a request id. */
+  requestLine(requestId: string): Record<string, any> | undefined {
+    return this.lines.find((line) => line.req?.id === requestId && line.res);
+  }
+}

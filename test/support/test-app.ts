@@ -1,0 +1,53 @@
+import { DynamicModule, ForwardReference, Type } from '@nestjs/common';
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { DataSource } from 'typeorm';
+import { createApiApp } from '../../src/bootstrap/api-app';
+import { AppConfig, loadConfig } from '../../src/config/config';
+import { LogCapture } from './log-capture';
+
+export interface TestApp {
+  app: NestFastifyApplication;
+  /** Base URL of the real listening server, e.g. http://127.0.0.1:41234 */
+  url: string;
+  logs: LogCapture;
+  db: DataSource;
+  config: AppConfig;
+  get<T>(type: Type<T> | symbol | string): T;
+  close(): Promise<void>;
+}
+
+export function testConfig(overrides: Record<string, string> = {}): AppConfig {
+  const databaseUrl = process.env.TEST_DATABASE_URL;
+  if (!databaseUrl) throw new Error('TEST_DATABASE_URL is unset: run e2e tests through jest (global setup)');
+  return loadConfig({
+    NODE_ENV: 'test',
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
+    LOG_LEVEL: 'info',
+    DATABASE_POOL_SIZE: '4',
+    ...overrides,
+  });
+}
+
+/**
+ * Boots the API exactly as `npm start` does (same factory) against the run's database, listening on
+ * a free port of 127.0.0.1, with its log lines captured.
+ */
+export async function startTestApp(
+  options: { env?: Record<string, string>; imports?: Array<Type | DynamicModule | ForwardReference> } = {},
+): Promise<TestApp> {
+  const config = testConfig(options.env);
+  const logs = new LogCapture();
+  const app = await createApiApp({ config, databaseUrl: config.databaseUrl!, logStream: logs }, { imports: options.imports });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const url = await app.getUrl();
+  return {
+    app,
+    url: url.replace('[::1]', '127.0.0.1'),
+    logs,
+    db: app.get(DataSource),
+    config,
+    get: <T>(type: Type<T> | symbol | string) => app.get<T>(type as never),
+    close: () => app.close(),
+  };
+}
