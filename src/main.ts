@@ -3,6 +3,7 @@ import { Logger } from 'nestjs-pino';
 import { DataSource } from 'typeorm';
 import { createApiApp } from './bootstrap/api-app';
 import { loadConfigOrExit } from './bootstrap/load-config';
+import { closeOnSignals } from './bootstrap/shutdown';
 import { runMigrations } from './database/migrate';
 import { resolveDatabase } from './database/resolve-database';
 
@@ -15,11 +16,11 @@ async function main(): Promise<void> {
     logger.warn(
       `No DATABASE_URL: using embedded PostgreSQL (PGlite) with data in ${database.embedded.dataPath}, served at ${database.embedded.url} (development only, single process)`,
     );
-    app.getHttpAdapter().getInstance().addHook('onClose', async () => database.embedded?.stop());
   }
   const applied = await runMigrations(app.get(DataSource));
   if (applied.length > 0) logger.log(`Applied migrations: ${applied.join(', ')}`);
   if (!config.redisUrl) logger.warn('No REDIS_URL: queued forwarding is off; synchronous forwarding works.');
+  closeOnSignals(app, async () => database.embedded?.stop());
   await app.listen({ port: config.port, host: config.host });
   logger.log(`API listening on ${await app.getUrl()} (OpenAPI at /openapi.json, docs at /docs)`);
 }

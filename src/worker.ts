@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { Logger } from 'nestjs-pino';
 import { loadConfigOrExit } from './bootstrap/load-config';
+import { closeOnSignals } from './bootstrap/shutdown';
 import { WorkerModule } from './worker.module';
 import type Redis from 'ioredis';
 import { REDIS } from './queue/redis.module';
@@ -24,7 +25,7 @@ async function main(): Promise<void> {
     bufferLogs: true,
   });
   app.useLogger(app.get(Logger));
-  app.enableShutdownHooks();
+  closeOnSignals(app);
   await app.init();
   await app.get<Redis>(REDIS).ping();
   app.get(Logger).log('Worker connected to PostgreSQL and Redis; waiting for jobs.');

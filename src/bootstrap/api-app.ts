@@ -32,7 +32,6 @@ export async function createApiApp(
     bufferLogs: true,
   });
   app.useLogger(app.get(Logger));
-  app.enableShutdownHooks();
   // JSON APIs: a text/plain body is an unsupported media type (415), not a string to validate.
   app.getHttpAdapter().getInstance().removeContentTypeParser('text/plain');
   // Every response, errors included, names the request id that its log line carries.

@@ -17,6 +17,7 @@ import { MerchantAccountsService } from '../merchant-accounts/merchant-accounts.
 import { CliModule } from './cli.module';
 
 const USAGE = `Usage: npm run cli -- <command>
+  migrate
   merchant create --name NAME [--id SLUG]
   api-key create (--merchant ID | --instance) --out FILE [--algorithm ES512|ES256]
   token --key FILE --key-id ID [--scopes a,b] [--ttl SECONDS]
@@ -29,7 +30,7 @@ function print(result: object): void {
 }
 
 /** Boots only what the command needs, against the same database `npm start` uses. */
-async function withServices<T>(run: (app: INestApplicationContext) => Promise<T>): Promise<T> {
+async function withServices<T>(run: (app: INestApplicationContext, appliedMigrations: string[]) => Promise<T>): Promise<T> {
   const config = loadConfigOrExit();
   // stdout carries the command's JSON; anything the service logs goes to stderr.
   const quietConfig = { ...config, logLevel: config.logLevel === 'info' ? ('warn' as const) : config.logLevel };
@@ -39,8 +40,9 @@ async function withServices<T>(run: (app: INestApplicationContext) => Promise<T>
     { logger: false },
   );
   try {
-    await runMigrations(app.get(DataSource));
-    return await run(app);
+    // Idempotent and locked: the CLI works on a fresh database, and beside a running API.
+    const applied = await runMigrations(app.get(DataSource));
+    return await run(app, applied);
   } finally {
     await app.close();
     await database.embedded?.stop();
@@ -98,8 +100,14 @@ async function token(args: string[]): Promise<void> {
   print({ token: jwt });
 }
 
+async function migrate(): Promise<void> {
+  const applied = await withServices(async (_app, appliedMigrations) => appliedMigrations);
+  print({ applied });
+}
+
 async function main(argv: string[]): Promise<void> {
   const [command, sub, ...rest] = argv;
+  if (command === 'migrate') return migrate();
   if (command === 'merchant' && sub === 'create') return merchantCreate(rest);
   if (command === 'api-key' && sub === 'create') return apiKeyCreate(rest);
   if (command === 'token') return token(argv.slice(1));

@@ -26,6 +26,9 @@ export class RedisModule implements OnApplicationShutdown {
   }
 
   async onApplicationShutdown(): Promise<void> {
-    await this.redis?.quit().catch(() => this.redis?.disconnect());
+    if (!this.redis) return;
+    // QUIT waits for a connection that may never come (Redis down); then just drop the socket.
+    if (this.redis.status === 'ready') await this.redis.quit().catch(() => this.redis?.disconnect());
+    else this.redis.disconnect();
   }
 }

@@ -1,0 +1,25 @@
+# syntax=docker/dockerfile:1
+
+# Build: install all dependencies, compile TypeScript to dist/, then drop dev dependencies.
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci
+COPY tsconfig.json tsconfig.build.json nest-cli.json ./
+COPY src ./src
+RUN npm run build && npm prune --omit=dev
+
+# Runtime: compiled code and production dependencies only, as the unprivileged `node` user.
+FROM node:20-bookworm-slim
+ENV NODE_ENV=production \
+    HOST=0.0.0.0 \
+    PORT=3000
+WORKDIR /app
+COPY --from=build /app/package.json ./package.json
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+# Only used by the embedded database (no DATABASE_URL); must be writable by `node`.
+RUN mkdir -p /app/data && chown node:node /app/data
+USER node
+EXPOSE 3000
+CMD ["node", "dist/main.js"]

@@ -1,0 +1,28 @@
+import { INestApplicationContext } from '@nestjs/common';
+
+/**
+ * On SIGTERM/SIGINT: stop taking work, let Nest run its shutdown hooks (close HTTP, pools, Redis),
+ * then exit 0, so an orchestrator sees a clean stop. A second signal, or a hang past the grace period,
+ * exits at once.
+ */
+export function closeOnSignals(app: INestApplicationContext, afterClose: () => Promise<void> = async () => {}): void {
+  const GRACE_MS = 25_000;
+  let closing = false;
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.on(signal, () => {
+      if (closing) process.exit(1);
+      closing = true;
+      setTimeout(() => process.exit(1), GRACE_MS).unref();
+      app
+        .close()
+        .then(afterClose)
+        .then(
+          () => process.exit(0),
+          (error: unknown) => {
+            console.error(`Shutdown failed: ${error instanceof Error ? error.message : String(error)}`);
+            process.exit(1);
+          },
+        );
+    });
+  }
+}

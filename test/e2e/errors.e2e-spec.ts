@@ -1,0 +1,102 @@
+import { randomUUID } from 'node:crypto';
+import { createApiKey, TestKey } from '../factories/api-keys';
+import { expectProblem, http } from '../support/http';
+import { startTestApp, TestApp } from '../support/test-app';
+
+describe('Errors are RFC 9457 problem+json, framework errors included', () => {
+  let t: TestApp;
+  let token: string;
+  let instanceKey: TestKey;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    instanceKey = await createApiKey(t, null);
+    token = await instanceKey.token(['merchant-accounts.read', 'merchant-accounts.write']);
+  });
+  afterAll(() => t.close());
+
+  it('unknown route → 404 route-not-found, with instance and request id', async () => {
+    const result = await http(t.url, '/no/such/route?x=1', { token });
+    const problem = expectProblem(result, 404, 'route-not-found');
+    expect(problem.instance).toBe('/no/such/route');
+    expect(problem.request_id).toBe(result.headers.get('x-request-id'));
+  });
+
+  it('unknown route without a token is still 404 problem+json, not 401 (the router answers first)', async () => {
+    expectProblem(await http(t.url, '/nope'), 404, 'route-not-found');
+  });
+
+  it('malformed JSON → 400 invalid-json naming the body', async () => {
+    const result = await http(t.url, '/merchant-accounts', {
+      method: 'POST',
+      token,
+      headers: { 'content-type': 'application/json' },
+      rawBody: '{"id": "acme", ',
+    });
+    const problem = expectProblem(result, 400, 'invalid-json');
+    expect(problem.errors).toEqual([{ location: 'body', name: 'body', message: expect.any(String) }]);
+  });
+
+  it('a JSON body that is not an object → 400 validation-failed', async () => {
+    const result = await http(t.url, '/merchant-accounts', { method: 'POST', token, body: ['acme'] });
+    expectProblem(result, 400, 'validation-failed');
+  });
+
+  it('body over 1 MiB → 413 payload-too-large', async () => {
+    const result = await http(t.url, '/merchant-accounts', {
+      method: 'POST',
+      token,
+      body: { id: 'big', display_name: 'x'.repeat(1024 * 1024 + 10) },
+    });
+    expectProblem(result, 413, 'payload-too-large');
+  });
+
+  it.each(['application/xml', 'text/plain'])('content-type %s → 415 unsupported-media-type naming the header', async (type) => {
+    const result = await http(t.url, '/merchant-accounts', {
+      method: 'POST',
+      token,
+      headers: { 'content-type': type },
+      rawBody: '<merchant/>',
+    });
+    const problem = expectProblem(result, 415, 'unsupported-media-type');
+    expect(problem.errors).toEqual([expect.objectContaining({ location: 'header', name: 'content-type' })]);
+  });
+
+  it('invalid fields → 400 validation-failed listing each field with its location', async () => {
+    const result = await http(t.url, '/merchant-accounts', {
+      method: 'POST',
+      token,
+      body: { id: 'Not A Slug!', display_name: '' },
+    });
+    const problem = expectProblem(result, 400, 'validation-failed');
+    const names = problem.errors.map((e: { location: string; name: string }) => `${e.location}:${e.name}`);
+    expect(names).toEqual(expect.arrayContaining(['body:id', 'body:display_name']));
+  });
+
+  it('unknown body fields are refused, not ignored', async () => {
+    const result = await http(t.url, '/merchant-accounts', {
+      method: 'POST',
+      token,
+      body: { id: `m-${randomUUID().slice(0, 8)}`, display_name: 'X', colour: 'blue' },
+    });
+    const problem = expectProblem(result, 400, 'validation-failed');
+    expect(problem.errors).toEqual([expect.objectContaining({ location: 'body', name: 'colour' })]);
+  });
+
+  it('every problem type URI is dereferenceable', async () => {
+    const list = await http(t.url, '/errors');
+    expect(list.status).toBe(200);
+    const codes = list.body.items.map((i: { code: string }) => i.code);
+    expect(codes).toEqual(expect.arrayContaining(['unauthorized', 'forbidden', 'validation-failed', 'route-not-found']));
+    const one = await http(t.url, '/errors/validation-failed');
+    expect(one.body).toMatchObject({ type: '/errors/validation-failed', status: 400, code: 'validation-failed' });
+    expectProblem(await http(t.url, '/errors/no-such-problem'), 404, 'resource-not-found');
+  });
+
+  it('a caller-supplied x-request-id is echoed; a malformed one is replaced', async () => {
+    const mine = `req-${randomUUID()}`;
+    expect((await http(t.url, '/health/live', { headers: { 'x-request-id': mine } })).headers.get('x-request-id')).toBe(mine);
+    const replaced = (await http(t.url, '/health/live', { headers: { 'x-request-id': 'bad id\twith spaces' } })).headers.get('x-request-id');
+    expect(replaced).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});

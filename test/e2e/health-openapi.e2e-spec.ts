@@ -1,0 +1,67 @@
+import { http } from '../support/http';
+import { startTestApp, TestApp } from '../support/test-app';
+
+describe('Health and OpenAPI', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(() => t.close());
+
+  it('answers liveness and readiness without a token, checking PostgreSQL and Redis', async () => {
+    expect((await http(t.url, '/health/live')).body).toEqual({ status: 'ok' });
+    const ready = await http(t.url, '/health/ready');
+    expect(ready.status).toBe(200);
+    expect(ready.body).toEqual({ status: 'ok', checks: { database: 'up', redis: 'up' } });
+  });
+
+  it('reports 503 problem+json when a dependency is down', async () => {
+    const down = await startTestApp({ env: { REDIS_URL: 'redis://127.0.0.1:1' } });
+    try {
+      const ready = await http(down.url, '/health/ready');
+      expect(ready.status).toBe(503);
+      expect(ready.headers.get('content-type')).toMatch(/problem\+json/);
+      expect(ready.body.detail).toContain('redis');
+    } finally {
+      await down.close();
+    }
+  });
+
+  it('describes every route, each protected one with its scope and problem responses', async () => {
+    const doc = (await http(t.url, '/openapi.json')).body;
+    expect(doc.openapi).toMatch(/^3\./);
+    const operations: Array<{ key: string; op: any }> = [];
+    for (const [path, item] of Object.entries<any>(doc.paths)) {
+      for (const [method, op] of Object.entries<any>(item)) operations.push({ key: `${method.toUpperCase()} ${path}`, op });
+    }
+    const keys = operations.map((o) => o.key);
+    expect(keys).toEqual(
+      expect.arrayContaining([
+        'GET /health/live',
+        'GET /health/ready',
+        'GET /errors',
+        'GET /errors/{code}',
+        'POST /merchant-accounts',
+        'GET /merchant-accounts',
+        'GET /merchant-accounts/{id}',
+        'PUT /merchant-accounts/{id}',
+      ]),
+    );
+    for (const { key, op } of operations) {
+      expect(typeof op.summary).toBe('string');
+      const isPublic = key.includes('/health/') || key.includes('/errors');
+      if (!isPublic) {
+        expect(op['x-required-scope']).toMatch(/^[a-z-]+\.(read|write)$/);
+        expect(op.responses['401']?.content?.['application/problem+json']).toBeDefined();
+      }
+    }
+    expect(doc.components.schemas.ProblemSchema).toBeDefined();
+    expect(doc.info.description).toContain('/errors/unauthorized');
+  });
+
+  it('serves a browsable documentation page', async () => {
+    const page = await http(t.url, '/docs');
+    expect(page.status).toBe(200);
+    expect(page.text).toMatch(/swagger/i);
+  });
+});

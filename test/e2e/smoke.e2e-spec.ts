@@ -1,0 +1,101 @@
+import { ChildProcess, execFile, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { http } from '../support/http';
+
+/** Starts a compiled entry point and collects its output until `ready` appears (or it exits). */
+function start(script: string, env: Record<string, string>, ready: RegExp) {
+  const child = spawn(process.execPath, [script], { env: { PATH: process.env.PATH!, ...env } });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr += d));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const started = new Promise<RegExpMatchArray>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`not ready in time:\n${stdout}\n${stderr}`)), 45_000);
+    child.stdout.on('data', () => {
+      const match = stdout.match(ready);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match);
+      }
+    });
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`exited with ${code}:\n${stdout}\n${stderr}`));
+    });
+  });
+  return { child, started, exited, output: () => ({ stdout, stderr }) };
+}
+
+async function stop(child: ChildProcess, exited: Promise<number | null>): Promise<number | null> {
+  child.kill('SIGTERM');
+  return exited;
+}
+
+describe('Entry points as a user runs them (compiled dist/)', () => {
+  it('npm start with nothing configured: embedded PostgreSQL, no Redis, ready, CLI alongside, clean stop', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'vf-embedded-'));
+    const api = start('dist/main.js', { DATA_DIR: dataDir, PORT: '0' }, /API listening on (http:\/\/[^\s]+) /);
+    const [, url] = await api.started;
+
+    const ready = await http(url, '/health/ready');
+    expect(ready.status).toBe(200);
+    expect(ready.body).toEqual({ status: 'ok', checks: { database: 'up', redis: 'disabled' } });
+    const { stdout } = api.output();
+    expect(stdout).toMatch(/No DATABASE_URL: using embedded PostgreSQL \(PGlite\) with data in .*pglite/);
+    expect(stdout).toContain('No REDIS_URL: queued forwarding is off');
+
+    // The CLI finds the running embedded server instead of opening its files a second time.
+    const created = await new Promise<string>((resolve, reject) =>
+      execFile(process.execPath, ['dist/cli/main.js', 'merchant', 'create', '--name', 'Embedded', '--id', 'embedded'], {
+        env: { PATH: process.env.PATH, DATA_DIR: dataDir },
+      }, (error, out, err) => (error ? reject(new Error(err)) : resolve(out))),
+    );
+    expect(JSON.parse(created)).toMatchObject({ id: 'embedded' });
+
+    expect(existsSync(join(dataDir, 'embedded-database.json'))).toBe(true);
+    expect(await stop(api.child, api.exited)).toBe(0);
+    expect(existsSync(join(dataDir, 'embedded-database.json'))).toBe(false);
+
+    // Data survives a restart.
+    const again = start('dist/main.js', { DATA_DIR: dataDir, PORT: '0' }, /API listening on (http:\/\/[^\s]+) /);
+    await again.started;
+    expect(again.output().stdout).not.toContain('Applied migrations');
+    expect(await stop(again.child, again.exited)).toBe(0);
+  });
+
+  it.each([
+    [{ PORT: 'abc' }, 'Configuration error: PORT: must be a whole number, got "abc"'],
+    [{ LOG_LEVEL: 'loud' }, 'Configuration error: LOG_LEVEL: must be one of'],
+    [{ DATABASE_URL: 'mysql://user:secret@x/db' }, 'Configuration error: DATABASE_URL: must use postgres:// or postgresql://'],
+    [{ VAULT_MASTER_KEYS: 'k1:tooshort' }, 'Configuration error: VAULT_MASTER_KEYS: key "k1" must be 32 bytes'],
+  ])('a bad variable stops start-up with one line naming it (%p)', async (env, line) => {
+    const api = start('dist/main.js', env as Record<string, string>, /never/);
+    await expect(api.started).rejects.toThrow();
+    expect(await api.exited).toBe(1);
+    const { stderr } = api.output();
+    expect(stderr.trim().split('\n')).toHaveLength(1);
+    expect(stderr).toContain(line);
+    expect(stderr).not.toContain('secret');
+  });
+
+  it('the worker boots without HTTP, connects to PostgreSQL and Redis, and stops on SIGTERM', async () => {
+    const worker = start(
+      'dist/worker.js',
+      { DATABASE_URL: process.env.TEST_DATABASE_URL!, REDIS_URL: process.env.TEST_REDIS_URL! },
+      /Worker connected to PostgreSQL and Redis/,
+    );
+    await worker.started;
+    expect(worker.output().stdout).not.toMatch(/listening/i);
+    expect(await stop(worker.child, worker.exited)).toBe(0);
+  });
+
+  it('the worker refuses to start without REDIS_URL', async () => {
+    const worker = start('dist/worker.js', { DATABASE_URL: process.env.TEST_DATABASE_URL! }, /never/);
+    await expect(worker.started).rejects.toThrow();
+    expect(await worker.exited).toBe(1);
+    expect(worker.output().stderr).toContain('Configuration error: REDIS_URL');
+  });
+});

@@ -1,0 +1,46 @@
+import { scopeGranted } from '../../src/auth/scopes';
+import { algorithmOf, signToken } from '../../src/auth/token-signer';
+import { generateKeyPairSync } from 'node:crypto';
+import { slugify } from '../../src/merchant-accounts/merchant-account-id';
+import { isSecretHeader, redactHeaders } from '../../src/logging/redaction';
+
+describe('scopeGranted', () => {
+  it('grants exact scopes and same-action wildcards only', () => {
+    expect(scopeGranted('buyers.read', new Set(['buyers.read']))).toBe(true);
+    expect(scopeGranted('buyers.read', new Set(['*.read']))).toBe(true);
+    expect(scopeGranted('buyers.read', new Set(['*.write', 'buyers.write']))).toBe(false);
+    expect(scopeGranted('vault-forwards.write', new Set(['*.write']))).toBe(true);
+    expect(scopeGranted('merchant-accounts.write', new Set(['merchant-accounts.read']))).toBe(false);
+  });
+});
+
+describe('token signer', () => {
+  it('picks the algorithm from the curve and refuses other keys', () => {
+    const pem = (curve: string) => generateKeyPairSync('ec', { namedCurve: curve }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+    expect(algorithmOf(pem('secp521r1'))).toBe('ES512');
+    expect(algorithmOf(pem('prime256v1'))).toBe('ES256');
+    expect(() => algorithmOf(pem('secp384r1'))).toThrow('P-521 or P-256');
+  });
+
+  it('refuses lifetimes above one hour', async () => {
+    const privateKeyPem = generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+    await expect(signToken({ privateKeyPem, keyId: 'k', ttlSeconds: 3601 })).rejects.toThrow('3600');
+  });
+});
+
+describe('slugify', () => {
+  it.each([
+    ['ACME Europe GmbH', 'acme-europe-gmbh'],
+    ['  Café — Zürich!! ', 'cafe-zurich'],
+    ['***', 'merchant'],
+  ])('%s → %s', (name, slug) => expect(slugify(name)).toBe(slug));
+});
+
+describe('header redaction', () => {
+  it('redacts credentials and every x-vault-forward-header-* header, keeps the rest', () => {
+    expect(isSecretHeader('X-Vault-Forward-Header-X-Api-Key')).toBe(true);
+    expect(
+      redactHeaders({ authorization: 'Bearer x', 'x-vault-forward-header-authorization': 'Bearer y', 'x-vault-forward-url': 'https://a', accept: '*/*' }),
+    ).toEqual({ authorization: '[Redacted]', 'x-vault-forward-header-authorization': '[Redacted]', 'x-vault-forward-url': 'https://a', accept: '*/*' });
+  });
+});

@@ -1,0 +1,51 @@
+import { ConfigError, loadConfig, parseVaultMasterKeys } from '../../src/config/config';
+
+const key = (byte: number) => Buffer.alloc(32, byte).toString('base64');
+
+describe('loadConfig', () => {
+  it('has working defaults with nothing set (embedded database, no Redis)', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({ port: 3000, host: '127.0.0.1', logLevel: 'info', databaseUrl: null, redisUrl: null });
+    expect(config.vaultMasterKeys).toEqual([]);
+  });
+
+  it.each([
+    [{ PORT: '70000' }, 'PORT: must be between 0 and 65535'],
+    [{ PORT: '3.5' }, 'PORT: must be a whole number'],
+    [{ LOG_LEVEL: 'verbose' }, 'LOG_LEVEL: must be one of'],
+    [{ NODE_ENV: 'staging' }, 'NODE_ENV: must be development, production or test'],
+    [{ DATABASE_URL: 'not a url' }, 'DATABASE_URL: is not a valid URL'],
+    [{ REDIS_URL: 'http://localhost' }, 'REDIS_URL: must use redis:// or rediss://'],
+    [{ DATABASE_POOL_SIZE: '0' }, 'DATABASE_POOL_SIZE: must be between 1 and 200'],
+  ])('refuses %p with a message naming the variable', (env, message) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  it('never echoes a database URL (it may hold a password)', () => {
+    expect(() => loadConfig({ DATABASE_URL: 'mysql://u:hunter2@h/d' })).toThrow(/^(?!.*hunter2)/);
+  });
+});
+
+describe('parseVaultMasterKeys', () => {
+  it('accepts a comma list, the first key being current', () => {
+    const keys = parseVaultMasterKeys(`k2:${key(2)}, k1:${key(1)}`);
+    expect(keys.map((k) => k.id)).toEqual(['k2', 'k1']);
+    expect(keys[0].key).toEqual(Buffer.alloc(32, 2));
+  });
+
+  it('accepts JSON strings and objects', () => {
+    expect(parseVaultMasterKeys(JSON.stringify([`a:${key(1)}`])).map((k) => k.id)).toEqual(['a']);
+    expect(parseVaultMasterKeys(JSON.stringify([{ id: 'b', key: key(3) }])).map((k) => k.id)).toEqual(['b']);
+  });
+
+  it.each([
+    ['k1', 'must be "id:base64key"'],
+    [`k1:${Buffer.alloc(16).toString('base64')}`, 'must be 32 bytes'],
+    [`k1:${key(1)},k1:${key(2)}`, 'appears twice'],
+    [`bad id:${key(1)}`, 'invalid id'],
+    ['[not json', 'does not parse'],
+  ])('refuses %p', (raw, message) => {
+    expect(() => parseVaultMasterKeys(raw)).toThrow(message);
+  });
+});
