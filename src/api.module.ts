@@ -1,6 +1,8 @@
 import { DynamicModule, Module, ModuleMetadata } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { AuthModule } from './auth/auth.module';
+import { BuyersModule } from './buyers/buyers.module';
+import { PaginationModule } from './common/pagination/pagination.module';
 import { ProblemValidationPipe } from './common/http/validation.pipe';
 import { ProblemFilter } from './common/problem/problem.filter';
 import { CoreModule, CoreOptions } from './core.module';
@@ -17,7 +19,9 @@ export class ApiModule {
       imports: [
         CoreModule.forRoot({ ...options, role: 'api' }),
         AuthModule,
+        PaginationModule,
         MerchantAccountsModule,
+        BuyersModule,
         HealthModule,
         ErrorsModule,
         ...extraImports,

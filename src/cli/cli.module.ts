@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { ApiKey } from '../auth/api-key.entity';
 import { ApiKeysService } from '../auth/api-keys.service';
+import { PaginationModule } from '../common/pagination/pagination.module';
 import { CoreModule, CoreOptions } from '../core.module';
 import { MerchantAccountsModule } from '../merchant-accounts/merchant-accounts.module';
 
@@ -11,7 +12,7 @@ export class CliModule {
   static forRoot(options: Omit<CoreOptions, 'role'>): DynamicModule {
     return {
       module: CliModule,
-      imports: [CoreModule.forRoot({ ...options, role: 'cli' }), TypeOrmModule.forFeature([ApiKey]), MerchantAccountsModule],
+      imports: [CoreModule.forRoot({ ...options, role: 'cli' }), PaginationModule, TypeOrmModule.forFeature([ApiKey]), MerchantAccountsModule],
       providers: [ApiKeysService],
     };
   }

@@ -19,6 +19,11 @@ export interface AppConfig {
   embeddedDatabasePort: number;
   vaultMasterKeys: VaultMasterKey[];
   tokenCacheSize: number;
+  /**
+   * HMAC key that makes pagination cursors tamper-evident; every API process must share it.
+   * null → development only: a key kept under DATA_DIR (see pagination/cursor-secret.ts).
+   */
+  cursorSecret: Buffer | null;
 }
 
 export interface VaultMasterKey {
@@ -120,6 +125,16 @@ export function parseVaultMasterKeys(raw: string | undefined): VaultMasterKey[] 
   }
 }
 
+function cursorSecret(env: Env, nodeEnv: string): Buffer | null {
+  const raw = optional(env, 'CURSOR_SECRET');
+  if (raw === undefined) {
+    if (nodeEnv === 'production') throw new ConfigError('CURSOR_SECRET', 'is required in production (openssl rand -base64 32), shared by every API process');
+    return null;
+  }
+  if (raw.length < 32) throw new ConfigError('CURSOR_SECRET', 'must be at least 32 characters (openssl rand -base64 32)');
+  return Buffer.from(raw, 'utf8');
+}
+
 export function loadConfig(env: Env = process.env): AppConfig {
   const nodeEnvRaw = optional(env, 'NODE_ENV') ?? 'development';
   if (!['development', 'production', 'test'].includes(nodeEnvRaw)) {
@@ -142,5 +157,6 @@ export function loadConfig(env: Env = process.env): AppConfig {
     embeddedDatabasePort: integer(env, 'EMBEDDED_DATABASE_PORT', 0, 0, 65535),
     vaultMasterKeys: parseVaultMasterKeys(optional(env, 'VAULT_MASTER_KEYS')),
     tokenCacheSize: integer(env, 'TOKEN_CACHE_SIZE', 10_000, 0, 1_000_000),
+    cursorSecret: cursorSecret(env, nodeEnvRaw),
   };
 }

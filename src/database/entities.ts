@@ -1,5 +1,6 @@
 import { ApiKey } from '../auth/api-key.entity';
+import { Buyer } from '../buyers/buyer.entity';
 import { MerchantAccount } from '../merchant-accounts/merchant-account.entity';
 
 /** Every entity, listed explicitly: no glob, so ts-jest, ts-node and dist/ all see the same set. */
-export const ENTITIES = [MerchantAccount, ApiKey];
+export const ENTITIES = [MerchantAccount, ApiKey, Buyer];

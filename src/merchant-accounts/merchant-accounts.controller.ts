@@ -1,5 +1,7 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Page, PageOf } from '../common/pagination/page';
+import { PaginationErrors } from '../common/pagination/pagination.errors';
 import { RequireInstanceScope } from '../auth/scopes';
 import { ApiProblems } from '../common/openapi/api-problems';
 import { AuthErrors } from '../auth/auth.errors';
@@ -7,7 +9,7 @@ import { CommonErrors } from '../common/problem/common.errors';
 import { MerchantAccountErrors } from './merchant-accounts.errors';
 import {
   CreateMerchantAccountDto,
-  MerchantAccountList,
+  ListMerchantAccountsQuery,
   MerchantAccountResponse,
   UpdateMerchantAccountDto,
 } from './dto/merchant-account.dto';
@@ -30,9 +32,11 @@ export class MerchantAccountsController {
 
   @Get()
   @RequireInstanceScope('merchant-accounts.read')
-  @ApiOperation({ summary: 'List merchant accounts, newest first (instance keys only)' })
-  async list(): Promise<MerchantAccountList> {
-    return { items: (await this.merchants.list()).map(MerchantAccountResponse.from) };
+  @ApiOperation({ summary: 'List merchant accounts, newest first, with cursor pagination (instance keys only)' })
+  @ApiOkResponse({ type: PageOf(MerchantAccountResponse) })
+  @ApiProblems(CommonErrors.validationFailed, PaginationErrors.invalidCursor)
+  list(@Query() query: ListMerchantAccountsQuery): Promise<Page<MerchantAccountResponse>> {
+    return this.merchants.list(query);
   }
 
   @Get(':id')

@@ -1,12 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { LRUCache } from 'lru-cache';
-import { QueryFailedError, Repository } from 'typeorm';
+import { Repository } from 'typeorm';
+import { isUniqueViolation } from '../database/errors';
+import { Page } from '../common/pagination/page';
+import { PaginationService } from '../common/pagination/pagination.service';
 import { ProblemException } from '../common/problem/problem';
+import { ListMerchantAccountsQuery, MerchantAccountResponse } from './dto/merchant-account.dto';
 import { MerchantAccount } from './merchant-account.entity';
 import { MerchantAccountErrors } from './merchant-accounts.errors';
-
-const UNIQUE_VIOLATION = '23505';
 
 @Injectable()
 export class MerchantAccountsService {
@@ -16,13 +18,16 @@ export class MerchantAccountsService {
    */
   private readonly known = new LRUCache<string, true>({ max: 10_000 });
 
-  constructor(@InjectRepository(MerchantAccount) private readonly accounts: Repository<MerchantAccount>) {}
+  constructor(
+    @InjectRepository(MerchantAccount) private readonly accounts: Repository<MerchantAccount>,
+    private readonly pagination: PaginationService,
+  ) {}
 
   async create(id: string, displayName: string): Promise<MerchantAccount> {
     try {
       await this.accounts.insert({ id, displayName });
     } catch (error) {
-      if (error instanceof QueryFailedError && (error as QueryFailedError & { code?: string }).code === UNIQUE_VIOLATION) {
+      if (isUniqueViolation(error, 'merchant_accounts_pkey')) {
         throw new ProblemException(MerchantAccountErrors.duplicateId, `A merchant account "${id}" already exists.`, [
           { location: 'body', name: 'id', message: 'already taken' },
         ]);
@@ -38,8 +43,15 @@ export class MerchantAccountsService {
     return account;
   }
 
-  list(): Promise<MerchantAccount[]> {
-    return this.accounts.find({ order: { createdAt: 'DESC', id: 'DESC' } });
+  list(query: ListMerchantAccountsQuery): Promise<Page<MerchantAccountResponse>> {
+    return this.pagination.paginate({
+      query: this.accounts.createQueryBuilder('m'),
+      alias: 'm',
+      request: query,
+      limits: ListMerchantAccountsQuery.limits,
+      scope: { endpoint: 'merchant-accounts', merchantAccountId: null, filters: {} },
+      map: MerchantAccountResponse.from,
+    });
   }
 
   async update(id: string, changes: { displayName?: string }): Promise<MerchantAccount> {

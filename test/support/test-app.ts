@@ -25,6 +25,7 @@ export function testConfig(overrides: Record<string, string> = {}): AppConfig {
     REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
     LOG_LEVEL: 'info',
     DATABASE_POOL_SIZE: '4',
+    CURSOR_SECRET: 'test-cursor-secret-not-for-production-0123456789',
     ...overrides,
   });
 }

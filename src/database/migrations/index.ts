@@ -1,4 +1,5 @@
 import { Foundation1763888400000 } from './1763888400000-Foundation';
+import { Buyers1763892000000 } from './1763892000000-Buyers';
 
 /** In order. Listed explicitly so the same set runs from ts (tests) and from dist/ (npm start). */
-export const MIGRATIONS = [Foundation1763888400000];
+export const MIGRATIONS = [Foundation1763888400000, Buyers1763892000000];

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, IsString, Length, Matches } from 'class-validator';
+import { PageQueryDto } from '../../common/pagination/page-query';
 import { MerchantAccount } from '../merchant-account.entity';
 import { MERCHANT_ACCOUNT_ID_PATTERN } from '../merchant-account-id';
 
@@ -50,7 +51,4 @@ export class MerchantAccountResponse {
   }
 }
 
-export class MerchantAccountList {
-  @ApiProperty({ type: [MerchantAccountResponse] })
-  items!: MerchantAccountResponse[];
-}
+export class ListMerchantAccountsQuery extends PageQueryDto({ default: 20, max: 100 }) {}

@@ -1,0 +1,67 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
+import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { AuthErrors } from '../auth/auth.errors';
+import { MerchantAccountId } from '../auth/principal';
+import { RequireScope } from '../auth/scopes';
+import { MerchantHeaders } from '../common/openapi/merchant-headers';
+import { ApiProblems } from '../common/openapi/api-problems';
+import { Page, PageOf } from '../common/pagination/page';
+import { PaginationErrors } from '../common/pagination/pagination.errors';
+import { CommonErrors } from '../common/problem/common.errors';
+import { BuyerErrors } from './buyers.errors';
+import { BuyersService } from './buyers.service';
+import { BuyerResponse, CreateBuyerDto, ListBuyersQuery, UpdateBuyerDto } from './dto/buyer.dto';
+
+@ApiTags('Buyers')
+@MerchantHeaders()
+@ApiProblems(AuthErrors.unauthorized, AuthErrors.forbidden, AuthErrors.merchantAccountMismatch, AuthErrors.merchantAccountUnknown)
+@Controller('buyers')
+export class BuyersController {
+  constructor(private readonly buyers: BuyersService) {}
+
+  @Post()
+  @HttpCode(201)
+  @RequireScope('buyers.write')
+  @ApiOperation({ summary: 'Create a buyer' })
+  @ApiProblems(CommonErrors.validationFailed, BuyerErrors.duplicateExternalIdentifier)
+  async create(@MerchantAccountId() merchant: string, @Body() body: CreateBuyerDto): Promise<BuyerResponse> {
+    return BuyerResponse.from(await this.buyers.create(merchant, body.display_name, body.external_identifier ?? null));
+  }
+
+  @Get()
+  @RequireScope('buyers.read')
+  @ApiOperation({ summary: 'List buyers, newest first, with cursor pagination (limit 1–100, default 20)' })
+  @ApiOkResponse({ type: PageOf(BuyerResponse) })
+  @ApiProblems(CommonErrors.validationFailed, PaginationErrors.invalidCursor)
+  list(@MerchantAccountId() merchant: string, @Query() query: ListBuyersQuery): Promise<Page<BuyerResponse>> {
+    return this.buyers.list(merchant, query);
+  }
+
+  @Get(':id')
+  @RequireScope('buyers.read')
+  @ApiOperation({ summary: 'Get a buyer' })
+  @ApiProblems(BuyerErrors.notFound)
+  async get(@MerchantAccountId() merchant: string, @Param('id') id: string): Promise<BuyerResponse> {
+    return BuyerResponse.from(await this.buyers.get(merchant, id));
+  }
+
+  @Put(':id')
+  @RequireScope('buyers.write')
+  @ApiOperation({ summary: 'Update a buyer (only the fields sent; external_identifier: null clears it)' })
+  @ApiProblems(CommonErrors.validationFailed, BuyerErrors.notFound, BuyerErrors.duplicateExternalIdentifier)
+  async update(@MerchantAccountId() merchant: string, @Param('id') id: string, @Body() body: UpdateBuyerDto): Promise<BuyerResponse> {
+    return BuyerResponse.from(
+      await this.buyers.update(merchant, id, { displayName: body.display_name, externalIdentifier: body.external_identifier }),
+    );
+  }
+
+  @Delete(':id')
+  @HttpCode(204)
+  @RequireScope('buyers.write')
+  @ApiOperation({ summary: 'Delete a buyer' })
+  @ApiNoContentResponse({ description: 'Deleted.' })
+  @ApiProblems(BuyerErrors.notFound)
+  async delete(@MerchantAccountId() merchant: string, @Param('id') id: string): Promise<void> {
+    await this.buyers.delete(merchant, id);
+  }
+}

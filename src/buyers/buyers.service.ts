@@ -1,0 +1,112 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { Repository } from 'typeorm';
+import { Page } from '../common/pagination/page';
+import { PaginationService } from '../common/pagination/pagination.service';
+import { ProblemException } from '../common/problem/problem';
+import { isUniqueViolation } from '../database/errors';
+import { Buyer } from './buyer.entity';
+import { BuyerErrors } from './buyers.errors';
+import { BuyerResponse, ListBuyersQuery } from './dto/buyer.dto';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const EXTERNAL_IDENTIFIER_INDEX = 'buyers_external_identifier_key';
+
+export interface BuyerChanges {
+  displayName?: string;
+  /** null clears it; undefined leaves it as is. */
+  externalIdentifier?: string | null;
+}
+
+function likePattern(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/** Every method takes the merchant account first: no query runs unscoped. */
+@Injectable()
+export class BuyersService {
+  constructor(
+    @InjectRepository(Buyer) private readonly buyers: Repository<Buyer>,
+    private readonly pagination: PaginationService,
+  ) {}
+
+  async create(merchantAccountId: string, displayName: string, externalIdentifier: string | null): Promise<Buyer> {
+    try {
+      const result = await this.buyers.insert({ merchantAccountId, displayName, externalIdentifier });
+      return await this.get(merchantAccountId, result.identifiers[0].id as string);
+    } catch (error) {
+      throw this.translate(error);
+    }
+  }
+
+  async get(merchantAccountId: string, id: string): Promise<Buyer> {
+    const buyer = UUID.test(id) ? await this.buyers.findOneBy({ id, merchantAccountId }) : null;
+    if (!buyer) throw notFound(id);
+    return buyer;
+  }
+
+  async update(merchantAccountId: string, id: string, changes: BuyerChanges): Promise<Buyer> {
+    if (!UUID.test(id)) throw notFound(id);
+    try {
+      const [, affected] = (await this.buyers.query(
+        `UPDATE buyers
+            SET display_name = CASE WHEN $3 THEN $4 ELSE display_name END,
+                external_identifier = CASE WHEN $5 THEN $6 ELSE external_identifier END,
+                updated_at = now()
+          WHERE id = $1 AND merchant_account_id = $2`,
+        [
+          id,
+          merchantAccountId,
+          changes.displayName !== undefined,
+          changes.displayName ?? null,
+          changes.externalIdentifier !== undefined,
+          changes.externalIdentifier ?? null,
+        ],
+      )) as [unknown, number];
+      if (!affected) throw notFound(id);
+    } catch (error) {
+      throw this.translate(error);
+    }
+    return this.get(merchantAccountId, id);
+  }
+
+  async delete(merchantAccountId: string, id: string): Promise<void> {
+    const result = UUID.test(id) ? await this.buyers.delete({ id, merchantAccountId }) : { affected: 0 };
+    if (!result.affected) throw notFound(id);
+  }
+
+  list(merchantAccountId: string, query: ListBuyersQuery): Promise<Page<BuyerResponse>> {
+    const builder = this.buyers.createQueryBuilder('b').where('b.merchant_account_id = :merchantAccountId', { merchantAccountId });
+    if (query.external_identifier !== undefined) {
+      builder.andWhere('b.external_identifier = :externalIdentifier', { externalIdentifier: query.external_identifier });
+    }
+    if (query.search !== undefined) {
+      builder.andWhere('(b.display_name ILIKE :search OR b.external_identifier ILIKE :search)', { search: likePattern(query.search) });
+    }
+    return this.pagination.paginate({
+      query: builder,
+      alias: 'b',
+      request: query,
+      limits: ListBuyersQuery.limits,
+      scope: {
+        endpoint: 'buyers',
+        merchantAccountId,
+        filters: { search: query.search, external_identifier: query.external_identifier },
+      },
+      map: BuyerResponse.from,
+    });
+  }
+
+  private translate(error: unknown): unknown {
+    if (isUniqueViolation(error, EXTERNAL_IDENTIFIER_INDEX)) {
+      return new ProblemException(BuyerErrors.duplicateExternalIdentifier, 'Another buyer already has this external_identifier.', [
+        { location: 'body', name: 'external_identifier', message: 'already used by another buyer of this merchant account' },
+      ]);
+    }
+    return error;
+  }
+}
+
+function notFound(id: string): ProblemException {
+  return new ProblemException(BuyerErrors.notFound, `No buyer "${id.slice(0, 64)}" exists in this merchant account.`);
+}

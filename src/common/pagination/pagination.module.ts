@@ -1,0 +1,41 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Global, Logger, Module } from '@nestjs/common';
+import type { AppConfig } from '../../config/config';
+import { APP_CONFIG } from '../../config/config.module';
+import { CursorCodec } from './cursor';
+import { CURSOR_CODEC, PaginationService } from './pagination.service';
+
+/**
+ * CURSOR_SECRET when set (required in production: every API process must share it). Otherwise, for
+ * development, a random key kept in DATA_DIR, so cursors survive restarts and are shared by the
+ * processes of one machine.
+ */
+function cursorSecret(config: AppConfig): Buffer {
+  if (config.cursorSecret) return config.cursorSecret;
+  const file = join(config.dataDir, 'cursor-secret');
+  try {
+    return readFileSync(file);
+  } catch {
+    mkdirSync(config.dataDir, { recursive: true });
+    const secret = randomBytes(32);
+    try {
+      writeFileSync(file, secret, { mode: 0o600, flag: 'wx' });
+    } catch {
+      return readFileSync(file); // another process won the race
+    }
+    new Logger('Pagination').warn(`No CURSOR_SECRET: generated a development key in ${file}; set CURSOR_SECRET in production.`);
+    return secret;
+  }
+}
+
+@Global()
+@Module({
+  providers: [
+    { provide: CURSOR_CODEC, inject: [APP_CONFIG], useFactory: (config: AppConfig) => new CursorCodec(cursorSecret(config)) },
+    PaginationService,
+  ],
+  exports: [PaginationService],
+})
+export class PaginationModule {}
