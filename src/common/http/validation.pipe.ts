@@ -57,7 +57,9 @@ export class ProblemValidationPipe extends ValidationPipe {
     } catch (error) {
       if (!(error instanceof FieldErrors)) throw error;
       const location = LOCATIONS[metadata.type] ?? 'body';
-      const errors = error.fields.map((field) => ({ location, ...field }));
+      // One entry per distinct complaint: several constraints may share a message (limit=abc).
+      const unique = new Map(error.fields.map((field) => [`${field.name}\n${field.message}`, field]));
+      const errors = [...unique.values()].map((field) => ({ location, ...field }));
       const detail = errors.map((e) => `${e.name} ${e.message}`).join('; ');
       throw new ProblemException(CommonErrors.validationFailed, `${detail}.`, errors);
     }
