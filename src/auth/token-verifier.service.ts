@@ -54,8 +54,8 @@ export class TokenVerifier {
       this.verified?.delete(token);
     }
     const result = await this.verifyUncached(token);
-    const ttl = (result.expiresAt + CLOCK_TOLERANCE_SECONDS) * 1000 - Date.now();
-    if (ttl > 0) this.verified?.set(token, result);
+    // Kept until evicted; every hit re-checks exp above, so an expired token never passes.
+    this.verified?.set(token, result);
     return result;
   }
 
