@@ -45,6 +45,11 @@ describe('Health and OpenAPI', () => {
         'GET /merchant-accounts',
         'GET /merchant-accounts/{id}',
         'PUT /merchant-accounts/{id}',
+        'POST /buyers',
+        'GET /buyers',
+        'GET /buyers/{id}',
+        'PUT /buyers/{id}',
+        'DELETE /buyers/{id}',
       ]),
     );
     for (const { key, op } of operations) {
@@ -56,6 +61,13 @@ describe('Health and OpenAPI', () => {
       }
     }
     expect(doc.components.schemas.ProblemSchema).toBeDefined();
+    // List endpoints document the page envelope and their cursor/limit parameters.
+    const listBuyers = doc.paths['/buyers'].get;
+    expect(listBuyers.parameters.map((p: { name: string }) => p.name)).toEqual(
+      expect.arrayContaining(['cursor', 'limit', 'search', 'external_identifier']),
+    );
+    expect(JSON.stringify(listBuyers.responses['200'])).toContain('BuyerPage');
+    expect(listBuyers.responses['400'].description).toContain('/errors/invalid-cursor');
     expect(doc.info.description).toContain('/errors/unauthorized');
   });
 
