@@ -21,7 +21,7 @@ export interface AppConfig {
   tokenCacheSize: number;
   /**
    * HMAC key that makes pagination cursors tamper-evident; every API process must share it.
-   * null → development only: a key kept under DATA_DIR (see pagination/cursor-secret.ts).
+   * null → development only: a key kept under DATA_DIR (see common/pagination/pagination.module.ts).
    */
   cursorSecret: Buffer | null;
 }

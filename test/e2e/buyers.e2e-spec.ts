@@ -78,6 +78,18 @@ describe('Buyers', () => {
     expect(problem.errors).toEqual(expect.arrayContaining([expect.objectContaining({ location: 'body', name: field })]));
   });
 
+  it('refuses display_name: null on update (400), leaving the buyer unchanged', async () => {
+    const buyer = await create(tokenA, { display_name: 'Keeps name' });
+    const problem = expectProblem(
+      await http(t.url, `/buyers/${buyer.body.id}`, { method: 'PUT', token: tokenA, body: { display_name: null } }),
+      400,
+      'validation-failed',
+    );
+    expect(problem.errors).toEqual(expect.arrayContaining([expect.objectContaining({ location: 'body', name: 'display_name' })]));
+    expect(problem.errors.every((e: { name: string }) => e.name === 'display_name')).toBe(true);
+    expect((await http(t.url, `/buyers/${buyer.body.id}`, { token: tokenA })).body.display_name).toBe('Keeps name');
+  });
+
   it('keeps external_identifier unique per merchant account (409), but not across merchants', async () => {
     const ext = `dup-${randomUUID()}`;
     expect((await create(tokenA, { display_name: 'One', external_identifier: ext })).status).toBe(201);

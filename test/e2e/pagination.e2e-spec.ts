@@ -141,6 +141,7 @@ describe('Shared cursor pagination (on /buyers and /merchant-accounts)', () => {
     it('truncated', () => refused(q(cursor.slice(0, -3))));
     it('not base64url', () => refused(q('%%%not*base64%%%')));
     it('empty', () => refused('?cursor='));
+    it('absurdly long', () => refused(q(`${cursor}${'A'.repeat(2000)}`)));
     it('made for another filter set', () => refused(q(cursor, '&search=Bulk')));
     it('made for another merchant account', async () => {
       const other = await createMerchantAccount(t);

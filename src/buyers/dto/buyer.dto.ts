@@ -18,7 +18,8 @@ export class CreateBuyerDto {
 
 export class UpdateBuyerDto {
   @ApiPropertyOptional({ example: 'John Doe', minLength: 1, maxLength: 200 })
-  @IsOptional()
+  // Absent leaves it unchanged; null is refused (a buyer always has a name), unlike external_identifier.
+  @ValidateIf((_, value) => value !== undefined)
   @IsString()
   @Length(1, 200)
   display_name?: string;

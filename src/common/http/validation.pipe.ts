@@ -9,13 +9,17 @@ class FieldErrors extends Error {
   }
 }
 
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
 function flatten(errors: ValidationError[], prefix = ''): Array<Omit<ProblemFieldError, 'location'>> {
   return errors.flatMap((error) => {
     const name = prefix ? `${prefix}.${error.property}` : error.property;
     const own = Object.values(error.constraints ?? {}).map((message) => ({
       name,
       // class-validator starts messages with the property name; keep them readable on their own.
-      message: message.startsWith(`${error.property} `) ? message.slice(error.property.length + 1) : message,
+      message: message.replace(new RegExp(`^(property )?${escapeRegExp(error.property)} `), ''),
     }));
     return [...own, ...flatten(error.children ?? [], name)];
   });

@@ -30,6 +30,8 @@ interface Payload {
 }
 
 const MAC_BYTES = 16;
+/** Ours are about 130 characters; anything far longer is not worth parsing. */
+const MAX_CURSOR_LENGTH = 512;
 const ISO_MICROS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00$/;
 
 function invalid(detail: string): ProblemException {
@@ -63,6 +65,7 @@ export class CursorCodec {
   }
 
   decode(scope: CursorScope, cursor: string): DecodedCursor {
+    if (cursor.length > MAX_CURSOR_LENGTH) throw invalid('The cursor is not one this service issued.');
     const parts = cursor.split('.');
     if (parts.length !== 2 || !/^[A-Za-z0-9_-]+$/.test(parts[0]) || !/^[A-Za-z0-9_-]+$/.test(parts[1])) {
       throw invalid('The cursor is not one this service issued.');

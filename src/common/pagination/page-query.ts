@@ -1,7 +1,7 @@
 import { Type as ClassType } from '@nestjs/common';
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
 
 export interface PageLimits {
   default: number;
@@ -29,7 +29,6 @@ export function PageQueryDto(limits: PageLimits): PageQueryClass {
     @ApiPropertyOptional({ description: 'next_cursor or previous_cursor of an earlier response, unchanged.' })
     @IsOptional()
     @IsString()
-    @MaxLength(1024)
     cursor?: string;
 
     @ApiPropertyOptional({ type: Number, minimum: 1, maximum: limits.max, default: limits.default })

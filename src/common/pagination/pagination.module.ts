@@ -1,8 +1,6 @@
-import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { Global, Logger, Module } from '@nestjs/common';
 import type { AppConfig } from '../../config/config';
+import { readOrCreateDevSecret } from '../../config/dev-secret';
 import { APP_CONFIG } from '../../config/config.module';
 import { CursorCodec } from './cursor';
 import { CURSOR_CODEC, PaginationService } from './pagination.service';
@@ -14,20 +12,11 @@ import { CURSOR_CODEC, PaginationService } from './pagination.service';
  */
 function cursorSecret(config: AppConfig): Buffer {
   if (config.cursorSecret) return config.cursorSecret;
-  const file = join(config.dataDir, 'cursor-secret');
-  try {
-    return readFileSync(file);
-  } catch {
-    mkdirSync(config.dataDir, { recursive: true });
-    const secret = randomBytes(32);
-    try {
-      writeFileSync(file, secret, { mode: 0o600, flag: 'wx' });
-    } catch {
-      return readFileSync(file); // another process won the race
-    }
+  const { secret, file, created } = readOrCreateDevSecret(config.dataDir, 'cursor-secret');
+  if (created) {
     new Logger('Pagination').warn(`No CURSOR_SECRET: generated a development key in ${file}; set CURSOR_SECRET in production.`);
-    return secret;
   }
+  return secret;
 }
 
 @Global()

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsOptional, IsString, Length, Matches } from 'class-validator';
+import { IsString, Length, Matches, ValidateIf } from 'class-validator';
 import { PageQueryDto } from '../../common/pagination/page-query';
 import { MerchantAccount } from '../merchant-account.entity';
 import { MERCHANT_ACCOUNT_ID_PATTERN } from '../merchant-account-id';
@@ -18,7 +18,7 @@ export class CreateMerchantAccountDto {
 
 export class UpdateMerchantAccountDto {
   @ApiPropertyOptional({ example: 'ACME Europe', minLength: 1, maxLength: 200 })
-  @IsOptional()
+  @ValidateIf((_, value) => value !== undefined)
   @IsString()
   @Length(1, 200)
   display_name?: string;
