@@ -9,6 +9,7 @@ import { CoreModule, CoreOptions } from './core.module';
 import { ErrorsModule } from './errors/errors.module';
 import { HealthModule } from './health/health.module';
 import { MerchantAccountsModule } from './merchant-accounts/merchant-accounts.module';
+import { PaymentMethodsModule } from './payment-methods/payment-methods.module';
 
 /** The HTTP API: the core plus every feature's controllers, the auth guard, the problem filter. */
 @Module({})
@@ -22,6 +23,7 @@ export class ApiModule {
         PaginationModule,
         MerchantAccountsModule,
         BuyersModule,
+        PaymentMethodsModule,
         HealthModule,
         ErrorsModule,
         ...extraImports,

@@ -5,6 +5,7 @@ import { ApiKeysService } from '../auth/api-keys.service';
 import { PaginationModule } from '../common/pagination/pagination.module';
 import { CoreModule, CoreOptions } from '../core.module';
 import { MerchantAccountsModule } from '../merchant-accounts/merchant-accounts.module';
+import { VaultModule } from '../vault/vault.module';
 
 /** The services the CLI drives, without HTTP, the guard or the queue. */
 @Module({})
@@ -12,7 +13,7 @@ export class CliModule {
   static forRoot(options: Omit<CoreOptions, 'role'>): DynamicModule {
     return {
       module: CliModule,
-      imports: [CoreModule.forRoot({ ...options, role: 'cli' }), PaginationModule, TypeOrmModule.forFeature([ApiKey]), MerchantAccountsModule],
+      imports: [CoreModule.forRoot({ ...options, role: 'cli' }), PaginationModule, TypeOrmModule.forFeature([ApiKey]), MerchantAccountsModule, VaultModule],
       providers: [ApiKeysService],
     };
   }

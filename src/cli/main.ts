@@ -14,6 +14,7 @@ import { runMigrations } from '../database/migrate';
 import { resolveDatabase } from '../database/resolve-database';
 import { MERCHANT_ACCOUNT_ID_PATTERN, slugify } from '../merchant-accounts/merchant-account-id';
 import { MerchantAccountsService } from '../merchant-accounts/merchant-accounts.service';
+import { KeyRotationService } from '../vault/key-rotation.service';
 import { CliModule } from './cli.module';
 
 const USAGE = `Usage: npm run cli -- <command>
@@ -21,6 +22,7 @@ const USAGE = `Usage: npm run cli -- <command>
   merchant create --name NAME [--id SLUG]
   api-key create (--merchant ID | --instance) --out FILE [--algorithm ES512|ES256]
   token --key FILE --key-id ID [--scopes a,b] [--ttl SECONDS]
+  vault rotate-keys [--batch-size N]   re-wrap every data key under the first VAULT_MASTER_KEYS key
 Each command prints one JSON object on stdout; logs and errors go to stderr.`;
 
 class UsageError extends Error {}
@@ -105,9 +107,20 @@ async function migrate(): Promise<void> {
   print({ applied });
 }
 
+async function rotateKeys(args: string[]): Promise<void> {
+  const { values } = parseArgs({ args, options: { 'batch-size': { type: 'string' } } });
+  const batchSize = values['batch-size'] === undefined ? 500 : Number(values['batch-size']);
+  if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 10_000) throw new UsageError('--batch-size must be a whole number from 1 to 10000');
+  const result = await withServices((app) => app.get(KeyRotationService).rotate(batchSize));
+  print(result);
+  // Every row that could not be re-wrapped is named in the output; the run is not a success.
+  if (result.failed_payment_methods.length > 0 || result.failed_merchant_keys.length > 0) process.exitCode = 1;
+}
+
 async function main(argv: string[]): Promise<void> {
   const [command, sub, ...rest] = argv;
   if (command === 'migrate') return migrate();
+  if (command === 'vault' && sub === 'rotate-keys') return rotateKeys(rest);
   if (command === 'merchant' && sub === 'create') return merchantCreate(rest);
   if (command === 'api-key' && sub === 'create') return apiKeyCreate(rest);
   if (command === 'token') return token(argv.slice(1));

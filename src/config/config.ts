@@ -125,6 +125,14 @@ export function parseVaultMasterKeys(raw: string | undefined): VaultMasterKey[] 
   }
 }
 
+function vaultMasterKeys(env: Env, nodeEnv: string): VaultMasterKey[] {
+  const keys = parseVaultMasterKeys(optional(env, 'VAULT_MASTER_KEYS'));
+  if (keys.length === 0 && nodeEnv === 'production') {
+    throw new ConfigError('VAULT_MASTER_KEYS', 'is required in production: "id:base64key" (openssl rand -base64 32), the first one current');
+  }
+  return keys;
+}
+
 function cursorSecret(env: Env, nodeEnv: string): Buffer | null {
   const raw = optional(env, 'CURSOR_SECRET');
   if (raw === undefined) {
@@ -155,7 +163,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     dataDir: resolve(optional(env, 'DATA_DIR') ?? './data'),
     embeddedDatabasePort: integer(env, 'EMBEDDED_DATABASE_PORT', 0, 0, 65535),
-    vaultMasterKeys: parseVaultMasterKeys(optional(env, 'VAULT_MASTER_KEYS')),
+    vaultMasterKeys: vaultMasterKeys(env, nodeEnvRaw),
     tokenCacheSize: integer(env, 'TOKEN_CACHE_SIZE', 10_000, 0, 1_000_000),
     cursorSecret: cursorSecret(env, nodeEnvRaw),
   };

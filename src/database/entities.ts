@@ -1,6 +1,7 @@
 import { ApiKey } from '../auth/api-key.entity';
 import { Buyer } from '../buyers/buyer.entity';
 import { MerchantAccount } from '../merchant-accounts/merchant-account.entity';
+import { PaymentMethod } from '../payment-methods/payment-method.entity';
 
 /** Every entity, listed explicitly: no glob, so ts-jest, ts-node and dist/ all see the same set. */
-export const ENTITIES = [MerchantAccount, ApiKey, Buyer];
+export const ENTITIES = [MerchantAccount, ApiKey, Buyer, PaymentMethod];

@@ -16,6 +16,11 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
+/** Fixed test master keys (never used outside tests): k1 is current unless a test says otherwise. */
+export const TEST_MASTER_KEY_1 = `test-k1:${Buffer.alloc(32, 1).toString('base64')}`;
+export const TEST_MASTER_KEY_2 = `test-k2:${Buffer.alloc(32, 2).toString('base64')}`;
+const TEST_VAULT_MASTER_KEYS = TEST_MASTER_KEY_1;
+
 export function testConfig(overrides: Record<string, string> = {}): AppConfig {
   const databaseUrl = process.env.TEST_DATABASE_URL;
   if (!databaseUrl) throw new Error('TEST_DATABASE_URL is unset: run e2e tests through jest (global setup)');
@@ -26,6 +31,7 @@ export function testConfig(overrides: Record<string, string> = {}): AppConfig {
     LOG_LEVEL: 'info',
     DATABASE_POOL_SIZE: '4',
     CURSOR_SECRET: 'test-cursor-secret-not-for-production-0123456789',
+    VAULT_MASTER_KEYS: TEST_VAULT_MASTER_KEYS,
     ...overrides,
   });
 }

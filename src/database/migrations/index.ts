@@ -1,5 +1,6 @@
 import { Foundation1763888400000 } from './1763888400000-Foundation';
 import { Buyers1763892000000 } from './1763892000000-Buyers';
+import { Vault1763895600000 } from './1763895600000-Vault';
 
 /** In order. Listed explicitly so the same set runs from ts (tests) and from dist/ (npm start). */
-export const MIGRATIONS = [Foundation1763888400000, Buyers1763892000000];
+export const MIGRATIONS = [Foundation1763888400000, Buyers1763892000000, Vault1763895600000];

@@ -1,0 +1,57 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { AuthErrors } from '../auth/auth.errors';
+import { MerchantAccountId } from '../auth/principal';
+import { RequireScope } from '../auth/scopes';
+import { ApiProblems } from '../common/openapi/api-problems';
+import { MerchantHeaders } from '../common/openapi/merchant-headers';
+import { Page, PageOf } from '../common/pagination/page';
+import { PaginationErrors } from '../common/pagination/pagination.errors';
+import { CommonErrors } from '../common/problem/common.errors';
+import { CreatePaymentMethodDto, ListPaymentMethodsQuery, PaymentMethodResponse } from './dto/payment-method.dto';
+import { PaymentMethodErrors } from './payment-methods.errors';
+import { PaymentMethodsService } from './payment-methods.service';
+
+@ApiTags('Payment methods')
+@MerchantHeaders()
+@ApiProblems(AuthErrors.unauthorized, AuthErrors.forbidden, AuthErrors.merchantAccountMismatch, AuthErrors.merchantAccountUnknown)
+@Controller('payment-methods')
+export class PaymentMethodsController {
+  constructor(private readonly paymentMethods: PaymentMethodsService) {}
+
+  @Post()
+  @HttpCode(201)
+  @RequireScope('payment-methods.write')
+  @ApiOperation({ summary: 'Store a card in the vault (the number is encrypted and never returned)' })
+  @ApiProblems(CommonErrors.validationFailed)
+  async create(@MerchantAccountId() merchant: string, @Body() body: CreatePaymentMethodDto): Promise<PaymentMethodResponse> {
+    return PaymentMethodResponse.from(await this.paymentMethods.create(merchant, body));
+  }
+
+  @Get()
+  @RequireScope('payment-methods.read')
+  @ApiOperation({ summary: 'List stored cards, newest first, with cursor pagination (limit 1–100, default 20)' })
+  @ApiOkResponse({ type: PageOf(PaymentMethodResponse) })
+  @ApiProblems(CommonErrors.validationFailed, PaginationErrors.invalidCursor)
+  list(@MerchantAccountId() merchant: string, @Query() query: ListPaymentMethodsQuery): Promise<Page<PaymentMethodResponse>> {
+    return this.paymentMethods.list(merchant, query);
+  }
+
+  @Get(':id')
+  @RequireScope('payment-methods.read')
+  @ApiOperation({ summary: 'Get a stored card' })
+  @ApiProblems(PaymentMethodErrors.notFound)
+  async get(@MerchantAccountId() merchant: string, @Param('id') id: string): Promise<PaymentMethodResponse> {
+    return PaymentMethodResponse.from(await this.paymentMethods.get(merchant, id));
+  }
+
+  @Delete(':id')
+  @HttpCode(204)
+  @RequireScope('payment-methods.write')
+  @ApiOperation({ summary: 'Delete a stored card and its ciphertext' })
+  @ApiNoContentResponse({ description: 'Deleted.' })
+  @ApiProblems(PaymentMethodErrors.notFound)
+  async delete(@MerchantAccountId() merchant: string, @Param('id') id: string): Promise<void> {
+    await this.paymentMethods.delete(merchant, id);
+  }
+}

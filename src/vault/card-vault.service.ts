@@ -1,0 +1,89 @@
+import { createHmac, randomBytes } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { LRUCache } from 'lru-cache';
+import { DataSource } from 'typeorm';
+import { open, seal, SealedRecord, unwrapSecret, wrapSecret } from './envelope';
+import { VAULT_KEYRING, VaultKeyring } from './keyring';
+
+export interface CardSecrets {
+  number: string;
+  cardholderName: string | null;
+}
+
+/** Names a card record in the additional authenticated data of both encryption layers. */
+export function cardAad(merchantAccountId: string, id: string): string {
+  return `payment-method\nv1\n${merchantAccountId}\n${id}`;
+}
+
+export function fingerprintKeyAad(merchantAccountId: string): string {
+  return `fingerprint-key\nv1\n${merchantAccountId}`;
+}
+
+/** Unwrapped fingerprint keys stay in memory briefly; a rotation never changes them. */
+const FINGERPRINT_KEY_TTL_MS = 5 * 60_000;
+
+/**
+ * The only place card secrets are encrypted or decrypted. Plaintext exists in memory only, for the
+ * duration of a call, and never leaves through a log line, an error or an API response.
+ */
+@Injectable()
+export class CardVault {
+  private readonly fingerprintKeys = new LRUCache<string, Buffer>({ max: 10_000, ttl: FINGERPRINT_KEY_TTL_MS });
+
+  constructor(
+    @Inject(VAULT_KEYRING) private readonly keyring: VaultKeyring,
+    @InjectDataSource() private readonly db: DataSource,
+  ) {}
+
+  seal(merchantAccountId: string, id: string, secrets: CardSecrets): SealedRecord {
+    const plaintext = Buffer.from(JSON.stringify({ n: secrets.number, h: secrets.cardholderName }), 'utf8');
+    try {
+      return seal(plaintext, cardAad(merchantAccountId, id), this.keyring.current);
+    } finally {
+      plaintext.fill(0);
+    }
+  }
+
+  open(merchantAccountId: string, id: string, sealed: SealedRecord): CardSecrets {
+    const plaintext = open(sealed, cardAad(merchantAccountId, id), this.keyring, `payment method ${id}`);
+    try {
+      const { n, h } = JSON.parse(plaintext.toString('utf8')) as { n: string; h: string | null };
+      return { number: n, cardholderName: h };
+    } finally {
+      plaintext.fill(0);
+    }
+  }
+
+  /**
+   * HMAC-SHA256 of the number under the merchant's own fingerprint key: equal cards of one merchant
+   * share a fingerprint, other merchants' fingerprints of the same card differ, and without the key
+   * (wrapped by a master key) no one can test guesses of a number against it.
+   */
+  async fingerprint(merchantAccountId: string, number: string): Promise<string> {
+    const key = await this.fingerprintKey(merchantAccountId);
+    return createHmac('sha256', key).update(number).digest('base64url');
+  }
+
+  private async fingerprintKey(merchantAccountId: string): Promise<Buffer> {
+    const cached = this.fingerprintKeys.get(merchantAccountId);
+    if (cached) return cached;
+    const aad = fingerprintKeyAad(merchantAccountId);
+    const candidate = randomBytes(32);
+    const current = this.keyring.current;
+    // First writer wins; everyone (every process) then reads the same row.
+    await this.db.query(
+      `INSERT INTO vault_merchant_keys (merchant_account_id, wrapped_key, master_key_id) VALUES ($1, $2, $3)
+       ON CONFLICT (merchant_account_id) DO NOTHING`,
+      [merchantAccountId, wrapSecret(candidate, aad, current), current.id],
+    );
+    candidate.fill(0);
+    const [row] = (await this.db.query(
+      'SELECT wrapped_key, master_key_id FROM vault_merchant_keys WHERE merchant_account_id = $1',
+      [merchantAccountId],
+    )) as Array<{ wrapped_key: Buffer; master_key_id: string }>;
+    const key = unwrapSecret(row.wrapped_key, row.master_key_id, aad, this.keyring, `fingerprint key of ${merchantAccountId}`);
+    this.fingerprintKeys.set(merchantAccountId, key);
+    return key;
+  }
+}

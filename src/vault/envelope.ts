@@ -1,0 +1,108 @@
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import type { MasterKey, VaultKeyring } from './keyring';
+
+/**
+ * Envelope encryption with AES-256-GCM (node:crypto): each record has its own random data key, which
+ * encrypts the record; the data key is stored wrapped (encrypted) by a master key, whose id is
+ * stored beside it. Both layers authenticate an "additional authenticated data" string that names
+ * the record and its merchant account, so a ciphertext copied onto another row, or another
+ * merchant's row, fails to decrypt instead of yielding someone else's card.
+ *
+ * Blob layout: version (1 byte) | IV (12) | tag (16) | ciphertext.
+ */
+const VERSION = 1;
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+const KEY_BYTES = 32;
+
+export interface SealedRecord {
+  ciphertext: Buffer;
+  wrappedKey: Buffer;
+  masterKeyId: string;
+}
+
+/** Decryption failed: wrong record, tampered bytes, or a missing master key. Never carries plaintext. */
+export class VaultDecryptionError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'VaultDecryptionError';
+  }
+}
+
+function encrypt(key: Buffer, plaintext: Buffer, aad: string): Buffer {
+  const iv = randomBytes(IV_BYTES);
+  const cipher = createCipheriv('aes-256-gcm', key, iv);
+  cipher.setAAD(Buffer.from(aad, 'utf8'));
+  const body = Buffer.concat([cipher.update(plaintext), cipher.final()]);
+  return Buffer.concat([Buffer.from([VERSION]), iv, cipher.getAuthTag(), body]);
+}
+
+function decrypt(key: Buffer, blob: Buffer, aad: string): Buffer | null {
+  if (blob.length < 1 + IV_BYTES + TAG_BYTES || blob[0] !== VERSION) return null;
+  try {
+    const decipher = createDecipheriv('aes-256-gcm', key, blob.subarray(1, 1 + IV_BYTES));
+    decipher.setAAD(Buffer.from(aad, 'utf8'));
+    decipher.setAuthTag(blob.subarray(1 + IV_BYTES, 1 + IV_BYTES + TAG_BYTES));
+    return Buffer.concat([decipher.update(blob.subarray(1 + IV_BYTES + TAG_BYTES)), decipher.final()]);
+  } catch {
+    return null; // authentication failed
+  }
+}
+
+function wrapAad(masterKeyId: string, aad: string): string {
+  return `wrap\n${masterKeyId}\n${aad}`;
+}
+
+export function seal(plaintext: Buffer, aad: string, master: MasterKey): SealedRecord {
+  const dataKey = randomBytes(KEY_BYTES);
+  try {
+    return {
+      ciphertext: encrypt(dataKey, plaintext, aad),
+      wrappedKey: encrypt(master.key, dataKey, wrapAad(master.id, aad)),
+      masterKeyId: master.id,
+    };
+  } finally {
+    dataKey.fill(0);
+  }
+}
+
+function unwrap(record: Pick<SealedRecord, 'wrappedKey' | 'masterKeyId'>, aad: string, keyring: VaultKeyring, what: string): Buffer {
+  const master = keyring.get(record.masterKeyId);
+  if (!master) {
+    throw new VaultDecryptionError(`${what}: wrapped by master key "${record.masterKeyId}", which VAULT_MASTER_KEYS does not hold`);
+  }
+  const dataKey = decrypt(master.key, record.wrappedKey, wrapAad(master.id, aad));
+  if (!dataKey) throw new VaultDecryptionError(`${what}: the data key does not authenticate for this record (moved, tampered or wrong master key)`);
+  return dataKey;
+}
+
+/** @param what names the record in error messages (an id, never content). */
+export function open(record: SealedRecord, aad: string, keyring: VaultKeyring, what: string): Buffer {
+  const dataKey = unwrap(record, aad, keyring, what);
+  try {
+    const plaintext = decrypt(dataKey, record.ciphertext, aad);
+    if (!plaintext) throw new VaultDecryptionError(`${what}: the ciphertext does not authenticate for this record (moved or tampered)`);
+    return plaintext;
+  } finally {
+    dataKey.fill(0);
+  }
+}
+
+/** Re-wraps the data key under `to`; the record's ciphertext is untouched. */
+export function rewrap(record: SealedRecord, aad: string, keyring: VaultKeyring, to: MasterKey, what: string): Buffer {
+  const dataKey = unwrap(record, aad, keyring, what);
+  try {
+    return encrypt(to.key, dataKey, wrapAad(to.id, aad));
+  } finally {
+    dataKey.fill(0);
+  }
+}
+
+/** A bare secret (not a record) wrapped directly under a master key, e.g. a merchant's fingerprint key. */
+export function wrapSecret(secret: Buffer, aad: string, master: MasterKey): Buffer {
+  return encrypt(master.key, secret, wrapAad(master.id, aad));
+}
+
+export function unwrapSecret(wrapped: Buffer, masterKeyId: string, aad: string, keyring: VaultKeyring, what: string): Buffer {
+  return unwrap({ wrappedKey: wrapped, masterKeyId }, aad, keyring, what);
+}

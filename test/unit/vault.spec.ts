@@ -1,0 +1,106 @@
+import { randomBytes } from 'node:crypto';
+import { cardNumberProblem, luhnValid, normaliseCardNumber, parseExpirationDate, schemeOf } from '../../src/vault/card';
+import { open, rewrap, seal, VaultDecryptionError } from '../../src/vault/envelope';
+import { VaultKeyring } from '../../src/vault/keyring';
+import { jsonStringContent, PlaceholderError, scanPlaceholders, substitutePlaceholders } from '../../src/vault/placeholders';
+
+describe('card rules', () => {
+  it('normalises spaces and dashes, refuses anything else', () => {
+    expect(normaliseCardNumber('4111 1111-1111 1111')).toBe('4111111111111111');
+    expect(normaliseCardNumber('4111x111')).toBeNull();
+  });
+
+  it.each([
+    ['4111111111111111', null],
+    ['4111111111111112', 'fails the Luhn check'],
+    ['41111111111', 'must have 12 to 19 digits'],
+    ['41111111111111111111', 'must have 12 to 19 digits'],
+    ['4111abcd11111111', 'must contain only digits (spaces and dashes are ignored)'],
+    [4111111111111111, 'must be a string of digits'],
+  ])('%p → %p, never echoing the number', (input, problem) => {
+    expect(cardNumberProblem(input)).toBe(problem);
+    if (problem) expect(problem).not.toMatch(/\d{4}/);
+  });
+
+  it('Luhn', () => {
+    expect(luhnValid('79927398713')).toBe(true);
+    expect(luhnValid('79927398710')).toBe(false);
+  });
+
+  it.each([
+    ['4111111111111111', 'visa'],
+    ['5555555555554444', 'mastercard'],
+    ['2223003122003222', 'mastercard'],
+    ['378282246310005', 'amex'],
+    ['6011111111111117', 'discover'],
+    ['6221260000000000', 'discover'],
+    ['3530111333300000', 'jcb'],
+    ['30569309025904', 'diners'],
+    ['36227206271667', 'diners'],
+    ['6200000000000005', 'unionpay'],
+    ['6759649826438453', 'maestro'],
+    ['9999999999999995', 'unknown'],
+  ])('scheme of %s is %s', (number, scheme) => expect(schemeOf(number)).toBe(scheme));
+
+  it('parses MM/YY', () => {
+    expect(parseExpirationDate('03/31')).toEqual({ month: 3, year: 2031 });
+    expect(parseExpirationDate('13/31')).toBeNull();
+    expect(parseExpirationDate('00/31')).toBeNull();
+    expect(parseExpirationDate('3/31')).toBeNull();
+  });
+});
+
+describe('envelope encryption', () => {
+  const k1 = { id: 'k1', key: randomBytes(32) };
+  const k2 = { id: 'k2', key: randomBytes(32) };
+  const secret = Buffer.from('{"n":"4111111111111111"}');
+
+  it('round-trips, and the ciphertext does not contain the plaintext', () => {
+    const sealed = seal(secret, 'aad-a', k1);
+    expect(sealed.masterKeyId).toBe('k1');
+    expect(sealed.ciphertext.includes(Buffer.from('4111111111111111'))).toBe(false);
+    expect(open(sealed, 'aad-a', new VaultKeyring([k1]), 'pm').toString()).toBe(secret.toString());
+  });
+
+  it('fails on another record’s AAD, a flipped bit, or a missing master key', () => {
+    const sealed = seal(secret, 'aad-a', k1);
+    expect(() => open(sealed, 'aad-b', new VaultKeyring([k1]), 'pm b')).toThrow(VaultDecryptionError);
+    const flipped = Buffer.from(sealed.ciphertext);
+    flipped[flipped.length - 1] ^= 1;
+    expect(() => open({ ...sealed, ciphertext: flipped }, 'aad-a', new VaultKeyring([k1]), 'pm')).toThrow(/does not authenticate/);
+    expect(() => open(sealed, 'aad-a', new VaultKeyring([k2]), 'pm')).toThrow(/"k1", which VAULT_MASTER_KEYS does not hold/);
+  });
+
+  it('rewraps under a new master key without touching the ciphertext', () => {
+    const sealed = seal(secret, 'aad-a', k1);
+    const both = new VaultKeyring([k2, k1]);
+    const wrappedKey = rewrap(sealed, 'aad-a', both, k2, 'pm');
+    const moved = { ciphertext: sealed.ciphertext, wrappedKey, masterKeyId: 'k2' };
+    expect(open(moved, 'aad-a', new VaultKeyring([k2]), 'pm').toString()).toBe(secret.toString());
+  });
+});
+
+describe('placeholders', () => {
+  it('finds {{ NAME_X }} and {{NAME_X}}, skipping escaped ones and non-placeholders', () => {
+    const text = '{"a":"{{ CARD_NUMBER_1 }}","b":"{{CARD_EXPIRATION_DATE_2}}","c":"\\{{ CARD_NUMBER_1 }}","d":"{{ lower_1 }}","e":{"f":{}}}';
+    expect(scanPlaceholders(text, 2).map((u) => [u.name, u.position])).toEqual([
+      ['CARD_NUMBER', 1],
+      ['CARD_EXPIRATION_DATE', 2],
+    ]);
+  });
+
+  it('refuses unknown names and out-of-range positions, naming the token', () => {
+    expect(() => scanPlaceholders('{{ CARD_NUMBR_1 }}', 1)).toThrow(PlaceholderError);
+    expect(() => scanPlaceholders('{{ CARD_NUMBR_1 }}', 1)).toThrow('CARD_NUMBR_1');
+    expect(() => scanPlaceholders('{{ CARD_NUMBER_2 }}', 1)).toThrow('position 2');
+    expect(() => scanPlaceholders('{{ CARD_NUMBER_0 }}', 1)).toThrow('position 0');
+    expect(() => scanPlaceholders('{{ CARD_NUMBER_1 }}', 0)).toThrow('lists no payment method');
+  });
+
+  it('substitutes, unescapes, and JSON-escapes when asked', () => {
+    const values = new Map([['CARDHOLDER_NAME_1', 'O"Brien \\ </x>']]);
+    expect(substitutePlaceholders('{"n":"{{ CARDHOLDER_NAME_1 }}"}', values, jsonStringContent)).toBe('{"n":"O\\"Brien \\\\ </x>"}');
+    expect(JSON.parse(substitutePlaceholders('{"n":"{{ CARDHOLDER_NAME_1 }}"}', values, jsonStringContent)).n).toBe('O"Brien \\ </x>');
+    expect(substitutePlaceholders('x \\{{ CARDHOLDER_NAME_1 }} y', values)).toBe('x {{ CARDHOLDER_NAME_1 }} y');
+  });
+});
