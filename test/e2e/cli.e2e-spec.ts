@@ -107,6 +107,38 @@ describe('CLI: merchant, api-key and token commands mint credentials the API acc
     expect(overwrite.stderr).toContain('refusing to overwrite');
   });
 
+  it('vault rotate-keys re-wraps under the first configured key and reports every row it could not', async () => {
+    const { TEST_MASTER_KEY_1, TEST_MASTER_KEY_2 } = await import('../support/test-app');
+    const result = await new Promise<CliResult>((resolve) =>
+      execFile(
+        process.execPath,
+        ['dist/cli/main.js', 'vault', 'rotate-keys', '--batch-size', '50'],
+        {
+          env: {
+            PATH: process.env.PATH,
+            DATABASE_URL: process.env.TEST_DATABASE_URL,
+            // k1 stays current, so the other test files (which know only k1) are unaffected.
+            VAULT_MASTER_KEYS: `${TEST_MASTER_KEY_1},${TEST_MASTER_KEY_2}`,
+          },
+          timeout: 60_000,
+        },
+        (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
+      ),
+    );
+    const output = JSON.parse(result.stdout.trim());
+    expect(output).toEqual({
+      master_key_id: 'test-k1',
+      rewrapped_payment_methods: expect.any(Number),
+      rewrapped_merchant_keys: expect.any(Number),
+      failed_payment_methods: expect.any(Array),
+      failed_merchant_keys: expect.any(Array),
+    });
+    // Other test files may have left deliberately tampered rows in this run's database.
+    expect(result.code).toBe(output.failed_payment_methods.length + output.failed_merchant_keys.length > 0 ? 1 : 0);
+    const usage = await cli('vault', 'rotate-keys', '--batch-size', '0');
+    expect(usage.code).toBe(2);
+  });
+
   it('migrate is idempotent and reports what it applied', async () => {
     expect(json(await cli('migrate'))).toEqual({ applied: [] });
   });

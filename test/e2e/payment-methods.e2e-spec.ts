@@ -47,6 +47,9 @@ describe('Payment methods (cards in the vault)', () => {
     });
     expect(created.text).not.toContain(number.slice(-12));
     expect(created.text).not.toContain('Ada Lovelace');
+    await new Promise((r) => setTimeout(r, 20));
+    expect(t.logs.text).not.toContain(number.slice(-12));
+    expect(t.logs.text).not.toContain('Ada Lovelace');
 
     const fetched = await http(t.url, `/payment-methods/${created.body.id}`, { token: tokenA });
     expect(fetched.body).toEqual(created.body);
