@@ -7,7 +7,9 @@ import { ProblemValidationPipe } from './common/http/validation.pipe';
 import { ProblemFilter } from './common/problem/problem.filter';
 import { CoreModule, CoreOptions } from './core.module';
 import { ErrorsModule } from './errors/errors.module';
+import { ForwardingModule } from './forwarding/forwarding.module';
 import { HealthModule } from './health/health.module';
+import { VaultForwardConfigsModule } from './vault-forward-configs/vault-forward-configs.module';
 import { MerchantAccountsModule } from './merchant-accounts/merchant-accounts.module';
 import { PaymentMethodsModule } from './payment-methods/payment-methods.module';
 
@@ -24,6 +26,8 @@ export class ApiModule {
         MerchantAccountsModule,
         BuyersModule,
         PaymentMethodsModule,
+        VaultForwardConfigsModule,
+        ForwardingModule,
         HealthModule,
         ErrorsModule,
         ...extraImports,

@@ -11,6 +11,7 @@ export const SCOPES = [
   'buyers.write',
   'payment-methods.read',
   'payment-methods.write',
+  'vault-forwards.read',
   'vault-forwards.write',
   'vault-forward-configs.read',
   'vault-forward-configs.write',

@@ -8,6 +8,8 @@ import { CoreOptions } from '../core.module';
 import { ProblemSchema } from '../common/openapi/api-problems';
 import { problemDefinitions } from '../common/problem/problem';
 import { requestIdFor } from '../logging/logging.module';
+import { FORWARD_ROUTE } from '../forwarding/forward-route';
+import type { FastifyRequest } from 'fastify';
 
 /** Request bodies above this are refused with 413 before any handler runs. */
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -30,10 +32,11 @@ export async function createApiApp(
   });
   const app = await NestFactory.create<NestFastifyApplication>(ApiModule.forRoot(options, extra.imports), adapter, {
     bufferLogs: true,
+    // Body parsers are ours (below): the forward route needs the raw bytes of any content type.
+    bodyParser: false,
   });
+  registerBodyParsers(app);
   app.useLogger(app.get(Logger));
-  // JSON APIs: a text/plain body is an unsupported media type (415), not a string to validate.
-  app.getHttpAdapter().getInstance().removeContentTypeParser('text/plain');
   // Every response, errors included, names the request id that its log line carries.
   app
     .getHttpAdapter()
@@ -45,6 +48,26 @@ export async function createApiApp(
   setUpOpenApi(app);
   await app.init();
   return app;
+}
+
+/**
+ * POST /vault-forward receives its body as raw bytes whatever the content type, because it must send
+ * it on byte for byte. Every other route accepts JSON only (fastify's own safe parser), anything
+ * else being a 415.
+ */
+function registerBodyParsers(app: NestFastifyApplication): void {
+  const fastify = app.getHttpAdapter().getInstance();
+  const raw = (request: FastifyRequest) => request.routeOptions.url === FORWARD_ROUTE;
+  const json = fastify.getDefaultJsonParser('error', 'error');
+  fastify.removeAllContentTypeParsers();
+  fastify.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    if (raw(request)) return done(null, body);
+    json(request, (body as Buffer).toString('utf8'), done);
+  });
+  fastify.addContentTypeParser('*', { parseAs: 'buffer' }, (request, body, done) => {
+    if (raw(request)) return done(null, body);
+    done(Object.assign(new Error('Unsupported Media Type'), { statusCode: 415, code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE' }), undefined);
+  });
 }
 
 function setUpOpenApi(app: NestFastifyApplication): void {

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 
 /**
@@ -24,6 +25,13 @@ export interface AppConfig {
    * null → development only: a key kept under DATA_DIR (see common/pagination/pagination.module.ts).
    */
   cursorSecret: Buffer | null;
+  /**
+   * host[:port] entries that may be forwarded to over plain http and are exempt from the SSRF
+   * address checks (local test servers, a sidecar). Empty in production.
+   */
+  forwardInsecureHosts: ReadonlySet<string>;
+  /** PEM file of extra CA certificates trusted for forwarding targets (a private PKI, tests). */
+  forwardExtraCaFile: string | null;
 }
 
 export interface VaultMasterKey {
@@ -133,6 +141,26 @@ function vaultMasterKeys(env: Env, nodeEnv: string): VaultMasterKey[] {
   return keys;
 }
 
+function readableFile(env: Env, name: string): string | null {
+  const raw = optional(env, name);
+  if (raw === undefined) return null;
+  const path = resolve(raw);
+  if (!existsSync(path)) throw new ConfigError(name, `no file at ${path}`);
+  return path;
+}
+
+function forwardInsecureHosts(env: Env): ReadonlySet<string> {
+  const raw = optional(env, 'FORWARD_INSECURE_HOSTS');
+  if (raw === undefined) return new Set();
+  const hosts = raw.split(',').map((h) => h.trim().toLowerCase()).filter(Boolean);
+  for (const host of hosts) {
+    if (!/^(\[[0-9a-f:.]+\]|[a-z0-9.-]+)(:\d{1,5})?$/.test(host)) {
+      throw new ConfigError('FORWARD_INSECURE_HOSTS', `"${host}" is not host or host:port`);
+    }
+  }
+  return new Set(hosts);
+}
+
 function cursorSecret(env: Env, nodeEnv: string): Buffer | null {
   const raw = optional(env, 'CURSOR_SECRET');
   if (raw === undefined) {
@@ -166,5 +194,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     vaultMasterKeys: vaultMasterKeys(env, nodeEnvRaw),
     tokenCacheSize: integer(env, 'TOKEN_CACHE_SIZE', 10_000, 0, 1_000_000),
     cursorSecret: cursorSecret(env, nodeEnvRaw),
+    forwardInsecureHosts: forwardInsecureHosts(env),
+    forwardExtraCaFile: readableFile(env, 'FORWARD_EXTRA_CA_FILE'),
   };
 }

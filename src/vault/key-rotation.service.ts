@@ -12,6 +12,12 @@ export interface RotationResult {
   /** Rows whose key could not be unwrapped (tampered, or wrapped by a key no longer configured). */
   failed_payment_methods: string[];
   failed_merchant_keys: string[];
+  /**
+   * Rows still wrapped by another key after the run: the failed ones, plus any another transaction
+   * held locked (skipped) or inserted meanwhile by a process that still had the old key first.
+   * Zero means the old key may be removed.
+   */
+  remaining: number;
 }
 
 interface Batch {
@@ -45,8 +51,14 @@ export class KeyRotationService {
       'payment method keys',
     );
     const merchantKeys = await this.walk(batchSize, '', (tx, after) => this.rewrapMerchantKeys(tx, after, batchSize), 'merchant fingerprint keys');
+    const [{ remaining }] = (await this.db.query(
+      `SELECT (SELECT count(*) FROM payment_methods WHERE master_key_id <> $1)
+            + (SELECT count(*) FROM vault_merchant_keys WHERE master_key_id <> $1) AS remaining`,
+      [this.keyring.current.id],
+    )) as Array<{ remaining: string }>;
     return {
       master_key_id: this.keyring.current.id,
+      remaining: Number(remaining),
       rewrapped_payment_methods: paymentMethods.done,
       rewrapped_merchant_keys: merchantKeys.done,
       failed_payment_methods: paymentMethods.failed,

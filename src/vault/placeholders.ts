@@ -5,7 +5,7 @@
  *
  * NAME is one of PLACEHOLDER_NAMES and X (1–100) is a position in x-vault-forward-payment-methods.
  * A backslash right before a placeholder escapes it: `\{{ CARD_NUMBER_1 }}` is sent as the literal
- * `{{ CARD_NUMBER_1 }}`. Braces around anything that is not an upper-case NAME_X (`{{ name }}`,
+ * `{{ CARD_NUMBER_1 }}` (in a JSON body the backslash is written `\\`, and both characters go). Braces around anything that is not an upper-case NAME_X (`{{ name }}`,
  * `{{ 1 }}`, JSON such as `{"a":{"b":1}}`) are not placeholders and pass untouched; an upper-case
  * NAME_X whose NAME is unknown is an error, so a typo is never sent on silently.
  */
@@ -22,8 +22,19 @@ export type PlaceholderName = (typeof PLACEHOLDER_NAMES)[number];
 
 const KNOWN = new Set<string>(PLACEHOLDER_NAMES);
 
-// Group 1: an escaping backslash; group 2: the full token, e.g. CARD_NUMBER_1.
-const PLACEHOLDER = /(\\?)\{\{ *([A-Z][A-Z0-9_]*_[0-9]+) *\}\}/g;
+// Group 1: backslashes right before the braces (an escape); group 2: the token, e.g. CARD_NUMBER_1.
+const PLACEHOLDER = /(\\*)\{\{ *([A-Z][A-Z0-9_]*_[0-9]+) *\}\}/g;
+
+/**
+ * The escape before a placeholder: one backslash in raw text; in a JSON document a backslash can only
+ * be written as `\\`, so there the escape is those two characters.
+ */
+export type EscapeStyle = 'raw' | 'json';
+const ESCAPE_LENGTH: Record<EscapeStyle, number> = { raw: 1, json: 2 };
+
+function escaped(backslashes: string, style: EscapeStyle): boolean {
+  return backslashes.length >= ESCAPE_LENGTH[style];
+}
 const TOKEN = /^([A-Z][A-Z0-9_]*)_([0-9]+)$/;
 
 export interface PlaceholderUse {
@@ -49,10 +60,10 @@ export class PlaceholderError extends Error {
  * Every placeholder in `text`, checked against the names and the number of listed payment methods.
  * Throws PlaceholderError on the first bad one (the message names the token, never a value).
  */
-export function scanPlaceholders(text: string, paymentMethodCount: number): PlaceholderUse[] {
+export function scanPlaceholders(text: string, paymentMethodCount: number, style: EscapeStyle = 'raw'): PlaceholderUse[] {
   const uses: PlaceholderUse[] = [];
   for (const match of text.matchAll(PLACEHOLDER)) {
-    if (match[1]) continue; // escaped
+    if (escaped(match[1], style)) continue;
     const token = match[2];
     const [, name, digits] = TOKEN.exec(token)!;
     if (!KNOWN.has(name)) {
@@ -77,12 +88,18 @@ export function scanPlaceholders(text: string, paymentMethodCount: number): Plac
  * Replaces each placeholder with `encode(value)`, and unescapes escaped ones. `values` is keyed by
  * token (CARD_NUMBER_1); call scanPlaceholders first, so every token here is known.
  */
-export function substitutePlaceholders(text: string, values: ReadonlyMap<string, string>, encode: (value: string) => string = (v) => v): string {
-  return text.replace(PLACEHOLDER, (whole, escape: string, token: string) => {
-    if (escape) return whole.slice(1);
+export function substitutePlaceholders(
+  text: string,
+  values: ReadonlyMap<string, string>,
+  encode: (value: string) => string = (v) => v,
+  style: EscapeStyle = 'raw',
+): string {
+  return text.replace(PLACEHOLDER, (whole, backslashes: string, token: string) => {
+    // Drop the escape itself; any backslashes before it are ordinary text.
+    if (escaped(backslashes, style)) return whole.slice(ESCAPE_LENGTH[style]);
     const value = values.get(token);
     if (value === undefined) throw new Error(`no value resolved for ${token}`); // a bug, not user input
-    return encode(value);
+    return `${backslashes}${encode(value)}`;
   });
 }
 

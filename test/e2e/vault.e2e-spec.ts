@@ -153,6 +153,7 @@ describe('The vault: encryption at rest, placeholder resolution, key rotation', 
       expect(first.rewrapped_payment_methods).toBeGreaterThanOrEqual(COUNT - 1);
       expect(first.rewrapped_merchant_keys).toBeGreaterThanOrEqual(1);
       expect(first.failed_payment_methods).toContain(tampered);
+      expect(first.remaining).toBeGreaterThanOrEqual(1);
       const second = await both.get(KeyRotationService).rotate(300);
       expect(second).toMatchObject({ master_key_id: 'test-k2', rewrapped_payment_methods: 0, rewrapped_merchant_keys: 0 });
       expect(second.failed_payment_methods).toEqual(first.failed_payment_methods);

@@ -19,7 +19,8 @@ export async function http<T = any>(
     body = JSON.stringify(init.body);
     headers['content-type'] ??= 'application/json';
   }
-  const response = await fetch(`${baseUrl}${path}`, { method: init.method ?? 'GET', headers, body });
+  // Never follow redirects: a test must see exactly what the service answered.
+  const response = await fetch(`${baseUrl}${path}`, { method: init.method ?? 'GET', headers, body, redirect: 'manual' });
   const text = await response.text();
   let parsed: unknown = text;
   try {

@@ -102,5 +102,9 @@ describe('placeholders', () => {
     expect(substitutePlaceholders('{"n":"{{ CARDHOLDER_NAME_1 }}"}', values, jsonStringContent)).toBe('{"n":"O\\"Brien \\\\ </x>"}');
     expect(JSON.parse(substitutePlaceholders('{"n":"{{ CARDHOLDER_NAME_1 }}"}', values, jsonStringContent)).n).toBe('O"Brien \\ </x>');
     expect(substitutePlaceholders('x \\{{ CARDHOLDER_NAME_1 }} y', values)).toBe('x {{ CARDHOLDER_NAME_1 }} y');
+    // In JSON the escape is an escaped backslash, and the result stays valid JSON.
+    const json = '{"literal":"\\\\{{ CARD_NUMBER_1 }}"}';
+    expect(scanPlaceholders(json, 0, 'json')).toEqual([]);
+    expect(JSON.parse(substitutePlaceholders(json, values, jsonStringContent, 'json'))).toEqual({ literal: '{{ CARD_NUMBER_1 }}' });
   });
 });

@@ -1,5 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { FORWARD_ROUTE } from '../../forwarding/forward-route';
 import { CommonErrors } from './common.errors';
 import { ProblemBody, ProblemDefinition, ProblemException } from './problem';
 
@@ -30,7 +31,10 @@ export class ProblemFilter implements ExceptionFilter {
       const error = exception instanceof Error ? { name: errorName(exception), message: exception.message, stack: exception.stack } : { value: String(exception) };
       this.logger.error({ err: error, request_id: body.request_id }, 'request failed');
     }
-    reply.status(problem.status).headers({ ...problem.headers, 'content-type': PROBLEM_CONTENT_TYPE }).send(JSON.stringify(body));
+    const headers: Record<string, string> = { ...problem.headers, 'content-type': PROBLEM_CONTENT_TYPE };
+    // On the forward route, a caller must always be able to tell our errors from the downstream's.
+    if (request.url.split('?')[0] === FORWARD_ROUTE) headers['x-vault-forward-error'] = 'true';
+    reply.status(problem.status).headers(headers).send(JSON.stringify(body));
   }
 
   private toProblem(exception: unknown): ProblemException {

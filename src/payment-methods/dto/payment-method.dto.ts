@@ -44,6 +44,8 @@ export class CreatePaymentMethodDto {
   @IsOptional()
   @IsString()
   @Length(1, 200)
+  // It may be placed into forwarded header values: no line breaks or other control characters.
+  @Matches(/^[^\u0000-\u001f\u007f]*$/, { message: 'must not contain control characters' })
   cardholder_name?: string;
 }
 

@@ -1,0 +1,159 @@
+import { readFileSync } from 'node:fs';
+import { rootCertificates } from 'node:tls';
+import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
+import { Agent, Dispatcher } from 'undici';
+import type { AppConfig } from '../config/config';
+import { APP_CONFIG } from '../config/config.module';
+import { ProblemException } from '../common/problem/problem';
+import { BlockedAddressError, guardedLookup } from './addresses';
+import { HOP_BY_HOP } from './forward-headers';
+import { ForwardingErrors } from './forwarding.errors';
+
+export const MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
+const CONNECT_TIMEOUT_MS = 5_000;
+
+export interface DownstreamRequest {
+  url: URL;
+  method: string;
+  headers: Record<string, string>;
+  body: Buffer | undefined;
+  timeoutMs: number;
+  /** Listed in FORWARD_INSECURE_HOSTS: no address guard. */
+  trusted: boolean;
+}
+
+export interface DownstreamResponse {
+  status: number;
+  headers: Record<string, string | string[]>;
+  body: Buffer;
+}
+
+function errorCode(error: unknown): string | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 4 && current; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && code !== 'UND_ERR_SOCKET') return code;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return (error as { code?: string }).code;
+}
+
+function blocked(error: unknown): BlockedAddressError | null {
+  let current: unknown = error;
+  for (let depth = 0; depth < 4 && current; depth++) {
+    if (current instanceof BlockedAddressError) return current;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return null;
+}
+
+/**
+ * The outbound HTTP client: undici agents that keep a keep-alive connection pool per origin, reused
+ * across requests. The default agent resolves names through the SSRF guard and connects to the
+ * address it checked; a second agent without the guard serves only FORWARD_INSECURE_HOSTS.
+ * Redirects are never followed. Responses are read fully (up to 10 MiB) before anything is sent
+ * back, so a failure midway is still reported as a clean problem rather than a truncated body.
+ */
+@Injectable()
+export class DownstreamClient implements OnModuleDestroy {
+  private readonly guarded: Agent;
+  private readonly trusted: Agent;
+
+  constructor(@Inject(APP_CONFIG) config: AppConfig) {
+    const ca = config.forwardExtraCaFile ? [...rootCertificates, readFileSync(config.forwardExtraCaFile, 'utf8')] : undefined;
+    const common = { keepAliveTimeout: 30_000, keepAliveMaxTimeout: 120_000, connections: 256, pipelining: 1 };
+    this.guarded = new Agent({ ...common, connect: { timeout: CONNECT_TIMEOUT_MS, lookup: guardedLookup, ...(ca ? { ca } : {}) } });
+    this.trusted = new Agent({ ...common, connect: { timeout: CONNECT_TIMEOUT_MS, ...(ca ? { ca } : {}) } });
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await Promise.all([this.guarded.close(), this.trusted.close()]);
+  }
+
+  async send(request: DownstreamRequest): Promise<DownstreamResponse> {
+    const agent = request.trusted ? this.trusted : this.guarded;
+    const signal = AbortSignal.timeout(request.timeoutMs);
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await agent.request({
+        origin: request.url.origin,
+        path: `${request.url.pathname}${request.url.search}`,
+        method: request.method as Dispatcher.HttpMethod,
+        headers: request.headers,
+        body: request.body,
+        signal,
+        headersTimeout: request.timeoutMs,
+        bodyTimeout: request.timeoutMs,
+      });
+    } catch (error) {
+      throw this.translate(error, signal, request);
+    }
+
+    const declared = Number(response.headers['content-length']);
+    if (Number.isFinite(declared) && declared > MAX_RESPONSE_BYTES) {
+      response.body.destroy();
+      throw tooLarge();
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    try {
+      for await (const chunk of response.body) {
+        size += (chunk as Buffer).length;
+        if (size > MAX_RESPONSE_BYTES) {
+          response.body.destroy();
+          throw tooLarge();
+        }
+        chunks.push(chunk as Buffer);
+      }
+    } catch (error) {
+      if (error instanceof ProblemException) throw error;
+      throw this.translate(error, signal, request);
+    }
+    return { status: response.statusCode, headers: responseHeaders(response.headers), body: Buffer.concat(chunks, size) };
+  }
+
+  private translate(error: unknown, signal: AbortSignal, request: DownstreamRequest): ProblemException {
+    const host = request.url.host;
+    const guard = blocked(error);
+    if (guard) {
+      return new ProblemException(ForwardingErrors.targetAddressForbidden, `${guard.hostname} resolves to a ${guard.reason} address, which may not be forwarded to.`, [
+        { location: 'header', name: 'x-vault-forward-url', message: `resolves to a ${guard.reason} address` },
+      ]);
+    }
+    const code = errorCode(error);
+    if (signal.aborted || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_ABORTED') {
+      return new ProblemException(ForwardingErrors.downstreamTimeout, `${host} did not answer within ${request.timeoutMs / 1000} s.`);
+    }
+    const what =
+      code === 'ENOTFOUND' || code === 'EAI_AGAIN'
+        ? 'its name does not resolve'
+        : code === 'ECONNREFUSED'
+          ? 'the connection was refused'
+          : code === 'ECONNRESET' || code === 'UND_ERR_SOCKET' || code === 'EPIPE'
+            ? 'the connection was reset'
+            : code === 'UND_ERR_CONNECT_TIMEOUT'
+              ? `no connection within ${CONNECT_TIMEOUT_MS / 1000} s`
+              : code && (code.startsWith('ERR_TLS') || code.startsWith('ERR_SSL') || /CERT|SELF_SIGNED|UNABLE_TO/.test(code))
+                ? `the TLS handshake failed (${code})`
+                : `the request failed (${code ?? 'network error'})`;
+    return new ProblemException(ForwardingErrors.downstreamUnreachable, `${host} could not be reached: ${what}.`);
+  }
+}
+
+function tooLarge(): ProblemException {
+  return new ProblemException(ForwardingErrors.downstreamResponseTooLarge, `The downstream response is larger than ${MAX_RESPONSE_BYTES} bytes.`);
+}
+
+/** The downstream's headers, less hop-by-hop ones, those `connection` names, set-cookie and length. */
+function responseHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string | string[]> {
+  const connection = String(headers.connection ?? '')
+    .split(',')
+    .map((h) => h.trim().toLowerCase())
+    .filter(Boolean);
+  const out: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined || HOP_BY_HOP.has(name) || connection.includes(name) || name === 'set-cookie' || name === 'content-length') continue;
+    out[name] = value;
+  }
+  return out;
+}

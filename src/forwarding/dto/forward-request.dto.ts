@@ -1,0 +1,49 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { PageQueryDto } from '../../common/pagination/page-query';
+import { VaultForwardRequest } from '../forward-request.entity';
+
+export class ListForwardRequestsQuery extends PageQueryDto({ default: 20, max: 100 }) {}
+
+export class ForwardRequestResponse {
+  @ApiProperty({ enum: ['vault-forward-request'] })
+  type!: 'vault-forward-request';
+  @ApiProperty({ description: 'The request id, also returned as x-vault-forward-request-id.' })
+  id!: string;
+  @ApiProperty()
+  merchant_account_id!: string;
+  @ApiProperty({ type: String, format: 'uuid', nullable: true })
+  config_id!: string | null;
+  @ApiProperty({ type: String, nullable: true })
+  method!: string | null;
+  @ApiProperty({ type: String, nullable: true, description: 'Without the query string.' })
+  target_url!: string | null;
+  @ApiProperty({ type: Number, nullable: true, description: 'The downstream status, or the status of the service’s own error.' })
+  status!: number | null;
+  @ApiProperty()
+  duration_ms!: number;
+  @ApiProperty({ type: [String] })
+  payment_method_ids!: string[];
+  @ApiProperty({ type: [String] })
+  authentication_ids!: string[];
+  @ApiProperty({ type: String, nullable: true, description: 'Problem code when the service answered with its own error.' })
+  error_type!: string | null;
+  @ApiProperty({ example: '2026-11-20T09:14:03.123456+00:00' })
+  created_at!: string;
+
+  static from(r: VaultForwardRequest): ForwardRequestResponse {
+    return {
+      type: 'vault-forward-request',
+      id: r.id,
+      merchant_account_id: r.merchantAccountId,
+      config_id: r.configId,
+      method: r.method,
+      target_url: r.targetUrl,
+      status: r.status,
+      duration_ms: r.durationMs,
+      payment_method_ids: r.paymentMethodIds,
+      authentication_ids: r.authenticationIds,
+      error_type: r.errorType,
+      created_at: r.createdAt.toISOString(),
+    };
+  }
+}

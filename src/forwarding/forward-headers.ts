@@ -1,0 +1,140 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { ProblemException } from '../common/problem/problem';
+import { parsePaymentMethodIds, PAYMENT_METHODS_HEADER } from '../vault/payment-method-resolver.service';
+import { ForwardingErrors } from './forwarding.errors';
+import { FORWARD_METHODS, ForwardMethod } from './http-methods';
+
+export const URL_HEADER = 'x-vault-forward-url';
+export const METHOD_HEADER = 'x-vault-forward-http-method';
+export const AUTHENTICATIONS_HEADER = 'x-vault-forward-authentications';
+export const TIMEOUT_HEADER = 'x-vault-forward-timeout';
+export const HEADER_PREFIX = 'x-vault-forward-header-';
+const KNOWN = [URL_HEADER, METHOD_HEADER, PAYMENT_METHODS_HEADER, AUTHENTICATIONS_HEADER, TIMEOUT_HEADER];
+
+const DEFAULT_TIMEOUT_SECONDS = 30;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const TOKEN = /^[!#$%&'*+.^_`|~0-9a-z-]+$/;
+
+/** Never forwarded: connection-level headers (RFC 9110 §7.6.1) and what the service sets itself. */
+export const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
+const SET_BY_SERVICE = new Set(['host', 'content-length']);
+
+export interface ForwardSpec {
+  url: URL;
+  method: ForwardMethod;
+  paymentMethodIds: string[];
+  authenticationIds: string[];
+  timeoutMs: number;
+  /** From x-vault-forward-header-NAME, as [NAME, value]; values may hold placeholders. */
+  headers: Array<[string, string]>;
+}
+
+function invalid(name: string, message: string): ProblemException {
+  return new ProblemException(ForwardingErrors.invalidHeader, `${name} ${message}.`, [{ location: 'header', name, message }]);
+}
+
+function single(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const value = headers[name];
+  if (Array.isArray(value)) throw invalid(name, 'must be sent once');
+  return value;
+}
+
+/** Optimal string alignment distance: edits, with a swap of neighbours counting as one. */
+export function editDistance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
+  for (let j = 1; j <= b.length; j++) d[0][j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  }
+  return d[a.length][b.length];
+}
+
+const NEAR_MISS_DISTANCE = 3;
+
+/**
+ * The forwarding header a name was surely meant to be, or null when it is unrelated. Unknown
+ * x-vault-forward-* names always match something; other names only when a few edits away.
+ */
+export function intendedHeader(name: string): string | null {
+  let best: string | null = null;
+  let bestDistance = Infinity;
+  for (const known of KNOWN) {
+    const distance = editDistance(name, known);
+    if (distance < bestDistance) [best, bestDistance] = [known, distance];
+  }
+  if (bestDistance <= NEAR_MISS_DISTANCE) return best;
+  // x-vault-foward-header-authorization, x-vault-forward-headers-authorization, …
+  const at = name.indexOf('-header');
+  if (at > 0) {
+    const afterDash = name.indexOf('-', at + 1);
+    const stem = name.slice(0, afterDash + 1);
+    if (afterDash > 0 && editDistance(stem, HEADER_PREFIX) <= NEAR_MISS_DISTANCE) return `${HEADER_PREFIX}${name.slice(afterDash + 1)}`;
+  }
+  // Any other x-vault-forward-NAME most likely meant to forward NAME.
+  if (name.startsWith('x-vault-forward-')) return `${HEADER_PREFIX}${name.slice('x-vault-forward-'.length)}`;
+  return null;
+}
+
+/** Reads and checks every x-vault-forward-* header; each problem names the header at fault. */
+export function parseForwardHeaders(headers: IncomingHttpHeaders): ForwardSpec {
+  const forwarded: Array<[string, string]> = [];
+  for (const [name, value] of Object.entries(headers)) {
+    if (name.startsWith(HEADER_PREFIX)) {
+      const target = name.slice(HEADER_PREFIX.length);
+      if (!TOKEN.test(target)) throw invalid(name, 'must name a header after the prefix');
+      if (HOP_BY_HOP.has(target)) throw invalid(name, `names the hop-by-hop header ${target}, which is never forwarded`);
+      if (SET_BY_SERVICE.has(target)) throw invalid(name, `names ${target}, which the service sets for the target`);
+      if (Array.isArray(value)) throw invalid(name, 'must be sent once');
+      forwarded.push([target, value ?? '']);
+      continue;
+    }
+    if (KNOWN.includes(name)) continue;
+    const meant = intendedHeader(name);
+    if (meant) {
+      throw new ProblemException(ForwardingErrors.unknownHeader, `${name} is not a forwarding header; did you mean ${meant}?`, [
+        { location: 'header', name, message: `unknown; did you mean ${meant}?` },
+      ]);
+    }
+  }
+
+  const rawUrl = single(headers, URL_HEADER);
+  if (!rawUrl) throw invalid(URL_HEADER, 'is required');
+  let url: URL;
+  try {
+    url = new URL(rawUrl);
+  } catch {
+    throw invalid(URL_HEADER, 'must be an absolute URL');
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw invalid(URL_HEADER, 'must be an http(s) URL');
+  if (url.username || url.password) throw invalid(URL_HEADER, 'must not carry credentials; send them with x-vault-forward-header-authorization');
+  if (rawUrl.length > 4096) throw invalid(URL_HEADER, 'must be at most 4096 characters');
+
+  const rawMethod = single(headers, METHOD_HEADER);
+  if (!rawMethod) throw invalid(METHOD_HEADER, 'is required');
+  const method = rawMethod.trim().toUpperCase();
+  if (!(FORWARD_METHODS as readonly string[]).includes(method)) throw invalid(METHOD_HEADER, `must be one of ${FORWARD_METHODS.join(', ')}`);
+
+  const rawIds = single(headers, PAYMENT_METHODS_HEADER);
+  const paymentMethodIds = rawIds === undefined ? [] : parsePaymentMethodIds(rawIds);
+
+  const rawAuth = single(headers, AUTHENTICATIONS_HEADER);
+  const authenticationIds = rawAuth === undefined ? [] : rawAuth.split(',');
+  authenticationIds.forEach((id, index) => {
+    if (!UUID.test(id)) throw invalid(AUTHENTICATIONS_HEADER, `position ${index + 1} is not a UUID (comma-separated, no other separator)`);
+  });
+
+  const rawTimeout = single(headers, TIMEOUT_HEADER);
+  let timeoutSeconds = DEFAULT_TIMEOUT_SECONDS;
+  if (rawTimeout !== undefined) {
+    if (!/^\d{1,3}$/.test(rawTimeout) || Number(rawTimeout) < 1 || Number(rawTimeout) > 120) {
+      throw invalid(TIMEOUT_HEADER, 'must be whole seconds from 1 to 120');
+    }
+    timeoutSeconds = Number(rawTimeout);
+  }
+
+  return { url, method: method as ForwardMethod, paymentMethodIds, authenticationIds, timeoutMs: timeoutSeconds * 1000, headers: forwarded };
+}

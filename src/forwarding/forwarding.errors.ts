@@ -1,0 +1,67 @@
+import { defineProblem } from '../common/problem/problem';
+
+/** Problems of POST /vault-forward; each response also carries `x-vault-forward-error: true`. */
+export const ForwardingErrors = {
+  invalidHeader: defineProblem({
+    code: 'invalid-forward-header',
+    status: 400,
+    title: 'Missing or malformed forwarding header',
+    description: 'An x-vault-forward-* header is missing or malformed; `errors` names it. Nothing was sent.',
+  }),
+  unknownHeader: defineProblem({
+    code: 'unknown-forward-header',
+    status: 400,
+    title: 'Unknown or misspelled forwarding header',
+    description:
+      'A header looks like a forwarding header but is not one (for example x-valud-forward-authentications). It is refused rather than ignored, because the request would otherwise go out without what it names. Nothing was sent.',
+  }),
+  invalidPlaceholder: defineProblem({
+    code: 'invalid-placeholder',
+    status: 400,
+    title: 'Unknown placeholder',
+    description: 'The body or a forwarded header uses a placeholder whose name is unknown or whose position exceeds the listed payment methods. Nothing was sent. See docs/placeholders.md.',
+  }),
+  insecureTarget: defineProblem({
+    code: 'insecure-target',
+    status: 400,
+    title: 'Target must use https',
+    description: 'Forwarding targets must be https URLs. Plain http is allowed only for hosts the operator lists in FORWARD_INSECURE_HOSTS.',
+  }),
+  endpointNotEnabled: defineProblem({
+    code: 'endpoint-not-enabled',
+    status: 403,
+    title: 'Target not enabled',
+    description: 'No enabled forwarding config of this merchant account lists the target host (host:port when not 443) with this HTTP method. Add one with POST /vault-forward/configs.',
+  }),
+  targetAddressForbidden: defineProblem({
+    code: 'target-address-forbidden',
+    status: 403,
+    title: 'Target address not allowed',
+    description:
+      'The target host is, or resolves to, an address that is not public (loopback, private, link-local such as 169.254.169.254, carrier-grade NAT, multicast, unspecified, or their IPv4-mapped IPv6 forms). Such targets are refused whatever the configs say.',
+  }),
+  notImplemented: defineProblem({
+    code: 'not-implemented',
+    status: 400,
+    title: 'Not implemented yet',
+    description: 'Stored authentication methods (x-vault-forward-authentications) are not available yet; nothing was sent.',
+  }),
+  downstreamUnreachable: defineProblem({
+    code: 'downstream-unreachable',
+    status: 502,
+    title: 'Downstream unreachable',
+    description: 'The target could not be reached: name resolution, connection, TLS handshake or the connection itself failed.',
+  }),
+  downstreamTimeout: defineProblem({
+    code: 'downstream-timeout',
+    status: 504,
+    title: 'Downstream timed out',
+    description: 'The target did not answer within the timeout (30 s unless x-vault-forward-timeout says otherwise, 1–120 s).',
+  }),
+  downstreamResponseTooLarge: defineProblem({
+    code: 'downstream-response-too-large',
+    status: 502,
+    title: 'Downstream response too large',
+    description: 'The target answered with a body larger than 10 MiB, which is not passed back.',
+  }),
+};

@@ -1,0 +1,16 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { VaultForwardConfigsModule } from '../vault-forward-configs/vault-forward-configs.module';
+import { VaultModule } from '../vault/vault.module';
+import { DownstreamClient } from './downstream-client';
+import { VaultForwardRequest } from './forward-request.entity';
+import { ForwardRecordsService } from './forward-records.service';
+import { ForwardingController } from './forwarding.controller';
+import { ForwardingService } from './forwarding.service';
+
+@Module({
+  imports: [TypeOrmModule.forFeature([VaultForwardRequest]), VaultModule, VaultForwardConfigsModule],
+  controllers: [ForwardingController],
+  providers: [ForwardingService, DownstreamClient, ForwardRecordsService],
+})
+export class ForwardingModule {}

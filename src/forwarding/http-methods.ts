@@ -1,0 +1,12 @@
+export const FORWARD_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+export type ForwardMethod = (typeof FORWARD_METHODS)[number];
+export const DEFAULT_CONFIG_METHODS: ForwardMethod[] = ['POST', 'PUT', 'PATCH'];
+
+/**
+ * The allow-list key of a target: lower-case host, plus `:port` unless the port is 443 — the form
+ * merchants write in a config's `hosts`.
+ */
+export function hostKey(url: URL): string {
+  const port = url.port || (url.protocol === 'https:' ? '443' : '80');
+  return port === '443' ? url.hostname.toLowerCase() : `${url.hostname.toLowerCase()}:${port}`;
+}

@@ -1,0 +1,103 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ArrayMaxSize, ArrayMinSize, ArrayUnique, IsArray, IsBoolean, IsIn, IsOptional, IsString, Length, Matches, ValidateIf } from 'class-validator';
+import { PageQueryDto } from '../../common/pagination/page-query';
+import { FORWARD_METHODS } from '../../forwarding/http-methods';
+import { VaultForwardConfig } from '../vault-forward-config.entity';
+
+/** host, host:port, [v6], [v6]:port — exact names, no scheme, path or wildcard. */
+export const HOST_ENTRY = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(:[1-9][0-9]{0,4})?$/;
+
+export class CreateVaultForwardConfigDto {
+  @ApiProperty({ example: 'Acme PSP', minLength: 1, maxLength: 50 })
+  @IsString()
+  @Length(1, 50)
+  display_name!: string;
+
+  @ApiProperty({ example: ['api.acme-psp.example', 'api.acme-psp.example:8443'], description: 'Exact host names; add :port when it is not 443.' })
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(50)
+  @IsString({ each: true })
+  @Matches(HOST_ENTRY, { each: true, message: 'each entry must be a host name or host:port, without scheme or path' })
+  hosts!: string[];
+
+  @ApiPropertyOptional({ example: ['POST', 'PUT', 'PATCH'], enum: FORWARD_METHODS, isArray: true, default: ['POST', 'PUT', 'PATCH'] })
+  @IsOptional()
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayUnique()
+  @IsIn(FORWARD_METHODS, { each: true, message: `each entry must be one of ${FORWARD_METHODS.join(', ')}` })
+  methods?: string[];
+
+  @ApiPropertyOptional({ default: true })
+  @IsOptional()
+  @IsBoolean()
+  enabled?: boolean;
+}
+
+export class UpdateVaultForwardConfigDto {
+  @ApiPropertyOptional({ minLength: 1, maxLength: 50 })
+  @ValidateIf((_, v) => v !== undefined)
+  @IsString()
+  @Length(1, 50)
+  display_name?: string;
+
+  @ApiPropertyOptional({ type: [String] })
+  @ValidateIf((_, v) => v !== undefined)
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(50)
+  @IsString({ each: true })
+  @Matches(HOST_ENTRY, { each: true, message: 'each entry must be a host name or host:port, without scheme or path' })
+  hosts?: string[];
+
+  @ApiPropertyOptional({ enum: FORWARD_METHODS, isArray: true })
+  @ValidateIf((_, v) => v !== undefined)
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayUnique()
+  @IsIn(FORWARD_METHODS, { each: true, message: `each entry must be one of ${FORWARD_METHODS.join(', ')}` })
+  methods?: string[];
+
+  @ApiPropertyOptional()
+  @ValidateIf((_, v) => v !== undefined)
+  @IsBoolean()
+  enabled?: boolean;
+}
+
+export class ListVaultForwardConfigsQuery extends PageQueryDto({ default: 20, max: 100 }) {}
+
+export class VaultForwardConfigResponse {
+  @ApiProperty({ enum: ['vault-forward-config'] })
+  type!: 'vault-forward-config';
+  @ApiProperty({ format: 'uuid' })
+  id!: string;
+  @ApiProperty()
+  merchant_account_id!: string;
+  @ApiProperty()
+  display_name!: string;
+  @ApiProperty({ type: [String] })
+  hosts!: string[];
+  @ApiProperty({ enum: FORWARD_METHODS, isArray: true })
+  methods!: string[];
+  @ApiProperty()
+  enabled!: boolean;
+  @ApiProperty({ example: '2026-11-20T09:14:03.123456+00:00' })
+  created_at!: string;
+  @ApiProperty({ example: '2026-11-20T09:14:03.123456+00:00' })
+  updated_at!: string;
+
+  static from(config: VaultForwardConfig): VaultForwardConfigResponse {
+    return {
+      type: 'vault-forward-config',
+      id: config.id,
+      merchant_account_id: config.merchantAccountId,
+      display_name: config.displayName,
+      hosts: config.hosts,
+      methods: config.methods,
+      enabled: config.enabled,
+      created_at: config.createdAt.toISOString(),
+      updated_at: config.updatedAt.toISOString(),
+    };
+  }
+}

@@ -1,0 +1,74 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
+import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { AuthErrors } from '../auth/auth.errors';
+import { MerchantAccountId } from '../auth/principal';
+import { RequireScope } from '../auth/scopes';
+import { ApiProblems } from '../common/openapi/api-problems';
+import { MerchantHeaders } from '../common/openapi/merchant-headers';
+import { Page, PageOf } from '../common/pagination/page';
+import { PaginationErrors } from '../common/pagination/pagination.errors';
+import { CommonErrors } from '../common/problem/common.errors';
+import {
+  CreateVaultForwardConfigDto,
+  ListVaultForwardConfigsQuery,
+  UpdateVaultForwardConfigDto,
+  VaultForwardConfigResponse,
+} from './dto/vault-forward-config.dto';
+import { VaultForwardConfigErrors } from './vault-forward-configs.errors';
+import { VaultForwardConfigsService } from './vault-forward-configs.service';
+
+@ApiTags('Forwarding configs')
+@MerchantHeaders()
+@ApiProblems(AuthErrors.unauthorized, AuthErrors.forbidden, AuthErrors.merchantAccountMismatch, AuthErrors.merchantAccountUnknown)
+@Controller('vault-forward/configs')
+export class VaultForwardConfigsController {
+  constructor(private readonly configs: VaultForwardConfigsService) {}
+
+  @Post()
+  @HttpCode(201)
+  @RequireScope('vault-forward-configs.write')
+  @ApiOperation({ summary: 'Enable hosts (and methods) as forwarding targets' })
+  @ApiProblems(CommonErrors.validationFailed)
+  async create(@MerchantAccountId() merchant: string, @Body() body: CreateVaultForwardConfigDto): Promise<VaultForwardConfigResponse> {
+    return VaultForwardConfigResponse.from(
+      await this.configs.create(merchant, { displayName: body.display_name, hosts: body.hosts, methods: body.methods, enabled: body.enabled }),
+    );
+  }
+
+  @Get()
+  @RequireScope('vault-forward-configs.read')
+  @ApiOperation({ summary: 'List forwarding configs, newest first, with cursor pagination' })
+  @ApiOkResponse({ type: PageOf(VaultForwardConfigResponse) })
+  @ApiProblems(CommonErrors.validationFailed, PaginationErrors.invalidCursor)
+  list(@MerchantAccountId() merchant: string, @Query() query: ListVaultForwardConfigsQuery): Promise<Page<VaultForwardConfigResponse>> {
+    return this.configs.list(merchant, query);
+  }
+
+  @Get(':id')
+  @RequireScope('vault-forward-configs.read')
+  @ApiOperation({ summary: 'Get a forwarding config' })
+  @ApiProblems(VaultForwardConfigErrors.notFound)
+  async get(@MerchantAccountId() merchant: string, @Param('id') id: string): Promise<VaultForwardConfigResponse> {
+    return VaultForwardConfigResponse.from(await this.configs.get(merchant, id));
+  }
+
+  @Put(':id')
+  @RequireScope('vault-forward-configs.write')
+  @ApiOperation({ summary: 'Update a forwarding config (only the fields sent)' })
+  @ApiProblems(CommonErrors.validationFailed, VaultForwardConfigErrors.notFound)
+  async update(@MerchantAccountId() merchant: string, @Param('id') id: string, @Body() body: UpdateVaultForwardConfigDto): Promise<VaultForwardConfigResponse> {
+    return VaultForwardConfigResponse.from(
+      await this.configs.update(merchant, id, { displayName: body.display_name, hosts: body.hosts, methods: body.methods, enabled: body.enabled }),
+    );
+  }
+
+  @Delete(':id')
+  @HttpCode(204)
+  @RequireScope('vault-forward-configs.write')
+  @ApiOperation({ summary: 'Delete a forwarding config' })
+  @ApiNoContentResponse({ description: 'Deleted.' })
+  @ApiProblems(VaultForwardConfigErrors.notFound)
+  async delete(@MerchantAccountId() merchant: string, @Param('id') id: string): Promise<void> {
+    await this.configs.delete(merchant, id);
+  }
+}

@@ -1,0 +1,160 @@
+import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import type Redis from 'ioredis';
+import { LRUCache } from 'lru-cache';
+import { Repository } from 'typeorm';
+import type { AppConfig } from '../config/config';
+import { APP_CONFIG } from '../config/config.module';
+import { Page } from '../common/pagination/page';
+import { PaginationService } from '../common/pagination/pagination.service';
+import { CommonErrors } from '../common/problem/common.errors';
+import { ProblemException } from '../common/problem/problem';
+import { blockedAddressReason, literalAddress } from '../forwarding/addresses';
+import { DEFAULT_CONFIG_METHODS } from '../forwarding/http-methods';
+import { REDIS } from '../queue/redis.module';
+import { ListVaultForwardConfigsQuery, VaultForwardConfigResponse } from './dto/vault-forward-config.dto';
+import { VaultForwardConfig } from './vault-forward-config.entity';
+import { VaultForwardConfigErrors } from './vault-forward-configs.errors';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const INVALIDATION_CHANNEL = 'vault-forward:configs-changed';
+/** Bounds staleness when a change notice is missed (no Redis, or a dropped subscription). */
+const CACHE_TTL_MS = 10_000;
+
+/** What the forwarding hot path needs to know about one enabled config. */
+export interface EnabledConfig {
+  id: string;
+  hosts: ReadonlySet<string>;
+  methods: ReadonlySet<string>;
+}
+
+export interface ConfigChanges {
+  displayName?: string;
+  hosts?: string[];
+  methods?: string[];
+  enabled?: boolean;
+}
+
+@Injectable()
+export class VaultForwardConfigsService implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger('VaultForwardConfigs');
+  private readonly enabledCache = new LRUCache<string, EnabledConfig[]>({ max: 10_000, ttl: CACHE_TTL_MS });
+  private subscriber: Redis | null = null;
+
+  constructor(
+    @InjectRepository(VaultForwardConfig) private readonly configs: Repository<VaultForwardConfig>,
+    private readonly pagination: PaginationService,
+    @Inject(APP_CONFIG) private readonly appConfig: AppConfig,
+    @Inject(REDIS) private readonly redis: Redis | null,
+  ) {}
+
+  /** Other API processes drop their cached copy as soon as one of them changes a config. */
+  onModuleInit(): void {
+    if (!this.redis) return;
+    this.subscriber = this.redis.duplicate();
+    this.subscriber.on('message', (_channel: string, merchantAccountId: string) => this.enabledCache.delete(merchantAccountId));
+    this.subscriber.on('error', (error: Error) => this.logger.warn(`config invalidation channel: ${error.message}`));
+    // Not awaited: with Redis down the API still starts, and the cache TTL bounds staleness.
+    void this.subscriber.subscribe(INVALIDATION_CHANNEL).catch((error: Error) => this.logger.warn(`cannot subscribe: ${error.message}`));
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    if (!this.subscriber) return;
+    if (this.subscriber.status === 'ready') await this.subscriber.quit().catch(() => this.subscriber?.disconnect());
+    else this.subscriber.disconnect();
+  }
+
+  async create(merchantAccountId: string, input: { displayName: string; hosts: string[]; methods?: string[]; enabled?: boolean }): Promise<VaultForwardConfig> {
+    const result = await this.configs.insert({
+      merchantAccountId,
+      displayName: input.displayName,
+      hosts: this.normaliseHosts(input.hosts),
+      methods: input.methods ?? DEFAULT_CONFIG_METHODS,
+      enabled: input.enabled ?? true,
+    });
+    await this.changed(merchantAccountId);
+    return this.get(merchantAccountId, result.identifiers[0].id as string);
+  }
+
+  async get(merchantAccountId: string, id: string): Promise<VaultForwardConfig> {
+    const found = UUID.test(id) ? await this.configs.findOneBy({ id, merchantAccountId }) : null;
+    if (!found) throw notFound(id);
+    return found;
+  }
+
+  async update(merchantAccountId: string, id: string, changes: ConfigChanges): Promise<VaultForwardConfig> {
+    if (!UUID.test(id)) throw notFound(id);
+    const hosts = changes.hosts === undefined ? null : this.normaliseHosts(changes.hosts);
+    const [, affected] = (await this.configs.query(
+      `UPDATE vault_forward_configs
+          SET display_name = COALESCE($3, display_name), hosts = COALESCE($4, hosts),
+              methods = COALESCE($5, methods), enabled = COALESCE($6, enabled), updated_at = now()
+        WHERE id = $1 AND merchant_account_id = $2`,
+      [id, merchantAccountId, changes.displayName ?? null, hosts, changes.methods ?? null, changes.enabled ?? null],
+    )) as [unknown, number];
+    if (!affected) throw notFound(id);
+    await this.changed(merchantAccountId);
+    return this.get(merchantAccountId, id);
+  }
+
+  async delete(merchantAccountId: string, id: string): Promise<void> {
+    const result = UUID.test(id) ? await this.configs.delete({ id, merchantAccountId }) : { affected: 0 };
+    if (!result.affected) throw notFound(id);
+    await this.changed(merchantAccountId);
+  }
+
+  list(merchantAccountId: string, query: ListVaultForwardConfigsQuery): Promise<Page<VaultForwardConfigResponse>> {
+    return this.pagination.paginate({
+      query: this.configs.createQueryBuilder('c').where('c.merchant_account_id = :merchantAccountId', { merchantAccountId }),
+      alias: 'c',
+      request: query,
+      limits: ListVaultForwardConfigsQuery.limits,
+      scope: { endpoint: 'vault-forward-configs', merchantAccountId, filters: {} },
+      map: VaultForwardConfigResponse.from,
+    });
+  }
+
+  /** Hot path: the merchant's enabled configs, cached, with one plain query on a miss. */
+  async enabledConfigs(merchantAccountId: string): Promise<EnabledConfig[]> {
+    const cached = this.enabledCache.get(merchantAccountId);
+    if (cached) return cached;
+    const rows = (await this.configs.query(
+      'SELECT id, hosts, methods FROM vault_forward_configs WHERE merchant_account_id = $1 AND enabled ORDER BY created_at, id',
+      [merchantAccountId],
+    )) as Array<{ id: string; hosts: string[]; methods: string[] }>;
+    const configs = rows.map((r) => ({ id: r.id, hosts: new Set(r.hosts), methods: new Set(r.methods) }));
+    this.enabledCache.set(merchantAccountId, configs);
+    return configs;
+  }
+
+  private async changed(merchantAccountId: string): Promise<void> {
+    this.enabledCache.delete(merchantAccountId);
+    await this.redis?.publish(INVALIDATION_CHANNEL, merchantAccountId).catch((error: Error) => {
+      this.logger.warn(`could not announce a config change: ${error.message}`);
+    });
+  }
+
+  /**
+   * Lower-case, `:443` dropped (the default), duplicates removed. IP literals outside public unicast
+   * space are refused at once: forwarding there would be refused anyway (SSRF guard), unless the
+   * operator lists the host in FORWARD_INSECURE_HOSTS.
+   */
+  private normaliseHosts(hosts: string[]): string[] {
+    const normalised = [...new Set(hosts.map((h) => h.toLowerCase().replace(/:443$/, '')))];
+    normalised.forEach((entry, index) => {
+      const host = entry.replace(/:\d+$/, '');
+      const literal = literalAddress(host);
+      const reason = literal ? blockedAddressReason(literal) : null;
+      if (reason && !this.appConfig.forwardInsecureHosts.has(entry) && !this.appConfig.forwardInsecureHosts.has(host)) {
+        throw new ProblemException(CommonErrors.validationFailed, `hosts[${index}] is a ${reason} address, which can never be forwarded to.`, [
+          { location: 'body', name: `hosts[${index}]`, message: `${reason} addresses are not allowed` },
+        ]);
+      }
+    });
+    return normalised;
+  }
+}
+
+function notFound(id: string): ProblemException {
+  return new ProblemException(VaultForwardConfigErrors.notFound, `No forwarding config "${id.slice(0, 64)}" exists in this merchant account.`);
+}

@@ -1,0 +1,347 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createApiKey } from '../factories/api-keys';
+import { cardNumber, createCard } from '../factories/cards';
+import { createMerchantAccount } from '../factories/merchant-accounts';
+import { closedPort, Downstream, selfSignedCertificate, startHttpDownstream, startHttpsDownstream } from '../support/downstream';
+import { expectProblem, http, HttpResult } from '../support/http';
+import { startTestApp, TestApp } from '../support/test-app';
+
+describe('POST /vault-forward against real downstream servers', () => {
+  let t: TestApp;
+  let plain: Downstream;
+  let tls: Downstream;
+  let untrusted: Downstream;
+  let refusedPort: number;
+  let merchant: string;
+  let token: string;
+  let card: { id: string; number: string };
+  let namedCard: { id: string; number: string };
+  let foreignCard: string;
+  const cardNumbers: string[] = [];
+
+  beforeAll(async () => {
+    const trustedCert = await selfSignedCertificate();
+    const caFile = join(mkdtempSync(join(tmpdir(), 'vf-ca-')), 'ca.pem');
+    writeFileSync(caFile, trustedCert.cert);
+    [plain, tls, untrusted, refusedPort] = await Promise.all([
+      startHttpDownstream(),
+      startHttpsDownstream(trustedCert),
+      startHttpsDownstream(await selfSignedCertificate()),
+      closedPort(),
+    ]);
+    t = await startTestApp({ env: { FORWARD_INSECURE_HOSTS: '127.0.0.1', FORWARD_EXTRA_CA_FILE: caFile } });
+    merchant = (await createMerchantAccount(t)).id;
+    token = await (await createApiKey(t, merchant)).token();
+    const config = await http(t.url, '/vault-forward/configs', {
+      method: 'POST',
+      token,
+      body: {
+        display_name: 'Test downstreams',
+        hosts: [plain.port, tls.port, untrusted.port, refusedPort].map((p) => `127.0.0.1:${p}`).concat(`localhost:${tls.port}`),
+        methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
+      },
+    });
+    expect(config.status).toBe(201);
+    const n1 = cardNumber('4', 16);
+    const n2 = cardNumber('55', 16);
+    card = { id: (await createCard(t, merchant, { number: n1, expiration_date: '04/31' })).id, number: n1 };
+    namedCard = { id: (await createCard(t, merchant, { number: n2, expiration_date: '12/29', cardholder_name: 'Zoë "Q" O\'Neil \\ </x>' })).id, number: n2 };
+    const n3 = cardNumber('4', 16);
+    foreignCard = (await createCard(t, (await createMerchantAccount(t)).id, { number: n3 })).id;
+    cardNumbers.push(n1, n2, n3);
+  });
+
+  afterAll(async () => {
+    await t.close();
+    await Promise.all([plain.close(), tls.close(), untrusted.close()]);
+  });
+
+  function forward(options: { url: string; method?: string; paymentMethods?: string; headers?: Record<string, string>; body?: string | Buffer; contentType?: string }) {
+    const headers: Record<string, string> = {
+      'x-vault-forward-url': options.url,
+      'x-vault-forward-http-method': options.method ?? 'POST',
+      ...(options.paymentMethods ? { 'x-vault-forward-payment-methods': options.paymentMethods } : {}),
+      ...(options.body !== undefined ? { 'content-type': options.contentType ?? 'application/json' } : {}),
+      ...options.headers,
+    };
+    return http(t.url, '/vault-forward', { method: 'POST', token, headers, rawBody: options.body });
+  }
+
+  function expectOurs(result: HttpResult, status: number, code: string) {
+    const problem = expectProblem(result, status, code);
+    expect(result.headers.get('x-vault-forward-error')).toBe('true');
+    return problem;
+  }
+
+  const spec = JSON.stringify({ cards: [{ number: '{{ CARD_NUMBER_1 }}', expiry: '{{ CARD_EXPIRATION_DATE_1 }}', cvv: '123' }] });
+
+  it('sends the spec’s example (PUT, cards array, literal cvv, pass-through bearer) with real card values', async () => {
+    const before = plain.received.length;
+    const result = await forward({
+      url: `${plain.url}/v1/tokens?x=1`,
+      method: 'PUT',
+      paymentMethods: card.id,
+      headers: { 'x-vault-forward-header-authorization': 'Bearer downstream-access-token' },
+      body: spec,
+    });
+    expect(result.status).toBe(200);
+    expect(result.headers.get('x-vault-forward-request-id')).toBe(result.headers.get('x-request-id'));
+    expect(result.headers.get('x-vault-forward-error')).toBeNull();
+    expect(result.headers.get('x-downstream')).toBe('yes');
+    expect(result.headers.get('set-cookie')).toBeNull();
+    expect(result.headers.get('keep-alive')).not.toBe('timeout=5'); // the downstream's hop-by-hop header stays there
+
+    const got = plain.received[before];
+    expect(got.method).toBe('PUT');
+    expect(got.url).toBe('/v1/tokens?x=1');
+    expect(JSON.parse(got.body.toString())).toEqual({ cards: [{ number: card.number, expiry: '04/31', cvv: '123' }] });
+    expect(got.headers.authorization).toBe('Bearer downstream-access-token');
+    expect(got.headers.host).toBe(`127.0.0.1:${plain.port}`);
+    expect(got.headers['content-length']).toBe(String(got.body.length));
+    for (const name of Object.keys(got.headers)) expect(name).not.toMatch(/^x-vault-forward|^x-merchant|^x-request-id/);
+    expect(JSON.stringify(got.headers)).not.toContain(token);
+  });
+
+  it('fills every placeholder form, JSON-escapes into JSON, keeps the rest byte for byte', async () => {
+    const before = plain.received.length;
+    const body =
+      '{"a":"{{CARD_NUMBER_2}}","m":"{{ CARD_EXPIRATION_DATE_M_2 }}","mm":"{{ CARD_EXPIRATION_DATE_MM_1 }}","yy":"{{ CARD_EXPIRATION_DATE_YY_2 }}",' +
+      '"yyyy":"{{ CARD_EXPIRATION_DATE_YYYY_1 }}","name":"{{ CARDHOLDER_NAME_2 }}","empty":"{{ CARDHOLDER_NAME_1 }}","literal":"\\\\{{ CARD_NUMBER_1 }}",  "other":{"x":[1, 2.50,"ü"]}}';
+    const result = await forward({ url: `${plain.url}/echo`, paymentMethods: `${card.id},${namedCard.id}`, body });
+    expect(result.status).toBe(200);
+    const sent = plain.received[before].body.toString('utf8');
+    expect(JSON.parse(sent)).toEqual({
+      a: namedCard.number,
+      m: '12',
+      mm: '04',
+      yy: '29',
+      yyyy: '2031',
+      name: 'Zoë "Q" O\'Neil \\ </x>',
+      empty: '',
+      literal: '{{ CARD_NUMBER_1 }}',
+      other: { x: [1, 2.5, 'ü'] },
+    });
+    expect(sent).toContain(',  "other":{"x":[1, 2.50,"ü"]}}'); // untouched bytes stay as they were
+  });
+
+  it('inserts raw into non-JSON bodies and into forwarded header values', async () => {
+    const before = plain.received.length;
+    await forward({
+      url: `${plain.url}/form`,
+      paymentMethods: card.id,
+      contentType: 'application/x-www-form-urlencoded',
+      body: 'pan={{ CARD_NUMBER_1 }}&exp={{CARD_EXPIRATION_DATE_MM_1}}{{CARD_EXPIRATION_DATE_YY_1}}',
+      headers: { 'x-vault-forward-header-x-card-last-digits': 'pan {{ CARD_NUMBER_1 }}' },
+    });
+    const got = plain.received[before];
+    expect(got.body.toString()).toBe(`pan=${card.number}&exp=0431`);
+    expect(got.headers['content-type']).toBe('application/x-www-form-urlencoded');
+    expect(got.headers['x-card-last-digits']).toBe(`pan ${card.number}`);
+  });
+
+  it('forwards over HTTPS to a trusted certificate', async () => {
+    const before = tls.received.length;
+    const result = await forward({ url: `${tls.url}/secure`, paymentMethods: card.id, body: spec });
+    expect(result.status).toBe(200);
+    expect(JSON.parse(tls.received[before].body.toString()).cards[0].number).toBe(card.number);
+  });
+
+  it('passes a downstream 500 through as the downstream’s own answer', async () => {
+    const result = await forward({ url: `${plain.url}/status/500`, body: '{}' });
+    expect(result.status).toBe(500);
+    expect(result.headers.get('x-vault-forward-error')).toBeNull();
+    expect(result.headers.get('content-type')).toBe('application/json');
+    expect(result.body).toEqual({ error: 'downstream says no' });
+  });
+
+  it('does not follow redirects', async () => {
+    const result = await forward({ url: `${plain.url}/redirect`, method: 'GET' });
+    expect(result.status).toBe(302);
+    expect(result.headers.get('location')).toBe('/echo');
+  });
+
+  it('answers HEAD and GET without a body', async () => {
+    expect((await forward({ url: `${plain.url}/echo`, method: 'GET' })).body.method).toBe('GET');
+    expect((await forward({ url: `${plain.url}/echo`, method: 'HEAD' })).status).toBe(200);
+  });
+
+  describe('errors of the service itself (problem+json with x-vault-forward-error: true, nothing sent)', () => {
+    let before: number;
+    beforeEach(() => {
+      before = plain.received.length;
+    });
+    afterEach(() => {
+      expect(plain.received.length).toBe(before);
+    });
+
+    it.each([
+      [{ 'x-vault-forward-url': '' }, 'x-vault-forward-url'],
+      [{ 'x-vault-forward-url': '/relative/path' }, 'x-vault-forward-url'],
+      [{ 'x-vault-forward-url': 'ftp://127.0.0.1/x' }, 'x-vault-forward-url'],
+      [{ 'x-vault-forward-url': 'https://user:pw@api.example/x' }, 'x-vault-forward-url'],
+      [{ 'x-vault-forward-http-method': '' }, 'x-vault-forward-http-method'],
+      [{ 'x-vault-forward-http-method': 'TRACE' }, 'x-vault-forward-http-method'],
+      [{ 'x-vault-forward-timeout': '0' }, 'x-vault-forward-timeout'],
+      [{ 'x-vault-forward-timeout': '121' }, 'x-vault-forward-timeout'],
+      [{ 'x-vault-forward-timeout': '1.5' }, 'x-vault-forward-timeout'],
+      [{ 'x-vault-forward-authentications': 'not-a-uuid' }, 'x-vault-forward-authentications'],
+      [{ 'x-vault-forward-header-connection': 'close' }, 'x-vault-forward-header-connection'],
+      [{ 'x-vault-forward-header-host': 'evil.example' }, 'x-vault-forward-header-host'],
+    ])('bad header %p → 400 naming it', async (override, name) => {
+      const headers: Record<string, string> = { 'x-vault-forward-url': `${plain.url}/echo`, 'x-vault-forward-http-method': 'POST', ...override };
+      for (const [k, v] of Object.entries(headers)) if (v === '') delete headers[k];
+      const result = await http(t.url, '/vault-forward', { method: 'POST', token, headers, rawBody: '{}' });
+      const problem = expectOurs(result, 400, 'invalid-forward-header');
+      expect(problem.errors[0]).toMatchObject({ location: 'header', name });
+    });
+
+    it.each([
+      ['not-a-uuid', 'invalid-payment-methods-header'],
+      ['', 'invalid-payment-methods-header'],
+    ])('x-vault-forward-payment-methods %p → 400', async (value, code) => {
+      const result = await http(t.url, '/vault-forward', {
+        method: 'POST',
+        token,
+        headers: { 'x-vault-forward-url': `${plain.url}/echo`, 'x-vault-forward-http-method': 'POST', 'x-vault-forward-payment-methods': value },
+        rawBody: '{}',
+      });
+      expectOurs(result, 400, code);
+    });
+
+    it('a misspelled header (the spec’s own x-valud-… typo) → 400 naming it and what it meant', async () => {
+      const result = await forward({ url: `${plain.url}/echo`, body: '{}', headers: { 'x-valud-forward-authentications': '3f1c1c1e-4d0e-4c1e-9f3b-8f2f8f0a3c11' } });
+      const problem = expectOurs(result, 400, 'unknown-forward-header');
+      expect(problem.detail).toContain('x-vault-forward-authentications');
+      expect(problem.errors[0]).toMatchObject({ location: 'header', name: 'x-valud-forward-authentications' });
+      const other = await forward({ url: `${plain.url}/echo`, body: '{}', headers: { 'x-vault-forward-authorization': 'Bearer x' } });
+      expect(expectOurs(other, 400, 'unknown-forward-header').detail).toContain('x-vault-forward-header-authorization');
+    });
+
+    it('authentication methods → 400 not-implemented (that feature has not landed)', async () => {
+      const result = await forward({ url: `${plain.url}/echo`, body: '{}', headers: { 'x-vault-forward-authentications': '3f1c1c1e-4d0e-4c1e-9f3b-8f2f8f0a3c11' } });
+      expectOurs(result, 400, 'not-implemented');
+    });
+
+    it.each([
+      ['{"n":"{{ CARD_NUMBR_1 }}"}', 'CARD_NUMBR_1'],
+      ['{"n":"{{ CARD_NUMBER_2 }}"}', 'CARD_NUMBER_2'],
+    ])('placeholder %s → 400 naming it', async (body, token_) => {
+      const problem = expectOurs(await forward({ url: `${plain.url}/echo`, paymentMethods: card.id, body }), 400, 'invalid-placeholder');
+      expect(problem.detail).toContain(token_);
+    });
+
+    it('another merchant’s payment method → 400 naming the position', async () => {
+      const problem = expectOurs(await forward({ url: `${plain.url}/echo`, paymentMethods: `${card.id},${foreignCard}`, body: spec }), 400, 'unknown-payment-method');
+      expect(problem.detail).toContain('position 2');
+    });
+
+    it('a target no enabled config lists → 403 endpoint-not-enabled', async () => {
+      expectOurs(await forward({ url: 'https://api.not-enabled.example/x', body: '{}' }), 403, 'endpoint-not-enabled');
+      const port = await closedPort();
+      expectOurs(await forward({ url: `http://127.0.0.1:${port}/x`, body: '{}' }), 403, 'endpoint-not-enabled');
+    });
+
+    it('a disabled config no longer enables its hosts', async () => {
+      const created = await http(t.url, '/vault-forward/configs', { method: 'POST', token, body: { display_name: 'Off', hosts: ['api.off.example'] } });
+      expect((await forward({ url: 'https://api.off.example/x', body: '{}', headers: { 'x-vault-forward-timeout': '1' } })).body.code).not.toBe('endpoint-not-enabled');
+      await http(t.url, `/vault-forward/configs/${created.body.id}`, { method: 'PUT', token, body: { enabled: false } });
+      expectOurs(await forward({ url: 'https://api.off.example/x', body: '{}' }), 403, 'endpoint-not-enabled');
+    });
+
+    it('plain http to a host the operator did not list → 400 insecure-target', async () => {
+      await http(t.url, '/vault-forward/configs', { method: 'POST', token, body: { display_name: 'Plain', hosts: ['api.plain.example:80'] } });
+      expectOurs(await forward({ url: 'http://api.plain.example/x', body: '{}' }), 400, 'insecure-target');
+    });
+
+    it.each(['https://2130706434/', 'https://0x7f000002/', 'https://127.0.0.2/', 'https://[::1]/', 'https://[::ffff:127.0.0.2]/', 'https://169.254.169.254/latest/meta-data/', 'https://10.0.0.1/', 'https://100.64.0.1/', 'https://0.0.0.0/'])(
+      '%s is refused (403) even when a config lists it',
+      async (url) => {
+        const host = new URL(url).hostname;
+        await t.db.query(`INSERT INTO vault_forward_configs (merchant_account_id, display_name, hosts, methods) VALUES ($1, 'sneaky', $2, '{POST}')`, [merchant, [host]]);
+        await t.db.query(`SELECT 1`);
+        const problem = expectOurs(await forward({ url, body: '{}' }), 403, 'target-address-forbidden');
+        expect(problem.errors[0]).toMatchObject({ location: 'header', name: 'x-vault-forward-url' });
+      },
+    );
+
+    it('a name that resolves to loopback (localhost) is refused at connect time', async () => {
+      expectOurs(await forward({ url: `https://localhost:${tls.port}/x`, body: '{}' }), 403, 'target-address-forbidden');
+    });
+
+    it('configs refuse non-public IP literals when saved', async () => {
+      const result = await http(t.url, '/vault-forward/configs', { method: 'POST', token, body: { display_name: 'Meta', hosts: ['169.254.169.254'] } });
+      expect(expectProblem(result, 400, 'validation-failed').errors[0]).toMatchObject({ location: 'body', name: 'hosts[0]' });
+    });
+
+    it('connection refused → 502 downstream-unreachable', async () => {
+      expectOurs(await forward({ url: `http://127.0.0.1:${refusedPort}/x`, body: '{}' }), 502, 'downstream-unreachable');
+    });
+
+    it('an untrusted TLS certificate → 502 downstream-unreachable', async () => {
+      const problem = expectOurs(await forward({ url: `${untrusted.url}/x`, body: '{}' }), 502, 'downstream-unreachable');
+      expect(problem.detail).toMatch(/TLS/);
+    });
+
+    it('a slow downstream → 504 downstream-timeout after x-vault-forward-timeout', async () => {
+      const result = await forward({ url: `${plain.url}/slow`, body: '{}', headers: { 'x-vault-forward-timeout': '1' } });
+      expectOurs(result, 504, 'downstream-timeout');
+      plain.received.pop(); // it did arrive; it just did not answer in time
+    });
+
+    it('a downstream body over 10 MiB → 502 downstream-response-too-large', async () => {
+      expectOurs(await forward({ url: `${plain.url}/big`, method: 'GET' }), 502, 'downstream-response-too-large');
+      plain.received.pop();
+    });
+
+    it('a 2 MiB request body → 413', async () => {
+      expectOurs(await forward({ url: `${plain.url}/echo`, body: Buffer.alloc(2 * 1024 * 1024, 0x41), contentType: 'application/octet-stream' }), 413, 'payload-too-large');
+    });
+
+    it('no token → 401, still marked as ours', async () => {
+      const result = await http(t.url, '/vault-forward', { method: 'POST', headers: { 'x-vault-forward-url': `${plain.url}/echo`, 'x-vault-forward-http-method': 'POST' } });
+      expectOurs(result, 401, 'unauthorized');
+    });
+  });
+
+  it('records every forward without bodies or header values, readable through /vault-forward/requests', async () => {
+    const ok = await forward({ url: `${plain.url}/echo?secret=query`, method: 'PUT', paymentMethods: card.id, body: spec, headers: { 'x-vault-forward-header-authorization': 'Bearer record-me-not' } });
+    const failed = await forward({ url: `http://127.0.0.1:${refusedPort}/x`, body: '{}' });
+    await new Promise((r) => setTimeout(r, 100));
+    const one = await http(t.url, `/vault-forward/requests/${ok.headers.get('x-vault-forward-request-id')}`, { token });
+    expect(one.body).toMatchObject({
+      type: 'vault-forward-request',
+      method: 'PUT',
+      target_url: `${plain.url}/echo`,
+      status: 200,
+      payment_method_ids: [card.id],
+      authentication_ids: [],
+      error_type: null,
+      config_id: expect.any(String),
+    });
+    expect(one.body.duration_ms).toBeGreaterThan(0);
+    const bad = await http(t.url, `/vault-forward/requests/${failed.headers.get('x-request-id')}`, { token });
+    expect(bad.body).toMatchObject({ status: 502, error_type: 'downstream-unreachable' });
+    const list = await http(t.url, '/vault-forward/requests?limit=100', { token });
+    expect(list.body.items.length).toBeGreaterThan(10);
+    const rows = await t.db.query(`SELECT row_to_json(r)::text AS row FROM vault_forward_requests r WHERE merchant_account_id = $1`, [merchant]);
+    const text = rows.map((r: { row: string }) => r.row).join('\n');
+    expect(text).not.toContain('record-me-not');
+    expect(text).not.toContain('secret=query');
+    for (const number of cardNumbers) expect(text).not.toContain(number);
+  });
+
+  it('wrote no card number and no forwarded credential into any log line of the whole run', async () => {
+    await new Promise((r) => setTimeout(r, 50));
+    const logs = t.logs.text;
+    expect(logs.length).toBeGreaterThan(1000);
+    for (const number of cardNumbers) {
+      expect(logs).not.toContain(number);
+      expect(logs).not.toContain(number.slice(-12));
+    }
+    expect(logs).not.toContain('downstream-access-token');
+    expect(logs).not.toContain('record-me-not');
+    expect(logs).not.toContain('O\'Neil');
+  });
+});

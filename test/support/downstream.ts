@@ -1,0 +1,117 @@
+import { createServer as createHttpServer, IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { AddressInfo } from 'node:net';
+import { generate } from 'selfsigned';
+
+export interface Received {
+  method: string;
+  url: string;
+  headers: IncomingMessage['headers'];
+  body: Buffer;
+}
+
+export interface Downstream {
+  url: string;
+  port: number;
+  received: Received[];
+  close(): Promise<void>;
+}
+
+/**
+ * A real downstream server on 127.0.0.1 that records every request and answers by path:
+ *   /status/NNN  → that status, with a body
+ *   /slow        → answers after 3 s
+ *   /big         → an 11 MiB body
+ *   /redirect    → 302 to /echo
+ *   anything else → 200 echoing method, path, headers and body as JSON, with a set-cookie and an x-downstream header
+ */
+function handler(received: Received[]) {
+  return (req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      received.push({ method: req.method!, url: req.url!, headers: req.headers, body });
+      const path = req.url!.split('?')[0];
+      const status = /^\/status\/(\d{3})$/.exec(path);
+      if (status) {
+        res.writeHead(Number(status[1]), { 'content-type': 'application/json', 'x-downstream': 'yes' });
+        return res.end(JSON.stringify({ error: 'downstream says no' }));
+      }
+      if (path === '/slow') {
+        const timer = setTimeout(() => res.end('late'), 3_000);
+        res.on('close', () => clearTimeout(timer));
+        return;
+      }
+      if (path === '/big') {
+        res.writeHead(200, { 'content-type': 'application/octet-stream' });
+        return res.end(Buffer.alloc(11 * 1024 * 1024, 0x61));
+      }
+      if (path === '/redirect') {
+        res.writeHead(302, { location: '/echo' });
+        return res.end();
+      }
+      res.writeHead(200, {
+        'content-type': 'application/json',
+        'set-cookie': 'session=downstream; HttpOnly',
+        'x-downstream': 'yes',
+        'keep-alive': 'timeout=5',
+      });
+      res.end(JSON.stringify({ method: req.method, url: req.url, headers: req.headers, body: body.toString('utf8') }));
+    });
+  };
+}
+
+function listen(server: Server, protocol: 'http' | 'https', host: string): Promise<Downstream> {
+  const received: Received[] = [];
+  server.on('request', handler(received));
+  return new Promise((resolve) => {
+    server.listen(0, '127.0.0.1', () => {
+      const port = (server.address() as AddressInfo).port;
+      resolve({
+        url: `${protocol}://${host}:${port}`,
+        port,
+        received,
+        close: () => new Promise<void>((r) => {
+          server.closeAllConnections();
+          server.close(() => r());
+        }),
+      });
+    });
+  });
+}
+
+export function startHttpDownstream(): Promise<Downstream> {
+  return listen(createHttpServer(), 'http', '127.0.0.1');
+}
+
+export interface Certificate {
+  cert: string;
+  key: string;
+}
+
+/** A self-signed certificate for 127.0.0.1 and localhost (trusted by tests through FORWARD_EXTRA_CA_FILE). */
+export async function selfSignedCertificate(): Promise<Certificate> {
+  const pems = await generate([{ name: 'commonName', value: '127.0.0.1' }], {
+    keyType: 'ec',
+    curve: 'P-256',
+    extensions: [
+      { name: 'basicConstraints', cA: true },
+      { name: 'subjectAltName', altNames: [{ type: 7, ip: '127.0.0.1' }, { type: 2, value: 'localhost' }] },
+    ],
+  } as never);
+  return { cert: pems.cert, key: pems.private };
+}
+
+export function startHttpsDownstream(certificate: Certificate): Promise<Downstream> {
+  return listen(createHttpsServer({ cert: certificate.cert, key: certificate.key }) as unknown as Server, 'https', '127.0.0.1');
+}
+
+/** A port on 127.0.0.1 where nothing listens. */
+export async function closedPort(): Promise<number> {
+  const server = createHttpServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const port = (server.address() as AddressInfo).port;
+  await new Promise<void>((r) => server.close(() => r()));
+  return port;
+}

@@ -1,0 +1,24 @@
+import { editDistance, intendedHeader } from '../../src/forwarding/forward-headers';
+
+describe('misspelled forwarding headers', () => {
+  it.each([
+    ['x-valud-forward-authentications', 'x-vault-forward-authentications'],
+    ['x-vault-forward-authentication', 'x-vault-forward-authentications'],
+    ['x-vault-foward-url', 'x-vault-forward-url'],
+    ['x-vault-forward-payment-method', 'x-vault-forward-payment-methods'],
+    ['x-vault-forward-http-methods', 'x-vault-forward-http-method'],
+    ['x-vault-foward-header-authorization', 'x-vault-forward-header-authorization'],
+    ['x-vault-forward-headers-authorization', 'x-vault-forward-header-authorization'],
+    ['x-vault-forward-authorization', 'x-vault-forward-header-authorization'],
+  ])('%s → %s', (name, meant) => expect(intendedHeader(name)).toBe(meant));
+
+  it.each(['x-forwarded-for', 'x-forwarded-proto', 'x-request-id', 'content-type', 'authorization', 'x-merchant-account-id', 'accept'])(
+    '%s is unrelated',
+    (name) => expect(intendedHeader(name)).toBeNull(),
+  );
+
+  it('counts a swap of neighbours as one edit', () => {
+    expect(editDistance('vaul', 'vual')).toBe(1);
+    expect(editDistance('valud', 'vault')).toBe(2);
+  });
+});
