@@ -4,6 +4,7 @@ import type { DestinationStream } from 'pino';
 import { AppConfig } from './config/config';
 import { ConfigModule } from './config/config.module';
 import { dataSourceOptions } from './database/data-source';
+import { Sql } from './database/sql';
 import { LoggingModule } from './logging/logging.module';
 import { RedisModule } from './queue/redis.module';
 
@@ -27,6 +28,10 @@ export class CoreModule {
     const { config } = options;
     return {
       module: CoreModule,
+      // Shared infrastructure every feature may inject without importing it again.
+      global: true,
+      providers: [Sql],
+      exports: [Sql],
       imports: [
         ConfigModule.forRoot(config),
         LoggingModule.forRoot({ level: config.logLevel, stream: options.logStream, http: options.role === 'api' }),

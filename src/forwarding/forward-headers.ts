@@ -60,6 +60,19 @@ const NEAR_MISS_DISTANCE = 3;
  * x-vault-forward-* names always match something; other names only when a few edits away.
  */
 export function intendedHeader(name: string): string | null {
+  // Header names repeat from request to request: remember the verdict (a bounded memo).
+  const known = verdicts.get(name);
+  if (known !== undefined) return known;
+  const verdict = judge(name);
+  if (verdicts.size >= MAX_VERDICTS) verdicts.clear();
+  verdicts.set(name, verdict);
+  return verdict;
+}
+
+const verdicts = new Map<string, string | null>();
+const MAX_VERDICTS = 10_000;
+
+function judge(name: string): string | null {
   let best: string | null = null;
   let bestDistance = Infinity;
   for (const known of KNOWN) {

@@ -84,7 +84,7 @@ export class ForwardingService {
       throw error;
     } finally {
       record.durationMs = Math.round((performance.now() - started) * 1000) / 1000;
-      void this.records.write(record);
+      this.records.write(record);
     }
   }
 

@@ -12,6 +12,7 @@ import { ProblemException } from '../common/problem/problem';
 import { blockedAddressReason, literalAddress } from '../forwarding/addresses';
 import { DEFAULT_CONFIG_METHODS } from '../forwarding/http-methods';
 import { REDIS } from '../queue/redis.module';
+import { Sql } from '../database/sql';
 import { ListVaultForwardConfigsQuery, VaultForwardConfigResponse } from './dto/vault-forward-config.dto';
 import { VaultForwardConfig } from './vault-forward-config.entity';
 import { VaultForwardConfigErrors } from './vault-forward-configs.errors';
@@ -44,6 +45,7 @@ export class VaultForwardConfigsService implements OnModuleInit, OnModuleDestroy
   constructor(
     @InjectRepository(VaultForwardConfig) private readonly configs: Repository<VaultForwardConfig>,
     private readonly pagination: PaginationService,
+    private readonly sql: Sql,
     @Inject(APP_CONFIG) private readonly appConfig: AppConfig,
     @Inject(REDIS) private readonly redis: Redis | null,
   ) {}
@@ -118,10 +120,11 @@ export class VaultForwardConfigsService implements OnModuleInit, OnModuleDestroy
   async enabledConfigs(merchantAccountId: string): Promise<EnabledConfig[]> {
     const cached = this.enabledCache.get(merchantAccountId);
     if (cached) return cached;
-    const rows = (await this.configs.query(
+    const rows = await this.sql.prepared<{ id: string; hosts: string[]; methods: string[] }>(
+      'forwarding.enabled-configs',
       'SELECT id, hosts, methods FROM vault_forward_configs WHERE merchant_account_id = $1 AND enabled ORDER BY created_at, id',
       [merchantAccountId],
-    )) as Array<{ id: string; hosts: string[]; methods: string[] }>;
+    );
     const configs = rows.map((r) => ({ id: r.id, hosts: new Set(r.hosts), methods: new Set(r.methods) }));
     this.enabledCache.set(merchantAccountId, configs);
     return configs;

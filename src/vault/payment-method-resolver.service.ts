@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { ProblemException } from '../common/problem/problem';
+import { Sql } from '../database/sql';
 import { parseExpirationDate } from './card';
 import { CardVault } from './card-vault.service';
 import { PLACEHOLDER_NAMES, PlaceholderName } from './placeholders';
@@ -48,18 +47,19 @@ interface SealedRow {
 export class PaymentMethodResolver {
   constructor(
     private readonly vault: CardVault,
-    @InjectDataSource() private readonly db: DataSource,
+    private readonly sql: Sql,
   ) {}
 
   /** Values keyed by placeholder token (CARD_NUMBER_1, …) for every position and every name. */
   async resolve(merchantAccountId: string, ids: string[]): Promise<Map<string, string>> {
     const values = new Map<string, string>();
     if (ids.length === 0) return values;
-    const rows = (await this.db.query(
+    const rows = await this.sql.prepared<SealedRow>(
+      'vault.resolve-payment-methods',
       `SELECT id, expiration_date, ciphertext, wrapped_key, master_key_id
          FROM payment_methods WHERE merchant_account_id = $1 AND id = ANY($2::uuid[])`,
       [merchantAccountId, ids],
-    )) as SealedRow[];
+    );
     const byId = new Map(rows.map((row) => [row.id, row]));
     ids.forEach((id, index) => {
       const row = byId.get(id);

@@ -1,0 +1,161 @@
+/**
+ * npm run bench:forward — what POST /vault-forward costs, side by side in one run, with autocannon
+ * (same connections, duration and body with two card placeholders for every case):
+ *   (a) direct calls to a local echo server,
+ *   (b) a minimal undici pass-through proxy (bench/passthrough-proxy.ts),
+ *   (c) our /vault-forward (the compiled API, real PostgreSQL and Redis, cards from the vault).
+ *   (c0) the same route without payment methods, to split the vault's cost from the rest.
+ * Each server runs in its own process; the load generator runs here. BENCH_API_PROFILE=DIR writes a
+ * CPU profile of the API process.
+ */
+import 'reflect-metadata';
+import { ChildProcess, fork, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { Client } from 'pg';
+import autocannon from 'autocannon';
+import { ApiKey } from '../src/auth/api-key.entity';
+import { ApiKeysService } from '../src/auth/api-keys.service';
+import { signToken } from '../src/auth/token-signer';
+import { createDataSource } from '../src/database/data-source';
+
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
+const DURATION = Number(process.env.BENCH_DURATION ?? 10);
+const ROOT = join(__dirname, '..', '..');
+const BODY = JSON.stringify({
+  cards: [
+    { number: '{{ CARD_NUMBER_1 }}', expiry: '{{ CARD_EXPIRATION_DATE_1 }}', cvv: '123' },
+    { number: '{{ CARD_NUMBER_2 }}', expiry: '{{ CARD_EXPIRATION_DATE_2 }}', cvv: '456' },
+  ],
+});
+
+const children: ChildProcess[] = [];
+
+function forkServer(script: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const child = fork(join(__dirname, script), { stdio: 'inherit' });
+    children.push(child);
+    child.once('message', (message: { port: number }) => resolve(message.port));
+    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
+  });
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const port = (server.address() as AddressInfo).port;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts the compiled API (quiet logs) and waits until it is ready. */
+async function startApi(env: Record<string, string>): Promise<string> {
+  const port = await freePort();
+  const profile = process.env.BENCH_API_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_API_PROFILE}`] : [];
+  const child = spawn(process.execPath, [...profile, join(ROOT, 'dist/main.js')], { env: { PATH: process.env.PATH!, PORT: String(port), ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  children.push(child);
+  const url = `http://127.0.0.1:${port}`;
+  for (let attempt = 0; attempt < 200; attempt++) {
+    if (child.exitCode !== null) throw new Error(`API exited with ${child.exitCode}`);
+    const ready = await fetch(`${url}/health/ready`).then((r) => r.ok, () => false);
+    if (ready) return url;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('API did not become ready');
+}
+
+async function json(url: string, token: string, body: unknown): Promise<any> {
+  const response = await fetch(url, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  if (!response.ok) throw new Error(`${url}: ${response.status} ${await response.text()}`);
+  return response.json();
+}
+
+interface Result {
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+}
+
+async function load(url: string, headers: Record<string, string>, body = BODY): Promise<Result> {
+  const options = { url, method: 'POST' as const, headers: { 'content-type': 'application/json', ...headers }, body, connections: CONNECTIONS };
+  await autocannon({ ...options, duration: 2 }); // warm-up: pools, JIT, caches
+  const result = await autocannon({ ...options, duration: DURATION });
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors, non2xx: result.non2xx };
+}
+
+async function main(): Promise<void> {
+  const admin = process.env.BENCH_POSTGRES_ADMIN_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+  const name = `vault_forward_bench_fwd_${Date.now()}`;
+  const client = new Client({ connectionString: admin });
+  await client.connect();
+  await client.query(`CREATE DATABASE ${name}`);
+  const databaseUrl = Object.assign(new URL(admin), { pathname: `/${name}` }).toString();
+  try {
+    const echoPort = await forkServer('echo-server.js');
+    const proxyPort = await forkServer('passthrough-proxy.js');
+    const api = await startApi({
+      DATABASE_URL: databaseUrl,
+      REDIS_URL: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
+      LOG_LEVEL: 'warn',
+      FORWARD_INSECURE_HOSTS: '127.0.0.1',
+      CURSOR_SECRET: 'bench-cursor-secret-bench-cursor-secret',
+      VAULT_MASTER_KEYS: `bench:${Buffer.alloc(32, 7).toString('base64')}`,
+    });
+
+    // A merchant, a key and a token, then a config and two cards through the API itself.
+    const db = createDataSource({ url: databaseUrl, poolSize: 1 });
+    await db.initialize();
+    await db.query(`INSERT INTO merchant_accounts (id, display_name) VALUES ('bench', 'Bench')`);
+    const key = await new ApiKeysService(db.getRepository(ApiKey)).create('bench', 'ES256');
+    await db.destroy();
+    const token = await signToken({ privateKeyPem: key.privateKeyPem, keyId: key.id, scopes: ['*.write', '*.read'] });
+    await json(`${api}/vault-forward/configs`, token, { display_name: 'Echo', hosts: [`127.0.0.1:${echoPort}`] });
+    const cards = [
+      await json(`${api}/payment-methods`, token, { method: 'card', number: '4111111111111111', expiration_date: '12/30' }),
+      await json(`${api}/payment-methods`, token, { method: 'card', number: '5555555555554444', expiration_date: '01/31' }),
+    ];
+
+    const target = `http://127.0.0.1:${echoPort}/charge`;
+    const forwardHeaders = { 'x-vault-forward-url': target, 'x-vault-forward-http-method': 'POST' };
+    const direct = await load(target, {});
+    const proxy = await load(`http://127.0.0.1:${proxyPort}/`, forwardHeaders);
+    const ours = await load(`${api}/vault-forward`, {
+      ...forwardHeaders,
+      authorization: `Bearer ${token}`,
+      'x-vault-forward-payment-methods': cards.map((c: { id: string }) => c.id).join(','),
+    });
+
+    const rows: Record<string, Result> = { '(a) direct to downstream': direct, '(b) undici pass-through proxy': proxy, '(c) POST /vault-forward': ours };
+    {
+      // The same route without payment methods (placeholders escaped): no vault lookup, no decryption.
+      // The difference to (c) is the vault's share; the rest is the framework, auth and checks.
+      rows['(c0) /vault-forward without cards'] = await load(`${api}/vault-forward`, { ...forwardHeaders, authorization: `Bearer ${token}` }, BODY.replace(/\{\{/g, '\\\\{{'));
+    }
+    console.log(`\n${CONNECTIONS} connections, ${DURATION} s each after a 2 s warm-up, body ${BODY.length} bytes with two card placeholders\n`);
+    console.log('| case | requests/s | p50 ms | p99 ms | errors | non-2xx |');
+    console.log('|---|---:|---:|---:|---:|---:|');
+    for (const [label, r] of Object.entries(rows)) console.log(`| ${label} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.non2xx} |`);
+    const cb = ours.rps / proxy.rps;
+    console.log(`\n(c)/(b) throughput: ${cb.toFixed(2)}  (target ≥ 0.6: ${cb >= 0.6 ? 'met' : 'NOT met'})`);
+    console.log(`(c)/(a) throughput: ${(ours.rps / direct.rps).toFixed(2)}`);
+    const added = ours.p50 - direct.p50;
+    console.log(`p50 added over (a): ${added.toFixed(2)} ms  (target ≤ 1 ms: ${added <= 1 ? 'met' : 'NOT met'})`);
+    console.log(`p50 added over (b): ${(ours.p50 - proxy.p50).toFixed(2)} ms`);
+  } finally {
+    for (const child of children) child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 500));
+    await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await client.end();
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  for (const child of children) child.kill('SIGKILL');
+  process.exit(1);
+});
