@@ -50,6 +50,18 @@ describe('Health and OpenAPI', () => {
         'GET /buyers/{id}',
         'PUT /buyers/{id}',
         'DELETE /buyers/{id}',
+        'POST /payment-methods',
+        'GET /payment-methods',
+        'GET /payment-methods/{id}',
+        'DELETE /payment-methods/{id}',
+        'POST /vault-forward',
+        'GET /vault-forward/requests',
+        'GET /vault-forward/requests/{id}',
+        'POST /vault-forward/configs',
+        'GET /vault-forward/configs',
+        'GET /vault-forward/configs/{id}',
+        'PUT /vault-forward/configs/{id}',
+        'DELETE /vault-forward/configs/{id}',
       ]),
     );
     for (const { key, op } of operations) {
@@ -68,6 +80,15 @@ describe('Health and OpenAPI', () => {
     );
     expect(JSON.stringify(listBuyers.responses['200'])).toContain('BuyerPage');
     expect(listBuyers.responses['400'].description).toContain('/errors/invalid-cursor');
+    // The forward route documents its headers and every problem it can answer with.
+    const forward = doc.paths['/vault-forward'].post;
+    expect(forward.parameters.map((p: { name: string }) => p.name)).toEqual(
+      expect.arrayContaining(['x-vault-forward-url', 'x-vault-forward-http-method', 'x-vault-forward-payment-methods', 'x-vault-forward-header-authorization']),
+    );
+    const described = JSON.stringify(forward.responses);
+    for (const code of ['endpoint-not-enabled', 'target-address-forbidden', 'downstream-unreachable', 'downstream-timeout', 'invalid-placeholder', 'unknown-forward-header']) {
+      expect(described).toContain(`/errors/${code}`);
+    }
     expect(doc.info.description).toContain('/errors/unauthorized');
   });
 

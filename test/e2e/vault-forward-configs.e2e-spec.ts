@@ -1,0 +1,106 @@
+import { createApiKey } from '../factories/api-keys';
+import { createMerchantAccount } from '../factories/merchant-accounts';
+import { Downstream, startHttpDownstream } from '../support/downstream';
+import { expectProblem, http } from '../support/http';
+import { startTestApp, TestApp } from '../support/test-app';
+
+describe('Forwarding configs (the allow-list)', () => {
+  let t: TestApp;
+  let merchant: string;
+  let token: string;
+
+  beforeAll(async () => {
+    t = await startTestApp({ env: { FORWARD_INSECURE_HOSTS: '127.0.0.1' } });
+    merchant = (await createMerchantAccount(t)).id;
+    token = await (await createApiKey(t, merchant)).token();
+  });
+  afterAll(() => t.close());
+
+  const create = (body: unknown, tok = token) => http(t.url, '/vault-forward/configs', { method: 'POST', token: tok, body });
+
+  it('creates (normalising hosts, default methods), gets, lists, updates and deletes', async () => {
+    const created = await create({ display_name: 'PSP', hosts: ['API.PSP.example', 'api.psp.example:443', 'api.psp.example:8443'] });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({
+      type: 'vault-forward-config',
+      merchant_account_id: merchant,
+      display_name: 'PSP',
+      hosts: ['api.psp.example', 'api.psp.example:8443'],
+      methods: ['POST', 'PUT', 'PATCH'],
+      enabled: true,
+    });
+    const id = created.body.id;
+    expect((await http(t.url, `/vault-forward/configs/${id}`, { token })).body).toEqual(created.body);
+    const list = await http(t.url, '/vault-forward/configs?limit=1', { token });
+    expect(list.body).toMatchObject({ limit: 1, previous_cursor: null });
+    const updated = await http(t.url, `/vault-forward/configs/${id}`, { method: 'PUT', token, body: { methods: ['GET'], enabled: false } });
+    expect(updated.body).toMatchObject({ display_name: 'PSP', methods: ['GET'], enabled: false });
+    expect((await http(t.url, `/vault-forward/configs/${id}`, { method: 'DELETE', token })).status).toBe(204);
+    expectProblem(await http(t.url, `/vault-forward/configs/${id}`, { token }), 404, 'vault-forward-config-not-found');
+  });
+
+  it.each([
+    [{ display_name: '', hosts: ['a.example'] }, 'display_name'],
+    [{ display_name: 'x'.repeat(51), hosts: ['a.example'] }, 'display_name'],
+    [{ display_name: 'X', hosts: [] }, 'hosts'],
+    [{ display_name: 'X', hosts: ['https://a.example/path'] }, 'hosts'],
+    [{ display_name: 'X', hosts: ['*.example.com'] }, 'hosts'],
+    [{ display_name: 'X', hosts: ['a.example'], methods: ['TRACE'] }, 'methods'],
+    [{ display_name: 'X', hosts: ['a.example'], methods: ['POST', 'POST'] }, 'methods'],
+    [{ display_name: 'X', hosts: ['10.1.2.3'] }, 'hosts[0]'],
+    [{ display_name: 'X', hosts: ['a.example', '[::1]:8443'] }, 'hosts[1]'],
+  ])('refuses %p naming %s', async (body, field) => {
+    const problem = expectProblem(await create(body), 400, 'validation-failed');
+    expect(problem.errors).toEqual(expect.arrayContaining([expect.objectContaining({ location: 'body', name: field })]));
+  });
+
+  it('isolates merchants', async () => {
+    const mine = (await create({ display_name: 'Mine', hosts: ['mine.example'] })).body;
+    const other = await (await createApiKey(t, (await createMerchantAccount(t)).id)).token();
+    expectProblem(await http(t.url, `/vault-forward/configs/${mine.id}`, { token: other }), 404, 'vault-forward-config-not-found');
+    expectProblem(await http(t.url, `/vault-forward/configs/${mine.id}`, { method: 'DELETE', token: other }), 404, 'vault-forward-config-not-found');
+    const list = await http(t.url, '/vault-forward/configs?limit=100', { token: other });
+    expect(list.body.items).toEqual([]);
+  });
+
+  it('a change made through one API process takes effect at once in another (shared Redis)', async () => {
+    const downstream: Downstream = await startHttpDownstream();
+    const second = await startTestApp({ env: { FORWARD_INSECURE_HOSTS: '127.0.0.1' } });
+    try {
+      const forwardVia = (app: TestApp) =>
+        http(app.url, '/vault-forward', {
+          method: 'POST',
+          token,
+          headers: { 'x-vault-forward-url': `${downstream.url}/x`, 'x-vault-forward-http-method': 'POST', 'content-type': 'application/json' },
+          rawBody: '{}',
+        });
+      // The second process caches "nothing enabled"…
+      expectProblem(await forwardVia(second), 403, 'endpoint-not-enabled');
+      // …the first enables the host…
+      const config = (await create({ display_name: 'Shared', hosts: [`127.0.0.1:${downstream.port}`] })).body;
+      // …and the second follows well before its cache would expire.
+      let status = 0;
+      for (let i = 0; i < 20 && status !== 200; i++) {
+        status = (await forwardVia(second)).status;
+        if (status !== 200) await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(status).toBe(200);
+      await http(t.url, `/vault-forward/configs/${config.id}`, { method: 'PUT', token, body: { enabled: false } });
+      let refused = false;
+      for (let i = 0; i < 20 && !refused; i++) {
+        refused = (await forwardVia(second)).status === 403;
+        if (!refused) await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(refused).toBe(true);
+    } finally {
+      await second.close();
+      await downstream.close();
+    }
+  });
+
+  it('requires vault-forward-configs scopes', async () => {
+    const key = await createApiKey(t, merchant);
+    expectProblem(await create({ display_name: 'X', hosts: ['a.example'] }, await key.token(['vault-forward-configs.read'])), 403, 'forbidden');
+    expectProblem(await http(t.url, '/vault-forward/configs', { token: await key.token(['vault-forwards.write']) }), 403, 'forbidden');
+  });
+});
