@@ -8,8 +8,8 @@ import { isUniqueViolation } from '../database/errors';
 import { Buyer } from './buyer.entity';
 import { BuyerErrors } from './buyers.errors';
 import { BuyerResponse, ListBuyersQuery } from './dto/buyer.dto';
+import { isUuid } from '../common/uuid';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const EXTERNAL_IDENTIFIER_INDEX = 'buyers_external_identifier_key';
 
 export interface BuyerChanges {
@@ -40,13 +40,13 @@ export class BuyersService {
   }
 
   async get(merchantAccountId: string, id: string): Promise<Buyer> {
-    const buyer = UUID.test(id) ? await this.buyers.findOneBy({ id, merchantAccountId }) : null;
+    const buyer = isUuid(id) ? await this.buyers.findOneBy({ id, merchantAccountId }) : null;
     if (!buyer) throw notFound(id);
     return buyer;
   }
 
   async update(merchantAccountId: string, id: string, changes: BuyerChanges): Promise<Buyer> {
-    if (!UUID.test(id)) throw notFound(id);
+    if (!isUuid(id)) throw notFound(id);
     try {
       const [, affected] = (await this.buyers.query(
         `UPDATE buyers
@@ -71,7 +71,7 @@ export class BuyersService {
   }
 
   async delete(merchantAccountId: string, id: string): Promise<void> {
-    const result = UUID.test(id) ? await this.buyers.delete({ id, merchantAccountId }) : { affected: 0 };
+    const result = isUuid(id) ? await this.buyers.delete({ id, merchantAccountId }) : { affected: 0 };
     if (!result.affected) throw notFound(id);
   }
 

@@ -3,6 +3,7 @@ import { ProblemException } from '../common/problem/problem';
 import { parsePaymentMethodIds, PAYMENT_METHODS_HEADER } from '../vault/payment-method-resolver.service';
 import { ForwardingErrors } from './forwarding.errors';
 import { FORWARD_METHODS, ForwardMethod } from './http-methods';
+import { isUuid } from '../common/uuid';
 
 export const URL_HEADER = 'x-vault-forward-url';
 export const METHOD_HEADER = 'x-vault-forward-http-method';
@@ -12,7 +13,6 @@ export const HEADER_PREFIX = 'x-vault-forward-header-';
 const KNOWN = [URL_HEADER, METHOD_HEADER, PAYMENT_METHODS_HEADER, AUTHENTICATIONS_HEADER, TIMEOUT_HEADER];
 
 const DEFAULT_TIMEOUT_SECONDS = 30;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const TOKEN = /^[!#$%&'*+.^_`|~0-9a-z-]+$/;
 
 /** Never forwarded: connection-level headers (RFC 9110 §7.6.1) and what the service sets itself. */
@@ -137,7 +137,7 @@ export function parseForwardHeaders(headers: IncomingHttpHeaders): ForwardSpec {
   const rawAuth = single(headers, AUTHENTICATIONS_HEADER);
   const authenticationIds = rawAuth === undefined ? [] : rawAuth.split(',');
   authenticationIds.forEach((id, index) => {
-    if (!UUID.test(id)) throw invalid(AUTHENTICATIONS_HEADER, `position ${index + 1} is not a UUID (comma-separated, no other separator)`);
+    if (!isUuid(id)) throw invalid(AUTHENTICATIONS_HEADER, `position ${index + 1} is not a UUID (comma-separated, no other separator)`);
   });
 
   const rawTimeout = single(headers, TIMEOUT_HEADER);

@@ -11,8 +11,8 @@ import { CardVault } from '../vault/card-vault.service';
 import { CreatePaymentMethodDto, ListPaymentMethodsQuery, PaymentMethodResponse } from './dto/payment-method.dto';
 import { PaymentMethod } from './payment-method.entity';
 import { PaymentMethodErrors } from './payment-methods.errors';
+import { isUuid } from '../common/uuid';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 @Injectable()
 export class PaymentMethodsService {
@@ -46,14 +46,14 @@ export class PaymentMethodsService {
   }
 
   async get(merchantAccountId: string, id: string): Promise<PaymentMethod> {
-    const found = UUID.test(id) ? await this.paymentMethods.findOneBy({ id, merchantAccountId }) : null;
+    const found = isUuid(id) ? await this.paymentMethods.findOneBy({ id, merchantAccountId }) : null;
     if (!found) throw notFound(id);
     return found;
   }
 
   /** Deletes the row itself, ciphertext and wrapped data key with it: nothing is kept or flagged. */
   async delete(merchantAccountId: string, id: string): Promise<void> {
-    const result = UUID.test(id) ? await this.paymentMethods.delete({ id, merchantAccountId }) : { affected: 0 };
+    const result = isUuid(id) ? await this.paymentMethods.delete({ id, merchantAccountId }) : { affected: 0 };
     if (!result.affected) throw notFound(id);
   }
 

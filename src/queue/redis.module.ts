@@ -26,9 +26,12 @@ export class RedisModule implements OnApplicationShutdown {
   }
 
   async onApplicationShutdown(): Promise<void> {
-    if (!this.redis) return;
-    // QUIT waits for a connection that may never come (Redis down); then just drop the socket.
-    if (this.redis.status === 'ready') await this.redis.quit().catch(() => this.redis?.disconnect());
-    else this.redis.disconnect();
+    if (this.redis) await closeRedis(this.redis);
   }
+}
+
+/** QUIT waits for a connection that may never come (Redis down); then just drop the socket. */
+export async function closeRedis(client: Redis): Promise<void> {
+  if (client.status === 'ready') await client.quit().catch(() => client.disconnect());
+  else client.disconnect();
 }

@@ -11,13 +11,13 @@ import { CommonErrors } from '../common/problem/common.errors';
 import { ProblemException } from '../common/problem/problem';
 import { blockedAddressReason, literalAddress } from '../forwarding/addresses';
 import { DEFAULT_CONFIG_METHODS } from '../forwarding/http-methods';
-import { REDIS } from '../queue/redis.module';
+import { closeRedis, REDIS } from '../queue/redis.module';
 import { Sql } from '../database/sql';
 import { ListVaultForwardConfigsQuery, VaultForwardConfigResponse } from './dto/vault-forward-config.dto';
 import { VaultForwardConfig } from './vault-forward-config.entity';
 import { VaultForwardConfigErrors } from './vault-forward-configs.errors';
+import { isUuid } from '../common/uuid';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const INVALIDATION_CHANNEL = 'vault-forward:configs-changed';
 /** Bounds staleness when a change notice is missed (no Redis, or a dropped subscription). */
 const CACHE_TTL_MS = 10_000;
@@ -61,9 +61,7 @@ export class VaultForwardConfigsService implements OnModuleInit, OnModuleDestroy
   }
 
   async onModuleDestroy(): Promise<void> {
-    if (!this.subscriber) return;
-    if (this.subscriber.status === 'ready') await this.subscriber.quit().catch(() => this.subscriber?.disconnect());
-    else this.subscriber.disconnect();
+    if (this.subscriber) await closeRedis(this.subscriber);
   }
 
   async create(merchantAccountId: string, input: { displayName: string; hosts: string[]; methods?: string[]; enabled?: boolean }): Promise<VaultForwardConfig> {
@@ -79,13 +77,13 @@ export class VaultForwardConfigsService implements OnModuleInit, OnModuleDestroy
   }
 
   async get(merchantAccountId: string, id: string): Promise<VaultForwardConfig> {
-    const found = UUID.test(id) ? await this.configs.findOneBy({ id, merchantAccountId }) : null;
+    const found = isUuid(id) ? await this.configs.findOneBy({ id, merchantAccountId }) : null;
     if (!found) throw notFound(id);
     return found;
   }
 
   async update(merchantAccountId: string, id: string, changes: ConfigChanges): Promise<VaultForwardConfig> {
-    if (!UUID.test(id)) throw notFound(id);
+    if (!isUuid(id)) throw notFound(id);
     const hosts = changes.hosts === undefined ? null : this.normaliseHosts(changes.hosts);
     const [, affected] = (await this.configs.query(
       `UPDATE vault_forward_configs
@@ -100,7 +98,7 @@ export class VaultForwardConfigsService implements OnModuleInit, OnModuleDestroy
   }
 
   async delete(merchantAccountId: string, id: string): Promise<void> {
-    const result = UUID.test(id) ? await this.configs.delete({ id, merchantAccountId }) : { affected: 0 };
+    const result = isUuid(id) ? await this.configs.delete({ id, merchantAccountId }) : { affected: 0 };
     if (!result.affected) throw notFound(id);
     await this.changed(merchantAccountId);
   }

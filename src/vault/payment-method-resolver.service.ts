@@ -5,10 +5,10 @@ import { parseExpirationDate } from './card';
 import { CardVault } from './card-vault.service';
 import { PLACEHOLDER_NAMES, PlaceholderName } from './placeholders';
 import { VaultErrors } from './vault.errors';
+import { isUuid } from '../common/uuid';
 
 export const PAYMENT_METHODS_HEADER = 'x-vault-forward-payment-methods';
 const MAX_PAYMENT_METHODS = 100;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function headerProblem(detail: string, definition = VaultErrors.invalidPaymentMethodsHeader): ProblemException {
   return new ProblemException(definition, detail, [{ location: 'header', name: PAYMENT_METHODS_HEADER, message: detail }]);
@@ -22,7 +22,7 @@ export function parsePaymentMethodIds(raw: string): string[] {
   ids.forEach((id, index) => {
     const position = index + 1;
     if (id === '') throw headerProblem(`position ${position} is empty (separate UUIDs with single commas)`);
-    if (!UUID.test(id)) throw headerProblem(`position ${position} is not a UUID`);
+    if (!isUuid(id)) throw headerProblem(`position ${position} is not a UUID`);
     const key = id.toLowerCase();
     const first = seen.get(key);
     if (first !== undefined) throw headerProblem(`position ${position} repeats position ${first}; list each payment method once`);
