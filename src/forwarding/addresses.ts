@@ -21,8 +21,20 @@ export function blockedAddressReason(address: string): string | null {
     // NAT64 / 6to4 / Teredo embed an IPv4 address that could be internal: refuse them outright.
   }
   const range = parsed.range();
-  return range === 'unicast' ? null : range;
+  return range === 'unicast' ? null : (RANGE_NAMES[range] ?? range);
 }
+
+/** ipaddr.js range names, as people write them. */
+const RANGE_NAMES: Record<string, string> = {
+  linkLocal: 'link-local',
+  carrierGradeNat: 'carrier-grade NAT',
+  uniqueLocal: 'unique-local',
+  ipv4Mapped: 'IPv4-mapped',
+  rfc6145: 'IPv4-translated',
+  rfc6052: 'NAT64',
+  '6to4': '6to4',
+  teredo: 'Teredo',
+};
 
 /** The hostname of a URL without IPv6 brackets, and whether it is an IP literal. */
 export function literalAddress(hostname: string): string | null {

@@ -72,7 +72,20 @@ export function intendedHeader(name: string): string | null {
 const verdicts = new Map<string, string | null>();
 const MAX_VERDICTS = 10_000;
 
+const FORWARD_PREFIX = 'x-vault-forward-';
+
 function judge(name: string): string | null {
+  if (name.startsWith(FORWARD_PREFIX)) {
+    // x-vault-forward-SOMETHING: a slip in a known name (…-authentication, …-payment-method), or else
+    // most likely a header meant to be forwarded (x-vault-forward-authorization).
+    const suffix = name.slice(FORWARD_PREFIX.length);
+    const dash = suffix.indexOf('-');
+    if (dash > 0 && editDistance(suffix.slice(0, dash), 'header') <= 2) return `${HEADER_PREFIX}${suffix.slice(dash + 1)}`;
+    const close = KNOWN.map((known) => [known, editDistance(suffix, known.slice(FORWARD_PREFIX.length))] as const)
+      .filter(([, distance]) => distance <= 2)
+      .sort((a, b) => a[1] - b[1]);
+    return close.length > 0 ? close[0][0] : `${HEADER_PREFIX}${suffix}`;
+  }
   let best: string | null = null;
   let bestDistance = Infinity;
   for (const known of KNOWN) {
@@ -80,20 +93,27 @@ function judge(name: string): string | null {
     if (distance < bestDistance) [best, bestDistance] = [known, distance];
   }
   if (bestDistance <= NEAR_MISS_DISTANCE) return best;
-  // x-vault-foward-header-authorization, x-vault-forward-headers-authorization, …
-  const at = name.indexOf('-header');
-  if (at > 0) {
-    const afterDash = name.indexOf('-', at + 1);
-    const stem = name.slice(0, afterDash + 1);
-    if (afterDash > 0 && editDistance(stem, HEADER_PREFIX) <= NEAR_MISS_DISTANCE) return `${HEADER_PREFIX}${name.slice(afterDash + 1)}`;
+  // x-vault-foward-header-authorization, x-valut-forward-header-…: a slip in the prefix itself.
+  const at = name.indexOf('-header-');
+  if (at > 0 && editDistance(name.slice(0, at + '-header-'.length), HEADER_PREFIX) <= NEAR_MISS_DISTANCE) {
+    return `${HEADER_PREFIX}${name.slice(at + '-header-'.length)}`;
   }
-  // Any other x-vault-forward-NAME most likely meant to forward NAME.
-  if (name.startsWith('x-vault-forward-')) return `${HEADER_PREFIX}${name.slice('x-vault-forward-'.length)}`;
   return null;
 }
 
-/** Reads and checks every x-vault-forward-* header; each problem names the header at fault. */
-export function parseForwardHeaders(headers: IncomingHttpHeaders): ForwardSpec {
+/**
+ * Reads and checks every x-vault-forward-* header; each problem names the header at fault.
+ * `rawHeaders` (name, value, name, value…) reveals repeats, which Node joins with ", " in `headers`:
+ * a repeated forwarding header is ambiguous (two targets, two credentials) and refused.
+ */
+export function parseForwardHeaders(headers: IncomingHttpHeaders, rawHeaders: string[] = []): ForwardSpec {
+  const seen = new Set<string>();
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i].toLowerCase();
+    if (!name.startsWith(FORWARD_PREFIX)) continue;
+    if (seen.has(name)) throw invalid(name, 'must be sent once');
+    seen.add(name);
+  }
   const forwarded: Array<[string, string]> = [];
   for (const [name, value] of Object.entries(headers)) {
     if (name.startsWith(HEADER_PREFIX)) {

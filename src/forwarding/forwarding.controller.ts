@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Controller, Get, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiHeader, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -56,11 +57,14 @@ export class ForwardingController {
     VaultErrors.unknownPaymentMethod,
   )
   async forward(@MerchantAccountId() merchant: string, @Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
-    const requestId = String((request.raw as { id?: unknown }).id ?? request.id);
+    // The forward's id names its record, so it must be unique: it is the request id unless the caller
+    // chose that (x-request-id, kept for tracing), in which case the forward gets its own.
+    const requestId = request.headers['x-request-id'] === undefined ? String((request.raw as { id?: unknown }).id ?? request.id) : randomUUID();
     const response = await this.forwarding.forward({
       merchantAccountId: merchant,
       requestId,
       headers: request.headers,
+      rawHeaders: request.raw.rawHeaders,
       body: Buffer.isBuffer(request.body) ? request.body : undefined,
     });
     await reply

@@ -20,8 +20,11 @@ const JSON_TYPE = /^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i;
 
 export interface ForwardInput {
   merchantAccountId: string;
+  /** Id of this forward and of its record (x-vault-forward-request-id). */
   requestId: string;
   headers: IncomingHttpHeaders;
+  /** Node's raw header list, to detect repeated forwarding headers. */
+  rawHeaders: string[];
   body: Buffer | undefined;
 }
 
@@ -55,7 +58,7 @@ export class ForwardingService {
       errorType: null,
     };
     try {
-      const spec = parseForwardHeaders(input.headers);
+      const spec = parseForwardHeaders(input.headers, input.rawHeaders);
       record.method = spec.method;
       record.targetUrl = `${spec.url.origin}${spec.url.pathname}`;
       record.paymentMethodIds = spec.paymentMethodIds;
@@ -130,15 +133,21 @@ export class ForwardingService {
     const bodyText = input.body && input.body.length > 0 ? input.body.toString('latin1') : undefined;
     const contentType = spec.headers.find(([name]) => name === 'content-type')?.[1] ?? input.headers['content-type'] ?? '';
     const style = JSON_TYPE.test(String(contentType)) ? 'json' : 'raw';
+    const placeholderProblem = (error: unknown, location: 'body' | 'header', name: string) => {
+      if (!(error instanceof PlaceholderError)) return error;
+      return new ProblemException(ForwardingErrors.invalidPlaceholder, error.message, [{ location, name, message: error.message }]);
+    };
     try {
       if (bodyText !== undefined) scanPlaceholders(bodyText, count, style);
-      for (const [, value] of spec.headers) scanPlaceholders(value, count);
     } catch (error) {
-      if (!(error instanceof PlaceholderError)) throw error;
-      const at = bodyText !== undefined && bodyText.includes(error.token) ? 'body' : 'header';
-      throw new ProblemException(ForwardingErrors.invalidPlaceholder, error.message, [
-        { location: at, name: at === 'body' ? 'body' : spec.headers.find(([, v]) => v.includes(error.token))?.[0] ?? 'header', message: error.message },
-      ]);
+      throw placeholderProblem(error, 'body', 'body');
+    }
+    for (const [name, value] of spec.headers) {
+      try {
+        scanPlaceholders(value, count);
+      } catch (error) {
+        throw placeholderProblem(error, 'header', `${HEADER_PREFIX}${name}`);
+      }
     }
     const values = await this.resolver.resolve(input.merchantAccountId, spec.paymentMethodIds);
 

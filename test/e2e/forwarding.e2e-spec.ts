@@ -88,6 +88,11 @@ describe('POST /vault-forward against real downstream servers', () => {
     });
     expect(result.status).toBe(200);
     expect(result.headers.get('x-vault-forward-request-id')).toBe(result.headers.get('x-request-id'));
+    // A caller-chosen x-request-id is kept for tracing, but the forward gets its own unique id.
+    const traced = await forward({ url: `${plain.url}/echo`, body: '{}', headers: { 'x-request-id': 'trace-0123456789' } });
+    expect(traced.headers.get('x-request-id')).toBe('trace-0123456789');
+    expect(traced.headers.get('x-vault-forward-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    plain.received.pop();
     expect(result.headers.get('x-vault-forward-error')).toBeNull();
     expect(result.headers.get('x-downstream')).toBe('yes');
     expect(result.headers.get('set-cookie')).toBeNull();
@@ -217,6 +222,39 @@ describe('POST /vault-forward against real downstream servers', () => {
       expect(problem.errors[0]).toMatchObject({ location: 'header', name: 'x-valud-forward-authentications' });
       const other = await forward({ url: `${plain.url}/echo`, body: '{}', headers: { 'x-vault-forward-authorization': 'Bearer x' } });
       expect(expectOurs(other, 400, 'unknown-forward-header').detail).toContain('x-vault-forward-header-authorization');
+    });
+
+    it('a repeated forwarding header → 400 (two targets or two credentials are ambiguous)', async () => {
+      const { request } = await import('node:http');
+      const status = await new Promise<{ status: number; body: string; ours: string | undefined }>((resolve, reject) => {
+        const req = request(`${t.url}/vault-forward`, { method: 'POST' });
+        for (const [k, v] of [
+          ['authorization', `Bearer ${token}`],
+          ['content-type', 'application/json'],
+          ['x-vault-forward-url', `${plain.url}/echo`],
+          ['x-vault-forward-url', 'https://elsewhere.example/'],
+          ['x-vault-forward-http-method', 'POST'],
+        ]) req.appendHeader(k, v);
+        req.on('response', (res) => {
+          let body = '';
+          res.on('data', (c) => (body += c));
+          res.on('end', () => resolve({ status: res.statusCode!, body, ours: res.headers['x-vault-forward-error'] as string | undefined }));
+        });
+        req.on('error', reject);
+        req.end('{}');
+      });
+      expect(status.status).toBe(400);
+      expect(status.ours).toBe('true');
+      expect(JSON.parse(status.body)).toMatchObject({ code: 'invalid-forward-header', errors: [{ location: 'header', name: 'x-vault-forward-url' }] });
+    });
+
+    it('a bad placeholder in a forwarded header is located in that header', async () => {
+      const problem = expectOurs(
+        await forward({ url: `${plain.url}/echo`, paymentMethods: card.id, body: '{}', headers: { 'x-vault-forward-header-x-card': '{{ CARD_NUMBER_9 }}' } }),
+        400,
+        'invalid-placeholder',
+      );
+      expect(problem.errors[0]).toMatchObject({ location: 'header', name: 'x-vault-forward-header-x-card' });
     });
 
     it('authentication methods → 400 not-implemented (that feature has not landed)', async () => {

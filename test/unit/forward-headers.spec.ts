@@ -10,6 +10,9 @@ describe('misspelled forwarding headers', () => {
     ['x-vault-foward-header-authorization', 'x-vault-forward-header-authorization'],
     ['x-vault-forward-headers-authorization', 'x-vault-forward-header-authorization'],
     ['x-vault-forward-authorization', 'x-vault-forward-header-authorization'],
+    ['x-vault-forward-foo', 'x-vault-forward-header-foo'],
+    ['x-vault-forward-urll', 'x-vault-forward-url'],
+    ['x-valut-forward-header-x-api-key', 'x-vault-forward-header-x-api-key'],
   ])('%s → %s', (name, meant) => expect(intendedHeader(name)).toBe(meant));
 
   it.each(['x-forwarded-for', 'x-forwarded-proto', 'x-request-id', 'content-type', 'authorization', 'x-merchant-account-id', 'accept'])(
