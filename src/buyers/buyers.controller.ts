@@ -1,9 +1,8 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
 import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { AuthErrors } from '../auth/auth.errors';
+import { MerchantScoped } from '../auth/merchant-scoped';
 import { MerchantAccountId } from '../auth/principal';
 import { RequireScope } from '../auth/scopes';
-import { MerchantHeaders } from '../common/openapi/merchant-headers';
 import { ApiProblems } from '../common/openapi/api-problems';
 import { Page, PageOf } from '../common/pagination/page';
 import { PaginationErrors } from '../common/pagination/pagination.errors';
@@ -13,8 +12,7 @@ import { BuyersService } from './buyers.service';
 import { BuyerResponse, CreateBuyerDto, ListBuyersQuery, UpdateBuyerDto } from './dto/buyer.dto';
 
 @ApiTags('Buyers')
-@MerchantHeaders()
-@ApiProblems(AuthErrors.unauthorized, AuthErrors.forbidden, AuthErrors.merchantAccountMismatch, AuthErrors.merchantAccountUnknown)
+@MerchantScoped()
 @Controller('buyers')
 export class BuyersController {
   constructor(private readonly buyers: BuyersService) {}

@@ -2,11 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { Controller, Get, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiHeader, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { AuthErrors } from '../auth/auth.errors';
+import { MerchantScoped } from '../auth/merchant-scoped';
 import { MerchantAccountId } from '../auth/principal';
 import { RequireScope } from '../auth/scopes';
 import { ApiProblems } from '../common/openapi/api-problems';
-import { MerchantHeaders } from '../common/openapi/merchant-headers';
 import { Page, PageOf } from '../common/pagination/page';
 import { PaginationErrors } from '../common/pagination/pagination.errors';
 import { CommonErrors } from '../common/problem/common.errors';
@@ -17,8 +16,7 @@ import { ForwardingErrors } from './forwarding.errors';
 import { ForwardingService } from './forwarding.service';
 
 @ApiTags('Forwarding')
-@MerchantHeaders()
-@ApiProblems(AuthErrors.unauthorized, AuthErrors.forbidden, AuthErrors.merchantAccountMismatch, AuthErrors.merchantAccountUnknown)
+@MerchantScoped()
 @Controller('vault-forward')
 export class ForwardingController {
   constructor(

@@ -1,10 +1,9 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { AuthErrors } from '../auth/auth.errors';
+import { MerchantScoped } from '../auth/merchant-scoped';
 import { MerchantAccountId } from '../auth/principal';
 import { RequireScope } from '../auth/scopes';
 import { ApiProblems } from '../common/openapi/api-problems';
-import { MerchantHeaders } from '../common/openapi/merchant-headers';
 import { Page, PageOf } from '../common/pagination/page';
 import { PaginationErrors } from '../common/pagination/pagination.errors';
 import { CommonErrors } from '../common/problem/common.errors';
@@ -13,8 +12,7 @@ import { PaymentMethodErrors } from './payment-methods.errors';
 import { PaymentMethodsService } from './payment-methods.service';
 
 @ApiTags('Payment methods')
-@MerchantHeaders()
-@ApiProblems(AuthErrors.unauthorized, AuthErrors.forbidden, AuthErrors.merchantAccountMismatch, AuthErrors.merchantAccountUnknown)
+@MerchantScoped()
 @Controller('payment-methods')
 export class PaymentMethodsController {
   constructor(private readonly paymentMethods: PaymentMethodsService) {}

@@ -1,10 +1,9 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
 import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { AuthErrors } from '../auth/auth.errors';
+import { MerchantScoped } from '../auth/merchant-scoped';
 import { MerchantAccountId } from '../auth/principal';
 import { RequireScope } from '../auth/scopes';
 import { ApiProblems } from '../common/openapi/api-problems';
-import { MerchantHeaders } from '../common/openapi/merchant-headers';
 import { Page, PageOf } from '../common/pagination/page';
 import { PaginationErrors } from '../common/pagination/pagination.errors';
 import { CommonErrors } from '../common/problem/common.errors';
@@ -18,8 +17,7 @@ import { VaultForwardConfigErrors } from './vault-forward-configs.errors';
 import { VaultForwardConfigsService } from './vault-forward-configs.service';
 
 @ApiTags('Forwarding configs')
-@MerchantHeaders()
-@ApiProblems(AuthErrors.unauthorized, AuthErrors.forbidden, AuthErrors.merchantAccountMismatch, AuthErrors.merchantAccountUnknown)
+@MerchantScoped()
 @Controller('vault-forward/configs')
 export class VaultForwardConfigsController {
   constructor(private readonly configs: VaultForwardConfigsService) {}
