@@ -6,7 +6,7 @@ import { Logger } from 'nestjs-pino';
 import { ApiModule } from '../api.module';
 import { CoreOptions } from '../core.module';
 import { ProblemSchema } from '../common/openapi/api-problems';
-import { problemDefinitions } from '../common/problem/problem';
+import { problemDefinitions, problemType } from '../common/problem/problem';
 import { requestIdFor } from '../logging/logging.module';
 import { FORWARD_ROUTE } from '../forwarding/forward-route';
 import type { FastifyRequest } from 'fastify';
@@ -72,7 +72,7 @@ function registerBodyParsers(app: NestFastifyApplication): void {
 
 function setUpOpenApi(app: NestFastifyApplication): void {
   const problemList = problemDefinitions()
-    .map((p) => `- \`/errors/${p.code}\` (${p.status}) ${p.title}`)
+    .map((p) => `- \`${problemType(p.code)}\` (${p.status}) ${p.title}`)
     .join('\n');
   const config = new DocumentBuilder()
     .setTitle('Vault forwarding API')

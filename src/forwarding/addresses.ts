@@ -42,6 +42,12 @@ export function literalAddress(hostname: string): string | null {
   return isIP(bare) ? bare : null;
 }
 
+/** For a host that is an IP literal, why it may not be forwarded to; null for names and public addresses. */
+export function literalBlockReason(hostname: string): string | null {
+  const literal = literalAddress(hostname);
+  return literal ? blockedAddressReason(literal) : null;
+}
+
 export class BlockedAddressError extends Error {
   readonly code = 'EVF_BLOCKED_ADDRESS';
   constructor(

@@ -4,18 +4,10 @@ import { Repository } from 'typeorm';
 import { Page } from '../common/pagination/page';
 import { PaginationService } from '../common/pagination/pagination.service';
 import { Sql } from '../database/sql';
-import { defineProblem, ProblemException } from '../common/problem/problem';
+import { ProblemException } from '../common/problem/problem';
 import { ForwardRequestResponse, ListForwardRequestsQuery } from './dto/forward-request.dto';
 import { VaultForwardRequest } from './forward-request.entity';
-
-export const ForwardRecordErrors = {
-  notFound: defineProblem({
-    code: 'vault-forward-request-not-found',
-    status: 404,
-    title: 'Forward record not found',
-    description: 'No forward with this request id exists in the merchant account of the request.',
-  }),
-};
+import { ForwardingErrors } from './forwarding.errors';
 
 export interface ForwardRecord {
   id: string;
@@ -106,7 +98,7 @@ export class ForwardRecordsService implements OnModuleDestroy {
 
   async get(merchantAccountId: string, id: string): Promise<VaultForwardRequest> {
     const found = id.length <= 128 ? await this.records.findOneBy({ id, merchantAccountId }) : null;
-    if (!found) throw new ProblemException(ForwardRecordErrors.notFound, `No forward "${id.slice(0, 64)}" exists in this merchant account.`);
+    if (!found) throw new ProblemException(ForwardingErrors.recordNotFound, `No forward "${id.slice(0, 64)}" exists in this merchant account.`);
     return found;
   }
 

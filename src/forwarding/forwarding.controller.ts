@@ -11,7 +11,7 @@ import { PaginationErrors } from '../common/pagination/pagination.errors';
 import { CommonErrors } from '../common/problem/common.errors';
 import { VaultErrors } from '../vault/vault.errors';
 import { ForwardRequestResponse, ListForwardRequestsQuery } from './dto/forward-request.dto';
-import { ForwardRecordErrors, ForwardRecordsService } from './forward-records.service';
+import { ForwardRecordsService } from './forward-records.service';
 import { ForwardingErrors } from './forwarding.errors';
 import { ForwardingService } from './forwarding.service';
 
@@ -83,7 +83,7 @@ export class ForwardingController {
   @Get('requests/:id')
   @RequireScope('vault-forwards.read')
   @ApiOperation({ summary: 'Get one forward record by its request id' })
-  @ApiProblems(ForwardRecordErrors.notFound)
+  @ApiProblems(ForwardingErrors.recordNotFound)
   async get(@MerchantAccountId() merchant: string, @Param('id') id: string): Promise<ForwardRequestResponse> {
     return ForwardRequestResponse.from(await this.records.get(merchant, id));
   }

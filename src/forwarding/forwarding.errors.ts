@@ -64,4 +64,10 @@ export const ForwardingErrors = {
     title: 'Downstream response too large',
     description: 'The target answered with a body larger than 10 MiB, which is not passed back.',
   }),
+  recordNotFound: defineProblem({
+    code: 'vault-forward-request-not-found',
+    status: 404,
+    title: 'Forward record not found',
+    description: 'No forward with this request id exists in the merchant account of the request.',
+  }),
 };

@@ -7,12 +7,12 @@ import { ProblemException } from '../common/problem/problem';
 import { VaultForwardConfigsService } from '../vault-forward-configs/vault-forward-configs.service';
 import { PaymentMethodResolver } from '../vault/payment-method-resolver.service';
 import { jsonStringContent, PlaceholderError, scanPlaceholders, substitutePlaceholders } from '../vault/placeholders';
-import { blockedAddressReason, literalAddress } from './addresses';
+import { literalBlockReason } from './addresses';
 import { DownstreamClient, DownstreamResponse } from './downstream-client';
 import { ForwardRecord, ForwardRecordsService } from './forward-records.service';
 import { AUTHENTICATIONS_HEADER, ForwardSpec, HEADER_PREFIX, parseForwardHeaders, URL_HEADER } from './forward-headers';
 import { ForwardingErrors } from './forwarding.errors';
-import { hostKey } from './http-methods';
+import { hostKey, isInsecureHost } from './http-methods';
 
 /** Caller headers that describe the body or the wanted answer; everything else stays here. */
 const PASSED_THROUGH = ['content-type', 'accept', 'accept-language'];
@@ -93,16 +93,13 @@ export class ForwardingService {
 
   /** https only (http for operator-listed hosts), and IP literals must be public addresses. */
   private checkTransport(url: URL): boolean {
-    const insecure = this.appConfig.forwardInsecureHosts;
-    const trusted = insecure.has(hostKey(url)) || insecure.has(url.hostname.toLowerCase()) || insecure.has(url.host.toLowerCase());
-    if (trusted) return true;
+    if (isInsecureHost(this.appConfig.forwardInsecureHosts, hostKey(url))) return true;
     if (url.protocol !== 'https:') {
       throw new ProblemException(ForwardingErrors.insecureTarget, 'The target must be an https URL.', [
         { location: 'header', name: URL_HEADER, message: 'must use https' },
       ]);
     }
-    const literal = literalAddress(url.hostname);
-    const reason = literal ? blockedAddressReason(literal) : null;
+    const reason = literalBlockReason(url.hostname);
     if (reason) {
       throw new ProblemException(ForwardingErrors.targetAddressForbidden, `The target is a ${reason} address, which may not be forwarded to.`, [
         { location: 'header', name: URL_HEADER, message: `${reason} address` },

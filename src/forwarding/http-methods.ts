@@ -10,3 +10,11 @@ export function hostKey(url: URL): string {
   const port = url.port || (url.protocol === 'https:' ? '443' : '80');
   return port === '443' ? url.hostname.toLowerCase() : `${url.hostname.toLowerCase()}:${port}`;
 }
+
+/**
+ * Whether a host key (see hostKey) is listed in FORWARD_INSECURE_HOSTS: either exactly, or by its bare
+ * host name, which then covers every port.
+ */
+export function isInsecureHost(insecureHosts: ReadonlySet<string>, key: string): boolean {
+  return insecureHosts.has(key) || insecureHosts.has(key.replace(/:\d+$/, ''));
+}

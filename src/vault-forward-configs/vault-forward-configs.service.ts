@@ -9,8 +9,8 @@ import { Page } from '../common/pagination/page';
 import { PaginationService } from '../common/pagination/pagination.service';
 import { CommonErrors } from '../common/problem/common.errors';
 import { ProblemException } from '../common/problem/problem';
-import { blockedAddressReason, literalAddress } from '../forwarding/addresses';
-import { DEFAULT_CONFIG_METHODS } from '../forwarding/http-methods';
+import { literalBlockReason } from '../forwarding/addresses';
+import { DEFAULT_CONFIG_METHODS, isInsecureHost } from '../forwarding/http-methods';
 import { closeRedis, REDIS } from '../queue/redis.module';
 import { Sql } from '../database/sql';
 import { ListVaultForwardConfigsQuery, VaultForwardConfigResponse } from './dto/vault-forward-config.dto';
@@ -143,10 +143,8 @@ export class VaultForwardConfigsService implements OnModuleInit, OnModuleDestroy
   private normaliseHosts(hosts: string[]): string[] {
     const normalised = [...new Set(hosts.map((h) => h.toLowerCase().replace(/:443$/, '')))];
     normalised.forEach((entry, index) => {
-      const host = entry.replace(/:\d+$/, '');
-      const literal = literalAddress(host);
-      const reason = literal ? blockedAddressReason(literal) : null;
-      if (reason && !this.appConfig.forwardInsecureHosts.has(entry) && !this.appConfig.forwardInsecureHosts.has(host)) {
+      const reason = literalBlockReason(entry.replace(/:\d+$/, ''));
+      if (reason && !isInsecureHost(this.appConfig.forwardInsecureHosts, entry)) {
         throw new ProblemException(CommonErrors.validationFailed, `hosts[${index}] is a ${reason} address, which can never be forwarded to.`, [
           { location: 'body', name: `hosts[${index}]`, message: `${reason} addresses are not allowed` },
         ]);

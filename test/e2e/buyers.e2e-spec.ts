@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createApiKey, TestKey } from '../factories/api-keys';
-import { insertBuyersWithinOneMillisecond } from '../factories/buyers';
+import { createApiKey } from '../factories/api-keys';
 import { createMerchantAccount } from '../factories/merchant-accounts';
 import { expectProblem, http } from '../support/http';
 import { startTestApp, TestApp } from '../support/test-app';

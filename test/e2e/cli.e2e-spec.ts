@@ -27,7 +27,8 @@ function cli(...args: string[]): Promise<CliResult> {
 
 /** Each command prints exactly one JSON object on stdout. */
 function json(result: CliResult): Record<string, any> {
-  expect(result).toMatchObject({ code: 0 });
+  // stderr rides along so that a failure shows why the command failed.
+  expect({ code: result.code, stderr: result.code === 0 ? '' : result.stderr }).toEqual({ code: 0, stderr: '' });
   const lines = result.stdout.trim().split('\n');
   expect(lines).toHaveLength(1);
   return JSON.parse(lines[0]);
