@@ -5,7 +5,7 @@ import { loadConfigOrExit } from './bootstrap/load-config';
 import { closeOnSignals } from './bootstrap/shutdown';
 import { WorkerModule } from './worker.module';
 import type Redis from 'ioredis';
-import { REDIS } from './queue/redis.module';
+import { REDIS } from './queue/redis';
 
 /**
  * The queue worker entry point: an application context with no HTTP server, scaled apart from the

@@ -1,22 +1,9 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { FastifyRequest } from 'fastify';
-import { CommonErrors } from '../common/problem/common.errors';
-import { ProblemException } from '../common/problem/problem';
-import { MerchantAccountsService } from '../merchant-accounts/merchant-accounts.service';
-import { MERCHANT_ACCOUNT_ID_PATTERN } from '../merchant-accounts/merchant-account-id';
-import { AuthErrors, unauthorized } from './auth.errors';
-import { Principal, RequestWithPrincipal } from './principal';
-import { ROUTE_ACCESS, RouteAccess, scopeGranted } from './scopes';
-import { TokenVerifier } from './token-verifier.service';
-
-export const MERCHANT_HEADER = 'x-merchant-account-id';
-/** Accepted so clients of the public API this service mirrors work unchanged. */
-export const MERCHANT_HEADER_ALIAS = 'x-gr4vy-merchant-account-id';
-/** The merchant an instance key acts for when it names none, as in the public API. */
-export const DEFAULT_MERCHANT_ACCOUNT_ID = 'default';
-
-const BEARER = /^Bearer[ ]+([A-Za-z0-9_\-.=]+)[ ]*$/i;
+import { Authenticator } from './authenticator.service';
+import { RequestWithPrincipal } from './principal';
+import { ROUTE_ACCESS, RouteAccess } from './scopes';
 
 /**
  * Global guard: every route is authenticated unless marked @Public(); a route with no access
@@ -26,8 +13,7 @@ const BEARER = /^Bearer[ ]+([A-Za-z0-9_\-.=]+)[ ]*$/i;
 export class AuthGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
-    private readonly tokens: TokenVerifier,
-    private readonly merchants: MerchantAccountsService,
+    private readonly authenticator: Authenticator,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -37,78 +23,7 @@ export class AuthGuard implements CanActivate {
     ]);
     if (access?.kind === 'public') return true;
     const request = context.switchToHttp().getRequest<FastifyRequest & RequestWithPrincipal>();
-
-    const header = request.headers.authorization;
-    if (!header) throw unauthorized('The Authorization header is missing; send "Bearer <token>".');
-    const match = BEARER.exec(header);
-    if (!match) throw unauthorized('The Authorization header must be "Bearer <token>".');
-    const token = await this.tokens.verify(match[1]);
-
-    if (!access) {
-      throw new ProblemException(AuthErrors.forbidden, 'This route declares no scope and is closed to every token.');
-    }
-    if (!scopeGranted(access.scope, token.scopes)) {
-      throw new ProblemException(AuthErrors.forbidden, `This route requires the scope "${access.scope}".`);
-    }
-
-    const principal: Principal = {
-      keyId: token.keyId,
-      keyMerchantAccountId: token.keyMerchantAccountId,
-      scopes: token.scopes,
-      merchantAccountId: null,
-    };
-    if (access.kind === 'instance') {
-      if (token.keyMerchantAccountId !== null) {
-        throw new ProblemException(AuthErrors.instanceKeyRequired, 'This route is open to instance API keys only.');
-      }
-    } else {
-      principal.merchantAccountId = await this.merchantFor(request, token.keyMerchantAccountId);
-    }
-    request.principal = principal;
+    request.principal = await this.authenticator.authenticate(request.headers, access);
     return true;
   }
-
-  private async merchantFor(request: FastifyRequest, keyMerchant: string | null): Promise<string> {
-    const [name, requested] = requestedMerchant(request);
-    if (keyMerchant !== null) {
-      if (requested !== undefined && requested !== keyMerchant) {
-        throw new ProblemException(
-          AuthErrors.merchantAccountMismatch,
-          `This API key belongs to another merchant account than the one "${name}" names.`,
-          [{ location: 'header', name, message: 'must be absent or the key’s own merchant account id' }],
-        );
-      }
-      return keyMerchant;
-    }
-    const id = requested ?? DEFAULT_MERCHANT_ACCOUNT_ID;
-    if (!MERCHANT_ACCOUNT_ID_PATTERN.test(id)) {
-      throw new ProblemException(CommonErrors.validationFailed, `"${name}" is not a merchant account id.`, [
-        { location: 'header', name, message: `must match ${MERCHANT_ACCOUNT_ID_PATTERN.source}` },
-      ]);
-    }
-    if (!(await this.merchants.exists(id))) {
-      throw new ProblemException(AuthErrors.merchantAccountUnknown, `Merchant account "${id}" does not exist.`, [
-        { location: 'header', name, message: requested === undefined ? 'absent, so "default" was used' : 'unknown merchant account' },
-      ]);
-    }
-    return id;
-  }
-}
-
-function requestedMerchant(request: FastifyRequest): [string, string | undefined] {
-  const primary = single(request.headers[MERCHANT_HEADER]);
-  const alias = single(request.headers[MERCHANT_HEADER_ALIAS]);
-  if (primary !== undefined && alias !== undefined && primary !== alias) {
-    throw new ProblemException(CommonErrors.validationFailed, `"${MERCHANT_HEADER}" and "${MERCHANT_HEADER_ALIAS}" disagree.`, [
-      { location: 'header', name: MERCHANT_HEADER_ALIAS, message: `must equal ${MERCHANT_HEADER} when both are sent` },
-    ]);
-  }
-  if (primary !== undefined) return [MERCHANT_HEADER, primary];
-  if (alias !== undefined) return [MERCHANT_HEADER_ALIAS, alias];
-  return [MERCHANT_HEADER, undefined];
-}
-
-function single(value: string | string[] | undefined): string | undefined {
-  if (Array.isArray(value)) return value[0];
-  return value === undefined || value === '' ? undefined : value;
 }

@@ -5,11 +5,12 @@ import { MerchantAccountsModule } from '../merchant-accounts/merchant-accounts.m
 import { ApiKey } from './api-key.entity';
 import { ApiKeysService } from './api-keys.service';
 import { AuthGuard } from './auth.guard';
+import { Authenticator } from './authenticator.service';
 import { TokenVerifier } from './token-verifier.service';
 
 @Module({
   imports: [TypeOrmModule.forFeature([ApiKey]), MerchantAccountsModule],
-  providers: [ApiKeysService, TokenVerifier, { provide: APP_GUARD, useClass: AuthGuard }],
-  exports: [ApiKeysService],
+  providers: [ApiKeysService, TokenVerifier, Authenticator, { provide: APP_GUARD, useClass: AuthGuard }],
+  exports: [ApiKeysService, Authenticator],
 })
 export class AuthModule {}

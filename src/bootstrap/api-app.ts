@@ -1,3 +1,4 @@
+import { createServer, IncomingMessage, ServerResponse } from 'node:http';
 import { ModuleMetadata } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -8,8 +9,7 @@ import { CoreOptions } from '../core.module';
 import { ProblemSchema } from '../common/openapi/api-problems';
 import { problemDefinitions, problemType } from '../common/problem/problem';
 import { requestIdFor } from '../logging/logging.module';
-import { FORWARD_ROUTE } from '../forwarding/forward-route';
-import type { FastifyRequest } from 'fastify';
+import { ForwardHttpHandler } from '../forwarding/forward-http-handler';
 
 /** Request bodies above this are refused with 413 before any handler runs. */
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -23,7 +23,18 @@ export async function createApiApp(
   /** Extra modules mounted beside the API's own (tests add probe routes this way). */
   extra: { imports?: ModuleMetadata['imports'] } = {},
 ): Promise<NestFastifyApplication> {
+  // POST /vault-forward is answered straight from Node's server, ahead of fastify (forward-http-handler.ts).
+  let forwardHandler: ForwardHttpHandler | undefined;
   const adapter = new FastifyAdapter({
+    serverFactory: (fastifyHandler: (req: IncomingMessage, res: ServerResponse) => void) => {
+      const server = createServer((req, res) => {
+        if (forwardHandler && ForwardHttpHandler.matches(req)) forwardHandler.handle(req, res);
+        else fastifyHandler(req, res);
+      });
+      // What fastify sets on a server it creates itself.
+      server.keepAliveTimeout = 72_000;
+      return server;
+    },
     bodyLimit: BODY_LIMIT_BYTES,
     logger: false,
     // The same id for fastify, pino-http's log line and the x-request-id response header.
@@ -47,25 +58,20 @@ export async function createApiApp(
     });
   setUpOpenApi(app);
   await app.init();
+  forwardHandler = app.get(ForwardHttpHandler);
   return app;
 }
 
 /**
- * POST /vault-forward receives its body as raw bytes whatever the content type, because it must send
- * it on byte for byte. Every other route accepts JSON only (fastify's own safe parser), anything
- * else being a 415.
+ * Every Nest route accepts JSON only (fastify's own safe parser), anything else being a 415. (The
+ * forward route takes any content type as raw bytes, but it never reaches fastify.)
  */
 function registerBodyParsers(app: NestFastifyApplication): void {
   const fastify = app.getHttpAdapter().getInstance();
-  const raw = (request: FastifyRequest) => request.routeOptions.url === FORWARD_ROUTE;
   const json = fastify.getDefaultJsonParser('error', 'error');
   fastify.removeAllContentTypeParsers();
-  fastify.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
-    if (raw(request)) return done(null, body);
-    json(request, (body as Buffer).toString('utf8'), done);
-  });
-  fastify.addContentTypeParser('*', { parseAs: 'buffer' }, (request, body, done) => {
-    if (raw(request)) return done(null, body);
+  fastify.addContentTypeParser('application/json', { parseAs: 'string' }, json);
+  fastify.addContentTypeParser('*', (_request, _payload, done) => {
     done(Object.assign(new Error('Unsupported Media Type'), { statusCode: 415, code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE' }), undefined);
   });
 }

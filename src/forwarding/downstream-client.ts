@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { Readable } from 'node:stream';
 import { rootCertificates } from 'node:tls';
 import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import { Agent, Dispatcher } from 'undici';
@@ -10,6 +11,8 @@ import { HOP_BY_HOP } from './forward-headers';
 import { ForwardingErrors } from './forwarding.errors';
 
 export const MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
+/** Answers declaring at most this many bytes are read whole before we reply; larger ones stream. */
+export const BUFFERED_RESPONSE_BYTES = 64 * 1024;
 const CONNECT_TIMEOUT_MS = 5_000;
 
 export interface DownstreamRequest {
@@ -25,7 +28,11 @@ export interface DownstreamRequest {
 export interface DownstreamResponse {
   status: number;
   headers: Record<string, string | string[]>;
-  body: Buffer;
+  /**
+   * Whole, or a stream that fails with a ProblemException (too large, reset, timeout) after the
+   * status has gone out; whoever sends it on then has to cut the connection.
+   */
+  body: Buffer | Readable;
 }
 
 function errorCode(error: unknown): string | undefined {
@@ -51,8 +58,9 @@ function blocked(error: unknown): BlockedAddressError | null {
  * The outbound HTTP client: undici agents that keep a keep-alive connection pool per origin, reused
  * across requests. The default agent resolves names through the SSRF guard and connects to the
  * address it checked; a second agent without the guard serves only FORWARD_INSECURE_HOSTS.
- * Redirects are never followed. Responses are read fully (up to 10 MiB) before anything is sent
- * back, so a failure midway is still reported as a clean problem rather than a truncated body.
+ * Redirects are never followed. Small answers with a declared length (the usual API response) are
+ * read whole first, so a failure midway is still a clean problem; others stream back as they arrive,
+ * cut off at 10 MiB (docs/decisions.md).
  */
 @Injectable()
 export class DownstreamClient implements OnModuleDestroy {
@@ -89,27 +97,45 @@ export class DownstreamClient implements OnModuleDestroy {
       throw this.translate(error, signal, request);
     }
 
-    const declared = Number(response.headers['content-length']);
-    if (Number.isFinite(declared) && declared > MAX_RESPONSE_BYTES) {
+    if (request.method === 'HEAD') {
+      // The length a HEAD answer declares is the GET body's; there is no body to read.
+      response.body.resume();
+      return { status: response.statusCode, headers: responseHeaders(response.headers, false), body: Buffer.alloc(0) };
+    }
+    const declared = response.headers['content-length'] === undefined ? NaN : Number(response.headers['content-length']);
+    if (declared > MAX_RESPONSE_BYTES) {
       response.body.destroy();
       throw tooLarge();
     }
-    const chunks: Buffer[] = [];
+    if (declared <= BUFFERED_RESPONSE_BYTES) {
+      try {
+        return { status: response.statusCode, headers: responseHeaders(response.headers, false), body: Buffer.from(await response.body.arrayBuffer()) };
+      } catch (error) {
+        throw this.translate(error, signal, request);
+      }
+    }
+    return {
+      status: response.statusCode,
+      // A declared length (≤ 10 MiB) is kept, so the caller can see a cut-off answer for what it is.
+      headers: responseHeaders(response.headers, Number.isFinite(declared)),
+      body: Readable.from(this.limited(response.body, signal, request), { objectMode: false }),
+    };
+  }
+
+  private async *limited(body: Dispatcher.ResponseData['body'], signal: AbortSignal, request: DownstreamRequest): AsyncGenerator<Buffer> {
     let size = 0;
     try {
-      for await (const chunk of response.body) {
+      for await (const chunk of body) {
         size += (chunk as Buffer).length;
-        if (size > MAX_RESPONSE_BYTES) {
-          response.body.destroy();
-          throw tooLarge();
-        }
-        chunks.push(chunk as Buffer);
+        if (size > MAX_RESPONSE_BYTES) throw tooLarge();
+        yield chunk as Buffer;
       }
     } catch (error) {
-      if (error instanceof ProblemException) throw error;
-      throw this.translate(error, signal, request);
+      throw error instanceof ProblemException ? error : this.translate(error, signal, request);
+    } finally {
+      // The caller went away or the limit was hit: stop reading from the downstream.
+      body.destroy();
     }
-    return { status: response.statusCode, headers: responseHeaders(response.headers), body: Buffer.concat(chunks, size) };
   }
 
   private translate(error: unknown, signal: AbortSignal, request: DownstreamRequest): ProblemException {
@@ -144,15 +170,15 @@ function tooLarge(): ProblemException {
   return new ProblemException(ForwardingErrors.downstreamResponseTooLarge, `The downstream response is larger than ${MAX_RESPONSE_BYTES} bytes.`);
 }
 
-/** The downstream's headers, less hop-by-hop ones, those `connection` names, set-cookie and length. */
-function responseHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string | string[]> {
+/** The downstream's headers, less hop-by-hop ones, those `connection` names, set-cookie and (unless kept) length. */
+function responseHeaders(headers: Record<string, string | string[] | undefined>, keepLength: boolean): Record<string, string | string[]> {
   const connection = String(headers.connection ?? '')
     .split(',')
     .map((h) => h.trim().toLowerCase())
     .filter(Boolean);
   const out: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined || HOP_BY_HOP.has(name) || connection.includes(name) || name === 'set-cookie' || name === 'content-length') continue;
+    if (value === undefined || HOP_BY_HOP.has(name) || connection.includes(name) || name === 'set-cookie' || (name === 'content-length' && !keepLength)) continue;
     out[name] = value;
   }
   return out;

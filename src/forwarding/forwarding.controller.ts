@@ -1,7 +1,5 @@
-import { randomUUID } from 'node:crypto';
-import { Controller, Get, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { Controller, Get, Param, Post, Query } from '@nestjs/common';
 import { ApiBody, ApiHeader, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import { MerchantScoped } from '../auth/merchant-scoped';
 import { MerchantAccountId } from '../auth/principal';
 import { RequireScope } from '../auth/scopes';
@@ -13,16 +11,12 @@ import { VaultErrors } from '../vault/vault.errors';
 import { ForwardRequestResponse, ListForwardRequestsQuery } from './dto/forward-request.dto';
 import { ForwardRecordsService } from './forward-records.service';
 import { ForwardingErrors } from './forwarding.errors';
-import { ForwardingService } from './forwarding.service';
 
 @ApiTags('Forwarding')
 @MerchantScoped()
 @Controller('vault-forward')
 export class ForwardingController {
-  constructor(
-    private readonly forwarding: ForwardingService,
-    private readonly records: ForwardRecordsService,
-  ) {}
+  constructor(private readonly records: ForwardRecordsService) {}
 
   @Post()
   @RequireScope('vault-forwards.write')
@@ -54,21 +48,10 @@ export class ForwardingController {
     VaultErrors.invalidPaymentMethodsHeader,
     VaultErrors.unknownPaymentMethod,
   )
-  async forward(@MerchantAccountId() merchant: string, @Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
-    // The forward's id names its record, so it must be unique: it is the request id unless the caller
-    // chose that (x-request-id, kept for tracing), in which case the forward gets its own.
-    const requestId = request.headers['x-request-id'] === undefined ? String((request.raw as { id?: unknown }).id ?? request.id) : randomUUID();
-    const response = await this.forwarding.forward({
-      merchantAccountId: merchant,
-      requestId,
-      headers: request.headers,
-      rawHeaders: request.raw.rawHeaders,
-      body: Buffer.isBuffer(request.body) ? request.body : undefined,
-    });
-    await reply
-      .status(response.status)
-      .headers({ ...response.headers, 'x-vault-forward-request-id': requestId })
-      .send(response.body);
+  forward(): never {
+    // Documentation only: createApiApp's server hands this route to ForwardHttpHandler before fastify
+    // and Nest see the request, so a request arriving here means the server was built another way.
+    throw new Error('POST /vault-forward is served by ForwardHttpHandler, which this server does not mount');
   }
 
   @Get('requests')

@@ -1,16 +1,19 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { AuthModule } from '../auth/auth.module';
 import { VaultForwardConfigsModule } from '../vault-forward-configs/vault-forward-configs.module';
 import { VaultModule } from '../vault/vault.module';
 import { DownstreamClient } from './downstream-client';
+import { ForwardHttpHandler } from './forward-http-handler';
 import { VaultForwardRequest } from './forward-request.entity';
 import { ForwardRecordsService } from './forward-records.service';
 import { ForwardingController } from './forwarding.controller';
 import { ForwardingService } from './forwarding.service';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([VaultForwardRequest]), VaultModule, VaultForwardConfigsModule],
+  imports: [TypeOrmModule.forFeature([VaultForwardRequest]), AuthModule, VaultModule, VaultForwardConfigsModule],
   controllers: [ForwardingController],
-  providers: [ForwardingService, DownstreamClient, ForwardRecordsService],
+  providers: [ForwardingService, DownstreamClient, ForwardRecordsService, ForwardHttpHandler],
+  exports: [ForwardHttpHandler],
 })
 export class ForwardingModule {}

@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { finished, Readable } from 'node:stream';
 import type { IncomingHttpHeaders } from 'node:http';
 import { Inject, Injectable } from '@nestjs/common';
 import type { AppConfig } from '../config/config';
@@ -57,25 +58,13 @@ export class ForwardingService {
       authenticationIds: [],
       errorType: null,
     };
+    const write = () => {
+      record.durationMs = Math.round((performance.now() - started) * 1000) / 1000;
+      this.records.write(record);
+    };
+    let response: DownstreamResponse;
     try {
-      const spec = parseForwardHeaders(input.headers, input.rawHeaders);
-      record.method = spec.method;
-      record.targetUrl = `${spec.url.origin}${spec.url.pathname}`;
-      record.paymentMethodIds = spec.paymentMethodIds;
-      record.authenticationIds = spec.authenticationIds;
-
-      if (spec.authenticationIds.length > 0) {
-        throw new ProblemException(ForwardingErrors.notImplemented, 'Stored authentication methods are not available yet; nothing was sent.', [
-          { location: 'header', name: AUTHENTICATIONS_HEADER, message: 'not implemented yet' },
-        ]);
-      }
-      const trusted = this.checkTransport(spec.url);
-      record.configId = await this.enablingConfig(input.merchantAccountId, spec);
-
-      const request = await this.fillPlaceholders(input, spec);
-      const response = await this.downstream.send({ url: spec.url, method: spec.method, timeoutMs: spec.timeoutMs, trusted, ...request });
-      record.status = response.status;
-      return response;
+      response = await this.send(input, record);
     } catch (error) {
       if (error instanceof ProblemException) {
         record.status = error.status;
@@ -84,11 +73,39 @@ export class ForwardingService {
         record.status = 500;
         record.errorType = 'internal-error';
       }
+      write();
       throw error;
-    } finally {
-      record.durationMs = Math.round((performance.now() - started) * 1000) / 1000;
-      this.records.write(record);
     }
+    record.status = response.status;
+    if (!(response.body instanceof Readable)) {
+      write();
+      return response;
+    }
+    // A streamed answer is recorded once it has gone through, or with what cut it off.
+    finished(response.body, (error) => {
+      if (error) record.errorType = error instanceof ProblemException ? error.definition.code : 'client-disconnected';
+      write();
+    });
+    return response;
+  }
+
+  private async send(input: ForwardInput, record: ForwardRecord): Promise<DownstreamResponse> {
+    const spec = parseForwardHeaders(input.headers, input.rawHeaders);
+    record.method = spec.method;
+    record.targetUrl = `${spec.url.origin}${spec.url.pathname}`;
+    record.paymentMethodIds = spec.paymentMethodIds;
+    record.authenticationIds = spec.authenticationIds;
+
+    if (spec.authenticationIds.length > 0) {
+      throw new ProblemException(ForwardingErrors.notImplemented, 'Stored authentication methods are not available yet; nothing was sent.', [
+        { location: 'header', name: AUTHENTICATIONS_HEADER, message: 'not implemented yet' },
+      ]);
+    }
+    const trusted = this.checkTransport(spec.url);
+    record.configId = await this.enablingConfig(input.merchantAccountId, spec);
+
+    const request = await this.fillPlaceholders(input, spec);
+    return this.downstream.send({ url: spec.url, method: spec.method, timeoutMs: spec.timeoutMs, trusted, ...request });
   }
 
   /** https only (http for operator-listed hosts), and IP literals must be public addresses. */

@@ -7,7 +7,7 @@ import { Public } from '../auth/scopes';
 import { ApiProblems } from '../common/openapi/api-problems';
 import { CommonErrors } from '../common/problem/common.errors';
 import { ProblemException } from '../common/problem/problem';
-import { REDIS } from '../queue/redis.module';
+import { REDIS } from '../queue/redis';
 
 type Check = 'up' | 'down' | 'disabled';
 

@@ -8,6 +8,7 @@ import { CommonErrors } from '../common/problem/common.errors';
 import { ProblemException } from '../common/problem/problem';
 import { normaliseCardNumber, schemeOf } from '../vault/card';
 import { CardVault } from '../vault/card-vault.service';
+import { PaymentMethodResolver } from '../vault/payment-method-resolver.service';
 import { CreatePaymentMethodDto, ListPaymentMethodsQuery, PaymentMethodResponse } from './dto/payment-method.dto';
 import { PaymentMethod } from './payment-method.entity';
 import { PaymentMethodErrors } from './payment-methods.errors';
@@ -20,6 +21,7 @@ export class PaymentMethodsService {
     @InjectRepository(PaymentMethod) private readonly paymentMethods: Repository<PaymentMethod>,
     private readonly vault: CardVault,
     private readonly pagination: PaginationService,
+    private readonly resolver: PaymentMethodResolver,
   ) {}
 
   /** The DTO has validated the number (digits, length, Luhn) and the expiry already. */
@@ -55,6 +57,8 @@ export class PaymentMethodsService {
   async delete(merchantAccountId: string, id: string): Promise<void> {
     const result = isUuid(id) ? await this.paymentMethods.delete({ id, merchantAccountId }) : { affected: 0 };
     if (!result.affected) throw notFound(id);
+    // Before answering, so a forward sent after this response cannot use the card (docs/decisions.md).
+    await this.resolver.forget(merchantAccountId, id);
   }
 
   list(merchantAccountId: string, query: ListPaymentMethodsQuery): Promise<Page<PaymentMethodResponse>> {

@@ -1,7 +1,7 @@
 import { DynamicModule, Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import Redis from 'ioredis';
-
-export const REDIS = Symbol('REDIS');
+import { closeRedis, REDIS } from './redis';
+import { SharedCaches } from './shared-cache';
 
 /**
  * One shared ioredis connection (or null when REDIS_URL is unset: the API then runs without the
@@ -20,18 +20,13 @@ export class RedisModule implements OnApplicationShutdown {
           provide: REDIS,
           useFactory: () => (url ? new Redis(url, { maxRetriesPerRequest: null, enableReadyCheck: true, lazyConnect: false }) : null),
         },
+        SharedCaches,
       ],
-      exports: [REDIS],
+      exports: [REDIS, SharedCaches],
     };
   }
 
   async onApplicationShutdown(): Promise<void> {
     if (this.redis) await closeRedis(this.redis);
   }
-}
-
-/** QUIT waits for a connection that may never come (Redis down); then just drop the socket. */
-export async function closeRedis(client: Redis): Promise<void> {
-  if (client.status === 'ready') await client.quit().catch(() => client.disconnect());
-  else client.disconnect();
 }

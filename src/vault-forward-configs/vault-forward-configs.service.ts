@@ -1,7 +1,5 @@
-import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import type Redis from 'ioredis';
-import { LRUCache } from 'lru-cache';
 import { Repository } from 'typeorm';
 import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
@@ -11,14 +9,13 @@ import { CommonErrors } from '../common/problem/common.errors';
 import { ProblemException } from '../common/problem/problem';
 import { literalBlockReason } from '../forwarding/addresses';
 import { DEFAULT_CONFIG_METHODS, isInsecureHost } from '../forwarding/http-methods';
-import { closeRedis, REDIS } from '../queue/redis.module';
+import { SharedCache, SharedCaches } from '../queue/shared-cache';
 import { Sql } from '../database/sql';
 import { ListVaultForwardConfigsQuery, VaultForwardConfigResponse } from './dto/vault-forward-config.dto';
 import { VaultForwardConfig } from './vault-forward-config.entity';
 import { VaultForwardConfigErrors } from './vault-forward-configs.errors';
 import { isUuid } from '../common/uuid';
 
-const INVALIDATION_CHANNEL = 'vault-forward:configs-changed';
 /** Bounds staleness when a change notice is missed (no Redis, or a dropped subscription). */
 const CACHE_TTL_MS = 10_000;
 
@@ -37,31 +34,18 @@ export interface ConfigChanges {
 }
 
 @Injectable()
-export class VaultForwardConfigsService implements OnModuleInit, OnModuleDestroy {
-  private readonly logger = new Logger('VaultForwardConfigs');
-  private readonly enabledCache = new LRUCache<string, EnabledConfig[]>({ max: 10_000, ttl: CACHE_TTL_MS });
-  private subscriber: Redis | null = null;
+export class VaultForwardConfigsService {
+  /** Per merchant; every API process drops its copy as soon as one of them changes a config. */
+  private readonly enabledCache: SharedCache<EnabledConfig[]>;
 
   constructor(
     @InjectRepository(VaultForwardConfig) private readonly configs: Repository<VaultForwardConfig>,
     private readonly pagination: PaginationService,
     private readonly sql: Sql,
     @Inject(APP_CONFIG) private readonly appConfig: AppConfig,
-    @Inject(REDIS) private readonly redis: Redis | null,
-  ) {}
-
-  /** Other API processes drop their cached copy as soon as one of them changes a config. */
-  onModuleInit(): void {
-    if (!this.redis) return;
-    this.subscriber = this.redis.duplicate();
-    this.subscriber.on('message', (_channel: string, merchantAccountId: string) => this.enabledCache.delete(merchantAccountId));
-    this.subscriber.on('error', (error: Error) => this.logger.warn(`config invalidation channel: ${error.message}`));
-    // Not awaited: with Redis down the API still starts, and the cache TTL bounds staleness.
-    void this.subscriber.subscribe(INVALIDATION_CHANNEL).catch((error: Error) => this.logger.warn(`cannot subscribe: ${error.message}`));
-  }
-
-  async onModuleDestroy(): Promise<void> {
-    if (this.subscriber) await closeRedis(this.subscriber);
+    caches: SharedCaches,
+  ) {
+    this.enabledCache = caches.create('forwarding-configs', { max: 10_000, ttlMs: CACHE_TTL_MS });
   }
 
   async create(merchantAccountId: string, input: { displayName: string; hosts: string[]; methods?: string[]; enabled?: boolean }): Promise<VaultForwardConfig> {
@@ -118,21 +102,19 @@ export class VaultForwardConfigsService implements OnModuleInit, OnModuleDestroy
   async enabledConfigs(merchantAccountId: string): Promise<EnabledConfig[]> {
     const cached = this.enabledCache.get(merchantAccountId);
     if (cached) return cached;
+    const snapshot = this.enabledCache.snapshot();
     const rows = await this.sql.prepared<{ id: string; hosts: string[]; methods: string[] }>(
       'forwarding.enabled-configs',
       'SELECT id, hosts, methods FROM vault_forward_configs WHERE merchant_account_id = $1 AND enabled ORDER BY created_at, id',
       [merchantAccountId],
     );
     const configs = rows.map((r) => ({ id: r.id, hosts: new Set(r.hosts), methods: new Set(r.methods) }));
-    this.enabledCache.set(merchantAccountId, configs);
+    this.enabledCache.set(merchantAccountId, configs, snapshot);
     return configs;
   }
 
-  private async changed(merchantAccountId: string): Promise<void> {
-    this.enabledCache.delete(merchantAccountId);
-    await this.redis?.publish(INVALIDATION_CHANNEL, merchantAccountId).catch((error: Error) => {
-      this.logger.warn(`could not announce a config change: ${error.message}`);
-    });
+  private changed(merchantAccountId: string): Promise<void> {
+    return this.enabledCache.invalidate(merchantAccountId);
   }
 
   /**

@@ -4,6 +4,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { cardAad, fingerprintKeyAad } from './card-vault.service';
 import { rewrap, unwrapSecret, VaultDecryptionError, wrapSecret } from './envelope';
 import { VAULT_KEYRING, VaultKeyring } from './keyring';
+import { PaymentMethodResolver } from './payment-method-resolver.service';
 
 export interface RotationResult {
   master_key_id: string;
@@ -41,6 +42,7 @@ export class KeyRotationService {
   constructor(
     @Inject(VAULT_KEYRING) private readonly keyring: VaultKeyring,
     @InjectDataSource() private readonly db: DataSource,
+    private readonly resolver: PaymentMethodResolver,
   ) {}
 
   async rotate(batchSize = 500): Promise<RotationResult> {
@@ -51,6 +53,9 @@ export class KeyRotationService {
       'payment method keys',
     );
     const merchantKeys = await this.walk(batchSize, '', (tx, after) => this.rewrapMerchantKeys(tx, after, batchSize), 'merchant fingerprint keys');
+    // API processes hold sealed rows with the old wrapping; have them read the new one before the
+    // operator retires the old key.
+    await this.resolver.forgetAll();
     const [{ remaining }] = (await this.db.query(
       `SELECT (SELECT count(*) FROM payment_methods WHERE master_key_id <> $1)
             + (SELECT count(*) FROM vault_merchant_keys WHERE master_key_id <> $1) AS remaining`,

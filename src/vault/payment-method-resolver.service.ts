@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ProblemException } from '../common/problem/problem';
+import { SharedCache, SharedCaches } from '../queue/shared-cache';
 import { Sql } from '../database/sql';
 import { parseExpirationDate } from './card';
 import { CardVault } from './card-vault.service';
@@ -31,6 +32,9 @@ export function parsePaymentMethodIds(raw: string): string[] {
   return ids.map((id) => id.toLowerCase());
 }
 
+/** Sealed rows are kept this long at most when an invalidation notice is missed. */
+const SEALED_CACHE_TTL_MS = 60_000;
+
 interface SealedRow {
   id: string;
   expiration_date: string;
@@ -40,27 +44,63 @@ interface SealedRow {
 }
 
 /**
- * Turns the payment methods a forward request names into placeholder values, with one query for all
- * of them. Values exist only in the returned map; callers must not log it.
+ * Turns the payment methods a forward request names into placeholder values, with at most one query
+ * for all of them. Values exist only in the returned map; callers must not log it.
+ *
+ * The rows are cached as they are stored — ciphertext and wrapped data key, never opened — so a
+ * repeat forward costs no database round trip; opening still needs the master key every time.
+ * Deleting a payment method drops its row from every process's cache (see docs/decisions.md).
  */
 @Injectable()
 export class PaymentMethodResolver {
+  private readonly sealed: SharedCache<SealedRow>;
+
   constructor(
     private readonly vault: CardVault,
     private readonly sql: Sql,
-  ) {}
+    caches: SharedCaches,
+  ) {
+    this.sealed = caches.create('sealed-payment-methods', { max: 50_000, ttlMs: SEALED_CACHE_TTL_MS });
+  }
+
+  /** After a delete: no process may fill placeholders from this payment method any more. */
+  forget(merchantAccountId: string, id: string): Promise<void> {
+    return this.sealed.invalidate(`${merchantAccountId}:${id.toLowerCase()}`);
+  }
+
+  /** After key rotation: cached rows still carry the previous wrapping. */
+  forgetAll(): Promise<void> {
+    return this.sealed.invalidateAll();
+  }
+
+  private async sealedRows(merchantAccountId: string, ids: string[]): Promise<Map<string, SealedRow>> {
+    const byId = new Map<string, SealedRow>();
+    const missing: string[] = [];
+    for (const id of ids) {
+      const row = this.sealed.get(`${merchantAccountId}:${id}`);
+      if (row) byId.set(id, row);
+      else missing.push(id);
+    }
+    if (missing.length === 0) return byId;
+    const snapshot = this.sealed.snapshot();
+    const rows = await this.sql.prepared<SealedRow>(
+      'vault.resolve-payment-methods',
+      `SELECT id, expiration_date, ciphertext, wrapped_key, master_key_id
+         FROM payment_methods WHERE merchant_account_id = $1 AND id = ANY($2::uuid[])`,
+      [merchantAccountId, missing],
+    );
+    for (const row of rows) {
+      byId.set(row.id, row);
+      this.sealed.set(`${merchantAccountId}:${row.id}`, row, snapshot);
+    }
+    return byId;
+  }
 
   /** Values keyed by placeholder token (CARD_NUMBER_1, …) for every position and every name. */
   async resolve(merchantAccountId: string, ids: string[]): Promise<Map<string, string>> {
     const values = new Map<string, string>();
     if (ids.length === 0) return values;
-    const rows = await this.sql.prepared<SealedRow>(
-      'vault.resolve-payment-methods',
-      `SELECT id, expiration_date, ciphertext, wrapped_key, master_key_id
-         FROM payment_methods WHERE merchant_account_id = $1 AND id = ANY($2::uuid[])`,
-      [merchantAccountId, ids],
-    );
-    const byId = new Map(rows.map((row) => [row.id, row]));
+    const byId = await this.sealedRows(merchantAccountId, ids);
     ids.forEach((id, index) => {
       const row = byId.get(id);
       if (!row) {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { createApiKey } from '../factories/api-keys';
 import { cardNumber, createCard } from '../factories/cards';
 import { createMerchantAccount } from '../factories/merchant-accounts';
-import { closedPort, Downstream, selfSignedCertificate, startHttpDownstream, startHttpsDownstream } from '../support/downstream';
+import { closedPort, Downstream, selfSignedCertificate, startHttpDownstream, startHttpsDownstream, streamed } from '../support/downstream';
 import { expectProblem, http, HttpResult } from '../support/http';
 import { startTestApp, TestApp } from '../support/test-app';
 
@@ -328,7 +328,7 @@ describe('POST /vault-forward against real downstream servers', () => {
       plain.received.pop(); // it did arrive; it just did not answer in time
     });
 
-    it('a downstream body over 10 MiB → 502 downstream-response-too-large', async () => {
+    it('a downstream body declared over 10 MiB → 502 downstream-response-too-large', async () => {
       expectOurs(await forward({ url: `${plain.url}/big`, method: 'GET' }), 502, 'downstream-response-too-large');
       plain.received.pop();
     });
@@ -340,6 +340,46 @@ describe('POST /vault-forward against real downstream servers', () => {
     it('no token → 401, still marked as ours', async () => {
       const result = await http(t.url, '/vault-forward', { method: 'POST', headers: { 'x-vault-forward-url': `${plain.url}/echo`, 'x-vault-forward-http-method': 'POST' } });
       expectOurs(result, 401, 'unauthorized');
+    });
+  });
+
+  describe('answers stream back', () => {
+    async function rawForward(path: string): Promise<Response> {
+      return fetch(`${t.url}/vault-forward`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'x-vault-forward-url': `${plain.url}${path}`, 'x-vault-forward-http-method': 'GET' },
+      });
+    }
+
+    it('the first bytes reach the caller before the downstream has finished', async () => {
+      const response = await rawForward('/stream');
+      expect(response.status).toBe(200);
+      const reader = response.body!.getReader();
+      const first = await reader.read();
+      expect(Buffer.from(first.value!).toString()).toBe('first\n');
+      expect(streamed.ended).toBe(false);
+      let rest = '';
+      for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) rest += Buffer.from(chunk.value).toString();
+      expect(rest).toBe('second\n');
+      expect(streamed.ended).toBe(true);
+      plain.received.pop();
+    });
+
+    it('an undeclared body over 10 MiB is cut off at the limit, and its record says why', async () => {
+      const response = await rawForward('/big-chunked');
+      expect(response.status).toBe(200);
+      const id = response.headers.get('x-vault-forward-request-id');
+      let size = 0;
+      await expect(
+        (async () => {
+          for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) size += chunk.length;
+        })(),
+      ).rejects.toThrow();
+      expect(size).toBeLessThanOrEqual(10 * 1024 * 1024);
+      await new Promise((r) => setTimeout(r, 300));
+      const record = await http(t.url, `/vault-forward/requests/${id}`, { token });
+      expect(record.body).toMatchObject({ status: 200, error_type: 'downstream-response-too-large' });
+      plain.received.pop();
     });
   });
 

@@ -21,10 +21,15 @@ export interface Downstream {
  * A real downstream server on 127.0.0.1 that records every request and answers by path:
  *   /status/NNN  → that status, with a body
  *   /slow        → answers after 3 s
- *   /big         → an 11 MiB body
+ *   /big         → an 11 MiB body with its content-length
+ *   /big-chunked → an 11 MiB body in chunks, length not declared
+ *   /stream      → "first\n" at once, "second\n" 1 s later (streamed.ended says when)
  *   /redirect    → 302 to /echo
  *   anything else → 200 echoing method, path, headers and body as JSON, with a set-cookie and an x-downstream header
  */
+/** Whether the last /stream answer has been completed by the downstream. */
+export const streamed = { ended: false };
+
 function handler(received: Received[]) {
   return (req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
@@ -44,8 +49,32 @@ function handler(received: Received[]) {
         return;
       }
       if (path === '/big') {
-        res.writeHead(200, { 'content-type': 'application/octet-stream' });
+        res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': 11 * 1024 * 1024 });
         return res.end(Buffer.alloc(11 * 1024 * 1024, 0x61));
+      }
+      if (path === '/big-chunked') {
+        res.writeHead(200, { 'content-type': 'application/octet-stream' });
+        const chunk = Buffer.alloc(1024 * 1024, 0x61);
+        let sent = 0;
+        const more = () => {
+          while (sent < 11 && !res.destroyed) {
+            sent++;
+            if (!res.write(chunk)) return void res.once('drain', more);
+          }
+          res.end();
+        };
+        return more();
+      }
+      if (path === '/stream') {
+        streamed.ended = false;
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        res.write('first\n');
+        const timer = setTimeout(() => {
+          streamed.ended = true;
+          res.end('second\n');
+        }, 1_000);
+        res.on('close', () => clearTimeout(timer));
+        return;
       }
       if (path === '/redirect') {
         res.writeHead(302, { location: '/echo' });

@@ -6,11 +6,7 @@ import { ProblemBody, ProblemDefinition, ProblemException } from './problem';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
-/**
- * The one place errors become responses. Our own ProblemExceptions render as they are; errors from
- * the framework (unknown route, unparsable JSON, body limit, media type) are mapped onto our problem
- * codes; anything else is an internal error whose details go to the log, never to the caller.
- */
+/** The one place errors of Nest routes become responses (problemResponse below). */
 @Catch()
 export class ProblemFilter implements ExceptionFilter {
   private readonly logger = new Logger('ProblemFilter');
@@ -19,30 +15,42 @@ export class ProblemFilter implements ExceptionFilter {
     const http = host.switchToHttp();
     const request = http.getRequest<FastifyRequest>();
     const reply = http.getResponse<FastifyReply>();
-    const problem = this.toProblem(exception);
-
-    const body: ProblemBody = {
-      ...problem.toBody(),
-      instance: request.url.split('?')[0],
-      request_id: requestId(request),
-    };
-    if (problem.status >= 500) {
-      // The message and stack only: driver errors may quote row values, which could be sensitive.
-      const error = exception instanceof Error ? { name: errorName(exception), message: exception.message, stack: exception.stack } : { value: String(exception) };
-      this.logger.error({ err: error, request_id: body.request_id }, 'request failed');
-    }
-    const headers: Record<string, string> = { ...problem.headers, 'content-type': PROBLEM_CONTENT_TYPE };
-    // On the forward route, a caller must always be able to tell our errors from the downstream's.
-    if (request.url.split('?')[0] === FORWARD_ROUTE) headers['x-vault-forward-error'] = 'true';
-    reply.status(problem.status).headers(headers).send(JSON.stringify(body));
+    const response = problemResponse(exception, request.url, requestId(request), this.logger);
+    reply.status(response.status).headers(response.headers).send(response.body);
   }
+}
 
-  private toProblem(exception: unknown): ProblemException {
-    if (exception instanceof ProblemException) return exception;
-    if (exception instanceof HttpException) return fromFrameworkError(exception);
-    if (isFastifyError(exception)) return fromStatus(exception.statusCode, exception.message, exception.code);
-    return new ProblemException(CommonErrors.internalError, 'The service failed unexpectedly; the request id identifies the log line.');
+/**
+ * Our ProblemExceptions render as they are; errors from the framework (unknown route, unparsable
+ * JSON, body limit, media type) are mapped onto our problem codes; anything else is an internal
+ * error whose details go to the log, never to the caller. Also used by the forward route, which is
+ * served outside Nest.
+ */
+export function problemResponse(
+  exception: unknown,
+  url: string,
+  requestId: string | undefined,
+  logger: { error(message: unknown, ...rest: unknown[]): void },
+): { status: number; headers: Record<string, string>; body: string } {
+  const problem = toProblem(exception);
+  const path = url.split('?')[0];
+  const body: ProblemBody = { ...problem.toBody(), instance: path, request_id: requestId };
+  if (problem.status >= 500) {
+    // The message and stack only: driver errors may quote row values, which could be sensitive.
+    const error = exception instanceof Error ? { name: errorName(exception), message: exception.message, stack: exception.stack } : { value: String(exception) };
+    logger.error({ err: error, request_id: requestId }, 'request failed');
   }
+  const headers: Record<string, string> = { ...problem.headers, 'content-type': PROBLEM_CONTENT_TYPE };
+  // On the forward route, a caller must always be able to tell our errors from the downstream's.
+  if (path === FORWARD_ROUTE) headers['x-vault-forward-error'] = 'true';
+  return { status: problem.status, headers, body: JSON.stringify(body) };
+}
+
+function toProblem(exception: unknown): ProblemException {
+  if (exception instanceof ProblemException) return exception;
+  if (exception instanceof HttpException) return fromFrameworkError(exception);
+  if (isFastifyError(exception)) return fromStatus(exception.statusCode, exception.message, exception.code);
+  return new ProblemException(CommonErrors.internalError, 'The service failed unexpectedly; the request id identifies the log line.');
 }
 
 function errorName(error: Error): string {

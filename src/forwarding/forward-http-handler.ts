@@ -1,0 +1,107 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { pipeline, Readable } from 'node:stream';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { HttpLogger } from 'pino-http';
+import { Authenticator } from '../auth/authenticator.service';
+import type { RouteAccess } from '../auth/scopes';
+import { CommonErrors } from '../common/problem/common.errors';
+import { ProblemException } from '../common/problem/problem';
+import { problemResponse } from '../common/problem/problem.filter';
+import { HTTP_LOGGER, requestIdFor } from '../logging/logging.module';
+import { FORWARD_ROUTE } from './forward-route';
+import { ForwardingService } from './forwarding.service';
+
+/** Request bodies above this are refused with 413 (the forward route's own limit). */
+export const FORWARD_BODY_LIMIT_BYTES = 1024 * 1024;
+
+const ACCESS = { kind: 'merchant', scope: 'vault-forwards.write' } as const satisfies RouteAccess;
+
+/**
+ * POST /vault-forward on Node's own request and response, ahead of fastify and Nest's pipeline: the
+ * route is the product's hot path, and that pipeline (routing, middleware, guards, interceptors,
+ * async context) cost more than everything the forward itself does (docs/benchmarks.md). It applies
+ * the same rules as every other route through the same pieces: Authenticator (the AuthGuard's
+ * rules), problemResponse (the ProblemFilter's rendering), and pino-http with the same options.
+ * The controller keeps the route's OpenAPI description.
+ */
+@Injectable()
+export class ForwardHttpHandler {
+  private readonly logger = new Logger('Forwarding');
+
+  constructor(
+    private readonly authenticator: Authenticator,
+    private readonly forwarding: ForwardingService,
+    @Inject(HTTP_LOGGER) private readonly httpLogger: HttpLogger,
+  ) {}
+
+  static matches(req: IncomingMessage): boolean {
+    if (req.method !== 'POST' || !req.url?.startsWith(FORWARD_ROUTE)) return false;
+    return req.url.length === FORWARD_ROUTE.length || req.url[FORWARD_ROUTE.length] === '?';
+  }
+
+  handle(req: IncomingMessage, res: ServerResponse): void {
+    // pino-http assigns the request id (requestIdFor) and writes one line when the response ends.
+    this.httpLogger(req, res);
+    const requestId = requestIdFor(req);
+    res.setHeader('x-request-id', requestId);
+    this.serve(req, res, requestId).catch((error: unknown) => this.fail(req, res, requestId, error));
+  }
+
+  private async serve(req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> {
+    const principal = await this.authenticator.authenticate(req.headers, ACCESS);
+    const body = await readBody(req, FORWARD_BODY_LIMIT_BYTES);
+    // The forward's id names its record, so it must be unique: it is the request id unless the caller
+    // chose that (x-request-id, kept for tracing), in which case the forward gets its own.
+    const forwardId = req.headers['x-request-id'] === undefined ? requestId : randomUUID();
+    const response = await this.forwarding.forward({
+      merchantAccountId: principal.merchantAccountId!,
+      requestId: forwardId,
+      headers: req.headers,
+      rawHeaders: req.rawHeaders,
+      body,
+    });
+    const headers = { ...response.headers, 'x-vault-forward-request-id': forwardId };
+    if (!(response.body instanceof Readable)) {
+      res.writeHead(response.status, { ...headers, 'content-length': response.body.length });
+      res.end(response.body);
+      return;
+    }
+    res.writeHead(response.status, headers);
+    // A failure now (limit, reset, timeout) can only cut the connection: the status is out. The
+    // forward record says what happened.
+    pipeline(response.body, res, () => undefined);
+  }
+
+  private fail(req: IncomingMessage, res: ServerResponse, requestId: string, error: unknown): void {
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    const problem = problemResponse(error, req.url ?? FORWARD_ROUTE, requestId, this.logger);
+    // An unread request body (refused before or while reading it) is not worth draining.
+    if (!req.complete) problem.headers.connection = 'close';
+    res.writeHead(problem.status, problem.headers);
+    res.end(problem.body);
+  }
+}
+
+function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  const tooLarge = () => new ProblemException(CommonErrors.payloadTooLarge, `The request body is larger than ${limit} bytes.`);
+  if (Number(req.headers['content-length']) > limit) return Promise.reject(tooLarge());
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= limit) return void chunks.push(chunk);
+      req.off('data', onData);
+      req.pause();
+      reject(tooLarge());
+    };
+    req.on('data', onData);
+    req.once('end', () => resolve(Buffer.concat(chunks, size)));
+    // A caller that goes away mid-body gets no answer; nothing was sent downstream.
+    req.once('error', reject);
+  });
+}
