@@ -11,6 +11,7 @@ import { Client } from 'pg';
 import { CursorCodec } from '../src/common/pagination/cursor';
 import { PaginationService } from '../src/common/pagination/pagination.service';
 import { Buyer } from '../src/buyers/buyer.entity';
+import { PaymentMethodResolver } from '../src/vault/payment-method-resolver.service';
 import { BuyersService } from '../src/buyers/buyers.service';
 import { ListBuyersQuery } from '../src/buyers/dto/buyer.dto';
 import { createDataSource } from '../src/database/data-source';
@@ -48,7 +49,9 @@ async function main(): Promise<void> {
     await db.query('ANALYZE buyers');
     console.log(`seeded ${ROWS.toLocaleString('en')} buyers in ${((Date.now() - t) / 1000).toFixed(1)} s`);
 
-    const buyers = new BuyersService(db.getRepository(Buyer), new PaginationService(new CursorCodec(randomBytes(32))));
+    // Listing never deletes, so the card cache BuyersService tells about deletions is not needed here.
+    const noCardCache = {} as PaymentMethodResolver;
+    const buyers = new BuyersService(db.getRepository(Buyer), new PaginationService(new CursorCodec(randomBytes(32))), noCardCache);
     const query = (cursor?: string) => Object.assign(new ListBuyersQuery(), { limit: LIMIT, cursor });
 
     t = Date.now();

@@ -9,6 +9,7 @@ import { Buyer } from './buyer.entity';
 import { BuyerErrors } from './buyers.errors';
 import { BuyerResponse, ListBuyersQuery } from './dto/buyer.dto';
 import { isUuid } from '../common/uuid';
+import { PaymentMethodResolver } from '../vault/payment-method-resolver.service';
 
 const EXTERNAL_IDENTIFIER_INDEX = 'buyers_external_identifier_key';
 
@@ -28,6 +29,7 @@ export class BuyersService {
   constructor(
     @InjectRepository(Buyer) private readonly buyers: Repository<Buyer>,
     private readonly pagination: PaginationService,
+    private readonly resolver: PaymentMethodResolver,
   ) {}
 
   async create(merchantAccountId: string, displayName: string, externalIdentifier: string | null): Promise<Buyer> {
@@ -70,9 +72,22 @@ export class BuyersService {
     return this.get(merchantAccountId, id);
   }
 
+  /**
+   * The buyer's cards go with it. They are deleted here rather than left to the foreign key's
+   * cascade, because forwarding processes cache them and must be told which ones are gone.
+   */
   async delete(merchantAccountId: string, id: string): Promise<void> {
-    const result = isUuid(id) ? await this.buyers.delete({ id, merchantAccountId }) : { affected: 0 };
-    if (!result.affected) throw notFound(id);
+    if (!isUuid(id)) throw notFound(id);
+    const cards = await this.buyers.manager.transaction(async (tx) => {
+      const [deletedCards] = (await tx.query('DELETE FROM payment_methods WHERE merchant_account_id = $1 AND buyer_id = $2 RETURNING id', [
+        merchantAccountId,
+        id,
+      ])) as [Array<{ id: string }>, number];
+      const result = await tx.delete(Buyer, { id, merchantAccountId });
+      if (!result.affected) throw notFound(id);
+      return deletedCards;
+    });
+    for (const card of cards) await this.resolver.forget(merchantAccountId, card.id);
   }
 
   list(merchantAccountId: string, query: ListBuyersQuery): Promise<Page<BuyerResponse>> {

@@ -2,6 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createApiKey } from '../factories/api-keys';
+import { createBuyer } from '../factories/buyers';
 import { cardNumber, createCard } from '../factories/cards';
 import { createMerchantAccount } from '../factories/merchant-accounts';
 import { closedPort, Downstream, selfSignedCertificate, startHttpDownstream, startHttpsDownstream, streamed } from '../support/downstream';
@@ -19,11 +20,12 @@ describe('POST /vault-forward against real downstream servers', () => {
   let card: { id: string; number: string };
   let namedCard: { id: string; number: string };
   let foreignCard: string;
+  let caFile: string;
   const cardNumbers: string[] = [];
 
   beforeAll(async () => {
     const trustedCert = await selfSignedCertificate();
-    const caFile = join(mkdtempSync(join(tmpdir(), 'vf-ca-')), 'ca.pem');
+    caFile = join(mkdtempSync(join(tmpdir(), 'vf-ca-')), 'ca.pem');
     writeFileSync(caFile, trustedCert.cert);
     [plain, tls, untrusted, refusedPort] = await Promise.all([
       startHttpDownstream(),
@@ -340,6 +342,59 @@ describe('POST /vault-forward against real downstream servers', () => {
     it('no token → 401, still marked as ours', async () => {
       const result = await http(t.url, '/vault-forward', { method: 'POST', headers: { 'x-vault-forward-url': `${plain.url}/echo`, 'x-vault-forward-http-method': 'POST' } });
       expectOurs(result, 401, 'unauthorized');
+    });
+  });
+
+  describe('cards are read from a per-process cache of sealed rows, forgotten on delete', () => {
+    const use = (app: TestApp, id: string) =>
+      http(app.url, '/vault-forward', {
+        method: 'POST',
+        token,
+        headers: { 'x-vault-forward-url': `${plain.url}/echo`, 'x-vault-forward-http-method': 'POST', 'x-vault-forward-payment-methods': id, 'content-type': 'application/json' },
+        rawBody: spec,
+      });
+    const sentNumber = () => JSON.parse(plain.received.at(-1)!.body.toString()).cards[0].number;
+
+    it('a deleted card cannot be forwarded any more, at once', async () => {
+      const number = cardNumber('4', 16);
+      cardNumbers.push(number);
+      const doomed = await createCard(t, merchant, { number });
+      expect((await use(t, doomed.id)).status).toBe(200);
+      expect(sentNumber()).toBe(number);
+      expect((await http(t.url, `/payment-methods/${doomed.id}`, { method: 'DELETE', token })).status).toBe(204);
+      expectOurs(await use(t, doomed.id), 400, 'unknown-payment-method');
+    });
+
+    it('deleting a buyer forgets its cards too', async () => {
+      const number = cardNumber('4', 16);
+      cardNumbers.push(number);
+      const buyer = await createBuyer(t, merchant);
+      const owned = await createCard(t, merchant, { number, buyer_id: buyer.id });
+      expect((await use(t, owned.id)).status).toBe(200);
+      expect((await http(t.url, `/buyers/${buyer.id}`, { method: 'DELETE', token })).status).toBe(204);
+      expectOurs(await use(t, owned.id), 400, 'unknown-payment-method');
+    });
+
+    it('a delete through one API process reaches the cache of another (shared Redis)', async () => {
+      const second = await startTestApp({ env: { FORWARD_INSECURE_HOSTS: '127.0.0.1', FORWARD_EXTRA_CA_FILE: caFile } });
+      try {
+        const number = cardNumber('4', 16);
+        cardNumbers.push(number);
+        const doomed = await createCard(t, merchant, { number });
+        // The second process reads the card, and keeps it for up to a minute…
+        expect((await use(second, doomed.id)).status).toBe(200);
+        expect((await use(second, doomed.id)).status).toBe(200);
+        // …until the first deletes it.
+        expect((await http(t.url, `/payment-methods/${doomed.id}`, { method: 'DELETE', token })).status).toBe(204);
+        let status = 0;
+        for (let i = 0; i < 20 && status !== 400; i++) {
+          status = (await use(second, doomed.id)).status;
+          if (status !== 400) await new Promise((r) => setTimeout(r, 50));
+        }
+        expect(status).toBe(400);
+      } finally {
+        await second.close();
+      }
     });
   });
 

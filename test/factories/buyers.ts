@@ -1,4 +1,12 @@
+import { randomUUID } from 'node:crypto';
+import { Buyer } from '../../src/buyers/buyer.entity';
+import { BuyersService } from '../../src/buyers/buyers.service';
 import type { TestApp } from '../support/test-app';
+
+/** One buyer through the real service. */
+export function createBuyer(t: TestApp, merchantAccountId: string, displayName = 'Test buyer'): Promise<Buyer> {
+  return t.get(BuyersService).create(merchantAccountId, displayName, `buyer-${randomUUID()}`);
+}
 
 /**
  * Bulk buyers straight through SQL, with created_at values chosen by the test: `count` rows within
