@@ -10,6 +10,7 @@
  */
 import 'reflect-metadata';
 import { ChildProcess, fork, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -32,11 +33,11 @@ const BODY = JSON.stringify({
 
 const children: ChildProcess[] = [];
 
-function forkServer(script: string): Promise<number> {
+function forkServer(script: string): Promise<{ port: number; process: ChildProcess }> {
   return new Promise((resolve, reject) => {
     const child = fork(join(__dirname, script), { stdio: 'inherit' });
     children.push(child);
-    child.once('message', (message: { port: number }) => resolve(message.port));
+    child.once('message', (message: { port: number }) => resolve({ port: message.port, process: child }));
     child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
   });
 }
@@ -52,7 +53,7 @@ function freePort(): Promise<number> {
 }
 
 /** Starts the compiled API (quiet logs) and waits until it is ready. */
-async function startApi(env: Record<string, string>): Promise<string> {
+async function startApi(env: Record<string, string>): Promise<{ url: string; process: ChildProcess }> {
   const port = await freePort();
   const profile = process.env.BENCH_API_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_API_PROFILE}`] : [];
   const child = spawn(process.execPath, [...profile, join(ROOT, 'dist/main.js')], { env: { PATH: process.env.PATH!, PORT: String(port), ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
@@ -61,7 +62,7 @@ async function startApi(env: Record<string, string>): Promise<string> {
   for (let attempt = 0; attempt < 200; attempt++) {
     if (child.exitCode !== null) throw new Error(`API exited with ${child.exitCode}`);
     const ready = await fetch(`${url}/health/ready`).then((r) => r.ok, () => false);
-    if (ready) return url;
+    if (ready) return { url, process: child };
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error('API did not become ready');
@@ -79,13 +80,29 @@ interface Result {
   p99: number;
   errors: number;
   non2xx: number;
+  /** CPU (user + system) the serving process spent per request, in µs: what the ratios cannot show on a shared machine. */
+  cpuPerRequestUs: number | null;
 }
 
-async function load(url: string, headers: Record<string, string>, body = BODY): Promise<Result> {
+/** User + system CPU time of a process in ms, from /proc (Linux); null elsewhere. */
+function cpuMs(pid: number | undefined): number | null {
+  if (pid === undefined) return null;
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+  } catch {
+    return null;
+  }
+}
+
+async function load(url: string, headers: Record<string, string>, server: ChildProcess | null, body = BODY): Promise<Result> {
   const options = { url, method: 'POST' as const, headers: { 'content-type': 'application/json', ...headers }, body, connections: CONNECTIONS };
   await autocannon({ ...options, duration: 2 }); // warm-up: pools, JIT, caches
+  const before = cpuMs(server?.pid);
   const result = await autocannon({ ...options, duration: DURATION });
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors, non2xx: result.non2xx };
+  const after = cpuMs(server?.pid);
+  const cpuPerRequestUs = before !== null && after !== null ? ((after - before) * 1000) / result.requests.total : null;
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors, non2xx: result.non2xx, cpuPerRequestUs };
 }
 
 async function main(): Promise<void> {
@@ -96,9 +113,10 @@ async function main(): Promise<void> {
   await client.query(`CREATE DATABASE ${name}`);
   const databaseUrl = Object.assign(new URL(admin), { pathname: `/${name}` }).toString();
   try {
-    const echoPort = await forkServer('echo-server.js');
-    const proxyPort = await forkServer('passthrough-proxy.js');
-    const api = await startApi({
+    const echo = await forkServer('echo-server.js');
+    const echoPort = echo.port;
+    const proxy = await forkServer('passthrough-proxy.js');
+    const { url: api, process: apiProcess } = await startApi({
       DATABASE_URL: databaseUrl,
       REDIS_URL: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
       LOG_LEVEL: 'warn',
@@ -122,30 +140,32 @@ async function main(): Promise<void> {
 
     const target = `http://127.0.0.1:${echoPort}/charge`;
     const forwardHeaders = { 'x-vault-forward-url': target, 'x-vault-forward-http-method': 'POST' };
-    const direct = await load(target, {});
-    const proxy = await load(`http://127.0.0.1:${proxyPort}/`, forwardHeaders);
-    const ours = await load(`${api}/vault-forward`, {
-      ...forwardHeaders,
-      authorization: `Bearer ${token}`,
-      'x-vault-forward-payment-methods': cards.map((c: { id: string }) => c.id).join(','),
-    });
+    const direct = await load(target, {}, echo.process);
+    const passthrough = await load(`http://127.0.0.1:${proxy.port}/`, forwardHeaders, proxy.process);
+    const ours = await load(
+      `${api}/vault-forward`,
+      { ...forwardHeaders, authorization: `Bearer ${token}`, 'x-vault-forward-payment-methods': cards.map((c: { id: string }) => c.id).join(',') },
+      apiProcess,
+    );
 
-    const rows: Record<string, Result> = { '(a) direct to downstream': direct, '(b) undici pass-through proxy': proxy, '(c) POST /vault-forward': ours };
+    const rows: Record<string, Result> = { '(a) direct to downstream': direct, '(b) undici pass-through proxy': passthrough, '(c) POST /vault-forward': ours };
     {
       // The same route without payment methods (placeholders escaped): no vault lookup, no decryption.
       // The difference to (c) is the vault's share; the rest is the framework, auth and checks.
-      rows['(c0) /vault-forward without cards'] = await load(`${api}/vault-forward`, { ...forwardHeaders, authorization: `Bearer ${token}` }, BODY.replace(/\{\{/g, '\\\\{{'));
+      rows['(c0) /vault-forward without cards'] = await load(`${api}/vault-forward`, { ...forwardHeaders, authorization: `Bearer ${token}` }, apiProcess, BODY.replace(/\{\{/g, '\\\\{{'));
     }
     console.log(`\n${CONNECTIONS} connections, ${DURATION} s each after a 2 s warm-up, body ${BODY.length} bytes with two card placeholders\n`);
-    console.log('| case | requests/s | p50 ms | p99 ms | errors | non-2xx |');
-    console.log('|---|---:|---:|---:|---:|---:|');
-    for (const [label, r] of Object.entries(rows)) console.log(`| ${label} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.non2xx} |`);
-    const cb = ours.rps / proxy.rps;
+    console.log('| case | requests/s | p50 ms | p99 ms | errors | non-2xx | server CPU µs/request |');
+    console.log('|---|---:|---:|---:|---:|---:|---:|');
+    for (const [label, r] of Object.entries(rows)) {
+      console.log(`| ${label} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.non2xx} | ${r.cpuPerRequestUs?.toFixed(0) ?? 'n/a'} |`);
+    }
+    const cb = ours.rps / passthrough.rps;
     console.log(`\n(c)/(b) throughput: ${cb.toFixed(2)}  (target ≥ 0.6: ${cb >= 0.6 ? 'met' : 'NOT met'})`);
     console.log(`(c)/(a) throughput: ${(ours.rps / direct.rps).toFixed(2)}`);
     const added = ours.p50 - direct.p50;
     console.log(`p50 added over (a): ${added.toFixed(2)} ms  (target ≤ 1 ms: ${added <= 1 ? 'met' : 'NOT met'})`);
-    console.log(`p50 added over (b): ${(ours.p50 - proxy.p50).toFixed(2)} ms`);
+    console.log(`p50 added over (b): ${(ours.p50 - passthrough.p50).toFixed(2)} ms`);
   } finally {
     for (const child of children) child.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 500));

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
 import { Readable } from 'node:stream';
 import { rootCertificates } from 'node:tls';
 import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
@@ -80,7 +81,9 @@ export class DownstreamClient implements OnModuleDestroy {
 
   async send(request: DownstreamRequest): Promise<DownstreamResponse> {
     const agent = request.trusted ? this.trusted : this.guarded;
-    const signal = AbortSignal.timeout(request.timeoutMs);
+    // The whole-request timeout is undici's own header and body timers plus a deadline checked as
+    // the body arrives: cheaper than an AbortSignal per request (docs/benchmarks.md).
+    const deadline = performance.now() + request.timeoutMs;
     let response: Dispatcher.ResponseData;
     try {
       response = await agent.request({
@@ -89,12 +92,11 @@ export class DownstreamClient implements OnModuleDestroy {
         method: request.method as Dispatcher.HttpMethod,
         headers: request.headers,
         body: request.body,
-        signal,
         headersTimeout: request.timeoutMs,
         bodyTimeout: request.timeoutMs,
       });
     } catch (error) {
-      throw this.translate(error, signal, request);
+      throw this.translate(error, request);
     }
 
     if (request.method === 'HEAD') {
@@ -107,38 +109,93 @@ export class DownstreamClient implements OnModuleDestroy {
       response.body.destroy();
       throw tooLarge();
     }
-    if (declared <= BUFFERED_RESPONSE_BYTES) {
-      try {
-        return { status: response.statusCode, headers: responseHeaders(response.headers, false), body: Buffer.from(await response.body.arrayBuffer()) };
-      } catch (error) {
-        throw this.translate(error, signal, request);
-      }
+    const head = await this.readHead(response.body, declared <= BUFFERED_RESPONSE_BYTES, deadline, request);
+    if (head.ended) {
+      return { status: response.statusCode, headers: responseHeaders(response.headers, false), body: Buffer.concat(head.chunks, head.size) };
     }
     return {
       status: response.statusCode,
       // A declared length (≤ 10 MiB) is kept, so the caller can see a cut-off answer for what it is.
       headers: responseHeaders(response.headers, Number.isFinite(declared)),
-      body: Readable.from(this.limited(response.body, signal, request), { objectMode: false }),
+      body: Readable.from(this.rest(response.body, head, deadline, request), { objectMode: false }),
     };
   }
 
-  private async *limited(body: Dispatcher.ResponseData['body'], signal: AbortSignal, request: DownstreamRequest): AsyncGenerator<Buffer> {
-    let size = 0;
+  /**
+   * Reads what the downstream has sent so far: to the end when it declared a small length, else
+   * until it pauses (one turn of the event loop without data) or passes BUFFERED_RESPONSE_BYTES.
+   * Most API answers end within that, and are then answered whole with a length; the rest stream.
+   */
+  private readHead(
+    body: Dispatcher.ResponseData['body'],
+    toTheEnd: boolean,
+    deadline: number,
+    request: DownstreamRequest,
+  ): Promise<{ chunks: Buffer[]; size: number; ended: boolean }> {
+    return new Promise((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      let pause: NodeJS.Immediate | undefined;
+      const stop = () => {
+        if (pause) clearImmediate(pause);
+        body.off('data', onData);
+        body.off('end', onEnd);
+        body.off('error', onError);
+      };
+      const settle = (ended: boolean) => {
+        stop();
+        if (!ended) body.pause();
+        resolve({ chunks, size, ended });
+      };
+      const onData = (chunk: Buffer) => {
+        chunks.push(chunk);
+        size += chunk.length;
+        if (size > MAX_RESPONSE_BYTES || performance.now() > deadline) {
+          stop();
+          body.destroy();
+          reject(size > MAX_RESPONSE_BYTES ? tooLarge() : timedOut(request));
+        } else if (!toTheEnd && size > BUFFERED_RESPONSE_BYTES) {
+          settle(false);
+        } else if (!toTheEnd && !pause) {
+          pause = setImmediate(() => settle(false));
+        }
+      };
+      const onEnd = () => settle(true);
+      const onError = (error: unknown) => {
+        stop();
+        reject(this.translate(error, request));
+      };
+      body.on('data', onData);
+      body.once('end', onEnd);
+      body.once('error', onError);
+    });
+  }
+
+  /** The head already read, then the rest as it arrives, within the size limit and the deadline. */
+  private async *rest(
+    body: Dispatcher.ResponseData['body'],
+    head: { chunks: Buffer[]; size: number },
+    deadline: number,
+    request: DownstreamRequest,
+  ): AsyncGenerator<Buffer> {
+    let size = head.size;
     try {
+      yield* head.chunks;
       for await (const chunk of body) {
         size += (chunk as Buffer).length;
         if (size > MAX_RESPONSE_BYTES) throw tooLarge();
+        if (performance.now() > deadline) throw timedOut(request);
         yield chunk as Buffer;
       }
     } catch (error) {
-      throw error instanceof ProblemException ? error : this.translate(error, signal, request);
+      throw error instanceof ProblemException ? error : this.translate(error, request);
     } finally {
-      // The caller went away or the limit was hit: stop reading from the downstream.
+      // The caller went away or a limit was hit: stop reading from the downstream.
       body.destroy();
     }
   }
 
-  private translate(error: unknown, signal: AbortSignal, request: DownstreamRequest): ProblemException {
+  private translate(error: unknown, request: DownstreamRequest): ProblemException {
     const host = request.url.host;
     const guard = blocked(error);
     if (guard) {
@@ -147,9 +204,7 @@ export class DownstreamClient implements OnModuleDestroy {
       ]);
     }
     const code = errorCode(error);
-    if (signal.aborted || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_ABORTED') {
-      return new ProblemException(ForwardingErrors.downstreamTimeout, `${host} did not answer within ${request.timeoutMs / 1000} s.`);
-    }
+    if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_ABORTED') return timedOut(request);
     const what =
       code === 'ENOTFOUND' || code === 'EAI_AGAIN'
         ? 'its name does not resolve'
@@ -164,6 +219,10 @@ export class DownstreamClient implements OnModuleDestroy {
                 : `the request failed (${code ?? 'network error'})`;
     return new ProblemException(ForwardingErrors.downstreamUnreachable, `${host} could not be reached: ${what}.`);
   }
+}
+
+function timedOut(request: DownstreamRequest): ProblemException {
+  return new ProblemException(ForwardingErrors.downstreamTimeout, `${request.url.host} did not answer within ${request.timeoutMs / 1000} s.`);
 }
 
 function tooLarge(): ProblemException {

@@ -1,14 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { pipeline, Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import type { HttpLogger } from 'pino-http';
 import { Authenticator } from '../auth/authenticator.service';
 import type { RouteAccess } from '../auth/scopes';
 import { CommonErrors } from '../common/problem/common.errors';
 import { ProblemException } from '../common/problem/problem';
 import { problemResponse } from '../common/problem/problem.filter';
-import { HTTP_LOGGER, requestIdFor } from '../logging/logging.module';
+import { REQUEST_LOG, RequestLog, requestIdFor } from '../logging/logging.module';
 import { FORWARD_ROUTE } from './forward-route';
 import { ForwardingService } from './forwarding.service';
 
@@ -22,7 +21,7 @@ const ACCESS = { kind: 'merchant', scope: 'vault-forwards.write' } as const sati
  * route is the product's hot path, and that pipeline (routing, middleware, guards, interceptors,
  * async context) cost more than everything the forward itself does (docs/benchmarks.md). It applies
  * the same rules as every other route through the same pieces: Authenticator (the AuthGuard's
- * rules), problemResponse (the ProblemFilter's rendering), and pino-http with the same options.
+ * rules), problemResponse (the ProblemFilter's rendering), and a request log line like pino-http's.
  * The controller keeps the route's OpenAPI description.
  */
 @Injectable()
@@ -32,7 +31,7 @@ export class ForwardHttpHandler {
   constructor(
     private readonly authenticator: Authenticator,
     private readonly forwarding: ForwardingService,
-    @Inject(HTTP_LOGGER) private readonly httpLogger: HttpLogger,
+    @Inject(REQUEST_LOG) private readonly requestLog: RequestLog,
   ) {}
 
   static matches(req: IncomingMessage): boolean {
@@ -41,9 +40,8 @@ export class ForwardHttpHandler {
   }
 
   handle(req: IncomingMessage, res: ServerResponse): void {
-    // pino-http assigns the request id (requestIdFor) and writes one line when the response ends.
-    this.httpLogger(req, res);
     const requestId = requestIdFor(req);
+    this.requestLog(req, res, requestId);
     res.setHeader('x-request-id', requestId);
     this.serve(req, res, requestId).catch((error: unknown) => this.fail(req, res, requestId, error));
   }
@@ -69,8 +67,12 @@ export class ForwardHttpHandler {
     }
     res.writeHead(response.status, headers);
     // A failure now (limit, reset, timeout) can only cut the connection: the status is out. The
-    // forward record says what happened.
-    pipeline(response.body, res, () => undefined);
+    // forward record says what happened. (pipe, not pipeline: that costs an aborted
+    // AbortController per request.)
+    const stream = response.body;
+    stream.once('error', () => res.destroy());
+    res.once('close', () => stream.destroy());
+    stream.pipe(res);
   }
 
   private fail(req: IncomingMessage, res: ServerResponse, requestId: string, error: unknown): void {
