@@ -465,6 +465,24 @@ describe('POST /vault-forward against real downstream servers', () => {
     for (const number of cardNumbers) expect(text).not.toContain(number);
   });
 
+  it('logs one request line per forward, like every other route’s, with credentials redacted', async () => {
+    const requestId = `fwd-log-${Date.now()}`;
+    const result = await forward({ url: `${plain.url}/echo`, body: '{}', headers: { 'x-request-id': requestId, 'x-vault-forward-header-authorization': 'Bearer log-me-not' } });
+    expect(result.status).toBe(200);
+    expect(result.headers.get('x-request-id')).toBe(requestId);
+    await new Promise((r) => setTimeout(r, 50));
+    const line = t.logs.requestLine(requestId);
+    expect(line).toMatchObject({ level: 30, msg: 'request completed', req: { method: 'POST', url: '/vault-forward' }, res: { statusCode: 200 } });
+    expect(line!.req.headers.authorization).toBe('[Redacted]');
+    expect(line!.req.headers['x-vault-forward-header-authorization']).toBe('[Redacted]');
+    expect(line!.res.headers['x-vault-forward-request-id']).toBe(result.headers.get('x-vault-forward-request-id'));
+    expect(t.logs.text).not.toContain('log-me-not');
+    const refused = await http(t.url, '/vault-forward', { method: 'POST', headers: { 'x-request-id': `${requestId}-401` } });
+    expect(refused.status).toBe(401);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(t.logs.requestLine(`${requestId}-401`)).toMatchObject({ level: 40, res: { statusCode: 401 } });
+  });
+
   it('wrote no card number and no forwarded credential into any log line of the whole run', async () => {
     await new Promise((r) => setTimeout(r, 50));
     const logs = t.logs.text;

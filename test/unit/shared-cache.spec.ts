@@ -1,0 +1,31 @@
+import { SharedCache } from '../../src/queue/shared-cache';
+
+describe('SharedCache', () => {
+  const announced: Array<[string, string | null]> = [];
+  const cache = () => new SharedCache<string>('things', { max: 10, ttlMs: 60_000 }, async (name, key) => void announced.push([name, key]));
+
+  beforeEach(() => (announced.length = 0));
+
+  it('keeps what was loaded, and drops it locally and for everyone on invalidate', async () => {
+    const c = cache();
+    c.set('a', 'A', c.snapshot());
+    expect(c.get('a')).toBe('A');
+    await c.invalidate('a');
+    expect(c.get('a')).toBeUndefined();
+    expect(announced).toEqual([['things', 'a']]);
+    c.set('b', 'B', c.snapshot());
+    await c.invalidateAll();
+    expect(c.get('b')).toBeUndefined();
+    expect(announced).toEqual([['things', 'a'], ['things', null]]);
+  });
+
+  it('does not store a value read before an invalidation that arrived while it was being read', () => {
+    const c = cache();
+    const before = c.snapshot();
+    c.drop('a'); // a notice from another process lands while the query runs
+    c.set('a', 'stale', before);
+    expect(c.get('a')).toBeUndefined();
+    c.set('a', 'fresh', c.snapshot());
+    expect(c.get('a')).toBe('fresh');
+  });
+});
