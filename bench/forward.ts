@@ -6,7 +6,7 @@
  *   (c) our /vault-forward (the compiled API, real PostgreSQL and Redis, cards from the vault).
  *   (c0) the same route without payment methods, to split the vault's cost from the rest.
  * Each server runs in its own process; the load generator runs here. BENCH_API_PROFILE=DIR writes a
- * CPU profile of the API process.
+ * CPU profile of the API process; BENCH_NODE_FLAGS replaces the API's Node flags.
  */
 import 'reflect-metadata';
 import { ChildProcess, fork, spawn } from 'node:child_process';
@@ -21,6 +21,8 @@ import { ApiKeysService } from '../src/auth/api-keys.service';
 import { signToken } from '../src/auth/token-signer';
 import { createDataSource } from '../src/database/data-source';
 
+/** As `npm start` and the Dockerfile run the API; BENCH_NODE_FLAGS overrides ("" for Node's defaults). */
+const API_NODE_FLAGS = '--max-semi-space-size=64';
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const ROOT = join(__dirname, '..', '..');
@@ -56,7 +58,8 @@ function freePort(): Promise<number> {
 async function startApi(env: Record<string, string>): Promise<{ url: string; process: ChildProcess }> {
   const port = await freePort();
   const profile = process.env.BENCH_API_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_API_PROFILE}`] : [];
-  const child = spawn(process.execPath, [...profile, join(ROOT, 'dist/main.js')], { env: { PATH: process.env.PATH!, PORT: String(port), ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const flags = (process.env.BENCH_NODE_FLAGS ?? API_NODE_FLAGS).split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...profile, ...flags, join(ROOT, 'dist/main.js')], { env: { PATH: process.env.PATH!, PORT: String(port), ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
   children.push(child);
   const url = `http://127.0.0.1:${port}`;
   for (let attempt = 0; attempt < 200; attempt++) {
@@ -80,16 +83,16 @@ interface Result {
   p99: number;
   errors: number;
   non2xx: number;
-  /** CPU (user + system) the serving process spent per request, in µs: what the ratios cannot show on a shared machine. */
-  cpuPerRequestUs: number | null;
+  /** CPU the serving process spent per request, in µs (user, system): what ratios cannot show on a shared machine. */
+  cpuPerRequestUs: { user: number; system: number } | null;
 }
 
-/** User + system CPU time of a process in ms, from /proc (Linux); null elsewhere. */
-function cpuMs(pid: number | undefined): number | null {
+/** User and system CPU time of a process in ms, from /proc (Linux); null elsewhere. */
+function cpuMs(pid: number | undefined): { user: number; system: number } | null {
   if (pid === undefined) return null;
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+    return { user: Number(fields[11]) * 10, system: Number(fields[12]) * 10 }; // clock ticks, USER_HZ = 100
   } catch {
     return null;
   }
@@ -101,7 +104,8 @@ async function load(url: string, headers: Record<string, string>, server: ChildP
   const before = cpuMs(server?.pid);
   const result = await autocannon({ ...options, duration: DURATION });
   const after = cpuMs(server?.pid);
-  const cpuPerRequestUs = before !== null && after !== null ? ((after - before) * 1000) / result.requests.total : null;
+  const perRequest = (a: number, b: number) => ((a - b) * 1000) / result.requests.total;
+  const cpuPerRequestUs = before && after ? { user: perRequest(after.user, before.user), system: perRequest(after.system, before.system) } : null;
   return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors, non2xx: result.non2xx, cpuPerRequestUs };
 }
 
@@ -155,10 +159,11 @@ async function main(): Promise<void> {
       rows['(c0) /vault-forward without cards'] = await load(`${api}/vault-forward`, { ...forwardHeaders, authorization: `Bearer ${token}` }, apiProcess, BODY.replace(/\{\{/g, '\\\\{{'));
     }
     console.log(`\n${CONNECTIONS} connections, ${DURATION} s each after a 2 s warm-up, body ${BODY.length} bytes with two card placeholders\n`);
-    console.log('| case | requests/s | p50 ms | p99 ms | errors | non-2xx | server CPU µs/request |');
+    console.log('| case | requests/s | p50 ms | p99 ms | errors | non-2xx | server CPU µs/request (user + system) |');
     console.log('|---|---:|---:|---:|---:|---:|---:|');
     for (const [label, r] of Object.entries(rows)) {
-      console.log(`| ${label} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.non2xx} | ${r.cpuPerRequestUs?.toFixed(0) ?? 'n/a'} |`);
+      const cpu = r.cpuPerRequestUs ? `${(r.cpuPerRequestUs.user + r.cpuPerRequestUs.system).toFixed(0)} (${r.cpuPerRequestUs.user.toFixed(0)} + ${r.cpuPerRequestUs.system.toFixed(0)})` : 'n/a';
+      console.log(`| ${label} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.non2xx} | ${cpu} |`);
     }
     const cb = ours.rps / passthrough.rps;
     console.log(`\n(c)/(b) throughput: ${cb.toFixed(2)}  (target ≥ 0.6: ${cb >= 0.6 ? 'met' : 'NOT met'})`);

@@ -43,7 +43,10 @@ function decrypt(key: Buffer, blob: Buffer, aad: string): Buffer | null {
     const decipher = createDecipheriv('aes-256-gcm', key, blob.subarray(1, 1 + IV_BYTES));
     decipher.setAAD(Buffer.from(aad, 'utf8'));
     decipher.setAuthTag(blob.subarray(1 + IV_BYTES, 1 + IV_BYTES + TAG_BYTES));
-    return Buffer.concat([decipher.update(blob.subarray(1 + IV_BYTES + TAG_BYTES)), decipher.final()]);
+    // GCM is a stream mode: update() returns every byte and final() only checks the tag.
+    const plaintext = decipher.update(blob.subarray(1 + IV_BYTES + TAG_BYTES));
+    decipher.final();
+    return plaintext;
   } catch {
     return null; // authentication failed
   }
