@@ -7,7 +7,7 @@ import { APP_CONFIG } from '../config/config.module';
 import { ProblemException } from '../common/problem/problem';
 import { VaultForwardConfigsService } from '../vault-forward-configs/vault-forward-configs.service';
 import { PaymentMethodResolver } from '../vault/payment-method-resolver.service';
-import { jsonStringContent, PlaceholderError, scanPlaceholders, substitutePlaceholders } from '../vault/placeholders';
+import { jsonStringContent, PlaceholderError, PlaceholderUse, scanPlaceholders, substitutePlaceholders } from '../vault/placeholders';
 import { literalBlockReason } from './addresses';
 import { DownstreamClient, DownstreamResponse } from './downstream-client';
 import { ForwardRecord, ForwardRecordsService } from './forward-records.service';
@@ -151,19 +151,21 @@ export class ForwardingService {
       if (!(error instanceof PlaceholderError)) return error;
       return new ProblemException(ForwardingErrors.invalidPlaceholder, error.message, [{ location, name, message: error.message }]);
     };
+    const uses: PlaceholderUse[] = [];
     try {
-      if (bodyText !== undefined) scanPlaceholders(bodyText, count, style);
+      if (bodyText !== undefined) uses.push(...scanPlaceholders(bodyText, count, style));
     } catch (error) {
       throw placeholderProblem(error, 'body', 'body');
     }
     for (const [name, value] of spec.headers) {
       try {
-        scanPlaceholders(value, count);
+        uses.push(...scanPlaceholders(value, count));
       } catch (error) {
         throw placeholderProblem(error, 'header', `${HEADER_PREFIX}${name}`);
       }
     }
-    const values = await this.resolver.resolve(input.merchantAccountId, spec.paymentMethodIds);
+    // Only what the request uses is computed, and a card is decrypted only for its number or name.
+    const values = await this.resolver.resolve(input.merchantAccountId, spec.paymentMethodIds, uses);
 
     const headers: Record<string, string> = {};
     for (const name of PASSED_THROUGH) {

@@ -3,8 +3,8 @@ import { ProblemException } from '../common/problem/problem';
 import { SharedCache, SharedCaches } from '../queue/shared-cache';
 import { Sql } from '../database/sql';
 import { parseExpirationDate } from './card';
-import { CardVault } from './card-vault.service';
-import { PLACEHOLDER_NAMES, PlaceholderName } from './placeholders';
+import { CardSecrets, CardVault } from './card-vault.service';
+import { PLACEHOLDER_NAMES, PlaceholderName, PlaceholderUse } from './placeholders';
 import { VaultErrors } from './vault.errors';
 import { isUuid } from '../common/uuid';
 
@@ -96,40 +96,50 @@ export class PaymentMethodResolver {
     return byId;
   }
 
-  /** Values keyed by placeholder token (CARD_NUMBER_1, …) for every position and every name. */
-  async resolve(merchantAccountId: string, ids: string[]): Promise<Map<string, string>> {
+  /**
+   * Values keyed by placeholder token (CARD_NUMBER_1, …): for the placeholders in `uses`, or for
+   * every name at every position when it is omitted. Every listed payment method must exist; a card
+   * is decrypted only when one of its secret values (number, holder name) is used.
+   */
+  async resolve(merchantAccountId: string, ids: string[], uses?: readonly PlaceholderUse[]): Promise<Map<string, string>> {
     const values = new Map<string, string>();
     if (ids.length === 0) return values;
     const byId = await this.sealedRows(merchantAccountId, ids);
     ids.forEach((id, index) => {
-      const row = byId.get(id);
-      if (!row) {
+      if (!byId.has(id)) {
         throw headerProblem(
           `position ${index + 1} (${id}) is not a payment method of this merchant account`,
           VaultErrors.unknownPaymentMethod,
         );
       }
     });
-    ids.forEach((id, index) => {
+    const wanted = uses ?? ids.flatMap((_, index) => PLACEHOLDER_NAMES.map((name) => ({ token: `${name}_${index + 1}`, name, position: index + 1 })));
+    const opened = new Map<number, CardSecrets>();
+    for (const use of wanted) {
+      if (values.has(use.token)) continue;
+      const id = ids[use.position - 1];
       const row = byId.get(id)!;
-      const card = this.vault.open(merchantAccountId, id, {
-        ciphertext: row.ciphertext,
-        wrappedKey: row.wrapped_key,
-        masterKeyId: row.master_key_id,
-      });
-      const expiry = parseExpirationDate(row.expiration_date)!;
-      const mm = String(expiry.month).padStart(2, '0');
-      const byName: Record<PlaceholderName, string> = {
-        CARD_NUMBER: card.number,
-        CARD_EXPIRATION_DATE: row.expiration_date,
-        CARD_EXPIRATION_DATE_M: String(expiry.month),
-        CARD_EXPIRATION_DATE_MM: mm,
-        CARD_EXPIRATION_DATE_YY: String(expiry.year).slice(2),
-        CARD_EXPIRATION_DATE_YYYY: String(expiry.year),
-        CARDHOLDER_NAME: card.cardholderName ?? '',
+      const card = () => {
+        let secrets = opened.get(use.position);
+        if (!secrets) {
+          secrets = this.vault.open(merchantAccountId, id, { ciphertext: row.ciphertext, wrappedKey: row.wrapped_key, masterKeyId: row.master_key_id });
+          opened.set(use.position, secrets);
+        }
+        return secrets;
       };
-      for (const name of PLACEHOLDER_NAMES) values.set(`${name}_${index + 1}`, byName[name]);
-    });
+      values.set(use.token, valueOf(use.name, row.expiration_date, card));
+    }
     return values;
   }
+}
+
+function valueOf(name: PlaceholderName, expirationDate: string, card: () => CardSecrets): string {
+  if (name === 'CARD_NUMBER') return card().number;
+  if (name === 'CARDHOLDER_NAME') return card().cardholderName ?? '';
+  if (name === 'CARD_EXPIRATION_DATE') return expirationDate;
+  const expiry = parseExpirationDate(expirationDate)!;
+  if (name === 'CARD_EXPIRATION_DATE_M') return String(expiry.month);
+  if (name === 'CARD_EXPIRATION_DATE_MM') return String(expiry.month).padStart(2, '0');
+  if (name === 'CARD_EXPIRATION_DATE_YY') return String(expiry.year).slice(2);
+  return String(expiry.year);
 }

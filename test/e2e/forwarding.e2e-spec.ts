@@ -398,6 +398,16 @@ describe('POST /vault-forward against real downstream servers', () => {
     });
   });
 
+  it('decrypts a card only when its number or holder name is used', async () => {
+    const damaged = await createCard(t, merchant, { number: cardNumber('4', 16), expiration_date: '07/33' });
+    // A ciphertext that no longer authenticates: any attempt to decrypt it fails.
+    await t.db.query(`UPDATE payment_methods SET ciphertext = set_byte(ciphertext, 20, (get_byte(ciphertext, 20) + 1) % 256) WHERE id = $1`, [damaged.id]);
+    const expiryOnly = await forward({ url: `${plain.url}/echo`, paymentMethods: damaged.id, body: '{"exp":"{{ CARD_EXPIRATION_DATE_MM_1 }}/{{ CARD_EXPIRATION_DATE_YYYY_1 }}"}' });
+    expect(expiryOnly.status).toBe(200);
+    expect(JSON.parse(plain.received.at(-1)!.body.toString())).toEqual({ exp: '07/2033' });
+    expectOurs(await forward({ url: `${plain.url}/echo`, paymentMethods: damaged.id, body: '{"n":"{{ CARD_NUMBER_1 }}"}' }), 500, 'internal-error');
+  });
+
   describe('answers stream back', () => {
     async function rawForward(path: string): Promise<Response> {
       return fetch(`${t.url}/vault-forward`, {
