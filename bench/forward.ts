@@ -3,6 +3,8 @@
  * (same connections, duration and body with two card placeholders for every case):
  *   (a) direct calls to a local echo server,
  *   (b) a minimal undici pass-through proxy (bench/passthrough-proxy.ts),
+ *   (b+) the same plus opening the two cards and filling the placeholders (bench/card-proxy.ts): the
+ *        floor any vault-forwarding service stands on,
  *   (c) our /vault-forward (the compiled API, real PostgreSQL and Redis, cards from the vault).
  *   (c0) the same route without payment methods, to split the vault's cost from the rest.
  * Each server runs in its own process; the load generator runs here. BENCH_API_PROFILE=DIR writes a
@@ -120,6 +122,7 @@ async function main(): Promise<void> {
     const echo = await forkServer('echo-server.js');
     const echoPort = echo.port;
     const proxy = await forkServer('passthrough-proxy.js');
+    const cardProxy = await forkServer('card-proxy.js');
     const { url: api, process: apiProcess } = await startApi({
       DATABASE_URL: databaseUrl,
       REDIS_URL: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
@@ -146,13 +149,19 @@ async function main(): Promise<void> {
     const forwardHeaders = { 'x-vault-forward-url': target, 'x-vault-forward-http-method': 'POST' };
     const direct = await load(target, {}, echo.process);
     const passthrough = await load(`http://127.0.0.1:${proxy.port}/`, forwardHeaders, proxy.process);
+    const floor = await load(`http://127.0.0.1:${cardProxy.port}/`, forwardHeaders, cardProxy.process);
     const ours = await load(
       `${api}/vault-forward`,
       { ...forwardHeaders, authorization: `Bearer ${token}`, 'x-vault-forward-payment-methods': cards.map((c: { id: string }) => c.id).join(',') },
       apiProcess,
     );
 
-    const rows: Record<string, Result> = { '(a) direct to downstream': direct, '(b) undici pass-through proxy': passthrough, '(c) POST /vault-forward': ours };
+    const rows: Record<string, Result> = {
+      '(a) direct to downstream': direct,
+      '(b) undici pass-through proxy': passthrough,
+      '(b+) pass-through + opening the cards': floor,
+      '(c) POST /vault-forward': ours,
+    };
     {
       // The same route without payment methods (placeholders escaped): no vault lookup, no decryption.
       // The difference to (c) is the vault's share; the rest is the framework, auth and checks.
@@ -168,6 +177,8 @@ async function main(): Promise<void> {
     const cb = ours.rps / passthrough.rps;
     console.log(`\n(c)/(b) throughput: ${cb.toFixed(2)}  (target ≥ 0.6: ${cb >= 0.6 ? 'met' : 'NOT met'})`);
     console.log(`(c)/(a) throughput: ${(ours.rps / direct.rps).toFixed(2)}`);
+    console.log(`(b+)/(b) throughput: ${(floor.rps / passthrough.rps).toFixed(2)}  (the vault's unavoidable share)`);
+    console.log(`(c)/(b+) throughput: ${(ours.rps / floor.rps).toFixed(2)}  (the service's own logic)`);
     const added = ours.p50 - direct.p50;
     console.log(`p50 added over (a): ${added.toFixed(2)} ms  (target ≤ 1 ms: ${added <= 1 ? 'met' : 'NOT met'})`);
     console.log(`p50 added over (b): ${(ours.p50 - passthrough.p50).toFixed(2)} ms`);
