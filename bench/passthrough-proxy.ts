@@ -1,39 +1,7 @@
 /**
- * The baseline for bench:forward: the least a forwarding proxy can do with undici — read the body,
- * send it to the target named in x-vault-forward-url over a keep-alive pool, return the answer.
- * No auth, no vault, no checks: what our service adds is measured against this.
+ * The baseline for bench:forward: a minimal undici pass-through proxy (minimal-proxy.ts). No auth,
+ * no vault, no checks: what our service adds is measured against this.
  */
-import { createServer } from 'node:http';
-import { Agent } from 'undici';
+import { startMinimalProxy } from './minimal-proxy';
 
-const agent = new Agent({ keepAliveTimeout: 30_000, connections: 256 });
-
-const server = createServer((req, res) => {
-  const chunks: Buffer[] = [];
-  req.on('data', (chunk: Buffer) => chunks.push(chunk));
-  req.on('end', () => {
-    const target = new URL(String(req.headers['x-vault-forward-url']));
-    agent
-      .request({
-        origin: target.origin,
-        path: target.pathname,
-        method: String(req.headers['x-vault-forward-http-method'] ?? 'POST') as 'POST',
-        headers: { 'content-type': String(req.headers['content-type'] ?? 'application/json') },
-        body: Buffer.concat(chunks),
-      })
-      .then(async (response) => {
-        const body = Buffer.from(await response.body.arrayBuffer());
-        res.writeHead(response.statusCode, { 'content-type': String(response.headers['content-type'] ?? 'application/octet-stream') });
-        res.end(body);
-      })
-      .catch(() => {
-        res.writeHead(502);
-        res.end();
-      });
-  });
-});
-server.keepAliveTimeout = 60_000;
-server.listen(0, '127.0.0.1', () => {
-  const address = server.address();
-  process.send?.({ port: typeof address === 'object' && address ? address.port : 0 });
-});
+startMinimalProxy();

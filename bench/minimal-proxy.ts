@@ -1,0 +1,40 @@
+import { createServer } from 'node:http';
+import { Agent } from 'undici';
+
+/**
+ * The least a forwarding proxy can do with undici: read the body, optionally rewrite it, send it to
+ * the target named in x-vault-forward-url over a keep-alive pool, return the answer. Tells the bench
+ * (its parent process) the port it listens on.
+ */
+export function startMinimalProxy(rewrite: (body: Buffer) => Buffer = (body) => body): void {
+  const agent = new Agent({ keepAliveTimeout: 30_000, connections: 256 });
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const target = new URL(String(req.headers['x-vault-forward-url']));
+      agent
+        .request({
+          origin: target.origin,
+          path: target.pathname,
+          method: String(req.headers['x-vault-forward-http-method'] ?? 'POST') as 'POST',
+          headers: { 'content-type': String(req.headers['content-type'] ?? 'application/json') },
+          body: rewrite(Buffer.concat(chunks)),
+        })
+        .then(async (response) => {
+          const body = Buffer.from(await response.body.arrayBuffer());
+          res.writeHead(response.statusCode, { 'content-type': String(response.headers['content-type'] ?? 'application/octet-stream') });
+          res.end(body);
+        })
+        .catch(() => {
+          res.writeHead(502);
+          res.end();
+        });
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  server.listen(0, '127.0.0.1', () => {
+    const address = server.address();
+    process.send?.({ port: typeof address === 'object' && address ? address.port : 0 });
+  });
+}
