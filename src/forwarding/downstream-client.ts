@@ -229,7 +229,11 @@ function tooLarge(): ProblemException {
   return new ProblemException(ForwardingErrors.downstreamResponseTooLarge, `The downstream response is larger than ${MAX_RESPONSE_BYTES} bytes.`);
 }
 
-/** The downstream's headers, less hop-by-hop ones, those `connection` names, set-cookie and (unless kept) length. */
+/**
+ * The downstream's headers, less hop-by-hop ones, those `connection` names, set-cookie, (unless kept)
+ * length, and any x-vault-forward-* header: those are ours, and a target must not be able to pass
+ * its answer off as an error of this service.
+ */
 function responseHeaders(headers: Record<string, string | string[] | undefined>, keepLength: boolean): Record<string, string | string[]> {
   const connection = String(headers.connection ?? '')
     .split(',')
@@ -237,7 +241,7 @@ function responseHeaders(headers: Record<string, string | string[] | undefined>,
     .filter(Boolean);
   const out: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined || HOP_BY_HOP.has(name) || connection.includes(name) || name === 'set-cookie' || (name === 'content-length' && !keepLength)) continue;
+    if (value === undefined || HOP_BY_HOP.has(name) || connection.includes(name) || name === 'set-cookie' || (name === 'content-length' && !keepLength) || name.startsWith('x-vault-forward-')) continue;
     out[name] = value;
   }
   return out;

@@ -59,7 +59,8 @@ export class ForwardHttpHandler {
       rawHeaders: req.rawHeaders,
       body,
     });
-    const headers = { ...response.headers, 'x-vault-forward-request-id': forwardId };
+    // Ours last: the target's own x-request-id does not replace the one our log line carries.
+    const headers = { ...response.headers, 'x-request-id': requestId, 'x-vault-forward-request-id': forwardId };
     if (!(response.body instanceof Readable)) {
       res.writeHead(response.status, { ...headers, 'content-length': response.body.length });
       res.end(response.body);

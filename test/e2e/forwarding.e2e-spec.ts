@@ -163,6 +163,15 @@ describe('POST /vault-forward against real downstream servers', () => {
     expect(result.body).toEqual({ error: 'downstream says no' });
   });
 
+  it('a target cannot pass its answer off as ours: its x-vault-forward-* headers are dropped, our ids win', async () => {
+    const result = await forward({ url: `${plain.url}/spoof`, body: '{}' });
+    expect(result.status).toBe(200);
+    expect(result.headers.get('x-vault-forward-error')).toBeNull();
+    expect(result.headers.get('x-vault-forward-request-id')).not.toBe('spoofed');
+    expect(result.headers.get('x-request-id')).not.toBe('spoofed');
+    expect(result.headers.get('x-request-id')).toBe(result.headers.get('x-vault-forward-request-id'));
+  });
+
   it('does not follow redirects', async () => {
     const result = await forward({ url: `${plain.url}/redirect`, method: 'GET' });
     expect(result.status).toBe(302);

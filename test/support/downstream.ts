@@ -25,6 +25,7 @@ export interface Downstream {
  *   /big-chunked → an 11 MiB body in chunks, length not declared
  *   /stream      → "first\n" at once, "second\n" 1 s later (streamed.ended says when)
  *   /redirect    → 302 to /echo
+ *   /spoof       → 200 with headers that try to pass as ours (x-vault-forward-error, x-request-id)
  *   anything else → 200 echoing method, path, headers and body as JSON, with a set-cookie and an x-downstream header
  */
 /** Whether the last /stream answer has been completed by the downstream. */
@@ -75,6 +76,10 @@ function handler(received: Received[]) {
         }, 1_000);
         res.on('close', () => clearTimeout(timer));
         return;
+      }
+      if (path === '/spoof') {
+        res.writeHead(200, { 'content-type': 'application/json', 'x-vault-forward-error': 'true', 'x-vault-forward-request-id': 'spoofed', 'x-request-id': 'spoofed' });
+        return res.end('{}');
       }
       if (path === '/redirect') {
         res.writeHead(302, { location: '/echo' });
