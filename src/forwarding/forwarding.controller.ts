@@ -23,7 +23,7 @@ export class ForwardingController {
   @ApiOperation({
     summary: 'Forward a request to an enabled target with card placeholders filled from the vault',
     description:
-      'The body (any content type, up to 1 MiB) is sent on byte for byte except for placeholders (docs/placeholders.md). The answer is the downstream’s status, headers (less hop-by-hop and set-cookie) and body, plus x-vault-forward-request-id. Errors made by this service carry x-vault-forward-error: true.',
+      'The body (any content type, up to 1 MiB) is sent on byte for byte except for placeholders (docs/placeholders.md). The answer is the downstream’s status, headers (less hop-by-hop, set-cookie and x-vault-forward-*) and body, plus x-vault-forward-request-id; short answers are sent whole, longer ones stream (at most 10 MiB). Errors made by this service carry x-vault-forward-error: true.',
   })
   @ApiHeader({ name: 'x-vault-forward-url', required: true, description: 'Absolute https URL of the target.' })
   @ApiHeader({ name: 'x-vault-forward-http-method', required: true, description: 'GET, HEAD, POST, PUT, PATCH, DELETE or OPTIONS.' })
