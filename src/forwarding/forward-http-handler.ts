@@ -84,7 +84,7 @@ export class ForwardHttpHandler {
     const problem = problemResponse(error, req.url ?? FORWARD_ROUTE, requestId, this.logger);
     // An unread request body (refused before or while reading it) is not worth draining.
     if (!req.complete) problem.headers.connection = 'close';
-    res.writeHead(problem.status, problem.headers);
+    res.writeHead(problem.status, { ...problem.headers, 'content-length': Buffer.byteLength(problem.body) });
     res.end(problem.body);
   }
 }

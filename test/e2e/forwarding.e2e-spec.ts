@@ -181,6 +181,10 @@ describe('POST /vault-forward against real downstream servers', () => {
   it('answers HEAD and GET without a body', async () => {
     expect((await forward({ url: `${plain.url}/echo`, method: 'GET' })).body.method).toBe('GET');
     expect((await forward({ url: `${plain.url}/echo`, method: 'HEAD' })).status).toBe(200);
+    // A HEAD answer's length describes the GET body, which is not there: no 10 MiB refusal for it.
+    const head = await forward({ url: `${plain.url}/big`, method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('x-vault-forward-error')).toBeNull();
   });
 
   describe('errors of the service itself (problem+json with x-vault-forward-error: true, nothing sent)', () => {
