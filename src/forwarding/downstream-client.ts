@@ -117,7 +117,7 @@ export class DownstreamClient implements OnModuleDestroy {
       status: response.statusCode,
       // A declared length (≤ 10 MiB) is kept, so the caller can see a cut-off answer for what it is.
       headers: responseHeaders(response.headers, Number.isFinite(declared)),
-      body: Readable.from(this.rest(response.body, head, deadline, request), { objectMode: false }),
+      body: this.rest(response.body, head, deadline, request),
     };
   }
 
@@ -171,28 +171,29 @@ export class DownstreamClient implements OnModuleDestroy {
     });
   }
 
-  /** The head already read, then the rest as it arrives, within the size limit and the deadline. */
-  private async *rest(
-    body: Dispatcher.ResponseData['body'],
-    head: { chunks: Buffer[]; size: number },
-    deadline: number,
-    request: DownstreamRequest,
-  ): AsyncGenerator<Buffer> {
+  /**
+   * The head already read, then the rest as it arrives, within the size limit and the deadline, with
+   * backpressure. Destroying it (the caller went away) lets go of the target's connection at once.
+   */
+  private rest(body: Dispatcher.ResponseData['body'], head: { chunks: Buffer[]; size: number }, deadline: number, request: DownstreamRequest): Readable {
     let size = head.size;
-    try {
-      yield* head.chunks;
-      for await (const chunk of body) {
-        size += (chunk as Buffer).length;
-        if (size > MAX_RESPONSE_BYTES) throw tooLarge();
-        if (performance.now() > deadline) throw timedOut(request);
-        yield chunk as Buffer;
-      }
-    } catch (error) {
-      throw error instanceof ProblemException ? error : this.translate(error, request);
-    } finally {
-      // The caller went away or a limit was hit: stop reading from the downstream.
-      body.destroy();
-    }
+    const out = new Readable({
+      read: () => void body.resume(),
+      destroy: (error, callback) => {
+        body.destroy();
+        callback(error);
+      },
+    });
+    for (const chunk of head.chunks) out.push(chunk);
+    body.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_RESPONSE_BYTES) out.destroy(tooLarge());
+      else if (performance.now() > deadline) out.destroy(timedOut(request));
+      else if (!out.push(chunk)) body.pause();
+    });
+    body.once('end', () => out.push(null));
+    body.once('error', (error) => out.destroy(this.translate(error, request)));
+    return out;
   }
 
   private translate(error: unknown, request: DownstreamRequest): ProblemException {

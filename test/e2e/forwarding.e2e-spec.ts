@@ -443,6 +443,22 @@ describe('POST /vault-forward against real downstream servers', () => {
       plain.received.pop();
     });
 
+    it('a caller that leaves mid-answer is recorded as such, and the target connection is let go', async () => {
+      const controller = new AbortController();
+      const response = await fetch(`${t.url}/vault-forward`, {
+        method: 'POST',
+        signal: controller.signal,
+        headers: { authorization: `Bearer ${token}`, 'x-vault-forward-url': `${plain.url}/stream`, 'x-vault-forward-http-method': 'GET' },
+      });
+      const id = response.headers.get('x-vault-forward-request-id');
+      await response.body!.getReader().read();
+      controller.abort();
+      await new Promise((r) => setTimeout(r, 300));
+      const record = await http(t.url, `/vault-forward/requests/${id}`, { token });
+      expect(record.body).toMatchObject({ status: 200, error_type: 'client-disconnected' });
+      plain.received.pop();
+    });
+
     it('an undeclared body over 10 MiB is cut off at the limit, and its record says why', async () => {
       const response = await rawForward('/big-chunked');
       expect(response.status).toBe(200);
