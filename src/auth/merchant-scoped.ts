@@ -2,6 +2,7 @@ import { applyDecorators } from '@nestjs/common';
 import { ApiHeader } from '@nestjs/swagger';
 import { ApiProblems } from '../common/openapi/api-problems';
 import { AuthErrors } from './auth.errors';
+import { DEFAULT_MERCHANT_ACCOUNT_ID, MERCHANT_HEADER, MERCHANT_HEADER_ALIAS } from './authenticator.service';
 
 /**
  * OpenAPI for a controller whose routes act inside one merchant account: the merchant-selection
@@ -10,10 +11,10 @@ import { AuthErrors } from './auth.errors';
 export const MerchantScoped = () =>
   applyDecorators(
     ApiHeader({
-      name: 'x-merchant-account-id',
+      name: MERCHANT_HEADER,
       required: false,
-      description: 'Merchant account to act for (instance keys; default "default"). A merchant-bound key may send only its own id.',
+      description: `Merchant account to act for (instance keys; default "${DEFAULT_MERCHANT_ACCOUNT_ID}"). A merchant-bound key may send only its own id.`,
     }),
-    ApiHeader({ name: 'x-gr4vy-merchant-account-id', required: false, description: 'Alias of x-merchant-account-id.' }),
+    ApiHeader({ name: MERCHANT_HEADER_ALIAS, required: false, description: `Alias of ${MERCHANT_HEADER}.` }),
     ApiProblems(AuthErrors.unauthorized, AuthErrors.forbidden, AuthErrors.merchantAccountMismatch, AuthErrors.merchantAccountUnknown),
   );

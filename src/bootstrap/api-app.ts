@@ -43,7 +43,7 @@ export async function createApiApp(
   });
   const app = await NestFactory.create<NestFastifyApplication>(ApiModule.forRoot(options, extra.imports), adapter, {
     bufferLogs: true,
-    // Body parsers are ours (below): the forward route needs the raw bytes of any content type.
+    // Body parsers are ours (below): JSON only, with fastify's safe parser; anything else is a 415.
     bodyParser: false,
   });
   registerBodyParsers(app);

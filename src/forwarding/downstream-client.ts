@@ -11,9 +11,9 @@ import { BlockedAddressError, guardedLookup } from './addresses';
 import { HOP_BY_HOP } from './forward-headers';
 import { ForwardingErrors } from './forwarding.errors';
 
-export const MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
+const MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
 /** Answers declaring at most this many bytes are read whole before we reply; larger ones stream. */
-export const BUFFERED_RESPONSE_BYTES = 64 * 1024;
+const BUFFERED_RESPONSE_BYTES = 64 * 1024;
 const CONNECT_TIMEOUT_MS = 5_000;
 
 export interface DownstreamRequest {
@@ -59,9 +59,9 @@ function blocked(error: unknown): BlockedAddressError | null {
  * The outbound HTTP client: undici agents that keep a keep-alive connection pool per origin, reused
  * across requests. The default agent resolves names through the SSRF guard and connects to the
  * address it checked; a second agent without the guard serves only FORWARD_INSECURE_HOSTS.
- * Redirects are never followed. Small answers with a declared length (the usual API response) are
- * read whole first, so a failure midway is still a clean problem; others stream back as they arrive,
- * cut off at 10 MiB (docs/decisions.md).
+ * Redirects are never followed. Short answers (a small declared length, or ended by the time the
+ * target pauses: the usual API response) are read whole first, so a failure midway is still a clean
+ * problem; others stream back as they arrive, cut off at 10 MiB (docs/decisions.md).
  */
 @Injectable()
 export class DownstreamClient implements OnModuleDestroy {
