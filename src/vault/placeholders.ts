@@ -22,20 +22,12 @@ export type PlaceholderName = (typeof PLACEHOLDER_NAMES)[number];
 
 const KNOWN = new Set<string>(PLACEHOLDER_NAMES);
 
-// Group 1: backslashes right before the braces (an escape); group 2: the token, e.g. CARD_NUMBER_1.
-const PLACEHOLDER = /(\\*)\{\{ *([A-Z][A-Z0-9_]*_[0-9]+) *\}\}/g;
-
 /**
  * The escape before a placeholder: one backslash in raw text; in a JSON document a backslash can only
  * be written as `\\`, so there the escape is those two characters.
  */
 export type EscapeStyle = 'raw' | 'json';
 const ESCAPE_LENGTH: Record<EscapeStyle, number> = { raw: 1, json: 2 };
-
-function escaped(backslashes: string, style: EscapeStyle): boolean {
-  return backslashes.length >= ESCAPE_LENGTH[style];
-}
-const TOKEN = /^([A-Z][A-Z0-9_]*)_([0-9]+)$/;
 
 export interface PlaceholderUse {
   /** As written between the braces, e.g. CARD_NUMBER_1. */
@@ -57,15 +49,83 @@ export class PlaceholderError extends Error {
 }
 
 /**
+ * One placeholder as found in the text: `start` is where its escape backslashes begin (those after
+ * the previous placeholder), `open` is its `{{`, `end` is just past its `}}`.
+ */
+export interface PlaceholderMatch {
+  start: number;
+  open: number;
+  end: number;
+  token: string;
+  escaped: boolean;
+}
+
+/** The result of one pass over a text: what the fill needs, so the text is never scanned twice. */
+export interface PlaceholderScan {
+  text: string;
+  style: EscapeStyle;
+  matches: PlaceholderMatch[];
+  /** The unescaped placeholders, in text order. */
+  uses: PlaceholderUse[];
+}
+
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
+const SPACE = 0x20;
+const BACKSLASH = 0x5c;
+const UNDERSCORE = 0x5f;
+const isUpper = (c: number) => c >= 0x41 && c <= 0x5a;
+const isDigit = (c: number) => c >= 0x30 && c <= 0x39;
+const isTokenChar = (c: number) => isUpper(c) || isDigit(c) || c === UNDERSCORE;
+
+/**
+ * The grammar's regular expression, `(\\*)\{\{ *([A-Z][A-Z0-9_]*_[0-9]+) *\}\}`, written as a single
+ * pass: as a regex it backtracks over every run of backslashes, quadratic in the run's length (a
+ * 60 KB body of backslashes held the event loop for seconds). Each character is looked at a bounded
+ * number of times: an attempt at a `{{` reads only spaces and token characters, none of which can
+ * start the next `{{`, and the backslashes before a placeholder are counted back to the previous one.
+ */
+function findPlaceholders(text: string, style: EscapeStyle): PlaceholderMatch[] {
+  const matches: PlaceholderMatch[] = [];
+  let previousEnd = 0;
+  let from = 0;
+  for (;;) {
+    const open = text.indexOf('{{', from);
+    if (open < 0) return matches;
+    from = open + 1;
+    let i = open + 2;
+    while (text.charCodeAt(i) === SPACE) i++;
+    const tokenStart = i;
+    if (!isUpper(text.charCodeAt(i))) continue;
+    while (isTokenChar(text.charCodeAt(i))) i++;
+    const tokenEnd = i;
+    while (text.charCodeAt(i) === SPACE) i++;
+    if (text.charCodeAt(i) !== CLOSE_BRACE || text.charCodeAt(i + 1) !== CLOSE_BRACE) continue;
+    // NAME_X: the token ends in digits that follow an underscore (and NAME is not empty).
+    let digits = tokenEnd;
+    while (digits > tokenStart && isDigit(text.charCodeAt(digits - 1))) digits--;
+    if (digits === tokenEnd || digits - 1 <= tokenStart || text.charCodeAt(digits - 1) !== UNDERSCORE) continue;
+    let start = open;
+    while (start > previousEnd && text.charCodeAt(start - 1) === BACKSLASH) start--;
+    const end = i + 2;
+    matches.push({ start, open, end, token: text.slice(tokenStart, tokenEnd), escaped: open - start >= ESCAPE_LENGTH[style] });
+    previousEnd = end;
+    from = end;
+  }
+}
+
+/**
  * Every placeholder in `text`, checked against the names and the number of listed payment methods.
  * Throws PlaceholderError on the first bad one (the message names the token, never a value).
  */
-export function scanPlaceholders(text: string, paymentMethodCount: number, style: EscapeStyle = 'raw'): PlaceholderUse[] {
+export function scanText(text: string, paymentMethodCount: number, style: EscapeStyle = 'raw'): PlaceholderScan {
+  const matches = findPlaceholders(text, style);
   const uses: PlaceholderUse[] = [];
-  for (const match of text.matchAll(PLACEHOLDER)) {
-    if (escaped(match[1], style)) continue;
-    const token = match[2];
-    const [, name, digits] = TOKEN.exec(token)!;
+  for (const { token, escaped } of matches) {
+    if (escaped) continue;
+    const underscore = token.lastIndexOf('_');
+    const name = token.slice(0, underscore);
+    const digits = token.slice(underscore + 1);
     if (!KNOWN.has(name)) {
       throw new PlaceholderError(token, 'unknown-name', `{{ ${token} }} is not a placeholder name; known: ${PLACEHOLDER_NAMES.map((n) => `${n}_X`).join(', ')}`);
     }
@@ -81,12 +141,74 @@ export function scanPlaceholders(text: string, paymentMethodCount: number, style
     }
     uses.push({ token, name: name as PlaceholderName, position });
   }
-  return uses;
+  return { text, style, matches, uses };
+}
+
+/** The placeholders `text` uses; see scanText. */
+export function scanPlaceholders(text: string, paymentMethodCount: number, style: EscapeStyle = 'raw'): PlaceholderUse[] {
+  return scanText(text, paymentMethodCount, style).uses;
+}
+
+/**
+ * The scanned text with each placeholder replaced by `replacement(token)` and each escaped one
+ * unescaped: the escape itself goes, any backslashes before it are ordinary text.
+ */
+export function fillScan(scan: PlaceholderScan, replacement: (token: string) => string): string {
+  const { text, matches } = scan;
+  if (matches.length === 0) return text;
+  const skip = ESCAPE_LENGTH[scan.style];
+  let out = '';
+  let at = 0;
+  for (const m of matches) {
+    out += m.escaped ? text.slice(at, m.start) + text.slice(m.start + skip, m.end) : text.slice(at, m.open) + replacement(m.token);
+    at = m.end;
+  }
+  return out + text.slice(at);
+}
+
+/**
+ * The byte length of the filled body, computed before anything is built, so an oversized fill is
+ * refused without allocating it. `scan` is of `source` read as latin1 (one character per byte);
+ * `values` are the encoded bytes per token.
+ */
+export function filledByteLength(scan: PlaceholderScan, values: ReadonlyMap<string, Buffer>): number {
+  const skip = ESCAPE_LENGTH[scan.style];
+  let length = scan.text.length;
+  for (const m of scan.matches) length += m.escaped ? -skip : valueOf(values, m.token).length - (m.end - m.open);
+  return length;
+}
+
+/** `source` with its placeholders filled, into a buffer of exactly `filledByteLength` bytes. */
+export function fillBytes(source: Buffer, scan: PlaceholderScan, values: ReadonlyMap<string, Buffer>, length = filledByteLength(scan, values)): Buffer {
+  if (scan.matches.length === 0) return source;
+  const skip = ESCAPE_LENGTH[scan.style];
+  const out = Buffer.allocUnsafe(length);
+  let at = 0;
+  let written = 0;
+  for (const m of scan.matches) {
+    if (m.escaped) {
+      written += source.copy(out, written, at, m.start);
+      written += source.copy(out, written, m.start + skip, m.end);
+    } else {
+      written += source.copy(out, written, at, m.open);
+      written += valueOf(values, m.token).copy(out, written);
+    }
+    at = m.end;
+  }
+  written += source.copy(out, written, at);
+  if (written !== length) throw new Error(`filled ${written} bytes, expected ${length}`); // a bug, not user input
+  return out;
+}
+
+function valueOf<T>(values: ReadonlyMap<string, T>, token: string): T {
+  const value = values.get(token);
+  if (value === undefined) throw new Error(`no value resolved for ${token}`); // a bug, not user input
+  return value;
 }
 
 /**
  * Replaces each placeholder with `encode(value)`, and unescapes escaped ones. `values` is keyed by
- * token (CARD_NUMBER_1); call scanPlaceholders first, so every token here is known.
+ * token (CARD_NUMBER_1); every placeholder in `text` must have a value.
  */
 export function substitutePlaceholders(
   text: string,
@@ -94,13 +216,7 @@ export function substitutePlaceholders(
   encode: (value: string) => string = (v) => v,
   style: EscapeStyle = 'raw',
 ): string {
-  return text.replace(PLACEHOLDER, (whole, backslashes: string, token: string) => {
-    // Drop the escape itself; any backslashes before it are ordinary text.
-    if (escaped(backslashes, style)) return whole.slice(ESCAPE_LENGTH[style]);
-    const value = values.get(token);
-    if (value === undefined) throw new Error(`no value resolved for ${token}`); // a bug, not user input
-    return `${backslashes}${encode(value)}`;
-  });
+  return fillScan({ text, style, matches: findPlaceholders(text, style), uses: [] }, (token) => encode(valueOf(values, token)));
 }
 
 /** For a JSON body: the value as the inside of a JSON string, so quotes cannot break out of it. */
