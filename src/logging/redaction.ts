@@ -12,11 +12,33 @@ export function isSecretHeader(name: string): boolean {
   return SECRET_HEADERS.has(lower) || SECRET_HEADER_PREFIXES.some((prefix) => lower.startsWith(prefix));
 }
 
+/** Targets put API keys and tokens in their query strings, so the target URL is logged without it. */
+const TARGET_URL_HEADER = 'x-vault-forward-url';
+
+/**
+ * The target URL as the forward record keeps it: no credentials, query or fragment (as written
+ * otherwise). A value that does not parse is redacted whole, since where its secrets sit is unknown.
+ */
+export function loggableUrl(value: unknown): string {
+  if (typeof value !== 'string') return REDACTED;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return REDACTED;
+  }
+  if (url.username || url.password) return `${url.origin}${url.pathname}`;
+  const query = value.indexOf('?');
+  const fragment = value.indexOf('#');
+  const end = Math.min(query < 0 ? value.length : query, fragment < 0 ? value.length : fragment);
+  return value.slice(0, end);
+}
+
 export function redactHeaders(headers: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
   if (!headers) return headers;
   const out: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(headers)) {
-    out[name] = isSecretHeader(name) ? REDACTED : value;
+    out[name] = isSecretHeader(name) ? REDACTED : name.toLowerCase() === TARGET_URL_HEADER ? loggableUrl(value) : value;
   }
   return out;
 }
