@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
-import { performance } from 'node:perf_hooks';
 import { Readable } from 'node:stream';
 import { rootCertificates } from 'node:tls';
 import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
@@ -34,6 +33,65 @@ export interface DownstreamResponse {
    * status has gone out; whoever sends it on then has to cut the connection.
    */
   body: Buffer | Readable;
+}
+
+/**
+ * The whole-request deadline (connect, headers and body together): one timer per request, handed
+ * to undici as its `signal`. undici accepts any emitter with `once`/`removeListener`, and this one
+ * costs an object and a timer, where an AbortController costs an EventTarget and a DOMException
+ * (docs/benchmarks.md). When it fires before the answer, undici fails the request; after it, undici
+ * destroys the answer's body. `clear` runs on every ending.
+ */
+class Deadline {
+  aborted = false;
+  reason: DeadlineExceeded | undefined;
+  private listener: (() => void) | null = null;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(ms: number) {
+    this.timer = setTimeout(() => this.expire(), ms);
+  }
+
+  once(_event: 'abort', listener: () => void): void {
+    this.listener = listener;
+  }
+
+  on(event: 'abort', listener: () => void): void {
+    this.once(event, listener);
+  }
+
+  removeListener(): void {
+    this.listener = null;
+  }
+
+  clear(): void {
+    clearTimeout(this.timer);
+    this.listener = null;
+  }
+
+  private expire(): void {
+    this.aborted = true;
+    this.reason = new DeadlineExceeded();
+    const listener = this.listener;
+    this.listener = null;
+    listener?.();
+  }
+}
+
+class DeadlineExceeded extends Error {
+  constructor() {
+    super('x-vault-forward-timeout passed');
+    this.name = 'DeadlineExceeded';
+  }
+}
+
+function timedOutBy(error: unknown): boolean {
+  let current: unknown = error;
+  for (let depth = 0; depth < 4 && current; depth++) {
+    if (current instanceof DeadlineExceeded) return true;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
 }
 
 function errorCode(error: unknown): string | undefined {
@@ -81,9 +139,8 @@ export class DownstreamClient implements OnModuleDestroy {
 
   async send(request: DownstreamRequest): Promise<DownstreamResponse> {
     const agent = request.trusted ? this.trusted : this.guarded;
-    // The whole-request timeout is undici's own header and body timers plus a deadline checked as
-    // the body arrives: cheaper than an AbortSignal per request (docs/benchmarks.md).
-    const deadline = performance.now() + request.timeoutMs;
+    // x-vault-forward-timeout is the whole budget, headers and body together.
+    const deadline = new Deadline(request.timeoutMs);
     let response: Dispatcher.ResponseData;
     try {
       response = await agent.request({
@@ -92,25 +149,37 @@ export class DownstreamClient implements OnModuleDestroy {
         method: request.method as Dispatcher.HttpMethod,
         headers: request.headers,
         body: request.body,
-        headersTimeout: request.timeoutMs,
-        bodyTimeout: request.timeoutMs,
+        signal: deadline,
+        // The deadline governs; undici's own timers only back it up.
+        headersTimeout: request.timeoutMs + 1_000,
+        bodyTimeout: request.timeoutMs + 1_000,
       });
     } catch (error) {
+      deadline.clear();
       throw this.translate(error, request);
     }
 
     if (request.method === 'HEAD') {
+      deadline.clear();
       // The length a HEAD answer declares is the GET body's; there is no body to read.
       response.body.resume();
       return { status: response.statusCode, headers: responseHeaders(response.headers, false), body: Buffer.alloc(0) };
     }
     const declared = response.headers['content-length'] === undefined ? NaN : Number(response.headers['content-length']);
     if (declared > MAX_RESPONSE_BYTES) {
+      deadline.clear();
       response.body.destroy();
       throw tooLarge();
     }
-    const head = await this.readHead(response.body, declared <= BUFFERED_RESPONSE_BYTES, deadline, request);
+    let head: { chunks: Buffer[]; size: number; ended: boolean };
+    try {
+      head = await this.readHead(response.body, declared <= BUFFERED_RESPONSE_BYTES, request);
+    } catch (error) {
+      deadline.clear();
+      throw error;
+    }
     if (head.ended) {
+      deadline.clear();
       return { status: response.statusCode, headers: responseHeaders(response.headers, false), body: Buffer.concat(head.chunks, head.size) };
     }
     return {
@@ -129,7 +198,6 @@ export class DownstreamClient implements OnModuleDestroy {
   private readHead(
     body: Dispatcher.ResponseData['body'],
     toTheEnd: boolean,
-    deadline: number,
     request: DownstreamRequest,
   ): Promise<{ chunks: Buffer[]; size: number; ended: boolean }> {
     return new Promise((resolve, reject) => {
@@ -150,10 +218,10 @@ export class DownstreamClient implements OnModuleDestroy {
       const onData = (chunk: Buffer) => {
         chunks.push(chunk);
         size += chunk.length;
-        if (size > MAX_RESPONSE_BYTES || performance.now() > deadline) {
+        if (size > MAX_RESPONSE_BYTES) {
           stop();
           body.destroy();
-          reject(size > MAX_RESPONSE_BYTES ? tooLarge() : timedOut(request));
+          reject(tooLarge());
         } else if (!toTheEnd && size > BUFFERED_RESPONSE_BYTES) {
           settle(false);
         } else if (!toTheEnd && !pause) {
@@ -175,11 +243,12 @@ export class DownstreamClient implements OnModuleDestroy {
    * The head already read, then the rest as it arrives, within the size limit and the deadline, with
    * backpressure. Destroying it (the caller went away) lets go of the target's connection at once.
    */
-  private rest(body: Dispatcher.ResponseData['body'], head: { chunks: Buffer[]; size: number }, deadline: number, request: DownstreamRequest): Readable {
+  private rest(body: Dispatcher.ResponseData['body'], head: { chunks: Buffer[]; size: number }, deadline: Deadline, request: DownstreamRequest): Readable {
     let size = head.size;
     const out = new Readable({
       read: () => void body.resume(),
       destroy: (error, callback) => {
+        deadline.clear();
         body.destroy();
         callback(error);
       },
@@ -188,10 +257,12 @@ export class DownstreamClient implements OnModuleDestroy {
     body.on('data', (chunk: Buffer) => {
       size += chunk.length;
       if (size > MAX_RESPONSE_BYTES) out.destroy(tooLarge());
-      else if (performance.now() > deadline) out.destroy(timedOut(request));
       else if (!out.push(chunk)) body.pause();
     });
-    body.once('end', () => out.push(null));
+    body.once('end', () => {
+      deadline.clear();
+      out.push(null);
+    });
     body.once('error', (error) => out.destroy(this.translate(error, request)));
     return out;
   }
@@ -204,7 +275,15 @@ export class DownstreamClient implements OnModuleDestroy {
         { location: 'header', name: 'x-vault-forward-url', message: `resolves to a ${guard.reason} address` },
       ]);
     }
+    if (timedOutBy(error)) return timedOut(request);
     const code = errorCode(error);
+    if (code === 'UND_ERR_INVALID_ARG' || code === 'UND_ERR_NOT_SUPPORTED') {
+      // Our own checks should have refused it first; undici's message names a header, never a value.
+      const message = (error as Error).message;
+      return new ProblemException(ForwardingErrors.invalidHeader, `The request cannot be sent as written (${message}); nothing was sent.`, [
+        { location: 'header', name: 'x-vault-forward-header-*', message },
+      ]);
+    }
     if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_ABORTED') return timedOut(request);
     const what =
       code === 'ENOTFOUND' || code === 'EAI_AGAIN'
