@@ -18,6 +18,8 @@ const TOKEN = /^[!#$%&'*+.^_`|~0-9a-z-]+$/;
 /** Never forwarded: connection-level headers (RFC 9110 §7.6.1) and what the service sets itself. */
 export const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
 const SET_BY_SERVICE = new Set(['host', 'content-length']);
+/** Not hop-by-hop, but the HTTP client cannot send it (undici: "expect header not supported"). */
+const UNSENDABLE = new Set(['expect']);
 
 export interface ForwardSpec {
   url: URL;
@@ -121,6 +123,7 @@ export function parseForwardHeaders(headers: IncomingHttpHeaders, rawHeaders: st
       if (!TOKEN.test(target)) throw invalid(name, 'must name a header after the prefix');
       if (HOP_BY_HOP.has(target)) throw invalid(name, `names the hop-by-hop header ${target}, which is never forwarded`);
       if (SET_BY_SERVICE.has(target)) throw invalid(name, `names ${target}, which the service sets for the target`);
+      if (UNSENDABLE.has(target)) throw invalid(name, `names ${target}, which cannot be sent to the target (no 100-continue)`);
       if (Array.isArray(value)) throw invalid(name, 'must be sent once');
       forwarded.push([target, value ?? '']);
       continue;

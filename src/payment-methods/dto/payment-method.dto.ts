@@ -44,8 +44,9 @@ export class CreatePaymentMethodDto {
   @IsOptional()
   @IsString()
   @Length(1, 200)
-  // It may be placed into forwarded header values: no line breaks or other control characters.
-  @Matches(/^[^\u0000-\u001f\u007f]*$/, { message: 'must not contain control characters' })
+  // It may be placed into forwarded header values: no line breaks or other control characters, C1
+  // (U+0080–U+009F) included, which no header or JSON consumer expects in a name.
+  @Matches(/^[^\u0000-\u001f\u007f-\u009f]*$/, { message: 'must not contain control characters' })
   cardholder_name?: string;
 }
 
