@@ -32,6 +32,14 @@ export interface AppConfig {
   forwardInsecureHosts: ReadonlySet<string>;
   /** PEM file of extra CA certificates trusted for forwarding targets (a private PKI, tests). */
   forwardExtraCaFile: string | null;
+  /** A forward whose filled body would exceed this is refused (413) before the body is built. */
+  forwardMaxFilledBodyBytes: number;
+  /**
+   * Request and filled bodies held by forwards in flight, in this process and per merchant account
+   * in this process; beyond either a forward is refused with 503 and Retry-After (forwarding/inflight-bytes.ts).
+   */
+  forwardMaxInflightBytes: number;
+  forwardMaxInflightBytesPerMerchant: number;
 }
 
 export interface VaultMasterKey {
@@ -171,6 +179,19 @@ function cursorSecret(env: Env, nodeEnv: string): Buffer | null {
   return Buffer.from(raw, 'utf8');
 }
 
+const MIB = 1024 * 1024;
+
+function forwardMemoryLimits(env: Env): Pick<AppConfig, 'forwardMaxFilledBodyBytes' | 'forwardMaxInflightBytes' | 'forwardMaxInflightBytesPerMerchant'> {
+  // The floors let a test make the limits small; below them ordinary forwards could not run at all.
+  const forwardMaxFilledBodyBytes = integer(env, 'FORWARD_MAX_FILLED_BODY_BYTES', 2 * MIB, 1024, 64 * MIB);
+  const forwardMaxInflightBytes = integer(env, 'FORWARD_MAX_INFLIGHT_BYTES', 256 * MIB, 64 * 1024, 64 * 1024 * MIB);
+  const forwardMaxInflightBytesPerMerchant = integer(env, 'FORWARD_MAX_INFLIGHT_BYTES_PER_MERCHANT', Math.min(64 * MIB, forwardMaxInflightBytes), 64 * 1024, 64 * 1024 * MIB);
+  if (forwardMaxInflightBytesPerMerchant > forwardMaxInflightBytes) {
+    throw new ConfigError('FORWARD_MAX_INFLIGHT_BYTES_PER_MERCHANT', `must not exceed FORWARD_MAX_INFLIGHT_BYTES (${forwardMaxInflightBytes})`);
+  }
+  return { forwardMaxFilledBodyBytes, forwardMaxInflightBytes, forwardMaxInflightBytesPerMerchant };
+}
+
 export function loadConfig(env: Env = process.env): AppConfig {
   const nodeEnvRaw = optional(env, 'NODE_ENV') ?? 'development';
   if (!['development', 'production', 'test'].includes(nodeEnvRaw)) {
@@ -196,5 +217,6 @@ export function loadConfig(env: Env = process.env): AppConfig {
     cursorSecret: cursorSecret(env, nodeEnvRaw),
     forwardInsecureHosts: forwardInsecureHosts(env),
     forwardExtraCaFile: readableFile(env, 'FORWARD_EXTRA_CA_FILE'),
+    ...forwardMemoryLimits(env),
   };
 }

@@ -10,6 +10,7 @@ import { problemResponse } from '../common/problem/problem.filter';
 import { REQUEST_LOG, RequestLog, requestIdFor } from '../logging/logging.module';
 import { FORWARD_ROUTE } from './forward-route';
 import { ForwardingService } from './forwarding.service';
+import { InflightBytes, InflightLease } from './inflight-bytes';
 
 /** Request bodies above this are refused with 413 (the forward route's own limit). */
 export const FORWARD_BODY_LIMIT_BYTES = 1024 * 1024;
@@ -31,6 +32,7 @@ export class ForwardHttpHandler {
   constructor(
     private readonly authenticator: Authenticator,
     private readonly forwarding: ForwardingService,
+    private readonly inflight: InflightBytes,
     @Inject(REQUEST_LOG) private readonly requestLog: RequestLog,
   ) {}
 
@@ -43,12 +45,23 @@ export class ForwardHttpHandler {
     const requestId = requestIdFor(req);
     this.requestLog(req, res, requestId);
     res.setHeader('x-request-id', requestId);
-    this.serve(req, res, requestId).catch((error: unknown) => this.fail(req, res, requestId, error));
+    // The bodies' bytes count until the answer is done or the caller gone, and the forward's own
+    // work (which may outlast a caller who left) has settled: only then are they no longer held.
+    const lease = this.inflight.lease();
+    let ending = 2;
+    const ended = () => {
+      if (--ending === 0) lease.release();
+    };
+    res.once('close', ended);
+    this.serve(req, res, requestId, lease)
+      .catch((error: unknown) => this.fail(req, res, requestId, error))
+      .finally(ended);
   }
 
-  private async serve(req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> {
+  private async serve(req: IncomingMessage, res: ServerResponse, requestId: string, lease: InflightLease): Promise<void> {
     const principal = await this.authenticator.authenticate(req.headers, ACCESS);
-    const body = await readBody(req, FORWARD_BODY_LIMIT_BYTES);
+    lease.forMerchant(principal.merchantAccountId!);
+    const body = await readBody(req, FORWARD_BODY_LIMIT_BYTES, lease);
     // The forward's id names its record, so it must be unique: it is the request id unless the caller
     // chose that (x-request-id, kept for tracing), in which case the forward gets its own.
     const forwardId = req.headers['x-request-id'] === undefined ? requestId : randomUUID();
@@ -58,6 +71,7 @@ export class ForwardHttpHandler {
       headers: req.headers,
       rawHeaders: req.rawHeaders,
       body,
+      lease,
     });
     // Ours last: the target's own x-request-id does not replace the one our log line carries.
     const headers = { ...response.headers, 'x-request-id': requestId, 'x-vault-forward-request-id': forwardId };
@@ -89,18 +103,26 @@ export class ForwardHttpHandler {
   }
 }
 
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+function readBody(req: IncomingMessage, limit: number, lease: InflightLease): Promise<Buffer> {
   const tooLarge = () => new ProblemException(CommonErrors.payloadTooLarge, `The request body is larger than ${limit} bytes.`);
   if (Number(req.headers['content-length']) > limit) return Promise.reject(tooLarge());
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= limit) return void chunks.push(chunk);
+    const stop = (error: ProblemException) => {
       req.off('data', onData);
       req.pause();
-      reject(tooLarge());
+      reject(error);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) return stop(tooLarge());
+      try {
+        lease.take(chunk.length, { location: 'body', name: 'body', message: 'no room for the request body now' });
+      } catch (error) {
+        return stop(error as ProblemException);
+      }
+      chunks.push(chunk);
     };
     req.on('data', onData);
     req.once('end', () => resolve(Buffer.concat(chunks, size)));

@@ -64,6 +64,20 @@ export const ForwardingErrors = {
     title: 'Downstream response too large',
     description: 'The target answered with a body larger than 10 MiB, which is not passed back.',
   }),
+  filledBodyTooLarge: defineProblem({
+    code: 'filled-body-too-large',
+    status: 413,
+    title: 'Filled body too large',
+    description:
+      'With its placeholders filled, the body would be larger than the limit the detail names (FORWARD_MAX_FILLED_BODY_BYTES, 2 MiB unless the operator set another). Its size is computed before the body is built; nothing was sent.',
+  }),
+  capacityExceeded: defineProblem({
+    code: 'forward-capacity-exceeded',
+    status: 503,
+    title: 'Forwarding capacity exceeded',
+    description:
+      'The bodies of the forwards in flight already take up the bytes this API process allows, in all or for this merchant account (FORWARD_MAX_INFLIGHT_BYTES, FORWARD_MAX_INFLIGHT_BYTES_PER_MERCHANT). Nothing was sent. Retry after the seconds the Retry-After header gives.',
+  }),
   recordNotFound: defineProblem({
     code: 'vault-forward-request-not-found',
     status: 404,

@@ -9,11 +9,12 @@ import { VaultForwardRequest } from './forward-request.entity';
 import { ForwardRecordsService } from './forward-records.service';
 import { ForwardingController } from './forwarding.controller';
 import { ForwardingService } from './forwarding.service';
+import { InflightBytes } from './inflight-bytes';
 
 @Module({
   imports: [TypeOrmModule.forFeature([VaultForwardRequest]), AuthModule, VaultModule, VaultForwardConfigsModule],
   controllers: [ForwardingController],
-  providers: [ForwardingService, DownstreamClient, ForwardRecordsService, ForwardHttpHandler],
+  providers: [ForwardingService, DownstreamClient, ForwardRecordsService, ForwardHttpHandler, InflightBytes],
   exports: [ForwardHttpHandler],
 })
 export class ForwardingModule {}

@@ -7,13 +7,14 @@ import { APP_CONFIG } from '../config/config.module';
 import { ProblemException } from '../common/problem/problem';
 import { VaultForwardConfigsService } from '../vault-forward-configs/vault-forward-configs.service';
 import { PaymentMethodResolver } from '../vault/payment-method-resolver.service';
-import { jsonStringContent, PlaceholderError, PlaceholderUse, scanPlaceholders, substitutePlaceholders } from '../vault/placeholders';
+import { filledByteLength, fillBytes, fillScan, jsonStringContent, PlaceholderError, PlaceholderScan, PlaceholderUse, scanText } from '../vault/placeholders';
 import { literalBlockReason } from './addresses';
 import { DownstreamClient, DownstreamResponse } from './downstream-client';
 import { ForwardRecord, ForwardRecordsService } from './forward-records.service';
 import { AUTHENTICATIONS_HEADER, ForwardSpec, HEADER_PREFIX, parseForwardHeaders, URL_HEADER } from './forward-headers';
 import { ForwardingErrors } from './forwarding.errors';
 import { hostKey, isInsecureHost } from './http-methods';
+import type { InflightLease } from './inflight-bytes';
 
 /** Caller headers that describe the body or the wanted answer; everything else stays here. */
 const PASSED_THROUGH = ['content-type', 'accept', 'accept-language'];
@@ -27,7 +28,15 @@ export interface ForwardInput {
   /** Node's raw header list, to detect repeated forwarding headers. */
   rawHeaders: string[];
   body: Buffer | undefined;
+  /** Counts the filled body among the bytes in flight (the handler's, which also counts the request body). */
+  lease?: InflightLease;
 }
+
+/**
+ * What undici (and HTTP/1.1) can carry in a header value: tab, visible ASCII, and Latin-1's upper
+ * half. A character class, so one linear pass.
+ */
+const UNSENDABLE_HEADER_CHAR = /[^\t\x20-\x7e\x80-\xff]/;
 
 /**
  * POST /vault-forward, step by step: read the forwarding headers, check the target (https, enabled
@@ -139,12 +148,13 @@ export class ForwardingService {
   }
 
   /**
-   * Placeholders are found before anything is decrypted, and substituted on the raw bytes (read as
-   * latin1, a byte-for-byte mapping), so the body goes out unchanged apart from the filled values.
+   * Placeholders are found before anything is decrypted, in one pass whose result the fill reuses,
+   * and substituted on the raw bytes (read as latin1, a byte-for-byte mapping), so the body goes out
+   * unchanged apart from the filled values. The filled size is known before the body is built.
    */
   private async fillPlaceholders(input: ForwardInput, spec: ForwardSpec): Promise<{ headers: Record<string, string>; body: Buffer | undefined }> {
     const count = spec.paymentMethodIds.length;
-    const bodyText = input.body && input.body.length > 0 ? input.body.toString('latin1') : undefined;
+    const body = input.body && input.body.length > 0 ? input.body : undefined;
     const contentType = spec.headers.find(([name]) => name === 'content-type')?.[1] ?? input.headers['content-type'] ?? '';
     const style = JSON_TYPE.test(String(contentType)) ? 'json' : 'raw';
     const placeholderProblem = (error: unknown, location: 'body' | 'header', name: string) => {
@@ -152,14 +162,21 @@ export class ForwardingService {
       return new ProblemException(ForwardingErrors.invalidPlaceholder, error.message, [{ location, name, message: error.message }]);
     };
     const uses: PlaceholderUse[] = [];
+    let bodyScan: PlaceholderScan | undefined;
     try {
-      if (bodyText !== undefined) uses.push(...scanPlaceholders(bodyText, count, style));
+      if (body) {
+        bodyScan = scanText(body.toString('latin1'), count, style);
+        uses.push(...bodyScan.uses);
+      }
     } catch (error) {
       throw placeholderProblem(error, 'body', 'body');
     }
+    const headerScans: Array<[string, PlaceholderScan]> = [];
     for (const [name, value] of spec.headers) {
       try {
-        uses.push(...scanPlaceholders(value, count));
+        const scan = scanText(value, count);
+        uses.push(...scan.uses);
+        headerScans.push([name, scan]);
       } catch (error) {
         throw placeholderProblem(error, 'header', `${HEADER_PREFIX}${name}`);
       }
@@ -170,21 +187,53 @@ export class ForwardingService {
     const headers: Record<string, string> = {};
     for (const name of PASSED_THROUGH) {
       const value = input.headers[name];
-      if (typeof value === 'string') headers[name] = value;
+      if (typeof value === 'string') headers[name] = sendableHeader(name, value, name);
     }
-    for (const [name, value] of spec.headers) {
-      const filled = substitutePlaceholders(value, values);
-      if (/[\r\n\0]/.test(filled)) {
-        throw new ProblemException(ForwardingErrors.invalidHeader, `${HEADER_PREFIX}${name} would contain a line break once filled.`, [
-          { location: 'header', name: `${HEADER_PREFIX}${name}`, message: 'filled value contains a line break' },
-        ]);
-      }
-      headers[name] = filled;
+    for (const [name, scan] of headerScans) {
+      headers[name] = sendableHeader(name, fillScan(scan, (token) => valueFor(values, token)), `${HEADER_PREFIX}${name}`);
     }
 
-    if (bodyText === undefined) return { headers, body: undefined };
-    // Values are UTF-8; in the latin1 view of the body each of their bytes is one character.
-    const encode = (value: string) => Buffer.from(style === 'json' ? jsonStringContent(value) : value, 'utf8').toString('latin1');
-    return { headers, body: Buffer.from(substitutePlaceholders(bodyText, values, encode, style), 'latin1') };
+    if (!body || !bodyScan) return { headers, body: undefined };
+    if (bodyScan.matches.length === 0) return { headers, body };
+    // Each token is encoded once, however often it appears: UTF-8, JSON-escaped in a JSON body.
+    const encoded = new Map<string, Buffer>();
+    for (const m of bodyScan.matches) {
+      if (m.escaped || encoded.has(m.token)) continue;
+      const value = valueFor(values, m.token);
+      encoded.set(m.token, Buffer.from(style === 'json' ? jsonStringContent(value) : value, 'utf8'));
+    }
+    const length = filledByteLength(bodyScan, encoded);
+    const limit = this.appConfig.forwardMaxFilledBodyBytes;
+    if (length > limit) {
+      throw new ProblemException(
+        ForwardingErrors.filledBodyTooLarge,
+        `With its placeholders filled the body would be ${length} bytes, more than the ${limit} bytes FORWARD_MAX_FILLED_BODY_BYTES allows; nothing was sent.`,
+        [{ location: 'body', name: 'body', message: `filled body over ${limit} bytes` }],
+      );
+    }
+    input.lease?.take(length, { location: 'body', name: 'body', message: 'no room for the filled body now' });
+    return { headers, body: fillBytes(body, bodyScan, encoded, length) };
   }
+}
+
+function valueFor(values: ReadonlyMap<string, string>, token: string): string {
+  const value = values.get(token);
+  if (value === undefined) throw new Error(`no value resolved for ${token}`); // a bug, not user input
+  return value;
+}
+
+/**
+ * A header value as the target will get it, or a 400 naming the header: undici refuses to send a
+ * line break, a control character or anything outside Latin-1 (a cardholder name in Chinese, say),
+ * and that must not surface as "downstream unreachable" after the fact.
+ */
+function sendableHeader(target: string, value: string, header: string): string {
+  if (!UNSENDABLE_HEADER_CHAR.test(value)) return value;
+  const lineBreak = /[\r\n\0]/.test(value);
+  const message = lineBreak ? 'filled value contains a line break' : 'filled value has a character a header cannot carry (a control character, or one outside Latin-1)';
+  throw new ProblemException(
+    ForwardingErrors.invalidHeader,
+    lineBreak ? `${header} would contain a line break once filled.` : `${header} would contain a character that cannot be sent in the ${target} header once filled; nothing was sent.`,
+    [{ location: 'header', name: header, message }],
+  );
 }
