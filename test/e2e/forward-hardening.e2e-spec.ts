@@ -40,6 +40,15 @@ async function startTarget(): Promise<Target> {
         res.on('close', () => clearTimeout(timer));
         return;
       }
+      if (path === '/late-some-then-stall') {
+        // Headers and a first line at 0.8 s, then nothing: an idle timer alone would wait on.
+        const timer = setTimeout(() => {
+          res.writeHead(200, { 'content-type': 'text/plain' });
+          res.write('first\n');
+        }, 800);
+        res.on('close', () => clearTimeout(timer));
+        return;
+      }
       if (path === '/some-then-stall') {
         res.writeHead(200, { 'content-type': 'text/plain' });
         res.write('first\n');
@@ -215,7 +224,7 @@ describe('POST /vault-forward hardening (issue 9)', () => {
       const started = performance.now();
       const response = await fetch(`${t.url}/vault-forward`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${tokenA}`, 'x-vault-forward-url': `${target.url}/some-then-stall`, 'x-vault-forward-http-method': 'POST', 'x-vault-forward-timeout': '1' },
+        headers: { authorization: `Bearer ${tokenA}`, 'x-vault-forward-url': `${target.url}/late-some-then-stall`, 'x-vault-forward-http-method': 'POST', 'x-vault-forward-timeout': '1' },
         body: '{}',
       });
       expect(response.status).toBe(200);
