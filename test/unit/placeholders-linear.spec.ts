@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import fc from 'fast-check';
+import { ConfigError, loadConfig } from '../../src/config/config';
 import {
   filledByteLength,
   fillBytes,
@@ -158,5 +159,27 @@ describe('the single-pass scanner keeps the grammar exactly', () => {
     expect(() => scanPlaceholders('{{ CARD_NUMBER_1_2 }}', 1)).toThrow('is not a placeholder name');
     expect(() => scanPlaceholders('{{ CARD_NUMBER_01 }}', 1)).toThrow('position 01');
     expect(scanPlaceholders('\\{{ CARD_NUMBR_1 }}', 0)).toEqual([]);
+  });
+});
+
+describe('the forward memory limits in the configuration', () => {
+  it('default to a 2 MiB filled body, 256 MiB in flight per process and 64 MiB per merchant account', () => {
+    expect(loadConfig({})).toMatchObject({
+      forwardMaxFilledBodyBytes: 2 * MIB,
+      forwardMaxInflightBytes: 256 * MIB,
+      forwardMaxInflightBytesPerMerchant: 64 * MIB,
+    });
+    expect(loadConfig({ FORWARD_MAX_INFLIGHT_BYTES: String(16 * MIB) }).forwardMaxInflightBytesPerMerchant).toBe(16 * MIB);
+  });
+
+  it.each([
+    [{ FORWARD_MAX_FILLED_BODY_BYTES: '2MiB' }, 'FORWARD_MAX_FILLED_BODY_BYTES: must be a whole number'],
+    [{ FORWARD_MAX_FILLED_BODY_BYTES: '10' }, 'FORWARD_MAX_FILLED_BODY_BYTES: must be between 1024 and'],
+    [{ FORWARD_MAX_INFLIGHT_BYTES: '0' }, 'FORWARD_MAX_INFLIGHT_BYTES: must be between 65536 and'],
+    [{ FORWARD_MAX_INFLIGHT_BYTES_PER_MERCHANT: '-1' }, 'FORWARD_MAX_INFLIGHT_BYTES_PER_MERCHANT: must be a whole number'],
+    [{ FORWARD_MAX_INFLIGHT_BYTES: String(MIB), FORWARD_MAX_INFLIGHT_BYTES_PER_MERCHANT: String(2 * MIB) }, 'FORWARD_MAX_INFLIGHT_BYTES_PER_MERCHANT: must not exceed FORWARD_MAX_INFLIGHT_BYTES'],
+  ])('refuses %p with a message naming the variable', (env, message) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(message);
   });
 });
