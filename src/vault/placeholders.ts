@@ -88,30 +88,34 @@ const isTokenChar = (c: number) => isUpper(c) || isDigit(c) || c === UNDERSCORE;
 function findPlaceholders(text: string, style: EscapeStyle): PlaceholderMatch[] {
   const matches: PlaceholderMatch[] = [];
   let previousEnd = 0;
-  let from = 0;
-  for (;;) {
-    const open = text.indexOf('{{', from);
-    if (open < 0) return matches;
-    from = open + 1;
+  let open = text.indexOf('{{');
+  while (open >= 0) {
     let i = open + 2;
     while (text.charCodeAt(i) === SPACE) i++;
     const tokenStart = i;
-    if (!isUpper(text.charCodeAt(i))) continue;
     while (isTokenChar(text.charCodeAt(i))) i++;
     const tokenEnd = i;
     while (text.charCodeAt(i) === SPACE) i++;
-    if (text.charCodeAt(i) !== CLOSE_BRACE || text.charCodeAt(i + 1) !== CLOSE_BRACE) continue;
-    // NAME_X: the token ends in digits that follow an underscore (and NAME is not empty).
-    let digits = tokenEnd;
-    while (digits > tokenStart && isDigit(text.charCodeAt(digits - 1))) digits--;
-    if (digits === tokenEnd || digits - 1 <= tokenStart || text.charCodeAt(digits - 1) !== UNDERSCORE) continue;
-    let start = open;
-    while (start > previousEnd && text.charCodeAt(start - 1) === BACKSLASH) start--;
-    const end = i + 2;
-    matches.push({ start, open, end, token: text.slice(tokenStart, tokenEnd), escaped: open - start >= ESCAPE_LENGTH[style] });
-    previousEnd = end;
-    from = end;
+    if (text.charCodeAt(i) === CLOSE_BRACE && text.charCodeAt(i + 1) === CLOSE_BRACE && isName(text, tokenStart, tokenEnd)) {
+      let start = open;
+      while (start > previousEnd && text.charCodeAt(start - 1) === BACKSLASH) start--;
+      previousEnd = i + 2;
+      matches.push({ start, open, end: previousEnd, token: text.slice(tokenStart, tokenEnd), escaped: open - start >= ESCAPE_LENGTH[style] });
+      open = text.indexOf('{{', previousEnd);
+    } else {
+      // Nothing read since the braces can open another pair, except a third brace right after them.
+      open = text.charCodeAt(open + 2) === OPEN_BRACE ? open + 1 : text.indexOf('{{', i);
+    }
   }
+  return matches;
+}
+
+/** NAME_X: starts with A–Z, ends in digits that follow an underscore, NAME not empty. */
+function isName(text: string, start: number, end: number): boolean {
+  if (end - start < 3 || !isUpper(text.charCodeAt(start))) return false;
+  let digits = end;
+  while (isDigit(text.charCodeAt(digits - 1))) digits--;
+  return digits < end && digits - 1 > start && text.charCodeAt(digits - 1) === UNDERSCORE;
 }
 
 /**
