@@ -5,7 +5,11 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { http } from '../support/http';
 import { ProbeModule } from '../support/probe.module';
-import { startTestApp, TestApp } from '../support/test-app';
+import { PaymentMethodResolver } from '../../src/vault/payment-method-resolver.service';
+import { cardNumber, createCard } from '../factories/cards';
+import { createMerchantAccount } from '../factories/merchant-accounts';
+import { createIsolatedDatabase } from '../support/isolated-database';
+import { startTestApp, TEST_MASTER_KEY_1, TEST_MASTER_KEY_2, TestApp } from '../support/test-app';
 
 interface CliResult {
   code: number;
@@ -15,11 +19,15 @@ interface CliResult {
 
 /** Runs the compiled CLI exactly as `npm run --silent cli -- …` does, against the run's database. */
 function cli(...args: string[]): Promise<CliResult> {
+  return cliWith({ DATABASE_URL: process.env.TEST_DATABASE_URL! }, ...args);
+}
+
+function cliWith(env: Record<string, string>, ...args: string[]): Promise<CliResult> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
       ['dist/cli/main.js', ...args],
-      { env: { PATH: process.env.PATH, DATABASE_URL: process.env.TEST_DATABASE_URL }, timeout: 30_000 },
+      { env: { PATH: process.env.PATH, ...env }, timeout: 60_000 },
       (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
     );
   });
@@ -108,36 +116,87 @@ describe('CLI: merchant, api-key and token commands mint credentials the API acc
     expect(overwrite.stderr).toContain('refusing to overwrite');
   });
 
-  it('vault rotate-keys re-wraps under the first configured key and reports every row it could not', async () => {
-    const { TEST_MASTER_KEY_1, TEST_MASTER_KEY_2 } = await import('../support/test-app');
-    const result = await new Promise<CliResult>((resolve) =>
-      execFile(
-        process.execPath,
-        ['dist/cli/main.js', 'vault', 'rotate-keys', '--batch-size', '50'],
-        {
-          env: {
-            PATH: process.env.PATH,
-            DATABASE_URL: process.env.TEST_DATABASE_URL,
-            // k1 stays current, so the other test files (which know only k1) are unaffected.
-            VAULT_MASTER_KEYS: `${TEST_MASTER_KEY_1},${TEST_MASTER_KEY_2}`,
-          },
-          timeout: 60_000,
-        },
-        (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
-      ),
-    );
-    const output = JSON.parse(result.stdout.trim());
-    expect(output).toEqual({
-      master_key_id: 'test-k1',
-      rewrapped_payment_methods: expect.any(Number),
-      rewrapped_merchant_keys: expect.any(Number),
-      failed_payment_methods: expect.any(Array),
-      failed_merchant_keys: expect.any(Array),
-      remaining: expect.any(Number),
-    });
-    // Other test files may have left deliberately tampered rows in this run's database.
-    expect(output.remaining).toBeGreaterThanOrEqual(output.failed_payment_methods.length + output.failed_merchant_keys.length);
-    expect(result.code).toBe(output.remaining > 0 ? 1 : 0);
+  it('vault rotate-keys re-wraps every row, batch after batch, and reports exactly what it did', async () => {
+    // Rotation re-wraps every row of its database: a database of its own keeps the other test
+    // files' cards under the key their apps hold.
+    const own = await createIsolatedDatabase('rotate_cli');
+    const before = await startTestApp({ env: { DATABASE_URL: own.url } });
+    const after: TestApp[] = [];
+    try {
+      const merchants = [(await createMerchantAccount(before)).id, (await createMerchantAccount(before)).id];
+      const numbers = new Map<string, string>();
+      for (let i = 0; i < 23; i++) {
+        const number = cardNumber('4', 16);
+        numbers.set((await createCard(before, merchants[i % 2], { number })).id, number);
+      }
+      // One more card whose data key no longer authenticates (another row's moved onto it).
+      const tampered = (await createCard(before, merchants[0])).id;
+      await before.db.query(
+        `UPDATE payment_methods t SET ciphertext = s.ciphertext, wrapped_key = s.wrapped_key FROM payment_methods s WHERE s.id = $1 AND t.id = $2`,
+        [[...numbers.keys()][0], tampered],
+      );
+      const rows = async () =>
+        new Map<string, { key: string; wrapped: string }>(
+          (await before.db.query(`SELECT id, master_key_id, encode(wrapped_key, 'hex') AS wrapped FROM payment_methods`)).map(
+            (r: { id: string; master_key_id: string; wrapped: string }) => [r.id, { key: r.master_key_id, wrapped: r.wrapped }],
+          ),
+        );
+      const merchantKeys = async () =>
+        (await before.db.query(`SELECT master_key_id FROM vault_merchant_keys ORDER BY merchant_account_id`)).map((r: { master_key_id: string }) => r.master_key_id);
+      const old = await rows();
+      expect([...old.values()].every((row) => row.key === 'test-k1')).toBe(true);
+      expect(await merchantKeys()).toEqual(['test-k1', 'test-k1']);
+
+      // The new key first (current), the old one still listed; batches of 5 over 24 rows.
+      const rotate = () => cliWith({ DATABASE_URL: own.url, VAULT_MASTER_KEYS: `${TEST_MASTER_KEY_2},${TEST_MASTER_KEY_1}` }, 'vault', 'rotate-keys', '--batch-size', '5');
+      const first = await rotate();
+      expect(JSON.parse(first.stdout.trim())).toEqual({
+        master_key_id: 'test-k2',
+        rewrapped_payment_methods: 23,
+        rewrapped_merchant_keys: 2,
+        failed_payment_methods: [tampered],
+        failed_merchant_keys: [],
+        remaining: 1,
+      });
+      expect(first.code).toBe(1); // the old key must stay: a row still needs it
+      const rotated = await rows();
+      for (const [id, row] of rotated) {
+        if (id === tampered) expect(row).toEqual(old.get(id));
+        else {
+          expect(row.key).toBe('test-k2');
+          expect(row.wrapped).not.toBe(old.get(id)!.wrapped);
+        }
+      }
+      expect(await merchantKeys()).toEqual(['test-k2', 'test-k2']);
+
+      // Every card opens with the new key alone, and fingerprints (the merchant keys) still agree.
+      const onlyNew = await startTestApp({ env: { DATABASE_URL: own.url, VAULT_MASTER_KEYS: TEST_MASTER_KEY_2 } });
+      after.push(onlyNew);
+      const ids = [...numbers.keys()];
+      const opened = await onlyNew.get(PaymentMethodResolver).resolve(merchants[0], ids.filter((_, i) => i % 2 === 0));
+      const opened2 = await onlyNew.get(PaymentMethodResolver).resolve(merchants[1], ids.filter((_, i) => i % 2 === 1));
+      ids.filter((_, i) => i % 2 === 0).forEach((id, n) => expect(opened.get(`CARD_NUMBER_${n + 1}`)).toBe(numbers.get(id)));
+      ids.filter((_, i) => i % 2 === 1).forEach((id, n) => expect(opened2.get(`CARD_NUMBER_${n + 1}`)).toBe(numbers.get(id)));
+      const [{ fingerprint }] = await before.db.query('SELECT fingerprint FROM payment_methods WHERE id = $1', [ids[1]]);
+      expect((await createCard(onlyNew, merchants[1], { number: numbers.get(ids[1])! })).fingerprint).toBe(fingerprint);
+
+      // With the broken row gone, a second run has nothing left to do and says the old key may go.
+      await before.db.query('DELETE FROM payment_methods WHERE id = $1', [tampered]);
+      const second = await rotate();
+      expect(JSON.parse(second.stdout.trim())).toEqual({
+        master_key_id: 'test-k2',
+        rewrapped_payment_methods: 0,
+        rewrapped_merchant_keys: 0,
+        failed_payment_methods: [],
+        failed_merchant_keys: [],
+        remaining: 0,
+      });
+      expect(second.code).toBe(0);
+    } finally {
+      for (const app of after) await app.close();
+      await before.close();
+      await own.drop();
+    }
     const usage = await cli('vault', 'rotate-keys', '--batch-size', '0');
     expect(usage.code).toBe(2);
   });

@@ -8,6 +8,7 @@ import { createMerchantAccount } from '../factories/merchant-accounts';
 import { closedPort, Downstream, selfSignedCertificate, startHttpDownstream, startHttpsDownstream, streamed } from '../support/downstream';
 import { expectProblem, http, HttpResult } from '../support/http';
 import { startTestApp, TestApp } from '../support/test-app';
+import { waitFor } from '../support/wait';
 
 describe('POST /vault-forward against real downstream servers', () => {
   let t: TestApp;
@@ -311,10 +312,27 @@ describe('POST /vault-forward against real downstream servers', () => {
     it.each(['https://2130706434/', 'https://0x7f000002/', 'https://127.0.0.2/', 'https://[::1]/', 'https://[::ffff:127.0.0.2]/', 'https://169.254.169.254/latest/meta-data/', 'https://10.0.0.1/', 'https://100.64.0.1/', 'https://0.0.0.0/'])(
       '%s is refused (403) even when a config lists it',
       async (url) => {
+        // The API refuses to save such a host, so the config goes in by SQL (as one saved before that
+        // check existed would be), for a merchant account of its own: no process has its configs
+        // cached yet, so this very config is the one consulted, as the forward to the other host
+        // it lists shows.
+        const own = (await createMerchantAccount(t)).id;
+        const ownToken = await (await createApiKey(t, own)).token();
         const host = new URL(url).hostname;
-        await t.db.query(`INSERT INTO vault_forward_configs (merchant_account_id, display_name, hosts, methods) VALUES ($1, 'sneaky', $2, '{POST}')`, [merchant, [host]]);
-        await t.db.query(`SELECT 1`);
-        const problem = expectOurs(await forward({ url, body: '{}' }), 403, 'target-address-forbidden');
+        await t.db.query(`INSERT INTO vault_forward_configs (merchant_account_id, display_name, hosts, methods) VALUES ($1, 'sneaky', $2, '{POST}')`, [
+          own,
+          [host, `127.0.0.1:${plain.port}`],
+        ]);
+        const send = (target: string) =>
+          http(t.url, '/vault-forward', {
+            method: 'POST',
+            token: ownToken,
+            headers: { 'x-vault-forward-url': target, 'x-vault-forward-http-method': 'POST', 'content-type': 'application/json' },
+            rawBody: '{}',
+          });
+        expect((await send(`${plain.url}/listed`)).status).toBe(200);
+        plain.received.pop();
+        const problem = expectOurs(await send(url), 403, 'target-address-forbidden');
         expect(problem.errors[0]).toMatchObject({ location: 'header', name: 'x-vault-forward-url' });
       },
     );
@@ -399,12 +417,7 @@ describe('POST /vault-forward against real downstream servers', () => {
         expect((await use(second, doomed.id)).status).toBe(200);
         // …until the first deletes it.
         expect((await http(t.url, `/payment-methods/${doomed.id}`, { method: 'DELETE', token })).status).toBe(204);
-        let status = 0;
-        for (let i = 0; i < 20 && status !== 400; i++) {
-          status = (await use(second, doomed.id)).status;
-          if (status !== 400) await new Promise((r) => setTimeout(r, 50));
-        }
-        expect(status).toBe(400);
+        await waitFor(async () => (await use(second, doomed.id)).status === 400, { what: 'the second process to forget the card' });
       } finally {
         await second.close();
       }
@@ -453,8 +466,10 @@ describe('POST /vault-forward against real downstream servers', () => {
       const id = response.headers.get('x-vault-forward-request-id');
       await response.body!.getReader().read();
       controller.abort();
-      await new Promise((r) => setTimeout(r, 300));
-      const record = await http(t.url, `/vault-forward/requests/${id}`, { token });
+      const record = await waitFor(async () => {
+        const found = await http(t.url, `/vault-forward/requests/${id}`, { token });
+        return found.status === 200 && found;
+      }, { what: 'the forward record' });
       expect(record.body).toMatchObject({ status: 200, error_type: 'client-disconnected' });
       plain.received.pop();
     });
@@ -470,8 +485,10 @@ describe('POST /vault-forward against real downstream servers', () => {
         })(),
       ).rejects.toThrow();
       expect(size).toBeLessThanOrEqual(10 * 1024 * 1024);
-      await new Promise((r) => setTimeout(r, 300));
-      const record = await http(t.url, `/vault-forward/requests/${id}`, { token });
+      const record = await waitFor(async () => {
+        const found = await http(t.url, `/vault-forward/requests/${id}`, { token });
+        return found.status === 200 && found;
+      }, { what: 'the forward record' });
       expect(record.body).toMatchObject({ status: 200, error_type: 'downstream-response-too-large' });
       plain.received.pop();
     });
@@ -480,8 +497,12 @@ describe('POST /vault-forward against real downstream servers', () => {
   it('records every forward without bodies or header values, readable through /vault-forward/requests', async () => {
     const ok = await forward({ url: `${plain.url}/echo?secret=query`, method: 'PUT', paymentMethods: card.id, body: spec, headers: { 'x-vault-forward-header-authorization': 'Bearer record-me-not' } });
     const failed = await forward({ url: `http://127.0.0.1:${refusedPort}/x`, body: '{}' });
-    await new Promise((r) => setTimeout(r, 100));
-    const one = await http(t.url, `/vault-forward/requests/${ok.headers.get('x-vault-forward-request-id')}`, { token });
+    const recorded = (id: string | null) =>
+      waitFor(async () => {
+        const found = await http(t.url, `/vault-forward/requests/${id}`, { token });
+        return found.status === 200 && found;
+      }, { what: `the record of forward ${id}` });
+    const one = await recorded(ok.headers.get('x-vault-forward-request-id'));
     expect(one.body).toMatchObject({
       type: 'vault-forward-request',
       method: 'PUT',
@@ -493,7 +514,7 @@ describe('POST /vault-forward against real downstream servers', () => {
       config_id: expect.any(String),
     });
     expect(one.body.duration_ms).toBeGreaterThan(0);
-    const bad = await http(t.url, `/vault-forward/requests/${failed.headers.get('x-request-id')}`, { token });
+    const bad = await recorded(failed.headers.get('x-request-id'));
     expect(bad.body).toMatchObject({ status: 502, error_type: 'downstream-unreachable' });
     const list = await http(t.url, '/vault-forward/requests?limit=100', { token });
     expect(list.body.items.length).toBeGreaterThan(10);
@@ -509,8 +530,7 @@ describe('POST /vault-forward against real downstream servers', () => {
     const result = await forward({ url: `${plain.url}/echo`, body: '{}', headers: { 'x-request-id': requestId, 'x-vault-forward-header-authorization': 'Bearer log-me-not' } });
     expect(result.status).toBe(200);
     expect(result.headers.get('x-request-id')).toBe(requestId);
-    await new Promise((r) => setTimeout(r, 50));
-    const line = t.logs.requestLine(requestId);
+    const line = await waitFor(() => t.logs.requestLine(requestId), { what: 'the forward’s request line' });
     expect(line).toMatchObject({ level: 30, msg: 'request completed', req: { method: 'POST', url: '/vault-forward' }, res: { statusCode: 200 } });
     expect(line!.req.headers.authorization).toBe('[Redacted]');
     expect(line!.req.headers['x-vault-forward-header-authorization']).toBe('[Redacted]');
@@ -518,12 +538,15 @@ describe('POST /vault-forward against real downstream servers', () => {
     expect(t.logs.text).not.toContain('log-me-not');
     const refused = await http(t.url, '/vault-forward', { method: 'POST', headers: { 'x-request-id': `${requestId}-401` } });
     expect(refused.status).toBe(401);
-    await new Promise((r) => setTimeout(r, 50));
-    expect(t.logs.requestLine(`${requestId}-401`)).toMatchObject({ level: 40, res: { statusCode: 401 } });
+    expect(await waitFor(() => t.logs.requestLine(`${requestId}-401`), { what: 'the 401’s request line' })).toMatchObject({ level: 40, res: { statusCode: 401 } });
   });
 
   it('wrote no card number and no forwarded credential into any log line of the whole run', async () => {
-    await new Promise((r) => setTimeout(r, 50));
+    // Absence proves something only once the lines of every earlier request are in: lines are
+    // written in order, so wait for the line of one last request.
+    const marker = `fwd-last-${Date.now()}`;
+    await forward({ url: `${plain.url}/echo`, body: '{}', headers: { 'x-request-id': marker } });
+    await waitFor(() => t.logs.requestLine(marker), { what: 'the last request’s line' });
     const logs = t.logs.text;
     expect(logs.length).toBeGreaterThan(1000);
     for (const number of cardNumbers) {

@@ -3,6 +3,7 @@ import { createMerchantAccount } from '../factories/merchant-accounts';
 import { Downstream, startHttpDownstream } from '../support/downstream';
 import { expectProblem, http } from '../support/http';
 import { startTestApp, TestApp } from '../support/test-app';
+import { waitFor } from '../support/wait';
 
 describe('Forwarding configs (the allow-list)', () => {
   let t: TestApp;
@@ -79,19 +80,9 @@ describe('Forwarding configs (the allow-list)', () => {
       // …the first enables the host…
       const config = (await create({ display_name: 'Shared', hosts: [`127.0.0.1:${downstream.port}`] })).body;
       // …and the second follows well before its cache would expire.
-      let status = 0;
-      for (let i = 0; i < 20 && status !== 200; i++) {
-        status = (await forwardVia(second)).status;
-        if (status !== 200) await new Promise((r) => setTimeout(r, 50));
-      }
-      expect(status).toBe(200);
+      await waitFor(async () => (await forwardVia(second)).status === 200, { timeoutMs: 3_000, what: 'the second process to see the new config' });
       await http(t.url, `/vault-forward/configs/${config.id}`, { method: 'PUT', token, body: { enabled: false } });
-      let refused = false;
-      for (let i = 0; i < 20 && !refused; i++) {
-        refused = (await forwardVia(second)).status === 403;
-        if (!refused) await new Promise((r) => setTimeout(r, 50));
-      }
-      expect(refused).toBe(true);
+      await waitFor(async () => (await forwardVia(second)).status === 403, { timeoutMs: 3_000, what: 'the second process to see the config disabled' });
     } finally {
       await second.close();
       await downstream.close();

@@ -1,4 +1,5 @@
-import { blockedAddressReason, literalAddress } from '../../src/forwarding/addresses';
+import type { LookupAddress, LookupOptions } from 'node:dns';
+import { BlockedAddressError, blockedAddressReason, guardedLookup, literalAddress, literalBlockReason } from '../../src/forwarding/addresses';
 
 describe('SSRF address classification', () => {
   it.each([
@@ -24,8 +25,34 @@ describe('SSRF address classification', () => {
     expect(blockedAddressReason(address)).toBe(reason);
   });
 
-  it.each(['93.184.216.34', '8.8.8.8', '2606:4700:4700::1111'])('%s is allowed', (address) => {
+  // Transition forms that embed an IPv4 address, whose gateway would reach it: refused whatever the
+  // embedded address, public or not (a mutant that judges them "unicast" lived before these cases).
+  it.each([
+    ['2002:7f00:1::', '6to4'], // 6to4 of 127.0.0.1
+    ['2002:a9fe:a9fe::1', '6to4'], // 6to4 of 169.254.169.254
+    ['2002:808:808::', '6to4'], // 6to4 of a public address: refused as well
+    ['64:ff9b::7f00:1', 'NAT64'], // NAT64 of 127.0.0.1
+    ['64:ff9b::a00:1', 'NAT64'], // NAT64 of 10.0.0.1
+    ['64:ff9b::808:808', 'NAT64'],
+    ['2001:0:4136:e378:8000:63bf:3fff:fdd2', 'Teredo'],
+    ['2001::7f00:1', 'Teredo'],
+    ['::ffff:0:7f00:1', 'IPv4-translated'],
+  ])('%s is refused (%s)', (address, reason) => {
+    expect(blockedAddressReason(address)).toBe(reason);
+  });
+
+  it.each(['93.184.216.34', '8.8.8.8', '2606:4700:4700::1111', '2a00:1450:4001:80b::200e', '::ffff:8.8.8.8', '::ffff:808:808'])('%s is allowed', (address) => {
     expect(blockedAddressReason(address)).toBeNull();
+  });
+
+  it('refuses what is not an address at all', () => {
+    for (const input of ['', 'example.com', '127.0.0.1.5', '::ffff:999.0.0.1', '1::2::3']) expect(blockedAddressReason(input)).toBe('not an IP address');
+  });
+
+  it('names every refused range as people write it', () => {
+    expect(blockedAddressReason('192.0.2.1')).toBe('reserved');
+    expect(blockedAddressReason('255.255.255.255')).toBe('broadcast');
+    expect(blockedAddressReason('2001:db8::1')).toBe('reserved');
   });
 
   it('every spelling of an address reaches the same check through the URL parser', () => {
@@ -36,5 +63,45 @@ describe('SSRF address classification', () => {
       expect(blockedAddressReason(literal!)).toBe('loopback');
     }
     expect(literalAddress('example.com')).toBeNull();
+  });
+
+  it('literals: brackets are stripped only as a pair', () => {
+    expect(literalAddress('[::1]')).toBe('::1');
+    expect(literalAddress('::1')).toBe('::1');
+    expect(literalAddress('[::1')).toBeNull();
+    expect(literalAddress('::1]')).toBeNull();
+    expect(literalAddress('10.0.0.1')).toBe('10.0.0.1');
+    expect(literalBlockReason('[64:ff9b::7f00:1]')).toBe('NAT64');
+    expect(literalBlockReason('[2606:4700:4700::1111]')).toBeNull();
+    expect(literalBlockReason('api.example')).toBeNull();
+  });
+});
+
+describe('guardedLookup: the connect-time DNS check', () => {
+  const lookup = (hostname: string, options: LookupOptions) =>
+    new Promise<{ error: NodeJS.ErrnoException | null; address: string | LookupAddress[]; family?: number }>((resolve) =>
+      guardedLookup(hostname, options, (error, address, family) => resolve({ error, address, family })),
+    );
+
+  it('refuses a name that resolves to loopback, naming the address and why', async () => {
+    const { error } = await lookup('localhost', {});
+    expect(error).toBeInstanceOf(BlockedAddressError);
+    expect(error).toMatchObject({ code: 'EVF_BLOCKED_ADDRESS', hostname: 'localhost', reason: 'loopback' });
+    expect((error as BlockedAddressError).address).toMatch(/^(127\.0\.0\.1|::1)$/);
+    expect(error!.message).toContain('localhost resolves to');
+  });
+
+  it('hands on the resolver’s own errors', async () => {
+    const { error } = await lookup('no-such-host.invalid', {});
+    expect(error).not.toBeNull();
+    expect(error).not.toBeInstanceOf(BlockedAddressError);
+  });
+
+  it('answers in the form the socket asked for: one address, or all of them', async () => {
+    const one = await lookup('8.8.8.8', {});
+    expect(one).toEqual({ error: null, address: '8.8.8.8', family: 4 });
+    const all = await lookup('8.8.8.8', { all: true });
+    expect(all.error).toBeNull();
+    expect(all.address).toEqual([{ address: '8.8.8.8', family: 4 }]);
   });
 });

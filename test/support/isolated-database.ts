@@ -1,0 +1,42 @@
+import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
+import { createDataSource } from '../../src/database/data-source';
+import { runMigrations } from '../../src/database/migrate';
+
+export interface IsolatedDatabase {
+  url: string;
+  drop(): Promise<void>;
+}
+
+/**
+ * A database of the test's own, created and migrated like the run's (global-setup.ts). For tests
+ * whose operation is not scoped to rows they own — key rotation re-wraps every row of the database
+ * — and so would change what the other test files, running in parallel, read.
+ */
+export async function createIsolatedDatabase(label: string): Promise<IsolatedDatabase> {
+  const admin = process.env.TEST_POSTGRES_ADMIN_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+  const name = `vault_forward_test_${label}_${Date.now()}_${randomBytes(3).toString('hex')}`;
+  const adminQuery = async (sql: string) => {
+    const client = new Client({ connectionString: admin });
+    await client.connect();
+    try {
+      await client.query(sql);
+    } finally {
+      await client.end();
+    }
+  };
+  await adminQuery(`CREATE DATABASE ${name}`);
+  const url = new URL(admin);
+  url.pathname = `/${name}`;
+  const dataSource = createDataSource({ url: url.toString(), poolSize: 2 });
+  await dataSource.initialize();
+  try {
+    await runMigrations(dataSource);
+  } finally {
+    await dataSource.destroy();
+  }
+  return {
+    url: url.toString(),
+    drop: () => (process.env.KEEP_TEST_DATABASE ? Promise.resolve() : adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)),
+  };
+}
