@@ -50,6 +50,17 @@ export async function createApiApp(
         if (forwardHandler && ForwardHttpHandler.matches(req)) forwardHandler.handle(req, res);
         else fastifyHandler(req, res);
       });
+      // Node would answer any Expect but 100-continue with an empty 417 of its own.
+      server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+        const problem = problemResponse(
+          new ProblemException(CommonErrors.expectationFailed, 'Only "Expect: 100-continue" is supported.', [{ location: 'header', name: 'expect', message: 'must be 100-continue' }]),
+          req.url,
+          undefined,
+          frameworkLogger,
+        );
+        res.writeHead(problem.status, { ...problem.headers, 'content-length': Buffer.byteLength(problem.body), connection: 'close' });
+        res.end(problem.body);
+      });
       // What fastify sets on a server it creates itself.
       server.keepAliveTimeout = 72_000;
       return server;

@@ -230,6 +230,12 @@ describe('Malformed input is a 4xx problem (issue 9, items 6 and 7)', () => {
       expect(result.headers.connection).toBe('close');
     });
 
+    it.each(['/health/live', '/vault-forward'])('an Expect other than 100-continue on %s → 417 expectation-failed problem (found by the fuzz suite)', async (path) => {
+      const result = await raw(t.url, `POST ${path} HTTP/1.1\r\nhost: x\r\nexpect: something\r\ncontent-length: 2\r\n\r\n{}`);
+      const problem = expectRawProblem(result, 417, 'expectation-failed');
+      expect(problem.errors).toEqual([{ location: 'header', name: 'expect', message: expect.any(String) }]);
+    });
+
     it('the server still serves after all that', async () => {
       expect((await http(t.url, '/health/live')).status).toBe(200);
     });

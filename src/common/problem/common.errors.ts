@@ -46,6 +46,12 @@ export const CommonErrors = {
     title: 'Request header fields too large',
     description: 'The request line and headers together exceed 16 KiB. Shorten the URL (query string) or the headers.',
   }),
+  expectationFailed: defineProblem({
+    code: 'expectation-failed',
+    status: 417,
+    title: 'Expectation failed',
+    description: 'The request has an Expect header other than 100-continue, the only expectation this service meets. Leave the header out.',
+  }),
   badRequest: defineProblem({
     code: 'bad-request',
     status: 400,
