@@ -320,7 +320,7 @@ interface Sent {
 function describeRequest(request: RawRequest): string {
   const body = request.body ? JSON.stringify(request.body.toString('utf8').slice(0, 300)) : '(none)';
   const headers = request.headers.map(([n, v]) => `${n}: ${JSON.stringify(v.slice(0, 120))}`).join('; ');
-  return `${request.method} ${request.target.slice(0, 300)} [${headers}] body ${body}`;
+  return `${JSON.stringify(request.method)} ${JSON.stringify(request.target.slice(0, 300))} [${headers}] body ${body}`;
 }
 
 function verdict(sent: Sent, response: RawResponse): string | undefined {
