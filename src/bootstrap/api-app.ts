@@ -1,18 +1,37 @@
-import { createServer, IncomingMessage, ServerResponse } from 'node:http';
-import { ModuleMetadata } from '@nestjs/common';
+import { createServer, IncomingMessage, ServerResponse, STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { Logger as NestLogger, ModuleMetadata } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
 import { ApiModule } from '../api.module';
 import { CoreOptions } from '../core.module';
 import { ProblemSchema } from '../common/openapi/api-problems';
-import { problemDefinitions, problemType } from '../common/problem/problem';
+import { CommonErrors } from '../common/problem/common.errors';
+import { problemDefinitions, ProblemException, problemType } from '../common/problem/problem';
+import { problemResponse } from '../common/problem/problem.filter';
 import { requestIdFor } from '../logging/logging.module';
 import { ForwardHttpHandler } from '../forwarding/forward-http-handler';
 
 /** Request bodies above this are refused with 413 before any handler runs. */
 export const BODY_LIMIT_BYTES = 1024 * 1024;
+
+/** Request line plus headers (Node's default, stated): beyond it, 431 header-fields-too-large. */
+export const MAX_HEADER_BYTES = 16 * 1024;
+
+/**
+ * Longest path parameter (fastify's default, stated): ids are UUIDs, slugs of at most 64 characters
+ * or problem codes; a longer one is a 414 before any handler or query runs.
+ */
+export const MAX_PARAM_LENGTH = 100;
+
+/**
+ * Deepest nesting of arrays and objects a JSON body may have. No DTO nests more than two levels, and
+ * class-transformer and class-validator recurse per level: 5,000 levels overflowed the stack (a 500).
+ */
+export const MAX_JSON_DEPTH = 64;
 
 /**
  * Builds the HTTP application exactly as `npm start` runs it; e2e tests call this too, so they
@@ -27,9 +46,20 @@ export async function createApiApp(
   let forwardHandler: ForwardHttpHandler | undefined;
   const adapter = new FastifyAdapter({
     serverFactory: (fastifyHandler: (req: IncomingMessage, res: ServerResponse) => void) => {
-      const server = createServer((req, res) => {
+      const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
         if (forwardHandler && ForwardHttpHandler.matches(req)) forwardHandler.handle(req, res);
         else fastifyHandler(req, res);
+      });
+      // Node would answer any Expect but 100-continue with an empty 417 of its own.
+      server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+        const problem = problemResponse(
+          new ProblemException(CommonErrors.expectationFailed, 'Only "Expect: 100-continue" is supported.', [{ location: 'header', name: 'expect', message: 'must be 100-continue' }]),
+          req.url,
+          undefined,
+          frameworkLogger,
+        );
+        res.writeHead(problem.status, { ...problem.headers, 'content-length': Buffer.byteLength(problem.body), connection: 'close' });
+        res.end(problem.body);
       });
       // What fastify sets on a server it creates itself.
       server.keepAliveTimeout = 72_000;
@@ -40,6 +70,13 @@ export async function createApiApp(
     // The same id for fastify, pino-http's log line and the x-request-id response header.
     genReqId: requestIdFor,
     return503OnClosing: true,
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    // A path the router cannot decode, or an overlong parameter: fastify's own answers quote the path.
+    frameworkErrors: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+      const problem = problemResponse(error, undefined, request.id, frameworkLogger);
+      void reply.status(problem.status).headers({ ...problem.headers, 'x-request-id': request.id }).send(problem.body);
+    },
+    clientErrorHandler: answerClientError,
   });
   const app = await NestFactory.create<NestFastifyApplication>(ApiModule.forRoot(options, extra.imports), adapter, {
     bufferLogs: true,
@@ -70,10 +107,67 @@ function registerBodyParsers(app: NestFastifyApplication): void {
   const fastify = app.getHttpAdapter().getInstance();
   const json = fastify.getDefaultJsonParser('error', 'error');
   fastify.removeAllContentTypeParsers();
-  fastify.addContentTypeParser('application/json', { parseAs: 'string' }, json);
+  fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8'); // always a string (parseAs)
+    if (jsonDeeperThan(text, MAX_JSON_DEPTH)) {
+      return done(
+        new ProblemException(CommonErrors.jsonTooDeep, `The JSON body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels.`, [
+          { location: 'body', name: 'body', message: `nests deeper than ${MAX_JSON_DEPTH} levels` },
+        ]),
+        undefined,
+      );
+    }
+    json(request, text, done);
+  });
   fastify.addContentTypeParser('*', (_request, _payload, done) => {
     done(Object.assign(new Error('Unsupported Media Type'), { statusCode: 415, code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE' }), undefined);
   });
+}
+
+/**
+ * Whether JSON text opens more than `max` arrays or objects at once. One pass, no allocation, before
+ * JSON.parse: what counts is outside strings only, so `"[[["` is text. Malformed text is left for
+ * the parser to refuse.
+ */
+export function jsonDeeperThan(text: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // a backslash: the next character is escaped, whatever it is
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
+}
+
+const frameworkLogger = new NestLogger('ProblemFilter');
+
+/**
+ * What Node cannot parse into a request (bad header bytes, a bad request line, conflicting lengths,
+ * headers over MAX_HEADER_BYTES, a request that timed out) never reaches fastify: Node emits
+ * `clientError` with the socket only. The answer is written by hand as the problem every other error
+ * is, then the connection closes, as Node's own answer does: the parser cannot resume after it.
+ */
+function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  // Node's own rule: an answer already under way on this connection cannot be followed by another.
+  const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (!socket.writable || inFlight?.headersSent) {
+    socket.destroy(error);
+    return;
+  }
+  const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+  const failure = Object.assign(new Error('client error'), { statusCode: status, code: 'CLIENT_ERROR' });
+  const problem = problemResponse(failure, undefined, undefined, frameworkLogger);
+  const head = Object.entries({ ...problem.headers, 'content-length': String(Buffer.byteLength(problem.body)), connection: 'close' })
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${head}\r\n${problem.body}`);
 }
 
 function setUpOpenApi(app: NestFastifyApplication): void {

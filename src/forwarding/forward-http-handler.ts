@@ -8,7 +8,7 @@ import { CommonErrors } from '../common/problem/common.errors';
 import { ProblemException } from '../common/problem/problem';
 import { problemResponse } from '../common/problem/problem.filter';
 import { REQUEST_LOG, RequestLog, requestIdFor } from '../logging/logging.module';
-import { FORWARD_ROUTE } from './forward-route';
+import { FORWARD_ROUTE, isForwardPath } from './forward-route';
 import { ForwardingService } from './forwarding.service';
 import { InflightBytes, InflightLease } from './inflight-bytes';
 
@@ -36,9 +36,9 @@ export class ForwardHttpHandler {
     @Inject(REQUEST_LOG) private readonly requestLog: RequestLog,
   ) {}
 
+  /** Every spelling of the path that fastify would route to POST /vault-forward (isForwardPath). */
   static matches(req: IncomingMessage): boolean {
-    if (req.method !== 'POST' || !req.url?.startsWith(FORWARD_ROUTE)) return false;
-    return req.url.length === FORWARD_ROUTE.length || req.url[FORWARD_ROUTE.length] === '?';
+    return req.method === 'POST' && req.url !== undefined && isForwardPath(req.url);
   }
 
   handle(req: IncomingMessage, res: ServerResponse): void {

@@ -7,6 +7,7 @@ import { ApiProblems } from '../common/openapi/api-problems';
 import { Page, PageOf } from '../common/pagination/page';
 import { PaginationErrors } from '../common/pagination/pagination.errors';
 import { CommonErrors } from '../common/problem/common.errors';
+import { ProblemException } from '../common/problem/problem';
 import { VaultErrors } from '../vault/vault.errors';
 import { ForwardRequestResponse, ListForwardRequestsQuery } from './dto/forward-request.dto';
 import { ForwardRecordsService } from './forward-records.service';
@@ -49,9 +50,11 @@ export class ForwardingController {
     VaultErrors.unknownPaymentMethod,
   )
   forward(): never {
-    // Documentation only: createApiApp's server hands this route to ForwardHttpHandler before fastify
-    // and Nest see the request, so a request arriving here means the server was built another way.
-    throw new Error('POST /vault-forward is served by ForwardHttpHandler, which this server does not mount');
+    // Documentation only: createApiApp's server hands every spelling of this path that the router
+    // accepts (isForwardPath) to ForwardHttpHandler before fastify and Nest see the request. Should a
+    // spelling ever slip past it, or a server be built without the handler, the caller still gets a
+    // clean problem: the route is not served here.
+    throw new ProblemException(CommonErrors.routeNotFound, 'No route matches this method and path.');
   }
 
   @Get('requests')

@@ -25,6 +25,33 @@ function flatten(errors: ValidationError[], prefix = ''): Array<Omit<ProblemFiel
   });
 }
 
+/** Past this depth a value is not walked (bodies deeper than 64 levels never parse: api-app.ts). */
+const MAX_WALK_DEPTH = 100;
+
+/** How many offending strings one problem lists; the rest would only repeat the point. */
+const MAX_REPORTED = 10;
+
+/**
+ * Strings PostgreSQL cannot store, wherever they are in a body, query or path parameter: a NUL
+ * (text refuses 0x00) or a lone UTF-16 surrogate (no UTF-8 encoding; it would reach the database as
+ * U+FFFD, or be refused). Checked here once for every route, before any DTO, rather than per field:
+ * a column that forgot the check would otherwise fail as a 500. Names are the DTO's dotted paths.
+ */
+function unstorableStrings(value: unknown, name: string, depth = 0, found: Array<Omit<ProblemFieldError, 'location'>> = []) {
+  if (found.length >= MAX_REPORTED || depth > MAX_WALK_DEPTH) return found;
+  if (typeof value === 'string') {
+    if (value.includes('\u0000')) found.push({ name, message: 'must not contain a NUL character (U+0000)' });
+    else if (!(value as unknown as { isWellFormed(): boolean }).isWellFormed()) found.push({ name, message: 'must not contain a lone UTF-16 surrogate' });
+  } else if (typeof value === 'object' && value !== null) {
+    for (const [key, item] of Object.entries(value)) {
+      const child = name ? `${name}.${key}` : key;
+      // A key is reported by the whitelist when unknown; a known key is one of ours.
+      unstorableStrings(item, child, depth + 1, found);
+    }
+  }
+  return found;
+}
+
 const LOCATIONS: Partial<Record<ArgumentMetadata['type'], ProblemLocation>> = {
   body: 'body',
   query: 'query',
@@ -49,6 +76,14 @@ export class ProblemValidationPipe extends ValidationPipe {
   }
 
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    const location = LOCATIONS[metadata.type];
+    if (location) {
+      const unstorable = unstorableStrings(value, metadata.data ?? '');
+      if (unstorable.length > 0) {
+        const errors = unstorable.map((field) => ({ location, name: field.name || location, message: field.message }));
+        throw new ProblemException(CommonErrors.validationFailed, `${errors.map((e) => `${e.name} ${e.message}`).join('; ')}.`, errors);
+      }
+    }
     if (metadata.type === 'body' && (value === undefined || value === null || typeof value !== 'object' || Array.isArray(value))) {
       if (metadata.metatype && this.toValidate(metadata)) {
         throw new ProblemException(CommonErrors.validationFailed, 'The request body must be a JSON object.', [

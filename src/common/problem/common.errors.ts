@@ -27,6 +27,31 @@ export const CommonErrors = {
     title: 'Malformed JSON body',
     description: 'The body was sent as application/json but does not parse as JSON.',
   }),
+  jsonTooDeep: defineProblem({
+    code: 'json-too-deep',
+    status: 400,
+    title: 'JSON body nested too deeply',
+    description:
+      'The application/json body nests arrays and objects deeper than 64 levels. No request of this API needs more than a few; flatten the body.',
+  }),
+  uriTooLong: defineProblem({
+    code: 'uri-too-long',
+    status: 414,
+    title: 'URI too long',
+    description: 'A path segment of the request is longer than any identifier of this API (100 characters). Check the path against /openapi.json.',
+  }),
+  headerFieldsTooLarge: defineProblem({
+    code: 'header-fields-too-large',
+    status: 431,
+    title: 'Request header fields too large',
+    description: 'The request line and headers together exceed 16 KiB. Shorten the URL (query string) or the headers.',
+  }),
+  expectationFailed: defineProblem({
+    code: 'expectation-failed',
+    status: 417,
+    title: 'Expectation failed',
+    description: 'The request has an Expect header other than 100-continue, the only expectation this service meets. Leave the header out.',
+  }),
   badRequest: defineProblem({
     code: 'bad-request',
     status: 400,

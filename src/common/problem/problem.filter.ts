@@ -1,8 +1,8 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { FORWARD_ROUTE } from '../../forwarding/forward-route';
+import { isForwardPath } from '../../forwarding/forward-route';
 import { CommonErrors } from './common.errors';
-import { ProblemBody, ProblemDefinition, ProblemException } from './problem';
+import { ProblemBody, ProblemDefinition, ProblemException, ProblemFieldError } from './problem';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
@@ -28,13 +28,14 @@ export class ProblemFilter implements ExceptionFilter {
  */
 export function problemResponse(
   exception: unknown,
-  url: string,
+  /** The request target; undefined when it is the thing refused (a bad or overlong path, no request at all). */
+  url: string | undefined,
   requestId: string | undefined,
   logger: { error(message: unknown, ...rest: unknown[]): void },
 ): { status: number; headers: Record<string, string>; body: string } {
   const problem = toProblem(exception);
-  const path = url.split('?')[0];
-  const body: ProblemBody = { ...problem.toBody(), instance: path, request_id: requestId };
+  const path = url?.split('?')[0];
+  const body: ProblemBody = { ...problem.toBody(), ...(path !== undefined ? { instance: path } : {}), request_id: requestId };
   if (problem.status >= 500) {
     // The message and stack only: driver errors may quote row values, which could be sensitive.
     const error = exception instanceof Error ? { name: errorName(exception), message: exception.message, stack: exception.stack } : { value: String(exception) };
@@ -42,7 +43,7 @@ export function problemResponse(
   }
   const headers: Record<string, string> = { ...problem.headers, 'content-type': PROBLEM_CONTENT_TYPE };
   // On the forward route, a caller must always be able to tell our errors from the downstream's.
-  if (path === FORWARD_ROUTE) headers['x-vault-forward-error'] = 'true';
+  if (url !== undefined && isForwardPath(url)) headers['x-vault-forward-error'] = 'true';
   return { status: problem.status, headers, body: JSON.stringify(body) };
 }
 
@@ -77,16 +78,28 @@ function fromFrameworkError(exception: HttpException): ProblemException {
   return fromStatus(exception.getStatus(), message);
 }
 
+/**
+ * Framework errors by status (and fastify code). Their own messages quote the path or the input
+ * (`'/buyers/%zz' is not a valid url component`), so no detail here ever includes them.
+ */
 function fromStatus(status: number, message: string, code?: string): ProblemException {
-  const known: Record<number, [ProblemDefinition, string]> = {
+  if (code === 'FST_ERR_BAD_URL') {
+    return new ProblemException(CommonErrors.badRequest, 'The request path is not valid percent-encoded UTF-8.', [
+      { location: 'path', name: 'path', message: 'is not valid percent-encoded UTF-8' },
+    ]);
+  }
+  const known: Record<number, [ProblemDefinition, string, ProblemFieldError?]> = {
     404: [CommonErrors.routeNotFound, 'No route matches this method and path.'],
     405: [CommonErrors.methodNotAllowed, 'The route does not accept this HTTP method.'],
+    408: [{ ...CommonErrors.badRequest, status: 408 }, 'The request did not arrive in time.'],
     413: [CommonErrors.payloadTooLarge, 'The request body is larger than this route accepts.'],
-    415: [CommonErrors.unsupportedMediaType, 'This route accepts application/json bodies only.'],
+    414: [CommonErrors.uriTooLong, 'A path segment is longer than 100 characters.', { location: 'path', name: 'path', message: 'has a segment longer than 100 characters' }],
+    415: [CommonErrors.unsupportedMediaType, 'This route accepts application/json bodies only.', { location: 'header', name: 'content-type', message: 'unsupported' }],
+    431: [CommonErrors.headerFieldsTooLarge, 'The request line and headers together exceed 16 KiB.'],
   };
   if (known[status]) {
-    const [definition, detail] = known[status];
-    return new ProblemException(definition, detail, status === 415 ? [{ location: 'header', name: 'content-type', message: 'unsupported' }] : undefined);
+    const [definition, detail, field] = known[status];
+    return new ProblemException(definition, detail, field ? [field] : undefined);
   }
   if (status === 400 && (/json/i.test(message) || code?.startsWith('FST_ERR_CTP'))) {
     return new ProblemException(CommonErrors.invalidJson, 'The request body is not valid JSON.', [
