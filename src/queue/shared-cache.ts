@@ -74,6 +74,7 @@ export class SharedCaches implements OnModuleDestroy {
   private subscriber: Redis | null = null;
   private publisher: Redis | null = null;
   private publisherWasReady = false;
+  private subscribed: Promise<void> = Promise.resolve();
 
   constructor(
     @Inject(REDIS) private readonly redis: Redis | null,
@@ -100,6 +101,11 @@ export class SharedCaches implements OnModuleDestroy {
   async invalidate(name: string, key: string | null): Promise<boolean> {
     this.caches.get(name)?.(key);
     return this.publish(name, key);
+  }
+
+  /** Resolves once this process receives notices (at once without Redis); for tests and start-up checks. */
+  whenSubscribed(): Promise<void> {
+    return this.subscribed;
   }
 
   async onModuleDestroy(): Promise<void> {
@@ -159,6 +165,7 @@ export class SharedCaches implements OnModuleDestroy {
     });
     // Not awaited: with Redis down the API still starts, and the TTLs bound staleness. ioredis
     // resubscribes by itself on every reconnection; failures are logged by RedisAvailability.
-    void subscriber.subscribe(CHANNEL).catch(() => undefined);
+    this.subscribed = subscriber.subscribe(CHANNEL).then(() => undefined);
+    this.subscribed.catch(() => undefined);
   }
 }
