@@ -41,10 +41,11 @@ export const PUBLISHER_OPTIONS: RedisOptions = { maxRetriesPerRequest: 0, comman
  * "[ioredis] Unhandled error event" to the console for each error of a client without a listener.
  */
 export class RedisAvailability {
-  private readonly logger = new Logger('Redis');
   /** Connections that failed and have not been ready since, with the first reason. */
   private readonly failed = new Map<string, string>();
   private readonly secrets: string[];
+
+  private readonly logger = new Logger('Redis');
 
   constructor(url: string) {
     const { username, password } = new URL(url);
