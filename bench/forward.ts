@@ -19,6 +19,7 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import autocannon from 'autocannon';
 import { ApiKey } from '../src/auth/api-key.entity';
+import { SharedCaches } from '../src/queue/shared-cache';
 import { ApiKeysService } from '../src/auth/api-keys.service';
 import { signToken } from '../src/auth/token-signer';
 import { createDataSource } from '../src/database/data-source';
@@ -136,7 +137,8 @@ async function main(): Promise<void> {
     const db = createDataSource({ url: databaseUrl, poolSize: 1 });
     await db.initialize();
     await db.query(`INSERT INTO merchant_accounts (id, display_name) VALUES ('bench', 'Bench')`);
-    const key = await new ApiKeysService(db.getRepository(ApiKey)).create('bench', 'ES256');
+    // create() needs the repository only.
+    const key = await new ApiKeysService(db.getRepository(ApiKey), null as never, new SharedCaches(null, null)).create('bench', 'ES256');
     await db.destroy();
     const token = await signToken({ privateKeyPem: key.privateKeyPem, keyId: key.id, scopes: ['*.write', '*.read'] });
     await json(`${api}/vault-forward/configs`, token, { display_name: 'Echo', hosts: [`127.0.0.1:${echoPort}`] });

@@ -10,6 +10,7 @@ import { apiKeyId, ApiKeysService } from '../src/auth/api-keys.service';
 import { signToken } from '../src/auth/token-signer';
 import { TokenVerifier } from '../src/auth/token-verifier.service';
 import { loadConfig } from '../src/config/config';
+import { SharedCaches } from '../src/queue/shared-cache';
 import { interleaved, table } from './support';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2000);
@@ -27,8 +28,8 @@ async function main(): Promise<void> {
   const es256 = await key('ES256');
   const rows = new Map([es512, es256].map((k) => [k.id, k.row]));
   const keys = { findActive: async (id: string) => rows.get(id) ?? null } as unknown as ApiKeysService;
-  const uncached = new TokenVerifier(keys, loadConfig({ TOKEN_CACHE_SIZE: '0' }));
-  const cached = new TokenVerifier(keys, loadConfig({}));
+  const uncached = new TokenVerifier(keys, loadConfig({ TOKEN_CACHE_SIZE: '0' }), new SharedCaches(null, null));
+  const cached = new TokenVerifier(keys, loadConfig({}), new SharedCaches(null, null));
 
   const t512 = await signToken({ privateKeyPem: es512.privateKeyPem, keyId: es512.id });
   const t256 = await signToken({ privateKeyPem: es256.privateKeyPem, keyId: es256.id });

@@ -27,6 +27,13 @@ export const AuthErrors = {
     title: 'Instance key required',
     description: 'This route manages merchant accounts and is open to instance (operator) API keys only.',
   }),
+  apiKeyNotFound: defineProblem({
+    code: 'api-key-not-found',
+    status: 404,
+    title: 'API key not found',
+    description:
+      'No active API key with this id is visible to the caller: it does not exist, was revoked already, or belongs to another merchant account.',
+  }),
   merchantAccountUnknown: defineProblem({
     code: 'merchant-account-unknown',
     status: 400,

@@ -49,14 +49,23 @@ export class Authenticator {
       scopes: token.scopes,
       merchantAccountId: null,
     };
-    if (access.kind === 'instance') {
-      if (token.keyMerchantAccountId !== null) {
-        throw new ProblemException(AuthErrors.instanceKeyRequired, 'This route is open to instance API keys only.');
-      }
-    } else {
-      principal.merchantAccountId = await this.merchantFor(headers, token.keyMerchantAccountId);
+    switch (access.kind) {
+      case 'instance':
+        if (token.keyMerchantAccountId !== null) {
+          throw new ProblemException(AuthErrors.instanceKeyRequired, 'This route is open to instance API keys only.');
+        }
+        return principal;
+      case 'merchant':
+        principal.merchantAccountId = await this.merchantFor(headers, token.keyMerchantAccountId);
+        return principal;
+      case 'owner':
+        // A merchant key still may not name another merchant; an instance key acts on the whole instance.
+        if (token.keyMerchantAccountId !== null) principal.merchantAccountId = await this.merchantFor(headers, token.keyMerchantAccountId);
+        return principal;
+      default:
+        // An access kind this switch does not know is refused, so a new kind cannot open routes by accident.
+        throw new ProblemException(AuthErrors.forbidden, 'This route declares an access rule this service does not know.');
     }
-    return principal;
   }
 
   private async merchantFor(headers: IncomingHttpHeaders, keyMerchant: string | null): Promise<string> {

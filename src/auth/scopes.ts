@@ -19,6 +19,8 @@ export const SCOPES = [
   'vault-forward-authentications.write',
   'merchant-accounts.read',
   'merchant-accounts.write',
+  'api-keys.read',
+  'api-keys.write',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 export const WILDCARD_SCOPES = ['*.read', '*.write'] as const;
@@ -36,7 +38,13 @@ export type RouteAccess =
   /** Acts for one merchant account (the key's own, or the one an instance key names). */
   | { kind: 'merchant'; scope: Scope }
   /** Operator routes: instance keys only, no merchant context. */
-  | { kind: 'instance'; scope: Scope };
+  | { kind: 'instance'; scope: Scope }
+  /**
+   * Routes over what keys own (API keys): an instance key acts on the whole instance, a merchant key
+   * on its own merchant account only. No merchant is chosen by header; the controller scopes by the
+   * key (Principal.keyMerchantAccountId).
+   */
+  | { kind: 'owner'; scope: Scope };
 
 /** No token needed (health, docs). */
 export const Public = () => SetMetadata(ROUTE_ACCESS, { kind: 'public' } satisfies RouteAccess);
@@ -56,4 +64,15 @@ export const RequireInstanceScope = (scope: Scope) =>
     ApiBearerAuth(),
     ApiExtension('x-required-scope', scope),
     ApiExtension('x-instance-key-only', true),
+  );
+
+/**
+ * The route serves instance keys for the whole instance and merchant keys for their own merchant
+ * account, and needs `scope`.
+ */
+export const RequireOwnerScope = (scope: Scope) =>
+  applyDecorators(
+    SetMetadata(ROUTE_ACCESS, { kind: 'owner', scope } satisfies RouteAccess),
+    ApiBearerAuth(),
+    ApiExtension('x-required-scope', scope),
   );

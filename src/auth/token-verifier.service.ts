@@ -4,7 +4,8 @@ import { LRUCache } from 'lru-cache';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/config';
 import { ApiKeyAlgorithm } from './api-key.entity';
-import { ApiKeysService } from './api-keys.service';
+import { SharedCache, SharedCaches } from '../queue/shared-cache';
+import { API_KEY_CACHE, ApiKeysService } from './api-keys.service';
 import { unauthorized } from './auth.errors';
 
 export interface VerifiedToken {
@@ -19,32 +20,57 @@ interface CachedKey {
   algorithm: ApiKeyAlgorithm;
   merchantAccountId: string | null;
   key: CryptoKey;
+  /** Date.now() when the row was read: no token verified with this entry is kept past its expiry. */
+  loadedAt: number;
 }
 
 const ACCEPTED_ALGORITHMS: readonly string[] = ['ES512', 'ES256'];
 const MAX_TOKEN_LIFETIME_SECONDS = 3600;
 /** Clocks of callers drift; a few seconds of slack on nbf/iat/exp avoids flaky 401s. */
 const CLOCK_TOLERANCE_SECONDS = 5;
-/** Public keys are cached briefly; a revoked key stops working within this time on every process. */
-const KEY_CACHE_TTL_MS = 60_000;
+/**
+ * How long a public key, and any token verified with it, is trusted without looking at the database
+ * again. A revocation reaches every process at once through the invalidation notice; this is the
+ * bound when the notice is lost (Redis down while revoking, or a CLI run without REDIS_URL).
+ */
+export const KEY_CACHE_TTL_MS = 60_000;
 
 /**
  * Verifies bearer JWTs against stored public keys. Signature verification is the costliest thing on
  * every request's path (ES512 ≈ 2 ms of CPU), so a verified token is remembered, keyed by the whole
- * token string, until its own `exp`: a caller that reuses a token pays for verification once.
+ * token string, until its own `exp` or until the cached key it was verified with expires, whichever
+ * is first: a caller that reuses a token pays for verification about once a minute.
+ *
+ * Revoking a key drops its cache entry in every process (SharedCache "api-keys"), and with it every
+ * cached token of that key, through a per-key index of cached tokens, so a cache hit costs one
+ * lookup and nothing more.
  */
 @Injectable()
 export class TokenVerifier {
   private readonly verified: LRUCache<string, VerifiedToken> | null;
-  private readonly keys = new LRUCache<string, CachedKey>({ max: 1000, ttl: KEY_CACHE_TTL_MS });
+  private readonly keys: SharedCache<CachedKey>;
+  /** The cached tokens of each key, kept in step with `verified` by its dispose hook. */
+  private readonly tokensByKey = new Map<string, Set<string>>();
   /** Signature verifications performed (cache misses); for metrics and the benchmark. */
   verifications = 0;
 
   constructor(
     private readonly apiKeys: ApiKeysService,
     @Inject(APP_CONFIG) config: AppConfig,
+    caches: SharedCaches,
   ) {
-    this.verified = config.tokenCacheSize > 0 ? new LRUCache({ max: config.tokenCacheSize }) : null;
+    this.verified =
+      config.tokenCacheSize > 0
+        ? new LRUCache<string, VerifiedToken>({
+            max: config.tokenCacheSize,
+            dispose: (value, token) => this.unindex(value.keyId, token),
+          })
+        : null;
+    this.keys = caches.create<CachedKey>(API_KEY_CACHE, {
+      max: 1000,
+      ttlMs: KEY_CACHE_TTL_MS,
+      onDrop: (keyId) => this.forgetTokens(keyId),
+    });
   }
 
   async verify(token: string): Promise<VerifiedToken> {
@@ -53,13 +79,42 @@ export class TokenVerifier {
       if (cached.expiresAt + CLOCK_TOLERANCE_SECONDS > Date.now() / 1000) return cached;
       this.verified?.delete(token);
     }
-    const result = await this.verifyUncached(token);
-    // Kept until evicted; every hit re-checks exp above, so an expired token never passes.
-    this.verified?.set(token, result);
+    // A revocation that lands while this token is being verified must not be undone by storing it.
+    const snapshot = this.keys.snapshot();
+    const { result, key } = await this.verifyUncached(token);
+    if (this.verified && this.keys.snapshot() === snapshot) {
+      const ttl = Math.min(key.loadedAt + KEY_CACHE_TTL_MS - Date.now(), (result.expiresAt + CLOCK_TOLERANCE_SECONDS) * 1000 - Date.now());
+      if (ttl > 0) {
+        this.verified.set(token, result, { ttl });
+        let tokens = this.tokensByKey.get(result.keyId);
+        if (!tokens) this.tokensByKey.set(result.keyId, (tokens = new Set()));
+        tokens.add(token);
+      }
+    }
     return result;
   }
 
-  private async verifyUncached(token: string): Promise<VerifiedToken> {
+  private forgetTokens(keyId: string | null): void {
+    if (!this.verified) return;
+    if (keyId === null) {
+      this.verified.clear();
+      this.tokensByKey.clear();
+      return;
+    }
+    const tokens = this.tokensByKey.get(keyId);
+    if (!tokens) return;
+    this.tokensByKey.delete(keyId);
+    for (const token of tokens) this.verified.delete(token);
+  }
+
+  private unindex(keyId: string, token: string): void {
+    const tokens = this.tokensByKey.get(keyId);
+    if (!tokens) return;
+    tokens.delete(token);
+    if (tokens.size === 0) this.tokensByKey.delete(keyId);
+  }
+
+  private async verifyUncached(token: string): Promise<{ result: VerifiedToken; key: CachedKey }> {
     this.verifications++;
     let header;
     try {
@@ -101,24 +156,30 @@ export class TokenVerifier {
       throw unauthorized('The token has no "scopes" claim (an array of strings).');
     }
     return {
-      keyId: header.kid,
-      keyMerchantAccountId: key.merchantAccountId,
-      scopes: new Set(scopes as string[]),
-      expiresAt: exp,
+      key,
+      result: {
+        keyId: header.kid,
+        keyMerchantAccountId: key.merchantAccountId,
+        scopes: new Set(scopes as string[]),
+        expiresAt: exp,
+      },
     };
   }
 
   private async key(id: string): Promise<CachedKey | null> {
     const cached = this.keys.get(id);
     if (cached) return cached;
+    const snapshot = this.keys.snapshot();
+    const loadedAt = Date.now();
     const row = await this.apiKeys.findActive(id);
     if (!row) return null;
     const entry: CachedKey = {
       algorithm: row.algorithm,
       merchantAccountId: row.merchantAccountId,
       key: (await importJWK(row.publicKey, row.algorithm)) as CryptoKey,
+      loadedAt,
     };
-    this.keys.set(id, entry);
+    this.keys.set(id, entry, snapshot);
     return entry;
   }
 }

@@ -7,7 +7,9 @@ import { NestFactory } from '@nestjs/core';
 import { DataSource } from 'typeorm';
 import { ApiKeyAlgorithm } from '../auth/api-key.entity';
 import { ApiKeysService } from '../auth/api-keys.service';
+import { ApiKeyResponse, ListApiKeysQuery } from '../auth/dto/api-key.dto';
 import { signToken } from '../auth/token-signer';
+import { KEY_CACHE_TTL_MS } from '../auth/token-verifier.service';
 import { ProblemException } from '../common/problem/problem';
 import { loadConfigOrExit } from '../bootstrap/load-config';
 import { runMigrations } from '../database/migrate';
@@ -21,6 +23,8 @@ const USAGE = `Usage: npm run cli -- <command>
   migrate
   merchant create --name NAME [--id SLUG]
   api-key create (--merchant ID | --instance) --out FILE [--algorithm ES512|ES256]
+  api-key list [--merchant ID]        every key, revoked ones included, newest first
+  api-key revoke ID                   the key and its tokens stop working in every API process
   token --key FILE --key-id ID [--scopes a,b] [--ttl SECONDS]
   vault rotate-keys [--batch-size N]   re-wrap every data key under the first VAULT_MASTER_KEYS key
 Each command prints one JSON object on stdout; logs and errors go to stderr.`;
@@ -84,6 +88,37 @@ async function apiKeyCreate(args: string[]): Promise<void> {
   print({ id: key.id, merchant_account_id: key.merchantAccountId, algorithm: key.algorithm, private_key_file: out });
 }
 
+async function apiKeyList(args: string[]): Promise<void> {
+  const { values } = parseArgs({ args, options: { merchant: { type: 'string' } } });
+  if (values.merchant !== undefined && !MERCHANT_ACCOUNT_ID_PATTERN.test(values.merchant)) {
+    throw new UsageError(`--merchant must match ${MERCHANT_ACCOUNT_ID_PATTERN.source}`);
+  }
+  const items = await withServices(async (app) => {
+    const keys = app.get(ApiKeysService);
+    const all: ApiKeyResponse[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await keys.list({ kind: 'instance' }, { merchant_account_id: values.merchant, cursor, limit: ListApiKeysQuery.limits.max });
+      all.push(...page.items);
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor);
+    return all;
+  });
+  print({ items });
+}
+
+async function apiKeyRevoke(args: string[]): Promise<void> {
+  const { positionals } = parseArgs({ args, options: {}, allowPositionals: true });
+  if (positionals.length !== 1) throw new UsageError('api-key revoke needs exactly one key ID');
+  const { key, announced } = await withServices((app) => app.get(ApiKeysService).revoke({ kind: 'instance' }, positionals[0]));
+  if (!announced) {
+    process.stderr.write(
+      `Warning: the revocation could not be announced over Redis (REDIS_URL unset or unreachable); running API processes stop accepting the key within ${KEY_CACHE_TTL_MS / 1000} s.\n`,
+    );
+  }
+  print(ApiKeyResponse.from(key));
+}
+
 async function token(args: string[]): Promise<void> {
   const { values } = parseArgs({
     args,
@@ -123,6 +158,8 @@ async function main(argv: string[]): Promise<void> {
   if (command === 'vault' && sub === 'rotate-keys') return rotateKeys(rest);
   if (command === 'merchant' && sub === 'create') return merchantCreate(rest);
   if (command === 'api-key' && sub === 'create') return apiKeyCreate(rest);
+  if (command === 'api-key' && sub === 'list') return apiKeyList(rest);
+  if (command === 'api-key' && sub === 'revoke') return apiKeyRevoke(rest);
   if (command === 'token') return token(argv.slice(1));
   throw new UsageError(command ? `unknown command "${argv.slice(0, 2).join(' ')}"` : 'no command given');
 }

@@ -1,11 +1,11 @@
 import { DynamicModule, Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import Redis from 'ioredis';
-import { closeRedis, REDIS } from './redis';
+import { closeRedis, REDIS, REDIS_AVAILABILITY, RedisAvailability, SHARED_CLIENT_OPTIONS } from './redis';
 import { SharedCaches } from './shared-cache';
 
 /**
  * One shared ioredis connection (or null when REDIS_URL is unset: the API then runs without the
- * queue). `maxRetriesPerRequest: null` is what BullMQ requires of connections it is handed.
+ * queue), and the RedisAvailability every connection of the process reports to.
  */
 @Global()
 @Module({})
@@ -16,13 +16,16 @@ export class RedisModule implements OnApplicationShutdown {
     return {
       module: RedisModule,
       providers: [
+        { provide: REDIS_AVAILABILITY, useFactory: () => (url ? new RedisAvailability(url) : null) },
         {
           provide: REDIS,
-          useFactory: () => (url ? new Redis(url, { maxRetriesPerRequest: null, enableReadyCheck: true, lazyConnect: false }) : null),
+          inject: [REDIS_AVAILABILITY],
+          useFactory: (availability: RedisAvailability | null) =>
+            url && availability ? availability.watch('shared', new Redis(url, SHARED_CLIENT_OPTIONS)) : null,
         },
         SharedCaches,
       ],
-      exports: [REDIS, SharedCaches],
+      exports: [REDIS, REDIS_AVAILABILITY, SharedCaches],
     };
   }
 

@@ -1,10 +1,98 @@
-import type Redis from 'ioredis';
+import { Logger } from '@nestjs/common';
+import Redis, { RedisOptions } from 'ioredis';
 
 /** The shared ioredis connection (RedisModule), or null when REDIS_URL is unset. */
 export const REDIS = Symbol('REDIS');
+/** The process's RedisAvailability, or null when REDIS_URL is unset. */
+export const REDIS_AVAILABILITY = Symbol('REDIS_AVAILABILITY');
+
+/**
+ * A write that announces a change must be answered even when Redis is gone: a publish gives up after
+ * this long, and the caches' TTLs bound what the lost notice would have dropped.
+ */
+export const PUBLISH_TIMEOUT_MS = 500;
 
 /** QUIT waits for a connection that may never come (Redis down); then just drop the socket. */
 export async function closeRedis(client: Redis): Promise<void> {
   if (client.status === 'ready') await client.quit().catch(() => client.disconnect());
   else client.disconnect();
+}
+
+/**
+ * Options of the shared connection. Commands fail after one reconnection attempt instead of queueing
+ * until Redis returns (ioredis's default of 20, or BullMQ's `null`, would hang a caller through an
+ * outage). BullMQ, which needs `maxRetriesPerRequest: null`, gets its own duplicate() with that
+ * option, so the requirement stays on its connections.
+ */
+export const SHARED_CLIENT_OPTIONS: RedisOptions = { maxRetriesPerRequest: 1, enableReadyCheck: true, lazyConnect: false };
+
+/**
+ * The publishing connection: a publish that Redis does not answer in PUBLISH_TIMEOUT_MS fails (a
+ * blackholed path never closes the socket, so only a timer notices). The offline queue stays on so
+ * that a publish issued while the connection is first being made (a CLI command) still goes out.
+ */
+export const PUBLISHER_OPTIONS: RedisOptions = { maxRetriesPerRequest: 0, commandTimeout: PUBLISH_TIMEOUT_MS };
+
+/**
+ * Tracks whether this process can reach Redis, over all its connections, and logs each change once:
+ * "redis unavailable: <reason>" when the first connection fails, "redis available again" when every
+ * failed connection is ready again. ioredis reports every reconnection attempt (every 50 ms–2 s during
+ * an outage); those stay silent. Every client must be watched: ioredis prints an unstructured
+ * "[ioredis] Unhandled error event" to the console for each error of a client without a listener.
+ */
+export class RedisAvailability {
+  /** Connections that failed and have not been ready since, with the first reason. */
+  private readonly failed = new Map<string, string>();
+  private readonly secrets: string[];
+
+  private readonly logger = new Logger('Redis');
+
+  constructor(url: string) {
+    const { username, password } = new URL(url);
+    // Reasons come from sockets and Redis replies; they should never carry the URL, but must not leak it if they do.
+    this.secrets = [password, safeDecode(password), url].filter((s) => s.length >= 3);
+    if (username && password) this.secrets.push(`${username}:${password}`);
+  }
+
+  get available(): boolean {
+    return this.failed.size === 0;
+  }
+
+  watch(name: string, client: Redis): Redis {
+    client.on('error', (error: Error & { code?: string }) => this.fail(name, error.code ?? this.scrub(error.message), error));
+    // A socket closed by the peer emits no error; ioredis only says it is reconnecting. Not emitted after quit().
+    client.on('reconnecting', () => this.fail(name, 'connection lost'));
+    client.on('ready', () => this.recover(name));
+    return client;
+  }
+
+  private fail(name: string, reason: string, error?: Error): void {
+    if (this.failed.has(name)) return;
+    const wasAvailable = this.available;
+    this.failed.set(name, reason);
+    if (!wasAvailable) return;
+    this.logger.warn({
+      msg: `redis unavailable: ${reason}`,
+      redis: { connection: name, reason, ...(error ? { error: this.scrub(error.message) } : {}) },
+    });
+  }
+
+  private recover(name: string): void {
+    if (!this.failed.delete(name) || !this.available) return;
+    this.logger.log({ msg: 'redis available again', redis: { connection: name } });
+  }
+
+  scrub(text: string): string {
+    let result = text;
+    for (const secret of this.secrets) result = result.split(secret).join('***');
+    return result;
+  }
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
 }

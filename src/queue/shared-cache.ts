@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import type Redis from 'ioredis';
 import { LRUCache } from 'lru-cache';
-import { closeRedis, REDIS } from './redis';
+import { closeRedis, PUBLISHER_OPTIONS, REDIS, REDIS_AVAILABILITY, RedisAvailability } from './redis';
 
 const CHANNEL = 'vault-forward:cache-invalidation';
 
@@ -15,13 +15,16 @@ export class SharedCache<V extends NonNullable<unknown>> {
   private readonly entries: LRUCache<string, V>;
   /** Bumped by every invalidation, so a load that raced with one does not store what it read. */
   private generation = 0;
+  /** Called after every invalidation, local or announced, so a cache derived from this one follows. */
+  private readonly onDrop?: (key: string | null) => void;
 
   constructor(
     readonly name: string,
-    options: { max: number; ttlMs: number },
+    options: { max: number; ttlMs: number; onDrop?: (key: string | null) => void },
     private readonly announce: (name: string, key: string | null) => Promise<void>,
   ) {
     this.entries = new LRUCache<string, V>({ max: options.max, ttl: options.ttlMs });
+    this.onDrop = options.onDrop;
   }
 
   get(key: string): V | undefined {
@@ -53,12 +56,15 @@ export class SharedCache<V extends NonNullable<unknown>> {
     this.generation++;
     if (key === null) this.entries.clear();
     else this.entries.delete(key);
+    this.onDrop?.(key);
   }
 }
 
 /**
  * One Redis subscription per process carries invalidation notices for every SharedCache. Without
  * Redis (the embedded single-process mode) notices stay local, which is all a single process needs.
+ * Notices are published on a connection of their own whose commands time out (PUBLISHER_OPTIONS), so
+ * an announcing write is answered even with Redis gone.
  */
 @Injectable()
 export class SharedCaches implements OnModuleDestroy {
@@ -66,45 +72,100 @@ export class SharedCaches implements OnModuleDestroy {
   /** Each cache's drop(), by name. */
   private readonly caches = new Map<string, (key: string | null) => void>();
   private subscriber: Redis | null = null;
+  private publisher: Redis | null = null;
+  private publisherWasReady = false;
+  private subscribed: Promise<void> = Promise.resolve();
 
-  constructor(@Inject(REDIS) private readonly redis: Redis | null) {}
+  constructor(
+    @Inject(REDIS) private readonly redis: Redis | null,
+    @Inject(REDIS_AVAILABILITY) private readonly availability: RedisAvailability | null,
+  ) {}
 
-  create<V extends NonNullable<unknown>>(name: string, options: { max: number; ttlMs: number }): SharedCache<V> {
+  create<V extends NonNullable<unknown>>(
+    name: string,
+    options: { max: number; ttlMs: number; onDrop?: (key: string | null) => void },
+  ): SharedCache<V> {
     if (this.caches.has(name)) throw new Error(`shared cache "${name}" exists already`);
-    const cache = new SharedCache<V>(name, options, (n, key) => this.publish(n, key));
+    const cache = new SharedCache<V>(name, options, (n, key) => this.publish(n, key).then(() => undefined));
     this.caches.set(name, (key) => cache.drop(key));
     this.subscribe();
+    this.publisherClient();
     return cache;
+  }
+
+  /**
+   * Drops `key` of the cache `name` here and in every process, for a process that changes what another
+   * one caches without holding the cache itself (the CLI revoking an API key). Resolves to whether the
+   * notice went out; when it did not, the cache's TTL bounds how long other processes keep the entry.
+   */
+  async invalidate(name: string, key: string | null): Promise<boolean> {
+    this.caches.get(name)?.(key);
+    return this.publish(name, key);
+  }
+
+  /** Resolves once this process receives notices (at once without Redis); for tests and start-up checks. */
+  whenSubscribed(): Promise<void> {
+    return this.subscribed;
   }
 
   async onModuleDestroy(): Promise<void> {
     if (this.subscriber) await closeRedis(this.subscriber);
+    if (this.publisher) await closeRedis(this.publisher);
   }
 
-  private async publish(name: string, key: string | null): Promise<void> {
-    if (!this.redis) return;
-    await this.redis.publish(CHANNEL, JSON.stringify([name, key])).catch((error: Error) => {
-      // The TTL still bounds how long other processes serve the old entry.
-      this.logger.warn(`could not announce a change to ${name}: ${error.message}`);
-    });
+  private publisherClient(): Redis | null {
+    if (!this.redis) return null;
+    if (!this.publisher) {
+      const publisher = this.redis.duplicate(PUBLISHER_OPTIONS);
+      this.availability?.watch('publisher', publisher);
+      publisher.on('ready', () => (this.publisherWasReady = true));
+      this.publisher = publisher;
+    }
+    return this.publisher;
+  }
+
+  private async publish(name: string, key: string | null): Promise<boolean> {
+    const publisher = this.publisherClient();
+    if (!publisher) return false;
+    // Known to be down (it was connected and is reconnecting): do not make the write wait for the timeout.
+    if (this.publisherWasReady && publisher.status !== 'ready') return false;
+    try {
+      await publisher.publish(CHANNEL, JSON.stringify([name, key]));
+      return true;
+    } catch (error) {
+      // RedisAvailability logs the outage once; one line per lost notice would flood the log during it.
+      this.logger.debug(`could not announce a change to ${name}: ${(error as Error).message}`);
+      return false;
+    }
   }
 
   private subscribe(): void {
     if (!this.redis || this.subscriber) return;
-    const subscriber = this.redis.duplicate();
+    // Retried without limit: a subscription that failed at start would otherwise never be made, and nothing waits on it.
+    const subscriber = this.redis.duplicate({ maxRetriesPerRequest: null });
+    this.availability?.watch('subscriber', subscriber);
     this.subscriber = subscriber;
     let connectedBefore = false;
     subscriber.on('message', (_channel: string, message: string) => {
-      const [name, key] = JSON.parse(message) as [string, string | null];
-      this.caches.get(name)?.(key);
+      let notice: unknown;
+      try {
+        notice = JSON.parse(message);
+      } catch {
+        return; // not ours; a throw here would be an uncaught exception
+      }
+      if (!Array.isArray(notice) || typeof notice[0] !== 'string') return;
+      const key: unknown = notice[1];
+      if (key !== null && typeof key !== 'string') return;
+      this.caches.get(notice[0])?.(key);
     });
     subscriber.on('ready', () => {
       // Notices sent while the connection was down are lost: start every cache afresh.
       if (connectedBefore) for (const drop of this.caches.values()) drop(null);
       connectedBefore = true;
     });
-    subscriber.on('error', (error: Error) => this.logger.warn(`cache invalidation channel: ${error.message}`));
-    // Not awaited: with Redis down the API still starts, and the TTLs bound staleness.
-    void subscriber.subscribe(CHANNEL).catch((error: Error) => this.logger.warn(`cannot subscribe: ${error.message}`));
+    // Not awaited: with Redis down the API still starts, and the TTLs bound staleness. ioredis
+    // resubscribes by itself on every reconnection; failures are logged by RedisAvailability.
+    this.subscribed = subscriber.subscribe(CHANNEL).then(() => undefined);
+    this.subscribed.catch(() => undefined);
   }
 }
