@@ -29,13 +29,14 @@ const UNAVAILABLE_MESSAGES = [
  */
 export function isDatabaseUnavailable(error: unknown): boolean {
   let current: unknown = error;
-  for (let depth = 0; depth < 4 && current instanceof Error; depth++) {
-    const { code } = current as { code?: unknown };
+  // Duck-typed rather than instanceof Error: socket errors may come from another realm (a VM context).
+  for (let depth = 0; depth < 4 && typeof current === 'object' && current !== null; depth++) {
+    if (current instanceof DatabaseUnavailableError) return true;
+    const { code, message } = current as { code?: unknown; message?: unknown };
     if (typeof code === 'string') {
       if (NETWORK_CODES.has(code) || UNAVAILABLE_SQLSTATES.has(code) || /^08[0-9A-Z]{3}$/.test(code)) return true;
     }
-    if (UNAVAILABLE_MESSAGES.some((message) => current instanceof Error && current.message.startsWith(message))) return true;
-    if (current instanceof DatabaseUnavailableError) return true;
+    if (typeof message === 'string' && UNAVAILABLE_MESSAGES.some((known) => message.startsWith(known))) return true;
     const next: unknown = (current as { driverError?: unknown }).driverError ?? (current as { cause?: unknown }).cause;
     if (next === current) break;
     current = next;
