@@ -26,6 +26,8 @@ export interface ForwardRecord {
   errorType: string | null;
   /** Set when the disclosure went to the spool: the row's created_at if the outcome reaches the table first. */
   spooledAt?: string;
+  /** Set when the disclosure was committed to the table: the outcome is then an UPDATE of that row. */
+  disclosedInTable?: boolean;
 }
 
 /** Outcomes are written in batches: one multi-row statement (one commit, one WAL flush) per batch. */
@@ -52,6 +54,14 @@ const INSERT_PENDING = `INSERT INTO vault_forward_requests ${COLUMNS} ${ROWS} ON
 const UPSERT_FINAL = `INSERT INTO vault_forward_requests ${COLUMNS} ${ROWS}
   ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status, duration_ms = EXCLUDED.duration_ms, error_type = EXCLUDED.error_type
   WHERE vault_forward_requests.status IS NULL`;
+/**
+ * The outcome of disclosures committed by this process: a plain UPDATE of known rows is cheaper than
+ * the upsert's speculative insert. A row it does not find (not expected) goes through UPSERT_FINAL.
+ */
+const UPDATE_OUTCOME = `UPDATE vault_forward_requests AS t SET status = u.status, duration_ms = u.duration, error_type = u.error
+  FROM unnest($1::text[], $2::int[], $3::float8[], $4::text[]) AS u(id, status, duration, error)
+  WHERE t.id = u.id AND t.status IS NULL
+  RETURNING t.id`;
 
 interface Disclosure {
   record: ForwardRecord;
@@ -154,6 +164,7 @@ export class ForwardRecordsService implements OnApplicationBootstrap, OnModuleDe
     if (!this.databaseDown) {
       try {
         await this.withinBound(this.sql.prepared('forwarding.record-pending', INSERT_PENDING, columns(records.map(asPending))));
+        for (const record of records) record.disclosedInTable = true;
         return;
       } catch (error) {
         this.databaseFailed(error, `could not commit ${records.length} disclosures; spooling them`);
@@ -172,7 +183,7 @@ export class ForwardRecordsService implements OnApplicationBootstrap, OnModuleDe
   private async writeOutcomes(batch: ForwardRecord[]): Promise<void> {
     if (!this.databaseDown) {
       try {
-        await this.withinBound(this.sql.prepared('forwarding.record-final', UPSERT_FINAL, columns(latestById(batch))));
+        await this.withinBound(this.writeOutcomesToTable(latestById(batch)));
         return;
       } catch (error) {
         this.databaseFailed(error, `could not record ${batch.length} forwards; spooling them`);
@@ -180,7 +191,7 @@ export class ForwardRecordsService implements OnApplicationBootstrap, OnModuleDe
     }
     const at = new Date().toISOString();
     try {
-      await this.spool.append(batch.map((record) => ({ kind: 'final', at, record })));
+      await this.spool.append(batch.map((record) => ({ kind: 'final', at, record: { ...record, disclosedInTable: undefined } })));
     } catch (error) {
       const kept = this.pending.length + batch.length <= MAX_HELD_OUTCOMES;
       this.logger.error(`could not spool ${batch.length} forward records (${kept ? 'kept in memory, retried' : 'memory bound reached, DROPPED'}): ${message(error)}`);
@@ -189,6 +200,22 @@ export class ForwardRecordsService implements OnApplicationBootstrap, OnModuleDe
         this.timer ??= setTimeout(() => void this.flush(), REPLAY_EVERY_MS);
       }
     }
+  }
+
+  private async writeOutcomesToTable(batch: ForwardRecord[]): Promise<void> {
+    let rest = batch;
+    const known = batch.filter((r) => r.disclosedInTable);
+    if (known.length > 0) {
+      const updated = await this.sql.prepared<{ id: string }>('forwarding.record-outcome', UPDATE_OUTCOME, [
+        known.map((r) => r.id),
+        known.map((r) => r.status),
+        known.map((r) => r.durationMs),
+        known.map((r) => r.errorType),
+      ]);
+      const done = new Set(updated.map((row) => row.id));
+      rest = batch.filter((r) => !done.has(r.id));
+    }
+    if (rest.length > 0) await this.sql.prepared('forwarding.record-final', UPSERT_FINAL, columns(rest));
   }
 
   /** One replay pass: if the database answers, every spool file this process may take goes into the table. */
@@ -237,7 +264,8 @@ export class ForwardRecordsService implements OnApplicationBootstrap, OnModuleDe
 
   /** A batch the table refuses for a reason other than an outage is retried row by row, and the refused rows set aside. */
   private async replayBatch(name: string, statement: string, entries: SpoolEntry[]): Promise<void> {
-    const rows = (list: SpoolEntry[]) => columns(latestById(list.map((e) => ({ ...e.record, spooledAt: e.at }))));
+    // created_at, if the row is new: when the disclosure was spooled, else when this entry was.
+    const rows = (list: SpoolEntry[]) => columns(latestById(list.map((e) => ({ ...e.record, spooledAt: e.record.spooledAt ?? e.at }))));
     try {
       await this.withinBound(this.sql.prepared(name, statement, rows(entries)));
       return;
@@ -293,7 +321,7 @@ export class ForwardRecordsService implements OnApplicationBootstrap, OnModuleDe
 }
 
 function asPending(record: ForwardRecord): ForwardRecord {
-  return { ...record, status: null, durationMs: 0, errorType: null, spooledAt: undefined };
+  return { ...record, status: null, durationMs: 0, errorType: null, spooledAt: undefined, disclosedInTable: undefined };
 }
 
 /** One row per id: ON CONFLICT DO UPDATE may not touch a row twice in one statement. */
