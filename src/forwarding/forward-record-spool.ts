@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { constants } from 'node:fs';
-import { mkdir, open, readdir, readFile, rename, unlink, type FileHandle } from 'node:fs/promises';
+import { constants, createReadStream } from 'node:fs';
+import { mkdir, open, readdir, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import type { ForwardRecord } from './forward-records.service';
 
 /**
@@ -116,22 +117,23 @@ export class ForwardRecordSpool {
     return claimed;
   }
 
-  /** The entries of a claimed file; a line that does not parse (torn by a crash mid-write) is counted and skipped. */
-  async read(path: string): Promise<{ entries: SpoolEntry[]; torn: number }> {
-    const text = await readFile(path, 'utf8');
-    const entries: SpoolEntry[] = [];
-    let torn = 0;
-    for (const line of text.split('\n')) {
+  /**
+   * The entries of a claimed file, read as a stream (a long outage makes a long file); a line that
+   * does not parse (torn by a crash mid-write) is counted in `torn` and skipped.
+   */
+  async *read(path: string, torn: { count: number }): AsyncGenerator<SpoolEntry> {
+    const lines = createInterface({ input: createReadStream(path, { encoding: 'utf8' }), crlfDelay: Infinity });
+    for await (const line of lines) {
       if (line === '') continue;
+      let entry: SpoolEntry | undefined;
       try {
-        const entry = JSON.parse(line) as SpoolEntry;
-        if ((entry.kind === 'pending' || entry.kind === 'final') && typeof entry.record?.id === 'string') entries.push(entry);
-        else torn++;
+        entry = JSON.parse(line) as SpoolEntry;
       } catch {
-        torn++;
+        entry = undefined;
       }
+      if (entry && (entry.kind === 'pending' || entry.kind === 'final') && typeof entry.record?.id === 'string') yield entry;
+      else torn.count++;
     }
-    return { entries, torn };
   }
 
   /** Removes a file whose entries are all committed. */

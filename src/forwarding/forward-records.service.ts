@@ -247,19 +247,29 @@ export class ForwardRecordsService implements OnApplicationBootstrap, OnModuleDe
   }
 
   private async replayFile(path: string): Promise<void> {
-    const { entries, torn } = await this.spool.read(path);
-    if (torn > 0) this.logger.warn(`${path}: skipped ${torn} torn or unreadable lines`);
-    // Disclosures first, then outcomes; either order would give the same rows.
-    const pending = entries.filter((e) => e.kind === 'pending');
-    const finals = entries.filter((e) => e.kind === 'final');
-    for (const [name, statement, list] of [
-      ['forwarding.record-pending', INSERT_PENDING, pending],
-      ['forwarding.record-final', UPSERT_FINAL, finals],
-    ] as const) {
-      for (let i = 0; i < list.length; i += MAX_BATCH) await this.replayBatch(name, statement, list.slice(i, i + MAX_BATCH));
+    const torn = { count: 0 };
+    // Disclosures and outcomes commute, so each kind is written as its batch fills, whatever the order.
+    const batches: Record<SpoolEntry['kind'], SpoolEntry[]> = { pending: [], final: [] };
+    const statements = {
+      pending: ['forwarding.record-pending', INSERT_PENDING],
+      final: ['forwarding.record-final', UPSERT_FINAL],
+    } as const;
+    let count = 0;
+    const write = async (kind: SpoolEntry['kind']) => {
+      const batch = batches[kind];
+      batches[kind] = [];
+      if (batch.length > 0) await this.replayBatch(statements[kind][0], statements[kind][1], batch);
+    };
+    for await (const entry of this.spool.read(path, torn)) {
+      count++;
+      batches[entry.kind].push(entry);
+      if (batches[entry.kind].length >= MAX_BATCH) await write(entry.kind);
     }
+    await write('pending');
+    await write('final');
+    if (torn.count > 0) this.logger.warn(`${path}: skipped ${torn.count} torn or unreadable lines`);
     await this.spool.remove(path);
-    this.logger.log(`replayed ${entries.length} spooled forward records from ${path}`);
+    this.logger.log(`replayed ${count} spooled forward records from ${path}`);
   }
 
   /** A batch the table refuses for a reason other than an outage is retried row by row, and the refused rows set aside. */
