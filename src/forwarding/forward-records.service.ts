@@ -88,6 +88,7 @@ export class ForwardRecordsService implements OnApplicationBootstrap, OnModuleDe
   private databaseDown = false;
   private replayTimer: NodeJS.Timeout | null = null;
   private replaying: Promise<void> | null = null;
+  private closing = false;
 
   constructor(
     @InjectRepository(VaultForwardRequest) private readonly records: Repository<VaultForwardRequest>,
@@ -106,6 +107,7 @@ export class ForwardRecordsService implements OnApplicationBootstrap, OnModuleDe
   }
 
   async onModuleDestroy(): Promise<void> {
+    this.closing = true;
     if (this.replayTimer) clearInterval(this.replayTimer);
     await this.committing;
     await this.flush();
@@ -193,8 +195,9 @@ export class ForwardRecordsService implements OnApplicationBootstrap, OnModuleDe
     try {
       await this.spool.append(batch.map((record) => ({ kind: 'final', at, record: { ...record, disclosedInTable: undefined } })));
     } catch (error) {
-      const kept = this.pending.length + batch.length <= MAX_HELD_OUTCOMES;
-      this.logger.error(`could not spool ${batch.length} forward records (${kept ? 'kept in memory, retried' : 'memory bound reached, DROPPED'}): ${message(error)}`);
+      // No retry once shutting down: nothing would be left to write to.
+      const kept = !this.closing && this.pending.length + batch.length <= MAX_HELD_OUTCOMES;
+      this.logger.error(`could not spool ${batch.length} forward records (${kept ? 'kept in memory, retried' : 'LOST: shutting down or memory bound reached'}): ${message(error)}`);
       if (kept) {
         this.pending.unshift(...batch);
         this.timer ??= setTimeout(() => void this.flush(), REPLAY_EVERY_MS);
