@@ -8,6 +8,9 @@ import { Sql } from './database/sql';
 import { LoggingModule } from './logging/logging.module';
 import { RedisModule } from './queue/redis.module';
 
+/** No query of the API or the worker should take this long; past it the database counts as unavailable. */
+const API_QUERY_TIMEOUT_MS = 5_000;
+
 export interface CoreOptions {
   config: AppConfig;
   /** The resolved database URL: DATABASE_URL, or the embedded server's. */
@@ -40,6 +43,7 @@ export class CoreModule {
             url: options.databaseUrl,
             poolSize: config.databasePoolSize,
             applicationName: `vault-forward-${options.role}`,
+            queryTimeoutMs: options.role === 'cli' ? undefined : API_QUERY_TIMEOUT_MS,
           }),
         ),
         RedisModule.forRoot(config.redisUrl),

@@ -40,6 +40,11 @@ export interface AppConfig {
    */
   forwardMaxInflightBytes: number;
   forwardMaxInflightBytesPerMerchant: number;
+  /**
+   * Where forward records go, fsync'd, when PostgreSQL cannot commit them in time; replayed into
+   * the table once it is back (forwarding/forward-record-spool.ts). DATA_DIR/forward-record-spool by default.
+   */
+  forwardRecordSpoolDir: string;
 }
 
 export interface VaultMasterKey {
@@ -202,6 +207,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
   }
   const host = optional(env, 'HOST') ?? '127.0.0.1';
+  const dataDir = resolve(optional(env, 'DATA_DIR') ?? './data');
   return {
     nodeEnv: nodeEnvRaw as AppConfig['nodeEnv'],
     host,
@@ -210,7 +216,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 200),
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
-    dataDir: resolve(optional(env, 'DATA_DIR') ?? './data'),
+    dataDir,
     embeddedDatabasePort: integer(env, 'EMBEDDED_DATABASE_PORT', 0, 0, 65535),
     vaultMasterKeys: vaultMasterKeys(env, nodeEnvRaw),
     tokenCacheSize: integer(env, 'TOKEN_CACHE_SIZE', 10_000, 0, 1_000_000),
@@ -218,5 +224,6 @@ export function loadConfig(env: Env = process.env): AppConfig {
     forwardInsecureHosts: forwardInsecureHosts(env),
     forwardExtraCaFile: readableFile(env, 'FORWARD_EXTRA_CA_FILE'),
     ...forwardMemoryLimits(env),
+    forwardRecordSpoolDir: resolve(optional(env, 'FORWARD_RECORD_SPOOL_DIR') ?? resolve(dataDir, 'forward-record-spool')),
   };
 }

@@ -29,7 +29,21 @@ export interface DatabaseOptions {
   url: string;
   poolSize: number;
   applicationName?: string;
+  /**
+   * Client-side bound on one query (pg's query_timeout): past it the query fails and its connection is
+   * dropped, so a hung network path becomes an error (503) instead of a request that never ends.
+   * Unset for the CLI, whose migrations and key rotation may legitimately run long.
+   */
+  queryTimeoutMs?: number;
 }
+
+/**
+ * Bounds on waiting for PostgreSQL. A stopped or unreachable database must end a request in a 503
+ * within seconds, never hang it: a new connection gets CONNECT_TIMEOUT_MS, and TCP keepalive finds a
+ * pooled connection whose peer vanished without a reset.
+ */
+export const CONNECT_TIMEOUT_MS = 3_000;
+const KEEPALIVE_IDLE_MS = 10_000;
 
 export function dataSourceOptions(options: DatabaseOptions): DataSourceOptions {
   return {
@@ -49,7 +63,10 @@ export function dataSourceOptions(options: DatabaseOptions): DataSourceOptions {
       // Sessions speak UTC, so timestamps print with +00 regardless of the server's TimeZone setting.
       options: '-c TimeZone=UTC',
       application_name: options.applicationName ?? 'vault-forward',
-      connectionTimeoutMillis: 10_000,
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: KEEPALIVE_IDLE_MS,
+      ...(options.queryTimeoutMs ? { query_timeout: options.queryTimeoutMs } : {}),
     },
   };
 }

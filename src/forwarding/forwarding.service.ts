@@ -114,6 +114,8 @@ export class ForwardingService {
     record.configId = await this.enablingConfig(input.merchantAccountId, spec);
 
     const request = await this.fillPlaceholders(input, spec);
+    // Card data leaves only once its disclosure is on record: committed, or spooled and fsync'd (or 503, nothing sent).
+    if (spec.paymentMethodIds.length > 0) await this.records.disclose(record);
     return this.downstream.send({ url: spec.url, method: spec.method, timeoutMs: spec.timeoutMs, trusted, ...request });
   }
 

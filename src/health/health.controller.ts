@@ -7,6 +7,7 @@ import { Public } from '../auth/scopes';
 import { ApiProblems } from '../common/openapi/api-problems';
 import { CommonErrors } from '../common/problem/common.errors';
 import { ProblemException } from '../common/problem/problem';
+import { DATABASE_RETRY_AFTER_SECONDS } from '../database/errors';
 import { REDIS } from '../queue/redis';
 
 type Check = 'up' | 'down' | 'disabled';
@@ -48,7 +49,9 @@ export class HealthController {
     const checks = { database, redis };
     const down = Object.entries(checks).filter(([, state]) => state === 'down').map(([name]) => name);
     if (down.length > 0) {
-      throw new ProblemException(CommonErrors.serviceUnavailable, `Not ready: ${down.join(' and ')} did not answer.`);
+      throw new ProblemException(CommonErrors.serviceUnavailable, `Not ready: ${down.join(' and ')} did not answer.`, undefined, {
+        'retry-after': String(DATABASE_RETRY_AFTER_SECONDS),
+      });
     }
     return { status: 'ok', checks };
   }

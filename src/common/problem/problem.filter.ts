@@ -1,5 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { isDatabaseUnavailable, serviceUnavailableProblem } from '../../database/errors';
 import { isForwardPath } from '../../forwarding/forward-route';
 import { CommonErrors } from './common.errors';
 import { ProblemBody, ProblemDefinition, ProblemException, ProblemFieldError } from './problem';
@@ -49,6 +50,8 @@ export function problemResponse(
 
 function toProblem(exception: unknown): ProblemException {
   if (exception instanceof ProblemException) return exception;
+  // A stopped, unreachable or saturated database is temporary: 503 with Retry-After, never a 500.
+  if (isDatabaseUnavailable(exception)) return serviceUnavailableProblem();
   if (exception instanceof HttpException) return fromFrameworkError(exception);
   if (isFastifyError(exception)) return fromStatus(exception.statusCode, exception.message, exception.code);
   return new ProblemException(CommonErrors.internalError, 'The service failed unexpectedly; the request id identifies the log line.');
