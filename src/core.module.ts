@@ -6,6 +6,7 @@ import { ConfigModule } from './config/config.module';
 import { dataSourceOptions } from './database/data-source';
 import { Sql } from './database/sql';
 import { LoggingModule } from './logging/logging.module';
+import { MetricsModule } from './metrics/metrics.module';
 import { RedisModule } from './queue/redis.module';
 
 /** No query of the API or the worker should take this long; past it the database counts as unavailable. */
@@ -47,6 +48,7 @@ export class CoreModule {
           }),
         ),
         RedisModule.forRoot(config.redisUrl),
+        MetricsModule.forRoot(options.role !== 'cli'),
       ],
     };
   }

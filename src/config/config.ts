@@ -45,6 +45,8 @@ export interface AppConfig {
    * the table once it is back (forwarding/forward-record-spool.ts). DATA_DIR/forward-record-spool by default.
    */
   forwardRecordSpoolDir: string;
+  /** Port of the Prometheus endpoint (GET /metrics), apart from the API; null → no metrics endpoint. */
+  metricsPort: number | null;
 }
 
 export interface VaultMasterKey {
@@ -225,5 +227,6 @@ export function loadConfig(env: Env = process.env): AppConfig {
     forwardExtraCaFile: readableFile(env, 'FORWARD_EXTRA_CA_FILE'),
     ...forwardMemoryLimits(env),
     forwardRecordSpoolDir: resolve(optional(env, 'FORWARD_RECORD_SPOOL_DIR') ?? resolve(dataDir, 'forward-record-spool')),
+    metricsPort: optional(env, 'METRICS_PORT') === undefined ? null : integer(env, 'METRICS_PORT', 0, 0, 65535),
   };
 }

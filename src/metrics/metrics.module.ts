@@ -1,0 +1,17 @@
+import { DynamicModule, Global, Module } from '@nestjs/common';
+import { MetricsServer } from './metrics.server';
+import { Metrics } from './metrics.service';
+
+/** Global: features record into Metrics without importing this module. */
+@Global()
+@Module({})
+export class MetricsModule {
+  /** `serve`: open the scrape port (API and worker); a CLI command records nothing worth scraping. */
+  static forRoot(serve: boolean): DynamicModule {
+    return {
+      module: MetricsModule,
+      providers: [Metrics, ...(serve ? [MetricsServer] : [])],
+      exports: [Metrics],
+    };
+  }
+}

@@ -1,0 +1,77 @@
+import { Injectable } from '@nestjs/common';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/** Every series is named vault_forward_*; docs/metrics.md lists them. */
+const PREFIX = 'vault_forward_';
+
+/** Seconds: from a fast 1 ms answer to the longest allowed forward (x-vault-forward-timeout ≤ 60 s). */
+const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+export type CacheOutcome = 'hit' | 'miss';
+
+/**
+ * The process's Prometheus registry. One per application (not prom-client's global one), so several
+ * apps in one process (tests) keep their own figures. Features push events here (counters,
+ * histograms) or register a gauge whose value is read at scrape time, so nothing is computed on the
+ * hot path for a scrape that may never come.
+ */
+@Injectable()
+export class Metrics {
+  readonly registry = new Registry();
+  private readonly forwards: Counter<'status_class' | 'error_type'>;
+  private readonly forwardSeconds: Histogram<'part'>;
+  private readonly cacheLookups: Counter<'cache' | 'result'>;
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry, prefix: PREFIX });
+    this.forwards = new Counter({
+      name: `${PREFIX}forwards_total`,
+      help: 'Forwards finished, by the status the caller got (2xx…5xx, or "none" when the caller left first) and by problem type ("none" when the downstream answered and its answer went through whole).',
+      labelNames: ['status_class', 'error_type'],
+      registers: [this.registry],
+    });
+    this.forwardSeconds = new Histogram({
+      name: `${PREFIX}forward_duration_seconds`,
+      help: 'Forward latency: part="total" is the whole forward as the service saw it (ours plus the downstream), part="downstream" from sending the request to the downstream answer\'s headers.',
+      labelNames: ['part'],
+      buckets: LATENCY_BUCKETS,
+      registers: [this.registry],
+    });
+    this.cacheLookups = new Counter({
+      name: `${PREFIX}cache_lookups_total`,
+      help: 'Lookups in the per-process hot-path caches (SharedCache), by cache and result.',
+      labelNames: ['cache', 'result'],
+      registers: [this.registry],
+    });
+  }
+
+  forwardFinished(status: number | null, errorType: string | null, seconds: number): void {
+    const statusClass = status === null ? 'none' : `${Math.floor(status / 100)}xx`;
+    this.forwards.inc({ status_class: statusClass, error_type: errorType ?? 'none' });
+    this.forwardSeconds.observe({ part: 'total' }, seconds);
+  }
+
+  downstreamAnswered(seconds: number): void {
+    this.forwardSeconds.observe({ part: 'downstream' }, seconds);
+  }
+
+  cacheLookup(cache: string, result: CacheOutcome): void {
+    this.cacheLookups.inc({ cache, result });
+  }
+
+  /** A gauge read when Prometheus scrapes; `read` must be cheap and must not throw. */
+  gauge(name: string, help: string, read: () => number): void {
+    new Gauge({
+      name: `${PREFIX}${name}`,
+      help,
+      registers: [this.registry],
+      collect() {
+        this.set(read());
+      },
+    });
+  }
+
+  async scrape(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+}
