@@ -5,6 +5,7 @@ import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import { Agent, Dispatcher } from 'undici';
 import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
+import { Metrics } from '../metrics/metrics.service';
 import { ProblemException } from '../common/problem/problem';
 import { BlockedAddressError, guardedLookup } from './addresses';
 import { HOP_BY_HOP } from './forward-headers';
@@ -126,7 +127,10 @@ export class DownstreamClient implements OnModuleDestroy {
   private readonly guarded: Agent;
   private readonly trusted: Agent;
 
-  constructor(@Inject(APP_CONFIG) config: AppConfig) {
+  constructor(
+    @Inject(APP_CONFIG) config: AppConfig,
+    private readonly metrics: Metrics,
+  ) {
     const ca = config.forwardExtraCaFile ? [...rootCertificates, readFileSync(config.forwardExtraCaFile, 'utf8')] : undefined;
     const common = { keepAliveTimeout: 30_000, keepAliveMaxTimeout: 120_000, connections: 256, pipelining: 1 };
     this.guarded = new Agent({ ...common, connect: { timeout: CONNECT_TIMEOUT_MS, lookup: guardedLookup, ...(ca ? { ca } : {}) } });
@@ -141,6 +145,7 @@ export class DownstreamClient implements OnModuleDestroy {
     const agent = request.trusted ? this.trusted : this.guarded;
     // x-vault-forward-timeout is the whole budget, headers and body together.
     const deadline = new Deadline(request.timeoutMs);
+    const sent = performance.now();
     let response: Dispatcher.ResponseData;
     try {
       response = await agent.request({
@@ -158,6 +163,7 @@ export class DownstreamClient implements OnModuleDestroy {
       deadline.clear();
       throw this.translate(error, request);
     }
+    this.metrics.downstreamAnswered((performance.now() - sent) / 1000);
 
     if (request.method === 'HEAD') {
       deadline.clear();

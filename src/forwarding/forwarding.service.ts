@@ -4,6 +4,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { Inject, Injectable } from '@nestjs/common';
 import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
+import { Metrics } from '../metrics/metrics.service';
 import { ProblemException } from '../common/problem/problem';
 import { VaultForwardConfigsService } from '../vault-forward-configs/vault-forward-configs.service';
 import { PaymentMethodResolver } from '../vault/payment-method-resolver.service';
@@ -50,6 +51,7 @@ export class ForwardingService {
     private readonly resolver: PaymentMethodResolver,
     private readonly downstream: DownstreamClient,
     private readonly records: ForwardRecordsService,
+    private readonly metrics: Metrics,
     @Inject(APP_CONFIG) private readonly appConfig: AppConfig,
   ) {}
 
@@ -70,6 +72,7 @@ export class ForwardingService {
     const write = () => {
       record.durationMs = Math.round((performance.now() - started) * 1000) / 1000;
       this.records.write(record);
+      this.metrics.forwardFinished(record.status, record.errorType, record.durationMs / 1000);
     };
     let response: DownstreamResponse;
     try {

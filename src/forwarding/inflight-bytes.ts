@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
+import { Metrics } from '../metrics/metrics.service';
 import { ProblemException, ProblemFieldError } from '../common/problem/problem';
 import { ForwardingErrors } from './forwarding.errors';
 
@@ -23,9 +24,10 @@ export class InflightBytes {
   readonly processLimit: number;
   readonly merchantLimit: number;
 
-  constructor(@Inject(APP_CONFIG) config: AppConfig) {
+  constructor(@Inject(APP_CONFIG) config: AppConfig, metrics: Metrics) {
     this.processLimit = config.forwardMaxInflightBytes;
     this.merchantLimit = config.forwardMaxInflightBytesPerMerchant;
+    metrics.gauge('forward_inflight_bytes', 'Request and filled bodies held by forwards in flight in this process (FORWARD_MAX_INFLIGHT_BYTES bounds it).', () => this.total);
   }
 
   lease(): InflightLease {
