@@ -23,6 +23,7 @@ import { SharedCaches } from '../src/queue/shared-cache';
 import { ApiKeysService } from '../src/auth/api-keys.service';
 import { signToken } from '../src/auth/token-signer';
 import { createDataSource } from '../src/database/data-source';
+import { Metrics } from '../src/metrics/metrics.service';
 
 /** As `npm start` and the Dockerfile run the API; BENCH_NODE_FLAGS overrides ("" for Node's defaults). */
 const API_NODE_FLAGS = '--max-semi-space-size=64';
@@ -138,7 +139,7 @@ async function main(): Promise<void> {
     await db.initialize();
     await db.query(`INSERT INTO merchant_accounts (id, display_name) VALUES ('bench', 'Bench')`);
     // create() needs the repository only.
-    const key = await new ApiKeysService(db.getRepository(ApiKey), null as never, new SharedCaches(null, null)).create('bench', 'ES256');
+    const key = await new ApiKeysService(db.getRepository(ApiKey), null as never, new SharedCaches(null, null, new Metrics())).create('bench', 'ES256');
     await db.destroy();
     const token = await signToken({ privateKeyPem: key.privateKeyPem, keyId: key.id, scopes: ['*.write', '*.read'] });
     await json(`${api}/vault-forward/configs`, token, { display_name: 'Echo', hosts: [`127.0.0.1:${echoPort}`] });

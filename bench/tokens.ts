@@ -12,6 +12,7 @@ import { TokenVerifier } from '../src/auth/token-verifier.service';
 import { loadConfig } from '../src/config/config';
 import { SharedCaches } from '../src/queue/shared-cache';
 import { interleaved, table } from './support';
+import { Metrics } from '../src/metrics/metrics.service';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2000);
 
@@ -28,8 +29,8 @@ async function main(): Promise<void> {
   const es256 = await key('ES256');
   const rows = new Map([es512, es256].map((k) => [k.id, k.row]));
   const keys = { findActive: async (id: string) => rows.get(id) ?? null } as unknown as ApiKeysService;
-  const uncached = new TokenVerifier(keys, loadConfig({ TOKEN_CACHE_SIZE: '0' }), new SharedCaches(null, null));
-  const cached = new TokenVerifier(keys, loadConfig({}), new SharedCaches(null, null));
+  const uncached = new TokenVerifier(keys, loadConfig({ TOKEN_CACHE_SIZE: '0' }), new SharedCaches(null, null, new Metrics()));
+  const cached = new TokenVerifier(keys, loadConfig({}), new SharedCaches(null, null, new Metrics()));
 
   const t512 = await signToken({ privateKeyPem: es512.privateKeyPem, keyId: es512.id });
   const t256 = await signToken({ privateKeyPem: es256.privateKeyPem, keyId: es256.id });

@@ -7,8 +7,6 @@ const PREFIX = 'vault_forward_';
 /** Seconds: from a fast 1 ms answer to the longest allowed forward (x-vault-forward-timeout ≤ 60 s). */
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
-export type CacheOutcome = 'hit' | 'miss';
-
 /**
  * The process's Prometheus registry. One per application (not prom-client's global one), so several
  * apps in one process (tests) keep their own figures. Features push events here (counters,
@@ -20,7 +18,7 @@ export class Metrics {
   readonly registry = new Registry();
   private readonly forwards: Counter<'status_class' | 'error_type'>;
   private readonly forwardSeconds: Histogram<'part'>;
-  private readonly cacheLookups: Counter<'cache' | 'result'>;
+  private readonly cacheLookupsTotal: Counter<'cache' | 'result'>;
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: PREFIX });
@@ -37,7 +35,7 @@ export class Metrics {
       buckets: LATENCY_BUCKETS,
       registers: [this.registry],
     });
-    this.cacheLookups = new Counter({
+    this.cacheLookupsTotal = new Counter({
       name: `${PREFIX}cache_lookups_total`,
       help: 'Lookups in the per-process hot-path caches (SharedCache), by cache and result.',
       labelNames: ['cache', 'result'],
@@ -55,8 +53,11 @@ export class Metrics {
     this.forwardSeconds.observe({ part: 'downstream' }, seconds);
   }
 
-  cacheLookup(cache: string, result: CacheOutcome): void {
-    this.cacheLookups.inc({ cache, result });
+  /** The hit/miss counter of one cache, its label children bound once: a lookup costs one increment. */
+  cacheLookups(cache: string): (hit: boolean) => void {
+    const hits = this.cacheLookupsTotal.labels({ cache, result: 'hit' });
+    const misses = this.cacheLookupsTotal.labels({ cache, result: 'miss' });
+    return (hit) => (hit ? hits.inc() : misses.inc());
   }
 
   /** A gauge read when Prometheus scrapes; `read` must be cheap and must not throw. */

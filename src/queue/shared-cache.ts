@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import type Redis from 'ioredis';
 import { LRUCache } from 'lru-cache';
+import { Metrics } from '../metrics/metrics.service';
 import { closeRedis, PUBLISHER_OPTIONS, REDIS, REDIS_AVAILABILITY, RedisAvailability } from './redis';
 
 const CHANNEL = 'vault-forward:cache-invalidation';
@@ -11,24 +12,36 @@ const CHANNEL = 'vault-forward:cache-invalidation';
  * when a notice is missed. Values stored here must be safe to hold in memory as they are in the
  * database (never decrypted card data).
  */
+export interface SharedCacheOptions {
+  max: number;
+  ttlMs: number;
+  onDrop?: (key: string | null) => void;
+  onLookup?: (hit: boolean) => void;
+}
+
 export class SharedCache<V extends NonNullable<unknown>> {
   private readonly entries: LRUCache<string, V>;
   /** Bumped by every invalidation, so a load that raced with one does not store what it read. */
   private generation = 0;
   /** Called after every invalidation, local or announced, so a cache derived from this one follows. */
   private readonly onDrop?: (key: string | null) => void;
+  /** Counts hits and misses (metrics). */
+  private readonly onLookup?: (hit: boolean) => void;
 
   constructor(
     readonly name: string,
-    options: { max: number; ttlMs: number; onDrop?: (key: string | null) => void },
+    options: SharedCacheOptions,
     private readonly announce: (name: string, key: string | null) => Promise<void>,
   ) {
     this.entries = new LRUCache<string, V>({ max: options.max, ttl: options.ttlMs });
     this.onDrop = options.onDrop;
+    this.onLookup = options.onLookup;
   }
 
   get(key: string): V | undefined {
-    return this.entries.get(key);
+    const value = this.entries.get(key);
+    this.onLookup?.(value !== undefined);
+    return value;
   }
 
   /** Call before reading the database; pass the result to set(). */
@@ -79,14 +92,16 @@ export class SharedCaches implements OnModuleDestroy {
   constructor(
     @Inject(REDIS) private readonly redis: Redis | null,
     @Inject(REDIS_AVAILABILITY) private readonly availability: RedisAvailability | null,
+    private readonly metrics: Metrics,
   ) {}
 
   create<V extends NonNullable<unknown>>(
     name: string,
-    options: { max: number; ttlMs: number; onDrop?: (key: string | null) => void },
+    options: Omit<SharedCacheOptions, 'onLookup'>,
   ): SharedCache<V> {
     if (this.caches.has(name)) throw new Error(`shared cache "${name}" exists already`);
-    const cache = new SharedCache<V>(name, options, (n, key) => this.publish(n, key).then(() => undefined));
+    const onLookup = this.metrics.cacheLookups(name);
+    const cache = new SharedCache<V>(name, { ...options, onLookup }, (n, key) => this.publish(n, key).then(() => undefined));
     this.caches.set(name, (key) => cache.drop(key));
     this.subscribe();
     this.publisherClient();
