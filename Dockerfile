@@ -18,8 +18,8 @@ WORKDIR /app
 COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
-# Only used by the embedded database (no DATABASE_URL); must be writable by `node`.
-RUN mkdir -p /app/data && chown node:node /app/data
+# /app/data: the embedded database (no DATABASE_URL); the spool: forward records while PostgreSQL is away. Writable by `node`.
+RUN mkdir -p /app/data /var/lib/vault-forward/spool && chown node:node /app/data /var/lib/vault-forward/spool
 USER node
 # A larger young generation: the forward path allocates a lot of short-lived objects, and with
 # the default the API spends about a quarter of its CPU in scavenges (docs/benchmarks.md).

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { constants, createReadStream } from 'node:fs';
-import { mkdir, open, readdir, rename, unlink, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { ForwardRecord } from './forward-records.service';
@@ -57,6 +57,19 @@ export class ForwardRecordSpool {
         throw error;
       }
     });
+  }
+
+  /** Bytes in the spool directory, every process's files together (metrics). */
+  async sizeBytes(): Promise<number> {
+    let names: string[];
+    try {
+      names = await readdir(this.dir);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+      throw error;
+    }
+    const sizes = await Promise.all(names.map((name) => stat(join(this.dir, name)).then((s) => (s.isFile() ? s.size : 0), () => 0)));
+    return sizes.reduce((a, b) => a + b, 0);
   }
 
   /** Whether this process has a file it is appending to. */

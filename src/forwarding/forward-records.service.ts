@@ -5,6 +5,7 @@ import { Page } from '../common/pagination/page';
 import { PaginationService } from '../common/pagination/pagination.service';
 import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
+import { Metrics } from '../metrics/metrics.service';
 import { DatabaseUnavailableError, isDatabaseUnavailable, serviceUnavailableProblem } from '../database/errors';
 import { Sql } from '../database/sql';
 import { ProblemException } from '../common/problem/problem';
@@ -101,8 +102,13 @@ export class ForwardRecordsService implements OnApplicationBootstrap, OnModuleDe
     private readonly pagination: PaginationService,
     private readonly sql: Sql,
     @Inject(APP_CONFIG) config: AppConfig,
+    metrics: Metrics,
   ) {
     this.spool = new ForwardRecordSpool(config.forwardRecordSpoolDir);
+    metrics.gauge('forward_disclosures_waiting', 'Forwards with card data waiting for their record to be committed or spooled before they are sent.', () => this.disclosures.length);
+    metrics.gauge('forward_outcomes_waiting', 'Forward outcomes queued for the next batch write (or held for a retry while neither the table nor the spool takes them).', () => this.pending.length);
+    metrics.gauge('forward_record_spool_bytes', 'Bytes of forward records in the local spool directory, waiting to be replayed into PostgreSQL.', () => this.spool.sizeBytes());
+    metrics.gauge('forward_records_database_down', '1 while forward records go straight to the spool because PostgreSQL did not answer, else 0.', () => (this.databaseDown ? 1 : 0));
   }
 
   onApplicationBootstrap(): void {

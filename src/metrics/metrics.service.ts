@@ -60,14 +60,18 @@ export class Metrics {
     return (hit) => (hit ? hits.inc() : misses.inc());
   }
 
-  /** A gauge read when Prometheus scrapes; `read` must be cheap and must not throw. */
-  gauge(name: string, help: string, read: () => number): void {
+  /** A gauge read when Prometheus scrapes; `read` must be cheap, and a failure leaves the last value. */
+  gauge(name: string, help: string, read: () => number | Promise<number>): void {
     new Gauge({
       name: `${PREFIX}${name}`,
       help,
       registers: [this.registry],
-      collect() {
-        this.set(read());
+      async collect() {
+        try {
+          this.set(await read());
+        } catch {
+          // A scrape must not fail because one figure could not be read.
+        }
       },
     });
   }

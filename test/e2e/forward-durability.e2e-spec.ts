@@ -11,6 +11,7 @@ import { createMerchantAccount } from '../factories/merchant-accounts';
 import { expectProblem, http } from '../support/http';
 import { TcpProxy } from '../support/tcp-proxy';
 import { startTestApp, TestApp } from '../support/test-app';
+import { Metrics } from '../../src/metrics/metrics.service';
 
 /** Polls until the condition holds (no fixed sleeps), failing after `ms`. */
 async function eventually<T>(check: () => Promise<T | undefined | false>, ms = 15_000): Promise<T> {
@@ -53,6 +54,11 @@ describe('Forward records are durable before card data leaves (PostgreSQL behind
       'SELECT id, status, error_type FROM vault_forward_requests WHERE $1 = ANY(payment_method_ids) ORDER BY created_at',
       [card],
     )).rows;
+  /** The app's unlabelled metrics, as Prometheus would scrape them. */
+  const gauges = async () => {
+    const { body } = await t.get(Metrics).scrape();
+    return new Map(body.split('\n').filter((line) => /^vault_forward_\w+ /.test(line)).map((line) => [line.split(' ')[0], Number(line.split(' ')[1])] as const));
+  };
   const spoolFiles = () => (existsSync(spoolDir) ? readdirSync(spoolDir).filter((name) => name.includes('.jsonl')) : []);
 
   beforeAll(async () => {
@@ -145,6 +151,10 @@ describe('Forward records are durable before card data leaves (PostgreSQL behind
       // The outcome cannot reach the table either; it follows into the spool.
       await eventually(async () => spoolFiles().some((name) => readFileSync(join(spoolDir, name), 'utf8').includes('"kind":"final"')));
       expect((await rowsOf(card)).map((r) => r.id)).not.toContain(id);
+      // What an operator's dashboard sees meanwhile.
+      const metrics = await gauges();
+      expect(metrics.get('vault_forward_forward_record_spool_bytes')).toBeGreaterThan(0);
+      expect(metrics.get('vault_forward_forward_records_database_down')).toBe(1);
     } finally {
       await proxy.restore();
     }
@@ -155,6 +165,9 @@ describe('Forward records are durable before card data leaves (PostgreSQL behind
     });
     expect(rows).toHaveLength(2);
     await eventually(async () => spoolFiles().length === 0);
+    const metrics = await gauges();
+    expect(metrics.get('vault_forward_forward_record_spool_bytes')).toBe(0);
+    expect(metrics.get('vault_forward_forward_records_database_down')).toBe(0);
   });
 
   it('with PostgreSQL cut and the spool unwritable, answers 503 with Retry-After and sends nothing', async () => {

@@ -83,9 +83,13 @@ describe('GET /metrics (Prometheus, METRICS_PORT)', () => {
     expect(sample(after, 'vault_forward_forward_duration_seconds_count{part="total"}')).toBeGreaterThanOrEqual(3);
   });
 
-  it('reports in-flight bytes, cache lookups and the process, and never card data', async () => {
+  it('reports in-flight bytes, the record backlog and spool, cache lookups and the process, and never card data', async () => {
     const text = await scrape();
     expect(sample(text, 'vault_forward_forward_inflight_bytes')).toBe(0);
+    expect(sample(text, 'vault_forward_forward_disclosures_waiting')).toBe(0);
+    expect(sample(text, 'vault_forward_forward_outcomes_waiting')).toBeGreaterThanOrEqual(0);
+    expect(sample(text, 'vault_forward_forward_record_spool_bytes')).toBeGreaterThanOrEqual(0);
+    expect(sample(text, 'vault_forward_forward_records_database_down')).toBe(0);
     expect(text).toMatch(/^vault_forward_cache_lookups_total\{cache="[a-z-]+",result="(hit|miss)"\} \d+$/m);
     expect(text).toMatch(/^vault_forward_process_resident_memory_bytes \d+/m);
     // Labels are fixed sets (status class, problem code, cache name): no id, URL or value of a request.
