@@ -9,6 +9,7 @@ import { Downstream, startHttpDownstream } from '../support/downstream';
 import { http } from '../support/http';
 import { TcpProxy } from '../support/tcp-proxy';
 import { startTestApp, TestApp } from '../support/test-app';
+import { waitFor } from '../support/wait';
 
 /** No answer may take longer than this, outage or not. */
 const ANSWER_BOUND_MS = 8_000;
@@ -24,15 +25,8 @@ interface Answer {
   phase: 'before' | 'down' | 'after';
 }
 
-async function eventually<T>(check: () => Promise<T | undefined | false>, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check().catch(() => undefined);
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+/** The shared waitFor, with this file's longer default (outages and replays take seconds). */
+const eventually = <T>(check: () => Promise<T>, timeoutMs = 20_000) => waitFor(check, { timeoutMs });
 
 describe('PostgreSQL unreachable mid-load (behind a TCP proxy that is cut and restored)', () => {
   let proxy: TcpProxy;

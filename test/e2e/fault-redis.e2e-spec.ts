@@ -8,15 +8,7 @@ import { Downstream, startHttpDownstream } from '../support/downstream';
 import { expectProblem, http, HttpResult } from '../support/http';
 import { startTestApp, TestApp } from '../support/test-app';
 import { TcpProxy } from '../support/tcp-proxy';
-
-/** Polls `condition` until it holds or `ms` pass (no fixed sleeps). */
-async function waitFor(what: string, ms: number, condition: () => boolean | Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for: ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+import { waitFor } from '../support/wait';
 
 /** A request with a stopwatch; a hung request fails the test after `limitMs` instead of hanging it. */
 async function timed(request: Promise<HttpResult>, limitMs = 5000): Promise<{ result: HttpResult; ms: number }> {
@@ -131,7 +123,7 @@ describe('Fault: Redis becomes unreachable under the API and comes back', () => 
     expectProblem(await http(a.url, '/health/ready'), 503, 'service-unavailable');
 
     // Let ioredis retry several times: the log must not grow with its retries.
-    await waitFor('several reconnection attempts in both processes', 15_000, () => reconnects.a >= 4 && reconnects.b >= 4);
+    await waitFor(() => reconnects.a >= 4 && reconnects.b >= 4, { what: 'several reconnection attempts in both processes', timeoutMs: 15_000 });
     for (const t of [a, b]) expect((await forward(t, kept.id)).status).toBe(200);
     const again = await timed(http(a.url, `/vault-forward/configs/${configId}`, { method: 'PUT', token, body: { display_name: 'Renamed again' } }));
     expect(again.ms).toBeLessThan(2000);
@@ -145,7 +137,7 @@ describe('Fault: Redis becomes unreachable under the API and comes back', () => 
 
     // ---- Redis comes back.
     await proxy.restore();
-    await waitFor('both processes to report Redis back', 15_000, () => redisLines(a, b).filter((l) => l.msg === 'redis available again').length >= 2);
+    await waitFor(() => redisLines(a, b).filter((l) => l.msg === 'redis available again').length >= 2, { what: 'both processes to report Redis back', timeoutMs: 15_000 });
     expect(redisLines(a, b).map((l) => l.msg).sort()).toEqual([
       'redis available again',
       'redis available again',
@@ -159,7 +151,7 @@ describe('Fault: Redis becomes unreachable under the API and comes back', () => 
     const later = await createCard(a, merchant);
     expect((await forward(b, later.id)).status).toBe(200);
     expect((await http(a.url, `/payment-methods/${later.id}`, { method: 'DELETE', token })).status).toBe(204);
-    await waitFor('B to drop the card deleted through A', 1000, async () => (await forward(b, later.id)).status === 400);
+    await waitFor(async () => (await forward(b, later.id)).status === 400, { what: 'B to drop the card deleted through A', timeoutMs: 1000 });
 
     expect(consoleOutput.filter((line) => /ioredis|redis/i.test(line))).toEqual([]);
   });

@@ -12,17 +12,10 @@ import { expectProblem, http } from '../support/http';
 import { TcpProxy } from '../support/tcp-proxy';
 import { startTestApp, TestApp } from '../support/test-app';
 import { Metrics } from '../../src/metrics/metrics.service';
+import { waitFor } from '../support/wait';
 
-/** Polls until the condition holds (no fixed sleeps), failing after `ms`. */
-async function eventually<T>(check: () => Promise<T | undefined | false>, ms = 15_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check().catch(() => undefined);
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+/** The shared waitFor, with this file's longer default (outages and replays take seconds). */
+const eventually = <T>(check: () => Promise<T>, timeoutMs = 15_000) => waitFor(check, { timeoutMs });
 
 /** A pid no process on this machine has, for a spool file "left by a crashed process". */
 function deadPid(): number {
@@ -223,15 +216,14 @@ describe('Forward records are durable before card data leaves (PostgreSQL behind
     );
     const second = await startTestApp({ env: { FORWARD_RECORD_SPOOL_DIR: dir } });
     try {
-      const rows = await eventually(async () => {
-        const found = await direct.query('SELECT id, status, duration_ms, created_at FROM vault_forward_requests WHERE $1 = ANY(payment_method_ids)', [card]);
-        return found.rows.length === 2 && found.rows;
-      });
+      // The file goes only once all of it is committed (disclosures, then outcomes); then the rows are complete.
+      await eventually(async () => readdirSync(dir).filter((name) => name.includes('.jsonl')).length === 0);
+      const { rows } = await direct.query('SELECT id, status, duration_ms, created_at FROM vault_forward_requests WHERE $1 = ANY(payment_method_ids)', [card]);
+      expect(rows).toHaveLength(2);
       expect(rows.find((r) => r.id === answered)).toMatchObject({ status: 201, duration_ms: 12.5 });
       expect(rows.find((r) => r.id === unanswered)).toMatchObject({ status: null });
       // The disclosure keeps the time it was spooled, not the time it was replayed.
       expect(new Date(rows[0].created_at).toISOString()).toBe(at);
-      await eventually(async () => readdirSync(dir).filter((name) => name.includes('.jsonl')).length === 0);
     } finally {
       await second.close();
     }

@@ -7,6 +7,7 @@ import { cardNumber, createCard } from '../factories/cards';
 import { createMerchantAccount } from '../factories/merchant-accounts';
 import { expectProblem, http, HttpResult } from '../support/http';
 import { startTestApp, TestApp } from '../support/test-app';
+import { waitFor } from '../support/wait';
 
 /** A downstream whose timing the tests control, recording what reached it. */
 interface Target {
@@ -74,14 +75,6 @@ async function startTarget(): Promise<Target> {
         server.close(() => r());
       }),
   };
-}
-
-async function waitFor(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }
 
 const KIB = 1024;
@@ -153,13 +146,13 @@ describe('POST /vault-forward hardening (issue 9)', () => {
       expect(problem.detail).toContain('FORWARD_MAX_FILLED_BODY_BYTES');
       expect(problem.errors).toEqual([expect.objectContaining({ location: 'body', name: 'body' })]);
       expect(target.received.length).toBe(before);
-      await waitFor(() => inflight().held() === 0, 'the bytes to be released');
+      await waitFor(() => inflight().held() === 0, { what: 'the bytes to be released', timeoutMs: 10_000 });
     });
 
     it('a merchant over its bytes in flight → 503 with Retry-After, while another merchant still gets through', async () => {
       const big = `{"pad":"${'x'.repeat(900 * KIB)}"}`;
       const holding = forward(tokenA, '/hold', { body: big });
-      await waitFor(() => target.heldCount() === 1, 'the first forward to reach the target');
+      await waitFor(() => target.heldCount() === 1, { what: 'the first forward to reach the target', timeoutMs: 10_000 });
       expect(inflight().held(merchantA)).toBeGreaterThanOrEqual(900 * KIB);
 
       const before = target.received.length;
@@ -179,7 +172,7 @@ describe('POST /vault-forward hardening (issue 9)', () => {
 
       target.releaseHeld();
       expect((await holding).status).toBe(200);
-      await waitFor(() => inflight().held() === 0, 'every byte to be released');
+      await waitFor(() => inflight().held() === 0, { what: 'every byte to be released', timeoutMs: 10_000 });
       expect((await forward(tokenA, '/echo', { body: big })).status).toBe(200);
     });
 
@@ -200,13 +193,13 @@ describe('POST /vault-forward hardening (issue 9)', () => {
         headers: { authorization: `Bearer ${tokenA}`, 'x-vault-forward-url': `${target.url}/hold`, 'x-vault-forward-http-method': 'POST' },
         body,
       });
-      await waitFor(() => target.heldCount() === 1, 'the forward to reach the target');
+      await waitFor(() => target.heldCount() === 1, { what: 'the forward to reach the target', timeoutMs: 10_000 });
       controller.abort();
       await leaving.catch(() => undefined);
       // The forward itself still holds its bodies until the target answers.
       expect(inflight().held(merchantA)).toBeGreaterThan(0);
       target.releaseHeld();
-      await waitFor(() => inflight().held() === 0, 'every byte to be released');
+      await waitFor(() => inflight().held() === 0, { what: 'every byte to be released', timeoutMs: 10_000 });
     });
   });
 
@@ -231,7 +224,7 @@ describe('POST /vault-forward hardening (issue 9)', () => {
       const id = response.headers.get('x-vault-forward-request-id');
       await expect(response.text()).rejects.toThrow();
       expect(performance.now() - started).toBeLessThan(1_500);
-      await waitFor(async () => (await http(t.url, `/vault-forward/requests/${id}`, { token: tokenA })).status === 200, 'the record');
+      await waitFor(async () => (await http(t.url, `/vault-forward/requests/${id}`, { token: tokenA })).status === 200, { what: 'the record', timeoutMs: 10_000 });
       const record = await http(t.url, `/vault-forward/requests/${id}`, { token: tokenA });
       expect(record.body).toMatchObject({ status: 200, error_type: 'downstream-timeout' });
     });
@@ -281,7 +274,7 @@ describe('POST /vault-forward hardening (issue 9)', () => {
       const requestId = `hardening-log-${Date.now()}`;
       const result = await forward(tokenA, '/echo?api_key=SECRETVALUE&x=1', { headers: { 'x-request-id': requestId } });
       expect(result.status).toBe(200);
-      await waitFor(() => t.logs.requestLine(requestId) !== undefined, 'the request log line');
+      await waitFor(() => t.logs.requestLine(requestId) !== undefined, { what: 'the request log line', timeoutMs: 10_000 });
       expect(t.logs.requestLine(requestId)!.req.headers['x-vault-forward-url']).toBe(`${target.url}/echo`);
       expect(t.logs.text).not.toContain('SECRETVALUE');
     });
@@ -290,7 +283,7 @@ describe('POST /vault-forward hardening (issue 9)', () => {
       const requestId = `hardening-log-other-${Date.now()}`;
       const result = await http(t.url, '/buyers', { token: tokenA, headers: { 'x-request-id': requestId, 'x-vault-forward-url': 'https://user:PASSWORDVALUE@psp.example/p?token=SECRETVALUE2' } });
       expect(result.status).toBe(200);
-      await waitFor(() => t.logs.requestLine(requestId) !== undefined, 'the request log line');
+      await waitFor(() => t.logs.requestLine(requestId) !== undefined, { what: 'the request log line', timeoutMs: 10_000 });
       expect(t.logs.requestLine(requestId)!.req.headers['x-vault-forward-url']).toBe('https://psp.example/p');
       expect(t.logs.text).not.toContain('SECRETVALUE2');
       expect(t.logs.text).not.toContain('PASSWORDVALUE');

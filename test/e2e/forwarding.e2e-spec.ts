@@ -500,8 +500,9 @@ describe('POST /vault-forward against real downstream servers', () => {
     const recorded = (id: string | null) =>
       waitFor(async () => {
         const found = await http(t.url, `/vault-forward/requests/${id}`, { token });
-        return found.status === 200 && found;
-      }, { what: `the record of forward ${id}` });
+        // A forward with cards is on record (status null) before it is sent; its outcome follows in a batch.
+        return found.status === 200 && found.body.status !== null && found;
+      }, { what: `the outcome of forward ${id}` });
     const one = await recorded(ok.headers.get('x-vault-forward-request-id'));
     expect(one.body).toMatchObject({
       type: 'vault-forward-request',
