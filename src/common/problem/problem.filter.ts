@@ -32,12 +32,16 @@ export function problemResponse(
   /** The request target; undefined when it is the thing refused (a bad or overlong path, no request at all). */
   url: string | undefined,
   requestId: string | undefined,
-  logger: { error(message: unknown, ...rest: unknown[]): void },
+  logger: { error(message: unknown, ...rest: unknown[]): void; warn(message: unknown, ...rest: unknown[]): void },
 ): { status: number; headers: Record<string, string>; body: string } {
   const problem = toProblem(exception);
   const path = url?.split('?')[0];
   const body: ProblemBody = { ...problem.toBody(), ...(path !== undefined ? { instance: path } : {}), request_id: requestId };
-  if (problem.status >= 500) {
+  if (problem.status === 503) {
+    // A dependency away or capacity full: expected while it lasts, and every request says so; one short
+    // line each (the outage itself is logged once by whoever watches that dependency), no stack.
+    logger.warn({ err: { name: exception instanceof Error ? errorName(exception) : typeof exception, code: problem.definition.code }, request_id: requestId }, 'request refused: unavailable');
+  } else if (problem.status >= 500) {
     // The message and stack only: driver errors may quote row values, which could be sensitive.
     const error = exception instanceof Error ? { name: errorName(exception), message: exception.message, stack: exception.stack } : { value: String(exception) };
     logger.error({ err: error, request_id: requestId }, 'request failed');
