@@ -6,7 +6,7 @@ import { Agent, Dispatcher } from 'undici';
 import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
 import { ProblemException } from '../common/problem/problem';
-import { BlockedAddressError, guardedLookup } from './addresses';
+import { BlockedAddressError, guardedLookup } from '../targets/addresses';
 import { HOP_BY_HOP } from './forward-headers';
 import { ForwardingErrors } from './forwarding.errors';
 
