@@ -74,6 +74,8 @@ function fieldProblem(field: FieldDescription, value: string): string | null {
   if (value.length > field.maxLength) return `must be at most ${field.maxLength} characters`;
   // jsonb, where non-secret fields are kept, cannot hold U+0000; no valid value of any field contains it.
   if (value.includes('\u0000')) return 'must not contain the NUL character';
+  // A lone surrogate has no UTF-8 form: it could be neither stored nor sent as entered.
+  if (Buffer.from(value, 'utf8').toString('utf8') !== value) return 'must be well-formed Unicode (no lone surrogate)';
   switch (field.format) {
     case 'enum':
       return field.enum!.includes(value) ? null : `must be one of ${field.enum!.join(', ')} (exactly)`;
