@@ -2,7 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from
 import { ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { MerchantScoped } from '../auth/merchant-scoped';
 import { MerchantAccountId } from '../auth/principal';
-import { Public, RequireScope } from '../auth/scopes';
+import { RequireScope } from '../auth/scopes';
 import { ApiProblems } from '../common/openapi/api-problems';
 import { Page, PageOf } from '../common/pagination/page';
 import { PaginationErrors } from '../common/pagination/pagination.errors';
@@ -89,11 +89,14 @@ export class ForwardAuthenticationsController {
   }
 }
 
+// Read-scoped like the methods themselves (a dashboard holds such a token anyway); every route but
+// health and errors requires a token.
 @ApiTags('Forwarding authentication methods')
+@MerchantScoped()
 @Controller('vault-forward/authentication-kinds')
 export class AuthenticationKindsController {
   @Get()
-  @Public()
+  @RequireScope('vault-forward-authentications.read')
   @ApiOperation({ summary: 'The kinds of authentication method and their fields (which are secret, required, their formats), e.g. to build forms' })
   @ApiOkResponse({ type: AuthenticationKindsResponse })
   kinds(): AuthenticationKindsResponse {

@@ -329,7 +329,8 @@ describe('Authentication methods (issue 10: resource, kinds, sealing, forForward
   });
 
   it('serves the kind descriptions, and OpenAPI documents one schema per kind (request and response, oneOf by kind)', async () => {
-    const kinds = await http(t.url, '/vault-forward/authentication-kinds');
+    expectProblem(await http(t.url, '/vault-forward/authentication-kinds'), 401, 'unauthorized');
+    const kinds = await http(t.url, '/vault-forward/authentication-kinds', { token: await (await createApiKey(t, merchant)).token(['vault-forward-authentications.read']) });
     expect(kinds.status).toBe(200);
     expect(kinds.body.items.map((k: { kind: string }) => k.kind)).toEqual([...AUTHENTICATION_KINDS]);
     for (const item of kinds.body.items as Array<{ kind: keyof typeof KINDS; fields: Array<{ name: string; secret: boolean; required: boolean }> }>) {
