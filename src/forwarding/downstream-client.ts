@@ -7,7 +7,7 @@ import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
 import { Metrics } from '../metrics/metrics.service';
 import { ProblemException } from '../common/problem/problem';
-import { BlockedAddressError, guardedLookup } from './addresses';
+import { BlockedAddressError, guardedLookup } from '../targets/addresses';
 import { HOP_BY_HOP } from './forward-headers';
 import { ForwardingErrors } from './forwarding.errors';
 

@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { ProblemException } from '../common/problem/problem';
 import { parsePaymentMethodIds, PAYMENT_METHODS_HEADER } from '../vault/payment-method-resolver.service';
 import { ForwardingErrors } from './forwarding.errors';
-import { FORWARD_METHODS, ForwardMethod } from './http-methods';
+import { FORWARD_METHODS, ForwardMethod } from '../targets/http-methods';
 import { isUuid } from '../common/uuid';
 
 export const URL_HEADER = 'x-vault-forward-url';

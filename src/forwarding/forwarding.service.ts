@@ -9,12 +9,12 @@ import { ProblemException } from '../common/problem/problem';
 import { VaultForwardConfigsService } from '../vault-forward-configs/vault-forward-configs.service';
 import { PaymentMethodResolver } from '../vault/payment-method-resolver.service';
 import { filledByteLength, fillBytes, fillScan, jsonStringContent, PlaceholderError, PlaceholderScan, PlaceholderUse, scanText } from '../vault/placeholders';
-import { literalBlockReason } from './addresses';
+import { literalBlockReason } from '../targets/addresses';
 import { DownstreamClient, DownstreamResponse } from './downstream-client';
 import { ForwardRecord, ForwardRecordsService } from './forward-records.service';
 import { AUTHENTICATIONS_HEADER, ForwardSpec, HEADER_PREFIX, parseForwardHeaders, URL_HEADER } from './forward-headers';
 import { ForwardingErrors } from './forwarding.errors';
-import { hostKey, isInsecureHost } from './http-methods';
+import { hostKey, isInsecureHost } from '../targets/http-methods';
 import type { InflightLease } from './inflight-bytes';
 
 /** Caller headers that describe the body or the wanted answer; everything else stays here. */

@@ -156,6 +156,8 @@ describe('CLI: merchant, api-key and token commands mint credentials the API acc
         rewrapped_merchant_keys: 2,
         failed_payment_methods: [tampered],
         failed_merchant_keys: [],
+        rewrapped_authentication_methods: 0,
+        failed_authentication_methods: [],
         remaining: 1,
       });
       expect(first.code).toBe(1); // the old key must stay: a row still needs it
@@ -189,6 +191,8 @@ describe('CLI: merchant, api-key and token commands mint credentials the API acc
         rewrapped_merchant_keys: 0,
         failed_payment_methods: [],
         failed_merchant_keys: [],
+        rewrapped_authentication_methods: 0,
+        failed_authentication_methods: [],
         remaining: 0,
       });
       expect(second.code).toBe(0);

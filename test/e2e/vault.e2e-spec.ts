@@ -170,6 +170,8 @@ describe('The vault: encryption at rest, placeholder resolution, key rotation', 
         rewrapped_merchant_keys: 1,
         failed_payment_methods: [tampered],
         failed_merchant_keys: [],
+        rewrapped_authentication_methods: 0,
+        failed_authentication_methods: [],
         remaining: 1,
       });
       const second = await both.get(KeyRotationService).rotate(300);

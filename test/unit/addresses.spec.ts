@@ -1,5 +1,5 @@
 import type { LookupAddress, LookupOptions } from 'node:dns';
-import { BlockedAddressError, blockedAddressReason, guardedLookup, literalAddress, literalBlockReason } from '../../src/forwarding/addresses';
+import { BlockedAddressError, blockedAddressReason, guardedLookup, literalAddress, literalBlockReason } from '../../src/targets/addresses';
 
 describe('SSRF address classification', () => {
   it.each([

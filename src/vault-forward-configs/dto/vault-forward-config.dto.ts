@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ArrayMaxSize, ArrayMinSize, ArrayUnique, IsArray, IsBoolean, IsIn, IsOptional, IsString, Length, Matches, ValidateIf } from 'class-validator';
 import { PageQueryDto } from '../../common/pagination/page-query';
-import { FORWARD_METHODS } from '../../forwarding/http-methods';
+import { FORWARD_METHODS } from '../../targets/http-methods';
 import { VaultForwardConfig } from '../vault-forward-config.entity';
 
 /** host, host:port, [v6], [v6]:port — exact names, no scheme, path or wildcard. */
