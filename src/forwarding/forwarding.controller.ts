@@ -42,7 +42,7 @@ export class ForwardingController {
     ForwardingErrors.insecureTarget,
     ForwardingErrors.endpointNotEnabled,
     ForwardingErrors.targetAddressForbidden,
-    ForwardingErrors.notImplemented,
+    ForwardingErrors.authenticationMethodUnusable,
     ForwardingErrors.downstreamUnreachable,
     ForwardingErrors.downstreamTimeout,
     ForwardingErrors.downstreamResponseTooLarge,
