@@ -62,7 +62,14 @@ class Unusable extends Error {}
  */
 @Injectable()
 export class AuthenticationSteps {
-  private readonly prepared = new LRUCache<string, Material>({ max: 10_000, ttl: 5 * 60_000 });
+  /** By method id, with the version it was prepared from. */
+  private readonly prepared = new LRUCache<string, { version: string; material: Material }>({ max: 10_000, ttl: 5 * 60_000 });
+
+  /** Drops what was prepared for a method (null: for all), when it changed in any process. */
+  forget(methodId: string | null): void {
+    if (methodId === null) this.prepared.clear();
+    else this.prepared.delete(methodId);
+  }
 
   async apply(request: OutboundRequest, methods: readonly UsableAuthenticationMethod[], nowMs = Date.now()): Promise<OutboundRequest> {
     let current = request;
@@ -79,9 +86,8 @@ export class AuthenticationSteps {
   }
 
   private material(method: UsableAuthenticationMethod): Material {
-    const key = `${method.id}@${method.version}`;
-    const cached = this.prepared.get(key);
-    if (cached) return cached;
+    const cached = this.prepared.get(method.id);
+    if (cached?.version === method.version) return cached.material;
     let material: Material;
     try {
       material = prepare(method);
@@ -89,7 +95,7 @@ export class AuthenticationSteps {
       if (error instanceof Unusable) throw unusable(method, error.message);
       throw error;
     }
-    this.prepared.set(key, material);
+    this.prepared.set(method.id, { version: method.version, material });
     return material;
   }
 }
