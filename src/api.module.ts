@@ -7,6 +7,7 @@ import { ProblemValidationPipe } from './common/http/validation.pipe';
 import { ProblemFilter } from './common/problem/problem.filter';
 import { CoreModule, CoreOptions } from './core.module';
 import { ErrorsModule } from './errors/errors.module';
+import { ForwardAuthenticationsModule } from './forward-authentications/forward-authentications.module';
 import { ForwardingModule } from './forwarding/forwarding.module';
 import { HealthModule } from './health/health.module';
 import { VaultForwardConfigsModule } from './vault-forward-configs/vault-forward-configs.module';
@@ -27,6 +28,7 @@ export class ApiModule {
         BuyersModule,
         PaymentMethodsModule,
         VaultForwardConfigsModule,
+        ForwardAuthenticationsModule,
         ForwardingModule,
         HealthModule,
         ErrorsModule,

@@ -5,6 +5,7 @@ import { NestFactory } from '@nestjs/core';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { forwardAuthenticationSchemas } from '../forward-authentications/openapi';
 import { Logger } from 'nestjs-pino';
 import { ApiModule } from '../api.module';
 import { CoreOptions } from '../core.module';
@@ -191,6 +192,8 @@ function setUpOpenApi(app: NestFastifyApplication): void {
     .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' })
     .build();
   const document = SwaggerModule.createDocument(app, config, { extraModels: [ProblemSchema] });
+  // One schema per authentication method kind, built from the kind descriptions (oneOf targets).
+  Object.assign((document.components ??= {}).schemas ??= {}, forwardAuthenticationSchemas());
   SwaggerModule.setup('docs', app, document, {
     jsonDocumentUrl: 'openapi.json',
     yamlDocumentUrl: 'openapi.yaml',

@@ -1,9 +1,10 @@
 import { ApiKey } from '../auth/api-key.entity';
 import { Buyer } from '../buyers/buyer.entity';
 import { MerchantAccount } from '../merchant-accounts/merchant-account.entity';
+import { ForwardAuthentication } from '../forward-authentications/forward-authentication.entity';
 import { VaultForwardRequest } from '../forwarding/forward-request.entity';
 import { PaymentMethod } from '../payment-methods/payment-method.entity';
 import { VaultForwardConfig } from '../vault-forward-configs/vault-forward-config.entity';
 
 /** Every entity, listed explicitly: no glob, so ts-jest, ts-node and dist/ all see the same set. */
-export const ENTITIES = [MerchantAccount, ApiKey, Buyer, PaymentMethod, VaultForwardConfig, VaultForwardRequest];
+export const ENTITIES = [MerchantAccount, ApiKey, Buyer, PaymentMethod, VaultForwardConfig, ForwardAuthentication, VaultForwardRequest];

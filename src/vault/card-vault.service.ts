@@ -5,6 +5,7 @@ import { LRUCache } from 'lru-cache';
 import { DataSource } from 'typeorm';
 import { open, seal, SealedRecord, unwrapSecret, wrapSecret } from './envelope';
 import { VAULT_KEYRING, VaultKeyring } from './keyring';
+import { boundAad } from './secret-sealer';
 
 export interface CardSecrets {
   number: string;
@@ -13,11 +14,11 @@ export interface CardSecrets {
 
 /** Names a card record in the additional authenticated data of both encryption layers. */
 export function cardAad(merchantAccountId: string, id: string): string {
-  return `payment-method\nv1\n${merchantAccountId}\n${id}`;
+  return boundAad('payment-method', merchantAccountId, id);
 }
 
 export function fingerprintKeyAad(merchantAccountId: string): string {
-  return `fingerprint-key\nv1\n${merchantAccountId}`;
+  return boundAad('fingerprint-key', merchantAccountId);
 }
 
 /** Unwrapped fingerprint keys stay in memory briefly; a rotation never changes them. */

@@ -92,7 +92,7 @@ export function open(record: SealedRecord, aad: string, keyring: VaultKeyring, w
 }
 
 /** Re-wraps the data key under `to`; the record's ciphertext is untouched. */
-export function rewrap(record: SealedRecord, aad: string, keyring: VaultKeyring, to: MasterKey, what: string): Buffer {
+export function rewrap(record: Pick<SealedRecord, 'wrappedKey' | 'masterKeyId'>, aad: string, keyring: VaultKeyring, to: MasterKey, what: string): Buffer {
   const dataKey = unwrap(record, aad, keyring, what);
   try {
     return encrypt(to.key, dataKey, wrapAad(to.id, aad));

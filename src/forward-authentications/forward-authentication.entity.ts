@@ -1,0 +1,52 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { Timestamp } from '../database/timestamp';
+import type { AuthenticationKind } from './kinds';
+import type { MethodWarning } from './method-fields';
+
+/**
+ * A stored authentication method of one forwarding config. Secret fields exist only inside
+ * `ciphertext` (sealed by SecretSealer, listed in SEALED_TABLES for key rotation); `fields` holds the
+ * non-secret ones exactly as entered.
+ */
+@Entity({ name: 'vault_forward_authentications' })
+export class ForwardAuthentication {
+  @PrimaryColumn('uuid')
+  id!: string;
+
+  @Column({ type: 'text', name: 'merchant_account_id' })
+  merchantAccountId!: string;
+
+  @Column({ type: 'uuid', name: 'config_id' })
+  configId!: string;
+
+  @Column({ type: 'text' })
+  kind!: AuthenticationKind;
+
+  @Column({ type: 'text' })
+  label!: string;
+
+  @Column({ type: 'jsonb' })
+  fields!: Record<string, string>;
+
+  /** The warnings that needed the secrets to work out, stored at write time. */
+  @Column({ type: 'jsonb' })
+  warnings!: MethodWarning[];
+
+  @Column({ type: 'bytea', select: false })
+  ciphertext!: Buffer;
+
+  @Column({ type: 'bytea', name: 'wrapped_key', select: false })
+  wrappedKey!: Buffer;
+
+  @Column({ type: 'text', name: 'master_key_id', select: false })
+  masterKeyId!: string;
+
+  @Column({ type: 'integer', insert: false })
+  version!: number;
+
+  @Column({ type: 'timestamptz', name: 'created_at', insert: false, update: false })
+  createdAt!: Timestamp;
+
+  @Column({ type: 'timestamptz', name: 'updated_at', insert: false, update: false })
+  updatedAt!: Timestamp;
+}

@@ -1,0 +1,118 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
+import { ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { MerchantScoped } from '../auth/merchant-scoped';
+import { MerchantAccountId } from '../auth/principal';
+import { Public, RequireScope } from '../auth/scopes';
+import { ApiProblems } from '../common/openapi/api-problems';
+import { Page, PageOf } from '../common/pagination/page';
+import { PaginationErrors } from '../common/pagination/pagination.errors';
+import { CommonErrors } from '../common/problem/common.errors';
+import { VaultForwardConfigErrors } from '../vault-forward-configs/vault-forward-configs.errors';
+import {
+  AuthenticationKindsResponse,
+  CreateForwardAuthenticationDto,
+  ForwardAuthenticationResponse,
+  ListForwardAuthenticationsQuery,
+  UpdateForwardAuthenticationDto,
+} from './dto/forward-authentication.dto';
+import { ForwardAuthenticationErrors } from './forward-authentications.errors';
+import { ForwardAuthenticationsService } from './forward-authentications.service';
+import { AUTHENTICATION_KINDS, KINDS } from './kinds';
+import { REQUEST_SCHEMA, RESPONSE_SCHEMA, UPDATE_SCHEMA_NAME } from './openapi';
+
+@ApiTags('Forwarding authentication methods')
+@MerchantScoped()
+@Controller('vault-forward/configs/:config_id/authentications')
+export class ForwardAuthenticationsController {
+  constructor(private readonly methods: ForwardAuthenticationsService) {}
+
+  @Post()
+  @HttpCode(201)
+  @RequireScope('vault-forward-authentications.write')
+  @ApiOperation({ summary: 'Store an authentication method for a forwarding config (secret fields are write-only)' })
+  @ApiBody({ schema: REQUEST_SCHEMA })
+  @ApiCreatedResponse({ schema: RESPONSE_SCHEMA })
+  @ApiProblems(CommonErrors.validationFailed, VaultForwardConfigErrors.notFound)
+  async create(
+    @MerchantAccountId() merchant: string,
+    @Param('config_id') configId: string,
+    @Body() body: CreateForwardAuthenticationDto,
+  ): Promise<ForwardAuthenticationResponse> {
+    return ForwardAuthenticationResponse.from(await this.methods.create(merchant, configId, { kind: body.kind, label: body.label, fields: body.fields }));
+  }
+
+  @Get()
+  @RequireScope('vault-forward-authentications.read')
+  @ApiOperation({ summary: 'List the authentication methods of a forwarding config, newest first, with cursor pagination' })
+  @ApiOkResponse({ type: PageOf(ForwardAuthenticationResponse) })
+  @ApiProblems(CommonErrors.validationFailed, PaginationErrors.invalidCursor, VaultForwardConfigErrors.notFound)
+  list(
+    @MerchantAccountId() merchant: string,
+    @Param('config_id') configId: string,
+    @Query() query: ListForwardAuthenticationsQuery,
+  ): Promise<Page<ForwardAuthenticationResponse>> {
+    return this.methods.list(merchant, configId, query);
+  }
+
+  @Get(':id')
+  @RequireScope('vault-forward-authentications.read')
+  @ApiOperation({ summary: 'Get an authentication method (non-secret fields, derived facts, warnings)' })
+  @ApiOkResponse({ schema: RESPONSE_SCHEMA })
+  @ApiProblems(VaultForwardConfigErrors.notFound, ForwardAuthenticationErrors.notFound)
+  async get(@MerchantAccountId() merchant: string, @Param('config_id') configId: string, @Param('id') id: string): Promise<ForwardAuthenticationResponse> {
+    return ForwardAuthenticationResponse.from(await this.methods.get(merchant, configId, id));
+  }
+
+  @Put(':id')
+  @RequireScope('vault-forward-authentications.write')
+  @ApiOperation({ summary: 'Replace the label and/or the whole fields set of an authentication method' })
+  @ApiBody({ schema: { $ref: `#/components/schemas/${UPDATE_SCHEMA_NAME}` } })
+  @ApiOkResponse({ schema: RESPONSE_SCHEMA })
+  @ApiProblems(CommonErrors.validationFailed, VaultForwardConfigErrors.notFound, ForwardAuthenticationErrors.notFound)
+  async update(
+    @MerchantAccountId() merchant: string,
+    @Param('config_id') configId: string,
+    @Param('id') id: string,
+    @Body() body: UpdateForwardAuthenticationDto,
+  ): Promise<ForwardAuthenticationResponse> {
+    return ForwardAuthenticationResponse.from(await this.methods.update(merchant, configId, id, { label: body.label, fields: body.fields }));
+  }
+
+  @Delete(':id')
+  @HttpCode(204)
+  @RequireScope('vault-forward-authentications.write')
+  @ApiOperation({ summary: 'Delete an authentication method' })
+  @ApiNoContentResponse({ description: 'Deleted.' })
+  @ApiProblems(VaultForwardConfigErrors.notFound, ForwardAuthenticationErrors.notFound)
+  async delete(@MerchantAccountId() merchant: string, @Param('config_id') configId: string, @Param('id') id: string): Promise<void> {
+    await this.methods.delete(merchant, configId, id);
+  }
+}
+
+@ApiTags('Forwarding authentication methods')
+@Controller('vault-forward/authentication-kinds')
+export class AuthenticationKindsController {
+  @Get()
+  @Public()
+  @ApiOperation({ summary: 'The kinds of authentication method and their fields (which are secret, required, their formats), e.g. to build forms' })
+  @ApiOkResponse({ type: AuthenticationKindsResponse })
+  kinds(): AuthenticationKindsResponse {
+    return {
+      items: AUTHENTICATION_KINDS.map((kind) => ({
+        kind,
+        title: KINDS[kind].title,
+        description: KINDS[kind].description,
+        fields: KINDS[kind].fields.map((f) => ({
+          name: f.name,
+          secret: f.secret,
+          required: f.required,
+          format: f.format,
+          ...(f.enum ? { enum: [...f.enum] } : {}),
+          ...(f.default !== undefined ? { default: f.default } : {}),
+          max_length: f.maxLength,
+          description: f.description,
+        })),
+      })),
+    };
+  }
+}

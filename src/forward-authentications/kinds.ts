@@ -1,0 +1,140 @@
+/**
+ * The one description of each authentication method kind. Validation (method-fields.ts), the OpenAPI
+ * schemas (openapi.ts), GET /vault-forward/authentication-kinds (for forms) and the examples in
+ * docs/authentication-methods.md all read it; a new kind is a new entry here plus its step at forward
+ * time.
+ */
+export const AUTHENTICATION_KINDS = ['hmac-signature', 'mutual-tls', 'jwe-payload'] as const;
+export type AuthenticationKind = (typeof AUTHENTICATION_KINDS)[number];
+
+/**
+ * How a field's value is checked. Values are stored exactly as entered (spec 5.3 rule 4): a format
+ * refuses what can never work and never rewrites anything; doubtful values earn a warning instead.
+ */
+export type FieldFormat =
+  /** Any text. */
+  | 'text'
+  /** An HTTP header name (RFC 9110 token). */
+  | 'header-name'
+  /** Text that goes into a header value: no control characters, Latin-1 only. */
+  | 'header-value'
+  /** The signed string, with {method}, {path}, {timestamp}, {body} and {body_sha256}. */
+  | 'signing-template'
+  /** One of `enum`. */
+  | 'enum'
+  /** PEM certificates, leaf first. */
+  | 'pem-certificates'
+  /** A PEM private key (PKCS#8, PKCS#1 or SEC1; encrypted with `passphrase` or not). */
+  | 'pem-private-key'
+  /** A public key as PEM (SPKI or PKCS#1) or as a JWK (JSON). */
+  | 'public-key';
+
+export interface FieldDescription {
+  name: string;
+  /** Write-only: encrypted at rest, never returned, logged or echoed. */
+  secret: boolean;
+  required: boolean;
+  format: FieldFormat;
+  enum?: readonly string[];
+  /** What an absent optional field means. */
+  default?: string;
+  maxLength: number;
+  description: string;
+}
+
+export interface KindDescription {
+  kind: AuthenticationKind;
+  title: string;
+  description: string;
+  fields: readonly FieldDescription[];
+  /** A complete `fields` object, for the docs and the OpenAPI examples (placeholders for PEM text). */
+  example: Readonly<Record<string, string>>;
+}
+
+export const SIGNING_TEMPLATE_VARIABLES = ['method', 'path', 'timestamp', 'body', 'body_sha256'] as const;
+export const DEFAULT_SIGNING_TEMPLATE = '{timestamp}.{body}';
+
+const PEM_MAX = 64 * 1024;
+
+export const KINDS: Readonly<Record<AuthenticationKind, KindDescription>> = {
+  'hmac-signature': {
+    kind: 'hmac-signature',
+    title: 'HMAC-signed request',
+    description:
+      'Signs each forwarded request with a shared secret: HMAC over the `template` string, placed in `header` (after `prefix`). ' +
+      '`{body}` is the body byte for byte as it is sent downstream (after placeholders are filled, and after a `jwe-payload` method listed before this one).',
+    fields: [
+      { name: 'secret', secret: true, required: true, format: 'text', maxLength: 4096, description: 'The shared secret, used byte for byte as entered (UTF-8).' },
+      { name: 'algorithm', secret: false, required: true, format: 'enum', enum: ['sha256', 'sha512'], maxLength: 6, description: 'HMAC hash function.' },
+      { name: 'encoding', secret: false, required: true, format: 'enum', enum: ['hex', 'base64'], maxLength: 6, description: 'How the signature is written into the header.' },
+      { name: 'header', secret: false, required: true, format: 'header-name', maxLength: 256, description: 'The request header that carries the signature.' },
+      {
+        name: 'timestamp_header',
+        secret: false,
+        required: false,
+        format: 'header-name',
+        maxLength: 256,
+        description: 'A request header that carries the signing time in unix seconds (the `{timestamp}` of the template).',
+      },
+      {
+        name: 'template',
+        secret: false,
+        required: false,
+        format: 'signing-template',
+        default: DEFAULT_SIGNING_TEMPLATE,
+        maxLength: 1024,
+        description: 'The signed string. Variables: `{method}`, `{path}` (path and query), `{timestamp}` (unix seconds), `{body}`, `{body_sha256}` (hex).',
+      },
+      { name: 'prefix', secret: false, required: false, format: 'header-value', maxLength: 256, description: 'Text written before the signature, e.g. `sha256=`.' },
+    ],
+    example: { secret: 'whsec_5f2b…', algorithm: 'sha256', encoding: 'hex', header: 'x-signature', timestamp_header: 'x-timestamp', template: '{timestamp}.{body}', prefix: 'sha256=' },
+  },
+  'mutual-tls': {
+    kind: 'mutual-tls',
+    title: 'Mutual TLS client certificate',
+    description:
+      'Presents a client certificate on the TLS connection to the target. Each method has its own connection pool, so TLS sessions are reused across forwards but never shared between methods or merchants.',
+    fields: [
+      { name: 'certificate', secret: false, required: true, format: 'pem-certificates', maxLength: PEM_MAX, description: 'PEM client certificate, leaf first; a chain may follow.' },
+      { name: 'private_key', secret: true, required: true, format: 'pem-private-key', maxLength: PEM_MAX, description: 'PEM private key of the leaf certificate.' },
+      { name: 'passphrase', secret: true, required: false, format: 'text', maxLength: 1024, description: 'Opens `private_key` when it is encrypted.' },
+      {
+        name: 'ca_certificates',
+        secret: false,
+        required: false,
+        format: 'pem-certificates',
+        maxLength: 4 * PEM_MAX,
+        description: 'PEM bundle of certificate authorities to trust for this target instead of the system roots.',
+      },
+    ],
+    example: { certificate: '-----BEGIN CERTIFICATE-----\n…\n-----END CERTIFICATE-----\n', private_key: '-----BEGIN PRIVATE KEY-----\n…\n-----END PRIVATE KEY-----\n' },
+  },
+  'jwe-payload': {
+    kind: 'jwe-payload',
+    title: 'Encrypted payload (JWE)',
+    description:
+      'Replaces the body, after placeholders are filled, with a compact JWE encrypted to the target’s public key; `content-type` becomes `application/jose`.',
+    fields: [
+      { name: 'public_key', secret: false, required: true, format: 'public-key', maxLength: PEM_MAX, description: 'The recipient’s public key: PEM (SPKI) or a JWK as JSON.' },
+      { name: 'key_id', secret: false, required: false, format: 'text', maxLength: 256, description: 'Sent as the `kid` header parameter.' },
+      { name: 'algorithm', secret: false, required: true, format: 'enum', enum: ['RSA-OAEP-256', 'ECDH-ES+A256KW'], maxLength: 16, description: 'Key management algorithm (`alg`).' },
+      { name: 'encryption', secret: false, required: true, format: 'enum', enum: ['A256GCM', 'A128CBC-HS256'], maxLength: 16, description: 'Content encryption (`enc`).' },
+      { name: 'content_type', secret: false, required: false, format: 'header-value', maxLength: 256, description: 'Sent as the `cty` header parameter.' },
+    ],
+    example: {
+      public_key: '-----BEGIN PUBLIC KEY-----\n…\n-----END PUBLIC KEY-----\n',
+      key_id: 'psp-2026-01',
+      algorithm: 'RSA-OAEP-256',
+      encryption: 'A256GCM',
+      content_type: 'application/json',
+    },
+  },
+};
+
+export function isAuthenticationKind(value: unknown): value is AuthenticationKind {
+  return typeof value === 'string' && (AUTHENTICATION_KINDS as readonly string[]).includes(value);
+}
+
+export function secretFieldNames(kind: AuthenticationKind): string[] {
+  return KINDS[kind].fields.filter((f) => f.secret).map((f) => f.name);
+}

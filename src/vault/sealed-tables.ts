@@ -1,0 +1,63 @@
+/**
+ * Every table that holds sealed data, so that `vault rotate-keys` (KeyRotationService) walks them all
+ * with one loop. A table that stores secrets adds an entry here and gets rotation, the `remaining`
+ * count and its cache refresh without rotation code of its own.
+ *
+ * Conventions of a sealed table: columns `wrapped_key` (bytea) and `master_key_id` (text, indexed),
+ * plus `ciphertext` (bytea) for the `record` layout; its AAD is boundAad(purpose, ...aadColumns).
+ */
+export interface SealedTable {
+  /** Names the table in the rotation result: `rewrapped_<name>`, `failed_<name>`. */
+  name: string;
+  table: string;
+  /** The primary key, which the walk pages by. */
+  key: string;
+  keyType: 'uuid' | 'text';
+  /**
+   * `record`: `wrapped_key` is a data key that encrypts `ciphertext` (SecretSealer, envelope.seal);
+   * `secret`: `wrapped_key` is the secret itself, wrapped by the master key (envelope.wrapSecret).
+   */
+  layout: 'record' | 'secret';
+  purpose: string;
+  /** The columns whose values, in this order, follow the purpose in the AAD. */
+  aadColumns: readonly string[];
+  /** How failures name a row (in the log); ids only. */
+  describe: string;
+  /** The SharedCache that holds this table's sealed rows: dropped in every process after a run. */
+  cache?: string;
+}
+
+export const SEALED_TABLES: readonly SealedTable[] = [
+  {
+    name: 'payment_methods',
+    table: 'payment_methods',
+    key: 'id',
+    keyType: 'uuid',
+    layout: 'record',
+    purpose: 'payment-method',
+    aadColumns: ['merchant_account_id', 'id'],
+    describe: 'payment method',
+    cache: 'sealed-payment-methods',
+  },
+  {
+    name: 'merchant_keys',
+    table: 'vault_merchant_keys',
+    key: 'merchant_account_id',
+    keyType: 'text',
+    layout: 'secret',
+    purpose: 'fingerprint-key',
+    aadColumns: ['merchant_account_id'],
+    describe: 'fingerprint key of',
+  },
+  {
+    name: 'authentication_methods',
+    table: 'vault_forward_authentications',
+    key: 'id',
+    keyType: 'uuid',
+    layout: 'record',
+    purpose: 'forward-authentication',
+    aadColumns: ['merchant_account_id', 'config_id', 'id'],
+    describe: 'authentication method',
+    cache: 'sealed-forward-authentications',
+  },
+];

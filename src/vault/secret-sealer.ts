@@ -1,0 +1,56 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { open, seal, SealedRecord } from './envelope';
+import { VAULT_KEYRING, VaultKeyring } from './keyring';
+
+/**
+ * The additional authenticated data that binds a sealed secret to its place: what it is (`purpose`)
+ * and the ids that own it, e.g. `forward-authentication\nv1\n<merchant>\n<config>\n<id>`. A blob copied
+ * onto another row, another config or another merchant then fails to open. Every sealed table builds
+ * its AAD here (the rotation registry rebuilds it from the row's columns, see sealed-tables.ts).
+ */
+export function boundAad(purpose: string, ...owners: readonly string[]): string {
+  for (const part of [purpose, ...owners]) {
+    // A newline inside a part would let two different bindings print the same string.
+    if (part.includes('\n')) throw new Error('an AAD part cannot contain a newline');
+  }
+  return [purpose, 'v1', ...owners].join('\n');
+}
+
+/**
+ * Seals and opens any secret under the vault's envelope (a fresh data key per record, wrapped by the
+ * current master key), bound to an AAD from boundAad. The caller stores the three parts of the
+ * SealedRecord in the columns `ciphertext`, `wrapped_key` and `master_key_id` and lists its table in
+ * SEALED_TABLES, so `vault rotate-keys` re-wraps it with no code of its own.
+ */
+@Injectable()
+export class SecretSealer {
+  constructor(@Inject(VAULT_KEYRING) private readonly keyring: VaultKeyring) {}
+
+  seal(aad: string, plaintext: Buffer): SealedRecord {
+    return seal(plaintext, aad, this.keyring.current);
+  }
+
+  /** @param what names the record in a VaultDecryptionError (an id, never content). */
+  open(aad: string, sealed: SealedRecord, what: string): Buffer {
+    return open(sealed, aad, this.keyring, what);
+  }
+
+  /** JSON in, sealed out; the intermediate plaintext buffer is zeroed. */
+  sealJson(aad: string, value: unknown): SealedRecord {
+    const plaintext = Buffer.from(JSON.stringify(value), 'utf8');
+    try {
+      return this.seal(aad, plaintext);
+    } finally {
+      plaintext.fill(0);
+    }
+  }
+
+  openJson<T>(aad: string, sealed: SealedRecord, what: string): T {
+    const plaintext = this.open(aad, sealed, what);
+    try {
+      return JSON.parse(plaintext.toString('utf8')) as T;
+    } finally {
+      plaintext.fill(0);
+    }
+  }
+}
