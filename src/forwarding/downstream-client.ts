@@ -6,11 +6,11 @@ import { Dispatcher } from 'undici';
 import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
 import { ProblemException } from '../common/problem/problem';
-import { SharedCaches } from '../queue/shared-cache';
+import { ForwardAuthenticationsService } from '../forward-authentications/forward-authentications.service';
 import { BlockedAddressError, guardedLookup } from '../targets/addresses';
 import { HOP_BY_HOP } from './forward-headers';
 import { ForwardingErrors } from './forwarding.errors';
-import { CONNECT_TIMEOUT_MS, DispatcherPool, FORWARD_AUTHENTICATION_CONNECTIONS } from './outbound/dispatcher-pool';
+import { CONNECT_TIMEOUT_MS, DispatcherPool } from './outbound/dispatcher-pool';
 import type { OutboundRequest } from './outbound/outbound-request';
 
 const MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
@@ -120,11 +120,11 @@ function blocked(error: unknown): BlockedAddressError | null {
 export class DownstreamClient implements OnModuleDestroy {
   readonly pool: DispatcherPool;
 
-  constructor(@Inject(APP_CONFIG) config: AppConfig, caches: SharedCaches) {
+  constructor(@Inject(APP_CONFIG) config: AppConfig, authentications: ForwardAuthenticationsService) {
     const ca = config.forwardExtraCaFile ? [...rootCertificates, readFileSync(config.forwardExtraCaFile, 'utf8')] : undefined;
     this.pool = new DispatcherPool(ca);
-    // Holds nothing: its notices (a method changed or was deleted, in any process) close that method's pools here.
-    caches.create<never>(FORWARD_AUTHENTICATION_CONNECTIONS, { max: 1, ttlMs: 1_000, onDrop: (methodId) => this.pool.dropMethod(methodId) });
+    // A method updated or deleted in any process: its connections (and TLS sessions) go at once.
+    authentications.onMethodChanged((methodId) => this.pool.dropMethod(methodId));
   }
 
   async onModuleDestroy(): Promise<void> {

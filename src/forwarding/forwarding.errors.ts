@@ -40,13 +40,6 @@ export const ForwardingErrors = {
     description:
       'The target host is, or resolves to, an address that is not public (loopback, private, link-local such as 169.254.169.254, carrier-grade NAT, multicast, unspecified, or their IPv4-mapped IPv6 forms). Such targets are refused whatever the configs say.',
   }),
-  authenticationMethodUnusable: defineProblem({
-    code: 'authentication-method-unusable',
-    status: 422,
-    title: 'Authentication method cannot be used',
-    description:
-      'A method listed in x-vault-forward-authentications is stored as entered but cannot be applied: its key or certificate does not parse, its passphrase is wrong, its private key does not match its certificate, or its public key does not fit its algorithm. `errors` names the method id; no field value is ever shown. Nothing was sent. Fix the method with PUT /vault-forward/configs/{config_id}/authentications/{id}.',
-  }),
   downstreamUnreachable: defineProblem({
     code: 'downstream-unreachable',
     status: 502,

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuthModule } from '../auth/auth.module';
+import { ForwardAuthenticationsModule } from '../forward-authentications/forward-authentications.module';
 import { VaultForwardConfigsModule } from '../vault-forward-configs/vault-forward-configs.module';
 import { VaultModule } from '../vault/vault.module';
 import { DownstreamClient } from './downstream-client';
@@ -11,10 +12,9 @@ import { ForwardingController } from './forwarding.controller';
 import { ForwardingService } from './forwarding.service';
 import { InflightBytes } from './inflight-bytes';
 import { AuthenticationSteps } from './outbound/authentication-steps';
-import { ForwardAuthenticationsService } from './outbound/usable-method.tmp';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([VaultForwardRequest]), AuthModule, VaultModule, VaultForwardConfigsModule],
+  imports: [TypeOrmModule.forFeature([VaultForwardRequest]), AuthModule, VaultModule, VaultForwardConfigsModule, ForwardAuthenticationsModule],
   controllers: [ForwardingController],
   providers: [
     ForwardingService,
@@ -23,7 +23,6 @@ import { ForwardAuthenticationsService } from './outbound/usable-method.tmp';
     ForwardHttpHandler,
     InflightBytes,
     AuthenticationSteps,
-    { provide: ForwardAuthenticationsService, useValue: { forForward: () => Promise.reject(new Error('h7 not merged')) } },
   ],
   exports: [ForwardHttpHandler],
 })

@@ -5,6 +5,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
 import { ProblemException } from '../common/problem/problem';
+import { ForwardAuthenticationsService } from '../forward-authentications/forward-authentications.service';
 import { VaultForwardConfigsService } from '../vault-forward-configs/vault-forward-configs.service';
 import { PaymentMethodResolver } from '../vault/payment-method-resolver.service';
 import { filledByteLength, fillBytes, fillScan, jsonStringContent, PlaceholderError, PlaceholderScan, PlaceholderUse, scanText } from '../vault/placeholders';
@@ -17,7 +18,6 @@ import { hostKey, isInsecureHost } from '../targets/http-methods';
 import type { InflightLease } from './inflight-bytes';
 import { AuthenticationSteps } from './outbound/authentication-steps';
 import type { OutboundRequest } from './outbound/outbound-request';
-import { ForwardAuthenticationsService } from './outbound/usable-method.tmp';
 
 /** Caller headers that describe the body or the wanted answer; everything else stays here. */
 const PASSED_THROUGH = ['content-type', 'accept', 'accept-language'];

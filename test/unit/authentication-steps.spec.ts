@@ -4,7 +4,7 @@ import { ProblemException } from '../../src/common/problem/problem';
 import { AuthenticationSteps, parseTemplate } from '../../src/forwarding/outbound/authentication-steps';
 import { connectOptions, DispatcherPool } from '../../src/forwarding/outbound/dispatcher-pool';
 import type { ClientIdentity, OutboundRequest } from '../../src/forwarding/outbound/outbound-request';
-import type { UsableAuthenticationMethod } from '../../src/forwarding/outbound/usable-method.tmp';
+import type { UsableAuthenticationMethod } from '../../src/forward-authentications/forward-authentications.service';
 import { guardedLookup } from '../../src/targets/addresses';
 import { decryptRsaOaepA256Gcm, hmac, sha256Hex } from '../support/independent-crypto';
 
@@ -101,7 +101,7 @@ describe('authentication steps', () => {
     expect(error).toBeInstanceOf(ProblemException);
     const problem = error as ProblemException;
     expect(problem.status).toBe(422);
-    expect(problem.definition.code).toBe('authentication-method-unusable');
+    expect(problem.definition.code).toBe('authentication-method-invalid');
     expect(JSON.stringify([problem.detail, problem.errors])).toContain(m.id);
     for (const name of ['public_key', 'private_key', 'certificate'] as const) if (name in fields) expect(JSON.stringify([problem.detail, problem.errors])).not.toContain((fields as Record<string, string>)[name]);
   });

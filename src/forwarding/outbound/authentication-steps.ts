@@ -1,20 +1,20 @@
 import { createHash, createHmac, createPublicKey, KeyObject } from 'node:crypto';
 import { createSecureContext } from 'node:tls';
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import { CompactEncrypt } from 'jose';
 import { LRUCache } from 'lru-cache';
 import { ProblemException } from '../../common/problem/problem';
-import type { UsableAuthenticationMethod } from './usable-method.tmp';
+import { ForwardAuthenticationErrors } from '../../forward-authentications/forward-authentications.errors';
+import { ForwardAuthenticationsService, UsableAuthenticationMethod } from '../../forward-authentications/forward-authentications.service';
+import { DEFAULT_SIGNING_TEMPLATE, SIGNING_TEMPLATE_VARIABLES } from '../../forward-authentications/kinds';
 import { AUTHENTICATIONS_HEADER } from '../forward-headers';
-import { ForwardingErrors } from '../forwarding.errors';
 import type { ClientIdentity, OutboundRequest } from './outbound-request';
 
 const HMAC_ALGORITHMS = new Set(['sha256', 'sha512']);
 const HMAC_ENCODINGS = new Set(['hex', 'base64']);
 const JWE_ALGORITHMS = new Set(['RSA-OAEP-256', 'ECDH-ES+A256KW']);
 const JWE_ENCRYPTIONS = new Set(['A256GCM', 'A128CBC-HS256']);
-const DEFAULT_TEMPLATE = '{timestamp}.{body}';
-const TEMPLATE_TOKENS = new Set(['method', 'path', 'timestamp', 'body', 'body_sha256']);
+const TEMPLATE_TOKENS = new Set<string>(SIGNING_TEMPLATE_VARIABLES);
 /** RFC 9110 token characters; a header name must be one. */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9a-z-]+$/i;
 /** What a header value can carry (as forwarding.service.ts): tab, visible ASCII, Latin-1's upper half. */
@@ -65,6 +65,10 @@ export class AuthenticationSteps {
   /** By method id, with the version it was prepared from. */
   private readonly prepared = new LRUCache<string, { version: string; material: Material }>({ max: 10_000, ttl: 5 * 60_000 });
 
+  constructor(@Optional() authentications?: ForwardAuthenticationsService) {
+    authentications?.onMethodChanged((methodId) => this.forget(methodId));
+  }
+
   /** Drops what was prepared for a method (null: for all), when it changed in any process. */
   forget(methodId: string | null): void {
     if (methodId === null) this.prepared.clear();
@@ -102,7 +106,7 @@ export class AuthenticationSteps {
 
 function unusable(method: UsableAuthenticationMethod, reason: string): ProblemException {
   return new ProblemException(
-    ForwardingErrors.authenticationMethodUnusable,
+    ForwardAuthenticationErrors.invalid,
     `Authentication method ${method.id} (${method.kind}) cannot be used: ${reason}. Nothing was sent.`,
     [{ location: 'header', name: AUTHENTICATIONS_HEADER, message: `${method.id}: ${reason}` }],
   );
@@ -168,7 +172,7 @@ function prepare(method: UsableAuthenticationMethod): Material {
         encoding: f.encoding as 'hex' | 'base64',
         header,
         timestampHeader,
-        template: parseTemplate(f.template ?? DEFAULT_TEMPLATE),
+        template: parseTemplate(f.template ?? DEFAULT_SIGNING_TEMPLATE),
         prefix,
       };
     }

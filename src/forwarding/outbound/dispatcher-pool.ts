@@ -10,12 +10,6 @@ const MAX_IDENTITIES = 1_000;
 const IDENTITY_IDLE_MS = 5 * 60_000;
 
 /**
- * The name of the SharedCache whose notices drop a method's connection pools in every process; the
- * key is the method id (null: every identity). Announced by whoever changes or deletes a method.
- */
-export const FORWARD_AUTHENTICATION_CONNECTIONS = 'forward-authentication-connections';
-
-/**
  * The one place connect options are made, for every Agent the pool builds: a guarded Agent always
  * resolves through guardedLookup (the SSRF guard), whatever else the options say, so no
  * combination of identity and trust can leave it out. `ca` is the method's own bundle when it has
