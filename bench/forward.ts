@@ -7,6 +7,8 @@
  *        floor any vault-forwarding service stands on,
  *   (c) our /vault-forward (the compiled API, real PostgreSQL and Redis, cards from the vault).
  *   (c0) the same route without payment methods, to split the vault's cost from the rest.
+ *   (c+hmac) (c) with an hmac-signature method; (c+mtls) (c) with a mutual-tls method, to a local
+ *        HTTPS echo server that requires a client certificate and counts its TLS handshakes.
  * Each server runs in its own process; the load generator runs here. BENCH_API_PROFILE=DIR writes a
  * CPU profile of the API process; BENCH_NODE_FLAGS replaces the API's Node flags.
  */
@@ -24,6 +26,7 @@ import { ApiKeysService } from '../src/auth/api-keys.service';
 import { signToken } from '../src/auth/token-signer';
 import { createDataSource } from '../src/database/data-source';
 import { Metrics } from '../src/metrics/metrics.service';
+import { TestCa } from '../test/support/test-pki';
 
 /** As `npm start` and the Dockerfile run the API; BENCH_NODE_FLAGS overrides ("" for Node's defaults). */
 const API_NODE_FLAGS = '--max-semi-space-size=64';
@@ -39,9 +42,9 @@ const BODY = JSON.stringify({
 
 const children: ChildProcess[] = [];
 
-function forkServer(script: string): Promise<{ port: number; process: ChildProcess }> {
+function forkServer(script: string, env?: Record<string, string>): Promise<{ port: number; process: ChildProcess }> {
   return new Promise((resolve, reject) => {
-    const child = fork(join(__dirname, script), { stdio: 'inherit' });
+    const child = fork(join(__dirname, script), { stdio: 'inherit', ...(env ? { env: { ...process.env, ...env } } : {}) });
     children.push(child);
     child.once('message', (message: { port: number }) => resolve({ port: message.port, process: child }));
     child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
@@ -125,6 +128,15 @@ async function main(): Promise<void> {
     const echoPort = echo.port;
     const proxy = await forkServer('passthrough-proxy.js');
     const cardProxy = await forkServer('card-proxy.js');
+    const pki = TestCa.create('Bench CA');
+    const serverCert = pki.issue('127.0.0.1', 'server');
+    const clientCert = pki.issue('bench-client', 'client');
+    const mtlsEcho = await forkServer('mtls-echo-server.js', { BENCH_TLS_CERT: serverCert.cert, BENCH_TLS_KEY: serverCert.key, BENCH_TLS_CLIENT_CA: pki.cert });
+    const handshakes = () =>
+      new Promise<number>((resolve) => {
+        mtlsEcho.process.once('message', (m: { handshakes: number }) => resolve(m.handshakes));
+        mtlsEcho.process.send('count');
+      });
     const { url: api, process: apiProcess } = await startApi({
       DATABASE_URL: databaseUrl,
       REDIS_URL: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
@@ -142,7 +154,17 @@ async function main(): Promise<void> {
     const key = await new ApiKeysService(db.getRepository(ApiKey), null as never, new SharedCaches(null, null, new Metrics())).create('bench', 'ES256');
     await db.destroy();
     const token = await signToken({ privateKeyPem: key.privateKeyPem, keyId: key.id, scopes: ['*.write', '*.read'] });
-    await json(`${api}/vault-forward/configs`, token, { display_name: 'Echo', hosts: [`127.0.0.1:${echoPort}`] });
+    const config = await json(`${api}/vault-forward/configs`, token, { display_name: 'Echo', hosts: [`127.0.0.1:${echoPort}`, `127.0.0.1:${mtlsEcho.port}`] });
+    const hmacMethod = await json(`${api}/vault-forward/configs/${config.id}/authentications`, token, {
+      kind: 'hmac-signature',
+      label: 'bench',
+      fields: { secret: 'bench-hmac-secret-0123456789abcdef', algorithm: 'sha256', encoding: 'hex', header: 'x-signature', timestamp_header: 'x-timestamp' },
+    });
+    const mtlsMethod = await json(`${api}/vault-forward/configs/${config.id}/authentications`, token, {
+      kind: 'mutual-tls',
+      label: 'bench',
+      fields: { certificate: clientCert.cert, private_key: clientCert.key, ca_certificates: pki.cert },
+    });
     const cards = [
       await json(`${api}/payment-methods`, token, { method: 'card', number: '4111111111111111', expiration_date: '12/30' }),
       await json(`${api}/payment-methods`, token, { method: 'card', number: '5555555555554444', expiration_date: '01/31' }),
@@ -159,6 +181,18 @@ async function main(): Promise<void> {
       apiProcess,
     );
 
+    const cardHeaders = { authorization: `Bearer ${token}`, 'x-vault-forward-payment-methods': cards.map((c: { id: string }) => c.id).join(',') };
+    const signed = await load(`${api}/vault-forward`, { ...forwardHeaders, ...cardHeaders, 'x-vault-forward-authentications': hmacMethod.id }, apiProcess);
+    const handshakesBefore = await handshakes();
+    const mtlsStarted = Date.now();
+    const mutual = await load(
+      `${api}/vault-forward`,
+      { 'x-vault-forward-url': `https://127.0.0.1:${mtlsEcho.port}/charge`, 'x-vault-forward-http-method': 'POST', ...cardHeaders, 'x-vault-forward-authentications': mtlsMethod.id },
+      apiProcess,
+    );
+    const mtlsHandshakes = (await handshakes()) - handshakesBefore;
+    const mtlsSeconds = (Date.now() - mtlsStarted) / 1000;
+
     const rows: Record<string, Result> = {
       '(a) direct to downstream': direct,
       '(b) undici pass-through proxy': passthrough,
@@ -170,6 +204,8 @@ async function main(): Promise<void> {
       // The difference to (c) is the vault's share; the rest is the framework, auth and checks.
       rows['(c0) /vault-forward without cards'] = await load(`${api}/vault-forward`, { ...forwardHeaders, authorization: `Bearer ${token}` }, apiProcess, BODY.replace(/\{\{/g, '\\\\{{'));
     }
+    rows['(c+hmac) (c) with an hmac-signature method'] = signed;
+    rows['(c+mtls) (c) with a mutual-tls method, TLS downstream'] = mutual;
     console.log(`\n${CONNECTIONS} connections, ${DURATION} s each after a 2 s warm-up, body ${BODY.length} bytes with two card placeholders\n`);
     console.log('| case | requests/s | p50 ms | p99 ms | errors | non-2xx | server CPU µs/request (user + system) |');
     console.log('|---|---:|---:|---:|---:|---:|---:|');
@@ -182,6 +218,11 @@ async function main(): Promise<void> {
     console.log(`(c)/(a) throughput: ${(ours.rps / direct.rps).toFixed(2)}`);
     console.log(`(b+)/(b) throughput: ${(floor.rps / passthrough.rps).toFixed(2)}  (the vault's unavoidable share)`);
     console.log(`(c)/(b+) throughput: ${(ours.rps / floor.rps).toFixed(2)}  (the service's own logic)`);
+    const cpu = (r: Result) => (r.cpuPerRequestUs ? r.cpuPerRequestUs.user + r.cpuPerRequestUs.system : NaN);
+    const hmacExtra = cpu(signed) / cpu(ours) - 1;
+    console.log(`(c+hmac)/(c) API CPU per request: ${hmacExtra >= 0 ? '+' : ''}${(hmacExtra * 100).toFixed(1)} %  (target ≤ 15 %: ${hmacExtra <= 0.15 ? 'met' : 'NOT met'})`);
+    const mtlsRequests = Math.round(mutual.rps * DURATION);
+    console.log(`(c+mtls) TLS handshakes at the downstream: ${mtlsHandshakes} for ~${Math.round(mutual.rps * mtlsSeconds)} requests (warm-up included; ${CONNECTIONS} connections, ${mtlsRequests} measured)`);
     const added = ours.p50 - direct.p50;
     console.log(`p50 added over (a): ${added.toFixed(2)} ms  (target ≤ 1 ms: ${added <= 1 ? 'met' : 'NOT met'})`);
     console.log(`p50 added over (b): ${(ours.p50 - passthrough.p50).toFixed(2)} ms`);

@@ -2,29 +2,23 @@ import { readFileSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { rootCertificates } from 'node:tls';
 import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
-import { Agent, Dispatcher } from 'undici';
+import { Dispatcher } from 'undici';
 import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
 import { Metrics } from '../metrics/metrics.service';
 import { ProblemException } from '../common/problem/problem';
+import { ForwardAuthenticationsService } from '../forward-authentications/forward-authentications.service';
 import { BlockedAddressError, guardedLookup } from '../targets/addresses';
 import { HOP_BY_HOP } from './forward-headers';
 import { ForwardingErrors } from './forwarding.errors';
+import { CONNECT_TIMEOUT_MS, DispatcherPool } from './outbound/dispatcher-pool';
+import type { OutboundRequest } from './outbound/outbound-request';
 
 const MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
 /** Answers declaring at most this many bytes are read whole before we reply; larger ones stream. */
 const BUFFERED_RESPONSE_BYTES = 64 * 1024;
-const CONNECT_TIMEOUT_MS = 5_000;
 
-export interface DownstreamRequest {
-  url: URL;
-  method: string;
-  headers: Record<string, string>;
-  body: Buffer | undefined;
-  timeoutMs: number;
-  /** Listed in FORWARD_INSECURE_HOSTS: no address guard. */
-  trusted: boolean;
-}
+export type DownstreamRequest = OutboundRequest;
 
 export interface DownstreamResponse {
   status: number;
@@ -116,33 +110,34 @@ function blocked(error: unknown): BlockedAddressError | null {
 
 /**
  * The outbound HTTP client: undici agents that keep a keep-alive connection pool per origin, reused
- * across requests. The default agent resolves names through the SSRF guard and connects to the
- * address it checked; a second agent without the guard serves only FORWARD_INSECURE_HOSTS.
+ * across requests, taken from a DispatcherPool by trust and client identity. Guarded agents resolve
+ * names through the SSRF guard and connect to the address they checked; only FORWARD_INSECURE_HOSTS
+ * get agents without it. A mutual-TLS identity has agents of its own (outbound/dispatcher-pool.ts).
  * Redirects are never followed. Short answers (a small declared length, or ended by the time the
  * target pauses: the usual API response) are read whole first, so a failure midway is still a clean
  * problem; others stream back as they arrive, cut off at 10 MiB (docs/decisions.md).
  */
 @Injectable()
 export class DownstreamClient implements OnModuleDestroy {
-  private readonly guarded: Agent;
-  private readonly trusted: Agent;
+  readonly pool: DispatcherPool;
 
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
+    authentications: ForwardAuthenticationsService,
     private readonly metrics: Metrics,
   ) {
     const ca = config.forwardExtraCaFile ? [...rootCertificates, readFileSync(config.forwardExtraCaFile, 'utf8')] : undefined;
-    const common = { keepAliveTimeout: 30_000, keepAliveMaxTimeout: 120_000, connections: 256, pipelining: 1 };
-    this.guarded = new Agent({ ...common, connect: { timeout: CONNECT_TIMEOUT_MS, lookup: guardedLookup, ...(ca ? { ca } : {}) } });
-    this.trusted = new Agent({ ...common, connect: { timeout: CONNECT_TIMEOUT_MS, ...(ca ? { ca } : {}) } });
+    this.pool = new DispatcherPool(ca);
+    // A method updated or deleted in any process: its connections (and TLS sessions) go at once.
+    authentications.onMethodChanged((methodId) => this.pool.dropMethod(methodId));
   }
 
   async onModuleDestroy(): Promise<void> {
-    await Promise.all([this.guarded.close(), this.trusted.close()]);
+    await this.pool.close();
   }
 
   async send(request: DownstreamRequest): Promise<DownstreamResponse> {
-    const agent = request.trusted ? this.trusted : this.guarded;
+    const agent = this.pool.get(request.trusted, request.identity);
     // x-vault-forward-timeout is the whole budget, headers and body together.
     const deadline = new Deadline(request.timeoutMs);
     const sent = performance.now();

@@ -11,6 +11,7 @@ import { ProblemException } from '../common/problem/problem';
 import { VaultErrors } from '../vault/vault.errors';
 import { ForwardRequestResponse, ListForwardRequestsQuery } from './dto/forward-request.dto';
 import { ForwardRecordsService } from './forward-records.service';
+import { ForwardAuthenticationErrors } from '../forward-authentications/forward-authentications.errors';
 import { ForwardingErrors } from './forwarding.errors';
 
 @ApiTags('Forwarding')
@@ -42,7 +43,10 @@ export class ForwardingController {
     ForwardingErrors.insecureTarget,
     ForwardingErrors.endpointNotEnabled,
     ForwardingErrors.targetAddressForbidden,
-    ForwardingErrors.notImplemented,
+    ForwardAuthenticationErrors.notUsable,
+    ForwardAuthenticationErrors.conflict,
+    ForwardAuthenticationErrors.invalid,
+    ForwardAuthenticationErrors.unreadable,
     ForwardingErrors.downstreamUnreachable,
     ForwardingErrors.downstreamTimeout,
     ForwardingErrors.downstreamResponseTooLarge,

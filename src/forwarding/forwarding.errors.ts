@@ -40,12 +40,6 @@ export const ForwardingErrors = {
     description:
       'The target host is, or resolves to, an address that is not public (loopback, private, link-local such as 169.254.169.254, carrier-grade NAT, multicast, unspecified, or their IPv4-mapped IPv6 forms). Such targets are refused whatever the configs say.',
   }),
-  notImplemented: defineProblem({
-    code: 'not-implemented',
-    status: 400,
-    title: 'Not implemented yet',
-    description: 'Stored authentication methods (x-vault-forward-authentications) are not available yet; nothing was sent.',
-  }),
   downstreamUnreachable: defineProblem({
     code: 'downstream-unreachable',
     status: 502,

@@ -6,16 +6,19 @@ import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
 import { Metrics } from '../metrics/metrics.service';
 import { ProblemException } from '../common/problem/problem';
+import { ForwardAuthenticationsService } from '../forward-authentications/forward-authentications.service';
 import { VaultForwardConfigsService } from '../vault-forward-configs/vault-forward-configs.service';
 import { PaymentMethodResolver } from '../vault/payment-method-resolver.service';
 import { filledByteLength, fillBytes, fillScan, jsonStringContent, PlaceholderError, PlaceholderScan, PlaceholderUse, scanText } from '../vault/placeholders';
 import { literalBlockReason } from '../targets/addresses';
 import { DownstreamClient, DownstreamResponse } from './downstream-client';
 import { ForwardRecord, ForwardRecordsService } from './forward-records.service';
-import { AUTHENTICATIONS_HEADER, ForwardSpec, HEADER_PREFIX, parseForwardHeaders, URL_HEADER } from './forward-headers';
+import { ForwardSpec, HEADER_PREFIX, parseForwardHeaders, URL_HEADER } from './forward-headers';
 import { ForwardingErrors } from './forwarding.errors';
 import { hostKey, isInsecureHost } from '../targets/http-methods';
 import type { InflightLease } from './inflight-bytes';
+import { AuthenticationSteps } from './outbound/authentication-steps';
+import type { OutboundRequest } from './outbound/outbound-request';
 
 /** Caller headers that describe the body or the wanted answer; everything else stays here. */
 const PASSED_THROUGH = ['content-type', 'accept', 'accept-language'];
@@ -51,6 +54,8 @@ export class ForwardingService {
     private readonly resolver: PaymentMethodResolver,
     private readonly downstream: DownstreamClient,
     private readonly records: ForwardRecordsService,
+    private readonly authentications: ForwardAuthenticationsService,
+    private readonly steps: AuthenticationSteps,
     private readonly metrics: Metrics,
     @Inject(APP_CONFIG) private readonly appConfig: AppConfig,
   ) {}
@@ -108,18 +113,19 @@ export class ForwardingService {
     record.paymentMethodIds = spec.paymentMethodIds;
     record.authenticationIds = spec.authenticationIds;
 
-    if (spec.authenticationIds.length > 0) {
-      throw new ProblemException(ForwardingErrors.notImplemented, 'Stored authentication methods are not available yet; nothing was sent.', [
-        { location: 'header', name: AUTHENTICATIONS_HEADER, message: 'not implemented yet' },
-      ]);
-    }
     const trusted = this.checkTransport(spec.url);
     record.configId = await this.enablingConfig(input.merchantAccountId, spec);
+    // Checked before any card is opened: each id must be a usable method of this merchant and config.
+    const methods =
+      spec.authenticationIds.length > 0 ? await this.authentications.forForward(input.merchantAccountId, record.configId, spec.authenticationIds) : [];
 
-    const request = await this.fillPlaceholders(input, spec);
+    const filled = await this.fillPlaceholders(input, spec);
+    let request: OutboundRequest = { url: spec.url, method: spec.method, timeoutMs: spec.timeoutMs, trusted, identity: null, ...filled };
+    // After the placeholders, in the caller's order: what a method signs or encrypts is what is sent.
+    if (methods.length > 0) request = await this.steps.apply(request, methods);
     // Card data leaves only once its disclosure is on record: committed, or spooled and fsync'd (or 503, nothing sent).
     if (spec.paymentMethodIds.length > 0) await this.records.disclose(record);
-    return this.downstream.send({ url: spec.url, method: spec.method, timeoutMs: spec.timeoutMs, trusted, ...request });
+    return this.downstream.send(request);
   }
 
   /** https only (http for operator-listed hosts), and IP literals must be public addresses. */

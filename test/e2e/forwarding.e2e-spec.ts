@@ -273,9 +273,11 @@ describe('POST /vault-forward against real downstream servers', () => {
       expect(problem.errors[0]).toMatchObject({ location: 'header', name: 'x-vault-forward-header-x-card' });
     });
 
-    it('authentication methods → 400 not-implemented (that feature has not landed)', async () => {
+    it('an unknown authentication method → 422 naming it, nothing sent (forward-authentication-methods.e2e-spec.ts has the rest)', async () => {
+      const before = plain.received.length;
       const result = await forward({ url: `${plain.url}/echo`, body: '{}', headers: { 'x-vault-forward-authentications': '3f1c1c1e-4d0e-4c1e-9f3b-8f2f8f0a3c11' } });
-      expectOurs(result, 400, 'not-implemented');
+      expect(expectOurs(result, 422, 'authentication-method-not-usable').errors[0].message).toContain('3f1c1c1e-4d0e-4c1e-9f3b-8f2f8f0a3c11');
+      expect(plain.received.length).toBe(before);
     });
 
     it.each([
