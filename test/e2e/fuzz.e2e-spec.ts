@@ -1,4 +1,3 @@
-import { connect } from 'node:net';
 import fc from 'fast-check';
 import { createApiKey } from '../factories/api-keys';
 import { createBuyer } from '../factories/buyers';
@@ -6,6 +5,7 @@ import { createCard } from '../factories/cards';
 import { createMerchantAccount } from '../factories/merchant-accounts';
 import { Downstream, startHttpDownstream } from '../support/downstream';
 import { http } from '../support/http';
+import { rawExchange, RawResponse } from '../support/raw-http';
 import { startTestApp, TestApp } from '../support/test-app';
 
 /**
@@ -34,12 +34,6 @@ interface RawRequest {
   body?: Buffer;
 }
 
-interface RawResponse {
-  status: number;
-  headers: Record<string, string>;
-  body: string;
-}
-
 /**
  * HTTP/1.1 over a plain socket, one connection per request: fetch and node:http refuse or normalise
  * exactly the inputs a fuzzer wants to send (bad header bytes, malformed paths). Header values are
@@ -52,43 +46,7 @@ function send(baseUrl: string, request: RawRequest): Promise<RawResponse> {
     .join('');
   const body = request.body ?? Buffer.alloc(0);
   const head = `${request.method} ${request.target} HTTP/1.1\r\n${headerLines}content-length: ${body.length}\r\n\r\n`;
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), hostname);
-    const chunks: Buffer[] = [];
-    socket.setTimeout(15_000, () => socket.destroy(new Error(`no answer within 15 s to ${request.method} ${request.target.slice(0, 200)}`)));
-    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
-    // The server may answer and close before reading the whole body (413, 401): the answer counts.
-    socket.on('error', (error) => (chunks.length > 0 ? undefined : reject(error)));
-    socket.on('close', () => {
-      const text = Buffer.concat(chunks).toString('utf8');
-      const end = text.indexOf('\r\n\r\n');
-      if (end < 0) return reject(new Error(`no HTTP answer (${JSON.stringify(text.slice(0, 200))})\n  request: ${describeRequest(request)}`));
-      const [statusLine, ...lines] = text.slice(0, end).split('\r\n');
-      const headers: Record<string, string> = {};
-      for (const line of lines) {
-        const colon = line.indexOf(':');
-        headers[line.slice(0, colon).toLowerCase()] = line.slice(colon + 1).trim();
-      }
-      let payload = text.slice(end + 4);
-      if (headers['transfer-encoding'] === 'chunked') payload = unchunk(payload);
-      resolve({ status: Number(statusLine.split(' ')[1]), headers, body: payload });
-    });
-    // No half-close: Node's server drops a request whose client has ended its side (httpAllowHalfOpen).
-    socket.write(head);
-    socket.write(body);
-  });
-}
-
-function unchunk(body: string): string {
-  let out = '';
-  let rest = body;
-  for (;;) {
-    const line = rest.indexOf('\r\n');
-    const size = parseInt(rest.slice(0, line), 16);
-    if (!size) return out;
-    out += rest.slice(line + 2, line + 2 + size);
-    rest = rest.slice(line + 2 + size + 2);
-  }
+  return rawExchange(baseUrl, [head, body], { describe: () => describeRequest(request) });
 }
 
 /** Percent-encodes the UTF-8 bytes of a string (a lone surrogate becomes U+FFFD, as any client's would). */
@@ -327,18 +285,18 @@ function verdict(sent: Sent, response: RawResponse): string | undefined {
   const ours = sent.ours(response);
   const relayed = !ours;
   if (relayed) return undefined; // the downstream's own answer, whatever it says
-  if (response.status >= 500) return `status ${response.status}: ${response.body.slice(0, 500)}`;
+  if (response.status >= 500) return `status ${response.status}: ${response.text.slice(0, 500)}`;
   if (response.status < 400) {
-    if (sent.aboutCards && response.body.includes(CARD)) return 'an answer about cards contains the card number';
-    if (response.body.includes(MARKER)) return 'an answer contains the credential marker';
+    if (sent.aboutCards && response.text.includes(CARD)) return 'an answer about cards contains the card number';
+    if (response.text.includes(MARKER)) return 'an answer contains the credential marker';
     return undefined;
   }
-  if (!/^application\/problem\+json/.test(response.headers['content-type'] ?? '')) return `error ${response.status} is ${response.headers['content-type']}: ${response.body.slice(0, 300)}`;
+  if (!/^application\/problem\+json/.test(response.headers['content-type'] ?? '')) return `error ${response.status} is ${response.headers['content-type']}: ${response.text.slice(0, 300)}`;
   let problem: Record<string, unknown>;
   try {
-    problem = JSON.parse(response.body);
+    problem = JSON.parse(response.text);
   } catch {
-    return `error ${response.status} body is not JSON: ${response.body.slice(0, 300)}`;
+    return `error ${response.status} body is not JSON: ${response.text.slice(0, 300)}`;
   }
   const complete =
     typeof problem.type === 'string' &&
@@ -346,7 +304,7 @@ function verdict(sent: Sent, response: RawResponse): string | undefined {
     problem.status === response.status &&
     typeof problem.detail === 'string' &&
     problem.detail.length > 0;
-  if (!complete) return `incomplete problem: ${response.body.slice(0, 300)}`;
+  if (!complete) return `incomplete problem: ${response.text.slice(0, 300)}`;
   // `instance` is the path by design; the generators keep secrets out of paths.
   const { instance: _instance, ...rest } = problem;
   const text = JSON.stringify(rest);
@@ -358,7 +316,7 @@ function verdict(sent: Sent, response: RawResponse): string | undefined {
 const seen = new Map<string, Map<string, number>>();
 
 function tally(name: string, response: RawResponse): void {
-  const code = response.status >= 400 ? /"code":"([a-z0-9-]+)"/.exec(response.body)?.[1] : undefined;
+  const code = response.status >= 400 ? /"code":"([a-z0-9-]+)"/.exec(response.text)?.[1] : undefined;
   const key = code ? `${response.status} ${code}` : String(response.status);
   const counts = seen.get(name) ?? new Map<string, number>();
   counts.set(key, (counts.get(key) ?? 0) + 1);

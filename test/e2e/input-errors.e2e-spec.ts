@@ -1,7 +1,7 @@
-import { connect } from 'node:net';
 import { createApiKey } from '../factories/api-keys';
 import { createMerchantAccount } from '../factories/merchant-accounts';
 import { expectProblem, http, HttpResult } from '../support/http';
+import { rawExchange, RawResponse } from '../support/raw-http';
 import { startTestApp, TestApp } from '../support/test-app';
 
 /**
@@ -9,50 +9,9 @@ import { startTestApp, TestApp } from '../support/test-app';
  * 4xx problem, never a 500 and never a framework's own body (which may echo the path).
  */
 
-interface RawResult {
-  status: number;
-  headers: Record<string, string>;
-  text: string;
-}
-
-/**
- * Sends bytes exactly as given (fetch would normalise the path or refuse the header) and reads the
- * whole answer; the request asks for `connection: close` so the answer ends with the socket.
- */
-function raw(baseUrl: string, request: string | Buffer): Promise<RawResult> {
-  const { hostname, port } = new URL(baseUrl);
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), hostname);
-    const chunks: Buffer[] = [];
-    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
-    socket.on('error', reject);
-    socket.on('close', () => {
-      const text = Buffer.concat(chunks).toString('latin1');
-      const end = text.indexOf('\r\n\r\n');
-      const [statusLine, ...lines] = text.slice(0, end).split('\r\n');
-      const headers: Record<string, string> = {};
-      for (const line of lines) {
-        const colon = line.indexOf(':');
-        headers[line.slice(0, colon).toLowerCase()] = line.slice(colon + 1).trim();
-      }
-      let body = text.slice(end + 4);
-      if (headers['transfer-encoding'] === 'chunked') body = unchunk(body);
-      resolve({ status: Number(statusLine.split(' ')[1]), headers, text: body });
-    });
-    socket.write(request);
-  });
-}
-
-function unchunk(body: string): string {
-  let out = '';
-  let rest = body;
-  for (;;) {
-    const line = rest.indexOf('\r\n');
-    const size = parseInt(rest.slice(0, line), 16);
-    if (!size) return out;
-    out += rest.slice(line + 2, line + 2 + size);
-    rest = rest.slice(line + 2 + size + 2);
-  }
+/** Sends the request bytes as given; the answer's body read as latin1, byte for byte. */
+function raw(baseUrl: string, request: string | Buffer): Promise<RawResponse> {
+  return rawExchange(baseUrl, [request], { encoding: 'latin1' });
 }
 
 function get(path: string, headers: Record<string, string> = {}): string {
@@ -61,7 +20,7 @@ function get(path: string, headers: Record<string, string> = {}): string {
 }
 
 /** The problem checks of expectProblem, for a raw answer; the parsed body is returned. */
-function expectRawProblem(result: RawResult, status: number, code: string): Record<string, any> {
+function expectRawProblem(result: RawResponse, status: number, code: string): Record<string, any> {
   expect({ status: result.status, type: result.headers['content-type'] }).toEqual({ status, type: expect.stringMatching(/^application\/problem\+json/) });
   const body = JSON.parse(result.text);
   expect(body).toMatchObject({ type: `/errors/${code}`, status, code, title: expect.any(String), detail: expect.any(String) });
@@ -83,7 +42,7 @@ describe('Malformed input is a 4xx problem (issue 9, items 6 and 7)', () => {
   afterAll(() => t.close());
 
   /** The problem must not repeat what the caller sent (a path, a value) outside `instance`. */
-  function expectNoEcho(result: HttpResult | RawResult, ...inputs: string[]) {
+  function expectNoEcho(result: HttpResult | RawResponse, ...inputs: string[]) {
     const { instance: _instance, ...rest } = JSON.parse(result.text) as Record<string, unknown>;
     const text = JSON.stringify(rest);
     for (const input of inputs) expect(text).not.toContain(input);

@@ -1,0 +1,63 @@
+import { connect } from 'node:net';
+
+export interface RawResponse {
+  status: number;
+  headers: Record<string, string>;
+  /** The body, de-chunked, decoded as `encoding` (named as HttpResult's text). */
+  text: string;
+}
+
+/**
+ * Sends bytes exactly as given over one plain socket (fetch and node:http refuse or normalise the
+ * malformed paths and header bytes these tests need) and reads the whole answer. The request should
+ * ask for `connection: close`, so the answer ends with the socket. The server may answer and close
+ * before reading everything sent (413, 401): an answer that arrived counts, whatever happens after.
+ */
+export function rawExchange(
+  baseUrl: string,
+  parts: Array<string | Buffer>,
+  options: { encoding?: BufferEncoding; timeoutMs?: number; describe?: () => string } = {},
+): Promise<RawResponse> {
+  const { hostname, port } = new URL(baseUrl);
+  const describe = options.describe ?? (() => String(parts[0]).split('\r\n')[0].slice(0, 200));
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname);
+    const chunks: Buffer[] = [];
+    socket.setTimeout(options.timeoutMs ?? 15_000, () => socket.destroy(new Error(`no answer in time\n  request: ${describe()}`)));
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('error', (error) => (chunks.length > 0 ? undefined : reject(error)));
+    socket.on('close', () => {
+      const response = parseRawResponse(Buffer.concat(chunks).toString(options.encoding ?? 'utf8'));
+      if (response) resolve(response);
+      else reject(new Error(`no HTTP answer (${JSON.stringify(Buffer.concat(chunks).toString('latin1').slice(0, 200))})\n  request: ${describe()}`));
+    });
+    // No half-close: Node's server drops a request whose client has ended its side (httpAllowHalfOpen).
+    for (const part of parts) socket.write(part);
+  });
+}
+
+/** Status line, headers (lower-case names) and de-chunked body of a whole HTTP/1.1 answer; null if none. */
+export function parseRawResponse(text: string): RawResponse | null {
+  const end = text.indexOf('\r\n\r\n');
+  if (end < 0) return null;
+  const [statusLine, ...lines] = text.slice(0, end).split('\r\n');
+  const headers: Record<string, string> = {};
+  for (const line of lines) {
+    const colon = line.indexOf(':');
+    headers[line.slice(0, colon).toLowerCase()] = line.slice(colon + 1).trim();
+  }
+  const body = text.slice(end + 4);
+  return { status: Number(statusLine.split(' ')[1]), headers, text: headers['transfer-encoding'] === 'chunked' ? unchunk(body) : body };
+}
+
+function unchunk(body: string): string {
+  let out = '';
+  let rest = body;
+  for (;;) {
+    const line = rest.indexOf('\r\n');
+    const size = parseInt(rest.slice(0, line), 16);
+    if (!size) return out;
+    out += rest.slice(line + 2, line + 2 + size);
+    rest = rest.slice(line + 2 + size + 2);
+  }
+}
