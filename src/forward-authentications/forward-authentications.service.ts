@@ -233,27 +233,19 @@ export class ForwardAuthenticationsService {
     return fields;
   }
 
-  private async sealedRows(merchantAccountId: string, ids: string[]): Promise<Map<string, SealedRow>> {
-    const byId = new Map<string, SealedRow>();
-    const missing: string[] = [];
-    for (const id of ids) {
-      const row = this.sealed.get(`${merchantAccountId}:${id}`);
-      if (row) byId.set(id, row);
-      else if (isUuid(id)) missing.push(id);
-    }
-    if (missing.length === 0) return byId;
-    const snapshot = this.sealed.snapshot();
-    const rows = await this.sql.prepared<SealedRow>(
-      'forward-authentications.for-forward',
-      `SELECT id, config_id, kind, fields, ciphertext, wrapped_key, master_key_id, version FROM vault_forward_authentications
-        WHERE merchant_account_id = $1 AND id = ANY($2::uuid[])`,
-      [merchantAccountId, missing],
-    );
-    for (const row of rows) {
-      byId.set(row.id, row);
-      this.sealed.set(`${merchantAccountId}:${row.id}`, row, snapshot);
-    }
-    return byId;
+  private sealedRows(merchantAccountId: string, ids: string[]): Promise<Map<string, SealedRow>> {
+    return this.sealed.readThrough(ids, (id) => `${merchantAccountId}:${id}`, async (missing) => {
+      // An id that is no UUID cannot be in the table (and would fail the cast): reported as unknown.
+      const uuids = missing.filter(isUuid);
+      if (uuids.length === 0) return [];
+      const rows = await this.sql.prepared<SealedRow>(
+        'forward-authentications.for-forward',
+        `SELECT id, config_id, kind, fields, ciphertext, wrapped_key, master_key_id, version FROM vault_forward_authentications
+          WHERE merchant_account_id = $1 AND id = ANY($2::uuid[])`,
+        [merchantAccountId, uuids],
+      );
+      return rows.map((row) => [row.id, row] as const);
+    });
   }
 
   private dropped(key: string | null): void {

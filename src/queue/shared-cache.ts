@@ -44,6 +44,31 @@ export class SharedCache<V extends NonNullable<unknown>> {
     return value;
   }
 
+  /**
+   * The values of `ids`, from the cache where it has them; the others come from one call to `load`
+   * (which returns what it found, by id) and are cached unless an invalidation raced that load.
+   */
+  async readThrough(
+    ids: readonly string[],
+    keyOf: (id: string) => string,
+    load: (missing: string[]) => Promise<Iterable<readonly [string, V]>>,
+  ): Promise<Map<string, V>> {
+    const found = new Map<string, V>();
+    const missing: string[] = [];
+    for (const id of ids) {
+      const value = this.get(keyOf(id));
+      if (value !== undefined) found.set(id, value);
+      else missing.push(id);
+    }
+    if (missing.length === 0) return found;
+    const snapshot = this.snapshot();
+    for (const [id, value] of await load(missing)) {
+      found.set(id, value);
+      this.set(keyOf(id), value, snapshot);
+    }
+    return found;
+  }
+
   /** Call before reading the database; pass the result to set(). */
   snapshot(): number {
     return this.generation;

@@ -73,27 +73,16 @@ export class PaymentMethodResolver {
     return this.sealed.invalidateAll();
   }
 
-  private async sealedRows(merchantAccountId: string, ids: string[]): Promise<Map<string, SealedRow>> {
-    const byId = new Map<string, SealedRow>();
-    const missing: string[] = [];
-    for (const id of ids) {
-      const row = this.sealed.get(`${merchantAccountId}:${id}`);
-      if (row) byId.set(id, row);
-      else missing.push(id);
-    }
-    if (missing.length === 0) return byId;
-    const snapshot = this.sealed.snapshot();
-    const rows = await this.sql.prepared<SealedRow>(
-      'vault.resolve-payment-methods',
-      `SELECT id, expiration_date, ciphertext, wrapped_key, master_key_id
-         FROM payment_methods WHERE merchant_account_id = $1 AND id = ANY($2::uuid[])`,
-      [merchantAccountId, missing],
-    );
-    for (const row of rows) {
-      byId.set(row.id, row);
-      this.sealed.set(`${merchantAccountId}:${row.id}`, row, snapshot);
-    }
-    return byId;
+  private sealedRows(merchantAccountId: string, ids: string[]): Promise<Map<string, SealedRow>> {
+    return this.sealed.readThrough(ids, (id) => `${merchantAccountId}:${id}`, async (missing) => {
+      const rows = await this.sql.prepared<SealedRow>(
+        'vault.resolve-payment-methods',
+        `SELECT id, expiration_date, ciphertext, wrapped_key, master_key_id
+           FROM payment_methods WHERE merchant_account_id = $1 AND id = ANY($2::uuid[])`,
+        [merchantAccountId, missing],
+      );
+      return rows.map((row) => [row.id, row] as const);
+    });
   }
 
   /**

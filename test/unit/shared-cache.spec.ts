@@ -28,4 +28,25 @@ describe('SharedCache', () => {
     c.set('a', 'fresh', c.snapshot());
     expect(c.get('a')).toBe('fresh');
   });
+
+  it('reads through: cached ids from memory, the rest in one load, cached unless a notice raced it', async () => {
+    const c = cache();
+    const loads: string[][] = [];
+    const load = async (missing: string[]) => {
+      loads.push(missing);
+      return missing.filter((id) => id !== 'absent').map((id) => [id, id.toUpperCase()] as const);
+    };
+    const first = await c.readThrough(['a', 'b', 'absent'], (id) => `m:${id}`, load);
+    expect([...first]).toEqual([['a', 'A'], ['b', 'B']]);
+    const second = await c.readThrough(['a', 'b', 'c'], (id) => `m:${id}`, load);
+    expect([...second.keys()].sort()).toEqual(['a', 'b', 'c']);
+    expect(loads).toEqual([['a', 'b', 'absent'], ['c']]);
+
+    const raced = await c.readThrough(['d'], (id) => `m:${id}`, async (missing) => {
+      c.drop('m:x'); // a notice lands while the query runs
+      return missing.map((id) => [id, 'stale'] as const);
+    });
+    expect(raced.get('d')).toBe('stale'); // this caller gets what it read…
+    expect(c.get('m:d')).toBeUndefined(); // …but it is not kept
+  });
 });
