@@ -1,3 +1,10 @@
+/**
+ * The first half of a forward (the seam for the queued path is described in forward-plan.ts):
+ *
+ *   ForwardPlanner.plan(input: ForwardPlanInput, record?: ForwardRecord): Promise<ForwardPlan>
+ *     Throws the same ProblemException the synchronous path answers (4xx; 503 when the database is
+ *     away), so a queued request is refused when it is asked for. Opens no card.
+ */
 import type { IncomingHttpHeaders } from 'node:http';
 import { Inject, Injectable } from '@nestjs/common';
 import type { AppConfig } from '../config/config';

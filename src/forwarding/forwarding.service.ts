@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { Injectable } from '@nestjs/common';
 import type { DownstreamResponse } from './downstream-client';
 import { ForwardExecutor } from './forward-executor';
+import type { ForwardPlan } from './forward-plan';
 import { ForwardPlanInput, ForwardPlanner } from './forward-planner';
 import type { ForwardRecord } from './forward-records.service';
 import type { InflightLease } from './inflight-bytes';
@@ -38,7 +39,7 @@ export class ForwardingService {
       authenticationIds: [],
       errorType: null,
     };
-    let plan;
+    let plan: ForwardPlan;
     try {
       plan = await this.planner.plan(input, record);
     } catch (error) {
