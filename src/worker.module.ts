@@ -1,16 +1,18 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { CoreModule, CoreOptions } from './core.module';
+import { ForwardingCoreModule } from './forwarding/forwarding-core.module';
 
 /**
- * The queue worker: the same core as the API, no HTTP. Queue processors join here as the queued
- * forwarding feature lands; until then the worker boots, connects and waits.
+ * The queue worker: the same core as the API, no HTTP, and forwarding's core (planner, executor,
+ * downstream client, record writer) without routes, guard or pagination. Queue processors join here
+ * as the queued forwarding feature lands; until then the worker boots, connects and waits.
  */
 @Module({})
 export class WorkerModule {
   static forRoot(options: Omit<CoreOptions, 'role'>): DynamicModule {
     return {
       module: WorkerModule,
-      imports: [CoreModule.forRoot({ ...options, role: 'worker' })],
+      imports: [CoreModule.forRoot({ ...options, role: 'worker' }), ForwardingCoreModule],
     };
   }
 }

@@ -16,6 +16,7 @@ import {
   UpdateForwardAuthenticationDto,
 } from './dto/forward-authentication.dto';
 import { ForwardAuthenticationErrors } from './forward-authentications.errors';
+import { ForwardAuthenticationsList } from './forward-authentications.list';
 import { ForwardAuthenticationsService } from './forward-authentications.service';
 import { AUTHENTICATION_KINDS, KINDS } from './kinds';
 import { REQUEST_SCHEMA, RESPONSE_SCHEMA, UPDATE_SCHEMA_NAME } from './openapi';
@@ -24,7 +25,10 @@ import { REQUEST_SCHEMA, RESPONSE_SCHEMA, UPDATE_SCHEMA_NAME } from './openapi';
 @MerchantScoped()
 @Controller('vault-forward/configs/:config_id/authentications')
 export class ForwardAuthenticationsController {
-  constructor(private readonly methods: ForwardAuthenticationsService) {}
+  constructor(
+    private readonly methods: ForwardAuthenticationsService,
+    private readonly lists: ForwardAuthenticationsList,
+  ) {}
 
   @Post()
   @HttpCode(201)
@@ -51,7 +55,7 @@ export class ForwardAuthenticationsController {
     @Param('config_id') configId: string,
     @Query() query: ListForwardAuthenticationsQuery,
   ): Promise<Page<ForwardAuthenticationResponse>> {
-    return this.methods.list(merchant, configId, query);
+    return this.lists.list(merchant, configId, query);
   }
 
   @Get(':id')

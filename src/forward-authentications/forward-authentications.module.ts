@@ -1,16 +1,25 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { VaultForwardConfigsModule } from '../vault-forward-configs/vault-forward-configs.module';
+import { VaultForwardConfigsCoreModule } from '../vault-forward-configs/vault-forward-configs.module';
 import { VaultModule } from '../vault/vault.module';
 import { ForwardAuthentication } from './forward-authentication.entity';
 import { AuthenticationKindsController, ForwardAuthenticationsController } from './forward-authentications.controller';
+import { ForwardAuthenticationsList } from './forward-authentications.list';
 import { ForwardAuthenticationsService } from './forward-authentications.service';
 
-/** Stored authentication methods of forwarding configs; ForwardingModule imports it for forForward. */
+/** Stored authentication methods without routes or pagination: forForward for the forward path (API and worker). */
 @Module({
-  imports: [TypeOrmModule.forFeature([ForwardAuthentication]), VaultForwardConfigsModule, VaultModule],
-  controllers: [ForwardAuthenticationsController, AuthenticationKindsController],
+  imports: [TypeOrmModule.forFeature([ForwardAuthentication]), VaultForwardConfigsCoreModule, VaultModule],
   providers: [ForwardAuthenticationsService],
   exports: [ForwardAuthenticationsService],
+})
+export class ForwardAuthenticationsCoreModule {}
+
+/** The API's /vault-forward/configs/{config_id}/authentications and /vault-forward/authentication-kinds routes over the core. */
+@Module({
+  imports: [TypeOrmModule.forFeature([ForwardAuthentication]), ForwardAuthenticationsCoreModule, VaultForwardConfigsCoreModule],
+  controllers: [ForwardAuthenticationsController, AuthenticationKindsController],
+  providers: [ForwardAuthenticationsList],
+  exports: [ForwardAuthenticationsCoreModule],
 })
 export class ForwardAuthenticationsModule {}

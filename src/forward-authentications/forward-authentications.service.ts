@@ -3,8 +3,6 @@ import { Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { LRUCache } from 'lru-cache';
 import { Repository } from 'typeorm';
-import { Page } from '../common/pagination/page';
-import { PaginationService } from '../common/pagination/pagination.service';
 import { CommonErrors } from '../common/problem/common.errors';
 import { ProblemException, ProblemFieldError } from '../common/problem/problem';
 import { isUuid } from '../common/uuid';
@@ -13,7 +11,6 @@ import { SharedCache, SharedCaches } from '../queue/shared-cache';
 import { VaultForwardConfigsService } from '../vault-forward-configs/vault-forward-configs.service';
 import { VaultDecryptionError } from '../vault/envelope';
 import { boundAad, SecretSealer } from '../vault/secret-sealer';
-import { ForwardAuthenticationResponse, ListForwardAuthenticationsQuery } from './dto/forward-authentication.dto';
 import { ForwardAuthentication } from './forward-authentication.entity';
 import { ForwardAuthenticationErrors } from './forward-authentications.errors';
 import { AuthenticationKind, KINDS } from './kinds';
@@ -92,7 +89,6 @@ export class ForwardAuthenticationsService {
     @InjectRepository(ForwardAuthentication) private readonly methods: Repository<ForwardAuthentication>,
     private readonly configs: VaultForwardConfigsService,
     private readonly sealer: SecretSealer,
-    private readonly pagination: PaginationService,
     private readonly sql: Sql,
     caches: SharedCaches,
   ) {
@@ -126,20 +122,6 @@ export class ForwardAuthenticationsService {
     const found = isUuid(id) ? await this.methods.findOneBy({ id, merchantAccountId, configId }) : null;
     if (!found) throw notFound(id);
     return found;
-  }
-
-  async list(merchantAccountId: string, configId: string, query: ListForwardAuthenticationsQuery): Promise<Page<ForwardAuthenticationResponse>> {
-    await this.configs.get(merchantAccountId, configId);
-    return this.pagination.paginate({
-      query: this.methods
-        .createQueryBuilder('m')
-        .where('m.merchant_account_id = :merchantAccountId AND m.config_id = :configId', { merchantAccountId, configId }),
-      alias: 'm',
-      request: query,
-      limits: ListForwardAuthenticationsQuery.limits,
-      scope: { endpoint: 'vault-forward-authentications', merchantAccountId, filters: { config_id: configId } },
-      map: ForwardAuthenticationResponse.from,
-    });
   }
 
   /** A new label and/or a whole new fields set (never merged with the stored secrets). */

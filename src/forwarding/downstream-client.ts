@@ -6,7 +6,7 @@ import { Dispatcher } from 'undici';
 import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
 import { Metrics } from '../metrics/metrics.service';
-import { ProblemException } from '../common/problem/problem';
+import { ProblemDefinition, ProblemException, ProblemFieldError } from '../common/problem/problem';
 import { ForwardAuthenticationsService } from '../forward-authentications/forward-authentications.service';
 import { BlockedAddressError, guardedLookup } from '../targets/addresses';
 import { HOP_BY_HOP } from './forward-headers';
@@ -78,6 +78,34 @@ class DeadlineExceeded extends Error {
     super('x-vault-forward-timeout passed');
     this.name = 'DeadlineExceeded';
   }
+}
+
+/**
+ * A failure of the request to the downstream. `reachedDownstream` is false only when nothing can
+ * have reached the target (no connection: the name did not resolve, refused, connect timeout, TLS
+ * handshake, a blocked address, a request undici would not send); a retry of a non-idempotent
+ * method is safe only then. A reset or a timeout may have come after the request went out: true.
+ */
+export class DownstreamProblem extends ProblemException {
+  constructor(
+    definition: ProblemDefinition,
+    detail: string,
+    readonly reachedDownstream: boolean,
+    errors?: ProblemFieldError[],
+  ) {
+    super(definition, detail, errors);
+  }
+}
+
+/** undici/Node codes that mean no connection was made, so no byte of the request left. */
+const NOT_CONNECTED = new Set(['ENOTFOUND', 'EAI_AGAIN', 'ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', 'UND_ERR_CONNECT_TIMEOUT']);
+
+function notConnected(code: string | undefined): boolean {
+  return code !== undefined && (NOT_CONNECTED.has(code) || isTlsHandshakeCode(code));
+}
+
+function isTlsHandshakeCode(code: string): boolean {
+  return code.startsWith('ERR_TLS') || code.startsWith('ERR_SSL') || /CERT|SELF_SIGNED|UNABLE_TO/.test(code);
 }
 
 function timedOutBy(error: unknown): boolean {
@@ -268,11 +296,11 @@ export class DownstreamClient implements OnModuleDestroy {
     return out;
   }
 
-  private translate(error: unknown, request: DownstreamRequest): ProblemException {
+  private translate(error: unknown, request: DownstreamRequest): DownstreamProblem {
     const host = request.url.host;
     const guard = blocked(error);
     if (guard) {
-      return new ProblemException(ForwardingErrors.targetAddressForbidden, `${guard.hostname} resolves to a ${guard.reason} address, which may not be forwarded to.`, [
+      return new DownstreamProblem(ForwardingErrors.targetAddressForbidden, `${guard.hostname} resolves to a ${guard.reason} address, which may not be forwarded to.`, false, [
         { location: 'header', name: 'x-vault-forward-url', message: `resolves to a ${guard.reason} address` },
       ]);
     }
@@ -281,7 +309,7 @@ export class DownstreamClient implements OnModuleDestroy {
     if (code === 'UND_ERR_INVALID_ARG' || code === 'UND_ERR_NOT_SUPPORTED') {
       // Our own checks should have refused it first; undici's message names a header, never a value.
       const message = (error as Error).message;
-      return new ProblemException(ForwardingErrors.invalidHeader, `The request cannot be sent as written (${message}); nothing was sent.`, [
+      return new DownstreamProblem(ForwardingErrors.invalidHeader, `The request cannot be sent as written (${message}); nothing was sent.`, false, [
         { location: 'header', name: 'x-vault-forward-header-*', message },
       ]);
     }
@@ -295,19 +323,19 @@ export class DownstreamClient implements OnModuleDestroy {
             ? 'the connection was reset'
             : code === 'UND_ERR_CONNECT_TIMEOUT'
               ? `no connection within ${CONNECT_TIMEOUT_MS / 1000} s`
-              : code && (code.startsWith('ERR_TLS') || code.startsWith('ERR_SSL') || /CERT|SELF_SIGNED|UNABLE_TO/.test(code))
+              : code && isTlsHandshakeCode(code)
                 ? `the TLS handshake failed (${code})`
                 : `the request failed (${code ?? 'network error'})`;
-    return new ProblemException(ForwardingErrors.downstreamUnreachable, `${host} could not be reached: ${what}.`);
+    return new DownstreamProblem(ForwardingErrors.downstreamUnreachable, `${host} could not be reached: ${what}.`, !notConnected(code));
   }
 }
 
-function timedOut(request: DownstreamRequest): ProblemException {
-  return new ProblemException(ForwardingErrors.downstreamTimeout, `${request.url.host} did not answer within ${request.timeoutMs / 1000} s.`);
+function timedOut(request: DownstreamRequest): DownstreamProblem {
+  return new DownstreamProblem(ForwardingErrors.downstreamTimeout, `${request.url.host} did not answer within ${request.timeoutMs / 1000} s.`, true);
 }
 
-function tooLarge(): ProblemException {
-  return new ProblemException(ForwardingErrors.downstreamResponseTooLarge, `The downstream response is larger than ${MAX_RESPONSE_BYTES} bytes.`);
+function tooLarge(): DownstreamProblem {
+  return new DownstreamProblem(ForwardingErrors.downstreamResponseTooLarge, `The downstream response is larger than ${MAX_RESPONSE_BYTES} bytes.`, true);
 }
 
 /**

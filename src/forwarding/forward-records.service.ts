@@ -1,18 +1,10 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
-import { Page } from '../common/pagination/page';
-import { PaginationService } from '../common/pagination/pagination.service';
 import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
 import { Metrics } from '../metrics/metrics.service';
 import { DatabaseUnavailableError, isDatabaseUnavailable, serviceUnavailableProblem } from '../database/errors';
 import { Sql } from '../database/sql';
-import { ProblemException } from '../common/problem/problem';
-import { ForwardRequestResponse, ListForwardRequestsQuery } from './dto/forward-request.dto';
 import { ForwardRecordSpool, SpoolEntry } from './forward-record-spool';
-import { VaultForwardRequest } from './forward-request.entity';
-import { ForwardingErrors } from './forwarding.errors';
 
 export interface ForwardRecord {
   id: string;
@@ -98,8 +90,6 @@ export class ForwardRecordsService implements OnApplicationBootstrap, OnModuleDe
   private closing = false;
 
   constructor(
-    @InjectRepository(VaultForwardRequest) private readonly records: Repository<VaultForwardRequest>,
-    private readonly pagination: PaginationService,
     private readonly sql: Sql,
     @Inject(APP_CONFIG) config: AppConfig,
     metrics: Metrics,
@@ -328,23 +318,6 @@ export class ForwardRecordsService implements OnApplicationBootstrap, OnModuleDe
       timer = setTimeout(() => reject(new DatabaseUnavailableError(`no commit within ${DURABLE_WITHIN_MS} ms`)), DURABLE_WITHIN_MS);
     });
     return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
-  }
-
-  async get(merchantAccountId: string, id: string): Promise<VaultForwardRequest> {
-    const found = id.length <= 128 ? await this.records.findOneBy({ id, merchantAccountId }) : null;
-    if (!found) throw new ProblemException(ForwardingErrors.recordNotFound, `No forward "${id.slice(0, 64)}" exists in this merchant account.`);
-    return found;
-  }
-
-  list(merchantAccountId: string, query: ListForwardRequestsQuery): Promise<Page<ForwardRequestResponse>> {
-    return this.pagination.paginate({
-      query: this.records.createQueryBuilder('r').where('r.merchant_account_id = :merchantAccountId', { merchantAccountId }),
-      alias: 'r',
-      request: query,
-      limits: ListForwardRequestsQuery.limits,
-      scope: { endpoint: 'vault-forward-requests', merchantAccountId, filters: {} },
-      map: ForwardRequestResponse.from,
-    });
   }
 }
 

@@ -10,7 +10,7 @@ import { CommonErrors } from '../common/problem/common.errors';
 import { ProblemException } from '../common/problem/problem';
 import { VaultErrors } from '../vault/vault.errors';
 import { ForwardRequestResponse, ListForwardRequestsQuery } from './dto/forward-request.dto';
-import { ForwardRecordsService } from './forward-records.service';
+import { ForwardRecordsReader } from './forward-records.reader';
 import { ForwardAuthenticationErrors } from '../forward-authentications/forward-authentications.errors';
 import { ForwardingErrors } from './forwarding.errors';
 
@@ -18,7 +18,7 @@ import { ForwardingErrors } from './forwarding.errors';
 @MerchantScoped()
 @Controller('vault-forward')
 export class ForwardingController {
-  constructor(private readonly records: ForwardRecordsService) {}
+  constructor(private readonly records: ForwardRecordsReader) {}
 
   @Post()
   @RequireScope('vault-forwards.write')

@@ -1,29 +1,18 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuthModule } from '../auth/auth.module';
-import { ForwardAuthenticationsModule } from '../forward-authentications/forward-authentications.module';
-import { VaultForwardConfigsModule } from '../vault-forward-configs/vault-forward-configs.module';
-import { VaultModule } from '../vault/vault.module';
-import { DownstreamClient } from './downstream-client';
 import { ForwardHttpHandler } from './forward-http-handler';
 import { VaultForwardRequest } from './forward-request.entity';
-import { ForwardRecordsService } from './forward-records.service';
+import { ForwardRecordsReader } from './forward-records.reader';
 import { ForwardingController } from './forwarding.controller';
+import { ForwardingCoreModule } from './forwarding-core.module';
 import { ForwardingService } from './forwarding.service';
-import { InflightBytes } from './inflight-bytes';
-import { AuthenticationSteps } from './outbound/authentication-steps';
 
+/** The API's side of forwarding: POST /vault-forward (ForwardHttpHandler) and the records' routes, over ForwardingCoreModule. */
 @Module({
-  imports: [TypeOrmModule.forFeature([VaultForwardRequest]), AuthModule, VaultModule, VaultForwardConfigsModule, ForwardAuthenticationsModule],
+  imports: [TypeOrmModule.forFeature([VaultForwardRequest]), AuthModule, ForwardingCoreModule],
   controllers: [ForwardingController],
-  providers: [
-    ForwardingService,
-    DownstreamClient,
-    ForwardRecordsService,
-    ForwardHttpHandler,
-    InflightBytes,
-    AuthenticationSteps,
-  ],
-  exports: [ForwardHttpHandler],
+  providers: [ForwardingService, ForwardHttpHandler, ForwardRecordsReader],
+  exports: [ForwardHttpHandler, ForwardingCoreModule],
 })
 export class ForwardingModule {}

@@ -14,13 +14,17 @@ import {
   VaultForwardConfigResponse,
 } from './dto/vault-forward-config.dto';
 import { VaultForwardConfigErrors } from './vault-forward-configs.errors';
+import { VaultForwardConfigsList } from './vault-forward-configs.list';
 import { VaultForwardConfigsService } from './vault-forward-configs.service';
 
 @ApiTags('Forwarding configs')
 @MerchantScoped()
 @Controller('vault-forward/configs')
 export class VaultForwardConfigsController {
-  constructor(private readonly configs: VaultForwardConfigsService) {}
+  constructor(
+    private readonly configs: VaultForwardConfigsService,
+    private readonly lists: VaultForwardConfigsList,
+  ) {}
 
   @Post()
   @HttpCode(201)
@@ -39,7 +43,7 @@ export class VaultForwardConfigsController {
   @ApiOkResponse({ type: PageOf(VaultForwardConfigResponse) })
   @ApiProblems(CommonErrors.validationFailed, PaginationErrors.invalidCursor)
   list(@MerchantAccountId() merchant: string, @Query() query: ListVaultForwardConfigsQuery): Promise<Page<VaultForwardConfigResponse>> {
-    return this.configs.list(merchant, query);
+    return this.lists.list(merchant, query);
   }
 
   @Get(':id')

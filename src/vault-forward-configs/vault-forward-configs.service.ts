@@ -3,15 +3,12 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
 import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
-import { Page } from '../common/pagination/page';
-import { PaginationService } from '../common/pagination/pagination.service';
 import { CommonErrors } from '../common/problem/common.errors';
 import { ProblemException } from '../common/problem/problem';
 import { literalBlockReason } from '../targets/addresses';
 import { DEFAULT_CONFIG_METHODS, isInsecureHost } from '../targets/http-methods';
 import { SharedCache, SharedCaches } from '../queue/shared-cache';
 import { Sql } from '../database/sql';
-import { ListVaultForwardConfigsQuery, VaultForwardConfigResponse } from './dto/vault-forward-config.dto';
 import { VaultForwardConfig } from './vault-forward-config.entity';
 import { VaultForwardConfigErrors } from './vault-forward-configs.errors';
 import { isUuid } from '../common/uuid';
@@ -40,7 +37,6 @@ export class VaultForwardConfigsService {
 
   constructor(
     @InjectRepository(VaultForwardConfig) private readonly configs: Repository<VaultForwardConfig>,
-    private readonly pagination: PaginationService,
     private readonly sql: Sql,
     @Inject(APP_CONFIG) private readonly appConfig: AppConfig,
     caches: SharedCaches,
@@ -85,17 +81,6 @@ export class VaultForwardConfigsService {
     const result = isUuid(id) ? await this.configs.delete({ id, merchantAccountId }) : { affected: 0 };
     if (!result.affected) throw notFound(id);
     await this.changed(merchantAccountId);
-  }
-
-  list(merchantAccountId: string, query: ListVaultForwardConfigsQuery): Promise<Page<VaultForwardConfigResponse>> {
-    return this.pagination.paginate({
-      query: this.configs.createQueryBuilder('c').where('c.merchant_account_id = :merchantAccountId', { merchantAccountId }),
-      alias: 'c',
-      request: query,
-      limits: ListVaultForwardConfigsQuery.limits,
-      scope: { endpoint: 'vault-forward-configs', merchantAccountId, filters: {} },
-      map: VaultForwardConfigResponse.from,
-    });
   }
 
   /** Hot path: the merchant's enabled configs, cached, with one plain query on a miss. */

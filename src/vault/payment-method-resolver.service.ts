@@ -73,7 +73,7 @@ export class PaymentMethodResolver {
     return this.sealed.invalidateAll();
   }
 
-  private sealedRows(merchantAccountId: string, ids: string[]): Promise<Map<string, SealedRow>> {
+  private sealedRows(merchantAccountId: string, ids: readonly string[]): Promise<Map<string, SealedRow>> {
     return this.sealed.readThrough(ids, (id) => `${merchantAccountId}:${id}`, async (missing) => {
       const rows = await this.sql.prepared<SealedRow>(
         'vault.resolve-payment-methods',
@@ -86,13 +86,15 @@ export class PaymentMethodResolver {
   }
 
   /**
-   * Values keyed by placeholder token (CARD_NUMBER_1, …): for the placeholders in `uses`, or for
-   * every name at every position when it is omitted. Every listed payment method must exist; a card
-   * is decrypted only when one of its secret values (number, holder name) is used.
+   * That every listed payment method exists for this merchant account (a 400 naming the position
+   * otherwise), opening none: planning checks this, so a queued forward is refused when asked for.
+   * The rows land in the cache, so the resolve that follows costs no query.
    */
-  async resolve(merchantAccountId: string, ids: string[], uses?: readonly PlaceholderUse[]): Promise<Map<string, string>> {
-    const values = new Map<string, string>();
-    if (ids.length === 0) return values;
+  async check(merchantAccountId: string, ids: readonly string[]): Promise<void> {
+    if (ids.length > 0) await this.present(merchantAccountId, ids);
+  }
+
+  private async present(merchantAccountId: string, ids: readonly string[]): Promise<Map<string, SealedRow>> {
     const byId = await this.sealedRows(merchantAccountId, ids);
     ids.forEach((id, index) => {
       if (!byId.has(id)) {
@@ -102,6 +104,18 @@ export class PaymentMethodResolver {
         );
       }
     });
+    return byId;
+  }
+
+  /**
+   * Values keyed by placeholder token (CARD_NUMBER_1, …): for the placeholders in `uses`, or for
+   * every name at every position when it is omitted. Every listed payment method must exist; a card
+   * is decrypted only when one of its secret values (number, holder name) is used.
+   */
+  async resolve(merchantAccountId: string, ids: readonly string[], uses?: readonly PlaceholderUse[]): Promise<Map<string, string>> {
+    const values = new Map<string, string>();
+    if (ids.length === 0) return values;
+    const byId = await this.present(merchantAccountId, ids);
     const wanted = uses ?? ids.flatMap((_, index) => PLACEHOLDER_NAMES.map((name) => ({ token: `${name}_${index + 1}`, name, position: index + 1 })));
     const opened = new Map<number, CardSecrets>();
     for (const use of wanted) {

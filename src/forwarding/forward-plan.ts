@@ -1,0 +1,186 @@
+/**
+ * A forward, planned: everything needed to send it except card values and method secrets.
+ *
+ * Seam for the queued path (issue 11):
+ *
+ *   ForwardPlanner.plan(input: ForwardPlanInput, record?: ForwardRecord): Promise<ForwardPlan>
+ *   ForwardExecutor.execute(plan: ForwardPlan, options?: ExecuteOptions): Promise<DownstreamResponse>
+ *   serializePlan(plan: ForwardPlan): string          JSON, body as base64; no card data, no secret
+ *   deserializePlan(text: string | Buffer): ForwardPlan   throws InvalidForwardPlanError on a bad document
+ *   isRetryable(error: unknown): boolean              (forward-executor.ts)
+ *   reachedDownstream(error: unknown): boolean        (forward-executor.ts)
+ *
+ * What a plan holds can still be sensitive (literal CVVs in the body, credentials in forwarded
+ * headers): whoever stores a serialised plan encrypts it. It never holds opened card values.
+ */
+import { FORWARD_METHODS, ForwardMethod } from '../targets/http-methods';
+import type { UsableAuthenticationMethod } from '../forward-authentications/forward-authentications.service';
+import { EscapeStyle, PlaceholderScan, PlaceholderUse, scanText } from '../vault/placeholders';
+
+export const FORWARD_PLAN_VERSION = 1;
+
+export interface ForwardPlan {
+  readonly version: typeof FORWARD_PLAN_VERSION;
+  /** The forward's id; its record's id unless the executor is given another (one record per attempt). */
+  readonly id: string;
+  readonly merchantAccountId: string;
+  /** The config that enables the target host and method. */
+  readonly configId: string;
+  readonly url: URL;
+  readonly method: ForwardMethod;
+  readonly timeoutMs: number;
+  /** In FORWARD_INSECURE_HOSTS when planned: http allowed, no address guard. */
+  readonly trusted: boolean;
+  readonly paymentMethodIds: readonly string[];
+  readonly authenticationIds: readonly string[];
+  /** The caller's content-type, accept and accept-language, already checked sendable. */
+  readonly passedHeaders: ReadonlyArray<readonly [string, string]>;
+  /** x-vault-forward-header-NAME as [NAME, value]; values may hold placeholders (raw style). */
+  readonly headerTemplates: ReadonlyArray<readonly [string, string]>;
+  /** The body as received (placeholders unfilled), or undefined when empty. */
+  readonly body: Buffer | undefined;
+  /** How the body's placeholders are escaped: json for a JSON content type, else raw. */
+  readonly bodyStyle: EscapeStyle;
+  /**
+   * What planning computed and the executor may reuse in the same process (the synchronous path):
+   * the scans, and the methods already looked up. Never serialised; without it the executor
+   * re-scans the templates and looks the methods up again.
+   */
+  readonly local?: PlanLocal;
+}
+
+export interface PlanScans {
+  body: PlaceholderScan | undefined;
+  /** One per headerTemplates entry, same order. */
+  headers: PlaceholderScan[];
+  /** Every unescaped placeholder, body first, then headers in order. */
+  uses: PlaceholderUse[];
+}
+
+export interface PlanLocal {
+  scans: PlanScans;
+  methods: UsableAuthenticationMethod[];
+}
+
+/** A stored plan that cannot be read back (corrupt, another version, or edited). */
+export class InvalidForwardPlanError extends Error {
+  constructor(message: string) {
+    super(`not a forward plan: ${message}`);
+    this.name = 'InvalidForwardPlanError';
+  }
+}
+
+/** The scans of a plan's templates; throws PlaceholderError as scanText does. */
+export function scanPlan(plan: Pick<ForwardPlan, 'body' | 'bodyStyle' | 'headerTemplates' | 'paymentMethodIds'>): PlanScans {
+  const count = plan.paymentMethodIds.length;
+  const uses: PlaceholderUse[] = [];
+  let body: PlaceholderScan | undefined;
+  if (plan.body) {
+    body = scanText(plan.body.toString('latin1'), count, plan.bodyStyle);
+    uses.push(...body.uses);
+  }
+  const headers = plan.headerTemplates.map(([, value]) => {
+    const scan = scanText(value, count);
+    uses.push(...scan.uses);
+    return scan;
+  });
+  return { body, headers, uses };
+}
+
+interface SerializedPlan {
+  v: number;
+  id: string;
+  merchant_account_id: string;
+  config_id: string;
+  url: string;
+  method: string;
+  timeout_ms: number;
+  trusted: boolean;
+  payment_method_ids: string[];
+  authentication_ids: string[];
+  passed_headers: Array<[string, string]>;
+  header_templates: Array<[string, string]>;
+  body_base64: string | null;
+  body_style: EscapeStyle;
+}
+
+/** The plan as JSON. Only on request: the synchronous path never serialises. */
+export function serializePlan(plan: ForwardPlan): string {
+  const document: SerializedPlan = {
+    v: plan.version,
+    id: plan.id,
+    merchant_account_id: plan.merchantAccountId,
+    config_id: plan.configId,
+    url: plan.url.href,
+    method: plan.method,
+    timeout_ms: plan.timeoutMs,
+    trusted: plan.trusted,
+    payment_method_ids: [...plan.paymentMethodIds],
+    authentication_ids: [...plan.authenticationIds],
+    passed_headers: plan.passedHeaders.map(([n, v]) => [n, v]),
+    header_templates: plan.headerTemplates.map(([n, v]) => [n, v]),
+    body_base64: plan.body ? plan.body.toString('base64') : null,
+    body_style: plan.bodyStyle,
+  };
+  return JSON.stringify(document);
+}
+
+function forwardMethod(value: unknown): ForwardMethod {
+  if (typeof value !== 'string' || !(FORWARD_METHODS as readonly string[]).includes(value)) throw new InvalidForwardPlanError('method is not a forward method');
+  return value as ForwardMethod;
+}
+
+/** A plan read back from serializePlan's output, without `local`; the executor re-scans it. */
+export function deserializePlan(text: string | Buffer): ForwardPlan {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(typeof text === 'string' ? text : text.toString('utf8'));
+  } catch {
+    throw new InvalidForwardPlanError('not JSON');
+  }
+  if (typeof parsed !== 'object' || parsed === null) throw new InvalidForwardPlanError('not an object');
+  const d = parsed as Partial<SerializedPlan>;
+  if (d.v !== FORWARD_PLAN_VERSION) throw new InvalidForwardPlanError(`version ${String(d.v)}, expected ${FORWARD_PLAN_VERSION}`);
+  const str = (value: unknown, name: string): string => {
+    if (typeof value !== 'string') throw new InvalidForwardPlanError(`${name} is not a string`);
+    return value;
+  };
+  const strings = (value: unknown, name: string): string[] => {
+    if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) throw new InvalidForwardPlanError(`${name} is not a list of strings`);
+    return value as string[];
+  };
+  const pairs = (value: unknown, name: string): Array<[string, string]> => {
+    if (!Array.isArray(value) || !value.every((p) => Array.isArray(p) && p.length === 2 && typeof p[0] === 'string' && typeof p[1] === 'string')) {
+      throw new InvalidForwardPlanError(`${name} is not a list of pairs`);
+    }
+    return value as Array<[string, string]>;
+  };
+  let url: URL;
+  try {
+    url = new URL(str(d.url, 'url'));
+  } catch (error) {
+    if (error instanceof InvalidForwardPlanError) throw error;
+    throw new InvalidForwardPlanError('url is not a URL');
+  }
+  if (typeof d.timeout_ms !== 'number' || !Number.isInteger(d.timeout_ms) || d.timeout_ms <= 0) throw new InvalidForwardPlanError('timeout_ms is not a positive integer');
+  if (typeof d.trusted !== 'boolean') throw new InvalidForwardPlanError('trusted is not a boolean');
+  if (d.body_style !== 'json' && d.body_style !== 'raw') throw new InvalidForwardPlanError('body_style is neither json nor raw');
+  if (d.body_base64 !== null && typeof d.body_base64 !== 'string') throw new InvalidForwardPlanError('body_base64 is neither null nor a string');
+  const body = d.body_base64 ? Buffer.from(d.body_base64, 'base64') : undefined;
+  return {
+    version: FORWARD_PLAN_VERSION,
+    id: str(d.id, 'id'),
+    merchantAccountId: str(d.merchant_account_id, 'merchant_account_id'),
+    configId: str(d.config_id, 'config_id'),
+    url,
+    method: forwardMethod(d.method),
+    timeoutMs: d.timeout_ms,
+    trusted: d.trusted,
+    paymentMethodIds: strings(d.payment_method_ids, 'payment_method_ids'),
+    authenticationIds: strings(d.authentication_ids, 'authentication_ids'),
+    passedHeaders: pairs(d.passed_headers, 'passed_headers'),
+    headerTemplates: pairs(d.header_templates, 'header_templates'),
+    body: body && body.length > 0 ? body : undefined,
+    bodyStyle: d.body_style,
+  };
+}

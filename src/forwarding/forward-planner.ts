@@ -1,0 +1,192 @@
+/**
+ * The first half of a forward (the seam for the queued path is described in forward-plan.ts):
+ *
+ *   ForwardPlanner.plan(input: ForwardPlanInput, record?: ForwardRecord): Promise<ForwardPlan>
+ *     Throws the same ProblemException the synchronous path answers (4xx; 503 when the database is
+ *     away), so a queued request is refused when it is asked for. Opens no card.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import { Inject, Injectable } from '@nestjs/common';
+import type { AppConfig } from '../config/config';
+import { APP_CONFIG } from '../config/config.module';
+import { ProblemException } from '../common/problem/problem';
+import { ForwardAuthenticationsService } from '../forward-authentications/forward-authentications.service';
+import { VaultForwardConfigsService } from '../vault-forward-configs/vault-forward-configs.service';
+import { PaymentMethodResolver } from '../vault/payment-method-resolver.service';
+import { PlaceholderError, PlaceholderScan, PlaceholderUse, scanText } from '../vault/placeholders';
+import { literalBlockReason } from '../targets/addresses';
+import { hostKey, isInsecureHost } from '../targets/http-methods';
+import type { ForwardRecord } from './forward-records.service';
+import { ForwardSpec, HEADER_PREFIX, parseForwardHeaders, URL_HEADER } from './forward-headers';
+import { ForwardingErrors } from './forwarding.errors';
+import { FORWARD_PLAN_VERSION, ForwardPlan } from './forward-plan';
+
+/** Caller headers that describe the body or the wanted answer; everything else stays here. */
+const PASSED_THROUGH = ['content-type', 'accept', 'accept-language'];
+const JSON_TYPE = /^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i;
+
+/**
+ * What a header value can carry (HTTP/1.1 as undici sends it): tab, visible ASCII, and Latin-1's
+ * upper half. A character class, so one linear pass.
+ */
+const UNSENDABLE_HEADER_CHAR = /[^\t\x20-\x7e\x80-\xff]/;
+
+export interface ForwardPlanInput {
+  merchantAccountId: string;
+  /** Id of this forward and of its record (x-vault-forward-request-id). */
+  requestId: string;
+  headers: IncomingHttpHeaders;
+  /** Node's raw header list, to detect repeated forwarding headers. */
+  rawHeaders: string[];
+  body: Buffer | undefined;
+}
+
+/**
+ * The first half of POST /vault-forward, shared by the synchronous and the queued path: reads the
+ * forwarding headers and checks everything that can be checked without card values, so a queued
+ * forward is refused (4xx) when it is asked for, not when a worker picks it up:
+ *
+ *   headers → transport (https, IP literals public) → config match → authentication methods usable
+ *   for this merchant and config → placeholder syntax and positions → every listed card exists (not
+ *   opened) → the caller's passed-through headers sendable.
+ *
+ * `plan(input, record?)` fills `record` (method, target, ids, config id) as it learns them, so a
+ * forward refused midway is recorded with what was known, as before the split. What still depends on
+ * card values (a filled header value a header cannot carry, the filled body's size) is the
+ * executor's to check. Nothing here opens a card.
+ */
+@Injectable()
+export class ForwardPlanner {
+  constructor(
+    private readonly configs: VaultForwardConfigsService,
+    private readonly resolver: PaymentMethodResolver,
+    private readonly authentications: ForwardAuthenticationsService,
+    @Inject(APP_CONFIG) private readonly appConfig: AppConfig,
+  ) {}
+
+  async plan(input: ForwardPlanInput, record?: ForwardRecord): Promise<ForwardPlan> {
+    const spec = parseForwardHeaders(input.headers, input.rawHeaders);
+    if (record) {
+      record.method = spec.method;
+      record.targetUrl = `${spec.url.origin}${spec.url.pathname}`;
+      record.paymentMethodIds = spec.paymentMethodIds;
+      record.authenticationIds = spec.authenticationIds;
+    }
+    const trusted = this.checkTransport(spec.url);
+    const configId = await this.enablingConfig(input.merchantAccountId, spec);
+    if (record) record.configId = configId;
+    // Each id must be a usable method of this merchant and config, before any card is looked at.
+    const methods =
+      spec.authenticationIds.length > 0 ? await this.authentications.forForward(input.merchantAccountId, configId, spec.authenticationIds) : [];
+
+    const body = input.body && input.body.length > 0 ? input.body : undefined;
+    const contentType = spec.headers.find(([name]) => name === 'content-type')?.[1] ?? input.headers['content-type'] ?? '';
+    const bodyStyle = JSON_TYPE.test(String(contentType)) ? 'json' : 'raw';
+    const scans = scanAll(spec, body, bodyStyle);
+    await this.resolver.check(input.merchantAccountId, spec.paymentMethodIds);
+
+    const passedHeaders: Array<[string, string]> = [];
+    for (const name of PASSED_THROUGH) {
+      const value = input.headers[name];
+      if (typeof value === 'string') passedHeaders.push([name, sendableHeader(name, value, name)]);
+    }
+    return {
+      version: FORWARD_PLAN_VERSION,
+      id: input.requestId,
+      merchantAccountId: input.merchantAccountId,
+      configId,
+      url: spec.url,
+      method: spec.method,
+      timeoutMs: spec.timeoutMs,
+      trusted,
+      paymentMethodIds: spec.paymentMethodIds,
+      authenticationIds: spec.authenticationIds,
+      passedHeaders,
+      headerTemplates: spec.headers,
+      body,
+      bodyStyle,
+      local: { scans, methods },
+    };
+  }
+
+  /** https only (http for operator-listed hosts), and IP literals must be public addresses. */
+  private checkTransport(url: URL): boolean {
+    if (isInsecureHost(this.appConfig.forwardInsecureHosts, hostKey(url))) return true;
+    if (url.protocol !== 'https:') {
+      throw new ProblemException(ForwardingErrors.insecureTarget, 'The target must be an https URL.', [
+        { location: 'header', name: URL_HEADER, message: 'must use https' },
+      ]);
+    }
+    const reason = literalBlockReason(url.hostname);
+    if (reason) {
+      throw new ProblemException(ForwardingErrors.targetAddressForbidden, `The target is a ${reason} address, which may not be forwarded to.`, [
+        { location: 'header', name: URL_HEADER, message: `${reason} address` },
+      ]);
+    }
+    return false;
+  }
+
+  private async enablingConfig(merchantAccountId: string, spec: ForwardSpec): Promise<string> {
+    const key = hostKey(spec.url);
+    const configs = await this.configs.enabledConfigs(merchantAccountId);
+    const match = configs.find((c) => c.hosts.has(key) && c.methods.has(spec.method));
+    if (match) return match.id;
+    const hostOnly = configs.some((c) => c.hosts.has(key));
+    throw new ProblemException(
+      ForwardingErrors.endpointNotEnabled,
+      hostOnly ? `${key} is enabled, but not for ${spec.method}.` : `${key} is not enabled for this merchant account.`,
+      [{ location: 'header', name: URL_HEADER, message: hostOnly ? `method ${spec.method} not enabled for this host` : 'host not enabled' }],
+    );
+  }
+}
+
+/**
+ * Placeholders are found before anything is decrypted, in one pass whose result the fill reuses.
+ * The body is read as latin1 (a byte-for-byte mapping), so it goes out unchanged apart from the
+ * filled values.
+ */
+function scanAll(spec: ForwardSpec, body: Buffer | undefined, style: 'json' | 'raw') {
+  const count = spec.paymentMethodIds.length;
+  const uses: PlaceholderUse[] = [];
+  let bodyScan: PlaceholderScan | undefined;
+  try {
+    if (body) {
+      bodyScan = scanText(body.toString('latin1'), count, style);
+      uses.push(...bodyScan.uses);
+    }
+  } catch (error) {
+    throw placeholderProblem(error, 'body', 'body');
+  }
+  const headers: PlaceholderScan[] = [];
+  for (const [name, value] of spec.headers) {
+    try {
+      const scan = scanText(value, count);
+      uses.push(...scan.uses);
+      headers.push(scan);
+    } catch (error) {
+      throw placeholderProblem(error, 'header', `${HEADER_PREFIX}${name}`);
+    }
+  }
+  return { body: bodyScan, headers, uses };
+}
+
+export function placeholderProblem(error: unknown, location: 'body' | 'header', name: string): unknown {
+  if (!(error instanceof PlaceholderError)) return error;
+  return new ProblemException(ForwardingErrors.invalidPlaceholder, error.message, [{ location, name, message: error.message }]);
+}
+
+/**
+ * A header value as the target will get it, or a 400 naming the header: undici refuses to send a
+ * line break, a control character or anything outside Latin-1 (a cardholder name in Chinese, say),
+ * and that must not surface as "downstream unreachable" after the fact.
+ */
+export function sendableHeader(target: string, value: string, header: string): string {
+  if (!UNSENDABLE_HEADER_CHAR.test(value)) return value;
+  const lineBreak = /[\r\n\0]/.test(value);
+  const message = lineBreak ? 'filled value contains a line break' : 'filled value has a character a header cannot carry (a control character, or one outside Latin-1)';
+  throw new ProblemException(
+    ForwardingErrors.invalidHeader,
+    lineBreak ? `${header} would contain a line break once filled.` : `${header} would contain a character that cannot be sent in the ${target} header once filled; nothing was sent.`,
+    [{ location: 'header', name: header, message }],
+  );
+}

@@ -1,0 +1,22 @@
+import { Module } from '@nestjs/common';
+import { ForwardAuthenticationsCoreModule } from '../forward-authentications/forward-authentications.module';
+import { VaultForwardConfigsCoreModule } from '../vault-forward-configs/vault-forward-configs.module';
+import { VaultModule } from '../vault/vault.module';
+import { DownstreamClient } from './downstream-client';
+import { ForwardExecutor } from './forward-executor';
+import { ForwardPlanner } from './forward-planner';
+import { ForwardRecordsService } from './forward-records.service';
+import { InflightBytes } from './inflight-bytes';
+import { AuthenticationSteps } from './outbound/authentication-steps';
+
+/**
+ * Sending forwards, without HTTP routes, the auth guard or pagination: the planner, the executor and
+ * what they need. The API (through ForwardingModule) and the worker both import it, so a process
+ * has one DownstreamClient (one set of connection pools) and one record writer.
+ */
+@Module({
+  imports: [VaultModule, VaultForwardConfigsCoreModule, ForwardAuthenticationsCoreModule],
+  providers: [ForwardPlanner, ForwardExecutor, DownstreamClient, ForwardRecordsService, InflightBytes, AuthenticationSteps],
+  exports: [ForwardPlanner, ForwardExecutor, DownstreamClient, ForwardRecordsService, InflightBytes],
+})
+export class ForwardingCoreModule {}

@@ -1,0 +1,133 @@
+import { randomUUID } from 'node:crypto';
+import { INestApplicationContext } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { deserializePlan, serializePlan } from '../../src/forwarding/forward-plan';
+import { ForwardExecutor, isRetryable, reachedDownstream } from '../../src/forwarding/forward-executor';
+import { ForwardPlanInput, ForwardPlanner } from '../../src/forwarding/forward-planner';
+import { ForwardRecordsService } from '../../src/forwarding/forward-records.service';
+import { ProblemException } from '../../src/common/problem/problem';
+import { PaymentMethodsService } from '../../src/payment-methods/payment-methods.service';
+import { WorkerModule } from '../../src/worker.module';
+import { createApiKey } from '../factories/api-keys';
+import { cardNumber, createCard } from '../factories/cards';
+import { createMerchantAccount } from '../factories/merchant-accounts';
+import { closedPort, Downstream, startHttpDownstream } from '../support/downstream';
+import { http } from '../support/http';
+import { LogCapture } from '../support/log-capture';
+import { startTestApp, testConfig, TestApp } from '../support/test-app';
+
+/**
+ * The seam of the queued path: the API plans, the plan travels as JSON (no card data in it), and a
+ * worker process's application context executes it.
+ */
+describe('ForwardPlanner (API) → serializePlan → ForwardExecutor (worker context)', () => {
+  let t: TestApp;
+  let worker: INestApplicationContext;
+  let downstream: Downstream;
+  let refusedPort: number;
+  let merchant: string;
+  let card: { id: string; number: string };
+
+  beforeAll(async () => {
+    [downstream, refusedPort] = await Promise.all([startHttpDownstream(), closedPort()]);
+    const env = { FORWARD_INSECURE_HOSTS: '127.0.0.1' };
+    t = await startTestApp({ env });
+    const config = testConfig(env);
+    worker = await NestFactory.createApplicationContext(WorkerModule.forRoot({ config, databaseUrl: config.databaseUrl!, logStream: new LogCapture() }), {
+      logger: false,
+    });
+    await worker.init();
+    merchant = (await createMerchantAccount(t)).id;
+    const token = await (await createApiKey(t, merchant)).token();
+    const created = await http(t.url, '/vault-forward/configs', {
+      method: 'POST',
+      token,
+      body: { display_name: 'Plan test', hosts: [`127.0.0.1:${downstream.port}`, `127.0.0.1:${refusedPort}`], methods: ['POST'] },
+    });
+    expect(created.status).toBe(201);
+    const number = cardNumber();
+    card = { id: (await createCard(t, merchant, { number, expiration_date: '04/31' })).id, number };
+  });
+
+  afterAll(async () => {
+    await worker?.close();
+    await t?.close();
+    await downstream?.close();
+  });
+
+  function input(url: string, body: string, paymentMethods = card.id): ForwardPlanInput {
+    const headers = {
+      'x-vault-forward-url': url,
+      'x-vault-forward-http-method': 'POST',
+      'x-vault-forward-payment-methods': paymentMethods,
+      'x-vault-forward-header-x-card-tail': '{{ CARD_EXPIRATION_DATE_MM_1 }}',
+      'content-type': 'application/json',
+    };
+    return { merchantAccountId: merchant, requestId: randomUUID(), headers, rawHeaders: Object.entries(headers).flat(), body: Buffer.from(body) };
+  }
+
+  it('a plan made by the API, serialised without card data, is executed by a worker: the downstream gets the card', async () => {
+    const plan = await t.get(ForwardPlanner).plan(input(`${downstream.url}/pay?q=1`, '{"n":"{{ CARD_NUMBER_1 }}","cvv":"123","e":"\\\\{{ CARD_NUMBER_1 }}"}'));
+    const stored = serializePlan(plan);
+    expect(stored).not.toContain(card.number);
+    expect(stored).not.toContain(card.number.slice(-10));
+    expect(stored).not.toContain('local');
+
+    const before = downstream.received.length;
+    const response = await worker.get(ForwardExecutor).execute(deserializePlan(Buffer.from(stored)));
+    expect(response.status).toBe(200);
+    const received = downstream.received.slice(before);
+    expect(received).toHaveLength(1);
+    expect(received[0].url).toBe('/pay?q=1');
+    expect(received[0].body.toString()).toBe(`{"n":"${card.number}","cvv":"123","e":"{{ CARD_NUMBER_1 }}"}`);
+    expect(received[0].headers['x-card-tail']).toBe('04');
+    expect(received[0].headers['content-type']).toBe('application/json');
+
+    // The worker's record writer recorded it, under the plan's id, with the API's config and ids.
+    await worker.get(ForwardRecordsService).flush();
+    const [row] = await t.db.query(`SELECT status, method, target_url, payment_method_ids::text[] AS pms, config_id FROM vault_forward_requests WHERE id = $1`, [plan.id]);
+    expect(row).toMatchObject({ status: 200, method: 'POST', target_url: `${downstream.url}/pay`, pms: [card.id], config_id: plan.configId });
+  });
+
+  it('planning refuses what the synchronous path refuses, before anything is sent (a card of no one here)', async () => {
+    const before = downstream.received.length;
+    await expect(t.get(ForwardPlanner).plan(input(`${downstream.url}/pay`, '{"n":"{{ CARD_NUMBER_1 }}"}', randomUUID()))).rejects.toMatchObject({
+      definition: { code: 'unknown-payment-method' },
+    });
+    await expect(t.get(ForwardPlanner).plan(input(`${downstream.url}/pay`, '{"n":"{{ CARD_NUMBR_1 }}"}'))).rejects.toMatchObject({
+      definition: { code: 'invalid-placeholder' },
+    });
+    expect(downstream.received.length).toBe(before);
+  });
+
+  it('a card deleted after planning: the execution fails with a 4xx that is not retryable, nothing sent', async () => {
+    const number = cardNumber();
+    const doomed = (await createCard(t, merchant, { number })).id;
+    const plan = deserializePlan(serializePlan(await t.get(ForwardPlanner).plan(input(`${downstream.url}/pay`, '{"n":"{{ CARD_NUMBER_1 }}"}', doomed))));
+    await t.get(PaymentMethodsService).delete(merchant, doomed);
+    const before = downstream.received.length;
+    const error = await worker.get(ForwardExecutor).execute(plan).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ProblemException);
+    expect((error as ProblemException).definition.code).toBe('unknown-payment-method');
+    expect(isRetryable(error)).toBe(false);
+    expect(reachedDownstream(error)).toBe(false);
+    expect(downstream.received.length).toBe(before);
+  });
+
+  it('a refused connection is retryable and did not reach the downstream; the attempt is recorded under its own id', async () => {
+    const plan = deserializePlan(serializePlan(await t.get(ForwardPlanner).plan(input(`http://127.0.0.1:${refusedPort}/pay`, '{"n":"{{ CARD_NUMBER_1 }}"}'))));
+    const attempt = randomUUID();
+    const error = await worker.get(ForwardExecutor).execute(plan, { recordId: attempt }).catch((e: unknown) => e);
+    expect((error as ProblemException).definition.code).toBe('downstream-unreachable');
+    expect(isRetryable(error)).toBe(true);
+    expect(reachedDownstream(error)).toBe(false);
+    await worker.get(ForwardRecordsService).flush();
+    const [row] = await t.db.query(`SELECT status, error_type FROM vault_forward_requests WHERE id = $1`, [attempt]);
+    expect(row).toEqual({ status: 502, error_type: 'downstream-unreachable' });
+  });
+
+  it('a garbled stored plan is refused when read back', () => {
+    expect(() => deserializePlan('{"v":2}')).toThrow(/not a forward plan/);
+    expect(() => deserializePlan('nope')).toThrow(/not a forward plan/);
+  });
+});
