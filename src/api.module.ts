@@ -10,6 +10,7 @@ import { ErrorsModule } from './errors/errors.module';
 import { ForwardAuthenticationsModule } from './forward-authentications/forward-authentications.module';
 import { ForwardingModule } from './forwarding/forwarding.module';
 import { HealthModule } from './health/health.module';
+import { QueueModule } from './job-queue/queue.module';
 import { VaultForwardConfigsModule } from './vault-forward-configs/vault-forward-configs.module';
 import { MerchantAccountsModule } from './merchant-accounts/merchant-accounts.module';
 import { PaymentMethodsModule } from './payment-methods/payment-methods.module';
@@ -22,6 +23,7 @@ export class ApiModule {
       module: ApiModule,
       imports: [
         CoreModule.forRoot({ ...options, role: 'api' }),
+        QueueModule.forRoot({ config: options.config, databaseUrl: options.databaseUrl, role: 'api' }),
         AuthModule,
         PaginationModule,
         MerchantAccountsModule,

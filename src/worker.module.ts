@@ -1,5 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { CoreModule, CoreOptions } from './core.module';
+import { QueueModule } from './job-queue/queue.module';
 
 /**
  * The queue worker: the same core as the API, no HTTP. Queue processors join here as the queued
@@ -10,7 +11,7 @@ export class WorkerModule {
   static forRoot(options: Omit<CoreOptions, 'role'>): DynamicModule {
     return {
       module: WorkerModule,
-      imports: [CoreModule.forRoot({ ...options, role: 'worker' })],
+      imports: [CoreModule.forRoot({ ...options, role: 'worker' }), QueueModule.forRoot({ config: options.config, databaseUrl: options.databaseUrl, role: 'worker' })],
     };
   }
 }
