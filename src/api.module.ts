@@ -14,6 +14,7 @@ import { QueueModule } from './job-queue/queue.module';
 import { VaultForwardConfigsModule } from './vault-forward-configs/vault-forward-configs.module';
 import { MerchantAccountsModule } from './merchant-accounts/merchant-accounts.module';
 import { PaymentMethodsModule } from './payment-methods/payment-methods.module';
+import { WebhookSecretsModule } from './webhook-secrets/webhook-secrets.module';
 
 /** The HTTP API: the core plus every feature's controllers, the auth guard, the problem filter. */
 @Module({})
@@ -32,6 +33,7 @@ export class ApiModule {
         VaultForwardConfigsModule,
         ForwardAuthenticationsModule,
         ForwardingModule,
+        WebhookSecretsModule,
         HealthModule,
         ErrorsModule,
         ...extraImports,
