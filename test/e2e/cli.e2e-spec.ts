@@ -158,6 +158,8 @@ describe('CLI: merchant, api-key and token commands mint credentials the API acc
         failed_merchant_keys: [],
         rewrapped_authentication_methods: 0,
         failed_authentication_methods: [],
+        rewrapped_webhook_secrets: 0,
+        failed_webhook_secrets: [],
         remaining: 1,
       });
       expect(first.code).toBe(1); // the old key must stay: a row still needs it
@@ -193,6 +195,8 @@ describe('CLI: merchant, api-key and token commands mint credentials the API acc
         failed_merchant_keys: [],
         rewrapped_authentication_methods: 0,
         failed_authentication_methods: [],
+        rewrapped_webhook_secrets: 0,
+        failed_webhook_secrets: [],
         remaining: 0,
       });
       expect(second.code).toBe(0);

@@ -172,6 +172,8 @@ describe('The vault: encryption at rest, placeholder resolution, key rotation', 
         failed_merchant_keys: [],
         rewrapped_authentication_methods: 0,
         failed_authentication_methods: [],
+        rewrapped_webhook_secrets: 0,
+        failed_webhook_secrets: [],
         remaining: 1,
       });
       const second = await both.get(KeyRotationService).rotate(300);
