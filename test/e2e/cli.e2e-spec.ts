@@ -160,6 +160,10 @@ describe('CLI: merchant, api-key and token commands mint credentials the API acc
         failed_authentication_methods: [],
         rewrapped_webhook_secrets: 0,
         failed_webhook_secrets: [],
+        rewrapped_forward_job_plans: 0,
+        failed_forward_job_plans: [],
+        rewrapped_forward_job_responses: 0,
+        failed_forward_job_responses: [],
         remaining: 1,
       });
       expect(first.code).toBe(1); // the old key must stay: a row still needs it
@@ -197,6 +201,10 @@ describe('CLI: merchant, api-key and token commands mint credentials the API acc
         failed_authentication_methods: [],
         rewrapped_webhook_secrets: 0,
         failed_webhook_secrets: [],
+        rewrapped_forward_job_plans: 0,
+        failed_forward_job_plans: [],
+        rewrapped_forward_job_responses: 0,
+        failed_forward_job_responses: [],
         remaining: 0,
       });
       expect(second.code).toBe(0);

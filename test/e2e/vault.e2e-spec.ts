@@ -174,6 +174,10 @@ describe('The vault: encryption at rest, placeholder resolution, key rotation', 
         failed_authentication_methods: [],
         rewrapped_webhook_secrets: 0,
         failed_webhook_secrets: [],
+        rewrapped_forward_job_plans: 0,
+        failed_forward_job_plans: [],
+        rewrapped_forward_job_responses: 0,
+        failed_forward_job_responses: [],
         remaining: 1,
       });
       const second = await both.get(KeyRotationService).rotate(300);
