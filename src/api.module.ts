@@ -10,9 +10,11 @@ import { ErrorsModule } from './errors/errors.module';
 import { ForwardAuthenticationsModule } from './forward-authentications/forward-authentications.module';
 import { ForwardingModule } from './forwarding/forwarding.module';
 import { HealthModule } from './health/health.module';
+import { QueueModule } from './job-queue/queue.module';
 import { VaultForwardConfigsModule } from './vault-forward-configs/vault-forward-configs.module';
 import { MerchantAccountsModule } from './merchant-accounts/merchant-accounts.module';
 import { PaymentMethodsModule } from './payment-methods/payment-methods.module';
+import { WebhookSecretsModule } from './webhook-secrets/webhook-secrets.module';
 
 /** The HTTP API: the core plus every feature's controllers, the auth guard, the problem filter. */
 @Module({})
@@ -22,6 +24,7 @@ export class ApiModule {
       module: ApiModule,
       imports: [
         CoreModule.forRoot({ ...options, role: 'api' }),
+        QueueModule.forRoot({ config: options.config, databaseUrl: options.databaseUrl, role: 'api' }),
         AuthModule,
         PaginationModule,
         MerchantAccountsModule,
@@ -30,6 +33,7 @@ export class ApiModule {
         VaultForwardConfigsModule,
         ForwardAuthenticationsModule,
         ForwardingModule,
+        WebhookSecretsModule,
         HealthModule,
         ErrorsModule,
         ...extraImports,

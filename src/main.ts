@@ -5,6 +5,7 @@ import { createApiApp } from './bootstrap/api-app';
 import { loadConfigOrExit } from './bootstrap/load-config';
 import { closeOnSignals } from './bootstrap/shutdown';
 import { runMigrations } from './database/migrate';
+import { ForwardQueue } from './job-queue/forward-queue';
 import { resolveDatabase } from './database/resolve-database';
 
 async function main(): Promise<void> {
@@ -19,7 +20,9 @@ async function main(): Promise<void> {
   }
   const applied = await runMigrations(app.get(DataSource));
   if (applied.length > 0) logger.log(`Applied migrations: ${applied.join(', ')}`);
-  if (!config.redisUrl) logger.warn('No REDIS_URL: queued forwarding is off; synchronous forwarding works.');
+  const queue = app.get(ForwardQueue);
+  if (queue.backend === 'none') logger.warn('Queued forwarding is off (QUEUE_BACKEND=none, or the job queue could not start on the embedded database); synchronous forwarding works.');
+  else logger.log(`Queued forwarding runs on ${queue.backend}${database.embedded && queue.backend === 'postgres' ? ' (the embedded PostgreSQL, development only)' : ''}.`);
   closeOnSignals(app, async () => database.embedded?.stop());
   await app.listen({ port: config.port, host: config.host });
   logger.log(`API listening on ${await app.getUrl()} (OpenAPI at /openapi.json, docs at /docs)`);

@@ -1,6 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { CoreModule, CoreOptions } from './core.module';
 import { ForwardingCoreModule } from './forwarding/forwarding-core.module';
+import { QueueModule } from './job-queue/queue.module';
 
 /**
  * The queue worker: the same core as the API, no HTTP, and forwarding's core (planner, executor,
@@ -12,7 +13,11 @@ export class WorkerModule {
   static forRoot(options: Omit<CoreOptions, 'role'>): DynamicModule {
     return {
       module: WorkerModule,
-      imports: [CoreModule.forRoot({ ...options, role: 'worker' }), ForwardingCoreModule],
+      imports: [
+        CoreModule.forRoot({ ...options, role: 'worker' }),
+        ForwardingCoreModule,
+        QueueModule.forRoot({ config: options.config, databaseUrl: options.databaseUrl, role: 'worker' }),
+      ],
     };
   }
 }

@@ -17,8 +17,8 @@ async function main(): Promise<void> {
     console.error('Configuration error: DATABASE_URL: the worker needs the shared PostgreSQL (the embedded one lives inside the API process)');
     process.exit(1);
   }
-  if (!config.redisUrl) {
-    console.error('Configuration error: REDIS_URL: the worker consumes the queue and cannot run without Redis');
+  if (config.queueBackend === 'none') {
+    console.error('Configuration error: QUEUE_BACKEND: is none, so there is no queue for the worker to consume');
     process.exit(1);
   }
   const app = await NestFactory.createApplicationContext(WorkerModule.forRoot({ config, databaseUrl: config.databaseUrl }), {
@@ -27,8 +27,8 @@ async function main(): Promise<void> {
   app.useLogger(app.get(Logger));
   closeOnSignals(app);
   await app.init();
-  await app.get<Redis>(REDIS).ping();
-  app.get(Logger).log('Worker connected to PostgreSQL and Redis; waiting for jobs.');
+  await app.get<Redis | null>(REDIS)?.ping();
+  app.get(Logger).log(`Worker connected to PostgreSQL${config.redisUrl ? ' and Redis' : ''}; job queue on ${config.queueBackend}; waiting for jobs.`);
 }
 
 main().catch((error: unknown) => {

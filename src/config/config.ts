@@ -47,7 +47,22 @@ export interface AppConfig {
   forwardRecordSpoolDir: string;
   /** Port of the Prometheus endpoint (GET /metrics), apart from the API; null → no metrics endpoint. */
   metricsPort: number | null;
+  /**
+   * The engine BullMQ runs queued forwarding on (job-queue/): `redis` (REDIS_URL), `postgres` (its own
+   * `bullmq` schema in the application's database, embedded or DATABASE_URL), or `none` (queued
+   * forwarding off). Defaults to redis when REDIS_URL is set, else postgres.
+   */
+  queueBackend: QueueBackend;
+  /** Jobs a worker process runs at once. */
+  workerConcurrency: number;
+  /** Base of the exponential backoff (full jitter) between attempts of a queued forward. */
+  forwardRetryBaseMs: number;
+  /** How long a finished queued forward (and its stored response) is kept, in seconds. */
+  forwardJobRetentionSeconds: number;
 }
+
+export const QUEUE_BACKENDS = ['redis', 'postgres', 'none'] as const;
+export type QueueBackend = (typeof QUEUE_BACKENDS)[number];
 
 export interface VaultMasterKey {
   id: string;
@@ -199,6 +214,29 @@ function forwardMemoryLimits(env: Env): Pick<AppConfig, 'forwardMaxFilledBodyByt
   return { forwardMaxFilledBodyBytes, forwardMaxInflightBytes, forwardMaxInflightBytesPerMerchant };
 }
 
+function queueBackend(env: Env, redisUrl: string | null): QueueBackend {
+  const raw = optional(env, 'QUEUE_BACKEND')?.toLowerCase();
+  if (raw === undefined) return redisUrl ? 'redis' : 'postgres';
+  if (!(QUEUE_BACKENDS as readonly string[]).includes(raw)) {
+    throw new ConfigError('QUEUE_BACKEND', `must be one of ${QUEUE_BACKENDS.join(', ')}, got "${raw}"`);
+  }
+  if (raw === 'redis' && !redisUrl) throw new ConfigError('QUEUE_BACKEND', 'is redis but REDIS_URL is unset');
+  return raw as QueueBackend;
+}
+
+const DURATION_UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 };
+
+/** Seconds, written as a whole number of seconds or with a unit: `45s`, `30m`, `12h`, `7d`. */
+function durationSeconds(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = optional(env, name);
+  if (raw === undefined) return fallback;
+  const match = /^(\d{1,9})([smhd]?)$/.exec(raw.toLowerCase());
+  if (!match) throw new ConfigError(name, `must be a duration like 7d, 12h, 30m, 45s or a number of seconds, got "${raw}"`);
+  const value = Number(match[1]) * DURATION_UNITS[match[2] || 's'];
+  if (value < min || value > max) throw new ConfigError(name, `must be between ${min}s and ${max}s, got ${value}s`);
+  return value;
+}
+
 export function loadConfig(env: Env = process.env): AppConfig {
   const nodeEnvRaw = optional(env, 'NODE_ENV') ?? 'development';
   if (!['development', 'production', 'test'].includes(nodeEnvRaw)) {
@@ -210,6 +248,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
   }
   const host = optional(env, 'HOST') ?? '127.0.0.1';
   const dataDir = resolve(optional(env, 'DATA_DIR') ?? './data');
+  const redisUrl = url(env, 'REDIS_URL', ['redis:', 'rediss:']);
   return {
     nodeEnv: nodeEnvRaw as AppConfig['nodeEnv'],
     host,
@@ -217,7 +256,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     logLevel: logLevel as LogLevel,
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 200),
-    redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    redisUrl,
     dataDir,
     embeddedDatabasePort: integer(env, 'EMBEDDED_DATABASE_PORT', 0, 0, 65535),
     vaultMasterKeys: vaultMasterKeys(env, nodeEnvRaw),
@@ -228,5 +267,10 @@ export function loadConfig(env: Env = process.env): AppConfig {
     ...forwardMemoryLimits(env),
     forwardRecordSpoolDir: resolve(optional(env, 'FORWARD_RECORD_SPOOL_DIR') ?? resolve(dataDir, 'forward-record-spool')),
     metricsPort: optional(env, 'METRICS_PORT') === undefined ? null : integer(env, 'METRICS_PORT', 0, 0, 65535),
+    queueBackend: queueBackend(env, redisUrl),
+    workerConcurrency: integer(env, 'WORKER_CONCURRENCY', 32, 1, 1024),
+    // The floor lets tests shorten retries to milliseconds; the issue caps one wait at 5 minutes.
+    forwardRetryBaseMs: integer(env, 'FORWARD_RETRY_BASE_MS', 1000, 1, 300_000),
+    forwardJobRetentionSeconds: durationSeconds(env, 'FORWARD_JOB_RETENTION', 7 * 86_400, 60, 366 * 86_400),
   };
 }

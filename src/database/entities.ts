@@ -5,6 +5,7 @@ import { ForwardAuthentication } from '../forward-authentications/forward-authen
 import { VaultForwardRequest } from '../forwarding/forward-request.entity';
 import { PaymentMethod } from '../payment-methods/payment-method.entity';
 import { VaultForwardConfig } from '../vault-forward-configs/vault-forward-config.entity';
+import { WebhookSecret } from '../webhook-secrets/webhook-secret.entity';
 
 /** Every entity, listed explicitly: no glob, so ts-jest, ts-node and dist/ all see the same set. */
-export const ENTITIES = [MerchantAccount, ApiKey, Buyer, PaymentMethod, VaultForwardConfig, ForwardAuthentication, VaultForwardRequest];
+export const ENTITIES = [MerchantAccount, ApiKey, Buyer, PaymentMethod, VaultForwardConfig, ForwardAuthentication, VaultForwardRequest, WebhookSecret];

@@ -60,4 +60,14 @@ export const SEALED_TABLES: readonly SealedTable[] = [
     describe: 'authentication method',
     cache: 'sealed-forward-authentications',
   },
+  {
+    name: 'webhook_secrets',
+    table: 'vault_forward_webhook_secrets',
+    key: 'id',
+    keyType: 'uuid',
+    layout: 'record',
+    purpose: 'webhook-secret',
+    aadColumns: ['merchant_account_id', 'id'],
+    describe: 'webhook signing secret',
+  },
 ];

@@ -45,7 +45,7 @@ describe('Entry points as a user runs them (compiled dist/)', () => {
     expect(ready.body).toEqual({ status: 'ok', checks: { database: 'up', redis: 'disabled' } });
     const { stdout } = api.output();
     expect(stdout).toMatch(/No DATABASE_URL: using embedded PostgreSQL \(PGlite\) with data in .*pglite/);
-    expect(stdout).toContain('No REDIS_URL: queued forwarding is off');
+    expect(stdout).toContain('Queued forwarding runs on postgres (the embedded PostgreSQL, development only)');
 
     // The CLI finds the running embedded server instead of opening its files a second time.
     const created = await new Promise<string>((resolve, reject) =>
@@ -92,10 +92,10 @@ describe('Entry points as a user runs them (compiled dist/)', () => {
     expect(await stop(worker.child, worker.exited)).toBe(0);
   });
 
-  it('the worker refuses to start without REDIS_URL', async () => {
-    const worker = start('dist/worker.js', { DATABASE_URL: process.env.TEST_DATABASE_URL! }, /never/);
+  it('the worker refuses to start with no queue to consume (QUEUE_BACKEND=none)', async () => {
+    const worker = start('dist/worker.js', { DATABASE_URL: process.env.TEST_DATABASE_URL!, QUEUE_BACKEND: 'none' }, /never/);
     await expect(worker.started).rejects.toThrow();
     expect(await worker.exited).toBe(1);
-    expect(worker.output().stderr).toContain('Configuration error: REDIS_URL');
+    expect(worker.output().stderr).toContain('Configuration error: QUEUE_BACKEND');
   });
 });

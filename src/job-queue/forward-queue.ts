@@ -1,0 +1,95 @@
+import type { QueueBackend } from '../config/config';
+
+/** What a queued forward's BullMQ job carries: the id of its row, nothing else of the request. */
+export interface ForwardJobData {
+  jobId: string;
+  attempt: number;
+}
+
+export interface EnqueueOptions {
+  /** Run no earlier than this many milliseconds from now (a retry's backoff). */
+  delayMs?: number;
+  /** Which attempt this is (1 for the first); one BullMQ job per attempt, so enqueueing an attempt twice is a no-op. */
+  attempt?: number;
+}
+
+export interface ProcessOptions {
+  concurrency: number;
+}
+
+/**
+ * Called once per job. Resolving completes the job; throwing counts as an infrastructure failure
+ * (database gone, a crash), which BullMQ retries a few times with backoff. A forward's own retries
+ * (downstream 503, …) are the handler's business: it records the attempt and enqueues attempt + 1.
+ */
+export type ForwardJobHandler = (job: ForwardJobData) => Promise<void>;
+
+/** Enqueueing was refused or timed out: the engine is down, or there is none. The route answers 503 with Retry-After. */
+export class QueueUnavailableError extends Error {
+  /** Seconds a caller is told to wait before asking again. */
+  readonly retryAfterSeconds = 5;
+
+  constructor(
+    readonly backend: QueueBackend,
+    reason: string,
+  ) {
+    super(`the ${backend === 'none' ? 'job queue is off' : `${backend} job queue is unavailable`}: ${reason}`);
+    this.name = 'QueueUnavailableError';
+  }
+}
+
+/**
+ * The queue of queued forwards on whichever engine QUEUE_BACKEND chose. The API enqueues (never
+ * waiting on a down engine); a worker calls process() once and close() on shutdown, which stops
+ * taking jobs and waits for the running ones.
+ */
+export abstract class ForwardQueue {
+  abstract readonly backend: QueueBackend;
+
+  /** Rejects with QueueUnavailableError within about a second when the engine cannot take the job. */
+  abstract enqueue(jobId: string, options?: EnqueueOptions): Promise<void>;
+
+  /** Whether an enqueue now is expected to succeed (the producer connection is up). */
+  abstract isAvailable(): boolean;
+
+  /** Starts consuming (once per process); resolves when the worker is connected and taking jobs. */
+  abstract process(handler: ForwardJobHandler, options: ProcessOptions): Promise<void>;
+
+  /** Stops taking jobs, waits for the running handlers, closes connections. Idempotent. */
+  abstract close(): Promise<void>;
+}
+
+/** QUEUE_BACKEND=none: queued forwarding is off; the synchronous path is unaffected. */
+export class NoForwardQueue extends ForwardQueue {
+  readonly backend = 'none' as const;
+
+  async enqueue(): Promise<void> {
+    throw new QueueUnavailableError('none', 'QUEUE_BACKEND is none');
+  }
+
+  isAvailable(): boolean {
+    return false;
+  }
+
+  async process(): Promise<void> {
+    throw new Error('QUEUE_BACKEND is none: there is no queue to take jobs from');
+  }
+
+  async close(): Promise<void> {}
+}
+
+/** Job ids are ours (UUIDs); anything else would let a caller's text reach BullMQ's keys. */
+const JOB_ID = /^[A-Za-z0-9_-]{1,100}$/;
+
+export function bullJobId(jobId: string, attempt: number): string {
+  if (!JOB_ID.test(jobId)) throw new Error('a queued forward id must be 1–100 letters, digits, - or _');
+  if (!Number.isInteger(attempt) || attempt < 1) throw new Error('attempt must be a whole number from 1');
+  // BullMQ refuses ':' in custom ids and purely numeric ones.
+  return `${jobId}.${attempt}`;
+}
+
+export function parseJobData(data: unknown): ForwardJobData {
+  const { jobId, attempt } = (data ?? {}) as Partial<ForwardJobData>;
+  if (typeof jobId !== 'string' || !JOB_ID.test(jobId) || !Number.isInteger(attempt)) throw new Error('malformed forward job payload');
+  return { jobId, attempt: attempt! };
+}

@@ -1,0 +1,34 @@
+import type { DefaultJobOptions } from 'bullmq';
+
+/** An enqueue that the engine has not acknowledged by then has failed: the request gets its 503 instead of waiting. */
+export const ENQUEUE_TIMEOUT_MS = 1_000;
+
+/** How often a worker looks for jobs whose worker died (lock expired), on either engine. */
+export const STALLED_INTERVAL_MS = 15_000;
+
+/**
+ * How long BullMQ keeps an ended job (it holds only our id and the attempt number). While it is kept,
+ * enqueueing the same attempt again is a no-op; the job's state lives in our table either way.
+ */
+export const KEEP_ENDED_JOB_SECONDS = 3_600;
+
+/**
+ * The same on both engines. BullMQ's own attempts cover a handler that throws (the database gone, a
+ * bug); a forward's downstream retries are separate jobs (attempt + 1) the handler enqueues.
+ */
+export function JOB_OPTIONS(retryBaseMs: number): DefaultJobOptions {
+  return {
+    attempts: 5,
+    backoff: { type: 'exponential', delay: retryBaseMs },
+    removeOnComplete: { age: KEEP_ENDED_JOB_SECONDS },
+    removeOnFail: { age: KEEP_ENDED_JOB_SECONDS },
+  };
+}
+
+export function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}

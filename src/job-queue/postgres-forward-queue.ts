@@ -1,0 +1,134 @@
+import { Logger } from '@nestjs/common';
+import { createPostgresBackend, JobProgress, PostgresConnectionOptions, PostgresQueueBackend, Queue, withBackend, Worker } from 'bullmq';
+import { Client } from 'pg';
+import { bullJobId, EnqueueOptions, ForwardJobData, ForwardJobHandler, ForwardQueue, parseJobData, ProcessOptions, QueueUnavailableError } from './forward-queue';
+import { ENQUEUE_TIMEOUT_MS, JOB_OPTIONS, STALLED_INTERVAL_MS, withTimeout } from './job-options';
+
+export interface PostgresForwardQueueOptions {
+  databaseUrl: string;
+  queueName: string;
+  /** BullMQ's schema, which holds its tables and functions; `bullmq` unless a test isolates itself. */
+  schema?: string;
+  retryBaseMs: number;
+  role: 'api' | 'worker';
+  /**
+   * The embedded database (PGlite behind pglite-socket) serves every connection from one session and
+   * ignores per-connection start-up options, so BullMQ's `-c search_path=bullmq` never applies there.
+   * Then the schema is appended to that session's search_path instead (decisions.md). That one
+   * session also serialises every statement, so an enqueue there is given EMBEDDED_ENQUEUE_TIMEOUT_MS.
+   */
+  sharedSession?: boolean;
+}
+
+/** PGlite runs one statement at a time for every connection; a burst of enqueues waits its turn. */
+const EMBEDDED_ENQUEUE_TIMEOUT_MS = 15_000;
+
+const { Queue: PgQueue, Worker: PgWorker } = withBackend(createPostgresBackend);
+
+/**
+ * BullMQ on PostgreSQL: its own schema (`bullmq`) in the application's database, created and
+ * upgraded by BullMQ's migrations, which run in one transaction under BullMQ's advisory lock, so
+ * any number of API and worker processes may start at once. The producer's pool gives up on a
+ * connection after ENQUEUE_TIMEOUT_MS, so an enqueue fails fast like on Redis.
+ */
+export class PostgresForwardQueue extends ForwardQueue {
+  readonly backend = 'postgres' as const;
+  private readonly logger = new Logger('ForwardQueue');
+  private readonly queue: Queue<ForwardJobData, unknown, string, ForwardJobData, unknown, string, PostgresQueueBackend, PostgresConnectionOptions>;
+  private worker: Worker<ForwardJobData, any, string, PostgresQueueBackend, JobProgress, PostgresConnectionOptions> | null = null;
+  private available = true;
+  private closed: Promise<void> | null = null;
+  private readonly enqueueTimeoutMs: number;
+
+  constructor(private readonly options: PostgresForwardQueueOptions) {
+    super();
+    this.enqueueTimeoutMs = options.sharedSession ? EMBEDDED_ENQUEUE_TIMEOUT_MS : ENQUEUE_TIMEOUT_MS;
+    this.queue = new PgQueue<ForwardJobData>(options.queueName, {
+      connection: this.connection(options.sharedSession ? 1 : options.role === 'api' ? 4 : 2),
+      defaultJobOptions: JOB_OPTIONS(options.retryBaseMs),
+    });
+    this.queue.on('error', (error: Error) => this.unavailable(error));
+  }
+
+  /** Applies BullMQ's migrations (idempotent, under its advisory lock) and checks the schema. */
+  async start(): Promise<void> {
+    await this.queue.waitUntilReady();
+    if (this.options.sharedSession) await this.joinSharedSearchPath();
+  }
+
+  async enqueue(jobId: string, options: EnqueueOptions = {}): Promise<void> {
+    const attempt = options.attempt ?? 1;
+    const id = bullJobId(jobId, attempt);
+    try {
+      await withTimeout(
+        this.queue.add('forward', { jobId, attempt }, { jobId: id, delay: Math.max(0, Math.round(options.delayMs ?? 0)) }),
+        this.enqueueTimeoutMs,
+      );
+      this.available = true;
+    } catch (error) {
+      this.unavailable(error as Error);
+      throw new QueueUnavailableError('postgres', (error as Error).message);
+    }
+  }
+
+  isAvailable(): boolean {
+    return this.available;
+  }
+
+  async process(handler: ForwardJobHandler, options: ProcessOptions): Promise<void> {
+    if (this.worker) throw new Error('this queue is processed already');
+    const worker = new PgWorker<ForwardJobData>(this.options.queueName, (job) => handler(parseJobData(job.data)), {
+      // More connections than this buy nothing at 2 cores. PGlite runs one statement at a time, and its
+      // socket server takes 16 connections in all, 10 of which are the application's pool.
+      connection: this.connection(this.options.sharedSession ? 2 : Math.min(20, Math.max(4, Math.ceil(options.concurrency / 3)))),
+      concurrency: options.concurrency,
+      stalledInterval: STALLED_INTERVAL_MS,
+    });
+    this.worker = worker;
+    worker.on('error', (error: Error) => this.unavailable(error));
+    worker.on('failed', (job, error) => {
+      this.logger.warn({ msg: 'queued forward job failed in the worker', job: { id: job?.id, attempts_made: job?.attemptsMade }, error: error.message });
+    });
+    await worker.waitUntilReady();
+  }
+
+  close(): Promise<void> {
+    this.closed ??= (async () => {
+      if (this.worker) await this.worker.close();
+      await this.queue.close().catch(() => undefined);
+    })();
+    return this.closed;
+  }
+
+  private connection(max: number) {
+    return {
+      connectionString: this.options.databaseUrl,
+      schema: this.options.schema,
+      migrate: true,
+      max,
+      connectionTimeoutMillis: this.enqueueTimeoutMs,
+      application_name: `vault-forward-${this.options.role}-queue`,
+    };
+  }
+
+  private async joinSharedSearchPath(): Promise<void> {
+    const client = new Client({ connectionString: this.options.databaseUrl });
+    await client.connect();
+    try {
+      const schema = this.options.schema ?? 'bullmq';
+      // After public, so the application's unqualified names keep meaning its own tables.
+      await client.query(
+        `SELECT set_config('search_path', current_setting('search_path') || ', ' || quote_ident($1::text), false)
+          WHERE NOT $1::name = ANY (current_schemas(false))`,
+        [schema],
+      );
+    } finally {
+      await client.end();
+    }
+  }
+
+  private unavailable(error: Error): void {
+    if (this.available) this.logger.warn({ msg: `postgres job queue unavailable: ${error.message}` });
+    this.available = false;
+  }
+}
