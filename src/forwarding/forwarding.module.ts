@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuthModule } from '../auth/auth.module';
+import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { ForwardHttpHandler } from './forward-http-handler';
 import { VaultForwardRequest } from './forward-request.entity';
 import { ForwardRecordsReader } from './forward-records.reader';
@@ -10,7 +11,7 @@ import { ForwardingService } from './forwarding.service';
 
 /** The API's side of forwarding: POST /vault-forward (ForwardHttpHandler) and the records' routes, over ForwardingCoreModule. */
 @Module({
-  imports: [TypeOrmModule.forFeature([VaultForwardRequest]), AuthModule, ForwardingCoreModule],
+  imports: [TypeOrmModule.forFeature([VaultForwardRequest]), AuthModule, ForwardingCoreModule, IdempotencyModule],
   controllers: [ForwardingController],
   providers: [ForwardingService, ForwardHttpHandler, ForwardRecordsReader],
   exports: [ForwardHttpHandler, ForwardingCoreModule],

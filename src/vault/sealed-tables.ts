@@ -70,4 +70,14 @@ export const SEALED_TABLES: readonly SealedTable[] = [
     aadColumns: ['merchant_account_id', 'id'],
     describe: 'webhook signing secret',
   },
+  {
+    name: 'idempotent_responses',
+    table: 'vault_forward_idempotency_keys',
+    key: 'id',
+    keyType: 'uuid',
+    layout: 'record',
+    purpose: 'idempotent-response',
+    aadColumns: ['merchant_account_id', 'key', 'id'],
+    describe: 'idempotent response',
+  },
 ];
