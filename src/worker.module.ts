@@ -1,5 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { CoreModule, CoreOptions } from './core.module';
+import { ForwardCallbacksModule } from './forward-callbacks/forward-callbacks.module';
 import { ForwardingCoreModule } from './forwarding/forwarding-core.module';
 import { QueueModule } from './job-queue/queue.module';
 
@@ -16,6 +17,8 @@ export class WorkerModule {
       imports: [
         CoreModule.forRoot({ ...options, role: 'worker' }),
         ForwardingCoreModule,
+        // Job-end callbacks: this process runs their delivery loop.
+        ForwardCallbacksModule.forRoot({ deliver: true }),
         QueueModule.forRoot({ config: options.config, databaseUrl: options.databaseUrl, role: 'worker' }),
       ],
     };

@@ -80,4 +80,14 @@ export const SEALED_TABLES: readonly SealedTable[] = [
     aadColumns: ['merchant_account_id', 'key', 'id'],
     describe: 'idempotent response',
   },
+  {
+    name: 'callback_deliveries',
+    table: 'vault_forward_callback_deliveries',
+    key: 'id',
+    keyType: 'uuid',
+    layout: 'record',
+    purpose: 'callback-body',
+    aadColumns: ['merchant_account_id', 'id'],
+    describe: 'callback delivery',
+  },
 ];
