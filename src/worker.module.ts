@@ -1,13 +1,14 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { CoreModule, CoreOptions } from './core.module';
+import { ForwardJobsWorkerModule } from './forward-jobs/forward-jobs.module';
 import { ForwardCallbacksModule } from './forward-callbacks/forward-callbacks.module';
 import { ForwardingCoreModule } from './forwarding/forwarding-core.module';
 import { QueueModule } from './job-queue/queue.module';
 
 /**
  * The queue worker: the same core as the API, no HTTP, and forwarding's core (planner, executor,
- * downstream client, record writer) without routes, guard or pagination. Queue processors join here
- * as the queued forwarding feature lands; until then the worker boots, connects and waits.
+ * downstream client, record writer) without routes, guard or pagination, and the processor of
+ * queued forwards (ForwardJobProcessor), which takes WORKER_CONCURRENCY jobs at a time.
  */
 @Module({})
 export class WorkerModule {
@@ -17,6 +18,7 @@ export class WorkerModule {
       imports: [
         CoreModule.forRoot({ ...options, role: 'worker' }),
         ForwardingCoreModule,
+        ForwardJobsWorkerModule,
         // Job-end callbacks: this process runs their delivery loop.
         ForwardCallbacksModule.forRoot({ deliver: true }),
         QueueModule.forRoot({ config: options.config, databaseUrl: options.databaseUrl, role: 'worker' }),

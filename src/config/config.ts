@@ -59,6 +59,8 @@ export interface AppConfig {
   forwardRetryBaseMs: number;
   /** How long a finished queued forward (and its stored response) is kept, in seconds. */
   forwardJobRetentionSeconds: number;
+  /** BullMQ queue of queued forwards: API and workers of one deployment share it (tests isolate with their own). */
+  forwardQueueName: string;
 }
 
 export const QUEUE_BACKENDS = ['redis', 'postgres', 'none'] as const;
@@ -272,5 +274,13 @@ export function loadConfig(env: Env = process.env): AppConfig {
     // The floor lets tests shorten retries to milliseconds; the issue caps one wait at 5 minutes.
     forwardRetryBaseMs: integer(env, 'FORWARD_RETRY_BASE_MS', 1000, 1, 300_000),
     forwardJobRetentionSeconds: durationSeconds(env, 'FORWARD_JOB_RETENTION', 7 * 86_400, 60, 366 * 86_400),
+    forwardQueueName: forwardQueueName(env),
   };
+}
+
+/** Becomes part of BullMQ's Redis keys and its rows' queue name: letters, digits, - and _ only. */
+function forwardQueueName(env: Env): string {
+  const value = optional(env, 'FORWARD_QUEUE_NAME') ?? 'vault-forwards';
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(value)) throw new ConfigError('FORWARD_QUEUE_NAME', 'must be 1–64 letters, digits, - or _');
+  return value;
 }

@@ -6,6 +6,7 @@ import { VaultForwardRequest } from '../forwarding/forward-request.entity';
 import { PaymentMethod } from '../payment-methods/payment-method.entity';
 import { VaultForwardConfig } from '../vault-forward-configs/vault-forward-config.entity';
 import { WebhookSecret } from '../webhook-secrets/webhook-secret.entity';
+import { ForwardJob } from '../forward-jobs/forward-job.entity';
 
 /** Every entity, listed explicitly: no glob, so ts-jest, ts-node and dist/ all see the same set. */
-export const ENTITIES = [MerchantAccount, ApiKey, Buyer, PaymentMethod, VaultForwardConfig, ForwardAuthentication, VaultForwardRequest, WebhookSecret];
+export const ENTITIES = [MerchantAccount, ApiKey, Buyer, PaymentMethod, VaultForwardConfig, ForwardAuthentication, VaultForwardRequest, WebhookSecret, ForwardJob];

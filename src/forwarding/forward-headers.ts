@@ -10,7 +10,10 @@ export const METHOD_HEADER = 'x-vault-forward-http-method';
 export const AUTHENTICATIONS_HEADER = 'x-vault-forward-authentications';
 export const TIMEOUT_HEADER = 'x-vault-forward-timeout';
 export const HEADER_PREFIX = 'x-vault-forward-header-';
-const KNOWN = [URL_HEADER, METHOD_HEADER, PAYMENT_METHODS_HEADER, AUTHENTICATIONS_HEADER, TIMEOUT_HEADER];
+/** Headers of a queued forward (Prefer: respond-async); forward-jobs/ reads them. */
+export const MAX_ATTEMPTS_HEADER = 'x-vault-forward-max-attempts';
+export const CALLBACK_URL_HEADER = 'x-vault-forward-callback-url';
+const KNOWN = [URL_HEADER, METHOD_HEADER, PAYMENT_METHODS_HEADER, AUTHENTICATIONS_HEADER, TIMEOUT_HEADER, MAX_ATTEMPTS_HEADER, CALLBACK_URL_HEADER];
 
 const DEFAULT_TIMEOUT_SECONDS = 30;
 const TOKEN = /^[!#$%&'*+.^_`|~0-9a-z-]+$/;

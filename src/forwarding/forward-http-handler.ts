@@ -9,6 +9,8 @@ import { ProblemException } from '../common/problem/problem';
 import { problemResponse } from '../common/problem/problem.filter';
 import { ForwardIdempotency } from '../idempotency/forward-idempotency';
 import { REQUEST_LOG, RequestLog, requestIdFor } from '../logging/logging.module';
+import { ForwardJobsService, refuseQueuedOnlyHeaders } from '../forward-jobs/forward-jobs.service';
+import { prefersAsync } from '../forward-jobs/retry-policy';
 import { FORWARD_ROUTE, isForwardPath } from './forward-route';
 import { ForwardingService } from './forwarding.service';
 import { InflightBytes, InflightLease } from './inflight-bytes';
@@ -34,6 +36,7 @@ export class ForwardHttpHandler {
     private readonly authenticator: Authenticator,
     private readonly forwarding: ForwardingService,
     private readonly inflight: InflightBytes,
+    private readonly jobs: ForwardJobsService,
     @Inject(REQUEST_LOG) private readonly requestLog: RequestLog,
     private readonly idempotency: ForwardIdempotency,
   ) {}
@@ -64,6 +67,8 @@ export class ForwardHttpHandler {
     const principal = await this.authenticator.authenticate(req.headers, ACCESS);
     lease.forMerchant(principal.merchantAccountId!);
     const body = await readBody(req, FORWARD_BODY_LIMIT_BYTES, lease);
+    if (prefersAsync(req.headers.prefer)) return this.queue(req, res, requestId, principal.merchantAccountId!, body);
+    refuseQueuedOnlyHeaders(req.headers);
     // The forward's id names its record, so it must be unique: it is the request id unless the caller
     // chose that (x-request-id, kept for tracing), in which case the forward gets its own.
     const forwardId = req.headers['x-request-id'] === undefined ? requestId : randomUUID();
@@ -93,6 +98,20 @@ export class ForwardHttpHandler {
     stream.once('error', () => res.destroy());
     res.once('close', () => stream.destroy());
     stream.pipe(res);
+  }
+
+  /** Prefer: respond-async (RFC 7240): planned and checked like a synchronous forward, then stored and queued. */
+  private async queue(req: IncomingMessage, res: ServerResponse, requestId: string, merchantAccountId: string, body: Buffer): Promise<void> {
+    const job = await this.jobs.submit({ merchantAccountId, headers: req.headers, rawHeaders: req.rawHeaders, body });
+    const payload = JSON.stringify(job);
+    res.writeHead(202, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(payload),
+      location: `${FORWARD_ROUTE}/jobs/${job.id}`,
+      'preference-applied': 'respond-async',
+      'x-request-id': requestId,
+    });
+    res.end(payload);
   }
 
   private fail(req: IncomingMessage, res: ServerResponse, requestId: string, error: unknown): void {

@@ -109,18 +109,33 @@ export class ForwardPlanner {
     };
   }
 
+  /**
+   * A callback URL of a queued forward (issue 11), under a target's rules: https unless the operator
+   * lists the host, an IP literal must be public, and one of the merchant's enabled configs must list
+   * the host (for any method). Names `header` in every problem.
+   */
+  async checkCallbackUrl(merchantAccountId: string, url: URL, header: string): Promise<void> {
+    this.checkTransport(url, header);
+    const key = hostKey(url);
+    const configs = await this.configs.enabledConfigs(merchantAccountId);
+    if (configs.some((c) => c.hosts.has(key))) return;
+    throw new ProblemException(ForwardingErrors.endpointNotEnabled, `${key} is not enabled for this merchant account.`, [
+      { location: 'header', name: header, message: 'host not enabled' },
+    ]);
+  }
+
   /** https only (http for operator-listed hosts), and IP literals must be public addresses. */
-  private checkTransport(url: URL): boolean {
+  private checkTransport(url: URL, header = URL_HEADER): boolean {
     if (isInsecureHost(this.appConfig.forwardInsecureHosts, hostKey(url))) return true;
     if (url.protocol !== 'https:') {
       throw new ProblemException(ForwardingErrors.insecureTarget, 'The target must be an https URL.', [
-        { location: 'header', name: URL_HEADER, message: 'must use https' },
+        { location: 'header', name: header, message: 'must use https' },
       ]);
     }
     const reason = literalBlockReason(url.hostname);
     if (reason) {
       throw new ProblemException(ForwardingErrors.targetAddressForbidden, `The target is a ${reason} address, which may not be forwarded to.`, [
-        { location: 'header', name: URL_HEADER, message: `${reason} address` },
+        { location: 'header', name: header, message: `${reason} address` },
       ]);
     }
     return false;

@@ -13,6 +13,8 @@ import { ForwardRequestResponse, ListForwardRequestsQuery } from './dto/forward-
 import { ForwardRecordsReader } from './forward-records.reader';
 import { ForwardAuthenticationErrors } from '../forward-authentications/forward-authentications.errors';
 import { ForwardingErrors } from './forwarding.errors';
+import { ForwardJobResponse } from '../forward-jobs/dto/forward-job.dto';
+import { ForwardJobErrors } from '../forward-jobs/forward-jobs.errors';
 
 @ApiTags('Forwarding')
 @MerchantScoped()
@@ -33,8 +35,13 @@ export class ForwardingController {
   @ApiHeader({ name: 'x-vault-forward-authentications', required: false, description: 'Authentication method UUIDs (not available yet).' })
   @ApiHeader({ name: 'x-vault-forward-timeout', required: false, description: 'Whole seconds, 1–120 (default 30).' })
   @ApiHeader({ name: 'x-vault-forward-header-authorization', required: false, description: 'Sent downstream as Authorization. Any x-vault-forward-header-NAME is sent as NAME.' })
+  @ApiHeader({ name: 'prefer', required: false, description: '`respond-async` (RFC 7240) queues the forward: checked as now, then answered 202 with the job (Location: /vault-forward/jobs/{id}, Preference-Applied: respond-async); a worker sends it and retries.' })
+  @ApiHeader({ name: 'x-vault-forward-max-attempts', required: false, description: 'Queued forwards only: 1–20 attempts (default 5).' })
+  @ApiHeader({ name: 'x-vault-forward-callback-url', required: false, description: 'Queued forwards only: where the ended job is POSTed (a host one of the merchant’s configs enables; https).' })
+  @ApiHeader({ name: 'idempotency-key', required: false, description: '1–255 printable characters. On a queued POST or PATCH it permits retries after an answer, and is forwarded downstream.' })
   @ApiBody({ required: false, description: 'Sent on as is, placeholders filled.', schema: { type: 'string', format: 'binary' } })
   @ApiResponse({ status: 200, description: 'The downstream’s own answer, whatever its status.' })
+  @ApiResponse({ status: 202, description: 'Prefer: respond-async: the job, queued.', type: ForwardJobResponse })
   @ApiProblems(
     CommonErrors.payloadTooLarge,
     ForwardingErrors.invalidHeader,
@@ -52,6 +59,7 @@ export class ForwardingController {
     ForwardingErrors.downstreamResponseTooLarge,
     VaultErrors.invalidPaymentMethodsHeader,
     VaultErrors.unknownPaymentMethod,
+    ForwardJobErrors.queueUnavailable,
   )
   forward(): never {
     // Documentation only: createApiApp's server hands every spelling of this path that the router

@@ -30,7 +30,7 @@ export interface CreateForwardQueueOptions extends QueueModuleOptions {
  */
 export async function createForwardQueue(options: CreateForwardQueueOptions): Promise<ForwardQueue> {
   const { config } = options;
-  const queueName = options.queueName ?? VAULT_FORWARD_QUEUE;
+  const queueName = options.queueName ?? config.forwardQueueName ?? VAULT_FORWARD_QUEUE;
   const logger = new Logger('ForwardQueue');
   switch (config.queueBackend) {
     case 'none':

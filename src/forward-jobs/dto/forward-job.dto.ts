@@ -1,0 +1,109 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsIn, IsOptional } from 'class-validator';
+import { PageQueryDto } from '../../common/pagination/page-query';
+import { ForwardJob, JOB_STATUSES, JobAttempt, JobStatus } from '../forward-job.entity';
+import type { StoredResponse } from '../forward-job-store';
+
+export class ListForwardJobsQuery extends PageQueryDto({ default: 20, max: 100 }) {
+  @ApiPropertyOptional({ enum: JOB_STATUSES })
+  @IsOptional()
+  @IsIn(JOB_STATUSES, { message: `must be one of ${JOB_STATUSES.join(', ')}` })
+  status?: JobStatus;
+}
+
+export class ForwardJobTarget {
+  @ApiProperty()
+  method!: string;
+  @ApiProperty({ description: 'Without the query string.' })
+  url!: string;
+}
+
+export class ForwardJobAttemptResponse {
+  @ApiProperty({ minimum: 1 })
+  number!: number;
+  @ApiProperty({ description: 'The forward record of this attempt: GET /vault-forward/requests/{request_id}.' })
+  request_id!: string;
+  @ApiProperty({ example: '2026-11-20T09:14:03.123456+00:00' })
+  started_at!: string;
+  @ApiProperty({ type: Number, nullable: true, description: 'Null while the attempt runs.' })
+  duration_ms!: number | null;
+  @ApiProperty({ type: Number, nullable: true, description: 'The downstream’s status; null when it gave no answer.' })
+  status!: number | null;
+  @ApiProperty({ type: String, nullable: true, description: 'Why there was no answer: a problem code such as downstream-unreachable, or worker-lost (the worker stopped mid-attempt).' })
+  error_type!: string | null;
+  @ApiProperty({ type: String, nullable: true, description: 'When the next attempt is due, if this one is retried.' })
+  next_attempt_at!: string | null;
+}
+
+export class ForwardJobStoredResponse {
+  @ApiProperty()
+  status!: number;
+  @ApiProperty({ type: 'object', additionalProperties: true })
+  headers!: Record<string, string | string[]>;
+  @ApiPropertyOptional({ description: 'The body when it is valid UTF-8.' })
+  body?: string;
+  @ApiPropertyOptional({ description: 'The body otherwise, base64.' })
+  body_base64?: string;
+}
+
+export class ForwardJobResponse {
+  @ApiProperty({ enum: ['vault-forward-job'] })
+  type!: 'vault-forward-job';
+  @ApiProperty({ format: 'uuid' })
+  id!: string;
+  @ApiProperty({ enum: JOB_STATUSES })
+  status!: JobStatus;
+  @ApiProperty({ type: ForwardJobTarget })
+  target!: ForwardJobTarget;
+  @ApiProperty({ type: [String] })
+  payment_method_ids!: string[];
+  @ApiProperty({ type: [String] })
+  authentication_ids!: string[];
+  @ApiProperty({ minimum: 1, maximum: 20 })
+  max_attempts!: number;
+  @ApiProperty({ type: [ForwardJobAttemptResponse] })
+  attempts!: JobAttempt[];
+  @ApiProperty({
+    type: ForwardJobStoredResponse,
+    nullable: true,
+    description: 'The downstream’s last answer once the job has ended (succeeded, or failed with an answer); purged after FORWARD_JOB_RETENTION.',
+  })
+  response!: ForwardJobStoredResponse | null;
+  @ApiProperty({ type: String, nullable: true })
+  callback_url!: string | null;
+  @ApiProperty({ example: '2026-11-20T09:14:03.123456+00:00' })
+  created_at!: string;
+  @ApiProperty({ example: '2026-11-20T09:14:03.123456+00:00' })
+  updated_at!: string;
+  @ApiProperty({ type: String, nullable: true })
+  finished_at!: string | null;
+
+  static from(this: void, row: ForwardJob, response: StoredResponse | null = null): ForwardJobResponse {
+    return {
+      type: 'vault-forward-job',
+      id: row.id,
+      status: row.status,
+      target: { method: row.method, url: row.targetUrl },
+      payment_method_ids: row.paymentMethodIds,
+      authentication_ids: row.authenticationIds,
+      max_attempts: row.maxAttempts,
+      attempts: row.attempts,
+      response: response ? showResponse(response) : null,
+      callback_url: row.callbackUrl,
+      created_at: row.createdAt.toISOString(),
+      updated_at: row.updatedAt.toISOString(),
+      finished_at: row.finishedAt?.toISOString() ?? null,
+    };
+  }
+}
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+function showResponse(stored: StoredResponse): ForwardJobStoredResponse {
+  const body = Buffer.from(stored.body_base64, 'base64');
+  try {
+    return { status: stored.status, headers: stored.headers, body: UTF8.decode(body) };
+  } catch {
+    return { status: stored.status, headers: stored.headers, body_base64: stored.body_base64 };
+  }
+}

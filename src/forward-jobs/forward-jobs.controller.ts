@@ -1,0 +1,50 @@
+import { Controller, Delete, Get, Param, Query } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { MerchantScoped } from '../auth/merchant-scoped';
+import { MerchantAccountId } from '../auth/principal';
+import { RequireScope } from '../auth/scopes';
+import { ApiProblems } from '../common/openapi/api-problems';
+import { Page, PageOf } from '../common/pagination/page';
+import { PaginationErrors } from '../common/pagination/pagination.errors';
+import { CommonErrors } from '../common/problem/common.errors';
+import { ForwardJobResponse, ListForwardJobsQuery } from './dto/forward-job.dto';
+import { ForwardJobErrors } from './forward-jobs.errors';
+import { ForwardJobsService } from './forward-jobs.service';
+
+/**
+ * Queued forwards (POST /vault-forward with Prefer: respond-async, documented on that route). The
+ * job's state is read from PostgreSQL; the queue only carries the work.
+ */
+@ApiTags('Forwarding')
+@MerchantScoped()
+@Controller('vault-forward/jobs')
+export class ForwardJobsController {
+  constructor(private readonly jobs: ForwardJobsService) {}
+
+  @Get()
+  @RequireScope('vault-forwards.read')
+  @ApiOperation({ summary: 'List queued forwards, newest first, with cursor pagination (without their responses)' })
+  @ApiOkResponse({ type: PageOf(ForwardJobResponse) })
+  @ApiProblems(CommonErrors.validationFailed, PaginationErrors.invalidCursor)
+  list(@MerchantAccountId() merchant: string, @Query() query: ListForwardJobsQuery): Promise<Page<ForwardJobResponse>> {
+    return this.jobs.list(merchant, query);
+  }
+
+  @Get(':id')
+  @RequireScope('vault-forwards.read')
+  @ApiOperation({ summary: 'Get a queued forward: its status, attempts and, once ended, the downstream’s answer' })
+  @ApiOkResponse({ type: ForwardJobResponse })
+  @ApiProblems(ForwardJobErrors.jobNotFound)
+  get(@MerchantAccountId() merchant: string, @Param('id') id: string): Promise<ForwardJobResponse> {
+    return this.jobs.get(merchant, id);
+  }
+
+  @Delete(':id')
+  @RequireScope('vault-forwards.write')
+  @ApiOperation({ summary: 'Cancel a queued forward that is waiting for an attempt (not one that is running or has ended)' })
+  @ApiOkResponse({ type: ForwardJobResponse })
+  @ApiProblems(ForwardJobErrors.jobNotFound, ForwardJobErrors.jobNotCancellable)
+  cancel(@MerchantAccountId() merchant: string, @Param('id') id: string): Promise<ForwardJobResponse> {
+    return this.jobs.cancel(merchant, id);
+  }
+}

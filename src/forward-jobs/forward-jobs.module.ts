@@ -1,0 +1,34 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AuthModule } from '../auth/auth.module';
+import { ForwardingCoreModule } from '../forwarding/forwarding-core.module';
+import { VaultModule } from '../vault/vault.module';
+import { ForwardJob } from './forward-job.entity';
+import { ForwardJobStore } from './forward-job-store';
+import { ForwardJobProcessor } from './forward-job.processor';
+import { ForwardJobsController } from './forward-jobs.controller';
+import { ForwardJobsService } from './forward-jobs.service';
+
+/** Job rows and their sealed plans and responses, for the API and the worker. */
+@Module({
+  imports: [TypeOrmModule.forFeature([ForwardJob]), VaultModule],
+  providers: [ForwardJobStore],
+  exports: [ForwardJobStore],
+})
+export class ForwardJobsCoreModule {}
+
+/** The worker's side: the processor, with no route, guard or pagination. ForwardQueue comes from the global QueueModule. */
+@Module({
+  imports: [ForwardJobsCoreModule, ForwardingCoreModule],
+  providers: [ForwardJobProcessor],
+})
+export class ForwardJobsWorkerModule {}
+
+/** The API's side: accepting a queued forward (for ForwardHttpHandler) and /vault-forward/jobs. */
+@Module({
+  imports: [ForwardJobsCoreModule, ForwardingCoreModule, AuthModule],
+  controllers: [ForwardJobsController],
+  providers: [ForwardJobsService],
+  exports: [ForwardJobsService],
+})
+export class ForwardJobsModule {}

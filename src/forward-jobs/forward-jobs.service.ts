@@ -1,0 +1,172 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+import { Injectable, Logger } from '@nestjs/common';
+import { Page } from '../common/pagination/page';
+import { PaginationService } from '../common/pagination/pagination.service';
+import { ProblemException } from '../common/problem/problem';
+import { isUuid } from '../common/uuid';
+import { CALLBACK_URL_HEADER, MAX_ATTEMPTS_HEADER } from '../forwarding/forward-headers';
+import { ForwardPlanner } from '../forwarding/forward-planner';
+import { ForwardingErrors } from '../forwarding/forwarding.errors';
+import { ForwardQueue, QueueUnavailableError } from '../job-queue/forward-queue';
+import { ForwardJobResponse, ListForwardJobsQuery } from './dto/forward-job.dto';
+import { ForwardJobStore } from './forward-job-store';
+import { ForwardJobErrors } from './forward-jobs.errors';
+
+export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
+const DEFAULT_MAX_ATTEMPTS = 5;
+/** Visible ASCII and space: a key is compared byte for byte and forwarded as a header. */
+const KEY_CHARS = /^[\x20-\x7e]+$/;
+
+export interface SubmitInput {
+  merchantAccountId: string;
+  headers: IncomingHttpHeaders;
+  rawHeaders: string[];
+  body: Buffer | undefined;
+}
+
+function invalid(name: string, message: string): ProblemException {
+  return new ProblemException(ForwardingErrors.invalidHeader, `${name} ${message}.`, [{ location: 'header', name, message }]);
+}
+
+function single(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const value = headers[name];
+  if (Array.isArray(value)) throw invalid(name, 'must be sent once');
+  return value;
+}
+
+/** The headers only a queued forward reads; on a synchronous one they would be silently ignored, so they are refused. */
+export function refuseQueuedOnlyHeaders(headers: IncomingHttpHeaders): void {
+  for (const name of [MAX_ATTEMPTS_HEADER, CALLBACK_URL_HEADER]) {
+    if (headers[name] !== undefined) throw invalid(name, 'applies only to a queued forward (Prefer: respond-async)');
+  }
+}
+
+/**
+ * Queued forwards on the API's side: accepting one (plan as the synchronous path does, store the job
+ * with its sealed plan, enqueue its id), and the /vault-forward/jobs resource.
+ */
+@Injectable()
+export class ForwardJobsService {
+  private readonly logger = new Logger('ForwardJobs');
+
+  constructor(
+    private readonly planner: ForwardPlanner,
+    private readonly store: ForwardJobStore,
+    private readonly queue: ForwardQueue,
+    private readonly pagination: PaginationService,
+  ) {}
+
+  async submit(input: SubmitInput): Promise<ForwardJobResponse> {
+    const maxAttempts = parseMaxAttempts(single(input.headers, MAX_ATTEMPTS_HEADER));
+    const idempotencyKey = parseIdempotencyKey(single(input.headers, IDEMPOTENCY_KEY_HEADER));
+    const rawCallback = single(input.headers, CALLBACK_URL_HEADER);
+    const id = randomUUID();
+    const plan = await this.planner.plan({ merchantAccountId: input.merchantAccountId, requestId: id, headers: input.headers, rawHeaders: input.rawHeaders, body: input.body });
+    const callbackUrl = rawCallback === undefined ? null : await this.callbackUrl(input.merchantAccountId, rawCallback);
+    // Refused before a row exists: nothing to clean up, no CVV written for a job that cannot run.
+    if (!this.queue.isAvailable()) throw unavailable(new QueueUnavailableError(this.queue.backend, 'not connected'));
+
+    // TODO(H10b, issue 11 item 7): idempotency joins here — IdempotencyService.claim(...) with (merchant, idempotencyKey, request) before the job is created.
+    const row = await this.store.create(
+      {
+        id,
+        merchantAccountId: input.merchantAccountId,
+        method: plan.method,
+        targetUrl: `${plan.url.origin}${plan.url.pathname}`,
+        paymentMethodIds: plan.paymentMethodIds,
+        authenticationIds: plan.authenticationIds,
+        maxAttempts,
+        idempotencyKey,
+        callbackUrl,
+      },
+      plan,
+    );
+    try {
+      await this.queue.enqueue(id, { attempt: 1 });
+    } catch (error) {
+      // A 503 means no job: the row (and its sealed plan) must not wait for a worker that will never hear of it.
+      await this.store.discard(id).catch((cause: unknown) => this.logger.error({ msg: 'could not discard a queued forward that was not enqueued', job: { id }, error: (cause as Error).message }));
+      throw error instanceof QueueUnavailableError ? unavailable(error) : error;
+    }
+    return ForwardJobResponse.from(row);
+  }
+
+  private async callbackUrl(merchantAccountId: string, raw: string): Promise<string> {
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      throw invalid(CALLBACK_URL_HEADER, 'must be an absolute URL');
+    }
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') throw invalid(CALLBACK_URL_HEADER, 'must be an http(s) URL');
+    if (url.username || url.password) throw invalid(CALLBACK_URL_HEADER, 'must not carry credentials');
+    if (raw.length > 4096) throw invalid(CALLBACK_URL_HEADER, 'must be at most 4096 characters');
+    await this.planner.checkCallbackUrl(merchantAccountId, url, CALLBACK_URL_HEADER);
+    return url.href;
+  }
+
+  async get(merchantAccountId: string, id: string): Promise<ForwardJobResponse> {
+    const row = await this.find(merchantAccountId, id);
+    const response = row.finishedAt ? await this.store.openResponse(row) : null;
+    return ForwardJobResponse.from(row, response);
+  }
+
+  list(merchantAccountId: string, query: ListForwardJobsQuery): Promise<Page<ForwardJobResponse>> {
+    const qb = this.store.jobs.createQueryBuilder('j').where('j.merchant_account_id = :merchantAccountId', { merchantAccountId });
+    if (query.status) qb.andWhere('j.status = :status', { status: query.status });
+    return this.pagination.paginate({
+      query: qb,
+      alias: 'j',
+      request: query,
+      limits: ListForwardJobsQuery.limits,
+      scope: { endpoint: 'vault-forward-jobs', merchantAccountId, filters: { status: query.status } },
+      // Lists leave the response out (one decryption per row); GET /vault-forward/jobs/{id} has it.
+      map: (row) => ForwardJobResponse.from(row),
+    });
+  }
+
+  /** Cancels a job waiting for an attempt; its sealed plan goes with it. */
+  async cancel(merchantAccountId: string, id: string): Promise<ForwardJobResponse> {
+    const [rows] = (await this.store.jobs.query(
+      `WITH cancelled AS (
+         UPDATE vault_forward_jobs SET status = 'cancelled', next_attempt_at = NULL, updated_at = now(), finished_at = now()
+          WHERE id = $1 AND merchant_account_id = $2 AND status = 'queued' RETURNING id)
+       DELETE FROM vault_forward_job_plans WHERE job_id IN (SELECT id FROM cancelled) RETURNING job_id`,
+      [id, merchantAccountId],
+    )) as [unknown[], number];
+    const row = await this.find(merchantAccountId, id);
+    if (rows.length === 0 && row.status !== 'cancelled') {
+      throw new ProblemException(ForwardJobErrors.jobNotCancellable, `The job is ${row.status}; only a queued job can be cancelled.`);
+    }
+    // TODO(H10b, issue 11 item 5): a cancelled job with a callback_url is delivered too — CallbackDeliveries.schedule(id).
+    return ForwardJobResponse.from(row);
+  }
+
+  private async find(merchantAccountId: string, id: string) {
+    const row = isUuid(id) ? await this.store.jobs.findOneBy({ id, merchantAccountId }) : null;
+    if (!row) throw new ProblemException(ForwardJobErrors.jobNotFound, 'No queued forward with this id exists in this merchant account.');
+    return row;
+  }
+}
+
+function unavailable(error: QueueUnavailableError): ProblemException {
+  return new ProblemException(
+    ForwardJobErrors.queueUnavailable,
+    error.backend === 'none' ? 'Queued forwarding is off in this deployment (QUEUE_BACKEND=none); forward synchronously instead.' : 'The job queue is unavailable; no job was kept. Retry later, or forward synchronously.',
+    undefined,
+    { 'retry-after': String(error.retryAfterSeconds) },
+  );
+}
+
+function parseMaxAttempts(raw: string | undefined): number {
+  if (raw === undefined) return DEFAULT_MAX_ATTEMPTS;
+  if (!/^\d{1,2}$/.test(raw) || Number(raw) < 1 || Number(raw) > 20) throw invalid(MAX_ATTEMPTS_HEADER, 'must be a whole number from 1 to 20');
+  return Number(raw);
+}
+
+function parseIdempotencyKey(raw: string | undefined): string | null {
+  if (raw === undefined) return null;
+  if (raw.length < 1 || raw.length > 255 || !KEY_CHARS.test(raw)) throw invalid(IDEMPOTENCY_KEY_HEADER, 'must be 1 to 255 printable ASCII characters');
+  return raw;
+}
