@@ -1,0 +1,109 @@
+import { ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { createServer, IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { TEST_MASTER_KEY_1 } from './test-app';
+
+export interface WorkerProcess {
+  child: ChildProcessWithoutNullStreams;
+  output(): string;
+  exited: Promise<number | null>;
+  /** SIGKILL, and waits for the exit. */
+  kill(): Promise<void>;
+}
+
+/** `node dist/worker.js` against the run's database and Redis, resolved once it says it waits for jobs. */
+export async function startWorker(env: Record<string, string>): Promise<WorkerProcess> {
+  const child = spawn(process.execPath, ['dist/worker.js'], {
+    env: {
+      PATH: process.env.PATH!,
+      DATABASE_URL: process.env.TEST_DATABASE_URL!,
+      REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
+      VAULT_MASTER_KEYS: TEST_MASTER_KEY_1,
+      LOG_LEVEL: 'info',
+      ...env,
+    },
+  });
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (out += d));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`worker not ready in time:\n${out}`)), 60_000);
+    const check = () => {
+      if (/waiting for jobs/.test(out)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout.on('data', check);
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`worker exited with ${code}:\n${out}`));
+    });
+  });
+  return {
+    child,
+    output: () => out,
+    exited,
+    kill: async () => {
+      child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
+
+export interface ScriptedRequest {
+  method: string;
+  url: string;
+  headers: IncomingMessage['headers'];
+  body: Buffer;
+  at: number;
+}
+
+/** What the downstream does with one request: an answer, or hold it until released (or the connection goes). */
+export type Step = { status: number; headers?: Record<string, string>; body?: string } | { hold: true };
+
+/**
+ * A downstream whose answers per path are scripted: each request to a path takes the next step of
+ * that path's script (the last one repeats); unscripted paths answer 200 with a JSON echo.
+ */
+export async function startScriptedDownstream() {
+  const scripts = new Map<string, Step[]>();
+  const received: ScriptedRequest[] = [];
+  const held: ServerResponse[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const path = req.url!.split('?')[0];
+      received.push({ method: req.method!, url: req.url!, headers: req.headers, body: Buffer.concat(chunks), at: Date.now() });
+      const script = scripts.get(path);
+      const step: Step = script ? (script.length > 1 ? script.shift()! : script[0]) : { status: 200, body: JSON.stringify({ echo: Buffer.concat(chunks).toString('utf8') }) };
+      if ('hold' in step) {
+        held.push(res);
+        return;
+      }
+      res.writeHead(step.status, { 'content-type': 'application/json', ...step.headers });
+      res.end(step.body ?? JSON.stringify({ status: step.status }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    port,
+    url: `http://127.0.0.1:${port}`,
+    received,
+    held,
+    script(path: string, steps: Step[]) {
+      scripts.set(path, [...steps]);
+    },
+    requestsTo(path: string) {
+      return received.filter((r) => r.url.split('?')[0] === path);
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
