@@ -1,7 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { CoreModule, CoreOptions } from './core.module';
 import { ForwardJobsWorkerModule } from './forward-jobs/forward-jobs.module';
-import { ForwardCallbacksModule } from './forward-callbacks/forward-callbacks.module';
 import { ForwardingCoreModule } from './forwarding/forwarding-core.module';
 import { QueueModule } from './job-queue/queue.module';
 
@@ -19,8 +18,6 @@ export class WorkerModule {
         CoreModule.forRoot({ ...options, role: 'worker' }),
         ForwardingCoreModule,
         ForwardJobsWorkerModule,
-        // Job-end callbacks: this process runs their delivery loop.
-        ForwardCallbacksModule.forRoot({ deliver: true }),
         QueueModule.forRoot({ config: options.config, databaseUrl: options.databaseUrl, role: 'worker' }),
       ],
     };

@@ -29,7 +29,7 @@ export const CALLBACK_DELIVERY_LOOP = Symbol('CALLBACK_DELIVERY_LOOP');
  * API serialises it). `null` when the job has no callback URL or does not exist.
  */
 export interface CallbackJobSource {
-  callbackFor(jobId: string): Promise<{ merchantAccountId: string; url: string; resource: unknown; endedAt: string } | null>;
+  callbackFor(jobId: string): Promise<{ merchantAccountId: string; url: string; resource: unknown } | null>;
 }
 export const CALLBACK_JOB_SOURCE = Symbol('CALLBACK_JOB_SOURCE');
 

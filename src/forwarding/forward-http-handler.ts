@@ -102,9 +102,11 @@ export class ForwardHttpHandler {
 
   /** Prefer: respond-async (RFC 7240): planned and checked like a synchronous forward, then stored and queued. */
   private async queue(req: IncomingMessage, res: ServerResponse, requestId: string, merchantAccountId: string, body: Buffer): Promise<void> {
-    const job = await this.jobs.submit({ merchantAccountId, headers: req.headers, rawHeaders: req.rawHeaders, body });
+    const { job, replayed } = await this.jobs.submit({ merchantAccountId, headers: req.headers, rawHeaders: req.rawHeaders, body });
     const payload = JSON.stringify(job);
-    res.writeHead(202, {
+    // An Idempotency-Key repeat (src/idempotency/) answers 200 with the job the first request created.
+    res.writeHead(replayed ? 200 : 202, {
+      ...(replayed ? { 'idempotent-replayed': 'true' } : {}),
       'content-type': 'application/json; charset=utf-8',
       'content-length': Buffer.byteLength(payload),
       location: `${FORWARD_ROUTE}/jobs/${job.id}`,

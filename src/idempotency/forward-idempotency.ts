@@ -46,3 +46,39 @@ export class ForwardIdempotency {
     return response;
   }
 }
+
+/**
+ * Idempotency-Key on a queued POST /vault-forward (Prefer: respond-async): the first request creates
+ * the job; a repeat within 24 h with the same request gets that job's id back (`replayed`, answered
+ * 200 with the job) and creates nothing. Concurrent duplicates wait up to 5 s for the first to attach
+ * its job (creating one takes milliseconds), then get a 409. If creating the job fails (queue down),
+ * the key is released.
+ */
+@Injectable()
+export class QueuedIdempotency {
+  constructor(private readonly idempotency: IdempotencyService) {}
+
+  async around(
+    merchantAccountId: string,
+    key: string | null,
+    headers: IncomingHttpHeaders,
+    body: Buffer | undefined,
+    create: () => Promise<string>,
+  ): Promise<{ jobId: string; replayed: boolean }> {
+    if (key === null) return { jobId: await create(), replayed: false };
+    const fingerprint = requestFingerprint({ merchantAccountId, key, kind: 'async', headers, body: body ?? Buffer.alloc(0) });
+    const claim = await this.idempotency.claim(merchantAccountId, key, fingerprint, 'async', { waitMs: 5_000 });
+    if (claim.outcome === 'conflict') throw keyReusedProblem();
+    if (claim.outcome === 'in-progress') throw keyInProgressProblem();
+    if (claim.outcome === 'replay') return { jobId: claim.jobId!, replayed: true };
+    let jobId: string;
+    try {
+      jobId = await create();
+    } catch (error) {
+      await claim.release().catch(() => undefined);
+      throw error;
+    }
+    await claim.attachJob(jobId);
+    return { jobId, replayed: false };
+  }
+}

@@ -4,7 +4,6 @@ import { AddressInfo } from 'node:net';
 import { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { CallbackDeliveries } from '../../src/forward-callbacks/callback-deliveries';
-import { ForwardCallbacksModule } from '../../src/forward-callbacks/forward-callbacks.module';
 import { ProblemException } from '../../src/common/problem/problem';
 import { WorkerModule } from '../../src/worker.module';
 import { createApiKey } from '../factories/api-keys';
@@ -76,8 +75,8 @@ describe('Job-end callbacks (issue 11, item 5: delivery)', () => {
 
   beforeAll(async () => {
     receiver = await startReceiver();
-    const env = { FORWARD_INSECURE_HOSTS: '127.0.0.1', FORWARD_RETRY_BASE_MS: '50' };
-    t = await startTestApp({ env, imports: [ForwardCallbacksModule.forRoot({ deliver: false })] });
+    const env = { FORWARD_INSECURE_HOSTS: '127.0.0.1', FORWARD_RETRY_BASE_MS: '50', FORWARD_QUEUE_NAME: `test-callbacks-${randomUUID()}` };
+    t = await startTestApp({ env });
     const config = testConfig(env);
     worker = await NestFactory.createApplicationContext(WorkerModule.forRoot({ config, databaseUrl: config.databaseUrl!, logStream: new LogCapture() }), { logger: false });
     await worker.init();
@@ -159,6 +158,50 @@ describe('Job-end callbacks (issue 11, item 5: delivery)', () => {
     );
     expect(row).toEqual({ state: 'failed', attempts: 3, last_status: 503 });
     expect(deliveriesTo(path)).toHaveLength(3);
+  });
+
+  it('a queued forward with x-vault-forward-callback-url: when it ends, the job resource is delivered, signed', async () => {
+    const path = `/hook/${randomUUID()}`;
+    const pm = await http(t.url, '/payment-methods', { method: 'POST', token, body: { method: 'card', number: '4111111111111111', expiration_date: '12/30' } });
+    expect(pm.status).toBe(201);
+    const accepted = await http(t.url, '/vault-forward', {
+      method: 'POST',
+      token,
+      headers: {
+        prefer: 'respond-async',
+        'x-vault-forward-url': `http://127.0.0.1:${receiver.port}/downstream`,
+        'x-vault-forward-http-method': 'POST',
+        'x-vault-forward-payment-methods': pm.body.id,
+        'x-vault-forward-callback-url': `http://127.0.0.1:${receiver.port}${path}`,
+      },
+      rawBody: '{"n":"{{ CARD_NUMBER_1 }}"}',
+    });
+    expect(accepted.status).toBe(202);
+    const [delivery] = await until(() => deliveriesTo(path), (d) => d.length === 1);
+    const resource = JSON.parse(delivery.body);
+    expect(resource).toMatchObject({ type: 'vault-forward-job', id: accepted.body.id, status: 'succeeded', response: { status: 200, body: 'ok' } });
+    expect(delivery.headers['webhook-id']).toBe(`job_${accepted.body.id.replace(/-/g, '')}`);
+    expect(verifiedBy(secrets, delivery.headers, delivery.body)).toBeGreaterThanOrEqual(1);
+    // The resource is what GET /vault-forward/jobs/{id} shows.
+    const job = await http(t.url, `/vault-forward/jobs/${accepted.body.id}`, { token });
+    expect(resource).toEqual(job.body);
+  });
+
+  it('a callback URL on a host no config enables is refused when the job is asked for', async () => {
+    const refused = await http(t.url, '/vault-forward', {
+      method: 'POST',
+      token,
+      headers: {
+        prefer: 'respond-async',
+        'x-vault-forward-url': `http://127.0.0.1:${receiver.port}/downstream`,
+        'x-vault-forward-http-method': 'POST',
+        'x-vault-forward-callback-url': 'https://not-enabled.example.com/hook',
+      },
+      rawBody: '{}',
+    });
+    expect(refused.status).toBeGreaterThanOrEqual(400);
+    expect(refused.status).toBeLessThan(500);
+    expect(JSON.stringify(refused.body.errors)).toContain('x-vault-forward-callback-url');
   });
 
   it('validateCallbackUrl: a host no enabled config lists, plain http, credentials and private literals are refused, naming the header', async () => {

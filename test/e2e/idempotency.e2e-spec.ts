@@ -161,3 +161,78 @@ describe('Idempotency-Key on POST /vault-forward (synchronous)', () => {
     expect(expectProblem(bad, 400, 'invalid-idempotency-key').errors[0]).toMatchObject({ location: 'header', name: 'Idempotency-Key' });
   });
 });
+
+/** Issue 11, item 7, queued path: the same key and request within 24 h returns the same job (200); concurrent duplicates create one job. */
+describe('Idempotency-Key on POST /vault-forward with Prefer: respond-async', () => {
+  let t: TestApp;
+  let downstream: Downstream;
+  let token: string;
+  let cardId: string;
+  let merchant: string;
+
+  beforeAll(async () => {
+    downstream = await startHttpDownstream();
+    // A queue of this file's own, with no worker: jobs stay queued, which is all idempotency needs.
+    t = await startTestApp({ env: { FORWARD_INSECURE_HOSTS: '127.0.0.1', FORWARD_QUEUE_NAME: `test-idem-${randomUUID()}` } });
+    merchant = (await createMerchantAccount(t)).id;
+    token = await (await createApiKey(t, merchant)).token();
+    const created = await http(t.url, '/vault-forward/configs', { method: 'POST', token, body: { display_name: 'Idem async', hosts: [`127.0.0.1:${downstream.port}`], methods: ['POST'] } });
+    expect(created.status).toBe(201);
+    cardId = (await createCard(t, merchant)).id;
+  });
+  afterAll(async () => {
+    await t?.close();
+    await downstream?.close();
+  });
+
+  function queue(key: string, body: string) {
+    return http(t.url, '/vault-forward', {
+      method: 'POST',
+      token,
+      headers: {
+        prefer: 'respond-async',
+        'idempotency-key': key,
+        'x-vault-forward-url': `${downstream.url}/pay`,
+        'x-vault-forward-http-method': 'POST',
+        'x-vault-forward-payment-methods': cardId,
+      },
+      rawBody: body,
+    });
+  }
+  const jobsWith = async (key: string) => (await t.db.query(`SELECT id FROM vault_forward_jobs WHERE merchant_account_id = $1 AND idempotency_key = $2`, [merchant, key])).length;
+
+  it('a repeat returns the same job with 200; a different request with the key is 422', async () => {
+    const key = `k-${randomUUID()}`;
+    const first = await queue(key, '{"n":"{{ CARD_NUMBER_1 }}","a":1}');
+    expect(first.status).toBe(202);
+    const again = await queue(key, '{"n":"{{ CARD_NUMBER_1 }}","a":1}');
+    expect(again.status).toBe(200);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body.id).toBe(first.body.id);
+    expect(again.headers.get('location')).toBe(first.headers.get('location'));
+    expectProblem(await queue(key, '{"n":"{{ CARD_NUMBER_1 }}","a":2}'), 422, 'idempotency-key-reused');
+    expect(await jobsWith(key)).toBe(1);
+  });
+
+  it('20 concurrent duplicates create one job', async () => {
+    const key = `k-${randomUUID()}`;
+    const answers = await Promise.all(Array.from({ length: 20 }, () => queue(key, '{"n":"{{ CARD_NUMBER_1 }}"}')));
+    expect(await jobsWith(key)).toBe(1);
+    expect(answers.filter((a) => a.status === 202)).toHaveLength(1);
+    const ids = new Set(answers.map((a) => a.body.id));
+    expect(ids.size).toBe(1);
+    expect(answers.every((a) => a.status === 202 || a.status === 200)).toBe(true);
+  });
+
+  it('a key used synchronously cannot be reused for a queued forward', async () => {
+    const key = `k-${randomUUID()}`;
+    const sync = await http(t.url, '/vault-forward', {
+      method: 'POST',
+      token,
+      headers: { 'idempotency-key': key, 'x-vault-forward-url': `${downstream.url}/pay`, 'x-vault-forward-http-method': 'POST', 'x-vault-forward-payment-methods': cardId },
+      rawBody: '{"n":"{{ CARD_NUMBER_1 }}"}',
+    });
+    expect(sync.status).toBe(200);
+    expectProblem(await queue(key, '{"n":"{{ CARD_NUMBER_1 }}"}'), 422, 'idempotency-key-reused');
+  });
+});
