@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import { createPostgresBackend, JobProgress, PostgresConnectionOptions, PostgresQueueBackend, Queue, withBackend, Worker } from 'bullmq';
 import { Client } from 'pg';
 import { bullJobId, EnqueueOptions, ForwardJobData, ForwardJobHandler, ForwardQueue, parseJobData, ProcessOptions, QueueUnavailableError } from './forward-queue';
-import { ENQUEUE_TIMEOUT_MS, JOB_OPTIONS, STALLED_INTERVAL_MS, withTimeout } from './job-options';
+import { JOB_OPTIONS, STALLED_INTERVAL_MS, withTimeout } from './job-options';
 
 export interface PostgresForwardQueueOptions {
   databaseUrl: string;
@@ -20,6 +20,13 @@ export interface PostgresForwardQueueOptions {
   sharedSession?: boolean;
 }
 
+/**
+ * An enqueue here shares the fate of the request's own queries: PostgreSQL down means the API is down
+ * anyway, so the budget is the API's query timeout rather than Redis's one second, and it includes
+ * the wait for one of the producer's few pooled connections during a burst.
+ */
+const POSTGRES_ENQUEUE_TIMEOUT_MS = 5_000;
+
 /** PGlite runs one statement at a time for every connection; a burst of enqueues waits its turn. */
 const EMBEDDED_ENQUEUE_TIMEOUT_MS = 15_000;
 
@@ -28,8 +35,8 @@ const { Queue: PgQueue, Worker: PgWorker } = withBackend(createPostgresBackend);
 /**
  * BullMQ on PostgreSQL: its own schema (`bullmq`) in the application's database, created and
  * upgraded by BullMQ's migrations, which run in one transaction under BullMQ's advisory lock, so
- * any number of API and worker processes may start at once. The producer's pool gives up on a
- * connection after ENQUEUE_TIMEOUT_MS, so an enqueue fails fast like on Redis.
+ * any number of API and worker processes may start at once. An enqueue gives up after
+ * POSTGRES_ENQUEUE_TIMEOUT_MS, pool wait included.
  */
 export class PostgresForwardQueue extends ForwardQueue {
   readonly backend = 'postgres' as const;
@@ -42,7 +49,7 @@ export class PostgresForwardQueue extends ForwardQueue {
 
   constructor(private readonly options: PostgresForwardQueueOptions) {
     super();
-    this.enqueueTimeoutMs = options.sharedSession ? EMBEDDED_ENQUEUE_TIMEOUT_MS : ENQUEUE_TIMEOUT_MS;
+    this.enqueueTimeoutMs = options.sharedSession ? EMBEDDED_ENQUEUE_TIMEOUT_MS : POSTGRES_ENQUEUE_TIMEOUT_MS;
     this.queue = new PgQueue<ForwardJobData>(options.queueName, {
       connection: this.connection(options.sharedSession ? 1 : options.role === 'api' ? 4 : 2),
       defaultJobOptions: JOB_OPTIONS(options.retryBaseMs),

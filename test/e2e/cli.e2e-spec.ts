@@ -158,6 +158,16 @@ describe('CLI: merchant, api-key and token commands mint credentials the API acc
         failed_merchant_keys: [],
         rewrapped_authentication_methods: 0,
         failed_authentication_methods: [],
+        rewrapped_webhook_secrets: 0,
+        failed_webhook_secrets: [],
+        rewrapped_forward_job_plans: 0,
+        failed_forward_job_plans: [],
+        rewrapped_forward_job_responses: 0,
+        failed_forward_job_responses: [],
+        rewrapped_idempotent_responses: 0,
+        failed_idempotent_responses: [],
+        rewrapped_callback_deliveries: 0,
+        failed_callback_deliveries: [],
         remaining: 1,
       });
       expect(first.code).toBe(1); // the old key must stay: a row still needs it
@@ -193,6 +203,16 @@ describe('CLI: merchant, api-key and token commands mint credentials the API acc
         failed_merchant_keys: [],
         rewrapped_authentication_methods: 0,
         failed_authentication_methods: [],
+        rewrapped_webhook_secrets: 0,
+        failed_webhook_secrets: [],
+        rewrapped_forward_job_plans: 0,
+        failed_forward_job_plans: [],
+        rewrapped_forward_job_responses: 0,
+        failed_forward_job_responses: [],
+        rewrapped_idempotent_responses: 0,
+        failed_idempotent_responses: [],
+        rewrapped_callback_deliveries: 0,
+        failed_callback_deliveries: [],
         remaining: 0,
       });
       expect(second.code).toBe(0);

@@ -1,4 +1,6 @@
+import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import Redis from 'ioredis';
 import { createApiKey } from '../factories/api-keys';
 import { cardNumber, createCard } from '../factories/cards';
 import { createMerchantAccount } from '../factories/merchant-accounts';
@@ -265,6 +267,24 @@ describe('Queued forwards (Prefer: respond-async) with a real worker, on Redis',
     expect(withCallback.status).toBe(202);
     expect(withCallback.body.callback_url).toBe(`${s.downstream.url}/callback`);
   });
+
+  it('leaves no card number, CVV or method secret in any Redis key (SCAN, TYPE, every value)', async () => {
+    const secret = 'redis-scan-hmac-secret-5150';
+    const method = await http(s.t.url, `/vault-forward/configs/${s.configId}/authentications`, {
+      method: 'POST',
+      token: s.token,
+      body: { kind: 'hmac-signature', label: 'scan', fields: { secret, algorithm: 'sha256', encoding: 'hex', header: 'X-Sig' } },
+    });
+    // One job ends, one waits for its next attempt, so both kinds of BullMQ job exist while we look.
+    s.downstream.script('/scan-wait', [{ status: 503, headers: { 'retry-after': '300' } }]);
+    const headers = { 'x-vault-forward-authentications': method.body.id, 'x-vault-forward-header-authorization': 'Bearer scan-credential-8842' };
+    await ended(s, (await queue(s, '/scan-ok', { headers })).body.id);
+    const waiting = (await queue(s, '/scan-wait', { headers })).body.id as string;
+    await waitFor(async () => (await http(s.t.url, `/vault-forward/jobs/${waiting}`, { token: s.token })).body.attempts?.length === 1);
+    const dump = await dumpRedis();
+    expect(dump).toContain(waiting); // the scan does see our jobs
+    for (const needle of [s.card.number, '"cvv":"739"', secret, 'scan-credential-8842']) expect(dump).not.toContain(needle);
+  });
 });
 
 describe('Queued forwards on PostgreSQL (QUEUE_BACKEND=postgres)', () => {
@@ -285,6 +305,17 @@ describe('Queued forwards on PostgreSQL (QUEUE_BACKEND=postgres)', () => {
     expect((await ended(s, flaky.body.id)).body.attempts.map((a: { status: number }) => a.status)).toEqual([503, 200]);
     expect((await ended(s, bad.body.id)).body).toMatchObject({ status: 'failed', attempts: [{ status: 400 }] });
     expect(s.downstream.requestsTo('/pg-ok')[0].body.toString()).toContain(s.card.number);
+  });
+
+  it('a pg_dump (application and bullmq schemas) holds no card number, CVV or credential in clear', async () => {
+    s.downstream.script('/pg-wait', [{ status: 503, headers: { 'retry-after': '300' } }]);
+    const headers = { 'x-vault-forward-header-authorization': 'Bearer pg-credential-3317' };
+    const waiting = (await queue(s, '/pg-wait', { headers })).body.id as string;
+    await waitFor(async () => (await http(s.t.url, `/vault-forward/jobs/${waiting}`, { token: s.token })).body.attempts?.length === 1);
+    const dump = execFileSync('pg_dump', ['--no-owner', process.env.TEST_DATABASE_URL!], { maxBuffer: 512 * 1024 * 1024 }).toString('utf8');
+    expect(dump).toContain(waiting);
+    expect(dump).toContain('bullmq');
+    for (const needle of [s.card.number, '"cvv":"739"', 'pg-credential-3317']) expect(dump).not.toContain(needle);
   });
 });
 
@@ -311,3 +342,30 @@ describe('QUEUE_BACKEND=none', () => {
     }
   });
 });
+
+/** Every key of the test Redis with its type and whole value, as one text. */
+async function dumpRedis(): Promise<string> {
+  const redis = new Redis(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379');
+  const parts: string[] = [];
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'COUNT', 1000);
+      cursor = next;
+      for (const key of keys) {
+        const type = await redis.type(key);
+        let value: unknown;
+        if (type === 'string') value = await redis.getBuffer(key).then((b) => b?.toString('latin1'));
+        else if (type === 'hash') value = await redis.hgetall(key);
+        else if (type === 'list') value = await redis.lrange(key, 0, -1);
+        else if (type === 'set') value = await redis.smembers(key);
+        else if (type === 'zset') value = await redis.zrange(key, 0, -1, 'WITHSCORES');
+        else if (type === 'stream') value = await redis.xrange(key, '-', '+');
+        parts.push(`${key} ${type} ${JSON.stringify(value)}`);
+      }
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
+  return parts.join('\n');
+}
