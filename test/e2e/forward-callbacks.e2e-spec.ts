@@ -204,6 +204,16 @@ describe('Job-end callbacks (issue 11, item 5: delivery)', () => {
     expect(JSON.stringify(refused.body.errors)).toContain('x-vault-forward-callback-url');
   });
 
+  it('ended deliveries are purged after FORWARD_JOB_RETENTION; pending ones stay', async () => {
+    const deliveries = t.get(CallbackDeliveries);
+    const path = `/hook/${randomUUID()}`;
+    const messageId = await deliveries.deliver(merchant, `http://127.0.0.1:${receiver.port}${path}`, { n: 4 });
+    await until(async () => (await t.db.query(`SELECT state FROM vault_forward_callback_deliveries WHERE message_id = $1`, [messageId]))[0]?.state, (s) => s === 'delivered');
+    await t.db.query(`UPDATE vault_forward_callback_deliveries SET ended_at = now() - interval '8 days' WHERE message_id = $1`, [messageId]);
+    expect(await deliveries.purgeEnded()).toBeGreaterThanOrEqual(1);
+    expect(await t.db.query(`SELECT 1 FROM vault_forward_callback_deliveries WHERE message_id = $1`, [messageId])).toHaveLength(0);
+  });
+
   it('validateCallbackUrl: a host no enabled config lists, plain http, credentials and private literals are refused, naming the header', async () => {
     const deliveries = t.get(CallbackDeliveries);
     await expect(deliveries.validateCallbackUrl(merchant, 'https://hooks.example.com/x')).resolves.toBeInstanceOf(URL);
