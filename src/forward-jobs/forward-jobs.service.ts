@@ -137,6 +137,8 @@ export class ForwardJobsService {
 
   /** Cancels a job waiting for an attempt; its sealed plan goes with it. */
   async cancel(merchantAccountId: string, id: string): Promise<ForwardJobResponse> {
+    // Not a UUID: no such job (and PostgreSQL would refuse the comparison with a uuid column).
+    if (!isUuid(id)) throw notFound();
     const [rows] = (await this.store.jobs.query(
       `WITH cancelled AS (
          UPDATE vault_forward_jobs SET status = 'cancelled', next_attempt_at = NULL, updated_at = now(), finished_at = now()
@@ -155,9 +157,13 @@ export class ForwardJobsService {
 
   private async find(merchantAccountId: string, id: string) {
     const row = isUuid(id) ? await this.store.jobs.findOneBy({ id, merchantAccountId }) : null;
-    if (!row) throw new ProblemException(ForwardJobErrors.jobNotFound, 'No queued forward with this id exists in this merchant account.');
+    if (!row) throw notFound();
     return row;
   }
+}
+
+function notFound(): ProblemException {
+  return new ProblemException(ForwardJobErrors.jobNotFound, 'No queued forward with this id exists in this merchant account.');
 }
 
 function unavailable(error: QueueUnavailableError): ProblemException {

@@ -212,6 +212,7 @@ describe('Queued forwards (Prefer: respond-async) with a real worker, on Redis',
     expectProblem(await http(s.t.url, `/vault-forward/jobs/${id}`, { method: 'DELETE', token: otherToken }), 404, 'vault-forward-job-not-found');
     expectProblem(await http(s.t.url, `/vault-forward/jobs/${id}`, { token: otherToken }), 404, 'vault-forward-job-not-found');
     expectProblem(await http(s.t.url, `/vault-forward/jobs/${randomUUID()}`, { method: 'DELETE', token: s.token }), 404, 'vault-forward-job-not-found');
+    expectProblem(await http(s.t.url, `/vault-forward/jobs/not-a-uuid`, { method: 'DELETE', token: s.token }), 404, 'vault-forward-job-not-found');
     const cancelled = await http(s.t.url, `/vault-forward/jobs/${id}`, { method: 'DELETE', token: s.token });
     expect(cancelled.status).toBe(200);
     expect(cancelled.body).toMatchObject({ status: 'cancelled' });
