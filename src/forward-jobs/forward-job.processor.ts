@@ -5,6 +5,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
 import { ProblemException } from '../common/problem/problem';
+import { CallbackDeliveries } from '../forward-callbacks/callback-deliveries';
 import { ForwardExecutor, isRetryable, reachedDownstream } from '../forwarding/forward-executor';
 import { ForwardingErrors } from '../forwarding/forwarding.errors';
 import type { DownstreamResponse } from '../forwarding/downstream-client';
@@ -38,6 +39,7 @@ export class ForwardJobProcessor implements OnApplicationBootstrap, BeforeApplic
     private readonly executor: ForwardExecutor,
     private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly callbacks: CallbackDeliveries,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -55,7 +57,12 @@ export class ForwardJobProcessor implements OnApplicationBootstrap, BeforeApplic
 
   async handle({ jobId, attempt }: ForwardJobData): Promise<void> {
     const job = await this.store.jobs.findOneBy({ id: jobId });
-    if (!job || ENDED_STATUSES.includes(job.status)) return;
+    if (!job) return;
+    if (ENDED_STATUSES.includes(job.status)) {
+      // Run again after the end was committed (e.g. scheduling the callback failed): schedule it again (same webhook-id, delivered once).
+      if (job.callbackUrl) await this.callbacks.schedule(job.id);
+      return;
+    }
     const done = job.attempts.length;
     if (job.status === 'running') {
       const last = job.attempts[done - 1];
@@ -142,7 +149,9 @@ export class ForwardJobProcessor implements OnApplicationBootstrap, BeforeApplic
         [job.id, status, JSON.stringify(job.attempts), stored?.status ?? null],
       );
     });
-    // TODO(H10b, issue 11 item 5): callback delivery joins here — CallbackDeliveries.schedule(job.id) when job.callbackUrl is set.
+    // The callback (src/forward-callbacks/): stored in the outbox and delivered by its loop. A failure here
+    // throws, so BullMQ runs this handler again, which finds the job ended and schedules once more.
+    if (job.callbackUrl) await this.callbacks.schedule(job.id);
   }
 
   private async enqueueNext(jobId: string, attempt: number, dueEpochMicros: bigint): Promise<void> {

@@ -2,6 +2,9 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuthModule } from '../auth/auth.module';
 import { ForwardingCoreModule } from '../forwarding/forwarding-core.module';
+import { IdempotencyModule } from '../idempotency/idempotency.module';
+import { ForwardCallbacksModule } from '../forward-callbacks/forward-callbacks.module';
+import { ForwardJobCallbackSource } from '../forward-callbacks/job-callback-source';
 import { VaultModule } from '../vault/vault.module';
 import { ForwardJob } from './forward-job.entity';
 import { ForwardJobStore } from './forward-job-store';
@@ -19,14 +22,21 @@ export class ForwardJobsCoreModule {}
 
 /** The worker's side: the processor, with no route, guard or pagination. ForwardQueue comes from the global QueueModule. */
 @Module({
-  imports: [ForwardJobsCoreModule, ForwardingCoreModule],
+  // Job-end callbacks (src/forward-callbacks/): the worker runs their delivery loop.
+  imports: [ForwardJobsCoreModule, ForwardingCoreModule, ForwardCallbacksModule.forRoot({ deliver: true, jobSource: ForwardJobCallbackSource, imports: [ForwardJobsCoreModule] })],
   providers: [ForwardJobProcessor],
 })
 export class ForwardJobsWorkerModule {}
 
 /** The API's side: accepting a queued forward (for ForwardHttpHandler) and /vault-forward/jobs. */
 @Module({
-  imports: [ForwardJobsCoreModule, ForwardingCoreModule, AuthModule],
+  imports: [
+    ForwardJobsCoreModule,
+    ForwardingCoreModule,
+    AuthModule,
+    IdempotencyModule,
+    ForwardCallbacksModule.forRoot({ deliver: false, jobSource: ForwardJobCallbackSource, imports: [ForwardJobsCoreModule] }),
+  ],
   controllers: [ForwardJobsController],
   providers: [ForwardJobsService],
   exports: [ForwardJobsService],

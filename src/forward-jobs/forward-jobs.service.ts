@@ -8,8 +8,11 @@ import { isUuid } from '../common/uuid';
 import { CALLBACK_URL_HEADER, MAX_ATTEMPTS_HEADER } from '../forwarding/forward-headers';
 import { ForwardPlanner } from '../forwarding/forward-planner';
 import { ForwardingErrors } from '../forwarding/forwarding.errors';
+import { CallbackDeliveries } from '../forward-callbacks/callback-deliveries';
+import { QueuedIdempotency } from '../idempotency/forward-idempotency';
 import { ForwardQueue, QueueUnavailableError } from '../job-queue/forward-queue';
 import { ForwardJobResponse, ListForwardJobsQuery } from './dto/forward-job.dto';
+import { ForwardJob } from './forward-job.entity';
 import { ForwardJobStore } from './forward-job-store';
 import { ForwardJobErrors } from './forward-jobs.errors';
 
@@ -55,9 +58,11 @@ export class ForwardJobsService {
     private readonly store: ForwardJobStore,
     private readonly queue: ForwardQueue,
     private readonly pagination: PaginationService,
+    private readonly idempotency: QueuedIdempotency,
+    private readonly callbacks: CallbackDeliveries,
   ) {}
 
-  async submit(input: SubmitInput): Promise<ForwardJobResponse> {
+  async submit(input: SubmitInput): Promise<{ job: ForwardJobResponse; replayed: boolean }> {
     const maxAttempts = parseMaxAttempts(single(input.headers, MAX_ATTEMPTS_HEADER));
     const idempotencyKey = parseIdempotencyKey(single(input.headers, IDEMPOTENCY_KEY_HEADER));
     const rawCallback = single(input.headers, CALLBACK_URL_HEADER);
@@ -67,29 +72,33 @@ export class ForwardJobsService {
     // Refused before a row exists: nothing to clean up, no CVV written for a job that cannot run.
     if (!this.queue.isAvailable()) throw unavailable(new QueueUnavailableError(this.queue.backend, 'not connected'));
 
-    // TODO(H10b, issue 11 item 7): idempotency joins here — IdempotencyService.claim(...) with (merchant, idempotencyKey, request) before the job is created.
-    const row = await this.store.create(
-      {
-        id,
-        merchantAccountId: input.merchantAccountId,
-        method: plan.method,
-        targetUrl: `${plan.url.origin}${plan.url.pathname}`,
-        paymentMethodIds: plan.paymentMethodIds,
-        authenticationIds: plan.authenticationIds,
-        maxAttempts,
-        idempotencyKey,
-        callbackUrl,
-      },
-      plan,
-    );
-    try {
-      await this.queue.enqueue(id, { attempt: 1 });
-    } catch (error) {
-      // A 503 means no job: the row (and its sealed plan) must not wait for a worker that will never hear of it.
-      await this.store.discard(id).catch((cause: unknown) => this.logger.error({ msg: 'could not discard a queued forward that was not enqueued', job: { id }, error: (cause as Error).message }));
-      throw error instanceof QueueUnavailableError ? unavailable(error) : error;
-    }
-    return ForwardJobResponse.from(row);
+    // Idempotency-Key (src/idempotency/): one job per key and request for 24 h; a repeat gets that job back.
+    let created: ForwardJob | undefined;
+    const { jobId, replayed } = await this.idempotency.around(input.merchantAccountId, idempotencyKey, input.headers, input.body, async () => {
+      created = await this.store.create(
+        {
+          id,
+          merchantAccountId: input.merchantAccountId,
+          method: plan.method,
+          targetUrl: `${plan.url.origin}${plan.url.pathname}`,
+          paymentMethodIds: plan.paymentMethodIds,
+          authenticationIds: plan.authenticationIds,
+          maxAttempts,
+          idempotencyKey,
+          callbackUrl,
+        },
+        plan,
+      );
+      try {
+        await this.queue.enqueue(id, { attempt: 1 });
+      } catch (error) {
+        // A 503 means no job: the row (and its sealed plan) must not wait for a worker that will never hear of it.
+        await this.store.discard(id).catch((cause: unknown) => this.logger.error({ msg: 'could not discard a queued forward that was not enqueued', job: { id }, error: (cause as Error).message }));
+        throw error instanceof QueueUnavailableError ? unavailable(error) : error;
+      }
+      return id;
+    });
+    return { job: created && !replayed ? ForwardJobResponse.from(created) : await this.get(input.merchantAccountId, jobId), replayed };
   }
 
   private async callbackUrl(merchantAccountId: string, raw: string): Promise<string> {
@@ -141,7 +150,8 @@ export class ForwardJobsService {
     if (rows.length === 0 && row.status !== 'cancelled') {
       throw new ProblemException(ForwardJobErrors.jobNotCancellable, `The job is ${row.status}; only a queued job can be cancelled.`);
     }
-    // TODO(H10b, issue 11 item 5): a cancelled job with a callback_url is delivered too — CallbackDeliveries.schedule(id).
+    // A cancelled job's callback is delivered too (src/forward-callbacks/).
+    if (rows.length > 0 && row.callbackUrl) await this.callbacks.schedule(row.id);
     return ForwardJobResponse.from(row);
   }
 

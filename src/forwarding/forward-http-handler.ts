@@ -7,6 +7,7 @@ import type { RouteAccess } from '../auth/scopes';
 import { CommonErrors } from '../common/problem/common.errors';
 import { ProblemException } from '../common/problem/problem';
 import { problemResponse } from '../common/problem/problem.filter';
+import { ForwardIdempotency } from '../idempotency/forward-idempotency';
 import { REQUEST_LOG, RequestLog, requestIdFor } from '../logging/logging.module';
 import { ForwardJobsService, refuseQueuedOnlyHeaders } from '../forward-jobs/forward-jobs.service';
 import { prefersAsync } from '../forward-jobs/retry-policy';
@@ -37,6 +38,7 @@ export class ForwardHttpHandler {
     private readonly inflight: InflightBytes,
     private readonly jobs: ForwardJobsService,
     @Inject(REQUEST_LOG) private readonly requestLog: RequestLog,
+    private readonly idempotency: ForwardIdempotency,
   ) {}
 
   /** Every spelling of the path that fastify would route to POST /vault-forward (isForwardPath). */
@@ -70,14 +72,17 @@ export class ForwardHttpHandler {
     // The forward's id names its record, so it must be unique: it is the request id unless the caller
     // chose that (x-request-id, kept for tracing), in which case the forward gets its own.
     const forwardId = req.headers['x-request-id'] === undefined ? requestId : randomUUID();
-    const response = await this.forwarding.forward({
-      merchantAccountId: principal.merchantAccountId!,
-      requestId: forwardId,
-      headers: req.headers,
-      rawHeaders: req.rawHeaders,
-      body,
-      lease,
-    });
+    // Idempotency-Key (src/idempotency/): a repeat within 24 h replays the stored answer instead of sending.
+    const response = await this.idempotency.around(principal.merchantAccountId!, req.headers, body, () =>
+      this.forwarding.forward({
+        merchantAccountId: principal.merchantAccountId!,
+        requestId: forwardId,
+        headers: req.headers,
+        rawHeaders: req.rawHeaders,
+        body,
+        lease,
+      }),
+    );
     // Ours last: the target's own x-request-id does not replace the one our log line carries.
     const headers = { ...response.headers, 'x-request-id': requestId, 'x-vault-forward-request-id': forwardId };
     if (!(response.body instanceof Readable)) {
@@ -97,9 +102,11 @@ export class ForwardHttpHandler {
 
   /** Prefer: respond-async (RFC 7240): planned and checked like a synchronous forward, then stored and queued. */
   private async queue(req: IncomingMessage, res: ServerResponse, requestId: string, merchantAccountId: string, body: Buffer): Promise<void> {
-    const job = await this.jobs.submit({ merchantAccountId, headers: req.headers, rawHeaders: req.rawHeaders, body });
+    const { job, replayed } = await this.jobs.submit({ merchantAccountId, headers: req.headers, rawHeaders: req.rawHeaders, body });
     const payload = JSON.stringify(job);
-    res.writeHead(202, {
+    // An Idempotency-Key repeat (src/idempotency/) answers 200 with the job the first request created.
+    res.writeHead(replayed ? 200 : 202, {
+      ...(replayed ? { 'idempotent-replayed': 'true' } : {}),
       'content-type': 'application/json; charset=utf-8',
       'content-length': Buffer.byteLength(payload),
       location: `${FORWARD_ROUTE}/jobs/${job.id}`,

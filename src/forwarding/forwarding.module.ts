@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuthModule } from '../auth/auth.module';
 import { ForwardJobsModule } from '../forward-jobs/forward-jobs.module';
+import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { ForwardHttpHandler } from './forward-http-handler';
 import { VaultForwardRequest } from './forward-request.entity';
 import { ForwardRecordsReader } from './forward-records.reader';
@@ -11,7 +12,7 @@ import { ForwardingService } from './forwarding.service';
 
 /** The API's side of forwarding: POST /vault-forward (ForwardHttpHandler) and the records' routes, over ForwardingCoreModule. */
 @Module({
-  imports: [TypeOrmModule.forFeature([VaultForwardRequest]), AuthModule, ForwardingCoreModule, ForwardJobsModule],
+  imports: [TypeOrmModule.forFeature([VaultForwardRequest]), AuthModule, ForwardingCoreModule, ForwardJobsModule, IdempotencyModule],
   controllers: [ForwardingController],
   providers: [ForwardingService, ForwardHttpHandler, ForwardRecordsReader],
   exports: [ForwardHttpHandler, ForwardingCoreModule],

@@ -164,6 +164,10 @@ describe('CLI: merchant, api-key and token commands mint credentials the API acc
         failed_forward_job_plans: [],
         rewrapped_forward_job_responses: 0,
         failed_forward_job_responses: [],
+        rewrapped_idempotent_responses: 0,
+        failed_idempotent_responses: [],
+        rewrapped_callback_deliveries: 0,
+        failed_callback_deliveries: [],
         remaining: 1,
       });
       expect(first.code).toBe(1); // the old key must stay: a row still needs it
@@ -205,6 +209,10 @@ describe('CLI: merchant, api-key and token commands mint credentials the API acc
         failed_forward_job_plans: [],
         rewrapped_forward_job_responses: 0,
         failed_forward_job_responses: [],
+        rewrapped_idempotent_responses: 0,
+        failed_idempotent_responses: [],
+        rewrapped_callback_deliveries: 0,
+        failed_callback_deliveries: [],
         remaining: 0,
       });
       expect(second.code).toBe(0);

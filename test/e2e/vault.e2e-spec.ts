@@ -178,6 +178,10 @@ describe('The vault: encryption at rest, placeholder resolution, key rotation', 
         failed_forward_job_plans: [],
         rewrapped_forward_job_responses: 0,
         failed_forward_job_responses: [],
+        rewrapped_idempotent_responses: 0,
+        failed_idempotent_responses: [],
+        rewrapped_callback_deliveries: 0,
+        failed_callback_deliveries: [],
         remaining: 1,
       });
       const second = await both.get(KeyRotationService).rotate(300);

@@ -1,0 +1,216 @@
+/**
+ * npm run bench:queue — queued forwarding (Prefer: respond-async) end to end, on each queue engine
+ * side by side (QUEUE_BACKEND=redis, then postgres; BENCH_QUEUE_BACKENDS to choose): the compiled API
+ * and ONE compiled worker process (WORKER_CONCURRENCY, default 32), a local echo downstream, and
+ * BENCH_QUEUE_JOBS (default 20,000) forwards with one card each, sent by autocannon while the worker
+ * already runs. Prints the enqueue rate (202s per second), the completion rate (jobs ended per second,
+ * from the first request to the last job ended) and the CPU the API and the worker spent per job.
+ */
+import 'reflect-metadata';
+import { ChildProcess, fork, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { Client } from 'pg';
+import autocannon from 'autocannon';
+import { ApiKey } from '../src/auth/api-key.entity';
+import { ApiKeysService } from '../src/auth/api-keys.service';
+import { signToken } from '../src/auth/token-signer';
+import { createDataSource } from '../src/database/data-source';
+import { Metrics } from '../src/metrics/metrics.service';
+import { SharedCaches } from '../src/queue/shared-cache';
+
+const JOBS = Number(process.env.BENCH_QUEUE_JOBS ?? 20_000);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
+const BACKENDS = (process.env.BENCH_QUEUE_BACKENDS ?? 'redis,postgres').split(',') as Array<'redis' | 'postgres'>;
+const ROOT = join(__dirname, '..', '..');
+const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const BODY = JSON.stringify({ card: { number: '{{ CARD_NUMBER_1 }}', expiry: '{{ CARD_EXPIRATION_DATE_1 }}', cvv: '123' }, amount: 1299 });
+
+const children: ChildProcess[] = [];
+
+function forkServer(script: string): Promise<{ port: number; process: ChildProcess }> {
+  return new Promise((resolve, reject) => {
+    const child = fork(join(__dirname, script), { stdio: 'inherit' });
+    children.push(child);
+    child.once('message', (message: { port: number }) => resolve({ port: message.port, process: child }));
+    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
+  });
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const port = (server.address() as AddressInfo).port;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** User + system CPU of a process in ms, from /proc (Linux); null elsewhere. */
+function cpuMs(pid: number | undefined): number | null {
+  if (pid === undefined) return null;
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10; // clock ticks, USER_HZ = 100
+  } catch {
+    return null;
+  }
+}
+
+async function startApi(env: Record<string, string>): Promise<{ url: string; process: ChildProcess }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--max-semi-space-size=64', join(ROOT, 'dist/main.js')], {
+    env: { PATH: process.env.PATH!, PORT: String(port), ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  children.push(child);
+  const url = `http://127.0.0.1:${port}`;
+  for (let attempt = 0; attempt < 300; attempt++) {
+    if (child.exitCode !== null) throw new Error(`API exited with ${child.exitCode}`);
+    if (await fetch(`${url}/health/ready`).then((r) => r.ok, () => false)) return { url, process: child };
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('API did not become ready');
+}
+
+async function startWorker(env: Record<string, string>): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [join(ROOT, 'dist/worker.js')], { env: { PATH: process.env.PATH!, ...env, LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'inherit'] });
+  children.push(child);
+  await new Promise<void>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (/waiting for jobs/.test(out)) resolve();
+      if (out.length > 100_000) out = out.slice(-1_000);
+    });
+    child.once('exit', (code) => reject(new Error(`worker exited with ${code}`)));
+  });
+  return child;
+}
+
+async function json(url: string, token: string, body: unknown): Promise<any> {
+  const response = await fetch(url, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  if (!response.ok) throw new Error(`${url}: ${response.status} ${await response.text()}`);
+  return response.json();
+}
+
+interface EngineResult {
+  accepted: number;
+  refused: number;
+  enqueueSeconds: number;
+  endedSeconds: number;
+  succeeded: number;
+  failed: number;
+  apiCpuUsPerJob: number;
+  workerCpuUsPerJob: number;
+}
+
+async function runEngine(backend: 'redis' | 'postgres', echoPort: number, admin: Client, adminUrl: string): Promise<EngineResult> {
+  const name = `vault_forward_bench_queue_${backend}_${Date.now()}`;
+  await admin.query(`CREATE DATABASE ${name}`);
+  const databaseUrl = Object.assign(new URL(adminUrl), { pathname: `/${name}` }).toString();
+  const env = {
+    DATABASE_URL: databaseUrl,
+    REDIS_URL,
+    QUEUE_BACKEND: backend,
+    FORWARD_QUEUE_NAME: `bench-${backend}-${randomUUID()}`,
+    LOG_LEVEL: 'warn',
+    FORWARD_INSECURE_HOSTS: '127.0.0.1',
+    CURSOR_SECRET: 'bench-cursor-secret-bench-cursor-secret',
+    VAULT_MASTER_KEYS: `bench:${Buffer.alloc(32, 7).toString('base64')}`,
+  };
+  const started: ChildProcess[] = [];
+  try {
+    const { url: api, process: apiProcess } = await startApi(env);
+    started.push(apiProcess);
+    const db = createDataSource({ url: databaseUrl, poolSize: 2 });
+    await db.initialize();
+    await db.query(`INSERT INTO merchant_accounts (id, display_name) VALUES ('bench', 'Bench')`);
+    const key = await new ApiKeysService(db.getRepository(ApiKey), null as never, new SharedCaches(null, null, new Metrics())).create('bench', 'ES256');
+    const token = await signToken({ privateKeyPem: key.privateKeyPem, keyId: key.id, scopes: ['*.write', '*.read'] });
+    await json(`${api}/vault-forward/configs`, token, { display_name: 'Echo', hosts: [`127.0.0.1:${echoPort}`] });
+    const card = await json(`${api}/payment-methods`, token, { method: 'card', number: '4111111111111111', expiration_date: '12/30' });
+    const worker = await startWorker(env);
+    started.push(worker);
+
+    const headers = {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      prefer: 'respond-async',
+      'x-vault-forward-url': `http://127.0.0.1:${echoPort}/charge`,
+      'x-vault-forward-http-method': 'PUT',
+      'x-vault-forward-payment-methods': card.id,
+    };
+    const apiBefore = cpuMs(apiProcess.pid);
+    const workerBefore = cpuMs(worker.pid);
+    const t0 = performance.now();
+    const load = await autocannon({ url: `${api}/vault-forward`, method: 'POST', headers, body: BODY, connections: CONNECTIONS, amount: JOBS });
+    const enqueueSeconds = (performance.now() - t0) / 1000;
+    const apiAfter = cpuMs(apiProcess.pid);
+    const accepted = load['2xx'];
+    let ended = { succeeded: 0, failed: 0 };
+    for (;;) {
+      const [row] = (await db.query(
+        `SELECT count(*) FILTER (WHERE status = 'succeeded')::int AS succeeded, count(*) FILTER (WHERE status IN ('failed', 'cancelled'))::int AS failed FROM vault_forward_jobs`,
+      )) as Array<{ succeeded: number; failed: number }>;
+      ended = row;
+      if (row.succeeded + row.failed >= accepted) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const endedSeconds = (performance.now() - t0) / 1000;
+    const workerAfter = cpuMs(worker.pid);
+    await db.destroy();
+    const perJob = (after: number | null, before: number | null) => (after !== null && before !== null ? ((after - before) * 1000) / Math.max(1, accepted) : NaN);
+    return {
+      accepted,
+      refused: load.non2xx + load.errors,
+      enqueueSeconds,
+      endedSeconds,
+      succeeded: ended.succeeded,
+      failed: ended.failed,
+      apiCpuUsPerJob: perJob(apiAfter, apiBefore),
+      workerCpuUsPerJob: perJob(workerAfter, workerBefore),
+    };
+  } finally {
+    for (const child of started) child.kill('SIGTERM');
+    await Promise.all(started.map((child) => (child.exitCode !== null ? null : new Promise((r) => child.once('exit', r)))));
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  }
+}
+
+async function main(): Promise<void> {
+  const adminUrl = process.env.BENCH_POSTGRES_ADMIN_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+  const admin = new Client({ connectionString: adminUrl });
+  await admin.connect();
+  try {
+    const echo = await forkServer('echo-server.js');
+    const results: Record<string, EngineResult> = {};
+    for (const backend of BACKENDS) results[backend] = await runEngine(backend, echo.port, admin, adminUrl);
+    console.log(`\n${JOBS} queued forwards (one card each, ${CONNECTIONS} connections), one worker process (WORKER_CONCURRENCY ${process.env.WORKER_CONCURRENCY ?? 32}), local echo downstream\n`);
+    console.log('| engine | 202s | refused | enqueue 202/s | all ended after s | completed jobs/s | succeeded | failed | API CPU µs/job | worker CPU µs/job |');
+    console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+    for (const [backend, r] of Object.entries(results)) {
+      console.log(
+        `| ${backend} | ${r.accepted} | ${r.refused} | ${(r.accepted / r.enqueueSeconds).toFixed(0)} | ${r.endedSeconds.toFixed(1)} | ${(r.accepted / r.endedSeconds).toFixed(0)} | ${r.succeeded} | ${r.failed} | ${r.apiCpuUsPerJob.toFixed(0)} | ${r.workerCpuUsPerJob.toFixed(0)} |`,
+      );
+    }
+    for (const [backend, r] of Object.entries(results)) {
+      const rate = r.accepted / r.endedSeconds;
+      console.log(`${backend}: ${rate.toFixed(0)} completed jobs/s (target ≥ 1,000: ${rate >= 1000 ? 'met' : 'NOT met'})`);
+    }
+  } finally {
+    for (const child of children) child.kill('SIGTERM');
+    await admin.end();
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  for (const child of children) child.kill('SIGKILL');
+  process.exit(1);
+});

@@ -1,0 +1,84 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { Readable } from 'node:stream';
+import { Injectable } from '@nestjs/common';
+import type { DownstreamResponse } from '../forwarding/downstream-client';
+import { IdempotencyService, idempotencyKeyOf, keyInProgressProblem, keyReusedProblem, requestFingerprint } from './idempotency.service';
+
+/** Answers larger than this (or streamed) are passed on but not stored: a repeat sends again. */
+export const MAX_STORED_RESPONSE_BYTES = 1024 * 1024;
+export const REPLAYED_HEADER = 'idempotent-replayed';
+
+/**
+ * Idempotency-Key on the synchronous POST /vault-forward: the first request sends and its answer is
+ * sealed and stored; a repeat within 24 h (same merchant account, same key, same request) gets that
+ * answer again, marked `idempotent-replayed: true`, and nothing reaches the downstream. A repeat
+ * while the first still runs is a 409 (the caller retries; waiting would hold a connection for up to
+ * the forward's timeout). A forward that fails with our own problem (nothing usable came back), or
+ * whose answer is streamed or above 1 MiB, releases the key.
+ */
+@Injectable()
+export class ForwardIdempotency {
+  constructor(private readonly idempotency: IdempotencyService) {}
+
+  async around(merchantAccountId: string, headers: IncomingHttpHeaders, body: Buffer, send: () => Promise<DownstreamResponse>): Promise<DownstreamResponse> {
+    const key = idempotencyKeyOf(headers);
+    if (key === undefined) return send();
+    const fingerprint = requestFingerprint({ merchantAccountId, key, kind: 'sync', headers, body });
+    const claim = await this.idempotency.claim(merchantAccountId, key, fingerprint, 'sync');
+    if (claim.outcome === 'conflict') throw keyReusedProblem();
+    if (claim.outcome === 'in-progress') throw keyInProgressProblem();
+    if (claim.outcome === 'replay') {
+      const stored = claim.response!;
+      return { status: stored.status, headers: { ...stored.headers, [REPLAYED_HEADER]: 'true' }, body: stored.body };
+    }
+    let response: DownstreamResponse;
+    try {
+      response = await send();
+    } catch (error) {
+      await claim.release().catch(() => undefined);
+      throw error;
+    }
+    if (response.body instanceof Readable || response.body.length > MAX_STORED_RESPONSE_BYTES) {
+      await claim.release();
+      return response;
+    }
+    await claim.complete({ status: response.status, headers: response.headers, body: response.body });
+    return response;
+  }
+}
+
+/**
+ * Idempotency-Key on a queued POST /vault-forward (Prefer: respond-async): the first request creates
+ * the job; a repeat within 24 h with the same request gets that job's id back (`replayed`, answered
+ * 200 with the job) and creates nothing. Concurrent duplicates wait up to 5 s for the first to attach
+ * its job (creating one takes milliseconds), then get a 409. If creating the job fails (queue down),
+ * the key is released.
+ */
+@Injectable()
+export class QueuedIdempotency {
+  constructor(private readonly idempotency: IdempotencyService) {}
+
+  async around(
+    merchantAccountId: string,
+    key: string | null,
+    headers: IncomingHttpHeaders,
+    body: Buffer | undefined,
+    create: () => Promise<string>,
+  ): Promise<{ jobId: string; replayed: boolean }> {
+    if (key === null) return { jobId: await create(), replayed: false };
+    const fingerprint = requestFingerprint({ merchantAccountId, key, kind: 'async', headers, body: body ?? Buffer.alloc(0) });
+    const claim = await this.idempotency.claim(merchantAccountId, key, fingerprint, 'async', { waitMs: 5_000 });
+    if (claim.outcome === 'conflict') throw keyReusedProblem();
+    if (claim.outcome === 'in-progress') throw keyInProgressProblem();
+    if (claim.outcome === 'replay') return { jobId: claim.jobId!, replayed: true };
+    let jobId: string;
+    try {
+      jobId = await create();
+    } catch (error) {
+      await claim.release().catch(() => undefined);
+      throw error;
+    }
+    await claim.attachJob(jobId);
+    return { jobId, replayed: false };
+  }
+}

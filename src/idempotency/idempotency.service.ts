@@ -1,0 +1,222 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { ProblemException } from '../common/problem/problem';
+import { boundAad, SecretSealer } from '../vault/secret-sealer';
+import { IdempotencyErrors } from './idempotency.errors';
+
+export const IDEMPOTENCY_HEADER = 'idempotency-key';
+/** How long a key is remembered (from its first use). */
+export const IDEMPOTENCY_TTL_HOURS = 24;
+/** A synchronous claim still running after this was left by a process that died mid-forward: it may be taken over. */
+const ABANDONED_AFTER_SECONDS = 300;
+const PURGE_EVERY_MS = 10 * 60 * 1000;
+const PURGE_BATCH = 5_000;
+
+export type IdempotencyKind = 'sync' | 'async';
+
+/** A synchronous forward's answer as it is stored (sealed) and replayed. */
+export interface StoredResponse {
+  status: number;
+  headers: Record<string, string | string[]>;
+  body: Buffer;
+}
+
+export interface NewClaim {
+  outcome: 'new';
+  /** Forget the key (nothing worth replaying happened, or the answer cannot be stored): a repeat sends again. */
+  release(): Promise<void>;
+  /** Sync: seal and store the answer, which every repeat within 24 h replays. */
+  complete(response: StoredResponse): Promise<void>;
+  /** Async: the job this key created, which every repeat within 24 h returns. */
+  attachJob(jobId: string): Promise<void>;
+}
+
+export type IdempotencyClaim =
+  | NewClaim
+  | { outcome: 'replay'; jobId?: string; response?: StoredResponse }
+  | { outcome: 'conflict' }
+  | { outcome: 'in-progress' };
+
+interface KeyRow {
+  id: string;
+  fingerprint: Buffer;
+  kind: IdempotencyKind;
+  state: 'running' | 'done';
+  job_id: string | null;
+  ciphertext: Buffer | null;
+  wrapped_key: Buffer | null;
+  master_key_id: string | null;
+}
+
+/** The headers that shape the request sent downstream (all x-vault-forward-*), in a stable order. */
+export function requestFingerprint(input: {
+  merchantAccountId: string;
+  key: string;
+  kind: IdempotencyKind;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+}): Buffer {
+  const hash = createHash('sha256');
+  // Lengths first, so that no two different requests print the same byte string.
+  const part = (value: string | Buffer) => {
+    const bytes = typeof value === 'string' ? Buffer.from(value, 'utf8') : value;
+    hash.update(`${bytes.length}:`);
+    hash.update(bytes);
+  };
+  // The merchant and key salt the hash: a body with a literal CVV cannot be matched against a table of guesses.
+  part(input.merchantAccountId);
+  part(input.key);
+  part(input.kind);
+  const shaping = Object.keys(input.headers)
+    .map((name) => name.toLowerCase())
+    .filter((name) => name.startsWith('x-vault-forward-') || name === 'content-type')
+    .sort();
+  for (const name of shaping) {
+    const value = input.headers[name];
+    part(name);
+    part(Array.isArray(value) ? value.join('\n') : (value ?? ''));
+  }
+  part(input.body);
+  return hash.digest();
+}
+
+/** Reads the Idempotency-Key header: undefined when absent, a 400 naming it when malformed. */
+export function idempotencyKeyOf(headers: Record<string, string | string[] | undefined>): string | undefined {
+  const value = headers[IDEMPOTENCY_HEADER];
+  if (value === undefined) return undefined;
+  // Printable ASCII only: the key goes into the sealed response's AAD and is forwarded as a header.
+  if (Array.isArray(value) || !/^[\x21-\x7e][\x20-\x7e]{0,254}$/.test(value)) {
+    throw new ProblemException(IdempotencyErrors.invalidKey, 'Idempotency-Key must be one value of 1–255 printable ASCII characters.', [
+      { location: 'header', name: 'Idempotency-Key', message: 'must be 1–255 printable ASCII characters' },
+    ]);
+  }
+  return value;
+}
+
+export function keyReusedProblem(): ProblemException {
+  return new ProblemException(
+    IdempotencyErrors.keyReused,
+    'This Idempotency-Key was used within 24 hours for a different request; nothing was sent.',
+    [{ location: 'header', name: 'Idempotency-Key', message: 'already used for a different request' }],
+  );
+}
+
+export function keyInProgressProblem(): ProblemException {
+  return new ProblemException(IdempotencyErrors.keyInProgress, 'The first request with this Idempotency-Key is still running; retry once it has finished.', [
+    { location: 'header', name: 'Idempotency-Key', message: 'a request with this key is still running' },
+  ]);
+}
+
+/**
+ * Idempotency-Key for POST /vault-forward, per merchant account, for 24 h. `claim` is one atomic
+ * statement (an INSERT that takes the key, or takes over an expired or abandoned row), so of any
+ * number of concurrent duplicates exactly one gets `new` and sends (or creates the job); the others
+ * see the winner's row: `in-progress` while it runs (a queued claim waits up to `waitMs` for the job
+ * to be attached), `replay` once it is done, `conflict` if their request differs.
+ */
+@Injectable()
+export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger('Idempotency');
+  private purgeTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly sealer: SecretSealer,
+  ) {}
+
+  onModuleInit(): void {
+    this.purgeTimer = setInterval(() => void this.purgeExpired().catch((error: unknown) => this.logger.warn(`purge of expired keys failed: ${(error as Error).message}`)), PURGE_EVERY_MS);
+    this.purgeTimer.unref();
+  }
+
+  onModuleDestroy(): void {
+    clearInterval(this.purgeTimer);
+  }
+
+  async claim(merchantAccountId: string, key: string, fingerprint: Buffer, kind: IdempotencyKind, options: { waitMs?: number } = {}): Promise<IdempotencyClaim> {
+    const deadline = Date.now() + (options.waitMs ?? 0);
+    for (let delay = 20; ; delay = Math.min(delay * 2, 250)) {
+      const id = randomUUID();
+      const taken = (await this.dataSource.query(
+        `INSERT INTO vault_forward_idempotency_keys (id, merchant_account_id, key, fingerprint, kind, expires_at)
+         VALUES ($1, $2, $3, $4, $5, now() + make_interval(hours => $6))
+         ON CONFLICT (merchant_account_id, key) DO UPDATE
+            SET id = EXCLUDED.id, fingerprint = EXCLUDED.fingerprint, kind = EXCLUDED.kind, state = 'running', job_id = NULL,
+                ciphertext = NULL, wrapped_key = NULL, master_key_id = NULL, created_at = now(), expires_at = EXCLUDED.expires_at
+          WHERE vault_forward_idempotency_keys.expires_at <= now()
+             OR (vault_forward_idempotency_keys.state = 'running' AND vault_forward_idempotency_keys.kind = 'sync'
+                 AND vault_forward_idempotency_keys.created_at < now() - make_interval(secs => $7))
+         RETURNING id`,
+        [id, merchantAccountId, key, fingerprint, kind, IDEMPOTENCY_TTL_HOURS, ABANDONED_AFTER_SECONDS],
+      )) as Array<{ id: string }>;
+      if (taken.length === 1) return this.newClaim(merchantAccountId, key, id);
+
+      const [row] = (await this.dataSource.query(
+        `SELECT id, fingerprint, kind, state, job_id, ciphertext, wrapped_key, master_key_id
+           FROM vault_forward_idempotency_keys WHERE merchant_account_id = $1 AND key = $2 AND expires_at > now()`,
+        [merchantAccountId, key],
+      )) as KeyRow[];
+      // Released or expired between the two statements: try to take it again.
+      if (!row) continue;
+      if (row.kind !== kind || !row.fingerprint.equals(fingerprint)) return { outcome: 'conflict' };
+      if (row.state === 'done') {
+        if (row.job_id) return { outcome: 'replay', jobId: row.job_id };
+        return { outcome: 'replay', response: this.openResponse(merchantAccountId, key, row) };
+      }
+      if (Date.now() >= deadline) return { outcome: 'in-progress' };
+      await new Promise((resolve) => setTimeout(resolve, Math.min(delay, Math.max(1, deadline - Date.now()))));
+    }
+  }
+
+  /** Deletes the keys whose 24 h have passed, in batches; returns how many went. */
+  async purgeExpired(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const result = (await this.dataSource.query(
+        `DELETE FROM vault_forward_idempotency_keys WHERE id IN
+           (SELECT id FROM vault_forward_idempotency_keys WHERE expires_at <= now() LIMIT $1)`,
+        [PURGE_BATCH],
+      )) as [unknown[], number];
+      const deleted = result[1];
+      total += deleted;
+      if (deleted < PURGE_BATCH) return total;
+    }
+  }
+
+  private newClaim(merchantAccountId: string, key: string, id: string): NewClaim {
+    return {
+      outcome: 'new',
+      release: async () => {
+        await this.dataSource.query(`DELETE FROM vault_forward_idempotency_keys WHERE id = $1 AND state = 'running'`, [id]);
+      },
+      complete: async (response: StoredResponse) => {
+        const sealed = this.sealer.sealJson(responseAad(merchantAccountId, key, id), {
+          status: response.status,
+          headers: response.headers,
+          body: response.body.toString('base64'),
+        });
+        await this.dataSource.query(
+          `UPDATE vault_forward_idempotency_keys SET state = 'done', ciphertext = $2, wrapped_key = $3, master_key_id = $4 WHERE id = $1`,
+          [id, sealed.ciphertext, sealed.wrappedKey, sealed.masterKeyId],
+        );
+      },
+      attachJob: async (jobId: string) => {
+        await this.dataSource.query(`UPDATE vault_forward_idempotency_keys SET state = 'done', job_id = $2 WHERE id = $1`, [id, jobId]);
+      },
+    };
+  }
+
+  private openResponse(merchantAccountId: string, key: string, row: KeyRow): StoredResponse {
+    const stored = this.sealer.openJson<{ status: number; headers: Record<string, string | string[]>; body: string }>(
+      responseAad(merchantAccountId, key, row.id),
+      { ciphertext: row.ciphertext!, wrappedKey: row.wrapped_key!, masterKeyId: row.master_key_id! },
+      `idempotent response ${row.id}`,
+    );
+    return { status: stored.status, headers: stored.headers, body: Buffer.from(stored.body, 'base64') };
+  }
+}
+
+function responseAad(merchantAccountId: string, key: string, id: string): string {
+  return boundAad('idempotent-response', merchantAccountId, key, id);
+}

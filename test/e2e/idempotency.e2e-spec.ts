@@ -1,0 +1,238 @@
+import { randomUUID } from 'node:crypto';
+import { IdempotencyService } from '../../src/idempotency/idempotency.service';
+import { createApiKey } from '../factories/api-keys';
+import { cardNumber, createCard } from '../factories/cards';
+import { createMerchantAccount } from '../factories/merchant-accounts';
+import { Downstream, startHttpDownstream } from '../support/downstream';
+import { expectProblem, http } from '../support/http';
+import { startTestApp, TestApp } from '../support/test-app';
+
+/** Issue 11, item 7, synchronous path: Idempotency-Key replays the stored (sealed) answer. */
+describe('Idempotency-Key on POST /vault-forward (synchronous)', () => {
+  let t: TestApp;
+  let downstream: Downstream;
+  const merchants: Array<{ id: string; token: string; card: { id: string; number: string } }> = [];
+
+  async function merchant() {
+    const id = (await createMerchantAccount(t)).id;
+    const token = await (await createApiKey(t, id)).token();
+    const created = await http(t.url, '/vault-forward/configs', {
+      method: 'POST',
+      token,
+      body: { display_name: 'Idempotency test', hosts: [`127.0.0.1:${downstream.port}`], methods: ['POST'] },
+    });
+    expect(created.status).toBe(201);
+    const number = cardNumber();
+    return { id, token, card: { id: (await createCard(t, id, { number })).id, number } };
+  }
+
+  beforeAll(async () => {
+    downstream = await startHttpDownstream();
+    t = await startTestApp({ env: { FORWARD_INSECURE_HOSTS: '127.0.0.1' } });
+    merchants.push(await merchant(), await merchant());
+  });
+  afterAll(async () => {
+    await t?.close();
+    await downstream?.close();
+  });
+
+  function forward(m: (typeof merchants)[number], key: string | undefined, body = '{"n":"{{ CARD_NUMBER_1 }}","secret":"downstream-sees-this"}', path = '/pay') {
+    const headers: Record<string, string> = {
+      'x-vault-forward-url': `${downstream.url}${path}`,
+      'x-vault-forward-http-method': 'POST',
+      'x-vault-forward-payment-methods': m.card.id,
+      'content-type': 'application/json',
+    };
+    if (key !== undefined) headers['idempotency-key'] = key;
+    return http(t.url, '/vault-forward', { method: 'POST', token: m.token, headers, rawBody: body });
+  }
+
+  const hits = (key: string) => downstream.received.filter((r) => r.body.toString().includes(key)).length;
+
+  it('a repeat within 24 h replays the same answer; the downstream is hit once', async () => {
+    const key = `k-${randomUUID()}`;
+    const body = `{"n":"{{ CARD_NUMBER_1 }}","ref":"${key}"}`;
+    const first = await forward(merchants[0], key, body);
+    expect(first.status).toBe(200);
+    expect(first.headers.get('idempotent-replayed')).toBeNull();
+    const second = await forward(merchants[0], key, body);
+    expect(second.status).toBe(200);
+    expect(second.headers.get('idempotent-replayed')).toBe('true');
+    expect(second.text).toBe(first.text);
+    expect(second.headers.get('x-downstream')).toBe(first.headers.get('x-downstream'));
+    expect(second.headers.get('content-type')).toBe(first.headers.get('content-type'));
+    expect(hits(key)).toBe(1);
+  });
+
+  it('the same key with a different request is 422 idempotency-key-reused, naming the header; nothing is sent', async () => {
+    const key = `k-${randomUUID()}`;
+    expect((await forward(merchants[0], key, `{"ref":"${key}","amount":1}`)).status).toBe(200);
+    const other = await forward(merchants[0], key, `{"ref":"${key}","amount":2}`);
+    const problem = expectProblem(other, 422, 'idempotency-key-reused');
+    expect(problem.errors).toEqual([expect.objectContaining({ location: 'header', name: 'Idempotency-Key' })]);
+    expect(hits(key)).toBe(1);
+    // A different target with the same body is a different request too.
+    expectProblem(await forward(merchants[0], key, `{"ref":"${key}","amount":1}`, '/other'), 422, 'idempotency-key-reused');
+  });
+
+  it('20 concurrent duplicates: one request reaches the downstream', async () => {
+    const key = `k-${randomUUID()}`;
+    const body = `{"ref":"${key}"}`;
+    const answers = await Promise.all(Array.from({ length: 20 }, () => forward(merchants[0], key, body)));
+    expect(hits(key)).toBe(1);
+    const fresh = answers.filter((a) => a.status === 200 && a.headers.get('idempotent-replayed') === null);
+    expect(fresh).toHaveLength(1);
+    for (const answer of answers) {
+      if (answer.status === 409) expectProblem(answer, 409, 'idempotency-key-in-progress');
+      else {
+        expect(answer.status).toBe(200);
+        expect(answer.text).toBe(fresh[0].text);
+      }
+    }
+    // Once the first has finished, a repeat replays.
+    const after = await forward(merchants[0], key, body);
+    expect(after.headers.get('idempotent-replayed')).toBe('true');
+    expect(hits(key)).toBe(1);
+  });
+
+  it('a key used again after its 24 h sends again; the purge deletes expired keys', async () => {
+    const key = `k-${randomUUID()}`;
+    const body = `{"ref":"${key}"}`;
+    expect((await forward(merchants[0], key, body)).status).toBe(200);
+    await t.db.query(`UPDATE vault_forward_idempotency_keys SET expires_at = now() - interval '1 second' WHERE merchant_account_id = $1 AND key = $2`, [merchants[0].id, key]);
+    const again = await forward(merchants[0], key, body);
+    expect(again.status).toBe(200);
+    expect(again.headers.get('idempotent-replayed')).toBeNull();
+    expect(hits(key)).toBe(2);
+
+    const old = `k-${randomUUID()}`;
+    expect((await forward(merchants[0], old, `{"ref":"${old}"}`)).status).toBe(200);
+    await t.db.query(`UPDATE vault_forward_idempotency_keys SET expires_at = now() - interval '1 second' WHERE key = $1`, [old]);
+    expect(await t.get(IdempotencyService).purgeExpired()).toBeGreaterThanOrEqual(1);
+    expect(await t.db.query(`SELECT 1 FROM vault_forward_idempotency_keys WHERE key = $1`, [old])).toHaveLength(0);
+    expect(await t.db.query(`SELECT 1 FROM vault_forward_idempotency_keys WHERE key = $1`, [key])).toHaveLength(1);
+  });
+
+  it('the stored answer is sealed: the row holds neither the card number nor the downstream body', async () => {
+    const key = `k-${randomUUID()}`;
+    const secret = `sekrit-${randomUUID()}`;
+    const first = await forward(merchants[0], key, `{"n":"{{ CARD_NUMBER_1 }}","s":"${secret}"}`);
+    // The echo downstream answers with the filled body: the card number is in the answer that is stored.
+    expect(first.text).toContain(merchants[0].card.number);
+    const [row] = await t.db.query(`SELECT t::text AS text, master_key_id FROM vault_forward_idempotency_keys t WHERE key = $1`, [key]);
+    expect(row.master_key_id).toBeTruthy();
+    for (const clear of [merchants[0].card.number, secret]) {
+      expect(row.text).not.toContain(clear);
+      expect(row.text).not.toContain(Buffer.from(clear).toString('hex'));
+      expect(row.text).not.toContain(Buffer.from(clear).toString('base64').slice(0, 16));
+    }
+    // And it still replays byte for byte.
+    const again = await forward(merchants[0], key, `{"n":"{{ CARD_NUMBER_1 }}","s":"${secret}"}`);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.text).toBe(first.text);
+  });
+
+  it("another merchant's same key is independent", async () => {
+    const key = `k-${randomUUID()}`;
+    const body = `{"ref":"${key}"}`;
+    expect((await forward(merchants[0], key, body)).status).toBe(200);
+    const other = await forward(merchants[1], key, `{"ref":"${key}","x":1}`);
+    expect(other.status).toBe(200);
+    expect(other.headers.get('idempotent-replayed')).toBeNull();
+    expect(hits(key)).toBe(2);
+  });
+
+  it('a failed forward releases its key; a malformed key is a 400 naming the header', async () => {
+    const key = `k-${randomUUID()}`;
+    const refused = await http(t.url, '/vault-forward', {
+      method: 'POST',
+      token: merchants[0].token,
+      headers: { 'x-vault-forward-url': 'http://127.0.0.1:1/x', 'x-vault-forward-http-method': 'POST', 'idempotency-key': key },
+      rawBody: '{}',
+    });
+    expect(refused.status).toBeGreaterThanOrEqual(400);
+    expect(await t.db.query(`SELECT 1 FROM vault_forward_idempotency_keys WHERE key = $1`, [key])).toHaveLength(0);
+    const bad = await http(t.url, '/vault-forward', {
+      method: 'POST',
+      token: merchants[0].token,
+      headers: { 'x-vault-forward-url': `${downstream.url}/pay`, 'x-vault-forward-http-method': 'POST', 'idempotency-key': 'x'.repeat(256) },
+      rawBody: '{}',
+    });
+    expect(expectProblem(bad, 400, 'invalid-idempotency-key').errors[0]).toMatchObject({ location: 'header', name: 'Idempotency-Key' });
+  });
+});
+
+/** Issue 11, item 7, queued path: the same key and request within 24 h returns the same job (200); concurrent duplicates create one job. */
+describe('Idempotency-Key on POST /vault-forward with Prefer: respond-async', () => {
+  let t: TestApp;
+  let downstream: Downstream;
+  let token: string;
+  let cardId: string;
+  let merchant: string;
+
+  beforeAll(async () => {
+    downstream = await startHttpDownstream();
+    // A queue of this file's own, with no worker: jobs stay queued, which is all idempotency needs.
+    t = await startTestApp({ env: { FORWARD_INSECURE_HOSTS: '127.0.0.1', FORWARD_QUEUE_NAME: `test-idem-${randomUUID()}` } });
+    merchant = (await createMerchantAccount(t)).id;
+    token = await (await createApiKey(t, merchant)).token();
+    const created = await http(t.url, '/vault-forward/configs', { method: 'POST', token, body: { display_name: 'Idem async', hosts: [`127.0.0.1:${downstream.port}`], methods: ['POST'] } });
+    expect(created.status).toBe(201);
+    cardId = (await createCard(t, merchant)).id;
+  });
+  afterAll(async () => {
+    await t?.close();
+    await downstream?.close();
+  });
+
+  function queue(key: string, body: string) {
+    return http(t.url, '/vault-forward', {
+      method: 'POST',
+      token,
+      headers: {
+        prefer: 'respond-async',
+        'idempotency-key': key,
+        'x-vault-forward-url': `${downstream.url}/pay`,
+        'x-vault-forward-http-method': 'POST',
+        'x-vault-forward-payment-methods': cardId,
+      },
+      rawBody: body,
+    });
+  }
+  const jobsWith = async (key: string) => (await t.db.query(`SELECT id FROM vault_forward_jobs WHERE merchant_account_id = $1 AND idempotency_key = $2`, [merchant, key])).length;
+
+  it('a repeat returns the same job with 200; a different request with the key is 422', async () => {
+    const key = `k-${randomUUID()}`;
+    const first = await queue(key, '{"n":"{{ CARD_NUMBER_1 }}","a":1}');
+    expect(first.status).toBe(202);
+    const again = await queue(key, '{"n":"{{ CARD_NUMBER_1 }}","a":1}');
+    expect(again.status).toBe(200);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body.id).toBe(first.body.id);
+    expect(again.headers.get('location')).toBe(first.headers.get('location'));
+    expectProblem(await queue(key, '{"n":"{{ CARD_NUMBER_1 }}","a":2}'), 422, 'idempotency-key-reused');
+    expect(await jobsWith(key)).toBe(1);
+  });
+
+  it('20 concurrent duplicates create one job', async () => {
+    const key = `k-${randomUUID()}`;
+    const answers = await Promise.all(Array.from({ length: 20 }, () => queue(key, '{"n":"{{ CARD_NUMBER_1 }}"}')));
+    expect(await jobsWith(key)).toBe(1);
+    expect(answers.filter((a) => a.status === 202)).toHaveLength(1);
+    const ids = new Set(answers.map((a) => a.body.id));
+    expect(ids.size).toBe(1);
+    expect(answers.every((a) => a.status === 202 || a.status === 200)).toBe(true);
+  });
+
+  it('a key used synchronously cannot be reused for a queued forward', async () => {
+    const key = `k-${randomUUID()}`;
+    const sync = await http(t.url, '/vault-forward', {
+      method: 'POST',
+      token,
+      headers: { 'idempotency-key': key, 'x-vault-forward-url': `${downstream.url}/pay`, 'x-vault-forward-http-method': 'POST', 'x-vault-forward-payment-methods': cardId },
+      rawBody: '{"n":"{{ CARD_NUMBER_1 }}"}',
+    });
+    expect(sync.status).toBe(200);
+    expectProblem(await queue(key, '{"n":"{{ CARD_NUMBER_1 }}"}'), 422, 'idempotency-key-reused');
+  });
+});
