@@ -11,6 +11,7 @@ import { ForwardAuthenticationsModule } from './forward-authentications/forward-
 import { ForwardingModule } from './forwarding/forwarding.module';
 import { HealthModule } from './health/health.module';
 import { QueueModule } from './job-queue/queue.module';
+import { ForwardJobsWorkerModule } from './forward-jobs/forward-jobs.module';
 import { VaultForwardConfigsModule } from './vault-forward-configs/vault-forward-configs.module';
 import { MerchantAccountsModule } from './merchant-accounts/merchant-accounts.module';
 import { PaymentMethodsModule } from './payment-methods/payment-methods.module';
@@ -36,6 +37,9 @@ export class ApiModule {
         WebhookSecretsModule,
         HealthModule,
         ErrorsModule,
+        // The embedded database is this process's alone, so no worker process can reach it: queued forwards
+        // are processed here (development only; production runs `npm run worker` beside the API).
+        ...(options.config.databaseUrl === null ? [ForwardJobsWorkerModule] : []),
         ...extraImports,
       ],
       providers: [

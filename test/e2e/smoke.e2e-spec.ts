@@ -2,7 +2,9 @@ import { ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { startHttpDownstream } from '../support/downstream';
 import { http } from '../support/http';
+import { waitFor } from '../support/wait';
 
 /** Starts a compiled entry point and collects its output until `ready` appears (or it exits). */
 function start(script: string, env: Record<string, string>, ready: RegExp) {
@@ -37,7 +39,8 @@ async function stop(child: ChildProcess, exited: Promise<number | null>): Promis
 describe('Entry points as a user runs them (compiled dist/)', () => {
   it('npm start with nothing configured: embedded PostgreSQL, no Redis, ready, CLI alongside, clean stop', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'vf-embedded-'));
-    const api = start('dist/main.js', { DATA_DIR: dataDir, PORT: '0' }, /API listening on (http:\/\/[^\s]+) /);
+    // FORWARD_INSECURE_HOSTS only so the queued forward below can reach a plain-http local target.
+    const api = start('dist/main.js', { DATA_DIR: dataDir, PORT: '0', FORWARD_INSECURE_HOSTS: '127.0.0.1' }, /API listening on (http:\/\/[^\s]+) /);
     const [, url] = await api.started;
 
     const ready = await http(url, '/health/ready');
@@ -54,6 +57,45 @@ describe('Entry points as a user runs them (compiled dist/)', () => {
       }, (error, out, err) => (error ? reject(new Error(err)) : resolve(out))),
     );
     expect(JSON.parse(created)).toMatchObject({ id: 'embedded' });
+
+    // Queued forwarding works with nothing configured: the API processes its own jobs in embedded mode.
+    const cli = (...args: string[]) =>
+      new Promise<any>((resolve, reject) =>
+        execFile(process.execPath, ['dist/cli/main.js', ...args], { env: { PATH: process.env.PATH, DATA_DIR: dataDir } }, (error, out, err) =>
+          error ? reject(new Error(err)) : resolve(JSON.parse(out)),
+        ),
+      );
+    const keyFile = join(dataDir, 'embedded.pem');
+    const key = await cli('api-key', 'create', '--merchant', 'embedded', '--out', keyFile);
+    const { token } = await cli('token', '--key', keyFile, '--key-id', key.id, '--scopes', 'vault-forward-configs.write,payment-methods.write,vault-forwards.write,vault-forwards.read');
+    const target = await startHttpDownstream();
+    try {
+      const targetHost = new URL(target.url).host;
+      expect((await http(url, '/vault-forward/configs', { method: 'POST', token, body: { display_name: 'Local', hosts: [targetHost], methods: ['POST'] } })).status).toBe(201);
+      const card = await http(url, '/payment-methods', { method: 'POST', token, body: { method: 'card', number: '4111111111111111', expiration_date: '12/30' } });
+      expect(card.status).toBe(201);
+      const accepted = await http(url, '/vault-forward', {
+        method: 'POST',
+        token,
+        headers: {
+          prefer: 'respond-async',
+          'x-vault-forward-url': `${target.url}/echo`,
+          'x-vault-forward-http-method': 'POST',
+          'x-vault-forward-payment-methods': card.body.id,
+          'content-type': 'application/json',
+        },
+        rawBody: '{"number":"{{ CARD_NUMBER_1 }}"}',
+      });
+      expect(accepted.status).toBe(202);
+      const job = await waitFor(async () => {
+        const found = await http(url, `/vault-forward/jobs/${accepted.body.id}`, { token });
+        return found.body.status === 'succeeded' && found.body;
+      }, { what: 'the queued forward to succeed in embedded mode', timeoutMs: 20_000 });
+      expect(job.response.status).toBe(200);
+      expect(target.received.at(-1)!.body.toString()).toBe('{"number":"4111111111111111"}');
+    } finally {
+      await target.close();
+    }
 
     expect(existsSync(join(dataDir, 'embedded-database.json'))).toBe(true);
     expect(await stop(api.child, api.exited)).toBe(0);
