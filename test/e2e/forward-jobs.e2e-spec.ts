@@ -113,8 +113,9 @@ describe('Queued forwards (Prefer: respond-async) with a real worker, on Redis',
     // The attempt's forward record exists like a synchronous forward's.
     const record = await waitFor(async () => {
       const r = await http(s.t.url, `/vault-forward/requests/${job.body.attempts[0].request_id}`, { token: s.token });
-      return r.status === 200 && r;
-    });
+      // On record (status null) before the card left; the outcome follows in a batch.
+      return r.status === 200 && r.body.status !== null && r;
+    }, { what: "the attempt's forward record with its outcome" });
     expect(record.body.status).toBe(200);
   });
 
