@@ -128,4 +128,16 @@ describe('CursorCodec', () => {
       position: { createdAt: position.createdAt, id: 'x' },
     });
   });
+
+  it('refuses characters outside base64url anywhere in either part, even under a valid MAC', () => {
+    const good = signed({ v: 1, d: 'n', t: position.createdAt, i: position.id });
+    const [body, mac] = good.split('.');
+    // base64url decoding skips characters it does not know, so only the pattern's anchors stop these.
+    for (const cursor of [`!${body}.${mac}`, `${body}!.${mac}`, `${body}.!${mac}`, `${body}.${mac}!`]) refused(() => codec.decode(scope, cursor));
+    // With the MAC computed over the junk too (a leaked secret), only the pattern refuses it.
+    const macOver = (text: string) =>
+      createHmac('sha256', secret).update(`v1\n${scope.endpoint}\n${scope.merchantAccountId}\n[["search","ada"]]\n${text}`).digest().subarray(0, 16).toString('base64url');
+    expect(macOver(body)).toBe(mac); // the same MAC the service computes
+    for (const junk of [`!${body}`, `${body}!`]) refused(() => codec.decode(scope, `${junk}.${macOver(junk)}`));
+  });
 });

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { cardNumberProblem, luhnValid, normaliseCardNumber, parseExpirationDate, schemeOf } from '../../src/vault/card';
-import { open, rewrap, seal, VaultDecryptionError } from '../../src/vault/envelope';
+import { open, rewrap, seal, unwrapSecret, VaultDecryptionError, wrapSecret } from '../../src/vault/envelope';
 import { VaultKeyring } from '../../src/vault/keyring';
 import { jsonStringContent, PlaceholderError, scanPlaceholders, substitutePlaceholders } from '../../src/vault/placeholders';
 
@@ -69,6 +69,32 @@ describe('envelope encryption', () => {
     flipped[flipped.length - 1] ^= 1;
     expect(() => open({ ...sealed, ciphertext: flipped }, 'aad-a', new VaultKeyring([k1]), 'pm')).toThrow(/does not authenticate/);
     expect(() => open(sealed, 'aad-a', new VaultKeyring([k2]), 'pm')).toThrow(/"k1", which VAULT_MASTER_KEYS does not hold/);
+  });
+
+  it('refuses a blob whose format version is not ours, even if everything else authenticates', () => {
+    // The version byte is outside what GCM authenticates: only the explicit check refuses it.
+    const sealed = seal(secret, 'aad-a', k1);
+    const otherVersion = Buffer.from(sealed.ciphertext);
+    otherVersion[0] = 2;
+    expect(() => open({ ...sealed, ciphertext: otherVersion }, 'aad-a', new VaultKeyring([k1]), 'pm')).toThrow(/ciphertext does not authenticate/);
+    const wrapVersion = Buffer.from(sealed.wrappedKey);
+    wrapVersion[0] = 0;
+    expect(() => open({ ...sealed, wrappedKey: wrapVersion }, 'aad-a', new VaultKeyring([k1]), 'pm')).toThrow(/data key does not authenticate/);
+  });
+
+  it('binds the wrapped data key to its record: a data key moved from another record fails at unwrapping', () => {
+    const a = seal(secret, 'aad-a', k1);
+    const b = seal(secret, 'aad-b', k1);
+    expect(() => open({ ...a, wrappedKey: b.wrappedKey }, 'aad-a', new VaultKeyring([k1]), 'pm a')).toThrow(/pm a: the data key does not authenticate/);
+  });
+
+  it('wraps a bare secret under a master key, bound to its AAD and key id', () => {
+    const fingerprintKey = randomBytes(32);
+    const wrapped = wrapSecret(fingerprintKey, 'merchant-m', k1);
+    expect(wrapped.includes(fingerprintKey)).toBe(false);
+    expect(unwrapSecret(wrapped, 'k1', 'merchant-m', new VaultKeyring([k1]), 'm').equals(fingerprintKey)).toBe(true);
+    expect(() => unwrapSecret(wrapped, 'k1', 'merchant-n', new VaultKeyring([k1]), 'm')).toThrow(/data key does not authenticate/);
+    expect(() => unwrapSecret(wrapped, 'k1', 'merchant-m', new VaultKeyring([{ id: 'k1', key: k2.key }]), 'm')).toThrow(VaultDecryptionError);
   });
 
   it('rewraps under a new master key without touching the ciphertext', () => {
