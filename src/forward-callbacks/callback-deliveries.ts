@@ -5,14 +5,10 @@ import { ProblemException } from '../common/problem/problem';
 import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
 import { DownstreamClient } from '../forwarding/downstream-client';
-import { literalBlockReason } from '../targets/addresses';
 import { hostKey, isInsecureHost } from '../targets/http-methods';
-import { VaultForwardConfigsService } from '../vault-forward-configs/vault-forward-configs.service';
 import { boundAad, SecretSealer } from '../vault/secret-sealer';
 import { WebhookSigner } from '../webhook-secrets/webhook-signer';
-import { ForwardCallbackErrors } from './forward-callbacks.errors';
 
-export const CALLBACK_URL_HEADER = 'x-vault-forward-callback-url';
 export const DEFAULT_CALLBACK_ATTEMPTS = 8;
 const RETRY_CAP_MS = 5 * 60 * 1000;
 const CALLBACK_TIMEOUT_MS = 10_000;
@@ -74,7 +70,6 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
     private readonly sealer: SecretSealer,
     private readonly signer: WebhookSigner,
     private readonly downstream: DownstreamClient,
-    private readonly configs: VaultForwardConfigsService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(CALLBACK_DELIVERY_LOOP) private readonly loop: boolean,
     @Optional() @Inject(CALLBACK_JOB_SOURCE) private readonly jobs?: CallbackJobSource,
@@ -93,34 +88,6 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
     clearInterval(this.timer);
     clearInterval(this.purgeTimer);
     await this.running;
-  }
-
-  /**
-   * For the queued route: x-vault-forward-callback-url must be https (http only for
-   * FORWARD_INSECURE_HOSTS), carry no credentials, not be a non-public IP literal, and name a host
-   * that one of the merchant's enabled configs lists. Returns the parsed URL.
-   */
-  async validateCallbackUrl(merchantAccountId: string, raw: string): Promise<URL> {
-    const refuse = (message: string) =>
-      new ProblemException(ForwardCallbackErrors.invalidCallbackUrl, `The callback URL ${message}.`, [{ location: 'header', name: CALLBACK_URL_HEADER, message }]);
-    let url: URL;
-    try {
-      url = new URL(raw);
-    } catch {
-      throw refuse('must be an absolute URL');
-    }
-    if (raw.length > 4096) throw refuse('must be at most 4096 characters');
-    if (url.username || url.password) throw refuse('must not carry credentials');
-    const key = hostKey(url);
-    const insecure = url.protocol === 'http:' && isInsecureHost(this.config.forwardInsecureHosts, key);
-    if (url.protocol !== 'https:' && !insecure) throw refuse('must be an https URL');
-    if (!insecure) {
-      const reason = literalBlockReason(url.hostname);
-      if (reason) throw refuse(`is a ${reason} address, which may not be called`);
-    }
-    const configs = await this.configs.enabledConfigs(merchantAccountId);
-    if (!configs.some((c) => c.hosts.has(key))) throw refuse(`host ${key} is not listed by an enabled forwarding config of this merchant account`);
-    return url;
   }
 
   /**

@@ -1,12 +1,11 @@
 import { DynamicModule, Module, ModuleMetadata, Provider, Type } from '@nestjs/common';
 import { ForwardingCoreModule } from '../forwarding/forwarding-core.module';
-import { VaultForwardConfigsCoreModule } from '../vault-forward-configs/vault-forward-configs.module';
 import { VaultModule } from '../vault/vault.module';
 import { WebhookSignerModule } from '../webhook-secrets/webhook-secrets.module';
 import { CALLBACK_DELIVERY_LOOP, CALLBACK_JOB_SOURCE, CallbackDeliveries, CallbackJobSource } from './callback-deliveries';
 
 export interface ForwardCallbacksOptions {
-  /** Run the delivery loop in this process (the worker); the API only validates and schedules. */
+  /** Run the delivery loop in this process (the worker); the API only schedules. */
   deliver: boolean;
   /** The job store's CallbackJobSource, for schedule(jobId), with the modules it needs. */
   jobSource?: Type<CallbackJobSource>;
@@ -21,7 +20,7 @@ export class ForwardCallbacksModule {
     if (options.jobSource) providers.push({ provide: CALLBACK_JOB_SOURCE, useClass: options.jobSource });
     return {
       module: ForwardCallbacksModule,
-      imports: [VaultModule, VaultForwardConfigsCoreModule, ForwardingCoreModule, WebhookSignerModule, ...(options.imports ?? [])],
+      imports: [VaultModule, ForwardingCoreModule, WebhookSignerModule, ...(options.imports ?? [])],
       providers,
       exports: [CallbackDeliveries],
     };

@@ -187,23 +187,6 @@ describe('Job-end callbacks (issue 11, item 5: delivery)', () => {
     expect(resource).toEqual(job.body);
   });
 
-  it('a callback URL on a host no config enables is refused when the job is asked for', async () => {
-    const refused = await http(t.url, '/vault-forward', {
-      method: 'POST',
-      token,
-      headers: {
-        prefer: 'respond-async',
-        'x-vault-forward-url': `http://127.0.0.1:${receiver.port}/downstream`,
-        'x-vault-forward-http-method': 'POST',
-        'x-vault-forward-callback-url': 'https://not-enabled.example.com/hook',
-      },
-      rawBody: '{}',
-    });
-    expect(refused.status).toBeGreaterThanOrEqual(400);
-    expect(refused.status).toBeLessThan(500);
-    expect(JSON.stringify(refused.body.errors)).toContain('x-vault-forward-callback-url');
-  });
-
   it('ended deliveries are purged after FORWARD_JOB_RETENTION; pending ones stay', async () => {
     const deliveries = t.get(CallbackDeliveries);
     const path = `/hook/${randomUUID()}`;
@@ -214,20 +197,29 @@ describe('Job-end callbacks (issue 11, item 5: delivery)', () => {
     expect(await t.db.query(`SELECT 1 FROM vault_forward_callback_deliveries WHERE message_id = $1`, [messageId])).toHaveLength(0);
   });
 
-  it('validateCallbackUrl: a host no enabled config lists, plain http, credentials and private literals are refused, naming the header', async () => {
-    const deliveries = t.get(CallbackDeliveries);
-    await expect(deliveries.validateCallbackUrl(merchant, 'https://hooks.example.com/x')).resolves.toBeInstanceOf(URL);
-    await expect(deliveries.validateCallbackUrl(merchant, `http://127.0.0.1:${receiver.port}/x`)).resolves.toBeInstanceOf(URL);
+  it('the callback URL follows a target\'s rules: a host no enabled config lists, plain http, credentials and private literals are refused naming the header, nothing queued', async () => {
+    const ask = (callback: string) =>
+      http(t.url, '/vault-forward', {
+        method: 'POST',
+        token,
+        headers: {
+          prefer: 'respond-async',
+          'x-vault-forward-url': `http://127.0.0.1:${receiver.port}/downstream`,
+          'x-vault-forward-http-method': 'POST',
+          'x-vault-forward-callback-url': callback,
+        },
+        rawBody: '{}',
+      });
+    const before = await t.db.query(`SELECT count(*)::int AS n FROM vault_forward_jobs WHERE merchant_account_id = $1`, [merchant]);
     for (const url of ['https://not-enabled.example.com/x', 'http://hooks.example.com/x', 'https://u:p@hooks.example.com/x', 'https://10.0.0.1/x', 'https://[::1]/x', 'not a url']) {
-      const refused = await deliveries.validateCallbackUrl(merchant, url).then(
-        () => null,
-        (error: unknown) => error,
-      );
-      expect(refused).toBeInstanceOf(ProblemException);
-      const problem = refused as ProblemException;
-      expect(problem.definition.code).toBe('invalid-callback-url');
-      expect(problem.errors).toEqual([expect.objectContaining({ location: 'header', name: 'x-vault-forward-callback-url' })]);
+      const refused = await ask(url);
+      expect(refused.status).toBeGreaterThanOrEqual(400);
+      expect(refused.status).toBeLessThan(500);
+      expect(refused.body.errors).toEqual([expect.objectContaining({ location: 'header', name: 'x-vault-forward-callback-url' })]);
     }
+    const after = await t.db.query(`SELECT count(*)::int AS n FROM vault_forward_jobs WHERE merchant_account_id = $1`, [merchant]);
+    expect(after[0].n).toBe(before[0].n);
+    expect((await ask('https://hooks.example.com/x')).status).toBe(202);
   });
 
   it('the SSRF guard applies to deliveries: a callback to a private address is never sent', async () => {
