@@ -10,16 +10,15 @@ import { ForwardPlanner } from '../forwarding/forward-planner';
 import { ForwardingErrors } from '../forwarding/forwarding.errors';
 import { CallbackDeliveries } from '../forward-callbacks/callback-deliveries';
 import { QueuedIdempotency } from '../idempotency/forward-idempotency';
+import { idempotencyKeyOf } from '../idempotency/idempotency.service';
 import { ForwardQueue, QueueUnavailableError } from '../job-queue/forward-queue';
 import { ForwardJobResponse, ListForwardJobsQuery } from './dto/forward-job.dto';
 import { ForwardJob } from './forward-job.entity';
 import { ForwardJobStore } from './forward-job-store';
 import { ForwardJobErrors } from './forward-jobs.errors';
 
-export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
 const DEFAULT_MAX_ATTEMPTS = 5;
 /** Visible ASCII and space: a key is compared byte for byte and forwarded as a header. */
-const KEY_CHARS = /^[\x20-\x7e]+$/;
 
 export interface SubmitInput {
   merchantAccountId: string;
@@ -64,7 +63,8 @@ export class ForwardJobsService {
 
   async submit(input: SubmitInput): Promise<{ job: ForwardJobResponse; replayed: boolean }> {
     const maxAttempts = parseMaxAttempts(single(input.headers, MAX_ATTEMPTS_HEADER));
-    const idempotencyKey = parseIdempotencyKey(single(input.headers, IDEMPOTENCY_KEY_HEADER));
+    // One rule for Idempotency-Key on both paths (src/idempotency/).
+    const idempotencyKey = idempotencyKeyOf(input.headers) ?? null;
     const rawCallback = single(input.headers, CALLBACK_URL_HEADER);
     const id = randomUUID();
     const plan = await this.planner.plan({ merchantAccountId: input.merchantAccountId, requestId: id, headers: input.headers, rawHeaders: input.rawHeaders, body: input.body });
@@ -181,8 +181,3 @@ function parseMaxAttempts(raw: string | undefined): number {
   return Number(raw);
 }
 
-function parseIdempotencyKey(raw: string | undefined): string | null {
-  if (raw === undefined) return null;
-  if (raw.length < 1 || raw.length > 255 || !KEY_CHARS.test(raw)) throw invalid(IDEMPOTENCY_KEY_HEADER, 'must be 1 to 255 printable ASCII characters');
-  return raw;
-}

@@ -254,7 +254,7 @@ describe('Queued forwards (Prefer: respond-async) with a real worker, on Redis',
     for (const value of ['0', '21', 'x', '1.5']) {
       named(await queue(s, '/x', { headers: { 'x-vault-forward-max-attempts': value } }), 400, 'invalid-forward-header', 'x-vault-forward-max-attempts');
     }
-    named(await queue(s, '/x', { headers: { 'idempotency-key': 'k'.repeat(256) } }), 400, 'invalid-forward-header', 'idempotency-key');
+    named(await queue(s, '/x', { headers: { 'idempotency-key': 'k'.repeat(256) } }), 400, 'invalid-idempotency-key', 'Idempotency-Key');
     named(await queue(s, '/x', { headers: { 'x-vault-forward-callback-url': 'https://not-enabled.example/cb' } }), 403, 'endpoint-not-enabled', 'x-vault-forward-callback-url');
     named(await queue(s, '/x', { headers: { 'x-vault-forward-callback-url': 'http://10.0.0.1/cb' } }), 400, 'insecure-target', 'x-vault-forward-callback-url');
     named(await queue(s, '/x', { headers: { 'x-vault-forward-callback-url': 'not a url' } }), 400, 'invalid-forward-header', 'x-vault-forward-callback-url');
