@@ -5,9 +5,8 @@ import { Page } from '../common/pagination/page';
 import { PaginationService } from '../common/pagination/pagination.service';
 import { ProblemException } from '../common/problem/problem';
 import { isUuid } from '../common/uuid';
-import { CALLBACK_URL_HEADER, MAX_ATTEMPTS_HEADER } from '../forwarding/forward-headers';
+import { CALLBACK_URL_HEADER, headerUrl, invalidHeader, MAX_ATTEMPTS_HEADER, singleHeader } from '../forwarding/forward-headers';
 import { ForwardPlanner } from '../forwarding/forward-planner';
-import { ForwardingErrors } from '../forwarding/forwarding.errors';
 import { CallbackDeliveries } from '../forward-callbacks/callback-deliveries';
 import { QueuedIdempotency } from '../idempotency/forward-idempotency';
 import { idempotencyKeyOf } from '../idempotency/idempotency.service';
@@ -27,20 +26,10 @@ export interface SubmitInput {
   body: Buffer | undefined;
 }
 
-function invalid(name: string, message: string): ProblemException {
-  return new ProblemException(ForwardingErrors.invalidHeader, `${name} ${message}.`, [{ location: 'header', name, message }]);
-}
-
-function single(headers: IncomingHttpHeaders, name: string): string | undefined {
-  const value = headers[name];
-  if (Array.isArray(value)) throw invalid(name, 'must be sent once');
-  return value;
-}
-
 /** The headers only a queued forward reads; on a synchronous one they would be silently ignored, so they are refused. */
 export function refuseQueuedOnlyHeaders(headers: IncomingHttpHeaders): void {
   for (const name of [MAX_ATTEMPTS_HEADER, CALLBACK_URL_HEADER]) {
-    if (headers[name] !== undefined) throw invalid(name, 'applies only to a queued forward (Prefer: respond-async)');
+    if (headers[name] !== undefined) throw invalidHeader(name, 'applies only to a queued forward (Prefer: respond-async)');
   }
 }
 
@@ -62,10 +51,10 @@ export class ForwardJobsService {
   ) {}
 
   async submit(input: SubmitInput): Promise<{ job: ForwardJobResponse; replayed: boolean }> {
-    const maxAttempts = parseMaxAttempts(single(input.headers, MAX_ATTEMPTS_HEADER));
+    const maxAttempts = parseMaxAttempts(singleHeader(input.headers, MAX_ATTEMPTS_HEADER));
     // One rule for Idempotency-Key on both paths (src/idempotency/).
     const idempotencyKey = idempotencyKeyOf(input.headers) ?? null;
-    const rawCallback = single(input.headers, CALLBACK_URL_HEADER);
+    const rawCallback = singleHeader(input.headers, CALLBACK_URL_HEADER);
     const id = randomUUID();
     const plan = await this.planner.plan({ merchantAccountId: input.merchantAccountId, requestId: id, headers: input.headers, rawHeaders: input.rawHeaders, body: input.body });
     const callbackUrl = rawCallback === undefined ? null : await this.callbackUrl(input.merchantAccountId, rawCallback);
@@ -102,15 +91,7 @@ export class ForwardJobsService {
   }
 
   private async callbackUrl(merchantAccountId: string, raw: string): Promise<string> {
-    let url: URL;
-    try {
-      url = new URL(raw);
-    } catch {
-      throw invalid(CALLBACK_URL_HEADER, 'must be an absolute URL');
-    }
-    if (url.protocol !== 'https:' && url.protocol !== 'http:') throw invalid(CALLBACK_URL_HEADER, 'must be an http(s) URL');
-    if (url.username || url.password) throw invalid(CALLBACK_URL_HEADER, 'must not carry credentials');
-    if (raw.length > 4096) throw invalid(CALLBACK_URL_HEADER, 'must be at most 4096 characters');
+    const url = headerUrl(raw, CALLBACK_URL_HEADER);
     await this.planner.checkCallbackUrl(merchantAccountId, url, CALLBACK_URL_HEADER);
     return url.href;
   }
@@ -177,7 +158,7 @@ function unavailable(error: QueueUnavailableError): ProblemException {
 
 function parseMaxAttempts(raw: string | undefined): number {
   if (raw === undefined) return DEFAULT_MAX_ATTEMPTS;
-  if (!/^\d{1,2}$/.test(raw) || Number(raw) < 1 || Number(raw) > 20) throw invalid(MAX_ATTEMPTS_HEADER, 'must be a whole number from 1 to 20');
+  if (!/^\d{1,2}$/.test(raw) || Number(raw) < 1 || Number(raw) > 20) throw invalidHeader(MAX_ATTEMPTS_HEADER, 'must be a whole number from 1 to 20');
   return Number(raw);
 }
 

@@ -34,14 +34,30 @@ export interface ForwardSpec {
   headers: Array<[string, string]>;
 }
 
-function invalid(name: string, message: string): ProblemException {
+/** 400 invalid-forward-header naming the header. */
+export function invalidHeader(name: string, message: string): ProblemException {
   return new ProblemException(ForwardingErrors.invalidHeader, `${name} ${message}.`, [{ location: 'header', name, message }]);
 }
 
-function single(headers: IncomingHttpHeaders, name: string): string | undefined {
+/** A header sent at most once (a repeat is refused, never silently merged). */
+export function singleHeader(headers: IncomingHttpHeaders, name: string): string | undefined {
   const value = headers[name];
-  if (Array.isArray(value)) throw invalid(name, 'must be sent once');
+  if (Array.isArray(value)) throw invalidHeader(name, 'must be sent once');
   return value;
+}
+
+/** An absolute http(s) URL of at most 4,096 characters without credentials, from `header`; else a 400 naming it. */
+export function headerUrl(raw: string, header: string, credentials = 'must not carry credentials'): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw invalidHeader(header, 'must be an absolute URL');
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw invalidHeader(header, 'must be an http(s) URL');
+  if (url.username || url.password) throw invalidHeader(header, credentials);
+  if (raw.length > 4096) throw invalidHeader(header, 'must be at most 4096 characters');
+  return url;
 }
 
 /** Optimal string alignment distance: edits, with a swap of neighbours counting as one. */
@@ -116,18 +132,18 @@ export function parseForwardHeaders(headers: IncomingHttpHeaders, rawHeaders: st
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i].toLowerCase();
     if (!name.startsWith(FORWARD_PREFIX)) continue;
-    if (seen.has(name)) throw invalid(name, 'must be sent once');
+    if (seen.has(name)) throw invalidHeader(name, 'must be sent once');
     seen.add(name);
   }
   const forwarded: Array<[string, string]> = [];
   for (const [name, value] of Object.entries(headers)) {
     if (name.startsWith(HEADER_PREFIX)) {
       const target = name.slice(HEADER_PREFIX.length);
-      if (!TOKEN.test(target)) throw invalid(name, 'must name a header after the prefix');
-      if (HOP_BY_HOP.has(target)) throw invalid(name, `names the hop-by-hop header ${target}, which is never forwarded`);
-      if (SET_BY_SERVICE.has(target)) throw invalid(name, `names ${target}, which the service sets for the target`);
-      if (UNSENDABLE.has(target)) throw invalid(name, `names ${target}, which cannot be sent to the target (no 100-continue)`);
-      if (Array.isArray(value)) throw invalid(name, 'must be sent once');
+      if (!TOKEN.test(target)) throw invalidHeader(name, 'must name a header after the prefix');
+      if (HOP_BY_HOP.has(target)) throw invalidHeader(name, `names the hop-by-hop header ${target}, which is never forwarded`);
+      if (SET_BY_SERVICE.has(target)) throw invalidHeader(name, `names ${target}, which the service sets for the target`);
+      if (UNSENDABLE.has(target)) throw invalidHeader(name, `names ${target}, which cannot be sent to the target (no 100-continue)`);
+      if (Array.isArray(value)) throw invalidHeader(name, 'must be sent once');
       forwarded.push([target, value ?? '']);
       continue;
     }
@@ -140,37 +156,29 @@ export function parseForwardHeaders(headers: IncomingHttpHeaders, rawHeaders: st
     }
   }
 
-  const rawUrl = single(headers, URL_HEADER);
-  if (!rawUrl) throw invalid(URL_HEADER, 'is required');
-  let url: URL;
-  try {
-    url = new URL(rawUrl);
-  } catch {
-    throw invalid(URL_HEADER, 'must be an absolute URL');
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw invalid(URL_HEADER, 'must be an http(s) URL');
-  if (url.username || url.password) throw invalid(URL_HEADER, 'must not carry credentials; send them with x-vault-forward-header-authorization');
-  if (rawUrl.length > 4096) throw invalid(URL_HEADER, 'must be at most 4096 characters');
+  const rawUrl = singleHeader(headers, URL_HEADER);
+  if (!rawUrl) throw invalidHeader(URL_HEADER, 'is required');
+  const url = headerUrl(rawUrl, URL_HEADER, 'must not carry credentials; send them with x-vault-forward-header-authorization');
 
-  const rawMethod = single(headers, METHOD_HEADER);
-  if (!rawMethod) throw invalid(METHOD_HEADER, 'is required');
+  const rawMethod = singleHeader(headers, METHOD_HEADER);
+  if (!rawMethod) throw invalidHeader(METHOD_HEADER, 'is required');
   const method = rawMethod.trim().toUpperCase();
-  if (!(FORWARD_METHODS as readonly string[]).includes(method)) throw invalid(METHOD_HEADER, `must be one of ${FORWARD_METHODS.join(', ')}`);
+  if (!(FORWARD_METHODS as readonly string[]).includes(method)) throw invalidHeader(METHOD_HEADER, `must be one of ${FORWARD_METHODS.join(', ')}`);
 
-  const rawIds = single(headers, PAYMENT_METHODS_HEADER);
+  const rawIds = singleHeader(headers, PAYMENT_METHODS_HEADER);
   const paymentMethodIds = rawIds === undefined ? [] : parsePaymentMethodIds(rawIds);
 
-  const rawAuth = single(headers, AUTHENTICATIONS_HEADER);
+  const rawAuth = singleHeader(headers, AUTHENTICATIONS_HEADER);
   const authenticationIds = rawAuth === undefined ? [] : rawAuth.split(',');
   authenticationIds.forEach((id, index) => {
-    if (!isUuid(id)) throw invalid(AUTHENTICATIONS_HEADER, `position ${index + 1} is not a UUID (comma-separated, no other separator)`);
+    if (!isUuid(id)) throw invalidHeader(AUTHENTICATIONS_HEADER, `position ${index + 1} is not a UUID (comma-separated, no other separator)`);
   });
 
-  const rawTimeout = single(headers, TIMEOUT_HEADER);
+  const rawTimeout = singleHeader(headers, TIMEOUT_HEADER);
   let timeoutSeconds = DEFAULT_TIMEOUT_SECONDS;
   if (rawTimeout !== undefined) {
     if (!/^\d{1,3}$/.test(rawTimeout) || Number(rawTimeout) < 1 || Number(rawTimeout) > 120) {
-      throw invalid(TIMEOUT_HEADER, 'must be whole seconds from 1 to 120');
+      throw invalidHeader(TIMEOUT_HEADER, 'must be whole seconds from 1 to 120');
     }
     timeoutSeconds = Number(rawTimeout);
   }
