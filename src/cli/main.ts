@@ -55,8 +55,24 @@ async function withServices<T>(run: (app: INestApplicationContext, appliedMigrat
   }
 }
 
+type StringOrBoolean = { type: 'string' } | { type: 'boolean' };
+
+/**
+ * parseArgs, with `--opt value` read as `--opt=value` for string options: a key id is a base64url
+ * thumbprint and may start with '-', which parseArgs would otherwise refuse as an ambiguous value.
+ */
+function parse<O extends Record<string, StringOrBoolean>>(args: string[], options: O) {
+  const joined: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const name = args[i].startsWith('--') ? args[i].slice(2) : undefined;
+    if (name !== undefined && options[name]?.type === 'string' && i + 1 < args.length) joined.push(`${args[i]}=${args[++i]}`);
+    else joined.push(args[i]);
+  }
+  return parseArgs({ args: joined, options });
+}
+
 async function merchantCreate(args: string[]): Promise<void> {
-  const { values } = parseArgs({ args, options: { name: { type: 'string' }, id: { type: 'string' } } });
+  const { values } = parse(args, { name: { type: 'string' }, id: { type: 'string' } });
   if (!values.name) throw new UsageError('merchant create needs --name');
   const id = values.id ?? slugify(values.name);
   if (!MERCHANT_ACCOUNT_ID_PATTERN.test(id)) throw new UsageError(`--id must match ${MERCHANT_ACCOUNT_ID_PATTERN.source}`);
@@ -65,14 +81,11 @@ async function merchantCreate(args: string[]): Promise<void> {
 }
 
 async function apiKeyCreate(args: string[]): Promise<void> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      merchant: { type: 'string' },
-      instance: { type: 'boolean' },
-      out: { type: 'string' },
-      algorithm: { type: 'string' },
-    },
+  const { values } = parse(args, {
+    merchant: { type: 'string' },
+    instance: { type: 'boolean' },
+    out: { type: 'string' },
+    algorithm: { type: 'string' },
   });
   if (!values.out) throw new UsageError('api-key create needs --out FILE');
   if (Boolean(values.merchant) === Boolean(values.instance)) throw new UsageError('api-key create needs exactly one of --merchant ID or --instance');
@@ -89,7 +102,7 @@ async function apiKeyCreate(args: string[]): Promise<void> {
 }
 
 async function apiKeyList(args: string[]): Promise<void> {
-  const { values } = parseArgs({ args, options: { merchant: { type: 'string' } } });
+  const { values } = parse(args, { merchant: { type: 'string' } });
   if (values.merchant !== undefined && !MERCHANT_ACCOUNT_ID_PATTERN.test(values.merchant)) {
     throw new UsageError(`--merchant must match ${MERCHANT_ACCOUNT_ID_PATTERN.source}`);
   }
@@ -108,9 +121,10 @@ async function apiKeyList(args: string[]): Promise<void> {
 }
 
 async function apiKeyRevoke(args: string[]): Promise<void> {
-  const { positionals } = parseArgs({ args, options: {}, allowPositionals: true });
-  if (positionals.length !== 1) throw new UsageError('api-key revoke needs exactly one key ID');
-  const { key, announced } = await withServices((app) => app.get(ApiKeysService).revoke({ kind: 'instance' }, positionals[0]));
+  // No options: the one argument is the id as given, even one starting with '-' ('--' before it is allowed too).
+  const ids = args[0] === '--' ? args.slice(1) : args;
+  if (ids.length !== 1) throw new UsageError('api-key revoke needs exactly one key ID');
+  const { key, announced } = await withServices((app) => app.get(ApiKeysService).revoke({ kind: 'instance' }, ids[0]));
   if (!announced) {
     process.stderr.write(
       `Warning: the revocation could not be announced over Redis (REDIS_URL unset or unreachable); running API processes stop accepting the key within ${KEY_CACHE_TTL_MS / 1000} s.\n`,
@@ -120,10 +134,7 @@ async function apiKeyRevoke(args: string[]): Promise<void> {
 }
 
 async function token(args: string[]): Promise<void> {
-  const { values } = parseArgs({
-    args,
-    options: { key: { type: 'string' }, 'key-id': { type: 'string' }, scopes: { type: 'string' }, ttl: { type: 'string' } },
-  });
+  const { values } = parse(args, { key: { type: 'string' }, 'key-id': { type: 'string' }, scopes: { type: 'string' }, ttl: { type: 'string' } });
   if (!values.key || !values['key-id']) throw new UsageError('token needs --key FILE and --key-id ID');
   const ttl = values.ttl === undefined ? undefined : Number(values.ttl);
   if (ttl !== undefined && !Number.isInteger(ttl)) throw new UsageError('--ttl must be a whole number of seconds');
@@ -143,7 +154,7 @@ async function migrate(): Promise<void> {
 }
 
 async function rotateKeys(args: string[]): Promise<void> {
-  const { values } = parseArgs({ args, options: { 'batch-size': { type: 'string' } } });
+  const { values } = parse(args, { 'batch-size': { type: 'string' } });
   const batchSize = values['batch-size'] === undefined ? 500 : Number(values['batch-size']);
   if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 10_000) throw new UsageError('--batch-size must be a whole number from 1 to 10000');
   const result = await withServices((app) => app.get(KeyRotationService).rotate(batchSize));

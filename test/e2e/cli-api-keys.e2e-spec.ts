@@ -104,6 +104,21 @@ describe('CLI: api-key list and revoke', () => {
     expect((await cli(['api-key', 'revoke'])).code).toBe(2);
   });
 
+  it('takes a key id that starts with "-" (a thumbprint can) as the id, for revoke and for token --key-id', async () => {
+    // Before: parseArgs refused "-C…" as an unknown option, one key id in 64.
+    for (const args of [['api-key', 'revoke', '-Cnot-a-key'], ['api-key', 'revoke', '--', '-Cnot-a-key']]) {
+      const result = await cli(args);
+      expect(result.code).toBe(1);
+      expect(result.stderr).not.toContain('Unknown option');
+      expect(result.stderr).toMatch(/-Cnot-a-key|not found|no api key/i);
+    }
+    const keyFile = join(dataDir, 'dash.pem');
+    json(await cli(['api-key', 'create', '--merchant', merchant, '--out', keyFile]));
+    const signed = json(await cli(['token', '--key', keyFile, '--key-id', '-Cdash-id', '--scopes', 'buyers.read']));
+    const header = JSON.parse(Buffer.from(String(signed.token).split('.')[0], 'base64url').toString());
+    expect(header.kid).toBe('-Cdash-id');
+  });
+
   it('without Redis it still revokes, and says that running processes follow only within the cache TTL', async () => {
     const key = await createApiKey(t, merchant);
     const result = await cli(['api-key', 'revoke', key.id], { REDIS_URL: '' });
