@@ -62,9 +62,12 @@ function cpuMs(pid: number | undefined): number | null {
   }
 }
 
+/** BENCH_CPU_PROF=DIR: each process writes a V8 CPU profile there on exit (node --cpu-prof). */
+const PROFILE = process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF] : [];
+
 async function startApi(env: Record<string, string>): Promise<{ url: string; process: ChildProcess }> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--max-semi-space-size=64', join(ROOT, 'dist/main.js')], {
+  const child = spawn(process.execPath, [...PROFILE, '--max-semi-space-size=64', join(ROOT, 'dist/main.js')], {
     env: { PATH: process.env.PATH!, PORT: String(port), ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -79,7 +82,7 @@ async function startApi(env: Record<string, string>): Promise<{ url: string; pro
 }
 
 async function startWorker(env: Record<string, string>): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [join(ROOT, 'dist/worker.js')], { env: { PATH: process.env.PATH!, ...env, LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...PROFILE, join(ROOT, 'dist/worker.js')], { env: { PATH: process.env.PATH!, ...env, LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'inherit'] });
   children.push(child);
   await new Promise<void>((resolve, reject) => {
     let out = '';
