@@ -13,10 +13,7 @@
  * CPU profile of the API process; BENCH_NODE_FLAGS replaces the API's Node flags.
  */
 import 'reflect-metadata';
-import { ChildProcess, fork, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
+import { ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import autocannon from 'autocannon';
@@ -27,6 +24,7 @@ import { signToken } from '../src/auth/token-signer';
 import { createDataSource } from '../src/database/data-source';
 import { Metrics } from '../src/metrics/metrics.service';
 import { TestCa } from '../test/support/test-pki';
+import { children, cpuMs, forkServer, freePort, postJson } from './support';
 
 /** As `npm start` and the Dockerfile run the API; BENCH_NODE_FLAGS overrides ("" for Node's defaults). */
 const API_NODE_FLAGS = '--max-semi-space-size=64';
@@ -40,26 +38,6 @@ const BODY = JSON.stringify({
   ],
 });
 
-const children: ChildProcess[] = [];
-
-function forkServer(script: string, env?: Record<string, string>): Promise<{ port: number; process: ChildProcess }> {
-  return new Promise((resolve, reject) => {
-    const child = fork(join(__dirname, script), { stdio: 'inherit', ...(env ? { env: { ...process.env, ...env } } : {}) });
-    children.push(child);
-    child.once('message', (message: { port: number }) => resolve({ port: message.port, process: child }));
-    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
-  });
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const port = (server.address() as AddressInfo).port;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** Starts the compiled API (quiet logs) and waits until it is ready. */
 async function startApi(env: Record<string, string>): Promise<{ url: string; process: ChildProcess }> {
@@ -78,12 +56,6 @@ async function startApi(env: Record<string, string>): Promise<{ url: string; pro
   throw new Error('API did not become ready');
 }
 
-async function json(url: string, token: string, body: unknown): Promise<any> {
-  const response = await fetch(url, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  if (!response.ok) throw new Error(`${url}: ${response.status} ${await response.text()}`);
-  return response.json();
-}
-
 interface Result {
   rps: number;
   p50: number;
@@ -92,17 +64,6 @@ interface Result {
   non2xx: number;
   /** CPU the serving process spent per request, in µs (user, system): what ratios cannot show on a shared machine. */
   cpuPerRequestUs: { user: number; system: number } | null;
-}
-
-/** User and system CPU time of a process in ms, from /proc (Linux); null elsewhere. */
-function cpuMs(pid: number | undefined): { user: number; system: number } | null {
-  if (pid === undefined) return null;
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return { user: Number(fields[11]) * 10, system: Number(fields[12]) * 10 }; // clock ticks, USER_HZ = 100
-  } catch {
-    return null;
-  }
 }
 
 async function load(url: string, headers: Record<string, string>, server: ChildProcess | null, body = BODY): Promise<Result> {
@@ -154,20 +115,20 @@ async function main(): Promise<void> {
     const key = await new ApiKeysService(db.getRepository(ApiKey), null as never, new SharedCaches(null, null, new Metrics())).create('bench', 'ES256');
     await db.destroy();
     const token = await signToken({ privateKeyPem: key.privateKeyPem, keyId: key.id, scopes: ['*.write', '*.read'] });
-    const config = await json(`${api}/vault-forward/configs`, token, { display_name: 'Echo', hosts: [`127.0.0.1:${echoPort}`, `127.0.0.1:${mtlsEcho.port}`] });
-    const hmacMethod = await json(`${api}/vault-forward/configs/${config.id}/authentications`, token, {
+    const config = await postJson(`${api}/vault-forward/configs`, token, { display_name: 'Echo', hosts: [`127.0.0.1:${echoPort}`, `127.0.0.1:${mtlsEcho.port}`] });
+    const hmacMethod = await postJson(`${api}/vault-forward/configs/${config.id}/authentications`, token, {
       kind: 'hmac-signature',
       label: 'bench',
       fields: { secret: 'bench-hmac-secret-0123456789abcdef', algorithm: 'sha256', encoding: 'hex', header: 'x-signature', timestamp_header: 'x-timestamp' },
     });
-    const mtlsMethod = await json(`${api}/vault-forward/configs/${config.id}/authentications`, token, {
+    const mtlsMethod = await postJson(`${api}/vault-forward/configs/${config.id}/authentications`, token, {
       kind: 'mutual-tls',
       label: 'bench',
       fields: { certificate: clientCert.cert, private_key: clientCert.key, ca_certificates: pki.cert },
     });
     const cards = [
-      await json(`${api}/payment-methods`, token, { method: 'card', number: '4111111111111111', expiration_date: '12/30' }),
-      await json(`${api}/payment-methods`, token, { method: 'card', number: '5555555555554444', expiration_date: '01/31' }),
+      await postJson(`${api}/payment-methods`, token, { method: 'card', number: '4111111111111111', expiration_date: '12/30' }),
+      await postJson(`${api}/payment-methods`, token, { method: 'card', number: '5555555555554444', expiration_date: '01/31' }),
     ];
 
     const target = `http://127.0.0.1:${echoPort}/charge`;

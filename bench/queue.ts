@@ -7,11 +7,8 @@
  * from the first request to the last job ended) and the CPU the API and the worker spent per job.
  */
 import 'reflect-metadata';
-import { ChildProcess, fork, spawn } from 'node:child_process';
+import { ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Client } from 'pg';
@@ -22,6 +19,7 @@ import { signToken } from '../src/auth/token-signer';
 import { createDataSource } from '../src/database/data-source';
 import { Metrics } from '../src/metrics/metrics.service';
 import { SharedCaches } from '../src/queue/shared-cache';
+import { children, cpuMs, forkServer, freePort, postJson } from './support';
 
 const JOBS = Number(process.env.BENCH_QUEUE_JOBS ?? 20_000);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
@@ -30,37 +28,6 @@ const ROOT = join(__dirname, '..', '..');
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const BODY = JSON.stringify({ card: { number: '{{ CARD_NUMBER_1 }}', expiry: '{{ CARD_EXPIRATION_DATE_1 }}', cvv: '123' }, amount: 1299 });
 
-const children: ChildProcess[] = [];
-
-function forkServer(script: string): Promise<{ port: number; process: ChildProcess }> {
-  return new Promise((resolve, reject) => {
-    const child = fork(join(__dirname, script), { stdio: 'inherit' });
-    children.push(child);
-    child.once('message', (message: { port: number }) => resolve({ port: message.port, process: child }));
-    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
-  });
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const port = (server.address() as AddressInfo).port;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** User + system CPU of a process in ms, from /proc (Linux); null elsewhere. */
-function cpuMs(pid: number | undefined): number | null {
-  if (pid === undefined) return null;
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10; // clock ticks, USER_HZ = 100
-  } catch {
-    return null;
-  }
-}
 
 /** BENCH_CPU_PROF=DIR: each process writes a V8 CPU profile there on exit (node --cpu-prof). */
 const PROFILE = process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF] : [];
@@ -94,12 +61,6 @@ async function startWorker(env: Record<string, string>): Promise<ChildProcess> {
     child.once('exit', (code) => reject(new Error(`worker exited with ${code}`)));
   });
   return child;
-}
-
-async function json(url: string, token: string, body: unknown): Promise<any> {
-  const response = await fetch(url, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  if (!response.ok) throw new Error(`${url}: ${response.status} ${await response.text()}`);
-  return response.json();
 }
 
 interface EngineResult {
@@ -136,8 +97,8 @@ async function runEngine(backend: 'redis' | 'postgres', echoPort: number, admin:
     await db.query(`INSERT INTO merchant_accounts (id, display_name) VALUES ('bench', 'Bench')`);
     const key = await new ApiKeysService(db.getRepository(ApiKey), null as never, new SharedCaches(null, null, new Metrics())).create('bench', 'ES256');
     const token = await signToken({ privateKeyPem: key.privateKeyPem, keyId: key.id, scopes: ['*.write', '*.read'] });
-    await json(`${api}/vault-forward/configs`, token, { display_name: 'Echo', hosts: [`127.0.0.1:${echoPort}`] });
-    const card = await json(`${api}/payment-methods`, token, { method: 'card', number: '4111111111111111', expiration_date: '12/30' });
+    await postJson(`${api}/vault-forward/configs`, token, { display_name: 'Echo', hosts: [`127.0.0.1:${echoPort}`] });
+    const card = await postJson(`${api}/payment-methods`, token, { method: 'card', number: '4111111111111111', expiration_date: '12/30' });
     const worker = await startWorker(env);
     started.push(worker);
 
@@ -168,7 +129,8 @@ async function runEngine(backend: 'redis' | 'postgres', echoPort: number, admin:
     const endedSeconds = (performance.now() - t0) / 1000;
     const workerAfter = cpuMs(worker.pid);
     await db.destroy();
-    const perJob = (after: number | null, before: number | null) => (after !== null && before !== null ? ((after - before) * 1000) / Math.max(1, accepted) : NaN);
+    type Cpu = { user: number; system: number } | null;
+    const perJob = (after: Cpu, before: Cpu) => (after && before ? ((after.user + after.system - before.user - before.system) * 1000) / Math.max(1, accepted) : NaN);
     return {
       accepted,
       refused: load.non2xx + load.errors,

@@ -1,3 +1,7 @@
+import { ChildProcess, fork } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { AddressInfo, createServer } from 'node:net';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 
 export interface Stats {
@@ -36,4 +40,45 @@ export function table(rows: Record<string, Stats>): string {
     lines.push(`| ${name} | ${s.median.toFixed(3)} | ${s.p95.toFixed(3)} | ${s.mean.toFixed(3)} | ${s.n} |`);
   }
   return lines.join('\n');
+}
+
+/** Child processes a bench started, to stop them at its end. */
+export const children: ChildProcess[] = [];
+
+/** Forks a helper server script of this folder; resolves with the port it reports once listening. */
+export function forkServer(script: string, env?: Record<string, string>): Promise<{ port: number; process: ChildProcess }> {
+  return new Promise((resolve, reject) => {
+    const child = fork(join(__dirname, script), { stdio: 'inherit', ...(env ? { env: { ...process.env, ...env } } : {}) });
+    children.push(child);
+    child.once('message', (message: { port: number }) => resolve({ port: message.port, process: child }));
+    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
+  });
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const port = (server.address() as AddressInfo).port;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** User and system CPU time of a process in ms, from /proc (Linux); null elsewhere. */
+export function cpuMs(pid: number | undefined): { user: number; system: number } | null {
+  if (pid === undefined) return null;
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return { user: Number(fields[11]) * 10, system: Number(fields[12]) * 10 }; // clock ticks, USER_HZ = 100
+  } catch {
+    return null;
+  }
+}
+
+/** POST a JSON body with a bearer token; the parsed answer, or an error naming the status. */
+export async function postJson(url: string, token: string, body: unknown): Promise<any> {
+  const response = await fetch(url, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  if (!response.ok) throw new Error(`${url}: ${response.status} ${await response.text()}`);
+  return response.json();
 }
