@@ -10,6 +10,7 @@ import { cardNumber, createCard } from '../factories/cards';
 import { createMerchantAccount } from '../factories/merchant-accounts';
 import { createIsolatedDatabase } from '../support/isolated-database';
 import { startTestApp, TEST_MASTER_KEY_1, TEST_MASTER_KEY_2, TestApp } from '../support/test-app';
+import { rotationResult } from '../support/rotation';
 
 interface CliResult {
   code: number;
@@ -150,26 +151,12 @@ describe('CLI: merchant, api-key and token commands mint credentials the API acc
       // The new key first (current), the old one still listed; batches of 5 over 24 rows.
       const rotate = () => cliWith({ DATABASE_URL: own.url, VAULT_MASTER_KEYS: `${TEST_MASTER_KEY_2},${TEST_MASTER_KEY_1}` }, 'vault', 'rotate-keys', '--batch-size', '5');
       const first = await rotate();
-      expect(JSON.parse(first.stdout.trim())).toEqual({
-        master_key_id: 'test-k2',
+      expect(JSON.parse(first.stdout.trim())).toEqual(rotationResult({
         rewrapped_payment_methods: 23,
         rewrapped_merchant_keys: 2,
         failed_payment_methods: [tampered],
-        failed_merchant_keys: [],
-        rewrapped_authentication_methods: 0,
-        failed_authentication_methods: [],
-        rewrapped_webhook_secrets: 0,
-        failed_webhook_secrets: [],
-        rewrapped_forward_job_plans: 0,
-        failed_forward_job_plans: [],
-        rewrapped_forward_job_responses: 0,
-        failed_forward_job_responses: [],
-        rewrapped_idempotent_responses: 0,
-        failed_idempotent_responses: [],
-        rewrapped_callback_deliveries: 0,
-        failed_callback_deliveries: [],
         remaining: 1,
-      });
+      }));
       expect(first.code).toBe(1); // the old key must stay: a row still needs it
       const rotated = await rows();
       for (const [id, row] of rotated) {
@@ -195,26 +182,7 @@ describe('CLI: merchant, api-key and token commands mint credentials the API acc
       // With the broken row gone, a second run has nothing left to do and says the old key may go.
       await before.db.query('DELETE FROM payment_methods WHERE id = $1', [tampered]);
       const second = await rotate();
-      expect(JSON.parse(second.stdout.trim())).toEqual({
-        master_key_id: 'test-k2',
-        rewrapped_payment_methods: 0,
-        rewrapped_merchant_keys: 0,
-        failed_payment_methods: [],
-        failed_merchant_keys: [],
-        rewrapped_authentication_methods: 0,
-        failed_authentication_methods: [],
-        rewrapped_webhook_secrets: 0,
-        failed_webhook_secrets: [],
-        rewrapped_forward_job_plans: 0,
-        failed_forward_job_plans: [],
-        rewrapped_forward_job_responses: 0,
-        failed_forward_job_responses: [],
-        rewrapped_idempotent_responses: 0,
-        failed_idempotent_responses: [],
-        rewrapped_callback_deliveries: 0,
-        failed_callback_deliveries: [],
-        remaining: 0,
-      });
+      expect(JSON.parse(second.stdout.trim())).toEqual(rotationResult({}));
       expect(second.code).toBe(0);
     } finally {
       for (const app of after) await app.close();
