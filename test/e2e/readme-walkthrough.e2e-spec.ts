@@ -1,0 +1,152 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+/**
+ * Runs the README's walkthrough block as a newcomer would, against a freshly started service in embedded mode, so
+ * the README cannot drift from the product. Each `# {…}` line after a command is a sample of what that command
+ * prints: its top-level keys must be what the command printed, and every sample value written out in full (no `…`)
+ * must be equal.
+ */
+const repo = resolve(__dirname, '../..');
+
+function walkthroughBlock(): string {
+  const readme = readFileSync(join(repo, 'README.md'), 'utf8');
+  const start = readme.indexOf('<!-- walkthrough:start -->');
+  const end = readme.indexOf('<!-- walkthrough:end -->');
+  if (start < 0 || end < start) throw new Error('README.md has no walkthrough markers');
+  const section = readme.slice(start, end);
+  const open = section.indexOf('```sh\n');
+  const close = section.lastIndexOf('```');
+  if (open < 0 || close <= open) throw new Error('the walkthrough section has no sh block');
+  return section.slice(open + '```sh\n'.length, close);
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolvePort(port));
+    });
+    server.on('error', reject);
+  });
+}
+
+/** A sample line's top-level members: full values where written out, `undefined` where elided with `…`. */
+function sampleMembers(sample: string): { members: Map<string, unknown>; open: boolean } {
+  const members = new Map<string, unknown>();
+  const body = sample.trim();
+  if (!body.startsWith('{')) throw new Error(`sample is not an object: ${sample}`);
+  const open = body.endsWith('…}');
+  // Split the top level at commas outside strings and brackets (one pass, linear).
+  const parts: string[] = [];
+  let depth = 0;
+  let inString = false;
+  let current = '';
+  for (let i = 1; i < body.length - 1; i++) {
+    const c = body[i];
+    if (inString) {
+      current += c;
+      if (c === '\\') current += body[++i];
+      else if (c === '"') inString = false;
+      continue;
+    }
+    if (c === '"') inString = true;
+    else if (c === '{' || c === '[') depth++;
+    else if (c === '}' || c === ']') depth--;
+    if (c === ',' && depth === 0) {
+      parts.push(current);
+      current = '';
+    } else current += c;
+  }
+  if (current) parts.push(current);
+  for (const part of parts) {
+    if (part.trim() === '…') continue;
+    const colon = part.indexOf('":');
+    const key = JSON.parse(part.slice(0, colon + 1)) as string;
+    const raw = part.slice(colon + 2);
+    members.set(key, raw.includes('…') ? undefined : JSON.parse(raw));
+  }
+  return { members, open };
+}
+
+describe('README walkthrough', () => {
+  jest.setTimeout(180_000);
+
+  it('runs top to bottom against a started service and prints what the README shows', async () => {
+    const work = mkdtempSync(join(tmpdir(), 'vf-readme-'));
+    const [apiPort, standInPort] = [await freePort(), await freePort()];
+    const env = { PATH: process.env.PATH!, HOME: work, DATA_DIR: join(work, 'data') };
+
+    // As written in the README, ported to free ports; the CLI runs compiled (npm would resolve the package from cwd).
+    const script = walkthroughBlock()
+      .replaceAll('127.0.0.1:3000', `127.0.0.1:${apiPort}`)
+      .replaceAll('8089', String(standInPort))
+      .replaceAll('npm run --silent cli --', `node ${join(repo, 'dist/cli/main.js')}`);
+    const terminal1 = readFileSync(join(repo, 'README.md'), 'utf8').match(/FORWARD_INSECURE_HOSTS=(\S+) npm start/);
+    expect(terminal1).not.toBeNull();
+
+    const api = spawn(process.execPath, [join(repo, 'dist/main.js')], {
+      cwd: work,
+      env: { ...env, PORT: String(apiPort), FORWARD_INSECURE_HOSTS: terminal1![1].replace('8089', String(standInPort)) },
+    });
+    let apiOutput = '';
+    api.stdout.on('data', (d) => (apiOutput += d));
+    api.stderr.on('data', (d) => (apiOutput += d));
+    try {
+      const deadline = Date.now() + 60_000;
+      while (!/API listening on/.test(apiOutput)) {
+        if (Date.now() > deadline || api.exitCode !== null) throw new Error(`the API did not start:\n${apiOutput}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+
+      // Before each sample line, a marker, so each command's output can be told apart.
+      const lines = script.split('\n');
+      const samples: string[] = [];
+      const instrumented = lines
+        .map((line) => {
+          const sample = /^# (\{.*)$/.exec(line);
+          if (!sample) return line;
+          samples.push(sample[1]);
+          return `echo; echo "@@sample ${samples.length - 1}"`;
+        })
+        .join('\n');
+      expect(samples.length).toBeGreaterThanOrEqual(5);
+
+      const run = spawn('bash', ['-euo', 'pipefail', '-c', instrumented], {
+        cwd: work,
+        env,
+        // stdin not a socket: Debian's bash reads /etc/bash.bashrc when it thinks it was started by sshd.
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      let stderr = '';
+      run.stdout.on('data', (d) => (stdout += d));
+      run.stderr.on('data', (d) => (stderr += d));
+      const code = await new Promise<number | null>((r) => run.on('exit', r));
+      expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+
+      const segments = stdout.split(/^@@sample \d+$/m);
+      expect(segments).toHaveLength(samples.length + 1);
+      samples.forEach((sample, i) => {
+        const printed = segments[i].trim().split('\n').pop()!;
+        const actual = JSON.parse(printed) as Record<string, unknown>;
+        const { members, open } = sampleMembers(sample);
+        for (const [key, value] of members) {
+          expect({ sample: i, key, present: key in actual }).toEqual({ sample: i, key, present: true });
+          if (value !== undefined) expect({ sample: i, key, value: actual[key] }).toEqual({ sample: i, key, value });
+        }
+        if (!open) expect({ sample: i, keys: Object.keys(actual).sort() }).toEqual({ sample: i, keys: [...members.keys()].sort() });
+      });
+    } finally {
+      if (api.exitCode === null) {
+        api.kill('SIGTERM');
+        await new Promise((r) => api.once('exit', r));
+      }
+      rmSync(work, { recursive: true, force: true });
+    }
+  });
+});
