@@ -57,6 +57,8 @@ export interface SessionCard {
 export interface SessionCardWants {
   number?: boolean;
   securityCode?: boolean;
+  /** The code must be there, but is not opened (planning). */
+  requireSecurityCode?: boolean;
 }
 
 /**
@@ -88,7 +90,7 @@ export class CheckoutSessionCards {
     const ownCard = row.card_source === 'card' && row.ciphertext !== null;
     const storedCard = row.card_source === 'id' && row.pm_ciphertext !== null;
     if (!ownCard && !storedCard) throw fail(CheckoutSessionErrors.noCard, `Checkout session ${id} holds no card.`, 'no card collected');
-    if (wants.securityCode && row.security_code_ciphertext === null) {
+    if ((wants.securityCode || wants.requireSecurityCode) && row.security_code_ciphertext === null) {
       throw row.security_code_erased
         ? fail(CheckoutSessionErrors.securityCodeErased, `The security code of checkout session ${id} was erased after use.`, 'security code erased after use')
         : fail(CheckoutSessionErrors.noCard, `Checkout session ${id} holds no security code.`, 'no security code collected');
