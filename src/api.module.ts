@@ -14,6 +14,7 @@ import { QueueModule } from './job-queue/queue.module';
 import { ForwardJobsWorkerModule } from './forward-jobs/forward-jobs.module';
 import { VaultForwardConfigsModule } from './vault-forward-configs/vault-forward-configs.module';
 import { MerchantAccountsModule } from './merchant-accounts/merchant-accounts.module';
+import { CheckoutSessionsModule } from './checkout-sessions/checkout-sessions.module';
 import { PaymentMethodsModule } from './payment-methods/payment-methods.module';
 import { WebhookSecretsModule } from './webhook-secrets/webhook-secrets.module';
 
@@ -31,6 +32,7 @@ export class ApiModule {
         MerchantAccountsModule,
         BuyersModule,
         PaymentMethodsModule,
+        CheckoutSessionsModule,
         VaultForwardConfigsModule,
         ForwardAuthenticationsModule,
         ForwardingModule,

@@ -11,6 +11,8 @@ export const SCOPES = [
   'buyers.write',
   'payment-methods.read',
   'payment-methods.write',
+  'checkout-sessions.read',
+  'checkout-sessions.write',
   'vault-forwards.read',
   'vault-forwards.write',
   'vault-forward-configs.read',

@@ -110,6 +110,9 @@ function registerBodyParsers(app: NestFastifyApplication): void {
   fastify.removeAllContentTypeParsers();
   fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     const text = typeof body === 'string' ? body : body.toString('utf8'); // always a string (parseAs)
+    // No body at all is an empty object: the official SDK sends content-type JSON with nothing when a
+    // request's fields are all optional and none is given (checkoutSessions.create()).
+    if (text.length === 0) return done(null, {});
     if (jsonDeeperThan(text, MAX_JSON_DEPTH)) {
       return done(
         new ProblemException(CommonErrors.jsonTooDeep, `The JSON body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels.`, [

@@ -14,7 +14,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { finished, Readable } from 'node:stream';
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
 import { CommonErrors } from '../common/problem/common.errors';
@@ -22,7 +22,6 @@ import { ProblemException } from '../common/problem/problem';
 import { isDatabaseUnavailable } from '../database/errors';
 import { Metrics } from '../metrics/metrics.service';
 import { ForwardAuthenticationsService } from '../forward-authentications/forward-authentications.service';
-import { PaymentMethodResolver } from '../vault/payment-method-resolver.service';
 import { filledByteLength, fillBytes, fillScan, jsonStringContent } from '../vault/placeholders';
 import { DownstreamClient, DownstreamProblem, DownstreamResponse } from './downstream-client';
 import { ForwardRecord, ForwardRecordsService } from './forward-records.service';
@@ -32,6 +31,7 @@ import { ForwardPlan, PlanScans, scanPlan } from './forward-plan';
 import { placeholderProblem, sendableHeader } from './forward-planner';
 import type { InflightLease } from './inflight-bytes';
 import { AuthenticationSteps } from './outbound/authentication-steps';
+import { PlaceholderSource, PlaceholderSources } from './placeholder-sources';
 import type { OutboundRequest } from './outbound/outbound-request';
 
 export interface ExecuteOptions {
@@ -82,6 +82,7 @@ export function recordForPlan(plan: ForwardPlan, id = plan.id): ForwardRecord {
     status: null,
     durationMs: 0,
     paymentMethodIds: [...plan.paymentMethodIds],
+    checkoutSessionId: plan.checkoutSessionId,
     authenticationIds: [...plan.authenticationIds],
     errorType: null,
   };
@@ -89,8 +90,10 @@ export function recordForPlan(plan: ForwardPlan, id = plan.id): ForwardRecord {
 
 @Injectable()
 export class ForwardExecutor {
+  private readonly logger = new Logger('Forwarding');
+
   constructor(
-    private readonly resolver: PaymentMethodResolver,
+    private readonly sources: PlaceholderSources,
     private readonly downstream: DownstreamClient,
     private readonly records: ForwardRecordsService,
     private readonly authentications: ForwardAuthenticationsService,
@@ -145,21 +148,34 @@ export class ForwardExecutor {
     const methods =
       plan.local?.methods ??
       (plan.authenticationIds.length > 0 ? await this.authentications.forForward(plan.merchantAccountId, plan.configId, plan.authenticationIds) : []);
-    const filled = await this.fill(plan, plan.local?.scans ?? rescan(plan), lease);
+    const source = this.sources.for(plan);
+    const scans = plan.local?.scans ?? rescan(plan, source);
+    const filled = await this.fill(plan, source, scans, lease);
     let request: OutboundRequest = { url: plan.url, method: plan.method, timeoutMs: plan.timeoutMs, trusted: plan.trusted, identity: null, ...filled };
     // After the placeholders, in the caller's order: what a method signs or encrypts is what is sent.
     if (methods.length > 0) request = await this.steps.apply(request, methods);
     // Card data leaves only once its disclosure is on record: committed, or spooled and fsync'd (or 503, nothing sent).
-    if (plan.paymentMethodIds.length > 0) await this.records.disclose(record);
-    return this.downstream.send(request);
+    if (source.discloses) await this.records.disclose(record);
+    const response = await this.downstream.send(request);
+    // A checkout session's security code goes once the target has decided (PlaceholderSource.answered).
+    // Its failure (database away) must not turn a delivered answer into an error: expiry erases it anyway.
+    await source.answered(plan.merchantAccountId, scans.uses, response.status).catch((error: unknown) => {
+      this.logger.warn({ msg: 'could not erase a used checkout session security code; it goes at expiry', forward: plan.id, error: (error as Error).message });
+    });
+    return response;
   }
 
   /**
    * Only what the request uses is computed, and a card is decrypted only for its number or name. The
    * filled size is known before the body is built.
    */
-  private async fill(plan: ForwardPlan, scans: PlanScans, lease: InflightLease | undefined): Promise<{ headers: Record<string, string>; body: Buffer | undefined }> {
-    const values = await this.resolver.resolve(plan.merchantAccountId, plan.paymentMethodIds, scans.uses);
+  private async fill(
+    plan: ForwardPlan,
+    source: PlaceholderSource,
+    scans: PlanScans,
+    lease: InflightLease | undefined,
+  ): Promise<{ headers: Record<string, string>; body: Buffer | undefined }> {
+    const values = await source.values(plan.merchantAccountId, scans.uses);
 
     const headers: Record<string, string> = {};
     for (const [name, value] of plan.passedHeaders) headers[name] = value;
@@ -193,9 +209,9 @@ export class ForwardExecutor {
 }
 
 /** A deserialised plan's scans; planning checked the same templates, so a failure here is the plan's. */
-function rescan(plan: ForwardPlan): PlanScans {
+function rescan(plan: ForwardPlan, source: PlaceholderSource): PlanScans {
   try {
-    return scanPlan(plan);
+    return scanPlan(plan, source.shape);
   } catch (error) {
     throw placeholderProblem(error, 'body', 'body');
   }

@@ -1,11 +1,13 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { ProblemException } from '../common/problem/problem';
-import { parsePaymentMethodIds, PAYMENT_METHODS_HEADER } from '../vault/payment-method-resolver.service';
 import { ForwardingErrors } from './forwarding.errors';
 import { FORWARD_METHODS, ForwardMethod } from '../targets/http-methods';
 import { isUuid } from '../common/uuid';
 
 export const URL_HEADER = 'x-vault-forward-url';
+export const PAYMENT_METHODS_HEADER = 'x-vault-forward-payment-methods';
+/** One checkout session instead of payment methods: its card fills the _1 placeholders, and CARD_SECURITY_CODE_1 exists. */
+export const CHECKOUT_SESSION_HEADER = 'x-vault-forward-checkout-session';
 export const METHOD_HEADER = 'x-vault-forward-http-method';
 export const AUTHENTICATIONS_HEADER = 'x-vault-forward-authentications';
 export const TIMEOUT_HEADER = 'x-vault-forward-timeout';
@@ -13,9 +15,31 @@ export const HEADER_PREFIX = 'x-vault-forward-header-';
 /** Headers of a queued forward (Prefer: respond-async); forward-jobs/ reads them. */
 export const MAX_ATTEMPTS_HEADER = 'x-vault-forward-max-attempts';
 export const CALLBACK_URL_HEADER = 'x-vault-forward-callback-url';
-const KNOWN = [URL_HEADER, METHOD_HEADER, PAYMENT_METHODS_HEADER, AUTHENTICATIONS_HEADER, TIMEOUT_HEADER, MAX_ATTEMPTS_HEADER, CALLBACK_URL_HEADER];
+const KNOWN = [URL_HEADER, METHOD_HEADER, PAYMENT_METHODS_HEADER, CHECKOUT_SESSION_HEADER, AUTHENTICATIONS_HEADER, TIMEOUT_HEADER, MAX_ATTEMPTS_HEADER, CALLBACK_URL_HEADER];
 
 const DEFAULT_TIMEOUT_SECONDS = 30;
+const MAX_PAYMENT_METHODS = 100;
+
+function paymentMethodsProblem(detail: string): ProblemException {
+  return new ProblemException(ForwardingErrors.invalidPaymentMethodsHeader, detail, [{ location: 'header', name: PAYMENT_METHODS_HEADER, message: detail }]);
+}
+
+/** "id1,id2" → ids in order; every malformed case is a 400 naming the header and the position. */
+export function parsePaymentMethodIds(raw: string): string[] {
+  const ids = raw.split(',').map((part) => part.trim());
+  if (ids.length > MAX_PAYMENT_METHODS) throw paymentMethodsProblem(`lists ${ids.length} payment methods; at most ${MAX_PAYMENT_METHODS} are allowed`);
+  const seen = new Map<string, number>();
+  ids.forEach((id, index) => {
+    const position = index + 1;
+    if (id === '') throw paymentMethodsProblem(`position ${position} is empty (separate UUIDs with single commas)`);
+    if (!isUuid(id)) throw paymentMethodsProblem(`position ${position} is not a UUID`);
+    const key = id.toLowerCase();
+    const first = seen.get(key);
+    if (first !== undefined) throw paymentMethodsProblem(`position ${position} repeats position ${first}; list each payment method once`);
+    seen.set(key, position);
+  });
+  return ids.map((id) => id.toLowerCase());
+}
 const TOKEN = /^[!#$%&'*+.^_`|~0-9a-z-]+$/;
 
 /** Never forwarded: connection-level headers (RFC 9110 §7.6.1) and what the service sets itself. */
@@ -28,6 +52,8 @@ export interface ForwardSpec {
   url: URL;
   method: ForwardMethod;
   paymentMethodIds: string[];
+  /** x-vault-forward-checkout-session, lower-cased; never together with paymentMethodIds. */
+  checkoutSessionId: string | null;
   authenticationIds: string[];
   timeoutMs: number;
   /** From x-vault-forward-header-NAME, as [NAME, value]; values may hold placeholders. */
@@ -167,6 +193,16 @@ export function parseForwardHeaders(headers: IncomingHttpHeaders, rawHeaders: st
 
   const rawIds = singleHeader(headers, PAYMENT_METHODS_HEADER);
   const paymentMethodIds = rawIds === undefined ? [] : parsePaymentMethodIds(rawIds);
+  const rawSession = singleHeader(headers, CHECKOUT_SESSION_HEADER);
+  if (rawSession !== undefined && rawIds !== undefined) {
+    const message = `send either ${PAYMENT_METHODS_HEADER} or ${CHECKOUT_SESSION_HEADER}, not both`;
+    throw new ProblemException(ForwardingErrors.invalidHeader, `${PAYMENT_METHODS_HEADER} and ${CHECKOUT_SESSION_HEADER} were both sent; ${message}.`, [
+      { location: 'header', name: PAYMENT_METHODS_HEADER, message },
+      { location: 'header', name: CHECKOUT_SESSION_HEADER, message },
+    ]);
+  }
+  if (rawSession !== undefined && !isUuid(rawSession.trim())) throw invalidHeader(CHECKOUT_SESSION_HEADER, 'must be one checkout session id (a UUID)');
+  const checkoutSessionId = rawSession === undefined ? null : rawSession.trim().toLowerCase();
 
   const rawAuth = singleHeader(headers, AUTHENTICATIONS_HEADER);
   const authenticationIds = rawAuth === undefined ? [] : rawAuth.split(',');
@@ -183,5 +219,5 @@ export function parseForwardHeaders(headers: IncomingHttpHeaders, rawHeaders: st
     timeoutSeconds = Number(rawTimeout);
   }
 
-  return { url, method: method as ForwardMethod, paymentMethodIds, authenticationIds, timeoutMs: timeoutSeconds * 1000, headers: forwarded };
+  return { url, method: method as ForwardMethod, paymentMethodIds, checkoutSessionId, authenticationIds, timeoutMs: timeoutSeconds * 1000, headers: forwarded };
 }

@@ -15,7 +15,7 @@
  */
 import { FORWARD_METHODS, ForwardMethod } from '../targets/http-methods';
 import type { UsableAuthenticationMethod } from '../forward-authentications/forward-authentications.service';
-import { EscapeStyle, PlaceholderScan, PlaceholderUse, scanText } from '../vault/placeholders';
+import { EscapeStyle, PlaceholderScan, PlaceholderSourceShape, PlaceholderUse, scanText } from '../vault/placeholders';
 
 export const FORWARD_PLAN_VERSION = 1;
 
@@ -32,6 +32,8 @@ export interface ForwardPlan {
   /** In FORWARD_INSECURE_HOSTS when planned: http allowed, no address guard. */
   readonly trusted: boolean;
   readonly paymentMethodIds: readonly string[];
+  /** x-vault-forward-checkout-session: its card fills the _1 placeholders (then paymentMethodIds is empty). */
+  readonly checkoutSessionId: string | null;
   readonly authenticationIds: readonly string[];
   /** The caller's content-type, accept and accept-language, already checked sendable. */
   readonly passedHeaders: ReadonlyArray<readonly [string, string]>;
@@ -71,8 +73,8 @@ export class InvalidForwardPlanError extends Error {
 }
 
 /** The scans of a plan's templates; throws PlaceholderError as scanText does. */
-export function scanPlan(plan: Pick<ForwardPlan, 'body' | 'bodyStyle' | 'headerTemplates' | 'paymentMethodIds'>): PlanScans {
-  const count = plan.paymentMethodIds.length;
+export function scanPlan(plan: Pick<ForwardPlan, 'body' | 'bodyStyle' | 'headerTemplates'>, shape: PlaceholderSourceShape): PlanScans {
+  const count = shape;
   const uses: PlaceholderUse[] = [];
   let body: PlaceholderScan | undefined;
   if (plan.body) {
@@ -97,6 +99,8 @@ interface SerializedPlan {
   timeout_ms: number;
   trusted: boolean;
   payment_method_ids: string[];
+  /** Absent in plans stored before checkout sessions. */
+  checkout_session_id?: string | null;
   authentication_ids: string[];
   passed_headers: Array<[string, string]>;
   header_templates: Array<[string, string]>;
@@ -116,6 +120,7 @@ export function serializePlan(plan: ForwardPlan): string {
     timeout_ms: plan.timeoutMs,
     trusted: plan.trusted,
     payment_method_ids: [...plan.paymentMethodIds],
+    checkout_session_id: plan.checkoutSessionId,
     authentication_ids: [...plan.authenticationIds],
     passed_headers: plan.passedHeaders.map(([n, v]) => [n, v]),
     header_templates: plan.headerTemplates.map(([n, v]) => [n, v]),
@@ -177,6 +182,7 @@ export function deserializePlan(text: string | Buffer): ForwardPlan {
     timeoutMs: d.timeout_ms,
     trusted: d.trusted,
     paymentMethodIds: strings(d.payment_method_ids, 'payment_method_ids'),
+    checkoutSessionId: d.checkout_session_id == null ? null : str(d.checkout_session_id, 'checkout_session_id'),
     authenticationIds: strings(d.authentication_ids, 'authentication_ids'),
     passedHeaders: pairs(d.passed_headers, 'passed_headers'),
     headerTemplates: pairs(d.header_templates, 'header_templates'),

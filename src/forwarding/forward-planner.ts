@@ -12,14 +12,14 @@ import { APP_CONFIG } from '../config/config.module';
 import { ProblemException } from '../common/problem/problem';
 import { ForwardAuthenticationsService } from '../forward-authentications/forward-authentications.service';
 import { VaultForwardConfigsService } from '../vault-forward-configs/vault-forward-configs.service';
-import { PaymentMethodResolver } from '../vault/payment-method-resolver.service';
-import { PlaceholderError, PlaceholderScan, PlaceholderUse, scanText } from '../vault/placeholders';
+import { PlaceholderError, PlaceholderScan, PlaceholderSourceShape, PlaceholderUse, scanText } from '../vault/placeholders';
 import { literalBlockReason } from '../targets/addresses';
 import { hostKey, isInsecureHost } from '../targets/http-methods';
 import type { ForwardRecord } from './forward-records.service';
 import { ForwardSpec, HEADER_PREFIX, parseForwardHeaders, URL_HEADER } from './forward-headers';
 import { ForwardingErrors } from './forwarding.errors';
 import { FORWARD_PLAN_VERSION, ForwardPlan } from './forward-plan';
+import { PlaceholderSources } from './placeholder-sources';
 
 /** Caller headers that describe the body or the wanted answer; everything else stays here. */
 const PASSED_THROUGH = ['content-type', 'accept', 'accept-language'];
@@ -47,8 +47,8 @@ export interface ForwardPlanInput {
  * forward is refused (4xx) when it is asked for, not when a worker picks it up:
  *
  *   headers → transport (https, IP literals public) → config match → authentication methods usable
- *   for this merchant and config → placeholder syntax and positions → every listed card exists (not
- *   opened) → the caller's passed-through headers sendable.
+ *   for this merchant and config → placeholder syntax and positions → every referenced card exists (not
+ *   opened; PlaceholderSources) → the caller's passed-through headers sendable.
  *
  * `plan(input, record?)` fills `record` (method, target, ids, config id) as it learns them, so a
  * forward refused midway is recorded with what was known, as before the split. What still depends on
@@ -59,7 +59,7 @@ export interface ForwardPlanInput {
 export class ForwardPlanner {
   constructor(
     private readonly configs: VaultForwardConfigsService,
-    private readonly resolver: PaymentMethodResolver,
+    private readonly sources: PlaceholderSources,
     private readonly authentications: ForwardAuthenticationsService,
     @Inject(APP_CONFIG) private readonly appConfig: AppConfig,
   ) {}
@@ -70,6 +70,7 @@ export class ForwardPlanner {
       record.method = spec.method;
       record.targetUrl = `${spec.url.origin}${spec.url.pathname}`;
       record.paymentMethodIds = spec.paymentMethodIds;
+      record.checkoutSessionId = spec.checkoutSessionId;
       record.authenticationIds = spec.authenticationIds;
     }
     const trusted = this.checkTransport(spec.url);
@@ -82,8 +83,9 @@ export class ForwardPlanner {
     const body = input.body && input.body.length > 0 ? input.body : undefined;
     const contentType = spec.headers.find(([name]) => name === 'content-type')?.[1] ?? input.headers['content-type'] ?? '';
     const bodyStyle = JSON_TYPE.test(String(contentType)) ? 'json' : 'raw';
-    const scans = scanAll(spec, body, bodyStyle);
-    await this.resolver.check(input.merchantAccountId, spec.paymentMethodIds);
+    const source = this.sources.for(spec);
+    const scans = scanAll(spec, body, bodyStyle, source.shape);
+    await source.check(input.merchantAccountId, scans.uses);
 
     const passedHeaders: Array<[string, string]> = [];
     for (const name of PASSED_THROUGH) {
@@ -100,6 +102,7 @@ export class ForwardPlanner {
       timeoutMs: spec.timeoutMs,
       trusted,
       paymentMethodIds: spec.paymentMethodIds,
+      checkoutSessionId: spec.checkoutSessionId,
       authenticationIds: spec.authenticationIds,
       passedHeaders,
       headerTemplates: spec.headers,
@@ -160,8 +163,8 @@ export class ForwardPlanner {
  * The body is read as latin1 (a byte-for-byte mapping), so it goes out unchanged apart from the
  * filled values.
  */
-function scanAll(spec: ForwardSpec, body: Buffer | undefined, style: 'json' | 'raw') {
-  const count = spec.paymentMethodIds.length;
+function scanAll(spec: ForwardSpec, body: Buffer | undefined, style: 'json' | 'raw', shape: PlaceholderSourceShape) {
+  const count = shape;
   const uses: PlaceholderUse[] = [];
   let bodyScan: PlaceholderScan | undefined;
   try {

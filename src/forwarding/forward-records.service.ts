@@ -15,6 +15,8 @@ export interface ForwardRecord {
   status: number | null;
   durationMs: number;
   paymentMethodIds: string[];
+  /** The checkout session whose card the forward may disclose (absent in spool entries written before sessions). */
+  checkoutSessionId?: string | null;
   authenticationIds: string[];
   errorType: string | null;
   /** Set when the disclosure went to the spool: the row's created_at if the outcome reaches the table first. */
@@ -39,10 +41,10 @@ const REPLAY_EVERY_MS = 1_000;
 /** Outcomes kept in memory when neither the table nor the spool takes them, retried with the next flush. */
 const MAX_HELD_OUTCOMES = 100_000;
 
-const COLUMNS = `(id, merchant_account_id, config_id, method, target_url, status, duration_ms, payment_method_ids, authentication_ids, error_type, created_at)`;
-const ROWS = `SELECT id, merchant, config, method, target, status, duration, pms::uuid[], auths::uuid[], error, coalesce(at, now())
-  FROM unnest($1::text[], $2::text[], $3::uuid[], $4::text[], $5::text[], $6::int[], $7::float8[], $8::text[], $9::text[], $10::text[], $11::timestamptz[])
-       AS r(id, merchant, config, method, target, status, duration, pms, auths, error, at)`;
+const COLUMNS = `(id, merchant_account_id, config_id, method, target_url, status, duration_ms, payment_method_ids, authentication_ids, error_type, created_at, checkout_session_id)`;
+const ROWS = `SELECT id, merchant, config, method, target, status, duration, pms::uuid[], auths::uuid[], error, coalesce(at, now()), session
+  FROM unnest($1::text[], $2::text[], $3::uuid[], $4::text[], $5::text[], $6::int[], $7::float8[], $8::text[], $9::text[], $10::text[], $11::timestamptz[], $12::uuid[])
+       AS r(id, merchant, config, method, target, status, duration, pms, auths, error, at, session)`;
 /** A disclosure: who sent what where, with no outcome yet (status NULL). Replaying it again changes nothing. */
 const INSERT_PENDING = `INSERT INTO vault_forward_requests ${COLUMNS} ${ROWS} ON CONFLICT (id) DO NOTHING`;
 /**
@@ -347,6 +349,7 @@ function columns(batch: ForwardRecord[]): unknown[] {
     ids('authenticationIds'),
     column('errorType'),
     column('spooledAt'),
+    column('checkoutSessionId'),
   ];
 }
 

@@ -30,6 +30,10 @@ export class VaultForwardRequest {
   @Column({ type: 'uuid', array: true, name: 'payment_method_ids' })
   paymentMethodIds!: string[];
 
+  /** The checkout session whose card the forward filled in, if any. */
+  @Column({ type: 'uuid', name: 'checkout_session_id', nullable: true })
+  checkoutSessionId!: string | null;
+
   @Column({ type: 'uuid', array: true, name: 'authentication_ids' })
   authenticationIds!: string[];
 

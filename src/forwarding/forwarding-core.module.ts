@@ -2,6 +2,8 @@ import { Module } from '@nestjs/common';
 import { ForwardAuthenticationsCoreModule } from '../forward-authentications/forward-authentications.module';
 import { VaultForwardConfigsCoreModule } from '../vault-forward-configs/vault-forward-configs.module';
 import { VaultModule } from '../vault/vault.module';
+import { CheckoutSessionsCoreModule } from '../checkout-sessions/checkout-sessions.module';
+import { PlaceholderSources } from './placeholder-sources';
 import { DownstreamClient } from './downstream-client';
 import { ForwardExecutor } from './forward-executor';
 import { ForwardPlanner } from './forward-planner';
@@ -15,8 +17,8 @@ import { AuthenticationSteps } from './outbound/authentication-steps';
  * has one DownstreamClient (one set of connection pools) and one record writer.
  */
 @Module({
-  imports: [VaultModule, VaultForwardConfigsCoreModule, ForwardAuthenticationsCoreModule],
-  providers: [ForwardPlanner, ForwardExecutor, DownstreamClient, ForwardRecordsService, InflightBytes, AuthenticationSteps],
+  imports: [VaultModule, CheckoutSessionsCoreModule, VaultForwardConfigsCoreModule, ForwardAuthenticationsCoreModule],
+  providers: [PlaceholderSources, ForwardPlanner, ForwardExecutor, DownstreamClient, ForwardRecordsService, InflightBytes, AuthenticationSteps],
   exports: [ForwardPlanner, ForwardExecutor, DownstreamClient, ForwardRecordsService, InflightBytes],
 })
 export class ForwardingCoreModule {}

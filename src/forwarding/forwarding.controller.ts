@@ -8,7 +8,7 @@ import { Page, PageOf } from '../common/pagination/page';
 import { PaginationErrors } from '../common/pagination/pagination.errors';
 import { CommonErrors } from '../common/problem/common.errors';
 import { ProblemException } from '../common/problem/problem';
-import { VaultErrors } from '../vault/vault.errors';
+import { CheckoutSessionErrors } from '../checkout-sessions/checkout-sessions.errors';
 import { ForwardRequestResponse, ListForwardRequestsQuery } from './dto/forward-request.dto';
 import { ForwardRecordsReader } from './forward-records.reader';
 import { ForwardAuthenticationErrors } from '../forward-authentications/forward-authentications.errors';
@@ -57,8 +57,12 @@ export class ForwardingController {
     ForwardingErrors.downstreamUnreachable,
     ForwardingErrors.downstreamTimeout,
     ForwardingErrors.downstreamResponseTooLarge,
-    VaultErrors.invalidPaymentMethodsHeader,
-    VaultErrors.unknownPaymentMethod,
+    ForwardingErrors.invalidPaymentMethodsHeader,
+    ForwardingErrors.unknownPaymentMethod,
+    ForwardingErrors.unknownCheckoutSession,
+    CheckoutSessionErrors.expired,
+    CheckoutSessionErrors.noCard,
+    CheckoutSessionErrors.securityCodeErased,
     ForwardJobErrors.queueUnavailable,
   )
   forward(): never {

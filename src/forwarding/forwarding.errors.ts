@@ -15,11 +15,32 @@ export const ForwardingErrors = {
     description:
       'A header looks like a forwarding header but is not one (for example x-valud-forward-authentications). It is refused rather than ignored, because the request would otherwise go out without what it names. Nothing was sent.',
   }),
+  invalidPaymentMethodsHeader: defineProblem({
+    code: 'invalid-payment-methods-header',
+    status: 400,
+    title: 'Malformed x-vault-forward-payment-methods',
+    description: 'The header must list 1 to 100 payment method UUIDs separated by commas, each at most once. Position X of the list fills the placeholders ending in _X.',
+  }),
+  unknownPaymentMethod: defineProblem({
+    code: 'unknown-payment-method',
+    status: 400,
+    title: 'Payment method not found',
+    description:
+      'A payment method listed in x-vault-forward-payment-methods does not exist in the merchant account of the request (unknown, deleted, or another merchant’s). Nothing was sent.',
+  }),
+  unknownCheckoutSession: defineProblem({
+    code: 'unknown-checkout-session',
+    status: 400,
+    title: 'Checkout session not found',
+    description:
+      'The checkout session named by x-vault-forward-checkout-session does not exist in the merchant account of the request (unknown, deleted, or another merchant’s). Nothing was sent.',
+  }),
   invalidPlaceholder: defineProblem({
     code: 'invalid-placeholder',
     status: 400,
     title: 'Unknown placeholder',
-    description: 'The body or a forwarded header uses a placeholder whose name is unknown or whose position exceeds the listed payment methods. Nothing was sent. See docs/placeholders.md.',
+    description:
+      'The body or a forwarded header uses a placeholder whose name is unknown, whose position exceeds the listed cards, or that its source cannot fill (CARD_SECURITY_CODE_X without x-vault-forward-checkout-session). Nothing was sent. See docs/placeholders.md.',
   }),
   insecureTarget: defineProblem({
     code: 'insecure-target',

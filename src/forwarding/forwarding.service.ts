@@ -36,6 +36,7 @@ export class ForwardingService {
       status: null,
       durationMs: 0,
       paymentMethodIds: [],
+      checkoutSessionId: null,
       authenticationIds: [],
       errorType: null,
     };

@@ -9,6 +9,7 @@ import { PaginationErrors } from '../common/pagination/pagination.errors';
 import { CommonErrors } from '../common/problem/common.errors';
 import { CreatePaymentMethodDto, ListPaymentMethodsQuery, PaymentMethodResponse } from './dto/payment-method.dto';
 import { PaymentMethodErrors } from './payment-methods.errors';
+import { CheckoutSessionErrors } from '../checkout-sessions/checkout-sessions.errors';
 import { PaymentMethodsService } from './payment-methods.service';
 
 @ApiTags('Payment methods')
@@ -20,8 +21,8 @@ export class PaymentMethodsController {
   @Post()
   @HttpCode(201)
   @RequireScope('payment-methods.write')
-  @ApiOperation({ summary: 'Store a card in the vault (the number is encrypted and never returned)' })
-  @ApiProblems(CommonErrors.validationFailed)
+  @ApiOperation({ summary: 'Store a card in the vault (the number is encrypted and never returned), or the card of a checkout session' })
+  @ApiProblems(CommonErrors.validationFailed, CheckoutSessionErrors.notFound, CheckoutSessionErrors.expired, CheckoutSessionErrors.noCard, CheckoutSessionErrors.cardIsStored)
   async create(@MerchantAccountId() merchant: string, @Body() body: CreatePaymentMethodDto): Promise<PaymentMethodResponse> {
     return PaymentMethodResponse.from(await this.paymentMethods.create(merchant, body));
   }

@@ -1,12 +1,13 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { VaultModule } from '../vault/vault.module';
+import { CheckoutSessionsCoreModule } from '../checkout-sessions/checkout-sessions.module';
 import { PaymentMethod } from './payment-method.entity';
 import { PaymentMethodsController } from './payment-methods.controller';
 import { PaymentMethodsService } from './payment-methods.service';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([PaymentMethod]), VaultModule],
+  imports: [TypeOrmModule.forFeature([PaymentMethod]), VaultModule, CheckoutSessionsCoreModule],
   controllers: [PaymentMethodsController],
   providers: [PaymentMethodsService],
   exports: [PaymentMethodsService],

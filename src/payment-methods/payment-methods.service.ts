@@ -13,6 +13,8 @@ import { CreatePaymentMethodDto, ListPaymentMethodsQuery, PaymentMethodResponse 
 import { PaymentMethod } from './payment-method.entity';
 import { PaymentMethodErrors } from './payment-methods.errors';
 import { isUuid } from '../common/uuid';
+import { CheckoutSessionCards } from '../checkout-sessions/checkout-session-cards';
+import { CheckoutSessionErrors } from '../checkout-sessions/checkout-sessions.errors';
 
 
 @Injectable()
@@ -22,10 +24,17 @@ export class PaymentMethodsService {
     private readonly vault: CardVault,
     private readonly pagination: PaginationService,
     private readonly resolver: PaymentMethodResolver,
+    private readonly sessionCards: CheckoutSessionCards,
   ) {}
 
   /** The DTO has validated the number (digits, length, Luhn) and the expiry already. */
   async create(merchantAccountId: string, input: CreatePaymentMethodDto): Promise<PaymentMethod> {
+    if (input.method === 'checkout-session') return this.createFromSession(merchantAccountId, input);
+    if (input.id !== undefined) {
+      throw new ProblemException(CommonErrors.validationFailed, 'id is allowed only with method checkout-session.', [
+        { location: 'body', name: 'id', message: 'only with method checkout-session' },
+      ]);
+    }
     const number = normaliseCardNumber(input.number)!;
     if (input.buyer_id !== undefined) await this.assertBuyer(merchantAccountId, input.buyer_id);
     const id = randomUUID();
@@ -45,6 +54,29 @@ export class PaymentMethodsService {
       masterKeyId: sealed.masterKeyId,
     });
     return this.get(merchantAccountId, id);
+  }
+
+  /**
+   * The card of a checkout session, stored as a payment method: its number and expiry, never its
+   * security code (PCI DSS: no security code after authorisation, and none in storage at all).
+   */
+  private async createFromSession(merchantAccountId: string, input: CreatePaymentMethodDto): Promise<PaymentMethod> {
+    for (const field of ['number', 'expiration_date', 'cardholder_name'] as const) {
+      if (input[field] !== undefined) {
+        throw new ProblemException(CommonErrors.validationFailed, `${field} is not allowed with method checkout-session.`, [
+          { location: 'body', name: field, message: 'not allowed with method checkout-session' },
+        ]);
+      }
+    }
+    const sessionId = input.id!.toLowerCase();
+    const card = await this.sessionCards.load(merchantAccountId, sessionId, { number: true }, { location: 'body', name: 'id' }, CheckoutSessionErrors.notFound);
+    if (card.source === 'id') {
+      throw new ProblemException(CheckoutSessionErrors.cardIsStored, `The card of checkout session ${sessionId} is payment method ${card.paymentMethodId}.`, [
+        { location: 'body', name: 'id', message: 'its card is a stored payment method already' },
+      ]);
+    }
+    const stored = Object.assign(new CreatePaymentMethodDto(), { ...input, method: 'card', id: undefined, number: card.number!, expiration_date: card.expirationDate });
+    return this.create(merchantAccountId, stored);
   }
 
   async get(merchantAccountId: string, id: string): Promise<PaymentMethod> {

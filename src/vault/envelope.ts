@@ -109,3 +109,49 @@ export function wrapSecret(secret: Buffer, aad: string, master: MasterKey): Buff
 export function unwrapSecret(wrapped: Buffer, masterKeyId: string, aad: string, keyring: VaultKeyring, what: string): Buffer {
   return unwrap({ wrappedKey: wrapped, masterKeyId }, aad, keyring, what);
 }
+
+/**
+ * Several secrets of one record under one data key, each bound to its own part name as well as the
+ * record's AAD: one part can be erased (its column nulled) without touching the others, and a part
+ * moved into another part's column fails to open. Rotation re-wraps the one data key only.
+ */
+export interface SealedParts {
+  /** By part name; null for a part not given. */
+  parts: Record<string, Buffer | null>;
+  wrappedKey: Buffer;
+  masterKeyId: string;
+}
+
+function partAad(aad: string, part: string): string {
+  return `${aad}\npart\n${part}`;
+}
+
+export function sealParts(plaintexts: Record<string, Buffer | null>, aad: string, master: MasterKey): SealedParts {
+  const dataKey = randomBytes(KEY_BYTES);
+  try {
+    const parts: Record<string, Buffer | null> = {};
+    for (const [name, plaintext] of Object.entries(plaintexts)) parts[name] = plaintext ? encrypt(dataKey, plaintext, partAad(aad, name)) : null;
+    return { parts, wrappedKey: encrypt(master.key, dataKey, wrapAad(master.id, aad)), masterKeyId: master.id };
+  } finally {
+    dataKey.fill(0);
+  }
+}
+
+/** One part of a sealParts record; the caller zeroes the plaintext when done. */
+export function openPart(
+  record: Pick<SealedRecord, 'wrappedKey' | 'masterKeyId'>,
+  part: string,
+  ciphertext: Buffer,
+  aad: string,
+  keyring: VaultKeyring,
+  what: string,
+): Buffer {
+  const dataKey = unwrap(record, aad, keyring, what);
+  try {
+    const plaintext = decrypt(dataKey, ciphertext, partAad(aad, part));
+    if (!plaintext) throw new VaultDecryptionError(`${what}: the ${part} does not authenticate for this record (moved or tampered)`);
+    return plaintext;
+  } finally {
+    dataKey.fill(0);
+  }
+}

@@ -1,35 +1,23 @@
 import { Injectable } from '@nestjs/common';
-import { ProblemException } from '../common/problem/problem';
 import { SharedCache, SharedCaches } from '../queue/shared-cache';
 import { Sql } from '../database/sql';
 import { parseExpirationDate } from './card';
 import { CardSecrets, CardVault } from './card-vault.service';
 import { PLACEHOLDER_NAMES, PlaceholderName, PlaceholderUse } from './placeholders';
-import { VaultErrors } from './vault.errors';
-import { isUuid } from '../common/uuid';
 
-export const PAYMENT_METHODS_HEADER = 'x-vault-forward-payment-methods';
-const MAX_PAYMENT_METHODS = 100;
-
-function headerProblem(detail: string, definition = VaultErrors.invalidPaymentMethodsHeader): ProblemException {
-  return new ProblemException(definition, detail, [{ location: 'header', name: PAYMENT_METHODS_HEADER, message: detail }]);
-}
-
-/** "id1,id2" → ids in order; every malformed case is a 400 naming the header and the position. */
-export function parsePaymentMethodIds(raw: string): string[] {
-  const ids = raw.split(',').map((part) => part.trim());
-  if (ids.length > MAX_PAYMENT_METHODS) throw headerProblem(`lists ${ids.length} payment methods; at most ${MAX_PAYMENT_METHODS} are allowed`);
-  const seen = new Map<string, number>();
-  ids.forEach((id, index) => {
-    const position = index + 1;
-    if (id === '') throw headerProblem(`position ${position} is empty (separate UUIDs with single commas)`);
-    if (!isUuid(id)) throw headerProblem(`position ${position} is not a UUID`);
-    const key = id.toLowerCase();
-    const first = seen.get(key);
-    if (first !== undefined) throw headerProblem(`position ${position} repeats position ${first}; list each payment method once`);
-    seen.set(key, position);
-  });
-  return ids.map((id) => id.toLowerCase());
+/**
+ * A listed payment method that is not this merchant's (unknown, deleted, another merchant's). The
+ * caller names where it was listed (forwarding: its header); the vault knows no header.
+ */
+export class UnknownPaymentMethodError extends Error {
+  constructor(
+    /** 1-based position in the list given. */
+    readonly position: number,
+    readonly id: string,
+  ) {
+    super(`position ${position} (${id}) is not a payment method of this merchant account`);
+    this.name = 'UnknownPaymentMethodError';
+  }
 }
 
 /** Sealed rows are kept this long at most when an invalidation notice is missed. */
@@ -86,7 +74,7 @@ export class PaymentMethodResolver {
   }
 
   /**
-   * That every listed payment method exists for this merchant account (a 400 naming the position
+   * That every listed payment method exists for this merchant account (UnknownPaymentMethodError
    * otherwise), opening none: planning checks this, so a queued forward is refused when asked for.
    * The rows land in the cache, so the resolve that follows costs no query.
    */
@@ -97,12 +85,7 @@ export class PaymentMethodResolver {
   private async present(merchantAccountId: string, ids: readonly string[]): Promise<Map<string, SealedRow>> {
     const byId = await this.sealedRows(merchantAccountId, ids);
     ids.forEach((id, index) => {
-      if (!byId.has(id)) {
-        throw headerProblem(
-          `position ${index + 1} (${id}) is not a payment method of this merchant account`,
-          VaultErrors.unknownPaymentMethod,
-        );
-      }
+      if (!byId.has(id)) throw new UnknownPaymentMethodError(index + 1, id);
     });
     return byId;
   }
@@ -116,7 +99,7 @@ export class PaymentMethodResolver {
     const values = new Map<string, string>();
     if (ids.length === 0) return values;
     const byId = await this.present(merchantAccountId, ids);
-    const wanted = uses ?? ids.flatMap((_, index) => PLACEHOLDER_NAMES.map((name) => ({ token: `${name}_${index + 1}`, name, position: index + 1 })));
+    const wanted = uses ?? ids.flatMap((_, index) => CARD_PLACEHOLDER_NAMES.map((name) => ({ token: `${name}_${index + 1}`, name, position: index + 1 })));
     const opened = new Map<number, CardSecrets>();
     for (const use of wanted) {
       if (values.has(use.token)) continue;
@@ -130,15 +113,26 @@ export class PaymentMethodResolver {
         }
         return secrets;
       };
-      values.set(use.token, valueOf(use.name, row.expiration_date, card));
+      values.set(use.token, placeholderValue(use.name, row.expiration_date, card));
     }
     return values;
   }
 }
 
-function valueOf(name: PlaceholderName, expirationDate: string, card: () => CardSecrets): string {
+/** The names a stored payment method fills: every one but the security code, which it never holds. */
+const CARD_PLACEHOLDER_NAMES = PLACEHOLDER_NAMES.filter((name) => name !== 'CARD_SECURITY_CODE');
+
+/**
+ * One placeholder's value from a card: `card` opens it (called only for number or holder name),
+ * `securityCode` only for CARD_SECURITY_CODE (a checkout session's; a payment method has none).
+ */
+export function placeholderValue(name: PlaceholderName, expirationDate: string, card: () => CardSecrets, securityCode?: () => string): string {
   if (name === 'CARD_NUMBER') return card().number;
   if (name === 'CARDHOLDER_NAME') return card().cardholderName ?? '';
+  if (name === 'CARD_SECURITY_CODE') {
+    if (!securityCode) throw new Error('no security code for this card'); // the scan refuses it first: a bug, not user input
+    return securityCode();
+  }
   if (name === 'CARD_EXPIRATION_DATE') return expirationDate;
   const expiry = parseExpirationDate(expirationDate)!;
   if (name === 'CARD_EXPIRATION_DATE_M') return String(expiry.month);

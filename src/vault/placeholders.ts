@@ -3,7 +3,8 @@
  *
  *   {{ NAME_X }}   or   {{NAME_X}}   (spaces inside the braces optional; only spaces)
  *
- * NAME is one of PLACEHOLDER_NAMES and X (1–100) is a position in x-vault-forward-payment-methods.
+ * NAME is one of PLACEHOLDER_NAMES and X (1–100) is a position among the cards the forward's source
+ * lists (its payment methods, or the one card of a checkout session).
  * A backslash right before a placeholder escapes it: `\{{ CARD_NUMBER_1 }}` is sent as the literal
  * `{{ CARD_NUMBER_1 }}` (in a JSON body the backslash is written `\\`, and both characters go). Braces around anything that is not an upper-case NAME_X (`{{ name }}`,
  * `{{ 1 }}`, JSON such as `{"a":{"b":1}}`) are not placeholders and pass untouched; an upper-case
@@ -17,6 +18,8 @@ export const PLACEHOLDER_NAMES = [
   'CARD_EXPIRATION_DATE_YY',
   'CARD_EXPIRATION_DATE_YYYY',
   'CARDHOLDER_NAME',
+  // Only a checkout session holds one (briefly): stored payment methods never keep a security code.
+  'CARD_SECURITY_CODE',
 ] as const;
 export type PlaceholderName = (typeof PLACEHOLDER_NAMES)[number];
 
@@ -37,10 +40,28 @@ export interface PlaceholderUse {
   position: number;
 }
 
+/**
+ * What a forward's placeholder source offers to the scan: how many positions, whether the security
+ * code exists, and how to name the source in a message (a header, which only forwarding knows).
+ */
+export interface PlaceholderSourceShape {
+  positions: number;
+  securityCode: boolean;
+  /** Names what lists the cards, e.g. "x-vault-forward-payment-methods". */
+  listedBy: string;
+  /** Names what would offer the security code, for the message that it is not available here. */
+  securityCodeFrom: string;
+}
+
+/** The shape of a plain list of `count` payment methods (no security code). */
+export function paymentMethodsShape(count: number, listedBy = 'x-vault-forward-payment-methods', securityCodeFrom = 'a checkout session'): PlaceholderSourceShape {
+  return { positions: count, securityCode: false, listedBy, securityCodeFrom };
+}
+
 export class PlaceholderError extends Error {
   constructor(
     readonly token: string,
-    readonly reason: 'unknown-name' | 'position-out-of-range',
+    readonly reason: 'unknown-name' | 'position-out-of-range' | 'not-available',
     message: string,
   ) {
     super(message);
@@ -122,7 +143,8 @@ function isName(text: string, start: number, end: number): boolean {
  * Every placeholder in `text`, checked against the names and the number of listed payment methods.
  * Throws PlaceholderError on the first bad one (the message names the token, never a value).
  */
-export function scanText(text: string, paymentMethodCount: number, style: EscapeStyle = 'raw'): PlaceholderScan {
+export function scanText(text: string, source: number | PlaceholderSourceShape, style: EscapeStyle = 'raw'): PlaceholderScan {
+  const shape = typeof source === 'number' ? paymentMethodsShape(source) : source;
   const matches = findPlaceholders(text, style);
   const uses: PlaceholderUse[] = [];
   for (const { token, escaped } of matches) {
@@ -134,14 +156,17 @@ export function scanText(text: string, paymentMethodCount: number, style: Escape
       throw new PlaceholderError(token, 'unknown-name', `{{ ${token} }} is not a placeholder name; known: ${PLACEHOLDER_NAMES.map((n) => `${n}_X`).join(', ')}`);
     }
     const position = Number(digits);
-    if (position < 1 || position > paymentMethodCount || digits.startsWith('0')) {
+    if (position < 1 || position > shape.positions || digits.startsWith('0')) {
       throw new PlaceholderError(
         token,
         'position-out-of-range',
-        paymentMethodCount === 0
-          ? `{{ ${token} }} needs x-vault-forward-payment-methods, which lists no payment method`
-          : `{{ ${token} }} refers to position ${digits}, but x-vault-forward-payment-methods lists ${paymentMethodCount}`,
+        shape.positions === 0
+          ? `{{ ${token} }} needs ${shape.listedBy}, which lists no payment method`
+          : `{{ ${token} }} refers to position ${digits}, but ${shape.listedBy} lists ${shape.positions}`,
       );
+    }
+    if (name === 'CARD_SECURITY_CODE' && !shape.securityCode) {
+      throw new PlaceholderError(token, 'not-available', `{{ ${token} }} is available only with ${shape.securityCodeFrom}: stored payment methods keep no security code`);
     }
     uses.push({ token, name: name as PlaceholderName, position });
   }
@@ -149,8 +174,8 @@ export function scanText(text: string, paymentMethodCount: number, style: Escape
 }
 
 /** The placeholders `text` uses; see scanText. */
-export function scanPlaceholders(text: string, paymentMethodCount: number, style: EscapeStyle = 'raw'): PlaceholderUse[] {
-  return scanText(text, paymentMethodCount, style).uses;
+export function scanPlaceholders(text: string, source: number | PlaceholderSourceShape, style: EscapeStyle = 'raw'): PlaceholderUse[] {
+  return scanText(text, source, style).uses;
 }
 
 /**

@@ -110,4 +110,16 @@ export const SEALED_TABLES: readonly SealedTable[] = [
     aadColumns: ['merchant_account_id', 'id'],
     describe: 'callback delivery',
   },
+  {
+    // Card number and security code are parts of one envelope (sealParts); erased rows have NULL keys,
+    // which the rotation's `master_key_id <> current` never selects.
+    name: 'checkout_sessions',
+    table: 'checkout_sessions',
+    key: 'id',
+    keyType: 'uuid',
+    layout: 'record',
+    purpose: 'checkout-session',
+    aadColumns: ['merchant_account_id', 'id'],
+    describe: 'checkout session',
+  },
 ];

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { open, seal, SealedRecord } from './envelope';
+import { open, openPart, seal, SealedParts, SealedRecord, sealParts } from './envelope';
 import { VAULT_KEYRING, VaultKeyring } from './keyring';
 
 /**
@@ -52,5 +52,14 @@ export class SecretSealer {
     } finally {
       plaintext.fill(0);
     }
+  }
+
+  /** Several secrets under one data key, each erasable alone (envelope.sealParts). */
+  sealParts(aad: string, plaintexts: Record<string, Buffer | null>): SealedParts {
+    return sealParts(plaintexts, aad, this.keyring.current);
+  }
+
+  openPart(aad: string, record: Pick<SealedRecord, 'wrappedKey' | 'masterKeyId'>, part: string, ciphertext: Buffer, what: string): Buffer {
+    return openPart(record, part, ciphertext, aad, this.keyring, what);
   }
 }

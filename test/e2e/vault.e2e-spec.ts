@@ -3,7 +3,8 @@ import { createMerchantAccount } from '../factories/merchant-accounts';
 import { PaymentMethodsService } from '../../src/payment-methods/payment-methods.service';
 import { VaultDecryptionError } from '../../src/vault/envelope';
 import { KeyRotationService } from '../../src/vault/key-rotation.service';
-import { PaymentMethodResolver, parsePaymentMethodIds } from '../../src/vault/payment-method-resolver.service';
+import { PaymentMethodResolver, UnknownPaymentMethodError } from '../../src/vault/payment-method-resolver.service';
+import { parsePaymentMethodIds } from '../../src/forwarding/forward-headers';
 import { createIsolatedDatabase } from '../support/isolated-database';
 import { startTestApp, TEST_MASTER_KEY_1, TEST_MASTER_KEY_2, TestApp } from '../support/test-app';
 import { rotationResult } from '../support/rotation';
@@ -57,10 +58,10 @@ describe('The vault: encryption at rest, placeholder resolution, key rotation', 
       [[mine.id, '00000000-0000-4000-8000-000000000000'], 2],
     ] as Array<[string[], number]>) {
       const error = await resolver().resolve(merchant, ids).catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(ProblemException);
-      expect((error as ProblemException).definition.code).toBe('unknown-payment-method');
-      expect((error as ProblemException).detail).toContain(`position ${position}`);
-      expect((error as ProblemException).errors?.[0]).toMatchObject({ location: 'header', name: 'x-vault-forward-payment-methods' });
+      // The vault names the position; forwarding turns it into 400 unknown-payment-method naming its header.
+      expect(error).toBeInstanceOf(UnknownPaymentMethodError);
+      expect((error as UnknownPaymentMethodError).position).toBe(position);
+      expect((error as Error).message).toContain(`position ${position}`);
     }
   });
 

@@ -22,6 +22,8 @@ export function rotationResult(changes: Record<string, unknown>): Record<string,
     failed_idempotent_responses: [],
     rewrapped_callback_deliveries: 0,
     failed_callback_deliveries: [],
+    rewrapped_checkout_sessions: 0,
+    failed_checkout_sessions: [],
     remaining: 0,
     ...changes,
   };

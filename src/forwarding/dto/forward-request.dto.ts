@@ -23,6 +23,8 @@ export class ForwardRequestResponse {
   duration_ms!: number;
   @ApiProperty({ type: [String] })
   payment_method_ids!: string[];
+  @ApiProperty({ type: String, format: 'uuid', nullable: true, description: 'The checkout session whose card was filled in (x-vault-forward-checkout-session).' })
+  checkout_session_id!: string | null;
   @ApiProperty({ type: [String] })
   authentication_ids!: string[];
   @ApiProperty({ type: String, nullable: true, description: 'Problem code when the service answered with its own error.' })
@@ -41,6 +43,7 @@ export class ForwardRequestResponse {
       status: r.status,
       duration_ms: r.durationMs,
       payment_method_ids: r.paymentMethodIds,
+      checkout_session_id: r.checkoutSessionId,
       authentication_ids: r.authenticationIds,
       error_type: r.errorType,
       created_at: r.createdAt.toISOString(),

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional, IsString, IsUUID, Length, Matches, ValidateBy } from 'class-validator';
+import { IsIn, IsOptional, IsString, IsUUID, Length, Matches, ValidateBy, ValidateIf } from 'class-validator';
 import { PageQueryDto } from '../../common/pagination/page-query';
 import { cardNumberProblem, CardScheme, EXPIRATION_DATE_PATTERN } from '../../vault/card';
 import { PaymentMethod } from '../payment-method.entity';
@@ -15,19 +15,29 @@ function IsCardNumber(): PropertyDecorator {
   });
 }
 
-export class CreatePaymentMethodDto {
-  @ApiProperty({ enum: ['card'] })
-  @IsIn(['card'])
-  method!: 'card';
+const isCard = (o: CreatePaymentMethodDto) => o.method !== 'checkout-session';
+const isSession = (o: CreatePaymentMethodDto) => o.method === 'checkout-session';
 
-  @ApiProperty({ example: '4111 1111 1111 1111', description: '12–19 digits (spaces and dashes ignored), Luhn-valid. Never returned.' })
+export class CreatePaymentMethodDto {
+  @ApiProperty({ enum: ['card', 'checkout-session'], description: '`checkout-session` stores the card of the session named by `id` (never its security code).' })
+  @IsIn(['card', 'checkout-session'])
+  method!: 'card' | 'checkout-session';
+
+  @ApiPropertyOptional({ example: '4111 1111 1111 1111', description: 'With method card (required): 12–19 digits (spaces and dashes ignored), Luhn-valid. Never returned.' })
+  @ValidateIf((o: CreatePaymentMethodDto) => isCard(o) || o.number !== undefined)
   @IsCardNumber()
   number!: string;
 
-  @ApiProperty({ example: '12/30', pattern: EXPIRATION_DATE_PATTERN.source })
+  @ApiPropertyOptional({ example: '12/30', pattern: EXPIRATION_DATE_PATTERN.source, description: 'With method card (required).' })
+  @ValidateIf((o: CreatePaymentMethodDto) => isCard(o) || o.expiration_date !== undefined)
   @IsString()
   @Matches(EXPIRATION_DATE_PATTERN, { message: 'must be MM/YY with a month from 01 to 12' })
   expiration_date!: string;
+
+  @ApiPropertyOptional({ format: 'uuid', description: 'With method checkout-session (required): the session whose card is stored.' })
+  @ValidateIf((o: CreatePaymentMethodDto) => isSession(o) || o.id !== undefined)
+  @IsUUID('all')
+  id?: string;
 
   @ApiPropertyOptional({ format: 'uuid', description: 'A buyer of the same merchant account.' })
   @IsOptional()

@@ -1,0 +1,168 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { ProblemDefinition, ProblemException, ProblemFieldError } from '../common/problem/problem';
+import { isUuid } from '../common/uuid';
+import { CardVault } from '../vault/card-vault.service';
+import { boundAad, SecretSealer } from '../vault/secret-sealer';
+import { CheckoutSessionErrors } from './checkout-sessions.errors';
+
+/** Binds a session's envelope to its merchant and id (SEALED_TABLES: checkout_sessions). */
+export function checkoutSessionAad(merchantAccountId: string, id: string): string {
+  return boundAad('checkout-session', merchantAccountId, id);
+}
+
+/** The part names of a session's envelope (SecretSealer.sealParts). */
+export const CARD_PART = 'card-number';
+export const SECURITY_CODE_PART = 'security-code';
+
+/**
+ * What erasing a session leaves: no secret, no card column, no metadata. One statement for the
+ * purge, the read-time check and the routes alike.
+ */
+export const ERASE_COLUMNS = `ciphertext = NULL, security_code_ciphertext = NULL, wrapped_key = NULL, master_key_id = NULL,
+  card_source = NULL, payment_method_id = NULL, scheme = NULL, label = NULL, expiration_date = NULL, metadata = NULL,
+  erased_at = now(), updated_at = now()`;
+
+/** Who to name in a problem about the session (the forward header, or a body field). */
+export type SessionReference = Omit<ProblemFieldError, 'message'>;
+
+interface CardRow {
+  expired: boolean;
+  erased: boolean;
+  card_source: 'card' | 'id' | null;
+  payment_method_id: string | null;
+  expiration_date: string | null;
+  ciphertext: Buffer | null;
+  security_code_ciphertext: Buffer | null;
+  security_code_erased: boolean;
+  wrapped_key: Buffer | null;
+  master_key_id: string | null;
+  pm_expiration_date: string | null;
+  pm_ciphertext: Buffer | null;
+  pm_wrapped_key: Buffer | null;
+  pm_master_key_id: string | null;
+}
+
+export interface SessionCard {
+  source: 'card' | 'id';
+  paymentMethodId: string | null;
+  expirationDate: string;
+  /** Present when asked for. */
+  number?: string;
+  cardholderName?: string | null;
+  securityCode?: string;
+}
+
+export interface SessionCardWants {
+  number?: boolean;
+  securityCode?: boolean;
+  /** The code must be there, but is not opened (planning). */
+  requireSecurityCode?: boolean;
+}
+
+/**
+ * The loader of a checkout session's card: the one place that reads and opens its secrets, and
+ * erases them. Rows are read from PostgreSQL on every use, never from the shared card cache: a
+ * session lives minutes, and its erasure must hold in every process at once.
+ */
+@Injectable()
+export class CheckoutSessionCards {
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly sealer: SecretSealer,
+    private readonly vault: CardVault,
+  ) {}
+
+  /**
+   * The session's card (values only as `wants` says), or a problem naming `at`: `missing` when the
+   * session is unknown to this merchant, 410 when expired (erased now if the purge has not yet),
+   * 409 without a card, 410 when the security code is wanted but was erased after use.
+   */
+  async load(merchantAccountId: string, id: string, wants: SessionCardWants, at: SessionReference, missing: ProblemDefinition): Promise<SessionCard> {
+    const row = isUuid(id) ? await this.row(merchantAccountId, id) : undefined;
+    const fail = (definition: ProblemDefinition, detail: string, message: string) => new ProblemException(definition, detail, [{ ...at, message }]);
+    if (!row) throw fail(missing, `No checkout session "${id.slice(0, 64)}" exists in this merchant account.`, 'unknown checkout session');
+    if (row.expired || row.erased) {
+      if (!row.erased) await this.erase(merchantAccountId, id);
+      throw fail(CheckoutSessionErrors.expired, `Checkout session ${id} has expired; its card data is erased.`, 'checkout session expired');
+    }
+    const ownCard = row.card_source === 'card' && row.ciphertext !== null;
+    const storedCard = row.card_source === 'id' && row.pm_ciphertext !== null;
+    if (!ownCard && !storedCard) throw fail(CheckoutSessionErrors.noCard, `Checkout session ${id} holds no card.`, 'no card collected');
+    if ((wants.securityCode || wants.requireSecurityCode) && row.security_code_ciphertext === null) {
+      throw row.security_code_erased
+        ? fail(CheckoutSessionErrors.securityCodeErased, `The security code of checkout session ${id} was erased after use.`, 'security code erased after use')
+        : fail(CheckoutSessionErrors.noCard, `Checkout session ${id} holds no security code.`, 'no security code collected');
+    }
+    const card: SessionCard = {
+      source: row.card_source!,
+      paymentMethodId: row.payment_method_id,
+      expirationDate: (storedCard ? row.pm_expiration_date : row.expiration_date)!,
+    };
+    const aad = checkoutSessionAad(merchantAccountId, id);
+    const sealed = { wrappedKey: row.wrapped_key!, masterKeyId: row.master_key_id! };
+    if (wants.number) {
+      if (storedCard) {
+        const secrets = this.vault.open(merchantAccountId, row.payment_method_id!, {
+          ciphertext: row.pm_ciphertext!,
+          wrappedKey: row.pm_wrapped_key!,
+          masterKeyId: row.pm_master_key_id!,
+        });
+        card.number = secrets.number;
+        card.cardholderName = secrets.cardholderName;
+      } else {
+        const plaintext = this.sealer.openPart(aad, sealed, CARD_PART, row.ciphertext!, `checkout session ${id}`);
+        card.number = plaintext.toString('utf8');
+        card.cardholderName = null;
+        plaintext.fill(0);
+      }
+    }
+    if (wants.securityCode) {
+      const plaintext = this.sealer.openPart(aad, sealed, SECURITY_CODE_PART, row.security_code_ciphertext!, `checkout session ${id}`);
+      card.securityCode = plaintext.toString('utf8');
+      plaintext.fill(0);
+    }
+    return card;
+  }
+
+  private async row(merchantAccountId: string, id: string): Promise<CardRow | undefined> {
+    const rows = (await this.db.query(
+      `SELECT s.expires_at <= now() AS expired, s.erased_at IS NOT NULL AS erased, s.card_source, s.payment_method_id, s.expiration_date,
+              s.ciphertext, s.security_code_ciphertext, s.security_code_erased_at IS NOT NULL AS security_code_erased, s.wrapped_key, s.master_key_id,
+              pm.expiration_date AS pm_expiration_date, pm.ciphertext AS pm_ciphertext, pm.wrapped_key AS pm_wrapped_key, pm.master_key_id AS pm_master_key_id
+         FROM checkout_sessions s
+         LEFT JOIN payment_methods pm ON pm.id = s.payment_method_id AND pm.merchant_account_id = s.merchant_account_id
+        WHERE s.merchant_account_id = $1 AND s.id = $2`,
+      [merchantAccountId, id],
+    )) as CardRow[];
+    return rows[0];
+  }
+
+  /** Nulls every secret and card column of one expired session (read time; the purge does the rest). */
+  async erase(merchantAccountId: string, id: string): Promise<void> {
+    await this.db.query(`UPDATE checkout_sessions SET ${ERASE_COLUMNS} WHERE merchant_account_id = $1 AND id = $2 AND erased_at IS NULL`, [merchantAccountId, id]);
+  }
+
+  /**
+   * After a forward that used the security code was answered by its target (authorised or declined):
+   * the code may not be kept (PCI DSS 3.3.1), so its ciphertext goes; number and expiry stay until expiry.
+   */
+  async eraseSecurityCode(merchantAccountId: string, id: string): Promise<void> {
+    await this.db.query(
+      `UPDATE checkout_sessions SET security_code_ciphertext = NULL, security_code_erased_at = now(), updated_at = now()
+        WHERE merchant_account_id = $1 AND id = $2 AND security_code_ciphertext IS NOT NULL`,
+      [merchantAccountId, id],
+    );
+  }
+
+  /**
+   * Every expired session erased, in one statement: safe with any number of processes running it at
+   * once (a row already erased is not selected again). Rows a day past expiry are deleted.
+   */
+  async purgeExpired(): Promise<{ erased: number; deleted: number }> {
+    const [, erased] = (await this.db.query(`UPDATE checkout_sessions SET ${ERASE_COLUMNS} WHERE expires_at <= now() AND erased_at IS NULL`)) as [unknown, number];
+    const [, deleted] = (await this.db.query(`DELETE FROM checkout_sessions WHERE expires_at < now() - interval '1 day'`)) as [unknown, number];
+    return { erased: Number(erased) || 0, deleted: Number(deleted) || 0 };
+  }
+}
