@@ -29,8 +29,9 @@ export class ApiModule {
         AuthModule,
         PaginationModule,
         MerchantAccountsModule,
-        BuyersModule,
+        // Before BuyersModule: GET /buyers/payment-methods must not be read as GET /buyers/:id.
         PaymentMethodsModule,
+        BuyersModule,
         VaultForwardConfigsModule,
         ForwardAuthenticationsModule,
         ForwardingModule,
