@@ -30,9 +30,10 @@ export class ApiModule {
         AuthModule,
         PaginationModule,
         MerchantAccountsModule,
-        BuyersModule,
+        // Before BuyersModule: GET /buyers/payment-methods must not be read as GET /buyers/:id.
         PaymentMethodsModule,
         CheckoutSessionsModule,
+        BuyersModule,
         VaultForwardConfigsModule,
         ForwardAuthenticationsModule,
         ForwardingModule,

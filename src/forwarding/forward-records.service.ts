@@ -23,6 +23,8 @@ export interface ForwardRecord {
   spooledAt?: string;
   /** Set when the disclosure was committed to the table: the outcome is then an UPDATE of that row. */
   disclosedInTable?: boolean;
+  /** Set once the disclosure is durable (table or spool): the card data was released, so its outcome counts a use of each card. */
+  disclosed?: boolean;
 }
 
 /** Outcomes are written in batches: one multi-row statement (one commit, one WAL flush) per batch. */
@@ -48,21 +50,60 @@ const ROWS = `SELECT id, merchant, config, method, target, status, duration, pms
 /** A disclosure: who sent what where, with no outcome yet (status NULL). Replaying it again changes nothing. */
 const INSERT_PENDING = `INSERT INTO vault_forward_requests ${COLUMNS} ${ROWS} ON CONFLICT (id) DO NOTHING`;
 /**
+ * Counts one use of each card of each record in `source` (rows id, merchant_account_id,
+ * payment_method_ids, created_at): usage_count + 1 per forward, last_used_at the latest forward's
+ * start. Card rows are locked in id order, so two batches sharing cards cannot deadlock each other.
+ * A card deleted since is simply not found. Runs in the statement that writes the outcomes, and only
+ * for the rows whose outcome that statement set (status NULL before), so a record replayed or
+ * retried any number of times counts once.
+ */
+const countUses = (source: string) => `uses AS (
+    SELECT s.merchant_account_id AS merchant, card.id AS card_id, count(*) AS n, max(s.created_at) AS at
+      FROM ${source} s CROSS JOIN LATERAL unnest(s.payment_method_ids) AS card(id)
+     GROUP BY 1, 2
+  ), locked AS MATERIALIZED (
+    SELECT p.id FROM payment_methods p JOIN uses ON p.id = uses.card_id AND p.merchant_account_id = uses.merchant
+     ORDER BY p.id FOR UPDATE OF p
+  ), counted AS (
+    UPDATE payment_methods p
+       SET usage_count = LEAST(p.usage_count + uses.n, 2147483647)::int,
+           last_used_at = GREATEST(p.last_used_at, uses.at)
+      FROM locked, uses
+     WHERE p.id = locked.id AND uses.card_id = locked.id
+    RETURNING p.id
+  )`;
+/**
  * The whole record with its outcome: inserted if its disclosure is not in the table (yet), or fills
  * in the outcome of a pending row. It carries every column, so it and the disclosure commute: the
- * spool can replay either after the other, any number of times.
+ * spool can replay either after the other, any number of times. $12 says which records released
+ * card data (their uses are counted); a refused forward names its cards too but sent nothing.
  */
-const UPSERT_FINAL = `INSERT INTO vault_forward_requests ${COLUMNS} ${ROWS}
-  ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status, duration_ms = EXCLUDED.duration_ms, error_type = EXCLUDED.error_type
-  WHERE vault_forward_requests.status IS NULL`;
+const UPSERT_FINAL = `WITH r AS (
+    SELECT id, merchant, config, method, target, status, duration, pms::uuid[] AS pms, auths::uuid[] AS auths, error, coalesce(at, now()) AS at, disclosed
+      FROM unnest($1::text[], $2::text[], $3::uuid[], $4::text[], $5::text[], $6::int[], $7::float8[], $8::text[], $9::text[], $10::text[], $11::timestamptz[], $12::bool[])
+           AS r(id, merchant, config, method, target, status, duration, pms, auths, error, at, disclosed)
+  ), done AS (
+    INSERT INTO vault_forward_requests ${COLUMNS}
+    SELECT id, merchant, config, method, target, status, duration, pms, auths, error, at FROM r
+    ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status, duration_ms = EXCLUDED.duration_ms, error_type = EXCLUDED.error_type
+    WHERE vault_forward_requests.status IS NULL
+    RETURNING id, merchant_account_id, payment_method_ids, created_at
+  ), released AS (
+    SELECT done.* FROM done JOIN r ON r.id = done.id WHERE r.disclosed
+  ), ${countUses('released')}
+  SELECT count(*)::int AS written FROM done`;
 /**
  * The outcome of disclosures committed by this process: a plain UPDATE of known rows is cheaper than
  * the upsert's speculative insert. A row it does not find (not expected) goes through UPSERT_FINAL.
+ * Every row here released card data, so each one it sets counts its cards' uses.
  */
-const UPDATE_OUTCOME = `UPDATE vault_forward_requests AS t SET status = u.status, duration_ms = u.duration, error_type = u.error
-  FROM unnest($1::text[], $2::int[], $3::float8[], $4::text[]) AS u(id, status, duration, error)
-  WHERE t.id = u.id AND t.status IS NULL
-  RETURNING t.id`;
+const UPDATE_OUTCOME = `WITH done AS (
+    UPDATE vault_forward_requests AS t SET status = u.status, duration_ms = u.duration, error_type = u.error
+      FROM unnest($1::text[], $2::int[], $3::float8[], $4::text[]) AS u(id, status, duration, error)
+     WHERE t.id = u.id AND t.status IS NULL
+    RETURNING t.id, t.merchant_account_id, t.payment_method_ids, t.created_at
+  ), ${countUses('done')}
+  SELECT id FROM done`;
 
 interface Disclosure {
   record: ForwardRecord;
@@ -173,7 +214,10 @@ export class ForwardRecordsService implements OnApplicationBootstrap, OnModuleDe
     if (!this.databaseDown) {
       try {
         await this.withinBound(this.sql.prepared('forwarding.record-pending', INSERT_PENDING, columns(records.map(asPending))));
-        for (const record of records) record.disclosedInTable = true;
+        for (const record of records) {
+          record.disclosedInTable = true;
+          record.disclosed = true;
+        }
         return;
       } catch (error) {
         this.databaseFailed(error, `could not commit ${records.length} disclosures; spooling them`);
@@ -186,7 +230,10 @@ export class ForwardRecordsService implements OnApplicationBootstrap, OnModuleDe
       this.logger.error(`could not spool ${records.length} disclosures, refusing them: ${message(error)}`);
       throw serviceUnavailableProblem('The forward could not be recorded (database and local spool unavailable); nothing was sent. Retry shortly.');
     }
-    for (const record of records) record.spooledAt = at;
+    for (const record of records) {
+      record.spooledAt = at;
+      record.disclosed = true;
+    }
   }
 
   private async writeOutcomes(batch: ForwardRecord[]): Promise<void> {
@@ -225,7 +272,7 @@ export class ForwardRecordsService implements OnApplicationBootstrap, OnModuleDe
       const done = new Set(updated.map((row) => row.id));
       rest = batch.filter((r) => !done.has(r.id));
     }
-    if (rest.length > 0) await this.sql.prepared('forwarding.record-final', UPSERT_FINAL, columns(rest));
+    if (rest.length > 0) await this.sql.prepared('forwarding.record-final', UPSERT_FINAL, finalColumns(rest));
   }
 
   /** One replay pass: if the database answers, every spool file this process may take goes into the table. */
@@ -285,7 +332,8 @@ export class ForwardRecordsService implements OnApplicationBootstrap, OnModuleDe
   /** A batch the table refuses for a reason other than an outage is retried row by row, and the refused rows set aside. */
   private async replayBatch(name: string, statement: string, entries: SpoolEntry[]): Promise<void> {
     // created_at, if the row is new: when the disclosure was spooled, else when this entry was.
-    const rows = (list: SpoolEntry[]) => columns(latestById(list.map((e) => ({ ...e.record, spooledAt: e.record.spooledAt ?? e.at }))));
+    const toColumns = statement === UPSERT_FINAL ? finalColumns : columns;
+    const rows = (list: SpoolEntry[]) => toColumns(latestById(list.map((e) => ({ ...e.record, spooledAt: e.record.spooledAt ?? e.at }))));
     try {
       await this.withinBound(this.sql.prepared(name, statement, rows(entries)));
       return;
@@ -351,6 +399,11 @@ function columns(batch: ForwardRecord[]): unknown[] {
     column('spooledAt'),
     column('checkoutSessionId'),
   ];
+}
+
+/** UPSERT_FINAL's parameters: the common columns and whether each record released card data. */
+function finalColumns(batch: ForwardRecord[]): unknown[] {
+  return [...columns(batch), batch.map((r) => r.disclosed === true)];
 }
 
 function message(error: unknown): string {

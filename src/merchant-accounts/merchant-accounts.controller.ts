@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Page, PageOf } from '../common/pagination/page';
 import { PaginationErrors } from '../common/pagination/pagination.errors';
 import { RequireInstanceScope } from '../auth/scopes';
@@ -25,9 +25,11 @@ export class MerchantAccountsController {
   @HttpCode(201)
   @RequireInstanceScope('merchant-accounts.write')
   @ApiOperation({ summary: 'Create a merchant account (instance keys only)' })
-  @ApiProblems(CommonErrors.validationFailed, MerchantAccountErrors.duplicateId)
+  @ApiCreatedResponse({ type: MerchantAccountResponse })
+  @ApiProblems(CommonErrors.validationFailed, MerchantAccountErrors.duplicateId, MerchantAccountErrors.featureUnavailable)
   async create(@Body() body: CreateMerchantAccountDto): Promise<MerchantAccountResponse> {
-    return MerchantAccountResponse.from(await this.merchants.create(body.id, body.display_name));
+    const { id, display_name, ...features } = body;
+    return MerchantAccountResponse.from(await this.merchants.create(id, display_name, features));
   }
 
   @Get()
@@ -42,6 +44,7 @@ export class MerchantAccountsController {
   @Get(':id')
   @RequireInstanceScope('merchant-accounts.read')
   @ApiOperation({ summary: 'Get a merchant account (instance keys only)' })
+  @ApiOkResponse({ type: MerchantAccountResponse })
   @ApiProblems(MerchantAccountErrors.notFound)
   async get(@Param('id') id: string): Promise<MerchantAccountResponse> {
     return MerchantAccountResponse.from(await this.merchants.get(id));
@@ -50,8 +53,10 @@ export class MerchantAccountsController {
   @Put(':id')
   @RequireInstanceScope('merchant-accounts.write')
   @ApiOperation({ summary: 'Update a merchant account (instance keys only)' })
-  @ApiProblems(CommonErrors.validationFailed, MerchantAccountErrors.notFound)
+  @ApiOkResponse({ type: MerchantAccountResponse })
+  @ApiProblems(CommonErrors.validationFailed, MerchantAccountErrors.notFound, MerchantAccountErrors.featureUnavailable)
   async update(@Param('id') id: string, @Body() body: UpdateMerchantAccountDto): Promise<MerchantAccountResponse> {
-    return MerchantAccountResponse.from(await this.merchants.update(id, { displayName: body.display_name }));
+    const { display_name, ...features } = body;
+    return MerchantAccountResponse.from(await this.merchants.update(id, { displayName: display_name, features }));
   }
 }

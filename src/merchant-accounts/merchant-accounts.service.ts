@@ -5,8 +5,14 @@ import { Repository } from 'typeorm';
 import { isUniqueViolation } from '../database/errors';
 import { Page } from '../common/pagination/page';
 import { PaginationService } from '../common/pagination/pagination.service';
-import { ProblemException } from '../common/problem/problem';
-import { ListMerchantAccountsQuery, MerchantAccountResponse } from './dto/merchant-account.dto';
+import { ProblemException, ProblemFieldError } from '../common/problem/problem';
+import {
+  FEATURE_SETTINGS,
+  FEATURE_SWITCHES,
+  ListMerchantAccountsQuery,
+  MerchantAccountFeatures,
+  MerchantAccountResponse,
+} from './dto/merchant-account.dto';
 import { MerchantAccount } from './merchant-account.entity';
 import { MerchantAccountErrors } from './merchant-accounts.errors';
 
@@ -23,7 +29,8 @@ export class MerchantAccountsService {
     private readonly pagination: PaginationService,
   ) {}
 
-  async create(id: string, displayName: string): Promise<MerchantAccount> {
+  async create(id: string, displayName: string, features: MerchantAccountFeatures = {}): Promise<MerchantAccount> {
+    refuseFeaturesOn(features);
     try {
       await this.accounts.insert({ id, displayName });
     } catch (error) {
@@ -54,7 +61,8 @@ export class MerchantAccountsService {
     });
   }
 
-  async update(id: string, changes: { displayName?: string }): Promise<MerchantAccount> {
+  async update(id: string, changes: { displayName?: string; features?: MerchantAccountFeatures }): Promise<MerchantAccount> {
+    refuseFeaturesOn(changes.features ?? {});
     // Raw UPDATE: updated_at is set by the database clock, like created_at, never by a JS Date.
     const [, affected] = (await this.accounts.query(
       'UPDATE merchant_accounts SET display_name = COALESCE($2, display_name), updated_at = now() WHERE id = $1',
@@ -69,5 +77,27 @@ export class MerchantAccountsService {
     const found = await this.accounts.exists({ where: { id } });
     if (found) this.known.set(id, true);
     return found;
+  }
+}
+
+/**
+ * The Gr4vy SDK sends its defaults for features this service does not have (false, or nothing); those
+ * are true here and pass. A value that would turn a feature on is refused, never silently ignored.
+ */
+function refuseFeaturesOn(features: MerchantAccountFeatures): void {
+  const errors: ProblemFieldError[] = [];
+  for (const name of FEATURE_SWITCHES) {
+    if (features[name] === true) errors.push({ location: 'body', name, message: 'must be false: this service has no such feature' });
+  }
+  for (const name of FEATURE_SETTINGS) {
+    const value = features[name];
+    if (value !== undefined && value !== null) errors.push({ location: 'body', name, message: 'must be null: this service has no such feature' });
+  }
+  if (errors.length > 0) {
+    throw new ProblemException(
+      MerchantAccountErrors.featureUnavailable,
+      `This service does not have the feature(s) these fields would turn on: ${errors.map((e) => e.name).join(', ')}.`,
+      errors,
+    );
   }
 }

@@ -1,4 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
+import type { Buyer } from '../buyers/buyer.entity';
 import { Timestamp } from '../database/timestamp';
 import type { CardScheme } from '../vault/card';
 
@@ -31,6 +32,17 @@ export class PaymentMethod {
   @Column({ type: 'text' })
   fingerprint!: string;
 
+  /** First six digits, only for numbers of 15 digits or more; null otherwise (docs/decisions.md). */
+  @Column({ type: 'text', nullable: true })
+  bin!: string | null;
+
+  /** Forwards that released this card's data; written by the forward-record batch writer only. */
+  @Column({ type: 'integer', name: 'usage_count', insert: false, update: false })
+  usageCount!: number;
+
+  @Column({ type: 'timestamptz', name: 'last_used_at', nullable: true, insert: false, update: false })
+  lastUsedAt!: Timestamp | null;
+
   @Column({ type: 'text', name: 'external_identifier', nullable: true })
   externalIdentifier!: string | null;
 
@@ -49,4 +61,7 @@ export class PaymentMethod {
 
   @Column({ type: 'timestamptz', name: 'updated_at', insert: false, update: false })
   updatedAt!: Timestamp;
+
+  /** Not a column: joined in by PaymentMethodsService when the API shows the card. */
+  buyer?: Buyer | null;
 }

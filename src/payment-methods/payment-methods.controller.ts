@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { MerchantScoped } from '../auth/merchant-scoped';
 import { MerchantAccountId } from '../auth/principal';
 import { RequireScope } from '../auth/scopes';
@@ -8,6 +8,7 @@ import { Page, PageOf } from '../common/pagination/page';
 import { PaginationErrors } from '../common/pagination/pagination.errors';
 import { CommonErrors } from '../common/problem/common.errors';
 import { CreatePaymentMethodDto, ListPaymentMethodsQuery, PaymentMethodResponse } from './dto/payment-method.dto';
+import { BuyerErrors } from '../buyers/buyers.errors';
 import { PaymentMethodErrors } from './payment-methods.errors';
 import { CheckoutSessionErrors } from '../checkout-sessions/checkout-sessions.errors';
 import { PaymentMethodsService } from './payment-methods.service';
@@ -22,7 +23,8 @@ export class PaymentMethodsController {
   @HttpCode(201)
   @RequireScope('payment-methods.write')
   @ApiOperation({ summary: 'Store a card in the vault (the number is encrypted and never returned), or the card of a checkout session' })
-  @ApiProblems(CommonErrors.validationFailed, CheckoutSessionErrors.notFound, CheckoutSessionErrors.expired, CheckoutSessionErrors.noCard, CheckoutSessionErrors.cardIsStored)
+  @ApiCreatedResponse({ type: PaymentMethodResponse })
+  @ApiProblems(CommonErrors.validationFailed, BuyerErrors.notFound, CheckoutSessionErrors.notFound, CheckoutSessionErrors.expired, CheckoutSessionErrors.noCard, CheckoutSessionErrors.cardIsStored)
   async create(@MerchantAccountId() merchant: string, @Body() body: CreatePaymentMethodDto): Promise<PaymentMethodResponse> {
     return PaymentMethodResponse.from(await this.paymentMethods.create(merchant, body));
   }
@@ -39,6 +41,7 @@ export class PaymentMethodsController {
   @Get(':id')
   @RequireScope('payment-methods.read')
   @ApiOperation({ summary: 'Get a stored card' })
+  @ApiOkResponse({ type: PaymentMethodResponse })
   @ApiProblems(PaymentMethodErrors.notFound)
   async get(@MerchantAccountId() merchant: string, @Param('id') id: string): Promise<PaymentMethodResponse> {
     return PaymentMethodResponse.from(await this.paymentMethods.get(merchant, id));

@@ -2,13 +2,14 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { VaultModule } from '../vault/vault.module';
 import { CheckoutSessionsCoreModule } from '../checkout-sessions/checkout-sessions.module';
+import { BuyerPaymentMethodsController } from './buyer-payment-methods.controller';
 import { PaymentMethod } from './payment-method.entity';
 import { PaymentMethodsController } from './payment-methods.controller';
 import { PaymentMethodsService } from './payment-methods.service';
 
 @Module({
   imports: [TypeOrmModule.forFeature([PaymentMethod]), VaultModule, CheckoutSessionsCoreModule],
-  controllers: [PaymentMethodsController],
+  controllers: [PaymentMethodsController, BuyerPaymentMethodsController],
   providers: [PaymentMethodsService],
   exports: [PaymentMethodsService],
 })

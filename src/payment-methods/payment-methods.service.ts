@@ -1,21 +1,32 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
+import { Repository, SelectQueryBuilder } from 'typeorm';
+import { Buyer } from '../buyers/buyer.entity';
+import { BuyerErrors } from '../buyers/buyers.errors';
 import { Page } from '../common/pagination/page';
 import { PaginationService } from '../common/pagination/pagination.service';
 import { CommonErrors } from '../common/problem/common.errors';
 import { ProblemException } from '../common/problem/problem';
-import { normaliseCardNumber, schemeOf } from '../vault/card';
+import { binOf, normaliseCardNumber, schemeOf } from '../vault/card';
 import { CardVault } from '../vault/card-vault.service';
 import { PaymentMethodResolver } from '../vault/payment-method-resolver.service';
-import { CreatePaymentMethodDto, ListPaymentMethodsQuery, PaymentMethodResponse } from './dto/payment-method.dto';
+import {
+  BuyerPaymentMethodsResponse,
+  CreatePaymentMethodDto,
+  ListBuyerPaymentMethodsQuery,
+  ListPaymentMethodsQuery,
+  PaymentMethodResponse,
+  PaymentMethodSummaryResponse,
+} from './dto/payment-method.dto';
 import { PaymentMethod } from './payment-method.entity';
 import { PaymentMethodErrors } from './payment-methods.errors';
 import { isUuid } from '../common/uuid';
 import { CheckoutSessionCards } from '../checkout-sessions/checkout-session-cards';
 import { CheckoutSessionErrors } from '../checkout-sessions/checkout-sessions.errors';
 
+/** A buyer's cards come in one unpaginated answer (the SDK's shape); this bounds it. */
+export const BUYER_PAYMENT_METHODS_MAX = 100;
 
 @Injectable()
 export class PaymentMethodsService {
@@ -36,16 +47,17 @@ export class PaymentMethodsService {
       ]);
     }
     const number = normaliseCardNumber(input.number)!;
-    if (input.buyer_id !== undefined) await this.assertBuyer(merchantAccountId, input.buyer_id);
+    const buyerId = await this.buyerOf(merchantAccountId, input, 'body');
     const id = randomUUID();
     const sealed = this.vault.seal(merchantAccountId, id, { number, cardholderName: input.cardholder_name ?? null });
     await this.paymentMethods.insert({
       id,
       merchantAccountId,
-      buyerId: input.buyer_id?.toLowerCase() ?? null,
+      buyerId,
       method: 'card',
       scheme: schemeOf(number),
       label: number.slice(-4),
+      bin: binOf(number),
       expirationDate: input.expiration_date,
       fingerprint: await this.vault.fingerprint(merchantAccountId, number),
       externalIdentifier: input.external_identifier ?? null,
@@ -80,7 +92,7 @@ export class PaymentMethodsService {
   }
 
   async get(merchantAccountId: string, id: string): Promise<PaymentMethod> {
-    const found = isUuid(id) ? await this.paymentMethods.findOneBy({ id, merchantAccountId }) : null;
+    const found = isUuid(id) ? await this.withBuyer(merchantAccountId).andWhere('pm.id = :id', { id }).getOne() : null;
     if (!found) throw notFound(id);
     return found;
   }
@@ -94,16 +106,108 @@ export class PaymentMethodsService {
   }
 
   list(merchantAccountId: string, query: ListPaymentMethodsQuery): Promise<Page<PaymentMethodResponse>> {
-    const builder = this.paymentMethods.createQueryBuilder('pm').where('pm.merchant_account_id = :merchantAccountId', { merchantAccountId });
+    const builder = this.withBuyer(merchantAccountId);
     if (query.buyer_id !== undefined) builder.andWhere('pm.buyer_id = :buyerId', { buyerId: query.buyer_id });
+    if (query.buyer_external_identifier !== undefined) {
+      // Inner in effect: a card without a buyer has no buyer identifier to match.
+      builder.andWhere('b.external_identifier = :buyerExternalIdentifier', { buyerExternalIdentifier: query.buyer_external_identifier });
+    }
+    if (query.external_identifier !== undefined) {
+      builder.andWhere('pm.external_identifier = :externalIdentifier', { externalIdentifier: query.external_identifier });
+    }
+    const statuses = query.status === undefined ? undefined : [...new Set(query.status)].sort();
+    // Every stored card is `succeeded`: a filter without it matches nothing.
+    if (statuses !== undefined && !statuses.includes('succeeded')) builder.andWhere('false');
     return this.pagination.paginate({
       query: builder,
       alias: 'pm',
       request: query,
       limits: ListPaymentMethodsQuery.limits,
-      scope: { endpoint: 'payment-methods', merchantAccountId, filters: { buyer_id: query.buyer_id?.toLowerCase() } },
+      scope: {
+        endpoint: 'payment-methods',
+        merchantAccountId,
+        filters: {
+          buyer_id: query.buyer_id?.toLowerCase(),
+          buyer_external_identifier: query.buyer_external_identifier,
+          external_identifier: query.external_identifier,
+          status: statuses?.join(','),
+        },
+      },
       map: PaymentMethodResponse.from,
     });
+  }
+
+  /** `GET /buyers/payment-methods`: one buyer's cards, unpaginated as the SDK expects, at most BUYER_PAYMENT_METHODS_MAX. */
+  async listForBuyer(merchantAccountId: string, query: ListBuyerPaymentMethodsQuery): Promise<BuyerPaymentMethodsResponse> {
+    if ((query.buyer_id === undefined) === (query.buyer_external_identifier === undefined)) {
+      const message = 'give exactly one of buyer_id and buyer_external_identifier';
+      throw new ProblemException(CommonErrors.validationFailed, 'Name the buyer with exactly one of buyer_id and buyer_external_identifier.', [
+        { location: 'query', name: 'buyer_id', message },
+        { location: 'query', name: 'buyer_external_identifier', message },
+      ]);
+    }
+    const buyerId = await this.buyerOf(merchantAccountId, query, 'query');
+    const direction = query.order_by === 'asc' ? 'ASC' : 'DESC';
+    const builder = this.paymentMethods
+      .createQueryBuilder('pm')
+      .where('pm.merchant_account_id = :merchantAccountId AND pm.buyer_id = :buyerId', { merchantAccountId, buyerId });
+    // desc: most recently used first, never used last; asc is its exact reverse.
+    if (query.sort_by === 'last_used_at') builder.orderBy('pm.last_used_at', direction, direction === 'DESC' ? 'NULLS LAST' : 'NULLS FIRST');
+    builder.addOrderBy('pm.created_at', direction).addOrderBy('pm.id', direction);
+    const rows = await builder.limit(BUYER_PAYMENT_METHODS_MAX).getMany();
+    return { items: rows.map(PaymentMethodSummaryResponse.from) };
+  }
+
+  /** Cards as the API shows them: with their buyer. */
+  private withBuyer(merchantAccountId: string): SelectQueryBuilder<PaymentMethod> {
+    return this.paymentMethods
+      .createQueryBuilder('pm')
+      .leftJoinAndMapOne('pm.buyer', Buyer, 'b', 'b.id = pm.buyer_id AND b.merchant_account_id = pm.merchant_account_id')
+      .where('pm.merchant_account_id = :merchantAccountId', { merchantAccountId });
+  }
+
+  /**
+   * The buyer named by buyer_id or buyer_external_identifier (at most one of them), or null. An unknown
+   * buyer_id stays the 400 it always was; an unknown buyer_external_identifier is 404 buyer-not-found.
+   */
+  private async buyerOf(
+    merchantAccountId: string,
+    input: { buyer_id?: string; buyer_external_identifier?: string },
+    location: 'body' | 'query',
+  ): Promise<string | null> {
+    if (input.buyer_id !== undefined && input.buyer_external_identifier !== undefined) {
+      throw new ProblemException(CommonErrors.validationFailed, 'Give buyer_id or buyer_external_identifier, not both.', [
+        { location, name: 'buyer_external_identifier', message: 'must not be given together with buyer_id' },
+      ]);
+    }
+    if (input.buyer_id !== undefined) {
+      if (location === 'body') await this.assertBuyer(merchantAccountId, input.buyer_id);
+      else await this.buyerIdBy(merchantAccountId, 'id', input.buyer_id, location, 'buyer_id');
+      return input.buyer_id.toLowerCase();
+    }
+    if (input.buyer_external_identifier !== undefined) {
+      return this.buyerIdBy(merchantAccountId, 'external_identifier', input.buyer_external_identifier, location, 'buyer_external_identifier');
+    }
+    return null;
+  }
+
+  private async buyerIdBy(
+    merchantAccountId: string,
+    column: 'id' | 'external_identifier',
+    value: string,
+    location: 'body' | 'query',
+    field: string,
+  ): Promise<string> {
+    const [row] = (await this.paymentMethods.query(`SELECT id FROM buyers WHERE merchant_account_id = $1 AND ${column} = $2`, [
+      merchantAccountId,
+      value,
+    ])) as Array<{ id: string }>;
+    if (!row) {
+      throw new ProblemException(BuyerErrors.notFound, `No buyer with this ${field} exists in this merchant account.`, [
+        { location, name: field, message: 'no buyer with this value in this merchant account' },
+      ]);
+    }
+    return row.id;
   }
 
   private async assertBuyer(merchantAccountId: string, buyerId: string): Promise<void> {

@@ -67,3 +67,13 @@ export function parseExpirationDate(value: string): Expiry | null {
   const match = EXPIRATION_DATE_PATTERN.exec(value);
   return match ? { month: Number(match[1]), year: 2000 + Number(match[2]) } : null;
 }
+
+/**
+ * The first six digits where the card schemes' truncation rules allow showing them beside the last
+ * four (PCI SSC FAQ 1091: at least five digits hidden for 15-digit numbers, six for longer ones).
+ * Under 15 digits, first six and last four would leave two to four digits hidden, which Luhn narrows
+ * further: no BIN is kept or shown for such numbers.
+ */
+export function binOf(digits: string): string | null {
+  return digits.length >= 15 ? digits.slice(0, 6) : null;
+}

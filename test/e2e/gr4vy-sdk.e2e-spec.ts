@@ -1,6 +1,7 @@
 import { Gr4vy, withToken } from '@gr4vy/sdk';
 import { randomUUID } from 'node:crypto';
 import { createApiKey } from '../factories/api-keys';
+import { cardNumber } from '../factories/cards';
 import { createMerchantAccount } from '../factories/merchant-accounts';
 import { startTestApp, TestApp } from '../support/test-app';
 
@@ -53,5 +54,100 @@ describe('Official @gr4vy/sdk client against the service (buyers)', () => {
 
     await gr4vy.buyers.delete(created[3].id!);
     await expect(gr4vy.buyers.get(created[3].id!)).rejects.toMatchObject({ statusCode: 404 });
+  });
+});
+
+/**
+ * Issue 12, items 1, 2 and 6: merchant accounts with an instance key, then cards of a buyer of that
+ * merchant account, all through the SDK's own calls and response schemas.
+ */
+describe('Official @gr4vy/sdk client against the service (merchant accounts, payment methods, a buyer’s cards)', () => {
+  let t: TestApp;
+  let admin: Gr4vy;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    const instanceKey = await createApiKey(t, null);
+    admin = new Gr4vy({ serverURL: t.url, bearerAuth: withToken({ privateKey: instanceKey.privateKeyPem }) });
+  });
+  afterAll(() => t.close());
+
+  it('creates, gets, lists and updates a merchant account with an instance key', async () => {
+    const id = `sdk-${randomUUID().slice(0, 8)}`;
+    // The SDK sends account_updater_enabled / async_network_tokens_enabled = false by default.
+    const created = await admin.merchantAccounts.create({ id, displayName: 'SDK merchant' });
+    expect(created).toMatchObject({ type: 'merchant-account', id, displayName: 'SDK merchant', accountUpdaterEnabled: false, asyncNetworkTokensEnabled: false });
+    expect(created.createdAt).toBeInstanceOf(Date);
+    const nullsSent = await admin.merchantAccounts.create({ id: `${id}-n`, displayName: 'Nulls', overCaptureAmount: null, loonAcceptedSchemes: null });
+    expect(nullsSent).toMatchObject({ overCaptureAmount: null, loonAcceptedSchemes: null, accountUpdaterEnabled: false });
+
+    expect(await admin.merchantAccounts.get(id)).toEqual(created);
+
+    const firstPage = await admin.merchantAccounts.list(undefined, 100);
+    expect(firstPage.result.items.map((m) => m.id)).toEqual(expect.arrayContaining([id, `${id}-n`]));
+
+    const updated = await admin.merchantAccounts.update({ displayName: 'SDK merchant, renamed' }, id);
+    expect(updated).toMatchObject({ id, displayName: 'SDK merchant, renamed', accountUpdaterEnabled: false });
+
+    await expect(admin.merchantAccounts.update({ accountUpdaterEnabled: true }, id)).rejects.toMatchObject({ statusCode: 422 });
+    expect((await admin.merchantAccounts.get(id)).displayName).toBe('SDK merchant, renamed');
+  });
+
+  it('stores cards for a buyer (by id and by external identifier), gets, lists, lists the buyer’s cards and deletes', async () => {
+    const merchant = (await admin.merchantAccounts.create({ id: `sdk-${randomUUID().slice(0, 8)}`, displayName: 'Cards' })).id;
+    const key = await createApiKey(t, merchant);
+    const gr4vy = new Gr4vy({ serverURL: t.url, merchantAccountId: merchant, bearerAuth: withToken({ privateKey: key.privateKeyPem }) });
+    const buyer = await gr4vy.buyers.create({ displayName: 'Card holder', externalIdentifier: 'sdk-holder' });
+
+    const number1 = cardNumber('4', 16);
+    const number2 = cardNumber('37', 15);
+    const first = await gr4vy.paymentMethods.create({ method: 'card', number: number1, expirationDate: '12/30', buyerId: buyer.id, externalIdentifier: 'pm-1' });
+    expect(first).toMatchObject({
+      type: 'payment-method',
+      method: 'card',
+      merchantAccountId: merchant,
+      scheme: 'visa',
+      label: number1.slice(-4),
+      expirationDate: '12/30',
+      details: { bin: number1.slice(0, 6), cardType: null },
+      status: 'succeeded',
+      usageCount: 0,
+      citUsageCount: 0,
+      hasReplacement: false,
+      lastUsedAt: null,
+      externalIdentifier: 'pm-1',
+      buyer: { id: buyer.id, displayName: 'Card holder', externalIdentifier: 'sdk-holder', merchantAccountId: merchant },
+    });
+    const second = await gr4vy.paymentMethods.create({ method: 'card', number: number2, expirationDate: '01/29', buyerExternalIdentifier: 'sdk-holder' });
+    expect(second).toMatchObject({ scheme: 'amex', details: { bin: number2.slice(0, 6) }, buyer: { id: buyer.id } });
+    const loose = await gr4vy.paymentMethods.create({ method: 'card', number: cardNumber('4', 16), expirationDate: '02/28' });
+    expect(loose.buyer).toBeNull();
+
+    expect(await gr4vy.paymentMethods.get(first.id)).toEqual(first);
+
+    const ids = async (request: Parameters<typeof gr4vy.paymentMethods.list>[0]) => {
+      const all: string[] = [];
+      for await (const page of await gr4vy.paymentMethods.list(request)) all.push(...page.result.items.map((pm) => pm.id));
+      return all;
+    };
+    expect(await ids({ limit: 1 })).toEqual([loose.id, second.id, first.id]);
+    expect(await ids({ buyerId: buyer.id! })).toEqual([second.id, first.id]);
+    expect(await ids({ buyerExternalIdentifier: 'sdk-holder', limit: 1 })).toEqual([second.id, first.id]);
+    expect(await ids({ externalIdentifier: 'pm-1' })).toEqual([first.id]);
+    expect(await ids({ status: ['succeeded'] })).toEqual([loose.id, second.id, first.id]);
+    expect(await ids({ status: ['processing', 'failed'] })).toEqual([]);
+
+    const cards = await gr4vy.buyers.paymentMethods.list({ buyerId: buyer.id });
+    expect(cards.items.map((pm) => pm.id)).toEqual([second.id, first.id]);
+    expect(cards.items[0]).toMatchObject({ usageCount: 0, hasReplacement: false, details: { bin: number2.slice(0, 6) } });
+    const byExternal = await gr4vy.buyers.paymentMethods.list({ buyerExternalIdentifier: 'sdk-holder', sortBy: 'last_used_at', orderBy: 'asc' });
+    expect(byExternal.items.map((pm) => pm.id)).toEqual([first.id, second.id]);
+
+    await gr4vy.paymentMethods.delete(first.id);
+    await expect(gr4vy.paymentMethods.get(first.id)).rejects.toMatchObject({ statusCode: 404 });
+    expect((await gr4vy.buyers.paymentMethods.list({ buyerId: buyer.id })).items.map((pm) => pm.id)).toEqual([second.id]);
+    await expect(gr4vy.paymentMethods.create({ method: 'card', number: cardNumber(), expirationDate: '12/30', buyerExternalIdentifier: 'nobody' })).rejects.toMatchObject({
+      statusCode: 404,
+    });
   });
 });

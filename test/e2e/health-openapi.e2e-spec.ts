@@ -50,6 +50,7 @@ describe('Health and OpenAPI', () => {
         'GET /buyers/{id}',
         'PUT /buyers/{id}',
         'DELETE /buyers/{id}',
+        'GET /buyers/payment-methods',
         'POST /payment-methods',
         'GET /payment-methods',
         'GET /payment-methods/{id}',

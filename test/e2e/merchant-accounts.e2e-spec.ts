@@ -19,6 +19,83 @@ describe('Merchant accounts (instance keys)', () => {
 
   const slug = () => `acme-${randomBytes(4).toString('hex')}`;
 
+  /** What every merchant account here says of the Gr4vy features this service does not have. */
+  const FEATURES_OFF = {
+    account_updater_enabled: false,
+    async_network_tokens_enabled: false,
+    account_updater_request_encryption_key: null,
+    account_updater_request_encryption_key_id: null,
+    account_updater_response_decryption_key: null,
+    account_updater_response_decryption_key_id: null,
+    over_capture_amount: null,
+    over_capture_percentage: null,
+    loon_client_key: null,
+    loon_secret_key: null,
+    loon_accepted_schemes: null,
+    visa_network_tokens_requestor_id: null,
+    visa_network_tokens_app_id: null,
+    amex_network_tokens_requestor_id: null,
+    amex_network_tokens_app_id: null,
+    mastercard_network_tokens_requestor_id: null,
+    mastercard_network_tokens_app_id: null,
+  };
+
+  describe('Gr4vy feature fields (issue 12, item 6)', () => {
+    it('accepts every feature field sent as off (false) or none (null), on create and update, and answers the same', async () => {
+      const id = slug();
+      const created = await http(t.url, '/merchant-accounts', { method: 'POST', token, body: { id, display_name: 'Off', ...FEATURES_OFF } });
+      expect(created.status).toBe(201);
+      expect(created.body).toMatchObject({ id, display_name: 'Off', ...FEATURES_OFF });
+      const updated = await http(t.url, `/merchant-accounts/${id}`, {
+        method: 'PUT',
+        token,
+        body: { display_name: 'Still off', ...FEATURES_OFF },
+      });
+      expect(updated.status).toBe(200);
+      expect(updated.body).toMatchObject({ id, display_name: 'Still off', ...FEATURES_OFF });
+    });
+
+    it.each([
+      ['account_updater_enabled', true],
+      ['async_network_tokens_enabled', true],
+      ['over_capture_amount', 100],
+      ['loon_secret_key', 'secret'],
+      ['loon_accepted_schemes', []],
+      ['visa_network_tokens_requestor_id', 'req-1'],
+    ])('refuses %s: %p (it would turn on a feature we do not have) with 422 naming the field; nothing is created', async (field, value) => {
+      const id = slug();
+      const result = await http(t.url, '/merchant-accounts', { method: 'POST', token, body: { id, display_name: 'On', [field]: value } });
+      const problem = expectProblem(result, 422, 'merchant-account-feature-unavailable');
+      expect(problem.errors).toEqual([{ location: 'body', name: field, message: expect.stringMatching(/no such feature/) }]);
+      expect(problem.detail).toContain(field);
+      expectProblem(await http(t.url, `/merchant-accounts/${id}`, { token }), 404, 'merchant-account-not-found');
+    });
+
+    it('refuses a feature turned on by an update, listing every such field, and changes nothing', async () => {
+      const id = slug();
+      await http(t.url, '/merchant-accounts', { method: 'POST', token, body: { id, display_name: 'Before' } });
+      const result = await http(t.url, `/merchant-accounts/${id}`, {
+        method: 'PUT',
+        token,
+        body: { display_name: 'After', account_updater_enabled: true, over_capture_percentage: 10 },
+      });
+      const problem = expectProblem(result, 422, 'merchant-account-feature-unavailable');
+      expect(problem.errors.map((e: { name: string }) => e.name)).toEqual(['account_updater_enabled', 'over_capture_percentage']);
+      expect((await http(t.url, `/merchant-accounts/${id}`, { token })).body.display_name).toBe('Before');
+    });
+
+    it('refuses a feature switch that is not a boolean (400), and fields Gr4vy does not define at all (400)', async () => {
+      const notBoolean = await http(t.url, '/merchant-accounts', { method: 'POST', token, body: { id: slug(), display_name: 'X', account_updater_enabled: 'no' } });
+      expect(expectProblem(notBoolean, 400, 'validation-failed').errors).toEqual([
+        { location: 'body', name: 'account_updater_enabled', message: expect.stringContaining('boolean') },
+      ]);
+      const unknown = await http(t.url, '/merchant-accounts', { method: 'POST', token, body: { id: slug(), display_name: 'X', payouts_enabled: false } });
+      expect(expectProblem(unknown, 400, 'validation-failed').errors).toEqual([
+        { location: 'body', name: 'payouts_enabled', message: expect.stringContaining('should not exist') },
+      ]);
+    });
+  });
+
   it('creates, gets, lists and updates a merchant account', async () => {
     const id = slug();
     const created = await http(t.url, '/merchant-accounts', { method: 'POST', token, body: { id, display_name: 'ACME' } });
@@ -27,6 +104,7 @@ describe('Merchant accounts (instance keys)', () => {
       type: 'merchant-account',
       id,
       display_name: 'ACME',
+      ...FEATURES_OFF,
       created_at: expect.stringMatching(MICROS_ISO),
       updated_at: expect.stringMatching(MICROS_ISO),
     });

@@ -1,10 +1,114 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsString, Length, Matches, ValidateIf } from 'class-validator';
+import { Allow, IsBoolean, IsOptional, IsString, Length, Matches, ValidateIf } from 'class-validator';
 import { PageQueryDto } from '../../common/pagination/page-query';
 import { MerchantAccount } from '../merchant-account.entity';
 import { MERCHANT_ACCOUNT_ID_PATTERN } from '../merchant-account-id';
 
-export class CreateMerchantAccountDto {
+/** Gr4vy merchant account settings that switch a feature on or off; the SDK sends the two booleans always. */
+export const FEATURE_SWITCHES = ['account_updater_enabled', 'async_network_tokens_enabled'] as const;
+/** Gr4vy merchant account settings that configure a feature this service does not have: only null is accepted. */
+export const FEATURE_SETTINGS = [
+  'account_updater_request_encryption_key',
+  'account_updater_request_encryption_key_id',
+  'account_updater_response_decryption_key',
+  'account_updater_response_decryption_key_id',
+  'over_capture_amount',
+  'over_capture_percentage',
+  'loon_client_key',
+  'loon_secret_key',
+  'loon_accepted_schemes',
+  'visa_network_tokens_requestor_id',
+  'visa_network_tokens_app_id',
+  'amex_network_tokens_requestor_id',
+  'amex_network_tokens_app_id',
+  'mastercard_network_tokens_requestor_id',
+  'mastercard_network_tokens_app_id',
+] as const;
+export type FeatureSwitch = (typeof FEATURE_SWITCHES)[number];
+export type FeatureSetting = (typeof FEATURE_SETTINGS)[number];
+export type MerchantAccountFeatures = Partial<Record<FeatureSwitch, boolean> & Record<FeatureSetting, unknown>>;
+
+const OFF = 'Accepted as false only: this service has no such feature (true is 422 merchant-account-feature-unavailable).';
+const NONE = 'Accepted as null only: this service has no such feature (any other value is 422 merchant-account-feature-unavailable).';
+
+/**
+ * What the Gr4vy SDK's MerchantAccountCreate / MerchantAccountUpdate may carry for features this
+ * service does not have. Off (false) and none (null) are true of every merchant account here and are
+ * accepted; a value that would turn one on is refused by MerchantAccountsService with a 422.
+ */
+class MerchantAccountFeaturesDto implements MerchantAccountFeatures {
+  @ApiPropertyOptional({ type: Boolean, enum: [false], description: OFF })
+  @IsOptional()
+  @IsBoolean()
+  account_updater_enabled?: boolean;
+
+  @ApiPropertyOptional({ type: Boolean, enum: [false], description: OFF })
+  @IsOptional()
+  @IsBoolean()
+  async_network_tokens_enabled?: boolean;
+
+  @ApiPropertyOptional({ type: String, nullable: true, enum: [null], description: NONE })
+  @Allow()
+  account_updater_request_encryption_key?: unknown;
+
+  @ApiPropertyOptional({ type: String, nullable: true, enum: [null], description: NONE })
+  @Allow()
+  account_updater_request_encryption_key_id?: unknown;
+
+  @ApiPropertyOptional({ type: String, nullable: true, enum: [null], description: NONE })
+  @Allow()
+  account_updater_response_decryption_key?: unknown;
+
+  @ApiPropertyOptional({ type: String, nullable: true, enum: [null], description: NONE })
+  @Allow()
+  account_updater_response_decryption_key_id?: unknown;
+
+  @ApiPropertyOptional({ type: Number, nullable: true, enum: [null], description: NONE })
+  @Allow()
+  over_capture_amount?: unknown;
+
+  @ApiPropertyOptional({ type: Number, nullable: true, enum: [null], description: NONE })
+  @Allow()
+  over_capture_percentage?: unknown;
+
+  @ApiPropertyOptional({ type: String, nullable: true, enum: [null], description: NONE })
+  @Allow()
+  loon_client_key?: unknown;
+
+  @ApiPropertyOptional({ type: String, nullable: true, enum: [null], description: NONE })
+  @Allow()
+  loon_secret_key?: unknown;
+
+  @ApiPropertyOptional({ type: [String], nullable: true, enum: [null], description: NONE })
+  @Allow()
+  loon_accepted_schemes?: unknown;
+
+  @ApiPropertyOptional({ type: String, nullable: true, enum: [null], description: NONE })
+  @Allow()
+  visa_network_tokens_requestor_id?: unknown;
+
+  @ApiPropertyOptional({ type: String, nullable: true, enum: [null], description: NONE })
+  @Allow()
+  visa_network_tokens_app_id?: unknown;
+
+  @ApiPropertyOptional({ type: String, nullable: true, enum: [null], description: NONE })
+  @Allow()
+  amex_network_tokens_requestor_id?: unknown;
+
+  @ApiPropertyOptional({ type: String, nullable: true, enum: [null], description: NONE })
+  @Allow()
+  amex_network_tokens_app_id?: unknown;
+
+  @ApiPropertyOptional({ type: String, nullable: true, enum: [null], description: NONE })
+  @Allow()
+  mastercard_network_tokens_requestor_id?: unknown;
+
+  @ApiPropertyOptional({ type: String, nullable: true, enum: [null], description: NONE })
+  @Allow()
+  mastercard_network_tokens_app_id?: unknown;
+}
+
+export class CreateMerchantAccountDto extends MerchantAccountFeaturesDto {
   @ApiProperty({ example: 'acme-eu', pattern: MERCHANT_ACCOUNT_ID_PATTERN.source })
   @IsString()
   @Matches(MERCHANT_ACCOUNT_ID_PATTERN, { message: 'must be a slug: lowercase letters, digits and dashes, 1–64 characters' })
@@ -16,7 +120,7 @@ export class CreateMerchantAccountDto {
   display_name!: string;
 }
 
-export class UpdateMerchantAccountDto {
+export class UpdateMerchantAccountDto extends MerchantAccountFeaturesDto {
   @ApiPropertyOptional({ example: 'ACME Europe', minLength: 1, maxLength: 200 })
   @ValidateIf((_, value) => value !== undefined)
   @IsString()
@@ -34,6 +138,43 @@ export class MerchantAccountResponse {
   @ApiProperty({ example: 'ACME Europe' })
   display_name!: string;
 
+  @ApiProperty({ type: Boolean, enum: [false], description: 'Always false: there is no account updater.' })
+  account_updater_enabled!: false;
+
+  @ApiProperty({ type: Boolean, enum: [false], description: 'Always false: there are no network tokens.' })
+  async_network_tokens_enabled!: false;
+
+  @ApiProperty({ type: String, nullable: true, enum: [null] })
+  account_updater_request_encryption_key!: null;
+  @ApiProperty({ type: String, nullable: true, enum: [null] })
+  account_updater_request_encryption_key_id!: null;
+  @ApiProperty({ type: String, nullable: true, enum: [null] })
+  account_updater_response_decryption_key!: null;
+  @ApiProperty({ type: String, nullable: true, enum: [null] })
+  account_updater_response_decryption_key_id!: null;
+  @ApiProperty({ type: Number, nullable: true, enum: [null], description: 'Always null: no over-capture.' })
+  over_capture_amount!: null;
+  @ApiProperty({ type: Number, nullable: true, enum: [null], description: 'Always null: no over-capture.' })
+  over_capture_percentage!: null;
+  @ApiProperty({ type: String, nullable: true, enum: [null] })
+  loon_client_key!: null;
+  @ApiProperty({ type: String, nullable: true, enum: [null] })
+  loon_secret_key!: null;
+  @ApiProperty({ type: [String], nullable: true, enum: [null] })
+  loon_accepted_schemes!: null;
+  @ApiProperty({ type: String, nullable: true, enum: [null] })
+  visa_network_tokens_requestor_id!: null;
+  @ApiProperty({ type: String, nullable: true, enum: [null] })
+  visa_network_tokens_app_id!: null;
+  @ApiProperty({ type: String, nullable: true, enum: [null] })
+  amex_network_tokens_requestor_id!: null;
+  @ApiProperty({ type: String, nullable: true, enum: [null] })
+  amex_network_tokens_app_id!: null;
+  @ApiProperty({ type: String, nullable: true, enum: [null] })
+  mastercard_network_tokens_requestor_id!: null;
+  @ApiProperty({ type: String, nullable: true, enum: [null] })
+  mastercard_network_tokens_app_id!: null;
+
   @ApiProperty({ example: '2026-11-20T09:14:03.123456+00:00' })
   created_at!: string;
 
@@ -45,6 +186,23 @@ export class MerchantAccountResponse {
       type: 'merchant-account',
       id: account.id,
       display_name: account.displayName,
+      account_updater_enabled: false,
+      async_network_tokens_enabled: false,
+      account_updater_request_encryption_key: null,
+      account_updater_request_encryption_key_id: null,
+      account_updater_response_decryption_key: null,
+      account_updater_response_decryption_key_id: null,
+      over_capture_amount: null,
+      over_capture_percentage: null,
+      loon_client_key: null,
+      loon_secret_key: null,
+      loon_accepted_schemes: null,
+      visa_network_tokens_requestor_id: null,
+      visa_network_tokens_app_id: null,
+      amex_network_tokens_requestor_id: null,
+      amex_network_tokens_app_id: null,
+      mastercard_network_tokens_requestor_id: null,
+      mastercard_network_tokens_app_id: null,
       created_at: account.createdAt.toISOString(),
       updated_at: account.updatedAt.toISOString(),
     };

@@ -1,8 +1,14 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional, IsString, IsUUID, Length, Matches, ValidateBy, ValidateIf } from 'class-validator';
+import { Transform } from 'class-transformer';
+import { ArrayMaxSize, IsArray, IsIn, IsOptional, IsString, IsUUID, Length, Matches, ValidateBy, ValidateIf } from 'class-validator';
+import { BuyerResponse } from '../../buyers/dto/buyer.dto';
 import { PageQueryDto } from '../../common/pagination/page-query';
 import { cardNumberProblem, CardScheme, EXPIRATION_DATE_PATTERN } from '../../vault/card';
 import { PaymentMethod } from '../payment-method.entity';
+
+/** Gr4vy's payment method statuses; a stored card is always `succeeded` (the others belong to redirect methods). */
+export const PAYMENT_METHOD_STATUSES = ['processing', 'buyer_approval_required', 'succeeded', 'failed', 'paused'] as const;
+export type PaymentMethodStatus = (typeof PAYMENT_METHOD_STATUSES)[number];
 
 /** Validates a card number; the message says what is wrong and never repeats the number. */
 function IsCardNumber(): PropertyDecorator {
@@ -39,10 +45,16 @@ export class CreatePaymentMethodDto {
   @IsUUID('all')
   id?: string;
 
-  @ApiPropertyOptional({ format: 'uuid', description: 'A buyer of the same merchant account.' })
+    @ApiPropertyOptional({ format: 'uuid', description: 'A buyer of the same merchant account. At most one of buyer_id and buyer_external_identifier.' })
   @IsOptional()
   @IsUUID('all')
   buyer_id?: string;
+
+  @ApiPropertyOptional({ maxLength: 200, description: 'The buyer of this merchant account with this external_identifier (404 buyer-not-found if none).' })
+  @IsOptional()
+  @IsString()
+  @Length(1, 200)
+  buyer_external_identifier?: string;
 
   @ApiPropertyOptional({ maxLength: 200 })
   @IsOptional()
@@ -60,14 +72,87 @@ export class CreatePaymentMethodDto {
   cardholder_name?: string;
 }
 
+/** One value or the same parameter repeated (`status=a&status=b`, as the SDK sends arrays): always a list. */
+const asList = ({ value }: { value: unknown }) => (typeof value === 'string' ? [value] : value);
+
 export class ListPaymentMethodsQuery extends PageQueryDto({ default: 20, max: 100 }) {
   @ApiPropertyOptional({ format: 'uuid', description: 'Only the payment methods of this buyer.' })
   @IsOptional()
   @IsUUID('all')
   buyer_id?: string;
+
+  @ApiPropertyOptional({ maxLength: 200, description: 'Only the payment methods of the buyer with this external_identifier (none if no such buyer).' })
+  @IsOptional()
+  @IsString()
+  @Length(1, 200)
+  buyer_external_identifier?: string;
+
+  @ApiPropertyOptional({ maxLength: 200, description: 'Exact external_identifier of the payment method.' })
+  @IsOptional()
+  @IsString()
+  @Length(1, 200)
+  external_identifier?: string;
+
+  @ApiPropertyOptional({
+    type: [String],
+    enum: PAYMENT_METHOD_STATUSES,
+    isArray: true,
+    description: 'Only payment methods in one of these statuses; repeat the parameter for several. Stored cards are always `succeeded`.',
+  })
+  @IsOptional()
+  @Transform(asList)
+  @IsArray()
+  @ArrayMaxSize(PAYMENT_METHOD_STATUSES.length)
+  @IsIn(PAYMENT_METHOD_STATUSES, { each: true })
+  status?: PaymentMethodStatus[];
 }
 
-export class PaymentMethodResponse {
+/** `GET /buyers/payment-methods`: exactly one of buyer_id and buyer_external_identifier (checked by the service). */
+export class ListBuyerPaymentMethodsQuery {
+  @ApiPropertyOptional({ format: 'uuid', description: 'The buyer; give this or buyer_external_identifier.' })
+  @IsOptional()
+  @IsUUID('all')
+  buyer_id?: string;
+
+  @ApiPropertyOptional({ maxLength: 200, description: 'The buyer with this external_identifier; give this or buyer_id.' })
+  @IsOptional()
+  @IsString()
+  @Length(1, 200)
+  buyer_external_identifier?: string;
+
+  @ApiPropertyOptional({ enum: ['last_used_at'], description: 'Sort by when the card was last used in a forward; default: by creation time.' })
+  @IsOptional()
+  @IsIn(['last_used_at'])
+  sort_by?: 'last_used_at';
+
+  @ApiPropertyOptional({
+    enum: ['asc', 'desc'],
+    default: 'desc',
+    description: 'desc: most recent first, never-used cards last; asc: the exact reverse.',
+  })
+  @IsOptional()
+  @IsIn(['asc', 'desc'])
+  order_by?: 'asc' | 'desc';
+}
+
+export class PaymentMethodDetailsResponse {
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: '411111',
+    description:
+      'First six digits, for numbers of 15 digits or more (the card schemes\' truncation rules); null for shorter numbers and for cards stored before this field existed.',
+  })
+  bin!: string | null;
+  @ApiProperty({ type: String, nullable: true, enum: ['credit', 'debit', 'prepaid'], description: 'Always null: the vault has no BIN table to tell credit, debit and prepaid apart.' })
+  card_type!: 'credit' | 'debit' | 'prepaid' | null;
+}
+
+/**
+ * A stored card as `GET /buyers/payment-methods` lists it (Gr4vy's PaymentMethodSummary): what the
+ * card is and how it was used, without its buyer or merchant reference.
+ */
+export class PaymentMethodSummaryResponse {
   @ApiProperty({ enum: ['payment-method'] })
   type!: 'payment-method';
   @ApiProperty({ format: 'uuid' })
@@ -84,16 +169,26 @@ export class PaymentMethodResponse {
   expiration_date!: string;
   @ApiProperty({ description: 'Keyed HMAC of the number: equal for the same card within a merchant account, not reversible.' })
   fingerprint!: string;
-  @ApiProperty({ type: String, format: 'uuid', nullable: true })
-  buyer_id!: string | null;
-  @ApiProperty({ type: String, nullable: true })
-  external_identifier!: string | null;
+  @ApiProperty({ type: PaymentMethodDetailsResponse })
+  details!: PaymentMethodDetailsResponse;
+  @ApiProperty({
+    type: Number,
+    example: 3,
+    description: 'Forwards that released this card\'s data to a downstream (queued attempts each count). Eventually consistent: written with the forward records, within about 50 ms of the answer.',
+  })
+  usage_count!: number;
+  @ApiProperty({ type: String, nullable: true, example: '2026-11-20T09:14:03.123456+00:00', description: 'When the last counted forward started; null if never used.' })
+  last_used_at!: string | null;
+  @ApiProperty({ type: Number, enum: [0], description: 'Always 0: the vault does not tell client-initiated forwards apart.' })
+  cit_usage_count!: 0;
+  @ApiProperty({ type: Boolean, enum: [false], description: 'Always false: there is no account updater.' })
+  has_replacement!: false;
   @ApiProperty({ example: '2026-11-20T09:14:03.123456+00:00' })
   created_at!: string;
   @ApiProperty({ example: '2026-11-20T09:14:03.123456+00:00' })
   updated_at!: string;
 
-  static from(pm: PaymentMethod): PaymentMethodResponse {
+  static from(pm: PaymentMethod): PaymentMethodSummaryResponse {
     return {
       type: 'payment-method',
       id: pm.id,
@@ -103,10 +198,40 @@ export class PaymentMethodResponse {
       label: pm.label,
       expiration_date: pm.expirationDate,
       fingerprint: pm.fingerprint,
-      buyer_id: pm.buyerId,
-      external_identifier: pm.externalIdentifier,
+      details: { bin: pm.bin, card_type: null },
+      usage_count: pm.usageCount,
+      last_used_at: pm.lastUsedAt?.toISOString() ?? null,
+      cit_usage_count: 0,
+      has_replacement: false,
       created_at: pm.createdAt.toISOString(),
       updated_at: pm.updatedAt.toISOString(),
     };
   }
+}
+
+export class PaymentMethodResponse extends PaymentMethodSummaryResponse {
+  @ApiProperty({ enum: PAYMENT_METHOD_STATUSES, example: 'succeeded', description: 'Always `succeeded` for a stored card.' })
+  status!: PaymentMethodStatus;
+  @ApiProperty({ type: String, format: 'uuid', nullable: true })
+  buyer_id!: string | null;
+  @ApiProperty({ type: BuyerResponse, nullable: true, description: 'The buyer the card is stored for, or null.' })
+  buyer!: BuyerResponse | null;
+  @ApiProperty({ type: String, nullable: true })
+  external_identifier!: string | null;
+
+  static override from(pm: PaymentMethod): PaymentMethodResponse {
+    if (pm.buyerId !== null && pm.buyer === undefined) throw new Error(`payment method ${pm.id} was loaded without its buyer`); // a bug
+    return {
+      ...PaymentMethodSummaryResponse.from(pm),
+      status: 'succeeded',
+      buyer_id: pm.buyerId,
+      buyer: pm.buyer ? BuyerResponse.from(pm.buyer) : null,
+      external_identifier: pm.externalIdentifier,
+    };
+  }
+}
+
+export class BuyerPaymentMethodsResponse {
+  @ApiProperty({ type: [PaymentMethodSummaryResponse], description: 'At most 100 cards, in the order asked for.' })
+  items!: PaymentMethodSummaryResponse[];
 }
