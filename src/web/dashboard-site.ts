@@ -51,10 +51,11 @@ export async function registerDashboard(fastify: FastifyInstance, root: string):
     scope.addHook('onSend', async (_request, reply) => {
       reply.headers(DASHBOARD_HEADERS);
     });
+    // The plugin's own redirect covers sub-folders only; the bare prefix is ours.
+    scope.get(DASHBOARD_PREFIX, async (_request, reply) => reply.redirect(`${DASHBOARD_PREFIX}/`, 301));
     await scope.register(fastifyStatic, {
       root,
       prefix: `${DASHBOARD_PREFIX}/`,
-      redirect: true,
       // @nestjs/swagger registers the plugin too; only one registration may decorate the reply.
       decorateReply: false,
       index: ['index.html'],
