@@ -15,6 +15,7 @@ import { problemDefinitions, ProblemException, problemType } from '../common/pro
 import { problemResponse } from '../common/problem/problem.filter';
 import { requestIdFor } from '../logging/logging.module';
 import { ForwardHttpHandler } from '../forwarding/forward-http-handler';
+import { dashboardRoot, registerDashboard } from '../web/dashboard-site';
 
 /** Request bodies above this are refused with 413 before any handler runs. */
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -95,6 +96,9 @@ export async function createApiApp(
       if (typeof id === 'string') reply.header('x-request-id', id);
     });
   setUpOpenApi(app);
+  const dashboard = dashboardRoot();
+  if (dashboard) await registerDashboard(app.getHttpAdapter().getInstance(), dashboard);
+  else frameworkLogger.warn('No dashboard bundle (dist/dashboard): run `npm run build` to serve /dashboard.');
   await app.init();
   forwardHandler = app.get(ForwardHttpHandler);
   return app;

@@ -9,7 +9,11 @@ import { PaginationErrors } from '../common/pagination/pagination.errors';
 import { CommonErrors } from '../common/problem/common.errors';
 import { ProblemException } from '../common/problem/problem';
 import { CheckoutSessionErrors } from '../checkout-sessions/checkout-sessions.errors';
+import { ForwardActivityQuery, ForwardActivityResponse } from './dto/forward-activity.dto';
 import { ForwardRequestResponse, ListForwardRequestsQuery } from './dto/forward-request.dto';
+
+/** The dashboard's chart: the last hour. */
+const DEFAULT_ACTIVITY_MINUTES = 60;
 import { ForwardRecordsReader } from './forward-records.reader';
 import { ForwardAuthenticationErrors } from '../forward-authentications/forward-authentications.errors';
 import { ForwardingErrors } from './forwarding.errors';
@@ -80,6 +84,15 @@ export class ForwardingController {
   @ApiProblems(CommonErrors.validationFailed, PaginationErrors.invalidCursor)
   list(@MerchantAccountId() merchant: string, @Query() query: ListForwardRequestsQuery): Promise<Page<ForwardRequestResponse>> {
     return this.records.list(merchant, query);
+  }
+
+  @Get('activity')
+  @RequireScope('vault-forwards.read')
+  @ApiOperation({ summary: 'Forwards per minute by outcome over the last minutes (default 60), from the forward records' })
+  @ApiOkResponse({ type: ForwardActivityResponse })
+  @ApiProblems(CommonErrors.validationFailed)
+  activity(@MerchantAccountId() merchant: string, @Query() query: ForwardActivityQuery): Promise<ForwardActivityResponse> {
+    return this.records.activity(merchant, query.minutes ?? DEFAULT_ACTIVITY_MINUTES);
   }
 
   @Get('requests/:id')

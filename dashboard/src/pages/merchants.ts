@@ -1,0 +1,62 @@
+import { html, nothing } from 'lit';
+import { api, ApiError, Page } from '../api';
+import { formatTime, pager, problemAlert, View } from '../ui';
+
+export interface MerchantAccount {
+  id: string;
+  display_name: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Settings → Merchants: one page of merchant accounts at a time. */
+export class VfMerchants extends View {
+  static override properties = { page: { state: true }, error: { state: true } };
+  declare page: Page<MerchantAccount> | null;
+  declare error: ApiError | null;
+
+  constructor() {
+    super();
+    this.page = null;
+    this.error = null;
+  }
+
+  override connectedCallback(): void {
+    super.connectedCallback();
+    void this.load();
+  }
+
+  private async load(cursor?: string): Promise<void> {
+    try {
+      this.page = await api<Page<MerchantAccount>>('/merchant-accounts', { query: { limit: 20, cursor } });
+      this.error = null;
+    } catch (error) {
+      this.error = error as ApiError;
+    }
+  }
+
+  override render() {
+    return html`
+      <p class="breadcrumb">Settings</p>
+      <h1>Merchants</h1>
+      ${problemAlert(this.error)}
+      ${this.page
+        ? html`<table>
+              <caption class="visually-hidden">Merchant accounts</caption>
+              <thead><tr><th scope="col">Name</th><th scope="col">ID</th><th scope="col">Created</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+              <tbody>
+                ${this.page.items.map(
+                  (m) => html`<tr>
+                    <td>${m.display_name}</td><td><code>${m.id}</code></td><td>${formatTime(m.created_at)}</td>
+                    <td><a class="button" href=${`#/merchants/${encodeURIComponent(m.id)}`} aria-label=${`Edit ${m.display_name}`}>Edit</a></td>
+                  </tr>`,
+                )}
+                ${this.page.items.length === 0 ? html`<tr><td colspan="4">No merchant accounts yet: <code>npm run cli -- merchant create</code>.</td></tr>` : nothing}
+              </tbody>
+            </table>
+            ${pager('Merchant accounts', this.page, (c) => void this.load(c))}`
+        : html`<p>Loading…</p>`}
+    `;
+  }
+}
+customElements.define('vf-merchants', VfMerchants);

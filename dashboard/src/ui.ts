@@ -1,0 +1,87 @@
+import { html, LitElement, nothing, TemplateResult } from 'lit';
+import { ApiError } from './api';
+
+/**
+ * Every view renders into the light DOM: labels, ids and the one stylesheet (styles.css, a file
+ * served under the CSP's style-src 'self') work across components.
+ */
+export class View extends LitElement {
+  protected override createRenderRoot(): HTMLElement {
+    return this;
+  }
+}
+
+let ids = 0;
+/** A document-unique id for label/aria wiring. */
+export function uid(prefix: string): string {
+  return `${prefix}-${++ids}`;
+}
+
+/** The problem's messages for one field, right under it, announced and tied to the input. */
+export function fieldError(error: ApiError | null, name: string, id: string): TemplateResult | typeof nothing {
+  const messages = error?.fieldMessages(name) ?? [];
+  if (messages.length === 0) return nothing;
+  return html`<p class="field-error" id=${id} data-field=${name}><span aria-hidden="true">⚠ </span>${messages.join('; ')}</p>`;
+}
+
+export function describedBy(...ids: Array<string | number | false | null | undefined>): string {
+  return ids.filter(Boolean).join(' ');
+}
+
+/** The problem's detail as a general alert (the field messages appear beside the fields). */
+export function problemAlert(error: ApiError | Error | null): TemplateResult | typeof nothing {
+  if (!error) return nothing;
+  const detail = error instanceof ApiError ? error.problem.detail || error.problem.title : error.message;
+  const code = error instanceof ApiError && error.problem.code ? html` <span class="code">(${error.problem.code})</span>` : nothing;
+  return html`<div class="alert error" role="alert"><strong>Error:</strong> ${detail}${code}</div>`;
+}
+
+export function formatTime(iso: string | null | undefined): string {
+  if (!iso) return '—';
+  const date = new Date(iso);
+  return Number.isNaN(date.getTime()) ? iso : date.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
+}
+
+/** Status as a word and a symbol, never by colour alone. */
+export function statusBadge(kind: 'ok' | 'bad' | 'neutral' | 'busy', text: string): TemplateResult {
+  const symbol = { ok: '✓', bad: '✕', neutral: '•', busy: '↻' }[kind];
+  return html`<span class="badge ${kind}"><span aria-hidden="true">${symbol} </span>${text}</span>`;
+}
+
+/** The shared next/previous cursors of every list: one page at a time. */
+export function pager(label: string, page: { previous_cursor: string | null; next_cursor: string | null } | null, go: (cursor: string) => void): TemplateResult {
+  return html`<nav class="pager" aria-label=${`${label} pages`}>
+    <button type="button" ?disabled=${!page?.previous_cursor} @click=${() => page?.previous_cursor && go(page.previous_cursor)}>← Previous</button>
+    <button type="button" ?disabled=${!page?.next_cursor} @click=${() => page?.next_cursor && go(page.next_cursor)}>Next →</button>
+  </nav>`;
+}
+
+export function announce(text: string): void {
+  const region = document.getElementById('announcer');
+  if (!region) return;
+  region.textContent = '';
+  // A new text node after a tick is announced even when the text repeats.
+  setTimeout(() => (region.textContent = text), 50);
+}
+
+/** Copies text; if the clipboard is not available, selects it so the keyboard copy works. */
+export async function copyText(text: string, fallback: HTMLElement | null): Promise<string> {
+  try {
+    await navigator.clipboard.writeText(text);
+    return 'Copied to the clipboard.';
+  } catch {
+    if (fallback) {
+      const range = document.createRange();
+      range.selectNodeContents(fallback);
+      const selection = getSelection();
+      selection?.removeAllRanges();
+      selection?.addRange(range);
+    }
+    return 'Selected: press Ctrl+C (⌘C) to copy.';
+  }
+}
+
+/** Where a merchant's settings live: Settings → Merchants → id, or Settings → Configuration for a merchant key. */
+export function merchantBase(merchant: string | null): string {
+  return merchant ? `#/merchants/${encodeURIComponent(merchant)}` : '#/configuration';
+}
