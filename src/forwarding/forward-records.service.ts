@@ -75,16 +75,16 @@ const countUses = (source: string) => `uses AS (
 /**
  * The whole record with its outcome: inserted if its disclosure is not in the table (yet), or fills
  * in the outcome of a pending row. It carries every column, so it and the disclosure commute: the
- * spool can replay either after the other, any number of times. $12 says which records released
+ * spool can replay either after the other, any number of times. $13 says which records released
  * card data (their uses are counted); a refused forward names its cards too but sent nothing.
  */
 const UPSERT_FINAL = `WITH r AS (
-    SELECT id, merchant, config, method, target, status, duration, pms::uuid[] AS pms, auths::uuid[] AS auths, error, coalesce(at, now()) AS at, disclosed
-      FROM unnest($1::text[], $2::text[], $3::uuid[], $4::text[], $5::text[], $6::int[], $7::float8[], $8::text[], $9::text[], $10::text[], $11::timestamptz[], $12::bool[])
-           AS r(id, merchant, config, method, target, status, duration, pms, auths, error, at, disclosed)
+    SELECT id, merchant, config, method, target, status, duration, pms::uuid[] AS pms, auths::uuid[] AS auths, error, coalesce(at, now()) AS at, session, disclosed
+      FROM unnest($1::text[], $2::text[], $3::uuid[], $4::text[], $5::text[], $6::int[], $7::float8[], $8::text[], $9::text[], $10::text[], $11::timestamptz[], $12::uuid[], $13::bool[])
+           AS r(id, merchant, config, method, target, status, duration, pms, auths, error, at, session, disclosed)
   ), done AS (
     INSERT INTO vault_forward_requests ${COLUMNS}
-    SELECT id, merchant, config, method, target, status, duration, pms, auths, error, at FROM r
+    SELECT id, merchant, config, method, target, status, duration, pms, auths, error, at, session FROM r
     ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status, duration_ms = EXCLUDED.duration_ms, error_type = EXCLUDED.error_type
     WHERE vault_forward_requests.status IS NULL
     RETURNING id, merchant_account_id, payment_method_ids, created_at

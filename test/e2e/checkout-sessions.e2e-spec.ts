@@ -53,7 +53,9 @@ describe('Checkout sessions', () => {
 
   afterAll(() => {
     // Checked last, over the API's lines and the worker's: no card number and no security code, anywhere.
-    const logs = t.logs.text + worker.output();
+    // A 3-digit code in quotes can also be a length the request log states ("content-length":"125"):
+    // those numbers are the log's own, not a leak, so they are taken out before looking.
+    const logs = (t.logs.text + worker.output()).replace(/\\?"content-length\\?":\\?"[0-9]+\\?"/g, '');
     expect(logs.length).toBeGreaterThan(0);
     for (const secret of secrets) expect(logs).not.toContain(secret);
   });
