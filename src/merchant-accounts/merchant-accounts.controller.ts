@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Page, PageOf } from '../common/pagination/page';
 import { PaginationErrors } from '../common/pagination/pagination.errors';
 import { RequireInstanceScope } from '../auth/scopes';
@@ -25,6 +25,7 @@ export class MerchantAccountsController {
   @HttpCode(201)
   @RequireInstanceScope('merchant-accounts.write')
   @ApiOperation({ summary: 'Create a merchant account (instance keys only)' })
+  @ApiCreatedResponse({ type: MerchantAccountResponse })
   @ApiProblems(CommonErrors.validationFailed, MerchantAccountErrors.duplicateId)
   async create(@Body() body: CreateMerchantAccountDto): Promise<MerchantAccountResponse> {
     return MerchantAccountResponse.from(await this.merchants.create(body.id, body.display_name));
@@ -42,6 +43,7 @@ export class MerchantAccountsController {
   @Get(':id')
   @RequireInstanceScope('merchant-accounts.read')
   @ApiOperation({ summary: 'Get a merchant account (instance keys only)' })
+  @ApiOkResponse({ type: MerchantAccountResponse })
   @ApiProblems(MerchantAccountErrors.notFound)
   async get(@Param('id') id: string): Promise<MerchantAccountResponse> {
     return MerchantAccountResponse.from(await this.merchants.get(id));
@@ -50,6 +52,7 @@ export class MerchantAccountsController {
   @Put(':id')
   @RequireInstanceScope('merchant-accounts.write')
   @ApiOperation({ summary: 'Update a merchant account (instance keys only)' })
+  @ApiOkResponse({ type: MerchantAccountResponse })
   @ApiProblems(CommonErrors.validationFailed, MerchantAccountErrors.notFound)
   async update(@Param('id') id: string, @Body() body: UpdateMerchantAccountDto): Promise<MerchantAccountResponse> {
     return MerchantAccountResponse.from(await this.merchants.update(id, { displayName: body.display_name }));

@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { MerchantScoped } from '../auth/merchant-scoped';
 import { MerchantAccountId } from '../auth/principal';
 import { RequireScope } from '../auth/scopes';
@@ -21,6 +21,7 @@ export class PaymentMethodsController {
   @HttpCode(201)
   @RequireScope('payment-methods.write')
   @ApiOperation({ summary: 'Store a card in the vault (the number is encrypted and never returned)' })
+  @ApiCreatedResponse({ type: PaymentMethodResponse })
   @ApiProblems(CommonErrors.validationFailed)
   async create(@MerchantAccountId() merchant: string, @Body() body: CreatePaymentMethodDto): Promise<PaymentMethodResponse> {
     return PaymentMethodResponse.from(await this.paymentMethods.create(merchant, body));
@@ -38,6 +39,7 @@ export class PaymentMethodsController {
   @Get(':id')
   @RequireScope('payment-methods.read')
   @ApiOperation({ summary: 'Get a stored card' })
+  @ApiOkResponse({ type: PaymentMethodResponse })
   @ApiProblems(PaymentMethodErrors.notFound)
   async get(@MerchantAccountId() merchant: string, @Param('id') id: string): Promise<PaymentMethodResponse> {
     return PaymentMethodResponse.from(await this.paymentMethods.get(merchant, id));

@@ -1,3 +1,4 @@
+import { ApiTimestamp } from '../../common/openapi/properties';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsString, Length, Matches, ValidateIf } from 'class-validator';
 import { PageQueryDto } from '../../common/pagination/page-query';
@@ -25,7 +26,7 @@ export class UpdateMerchantAccountDto {
 }
 
 export class MerchantAccountResponse {
-  @ApiProperty({ enum: ['merchant-account'] })
+  @ApiProperty({ type: String, enum: ['merchant-account'] })
   type!: 'merchant-account';
 
   @ApiProperty({ example: 'acme-eu' })
@@ -34,10 +35,10 @@ export class MerchantAccountResponse {
   @ApiProperty({ example: 'ACME Europe' })
   display_name!: string;
 
-  @ApiProperty({ example: '2026-11-20T09:14:03.123456+00:00' })
+  @ApiTimestamp()
   created_at!: string;
 
-  @ApiProperty({ example: '2026-11-20T09:14:03.123456+00:00' })
+  @ApiTimestamp()
   updated_at!: string;
 
   static from(account: MerchantAccount): MerchantAccountResponse {

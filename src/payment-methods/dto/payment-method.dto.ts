@@ -1,3 +1,4 @@
+import { ApiTimestamp } from '../../common/openapi/properties';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, IsUUID, Length, Matches, ValidateBy } from 'class-validator';
 import { PageQueryDto } from '../../common/pagination/page-query';
@@ -16,7 +17,7 @@ function IsCardNumber(): PropertyDecorator {
 }
 
 export class CreatePaymentMethodDto {
-  @ApiProperty({ enum: ['card'] })
+  @ApiProperty({ type: String, enum: ['card'] })
   @IsIn(['card'])
   method!: 'card';
 
@@ -34,13 +35,13 @@ export class CreatePaymentMethodDto {
   @IsUUID('all')
   buyer_id?: string;
 
-  @ApiPropertyOptional({ maxLength: 200 })
+  @ApiPropertyOptional({ minLength: 1, maxLength: 200 })
   @IsOptional()
   @IsString()
   @Length(1, 200)
   external_identifier?: string;
 
-  @ApiPropertyOptional({ maxLength: 200, description: 'Stored encrypted; fills {{ CARDHOLDER_NAME_X }}. Never returned.' })
+  @ApiPropertyOptional({ minLength: 1, maxLength: 200, description: 'Stored encrypted; fills {{ CARDHOLDER_NAME_X }}. Never returned.' })
   @IsOptional()
   @IsString()
   @Length(1, 200)
@@ -58,15 +59,15 @@ export class ListPaymentMethodsQuery extends PageQueryDto({ default: 20, max: 10
 }
 
 export class PaymentMethodResponse {
-  @ApiProperty({ enum: ['payment-method'] })
+  @ApiProperty({ type: String, enum: ['payment-method'] })
   type!: 'payment-method';
   @ApiProperty({ format: 'uuid' })
   id!: string;
   @ApiProperty({ example: 'default' })
   merchant_account_id!: string;
-  @ApiProperty({ enum: ['card'] })
+  @ApiProperty({ type: String, enum: ['card'] })
   method!: 'card';
-  @ApiProperty({ enum: ['visa', 'mastercard', 'amex', 'discover', 'jcb', 'diners', 'unionpay', 'maestro', 'unknown'] })
+  @ApiProperty({ type: String, enum: ['visa', 'mastercard', 'amex', 'discover', 'jcb', 'diners', 'unionpay', 'maestro', 'unknown'] })
   scheme!: CardScheme;
   @ApiProperty({ example: '1111', description: 'Last four digits.' })
   label!: string;
@@ -78,9 +79,9 @@ export class PaymentMethodResponse {
   buyer_id!: string | null;
   @ApiProperty({ type: String, nullable: true })
   external_identifier!: string | null;
-  @ApiProperty({ example: '2026-11-20T09:14:03.123456+00:00' })
+  @ApiTimestamp()
   created_at!: string;
-  @ApiProperty({ example: '2026-11-20T09:14:03.123456+00:00' })
+  @ApiTimestamp()
   updated_at!: string;
 
   static from(pm: PaymentMethod): PaymentMethodResponse {
