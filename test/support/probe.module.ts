@@ -1,5 +1,5 @@
 import { Controller, Get, Module } from '@nestjs/common';
-import { ApiExcludeController } from '@nestjs/swagger';
+import { ApiOkResponse } from '@nestjs/swagger';
 import { CurrentPrincipal, MerchantAccountId, Principal } from '../../src/auth/principal';
 import { RequireScope } from '../../src/auth/scopes';
 
@@ -7,11 +7,18 @@ import { RequireScope } from '../../src/auth/scopes';
  * A merchant-scoped route mounted only in tests: it shows which merchant account the AuthGuard
  * resolved, so the guard's rules are tested apart from any one feature's routes.
  */
-@ApiExcludeController()
 @Controller('__probe')
 class ProbeController {
   @Get('merchant')
   @RequireScope('buyers.read')
+  // Declared like every route, so the e2e response check holds it to its schema too.
+  @ApiOkResponse({
+    schema: {
+      type: 'object',
+      required: ['merchant_account_id', 'key_id'],
+      properties: { merchant_account_id: { type: 'string' }, key_id: { type: 'string' } },
+    },
+  })
   merchant(@MerchantAccountId() merchantAccountId: string, @CurrentPrincipal() principal: Principal) {
     return { merchant_account_id: merchantAccountId, key_id: principal.keyId };
   }
