@@ -74,7 +74,8 @@ export class Contract {
 
   constructor(private readonly document: Json) {
     addFormats(this.ajv);
-    this.ajv.addSchema({ $id: DOCUMENT_ID, components: { schemas: toJsonSchema(document.components?.schemas ?? {}) } });
+    const schemas = Object.entries<unknown>(document.components?.schemas ?? {}).map(([name, schema]) => [name, toJsonSchema(schema)]);
+    this.ajv.addSchema({ $id: DOCUMENT_ID, components: { schemas: Object.fromEntries(schemas) } });
     this.paths = Object.entries<Json>(document.paths).map(([template, item]) => {
       const segments = template.split('/');
       const pattern = new RegExp(`^${segments.map((s) => (/^\{[^}]+\}$/.test(s) ? '[^/]+' : s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/')}$`);

@@ -2,11 +2,13 @@ import { Controller, Get, Module } from '@nestjs/common';
 import { ApiOkResponse } from '@nestjs/swagger';
 import { CurrentPrincipal, MerchantAccountId, Principal } from '../../src/auth/principal';
 import { RequireScope } from '../../src/auth/scopes';
+import { MerchantScoped } from '../../src/auth/merchant-scoped';
 
 /**
  * A merchant-scoped route mounted only in tests: it shows which merchant account the AuthGuard
  * resolved, so the guard's rules are tested apart from any one feature's routes.
  */
+@MerchantScoped()
 @Controller('__probe')
 class ProbeController {
   @Get('merchant')

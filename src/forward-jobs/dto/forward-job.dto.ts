@@ -26,7 +26,7 @@ export class ForwardJobAttemptResponse {
   request_id!: string;
   @ApiTimestamp()
   started_at!: string;
-  @ApiProperty({ type: 'integer', nullable: true, minimum: 0, description: 'Null while the attempt runs.' })
+  @ApiProperty({ type: Number, nullable: true, minimum: 0, description: 'Milliseconds, with fractions. Null while the attempt runs.' })
   duration_ms!: number | null;
   @ApiProperty({ type: 'integer', nullable: true, minimum: 100, maximum: 599, description: 'The downstream’s status; null when it gave no answer.' })
   status!: number | null;

@@ -20,7 +20,7 @@ export class ForwardRequestResponse {
   target_url!: string | null;
   @ApiProperty({ type: 'integer', nullable: true, minimum: 100, maximum: 599, description: 'The downstream status, or the status of the service’s own error.' })
   status!: number | null;
-  @ApiProperty({ type: 'integer', minimum: 0 })
+  @ApiProperty({ type: Number, minimum: 0, description: 'Milliseconds, with fractions.' })
   duration_ms!: number;
   @ApiProperty({ type: String, format: 'uuid', isArray: true })
   payment_method_ids!: string[];
