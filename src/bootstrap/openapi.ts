@@ -33,7 +33,8 @@ const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'
 /**
  * The problems any route can answer with, whatever its feature: its own failure (500), a dependency
  * away (503, on routes that read the database: every route behind a token), and, on routes that
- * take a body or a path parameter, what the HTTP layer refuses before the handler runs.
+ * take a body or a path parameter, what the HTTP layer and the validation pipe refuse before the
+ * handler runs.
  */
 function commonProblems(operation: Operation): ProblemDefinition[] {
   const problems: ProblemDefinition[] = [CommonErrors.internalError];
@@ -41,7 +42,8 @@ function commonProblems(operation: Operation): ProblemDefinition[] {
   if (operation.requestBody !== undefined) {
     problems.push(CommonErrors.invalidJson, CommonErrors.jsonTooDeep, CommonErrors.payloadTooLarge, CommonErrors.unsupportedMediaType);
   }
-  if (operation.parameters?.some((p) => p.in === 'path')) problems.push(CommonErrors.uriTooLong);
+  // A path parameter longer than any id (414), or with a NUL character, which PostgreSQL cannot take (400).
+  if (operation.parameters?.some((p) => p.in === 'path')) problems.push(CommonErrors.uriTooLong, CommonErrors.validationFailed);
   return problems;
 }
 

@@ -1412,6 +1412,18 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description `/errors/validation-failed` Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "validation-failed";
+                    };
+                };
+            };
             /** @description `/errors/unauthorized` Missing or invalid access token */
             401: {
                 headers: {
@@ -1705,6 +1717,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MerchantAccountResponse"];
+                };
+            };
+            /** @description `/errors/validation-failed` Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -4666,6 +4690,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ProblemTypeResponse"];
+                };
+            };
+            /** @description `/errors/validation-failed` Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/resource-not-found` Resource not found */

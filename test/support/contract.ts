@@ -88,7 +88,6 @@ export class Contract {
     const path = response.target.split('?')[0];
     if (NOT_OPERATIONS.some((p) => p.test(path))) return;
     contractStats.checked++;
-    if (process.env.CONTRACT_DEBUG) console.log('checked', response.method, path, response.status);
     const entry = this.paths.filter((p) => p.pattern.test(path)).sort((a, b) => b.literals - a.literals)[0];
     const method = response.method.toLowerCase() === 'head' ? 'get' : response.method.toLowerCase();
     const operation = entry?.item[method] as Json | undefined;

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { OpenAPIObject } from '@nestjs/swagger';
 import { openApiDocumentOffline } from '../../src/bootstrap/openapi';
+import { problemDefinitions } from '../../src/common/problem/problem';
 
 const ROOT = join(__dirname, '..', '..');
 const OPERATION_METHODS = ['get', 'put', 'post', 'delete', 'patch'];
@@ -114,5 +115,7 @@ describe('The OpenAPI document', () => {
     // The route itself is ForwardHttpHandler's, in front of Nest: no controller method maps it.
     const source = readFileSync(join(ROOT, 'src/forwarding/forwarding.controller.ts'), 'utf8');
     expect(source).not.toMatch(/@Post\(/);
+    // Nor a published problem code that nothing answers with (authentication methods have landed).
+    expect(problemDefinitions().map((p) => p.code)).not.toContain('not-implemented');
   });
 });
