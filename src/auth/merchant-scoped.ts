@@ -1,6 +1,7 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiHeader } from '@nestjs/swagger';
 import { ApiProblems } from '../common/openapi/api-problems';
+import { CommonErrors } from '../common/problem/common.errors';
 import { AuthErrors } from './auth.errors';
 import { DEFAULT_MERCHANT_ACCOUNT_ID, MERCHANT_HEADER, MERCHANT_HEADER_ALIAS } from './authenticator.service';
 
@@ -16,5 +17,6 @@ export const MerchantScoped = () =>
       description: `Merchant account to act for (instance keys; default "${DEFAULT_MERCHANT_ACCOUNT_ID}"). A merchant-bound key may send only its own id.`,
     }),
     ApiHeader({ name: MERCHANT_HEADER_ALIAS, required: false, description: `Alias of ${MERCHANT_HEADER}.` }),
-    ApiProblems(AuthErrors.unauthorized, AuthErrors.forbidden, AuthErrors.merchantAccountMismatch, AuthErrors.merchantAccountUnknown),
+    // validation-failed: a malformed merchant account id, or the two headers disagreeing.
+    ApiProblems(AuthErrors.unauthorized, AuthErrors.forbidden, AuthErrors.merchantAccountMismatch, AuthErrors.merchantAccountUnknown, CommonErrors.validationFailed),
   );

@@ -4,18 +4,16 @@ import { Logger as NestLogger, ModuleMetadata } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
-import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
-import { forwardAuthenticationSchemas } from '../forward-authentications/openapi';
 import { Logger } from 'nestjs-pino';
 import { ApiModule } from '../api.module';
 import { CoreOptions } from '../core.module';
-import { ProblemSchema } from '../common/openapi/api-problems';
 import { CommonErrors } from '../common/problem/common.errors';
-import { problemDefinitions, ProblemException, problemType } from '../common/problem/problem';
+import { ProblemException } from '../common/problem/problem';
 import { problemResponse } from '../common/problem/problem.filter';
 import { requestIdFor } from '../logging/logging.module';
 import { ForwardHttpHandler } from '../forwarding/forward-http-handler';
 import { dashboardRoot, registerDashboard } from '../web/dashboard-site';
+import { buildOpenApiDocument, serveOpenApi } from './openapi';
 
 /** Request bodies above this are refused with 413 before any handler runs. */
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -95,7 +93,7 @@ export async function createApiApp(
       const id = (request.raw as { id?: unknown }).id;
       if (typeof id === 'string') reply.header('x-request-id', id);
     });
-  setUpOpenApi(app);
+  serveOpenApi(app, buildOpenApiDocument(app));
   const dashboard = dashboardRoot();
   if (dashboard) await registerDashboard(app.getHttpAdapter().getInstance(), dashboard);
   else frameworkLogger.warn('No dashboard bundle (dist/dashboard): run `npm run build` to serve /dashboard.');
@@ -176,33 +174,4 @@ function answerClientError(error: Error & { code?: string }, socket: Duplex): vo
     .map(([name, value]) => `${name}: ${value}\r\n`)
     .join('');
   socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${head}\r\n${problem.body}`);
-}
-
-function setUpOpenApi(app: NestFastifyApplication): void {
-  const problemList = problemDefinitions()
-    .map((p) => `- \`${problemType(p.code)}\` (${p.status}) ${p.title}`)
-    .join('\n');
-  const config = new DocumentBuilder()
-    .setTitle('Vault forwarding API')
-    .setDescription(
-      [
-        'Forward requests to third parties with card data filled in from the vault.',
-        '',
-        'Authenticate with `Authorization: Bearer <JWT>` signed by an API key (ES512 or ES256; see the README). ' +
-          'Each operation lists the scope it requires in `x-required-scope`.',
-        '',
-        'Every error is `application/problem+json` (RFC 9457). Problem types:',
-        problemList,
-      ].join('\n'),
-    )
-    .setVersion('1')
-    .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' })
-    .build();
-  const document = SwaggerModule.createDocument(app, config, { extraModels: [ProblemSchema] });
-  // One schema per authentication method kind, built from the kind descriptions (oneOf targets).
-  Object.assign((document.components ??= {}).schemas ??= {}, forwardAuthenticationSchemas());
-  SwaggerModule.setup('docs', app, document, {
-    jsonDocumentUrl: 'openapi.json',
-    yamlDocumentUrl: 'openapi.yaml',
-  });
 }

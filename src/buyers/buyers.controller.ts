@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
-import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { MerchantScoped } from '../auth/merchant-scoped';
 import { MerchantAccountId } from '../auth/principal';
 import { RequireScope } from '../auth/scopes';
@@ -21,6 +21,7 @@ export class BuyersController {
   @HttpCode(201)
   @RequireScope('buyers.write')
   @ApiOperation({ summary: 'Create a buyer' })
+  @ApiCreatedResponse({ type: BuyerResponse })
   @ApiProblems(CommonErrors.validationFailed, BuyerErrors.duplicateExternalIdentifier)
   async create(@MerchantAccountId() merchant: string, @Body() body: CreateBuyerDto): Promise<BuyerResponse> {
     return BuyerResponse.from(await this.buyers.create(merchant, body.display_name, body.external_identifier ?? null));
@@ -38,6 +39,7 @@ export class BuyersController {
   @Get(':id')
   @RequireScope('buyers.read')
   @ApiOperation({ summary: 'Get a buyer' })
+  @ApiOkResponse({ type: BuyerResponse })
   @ApiProblems(BuyerErrors.notFound)
   async get(@MerchantAccountId() merchant: string, @Param('id') id: string): Promise<BuyerResponse> {
     return BuyerResponse.from(await this.buyers.get(merchant, id));
@@ -46,6 +48,7 @@ export class BuyersController {
   @Put(':id')
   @RequireScope('buyers.write')
   @ApiOperation({ summary: 'Update a buyer (only the fields sent; external_identifier: null clears it)' })
+  @ApiOkResponse({ type: BuyerResponse })
   @ApiProblems(CommonErrors.validationFailed, BuyerErrors.notFound, BuyerErrors.duplicateExternalIdentifier)
   async update(@MerchantAccountId() merchant: string, @Param('id') id: string, @Body() body: UpdateBuyerDto): Promise<BuyerResponse> {
     return BuyerResponse.from(

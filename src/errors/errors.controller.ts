@@ -1,5 +1,5 @@
 import { Controller, Get, Param } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
 import { Public } from '../auth/scopes';
 import { ApiProblems } from '../common/openapi/api-problems';
 import { CommonErrors } from '../common/problem/common.errors';
@@ -11,7 +11,25 @@ import {
   problemType,
 } from '../common/problem/problem';
 
-function describe(definition: ProblemDefinition) {
+export class ProblemTypeResponse {
+  @ApiProperty({ example: '/errors/validation-failed' })
+  type!: string;
+  @ApiProperty({ example: 'validation-failed', pattern: '^[a-z0-9]+(-[a-z0-9]+)*$' })
+  code!: string;
+  @ApiProperty({ type: 'integer', minimum: 400, maximum: 599, example: 400 })
+  status!: number;
+  @ApiProperty({ example: 'Invalid request' })
+  title!: string;
+  @ApiProperty({ description: 'What the problem means and how to fix it.' })
+  description!: string;
+}
+
+export class ProblemTypeListResponse {
+  @ApiProperty({ type: [ProblemTypeResponse] })
+  items!: ProblemTypeResponse[];
+}
+
+function describe(definition: ProblemDefinition): ProblemTypeResponse {
   return {
     type: problemType(definition.code),
     code: definition.code,
@@ -28,14 +46,16 @@ function describe(definition: ProblemDefinition) {
 export class ErrorsController {
   @Get()
   @ApiOperation({ summary: 'Every problem type the service can answer with. No token needed.' })
-  list() {
+  @ApiOkResponse({ type: ProblemTypeListResponse })
+  list(): ProblemTypeListResponse {
     return { items: problemDefinitions().map(describe) };
   }
 
   @Get(':code')
   @ApiOperation({ summary: 'One problem type. No token needed.' })
+  @ApiOkResponse({ type: ProblemTypeResponse })
   @ApiProblems(CommonErrors.resourceNotFound)
-  get(@Param('code') code: string) {
+  get(@Param('code') code: string): ProblemTypeResponse {
     const definition = findProblemDefinition(code);
     if (!definition) throw new ProblemException(CommonErrors.resourceNotFound, `No problem type "${code}" exists.`);
     return describe(definition);

@@ -96,7 +96,7 @@ export function forwardAuthenticationSchemas(): Record<string, Schema> {
     minProperties: 1,
     properties: {
       label: { type: 'string', minLength: 1, maxLength: 100 },
-      fields: { type: 'object', description: `The complete fields of the method’s kind: ${AUTHENTICATION_KINDS.map((k) => requestSchemaName(k) + '.fields').join(', ')}.` },
+      fields: { type: 'object', additionalProperties: { type: 'string' }, description: `The complete fields of the method’s kind: ${AUTHENTICATION_KINDS.map((k) => requestSchemaName(k) + '.fields').join(', ')}.` },
     },
   };
   return schemas;

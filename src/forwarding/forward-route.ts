@@ -6,8 +6,9 @@ export const FORWARD_ROUTE = '/vault-forward';
  * path ends at `?` or `#`, and is compared after `decodeURI` (find-my-way's decoding), so
  * `/vault%2Dforward` is the route (RFC 3986 §6.2.2.2: an encoded unreserved character is that
  * character) while `/vault-forward/`, `//vault-forward` or `/Vault-Forward` are not, there as here.
- * Answering an encoded spelling with the forward handler rather than refusing it keeps one meaning
- * per path: had we refused it, fastify would still route it to the controller that only documents it.
+ * Answering an encoded spelling with the forward handler keeps one meaning per path: no Nest route
+ * serves POST /vault-forward (forward.openapi.ts documents it), so a spelling that slipped past would
+ * be a 404 route-not-found.
  */
 export function isForwardPath(url: string): boolean {
   // The plain spelling, which is every real caller's, costs one comparison.

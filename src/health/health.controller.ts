@@ -1,5 +1,5 @@
 import { Controller, Get, Inject } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type Redis from 'ioredis';
 import { DataSource } from 'typeorm';
@@ -21,6 +21,25 @@ function withTimeout<T>(promise: Promise<T>): Promise<T> {
   ]);
 }
 
+class LivenessResponse {
+  @ApiProperty({ type: String, enum: ['ok'] })
+  status!: 'ok';
+}
+
+class ReadinessChecks {
+  @ApiProperty({ type: String, enum: ['up'] })
+  database!: Check;
+  @ApiProperty({ type: String, enum: ['up', 'disabled'], description: '`disabled` when no REDIS_URL is configured.' })
+  redis!: Check;
+}
+
+class ReadinessResponse {
+  @ApiProperty({ type: String, enum: ['ok'] })
+  status!: 'ok';
+  @ApiProperty({ type: ReadinessChecks })
+  checks!: ReadinessChecks;
+}
+
 @ApiTags('Health')
 @Controller('health')
 @Public()
@@ -32,14 +51,16 @@ export class HealthController {
 
   @Get('live')
   @ApiOperation({ summary: 'Liveness: the process answers (no dependency is checked). No token needed.' })
-  live(): { status: 'ok' } {
+  @ApiOkResponse({ type: LivenessResponse })
+  live(): LivenessResponse {
     return { status: 'ok' };
   }
 
   @Get('ready')
   @ApiOperation({ summary: 'Readiness: the database (and Redis, when configured) answer. No token needed.' })
+  @ApiOkResponse({ type: ReadinessResponse, description: 'Every dependency answers.' })
   @ApiProblems(CommonErrors.serviceUnavailable)
-  async ready(): Promise<{ status: 'ok'; checks: Record<string, Check> }> {
+  async ready(): Promise<ReadinessResponse> {
     const [database, redis] = await Promise.all([
       withTimeout(this.db.query('SELECT 1')).then<Check, Check>(() => 'up', () => 'down'),
       this.redis

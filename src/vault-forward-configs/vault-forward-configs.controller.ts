@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
-import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { MerchantScoped } from '../auth/merchant-scoped';
 import { MerchantAccountId } from '../auth/principal';
 import { RequireScope } from '../auth/scopes';
@@ -30,6 +30,7 @@ export class VaultForwardConfigsController {
   @HttpCode(201)
   @RequireScope('vault-forward-configs.write')
   @ApiOperation({ summary: 'Enable hosts (and methods) as forwarding targets' })
+  @ApiCreatedResponse({ type: VaultForwardConfigResponse })
   @ApiProblems(CommonErrors.validationFailed)
   async create(@MerchantAccountId() merchant: string, @Body() body: CreateVaultForwardConfigDto): Promise<VaultForwardConfigResponse> {
     return VaultForwardConfigResponse.from(
@@ -49,6 +50,7 @@ export class VaultForwardConfigsController {
   @Get(':id')
   @RequireScope('vault-forward-configs.read')
   @ApiOperation({ summary: 'Get a forwarding config' })
+  @ApiOkResponse({ type: VaultForwardConfigResponse })
   @ApiProblems(VaultForwardConfigErrors.notFound)
   async get(@MerchantAccountId() merchant: string, @Param('id') id: string): Promise<VaultForwardConfigResponse> {
     return VaultForwardConfigResponse.from(await this.configs.get(merchant, id));
@@ -57,6 +59,7 @@ export class VaultForwardConfigsController {
   @Put(':id')
   @RequireScope('vault-forward-configs.write')
   @ApiOperation({ summary: 'Update a forwarding config (only the fields sent)' })
+  @ApiOkResponse({ type: VaultForwardConfigResponse })
   @ApiProblems(CommonErrors.validationFailed, VaultForwardConfigErrors.notFound)
   async update(@MerchantAccountId() merchant: string, @Param('id') id: string, @Body() body: UpdateVaultForwardConfigDto): Promise<VaultForwardConfigResponse> {
     return VaultForwardConfigResponse.from(

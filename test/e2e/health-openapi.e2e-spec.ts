@@ -73,7 +73,7 @@ describe('Health and OpenAPI', () => {
         expect(op.responses['401']?.content?.['application/problem+json']).toBeDefined();
       }
     }
-    expect(doc.components.schemas.ProblemSchema).toBeDefined();
+    expect(doc.components.schemas.Problem).toBeDefined();
     // List endpoints document the page envelope and their cursor/limit parameters.
     const listBuyers = doc.paths['/buyers'].get;
     expect(listBuyers.parameters.map((p: { name: string }) => p.name)).toEqual(

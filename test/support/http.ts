@@ -1,3 +1,5 @@
+import { contractOf } from './contract';
+
 export interface HttpResult<T = any> {
   status: number;
   headers: Headers;
@@ -5,7 +7,11 @@ export interface HttpResult<T = any> {
   text: string;
 }
 
-/** A plain fetch against the running server that always reads the body, JSON or not. */
+/**
+ * A plain fetch against the running server that always reads the body, JSON or not. Every answer is
+ * held against the OpenAPI document the server publishes (test/support/contract.ts): an undeclared
+ * status, content type or body shape fails the calling test.
+ */
 export async function http<T = any>(
   baseUrl: string,
   path: string,
@@ -19,8 +25,11 @@ export async function http<T = any>(
     body = JSON.stringify(init.body);
     headers['content-type'] ??= 'application/json';
   }
+  // Fetched before the request: the server may be gone after it (tests of shutdown). Unreachable: no check.
+  const contract = await contractOf(baseUrl).catch(() => null);
+  const method = init.method ?? 'GET';
   // Never follow redirects: a test must see exactly what the service answered.
-  const response = await fetch(`${baseUrl}${path}`, { method: init.method ?? 'GET', headers, body, redirect: 'manual' });
+  const response = await fetch(`${baseUrl}${path}`, { method, headers, body, redirect: 'manual' });
   const text = await response.text();
   let parsed: unknown = text;
   try {
@@ -28,6 +37,7 @@ export async function http<T = any>(
   } catch {
     /* not JSON */
   }
+  contract?.check({ method, target: path, status: response.status, headers: response.headers, text });
   return { status: response.status, headers: response.headers, body: parsed as T, text };
 }
 

@@ -1,3 +1,4 @@
+import { ApiTimestamp } from '../../common/openapi/properties';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, Matches } from 'class-validator';
 import { PageQueryDto } from '../../common/pagination/page-query';
@@ -16,17 +17,17 @@ export class ListApiKeysQuery extends PageQueryDto({ default: 20, max: 100 }) {
 
 /** What is known about a key: never key material (the private key was never stored). */
 export class ApiKeyResponse {
-  @ApiProperty({ enum: ['api-key'] })
+  @ApiProperty({ type: String, enum: ['api-key'] })
   type!: 'api-key';
   @ApiProperty({ description: 'RFC 7638 thumbprint of the public key: the `kid` of its tokens.', example: 'mJ0k8pQZ3x…' })
   id!: string;
   @ApiProperty({ type: String, nullable: true, example: 'default', description: 'null for an instance key.' })
   merchant_account_id!: string | null;
-  @ApiProperty({ enum: ['ES512', 'ES256'] })
+  @ApiProperty({ type: String, enum: ['ES512', 'ES256'] })
   algorithm!: ApiKeyAlgorithm;
-  @ApiProperty({ example: '2026-11-20T09:14:03.123456+00:00' })
+  @ApiTimestamp()
   created_at!: string;
-  @ApiProperty({ type: String, nullable: true, example: null, description: 'null while the key is active.' })
+  @ApiTimestamp({ nullable: true, description: 'null while the key is active.' })
   revoked_at!: string | null;
 
   static from(key: ApiKey): ApiKeyResponse {

@@ -1,3 +1,4 @@
+import { ApiTimestamp } from '../../common/openapi/properties';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, IsString, Length, MaxLength, ValidateIf } from 'class-validator';
 import { PageQueryDto } from '../../common/pagination/page-query';
@@ -9,7 +10,7 @@ export class CreateBuyerDto {
   @Length(1, 200)
   display_name!: string;
 
-  @ApiPropertyOptional({ example: 'user-789123', maxLength: 200, nullable: true })
+  @ApiPropertyOptional({ type: String, example: 'user-789123', minLength: 1, maxLength: 200, nullable: true })
   @IsOptional()
   @IsString()
   @Length(1, 200)
@@ -25,7 +26,7 @@ export class UpdateBuyerDto {
   display_name?: string;
 
   /** `null` clears it; absent leaves it unchanged. */
-  @ApiPropertyOptional({ example: 'user-789123', maxLength: 200, nullable: true, description: 'null clears it.' })
+  @ApiPropertyOptional({ type: String, example: 'user-789123', minLength: 1, maxLength: 200, nullable: true, description: 'null clears it.' })
   @ValidateIf((_, value) => value !== null && value !== undefined)
   @IsString()
   @Length(1, 200)
@@ -33,13 +34,13 @@ export class UpdateBuyerDto {
 }
 
 export class ListBuyersQuery extends PageQueryDto({ default: 20, max: 100 }) {
-  @ApiPropertyOptional({ description: 'Case-insensitive substring of display_name or external_identifier.' })
+  @ApiPropertyOptional({ maxLength: 200, description: 'Case-insensitive substring of display_name or external_identifier.' })
   @IsOptional()
   @IsString()
   @MaxLength(200)
   search?: string;
 
-  @ApiPropertyOptional({ description: 'Exact external_identifier.' })
+  @ApiPropertyOptional({ maxLength: 200, description: 'Exact external_identifier.' })
   @IsOptional()
   @IsString()
   @MaxLength(200)
@@ -47,7 +48,7 @@ export class ListBuyersQuery extends PageQueryDto({ default: 20, max: 100 }) {
 }
 
 export class BuyerResponse {
-  @ApiProperty({ enum: ['buyer'] })
+  @ApiProperty({ type: String, enum: ['buyer'] })
   type!: 'buyer';
   @ApiProperty({ format: 'uuid' })
   id!: string;
@@ -57,9 +58,9 @@ export class BuyerResponse {
   display_name!: string;
   @ApiProperty({ type: String, nullable: true, example: 'user-789123' })
   external_identifier!: string | null;
-  @ApiProperty({ example: '2026-11-20T09:14:03.123456+00:00' })
+  @ApiTimestamp()
   created_at!: string;
-  @ApiProperty({ example: '2026-11-20T09:14:03.123456+00:00' })
+  @ApiTimestamp()
   updated_at!: string;
 
   static from(buyer: Buyer): BuyerResponse {

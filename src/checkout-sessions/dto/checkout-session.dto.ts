@@ -1,3 +1,4 @@
+import { ApiTimestamp } from '../../common/openapi/properties';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsObject, IsOptional, IsString, IsUUID, Matches, Max, Min, ValidateBy, ValidateIf, ValidateNested } from 'class-validator';
@@ -129,13 +130,13 @@ export class CheckoutSessionResponse {
   merchant_account_id!: string;
   @ApiProperty({ ...METADATA_SCHEMA, nullable: true })
   metadata!: Record<string, string> | null;
-  @ApiProperty({ example: '2026-11-20T10:14:03.123456+00:00' })
+  @ApiTimestamp()
   expires_at!: string;
   @ApiProperty({ type: CheckoutSessionPaymentMethodResponse, nullable: true, description: 'Null until a card is collected with PUT /checkout/sessions/{id}/fields.' })
   payment_method!: CheckoutSessionPaymentMethodResponse | null;
-  @ApiProperty({ example: '2026-11-20T09:14:03.123456+00:00' })
+  @ApiTimestamp()
   created_at!: string;
-  @ApiProperty({ example: '2026-11-20T09:14:03.123456+00:00' })
+  @ApiTimestamp()
   updated_at!: string;
 
   static from(s: CheckoutSession): CheckoutSessionResponse {

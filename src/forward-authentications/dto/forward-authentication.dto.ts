@@ -1,3 +1,4 @@
+import { ApiTimestamp } from '../../common/openapi/properties';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsObject, IsString, Length, ValidateIf } from 'class-validator';
 import { PageQueryDto } from '../../common/pagination/page-query';
@@ -36,7 +37,7 @@ export class UpdateForwardAuthenticationDto {
 export class ListForwardAuthenticationsQuery extends PageQueryDto({ default: 20, max: 100 }) {}
 
 export class ForwardAuthenticationResponse {
-  @ApiProperty({ enum: ['vault-forward-authentication'] })
+  @ApiProperty({ type: String, enum: ['vault-forward-authentication'] })
   type!: 'vault-forward-authentication';
   @ApiProperty({ format: 'uuid' })
   id!: string;
@@ -44,7 +45,7 @@ export class ForwardAuthenticationResponse {
   config_id!: string;
   @ApiProperty()
   merchant_account_id!: string;
-  @ApiProperty({ enum: AUTHENTICATION_KINDS })
+  @ApiProperty({ type: String, enum: AUTHENTICATION_KINDS })
   kind!: AuthenticationKind;
   @ApiProperty()
   label!: string;
@@ -54,9 +55,9 @@ export class ForwardAuthenticationResponse {
   details!: MethodDetails;
   @ApiProperty({ type: 'array', items: { type: 'object', additionalProperties: { type: 'string' } }, description: 'What looks wrong but was stored as entered: {code, field, message}.' })
   warnings!: MethodWarning[];
-  @ApiProperty({ example: '2026-11-20T09:14:03.123456+00:00' })
+  @ApiTimestamp()
   created_at!: string;
-  @ApiProperty({ example: '2026-11-20T09:14:03.123456+00:00' })
+  @ApiTimestamp()
   updated_at!: string;
 
   static from(this: void, method: ForwardAuthentication): ForwardAuthenticationResponse {

@@ -1,3 +1,4 @@
+import { ApiTimestamp } from '../../common/openapi/properties';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional } from 'class-validator';
 import { PageQueryDto } from '../../common/pagination/page-query';
@@ -19,47 +20,51 @@ export class ForwardJobTarget {
 }
 
 export class ForwardJobAttemptResponse {
-  @ApiProperty({ minimum: 1 })
+  @ApiProperty({ type: 'integer', minimum: 1 })
   number!: number;
   @ApiProperty({ description: 'The forward record of this attempt: GET /vault-forward/requests/{request_id}.' })
   request_id!: string;
-  @ApiProperty({ example: '2026-11-20T09:14:03.123456+00:00' })
+  @ApiTimestamp()
   started_at!: string;
-  @ApiProperty({ type: Number, nullable: true, description: 'Null while the attempt runs.' })
+  @ApiProperty({ type: Number, nullable: true, minimum: 0, description: 'Milliseconds, with fractions. Null while the attempt runs.' })
   duration_ms!: number | null;
-  @ApiProperty({ type: Number, nullable: true, description: 'The downstream’s status; null when it gave no answer.' })
+  @ApiProperty({ type: 'integer', nullable: true, minimum: 100, maximum: 599, description: 'The downstream’s status; null when it gave no answer.' })
   status!: number | null;
   @ApiProperty({ type: String, nullable: true, description: 'Why there was no answer: a problem code such as downstream-unreachable, or worker-lost (the worker stopped mid-attempt).' })
   error_type!: string | null;
-  @ApiProperty({ type: String, nullable: true, description: 'When the next attempt is due, if this one is retried.' })
+  @ApiTimestamp({ nullable: true, description: 'When the next attempt is due, if this one is retried.' })
   next_attempt_at!: string | null;
 }
 
 export class ForwardJobStoredResponse {
-  @ApiProperty()
+  @ApiProperty({ type: 'integer', minimum: 100, maximum: 599 })
   status!: number;
-  @ApiProperty({ type: 'object', additionalProperties: true })
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: { oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] },
+    description: 'Lower-case names; a repeated header is an array of its values.',
+  })
   headers!: Record<string, string | string[]>;
   @ApiPropertyOptional({ description: 'The body when it is valid UTF-8.' })
   body?: string;
-  @ApiPropertyOptional({ description: 'The body otherwise, base64.' })
+  @ApiPropertyOptional({ format: 'byte', description: 'The body otherwise, base64.' })
   body_base64?: string;
 }
 
 export class ForwardJobResponse {
-  @ApiProperty({ enum: ['vault-forward-job'] })
+  @ApiProperty({ type: String, enum: ['vault-forward-job'] })
   type!: 'vault-forward-job';
   @ApiProperty({ format: 'uuid' })
   id!: string;
-  @ApiProperty({ enum: JOB_STATUSES })
+  @ApiProperty({ type: String, enum: JOB_STATUSES })
   status!: JobStatus;
   @ApiProperty({ type: ForwardJobTarget })
   target!: ForwardJobTarget;
-  @ApiProperty({ type: [String] })
+  @ApiProperty({ type: String, format: 'uuid', isArray: true })
   payment_method_ids!: string[];
-  @ApiProperty({ type: [String] })
+  @ApiProperty({ type: String, format: 'uuid', isArray: true })
   authentication_ids!: string[];
-  @ApiProperty({ minimum: 1, maximum: 20 })
+  @ApiProperty({ type: 'integer', minimum: 1, maximum: 20 })
   max_attempts!: number;
   @ApiProperty({ type: [ForwardJobAttemptResponse] })
   attempts!: JobAttempt[];
@@ -69,13 +74,13 @@ export class ForwardJobResponse {
     description: 'The downstream’s last answer once the job has ended (succeeded, or failed with an answer); purged after FORWARD_JOB_RETENTION.',
   })
   response!: ForwardJobStoredResponse | null;
-  @ApiProperty({ type: String, nullable: true })
+  @ApiProperty({ type: String, format: 'uri', nullable: true })
   callback_url!: string | null;
-  @ApiProperty({ example: '2026-11-20T09:14:03.123456+00:00' })
+  @ApiTimestamp()
   created_at!: string;
-  @ApiProperty({ example: '2026-11-20T09:14:03.123456+00:00' })
+  @ApiTimestamp()
   updated_at!: string;
-  @ApiProperty({ type: String, nullable: true })
+  @ApiTimestamp({ nullable: true, description: 'null until the job has ended.' })
   finished_at!: string | null;
 
   static from(this: void, row: ForwardJob, response: StoredResponse | null = null): ForwardJobResponse {

@@ -1,3 +1,4 @@
+import { ApiTimestamp } from '../../common/openapi/properties';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsInt, IsOptional, Max, Min } from 'class-validator';
@@ -15,7 +16,7 @@ export class ForwardActivityQuery {
 }
 
 export class ForwardActivityMinute {
-  @ApiProperty({ example: '2026-11-20T09:14:00.000000+00:00', description: 'Start of the minute (UTC).' })
+  @ApiTimestamp({ description: 'Start of the minute (UTC).' })
   minute!: string;
   @ApiProperty({ description: 'The downstream answered with a status below 400.' })
   succeeded!: number;
@@ -30,9 +31,9 @@ export class ForwardActivityMinute {
 export class ForwardActivityResponse {
   @ApiProperty({ enum: ['vault-forward-activity'] })
   type!: 'vault-forward-activity';
-  @ApiProperty({ example: '2026-11-20T08:15:00.000000+00:00', description: 'Start of the first minute.' })
+  @ApiTimestamp({ description: 'Start of the first minute.' })
   from!: string;
-  @ApiProperty({ example: '2026-11-20T09:15:00.000000+00:00', description: 'End of the last (current) minute.' })
+  @ApiTimestamp({ description: 'End of the last (current) minute.' })
   until!: string;
   @ApiProperty({ type: [ForwardActivityMinute], description: 'One entry per minute, oldest first, zeros included.' })
   minutes!: ForwardActivityMinute[];

@@ -1,3 +1,4 @@
+import { ApiTimestamp } from '../../common/openapi/properties';
 import { ApiProperty } from '@nestjs/swagger';
 import { PageQueryDto } from '../../common/pagination/page-query';
 import { VaultForwardRequest } from '../forward-request.entity';
@@ -5,7 +6,7 @@ import { VaultForwardRequest } from '../forward-request.entity';
 export class ListForwardRequestsQuery extends PageQueryDto({ default: 20, max: 100 }) {}
 
 export class ForwardRequestResponse {
-  @ApiProperty({ enum: ['vault-forward-request'] })
+  @ApiProperty({ type: String, enum: ['vault-forward-request'] })
   type!: 'vault-forward-request';
   @ApiProperty({ description: 'The request id, also returned as x-vault-forward-request-id.' })
   id!: string;
@@ -17,19 +18,19 @@ export class ForwardRequestResponse {
   method!: string | null;
   @ApiProperty({ type: String, nullable: true, description: 'Without the query string.' })
   target_url!: string | null;
-  @ApiProperty({ type: Number, nullable: true, description: 'The downstream status, or the status of the service’s own error.' })
+  @ApiProperty({ type: 'integer', nullable: true, minimum: 100, maximum: 599, description: 'The downstream status, or the status of the service’s own error.' })
   status!: number | null;
-  @ApiProperty()
+  @ApiProperty({ type: Number, minimum: 0, description: 'Milliseconds, with fractions.' })
   duration_ms!: number;
-  @ApiProperty({ type: [String] })
+  @ApiProperty({ type: String, format: 'uuid', isArray: true })
   payment_method_ids!: string[];
   @ApiProperty({ type: String, format: 'uuid', nullable: true, description: 'The checkout session whose card was filled in (x-vault-forward-checkout-session).' })
   checkout_session_id!: string | null;
-  @ApiProperty({ type: [String] })
+  @ApiProperty({ type: String, format: 'uuid', isArray: true })
   authentication_ids!: string[];
   @ApiProperty({ type: String, nullable: true, description: 'Problem code when the service answered with its own error.' })
   error_type!: string | null;
-  @ApiProperty({ example: '2026-11-20T09:14:03.123456+00:00' })
+  @ApiTimestamp()
   created_at!: string;
 
   static from(r: VaultForwardRequest): ForwardRequestResponse {

@@ -1,3 +1,4 @@
+import { ApiTimestamp } from '../../common/openapi/properties';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Allow, IsBoolean, IsOptional, IsString, Length, Matches, ValidateIf } from 'class-validator';
 import { PageQueryDto } from '../../common/pagination/page-query';
@@ -129,7 +130,7 @@ export class UpdateMerchantAccountDto extends MerchantAccountFeaturesDto {
 }
 
 export class MerchantAccountResponse {
-  @ApiProperty({ enum: ['merchant-account'] })
+  @ApiProperty({ type: String, enum: ['merchant-account'] })
   type!: 'merchant-account';
 
   @ApiProperty({ example: 'acme-eu' })
@@ -175,10 +176,10 @@ export class MerchantAccountResponse {
   @ApiProperty({ type: String, nullable: true, enum: [null] })
   mastercard_network_tokens_app_id!: null;
 
-  @ApiProperty({ example: '2026-11-20T09:14:03.123456+00:00' })
+  @ApiTimestamp()
   created_at!: string;
 
-  @ApiProperty({ example: '2026-11-20T09:14:03.123456+00:00' })
+  @ApiTimestamp()
   updated_at!: string;
 
   static from(account: MerchantAccount): MerchantAccountResponse {

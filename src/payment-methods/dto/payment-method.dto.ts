@@ -1,3 +1,4 @@
+import { ApiTimestamp } from '../../common/openapi/properties';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsIn, IsOptional, IsString, IsUUID, Length, Matches, ValidateBy, ValidateIf } from 'class-validator';
@@ -25,7 +26,7 @@ const isCard = (o: CreatePaymentMethodDto) => o.method !== 'checkout-session';
 const isSession = (o: CreatePaymentMethodDto) => o.method === 'checkout-session';
 
 export class CreatePaymentMethodDto {
-  @ApiProperty({ enum: ['card', 'checkout-session'], description: '`checkout-session` stores the card of the session named by `id` (never its security code).' })
+  @ApiProperty({ type: String, enum: ['card', 'checkout-session'], description: '`checkout-session` stores the card of the session named by `id` (never its security code).' })
   @IsIn(['card', 'checkout-session'])
   method!: 'card' | 'checkout-session';
 
@@ -50,19 +51,19 @@ export class CreatePaymentMethodDto {
   @IsUUID('all')
   buyer_id?: string;
 
-  @ApiPropertyOptional({ maxLength: 200, description: 'The buyer of this merchant account with this external_identifier (404 buyer-not-found if none).' })
+  @ApiPropertyOptional({ minLength: 1, maxLength: 200, description: 'The buyer of this merchant account with this external_identifier (404 buyer-not-found if none).' })
   @IsOptional()
   @IsString()
   @Length(1, 200)
   buyer_external_identifier?: string;
 
-  @ApiPropertyOptional({ maxLength: 200 })
+  @ApiPropertyOptional({ minLength: 1, maxLength: 200 })
   @IsOptional()
   @IsString()
   @Length(1, 200)
   external_identifier?: string;
 
-  @ApiPropertyOptional({ maxLength: 200, description: 'Stored encrypted; fills {{ CARDHOLDER_NAME_X }}. Never returned.' })
+  @ApiPropertyOptional({ minLength: 1, maxLength: 200, description: 'Stored encrypted; fills {{ CARDHOLDER_NAME_X }}. Never returned.' })
   @IsOptional()
   @IsString()
   @Length(1, 200)
@@ -81,13 +82,13 @@ export class ListPaymentMethodsQuery extends PageQueryDto({ default: 20, max: 10
   @IsUUID('all')
   buyer_id?: string;
 
-  @ApiPropertyOptional({ maxLength: 200, description: 'Only the payment methods of the buyer with this external_identifier (none if no such buyer).' })
+  @ApiPropertyOptional({ minLength: 1, maxLength: 200, description: 'Only the payment methods of the buyer with this external_identifier (none if no such buyer).' })
   @IsOptional()
   @IsString()
   @Length(1, 200)
   buyer_external_identifier?: string;
 
-  @ApiPropertyOptional({ maxLength: 200, description: 'Exact external_identifier of the payment method.' })
+  @ApiPropertyOptional({ minLength: 1, maxLength: 200, description: 'Exact external_identifier of the payment method.' })
   @IsOptional()
   @IsString()
   @Length(1, 200)
@@ -114,18 +115,19 @@ export class ListBuyerPaymentMethodsQuery {
   @IsUUID('all')
   buyer_id?: string;
 
-  @ApiPropertyOptional({ maxLength: 200, description: 'The buyer with this external_identifier; give this or buyer_id.' })
+  @ApiPropertyOptional({ minLength: 1, maxLength: 200, description: 'The buyer with this external_identifier; give this or buyer_id.' })
   @IsOptional()
   @IsString()
   @Length(1, 200)
   buyer_external_identifier?: string;
 
-  @ApiPropertyOptional({ enum: ['last_used_at'], description: 'Sort by when the card was last used in a forward; default: by creation time.' })
+  @ApiPropertyOptional({ type: String, enum: ['last_used_at'], description: 'Sort by when the card was last used in a forward; default: by creation time.' })
   @IsOptional()
   @IsIn(['last_used_at'])
   sort_by?: 'last_used_at';
 
   @ApiPropertyOptional({
+    type: String,
     enum: ['asc', 'desc'],
     default: 'desc',
     description: 'desc: most recent first, never-used cards last; asc: the exact reverse.',
@@ -153,15 +155,15 @@ export class PaymentMethodDetailsResponse {
  * card is and how it was used, without its buyer or merchant reference.
  */
 export class PaymentMethodSummaryResponse {
-  @ApiProperty({ enum: ['payment-method'] })
+  @ApiProperty({ type: String, enum: ['payment-method'] })
   type!: 'payment-method';
   @ApiProperty({ format: 'uuid' })
   id!: string;
   @ApiProperty({ example: 'default' })
   merchant_account_id!: string;
-  @ApiProperty({ enum: ['card'] })
+  @ApiProperty({ type: String, enum: ['card'] })
   method!: 'card';
-  @ApiProperty({ enum: ['visa', 'mastercard', 'amex', 'discover', 'jcb', 'diners', 'unionpay', 'maestro', 'unknown'] })
+  @ApiProperty({ type: String, enum: ['visa', 'mastercard', 'amex', 'discover', 'jcb', 'diners', 'unionpay', 'maestro', 'unknown'] })
   scheme!: CardScheme;
   @ApiProperty({ example: '1111', description: 'Last four digits.' })
   label!: string;
@@ -177,15 +179,15 @@ export class PaymentMethodSummaryResponse {
     description: 'Forwards that released this card\'s data to a downstream (queued attempts each count). Eventually consistent: written with the forward records, within about 50 ms of the answer.',
   })
   usage_count!: number;
-  @ApiProperty({ type: String, nullable: true, example: '2026-11-20T09:14:03.123456+00:00', description: 'When the last counted forward started; null if never used.' })
+  @ApiTimestamp({ nullable: true, description: 'When the last counted forward started; null if never used.' })
   last_used_at!: string | null;
   @ApiProperty({ type: Number, enum: [0], description: 'Always 0: the vault does not tell client-initiated forwards apart.' })
   cit_usage_count!: 0;
   @ApiProperty({ type: Boolean, enum: [false], description: 'Always false: there is no account updater.' })
   has_replacement!: false;
-  @ApiProperty({ example: '2026-11-20T09:14:03.123456+00:00' })
+  @ApiTimestamp()
   created_at!: string;
-  @ApiProperty({ example: '2026-11-20T09:14:03.123456+00:00' })
+  @ApiTimestamp()
   updated_at!: string;
 
   static from(pm: PaymentMethod): PaymentMethodSummaryResponse {
@@ -210,7 +212,7 @@ export class PaymentMethodSummaryResponse {
 }
 
 export class PaymentMethodResponse extends PaymentMethodSummaryResponse {
-  @ApiProperty({ enum: PAYMENT_METHOD_STATUSES, example: 'succeeded', description: 'Always `succeeded` for a stored card.' })
+  @ApiProperty({ type: String, enum: PAYMENT_METHOD_STATUSES, example: 'succeeded', description: 'Always `succeeded` for a stored card.' })
   status!: PaymentMethodStatus;
   @ApiProperty({ type: String, format: 'uuid', nullable: true })
   buyer_id!: string | null;

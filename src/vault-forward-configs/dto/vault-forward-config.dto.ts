@@ -1,3 +1,4 @@
+import { ApiTimestamp } from '../../common/openapi/properties';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ArrayMaxSize, ArrayMinSize, ArrayUnique, IsArray, IsBoolean, IsIn, IsOptional, IsString, Length, Matches, ValidateIf } from 'class-validator';
 import { PageQueryDto } from '../../common/pagination/page-query';
@@ -13,7 +14,7 @@ export class CreateVaultForwardConfigDto {
   @Length(1, 50)
   display_name!: string;
 
-  @ApiProperty({ example: ['api.acme-psp.example', 'api.acme-psp.example:8443'], description: 'Exact host names; add :port when it is not 443.' })
+  @ApiProperty({ type: [String], minItems: 1, maxItems: 50, example: ['api.acme-psp.example', 'api.acme-psp.example:8443'], description: 'Exact host names; add :port when it is not 443.' })
   @IsArray()
   @ArrayMinSize(1)
   @ArrayMaxSize(50)
@@ -42,7 +43,7 @@ export class UpdateVaultForwardConfigDto {
   @Length(1, 50)
   display_name?: string;
 
-  @ApiPropertyOptional({ type: [String] })
+  @ApiPropertyOptional({ type: [String], minItems: 1, maxItems: 50, example: ['api.acme-psp.example'] })
   @ValidateIf((_, v) => v !== undefined)
   @IsArray()
   @ArrayMinSize(1)
@@ -68,7 +69,7 @@ export class UpdateVaultForwardConfigDto {
 export class ListVaultForwardConfigsQuery extends PageQueryDto({ default: 20, max: 100 }) {}
 
 export class VaultForwardConfigResponse {
-  @ApiProperty({ enum: ['vault-forward-config'] })
+  @ApiProperty({ type: String, enum: ['vault-forward-config'] })
   type!: 'vault-forward-config';
   @ApiProperty({ format: 'uuid' })
   id!: string;
@@ -78,13 +79,13 @@ export class VaultForwardConfigResponse {
   display_name!: string;
   @ApiProperty({ type: [String] })
   hosts!: string[];
-  @ApiProperty({ enum: FORWARD_METHODS, isArray: true })
+  @ApiProperty({ type: String, enum: FORWARD_METHODS, isArray: true })
   methods!: string[];
   @ApiProperty()
   enabled!: boolean;
-  @ApiProperty({ example: '2026-11-20T09:14:03.123456+00:00' })
+  @ApiTimestamp()
   created_at!: string;
-  @ApiProperty({ example: '2026-11-20T09:14:03.123456+00:00' })
+  @ApiTimestamp()
   updated_at!: string;
 
   static from(config: VaultForwardConfig): VaultForwardConfigResponse {

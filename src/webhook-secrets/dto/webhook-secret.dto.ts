@@ -1,3 +1,4 @@
+import { ApiTimestamp } from '../../common/openapi/properties';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { PageQueryDto } from '../../common/pagination/page-query';
 import { WebhookSecret } from '../webhook-secret.entity';
@@ -7,18 +8,19 @@ export type WebhookSecretStatus = 'active' | 'rotated' | 'expired';
 export class ListWebhookSecretsQuery extends PageQueryDto({ default: 20, max: 100 }) {}
 
 export class WebhookSecretResponse {
-  @ApiProperty({ enum: ['vault-forward-webhook-secret'] })
+  @ApiProperty({ type: String, enum: ['vault-forward-webhook-secret'] })
   type!: 'vault-forward-webhook-secret';
   @ApiProperty({ format: 'uuid' })
   id!: string;
   @ApiProperty({
+    type: String,
     enum: ['active', 'rotated', 'expired'],
     description: '`active`: the current secret; `rotated`: replaced by a newer one, still signing until expires_at; `expired`: signs no more.',
   })
   status!: WebhookSecretStatus;
-  @ApiProperty({ example: '2026-11-20T09:14:03.123456+00:00' })
+  @ApiTimestamp()
   created_at!: string;
-  @ApiProperty({ nullable: true, type: String, description: '24 hours after a newer secret replaced this one; null for the active secret.' })
+  @ApiTimestamp({ nullable: true, description: '24 hours after a newer secret replaced this one; null for the active secret.' })
   expires_at!: string | null;
 
   static from(this: void, row: WebhookSecret): WebhookSecretResponse {
@@ -34,7 +36,7 @@ export class WebhookSecretResponse {
 }
 
 export class CreatedWebhookSecretResponse extends WebhookSecretResponse {
-  @ApiPropertyOptional({
+  @ApiProperty({
     example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
     description: 'Shown once, in this response only: `whsec_` and the base64 of 32 random bytes. Verify callbacks with it (Standard Webhooks).',
   })

@@ -1,0 +1,128 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { INestApplication } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import type { OperationObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
+import { ApiModule } from '../api.module';
+import { ProblemSchema, withProblems } from '../common/openapi/api-problems';
+import { CommonErrors } from '../common/problem/common.errors';
+import { ProblemDefinition, problemDefinitions, problemType } from '../common/problem/problem';
+import { loadConfig } from '../config/config';
+import { forwardAuthenticationSchemas } from '../forward-authentications/openapi';
+import { ForwardJobResponse } from '../forward-jobs/dto/forward-job.dto';
+import { forwardOperation } from '../forwarding/forward.openapi';
+
+/** The package's own version, so the document says which build it describes. */
+function packageVersion(): string {
+  // dist/bootstrap and src/bootstrap are both two levels below the package root.
+  const pkg = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+type Operation = {
+  parameters?: Array<{ in: string }>;
+  requestBody?: unknown;
+  responses: Record<string, unknown>;
+  security?: unknown[];
+};
+
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'] as const;
+
+/**
+ * The problems any route can answer with, whatever its feature: its own failure (500), a dependency
+ * away (503, on routes that read the database: every route behind a token), and, on routes that
+ * take a body or a path parameter, what the HTTP layer and the validation pipe refuse before the
+ * handler runs.
+ */
+function commonProblems(operation: Operation): ProblemDefinition[] {
+  const problems: ProblemDefinition[] = [CommonErrors.internalError];
+  if (operation.security === undefined || operation.security.length > 0) problems.push(CommonErrors.serviceUnavailable);
+  if (operation.requestBody !== undefined) {
+    problems.push(CommonErrors.invalidJson, CommonErrors.jsonTooDeep, CommonErrors.payloadTooLarge, CommonErrors.unsupportedMediaType);
+  }
+  // A path parameter longer than any id (414), or with a NUL character, which PostgreSQL cannot take (400).
+  if (operation.parameters?.some((p) => p.in === 'path')) problems.push(CommonErrors.uriTooLong, CommonErrors.validationFailed);
+  return problems;
+}
+
+/** The document's header: what, which version, where, how to authenticate, and every problem type. */
+function documentConfig(): Omit<OpenAPIObject, 'paths'> {
+  const problemList = problemDefinitions()
+    .map((p) => `- \`${problemType(p.code)}\` (${p.status}) ${p.title}`)
+    .join('\n');
+  return new DocumentBuilder()
+    .setTitle('Vault forwarding API')
+    .setDescription(
+      [
+        'Forward requests to third parties with card data filled in from the vault.',
+        '',
+        'Authenticate with `Authorization: Bearer <JWT>` signed by an API key (ES512 or ES256; see the README). ' +
+          'Each operation lists the scope it requires in `x-required-scope`; operations with `security: []` need no token.',
+        '',
+        'Every error is `application/problem+json` (RFC 9457). Each operation lists, per status, the problem codes it can answer with. ' +
+          'Requests the HTTP layer cannot parse at all (a malformed request line, headers over 16 KiB, an Expect other than 100-continue) ' +
+          'and unknown routes are answered with a problem too. Problem types:',
+        problemList,
+      ].join('\n'),
+    )
+    .setVersion(packageVersion())
+    // Relative: the document is served by the API it describes, at whatever address that is.
+    .addServer('/', 'This service')
+    .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' }, 'bearer')
+    .addSecurityRequirements('bearer')
+    .build();
+}
+
+/**
+ * The OpenAPI document of the API as `app` mounts it: the decorators' operations, POST /vault-forward
+ * (written by hand, see forward.openapi.ts), the authentication-method schemas, the problems common
+ * to every route, and `security: []` on every route that needs no token.
+ */
+export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
+  const document = SwaggerModule.createDocument(app, documentConfig(), { extraModels: [ProblemSchema, ForwardJobResponse] });
+  // One schema per authentication method kind, built from the kind descriptions (oneOf targets).
+  Object.assign(((document.components ??= {}).schemas ??= {}), forwardAuthenticationSchemas());
+  const forward = forwardOperation();
+  document.paths[forward.path] = { ...document.paths[forward.path], [forward.method]: forward.operation as unknown as OperationObject };
+  for (const item of Object.values(document.paths)) {
+    for (const method of HTTP_METHODS) {
+      const operation = item[method] as Operation | undefined;
+      if (!operation) continue;
+      // Routes behind a token say so through @ApiBearerAuth (the Require*Scope decorators); the rest are public.
+      operation.security ??= [];
+      operation.responses = withProblems(operation.responses, commonProblems(operation));
+    }
+  }
+  return document;
+}
+
+/** Serves the document at /openapi.json and /openapi.yaml, and the browsable page at /docs. */
+export function serveOpenApi(app: INestApplication, document: OpenAPIObject): void {
+  SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'openapi.json', yamlDocumentUrl: 'openapi.yaml' });
+}
+
+/**
+ * The same document without a database, Redis or a listening server: Nest's preview mode builds the
+ * module graph without running a single provider factory, which is all the document needs. For the
+ * OpenAPI lint, the generated client's types and `npm run openapi`.
+ */
+export async function openApiDocumentOffline(): Promise<OpenAPIObject> {
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    // Never connected to (preview mode): they only satisfy the configuration's rules.
+    DATABASE_URL: 'postgres://offline.invalid/openapi',
+    CURSOR_SECRET: 'openapi-document-offline-never-used-0123456789',
+    VAULT_MASTER_KEYS: `offline:${Buffer.alloc(32).toString('base64')}`,
+  });
+  const app = await NestFactory.create<NestFastifyApplication>(ApiModule.forRoot({ config, databaseUrl: config.databaseUrl! }), new FastifyAdapter(), {
+    preview: true,
+    logger: false,
+  });
+  try {
+    return buildOpenApiDocument(app);
+  } finally {
+    await app.close();
+  }
+}
