@@ -80,6 +80,112 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/payment-methods": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List stored cards, newest first, with cursor pagination (limit 1–100, default 20) */
+        get: operations["PaymentMethodsController_list"];
+        put?: never;
+        /** Store a card in the vault (the number is encrypted and never returned), or the card of a checkout session */
+        post: operations["PaymentMethodsController_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/payment-methods/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a stored card */
+        get: operations["PaymentMethodsController_get"];
+        put?: never;
+        post?: never;
+        /** Delete a stored card and its ciphertext */
+        delete: operations["PaymentMethodsController_delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/buyers/payment-methods": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List a buyer's stored cards (at most 100, not paginated), by creation time or last use */
+        get: operations["BuyerPaymentMethodsController_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/checkout/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Create a checkout session (expires_in seconds, 1–3600, default 3600) */
+        post: operations["CheckoutSessionsController_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/checkout/sessions/{session_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a checkout session (its card as label, scheme and expiry only) */
+        get: operations["CheckoutSessionsController_get"];
+        /** Update a checkout session (metadata; expires_in from now, never past an hour after creation) */
+        put: operations["CheckoutSessionsController_update"];
+        post?: never;
+        /** Delete a checkout session and its card data */
+        delete: operations["CheckoutSessionsController_delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/checkout/sessions/{session_id}/fields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Collect a card (or name a stored one) and its security code into the session; nothing of them is returned */
+        put: operations["CheckoutSessionsController_fields"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/buyers": {
         parameters: {
             query?: never;
@@ -112,42 +218,6 @@ export interface paths {
         post?: never;
         /** Delete a buyer */
         delete: operations["BuyersController_delete"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/payment-methods": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** List stored cards, newest first, with cursor pagination (limit 1–100, default 20) */
-        get: operations["PaymentMethodsController_list"];
-        put?: never;
-        /** Store a card in the vault (the number is encrypted and never returned) */
-        post: operations["PaymentMethodsController_create"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/payment-methods/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Get a stored card */
-        get: operations["PaymentMethodsController_get"];
-        put?: never;
-        post?: never;
-        /** Delete a stored card and its ciphertext */
-        delete: operations["PaymentMethodsController_delete"];
         options?: never;
         head?: never;
         patch?: never;
@@ -253,6 +323,23 @@ export interface paths {
         };
         /** List forward records, newest first, with cursor pagination (no bodies, no header values) */
         get: operations["ForwardingController_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/vault-forward/activity": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Forwards per minute by outcome over the last minutes (default 60), from the forward records */
+        get: operations["ForwardingController_activity"];
         put?: never;
         post?: never;
         delete?: never;
@@ -464,6 +551,46 @@ export interface components {
             previous_cursor: string | null;
         };
         CreateMerchantAccountDto: {
+            /**
+             * @description Accepted as false only: this service has no such feature (true is 422 merchant-account-feature-unavailable).
+             * @enum {boolean}
+             */
+            account_updater_enabled?: false;
+            /**
+             * @description Accepted as false only: this service has no such feature (true is 422 merchant-account-feature-unavailable).
+             * @enum {boolean}
+             */
+            async_network_tokens_enabled?: false;
+            /** @description Accepted as null only: this service has no such feature (any other value is 422 merchant-account-feature-unavailable). */
+            account_updater_request_encryption_key?: string | null;
+            /** @description Accepted as null only: this service has no such feature (any other value is 422 merchant-account-feature-unavailable). */
+            account_updater_request_encryption_key_id?: string | null;
+            /** @description Accepted as null only: this service has no such feature (any other value is 422 merchant-account-feature-unavailable). */
+            account_updater_response_decryption_key?: string | null;
+            /** @description Accepted as null only: this service has no such feature (any other value is 422 merchant-account-feature-unavailable). */
+            account_updater_response_decryption_key_id?: string | null;
+            /** @description Accepted as null only: this service has no such feature (any other value is 422 merchant-account-feature-unavailable). */
+            over_capture_amount?: number | null;
+            /** @description Accepted as null only: this service has no such feature (any other value is 422 merchant-account-feature-unavailable). */
+            over_capture_percentage?: number | null;
+            /** @description Accepted as null only: this service has no such feature (any other value is 422 merchant-account-feature-unavailable). */
+            loon_client_key?: string | null;
+            /** @description Accepted as null only: this service has no such feature (any other value is 422 merchant-account-feature-unavailable). */
+            loon_secret_key?: string | null;
+            /** @description Accepted as null only: this service has no such feature (any other value is 422 merchant-account-feature-unavailable). */
+            loon_accepted_schemes?: string[] | null;
+            /** @description Accepted as null only: this service has no such feature (any other value is 422 merchant-account-feature-unavailable). */
+            visa_network_tokens_requestor_id?: string | null;
+            /** @description Accepted as null only: this service has no such feature (any other value is 422 merchant-account-feature-unavailable). */
+            visa_network_tokens_app_id?: string | null;
+            /** @description Accepted as null only: this service has no such feature (any other value is 422 merchant-account-feature-unavailable). */
+            amex_network_tokens_requestor_id?: string | null;
+            /** @description Accepted as null only: this service has no such feature (any other value is 422 merchant-account-feature-unavailable). */
+            amex_network_tokens_app_id?: string | null;
+            /** @description Accepted as null only: this service has no such feature (any other value is 422 merchant-account-feature-unavailable). */
+            mastercard_network_tokens_requestor_id?: string | null;
+            /** @description Accepted as null only: this service has no such feature (any other value is 422 merchant-account-feature-unavailable). */
+            mastercard_network_tokens_app_id?: string | null;
             /** @example acme-eu */
             id: string;
             /** @example ACME Europe */
@@ -476,6 +603,46 @@ export interface components {
             id: string;
             /** @example ACME Europe */
             display_name: string;
+            /**
+             * @description Always false: there is no account updater.
+             * @enum {boolean}
+             */
+            account_updater_enabled: false;
+            /**
+             * @description Always false: there are no network tokens.
+             * @enum {boolean}
+             */
+            async_network_tokens_enabled: false;
+            /** @description Always null: the feature does not exist here. */
+            account_updater_request_encryption_key: string | null;
+            /** @description Always null: the feature does not exist here. */
+            account_updater_request_encryption_key_id: string | null;
+            /** @description Always null: the feature does not exist here. */
+            account_updater_response_decryption_key: string | null;
+            /** @description Always null: the feature does not exist here. */
+            account_updater_response_decryption_key_id: string | null;
+            /** @description Always null: no over-capture. */
+            over_capture_amount: number | null;
+            /** @description Always null: no over-capture. */
+            over_capture_percentage: number | null;
+            /** @description Always null: the feature does not exist here. */
+            loon_client_key: string | null;
+            /** @description Always null: the feature does not exist here. */
+            loon_secret_key: string | null;
+            /** @description Always null: the feature does not exist here. */
+            loon_accepted_schemes: string[] | null;
+            /** @description Always null: the feature does not exist here. */
+            visa_network_tokens_requestor_id: string | null;
+            /** @description Always null: the feature does not exist here. */
+            visa_network_tokens_app_id: string | null;
+            /** @description Always null: the feature does not exist here. */
+            amex_network_tokens_requestor_id: string | null;
+            /** @description Always null: the feature does not exist here. */
+            amex_network_tokens_app_id: string | null;
+            /** @description Always null: the feature does not exist here. */
+            mastercard_network_tokens_requestor_id: string | null;
+            /** @description Always null: the feature does not exist here. */
+            mastercard_network_tokens_app_id: string | null;
             /**
              * Format: date-time
              * @description RFC 3339, microsecond precision, UTC (`+00:00`).
@@ -502,14 +669,92 @@ export interface components {
             previous_cursor: string | null;
         };
         UpdateMerchantAccountDto: {
+            /**
+             * @description Accepted as false only: this service has no such feature (true is 422 merchant-account-feature-unavailable).
+             * @enum {boolean}
+             */
+            account_updater_enabled?: false;
+            /**
+             * @description Accepted as false only: this service has no such feature (true is 422 merchant-account-feature-unavailable).
+             * @enum {boolean}
+             */
+            async_network_tokens_enabled?: false;
+            /** @description Accepted as null only: this service has no such feature (any other value is 422 merchant-account-feature-unavailable). */
+            account_updater_request_encryption_key?: string | null;
+            /** @description Accepted as null only: this service has no such feature (any other value is 422 merchant-account-feature-unavailable). */
+            account_updater_request_encryption_key_id?: string | null;
+            /** @description Accepted as null only: this service has no such feature (any other value is 422 merchant-account-feature-unavailable). */
+            account_updater_response_decryption_key?: string | null;
+            /** @description Accepted as null only: this service has no such feature (any other value is 422 merchant-account-feature-unavailable). */
+            account_updater_response_decryption_key_id?: string | null;
+            /** @description Accepted as null only: this service has no such feature (any other value is 422 merchant-account-feature-unavailable). */
+            over_capture_amount?: number | null;
+            /** @description Accepted as null only: this service has no such feature (any other value is 422 merchant-account-feature-unavailable). */
+            over_capture_percentage?: number | null;
+            /** @description Accepted as null only: this service has no such feature (any other value is 422 merchant-account-feature-unavailable). */
+            loon_client_key?: string | null;
+            /** @description Accepted as null only: this service has no such feature (any other value is 422 merchant-account-feature-unavailable). */
+            loon_secret_key?: string | null;
+            /** @description Accepted as null only: this service has no such feature (any other value is 422 merchant-account-feature-unavailable). */
+            loon_accepted_schemes?: string[] | null;
+            /** @description Accepted as null only: this service has no such feature (any other value is 422 merchant-account-feature-unavailable). */
+            visa_network_tokens_requestor_id?: string | null;
+            /** @description Accepted as null only: this service has no such feature (any other value is 422 merchant-account-feature-unavailable). */
+            visa_network_tokens_app_id?: string | null;
+            /** @description Accepted as null only: this service has no such feature (any other value is 422 merchant-account-feature-unavailable). */
+            amex_network_tokens_requestor_id?: string | null;
+            /** @description Accepted as null only: this service has no such feature (any other value is 422 merchant-account-feature-unavailable). */
+            amex_network_tokens_app_id?: string | null;
+            /** @description Accepted as null only: this service has no such feature (any other value is 422 merchant-account-feature-unavailable). */
+            mastercard_network_tokens_requestor_id?: string | null;
+            /** @description Accepted as null only: this service has no such feature (any other value is 422 merchant-account-feature-unavailable). */
+            mastercard_network_tokens_app_id?: string | null;
             /** @example ACME Europe */
             display_name?: string;
         };
-        CreateBuyerDto: {
-            /** @example John Doe */
-            display_name: string;
-            /** @example user-789123 */
-            external_identifier?: string | null;
+        CreatePaymentMethodDto: {
+            /**
+             * @description `checkout-session` stores the card of the session named by `id` (never its security code).
+             * @enum {string}
+             */
+            method: "card" | "checkout-session";
+            /**
+             * @description With method card (required): 12–19 digits (spaces and dashes ignored), Luhn-valid. Never returned.
+             * @example 4111 1111 1111 1111
+             */
+            number?: string;
+            /**
+             * @description With method card (required).
+             * @example 12/30
+             */
+            expiration_date?: string;
+            /**
+             * Format: uuid
+             * @description With method checkout-session (required): the session whose card is stored.
+             */
+            id?: string;
+            /**
+             * Format: uuid
+             * @description A buyer of the same merchant account. At most one of buyer_id and buyer_external_identifier.
+             */
+            buyer_id?: string;
+            /** @description The buyer of this merchant account with this external_identifier (404 buyer-not-found if none). */
+            buyer_external_identifier?: string;
+            external_identifier?: string;
+            /** @description Stored encrypted; fills {{ CARDHOLDER_NAME_X }}. Never returned. */
+            cardholder_name?: string;
+        };
+        PaymentMethodDetailsResponse: {
+            /**
+             * @description First six digits, for numbers of 15 digits or more (the card schemes' truncation rules); null for shorter numbers and for cards stored before this field existed.
+             * @example 411111
+             */
+            bin: string | null;
+            /**
+             * @description Always null: the vault has no BIN table to tell credit, debit and prepaid apart.
+             * @enum {string|null}
+             */
+            card_type: "credit" | "debit" | "prepaid" | null;
         };
         BuyerResponse: {
             /** @enum {string} */
@@ -535,46 +780,6 @@ export interface components {
              */
             updated_at: string;
         };
-        BuyerPage: {
-            items: components["schemas"]["BuyerResponse"][];
-            /**
-             * @description The page size applied to this response.
-             * @example 20
-             */
-            limit: number;
-            /** @description Cursor of the next (older) page; null on the last page. */
-            next_cursor: string | null;
-            /** @description Cursor of the previous (newer) page; null on the first page. */
-            previous_cursor: string | null;
-        };
-        UpdateBuyerDto: {
-            /** @example John Doe */
-            display_name?: string;
-            /**
-             * @description null clears it.
-             * @example user-789123
-             */
-            external_identifier?: string | null;
-        };
-        CreatePaymentMethodDto: {
-            /** @enum {string} */
-            method: "card";
-            /**
-             * @description 12–19 digits (spaces and dashes ignored), Luhn-valid. Never returned.
-             * @example 4111 1111 1111 1111
-             */
-            number: string;
-            /** @example 12/30 */
-            expiration_date: string;
-            /**
-             * Format: uuid
-             * @description A buyer of the same merchant account.
-             */
-            buyer_id?: string;
-            external_identifier?: string;
-            /** @description Stored encrypted; fills {{ CARDHOLDER_NAME_X }}. Never returned. */
-            cardholder_name?: string;
-        };
         PaymentMethodResponse: {
             /** @enum {string} */
             type: "payment-method";
@@ -595,9 +800,106 @@ export interface components {
             expiration_date: string;
             /** @description Keyed HMAC of the number: equal for the same card within a merchant account, not reversible. */
             fingerprint: string;
+            details: components["schemas"]["PaymentMethodDetailsResponse"];
+            /**
+             * @description Forwards that released this card's data to a downstream (queued attempts each count). Eventually consistent: written with the forward records, within about 50 ms of the answer.
+             * @example 3
+             */
+            usage_count: number;
+            /**
+             * Format: date-time
+             * @description When the last counted forward started; null if never used. RFC 3339, microsecond precision, UTC (`+00:00`).
+             * @example null
+             */
+            last_used_at: string | null;
+            /**
+             * @description Always 0: the vault does not tell client-initiated forwards apart.
+             * @enum {number}
+             */
+            cit_usage_count: 0;
+            /**
+             * @description Always false: there is no account updater.
+             * @enum {boolean}
+             */
+            has_replacement: false;
+            /**
+             * Format: date-time
+             * @description RFC 3339, microsecond precision, UTC (`+00:00`).
+             * @example 2026-11-20T09:14:03.123456+00:00
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339, microsecond precision, UTC (`+00:00`).
+             * @example 2026-11-20T09:14:03.123456+00:00
+             */
+            updated_at: string;
+            /**
+             * @description Always `succeeded` for a stored card.
+             * @example succeeded
+             * @enum {string}
+             */
+            status: "processing" | "buyer_approval_required" | "succeeded" | "failed" | "paused";
             /** Format: uuid */
             buyer_id: string | null;
+            /** @description The buyer the card is stored for, or null. */
+            buyer: components["schemas"]["BuyerResponse"] | null;
             external_identifier: string | null;
+        };
+        PaymentMethodPage: {
+            items: components["schemas"]["PaymentMethodResponse"][];
+            /**
+             * @description The page size applied to this response.
+             * @example 20
+             */
+            limit: number;
+            /** @description Cursor of the next (older) page; null on the last page. */
+            next_cursor: string | null;
+            /** @description Cursor of the previous (newer) page; null on the first page. */
+            previous_cursor: string | null;
+        };
+        PaymentMethodSummaryResponse: {
+            /** @enum {string} */
+            type: "payment-method";
+            /** Format: uuid */
+            id: string;
+            /** @example default */
+            merchant_account_id: string;
+            /** @enum {string} */
+            method: "card";
+            /** @enum {string} */
+            scheme: "visa" | "mastercard" | "amex" | "discover" | "jcb" | "diners" | "unionpay" | "maestro" | "unknown";
+            /**
+             * @description Last four digits.
+             * @example 1111
+             */
+            label: string;
+            /** @example 12/30 */
+            expiration_date: string;
+            /** @description Keyed HMAC of the number: equal for the same card within a merchant account, not reversible. */
+            fingerprint: string;
+            details: components["schemas"]["PaymentMethodDetailsResponse"];
+            /**
+             * @description Forwards that released this card's data to a downstream (queued attempts each count). Eventually consistent: written with the forward records, within about 50 ms of the answer.
+             * @example 3
+             */
+            usage_count: number;
+            /**
+             * Format: date-time
+             * @description When the last counted forward started; null if never used. RFC 3339, microsecond precision, UTC (`+00:00`).
+             * @example null
+             */
+            last_used_at: string | null;
+            /**
+             * @description Always 0: the vault does not tell client-initiated forwards apart.
+             * @enum {number}
+             */
+            cit_usage_count: 0;
+            /**
+             * @description Always false: there is no account updater.
+             * @enum {boolean}
+             */
+            has_replacement: false;
             /**
              * Format: date-time
              * @description RFC 3339, microsecond precision, UTC (`+00:00`).
@@ -611,8 +913,111 @@ export interface components {
              */
             updated_at: string;
         };
-        PaymentMethodPage: {
-            items: components["schemas"]["PaymentMethodResponse"][];
+        BuyerPaymentMethodsResponse: {
+            /** @description At most 100 cards, in the order asked for. */
+            items: components["schemas"]["PaymentMethodSummaryResponse"][];
+        };
+        CheckoutSessionCreateDto: {
+            /**
+             * @description Seconds until the session and its card data expire. On update, counted from now, but never past an hour after creation.
+             * @default 3600
+             */
+            expires_in: number;
+            /** @description At most 20 keys of 1–40 characters, string values of at most 500. Never card data. */
+            metadata?: {
+                [key: string]: string;
+            } | null;
+        };
+        CheckoutSessionPaymentMethodResponse: {
+            /** @enum {string} */
+            type: "payment-method";
+            /** @enum {string} */
+            method: "card";
+            /**
+             * Format: uuid
+             * @description The stored payment method, when the card was given by id.
+             */
+            id: string | null;
+            /**
+             * @description Last four digits.
+             * @example 1111
+             */
+            label: string;
+            /** @enum {string} */
+            scheme: "visa" | "mastercard" | "amex" | "discover" | "jcb" | "diners" | "unionpay" | "maestro" | "unknown";
+            /** @example 12/30 */
+            expiration_date: string;
+        };
+        CheckoutSessionResponse: {
+            /** @enum {string} */
+            type: "checkout-session";
+            /** Format: uuid */
+            id: string;
+            /** @example default */
+            merchant_account_id: string;
+            /** @description At most 20 keys of 1–40 characters, string values of at most 500. Never card data. */
+            metadata: {
+                [key: string]: string;
+            } | null;
+            /**
+             * Format: date-time
+             * @description RFC 3339, microsecond precision, UTC (`+00:00`).
+             * @example 2026-11-20T09:14:03.123456+00:00
+             */
+            expires_at: string;
+            /** @description Null until a card is collected with PUT /checkout/sessions/{id}/fields. */
+            payment_method: components["schemas"]["CheckoutSessionPaymentMethodResponse"] | null;
+            /**
+             * Format: date-time
+             * @description RFC 3339, microsecond precision, UTC (`+00:00`).
+             * @example 2026-11-20T09:14:03.123456+00:00
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339, microsecond precision, UTC (`+00:00`).
+             * @example 2026-11-20T09:14:03.123456+00:00
+             */
+            updated_at: string;
+        };
+        CheckoutSessionFieldsPaymentMethodDto: {
+            /**
+             * @description `card`: a new card; `id`: a stored payment method of this merchant account.
+             * @enum {string}
+             */
+            method: "card" | "id";
+            /**
+             * @description With method card: 12–19 digits, Luhn-valid. Encrypted; never returned.
+             * @example 4111 1111 1111 1111
+             */
+            number?: string;
+            /**
+             * @description With method card.
+             * @example 12/30
+             */
+            expiration_date?: string;
+            /**
+             * Format: uuid
+             * @description With method id: the stored payment method.
+             */
+            id?: string;
+            /**
+             * @description 3 digits (4 for American Express). Encrypted; erased after use or at expiry; never returned.
+             * @example 123
+             */
+            security_code: string;
+        };
+        CheckoutSessionFieldsDto: {
+            payment_method: components["schemas"]["CheckoutSessionFieldsPaymentMethodDto"];
+        };
+        CreateBuyerDto: {
+            /** @example John Doe */
+            display_name: string;
+            /** @example user-789123 */
+            external_identifier?: string | null;
+        };
+        BuyerPage: {
+            items: components["schemas"]["BuyerResponse"][];
             /**
              * @description The page size applied to this response.
              * @example 20
@@ -622,6 +1027,15 @@ export interface components {
             next_cursor: string | null;
             /** @description Cursor of the previous (newer) page; null on the first page. */
             previous_cursor: string | null;
+        };
+        UpdateBuyerDto: {
+            /** @example John Doe */
+            display_name?: string;
+            /**
+             * @description null clears it.
+             * @example user-789123
+             */
+            external_identifier?: string | null;
         };
         CreateVaultForwardConfigDto: {
             /** @example Acme PSP */
@@ -780,6 +1194,11 @@ export interface components {
             /** @description Milliseconds, with fractions. */
             duration_ms: number;
             payment_method_ids: string[];
+            /**
+             * Format: uuid
+             * @description The checkout session whose card was filled in (x-vault-forward-checkout-session).
+             */
+            checkout_session_id: string | null;
             authentication_ids: string[];
             /** @description Problem code when the service answered with its own error. */
             error_type: string | null;
@@ -801,6 +1220,40 @@ export interface components {
             next_cursor: string | null;
             /** @description Cursor of the previous (newer) page; null on the first page. */
             previous_cursor: string | null;
+        };
+        ForwardActivityMinute: {
+            /**
+             * Format: date-time
+             * @description Start of the minute (UTC). RFC 3339, microsecond precision, UTC (`+00:00`).
+             * @example 2026-11-20T09:14:03.123456+00:00
+             */
+            minute: string;
+            /** @description The downstream answered with a status below 400. */
+            succeeded: number;
+            /** @description The downstream answered with a status of 400 or more. */
+            downstream_error: number;
+            /** @description The service answered with its own error (refused, unreachable, timed out); see the records’ error_type. */
+            failed: number;
+            /** @description Sent, outcome not recorded yet. */
+            pending: number;
+        };
+        ForwardActivityResponse: {
+            /** @enum {string} */
+            type: "vault-forward-activity";
+            /**
+             * Format: date-time
+             * @description Start of the first minute. RFC 3339, microsecond precision, UTC (`+00:00`).
+             * @example 2026-11-20T09:14:03.123456+00:00
+             */
+            from: string;
+            /**
+             * Format: date-time
+             * @description End of the last (current) minute. RFC 3339, microsecond precision, UTC (`+00:00`).
+             * @example 2026-11-20T09:14:03.123456+00:00
+             */
+            until: string;
+            /** @description One entry per minute, oldest first, zeros included. */
+            minutes: components["schemas"]["ForwardActivityMinute"][];
         };
         CreatedWebhookSecretResponse: {
             /** @enum {string} */
@@ -1674,6 +2127,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description `/errors/merchant-account-feature-unavailable` Feature not available */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "merchant-account-feature-unavailable";
+                    };
+                };
+            };
             /** @description `/errors/internal-error` Internal error */
             500: {
                 headers: {
@@ -1873,6 +2338,1233 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
                         code?: "merchant-account-not-found";
+                    };
+                };
+            };
+            /** @description `/errors/payload-too-large` Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
+                };
+            };
+            /** @description `/errors/uri-too-long` URI too long */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
+                };
+            };
+            /** @description `/errors/unsupported-media-type` Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
+                    };
+                };
+            };
+            /** @description `/errors/merchant-account-feature-unavailable` Feature not available */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "merchant-account-feature-unavailable";
+                    };
+                };
+            };
+            /** @description `/errors/internal-error` Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
+                };
+            };
+            /** @description `/errors/service-unavailable` Service unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                };
+            };
+        };
+    };
+    PaymentMethodsController_list: {
+        parameters: {
+            query?: {
+                /** @description next_cursor or previous_cursor of an earlier response, unchanged. */
+                cursor?: string;
+                limit?: number;
+                /** @description Only the payment methods of this buyer. */
+                buyer_id?: string;
+                /** @description Only the payment methods of the buyer with this external_identifier (none if no such buyer). */
+                buyer_external_identifier?: string;
+                /** @description Exact external_identifier of the payment method. */
+                external_identifier?: string;
+                /** @description Only payment methods in one of these statuses; repeat the parameter for several. Stored cards are always `succeeded`. */
+                status?: ("processing" | "buyer_approval_required" | "succeeded" | "failed" | "paused")[];
+            };
+            header?: {
+                /** @description Merchant account to act for (instance keys; default "default"). A merchant-bound key may send only its own id. */
+                "x-merchant-account-id"?: string;
+                /** @description Alias of x-merchant-account-id. */
+                "x-gr4vy-merchant-account-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaymentMethodPage"];
+                };
+            };
+            /** @description `/errors/invalid-cursor` Invalid cursor; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "invalid-cursor" | "merchant-account-unknown" | "validation-failed";
+                    };
+                };
+            };
+            /** @description `/errors/unauthorized` Missing or invalid access token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description `/errors/forbidden` Missing scope; `/errors/merchant-account-mismatch` Merchant account not allowed for this key */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
+                };
+            };
+            /** @description `/errors/internal-error` Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
+                };
+            };
+            /** @description `/errors/service-unavailable` Service unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                };
+            };
+        };
+    };
+    PaymentMethodsController_create: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Merchant account to act for (instance keys; default "default"). A merchant-bound key may send only its own id. */
+                "x-merchant-account-id"?: string;
+                /** @description Alias of x-merchant-account-id. */
+                "x-gr4vy-merchant-account-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreatePaymentMethodDto"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaymentMethodResponse"];
+                };
+            };
+            /** @description `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                    };
+                };
+            };
+            /** @description `/errors/unauthorized` Missing or invalid access token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description `/errors/forbidden` Missing scope; `/errors/merchant-account-mismatch` Merchant account not allowed for this key */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
+                };
+            };
+            /** @description `/errors/buyer-not-found` Buyer not found; `/errors/checkout-session-not-found` Checkout session not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "buyer-not-found" | "checkout-session-not-found";
+                    };
+                };
+            };
+            /** @description `/errors/checkout-session-card-is-stored` Card already stored; `/errors/checkout-session-has-no-card` Checkout session holds no card */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "checkout-session-card-is-stored" | "checkout-session-has-no-card";
+                    };
+                };
+            };
+            /** @description `/errors/checkout-session-expired` Checkout session expired */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "checkout-session-expired";
+                    };
+                };
+            };
+            /** @description `/errors/payload-too-large` Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
+                };
+            };
+            /** @description `/errors/unsupported-media-type` Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
+                    };
+                };
+            };
+            /** @description `/errors/internal-error` Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
+                };
+            };
+            /** @description `/errors/service-unavailable` Service unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                };
+            };
+        };
+    };
+    PaymentMethodsController_get: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Merchant account to act for (instance keys; default "default"). A merchant-bound key may send only its own id. */
+                "x-merchant-account-id"?: string;
+                /** @description Alias of x-merchant-account-id. */
+                "x-gr4vy-merchant-account-id"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaymentMethodResponse"];
+                };
+            };
+            /** @description `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "merchant-account-unknown" | "validation-failed";
+                    };
+                };
+            };
+            /** @description `/errors/unauthorized` Missing or invalid access token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description `/errors/forbidden` Missing scope; `/errors/merchant-account-mismatch` Merchant account not allowed for this key */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
+                };
+            };
+            /** @description `/errors/payment-method-not-found` Payment method not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "payment-method-not-found";
+                    };
+                };
+            };
+            /** @description `/errors/uri-too-long` URI too long */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
+                };
+            };
+            /** @description `/errors/internal-error` Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
+                };
+            };
+            /** @description `/errors/service-unavailable` Service unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                };
+            };
+        };
+    };
+    PaymentMethodsController_delete: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Merchant account to act for (instance keys; default "default"). A merchant-bound key may send only its own id. */
+                "x-merchant-account-id"?: string;
+                /** @description Alias of x-merchant-account-id. */
+                "x-gr4vy-merchant-account-id"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "merchant-account-unknown" | "validation-failed";
+                    };
+                };
+            };
+            /** @description `/errors/unauthorized` Missing or invalid access token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description `/errors/forbidden` Missing scope; `/errors/merchant-account-mismatch` Merchant account not allowed for this key */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
+                };
+            };
+            /** @description `/errors/payment-method-not-found` Payment method not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "payment-method-not-found";
+                    };
+                };
+            };
+            /** @description `/errors/uri-too-long` URI too long */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
+                };
+            };
+            /** @description `/errors/internal-error` Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
+                };
+            };
+            /** @description `/errors/service-unavailable` Service unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                };
+            };
+        };
+    };
+    BuyerPaymentMethodsController_list: {
+        parameters: {
+            query?: {
+                /** @description The buyer; give this or buyer_external_identifier. */
+                buyer_id?: string;
+                /** @description The buyer with this external_identifier; give this or buyer_id. */
+                buyer_external_identifier?: string;
+                /** @description Sort by when the card was last used in a forward; default: by creation time. */
+                sort_by?: "last_used_at";
+                /** @description desc: most recent first, never-used cards last; asc: the exact reverse. */
+                order_by?: "asc" | "desc";
+            };
+            header?: {
+                /** @description Merchant account to act for (instance keys; default "default"). A merchant-bound key may send only its own id. */
+                "x-merchant-account-id"?: string;
+                /** @description Alias of x-merchant-account-id. */
+                "x-gr4vy-merchant-account-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BuyerPaymentMethodsResponse"];
+                };
+            };
+            /** @description `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "merchant-account-unknown" | "validation-failed";
+                    };
+                };
+            };
+            /** @description `/errors/unauthorized` Missing or invalid access token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description `/errors/forbidden` Missing scope; `/errors/merchant-account-mismatch` Merchant account not allowed for this key */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
+                };
+            };
+            /** @description `/errors/buyer-not-found` Buyer not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "buyer-not-found";
+                    };
+                };
+            };
+            /** @description `/errors/internal-error` Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
+                };
+            };
+            /** @description `/errors/service-unavailable` Service unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                };
+            };
+        };
+    };
+    CheckoutSessionsController_create: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Merchant account to act for (instance keys; default "default"). A merchant-bound key may send only its own id. */
+                "x-merchant-account-id"?: string;
+                /** @description Alias of x-merchant-account-id. */
+                "x-gr4vy-merchant-account-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CheckoutSessionCreateDto"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CheckoutSessionResponse"];
+                };
+            };
+            /** @description `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                    };
+                };
+            };
+            /** @description `/errors/unauthorized` Missing or invalid access token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description `/errors/forbidden` Missing scope; `/errors/merchant-account-mismatch` Merchant account not allowed for this key */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
+                };
+            };
+            /** @description `/errors/payload-too-large` Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
+                };
+            };
+            /** @description `/errors/unsupported-media-type` Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
+                    };
+                };
+            };
+            /** @description `/errors/internal-error` Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
+                };
+            };
+            /** @description `/errors/service-unavailable` Service unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                };
+            };
+        };
+    };
+    CheckoutSessionsController_get: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Merchant account to act for (instance keys; default "default"). A merchant-bound key may send only its own id. */
+                "x-merchant-account-id"?: string;
+                /** @description Alias of x-merchant-account-id. */
+                "x-gr4vy-merchant-account-id"?: string;
+            };
+            path: {
+                /** @description The checkout session. */
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CheckoutSessionResponse"];
+                };
+            };
+            /** @description `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "merchant-account-unknown" | "validation-failed";
+                    };
+                };
+            };
+            /** @description `/errors/unauthorized` Missing or invalid access token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description `/errors/forbidden` Missing scope; `/errors/merchant-account-mismatch` Merchant account not allowed for this key */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
+                };
+            };
+            /** @description `/errors/checkout-session-not-found` Checkout session not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "checkout-session-not-found";
+                    };
+                };
+            };
+            /** @description `/errors/checkout-session-expired` Checkout session expired */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "checkout-session-expired";
+                    };
+                };
+            };
+            /** @description `/errors/uri-too-long` URI too long */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
+                };
+            };
+            /** @description `/errors/internal-error` Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
+                };
+            };
+            /** @description `/errors/service-unavailable` Service unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                };
+            };
+        };
+    };
+    CheckoutSessionsController_update: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Merchant account to act for (instance keys; default "default"). A merchant-bound key may send only its own id. */
+                "x-merchant-account-id"?: string;
+                /** @description Alias of x-merchant-account-id. */
+                "x-gr4vy-merchant-account-id"?: string;
+            };
+            path: {
+                /** @description The checkout session. */
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CheckoutSessionCreateDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CheckoutSessionResponse"];
+                };
+            };
+            /** @description `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                    };
+                };
+            };
+            /** @description `/errors/unauthorized` Missing or invalid access token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description `/errors/forbidden` Missing scope; `/errors/merchant-account-mismatch` Merchant account not allowed for this key */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
+                };
+            };
+            /** @description `/errors/checkout-session-not-found` Checkout session not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "checkout-session-not-found";
+                    };
+                };
+            };
+            /** @description `/errors/checkout-session-expired` Checkout session expired */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "checkout-session-expired";
+                    };
+                };
+            };
+            /** @description `/errors/payload-too-large` Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
+                };
+            };
+            /** @description `/errors/uri-too-long` URI too long */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
+                };
+            };
+            /** @description `/errors/unsupported-media-type` Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
+                    };
+                };
+            };
+            /** @description `/errors/internal-error` Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
+                };
+            };
+            /** @description `/errors/service-unavailable` Service unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                };
+            };
+        };
+    };
+    CheckoutSessionsController_delete: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Merchant account to act for (instance keys; default "default"). A merchant-bound key may send only its own id. */
+                "x-merchant-account-id"?: string;
+                /** @description Alias of x-merchant-account-id. */
+                "x-gr4vy-merchant-account-id"?: string;
+            };
+            path: {
+                /** @description The checkout session. */
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted, card data and security code with it. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "merchant-account-unknown" | "validation-failed";
+                    };
+                };
+            };
+            /** @description `/errors/unauthorized` Missing or invalid access token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description `/errors/forbidden` Missing scope; `/errors/merchant-account-mismatch` Merchant account not allowed for this key */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
+                };
+            };
+            /** @description `/errors/checkout-session-not-found` Checkout session not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "checkout-session-not-found";
+                    };
+                };
+            };
+            /** @description `/errors/uri-too-long` URI too long */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
+                };
+            };
+            /** @description `/errors/internal-error` Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
+                };
+            };
+            /** @description `/errors/service-unavailable` Service unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                };
+            };
+        };
+    };
+    CheckoutSessionsController_fields: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Merchant account to act for (instance keys; default "default"). A merchant-bound key may send only its own id. */
+                "x-merchant-account-id"?: string;
+                /** @description Alias of x-merchant-account-id. */
+                "x-gr4vy-merchant-account-id"?: string;
+            };
+            path: {
+                /** @description The checkout session. */
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CheckoutSessionFieldsDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CheckoutSessionResponse"];
+                };
+            };
+            /** @description `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                    };
+                };
+            };
+            /** @description `/errors/unauthorized` Missing or invalid access token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description `/errors/forbidden` Missing scope; `/errors/merchant-account-mismatch` Merchant account not allowed for this key */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
+                };
+            };
+            /** @description `/errors/checkout-session-not-found` Checkout session not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "checkout-session-not-found";
+                    };
+                };
+            };
+            /** @description `/errors/checkout-session-expired` Checkout session expired */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "checkout-session-expired";
                     };
                 };
             };
@@ -2482,427 +4174,6 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
                         code?: "buyer-not-found";
-                    };
-                };
-            };
-            /** @description `/errors/uri-too-long` URI too long */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "uri-too-long";
-                    };
-                };
-            };
-            /** @description `/errors/internal-error` Internal error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "internal-error";
-                    };
-                };
-            };
-            /** @description `/errors/service-unavailable` Service unavailable */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "service-unavailable";
-                    };
-                };
-            };
-        };
-    };
-    PaymentMethodsController_list: {
-        parameters: {
-            query?: {
-                /** @description next_cursor or previous_cursor of an earlier response, unchanged. */
-                cursor?: string;
-                limit?: number;
-                /** @description Only the payment methods of this buyer. */
-                buyer_id?: string;
-            };
-            header?: {
-                /** @description Merchant account to act for (instance keys; default "default"). A merchant-bound key may send only its own id. */
-                "x-merchant-account-id"?: string;
-                /** @description Alias of x-merchant-account-id. */
-                "x-gr4vy-merchant-account-id"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PaymentMethodPage"];
-                };
-            };
-            /** @description `/errors/invalid-cursor` Invalid cursor; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "invalid-cursor" | "merchant-account-unknown" | "validation-failed";
-                    };
-                };
-            };
-            /** @description `/errors/unauthorized` Missing or invalid access token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "unauthorized";
-                    };
-                };
-            };
-            /** @description `/errors/forbidden` Missing scope; `/errors/merchant-account-mismatch` Merchant account not allowed for this key */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "forbidden" | "merchant-account-mismatch";
-                    };
-                };
-            };
-            /** @description `/errors/internal-error` Internal error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "internal-error";
-                    };
-                };
-            };
-            /** @description `/errors/service-unavailable` Service unavailable */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "service-unavailable";
-                    };
-                };
-            };
-        };
-    };
-    PaymentMethodsController_create: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Merchant account to act for (instance keys; default "default"). A merchant-bound key may send only its own id. */
-                "x-merchant-account-id"?: string;
-                /** @description Alias of x-merchant-account-id. */
-                "x-gr4vy-merchant-account-id"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["CreatePaymentMethodDto"];
-            };
-        };
-        responses: {
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PaymentMethodResponse"];
-                };
-            };
-            /** @description `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
-                    };
-                };
-            };
-            /** @description `/errors/unauthorized` Missing or invalid access token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "unauthorized";
-                    };
-                };
-            };
-            /** @description `/errors/forbidden` Missing scope; `/errors/merchant-account-mismatch` Merchant account not allowed for this key */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "forbidden" | "merchant-account-mismatch";
-                    };
-                };
-            };
-            /** @description `/errors/payload-too-large` Request body too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "payload-too-large";
-                    };
-                };
-            };
-            /** @description `/errors/unsupported-media-type` Unsupported media type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "unsupported-media-type";
-                    };
-                };
-            };
-            /** @description `/errors/internal-error` Internal error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "internal-error";
-                    };
-                };
-            };
-            /** @description `/errors/service-unavailable` Service unavailable */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "service-unavailable";
-                    };
-                };
-            };
-        };
-    };
-    PaymentMethodsController_get: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Merchant account to act for (instance keys; default "default"). A merchant-bound key may send only its own id. */
-                "x-merchant-account-id"?: string;
-                /** @description Alias of x-merchant-account-id. */
-                "x-gr4vy-merchant-account-id"?: string;
-            };
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PaymentMethodResponse"];
-                };
-            };
-            /** @description `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "merchant-account-unknown" | "validation-failed";
-                    };
-                };
-            };
-            /** @description `/errors/unauthorized` Missing or invalid access token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "unauthorized";
-                    };
-                };
-            };
-            /** @description `/errors/forbidden` Missing scope; `/errors/merchant-account-mismatch` Merchant account not allowed for this key */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "forbidden" | "merchant-account-mismatch";
-                    };
-                };
-            };
-            /** @description `/errors/payment-method-not-found` Payment method not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "payment-method-not-found";
-                    };
-                };
-            };
-            /** @description `/errors/uri-too-long` URI too long */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "uri-too-long";
-                    };
-                };
-            };
-            /** @description `/errors/internal-error` Internal error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "internal-error";
-                    };
-                };
-            };
-            /** @description `/errors/service-unavailable` Service unavailable */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "service-unavailable";
-                    };
-                };
-            };
-        };
-    };
-    PaymentMethodsController_delete: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Merchant account to act for (instance keys; default "default"). A merchant-bound key may send only its own id. */
-                "x-merchant-account-id"?: string;
-                /** @description Alias of x-merchant-account-id. */
-                "x-gr4vy-merchant-account-id"?: string;
-            };
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Deleted. */
-            204: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "merchant-account-unknown" | "validation-failed";
-                    };
-                };
-            };
-            /** @description `/errors/unauthorized` Missing or invalid access token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "unauthorized";
-                    };
-                };
-            };
-            /** @description `/errors/forbidden` Missing scope; `/errors/merchant-account-mismatch` Merchant account not allowed for this key */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "forbidden" | "merchant-account-mismatch";
-                    };
-                };
-            };
-            /** @description `/errors/payment-method-not-found` Payment method not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "payment-method-not-found";
                     };
                 };
             };
@@ -4285,6 +5556,93 @@ export interface operations {
             };
         };
     };
+    ForwardingController_activity: {
+        parameters: {
+            query?: {
+                /** @description How many whole minutes, up to and including the current one. */
+                minutes?: number;
+            };
+            header?: {
+                /** @description Merchant account to act for (instance keys; default "default"). A merchant-bound key may send only its own id. */
+                "x-merchant-account-id"?: string;
+                /** @description Alias of x-merchant-account-id. */
+                "x-gr4vy-merchant-account-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ForwardActivityResponse"];
+                };
+            };
+            /** @description `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "merchant-account-unknown" | "validation-failed";
+                    };
+                };
+            };
+            /** @description `/errors/unauthorized` Missing or invalid access token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description `/errors/forbidden` Missing scope; `/errors/merchant-account-mismatch` Merchant account not allowed for this key */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
+                };
+            };
+            /** @description `/errors/internal-error` Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
+                };
+            };
+            /** @description `/errors/service-unavailable` Service unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                };
+            };
+        };
+    };
     ForwardingController_get: {
         parameters: {
             query?: never;
@@ -5077,6 +6435,8 @@ export interface operations {
                 "x-vault-forward-http-method": string;
                 /** @description 1–100 payment method UUIDs, comma-separated; position X fills *_X placeholders. */
                 "x-vault-forward-payment-methods"?: string;
+                /** @description Instead of x-vault-forward-payment-methods: one checkout session id; its card fills the _1 placeholders and CARD_SECURITY_CODE_1. */
+                "x-vault-forward-checkout-session"?: string;
                 /** @description Authentication method UUIDs of the target’s config, comma-separated, applied in order after the placeholders are filled. */
                 "x-vault-forward-authentications"?: string;
                 /** @description Whole seconds, 1–120 (default 30). */
@@ -5115,7 +6475,7 @@ export interface operations {
                     "application/json": components["schemas"]["ForwardJobResponse"];
                 };
             };
-            /** @description `/errors/insecure-target` Target must use https; `/errors/invalid-forward-header` Missing or malformed forwarding header; `/errors/invalid-idempotency-key` Malformed Idempotency-Key; `/errors/invalid-json` Malformed JSON body; `/errors/invalid-payment-methods-header` Malformed x-vault-forward-payment-methods; `/errors/invalid-placeholder` Unknown placeholder; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/unknown-forward-header` Unknown or misspelled forwarding header; `/errors/unknown-payment-method` Payment method not found; `/errors/validation-failed` Invalid request */
+            /** @description `/errors/insecure-target` Target must use https; `/errors/invalid-forward-header` Missing or malformed forwarding header; `/errors/invalid-idempotency-key` Malformed Idempotency-Key; `/errors/invalid-json` Malformed JSON body; `/errors/invalid-payment-methods-header` Malformed x-vault-forward-payment-methods; `/errors/invalid-placeholder` Unknown placeholder; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/unknown-checkout-session` Checkout session not found; `/errors/unknown-forward-header` Unknown or misspelled forwarding header; `/errors/unknown-payment-method` Payment method not found; `/errors/validation-failed` Invalid request */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5123,7 +6483,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "insecure-target" | "invalid-forward-header" | "invalid-idempotency-key" | "invalid-json" | "invalid-payment-methods-header" | "invalid-placeholder" | "json-too-deep" | "merchant-account-unknown" | "unknown-forward-header" | "unknown-payment-method" | "validation-failed";
+                        code?: "insecure-target" | "invalid-forward-header" | "invalid-idempotency-key" | "invalid-json" | "invalid-payment-methods-header" | "invalid-placeholder" | "json-too-deep" | "merchant-account-unknown" | "unknown-checkout-session" | "unknown-forward-header" | "unknown-payment-method" | "validation-failed";
                     };
                 };
             };
@@ -5155,7 +6515,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `/errors/idempotency-key-in-progress` A request with this Idempotency-Key is still running */
+            /** @description `/errors/checkout-session-has-no-card` Checkout session holds no card; `/errors/idempotency-key-in-progress` A request with this Idempotency-Key is still running */
             409: {
                 headers: {
                     /** @description Always `true` on an error of this service, never on the downstream’s answer. */
@@ -5165,7 +6525,21 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "idempotency-key-in-progress";
+                        code?: "checkout-session-has-no-card" | "idempotency-key-in-progress";
+                    };
+                };
+            };
+            /** @description `/errors/checkout-session-expired` Checkout session expired; `/errors/checkout-session-security-code-erased` Security code already used */
+            410: {
+                headers: {
+                    /** @description Always `true` on an error of this service, never on the downstream’s answer. */
+                    "x-vault-forward-error"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "checkout-session-expired" | "checkout-session-security-code-erased";
                     };
                 };
             };

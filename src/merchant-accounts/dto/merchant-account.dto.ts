@@ -48,63 +48,63 @@ class MerchantAccountFeaturesDto implements MerchantAccountFeatures {
   @IsBoolean()
   async_network_tokens_enabled?: boolean;
 
-  @ApiPropertyOptional({ type: String, nullable: true, enum: [null], description: NONE })
+  @ApiPropertyOptional({ type: String, nullable: true, description: NONE })
   @Allow()
   account_updater_request_encryption_key?: unknown;
 
-  @ApiPropertyOptional({ type: String, nullable: true, enum: [null], description: NONE })
+  @ApiPropertyOptional({ type: String, nullable: true, description: NONE })
   @Allow()
   account_updater_request_encryption_key_id?: unknown;
 
-  @ApiPropertyOptional({ type: String, nullable: true, enum: [null], description: NONE })
+  @ApiPropertyOptional({ type: String, nullable: true, description: NONE })
   @Allow()
   account_updater_response_decryption_key?: unknown;
 
-  @ApiPropertyOptional({ type: String, nullable: true, enum: [null], description: NONE })
+  @ApiPropertyOptional({ type: String, nullable: true, description: NONE })
   @Allow()
   account_updater_response_decryption_key_id?: unknown;
 
-  @ApiPropertyOptional({ type: Number, nullable: true, enum: [null], description: NONE })
+  @ApiPropertyOptional({ type: Number, nullable: true, description: NONE })
   @Allow()
   over_capture_amount?: unknown;
 
-  @ApiPropertyOptional({ type: Number, nullable: true, enum: [null], description: NONE })
+  @ApiPropertyOptional({ type: Number, nullable: true, description: NONE })
   @Allow()
   over_capture_percentage?: unknown;
 
-  @ApiPropertyOptional({ type: String, nullable: true, enum: [null], description: NONE })
+  @ApiPropertyOptional({ type: String, nullable: true, description: NONE })
   @Allow()
   loon_client_key?: unknown;
 
-  @ApiPropertyOptional({ type: String, nullable: true, enum: [null], description: NONE })
+  @ApiPropertyOptional({ type: String, nullable: true, description: NONE })
   @Allow()
   loon_secret_key?: unknown;
 
-  @ApiPropertyOptional({ type: [String], nullable: true, enum: [null], description: NONE })
+  @ApiPropertyOptional({ type: [String], nullable: true, description: NONE })
   @Allow()
   loon_accepted_schemes?: unknown;
 
-  @ApiPropertyOptional({ type: String, nullable: true, enum: [null], description: NONE })
+  @ApiPropertyOptional({ type: String, nullable: true, description: NONE })
   @Allow()
   visa_network_tokens_requestor_id?: unknown;
 
-  @ApiPropertyOptional({ type: String, nullable: true, enum: [null], description: NONE })
+  @ApiPropertyOptional({ type: String, nullable: true, description: NONE })
   @Allow()
   visa_network_tokens_app_id?: unknown;
 
-  @ApiPropertyOptional({ type: String, nullable: true, enum: [null], description: NONE })
+  @ApiPropertyOptional({ type: String, nullable: true, description: NONE })
   @Allow()
   amex_network_tokens_requestor_id?: unknown;
 
-  @ApiPropertyOptional({ type: String, nullable: true, enum: [null], description: NONE })
+  @ApiPropertyOptional({ type: String, nullable: true, description: NONE })
   @Allow()
   amex_network_tokens_app_id?: unknown;
 
-  @ApiPropertyOptional({ type: String, nullable: true, enum: [null], description: NONE })
+  @ApiPropertyOptional({ type: String, nullable: true, description: NONE })
   @Allow()
   mastercard_network_tokens_requestor_id?: unknown;
 
-  @ApiPropertyOptional({ type: String, nullable: true, enum: [null], description: NONE })
+  @ApiPropertyOptional({ type: String, nullable: true, description: NONE })
   @Allow()
   mastercard_network_tokens_app_id?: unknown;
 }
@@ -145,35 +145,35 @@ export class MerchantAccountResponse {
   @ApiProperty({ type: Boolean, enum: [false], description: 'Always false: there are no network tokens.' })
   async_network_tokens_enabled!: false;
 
-  @ApiProperty({ type: String, nullable: true, enum: [null] })
+  @ApiProperty({ type: String, nullable: true, description: 'Always null: the feature does not exist here.' })
   account_updater_request_encryption_key!: null;
-  @ApiProperty({ type: String, nullable: true, enum: [null] })
+  @ApiProperty({ type: String, nullable: true, description: 'Always null: the feature does not exist here.' })
   account_updater_request_encryption_key_id!: null;
-  @ApiProperty({ type: String, nullable: true, enum: [null] })
+  @ApiProperty({ type: String, nullable: true, description: 'Always null: the feature does not exist here.' })
   account_updater_response_decryption_key!: null;
-  @ApiProperty({ type: String, nullable: true, enum: [null] })
+  @ApiProperty({ type: String, nullable: true, description: 'Always null: the feature does not exist here.' })
   account_updater_response_decryption_key_id!: null;
-  @ApiProperty({ type: Number, nullable: true, enum: [null], description: 'Always null: no over-capture.' })
+  @ApiProperty({ type: Number, nullable: true, description: 'Always null: no over-capture.' })
   over_capture_amount!: null;
-  @ApiProperty({ type: Number, nullable: true, enum: [null], description: 'Always null: no over-capture.' })
+  @ApiProperty({ type: Number, nullable: true, description: 'Always null: no over-capture.' })
   over_capture_percentage!: null;
-  @ApiProperty({ type: String, nullable: true, enum: [null] })
+  @ApiProperty({ type: String, nullable: true, description: 'Always null: the feature does not exist here.' })
   loon_client_key!: null;
-  @ApiProperty({ type: String, nullable: true, enum: [null] })
+  @ApiProperty({ type: String, nullable: true, description: 'Always null: the feature does not exist here.' })
   loon_secret_key!: null;
-  @ApiProperty({ type: [String], nullable: true, enum: [null] })
+  @ApiProperty({ type: [String], nullable: true, description: 'Always null: the feature does not exist here.' })
   loon_accepted_schemes!: null;
-  @ApiProperty({ type: String, nullable: true, enum: [null] })
+  @ApiProperty({ type: String, nullable: true, description: 'Always null: the feature does not exist here.' })
   visa_network_tokens_requestor_id!: null;
-  @ApiProperty({ type: String, nullable: true, enum: [null] })
+  @ApiProperty({ type: String, nullable: true, description: 'Always null: the feature does not exist here.' })
   visa_network_tokens_app_id!: null;
-  @ApiProperty({ type: String, nullable: true, enum: [null] })
+  @ApiProperty({ type: String, nullable: true, description: 'Always null: the feature does not exist here.' })
   amex_network_tokens_requestor_id!: null;
-  @ApiProperty({ type: String, nullable: true, enum: [null] })
+  @ApiProperty({ type: String, nullable: true, description: 'Always null: the feature does not exist here.' })
   amex_network_tokens_app_id!: null;
-  @ApiProperty({ type: String, nullable: true, enum: [null] })
+  @ApiProperty({ type: String, nullable: true, description: 'Always null: the feature does not exist here.' })
   mastercard_network_tokens_requestor_id!: null;
-  @ApiProperty({ type: String, nullable: true, enum: [null] })
+  @ApiProperty({ type: String, nullable: true, description: 'Always null: the feature does not exist here.' })
   mastercard_network_tokens_app_id!: null;
 
   @ApiTimestamp()
