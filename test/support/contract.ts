@@ -9,8 +9,8 @@ import addFormats from 'ajv-formats';
  * fetched once per app and test file; each schema is compiled once, on first use.
  */
 
-/** Not API operations: the document itself and its browsable page. */
-const NOT_OPERATIONS = [/^\/docs(\/|$)/, /^\/openapi\.(json|yaml)$/];
+/** Not API operations: the document itself, its browsable page and the dashboard's bundle. */
+const NOT_OPERATIONS = [/^\/docs(\/|$)/, /^\/openapi\.(json|yaml)$/, /^\/dashboard(\/|$)/];
 
 const PROBLEM_REF = '#/components/schemas/Problem';
 const DOCUMENT_ID = 'openapi.json';
