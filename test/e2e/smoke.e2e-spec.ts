@@ -4,11 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startHttpDownstream } from '../support/downstream';
 import { http } from '../support/http';
+import { testDataDir } from '../support/temp-data-dir';
 import { waitFor } from '../support/wait';
 
 /** Starts a compiled entry point and collects its output until `ready` appears (or it exits). */
 function start(script: string, env: Record<string, string>, ready: RegExp) {
-  const child = spawn(process.execPath, [script], { env: { PATH: process.env.PATH!, ...env } });
+  const child = spawn(process.execPath, [script], { env: { PATH: process.env.PATH!, DATA_DIR: testDataDir(), ...env } });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d) => (stdout += d));

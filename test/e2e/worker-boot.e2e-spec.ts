@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { testDataDir } from '../support/temp-data-dir';
 
 /**
  * The compiled worker with forwarding's core loaded (planner, executor, downstream client, record
@@ -10,6 +11,7 @@ describe('dist/worker.js with ForwardingCoreModule', () => {
     const child = spawn(process.execPath, ['dist/worker.js'], {
       env: {
         PATH: process.env.PATH!,
+        DATA_DIR: testDataDir(),
         DATABASE_URL: process.env.TEST_DATABASE_URL!,
         REDIS_URL: process.env.TEST_REDIS_URL!,
         VAULT_MASTER_KEYS: `test-k1:${Buffer.alloc(32, 1).toString('base64')}`,
