@@ -6,13 +6,13 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { forwardAuthenticationSchemas } from '../forward-authentications/openapi';
-import { Logger } from 'nestjs-pino';
 import { ApiModule } from '../api.module';
 import { CoreOptions } from '../core.module';
 import { ProblemSchema } from '../common/openapi/api-problems';
 import { CommonErrors } from '../common/problem/common.errors';
 import { problemDefinitions, ProblemException, problemType } from '../common/problem/problem';
 import { problemResponse } from '../common/problem/problem.filter';
+import { AppLogger } from '../logging/app-logger';
 import { requestIdFor } from '../logging/logging.module';
 import { ForwardHttpHandler } from '../forwarding/forward-http-handler';
 
@@ -85,7 +85,7 @@ export async function createApiApp(
     bodyParser: false,
   });
   registerBodyParsers(app);
-  app.useLogger(app.get(Logger));
+  app.useLogger(app.get(AppLogger));
   // Every response, errors included, names the request id that its log line carries.
   app
     .getHttpAdapter()
