@@ -193,7 +193,7 @@ describe('CLI: merchant, api-key and token commands mint credentials the API acc
     }
     function bash(script: string, env: Record<string, string>): Promise<CliResult> {
       return new Promise((resolve) => {
-        execFile('bash', ['-c', script], { env: { ...process.env, DATA_DIR: dataDir, ...env }, timeout: 60_000 }, (error, stdout, stderr) =>
+        execFile('bash', ['--norc', '--noprofile', '-c', script], { env: { ...process.env, DATA_DIR: dataDir, ...env }, timeout: 60_000 }, (error, stdout, stderr) =>
           resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
         );
       });
@@ -211,6 +211,37 @@ describe('CLI: merchant, api-key and token commands mint credentials the API acc
       expect(result.stdout).toBe('');
       expect(result.stderr).toContain('VAULT_MASTER_KEYS');
     });
+  });
+
+  it("runs the README's Docker CLI block as the api container would (its environment, no terminal, cwd not the checkout)", async () => {
+    const readme = readFileSync('README.md', 'utf8');
+    const section = readme.slice(readme.indexOf('The CLI runs in the `api` container'));
+    const block = /```sh\n([\s\S]*?)```/.exec(section)![1];
+    expect(block).toContain('docker compose exec -T api node dist/cli/main.js');
+    const id = `docker-${randomBytes(4).toString('hex')}`;
+    const script = `set -eu\n${block.replaceAll('docker compose exec -T api node dist/', `node ${join(process.cwd(), 'dist')}/`).replaceAll(' default', ` ${id}`)}`;
+    const cwd = mkdtempSync(join(tmpdir(), 'vf-compose-cli-'));
+    // docker-compose.yml's environment: production mode, the shared database, keys given.
+    const env = {
+      PATH: process.env.PATH!,
+      NODE_ENV: 'production',
+      DATABASE_URL: process.env.TEST_DATABASE_URL!,
+      VAULT_MASTER_KEYS: TEST_MASTER_KEY_1,
+      CURSOR_SECRET: 'test-cursor-secret-not-for-production-0123456789',
+      DATA_DIR: dataDir,
+    };
+    const result = await new Promise<CliResult>((resolve) =>
+      execFile('bash', ['--norc', '--noprofile', '-c', script], { cwd, env, timeout: 60_000 }, (error, stdout, stderr) =>
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
+      ),
+    );
+    expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: '' });
+    const lines = result.stdout.trim().split('\n');
+    expect(JSON.parse(lines[0])).toEqual({ id, display_name: 'Default' });
+    const { token } = JSON.parse(lines[1]);
+    expect(statSync(join(cwd, `${id}.pem`)).mode & 0o777).toBe(0o600);
+    expect((await http(t.url, '/__probe/merchant', { token })).body).toMatchObject({ merchant_account_id: id });
+    rmSync(cwd, { recursive: true, force: true });
   });
 
   it('vault rotate-keys re-wraps every row, batch after batch, and reports exactly what it did', async () => {
