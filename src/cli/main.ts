@@ -26,6 +26,8 @@ const USAGE = `Usage: npm run --silent cli -- <command>
 Each command prints one JSON object on stdout; logs, usage and errors go to stderr (exit 2 for usage, 1 otherwise).`;
 
 class UsageError extends Error {}
+/** Printed as the API prints it: one line naming the variable. */
+class CliConfigError extends Error {}
 
 function print(result: object): void {
   process.stdout.write(`${JSON.stringify(result)}\n`);
@@ -33,15 +35,22 @@ function print(result: object): void {
 
 /** Boots only what the command needs, against the same database `npm start` uses. */
 async function withServices<T>(run: (app: INestApplicationContext, appliedMigrations: string[]) => Promise<T>): Promise<T> {
-  const [{ NestFactory }, { DataSource }, { loadConfigOrExit }, { runMigrations }, { resolveDatabase }, { CliModule }] = await Promise.all([
+  const [{ NestFactory }, { DataSource }, { ConfigError, loadConfig }, { runMigrations }, { resolveDatabase }, { CliModule }] = await Promise.all([
     import('@nestjs/core'),
     import('typeorm'),
-    import('../bootstrap/load-config'),
+    import('../config/config'),
     import('../database/migrate'),
     import('../database/resolve-database'),
     import('./cli.module'),
   ]);
-  const config = loadConfigOrExit();
+  let config: ReturnType<typeof loadConfig>;
+  try {
+    config = loadConfig(process.env);
+  } catch (error) {
+    // Thrown, not process.exit: a command's cleanup (the key file api-key create opened) still runs.
+    if (error instanceof ConfigError) throw new CliConfigError(`Configuration error: ${error.message}`);
+    throw error;
+  }
   // stdout carries the command's JSON; anything the service logs goes to stderr.
   const quietConfig = { ...config, logLevel: config.logLevel === 'info' ? ('warn' as const) : config.logLevel };
   const database = await resolveDatabase(config, 'cli');
@@ -248,6 +257,10 @@ main(process.argv.slice(2)).catch((error: unknown) => {
   if (error instanceof UsageError) {
     process.stderr.write(`${error.message}\n${USAGE}\n`);
     process.exit(2);
+  }
+  if (error instanceof CliConfigError) {
+    process.stderr.write(`${error.message}\n`);
+    process.exit(1);
   }
   const message = error instanceof ProblemException ? error.detail : error instanceof Error ? error.message : String(error);
   process.stderr.write(`Error: ${message}\n`);

@@ -175,7 +175,12 @@ describe('CLI: merchant, api-key and token commands mint credentials the API acc
     expect(result.stderr).toContain('no key was created');
     expect(await count()).toBe(before);
 
-    // A failure after the file was opened (unknown merchant) removes the empty file it created.
+    // A failure after the file was opened (a bad setting, an unknown merchant) removes the empty file it created.
+    const badConfig = join(dir, 'bad-config.pem');
+    const config = await cliWith({ DATABASE_URL: process.env.TEST_DATABASE_URL!, VAULT_MASTER_KEYS: 'k1:tooshort' }, 'api-key', 'create', '--instance', '--out', badConfig);
+    expect(config).toMatchObject({ code: 1, stdout: '' });
+    expect(config.stderr).toMatch(/^Configuration error: VAULT_MASTER_KEYS: /);
+    expect(existsSync(badConfig)).toBe(false);
     const keyFile = join(dir, 'unknown-merchant.pem');
     expect((await cli('api-key', 'create', '--merchant', 'no-such-merchant', '--out', keyFile)).code).toBe(1);
     expect(existsSync(keyFile)).toBe(false);
