@@ -6,6 +6,7 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci
 COPY tsconfig.json tsconfig.build.json nest-cli.json ./
+COPY scripts ./scripts
 COPY src ./src
 RUN npm run build && npm prune --omit=dev
 
@@ -18,8 +19,11 @@ WORKDIR /app
 COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
-# /app/data: the embedded database (no DATABASE_URL); the spool: forward records while PostgreSQL is away. Writable by `node`.
-RUN mkdir -p /app/data /var/lib/vault-forward/spool && chown node:node /app/data /var/lib/vault-forward/spool
+# Writable by `node`, the user everything runs as: /app itself, so that `docker compose exec api node
+# dist/cli/main.js api-key create --out FILE` can write a key file in the working directory; /app/data (the
+# embedded database when there is no DATABASE_URL, development keys); the spool (forward records while
+# PostgreSQL is away). The code and node_modules stay root-owned and read-only to the process.
+RUN mkdir -p /app/data /var/lib/vault-forward/spool && chown node:node /app /app/data /var/lib/vault-forward/spool
 USER node
 # A larger young generation: the forward path allocates a lot of short-lived objects, and with
 # the default the API spends about a quarter of its CPU in scavenges (docs/benchmarks.md).

@@ -16,6 +16,9 @@ const common = {
 
 module.exports = {
   testTimeout: 60_000,
+  // Fails the run if a test wrote into the checkout (data/, *.pem) instead of a temporary directory.
+  globalSetup: '<rootDir>/test/support/checkout-guard-setup.ts',
+  globalTeardown: '<rootDir>/test/support/checkout-guard-teardown.ts',
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.spec.ts'] },
     {

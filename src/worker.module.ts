@@ -3,6 +3,7 @@ import { CoreModule, CoreOptions } from './core.module';
 import { ForwardJobsWorkerModule } from './forward-jobs/forward-jobs.module';
 import { ForwardingCoreModule } from './forwarding/forwarding-core.module';
 import { QueueModule } from './job-queue/queue.module';
+import { WorkerHeartbeat } from './health/worker-heartbeat';
 
 /**
  * The queue worker: the same core as the API, no HTTP, and forwarding's core (planner, executor,
@@ -20,6 +21,7 @@ export class WorkerModule {
         ForwardJobsWorkerModule,
         QueueModule.forRoot({ config: options.config, databaseUrl: options.databaseUrl, role: 'worker' }),
       ],
+      providers: [WorkerHeartbeat],
     };
   }
 }

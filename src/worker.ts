@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { Logger } from 'nestjs-pino';
+import { AppLogger } from './logging/app-logger';
 import { loadConfigOrExit } from './bootstrap/load-config';
 import { closeOnSignals } from './bootstrap/shutdown';
 import { WorkerModule } from './worker.module';
@@ -24,7 +25,7 @@ async function main(): Promise<void> {
   const app = await NestFactory.createApplicationContext(WorkerModule.forRoot({ config, databaseUrl: config.databaseUrl }), {
     bufferLogs: true,
   });
-  app.useLogger(app.get(Logger));
+  app.useLogger(app.get(AppLogger));
   closeOnSignals(app);
   await app.init();
   await app.get<Redis | null>(REDIS)?.ping();

@@ -1,12 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { calculateJwkThumbprint, exportJWK, exportPKCS8, generateKeyPair, JWK } from 'jose';
+import { exportJWK, exportPKCS8, generateKeyPair } from 'jose';
 import { IsNull, Repository } from 'typeorm';
 import { Page } from '../common/pagination/page';
 import { PaginationService } from '../common/pagination/pagination.service';
 import { ProblemException } from '../common/problem/problem';
 import { SharedCaches } from '../queue/shared-cache';
 import { ApiKey, ApiKeyAlgorithm } from './api-key.entity';
+import { apiKeyId, publicOnly } from './api-key-id';
 import { AuthErrors } from './auth.errors';
 import { ApiKeyResponse, ListApiKeysQuery } from './dto/api-key.dto';
 
@@ -33,14 +34,7 @@ export interface RevokedApiKey {
   announced: boolean;
 }
 
-/** Only the public coordinates and the curve: no `d`, whatever the caller passes in. */
-function publicOnly(jwk: JWK): JWK {
-  return { kty: jwk.kty, crv: jwk.crv, x: jwk.x, y: jwk.y };
-}
-
-export async function apiKeyId(jwk: JWK): Promise<string> {
-  return calculateJwkThumbprint(publicOnly(jwk), 'sha256');
-}
+export { apiKeyId };
 
 @Injectable()
 export class ApiKeysService {
@@ -60,6 +54,14 @@ export class ApiKeysService {
     const id = await apiKeyId(publicJwk);
     await this.keys.insert({ id, merchantAccountId, algorithm, publicKey: publicJwk });
     return { id, merchantAccountId, algorithm, privateKeyPem: await exportPKCS8(privateKey) };
+  }
+
+  /**
+   * Removes a key that was never handed out: the CLI stores the row before it writes the private key,
+   * and a key whose private half was lost must not stay behind as an orphan.
+   */
+  async discard(id: string): Promise<void> {
+    await this.keys.delete({ id });
   }
 
   /** The key a token names, if it exists and is not revoked. */

@@ -187,6 +187,8 @@ export class TokenVerifier {
 function describeJoseError(error: unknown): string {
   if (error instanceof joseErrors.JWTExpired) return 'The token has expired ("exp").';
   if (error instanceof joseErrors.JWTClaimValidationFailed) {
+    // jose reports a missing required claim with the same class as a failed check: tell them apart.
+    if (error.reason === 'missing') return `The token has no "${error.claim}" claim; "iat", "nbf", "exp" and "jti" are required.`;
     if (error.claim === 'nbf') return 'The token is not valid yet ("nbf").';
     return `The token claim "${error.claim}" is missing or invalid (${error.reason}).`;
   }

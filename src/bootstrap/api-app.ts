@@ -10,6 +10,7 @@ import { CoreOptions } from '../core.module';
 import { CommonErrors } from '../common/problem/common.errors';
 import { ProblemException } from '../common/problem/problem';
 import { problemResponse } from '../common/problem/problem.filter';
+import { AppLogger } from '../logging/app-logger';
 import { requestIdFor } from '../logging/logging.module';
 import { ForwardHttpHandler } from '../forwarding/forward-http-handler';
 import { dashboardRoot, registerDashboard } from '../web/dashboard-site';
@@ -84,7 +85,7 @@ export async function createApiApp(
     bodyParser: false,
   });
   registerBodyParsers(app);
-  app.useLogger(app.get(Logger));
+  app.useLogger(app.get(AppLogger));
   // Every response, errors included, names the request id that its log line carries.
   app
     .getHttpAdapter()

@@ -1,35 +1,33 @@
 import 'reflect-metadata';
-import { readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { INestApplicationContext } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
-import { DataSource } from 'typeorm';
-import { ApiKeyAlgorithm } from '../auth/api-key.entity';
-import { ApiKeysService } from '../auth/api-keys.service';
-import { ApiKeyResponse, ListApiKeysQuery } from '../auth/dto/api-key.dto';
-import { signToken } from '../auth/token-signer';
-import { KEY_CACHE_TTL_MS } from '../auth/token-verifier.service';
+import type { INestApplicationContext } from '@nestjs/common';
+import type { ApiKeyAlgorithm } from '../auth/api-key.entity';
 import { ProblemException } from '../common/problem/problem';
-import { loadConfigOrExit } from '../bootstrap/load-config';
-import { runMigrations } from '../database/migrate';
-import { resolveDatabase } from '../database/resolve-database';
 import { MERCHANT_ACCOUNT_ID_PATTERN, slugify } from '../merchant-accounts/merchant-account-id';
-import { MerchantAccountsService } from '../merchant-accounts/merchant-accounts.service';
-import { KeyRotationService } from '../vault/key-rotation.service';
-import { CliModule } from './cli.module';
 
-const USAGE = `Usage: npm run cli -- <command>
+/*
+ * Start-up time is the CLI's latency: Nest, TypeORM and the services load (about half a second) only
+ * inside the commands that talk to the database, through the `await import()`s below. `--help`, usage
+ * errors and `token` load none of it (docs/benchmarks.md, "CLI start-up").
+ */
+
+const USAGE = `Usage: npm run --silent cli -- <command>
   migrate
   merchant create --name NAME [--id SLUG]
-  api-key create (--merchant ID | --instance) --out FILE [--algorithm ES512|ES256]
+  api-key create (--merchant ID | --instance) --out FILE|- [--algorithm ES512|ES256]
+                                      --out - puts the private key in the JSON output (private_key) instead of a file
   api-key list [--merchant ID]        every key, revoked ones included, newest first
   api-key revoke ID                   the key and its tokens stop working in every API process
-  token --key FILE --key-id ID [--scopes a,b] [--ttl SECONDS]
+  token --key FILE|- [--key-id ID] [--scopes a,b] [--ttl SECONDS]
+                                      --key - reads the PEM from stdin; the key id is worked out from the key
   vault rotate-keys [--batch-size N]   re-wrap every data key under the first VAULT_MASTER_KEYS key
-Each command prints one JSON object on stdout; logs and errors go to stderr.`;
+Each command prints one JSON object on stdout; logs, usage and errors go to stderr (exit 2 for usage, 1 otherwise).`;
 
 class UsageError extends Error {}
+/** Printed as the API prints it: one line naming the variable. */
+class CliConfigError extends Error {}
 
 function print(result: object): void {
   process.stdout.write(`${JSON.stringify(result)}\n`);
@@ -37,7 +35,22 @@ function print(result: object): void {
 
 /** Boots only what the command needs, against the same database `npm start` uses. */
 async function withServices<T>(run: (app: INestApplicationContext, appliedMigrations: string[]) => Promise<T>): Promise<T> {
-  const config = loadConfigOrExit();
+  const [{ NestFactory }, { DataSource }, { ConfigError, loadConfig }, { runMigrations }, { resolveDatabase }, { CliModule }] = await Promise.all([
+    import('@nestjs/core'),
+    import('typeorm'),
+    import('../config/config'),
+    import('../database/migrate'),
+    import('../database/resolve-database'),
+    import('./cli.module'),
+  ]);
+  let config: ReturnType<typeof loadConfig>;
+  try {
+    config = loadConfig(process.env);
+  } catch (error) {
+    // Thrown, not process.exit: a command's cleanup (the key file api-key create opened) still runs.
+    if (error instanceof ConfigError) throw new CliConfigError(`Configuration error: ${error.message}`);
+    throw error;
+  }
   // stdout carries the command's JSON; anything the service logs goes to stderr.
   const quietConfig = { ...config, logLevel: config.logLevel === 'info' ? ('warn' as const) : config.logLevel };
   const database = await resolveDatabase(config, 'cli');
@@ -76,6 +89,7 @@ async function merchantCreate(args: string[]): Promise<void> {
   if (!values.name) throw new UsageError('merchant create needs --name');
   const id = values.id ?? slugify(values.name);
   if (!MERCHANT_ACCOUNT_ID_PATTERN.test(id)) throw new UsageError(`--id must match ${MERCHANT_ACCOUNT_ID_PATTERN.source}`);
+  const { MerchantAccountsService } = await import('../merchant-accounts/merchant-accounts.service');
   const account = await withServices((app) => app.get(MerchantAccountsService).create(id, values.name!.slice(0, 200)));
   print({ id: account.id, display_name: account.displayName });
 }
@@ -87,18 +101,63 @@ async function apiKeyCreate(args: string[]): Promise<void> {
     out: { type: 'string' },
     algorithm: { type: 'string' },
   });
-  if (!values.out) throw new UsageError('api-key create needs --out FILE');
+  if (!values.out) throw new UsageError('api-key create needs --out FILE (or --out - for the JSON output)');
   if (Boolean(values.merchant) === Boolean(values.instance)) throw new UsageError('api-key create needs exactly one of --merchant ID or --instance');
   const algorithm = (values.algorithm ?? 'ES512').toUpperCase();
   if (algorithm !== 'ES512' && algorithm !== 'ES256') throw new UsageError('--algorithm must be ES512 or ES256');
-  const out = resolve(values.out);
-  if (existsSync(out)) throw new UsageError(`${values.out} exists; refusing to overwrite a private key`);
-  const key = await withServices(async (app) => {
-    if (values.merchant) await app.get(MerchantAccountsService).get(values.merchant);
-    return app.get(ApiKeysService).create(values.merchant ?? null, algorithm as ApiKeyAlgorithm);
-  });
-  writeFileSync(out, key.privateKeyPem, { mode: 0o600, flag: 'wx' });
-  print({ id: key.id, merchant_account_id: key.merchantAccountId, algorithm: key.algorithm, private_key_file: out });
+  const out = values.out === '-' ? null : resolve(values.out);
+  // The file first, exclusively: a path that cannot be written fails before a key row exists.
+  const file = out === null ? null : openKeyFile(values.out, out);
+  const [{ MerchantAccountsService }, { ApiKeysService }] = await Promise.all([
+    import('../merchant-accounts/merchant-accounts.service'),
+    import('../auth/api-keys.service'),
+  ]);
+  let written = false;
+  try {
+    const key = await withServices(async (app) => {
+      if (values.merchant) await app.get(MerchantAccountsService).get(values.merchant);
+      const keys = app.get(ApiKeysService);
+      const created = await keys.create(values.merchant ?? null, algorithm as ApiKeyAlgorithm);
+      if (file !== null) {
+        try {
+          writeSync(file, created.privateKeyPem);
+          closeSync(file);
+          written = true;
+        } catch (error) {
+          // Nobody holds the private key: the row would be a key no one can ever use.
+          await keys.discard(created.id);
+          throw new Error(`could not write ${values.out} (${(error as Error).message}); the key was not kept`);
+        }
+      }
+      return created;
+    });
+    const where = out === null ? { private_key: key.privateKeyPem } : { private_key_file: out };
+    print({ id: key.id, merchant_account_id: key.merchantAccountId, algorithm: key.algorithm, ...where });
+  } finally {
+    if (file !== null && !written) {
+      closeQuietly(file);
+      rmSync(out!, { force: true });
+    }
+  }
+}
+
+/** Opens FILE for the private key: created here (never overwritten), mode 0600. */
+function openKeyFile(given: string, path: string): number {
+  try {
+    return openSync(path, 'wx', 0o600);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') throw new UsageError(`${given} exists; refusing to overwrite a private key`);
+    throw new Error(`cannot create ${given} (${code ?? (error as Error).message}); no key was created`);
+  }
+}
+
+function closeQuietly(fd: number): void {
+  try {
+    closeSync(fd);
+  } catch {
+    // already closed after a failed write
+  }
 }
 
 async function apiKeyList(args: string[]): Promise<void> {
@@ -106,9 +165,13 @@ async function apiKeyList(args: string[]): Promise<void> {
   if (values.merchant !== undefined && !MERCHANT_ACCOUNT_ID_PATTERN.test(values.merchant)) {
     throw new UsageError(`--merchant must match ${MERCHANT_ACCOUNT_ID_PATTERN.source}`);
   }
+  const [{ ApiKeysService }, { ApiKeyResponse, ListApiKeysQuery }] = await Promise.all([
+    import('../auth/api-keys.service'),
+    import('../auth/dto/api-key.dto'),
+  ]);
   const items = await withServices(async (app) => {
     const keys = app.get(ApiKeysService);
-    const all: ApiKeyResponse[] = [];
+    const all: InstanceType<typeof ApiKeyResponse>[] = [];
     let cursor: string | undefined;
     do {
       const page = await keys.list({ kind: 'instance' }, { merchant_account_id: values.merchant, cursor, limit: ListApiKeysQuery.limits.max });
@@ -124,6 +187,11 @@ async function apiKeyRevoke(args: string[]): Promise<void> {
   // No options: the one argument is the id as given, even one starting with '-' ('--' before it is allowed too).
   const ids = args[0] === '--' ? args.slice(1) : args;
   if (ids.length !== 1) throw new UsageError('api-key revoke needs exactly one key ID');
+  const [{ ApiKeysService }, { ApiKeyResponse }, { KEY_CACHE_TTL_MS }] = await Promise.all([
+    import('../auth/api-keys.service'),
+    import('../auth/dto/api-key.dto'),
+    import('../auth/token-verifier.service'),
+  ]);
   const { key, announced } = await withServices((app) => app.get(ApiKeysService).revoke({ kind: 'instance' }, ids[0]));
   if (!announced) {
     process.stderr.write(
@@ -135,17 +203,21 @@ async function apiKeyRevoke(args: string[]): Promise<void> {
 
 async function token(args: string[]): Promise<void> {
   const { values } = parse(args, { key: { type: 'string' }, 'key-id': { type: 'string' }, scopes: { type: 'string' }, ttl: { type: 'string' } });
-  if (!values.key || !values['key-id']) throw new UsageError('token needs --key FILE and --key-id ID');
+  if (!values.key) throw new UsageError('token needs --key FILE (or --key - to read the PEM from stdin)');
   const ttl = values.ttl === undefined ? undefined : Number(values.ttl);
   if (ttl !== undefined && !Number.isInteger(ttl)) throw new UsageError('--ttl must be a whole number of seconds');
   const scopes = values.scopes?.split(',').map((s) => s.trim()).filter(Boolean);
-  const jwt = await signToken({
-    privateKeyPem: readFileSync(values.key, 'utf8'),
-    keyId: values['key-id'],
-    scopes,
-    ttlSeconds: ttl,
-  });
-  print({ token: jwt });
+  const [{ signToken }, { apiKeyIdOfPrivateKey }] = await Promise.all([import('../auth/token-signer'), import('../auth/api-key-id')]);
+  const privateKeyPem = readFileSync(values.key === '-' ? 0 : values.key, 'utf8');
+  let keyId = values['key-id'];
+  if (keyId === undefined) {
+    try {
+      keyId = await apiKeyIdOfPrivateKey(privateKeyPem);
+    } catch {
+      throw new Error(`${values.key === '-' ? 'stdin' : values.key} is not a PEM private key`);
+    }
+  }
+  print({ token: await signToken({ privateKeyPem, keyId, scopes, ttlSeconds: ttl }) });
 }
 
 async function migrate(): Promise<void> {
@@ -157,6 +229,7 @@ async function rotateKeys(args: string[]): Promise<void> {
   const { values } = parse(args, { 'batch-size': { type: 'string' } });
   const batchSize = values['batch-size'] === undefined ? 500 : Number(values['batch-size']);
   if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 10_000) throw new UsageError('--batch-size must be a whole number from 1 to 10000');
+  const { KeyRotationService } = await import('../vault/key-rotation.service');
   const result = await withServices((app) => app.get(KeyRotationService).rotate(batchSize));
   print(result);
   // Rows could not be re-wrapped (named in the output) or were skipped: the old key must stay.
@@ -165,6 +238,11 @@ async function rotateKeys(args: string[]): Promise<void> {
 
 async function main(argv: string[]): Promise<void> {
   const [command, sub, ...rest] = argv;
+  // Asked for, usage is the output; every other time it goes to stderr with the error.
+  if (command === '--help' || command === '-h' || command === 'help') {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
   if (command === 'migrate') return migrate();
   if (command === 'vault' && sub === 'rotate-keys') return rotateKeys(rest);
   if (command === 'merchant' && sub === 'create') return merchantCreate(rest);
@@ -179,6 +257,10 @@ main(process.argv.slice(2)).catch((error: unknown) => {
   if (error instanceof UsageError) {
     process.stderr.write(`${error.message}\n${USAGE}\n`);
     process.exit(2);
+  }
+  if (error instanceof CliConfigError) {
+    process.stderr.write(`${error.message}\n`);
+    process.exit(1);
   }
   const message = error instanceof ProblemException ? error.detail : error instanceof Error ? error.message : String(error);
   process.stderr.write(`Error: ${message}\n`);

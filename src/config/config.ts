@@ -55,6 +55,11 @@ export interface AppConfig {
   queueBackend: QueueBackend;
   /** Jobs a worker process runs at once. */
   workerConcurrency: number;
+  /**
+   * The worker touches this file while PostgreSQL (and Redis, when used) answer; the container's
+   * health check reads its age (dist/worker-healthcheck.js). null → no heartbeat.
+   */
+  workerHeartbeatFile: string | null;
   /** Base of the exponential backoff (full jitter) between attempts of a queued forward. */
   forwardRetryBaseMs: number;
   /** How long a finished queued forward (and its stored response) is kept, in seconds. */
@@ -271,6 +276,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     metricsPort: optional(env, 'METRICS_PORT') === undefined ? null : integer(env, 'METRICS_PORT', 0, 0, 65535),
     queueBackend: queueBackend(env, redisUrl),
     workerConcurrency: integer(env, 'WORKER_CONCURRENCY', 32, 1, 1024),
+    workerHeartbeatFile: optional(env, 'WORKER_HEARTBEAT_FILE') === undefined ? null : resolve(optional(env, 'WORKER_HEARTBEAT_FILE')!),
     // The floor lets tests shorten retries to milliseconds; the issue caps one wait at 5 minutes.
     forwardRetryBaseMs: integer(env, 'FORWARD_RETRY_BASE_MS', 1000, 1, 300_000),
     forwardJobRetentionSeconds: durationSeconds(env, 'FORWARD_JOB_RETENTION', 7 * 86_400, 60, 366 * 86_400),

@@ -6,6 +6,7 @@ import { LoggerModule } from 'nestjs-pino';
 import { pino, type DestinationStream, type Level } from 'pino';
 import type { Options as PinoHttpOptions } from 'pino-http';
 import type { LogLevel } from '../config/config';
+import { AppLogger } from './app-logger';
 import { REDACT_PATHS, redactHeaders } from './redaction';
 
 export interface LoggingOptions {
@@ -88,8 +89,8 @@ export class LoggingModule {
       module: LoggingModule,
       global: true,
       imports: [LoggerModule.forRoot({ pinoHttp: [httpOptions, stream] })],
-      providers: [{ provide: REQUEST_LOG, useFactory: () => requestLog(options.level, stream) }],
-      exports: [REQUEST_LOG],
+      providers: [AppLogger, { provide: REQUEST_LOG, useFactory: () => requestLog(options.level, stream) }],
+      exports: [AppLogger, REQUEST_LOG],
     };
   }
 }

@@ -5,7 +5,7 @@ import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
 import { CommonErrors } from '../common/problem/common.errors';
 import { ProblemException } from '../common/problem/problem';
-import { literalBlockReason } from '../targets/addresses';
+import { literalAddress, literalBlockReason } from '../targets/addresses';
 import { DEFAULT_CONFIG_METHODS, isInsecureHost } from '../targets/http-methods';
 import { SharedCache, SharedCaches } from '../queue/shared-cache';
 import { Sql } from '../database/sql';
@@ -105,19 +105,44 @@ export class VaultForwardConfigsService {
   /**
    * Lower-case, `:443` dropped (the default), duplicates removed. IP literals outside public unicast
    * space are refused at once: forwarding there would be refused anyway (SSRF guard), unless the
-   * operator lists the host in FORWARD_INSECURE_HOSTS.
+   * operator lists the host in FORWARD_INSECURE_HOSTS. So are other spellings of an IPv4 address
+   * (`0x7f000001`, `2130706433`, `127.1`, `0177.0.0.1`): a target URL's host is always read in the
+   * dotted form, so such an entry could never match, and a non-public one would slip past this check.
    */
   private normaliseHosts(hosts: string[]): string[] {
     const normalised = [...new Set(hosts.map((h) => h.toLowerCase().replace(/:443$/, '')))];
     normalised.forEach((entry, index) => {
-      const reason = literalBlockReason(entry.replace(/:\d+$/, ''));
-      if (reason && !isInsecureHost(this.appConfig.forwardInsecureHosts, entry)) {
-        throw new ProblemException(CommonErrors.validationFailed, `hosts[${index}] is a ${reason} address, which can never be forwarded to.`, [
-          { location: 'body', name: `hosts[${index}]`, message: `${reason} addresses are not allowed` },
-        ]);
+      const bare = entry.replace(/:\d+$/, '');
+      const canonical = canonicalHostname(bare);
+      const canonicalEntry = canonical + entry.slice(bare.length);
+      const reason = literalBlockReason(canonical);
+      const field = `hosts[${index}]`;
+      if (reason && !isInsecureHost(this.appConfig.forwardInsecureHosts, canonicalEntry)) {
+        const what = canonical === bare ? `${field} is a ${reason} address` : `${field} "${entry}" is ${canonical}, a ${reason} address`;
+        throw new ProblemException(
+          CommonErrors.validationFailed,
+          `${what}, which is never forwarded to unless the operator lists it in FORWARD_INSECURE_HOSTS (for development and tests).`,
+          [{ location: 'body', name: field, message: `${reason} addresses are not allowed` }],
+        );
+      }
+      if (canonical !== bare && literalAddress(canonical)) {
+        throw new ProblemException(
+          CommonErrors.validationFailed,
+          `${field} "${entry}" is another spelling of ${canonical}; target URLs are matched in that form, so write "${canonicalEntry}".`,
+          [{ location: 'body', name: field, message: `write the address as ${canonicalEntry}` }],
+        );
       }
     });
     return normalised;
+  }
+}
+
+/** The host as a URL parser reads it (WHATWG: `127.1` and `0x7f000001` are 127.0.0.1); unchanged when it does not parse. */
+function canonicalHostname(host: string): string {
+  try {
+    return new URL(`https://${host}/`).hostname;
+  } catch {
+    return host;
   }
 }
 

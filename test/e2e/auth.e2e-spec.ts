@@ -119,6 +119,14 @@ describe('Authentication and authorisation (API keys, JWT bearer tokens, scopes)
       await expectUnauthorized(await signWith(merchantKey, rest), /"jti"/);
     });
 
+    it.each(['nbf', 'iat', 'exp'])('token without %s names that claim as missing (not "not valid yet" or "expired")', async (claim) => {
+      const { [claim]: _dropped, ...rest } = claims() as Record<string, unknown>;
+      const result = await http(t.url, '/__probe/merchant', { token: await signWith(merchantKey, rest) });
+      const problem = expectProblem(result, 401, 'unauthorized');
+      expect(problem.detail).toContain(`The token has no "${claim}" claim`);
+      expect(problem.detail).not.toMatch(/not valid yet|expired/);
+    });
+
     it('token without scopes', async () => {
       const { scopes: _scopes, ...rest } = claims();
       await expectUnauthorized(await signWith(merchantKey, rest), /scopes/);

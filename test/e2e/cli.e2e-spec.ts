@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -18,19 +18,28 @@ interface CliResult {
   stderr: string;
 }
 
+// Never the checkout's data/: without VAULT_MASTER_KEYS and CURSOR_SECRET the CLI keeps development keys there.
+const dataDir = mkdtempSync(join(tmpdir(), 'vf-cli-data-'));
+
 /** Runs the compiled CLI exactly as `npm run --silent cli -- …` does, against the run's database. */
 function cli(...args: string[]): Promise<CliResult> {
   return cliWith({ DATABASE_URL: process.env.TEST_DATABASE_URL! }, ...args);
 }
 
 function cliWith(env: Record<string, string>, ...args: string[]): Promise<CliResult> {
+  return cliInput(env, undefined, ...args);
+}
+
+/** The same, with `input` on the CLI's stdin. */
+function cliInput(env: Record<string, string>, input: string | undefined, ...args: string[]): Promise<CliResult> {
   return new Promise((resolve) => {
-    execFile(
+    const child = execFile(
       process.execPath,
       ['dist/cli/main.js', ...args],
-      { env: { PATH: process.env.PATH, ...env }, timeout: 60_000 },
+      { env: { PATH: process.env.PATH, DATA_DIR: dataDir, ...env }, timeout: 60_000 },
       (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
     );
+    child.stdin!.end(input ?? '');
   });
 }
 
@@ -51,7 +60,11 @@ describe('CLI: merchant, api-key and token commands mint credentials the API acc
   beforeAll(async () => {
     t = await startTestApp({ imports: [ProbeModule] });
   });
-  afterAll(() => t.close());
+  afterAll(async () => {
+    await t.close();
+    rmSync(dir, { recursive: true, force: true });
+    rmSync(dataDir, { recursive: true, force: true });
+  });
 
   it('walks the quick start: merchant → instance key → token → authenticated call', async () => {
     expect(json(await cli('merchant', 'create', '--name', 'CLI Merchant', '--id', merchantId))).toMatchObject({ id: merchantId });
@@ -115,6 +128,125 @@ describe('CLI: merchant, api-key and token commands mint credentials the API acc
     const overwrite = await cli('api-key', 'create', '--instance', '--out', join(dir, 'instance.pem'));
     expect(overwrite.code).toBe(2);
     expect(overwrite.stderr).toContain('refusing to overwrite');
+  });
+
+  it('token works out the key id from the PEM (RFC 7638 thumbprint), so --key-id is optional', async () => {
+    const keyFile = join(dir, 'derived.pem');
+    const key = json(await cli('api-key', 'create', '--merchant', merchantId, '--out', keyFile));
+    const { token } = json(await cli('token', '--key', keyFile, '--scopes', 'buyers.read'));
+    const header = JSON.parse(Buffer.from(String(token).split('.')[0], 'base64url').toString());
+    expect(header.kid).toBe(key.id);
+    expect((await http(t.url, '/__probe/merchant', { token })).body).toEqual({ merchant_account_id: merchantId, key_id: key.id });
+
+    const notAKey = join(dir, 'not-a-key.pem');
+    writeFileSync(notAKey, 'hello\n');
+    const bad = await cli('token', '--key', notAKey);
+    expect(bad).toMatchObject({ code: 1, stdout: '' });
+    expect(bad.stderr).toContain('not a PEM private key');
+  });
+
+  it('--out - puts the private key in the JSON output, and token --key - reads it from stdin: no file at all', async () => {
+    const before = readdirSync(dir).length;
+    const key = json(await cli('api-key', 'create', '--merchant', merchantId, '--out', '-'));
+    expect(Object.keys(key).sort()).toEqual(['algorithm', 'id', 'merchant_account_id', 'private_key']);
+    expect(key.private_key).toMatch(/^-----BEGIN PRIVATE KEY-----\n[\s\S]+-----END PRIVATE KEY-----$/);
+    expect(readdirSync(dir)).toHaveLength(before);
+    const { token } = json(await cliInput({ DATABASE_URL: process.env.TEST_DATABASE_URL! }, key.private_key, 'token', '--key', '-'));
+    expect((await http(t.url, '/__probe/merchant', { token })).body).toEqual({ merchant_account_id: merchantId, key_id: key.id });
+  });
+
+  it('usage text goes to stdout only when asked for (--help); otherwise to stderr, with exit 2 and nothing on stdout', async () => {
+    const help = await cli('--help');
+    expect(help).toMatchObject({ code: 0, stderr: '' });
+    expect(help.stdout).toContain('Usage:');
+    for (const args of [[], ['nonsense'], ['api-key', 'create', '--instance'], ['token']]) {
+      const result = await cli(...args);
+      expect(result).toMatchObject({ code: 2, stdout: '' });
+      expect(result.stderr).toContain('Usage:');
+    }
+  });
+
+  it('a key file that cannot be written leaves no key behind: exit 1, and the api_keys table is unchanged', async () => {
+    const count = async () => Number((await t.db.query('SELECT count(*)::int AS n FROM api_keys'))[0].n);
+    const before = await count();
+    const result = await cli('api-key', 'create', '--instance', '--out', '/nonexistent/x.pem');
+    expect(result).toMatchObject({ code: 1, stdout: '' });
+    expect(result.stderr).toContain('/nonexistent/x.pem');
+    expect(result.stderr).toContain('no key was created');
+    expect(await count()).toBe(before);
+
+    // A failure after the file was opened (a bad setting, an unknown merchant) removes the empty file it created.
+    const badConfig = join(dir, 'bad-config.pem');
+    const config = await cliWith({ DATABASE_URL: process.env.TEST_DATABASE_URL!, VAULT_MASTER_KEYS: 'k1:tooshort' }, 'api-key', 'create', '--instance', '--out', badConfig);
+    expect(config).toMatchObject({ code: 1, stdout: '' });
+    expect(config.stderr).toMatch(/^Configuration error: VAULT_MASTER_KEYS: /);
+    expect(existsSync(badConfig)).toBe(false);
+    const keyFile = join(dir, 'unknown-merchant.pem');
+    expect((await cli('api-key', 'create', '--merchant', 'no-such-merchant', '--out', keyFile)).code).toBe(1);
+    expect(existsSync(keyFile)).toBe(false);
+    expect(await count()).toBe(before);
+  });
+
+  describe("docs/cli.md's script snippet", () => {
+    /** The shell block under "To capture values in a script", against this run's app and merchant account. */
+    function snippet(): string {
+      const readme = readFileSync('docs/cli.md', 'utf8');
+      const start = readme.indexOf('To capture values in a script');
+      const block = /```sh\n([\s\S]*?)```/.exec(readme.slice(start));
+      expect(start).toBeGreaterThan(0);
+      return block![1].replaceAll('http://127.0.0.1:3000', t.url).replaceAll('/merchant-accounts/default', `/merchant-accounts/${merchantId}`);
+    }
+    function bash(script: string, env: Record<string, string>): Promise<CliResult> {
+      return new Promise((resolve) => {
+        execFile('bash', ['--norc', '--noprofile', '-c', script], { env: { ...process.env, DATA_DIR: dataDir, ...env }, timeout: 60_000 }, (error, stdout, stderr) =>
+          resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
+        );
+      });
+    }
+
+    it('runs as written (npm run cli, no key file) and makes the authenticated call', async () => {
+      const result = await bash(snippet(), { DATABASE_URL: process.env.TEST_DATABASE_URL! });
+      expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: '' });
+      expect(JSON.parse(result.stdout)).toMatchObject({ type: 'merchant-account', id: merchantId });
+    });
+
+    it('stops at the first failing CLI call, with a nonzero exit and no empty token passed on', async () => {
+      const result = await bash(snippet(), { DATABASE_URL: process.env.TEST_DATABASE_URL!, VAULT_MASTER_KEYS: 'k1:tooshort' });
+      expect(result.code).not.toBe(0);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toContain('VAULT_MASTER_KEYS');
+    });
+  });
+
+  it("runs docs/operations.md's Docker CLI block as the api container would (its environment, no terminal, cwd not the checkout)", async () => {
+    const readme = readFileSync('docs/operations.md', 'utf8');
+    const section = readme.slice(readme.indexOf('The CLI runs in the `api` container'));
+    const block = /```sh\n([\s\S]*?)```/.exec(section)![1];
+    expect(block).toContain('docker compose exec -T api node dist/cli/main.js');
+    const id = `docker-${randomBytes(4).toString('hex')}`;
+    const script = `set -eu\n${block.replaceAll('docker compose exec -T api node dist/', `node ${join(process.cwd(), 'dist')}/`).replaceAll(' default', ` ${id}`)}`;
+    const cwd = mkdtempSync(join(tmpdir(), 'vf-compose-cli-'));
+    // docker-compose.yml's environment: production mode, the shared database, keys given.
+    const env = {
+      PATH: process.env.PATH!,
+      NODE_ENV: 'production',
+      DATABASE_URL: process.env.TEST_DATABASE_URL!,
+      VAULT_MASTER_KEYS: TEST_MASTER_KEY_1,
+      CURSOR_SECRET: 'test-cursor-secret-not-for-production-0123456789',
+      DATA_DIR: dataDir,
+    };
+    const result = await new Promise<CliResult>((resolve) =>
+      execFile('bash', ['--norc', '--noprofile', '-c', script], { cwd, env, timeout: 60_000 }, (error, stdout, stderr) =>
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
+      ),
+    );
+    expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: '' });
+    const lines = result.stdout.trim().split('\n');
+    expect(JSON.parse(lines[0])).toEqual({ id, display_name: 'Default' });
+    const { token } = JSON.parse(lines[1]);
+    expect(statSync(join(cwd, `${id}.pem`)).mode & 0o777).toBe(0o600);
+    expect((await http(t.url, '/__probe/merchant', { token })).body).toMatchObject({ merchant_account_id: id });
+    rmSync(cwd, { recursive: true, force: true });
   });
 
   it('vault rotate-keys re-wraps every row, batch after batch, and reports exactly what it did', async () => {

@@ -4,11 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startHttpDownstream } from '../support/downstream';
 import { http } from '../support/http';
+import { testDataDir } from '../support/temp-data-dir';
 import { waitFor } from '../support/wait';
 
 /** Starts a compiled entry point and collects its output until `ready` appears (or it exits). */
 function start(script: string, env: Record<string, string>, ready: RegExp) {
-  const child = spawn(process.execPath, [script], { env: { PATH: process.env.PATH!, ...env } });
+  const child = spawn(process.execPath, [script], { env: { PATH: process.env.PATH!, DATA_DIR: testDataDir(), ...env } });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d) => (stdout += d));
@@ -49,6 +50,11 @@ describe('Entry points as a user runs them (compiled dist/)', () => {
     const { stdout } = api.output();
     expect(stdout).toMatch(/No DATABASE_URL: using embedded PostgreSQL \(PGlite\) with data in .*pglite/);
     expect(stdout).toContain('Queued forwarding runs on postgres (the embedded PostgreSQL, development only)');
+    // What a person sees on the first start: the warnings (embedded database, development keys) and a few
+    // lines more, not Nest's module and route map (that is at debug).
+    const shown = stdout.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line)).filter((line) => line.level >= 30);
+    expect(shown.filter((line) => line.level === 40).map((line) => line.msg).join('\n')).toMatch(/embedded PostgreSQL[\s\S]*VAULT_MASTER_KEYS|VAULT_MASTER_KEYS[\s\S]*embedded PostgreSQL/);
+    expect(shown.length).toBeLessThanOrEqual(8);
 
     // The CLI finds the running embedded server instead of opening its files a second time.
     const created = await new Promise<string>((resolve, reject) =>

@@ -40,6 +40,39 @@ describe('Forwarding configs (the allow-list)', () => {
     expectProblem(await http(t.url, `/vault-forward/configs/${id}`, { token }), 404, 'vault-forward-config-not-found');
   });
 
+  it('a non-public address is refused with the way out: FORWARD_INSECURE_HOSTS, for development', async () => {
+    const problem = expectProblem(await create({ display_name: 'Local', hosts: ['[::1]:8443'] }), 400, 'validation-failed');
+    expect(problem.detail).toBe('hosts[0] is a loopback address, which is never forwarded to unless the operator lists it in FORWARD_INSECURE_HOSTS (for development and tests).');
+    expect(problem.detail).not.toContain('can never');
+  });
+
+  it.each(['0x7f000002', '2130706434', '127.2', '0177.0.0.2', '0x7f.0.0.2', '0x7f000002:8443'])(
+    'refuses %s, another spelling of the loopback 127.0.0.2, like the dotted form',
+    async (host) => {
+      const problem = expectProblem(await create({ display_name: 'Spelled', hosts: ['a.example', host] }), 400, 'validation-failed');
+      expect(problem.detail).toContain(`hosts[1] "${host}" is 127.0.0.2, a loopback address`);
+      expect(problem.errors).toEqual([{ location: 'body', name: 'hosts[1]', message: 'loopback addresses are not allowed' }]);
+      // The dotted form gets the same answer.
+      expect(expectProblem(await create({ display_name: 'Dotted', hosts: ['127.0.0.2'] }), 400, 'validation-failed').errors[0].message).toBe(
+        'loopback addresses are not allowed',
+      );
+    },
+  );
+
+  it.each([
+    ['0x7f000001', '127.0.0.1'],
+    ['2130706433', '127.0.0.1'],
+    ['127.1', '127.0.0.1'],
+    ['0177.0.0.1:8443', '127.0.0.1:8443'],
+    ['0x08080808', '8.8.8.8'],
+  ])('refuses %s even where the address itself is allowed: a target URL names it %s, so it could never match', async (host, canonical) => {
+    // 127.0.0.1 is in FORWARD_INSECURE_HOSTS here, and 8.8.8.8 is public.
+    const problem = expectProblem(await create({ display_name: 'Spelled', hosts: [host] }), 400, 'validation-failed');
+    expect(problem.detail).toContain(`another spelling of ${canonical.replace(/:\d+$/, '')}`);
+    expect(problem.errors).toEqual([{ location: 'body', name: 'hosts[0]', message: `write the address as ${canonical}` }]);
+    expect((await create({ display_name: 'Canonical', hosts: [canonical] })).status).toBe(201);
+  });
+
   it.each([
     [{ display_name: '', hosts: ['a.example'] }, 'display_name'],
     [{ display_name: 'x'.repeat(51), hosts: ['a.example'] }, 'display_name'],

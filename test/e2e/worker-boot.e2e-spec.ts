@@ -1,4 +1,7 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, rmSync, utimesSync } from 'node:fs';
+import { join } from 'node:path';
+import { testDataDir } from '../support/temp-data-dir';
 
 /**
  * The compiled worker with forwarding's core loaded (planner, executor, downstream client, record
@@ -7,9 +10,14 @@ import { spawn } from 'node:child_process';
  */
 describe('dist/worker.js with ForwardingCoreModule', () => {
   it('boots against PostgreSQL and Redis, says it waits for jobs, and exits 0 on SIGTERM', async () => {
+    const heartbeat = join(testDataDir(), 'worker-heartbeat');
     const child = spawn(process.execPath, ['dist/worker.js'], {
       env: {
         PATH: process.env.PATH!,
+        DATA_DIR: testDataDir(),
+        // Nest's module lines are at debug (src/logging/app-logger.ts); this test reads them.
+        LOG_LEVEL: 'debug',
+        WORKER_HEARTBEAT_FILE: heartbeat,
         DATABASE_URL: process.env.TEST_DATABASE_URL!,
         REDIS_URL: process.env.TEST_REDIS_URL!,
         VAULT_MASTER_KEYS: `test-k1:${Buffer.alloc(32, 1).toString('base64')}`,
@@ -36,7 +44,22 @@ describe('dist/worker.js with ForwardingCoreModule', () => {
     // Forwarding's core is in, and nothing of the API's came with it.
     expect(stdout).toMatch(/ForwardingCoreModule dependencies initialized/);
     expect(stdout).not.toMatch(/listening|Mapped \{/i);
+
+    // The container's health check (docker-compose.yml): healthy while the worker beats, not once it stops.
+    expect(existsSync(heartbeat)).toBe(true);
+    expect(healthcheck({ WORKER_HEARTBEAT_FILE: heartbeat })).toEqual({ code: 0, stderr: '' });
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
+    const old = new Date(Date.now() - 31_000);
+    utimesSync(heartbeat, old, old);
+    expect(healthcheck({ WORKER_HEARTBEAT_FILE: heartbeat })).toEqual({ code: 1, stderr: expect.stringMatching(/^unhealthy: last heartbeat 3\d s ago/) });
+    rmSync(heartbeat);
+    expect(healthcheck({ WORKER_HEARTBEAT_FILE: heartbeat })).toEqual({ code: 1, stderr: expect.stringContaining('no heartbeat yet') });
+    expect(healthcheck({})).toEqual({ code: 1, stderr: expect.stringContaining('WORKER_HEARTBEAT_FILE is unset') });
   }, 60_000);
 });
+
+function healthcheck(env: Record<string, string>): { code: number; stderr: string } {
+  const result = spawnSync(process.execPath, ['dist/health/worker-healthcheck.js'], { env: { PATH: process.env.PATH, ...env }, encoding: 'utf8' });
+  return { code: result.status ?? -1, stderr: result.stderr };
+}

@@ -1,6 +1,7 @@
 import { ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { createServer, IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { testDataDir } from './temp-data-dir';
 import { TEST_MASTER_KEY_1 } from './test-app';
 
 export interface WorkerProcess {
@@ -16,6 +17,7 @@ export async function startWorker(env: Record<string, string>): Promise<WorkerPr
   const child = spawn(process.execPath, ['dist/worker.js'], {
     env: {
       PATH: process.env.PATH!,
+      DATA_DIR: testDataDir(),
       DATABASE_URL: process.env.TEST_DATABASE_URL!,
       REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
       VAULT_MASTER_KEYS: TEST_MASTER_KEY_1,

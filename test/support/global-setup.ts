@@ -6,9 +6,9 @@ import { runMigrations } from '../../src/database/migrate';
 
 /**
  * One fresh database per test run on the real local PostgreSQL, migrated with the real migrations;
- * its URL reaches every test worker through the environment. The build is refreshed too, since the
- * CLI and smoke tests run the compiled entry points exactly as a user does, and the dashboard test
- * loads the built bundle.
+ * its URL reaches every test worker through the environment. The build is refreshed too (when a
+ * source is newer than it, as `npm run cli` does), since the CLI and smoke tests run the compiled entry
+ * points exactly as a user does, and the dashboard test loads the built bundle.
  */
 export default async function globalSetup(): Promise<void> {
   const admin = process.env.TEST_POSTGRES_ADMIN_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
@@ -29,11 +29,5 @@ export default async function globalSetup(): Promise<void> {
   await runMigrations(dataSource);
   await dataSource.destroy();
 
-  execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
-  // The dashboard bundle (dist/dashboard) that the API serves at /dashboard, as `npm run build` makes it.
-  execFileSync(process.execPath, ['node_modules/vite/bin/vite.js', 'build', '--config', 'dashboard/vite.config.mts', '--logLevel', 'warn'], {
-    stdio: 'inherit',
-    // Jest sets NODE_ENV=test, which would make Vite bundle Lit's development build.
-    env: { ...process.env, NODE_ENV: 'production' },
-  });
+  execFileSync(process.execPath, ['scripts/build.js', '--if-stale'], { stdio: 'inherit' });
 }

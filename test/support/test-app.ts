@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import { createApiApp } from '../../src/bootstrap/api-app';
 import { AppConfig, loadConfig } from '../../src/config/config';
 import { LogCapture } from './log-capture';
+import { testDataDir } from './temp-data-dir';
 
 export interface TestApp {
   app: NestFastifyApplication;
@@ -26,6 +27,7 @@ export function testConfig(overrides: Record<string, string> = {}): AppConfig {
   if (!databaseUrl) throw new Error('TEST_DATABASE_URL is unset: run e2e tests through jest (global setup)');
   return loadConfig({
     NODE_ENV: 'test',
+    DATA_DIR: testDataDir(),
     DATABASE_URL: databaseUrl,
     REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
     LOG_LEVEL: 'info',

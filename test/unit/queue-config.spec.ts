@@ -26,6 +26,12 @@ describe('queue configuration (QUEUE_BACKEND, WORKER_CONCURRENCY, FORWARD_RETRY_
     expect(loadConfig({}).queueBackend).toBe('postgres');
   });
 
+  it('WORKER_HEARTBEAT_FILE: unset means no heartbeat; a relative path is resolved', () => {
+    expect(loadConfig({}).workerHeartbeatFile).toBeNull();
+    expect(loadConfig({ WORKER_HEARTBEAT_FILE: '/tmp/beat' }).workerHeartbeatFile).toBe('/tmp/beat');
+    expect(loadConfig({ WORKER_HEARTBEAT_FILE: 'beat' }).workerHeartbeatFile).toBe(`${process.cwd()}/beat`);
+  });
+
   it('takes an explicit engine, in any case', () => {
     expect(loadConfig({ REDIS_URL: REDIS, QUEUE_BACKEND: 'Postgres' }).queueBackend).toBe('postgres');
     expect(loadConfig({ REDIS_URL: REDIS, QUEUE_BACKEND: 'none' }).queueBackend).toBe('none');

@@ -1,0 +1,95 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { load } from 'js-yaml';
+
+/**
+ * docker-compose.yml and the Dockerfile, checked without a Docker daemon: `docker compose config`
+ * when the docker CLI has the compose plugin, otherwise the YAML itself (js-yaml refuses duplicated
+ * keys, as compose does), and the same structural facts either way.
+ */
+type Service = {
+  build?: unknown;
+  image?: string;
+  pull_policy?: string;
+  ports?: Array<string | { host_ip?: string; published?: string | number; target: number }>;
+  healthcheck?: { test: string[] };
+  environment?: Record<string, unknown>;
+  command?: string[];
+};
+
+/** YAML merge keys (`<<: *anchor`), which compose resolves and js-yaml's default schema keeps as a key. */
+function resolveMerges(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(resolveMerges);
+  if (value === null || typeof value !== 'object') return value;
+  const { '<<': merged, ...own } = value as Record<string, unknown>;
+  const bases = merged === undefined ? [] : Array.isArray(merged) ? merged : [merged];
+  return Object.assign({}, ...bases.map(resolveMerges), Object.fromEntries(Object.entries(own).map(([k, v]) => [k, resolveMerges(v)])));
+}
+
+function composeConfig(): { services: Record<string, Service>; via: string } {
+  const env = { ...process.env, VAULT_MASTER_KEYS: `k1:${Buffer.alloc(32, 1).toString('base64')}`, CURSOR_SECRET: 'x'.repeat(44) };
+  const version = spawnSync('docker', ['compose', 'version'], { encoding: 'utf8' });
+  if (version.status === 0) {
+    const result = spawnSync('docker', ['compose', 'config', '--format', 'json'], { encoding: 'utf8', env });
+    expect({ status: result.status, stderr: result.stderr }).toEqual({ status: 0, stderr: '' });
+    return { services: JSON.parse(result.stdout).services, via: 'docker compose config' };
+  }
+  const parsed = resolveMerges(load(readFileSync('docker-compose.yml', 'utf8'))) as { services: Record<string, Service> };
+  return { services: parsed.services, via: 'js-yaml' };
+}
+
+describe('docker-compose.yml', () => {
+  const { services } = composeConfig();
+
+  it('parses, with every service the README names', () => {
+    expect(Object.keys(services).sort()).toEqual(['api', 'postgres', 'redis', 'worker']);
+  });
+
+  it('builds one image, once, for the api and the worker', () => {
+    expect(services.api.build).toBeDefined();
+    expect(services.worker.build).toBeUndefined();
+    expect(services.worker.image).toBe(services.api.image);
+    expect(services.worker.pull_policy).toBe('never');
+    expect(services.worker.command).toEqual(['node', 'dist/worker.js']);
+  });
+
+  it("publishes the API's ports on the host's loopback only", () => {
+    const ports = services.api.ports ?? [];
+    expect(ports.length).toBeGreaterThan(0);
+    for (const port of ports) {
+      if (typeof port === 'string') expect(port).toMatch(/^127\.0\.0\.1:\d+:\d+$/);
+      else expect(port.host_ip).toBe('127.0.0.1');
+    }
+    expect(services.worker.ports).toBeUndefined();
+  });
+
+  it('gives the worker a health check: the heartbeat file its environment names, read by a script in the image', () => {
+    expect(services.worker.healthcheck?.test).toEqual(['CMD', 'node', 'dist/health/worker-healthcheck.js']);
+    expect(existsSync('src/health/worker-healthcheck.ts')).toBe(true);
+    expect(services.worker.environment?.WORKER_HEARTBEAT_FILE).toMatch(/^\/tmp\//);
+    expect(services.api.healthcheck?.test.join(' ')).toContain('/health/ready');
+  });
+
+  it('passes the same vault and cursor settings to both, each key written once', () => {
+    for (const name of ['api', 'worker']) {
+      expect(Object.keys(services[name].environment ?? {})).toEqual(expect.arrayContaining(['VAULT_MASTER_KEYS', 'CURSOR_SECRET', 'DATABASE_URL', 'REDIS_URL']));
+    }
+    const text = readFileSync('docker-compose.yml', 'utf8');
+    expect(text.match(/^\s+VAULT_MASTER_KEYS:/gm)).toHaveLength(1);
+    expect(() => load('a: 1\na: 2')).toThrow(/duplicated mapping key/); // what guards the file above
+  });
+});
+
+describe('Dockerfile', () => {
+  const dockerfile = readFileSync('Dockerfile', 'utf8');
+
+  it('runs as node, with /app and its data directory writable by node (the CLI under compose writes there)', () => {
+    expect(dockerfile).toMatch(/^USER node$/m);
+    expect(dockerfile).toMatch(/chown node:node \/app \/app\/data /);
+  });
+
+  it('copies what `npm run build` needs (scripts/build.js)', () => {
+    expect(JSON.parse(readFileSync('package.json', 'utf8')).scripts.build).toContain('scripts/build.js');
+    expect(dockerfile).toMatch(/^COPY scripts \.\/scripts$/m);
+  });
+});
