@@ -106,7 +106,7 @@ const isTokenChar = (c: number) => isUpper(c) || isDigit(c) || c === UNDERSCORE;
  * number of times: an attempt at a `{{` reads only spaces and token characters, none of which can
  * start the next `{{`, and the backslashes before a placeholder are counted back to the previous one.
  */
-function findPlaceholders(text: string, style: EscapeStyle): PlaceholderMatch[] {
+export function findPlaceholders(text: string, style: EscapeStyle): PlaceholderMatch[] {
   const matches: PlaceholderMatch[] = [];
   let previousEnd = 0;
   let open = text.indexOf('{{');
