@@ -25,7 +25,7 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'vf-bench-cli-'));
   const env = { PATH: process.env.PATH, DATABASE_URL: url.toString(), DATA_DIR: dir };
   const root = join(__dirname, '..', '..');
-  const run = (command: string, args: string[]) => async () => execFileSync(command, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const run = (command: string, args: string[]) => () => Promise.resolve(execFileSync(command, args, { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] }));
   try {
     const keyFile = join(dir, 'bench.pem');
     execFileSync(process.execPath, ['dist/cli/main.js', 'api-key', 'create', '--instance', '--out', keyFile], { cwd: root, env });

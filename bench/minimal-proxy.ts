@@ -17,7 +17,7 @@ export function startMinimalProxy(rewrite: (body: Buffer) => Buffer = (body) => 
         .request({
           origin: target.origin,
           path: target.pathname,
-          method: String(req.headers['x-vault-forward-http-method'] ?? 'POST') as 'POST',
+          method: String(req.headers['x-vault-forward-http-method'] ?? 'POST'),
           headers: { 'content-type': String(req.headers['content-type'] ?? 'application/json') },
           body: rewrite(Buffer.concat(chunks)),
         })

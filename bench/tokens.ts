@@ -28,7 +28,7 @@ async function main(): Promise<void> {
   const es512 = await key('ES512');
   const es256 = await key('ES256');
   const rows = new Map([es512, es256].map((k) => [k.id, k.row]));
-  const keys = { findActive: async (id: string) => rows.get(id) ?? null } as unknown as ApiKeysService;
+  const keys = { findActive: (id: string) => Promise.resolve(rows.get(id) ?? null) } as unknown as ApiKeysService;
   const uncached = new TokenVerifier(keys, loadConfig({ TOKEN_CACHE_SIZE: '0' }), new SharedCaches(null, null, new Metrics()));
   const cached = new TokenVerifier(keys, loadConfig({}), new SharedCaches(null, null, new Metrics()));
 

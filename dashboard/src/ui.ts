@@ -85,3 +85,9 @@ export async function copyText(text: string, fallback: HTMLElement | null): Prom
 export function merchantBase(merchant: string | null): string {
   return merchant ? `#/merchants/${encodeURIComponent(merchant)}` : '#/configuration';
 }
+
+/** A text field of a submitted form ('' when absent): the forms here have no file inputs under these names. */
+export function formText(data: FormData, name: string): string {
+  const value = data.get(name);
+  return typeof value === 'string' ? value : '';
+}

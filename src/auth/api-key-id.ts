@@ -19,5 +19,5 @@ export async function apiKeyId(jwk: JWK): Promise<string> {
 /** The id of the API key whose private half this PEM is: a token's `kid` follows from the key file alone. */
 export async function apiKeyIdOfPrivateKey(privateKeyPem: string): Promise<string> {
   const jwk = createPublicKey(createPrivateKey(privateKeyPem)).export({ format: 'jwk' });
-  return apiKeyId(jwk as JWK);
+  return apiKeyId(jwk);
 }

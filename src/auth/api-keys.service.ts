@@ -96,12 +96,12 @@ export class ApiKeysService {
    * merchant cannot learn whether another merchant's key id exists.
    */
   async revoke(owner: ApiKeyOwner, id: string): Promise<RevokedApiKey> {
-    const [rows] = (await this.keys.query(
+    const [rows] = await this.keys.query<[Array<{ id: string }>, number]>(
       `UPDATE api_keys SET revoked_at = now()
         WHERE id = $1 AND revoked_at IS NULL AND ($2::text IS NULL OR merchant_account_id = $2)
         RETURNING id`,
       [id, owner.kind === 'merchant' ? owner.merchantAccountId : null],
-    )) as [Array<{ id: string }>, number];
+    );
     if (rows.length === 0) {
       throw new ProblemException(AuthErrors.apiKeyNotFound, `No active API key "${id.slice(0, 64)}" is visible to this caller.`, [
         { location: 'path', name: 'id', message: 'unknown, already revoked, or another merchant account’s key' },

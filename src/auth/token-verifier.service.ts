@@ -160,7 +160,7 @@ export class TokenVerifier {
       result: {
         keyId: header.kid,
         keyMerchantAccountId: key.merchantAccountId,
-        scopes: new Set(scopes as string[]),
+        scopes: new Set(scopes),
         expiresAt: exp,
       },
     };

@@ -4,7 +4,6 @@ import { Logger as NestLogger, ModuleMetadata } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
-import { Logger } from 'nestjs-pino';
 import { ApiModule } from '../api.module';
 import { CoreOptions } from '../core.module';
 import { CommonErrors } from '../common/problem/common.errors';
@@ -44,7 +43,7 @@ export async function createApiApp(
   extra: { imports?: ModuleMetadata['imports'] } = {},
 ): Promise<NestFastifyApplication> {
   // POST /vault-forward is answered straight from Node's server, ahead of fastify (forward-http-handler.ts).
-  let forwardHandler: ForwardHttpHandler | undefined;
+  let forwardHandler: ForwardHttpHandler | undefined; // eslint-disable-line prefer-const -- assigned once the app exists, after the server factory ran
   const adapter = new FastifyAdapter({
     serverFactory: (fastifyHandler: (req: IncomingMessage, res: ServerResponse) => void) => {
       const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
@@ -124,7 +123,7 @@ function registerBodyParsers(app: NestFastifyApplication): void {
         undefined,
       );
     }
-    json(request, text, done);
+    void json(request, text, done);
   });
   fastify.addContentTypeParser('*', (_request, _payload, done) => {
     done(Object.assign(new Error('Unsupported Media Type'), { statusCode: 415, code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE' }), undefined);

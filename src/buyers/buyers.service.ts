@@ -50,7 +50,7 @@ export class BuyersService {
   async update(merchantAccountId: string, id: string, changes: BuyerChanges): Promise<Buyer> {
     if (!isUuid(id)) throw notFound(id);
     try {
-      const [, affected] = (await this.buyers.query(
+      const [, affected] = await this.buyers.query<[unknown, number]>(
         `UPDATE buyers
             SET display_name = CASE WHEN $3 THEN $4 ELSE display_name END,
                 external_identifier = CASE WHEN $5 THEN $6 ELSE external_identifier END,
@@ -64,7 +64,7 @@ export class BuyersService {
           changes.externalIdentifier !== undefined,
           changes.externalIdentifier ?? null,
         ],
-      )) as [unknown, number];
+      );
       if (!affected) throw notFound(id);
     } catch (error) {
       throw this.translate(error);
@@ -79,10 +79,10 @@ export class BuyersService {
   async delete(merchantAccountId: string, id: string): Promise<void> {
     if (!isUuid(id)) throw notFound(id);
     const cards = await this.buyers.manager.transaction(async (tx) => {
-      const [deletedCards] = (await tx.query('DELETE FROM payment_methods WHERE merchant_account_id = $1 AND buyer_id = $2 RETURNING id', [
+      const [deletedCards] = await tx.query<[Array<{ id: string }>, number]>('DELETE FROM payment_methods WHERE merchant_account_id = $1 AND buyer_id = $2 RETURNING id', [
         merchantAccountId,
         id,
-      ])) as [Array<{ id: string }>, number];
+      ]);
       const result = await tx.delete(Buyer, { id, merchantAccountId });
       if (!result.affected) throw notFound(id);
       return deletedCards;

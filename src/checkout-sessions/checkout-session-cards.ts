@@ -127,7 +127,7 @@ export class CheckoutSessionCards {
   }
 
   private async row(merchantAccountId: string, id: string): Promise<CardRow | undefined> {
-    const rows = (await this.db.query(
+    const rows = await this.db.query<CardRow[]>(
       `SELECT s.expires_at <= now() AS expired, s.erased_at IS NOT NULL AS erased, s.card_source, s.payment_method_id, s.expiration_date,
               s.ciphertext, s.security_code_ciphertext, s.security_code_erased_at IS NOT NULL AS security_code_erased, s.wrapped_key, s.master_key_id,
               pm.expiration_date AS pm_expiration_date, pm.ciphertext AS pm_ciphertext, pm.wrapped_key AS pm_wrapped_key, pm.master_key_id AS pm_master_key_id
@@ -135,7 +135,7 @@ export class CheckoutSessionCards {
          LEFT JOIN payment_methods pm ON pm.id = s.payment_method_id AND pm.merchant_account_id = s.merchant_account_id
         WHERE s.merchant_account_id = $1 AND s.id = $2`,
       [merchantAccountId, id],
-    )) as CardRow[];
+    );
     return rows[0];
   }
 
@@ -161,8 +161,8 @@ export class CheckoutSessionCards {
    * once (a row already erased is not selected again). Rows a day past expiry are deleted.
    */
   async purgeExpired(): Promise<{ erased: number; deleted: number }> {
-    const [, erased] = (await this.db.query(`UPDATE checkout_sessions SET ${ERASE_COLUMNS} WHERE expires_at <= now() AND erased_at IS NULL`)) as [unknown, number];
-    const [, deleted] = (await this.db.query(`DELETE FROM checkout_sessions WHERE expires_at < now() - interval '1 day'`)) as [unknown, number];
+    const [, erased] = await this.db.query<[unknown, number]>(`UPDATE checkout_sessions SET ${ERASE_COLUMNS} WHERE expires_at <= now() AND erased_at IS NULL`);
+    const [, deleted] = await this.db.query<[unknown, number]>(`DELETE FROM checkout_sessions WHERE expires_at < now() - interval '1 day'`);
     return { erased: Number(erased) || 0, deleted: Number(deleted) || 0 };
   }
 }

@@ -58,7 +58,7 @@ export class CheckoutSessionsService {
    */
   async update(merchantAccountId: string, id: string, input: CheckoutSessionCreateDto): Promise<CheckoutSession> {
     await this.get(merchantAccountId, id);
-    const [rows] = (await this.sessions.query(
+    const [rows] = await this.sessions.query<[unknown[], number]>(
       `UPDATE checkout_sessions SET
           metadata = CASE WHEN $3 THEN $4::jsonb ELSE metadata END,
           expires_at = CASE WHEN $5::int IS NULL THEN expires_at
@@ -66,7 +66,7 @@ export class CheckoutSessionsService {
           updated_at = now()
         WHERE merchant_account_id = $1 AND id = $2 AND expires_at > now() AND erased_at IS NULL RETURNING id`,
       [merchantAccountId, id, input.metadata !== undefined, input.metadata ?? null, input.expires_in ?? null, MAX_EXPIRES_IN_SECONDS],
-    )) as [unknown[], number];
+    );
     if (rows.length === 0) throw expired_(id);
     return this.get(merchantAccountId, id);
   }
@@ -93,7 +93,7 @@ export class CheckoutSessionsService {
     const sealed = this.sealer.sealParts(checkoutSessionAad(merchantAccountId, id), { [CARD_PART]: number, [SECURITY_CODE_PART]: code });
     number?.fill(0);
     code.fill(0);
-    const [rows] = (await this.sessions.query(
+    const [rows] = await this.sessions.query<[unknown[], number]>(
       `UPDATE checkout_sessions SET card_source = $3, payment_method_id = $4, scheme = $5, label = $6, expiration_date = $7,
               ciphertext = $8, security_code_ciphertext = $9, wrapped_key = $10, master_key_id = $11,
               security_code_erased_at = NULL, updated_at = now()
@@ -111,7 +111,7 @@ export class CheckoutSessionsService {
         sealed.wrappedKey,
         sealed.masterKeyId,
       ],
-    )) as [unknown[], number];
+    );
     if (rows.length === 0) throw expired_(id);
     return this.get(merchantAccountId, id);
   }
@@ -127,10 +127,10 @@ export class CheckoutSessionsService {
     }
     if (input.number !== undefined) throw fieldProblem('payment_method.number', 'only with method card');
     if (input.expiration_date !== undefined) throw fieldProblem('payment_method.expiration_date', 'only with method card');
-    const [pm] = (await this.sessions.query(
+    const [pm] = await this.sessions.query<Array<{ id: string; scheme: string; label: string; expiration_date: string }>>(
       `SELECT id, scheme, label, expiration_date FROM payment_methods WHERE id = $1 AND merchant_account_id = $2`,
       [input.id!.toLowerCase(), merchantAccountId],
-    )) as Array<{ id: string; scheme: string; label: string; expiration_date: string }>;
+    );
     if (!pm) throw fieldProblem('payment_method.id', 'no payment method with this id in this merchant account');
     return { number: null, paymentMethodId: pm.id, scheme: pm.scheme, label: pm.label, expirationDate: pm.expiration_date };
   }

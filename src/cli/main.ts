@@ -3,7 +3,6 @@ import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { INestApplicationContext } from '@nestjs/common';
-import type { ApiKeyAlgorithm } from '../auth/api-key.entity';
 import { ProblemException } from '../common/problem/problem';
 import { MERCHANT_ACCOUNT_ID_PATTERN, slugify } from '../merchant-accounts/merchant-account-id';
 
@@ -117,7 +116,7 @@ async function apiKeyCreate(args: string[]): Promise<void> {
     const key = await withServices(async (app) => {
       if (values.merchant) await app.get(MerchantAccountsService).get(values.merchant);
       const keys = app.get(ApiKeysService);
-      const created = await keys.create(values.merchant ?? null, algorithm as ApiKeyAlgorithm);
+      const created = await keys.create(values.merchant ?? null, algorithm);
       if (file !== null) {
         try {
           writeSync(file, created.privateKeyPem);
@@ -126,7 +125,7 @@ async function apiKeyCreate(args: string[]): Promise<void> {
         } catch (error) {
           // Nobody holds the private key: the row would be a key no one can ever use.
           await keys.discard(created.id);
-          throw new Error(`could not write ${values.out} (${(error as Error).message}); the key was not kept`);
+          throw new Error(`could not write ${values.out} (${(error as Error).message}); the key was not kept`, { cause: error });
         }
       }
       return created;
@@ -148,7 +147,7 @@ function openKeyFile(given: string, path: string): number {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EEXIST') throw new UsageError(`${given} exists; refusing to overwrite a private key`);
-    throw new Error(`cannot create ${given} (${code ?? (error as Error).message}); no key was created`);
+    throw new Error(`cannot create ${given} (${code ?? (error as Error).message}); no key was created`, { cause: error });
   }
 }
 
@@ -165,13 +164,13 @@ async function apiKeyList(args: string[]): Promise<void> {
   if (values.merchant !== undefined && !MERCHANT_ACCOUNT_ID_PATTERN.test(values.merchant)) {
     throw new UsageError(`--merchant must match ${MERCHANT_ACCOUNT_ID_PATTERN.source}`);
   }
-  const [{ ApiKeysService }, { ApiKeyResponse, ListApiKeysQuery }] = await Promise.all([
+  const [{ ApiKeysService }, { ListApiKeysQuery }] = await Promise.all([
     import('../auth/api-keys.service'),
     import('../auth/dto/api-key.dto'),
   ]);
   const items = await withServices(async (app) => {
     const keys = app.get(ApiKeysService);
-    const all: InstanceType<typeof ApiKeyResponse>[] = [];
+    const all: import('../auth/dto/api-key.dto').ApiKeyResponse[] = [];
     let cursor: string | undefined;
     do {
       const page = await keys.list({ kind: 'instance' }, { merchant_account_id: values.merchant, cursor, limit: ListApiKeysQuery.limits.max });
@@ -221,7 +220,7 @@ async function token(args: string[]): Promise<void> {
 }
 
 async function migrate(): Promise<void> {
-  const applied = await withServices(async (_app, appliedMigrations) => appliedMigrations);
+  const applied = await withServices((_app, appliedMigrations) => Promise.resolve(appliedMigrations));
   print({ applied });
 }
 

@@ -140,10 +140,11 @@ export function parseVaultMasterKeys(raw: string | undefined): VaultMasterKey[] 
       throw new ConfigError(name, 'looks like JSON but does not parse');
     }
     const list = Array.isArray(json) ? json : [json];
-    entries = list.map((item, index) => {
+    entries = (list as unknown[]).map((item, index) => {
       if (typeof item === 'string') return splitPair(item, index);
-      if (item && typeof item === 'object' && typeof item.id === 'string' && typeof item.key === 'string') {
-        return { id: item.id, key: item.key };
+      const entry = item as { id?: unknown; key?: unknown } | null;
+      if (entry && typeof entry === 'object' && typeof entry.id === 'string' && typeof entry.key === 'string') {
+        return { id: entry.id, key: entry.key };
       }
       throw new ConfigError(name, `entry ${index + 1} must be "id:base64key" or {"id","key"}`);
     });

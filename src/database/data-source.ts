@@ -21,7 +21,7 @@ function parseTimestamptz(text: string): Timestamp | string {
 export const pgTypes = {
   getTypeParser(oid: number, format?: 'text' | 'binary'): (value: string) => unknown {
     if (oid === TIMESTAMPTZ_OID && format !== 'binary') return parseTimestamptz;
-    return pgTypesDefault.getTypeParser(oid, format as 'text');
+    return pgTypesDefault.getTypeParser(oid, format) as (value: string) => unknown;
   },
 };
 

@@ -55,7 +55,7 @@ export async function resolveDatabase(config: AppConfig, role: 'api' | 'cli'): P
   if (role === 'api') {
     const file = runtimeFile(config.dataDir);
     writeFileSync(file, JSON.stringify({ url: embedded.url, pid: process.pid }), { mode: 0o600 });
-    const stop = embedded.stop;
+    const stop = embedded.stop.bind(embedded);
     embedded.stop = async () => {
       rmSync(file, { force: true });
       await stop();

@@ -134,21 +134,21 @@ export class ForwardAuthenticationsService {
     const existing = await this.get(merchantAccountId, configId, id);
     let affected: number;
     if (changes.fields === undefined) {
-      [, affected] = (await this.methods.query(
+      [, affected] = await this.methods.query<[unknown, number]>(
         `UPDATE vault_forward_authentications SET label = $4, version = version + 1, updated_at = now()
           WHERE id = $1 AND merchant_account_id = $2 AND config_id = $3`,
         [id, merchantAccountId, configId, changes.label],
-      )) as [unknown, number];
+      );
     } else {
       const fields = this.validFields(existing.kind, changes.fields);
       const { publicFields, sealed, warnings } = this.seal(merchantAccountId, configId, id, existing.kind, fields);
-      [, affected] = (await this.methods.query(
+      [, affected] = await this.methods.query<[unknown, number]>(
         `UPDATE vault_forward_authentications
             SET label = COALESCE($4, label), fields = $5, warnings = $6, ciphertext = $7, wrapped_key = $8, master_key_id = $9,
                 version = version + 1, updated_at = now()
           WHERE id = $1 AND merchant_account_id = $2 AND config_id = $3`,
         [id, merchantAccountId, configId, changes.label ?? null, JSON.stringify(publicFields), JSON.stringify(warnings), sealed.ciphertext, sealed.wrappedKey, sealed.masterKeyId],
-      )) as [unknown, number];
+      );
     }
     if (!affected) throw notFound(id);
     await this.sealed.invalidate(`${merchantAccountId}:${id}`);

@@ -119,13 +119,13 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
   /** Runs every due delivery now (the loop does this every second); resolves when the pass is done. */
   async runDue(): Promise<void> {
     for (;;) {
-      const rows = (await this.dataSource.query(
+      const rows = await this.dataSource.query<[DueRow[], number]>(
         `UPDATE vault_forward_callback_deliveries SET attempts = attempts + 1, next_attempt_at = now() + make_interval(secs => $2)
           WHERE id IN (SELECT id FROM vault_forward_callback_deliveries WHERE state = 'pending' AND next_attempt_at <= now()
                         ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED)
           RETURNING id, merchant_account_id, message_id, url, ciphertext, wrapped_key, master_key_id, attempts, max_attempts`,
         [BATCH, CLAIM_LEASE_SECONDS],
-      )) as [DueRow[], number];
+      );
       const due = rows[0];
       await Promise.all(due.map((row) => this.attempt(row)));
       if (due.length < BATCH || this.stopped) return;
@@ -134,10 +134,10 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
 
   /** Deletes delivered and failed callbacks (their sealed bodies) older than FORWARD_JOB_RETENTION, like the jobs' responses. */
   async purgeEnded(): Promise<number> {
-    const result = (await this.dataSource.query(
+    const result = await this.dataSource.query<[unknown[], number]>(
       `DELETE FROM vault_forward_callback_deliveries WHERE state <> 'pending' AND ended_at < now() - make_interval(secs => $1)`,
       [this.config.forwardJobRetentionSeconds],
-    )) as [unknown[], number];
+    );
     return result[1];
   }
 

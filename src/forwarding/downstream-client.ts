@@ -8,7 +8,7 @@ import { APP_CONFIG } from '../config/config.module';
 import { Metrics } from '../metrics/metrics.service';
 import { ProblemDefinition, ProblemException, ProblemFieldError } from '../common/problem/problem';
 import { ForwardAuthenticationsService } from '../forward-authentications/forward-authentications.service';
-import { BlockedAddressError, guardedLookup } from '../targets/addresses';
+import { BlockedAddressError } from '../targets/addresses';
 import { HOP_BY_HOP } from './forward-headers';
 import { ForwardingErrors } from './forwarding.errors';
 import { CONNECT_TIMEOUT_MS, DispatcherPool } from './outbound/dispatcher-pool';
@@ -174,7 +174,7 @@ export class DownstreamClient implements OnModuleDestroy {
       response = await agent.request({
         origin: request.url.origin,
         path: `${request.url.pathname}${request.url.search}`,
-        method: request.method as Dispatcher.HttpMethod,
+        method: request.method,
         headers: request.headers,
         body: request.body,
         signal: deadline,

@@ -152,7 +152,7 @@ export function deserializePlan(text: string | Buffer): ForwardPlan {
   };
   const strings = (value: unknown, name: string): string[] => {
     if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) throw new InvalidForwardPlanError(`${name} is not a list of strings`);
-    return value as string[];
+    return value;
   };
   const pairs = (value: unknown, name: string): Array<[string, string]> => {
     if (!Array.isArray(value) || !value.every((p) => Array.isArray(p) && p.length === 2 && typeof p[0] === 'string' && typeof p[1] === 'string')) {

@@ -22,7 +22,7 @@ function header(name: string, required: boolean, description: string): Record<st
  * decorators (one that only documented it would have to be a route that throws).
  */
 export function forwardOperation(): { path: string; method: 'post'; operation: Record<string, unknown> } {
-  const problems = withProblems({} as Record<string, unknown>, [
+  const problems = withProblems({}, [
     CommonErrors.validationFailed,
     CommonErrors.payloadTooLarge,
     CommonErrors.serviceUnavailable,
@@ -59,7 +59,7 @@ export function forwardOperation(): { path: string; method: 'post'; operation: R
   ]);
   const ownError = { description: 'Always `true` on an error of this service, never on the downstream’s answer.', schema: { type: 'string', enum: ['true'] } };
   const requestId = { description: 'The forward record: GET /vault-forward/requests/{id}.', schema: { type: 'string' } };
-  for (const response of Object.values(problems) as Array<{ headers?: Record<string, unknown> }>) {
+  for (const response of Object.values<{ headers?: Record<string, unknown> }>(problems)) {
     response.headers = { 'x-vault-forward-error': ownError };
   }
   return {

@@ -33,8 +33,8 @@ export interface PlaceholderSource {
 
 const SESSION_AT = { location: 'header', name: CHECKOUT_SESSION_HEADER } as const;
 
-function paymentMethodProblem(error: unknown): unknown {
-  if (!(error instanceof UnknownPaymentMethodError)) return error;
+function paymentMethodProblem(error: unknown): Error {
+  if (!(error instanceof UnknownPaymentMethodError)) return error instanceof Error ? error : new Error(String(error));
   return new ProblemException(ForwardingErrors.unknownPaymentMethod, error.message, [{ location: 'header', name: PAYMENT_METHODS_HEADER, message: error.message }]);
 }
 

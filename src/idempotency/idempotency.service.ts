@@ -138,7 +138,7 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
     const deadline = Date.now() + (options.waitMs ?? 0);
     for (let delay = 20; ; delay = Math.min(delay * 2, 250)) {
       const id = randomUUID();
-      const taken = (await this.dataSource.query(
+      const taken = await this.dataSource.query<Array<{ id: string }>>(
         `INSERT INTO vault_forward_idempotency_keys (id, merchant_account_id, key, fingerprint, kind, expires_at)
          VALUES ($1, $2, $3, $4, $5, now() + make_interval(hours => $6))
          ON CONFLICT (merchant_account_id, key) DO UPDATE
@@ -149,14 +149,14 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
                  AND vault_forward_idempotency_keys.created_at < now() - make_interval(secs => $7))
          RETURNING id`,
         [id, merchantAccountId, key, fingerprint, kind, IDEMPOTENCY_TTL_HOURS, ABANDONED_AFTER_SECONDS],
-      )) as Array<{ id: string }>;
+      );
       if (taken.length === 1) return this.newClaim(merchantAccountId, key, id);
 
-      const [row] = (await this.dataSource.query(
+      const [row] = await this.dataSource.query<KeyRow[]>(
         `SELECT id, fingerprint, kind, state, job_id, ciphertext, wrapped_key, master_key_id
            FROM vault_forward_idempotency_keys WHERE merchant_account_id = $1 AND key = $2 AND expires_at > now()`,
         [merchantAccountId, key],
-      )) as KeyRow[];
+      );
       // Released or expired between the two statements: try to take it again.
       if (!row) continue;
       if (row.kind !== kind || !row.fingerprint.equals(fingerprint)) return { outcome: 'conflict' };
@@ -173,11 +173,11 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
   async purgeExpired(): Promise<number> {
     let total = 0;
     for (;;) {
-      const result = (await this.dataSource.query(
+      const result = await this.dataSource.query<[unknown[], number]>(
         `DELETE FROM vault_forward_idempotency_keys WHERE id IN
            (SELECT id FROM vault_forward_idempotency_keys WHERE expires_at <= now() LIMIT $1)`,
         [PURGE_BATCH],
-      )) as [unknown[], number];
+      );
       const deleted = result[1];
       total += deleted;
       if (deleted < PURGE_BATCH) return total;

@@ -64,10 +64,10 @@ export class MerchantAccountsService {
   async update(id: string, changes: { displayName?: string; features?: MerchantAccountFeatures }): Promise<MerchantAccount> {
     refuseFeaturesOn(changes.features ?? {});
     // Raw UPDATE: updated_at is set by the database clock, like created_at, never by a JS Date.
-    const [, affected] = (await this.accounts.query(
+    const [, affected] = await this.accounts.query<[unknown, number]>(
       'UPDATE merchant_accounts SET display_name = COALESCE($2, display_name), updated_at = now() WHERE id = $1',
       [id, changes.displayName ?? null],
-    )) as [unknown, number];
+    );
     if (!affected) throw new ProblemException(MerchantAccountErrors.notFound, `No merchant account "${id}" exists.`);
     return this.get(id);
   }

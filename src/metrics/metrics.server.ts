@@ -1,5 +1,4 @@
 import { createServer, Server } from 'node:http';
-import { AddressInfo } from 'node:net';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
@@ -23,7 +22,7 @@ export class MetricsServer implements OnApplicationBootstrap, OnApplicationShutd
   /** The port it listens on (useful with METRICS_PORT=0), or null when off. */
   get port(): number | null {
     const address = this.server?.address();
-    return address && typeof address === 'object' ? (address as AddressInfo).port : null;
+    return address && typeof address === 'object' ? (address).port : null;
   }
 
   async onApplicationBootstrap(): Promise<void> {

@@ -198,10 +198,10 @@ export class PaymentMethodsService {
     location: 'body' | 'query',
     field: string,
   ): Promise<string> {
-    const [row] = (await this.paymentMethods.query(`SELECT id FROM buyers WHERE merchant_account_id = $1 AND ${column} = $2`, [
+    const [row] = await this.paymentMethods.query<Array<{ id: string }>>(`SELECT id FROM buyers WHERE merchant_account_id = $1 AND ${column} = $2`, [
       merchantAccountId,
       value,
-    ])) as Array<{ id: string }>;
+    ]);
     if (!row) {
       throw new ProblemException(BuyerErrors.notFound, `No buyer with this ${field} exists in this merchant account.`, [
         { location, name: field, message: 'no buyer with this value in this merchant account' },
@@ -211,10 +211,10 @@ export class PaymentMethodsService {
   }
 
   private async assertBuyer(merchantAccountId: string, buyerId: string): Promise<void> {
-    const [row] = (await this.paymentMethods.query('SELECT 1 FROM buyers WHERE id = $1 AND merchant_account_id = $2', [
+    const [row] = await this.paymentMethods.query<unknown[]>('SELECT 1 FROM buyers WHERE id = $1 AND merchant_account_id = $2', [
       buyerId,
       merchantAccountId,
-    ])) as unknown[];
+    ]);
     if (!row) {
       throw new ProblemException(CommonErrors.validationFailed, 'buyer_id names no buyer of this merchant account.', [
         { location: 'body', name: 'buyer_id', message: 'no buyer with this id in this merchant account' },

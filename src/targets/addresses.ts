@@ -70,10 +70,10 @@ type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | Lo
 export function guardedLookup(hostname: string, options: LookupOptions, callback: LookupCallback): void {
   dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
     if (error) return callback(error, []);
-    const list = addresses as LookupAddress[];
+    const list = addresses;
     for (const entry of list) {
       const reason = blockedAddressReason(entry.address);
-      if (reason) return callback(new BlockedAddressError(hostname, entry.address, reason) as unknown as NodeJS.ErrnoException, []);
+      if (reason) return callback(new BlockedAddressError(hostname, entry.address, reason), []);
     }
     if (options.all) return callback(null, list);
     return callback(null, list[0].address, list[0].family);

@@ -65,13 +65,13 @@ export class VaultForwardConfigsService {
   async update(merchantAccountId: string, id: string, changes: ConfigChanges): Promise<VaultForwardConfig> {
     if (!isUuid(id)) throw notFound(id);
     const hosts = changes.hosts === undefined ? null : this.normaliseHosts(changes.hosts);
-    const [, affected] = (await this.configs.query(
+    const [, affected] = await this.configs.query<[unknown, number]>(
       `UPDATE vault_forward_configs
           SET display_name = COALESCE($3, display_name), hosts = COALESCE($4, hosts),
               methods = COALESCE($5, methods), enabled = COALESCE($6, enabled), updated_at = now()
         WHERE id = $1 AND merchant_account_id = $2`,
       [id, merchantAccountId, changes.displayName ?? null, hosts, changes.methods ?? null, changes.enabled ?? null],
-    )) as [unknown, number];
+    );
     if (!affected) throw notFound(id);
     await this.changed(merchantAccountId);
     return this.get(merchantAccountId, id);

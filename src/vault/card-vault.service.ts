@@ -79,10 +79,10 @@ export class CardVault {
       [merchantAccountId, wrapSecret(candidate, aad, current), current.id],
     );
     candidate.fill(0);
-    const [row] = (await this.db.query(
+    const [row] = await this.db.query<Array<{ wrapped_key: Buffer; master_key_id: string }>>(
       'SELECT wrapped_key, master_key_id FROM vault_merchant_keys WHERE merchant_account_id = $1',
       [merchantAccountId],
-    )) as Array<{ wrapped_key: Buffer; master_key_id: string }>;
+    );
     const key = unwrapSecret(row.wrapped_key, row.master_key_id, aad, this.keyring, `fingerprint key of ${merchantAccountId}`);
     this.fingerprintKeys.set(merchantAccountId, key);
     return key;

@@ -62,7 +62,7 @@ export class KeyRotationService {
     // operator retires the old key.
     for (const table of tables) if (table.cache) await this.caches.invalidate(table.cache, null);
     const counts = tables.map((t) => `(SELECT count(*) FROM ${t.table} WHERE master_key_id <> $1)`).join(' + ');
-    const [{ remaining }] = (await this.db.query(`SELECT ${counts} AS remaining`, [this.keyring.current.id])) as Array<{ remaining: string }>;
+    const [{ remaining }] = await this.db.query<Array<{ remaining: string }>>(`SELECT ${counts} AS remaining`, [this.keyring.current.id]);
     return { master_key_id: this.keyring.current.id, ...rewrapped, ...failed, remaining: Number(remaining) };
   }
 
@@ -86,11 +86,11 @@ export class KeyRotationService {
     const current = this.keyring.current;
     const columns = [...new Set([table.key, ...table.aadColumns])].map((c) => `${c}::text AS ${c}`).join(', ');
     // Identifiers come from SEALED_TABLES, never from input.
-    const rows = (await tx.query(
+    const rows = await tx.query<Row[]>(
       `SELECT ${columns}, wrapped_key, master_key_id FROM ${table.table}
         WHERE master_key_id <> $1 AND ${table.key} > $2::${table.keyType} ORDER BY ${table.key} LIMIT $3 FOR UPDATE SKIP LOCKED`,
       [current.id, after, batchSize],
-    )) as Row[];
+    );
     const failed: string[] = [];
     let done = 0;
     for (const row of rows) {

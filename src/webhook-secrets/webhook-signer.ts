@@ -45,12 +45,12 @@ export class WebhookSigner {
     if (!Number.isSafeInteger(message.timestamp) || message.timestamp < 0) throw new Error('webhook timestamp must be whole Unix seconds');
     // The id goes into a header and into the signed content, where a '.' would blur its boundary.
     if (!/^[A-Za-z0-9_-]{1,100}$/.test(message.id)) throw new Error('webhook id must be 1–100 letters, digits, - or _');
-    const rows = (await this.dataSource.query(
+    const rows = await this.dataSource.query<SigningRow[]>(
       `SELECT id, ciphertext, wrapped_key, master_key_id FROM vault_forward_webhook_secrets
         WHERE merchant_account_id = $1 AND (expires_at IS NULL OR expires_at > now())
         ORDER BY rotated_at DESC NULLS FIRST, created_at DESC`,
       [merchantAccountId],
-    )) as SigningRow[];
+    );
     if (rows.length === 0) throw new NoWebhookSecretError();
     const timestamp = String(message.timestamp);
     const signed = Buffer.concat([Buffer.from(`${message.id}.${timestamp}.`, 'utf8'), Buffer.isBuffer(message.body) ? message.body : Buffer.from(message.body, 'utf8')]);

@@ -247,8 +247,8 @@ describe('Authentication and authorisation (API keys, JWT bearer tokens, scopes)
       const requestId = result.headers.get('x-request-id')!;
       expect(requestId).toMatch(/^test-/);
       const line = await waitFor(() => t.logs.requestLine(requestId), { what: 'the request log line' });
-      expect(line!.req.headers.authorization).toBe('[Redacted]');
-      expect(line!.req.headers['x-vault-forward-header-authorization']).toBe('[Redacted]');
+      expect(line.req.headers.authorization).toBe('[Redacted]');
+      expect(line.req.headers['x-vault-forward-header-authorization']).toBe('[Redacted]');
       expect(t.logs.text).not.toContain(token);
       expect(t.logs.text).not.toContain(token.split('.')[2]);
       expect(t.logs.text).not.toContain(secret);

@@ -45,7 +45,7 @@ describe('Fault: Redis becomes unreachable under the API and comes back', () => 
 
   beforeAll(async () => {
     for (const method of ['error', 'warn', 'log', 'info'] as const) {
-      const original = console[method];
+      const original = console[method].bind(console);
       console[method] = (...args: unknown[]) => void consoleOutput.push(args.map(String).join(' '));
       restore.push(() => (console[method] = original));
     }
@@ -53,7 +53,7 @@ describe('Fault: Redis becomes unreachable under the API and comes back', () => 
     process.stderr.write = ((chunk: string | Uint8Array, ...rest: never[]) => {
       consoleOutput.push(String(chunk));
       return write(chunk, ...rest);
-    }) as typeof process.stderr.write;
+    });
     restore.push(() => (process.stderr.write = write));
 
     proxy = await TcpProxy.start('127.0.0.1', Number(new URL(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379').port || 6379));

@@ -56,7 +56,7 @@ describe('POST /vault-forward: scope and allow-list', () => {
 
     beforeAll(async () => {
       const m = await merchantWithKey();
-      token = m.key.token;
+      token = (scopes) => m.key.token(scopes);
       await addConfig(m.token, [`127.0.0.1:${downstream.port}`]);
       target = `${downstream.url}/scoped`;
     });

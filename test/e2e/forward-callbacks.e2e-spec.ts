@@ -4,7 +4,6 @@ import { AddressInfo } from 'node:net';
 import { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { CallbackDeliveries } from '../../src/forward-callbacks/callback-deliveries';
-import { ProblemException } from '../../src/common/problem/problem';
 import { WorkerModule } from '../../src/worker.module';
 import { createApiKey } from '../factories/api-keys';
 import { createMerchantAccount } from '../factories/merchant-accounts';

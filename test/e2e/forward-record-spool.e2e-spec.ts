@@ -12,7 +12,7 @@ function child(script: string, dir: string): { process: ChildProcess; output: Pr
     stdio: ['pipe', 'pipe', 'inherit'],
   });
   let out = '';
-  proc.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  proc.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
   const output = new Promise<string>((resolve) => proc.once('exit', () => resolve(out)));
   return { process: proc, output };
 }

@@ -449,7 +449,7 @@ describe('POST /vault-forward against real downstream servers', () => {
       expect(response.status).toBe(200);
       const reader = response.body!.getReader();
       const first = await reader.read();
-      expect(Buffer.from(first.value!).toString()).toBe('first\n');
+      expect(Buffer.from(first.value).toString()).toBe('first\n');
       expect(streamed.ended).toBe(false);
       let rest = '';
       for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) rest += Buffer.from(chunk.value).toString();
@@ -535,9 +535,9 @@ describe('POST /vault-forward against real downstream servers', () => {
     expect(result.headers.get('x-request-id')).toBe(requestId);
     const line = await waitFor(() => t.logs.requestLine(requestId), { what: 'the forward’s request line' });
     expect(line).toMatchObject({ level: 30, msg: 'request completed', req: { method: 'POST', url: '/vault-forward' }, res: { statusCode: 200 } });
-    expect(line!.req.headers.authorization).toBe('[Redacted]');
-    expect(line!.req.headers['x-vault-forward-header-authorization']).toBe('[Redacted]');
-    expect(line!.res.headers['x-vault-forward-request-id']).toBe(result.headers.get('x-vault-forward-request-id'));
+    expect(line.req.headers.authorization).toBe('[Redacted]');
+    expect(line.req.headers['x-vault-forward-header-authorization']).toBe('[Redacted]');
+    expect(line.res.headers['x-vault-forward-request-id']).toBe(result.headers.get('x-vault-forward-request-id'));
     expect(t.logs.text).not.toContain('log-me-not');
     const refused = await http(t.url, '/vault-forward', { method: 'POST', headers: { 'x-request-id': `${requestId}-401` } });
     expect(refused.status).toBe(401);

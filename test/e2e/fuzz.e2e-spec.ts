@@ -412,9 +412,9 @@ describe('Fuzzing every operation of /openapi.json (issue 9)', () => {
   });
 
   afterAll(async () => {
-    // eslint-disable-next-line no-console
+     
     const lines = [...seen].map(([name, counts]) => `  ${name}: ${[...counts].sort(([a], [b]) => a.localeCompare(b)).map(([status, n]) => `${status}×${n}`).join(', ')}`);
-    // eslint-disable-next-line no-console
+     
     console.log(`fuzz: ${requests} requests in ${((Date.now() - started) / 1000).toFixed(1)} s (seed ${SEED})\n${lines.join('\n')}\n  ${timings.join('; ')}`);
     await t?.close();
     await downstream?.close();

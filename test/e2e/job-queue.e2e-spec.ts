@@ -201,9 +201,9 @@ describe('QueueModule in the API', () => {
       const queue = onPostgres.app.get(ForwardQueue);
       expect(queue.backend).toBe('postgres');
       await queue.enqueue(randomUUID());
-      const [{ count }] = (await onPostgres.db.query(
+      const [{ count }] = await onPostgres.db.query<Array<{ count: number }>>(
         `SELECT count(*)::int AS count FROM information_schema.tables WHERE table_schema = 'bullmq' AND table_name = 'job'`,
-      )) as Array<{ count: number }>;
+      );
       expect(count).toBe(1);
     } finally {
       await onPostgres.close();

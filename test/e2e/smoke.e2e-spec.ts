@@ -120,7 +120,7 @@ describe('Entry points as a user runs them (compiled dist/)', () => {
     [{ DATABASE_URL: 'mysql://user:secret@x/db' }, 'Configuration error: DATABASE_URL: must use postgres:// or postgresql://'],
     [{ VAULT_MASTER_KEYS: 'k1:tooshort' }, 'Configuration error: VAULT_MASTER_KEYS: key "k1" must be 32 bytes'],
   ])('a bad variable stops start-up with one line naming it (%p)', async (env, line) => {
-    const api = start('dist/main.js', env as Record<string, string>, /never/);
+    const api = start('dist/main.js', env, /never/);
     await expect(api.started).rejects.toThrow();
     expect(await api.exited).toBe(1);
     const { stderr } = api.output();

@@ -99,7 +99,7 @@ export class Contract {
       return;
     }
     let status = String(response.status);
-    if (entry!.template === '/vault-forward' && method === 'post' && response.headers.get('x-vault-forward-error') !== 'true') {
+    if (entry.template === '/vault-forward' && method === 'post' && response.headers.get('x-vault-forward-error') !== 'true') {
       // The downstream's answer is relayed as it is (the `default` response); only a queued job is ours.
       if (response.headers.get('preference-applied') !== 'respond-async') return;
       if (status !== '200' && status !== '202') throw new ContractViolation(`${where} queued a job but answered ${status}`);

@@ -138,7 +138,7 @@ export async function selfSignedCertificate(): Promise<Certificate> {
 }
 
 export function startHttpsDownstream(certificate: Certificate): Promise<Downstream> {
-  return listen(createHttpsServer({ cert: certificate.cert, key: certificate.key }) as unknown as Server, 'https', '127.0.0.1');
+  return listen(createHttpsServer({ cert: certificate.cert, key: certificate.key }), 'https', '127.0.0.1');
 }
 
 /** A port on 127.0.0.1 where nothing listens. */

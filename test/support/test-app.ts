@@ -56,7 +56,7 @@ export async function startTestApp(
     logs,
     db: app.get(DataSource),
     config,
-    get: <T>(type: Type<T> | symbol | string) => app.get<T>(type as never),
+    get: <T>(type: Type<T> | symbol | string) => app.get<T>(type),
     close: () => app.close(),
   };
 }

@@ -1,6 +1,6 @@
 import { html, nothing } from 'lit';
 import { api, ApiError, Page } from '../api';
-import { announce, copyText, describedBy, fieldError, formatTime, merchantBase, pager, problemAlert, View } from '../ui';
+import { announce, copyText, describedBy, fieldError, formatTime, formText, merchantBase, pager, problemAlert, View } from '../ui';
 import type { ForwardConfig } from './forwarding-configs';
 
 interface KindField {
@@ -143,7 +143,7 @@ export class VfAuthentications extends View {
       if (typeof value === 'string' && value !== '') fields[f.name] = value;
     }
     try {
-      const created = await api<Method>(this.path(), { method: 'POST', merchant: this.merchant, body: { kind: kind.kind, label: String(data.get('label') ?? ''), fields } });
+      const created = await api<Method>(this.path(), { method: 'POST', merchant: this.merchant, body: { kind: kind.kind, label: formText(data, 'label'), fields } });
       form.reset();
       this.formError = null;
       this.adding = false;
@@ -247,7 +247,7 @@ export class VfAuthentications extends View {
       ${entries.length
         ? html`<dl class="fields">${entries.map(([k, v]) => html`<dt>${k}</dt><dd><code class="value">${v.length > 200 ? `${v.slice(0, 200)}…` : v}</code></dd>`)}</dl>`
         : nothing}
-      ${facts.length ? html`<dl class="fields details">${facts.map(([k, v]) => html`<dt>${k}</dt><dd>${typeof v === 'object' ? JSON.stringify(v) : String(v)}</dd>`)}</dl>` : nothing}
+      ${facts.length ? html`<dl class="fields details">${facts.map(([k, v]) => html`<dt>${k}</dt><dd>${typeof v === 'object' ? JSON.stringify(v) : String(v as string | number | boolean)}</dd>`)}</dl>` : nothing}
       ${method.warnings.length
         ? html`<ul class="warnings" aria-label="Warnings">${method.warnings.map((w) => html`<li><span aria-hidden="true">⚠ </span><strong>Warning${w.field ? ` (${w.field})` : ''}:</strong> ${w.message}</li>`)}</ul>`
         : nothing}

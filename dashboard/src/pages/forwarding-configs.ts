@@ -1,6 +1,6 @@
 import { html, nothing } from 'lit';
 import { api, ApiError, Page } from '../api';
-import { announce, describedBy, fieldError, merchantBase, pager, problemAlert, statusBadge, View } from '../ui';
+import { announce, describedBy, fieldError, formText, merchantBase, pager, problemAlert, statusBadge, View } from '../ui';
 
 export interface ForwardConfig {
   id: string;
@@ -58,8 +58,8 @@ export class VfForwardingConfigs extends View {
     const form = event.target as HTMLFormElement;
     const data = new FormData(form);
     const body = {
-      display_name: String(data.get('display_name') ?? ''),
-      hosts: String(data.get('hosts') ?? '').split(/[\s,]+/).filter(Boolean),
+      display_name: formText(data, 'display_name'),
+      hosts: formText(data, 'hosts').split(/[\s,]+/).filter(Boolean),
       methods: data.getAll('methods').map(String),
       enabled: data.get('enabled') === 'on',
     };

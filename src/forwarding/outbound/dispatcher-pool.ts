@@ -25,7 +25,7 @@ export function connectOptions(trusted: boolean, identity: ClientIdentity | null
     if (identity.passphrase !== undefined) options.passphrase = identity.passphrase;
   }
   // Last, so nothing above can replace it.
-  if (!trusted) options.lookup = guardedLookup as never;
+  if (!trusted) options.lookup = guardedLookup;
   return options;
 }
 

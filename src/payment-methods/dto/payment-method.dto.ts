@@ -69,6 +69,7 @@ export class CreatePaymentMethodDto {
   @Length(1, 200)
   // It may be placed into forwarded header values: no line breaks or other control characters, C1
   // (U+0080–U+009F) included, which no header or JSON consumer expects in a name.
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point
   @Matches(/^[^\u0000-\u001f\u007f-\u009f]*$/, { message: 'must not contain control characters' })
   cardholder_name?: string;
 }

@@ -1,5 +1,5 @@
 import { ApiTimestamp } from '../../common/openapi/properties';
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty } from '@nestjs/swagger';
 import { PageQueryDto } from '../../common/pagination/page-query';
 import { WebhookSecret } from '../webhook-secret.entity';
 
