@@ -5,8 +5,8 @@ import { Page } from '../common/pagination/page';
 import { PaginationService } from '../common/pagination/pagination.service';
 import { ProblemException } from '../common/problem/problem';
 import { ForwardActivityResponse } from './dto/forward-activity.dto';
-import { ForwardRequestResponse, ListForwardRequestsQuery } from './dto/forward-request.dto';
-import { VaultForwardRequest } from './forward-request.entity';
+import { ForwardRecordResponse, ListForwardRequestsQuery } from './dto/forward-record.dto';
+import { ForwardRecordEntity } from './forward-record.entity';
 import { ForwardingErrors } from './forwarding.errors';
 
 /**
@@ -42,11 +42,11 @@ interface ActivityRow {
 @Injectable()
 export class ForwardRecordsReader {
   constructor(
-    @InjectRepository(VaultForwardRequest) private readonly records: Repository<VaultForwardRequest>,
+    @InjectRepository(ForwardRecordEntity) private readonly records: Repository<ForwardRecordEntity>,
     private readonly pagination: PaginationService,
   ) {}
 
-  async get(merchantAccountId: string, id: string): Promise<VaultForwardRequest> {
+  async get(merchantAccountId: string, id: string): Promise<ForwardRecordEntity> {
     const found = id.length <= 128 ? await this.records.findOneBy({ id, merchantAccountId }) : null;
     if (!found) throw new ProblemException(ForwardingErrors.recordNotFound, `No forward "${id.slice(0, 64)}" exists in this merchant account.`);
     return found;
@@ -68,14 +68,14 @@ export class ForwardRecordsReader {
     };
   }
 
-  list(merchantAccountId: string, query: ListForwardRequestsQuery): Promise<Page<ForwardRequestResponse>> {
+  list(merchantAccountId: string, query: ListForwardRequestsQuery): Promise<Page<ForwardRecordResponse>> {
     return this.pagination.paginate({
       query: this.records.createQueryBuilder('r').where('r.merchant_account_id = :merchantAccountId', { merchantAccountId }),
       alias: 'r',
       request: query,
       limits: ListForwardRequestsQuery.limits,
       scope: { endpoint: 'vault-forward-requests', merchantAccountId, filters: {} },
-      map: ForwardRequestResponse.from,
+      map: ForwardRecordResponse.from,
     });
   }
 }

@@ -8,7 +8,7 @@ import { Page, PageOf } from '../common/pagination/page';
 import { PaginationErrors } from '../common/pagination/pagination.errors';
 import { CommonErrors } from '../common/problem/common.errors';
 import { ForwardActivityQuery, ForwardActivityResponse } from './dto/forward-activity.dto';
-import { ForwardRequestResponse, ListForwardRequestsQuery } from './dto/forward-request.dto';
+import { ForwardRecordResponse, ListForwardRequestsQuery } from './dto/forward-record.dto';
 
 /** The dashboard's chart: the last hour. */
 const DEFAULT_ACTIVITY_MINUTES = 60;
@@ -25,9 +25,9 @@ export class ForwardingController {
   @Get('requests')
   @RequireScope('vault-forwards.read')
   @ApiOperation({ summary: 'List forward records, newest first, with cursor pagination (no bodies, no header values)' })
-  @ApiOkResponse({ type: PageOf(ForwardRequestResponse) })
+  @ApiOkResponse({ type: PageOf(ForwardRecordResponse) })
   @ApiProblems(CommonErrors.validationFailed, PaginationErrors.invalidCursor)
-  list(@MerchantAccountId() merchant: string, @Query() query: ListForwardRequestsQuery): Promise<Page<ForwardRequestResponse>> {
+  list(@MerchantAccountId() merchant: string, @Query() query: ListForwardRequestsQuery): Promise<Page<ForwardRecordResponse>> {
     return this.records.list(merchant, query);
   }
 
@@ -43,9 +43,9 @@ export class ForwardingController {
   @Get('requests/:id')
   @RequireScope('vault-forwards.read')
   @ApiOperation({ summary: 'Get one forward record by its request id' })
-  @ApiOkResponse({ type: ForwardRequestResponse })
+  @ApiOkResponse({ type: ForwardRecordResponse })
   @ApiProblems(ForwardingErrors.recordNotFound)
-  async get(@MerchantAccountId() merchant: string, @Param('id') id: string): Promise<ForwardRequestResponse> {
-    return ForwardRequestResponse.from(await this.records.get(merchant, id));
+  async get(@MerchantAccountId() merchant: string, @Param('id') id: string): Promise<ForwardRecordResponse> {
+    return ForwardRecordResponse.from(await this.records.get(merchant, id));
   }
 }

@@ -4,7 +4,7 @@ import { AuthModule } from '../auth/auth.module';
 import { ForwardJobsModule } from '../forward-jobs/forward-jobs.module';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { ForwardHttpHandler } from './forward-http-handler';
-import { VaultForwardRequest } from './forward-request.entity';
+import { ForwardRecordEntity } from './forward-record.entity';
 import { ForwardRecordsReader } from './forward-records.reader';
 import { ForwardingController } from './forwarding.controller';
 import { ForwardingCoreModule } from './forwarding-core.module';
@@ -12,7 +12,7 @@ import { ForwardingService } from './forwarding.service';
 
 /** The API's side of forwarding: POST /vault-forward (ForwardHttpHandler) and the records' routes, over ForwardingCoreModule. */
 @Module({
-  imports: [TypeOrmModule.forFeature([VaultForwardRequest]), AuthModule, ForwardingCoreModule, ForwardJobsModule, IdempotencyModule],
+  imports: [TypeOrmModule.forFeature([ForwardRecordEntity]), AuthModule, ForwardingCoreModule, ForwardJobsModule, IdempotencyModule],
   controllers: [ForwardingController],
   providers: [ForwardingService, ForwardHttpHandler, ForwardRecordsReader],
   exports: [ForwardHttpHandler, ForwardingCoreModule],

@@ -1178,7 +1178,7 @@ export interface components {
         AuthenticationKindsResponse: {
             items: components["schemas"]["AuthenticationKindResponse"][];
         };
-        ForwardRequestResponse: {
+        ForwardRecordResponse: {
             /** @enum {string} */
             type: "vault-forward-request";
             /** @description The request id, also returned as x-vault-forward-request-id. */
@@ -1209,8 +1209,8 @@ export interface components {
              */
             created_at: string;
         };
-        ForwardRequestPage: {
-            items: components["schemas"]["ForwardRequestResponse"][];
+        ForwardRecordPage: {
+            items: components["schemas"]["ForwardRecordResponse"][];
             /**
              * @description The page size applied to this response.
              * @example 20
@@ -5491,7 +5491,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ForwardRequestPage"];
+                    "application/json": components["schemas"]["ForwardRecordPage"];
                 };
             };
             /** @description `/errors/invalid-cursor` Invalid cursor; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
@@ -5664,7 +5664,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ForwardRequestResponse"];
+                    "application/json": components["schemas"]["ForwardRecordResponse"];
                 };
             };
             /** @description `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */

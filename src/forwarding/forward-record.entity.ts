@@ -1,9 +1,13 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 import { Timestamp } from '../database/timestamp';
 
-/** What one forward did: never a body, never a header value. */
+/**
+ * A forward record: what one forward did, never a body, never a header value. The public API calls it
+ * a vault forward request (`/vault-forward/requests`, `type: "vault-forward-request"`), as Gr4vy does;
+ * the code calls it a forward record everywhere.
+ */
 @Entity({ name: 'vault_forward_requests' })
-export class VaultForwardRequest {
+export class ForwardRecordEntity {
   /** The request id (x-request-id / x-vault-forward-request-id). */
   @PrimaryColumn({ type: 'text' })
   id!: string;

@@ -1,11 +1,11 @@
 import { ApiTimestamp } from '../../common/openapi/properties';
 import { ApiProperty } from '@nestjs/swagger';
 import { PageQueryDto } from '../../common/pagination/page-query';
-import { VaultForwardRequest } from '../forward-request.entity';
+import { ForwardRecordEntity } from '../forward-record.entity';
 
 export class ListForwardRequestsQuery extends PageQueryDto({ default: 20, max: 100 }) {}
 
-export class ForwardRequestResponse {
+export class ForwardRecordResponse {
   @ApiProperty({ type: String, enum: ['vault-forward-request'] })
   type!: 'vault-forward-request';
   @ApiProperty({ description: 'The request id, also returned as x-vault-forward-request-id.' })
@@ -33,7 +33,7 @@ export class ForwardRequestResponse {
   @ApiTimestamp()
   created_at!: string;
 
-  static from(r: VaultForwardRequest): ForwardRequestResponse {
+  static from(r: ForwardRecordEntity): ForwardRecordResponse {
     return {
       type: 'vault-forward-request',
       id: r.id,
