@@ -4,6 +4,7 @@ import { DataSource, EntityManager, Repository } from 'typeorm';
 import { boundAad, SecretSealer } from '../vault/secret-sealer';
 import { deserializePlan, ForwardPlan, serializePlan } from '../forwarding/forward-plan';
 import { Sql } from '../database/sql';
+import { StatementBatcher, textArrayLiteral } from '../database/statement-batcher';
 import type { Timestamp } from '../database/timestamp';
 import { ForwardJob, JobAttempt, JobStatus } from './forward-job.entity';
 
@@ -70,6 +71,41 @@ const FINISH = `WITH response AS (
   UPDATE vault_forward_jobs SET status = $3, attempts = $4::jsonb, next_attempt_at = NULL, response_status = $5, updated_at = now(), finished_at = now()
    WHERE id = $1`;
 
+const J_COLUMNS = JOB_COLUMNS.split(',').map((column) => `j.${column.trim()}`).join(', ');
+
+/** CREATE for many jobs (StatementBatcher); the id lists travel as array literals (arrays of arrays do not fit unnest()). */
+const CREATE_MANY = `WITH input AS (
+    SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[], $8::text[], $9::text[], $10::bytea[], $11::bytea[], $12::text[], $13::uuid[])
+      AS i(id, merchant, method, target, pms, auths, max_attempts, idempotency_key, callback_url, ciphertext, wrapped_key, master_key_id, claim_id)),
+  job AS (
+    INSERT INTO vault_forward_jobs (id, merchant_account_id, method, target_url, payment_method_ids, authentication_ids, max_attempts, idempotency_key, callback_url)
+    SELECT id, merchant, method, target, pms::text[], auths::text[], max_attempts, idempotency_key, callback_url FROM input RETURNING ${JOB_COLUMNS}),
+  plan AS (
+    INSERT INTO vault_forward_job_plans (job_id, merchant_account_id, ciphertext, wrapped_key, master_key_id) SELECT id, merchant, ciphertext, wrapped_key, master_key_id FROM input),
+  idempotency AS (
+    UPDATE vault_forward_idempotency_keys k SET state = 'done', job_id = i.id FROM input i WHERE k.id = i.claim_id AND k.state = 'running')
+  SELECT * FROM job`;
+
+/** CLAIM for many (job, attempt) pairs; a job named twice is claimed once (its row's last attempt says by which). */
+const CLAIM_MANY = `WITH input AS (SELECT * FROM unnest($1::uuid[], $2::jsonb[], $3::int[]) AS i(id, entry, done)),
+  claimed AS (
+    UPDATE vault_forward_jobs j SET status = 'running', attempts = j.attempts || i.entry, next_attempt_at = NULL, updated_at = now()
+      FROM input i WHERE j.id = i.id AND j.status = 'queued' AND jsonb_array_length(j.attempts) = i.done
+    RETURNING ${J_COLUMNS})
+  SELECT c.*, p.ciphertext, p.wrapped_key, p.master_key_id FROM claimed c LEFT JOIN vault_forward_job_plans p ON p.job_id = c.id`;
+
+/** FINISH for many jobs (a job named twice fails the batch, which then runs item by item). */
+const FINISH_MANY = `WITH input AS (
+    SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::jsonb[], $5::int[], $6::bytea[], $7::bytea[], $8::text[])
+      AS i(id, merchant, status, attempts, response_status, ciphertext, wrapped_key, master_key_id)),
+  response AS (
+    INSERT INTO vault_forward_job_responses (job_id, merchant_account_id, ciphertext, wrapped_key, master_key_id)
+    SELECT id, merchant, ciphertext, wrapped_key, master_key_id FROM input WHERE ciphertext IS NOT NULL
+    ON CONFLICT (job_id) DO UPDATE SET ciphertext = EXCLUDED.ciphertext, wrapped_key = EXCLUDED.wrapped_key, master_key_id = EXCLUDED.master_key_id),
+  plan AS (DELETE FROM vault_forward_job_plans p USING input i WHERE p.job_id = i.id)
+  UPDATE vault_forward_jobs j SET status = i.status, attempts = i.attempts, next_attempt_at = NULL, response_status = i.response_status, updated_at = now(), finished_at = now()
+    FROM input i WHERE j.id = i.id`;
+
 /** An attempt that is retried: the row waits for the next one (its BullMQ job carries the delay). */
 const REQUEUE = `UPDATE vault_forward_jobs SET status = 'queued', attempts = $2::jsonb, next_attempt_at = $3, updated_at = now() WHERE id = $1 AND status = 'running'`;
 
@@ -82,12 +118,48 @@ const REQUEUE = `UPDATE vault_forward_jobs SET status = 'queued', attempts = $2:
  */
 @Injectable()
 export class ForwardJobStore {
+  /**
+   * Under load the hot statements are batched (group commit): the creates of concurrent requests in
+   * one statement, the claims and ends of a worker's concurrent jobs likewise.
+   */
+  private readonly creates: StatementBatcher<unknown[], JobRow>;
+  private readonly claims: StatementBatcher<ClaimItem, ClaimedRow | null>;
+  private readonly finishes: StatementBatcher<unknown[], void>;
+
   constructor(
     @InjectRepository(ForwardJob) readonly jobs: Repository<ForwardJob>,
     private readonly dataSource: DataSource,
     private readonly sql: Sql,
     private readonly sealer: SecretSealer,
-  ) {}
+  ) {
+    this.creates = new StatementBatcher({
+      one: async (values) => (await this.sql.prepared<JobRow>('forward-jobs.create', CREATE, values))[0],
+      many: async (items) => {
+        const rows = await this.sql.prepared<JobRow>('forward-jobs.create-many', CREATE_MANY, transpose(items, [4, 5]));
+        const byId = new Map(rows.map((row) => [row.id, row]));
+        return items.map((values) => byId.get(values[0] as string)!);
+      },
+    });
+    this.claims = new StatementBatcher<ClaimItem, ClaimedRow | null>({
+      one: async (item) => (await this.sql.prepared<ClaimedRow>('forward-jobs.claim', CLAIM, [item.jobId, item.entry, item.done]))[0] ?? null,
+      many: async (items) => {
+        const rows = await this.sql.prepared<ClaimedRow>('forward-jobs.claim-many', CLAIM_MANY, [
+          items.map((item) => item.jobId),
+          items.map((item) => item.entry),
+          items.map((item) => item.done),
+        ]);
+        const byAttempt = new Map(rows.map((row) => [row.attempts[row.attempts.length - 1]?.request_id, row]));
+        return items.map((item) => byAttempt.get(item.requestId) ?? null);
+      },
+    });
+    this.finishes = new StatementBatcher<unknown[], void>({
+      one: async (values) => void (await this.sql.prepared('forward-jobs.finish', FINISH, values)),
+      many: async (items) => {
+        await this.sql.prepared('forward-jobs.finish-many', FINISH_MANY, transpose(items, []));
+        return items.map(() => undefined);
+      },
+    });
+  }
 
   /**
    * The row and its sealed plan, in one statement; with `idempotencyClaimId`, that claim (still
@@ -101,7 +173,7 @@ export class ForwardJobStore {
     } finally {
       text.fill(0);
     }
-    const [row] = await this.sql.prepared<JobRow>('forward-jobs.create', CREATE, [
+    const row = await this.creates.run([
       job.id,
       job.merchantAccountId,
       job.method,
@@ -129,7 +201,7 @@ export class ForwardJobStore {
    * plan (null when it is gone), or null when the job is not waiting for that attempt.
    */
   async claim(jobId: string, entry: JobAttempt): Promise<{ job: ForwardJob; plan: ForwardPlan | null } | null> {
-    const [row] = await this.sql.prepared<JobRow & Partial<SealedRow>>('forward-jobs.claim', CLAIM, [jobId, JSON.stringify([entry]), entry.number - 1]);
+    const row = await this.claims.run({ jobId, entry: JSON.stringify([entry]), done: entry.number - 1, requestId: entry.request_id });
     if (!row) return null;
     const job = jobOf(row);
     return { job, plan: row.ciphertext ? this.openSealedPlan(job, row as SealedRow) : null };
@@ -144,7 +216,7 @@ export class ForwardJobStore {
   /** Ends a job (see FINISH); the response is sealed here. */
   async finish(job: Pick<ForwardJob, 'id' | 'merchantAccountId' | 'attempts'>, status: JobStatus, response: StoredResponse | null): Promise<void> {
     const sealed = response ? this.sealer.sealJson(responseAad(job.merchantAccountId, job.id), response) : null;
-    await this.sql.prepared('forward-jobs.finish', FINISH, [
+    await this.finishes.run([
       job.id,
       job.merchantAccountId,
       status,
@@ -251,4 +323,22 @@ function jobOf(row: JobRow): ForwardJob {
     updatedAt: row.updated_at,
     finishedAt: row.finished_at,
   });
+}
+
+interface ClaimItem {
+  jobId: string;
+  /** `[attempt]` as JSON. */
+  entry: string;
+  /** Attempts the row must have already. */
+  done: number;
+  requestId: string;
+}
+
+type ClaimedRow = JobRow & Partial<SealedRow>;
+
+/** Per-item parameter lists to per-column arrays for unnest(); the columns in `arrays` (text[] values) become array literals. */
+function transpose(items: unknown[][], arrays: number[]): unknown[][] {
+  return items[0].map((_, column) =>
+    items.map((values) => (arrays.includes(column) ? textArrayLiteral(values[column] as string[]) : values[column])),
+  );
 }
