@@ -4,7 +4,7 @@ import { DataSource, EntityManager, Repository } from 'typeorm';
 import { boundAad, SecretSealer } from '../vault/secret-sealer';
 import { deserializePlan, ForwardPlan, serializePlan } from '../forwarding/forward-plan';
 import { Sql } from '../database/sql';
-import { StatementBatcher, textArrayLiteral } from '../database/statement-batcher';
+import { StatementBatcher, textArrayLiteral } from '../common/statement-batcher';
 import type { Timestamp } from '../database/timestamp';
 import { ForwardJob, JobAttempt, JobStatus } from './forward-job.entity';
 

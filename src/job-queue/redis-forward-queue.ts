@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { Queue, Worker } from 'bullmq';
 import type Redis from 'ioredis';
+import { StatementBatcher } from '../common/statement-batcher';
 import { closeRedis, RedisAvailability } from '../queue/redis';
 import { bullJobId, EnqueueOptions, ForwardJobData, ForwardJobHandler, ForwardQueue, parseJobData, ProcessOptions, QueueUnavailableError } from './forward-queue';
 import { ENQUEUE_TIMEOUT_MS, JOB_OPTIONS, STALLED_INTERVAL_MS, withTimeout } from './job-options';
@@ -32,6 +33,22 @@ export class RedisForwardQueue extends ForwardQueue {
   private workerConnection: Redis | null = null;
   private worker: Worker<ForwardJobData> | null = null;
   private closed: Promise<void> | null = null;
+  /**
+   * Enqueues made while one is in flight go together in one addBulk (one MULTI, one write): under load
+   * the API's 202s cost a fraction of a round trip each. Any failure fails the batch (an outage).
+   */
+  private readonly adds = new StatementBatcher<{ jobId: string; attempt: number; delayMs: number }, void>({
+    isOutage: () => true,
+    one: async (item) => {
+      await this.queue!.add('forward', { jobId: item.jobId, attempt: item.attempt }, { jobId: bullJobId(item.jobId, item.attempt), delay: item.delayMs });
+    },
+    many: async (items) => {
+      await this.queue!.addBulk(
+        items.map((item) => ({ name: 'forward', data: { jobId: item.jobId, attempt: item.attempt }, opts: { jobId: bullJobId(item.jobId, item.attempt), delay: item.delayMs } })),
+      );
+      return items.map(() => undefined);
+    },
+  });
 
   constructor(private readonly options: RedisForwardQueueOptions) {
     super();
@@ -59,14 +76,10 @@ export class RedisForwardQueue extends ForwardQueue {
 
   async enqueue(jobId: string, options: EnqueueOptions = {}): Promise<void> {
     const attempt = options.attempt ?? 1;
-    const id = bullJobId(jobId, attempt);
-    const queue = this.queue;
-    if (!queue || this.producer.status !== 'ready') throw new QueueUnavailableError('redis', `connection ${this.producer.status}`);
+    bullJobId(jobId, attempt);
+    if (!this.queue || this.producer.status !== 'ready') throw new QueueUnavailableError('redis', `connection ${this.producer.status}`);
     try {
-      await withTimeout(
-        queue.add('forward', { jobId, attempt }, { jobId: id, delay: Math.max(0, Math.round(options.delayMs ?? 0)) }),
-        ENQUEUE_TIMEOUT_MS,
-      );
+      await withTimeout(this.adds.run({ jobId, attempt, delayMs: Math.max(0, Math.round(options.delayMs ?? 0)) }), ENQUEUE_TIMEOUT_MS);
     } catch (error) {
       throw new QueueUnavailableError('redis', this.options.availability?.scrub((error as Error).message) ?? 'enqueue failed');
     }

@@ -1,4 +1,4 @@
-import { isDatabaseUnavailable } from './errors';
+import { isDatabaseUnavailable } from '../database/errors';
 
 export interface StatementBatcherOptions<I, O> {
   /** One statement for many items; returns one result per item, in order. */
@@ -10,6 +10,8 @@ export interface StatementBatcherOptions<I, O> {
   one(item: I): Promise<O>;
   /** Items per statement at most. */
   maxBatch?: number;
+  /** Errors that fail the whole batch without a retry item by item (default: the database unavailable). */
+  isOutage?: (error: unknown) => boolean;
 }
 
 /**
@@ -54,7 +56,7 @@ export class StatementBatcher<I, O> {
       const results = await this.options.many(batch.map((entry) => entry.item));
       batch.forEach((entry, index) => entry.resolve(results[index]));
     } catch (error) {
-      if (isDatabaseUnavailable(error)) {
+      if ((this.options.isOutage ?? isDatabaseUnavailable)(error)) {
         batch.forEach((entry) => entry.reject(error));
         return;
       }
