@@ -18,10 +18,13 @@ import { AttemptOutcome, backoffMs, mayRetry, parseRetryAfter } from './retry-po
 
 /** The most of a downstream answer a job keeps (the same limit as the synchronous path's). */
 const MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
-/** How often a worker purges old responses and re-enqueues jobs whose enqueue was lost. */
-const HOUSEKEEPING_INTERVAL_MS = 60_000;
-/** A queued job this late for its attempt has lost its BullMQ job (an outage between our commit and the enqueue). */
-const OVERDUE_SECONDS = 60;
+/**
+ * The repeatable BullMQ job (a job scheduler, one per queue however many workers upsert it) that
+ * re-enqueues overdue jobs and purges sealed responses and callbacks past FORWARD_JOB_RETENTION.
+ */
+export const HOUSEKEEPING_JOB = 'forward-jobs-housekeeping';
+/** Overdue jobs enqueued again per pass at most (the next pass takes the rest). */
+const SWEEP_BATCH = 1_000;
 
 /**
  * Runs queued forwards in a worker: one BullMQ job per attempt, carrying only the job's id and the
@@ -32,7 +35,6 @@ const OVERDUE_SECONDS = 60;
 @Injectable()
 export class ForwardJobProcessor implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('ForwardJobs');
-  private housekeeping: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly queue: ForwardQueue,
@@ -45,15 +47,30 @@ export class ForwardJobProcessor implements OnApplicationBootstrap, BeforeApplic
 
   async onApplicationBootstrap(): Promise<void> {
     if (this.queue.backend === 'none') return;
-    await this.queue.process((job) => this.handle(job), { concurrency: this.config.workerConcurrency });
-    this.housekeeping = setInterval(() => void this.houseKeep(), HOUSEKEEPING_INTERVAL_MS);
-    this.housekeeping.unref();
+    await this.queue.process((job) => this.handle(job), {
+      concurrency: this.config.workerConcurrency,
+      lockMs: this.config.queueLockMs,
+      onScheduled: (name) => (name === HOUSEKEEPING_JOB ? this.houseKeep() : Promise.resolve()),
+      // The engine may have come back empty (Redis restarted without persistence): its scheduler and
+      // its waiting jobs with it. The scheduler is put back and the job rows, the truth, swept now.
+      onReconnected: () => void this.startHousekeeping('the job queue reconnected'),
+    });
+    await this.startHousekeeping('the worker started');
   }
 
   /** SIGTERM: stop taking jobs and let the running ones finish, while the database is still there. */
   async beforeApplicationShutdown(): Promise<void> {
-    if (this.housekeeping) clearInterval(this.housekeeping);
     await this.queue.close();
+  }
+
+  /** Upserts the housekeeping scheduler and runs one pass at once; never throws (logged, tried again at the next reconnect or start). */
+  private async startHousekeeping(why: string): Promise<void> {
+    try {
+      await this.queue.schedule(HOUSEKEEPING_JOB, this.config.forwardJobSweepSeconds * 1000);
+    } catch (error) {
+      this.logger.warn({ msg: 'could not schedule the queued forward housekeeping', reason: why, error: (error as Error).message });
+    }
+    await this.houseKeep().catch(() => undefined);
   }
 
   async handle({ jobId, attempt }: ForwardJobData): Promise<void> {
@@ -138,19 +155,25 @@ export class ForwardJobProcessor implements OnApplicationBootstrap, BeforeApplic
     await this.queue.enqueue(jobId, { attempt, delayMs });
   }
 
-  /** Old responses purged (FORWARD_JOB_RETENTION); queued jobs whose BullMQ job was lost enqueued again. */
-  private async houseKeep(): Promise<void> {
+  /**
+   * Queued jobs overdue by FORWARD_JOB_OVERDUE enqueued again (their BullMQ job was lost: Redis lost
+   * its data, or an enqueue failed after the row's commit); sealed responses and callbacks past
+   * FORWARD_JOB_RETENTION purged. Every statement is idempotent, so passes of several workers at
+   * once do no harm, and an attempt enqueued twice is one BullMQ job (its id) and one claim.
+   */
+  async houseKeep(): Promise<void> {
     try {
-      const purged = await this.store.purge(this.config.forwardJobRetentionSeconds);
-      if (purged > 0) this.logger.log({ msg: 'purged the sealed plans and responses of ended queued forwards', count: purged });
       const overdue = (await this.dataSource.query(
         `SELECT id, jsonb_array_length(attempts) AS done FROM vault_forward_jobs
-          WHERE status = 'queued' AND COALESCE(next_attempt_at, created_at) < now() - make_interval(secs => $1) LIMIT 1000`,
-        [OVERDUE_SECONDS],
+          WHERE status = 'queued' AND COALESCE(next_attempt_at, created_at) < now() - make_interval(secs => $1) LIMIT $2`,
+        [this.config.forwardJobOverdueSeconds, SWEEP_BATCH],
       )) as Array<{ id: string; done: number }>;
       for (const row of overdue) await this.queue.enqueue(row.id, { attempt: Number(row.done) + 1 });
+      if (overdue.length > 0) this.logger.warn({ msg: 'queued forwards overdue for their attempt were enqueued again', count: overdue.length });
+      const purged = (await this.store.purge(this.config.forwardJobRetentionSeconds)) + (await this.callbacks.purgeEnded());
+      if (purged > 0) this.logger.log({ msg: 'purged the sealed plans, responses and callbacks of ended queued forwards', count: purged });
     } catch (error) {
-      this.logger.warn({ msg: 'queued forward housekeeping failed; tried again later', error: (error as Error).message });
+      this.logger.warn({ msg: 'queued forward housekeeping failed; tried again at its next run', error: (error as Error).message });
     }
   }
 }

@@ -3,8 +3,9 @@ import { Queue, Worker } from 'bullmq';
 import type Redis from 'ioredis';
 import { StatementBatcher } from '../common/statement-batcher';
 import { closeRedis, RedisAvailability } from '../queue/redis';
-import { bullJobId, EnqueueOptions, ForwardJobData, ForwardJobHandler, ForwardQueue, parseJobData, ProcessOptions, QueueUnavailableError } from './forward-queue';
-import { ENQUEUE_TIMEOUT_MS, JOB_OPTIONS, STALLED_INTERVAL_MS, withTimeout } from './job-options';
+import { bullJobId, dispatch, EnqueueOptions, FORWARD_JOB_NAME, ForwardJobData, ForwardJobHandler, ForwardQueue, ProcessOptions, QueueUnavailableError, SCHEDULED_DATA } from './forward-queue';
+
+import { ENQUEUE_TIMEOUT_MS, JOB_OPTIONS, LOCK_OPTIONS, MAX_LEN_EVENTS, withTimeout } from './job-options';
 
 export interface RedisForwardQueueOptions {
   /** The process's shared connection (RedisModule); every connection here is a duplicate() of it. */
@@ -40,11 +41,11 @@ export class RedisForwardQueue extends ForwardQueue {
   private readonly adds = new StatementBatcher<{ jobId: string; attempt: number; delayMs: number }, void>({
     isOutage: () => true,
     one: async (item) => {
-      await this.queue!.add('forward', { jobId: item.jobId, attempt: item.attempt }, { jobId: bullJobId(item.jobId, item.attempt), delay: item.delayMs });
+      await this.queue!.add(FORWARD_JOB_NAME, { jobId: item.jobId, attempt: item.attempt }, { jobId: bullJobId(item.jobId, item.attempt), delay: item.delayMs });
     },
     many: async (items) => {
       await this.queue!.addBulk(
-        items.map((item) => ({ name: 'forward', data: { jobId: item.jobId, attempt: item.attempt }, opts: { jobId: bullJobId(item.jobId, item.attempt), delay: item.delayMs } })),
+        items.map((item) => ({ name: FORWARD_JOB_NAME, data: { jobId: item.jobId, attempt: item.attempt }, opts: { jobId: bullJobId(item.jobId, item.attempt), delay: item.delayMs } })),
       );
       return items.map(() => undefined);
     },
@@ -69,6 +70,7 @@ export class RedisForwardQueue extends ForwardQueue {
       connection: this.producer,
       prefix: this.options.prefix,
       defaultJobOptions: JOB_OPTIONS(this.options.retryBaseMs),
+      streams: { events: { maxLen: MAX_LEN_EVENTS } },
     });
     // RedisAvailability logs the outage once; BullMQ re-emits every connection error here.
     this.queue.on('error', () => undefined);
@@ -89,17 +91,22 @@ export class RedisForwardQueue extends ForwardQueue {
     return this.queue !== null && this.producer.status === 'ready';
   }
 
+  async schedule(name: string, everyMs: number): Promise<void> {
+    if (!this.queue || this.producer.status !== 'ready') throw new QueueUnavailableError('redis', `connection ${this.producer.status}`);
+    await this.queue.upsertJobScheduler(name, { every: everyMs }, { name, data: SCHEDULED_DATA, opts: { removeOnComplete: true, removeOnFail: true } });
+  }
+
   async process(handler: ForwardJobHandler, options: ProcessOptions): Promise<void> {
     if (this.worker) throw new Error('this queue is processed already');
     // Blocking commands wait for Redis through an outage; only workers hold such connections.
     const connection = this.options.redis.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true });
     this.options.availability?.watch('queue-worker', connection);
     this.workerConnection = connection;
-    this.worker = new Worker<ForwardJobData>(this.options.queueName, (job) => handler(parseJobData(job.data)), {
+    this.worker = new Worker<ForwardJobData>(this.options.queueName, dispatch(handler, options), {
       connection,
       prefix: this.options.prefix,
       concurrency: options.concurrency,
-      stalledInterval: STALLED_INTERVAL_MS,
+      ...LOCK_OPTIONS(options.lockMs),
       autorun: true,
     });
     this.worker.on('error', () => undefined);
@@ -107,6 +114,15 @@ export class RedisForwardQueue extends ForwardQueue {
       this.logger.warn({ msg: 'queued forward job failed in the worker', job: { id: job?.id, attempts_made: job?.attemptsMade }, error: error.message });
     });
     await this.worker.waitUntilReady();
+    // Redis back after a loss may have lost everything (no persistence): the producer is what the
+    // caller schedules and enqueues with, so its return is the signal.
+    let lost = false;
+    this.producer.on('close', () => (lost = true));
+    this.producer.on('ready', () => {
+      if (!lost || this.closed) return;
+      lost = false;
+      options.onReconnected?.();
+    });
   }
 
   close(): Promise<void> {
