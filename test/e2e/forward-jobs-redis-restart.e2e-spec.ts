@@ -21,6 +21,7 @@ describe('Queued forwards survive a Redis restart that loses its data', () => {
   let worker: WorkerProcess;
   let downstream: Awaited<ReturnType<typeof startScriptedDownstream>>;
   let token: string;
+  let merchant: string;
 
   beforeAll(async () => {
     redis = await PrivateRedis.start();
@@ -39,7 +40,7 @@ describe('Queued forwards survive a Redis restart that loses its data', () => {
     };
     t = await startTestApp({ env });
     worker = await startWorker(env);
-    const merchant = (await createMerchantAccount(t)).id;
+    merchant = (await createMerchantAccount(t)).id;
     token = await (await createApiKey(t, merchant)).token();
     expect((await http(t.url, '/vault-forward/configs', { method: 'POST', token, body: { display_name: 'x', hosts: [`127.0.0.1:${downstream.port}`], methods: ['POST'] } })).status).toBe(201);
   }, 90_000);
@@ -79,7 +80,7 @@ describe('Queued forwards survive a Redis restart that loses its data', () => {
     const before = await load(160);
     expect(before.refused).toBe(0);
     // What the restart takes away: jobs accepted and still waiting in Redis.
-    const waiting = Number((await t.db.query(`SELECT count(*) AS n FROM vault_forward_jobs WHERE status = 'queued'`))[0].n);
+    const waiting = Number((await t.db.query(`SELECT count(*) AS n FROM vault_forward_jobs WHERE merchant_account_id = $1 AND status = 'queued'`, [merchant]))[0].n);
     expect(waiting).toBeGreaterThan(20);
 
     await redis.kill();
@@ -100,8 +101,8 @@ describe('Queued forwards survive a Redis restart that loses its data', () => {
     const rows = (await t.db.query(`SELECT status, jsonb_array_length(attempts) AS attempts FROM vault_forward_jobs WHERE id = ANY($1::uuid[])`, [accepted])) as Array<{ status: string; attempts: number }>;
     expect(rows).toHaveLength(accepted.length);
     expect(rows.filter((r) => r.status !== 'succeeded' || Number(r.attempts) !== 1)).toEqual([]);
-    // A 503 kept no job, so the table holds exactly the accepted ones; and no job was sent twice.
-    expect(Number((await t.db.query(`SELECT count(*) AS n FROM vault_forward_jobs`))[0].n)).toBe(accepted.length);
+    // A 503 kept no job, so the merchant's jobs are exactly the accepted ones (the run's database is shared by its test files); and no job was sent twice.
+    expect(Number((await t.db.query(`SELECT count(*) AS n FROM vault_forward_jobs WHERE merchant_account_id = $1`, [merchant]))[0].n)).toBe(accepted.length);
     expect(downstream.requestsTo('/load')).toHaveLength(accepted.length);
     // The lost ones came back through the sweep, not by chance.
     expect(worker.output()).toMatch(/overdue for their attempt were enqueued again/);
