@@ -66,6 +66,19 @@ export interface AppConfig {
   forwardJobRetentionSeconds: number;
   /** BullMQ queue of queued forwards: API and workers of one deployment share it (tests isolate with their own). */
   forwardQueueName: string;
+  /**
+   * A queued job this many seconds past due (created, or its next attempt's time) is taken to have
+   * lost its BullMQ job (Redis lost its data, or an enqueue failed after the commit) and is enqueued
+   * again by the housekeeping job.
+   */
+  forwardJobOverdueSeconds: number;
+  /** How often the housekeeping job (overdue sweep, retention purge) runs, in seconds. */
+  forwardJobSweepSeconds: number;
+  /**
+   * How long a worker's lock on a running job lasts without renewal (renewed every half of it); a
+   * killed worker's jobs run again within about 1.5 times this.
+   */
+  queueLockMs: number;
 }
 
 export const QUEUE_BACKENDS = ['redis', 'postgres', 'none'] as const;
@@ -282,6 +295,9 @@ export function loadConfig(env: Env = process.env): AppConfig {
     forwardRetryBaseMs: integer(env, 'FORWARD_RETRY_BASE_MS', 1000, 1, 300_000),
     forwardJobRetentionSeconds: durationSeconds(env, 'FORWARD_JOB_RETENTION', 7 * 86_400, 60, 366 * 86_400),
     forwardQueueName: forwardQueueName(env),
+    forwardJobOverdueSeconds: durationSeconds(env, 'FORWARD_JOB_OVERDUE', 60, 1, 86_400),
+    forwardJobSweepSeconds: durationSeconds(env, 'FORWARD_JOB_SWEEP_INTERVAL', 60, 1, 86_400),
+    queueLockMs: integer(env, 'QUEUE_LOCK_DURATION_MS', 10_000, 1_000, 300_000),
   };
 }
 

@@ -15,7 +15,6 @@ const CALLBACK_TIMEOUT_MS = 10_000;
 /** A claimed delivery whose process died is due again after this. */
 const CLAIM_LEASE_SECONDS = 60;
 const POLL_EVERY_MS = 1_000;
-const PURGE_EVERY_MS = 10 * 60 * 1000;
 const BATCH = 32;
 
 /** Whether this process runs the delivery loop (the worker) or only validates and schedules (the API). */
@@ -60,7 +59,6 @@ export function callbackBackoffMs(attempt: number, baseMs: number, capMs = RETRY
 export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('Callbacks');
   private timer: NodeJS.Timeout | undefined;
-  private purgeTimer: NodeJS.Timeout | undefined;
   private running: Promise<void> | null = null;
   private again = false;
   private stopped = false;
@@ -79,14 +77,11 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
     if (!this.loop) return;
     this.timer = setInterval(() => this.kick(), POLL_EVERY_MS);
     this.timer.unref();
-    this.purgeTimer = setInterval(() => void this.purgeEnded().catch((error: unknown) => this.logger.warn(`purge of ended callbacks failed: ${(error as Error).message}`)), PURGE_EVERY_MS);
-    this.purgeTimer.unref();
   }
 
   async onModuleDestroy(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
-    clearInterval(this.purgeTimer);
     await this.running;
   }
 
@@ -132,7 +127,10 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
     }
   }
 
-  /** Deletes delivered and failed callbacks (their sealed bodies) older than FORWARD_JOB_RETENTION, like the jobs' responses. */
+  /**
+   * Deletes delivered and failed callbacks (their sealed bodies) older than FORWARD_JOB_RETENTION, like
+   * the jobs' responses; run by the queued forwards' housekeeping job (ForwardJobProcessor).
+   */
   async purgeEnded(): Promise<number> {
     const result = await this.dataSource.query<[unknown[], number]>(
       `DELETE FROM vault_forward_callback_deliveries WHERE state <> 'pending' AND ended_at < now() - make_interval(secs => $1)`,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
 import { ProblemException } from '../common/problem/problem';
@@ -9,18 +9,22 @@ import { CallbackDeliveries } from '../forward-callbacks/callback-deliveries';
 import { ForwardExecutor, isRetryable, reachedDownstream } from '../forwarding/forward-executor';
 import { ForwardingErrors } from '../forwarding/forwarding.errors';
 import type { DownstreamResponse } from '../forwarding/downstream-client';
+import type { ForwardPlan } from '../forwarding/forward-plan';
 import { ForwardJobData, ForwardQueue } from '../job-queue/forward-queue';
-import { ENDED_STATUSES, ForwardJob, JobAttempt, JobStatus } from './forward-job.entity';
+import { ENDED_STATUSES, ForwardJob, JobAttempt } from './forward-job.entity';
 import { ForwardJobStore, StoredResponse } from './forward-job-store';
 import { epochMsNow, isoMicros } from './job-clock';
 import { AttemptOutcome, backoffMs, mayRetry, parseRetryAfter } from './retry-policy';
 
 /** The most of a downstream answer a job keeps (the same limit as the synchronous path's). */
 const MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
-/** How often a worker purges old responses and re-enqueues jobs whose enqueue was lost. */
-const HOUSEKEEPING_INTERVAL_MS = 60_000;
-/** A queued job this late for its attempt has lost its BullMQ job (an outage between our commit and the enqueue). */
-const OVERDUE_SECONDS = 60;
+/**
+ * The repeatable BullMQ job (a job scheduler, one per queue however many workers upsert it) that
+ * re-enqueues overdue jobs and purges sealed responses and callbacks past FORWARD_JOB_RETENTION.
+ */
+export const HOUSEKEEPING_JOB = 'forward-jobs-housekeeping';
+/** Overdue jobs enqueued again per pass at most (the next pass takes the rest). */
+const SWEEP_BATCH = 1_000;
 
 /**
  * Runs queued forwards in a worker: one BullMQ job per attempt, carrying only the job's id and the
@@ -31,7 +35,6 @@ const OVERDUE_SECONDS = 60;
 @Injectable()
 export class ForwardJobProcessor implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('ForwardJobs');
-  private housekeeping: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly queue: ForwardQueue,
@@ -44,19 +47,39 @@ export class ForwardJobProcessor implements OnApplicationBootstrap, BeforeApplic
 
   async onApplicationBootstrap(): Promise<void> {
     if (this.queue.backend === 'none') return;
-    await this.queue.process((job) => this.handle(job), { concurrency: this.config.workerConcurrency });
-    this.housekeeping = setInterval(() => void this.houseKeep(), HOUSEKEEPING_INTERVAL_MS);
-    this.housekeeping.unref();
+    await this.queue.process((job) => this.handle(job), {
+      concurrency: this.config.workerConcurrency,
+      lockMs: this.config.queueLockMs,
+      onScheduled: (name) => (name === HOUSEKEEPING_JOB ? this.houseKeep() : Promise.resolve()),
+      // The engine may have come back empty (Redis restarted without persistence): its scheduler and
+      // its waiting jobs with it. The scheduler is put back and the job rows, the truth, swept now.
+      onReconnected: () => void this.startHousekeeping('the job queue reconnected'),
+    });
+    await this.startHousekeeping('the worker started');
   }
 
   /** SIGTERM: stop taking jobs and let the running ones finish, while the database is still there. */
   async beforeApplicationShutdown(): Promise<void> {
-    if (this.housekeeping) clearInterval(this.housekeeping);
     await this.queue.close();
   }
 
+  /** Upserts the housekeeping scheduler and runs one pass at once; never throws (logged, tried again at the next reconnect or start). */
+  private async startHousekeeping(why: string): Promise<void> {
+    try {
+      await this.queue.schedule(HOUSEKEEPING_JOB, this.config.forwardJobSweepSeconds * 1000);
+    } catch (error) {
+      this.logger.warn({ msg: 'could not schedule the queued forward housekeeping', reason: why, error: (error as Error).message });
+    }
+    await this.houseKeep().catch(() => undefined);
+  }
+
   async handle({ jobId, attempt }: ForwardJobData): Promise<void> {
-    const job = await this.store.jobs.findOneBy({ id: jobId });
+    // The usual case in one statement: the job waits for exactly this attempt; take it with its plan.
+    const entry = newAttempt(attempt);
+    const claimed = await this.store.claim(jobId, entry);
+    if (claimed) return this.run(claimed.job, entry, claimed.plan);
+
+    const job = await this.store.find(jobId);
     if (!job) return;
     if (ENDED_STATUSES.includes(job.status)) {
       // Run again after the end was committed (e.g. scheduling the callback failed): schedule it again (same webhook-id, delivered once).
@@ -75,30 +98,13 @@ export class ForwardJobProcessor implements OnApplicationBootstrap, BeforeApplic
       if (attempt === done && job.nextAttemptAt) await this.enqueueNext(job.id, done + 1, job.nextAttemptAt.toEpochMicros());
       return;
     }
-    await this.run(job);
+    // Queued, and this BullMQ job names a later attempt than the row's next one: run the row's next.
+    const next = newAttempt(done + 1);
+    const retaken = await this.store.claim(jobId, next);
+    if (retaken) await this.run(retaken.job, next, retaken.plan);
   }
 
-  private async run(job: ForwardJob): Promise<void> {
-    const number = job.attempts.length + 1;
-    const entry: JobAttempt = {
-      number,
-      request_id: randomUUID(),
-      started_at: isoMicros(),
-      duration_ms: null,
-      status: null,
-      error_type: null,
-      next_attempt_at: null,
-    };
-    const claimed = (await this.dataSource.query(
-      `UPDATE vault_forward_jobs SET status = 'running', attempts = attempts || $2::jsonb, next_attempt_at = NULL, updated_at = now()
-        WHERE id = $1 AND status = 'queued' AND jsonb_array_length(attempts) = $3 RETURNING id`,
-      [job.id, JSON.stringify([entry]), number - 1],
-    )) as [Array<{ id: string }>, number];
-    if (claimed[0].length === 0) return; // cancelled, or taken meanwhile
-    job.attempts.push(entry);
-    job.status = 'running';
-
-    const plan = await this.store.openPlan(job);
+  private async run(job: ForwardJob, entry: JobAttempt, plan: ForwardPlan | null): Promise<void> {
     if (!plan) return this.conclude(job, entry, { kind: 'error', retryable: false, reached: false }, null, 'plan-missing');
     // The caller's key goes downstream, so the target can tell a retry from a new request.
     const sent = job.idempotencyKey && !plan.headerTemplates.some(([name]) => name === 'idempotency-key')
@@ -114,7 +120,7 @@ export class ForwardJobProcessor implements OnApplicationBootstrap, BeforeApplic
       outcome = { kind: 'response', status: response.status, retryAfterMs: retryAfterOf(response) };
     } catch (error) {
       errorType = error instanceof ProblemException ? error.definition.code : 'internal-error';
-      if (!(error instanceof ProblemException)) this.logger.warn({ msg: 'queued forward attempt failed', job: { id: job.id, attempt: number }, error: (error as Error).message });
+      if (!(error instanceof ProblemException)) this.logger.warn({ msg: 'queued forward attempt failed', job: { id: job.id, attempt: entry.number }, error: (error as Error).message });
       outcome = { kind: 'error', retryable: isRetryable(error), reached: reachedDownstream(error) };
     }
     await this.conclude(job, entry, outcome, stored, errorType);
@@ -126,29 +132,18 @@ export class ForwardJobProcessor implements OnApplicationBootstrap, BeforeApplic
     entry.duration_ms = Math.max(0, Math.round((nowMs - Date.parse(entry.started_at)) * 1000) / 1000);
     entry.status = outcome.kind === 'response' ? outcome.status : null;
     entry.error_type = errorType;
+    // The row's attempts end with this one (claimed, or the last of a job whose worker was lost).
+    job.attempts[entry.number - 1] = entry;
     const succeeded = outcome.kind === 'response' && outcome.status < 400;
     const retry = !succeeded && entry.number < job.maxAttempts && mayRetry(outcome, job.method, job.idempotencyKey !== null);
     if (retry) {
       const delayMs = backoffMs(entry.number, this.config.forwardRetryBaseMs, outcome.kind === 'response' ? outcome.retryAfterMs : null);
       entry.next_attempt_at = isoMicros(nowMs + delayMs);
-      await this.dataSource.query(
-        `UPDATE vault_forward_jobs SET status = 'queued', attempts = $2::jsonb, next_attempt_at = $3, updated_at = now() WHERE id = $1 AND status = 'running'`,
-        [job.id, JSON.stringify(job.attempts), entry.next_attempt_at],
-      );
+      await this.store.requeue(job, entry.next_attempt_at);
       await this.enqueueNext(job.id, entry.number + 1, BigInt(Math.round((nowMs + delayMs) * 1000)));
       return;
     }
-    const status: JobStatus = succeeded ? 'succeeded' : 'failed';
-    await this.dataSource.transaction(async (manager: EntityManager) => {
-      if (stored) await this.store.storeResponse(job, stored, manager);
-      // The request (literal CVVs, forwarded credentials) is no longer needed once the job has ended.
-      await manager.query(`DELETE FROM vault_forward_job_plans WHERE job_id = $1`, [job.id]);
-      await manager.query(
-        `UPDATE vault_forward_jobs SET status = $2, attempts = $3::jsonb, next_attempt_at = NULL, response_status = $4, updated_at = now(), finished_at = now()
-          WHERE id = $1`,
-        [job.id, status, JSON.stringify(job.attempts), stored?.status ?? null],
-      );
-    });
+    await this.store.finish(job, succeeded ? 'succeeded' : 'failed', stored);
     // The callback (src/forward-callbacks/): stored in the outbox and delivered by its loop. A failure here
     // throws, so BullMQ runs this handler again, which finds the job ended and schedules once more.
     if (job.callbackUrl) await this.callbacks.schedule(job.id);
@@ -160,21 +155,31 @@ export class ForwardJobProcessor implements OnApplicationBootstrap, BeforeApplic
     await this.queue.enqueue(jobId, { attempt, delayMs });
   }
 
-  /** Old responses purged (FORWARD_JOB_RETENTION); queued jobs whose BullMQ job was lost enqueued again. */
-  private async houseKeep(): Promise<void> {
+  /**
+   * Queued jobs overdue by FORWARD_JOB_OVERDUE enqueued again (their BullMQ job was lost: Redis lost
+   * its data, or an enqueue failed after the row's commit); sealed responses and callbacks past
+   * FORWARD_JOB_RETENTION purged. Every statement is idempotent, so passes of several workers at
+   * once do no harm, and an attempt enqueued twice is one BullMQ job (its id) and one claim.
+   */
+  async houseKeep(): Promise<void> {
     try {
-      const purged = await this.store.purge(this.config.forwardJobRetentionSeconds);
-      if (purged > 0) this.logger.log({ msg: 'purged the sealed plans and responses of ended queued forwards', count: purged });
       const overdue = (await this.dataSource.query(
         `SELECT id, jsonb_array_length(attempts) AS done FROM vault_forward_jobs
-          WHERE status = 'queued' AND COALESCE(next_attempt_at, created_at) < now() - make_interval(secs => $1) LIMIT 1000`,
-        [OVERDUE_SECONDS],
+          WHERE status = 'queued' AND COALESCE(next_attempt_at, created_at) < now() - make_interval(secs => $1) LIMIT $2`,
+        [this.config.forwardJobOverdueSeconds, SWEEP_BATCH],
       )) as Array<{ id: string; done: number }>;
       for (const row of overdue) await this.queue.enqueue(row.id, { attempt: Number(row.done) + 1 });
+      if (overdue.length > 0) this.logger.warn({ msg: 'queued forwards overdue for their attempt were enqueued again', count: overdue.length });
+      const purged = (await this.store.purge(this.config.forwardJobRetentionSeconds)) + (await this.callbacks.purgeEnded());
+      if (purged > 0) this.logger.log({ msg: 'purged the sealed plans, responses and callbacks of ended queued forwards', count: purged });
     } catch (error) {
-      this.logger.warn({ msg: 'queued forward housekeeping failed; tried again later', error: (error as Error).message });
+      this.logger.warn({ msg: 'queued forward housekeeping failed; tried again at its next run', error: (error as Error).message });
     }
   }
+}
+
+function newAttempt(number: number): JobAttempt {
+  return { number, request_id: randomUUID(), started_at: isoMicros(), duration_ms: null, status: null, error_type: null, next_attempt_at: null };
 }
 
 function retryAfterOf(response: DownstreamResponse): number | null {

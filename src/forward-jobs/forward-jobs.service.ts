@@ -63,7 +63,7 @@ export class ForwardJobsService {
 
     // Idempotency-Key (src/idempotency/): one job per key and request for 24 h; a repeat gets that job back.
     let created: ForwardJob | undefined;
-    const { jobId, replayed } = await this.idempotency.around(input.merchantAccountId, idempotencyKey, input.headers, input.body, async () => {
+    const { jobId, replayed } = await this.idempotency.around(input.merchantAccountId, idempotencyKey, input.headers, input.body, async (claimId) => {
       created = await this.store.create(
         {
           id,
@@ -77,6 +77,7 @@ export class ForwardJobsService {
           callbackUrl,
         },
         plan,
+        claimId,
       );
       try {
         await this.queue.enqueue(id, { attempt: 1 });

@@ -1,4 +1,4 @@
-import { Controller, Get, Inject } from '@nestjs/common';
+import { Controller, Get, Inject, Optional } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type Redis from 'ioredis';
@@ -8,6 +8,7 @@ import { ApiProblems } from '../common/openapi/api-problems';
 import { CommonErrors } from '../common/problem/common.errors';
 import { ProblemException } from '../common/problem/problem';
 import { DATABASE_RETRY_AFTER_SECONDS } from '../database/errors';
+import { ForwardQueue } from '../job-queue/forward-queue';
 import { REDIS } from '../queue/redis';
 
 type Check = 'up' | 'down' | 'disabled';
@@ -31,6 +32,12 @@ class ReadinessChecks {
   database!: Check;
   @ApiProperty({ type: String, enum: ['up', 'disabled'], description: '`disabled` when no REDIS_URL is configured.' })
   redis!: Check;
+  @ApiProperty({
+    type: String,
+    enum: ['up', 'down', 'disabled'],
+    description: 'The engine of queued forwards, for information: `down` does not make the API unready; `disabled` with QUEUE_BACKEND=none.',
+  })
+  queue!: Check;
 }
 
 class ReadinessResponse {
@@ -47,6 +54,7 @@ export class HealthController {
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     @Inject(REDIS) private readonly redis: Redis | null,
+    @Optional() private readonly queue?: ForwardQueue,
   ) {}
 
   @Get('live')
@@ -57,8 +65,13 @@ export class HealthController {
   }
 
   @Get('ready')
-  @ApiOperation({ summary: 'Readiness: the database (and Redis, when configured) answer. No token needed.' })
-  @ApiOkResponse({ type: ReadinessResponse, description: 'Every dependency answers.' })
+  @ApiOperation({
+    summary: 'Readiness: the database (and Redis, when configured) answer. No token needed.',
+    description:
+      'checks.queue reports the engine of queued forwards (up, down, or disabled with QUEUE_BACKEND=none) for information only: ' +
+      'with the queue down an async forward is a 503 with Retry-After while synchronous forwards work, so the API stays ready.',
+  })
+  @ApiOkResponse({ type: ReadinessResponse, description: 'Every dependency that decides readiness answers.' })
   @ApiProblems(CommonErrors.serviceUnavailable)
   async ready(): Promise<ReadinessResponse> {
     const [database, redis] = await Promise.all([
@@ -67,13 +80,21 @@ export class HealthController {
         ? withTimeout(this.redis.ping()).then<Check, Check>(() => 'up', () => 'down')
         : Promise.resolve<Check>('disabled'),
     ]);
-    const checks = { database, redis };
-    const down = Object.entries(checks).filter(([, state]) => state === 'down').map(([name]) => name);
+    // Only what every route needs decides readiness; the queue (async forwards only) is reported beside it.
+    const required = { database, redis };
+    const down = Object.entries(required).filter(([, state]) => state === 'down').map(([name]) => name);
+    const checks = { ...required, queue: this.queueState() };
     if (down.length > 0) {
       throw new ProblemException(CommonErrors.serviceUnavailable, `Not ready: ${down.join(' and ')} did not answer.`, undefined, {
         'retry-after': String(DATABASE_RETRY_AFTER_SECONDS),
       });
     }
     return { status: 'ok', checks };
+  }
+
+  /** As the producer last saw it (its connection's state on Redis; the last enqueue on PostgreSQL): no extra round trip. */
+  private queueState(): Check {
+    if (!this.queue || this.queue.backend === 'none') return 'disabled';
+    return this.queue.isAvailable() ? 'up' : 'down';
   }
 }

@@ -52,7 +52,9 @@ export class ForwardIdempotency {
  * the job; a repeat within 24 h with the same request gets that job's id back (`replayed`, answered
  * 200 with the job) and creates nothing. Concurrent duplicates wait up to 5 s for the first to attach
  * its job (creating one takes milliseconds), then get a 409. If creating the job fails (queue down),
- * the key is released.
+ * the key is released. `create` is given the claim's id and must mark it done with its job in the
+ * statement that creates the job (ForwardJobStore.create), so a key is never left claimed by a job
+ * that exists, nor pointing at one that does not.
  */
 @Injectable()
 export class QueuedIdempotency {
@@ -63,9 +65,9 @@ export class QueuedIdempotency {
     key: string | null,
     headers: IncomingHttpHeaders,
     body: Buffer | undefined,
-    create: () => Promise<string>,
+    create: (claimId: string | null) => Promise<string>,
   ): Promise<{ jobId: string; replayed: boolean }> {
-    if (key === null) return { jobId: await create(), replayed: false };
+    if (key === null) return { jobId: await create(null), replayed: false };
     const fingerprint = requestFingerprint({ merchantAccountId, key, kind: 'async', headers, body: body ?? Buffer.alloc(0) });
     const claim = await this.idempotency.claim(merchantAccountId, key, fingerprint, 'async', { waitMs: 5_000 });
     if (claim.outcome === 'conflict') throw keyReusedProblem();
@@ -73,12 +75,11 @@ export class QueuedIdempotency {
     if (claim.outcome === 'replay') return { jobId: claim.jobId!, replayed: true };
     let jobId: string;
     try {
-      jobId = await create();
+      jobId = await create(claim.id);
     } catch (error) {
       await claim.release().catch(() => undefined);
       throw error;
     }
-    await claim.attachJob(jobId);
     return { jobId, replayed: false };
   }
 }

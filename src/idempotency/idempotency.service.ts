@@ -24,12 +24,15 @@ export interface StoredResponse {
 
 export interface NewClaim {
   outcome: 'new';
-  /** Forget the key (nothing worth replaying happened, or the answer cannot be stored): a repeat sends again. */
+  /** The key row's id while this claim holds it. */
+  id: string;
+  /**
+   * Forget the key (nothing worth replaying happened, the answer cannot be stored, or the job it was
+   * done with was discarded): a repeat sends again.
+   */
   release(): Promise<void>;
   /** Sync: seal and store the answer, which every repeat within 24 h replays. */
   complete(response: StoredResponse): Promise<void>;
-  /** Async: the job this key created, which every repeat within 24 h returns. */
-  attachJob(jobId: string): Promise<void>;
 }
 
 export type IdempotencyClaim =
@@ -187,8 +190,10 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
   private newClaim(merchantAccountId: string, key: string, id: string): NewClaim {
     return {
       outcome: 'new',
+      id,
       release: async () => {
-        await this.dataSource.query(`DELETE FROM vault_forward_idempotency_keys WHERE id = $1 AND state = 'running'`, [id]);
+        // By id: this claim's row only (a later claim of the same key has another id), whatever its state.
+        await this.dataSource.query(`DELETE FROM vault_forward_idempotency_keys WHERE id = $1`, [id]);
       },
       complete: async (response: StoredResponse) => {
         const sealed = this.sealer.sealJson(responseAad(merchantAccountId, key, id), {
@@ -200,9 +205,6 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
           `UPDATE vault_forward_idempotency_keys SET state = 'done', ciphertext = $2, wrapped_key = $3, master_key_id = $4 WHERE id = $1`,
           [id, sealed.ciphertext, sealed.wrappedKey, sealed.masterKeyId],
         );
-      },
-      attachJob: async (jobId: string) => {
-        await this.dataSource.query(`UPDATE vault_forward_idempotency_keys SET state = 'done', job_id = $2 WHERE id = $1`, [id, jobId]);
       },
     };
   }

@@ -15,6 +15,19 @@ export interface EnqueueOptions {
 
 export interface ProcessOptions {
   concurrency: number;
+  /**
+   * How long a running job's lock lasts unrenewed (renewed every half of it). A worker that dies
+   * (kill -9) loses its jobs to another within about 1.5 times this; one whose event loop stalls
+   * longer than this has its job run a second time (decisions.md).
+   */
+  lockMs: number;
+  /** Runs a job of a scheduler (schedule()) by its name. */
+  onScheduled?: (name: string) => Promise<void>;
+  /**
+   * Called when the engine is back after a connection loss: it may have lost its data (a Redis
+   * restarted without persistence), schedulers included, so the caller schedules and sweeps again.
+   */
+  onReconnected?: () => void;
 }
 
 /**
@@ -52,6 +65,12 @@ export abstract class ForwardQueue {
   /** Whether an enqueue now is expected to succeed (the producer connection is up). */
   abstract isAvailable(): boolean;
 
+  /**
+   * A repeatable job `name` every `everyMs` (a BullMQ job scheduler): upserting it again from any
+   * number of workers keeps one scheduler and one job per period.
+   */
+  abstract schedule(name: string, everyMs: number): Promise<void>;
+
   /** Starts consuming (once per process); resolves when the worker is connected and taking jobs. */
   abstract process(handler: ForwardJobHandler, options: ProcessOptions): Promise<void>;
 
@@ -71,6 +90,10 @@ export class NoForwardQueue extends ForwardQueue {
     return false;
   }
 
+  async schedule(): Promise<void> {
+    throw new QueueUnavailableError('none', 'QUEUE_BACKEND is none');
+  }
+
   async process(): Promise<void> {
     throw new Error('QUEUE_BACKEND is none: there is no queue to take jobs from');
   }
@@ -86,6 +109,20 @@ export function bullJobId(jobId: string, attempt: number): string {
   if (!Number.isInteger(attempt) || attempt < 1) throw new Error('attempt must be a whole number from 1');
   // BullMQ refuses ':' in custom ids and purely numeric ones.
   return `${jobId}.${attempt}`;
+}
+
+/** A scheduler's job carries nothing; typed as the queue's data, which only forwards' jobs are parsed as. */
+export const SCHEDULED_DATA = {} as ForwardJobData;
+
+/** The name of every forward's BullMQ job; a scheduler's jobs carry the scheduler's name instead. */
+export const FORWARD_JOB_NAME = 'forward';
+
+/** The worker's processor for either engine: forwards to the handler, a scheduler's job to onScheduled. */
+export function dispatch(handler: ForwardJobHandler, options: ProcessOptions) {
+  return async (job: { name: string; data: unknown }): Promise<void> => {
+    if (job.name === FORWARD_JOB_NAME) return handler(parseJobData(job.data));
+    await options.onScheduled?.(job.name);
+  };
 }
 
 export function parseJobData(data: unknown): ForwardJobData {

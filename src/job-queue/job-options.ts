@@ -3,8 +3,19 @@ import type { DefaultJobOptions } from 'bullmq';
 /** An enqueue that the engine has not acknowledged by then has failed: the request gets its 503 instead of waiting. */
 export const ENQUEUE_TIMEOUT_MS = 1_000;
 
-/** How often a worker looks for jobs whose worker died (lock expired), on either engine. */
-export const STALLED_INTERVAL_MS = 15_000;
+/**
+ * Lock and stalled-check settings of a worker, on either engine: the lock is renewed every half of
+ * `lockMs`, and a job whose lock has expired is found within another half.
+ */
+export function LOCK_OPTIONS(lockMs: number): { lockDuration: number; stalledInterval: number } {
+  return { lockDuration: lockMs, stalledInterval: Math.max(500, Math.round(lockMs / 2)) };
+}
+
+/**
+ * BullMQ appends every job's events (added, active, completed…) to a stream of 10,000 by default;
+ * nothing here reads them (the job rows are the truth), so a short one is kept.
+ */
+export const MAX_LEN_EVENTS = 1_000;
 
 /**
  * How long BullMQ keeps an ended job (it holds only our id and the attempt number). While it is kept,

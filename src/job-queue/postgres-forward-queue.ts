@@ -1,8 +1,9 @@
 import { Logger } from '@nestjs/common';
 import { createPostgresBackend, JobProgress, PostgresConnectionOptions, PostgresQueueBackend, Queue, withBackend, Worker } from 'bullmq';
 import { Client } from 'pg';
-import { bullJobId, EnqueueOptions, ForwardJobData, ForwardJobHandler, ForwardQueue, parseJobData, ProcessOptions, QueueUnavailableError } from './forward-queue';
-import { JOB_OPTIONS, STALLED_INTERVAL_MS, withTimeout } from './job-options';
+import { bullJobId, dispatch, EnqueueOptions, FORWARD_JOB_NAME, ForwardJobData, ForwardJobHandler, ForwardQueue, ProcessOptions, QueueUnavailableError, SCHEDULED_DATA } from './forward-queue';
+
+import { JOB_OPTIONS, LOCK_OPTIONS, MAX_LEN_EVENTS, withTimeout } from './job-options';
 
 export interface PostgresForwardQueueOptions {
   databaseUrl: string;
@@ -53,6 +54,7 @@ export class PostgresForwardQueue extends ForwardQueue {
     this.queue = new PgQueue<ForwardJobData>(options.queueName, {
       connection: this.connection(options.sharedSession ? 1 : options.role === 'api' ? 4 : 2),
       defaultJobOptions: JOB_OPTIONS(options.retryBaseMs),
+      streams: { events: { maxLen: MAX_LEN_EVENTS } },
     });
     this.queue.on('error', (error: Error) => this.unavailable(error));
   }
@@ -68,7 +70,7 @@ export class PostgresForwardQueue extends ForwardQueue {
     const id = bullJobId(jobId, attempt);
     try {
       await withTimeout(
-        this.queue.add('forward', { jobId, attempt }, { jobId: id, delay: Math.max(0, Math.round(options.delayMs ?? 0)) }),
+        this.queue.add(FORWARD_JOB_NAME, { jobId, attempt }, { jobId: id, delay: Math.max(0, Math.round(options.delayMs ?? 0)) }),
         this.enqueueTimeoutMs,
       );
       this.available = true;
@@ -82,14 +84,19 @@ export class PostgresForwardQueue extends ForwardQueue {
     return this.available;
   }
 
+  /** PostgreSQL keeps its schedulers through restarts: no onReconnected here. */
+  async schedule(name: string, everyMs: number): Promise<void> {
+    await withTimeout(this.queue.upsertJobScheduler(name, { every: everyMs }, { name, data: SCHEDULED_DATA, opts: { removeOnComplete: true, removeOnFail: true } }), this.enqueueTimeoutMs);
+  }
+
   async process(handler: ForwardJobHandler, options: ProcessOptions): Promise<void> {
     if (this.worker) throw new Error('this queue is processed already');
-    const worker = new PgWorker<ForwardJobData>(this.options.queueName, (job) => handler(parseJobData(job.data)), {
+    const worker = new PgWorker<ForwardJobData>(this.options.queueName, dispatch(handler, options), {
       // More connections than this buy nothing at 2 cores. PGlite runs one statement at a time, and its
       // socket server takes 16 connections in all, 10 of which are the application's pool.
       connection: this.connection(this.options.sharedSession ? 2 : Math.min(20, Math.max(4, Math.ceil(options.concurrency / 3)))),
       concurrency: options.concurrency,
-      stalledInterval: STALLED_INTERVAL_MS,
+      ...LOCK_OPTIONS(options.lockMs),
     });
     this.worker = worker;
     worker.on('error', (error: Error) => this.unavailable(error));

@@ -12,7 +12,18 @@ describe('Health and OpenAPI', () => {
     expect((await http(t.url, '/health/live')).body).toEqual({ status: 'ok' });
     const ready = await http(t.url, '/health/ready');
     expect(ready.status).toBe(200);
-    expect(ready.body).toEqual({ status: 'ok', checks: { database: 'up', redis: 'up' } });
+    expect(ready.body).toEqual({ status: 'ok', checks: { database: 'up', redis: 'up', queue: 'up' } });
+  });
+
+  it('reports the queue engine without making readiness depend on it (queued forwarding off: disabled, still ready)', async () => {
+    const off = await startTestApp({ env: { QUEUE_BACKEND: 'none' } });
+    try {
+      const ready = await http(off.url, '/health/ready');
+      expect(ready.status).toBe(200);
+      expect(ready.body).toEqual({ status: 'ok', checks: { database: 'up', redis: 'up', queue: 'disabled' } });
+    } finally {
+      await off.close();
+    }
   });
 
   it('reports 503 problem+json when a dependency is down', async () => {

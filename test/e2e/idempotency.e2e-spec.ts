@@ -224,6 +224,24 @@ describe('Idempotency-Key on POST /vault-forward with Prefer: respond-async', ()
     expect(answers.every((a) => a.status === 202 || a.status === 200)).toBe(true);
   });
 
+  it('40 concurrent requests with 40 keys (creates batched into shared statements): each key done with its own job', async () => {
+    const keys = Array.from({ length: 40 }, () => `k-${randomUUID()}`);
+    const answers = await Promise.all(keys.map((key, i) => queue(key, `{"n":"{{ CARD_NUMBER_1 }}","i":${i}}`)));
+    expect(answers.map((a) => a.status)).toEqual(keys.map(() => 202));
+    // The key row and the job were written by the same statement: every key points at the job its request got.
+    const rows = (await t.db.query(
+      `SELECT k.key, k.state, k.job_id, j.idempotency_key FROM vault_forward_idempotency_keys k JOIN vault_forward_jobs j ON j.id = k.job_id
+        WHERE k.merchant_account_id = $1 AND k.key = ANY($2::text[])`,
+      [merchant, keys],
+    )) as Array<{ key: string; state: string; job_id: string; idempotency_key: string }>;
+    expect(rows).toHaveLength(40);
+    for (const [i, key] of keys.entries()) {
+      expect(rows.find((r) => r.key === key)).toEqual({ key, state: 'done', job_id: answers[i].body.id, idempotency_key: key });
+    }
+    const repeats = await Promise.all(keys.map((key, i) => queue(key, `{"n":"{{ CARD_NUMBER_1 }}","i":${i}}`)));
+    expect(repeats.map((a) => [a.status, a.body.id])).toEqual(answers.map((a) => [200, a.body.id]));
+  });
+
   it('a key used synchronously cannot be reused for a queued forward', async () => {
     const key = `k-${randomUUID()}`;
     const sync = await http(t.url, '/vault-forward', {

@@ -38,7 +38,7 @@ async function queuesOn(backend: QueueBackend, options: { redisUrl?: string } = 
 /** Starts the worker side, recording every job it receives with the time it arrived. */
 async function record(worker: ForwardQueue, concurrency = 32) {
   const received: Array<ForwardJobData & { at: number }> = [];
-  await worker.process(async (job) => void received.push({ ...job, at: Date.now() }), { concurrency });
+  await worker.process(async (job) => void received.push({ ...job, at: Date.now() }), { concurrency, lockMs: 10_000 });
   return received;
 }
 
@@ -108,7 +108,7 @@ describe.each(['redis', 'postgres'] as const)('Job queue on %s', (backend) => {
         await new Promise((resolve) => setImmediate(resolve));
         finished = true;
       },
-      { concurrency: 1 },
+      { concurrency: 1, lockMs: 10_000 },
     );
     let closing = false;
     await queues.producer.enqueue(randomUUID());

@@ -46,7 +46,7 @@ describe('Entry points as a user runs them (compiled dist/)', () => {
 
     const ready = await http(url, '/health/ready');
     expect(ready.status).toBe(200);
-    expect(ready.body).toEqual({ status: 'ok', checks: { database: 'up', redis: 'disabled' } });
+    expect(ready.body).toEqual({ status: 'ok', checks: { database: 'up', redis: 'disabled', queue: 'up' } });
     const { stdout } = api.output();
     expect(stdout).toMatch(/No DATABASE_URL: using embedded PostgreSQL \(PGlite\) with data in .*pglite/);
     expect(stdout).toContain('Queued forwarding runs on postgres (the embedded PostgreSQL, development only)');

@@ -63,7 +63,7 @@ export interface ScriptedRequest {
 }
 
 /** What the downstream does with one request: an answer, or hold it until released (or the connection goes). */
-export type Step = { status: number; headers?: Record<string, string>; body?: string } | { hold: true };
+export type Step = { status: number; headers?: Record<string, string>; body?: string; delayMs?: number } | { hold: true };
 
 /**
  * A downstream whose answers per path are scripted: each request to a path takes the next step of
@@ -85,8 +85,12 @@ export async function startScriptedDownstream() {
         held.push(res);
         return;
       }
-      res.writeHead(step.status, { 'content-type': 'application/json', ...step.headers });
-      res.end(step.body ?? JSON.stringify({ status: step.status }));
+      const answer = () => {
+        res.writeHead(step.status, { 'content-type': 'application/json', ...step.headers });
+        res.end(step.body ?? JSON.stringify({ status: step.status }));
+      };
+      if (step.delayMs) setTimeout(answer, step.delayMs);
+      else answer();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -21,6 +21,9 @@ describe('queue configuration (QUEUE_BACKEND, WORKER_CONCURRENCY, FORWARD_RETRY_
       workerConcurrency: 32,
       forwardRetryBaseMs: 1000,
       forwardJobRetentionSeconds: 7 * 86_400,
+      forwardJobOverdueSeconds: 60,
+      forwardJobSweepSeconds: 60,
+      queueLockMs: 10_000,
     });
     expect(loadConfig({ DATABASE_URL: DB }).queueBackend).toBe('postgres');
     expect(loadConfig({}).queueBackend).toBe('postgres');
@@ -46,6 +49,9 @@ describe('queue configuration (QUEUE_BACKEND, WORKER_CONCURRENCY, FORWARD_RETRY_
     [{ FORWARD_JOB_RETENTION: '7 days' }, 'FORWARD_JOB_RETENTION: must be a duration like 7d'],
     [{ FORWARD_JOB_RETENTION: '10s' }, 'FORWARD_JOB_RETENTION: must be between 60s and'],
     [{ FORWARD_JOB_RETENTION: '400d' }, 'FORWARD_JOB_RETENTION: must be between 60s and'],
+    [{ FORWARD_JOB_OVERDUE: '0' }, 'FORWARD_JOB_OVERDUE: must be between 1s and'],
+    [{ FORWARD_JOB_SWEEP_INTERVAL: '2 min' }, 'FORWARD_JOB_SWEEP_INTERVAL: must be a duration like 7d'],
+    [{ QUEUE_LOCK_DURATION_MS: '500' }, 'QUEUE_LOCK_DURATION_MS: must be between 1000 and 300000, got 500'],
   ])('%p fails with one line naming the variable', (env, message) => {
     expect(error(env)).toContain(message);
   });
@@ -59,5 +65,13 @@ describe('queue configuration (QUEUE_BACKEND, WORKER_CONCURRENCY, FORWARD_RETRY_
     ['2D', 172_800],
   ])('FORWARD_JOB_RETENTION=%s is %d seconds', (raw, seconds) => {
     expect(loadConfig({ FORWARD_JOB_RETENTION: raw }).forwardJobRetentionSeconds).toBe(seconds);
+  });
+
+  it('takes the housekeeping and lock settings', () => {
+    expect(loadConfig({ FORWARD_JOB_OVERDUE: '5s', FORWARD_JOB_SWEEP_INTERVAL: '2m', QUEUE_LOCK_DURATION_MS: '3000' })).toMatchObject({
+      forwardJobOverdueSeconds: 5,
+      forwardJobSweepSeconds: 120,
+      queueLockMs: 3_000,
+    });
   });
 });

@@ -1,0 +1,110 @@
+import { randomUUID } from 'node:crypto';
+import { createApiKey } from '../factories/api-keys';
+import { createMerchantAccount } from '../factories/merchant-accounts';
+import { startScriptedDownstream, startWorker, WorkerProcess } from '../support/forward-jobs';
+import { http } from '../support/http';
+import { PrivateRedis } from '../support/private-redis';
+import { startTestApp, TestApp } from '../support/test-app';
+import { waitFor } from '../support/wait';
+
+const ENDED = ['succeeded', 'failed', 'cancelled'];
+
+/**
+ * Redis restarting mid-load without persistence (a private redis-server, SIGKILLed and started again
+ * empty): every BullMQ job waiting in it is lost, with the housekeeping scheduler. The job rows in
+ * PostgreSQL are the truth: the worker puts its scheduler back when Redis returns, and the sweep
+ * enqueues the overdue queued jobs again, so every 202 ends in a final state, each sent once.
+ */
+describe('Queued forwards survive a Redis restart that loses its data', () => {
+  let redis: PrivateRedis;
+  let t: TestApp;
+  let worker: WorkerProcess;
+  let downstream: Awaited<ReturnType<typeof startScriptedDownstream>>;
+  let token: string;
+  let merchant: string;
+
+  beforeAll(async () => {
+    redis = await PrivateRedis.start();
+    downstream = await startScriptedDownstream();
+    // Slow answers and few slots: a backlog waits in Redis when it dies.
+    downstream.script('/load', [{ status: 200, body: '{"ok":true}', delayMs: 40 }]);
+    const env = {
+      QUEUE_BACKEND: 'redis',
+      REDIS_URL: redis.url,
+      FORWARD_QUEUE_NAME: `test-redis-restart-${randomUUID()}`,
+      FORWARD_RETRY_BASE_MS: '20',
+      FORWARD_INSECURE_HOSTS: '127.0.0.1',
+      FORWARD_JOB_OVERDUE: '2s',
+      FORWARD_JOB_SWEEP_INTERVAL: '1s',
+      WORKER_CONCURRENCY: '4',
+    };
+    t = await startTestApp({ env });
+    worker = await startWorker(env);
+    merchant = (await createMerchantAccount(t)).id;
+    token = await (await createApiKey(t, merchant)).token();
+    expect((await http(t.url, '/vault-forward/configs', { method: 'POST', token, body: { display_name: 'x', hosts: [`127.0.0.1:${downstream.port}`], methods: ['POST'] } })).status).toBe(201);
+  }, 90_000);
+
+  afterAll(async () => {
+    if (worker && worker.child.exitCode === null && worker.child.signalCode === null) await worker.kill();
+    await t?.close();
+    await downstream?.close();
+    await redis?.kill();
+  }, 30_000);
+
+  /** `count` queued forwards, 20 at a time; returns the ids of those answered 202 (a 503 during the outage is not accepted). */
+  async function load(count: number): Promise<{ accepted: string[]; refused: number }> {
+    const accepted: string[] = [];
+    let refused = 0;
+    for (let sent = 0; sent < count; sent += 20) {
+      const answers = await Promise.all(
+        Array.from({ length: Math.min(20, count - sent) }, () =>
+          http(t.url, '/vault-forward', {
+            method: 'POST',
+            token,
+            headers: { prefer: 'respond-async', 'x-vault-forward-url': `${downstream.url}/load`, 'x-vault-forward-http-method': 'POST' },
+            body: { n: sent },
+          }),
+        ),
+      );
+      for (const answer of answers) {
+        if (answer.status === 202) accepted.push(answer.body.id as string);
+        else if (answer.status === 503) refused++;
+        else throw new Error(`unexpected ${answer.status}: ${JSON.stringify(answer.body)}`);
+      }
+    }
+    return { accepted, refused };
+  }
+
+  it('kills Redis under load and starts it again empty: every accepted job ends succeeded, each sent exactly once', async () => {
+    const before = await load(160);
+    expect(before.refused).toBe(0);
+    // What the restart takes away: jobs accepted and still waiting in Redis.
+    const waiting = Number((await t.db.query(`SELECT count(*) AS n FROM vault_forward_jobs WHERE merchant_account_id = $1 AND status = 'queued'`, [merchant]))[0].n);
+    expect(waiting).toBeGreaterThan(20);
+
+    await redis.kill();
+    const during = await load(20);
+    await redis.restart();
+    // Load goes on while the API and the worker reconnect (some of it may still be refused with 503).
+    const after = await load(120);
+    const accepted = [...before.accepted, ...during.accepted, ...after.accepted];
+    expect(after.accepted.length).toBeGreaterThan(0);
+
+    await waitFor(
+      async () => {
+        const [row] = await t.db.query(`SELECT count(*) AS n FROM vault_forward_jobs WHERE id = ANY($1::uuid[]) AND status = ANY($2::text[])`, [accepted, ENDED]);
+        return Number(row.n) === accepted.length;
+      },
+      { timeoutMs: 90_000, what: `all ${accepted.length} accepted jobs to end` },
+    );
+    const rows = (await t.db.query(`SELECT status, jsonb_array_length(attempts) AS attempts FROM vault_forward_jobs WHERE id = ANY($1::uuid[])`, [accepted])) as Array<{ status: string; attempts: number }>;
+    expect(rows).toHaveLength(accepted.length);
+    expect(rows.filter((r) => r.status !== 'succeeded' || Number(r.attempts) !== 1)).toEqual([]);
+    // A 503 kept no job, so the merchant's jobs are exactly the accepted ones (the run's database is shared by its test files); and no job was sent twice.
+    expect(Number((await t.db.query(`SELECT count(*) AS n FROM vault_forward_jobs WHERE merchant_account_id = $1`, [merchant]))[0].n)).toBe(accepted.length);
+    expect(downstream.requestsTo('/load')).toHaveLength(accepted.length);
+    // The lost ones came back through the sweep, not by chance.
+    expect(worker.output()).toMatch(/overdue for their attempt were enqueued again/);
+  }, 180_000);
+});
