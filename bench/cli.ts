@@ -25,19 +25,47 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'vf-bench-cli-'));
   const env = { PATH: process.env.PATH, DATABASE_URL: url.toString(), DATA_DIR: dir };
   const root = join(__dirname, '..', '..');
-  const run = (command: string, args: string[]) => () => Promise.resolve(execFileSync(command, args, { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] }));
+  const run = (command: string, args: string[]) => () =>
+    Promise.resolve(execFileSync(command, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] }));
   try {
     const keyFile = join(dir, 'bench.pem');
-    execFileSync(process.execPath, ['dist/cli/main.js', 'api-key', 'create', '--instance', '--out', keyFile], { cwd: root, env });
+    execFileSync(process.execPath, ['dist/cli/main.js', 'api-key', 'create', '--instance', '--out', keyFile], {
+      cwd: root,
+      env,
+    });
     const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
     const results = await interleaved(
       {
         'npm run --silent cli -- --help': run(npm, ['run', '--silent', 'cli', '--', '--help']),
-        'npm run --silent cli -- token --key FILE': run(npm, ['run', '--silent', 'cli', '--', 'token', '--key', keyFile]),
+        'npm run --silent cli -- token --key FILE': run(npm, [
+          'run',
+          '--silent',
+          'cli',
+          '--',
+          'token',
+          '--key',
+          keyFile,
+        ]),
         'node dist/cli/main.js --help': run(process.execPath, ['dist/cli/main.js', '--help']),
-        'node dist/cli/main.js token --key FILE': run(process.execPath, ['dist/cli/main.js', 'token', '--key', keyFile]),
-        'node dist/cli/main.js api-key list (PostgreSQL)': run(process.execPath, ['dist/cli/main.js', 'api-key', 'list']),
-        'npm run --silent cli -- api-key list (PostgreSQL)': run(npm, ['run', '--silent', 'cli', '--', 'api-key', 'list']),
+        'node dist/cli/main.js token --key FILE': run(process.execPath, [
+          'dist/cli/main.js',
+          'token',
+          '--key',
+          keyFile,
+        ]),
+        'node dist/cli/main.js api-key list (PostgreSQL)': run(process.execPath, [
+          'dist/cli/main.js',
+          'api-key',
+          'list',
+        ]),
+        'npm run --silent cli -- api-key list (PostgreSQL)': run(npm, [
+          'run',
+          '--silent',
+          'cli',
+          '--',
+          'api-key',
+          'list',
+        ]),
       },
       rounds,
       1,

@@ -38,18 +38,25 @@ const BODY = JSON.stringify({
   ],
 });
 
-
 /** Starts the compiled API (quiet logs) and waits until it is ready. */
 async function startApi(env: Record<string, string>): Promise<{ url: string; process: ChildProcess }> {
   const port = await freePort();
-  const profile = process.env.BENCH_API_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_API_PROFILE}`] : [];
+  const profile = process.env.BENCH_API_PROFILE
+    ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_API_PROFILE}`]
+    : [];
   const flags = (process.env.BENCH_NODE_FLAGS ?? API_NODE_FLAGS).split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...profile, ...flags, join(ROOT, 'dist/main.js')], { env: { PATH: process.env.PATH!, PORT: String(port), ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(process.execPath, [...profile, ...flags, join(ROOT, 'dist/main.js')], {
+    env: { PATH: process.env.PATH!, PORT: String(port), ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   children.push(child);
   const url = `http://127.0.0.1:${port}`;
   for (let attempt = 0; attempt < 200; attempt++) {
     if (child.exitCode !== null) throw new Error(`API exited with ${child.exitCode}`);
-    const ready = await fetch(`${url}/health/ready`).then((r) => r.ok, () => false);
+    const ready = await fetch(`${url}/health/ready`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ready) return { url, process: child };
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -66,15 +73,36 @@ interface Result {
   cpuPerRequestUs: { user: number; system: number } | null;
 }
 
-async function load(url: string, headers: Record<string, string>, server: ChildProcess | null, body = BODY): Promise<Result> {
-  const options = { url, method: 'POST' as const, headers: { 'content-type': 'application/json', ...headers }, body, connections: CONNECTIONS };
+async function load(
+  url: string,
+  headers: Record<string, string>,
+  server: ChildProcess | null,
+  body = BODY,
+): Promise<Result> {
+  const options = {
+    url,
+    method: 'POST' as const,
+    headers: { 'content-type': 'application/json', ...headers },
+    body,
+    connections: CONNECTIONS,
+  };
   await autocannon({ ...options, duration: 2 }); // warm-up: pools, JIT, caches
   const before = cpuMs(server?.pid);
   const result = await autocannon({ ...options, duration: DURATION });
   const after = cpuMs(server?.pid);
   const perRequest = (a: number, b: number) => ((a - b) * 1000) / result.requests.total;
-  const cpuPerRequestUs = before && after ? { user: perRequest(after.user, before.user), system: perRequest(after.system, before.system) } : null;
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors, non2xx: result.non2xx, cpuPerRequestUs };
+  const cpuPerRequestUs =
+    before && after
+      ? { user: perRequest(after.user, before.user), system: perRequest(after.system, before.system) }
+      : null;
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors,
+    non2xx: result.non2xx,
+    cpuPerRequestUs,
+  };
 }
 
 async function main(): Promise<void> {
@@ -92,7 +120,11 @@ async function main(): Promise<void> {
     const pki = TestCa.create('Bench CA');
     const serverCert = pki.issue('127.0.0.1', 'server');
     const clientCert = pki.issue('bench-client', 'client');
-    const mtlsEcho = await forkServer('mtls-echo-server.js', { BENCH_TLS_CERT: serverCert.cert, BENCH_TLS_KEY: serverCert.key, BENCH_TLS_CLIENT_CA: pki.cert });
+    const mtlsEcho = await forkServer('mtls-echo-server.js', {
+      BENCH_TLS_CERT: serverCert.cert,
+      BENCH_TLS_KEY: serverCert.key,
+      BENCH_TLS_CLIENT_CA: pki.cert,
+    });
     const handshakes = () =>
       new Promise<number>((resolve) => {
         mtlsEcho.process.once('message', (m: { handshakes: number }) => resolve(m.handshakes));
@@ -112,14 +144,27 @@ async function main(): Promise<void> {
     await db.initialize();
     await db.query(`INSERT INTO merchant_accounts (id, display_name) VALUES ('bench', 'Bench')`);
     // create() needs the repository only.
-    const key = await new ApiKeysService(db.getRepository(ApiKey), null as never, new SharedCaches(null, null, new Metrics())).create('bench', 'ES256');
+    const key = await new ApiKeysService(
+      db.getRepository(ApiKey),
+      null as never,
+      new SharedCaches(null, null, new Metrics()),
+    ).create('bench', 'ES256');
     await db.destroy();
     const token = await signToken({ privateKeyPem: key.privateKeyPem, keyId: key.id, scopes: ['*.write', '*.read'] });
-    const config = await postJson(`${api}/vault-forward/configs`, token, { display_name: 'Echo', hosts: [`127.0.0.1:${echoPort}`, `127.0.0.1:${mtlsEcho.port}`] });
+    const config = await postJson(`${api}/vault-forward/configs`, token, {
+      display_name: 'Echo',
+      hosts: [`127.0.0.1:${echoPort}`, `127.0.0.1:${mtlsEcho.port}`],
+    });
     const hmacMethod = await postJson(`${api}/vault-forward/configs/${config.id}/authentications`, token, {
       kind: 'hmac-signature',
       label: 'bench',
-      fields: { secret: 'bench-hmac-secret-0123456789abcdef', algorithm: 'sha256', encoding: 'hex', header: 'x-signature', timestamp_header: 'x-timestamp' },
+      fields: {
+        secret: 'bench-hmac-secret-0123456789abcdef',
+        algorithm: 'sha256',
+        encoding: 'hex',
+        header: 'x-signature',
+        timestamp_header: 'x-timestamp',
+      },
     });
     const mtlsMethod = await postJson(`${api}/vault-forward/configs/${config.id}/authentications`, token, {
       kind: 'mutual-tls',
@@ -127,8 +172,16 @@ async function main(): Promise<void> {
       fields: { certificate: clientCert.cert, private_key: clientCert.key, ca_certificates: pki.cert },
     });
     const cards = [
-      await postJson(`${api}/payment-methods`, token, { method: 'card', number: '4111111111111111', expiration_date: '12/30' }),
-      await postJson(`${api}/payment-methods`, token, { method: 'card', number: '5555555555554444', expiration_date: '01/31' }),
+      await postJson(`${api}/payment-methods`, token, {
+        method: 'card',
+        number: '4111111111111111',
+        expiration_date: '12/30',
+      }),
+      await postJson(`${api}/payment-methods`, token, {
+        method: 'card',
+        number: '5555555555554444',
+        expiration_date: '01/31',
+      }),
     ];
 
     const target = `http://127.0.0.1:${echoPort}/charge`;
@@ -138,17 +191,33 @@ async function main(): Promise<void> {
     const floor = await load(`http://127.0.0.1:${cardProxy.port}/`, forwardHeaders, cardProxy.process);
     const ours = await load(
       `${api}/vault-forward`,
-      { ...forwardHeaders, authorization: `Bearer ${token}`, 'x-vault-forward-payment-methods': cards.map((c: { id: string }) => c.id).join(',') },
+      {
+        ...forwardHeaders,
+        authorization: `Bearer ${token}`,
+        'x-vault-forward-payment-methods': cards.map((c: { id: string }) => c.id).join(','),
+      },
       apiProcess,
     );
 
-    const cardHeaders = { authorization: `Bearer ${token}`, 'x-vault-forward-payment-methods': cards.map((c: { id: string }) => c.id).join(',') };
-    const signed = await load(`${api}/vault-forward`, { ...forwardHeaders, ...cardHeaders, 'x-vault-forward-authentications': hmacMethod.id }, apiProcess);
+    const cardHeaders = {
+      authorization: `Bearer ${token}`,
+      'x-vault-forward-payment-methods': cards.map((c: { id: string }) => c.id).join(','),
+    };
+    const signed = await load(
+      `${api}/vault-forward`,
+      { ...forwardHeaders, ...cardHeaders, 'x-vault-forward-authentications': hmacMethod.id },
+      apiProcess,
+    );
     const handshakesBefore = await handshakes();
     const mtlsStarted = Date.now();
     const mutual = await load(
       `${api}/vault-forward`,
-      { 'x-vault-forward-url': `https://127.0.0.1:${mtlsEcho.port}/charge`, 'x-vault-forward-http-method': 'POST', ...cardHeaders, 'x-vault-forward-authentications': mtlsMethod.id },
+      {
+        'x-vault-forward-url': `https://127.0.0.1:${mtlsEcho.port}/charge`,
+        'x-vault-forward-http-method': 'POST',
+        ...cardHeaders,
+        'x-vault-forward-authentications': mtlsMethod.id,
+      },
       apiProcess,
     );
     const mtlsHandshakes = (await handshakes()) - handshakesBefore;
@@ -163,15 +232,24 @@ async function main(): Promise<void> {
     {
       // The same route without payment methods (placeholders escaped): no vault lookup, no decryption.
       // The difference to (c) is the vault's share; the rest is the framework, auth and checks.
-      rows['(c0) /vault-forward without cards'] = await load(`${api}/vault-forward`, { ...forwardHeaders, authorization: `Bearer ${token}` }, apiProcess, BODY.replace(/\{\{/g, '\\\\{{'));
+      rows['(c0) /vault-forward without cards'] = await load(
+        `${api}/vault-forward`,
+        { ...forwardHeaders, authorization: `Bearer ${token}` },
+        apiProcess,
+        BODY.replace(/\{\{/g, '\\\\{{'),
+      );
     }
     rows['(c+hmac) (c) with an hmac-signature method'] = signed;
     rows['(c+mtls) (c) with a mutual-tls method, TLS downstream'] = mutual;
-    console.log(`\n${CONNECTIONS} connections, ${DURATION} s each after a 2 s warm-up, body ${BODY.length} bytes with two card placeholders\n`);
+    console.log(
+      `\n${CONNECTIONS} connections, ${DURATION} s each after a 2 s warm-up, body ${BODY.length} bytes with two card placeholders\n`,
+    );
     console.log('| case | requests/s | p50 ms | p99 ms | errors | non-2xx | server CPU µs/request (user + system) |');
     console.log('|---|---:|---:|---:|---:|---:|---:|');
     for (const [label, r] of Object.entries(rows)) {
-      const cpu = r.cpuPerRequestUs ? `${(r.cpuPerRequestUs.user + r.cpuPerRequestUs.system).toFixed(0)} (${r.cpuPerRequestUs.user.toFixed(0)} + ${r.cpuPerRequestUs.system.toFixed(0)})` : 'n/a';
+      const cpu = r.cpuPerRequestUs
+        ? `${(r.cpuPerRequestUs.user + r.cpuPerRequestUs.system).toFixed(0)} (${r.cpuPerRequestUs.user.toFixed(0)} + ${r.cpuPerRequestUs.system.toFixed(0)})`
+        : 'n/a';
       console.log(`| ${label} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.non2xx} | ${cpu} |`);
     }
     const cb = ours.rps / passthrough.rps;
@@ -181,9 +259,13 @@ async function main(): Promise<void> {
     console.log(`(c)/(b+) throughput: ${(ours.rps / floor.rps).toFixed(2)}  (the service's own logic)`);
     const cpu = (r: Result) => (r.cpuPerRequestUs ? r.cpuPerRequestUs.user + r.cpuPerRequestUs.system : NaN);
     const hmacExtra = cpu(signed) / cpu(ours) - 1;
-    console.log(`(c+hmac)/(c) API CPU per request: ${hmacExtra >= 0 ? '+' : ''}${(hmacExtra * 100).toFixed(1)} %  (target ≤ 15 %: ${hmacExtra <= 0.15 ? 'met' : 'NOT met'})`);
+    console.log(
+      `(c+hmac)/(c) API CPU per request: ${hmacExtra >= 0 ? '+' : ''}${(hmacExtra * 100).toFixed(1)} %  (target ≤ 15 %: ${hmacExtra <= 0.15 ? 'met' : 'NOT met'})`,
+    );
     const mtlsRequests = Math.round(mutual.rps * DURATION);
-    console.log(`(c+mtls) TLS handshakes at the downstream: ${mtlsHandshakes} for ~${Math.round(mutual.rps * mtlsSeconds)} requests (warm-up included; ${CONNECTIONS} connections, ${mtlsRequests} measured)`);
+    console.log(
+      `(c+mtls) TLS handshakes at the downstream: ${mtlsHandshakes} for ~${Math.round(mutual.rps * mtlsSeconds)} requests (warm-up included; ${CONNECTIONS} connections, ${mtlsRequests} measured)`,
+    );
     const added = ours.p50 - direct.p50;
     console.log(`p50 added over (a): ${added.toFixed(2)} ms  (target ≤ 1 ms: ${added <= 1 ? 'met' : 'NOT met'})`);
     console.log(`p50 added over (b): ${(ours.p50 - passthrough.p50).toFixed(2)} ms`);

@@ -23,7 +23,9 @@ export function startMinimalProxy(rewrite: (body: Buffer) => Buffer = (body) => 
         })
         .then(async (response) => {
           const body = Buffer.from(await response.body.arrayBuffer());
-          res.writeHead(response.statusCode, { 'content-type': String(response.headers['content-type'] ?? 'application/octet-stream') });
+          res.writeHead(response.statusCode, {
+            'content-type': String(response.headers['content-type'] ?? 'application/octet-stream'),
+          });
           res.end(body);
         })
         .catch(() => {

@@ -7,7 +7,13 @@ import { createServer } from 'node:https';
 
 let handshakes = 0;
 const server = createServer(
-  { cert: process.env.BENCH_TLS_CERT, key: process.env.BENCH_TLS_KEY, ca: process.env.BENCH_TLS_CLIENT_CA, requestCert: true, rejectUnauthorized: true },
+  {
+    cert: process.env.BENCH_TLS_CERT,
+    key: process.env.BENCH_TLS_KEY,
+    ca: process.env.BENCH_TLS_CLIENT_CA,
+    requestCert: true,
+    rejectUnauthorized: true,
+  },
   (req, res) => {
     let size = 0;
     req.on('data', (chunk: Buffer) => (size += chunk.length));

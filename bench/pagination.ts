@@ -51,7 +51,11 @@ async function main(): Promise<void> {
 
     // Listing never deletes, so the card cache BuyersService tells about deletions is not needed here.
     const noCardCache = {} as PaymentMethodResolver;
-    const buyers = new BuyersService(db.getRepository(Buyer), new PaginationService(new CursorCodec(randomBytes(32))), noCardCache);
+    const buyers = new BuyersService(
+      db.getRepository(Buyer),
+      new PaginationService(new CursorCodec(randomBytes(32))),
+      noCardCache,
+    );
     const query = (cursor?: string) => Object.assign(new ListBuyersQuery(), { limit: LIMIT, cursor });
 
     t = Date.now();
@@ -63,7 +67,9 @@ async function main(): Promise<void> {
       cursor = result.next_cursor ?? undefined;
     }
     if (walked !== DEPTH_PAGES * LIMIT || !cursor) throw new Error(`walk went wrong: ${walked} rows`);
-    console.log(`walked ${DEPTH_PAGES} pages (${walked.toLocaleString('en')} rows) to get the deep cursor in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+    console.log(
+      `walked ${DEPTH_PAGES} pages (${walked.toLocaleString('en')} rows) to get the deep cursor in ${((Date.now() - t) / 1000).toFixed(1)} s`,
+    );
     const deepCursor = cursor;
 
     const offsetPage = (offset: number) =>
@@ -78,8 +84,16 @@ async function main(): Promise<void> {
         .getMany();
 
     // The deep keyset page and the deep OFFSET page must be the same rows, or the comparison is void.
-    const [keysetDeep, offsetDeep] = [await buyers.list('bench', query(deepCursor)), await offsetPage(DEPTH_PAGES * LIMIT)];
-    const same = keysetDeep.items.map((b) => b.id).join() === offsetDeep.slice(0, LIMIT).map((b) => b.id).join();
+    const [keysetDeep, offsetDeep] = [
+      await buyers.list('bench', query(deepCursor)),
+      await offsetPage(DEPTH_PAGES * LIMIT),
+    ];
+    const same =
+      keysetDeep.items.map((b) => b.id).join() ===
+      offsetDeep
+        .slice(0, LIMIT)
+        .map((b) => b.id)
+        .join();
     if (!same) throw new Error('keyset and OFFSET disagree on the deep page');
 
     const results = await interleaved(
@@ -95,9 +109,13 @@ async function main(): Promise<void> {
     console.log(`\n${ROWS.toLocaleString('en')} buyers, limit ${LIMIT}, ${ROUNDS} interleaved rounds after warm-up\n`);
     console.log(table(results));
     const keysetRatio = m(`keyset page ${DEPTH_PAGES + 1}`) / m('keyset page 1');
-    console.log(`\nkeyset deep/first (median): ${keysetRatio.toFixed(2)}  (target ≤ 1.3: ${keysetRatio <= 1.3 ? 'met' : 'NOT met'})`);
+    console.log(
+      `\nkeyset deep/first (median): ${keysetRatio.toFixed(2)}  (target ≤ 1.3: ${keysetRatio <= 1.3 ? 'met' : 'NOT met'})`,
+    );
     console.log(`OFFSET deep/first (median): ${(m(`OFFSET page ${DEPTH_PAGES + 1}`) / m('OFFSET page 1')).toFixed(2)}`);
-    console.log(`OFFSET deep / keyset deep (median): ${(m(`OFFSET page ${DEPTH_PAGES + 1}`) / m(`keyset page ${DEPTH_PAGES + 1}`)).toFixed(1)}×`);
+    console.log(
+      `OFFSET deep / keyset deep (median): ${(m(`OFFSET page ${DEPTH_PAGES + 1}`) / m(`keyset page ${DEPTH_PAGES + 1}`)).toFixed(1)}×`,
+    );
   } finally {
     if (db.isInitialized) await db.destroy();
     await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);

@@ -26,8 +26,10 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const BACKENDS = (process.env.BENCH_QUEUE_BACKENDS ?? 'redis,postgres').split(',') as Array<'redis' | 'postgres'>;
 const ROOT = join(__dirname, '..', '..');
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
-const BODY = JSON.stringify({ card: { number: '{{ CARD_NUMBER_1 }}', expiry: '{{ CARD_EXPIRATION_DATE_1 }}', cvv: '123' }, amount: 1299 });
-
+const BODY = JSON.stringify({
+  card: { number: '{{ CARD_NUMBER_1 }}', expiry: '{{ CARD_EXPIRATION_DATE_1 }}', cvv: '123' },
+  amount: 1299,
+});
 
 /** BENCH_CPU_PROF=DIR: each process writes a V8 CPU profile there on exit (node --cpu-prof). */
 const PROFILE = process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF] : [];
@@ -42,18 +44,27 @@ async function startApi(env: Record<string, string>): Promise<{ url: string; pro
   const url = `http://127.0.0.1:${port}`;
   for (let attempt = 0; attempt < 300; attempt++) {
     if (child.exitCode !== null) throw new Error(`API exited with ${child.exitCode}`);
-    if (await fetch(`${url}/health/ready`).then((r) => r.ok, () => false)) return { url, process: child };
+    if (
+      await fetch(`${url}/health/ready`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      return { url, process: child };
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error('API did not become ready');
 }
 
 async function startWorker(env: Record<string, string>): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [...PROFILE, join(ROOT, 'dist/worker.js')], { env: { PATH: process.env.PATH!, ...env, LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...PROFILE, join(ROOT, 'dist/worker.js')], {
+    env: { PATH: process.env.PATH!, ...env, LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   children.push(child);
   await new Promise<void>((resolve, reject) => {
     let out = '';
-    child.stdout!.on('data', (d: Buffer) => {
+    child.stdout.on('data', (d: Buffer) => {
       out += d.toString();
       if (/waiting for jobs/.test(out)) resolve();
       if (out.length > 100_000) out = out.slice(-1_000);
@@ -74,7 +85,12 @@ interface EngineResult {
   workerCpuUsPerJob: number;
 }
 
-async function runEngine(backend: 'redis' | 'postgres', echoPort: number, admin: Client, adminUrl: string): Promise<EngineResult> {
+async function runEngine(
+  backend: 'redis' | 'postgres',
+  echoPort: number,
+  admin: Client,
+  adminUrl: string,
+): Promise<EngineResult> {
   const name = `vault_forward_bench_queue_${backend}_${Date.now()}`;
   await admin.query(`CREATE DATABASE ${name}`);
   const databaseUrl = Object.assign(new URL(adminUrl), { pathname: `/${name}` }).toString();
@@ -95,10 +111,18 @@ async function runEngine(backend: 'redis' | 'postgres', echoPort: number, admin:
     const db = createDataSource({ url: databaseUrl, poolSize: 2 });
     await db.initialize();
     await db.query(`INSERT INTO merchant_accounts (id, display_name) VALUES ('bench', 'Bench')`);
-    const key = await new ApiKeysService(db.getRepository(ApiKey), null as never, new SharedCaches(null, null, new Metrics())).create('bench', 'ES256');
+    const key = await new ApiKeysService(
+      db.getRepository(ApiKey),
+      null as never,
+      new SharedCaches(null, null, new Metrics()),
+    ).create('bench', 'ES256');
     const token = await signToken({ privateKeyPem: key.privateKeyPem, keyId: key.id, scopes: ['*.write', '*.read'] });
     await postJson(`${api}/vault-forward/configs`, token, { display_name: 'Echo', hosts: [`127.0.0.1:${echoPort}`] });
-    const card = await postJson(`${api}/payment-methods`, token, { method: 'card', number: '4111111111111111', expiration_date: '12/30' });
+    const card = await postJson(`${api}/payment-methods`, token, {
+      method: 'card',
+      number: '4111111111111111',
+      expiration_date: '12/30',
+    });
     const worker = await startWorker(env);
     started.push(worker);
 
@@ -113,15 +137,22 @@ async function runEngine(backend: 'redis' | 'postgres', echoPort: number, admin:
     const apiBefore = cpuMs(apiProcess.pid);
     const workerBefore = cpuMs(worker.pid);
     const t0 = performance.now();
-    const load = await autocannon({ url: `${api}/vault-forward`, method: 'POST', headers, body: BODY, connections: CONNECTIONS, amount: JOBS });
+    const load = await autocannon({
+      url: `${api}/vault-forward`,
+      method: 'POST',
+      headers,
+      body: BODY,
+      connections: CONNECTIONS,
+      amount: JOBS,
+    });
     const enqueueSeconds = (performance.now() - t0) / 1000;
     const apiAfter = cpuMs(apiProcess.pid);
     const accepted = load['2xx'];
     let ended = { succeeded: 0, failed: 0 };
     for (;;) {
-      const [row] = (await db.query(
+      const [row] = await db.query<Array<{ succeeded: number; failed: number }>>(
         `SELECT count(*) FILTER (WHERE status = 'succeeded')::int AS succeeded, count(*) FILTER (WHERE status IN ('failed', 'cancelled'))::int AS failed FROM vault_forward_jobs`,
-      )) as Array<{ succeeded: number; failed: number }>;
+      );
       ended = row;
       if (row.succeeded + row.failed >= accepted) break;
       await new Promise((r) => setTimeout(r, 50));
@@ -130,7 +161,10 @@ async function runEngine(backend: 'redis' | 'postgres', echoPort: number, admin:
     const workerAfter = cpuMs(worker.pid);
     await db.destroy();
     type Cpu = { user: number; system: number } | null;
-    const perJob = (after: Cpu, before: Cpu) => (after && before ? ((after.user + after.system - before.user - before.system) * 1000) / Math.max(1, accepted) : NaN);
+    const perJob = (after: Cpu, before: Cpu) =>
+      after && before
+        ? ((after.user + after.system - before.user - before.system) * 1000) / Math.max(1, accepted)
+        : NaN;
     return {
       accepted,
       refused: load.non2xx + load.errors,
@@ -143,7 +177,9 @@ async function runEngine(backend: 'redis' | 'postgres', echoPort: number, admin:
     };
   } finally {
     for (const child of started) child.kill('SIGTERM');
-    await Promise.all(started.map((child) => (child.exitCode !== null ? null : new Promise((r) => child.once('exit', r)))));
+    await Promise.all(
+      started.map((child) => (child.exitCode !== null ? Promise.resolve() : new Promise((r) => child.once('exit', r)))),
+    );
     await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
   }
 }
@@ -156,8 +192,12 @@ async function main(): Promise<void> {
     const echo = await forkServer('echo-server.js');
     const results: Record<string, EngineResult> = {};
     for (const backend of BACKENDS) results[backend] = await runEngine(backend, echo.port, admin, adminUrl);
-    console.log(`\n${JOBS} queued forwards (one card each, ${CONNECTIONS} connections), one worker process (WORKER_CONCURRENCY ${process.env.WORKER_CONCURRENCY ?? 32}), local echo downstream\n`);
-    console.log('| engine | 202s | refused | enqueue 202/s | all ended after s | completed jobs/s | succeeded | failed | API CPU µs/job | worker CPU µs/job |');
+    console.log(
+      `\n${JOBS} queued forwards (one card each, ${CONNECTIONS} connections), one worker process (WORKER_CONCURRENCY ${process.env.WORKER_CONCURRENCY ?? 32}), local echo downstream\n`,
+    );
+    console.log(
+      '| engine | 202s | refused | enqueue 202/s | all ended after s | completed jobs/s | succeeded | failed | API CPU µs/job | worker CPU µs/job |',
+    );
     console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
     for (const [backend, r] of Object.entries(results)) {
       console.log(
@@ -166,7 +206,9 @@ async function main(): Promise<void> {
     }
     for (const [backend, r] of Object.entries(results)) {
       const rate = r.accepted / r.endedSeconds;
-      console.log(`${backend}: ${rate.toFixed(0)} completed jobs/s (target ≥ 1,000: ${rate >= 1000 ? 'met' : 'NOT met'})`);
+      console.log(
+        `${backend}: ${rate.toFixed(0)} completed jobs/s (target ≥ 1,000: ${rate >= 1000 ? 'met' : 'NOT met'})`,
+      );
     }
   } finally {
     for (const child of children) child.kill('SIGTERM');

@@ -14,14 +14,23 @@ export interface Stats {
 export function stats(samples: number[]): Stats {
   const sorted = [...samples].sort((a, b) => a - b);
   const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
-  return { median: at(0.5), p95: at(0.95), mean: samples.reduce((a, b) => a + b, 0) / samples.length, n: samples.length };
+  return {
+    median: at(0.5),
+    p95: at(0.95),
+    mean: samples.reduce((a, b) => a + b, 0) / samples.length,
+    n: samples.length,
+  };
 }
 
 /**
  * Runs the cases round-robin (a, b, c, a, b, c, …) so that they share the machine's state —
  * caches, CPU frequency, background load — and their ratios are fair.
  */
-export async function interleaved(cases: Record<string, () => Promise<unknown>>, rounds: number, warmup = 10): Promise<Record<string, Stats>> {
+export async function interleaved(
+  cases: Record<string, () => Promise<unknown>>,
+  rounds: number,
+  warmup = 10,
+): Promise<Record<string, Stats>> {
   const samples: Record<string, number[]> = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
   for (let round = 0; round < warmup + rounds; round++) {
     for (const [name, run] of Object.entries(cases)) {
@@ -46,9 +55,15 @@ export function table(rows: Record<string, Stats>): string {
 export const children: ChildProcess[] = [];
 
 /** Forks a helper server script of this folder; resolves with the port it reports once listening. */
-export function forkServer(script: string, env?: Record<string, string>): Promise<{ port: number; process: ChildProcess }> {
+export function forkServer(
+  script: string,
+  env?: Record<string, string>,
+): Promise<{ port: number; process: ChildProcess }> {
   return new Promise((resolve, reject) => {
-    const child = fork(join(__dirname, script), { stdio: 'inherit', ...(env ? { env: { ...process.env, ...env } } : {}) });
+    const child = fork(join(__dirname, script), {
+      stdio: 'inherit',
+      ...(env ? { env: { ...process.env, ...env } } : {}),
+    });
     children.push(child);
     child.once('message', (message: { port: number }) => resolve({ port: message.port, process: child }));
     child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
@@ -78,7 +93,11 @@ export function cpuMs(pid: number | undefined): { user: number; system: number }
 
 /** POST a JSON body with a bearer token; the parsed answer, or an error naming the status. */
 export async function postJson(url: string, token: string, body: unknown): Promise<any> {
-  const response = await fetch(url, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   if (!response.ok) throw new Error(`${url}: ${response.status} ${await response.text()}`);
   return response.json();
 }

@@ -20,7 +20,13 @@ async function key(algorithm: ApiKeyAlgorithm) {
   const { publicKey, privateKey } = await generateKeyPair(algorithm, { extractable: true });
   const jwk = await exportJWK(publicKey);
   const id = await apiKeyId(jwk);
-  const row = Object.assign(new ApiKey(), { id, merchantAccountId: 'bench', algorithm, publicKey: jwk, revokedAt: null });
+  const row = Object.assign(new ApiKey(), {
+    id,
+    merchantAccountId: 'bench',
+    algorithm,
+    publicKey: jwk,
+    revokedAt: null,
+  });
   return { id, row, privateKeyPem: await exportPKCS8(privateKey) };
 }
 
@@ -29,7 +35,11 @@ async function main(): Promise<void> {
   const es256 = await key('ES256');
   const rows = new Map([es512, es256].map((k) => [k.id, k.row]));
   const keys = { findActive: (id: string) => Promise.resolve(rows.get(id) ?? null) } as unknown as ApiKeysService;
-  const uncached = new TokenVerifier(keys, loadConfig({ TOKEN_CACHE_SIZE: '0' }), new SharedCaches(null, null, new Metrics()));
+  const uncached = new TokenVerifier(
+    keys,
+    loadConfig({ TOKEN_CACHE_SIZE: '0' }),
+    new SharedCaches(null, null, new Metrics()),
+  );
   const cached = new TokenVerifier(keys, loadConfig({}), new SharedCaches(null, null, new Metrics()));
 
   const t512 = await signToken({ privateKeyPem: es512.privateKeyPem, keyId: es512.id });
@@ -46,8 +56,12 @@ async function main(): Promise<void> {
   const m = (k: string) => results[k].median;
   console.log(`\n${ROUNDS} interleaved rounds after warm-up\n`);
   console.log(table(results));
-  console.log(`\nES512 / ES256 verify (median): ${(m('ES512 verify (no cache)') / m('ES256 verify (no cache)')).toFixed(1)}×`);
-  console.log(`ES512 verify / cache hit (median): ${(m('ES512 verify (no cache)') / m('ES512 reused token (cache hit)')).toFixed(0)}×`);
+  console.log(
+    `\nES512 / ES256 verify (median): ${(m('ES512 verify (no cache)') / m('ES256 verify (no cache)')).toFixed(1)}×`,
+  );
+  console.log(
+    `ES512 verify / cache hit (median): ${(m('ES512 verify (no cache)') / m('ES512 reused token (cache hit)')).toFixed(0)}×`,
+  );
 }
 
 main().catch((error: unknown) => {

@@ -23,7 +23,14 @@ const parts = [
     name: 'dashboard',
     stamp: join(root, 'dist', '.dashboard-stamp'),
     inputs: ['dashboard', 'package-lock.json'],
-    command: [join(root, 'node_modules/vite/bin/vite.js'), 'build', '--config', join(root, 'dashboard/vite.config.mts'), '--logLevel', 'warn'],
+    command: [
+      join(root, 'node_modules/vite/bin/vite.js'),
+      'build',
+      '--config',
+      join(root, 'dashboard/vite.config.mts'),
+      '--logLevel',
+      'warn',
+    ],
     // Jest (and some shells) set NODE_ENV=test or development, which would make Vite bundle Lit's
     // development build; the served bundle is always the production one.
     env: { ...process.env, NODE_ENV: 'production' },
@@ -51,7 +58,11 @@ for (const part of parts) {
   if (ifStale && !stale(part)) continue;
   // Stamped with the time the build started: a file saved during the build makes the next run build again.
   const started = new Date();
-  const run = spawnSync(process.execPath, part.command, { cwd: root, env: part.env, stdio: ['ignore', process.stderr, process.stderr] });
+  const run = spawnSync(process.execPath, part.command, {
+    cwd: root,
+    env: part.env,
+    stdio: ['ignore', process.stderr, process.stderr],
+  });
   if (run.status !== 0) {
     process.stderr.write(`build: the ${part.name} build failed\n`);
     process.exit(run.status ?? 1);

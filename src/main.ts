@@ -21,8 +21,14 @@ async function main(): Promise<void> {
   const applied = await runMigrations(app.get(DataSource));
   if (applied.length > 0) logger.log(`Applied migrations: ${applied.join(', ')}`);
   const queue = app.get(ForwardQueue);
-  if (queue.backend === 'none') logger.warn('Queued forwarding is off (QUEUE_BACKEND=none, or the job queue could not start on the embedded database); synchronous forwarding works.');
-  else logger.log(`Queued forwarding runs on ${queue.backend}${database.embedded && queue.backend === 'postgres' ? ' (the embedded PostgreSQL, development only)' : ''}.`);
+  if (queue.backend === 'none')
+    logger.warn(
+      'Queued forwarding is off (QUEUE_BACKEND=none, or the job queue could not start on the embedded database); synchronous forwarding works.',
+    );
+  else
+    logger.log(
+      `Queued forwarding runs on ${queue.backend}${database.embedded && queue.backend === 'postgres' ? ' (the embedded PostgreSQL, development only)' : ''}.`,
+    );
   closeOnSignals(app, async () => database.embedded?.stop());
   await app.listen({ port: config.port, host: config.host });
   logger.log(`API listening on ${await app.getUrl()} (OpenAPI at /openapi.json, docs at /docs)`);

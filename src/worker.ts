@@ -15,21 +15,30 @@ import { REDIS } from './queue/redis';
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
   if (!config.databaseUrl) {
-    console.error('Configuration error: DATABASE_URL: the worker needs the shared PostgreSQL (the embedded one lives inside the API process)');
+    console.error(
+      'Configuration error: DATABASE_URL: the worker needs the shared PostgreSQL (the embedded one lives inside the API process)',
+    );
     process.exit(1);
   }
   if (config.queueBackend === 'none') {
     console.error('Configuration error: QUEUE_BACKEND: is none, so there is no queue for the worker to consume');
     process.exit(1);
   }
-  const app = await NestFactory.createApplicationContext(WorkerModule.forRoot({ config, databaseUrl: config.databaseUrl }), {
-    bufferLogs: true,
-  });
+  const app = await NestFactory.createApplicationContext(
+    WorkerModule.forRoot({ config, databaseUrl: config.databaseUrl }),
+    {
+      bufferLogs: true,
+    },
+  );
   app.useLogger(app.get(AppLogger));
   closeOnSignals(app);
   await app.init();
   await app.get<Redis | null>(REDIS)?.ping();
-  app.get(Logger).log(`Worker connected to PostgreSQL${config.redisUrl ? ' and Redis' : ''}; job queue on ${config.queueBackend}; waiting for jobs.`);
+  app
+    .get(Logger)
+    .log(
+      `Worker connected to PostgreSQL${config.redisUrl ? ' and Redis' : ''}; job queue on ${config.queueBackend}; waiting for jobs.`,
+    );
 }
 
 main().catch((error: unknown) => {

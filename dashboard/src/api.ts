@@ -20,12 +20,16 @@ export class ApiError extends Error {
 
   /** The messages the problem gives for a field (`hosts` also matches `hosts.0`, `fields.x` only itself). */
   fieldMessages(name: string): string[] {
-    return (this.problem.errors ?? []).filter((e) => e.name === name || e.name.startsWith(`${name}.`) || e.name.startsWith(`${name}[`)).map((e) => e.message);
+    return (this.problem.errors ?? [])
+      .filter((e) => e.name === name || e.name.startsWith(`${name}.`) || e.name.startsWith(`${name}[`))
+      .map((e) => e.message);
   }
 
   /** Whether some error names a field not in `shown`, so the general message must carry it. */
   hasErrorsBeyond(shown: string[]): boolean {
-    return (this.problem.errors ?? []).some((e) => !shown.some((name) => e.name === name || e.name.startsWith(`${name}.`) || e.name.startsWith(`${name}[`)));
+    return (this.problem.errors ?? []).some(
+      (e) => !shown.some((name) => e.name === name || e.name.startsWith(`${name}.`) || e.name.startsWith(`${name}[`)),
+    );
   }
 }
 
@@ -64,7 +68,8 @@ export function signOut(): void {
 async function bearer(credentials: Credentials): Promise<string> {
   if (credentials.kind === 'token') return credentials.token;
   // A fresh token well before the old one expires (the server allows 5 s of clock skew).
-  if (!cachedToken || cachedToken.expiresAt - 30 < Date.now() / 1000) cachedToken = await mintToken(credentials.signing, credentials.scopes);
+  if (!cachedToken || cachedToken.expiresAt - 30 < Date.now() / 1000)
+    cachedToken = await mintToken(credentials.signing, credentials.scopes);
   return cachedToken.token;
 }
 
@@ -76,19 +81,37 @@ export interface RequestOptions {
   merchant?: string | null;
 }
 
-async function call<T>(credentials: Credentials, mode: Session['mode'], path: string, options: RequestOptions = {}): Promise<T> {
+async function call<T>(
+  credentials: Credentials,
+  mode: Session['mode'],
+  path: string,
+  options: RequestOptions = {},
+): Promise<T> {
   const url = new URL(path, location.origin);
   for (const [name, value] of Object.entries(options.query ?? {})) {
     if (value !== undefined && value !== null && value !== '') url.searchParams.set(name, String(value));
   }
-  const headers: Record<string, string> = { authorization: `Bearer ${await bearer(credentials)}`, accept: 'application/json' };
+  const headers: Record<string, string> = {
+    authorization: `Bearer ${await bearer(credentials)}`,
+    accept: 'application/json',
+  };
   if (options.body !== undefined) headers['content-type'] = 'application/json';
   if (mode === 'instance' && options.merchant) headers['x-merchant-account-id'] = options.merchant;
   let response: Response;
   try {
-    response = await fetch(url, { method: options.method ?? 'GET', headers, body: options.body === undefined ? undefined : JSON.stringify(options.body), cache: 'no-store' });
+    response = await fetch(url, {
+      method: options.method ?? 'GET',
+      headers,
+      body: options.body === undefined ? undefined : JSON.stringify(options.body),
+      cache: 'no-store',
+    });
   } catch {
-    throw new ApiError(0, { type: 'network', title: 'The service did not answer', status: 0, detail: 'The service could not be reached. Check that it is running, then try again.' });
+    throw new ApiError(0, {
+      type: 'network',
+      title: 'The service did not answer',
+      status: 0,
+      detail: 'The service could not be reached. Check that it is running, then try again.',
+    });
   }
   if (response.status === 204) return undefined as T;
   const text = await response.text();
@@ -99,14 +122,26 @@ async function call<T>(credentials: Credentials, mode: Session['mode'], path: st
     /* not JSON */
   }
   if (!response.ok) {
-    const problem = (body && typeof body === 'object' ? body : { type: 'about:blank', title: response.statusText, status: response.status, detail: text.slice(0, 200) }) as Problem;
+    const problem = (
+      body && typeof body === 'object'
+        ? body
+        : { type: 'about:blank', title: response.statusText, status: response.status, detail: text.slice(0, 200) }
+    ) as Problem;
     throw new ApiError(response.status, problem);
   }
   return body as T;
 }
 
 export function api<T>(path: string, options: RequestOptions = {}): Promise<T> {
-  if (!session) return Promise.reject(new ApiError(401, { type: '/errors/unauthorized', title: 'Not signed in', status: 401, detail: 'Sign in first.' }));
+  if (!session)
+    return Promise.reject(
+      new ApiError(401, {
+        type: '/errors/unauthorized',
+        title: 'Not signed in',
+        status: 401,
+        detail: 'Sign in first.',
+      }),
+    );
   return call<T>(session.credentials, session.mode, path, options);
 }
 
@@ -122,7 +157,12 @@ export async function signIn(credentials: Credentials): Promise<Session> {
   let ownMerchantId: string | null = null;
   // The key's own row says whether it is bound to a merchant account (needs api-keys.read).
   try {
-    const keys = await call<Page<{ id: string; merchant_account_id: string | null }>>(credentials, 'merchant', '/api-keys', { query: { limit: 100 } });
+    const keys = await call<Page<{ id: string; merchant_account_id: string | null }>>(
+      credentials,
+      'merchant',
+      '/api-keys',
+      { query: { limit: 100 } },
+    );
     const own = keys.items.find((k) => k.id === keyId);
     if (own) {
       mode = own.merchant_account_id === null ? 'instance' : 'merchant';

@@ -22,10 +22,15 @@ export class KeyFileError extends Error {}
 function pemBody(pem: string): Uint8Array<ArrayBuffer> {
   if (pem.length > 64 * 1024) throw new KeyFileError('This file is too large to be an API key.');
   if (/-----BEGIN (EC |ENCRYPTED )PRIVATE KEY-----/.test(pem)) {
-    throw new KeyFileError('This key is not in PKCS#8 form. Convert it with: openssl pkcs8 -topk8 -nocrypt -in key.pem -out key-pkcs8.pem');
+    throw new KeyFileError(
+      'This key is not in PKCS#8 form. Convert it with: openssl pkcs8 -topk8 -nocrypt -in key.pem -out key-pkcs8.pem',
+    );
   }
   const match = /-----BEGIN PRIVATE KEY-----([A-Za-z0-9+/=\s]+)-----END PRIVATE KEY-----/.exec(pem);
-  if (!match) throw new KeyFileError('No "BEGIN PRIVATE KEY" block found: choose the .pem file that `api-key create --out` wrote.');
+  if (!match)
+    throw new KeyFileError(
+      'No "BEGIN PRIVATE KEY" block found: choose the .pem file that `api-key create --out` wrote.',
+    );
   const binary = atob(match[1].replace(/\s+/g, ''));
   const bytes = new Uint8Array(binary.length);
   for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
@@ -68,7 +73,11 @@ export async function importKeyFile(pem: string): Promise<SigningKey> {
 
 export const TOKEN_TTL_SECONDS = 300;
 
-export async function mintToken(signing: SigningKey, scopes: string[], ttlSeconds = TOKEN_TTL_SECONDS): Promise<{ token: string; expiresAt: number }> {
+export async function mintToken(
+  signing: SigningKey,
+  scopes: string[],
+  ttlSeconds = TOKEN_TTL_SECONDS,
+): Promise<{ token: string; expiresAt: number }> {
   const hash = CURVES.find((c) => c.algorithm === signing.algorithm)!.hash;
   const now = Math.floor(Date.now() / 1000);
   const header = { alg: signing.algorithm, kid: signing.keyId, typ: 'JWT' };

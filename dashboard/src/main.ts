@@ -24,11 +24,17 @@ function parse(hash: string): Route {
   if (parts[0] === 'help') return { name: 'help' };
   if (!session) return { name: 'sign-in' };
   if (parts[0] === 'merchants' && parts[1] && session.mode === 'instance') {
-    if (parts[2] === 'vault-forwarding' && parts[3] && parts[4] === 'authentications') return { name: 'authentications', merchant: parts[1], configId: parts[3] };
-    return { name: 'merchant', merchant: parts[1], tab: parts[2] === 'vault-forwarding' ? 'vault-forwarding' : 'general' };
+    if (parts[2] === 'vault-forwarding' && parts[3] && parts[4] === 'authentications')
+      return { name: 'authentications', merchant: parts[1], configId: parts[3] };
+    return {
+      name: 'merchant',
+      merchant: parts[1],
+      tab: parts[2] === 'vault-forwarding' ? 'vault-forwarding' : 'general',
+    };
   }
   if (parts[0] === 'configuration') {
-    if (parts[1] === 'vault-forwarding' && parts[2] && parts[3] === 'authentications') return { name: 'authentications', configId: parts[2] };
+    if (parts[1] === 'vault-forwarding' && parts[2] && parts[3] === 'authentications')
+      return { name: 'authentications', configId: parts[2] };
     return { name: 'merchant', tab: parts[1] === 'vault-forwarding' ? 'vault-forwarding' : 'general' };
   }
   if (parts[0] === 'buyers') return { name: 'buyers' };
@@ -81,26 +87,52 @@ export class VfApp extends View {
     const r = this.route;
     const settings = r.name === 'merchants' || r.name === 'merchant' || r.name === 'authentications';
     return html`
-      <a class="skip" href="#main" @click=${(e: Event) => { e.preventDefault(); this.querySelector<HTMLElement>('main h1')?.focus(); }}>Skip to content</a>
+      <a
+        class="skip"
+        href="#main"
+        @click=${(e: Event) => {
+          e.preventDefault();
+          this.querySelector<HTMLElement>('main h1')?.focus();
+        }}
+        >Skip to content</a
+      >
       <header class="top">
         <span class="brand">Vault forwarding</span>
-        ${session
-          ? html`<nav aria-label="Main">
-              <span class="nav-group">Settings:
-                ${session.mode === 'instance'
-                  ? this.link('#/merchants', 'Merchants', settings)
-                  : this.link('#/configuration/vault-forwarding', 'Configuration', settings)}</span>
-              ${this.link('#/buyers', 'Buyers', r.name === 'buyers')}
-              ${this.link('#/activity', 'Activity', r.name === 'activity')}
-              ${this.link('#/help', 'Help', r.name === 'help')}
-            </nav>
-            ${session.mode === 'instance' && (r.name === 'buyers' || r.name === 'activity')
-              ? html`<label class="acting">Merchant account
-                  <input name="acting-for" .value=${this.actingFor} @change=${(e: Event) => (this.actingFor = (e.target as HTMLInputElement).value.trim() || 'default')} /></label>`
-              : nothing}
-            <span class="who">${session.mode === 'instance' ? 'Instance key' : `Merchant key${session.ownMerchantId ? ` · ${session.ownMerchantId}` : ''}`}</span>
-            <button type="button" class="link" @click=${() => this.signOut()}>Sign out</button>`
-          : html`<nav aria-label="Main">${this.link('#/sign-in', 'Sign in', r.name === 'sign-in')} ${this.link('#/help', 'Help', r.name === 'help')}</nav>`}
+        ${
+          session
+            ? html`<nav aria-label="Main">
+                  <span class="nav-group"
+                    >Settings:
+                    ${
+                      session.mode === 'instance'
+                        ? this.link('#/merchants', 'Merchants', settings)
+                        : this.link('#/configuration/vault-forwarding', 'Configuration', settings)
+                    }</span
+                  >
+                  ${this.link('#/buyers', 'Buyers', r.name === 'buyers')}
+                  ${this.link('#/activity', 'Activity', r.name === 'activity')}
+                  ${this.link('#/help', 'Help', r.name === 'help')}
+                </nav>
+                ${
+                  session.mode === 'instance' && (r.name === 'buyers' || r.name === 'activity')
+                    ? html`<label class="acting"
+                        >Merchant account
+                        <input
+                          name="acting-for"
+                          .value=${this.actingFor}
+                          @change=${(e: Event) => (this.actingFor = (e.target as HTMLInputElement).value.trim() || 'default')}
+                      /></label>`
+                    : nothing
+                }
+                <span class="who"
+                  >${session.mode === 'instance' ? 'Instance key' : `Merchant key${session.ownMerchantId ? ` · ${session.ownMerchantId}` : ''}`}</span
+                >
+                <button type="button" class="link" @click=${() => this.signOut()}>Sign out</button>`
+            : html`<nav aria-label="Main">
+                ${this.link('#/sign-in', 'Sign in', r.name === 'sign-in')}
+                ${this.link('#/help', 'Help', r.name === 'help')}
+              </nav>`
+        }
       </header>
       <main id="main">${this.page(r)}</main>
       <div id="announcer" class="visually-hidden" role="status" aria-live="polite"></div>
@@ -129,4 +161,3 @@ export class VfApp extends View {
   }
 }
 customElements.define('vf-app', VfApp);
-

@@ -21,7 +21,9 @@ export function uid(prefix: string): string {
 export function fieldError(error: ApiError | null, name: string, id: string): TemplateResult | typeof nothing {
   const messages = error?.fieldMessages(name) ?? [];
   if (messages.length === 0) return nothing;
-  return html`<p class="field-error" id=${id} data-field=${name}><span aria-hidden="true">⚠ </span>${messages.join('; ')}</p>`;
+  return html`<p class="field-error" id=${id} data-field=${name}>
+    <span aria-hidden="true">⚠ </span>${messages.join('; ')}
+  </p>`;
 }
 
 export function describedBy(...ids: Array<string | number | false | null | undefined>): string {
@@ -32,14 +34,19 @@ export function describedBy(...ids: Array<string | number | false | null | undef
 export function problemAlert(error: ApiError | Error | null): TemplateResult | typeof nothing {
   if (!error) return nothing;
   const detail = error instanceof ApiError ? error.problem.detail || error.problem.title : error.message;
-  const code = error instanceof ApiError && error.problem.code ? html` <span class="code">(${error.problem.code})</span>` : nothing;
+  const code =
+    error instanceof ApiError && error.problem.code
+      ? html` <span class="code">(${error.problem.code})</span>`
+      : nothing;
   return html`<div class="alert error" role="alert"><strong>Error:</strong> ${detail}${code}</div>`;
 }
 
 export function formatTime(iso: string | null | undefined): string {
   if (!iso) return '—';
   const date = new Date(iso);
-  return Number.isNaN(date.getTime()) ? iso : date.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
+  return Number.isNaN(date.getTime())
+    ? iso
+    : date.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
 }
 
 /** Status as a word and a symbol, never by colour alone. */
@@ -49,10 +56,22 @@ export function statusBadge(kind: 'ok' | 'bad' | 'neutral' | 'busy', text: strin
 }
 
 /** The shared next/previous cursors of every list: one page at a time. */
-export function pager(label: string, page: { previous_cursor: string | null; next_cursor: string | null } | null, go: (cursor: string) => void): TemplateResult {
+export function pager(
+  label: string,
+  page: { previous_cursor: string | null; next_cursor: string | null } | null,
+  go: (cursor: string) => void,
+): TemplateResult {
   return html`<nav class="pager" aria-label=${`${label} pages`}>
-    <button type="button" ?disabled=${!page?.previous_cursor} @click=${() => page?.previous_cursor && go(page.previous_cursor)}>← Previous</button>
-    <button type="button" ?disabled=${!page?.next_cursor} @click=${() => page?.next_cursor && go(page.next_cursor)}>Next →</button>
+    <button
+      type="button"
+      ?disabled=${!page?.previous_cursor}
+      @click=${() => page?.previous_cursor && go(page.previous_cursor)}
+    >
+      ← Previous
+    </button>
+    <button type="button" ?disabled=${!page?.next_cursor} @click=${() => page?.next_cursor && go(page.next_cursor)}>
+      Next →
+    </button>
   </nav>`;
 }
 

@@ -27,7 +27,8 @@ export class ApiKeysController {
   @RequireOwnerScope('api-keys.read')
   @ApiOperation({
     summary: 'List API keys, revoked ones included, newest first, with cursor pagination',
-    description: "Instance keys see every key (filter with merchant_account_id); a merchant key sees its own merchant account's keys.",
+    description:
+      "Instance keys see every key (filter with merchant_account_id); a merchant key sees its own merchant account's keys.",
   })
   @ApiOkResponse({ type: PageOf(ApiKeyResponse) })
   @ApiProblems(CommonErrors.validationFailed, PaginationErrors.invalidCursor)

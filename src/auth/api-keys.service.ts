@@ -103,9 +103,11 @@ export class ApiKeysService {
       [id, owner.kind === 'merchant' ? owner.merchantAccountId : null],
     );
     if (rows.length === 0) {
-      throw new ProblemException(AuthErrors.apiKeyNotFound, `No active API key "${id.slice(0, 64)}" is visible to this caller.`, [
-        { location: 'path', name: 'id', message: 'unknown, already revoked, or another merchant account’s key' },
-      ]);
+      throw new ProblemException(
+        AuthErrors.apiKeyNotFound,
+        `No active API key "${id.slice(0, 64)}" is visible to this caller.`,
+        [{ location: 'path', name: 'id', message: 'unknown, already revoked, or another merchant account’s key' }],
+      );
     }
     const announced = await this.caches.invalidate(API_KEY_CACHE, id);
     return { key: await this.keys.findOneByOrFail({ id }), announced };

@@ -12,7 +12,8 @@ export const AuthErrors = {
     code: 'forbidden',
     status: 403,
     title: 'Missing scope',
-    description: 'The token is valid but does not carry the scope this route requires (or a `*.read` / `*.write` wildcard for it).',
+    description:
+      'The token is valid but does not carry the scope this route requires (or a `*.read` / `*.write` wildcard for it).',
   }),
   merchantAccountMismatch: defineProblem({
     code: 'merchant-account-mismatch',

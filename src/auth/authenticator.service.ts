@@ -29,7 +29,10 @@ export class Authenticator {
     private readonly merchants: MerchantAccountsService,
   ) {}
 
-  async authenticate(headers: IncomingHttpHeaders, access: Exclude<RouteAccess, { kind: 'public' }> | undefined): Promise<Principal> {
+  async authenticate(
+    headers: IncomingHttpHeaders,
+    access: Exclude<RouteAccess, { kind: 'public' }> | undefined,
+  ): Promise<Principal> {
     const header = headers.authorization;
     if (!header) throw unauthorized('The Authorization header is missing; send "Bearer <token>".');
     const match = BEARER.exec(header);
@@ -60,11 +63,15 @@ export class Authenticator {
         return principal;
       case 'owner':
         // A merchant key still may not name another merchant; an instance key acts on the whole instance.
-        if (token.keyMerchantAccountId !== null) principal.merchantAccountId = await this.merchantFor(headers, token.keyMerchantAccountId);
+        if (token.keyMerchantAccountId !== null)
+          principal.merchantAccountId = await this.merchantFor(headers, token.keyMerchantAccountId);
         return principal;
       default:
         // An access kind this switch does not know is refused, so a new kind cannot open routes by accident.
-        throw new ProblemException(AuthErrors.forbidden, 'This route declares an access rule this service does not know.');
+        throw new ProblemException(
+          AuthErrors.forbidden,
+          'This route declares an access rule this service does not know.',
+        );
     }
   }
 
@@ -88,7 +95,11 @@ export class Authenticator {
     }
     if (!(await this.merchants.exists(id))) {
       throw new ProblemException(AuthErrors.merchantAccountUnknown, `Merchant account "${id}" does not exist.`, [
-        { location: 'header', name, message: requested === undefined ? 'absent, so "default" was used' : 'unknown merchant account' },
+        {
+          location: 'header',
+          name,
+          message: requested === undefined ? 'absent, so "default" was used' : 'unknown merchant account',
+        },
       ]);
     }
     return id;
@@ -99,9 +110,17 @@ function requestedMerchant(headers: IncomingHttpHeaders): [string, string | unde
   const primary = single(headers[MERCHANT_HEADER]);
   const alias = single(headers[MERCHANT_HEADER_ALIAS]);
   if (primary !== undefined && alias !== undefined && primary !== alias) {
-    throw new ProblemException(CommonErrors.validationFailed, `"${MERCHANT_HEADER}" and "${MERCHANT_HEADER_ALIAS}" disagree.`, [
-      { location: 'header', name: MERCHANT_HEADER_ALIAS, message: `must equal ${MERCHANT_HEADER} when both are sent` },
-    ]);
+    throw new ProblemException(
+      CommonErrors.validationFailed,
+      `"${MERCHANT_HEADER}" and "${MERCHANT_HEADER_ALIAS}" disagree.`,
+      [
+        {
+          location: 'header',
+          name: MERCHANT_HEADER_ALIAS,
+          message: `must equal ${MERCHANT_HEADER} when both are sent`,
+        },
+      ],
+    );
   }
   if (primary !== undefined) return [MERCHANT_HEADER, primary];
   if (alias !== undefined) return [MERCHANT_HEADER_ALIAS, alias];

@@ -18,5 +18,11 @@ export const MerchantScoped = () =>
     }),
     ApiHeader({ name: MERCHANT_HEADER_ALIAS, required: false, description: `Alias of ${MERCHANT_HEADER}.` }),
     // validation-failed: a malformed merchant account id, or the two headers disagreeing.
-    ApiProblems(AuthErrors.unauthorized, AuthErrors.forbidden, AuthErrors.merchantAccountMismatch, AuthErrors.merchantAccountUnknown, CommonErrors.validationFailed),
+    ApiProblems(
+      AuthErrors.unauthorized,
+      AuthErrors.forbidden,
+      AuthErrors.merchantAccountMismatch,
+      AuthErrors.merchantAccountUnknown,
+      CommonErrors.validationFailed,
+    ),
   );

@@ -83,7 +83,10 @@ export class TokenVerifier {
     const snapshot = this.keys.snapshot();
     const { result, key } = await this.verifyUncached(token);
     if (this.verified && this.keys.snapshot() === snapshot) {
-      const ttl = Math.min(key.loadedAt + KEY_CACHE_TTL_MS - Date.now(), (result.expiresAt + CLOCK_TOLERANCE_SECONDS) * 1000 - Date.now());
+      const ttl = Math.min(
+        key.loadedAt + KEY_CACHE_TTL_MS - Date.now(),
+        (result.expiresAt + CLOCK_TOLERANCE_SECONDS) * 1000 - Date.now(),
+      );
       if (ttl > 0) {
         this.verified.set(token, result, { ttl });
         let tokens = this.tokensByKey.get(result.keyId);
@@ -146,7 +149,9 @@ export class TokenVerifier {
     }
     const { iat, exp } = payload as { iat: number; exp: number };
     if (exp - iat > MAX_TOKEN_LIFETIME_SECONDS) {
-      throw unauthorized(`The token lives ${exp - iat} s; "exp" may be at most ${MAX_TOKEN_LIFETIME_SECONDS} s after "iat".`);
+      throw unauthorized(
+        `The token lives ${exp - iat} s; "exp" may be at most ${MAX_TOKEN_LIFETIME_SECONDS} s after "iat".`,
+      );
     }
     if (iat > Date.now() / 1000 + CLOCK_TOLERANCE_SECONDS) {
       throw unauthorized('The token was issued in the future ("iat").');
@@ -188,12 +193,14 @@ function describeJoseError(error: unknown): string {
   if (error instanceof joseErrors.JWTExpired) return 'The token has expired ("exp").';
   if (error instanceof joseErrors.JWTClaimValidationFailed) {
     // jose reports a missing required claim with the same class as a failed check: tell them apart.
-    if (error.reason === 'missing') return `The token has no "${error.claim}" claim; "iat", "nbf", "exp" and "jti" are required.`;
+    if (error.reason === 'missing')
+      return `The token has no "${error.claim}" claim; "iat", "nbf", "exp" and "jti" are required.`;
     if (error.claim === 'nbf') return 'The token is not valid yet ("nbf").';
     return `The token claim "${error.claim}" is missing or invalid (${error.reason}).`;
   }
   if (error instanceof joseErrors.JWSSignatureVerificationFailed) return 'The token signature does not verify.';
   if (error instanceof joseErrors.JOSEAlgNotAllowed) return 'The token algorithm is not accepted.';
-  if (error instanceof joseErrors.JWTInvalid || error instanceof joseErrors.JWSInvalid) return 'The token is malformed.';
+  if (error instanceof joseErrors.JWTInvalid || error instanceof joseErrors.JWSInvalid)
+    return 'The token is malformed.';
   return 'The token could not be verified.';
 }

@@ -53,12 +53,18 @@ export async function createApiApp(
       // Node would answer any Expect but 100-continue with an empty 417 of its own.
       server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
         const problem = problemResponse(
-          new ProblemException(CommonErrors.expectationFailed, 'Only "Expect: 100-continue" is supported.', [{ location: 'header', name: 'expect', message: 'must be 100-continue' }]),
+          new ProblemException(CommonErrors.expectationFailed, 'Only "Expect: 100-continue" is supported.', [
+            { location: 'header', name: 'expect', message: 'must be 100-continue' },
+          ]),
           req.url,
           undefined,
           frameworkLogger,
         );
-        res.writeHead(problem.status, { ...problem.headers, 'content-length': Buffer.byteLength(problem.body), connection: 'close' });
+        res.writeHead(problem.status, {
+          ...problem.headers,
+          'content-length': Buffer.byteLength(problem.body),
+          connection: 'close',
+        });
         res.end(problem.body);
       });
       // What fastify sets on a server it creates itself.
@@ -74,7 +80,10 @@ export async function createApiApp(
     // A path the router cannot decode, or an overlong parameter: fastify's own answers quote the path.
     frameworkErrors: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
       const problem = problemResponse(error, undefined, request.id, frameworkLogger);
-      void reply.status(problem.status).headers({ ...problem.headers, 'x-request-id': request.id }).send(problem.body);
+      void reply
+        .status(problem.status)
+        .headers({ ...problem.headers, 'x-request-id': request.id })
+        .send(problem.body);
     },
     clientErrorHandler: answerClientError,
   });
@@ -117,16 +126,21 @@ function registerBodyParsers(app: NestFastifyApplication): void {
     if (text.length === 0) return done(null, {});
     if (jsonDeeperThan(text, MAX_JSON_DEPTH)) {
       return done(
-        new ProblemException(CommonErrors.jsonTooDeep, `The JSON body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels.`, [
-          { location: 'body', name: 'body', message: `nests deeper than ${MAX_JSON_DEPTH} levels` },
-        ]),
+        new ProblemException(
+          CommonErrors.jsonTooDeep,
+          `The JSON body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels.`,
+          [{ location: 'body', name: 'body', message: `nests deeper than ${MAX_JSON_DEPTH} levels` }],
+        ),
         undefined,
       );
     }
     void json(request, text, done);
   });
   fastify.addContentTypeParser('*', (_request, _payload, done) => {
-    done(Object.assign(new Error('Unsupported Media Type'), { statusCode: 415, code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE' }), undefined);
+    done(
+      Object.assign(new Error('Unsupported Media Type'), { statusCode: 415, code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE' }),
+      undefined,
+    );
   });
 }
 
@@ -141,7 +155,8 @@ export function jsonDeeperThan(text: string, max: number): boolean {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 0x5c) i++; // a backslash: the next character is escaped, whatever it is
+      if (c === 0x5c)
+        i++; // a backslash: the next character is escaped, whatever it is
       else if (c === 0x22) inString = false;
     } else if (c === 0x22) inString = true;
     else if (c === 0x5b || c === 0x7b) {
@@ -170,7 +185,11 @@ function answerClientError(error: Error & { code?: string }, socket: Duplex): vo
   const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
   const failure = Object.assign(new Error('client error'), { statusCode: status, code: 'CLIENT_ERROR' });
   const problem = problemResponse(failure, undefined, undefined, frameworkLogger);
-  const head = Object.entries({ ...problem.headers, 'content-length': String(Buffer.byteLength(problem.body)), connection: 'close' })
+  const head = Object.entries({
+    ...problem.headers,
+    'content-length': String(Buffer.byteLength(problem.body)),
+    connection: 'close',
+  })
     .map(([name, value]) => `${name}: ${value}\r\n`)
     .join('');
   socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${head}\r\n${problem.body}`);

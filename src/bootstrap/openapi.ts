@@ -40,10 +40,16 @@ function commonProblems(operation: Operation): ProblemDefinition[] {
   const problems: ProblemDefinition[] = [CommonErrors.internalError];
   if (operation.security === undefined || operation.security.length > 0) problems.push(CommonErrors.serviceUnavailable);
   if (operation.requestBody !== undefined) {
-    problems.push(CommonErrors.invalidJson, CommonErrors.jsonTooDeep, CommonErrors.payloadTooLarge, CommonErrors.unsupportedMediaType);
+    problems.push(
+      CommonErrors.invalidJson,
+      CommonErrors.jsonTooDeep,
+      CommonErrors.payloadTooLarge,
+      CommonErrors.unsupportedMediaType,
+    );
   }
   // A path parameter longer than any id (414), or with a NUL character, which PostgreSQL cannot take (400).
-  if (operation.parameters?.some((p) => p.in === 'path')) problems.push(CommonErrors.uriTooLong, CommonErrors.validationFailed);
+  if (operation.parameters?.some((p) => p.in === 'path'))
+    problems.push(CommonErrors.uriTooLong, CommonErrors.validationFailed);
   return problems;
 }
 
@@ -52,27 +58,29 @@ function documentConfig(): Omit<OpenAPIObject, 'paths'> {
   const problemList = problemDefinitions()
     .map((p) => `- \`${problemType(p.code)}\` (${p.status}) ${p.title}`)
     .join('\n');
-  return new DocumentBuilder()
-    .setTitle('Vault forwarding API')
-    .setDescription(
-      [
-        'Forward requests to third parties with card data filled in from the vault.',
-        '',
-        'Authenticate with `Authorization: Bearer <JWT>` signed by an API key (ES512 or ES256; see the README). ' +
-          'Each operation lists the scope it requires in `x-required-scope`; operations with `security: []` need no token.',
-        '',
-        'Every error is `application/problem+json` (RFC 9457). Each operation lists, per status, the problem codes it can answer with. ' +
-          'Requests the HTTP layer cannot parse at all (a malformed request line, headers over 16 KiB, an Expect other than 100-continue) ' +
-          'and unknown routes are answered with a problem too. Problem types:',
-        problemList,
-      ].join('\n'),
-    )
-    .setVersion(packageVersion())
-    // Relative: the document is served by the API it describes, at whatever address that is.
-    .addServer('/', 'This service')
-    .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' }, 'bearer')
-    .addSecurityRequirements('bearer')
-    .build();
+  return (
+    new DocumentBuilder()
+      .setTitle('Vault forwarding API')
+      .setDescription(
+        [
+          'Forward requests to third parties with card data filled in from the vault.',
+          '',
+          'Authenticate with `Authorization: Bearer <JWT>` signed by an API key (ES512 or ES256; see the README). ' +
+            'Each operation lists the scope it requires in `x-required-scope`; operations with `security: []` need no token.',
+          '',
+          'Every error is `application/problem+json` (RFC 9457). Each operation lists, per status, the problem codes it can answer with. ' +
+            'Requests the HTTP layer cannot parse at all (a malformed request line, headers over 16 KiB, an Expect other than 100-continue) ' +
+            'and unknown routes are answered with a problem too. Problem types:',
+          problemList,
+        ].join('\n'),
+      )
+      .setVersion(packageVersion())
+      // Relative: the document is served by the API it describes, at whatever address that is.
+      .addServer('/', 'This service')
+      .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' }, 'bearer')
+      .addSecurityRequirements('bearer')
+      .build()
+  );
 }
 
 /**
@@ -81,11 +89,16 @@ function documentConfig(): Omit<OpenAPIObject, 'paths'> {
  * to every route, and `security: []` on every route that needs no token.
  */
 export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
-  const document = SwaggerModule.createDocument(app, documentConfig(), { extraModels: [ProblemSchema, ForwardJobResponse] });
+  const document = SwaggerModule.createDocument(app, documentConfig(), {
+    extraModels: [ProblemSchema, ForwardJobResponse],
+  });
   // One schema per authentication method kind, built from the kind descriptions (oneOf targets).
   Object.assign(((document.components ??= {}).schemas ??= {}), forwardAuthenticationSchemas());
   const forward = forwardOperation();
-  document.paths[forward.path] = { ...document.paths[forward.path], [forward.method]: forward.operation as unknown as OperationObject };
+  document.paths[forward.path] = {
+    ...document.paths[forward.path],
+    [forward.method]: forward.operation as unknown as OperationObject,
+  };
   for (const item of Object.values(document.paths)) {
     for (const method of HTTP_METHODS) {
       const operation = item[method] as Operation | undefined;
@@ -116,10 +129,14 @@ export async function openApiDocumentOffline(): Promise<OpenAPIObject> {
     CURSOR_SECRET: 'openapi-document-offline-never-used-0123456789',
     VAULT_MASTER_KEYS: `offline:${Buffer.alloc(32).toString('base64')}`,
   });
-  const app = await NestFactory.create<NestFastifyApplication>(ApiModule.forRoot({ config, databaseUrl: config.databaseUrl! }), new FastifyAdapter(), {
-    preview: true,
-    logger: false,
-  });
+  const app = await NestFactory.create<NestFastifyApplication>(
+    ApiModule.forRoot({ config, databaseUrl: config.databaseUrl! }),
+    new FastifyAdapter(),
+    {
+      preview: true,
+      logger: false,
+    },
+  );
   try {
     return buildOpenApiDocument(app);
   } finally {

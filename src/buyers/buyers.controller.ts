@@ -50,9 +50,16 @@ export class BuyersController {
   @ApiOperation({ summary: 'Update a buyer (only the fields sent; external_identifier: null clears it)' })
   @ApiOkResponse({ type: BuyerResponse })
   @ApiProblems(CommonErrors.validationFailed, BuyerErrors.notFound, BuyerErrors.duplicateExternalIdentifier)
-  async update(@MerchantAccountId() merchant: string, @Param('id') id: string, @Body() body: UpdateBuyerDto): Promise<BuyerResponse> {
+  async update(
+    @MerchantAccountId() merchant: string,
+    @Param('id') id: string,
+    @Body() body: UpdateBuyerDto,
+  ): Promise<BuyerResponse> {
     return BuyerResponse.from(
-      await this.buyers.update(merchant, id, { displayName: body.display_name, externalIdentifier: body.external_identifier }),
+      await this.buyers.update(merchant, id, {
+        displayName: body.display_name,
+        externalIdentifier: body.external_identifier,
+      }),
     );
   }
 

@@ -11,6 +11,7 @@ export const BuyerErrors = {
     code: 'buyer-external-identifier-exists',
     status: 409,
     title: 'External identifier already used',
-    description: 'Another buyer of this merchant account already has this `external_identifier`; it is unique per merchant account.',
+    description:
+      'Another buyer of this merchant account already has this `external_identifier`; it is unique per merchant account.',
   }),
 };

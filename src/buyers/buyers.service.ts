@@ -79,10 +79,10 @@ export class BuyersService {
   async delete(merchantAccountId: string, id: string): Promise<void> {
     if (!isUuid(id)) throw notFound(id);
     const cards = await this.buyers.manager.transaction(async (tx) => {
-      const [deletedCards] = await tx.query<[Array<{ id: string }>, number]>('DELETE FROM payment_methods WHERE merchant_account_id = $1 AND buyer_id = $2 RETURNING id', [
-        merchantAccountId,
-        id,
-      ]);
+      const [deletedCards] = await tx.query<[Array<{ id: string }>, number]>(
+        'DELETE FROM payment_methods WHERE merchant_account_id = $1 AND buyer_id = $2 RETURNING id',
+        [merchantAccountId, id],
+      );
       const result = await tx.delete(Buyer, { id, merchantAccountId });
       if (!result.affected) throw notFound(id);
       return deletedCards;
@@ -91,12 +91,18 @@ export class BuyersService {
   }
 
   list(merchantAccountId: string, query: ListBuyersQuery): Promise<Page<BuyerResponse>> {
-    const builder = this.buyers.createQueryBuilder('b').where('b.merchant_account_id = :merchantAccountId', { merchantAccountId });
+    const builder = this.buyers
+      .createQueryBuilder('b')
+      .where('b.merchant_account_id = :merchantAccountId', { merchantAccountId });
     if (query.external_identifier !== undefined) {
-      builder.andWhere('b.external_identifier = :externalIdentifier', { externalIdentifier: query.external_identifier });
+      builder.andWhere('b.external_identifier = :externalIdentifier', {
+        externalIdentifier: query.external_identifier,
+      });
     }
     if (query.search !== undefined) {
-      builder.andWhere('(b.display_name ILIKE :search OR b.external_identifier ILIKE :search)', { search: likePattern(query.search) });
+      builder.andWhere('(b.display_name ILIKE :search OR b.external_identifier ILIKE :search)', {
+        search: likePattern(query.search),
+      });
     }
     return this.pagination.paginate({
       query: builder,
@@ -114,9 +120,17 @@ export class BuyersService {
 
   private translate(error: unknown): unknown {
     if (isUniqueViolation(error, EXTERNAL_IDENTIFIER_INDEX)) {
-      return new ProblemException(BuyerErrors.duplicateExternalIdentifier, 'Another buyer already has this external_identifier.', [
-        { location: 'body', name: 'external_identifier', message: 'already used by another buyer of this merchant account' },
-      ]);
+      return new ProblemException(
+        BuyerErrors.duplicateExternalIdentifier,
+        'Another buyer already has this external_identifier.',
+        [
+          {
+            location: 'body',
+            name: 'external_identifier',
+            message: 'already used by another buyer of this merchant account',
+          },
+        ],
+      );
     }
     return error;
   }

@@ -79,21 +79,46 @@ export class CheckoutSessionCards {
    * session is unknown to this merchant, 410 when expired (erased now if the purge has not yet),
    * 409 without a card, 410 when the security code is wanted but was erased after use.
    */
-  async load(merchantAccountId: string, id: string, wants: SessionCardWants, at: SessionReference, missing: ProblemDefinition): Promise<SessionCard> {
+  async load(
+    merchantAccountId: string,
+    id: string,
+    wants: SessionCardWants,
+    at: SessionReference,
+    missing: ProblemDefinition,
+  ): Promise<SessionCard> {
     const row = isUuid(id) ? await this.row(merchantAccountId, id) : undefined;
-    const fail = (definition: ProblemDefinition, detail: string, message: string) => new ProblemException(definition, detail, [{ ...at, message }]);
-    if (!row) throw fail(missing, `No checkout session "${id.slice(0, 64)}" exists in this merchant account.`, 'unknown checkout session');
+    const fail = (definition: ProblemDefinition, detail: string, message: string) =>
+      new ProblemException(definition, detail, [{ ...at, message }]);
+    if (!row)
+      throw fail(
+        missing,
+        `No checkout session "${id.slice(0, 64)}" exists in this merchant account.`,
+        'unknown checkout session',
+      );
     if (row.expired || row.erased) {
       if (!row.erased) await this.erase(merchantAccountId, id);
-      throw fail(CheckoutSessionErrors.expired, `Checkout session ${id} has expired; its card data is erased.`, 'checkout session expired');
+      throw fail(
+        CheckoutSessionErrors.expired,
+        `Checkout session ${id} has expired; its card data is erased.`,
+        'checkout session expired',
+      );
     }
     const ownCard = row.card_source === 'card' && row.ciphertext !== null;
     const storedCard = row.card_source === 'id' && row.pm_ciphertext !== null;
-    if (!ownCard && !storedCard) throw fail(CheckoutSessionErrors.noCard, `Checkout session ${id} holds no card.`, 'no card collected');
+    if (!ownCard && !storedCard)
+      throw fail(CheckoutSessionErrors.noCard, `Checkout session ${id} holds no card.`, 'no card collected');
     if ((wants.securityCode || wants.requireSecurityCode) && row.security_code_ciphertext === null) {
       throw row.security_code_erased
-        ? fail(CheckoutSessionErrors.securityCodeErased, `The security code of checkout session ${id} was erased after use.`, 'security code erased after use')
-        : fail(CheckoutSessionErrors.noCard, `Checkout session ${id} holds no security code.`, 'no security code collected');
+        ? fail(
+            CheckoutSessionErrors.securityCodeErased,
+            `The security code of checkout session ${id} was erased after use.`,
+            'security code erased after use',
+          )
+        : fail(
+            CheckoutSessionErrors.noCard,
+            `Checkout session ${id} holds no security code.`,
+            'no security code collected',
+          );
     }
     const card: SessionCard = {
       source: row.card_source!,
@@ -119,7 +144,13 @@ export class CheckoutSessionCards {
       }
     }
     if (wants.securityCode) {
-      const plaintext = this.sealer.openPart(aad, sealed, SECURITY_CODE_PART, row.security_code_ciphertext!, `checkout session ${id}`);
+      const plaintext = this.sealer.openPart(
+        aad,
+        sealed,
+        SECURITY_CODE_PART,
+        row.security_code_ciphertext!,
+        `checkout session ${id}`,
+      );
       card.securityCode = plaintext.toString('utf8');
       plaintext.fill(0);
     }
@@ -141,7 +172,10 @@ export class CheckoutSessionCards {
 
   /** Nulls every secret and card column of one expired session (read time; the purge does the rest). */
   async erase(merchantAccountId: string, id: string): Promise<void> {
-    await this.db.query(`UPDATE checkout_sessions SET ${ERASE_COLUMNS} WHERE merchant_account_id = $1 AND id = $2 AND erased_at IS NULL`, [merchantAccountId, id]);
+    await this.db.query(
+      `UPDATE checkout_sessions SET ${ERASE_COLUMNS} WHERE merchant_account_id = $1 AND id = $2 AND erased_at IS NULL`,
+      [merchantAccountId, id],
+    );
   }
 
   /**
@@ -161,8 +195,12 @@ export class CheckoutSessionCards {
    * once (a row already erased is not selected again). Rows a day past expiry are deleted.
    */
   async purgeExpired(): Promise<{ erased: number; deleted: number }> {
-    const [, erased] = await this.db.query<[unknown, number]>(`UPDATE checkout_sessions SET ${ERASE_COLUMNS} WHERE expires_at <= now() AND erased_at IS NULL`);
-    const [, deleted] = await this.db.query<[unknown, number]>(`DELETE FROM checkout_sessions WHERE expires_at < now() - interval '1 day'`);
+    const [, erased] = await this.db.query<[unknown, number]>(
+      `UPDATE checkout_sessions SET ${ERASE_COLUMNS} WHERE expires_at <= now() AND erased_at IS NULL`,
+    );
+    const [, deleted] = await this.db.query<[unknown, number]>(
+      `DELETE FROM checkout_sessions WHERE expires_at < now() - interval '1 day'`,
+    );
     return { erased: Number(erased) || 0, deleted: Number(deleted) || 0 };
   }
 }

@@ -1,5 +1,12 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
-import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import {
+  ApiCreatedResponse,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiParam,
+  ApiTags,
+} from '@nestjs/swagger';
 import { MerchantScoped } from '../auth/merchant-scoped';
 import { MerchantAccountId } from '../auth/principal';
 import { RequireScope } from '../auth/scopes';
@@ -7,7 +14,11 @@ import { ApiProblems } from '../common/openapi/api-problems';
 import { CommonErrors } from '../common/problem/common.errors';
 import { CheckoutSessionErrors } from './checkout-sessions.errors';
 import { CheckoutSessionsService } from './checkout-sessions.service';
-import { CheckoutSessionCreateDto, CheckoutSessionFieldsDto, CheckoutSessionResponse } from './dto/checkout-session.dto';
+import {
+  CheckoutSessionCreateDto,
+  CheckoutSessionFieldsDto,
+  CheckoutSessionResponse,
+} from './dto/checkout-session.dto';
 
 const SESSION_ID = ApiParam({ name: 'session_id', format: 'uuid', description: 'The checkout session.' });
 
@@ -23,7 +34,10 @@ export class CheckoutSessionsController {
   @ApiOperation({ summary: 'Create a checkout session (expires_in seconds, 1–3600, default 3600)' })
   @ApiCreatedResponse({ type: CheckoutSessionResponse })
   @ApiProblems(CommonErrors.validationFailed)
-  async create(@MerchantAccountId() merchant: string, @Body() body: CheckoutSessionCreateDto): Promise<CheckoutSessionResponse> {
+  async create(
+    @MerchantAccountId() merchant: string,
+    @Body() body: CheckoutSessionCreateDto,
+  ): Promise<CheckoutSessionResponse> {
     return CheckoutSessionResponse.from(await this.sessions.create(merchant, body));
   }
 
@@ -39,21 +53,34 @@ export class CheckoutSessionsController {
 
   @Put(':session_id')
   @RequireScope('checkout-sessions.write')
-  @ApiOperation({ summary: 'Update a checkout session (metadata; expires_in from now, never past an hour after creation)' })
+  @ApiOperation({
+    summary: 'Update a checkout session (metadata; expires_in from now, never past an hour after creation)',
+  })
   @SESSION_ID
   @ApiOkResponse({ type: CheckoutSessionResponse })
   @ApiProblems(CommonErrors.validationFailed, CheckoutSessionErrors.notFound, CheckoutSessionErrors.expired)
-  async update(@MerchantAccountId() merchant: string, @Param('session_id') id: string, @Body() body: CheckoutSessionCreateDto): Promise<CheckoutSessionResponse> {
+  async update(
+    @MerchantAccountId() merchant: string,
+    @Param('session_id') id: string,
+    @Body() body: CheckoutSessionCreateDto,
+  ): Promise<CheckoutSessionResponse> {
     return CheckoutSessionResponse.from(await this.sessions.update(merchant, id, body));
   }
 
   @Put(':session_id/fields')
   @RequireScope('checkout-sessions.write')
-  @ApiOperation({ summary: 'Collect a card (or name a stored one) and its security code into the session; nothing of them is returned' })
+  @ApiOperation({
+    summary:
+      'Collect a card (or name a stored one) and its security code into the session; nothing of them is returned',
+  })
   @SESSION_ID
   @ApiOkResponse({ type: CheckoutSessionResponse })
   @ApiProblems(CommonErrors.validationFailed, CheckoutSessionErrors.notFound, CheckoutSessionErrors.expired)
-  async fields(@MerchantAccountId() merchant: string, @Param('session_id') id: string, @Body() body: CheckoutSessionFieldsDto): Promise<CheckoutSessionResponse> {
+  async fields(
+    @MerchantAccountId() merchant: string,
+    @Param('session_id') id: string,
+    @Body() body: CheckoutSessionFieldsDto,
+  ): Promise<CheckoutSessionResponse> {
     return CheckoutSessionResponse.from(await this.sessions.setFields(merchant, id, body.payment_method));
   }
 

@@ -5,7 +5,8 @@ export const CheckoutSessionErrors = {
     code: 'checkout-session-not-found',
     status: 404,
     title: 'Checkout session not found',
-    description: 'No checkout session with this id exists in the merchant account of the request (unknown, deleted, or another merchant’s).',
+    description:
+      'No checkout session with this id exists in the merchant account of the request (unknown, deleted, or another merchant’s).',
   }),
   expired: defineProblem({
     code: 'checkout-session-expired',
@@ -18,7 +19,8 @@ export const CheckoutSessionErrors = {
     code: 'checkout-session-has-no-card',
     status: 409,
     title: 'Checkout session holds no card',
-    description: 'No card has been collected into this checkout session yet (PUT /checkout/sessions/{id}/fields), or the stored payment method it named was deleted.',
+    description:
+      'No card has been collected into this checkout session yet (PUT /checkout/sessions/{id}/fields), or the stored payment method it named was deleted.',
   }),
   securityCodeErased: defineProblem({
     code: 'checkout-session-security-code-erased',
@@ -31,6 +33,7 @@ export const CheckoutSessionErrors = {
     code: 'checkout-session-card-is-stored',
     status: 409,
     title: 'Card already stored',
-    description: 'The checkout session’s card is a stored payment method already (it was collected with method "id"); use that payment method.',
+    description:
+      'The checkout session’s card is a stored payment method already (it was collected with method "id"); use that payment method.',
   }),
 };

@@ -10,7 +10,11 @@ import { SecretSealer } from '../vault/secret-sealer';
 import { CheckoutSession } from './checkout-session.entity';
 import { CARD_PART, CheckoutSessionCards, checkoutSessionAad, SECURITY_CODE_PART } from './checkout-session-cards';
 import { CheckoutSessionErrors } from './checkout-sessions.errors';
-import { CheckoutSessionCreateDto, CheckoutSessionFieldsPaymentMethodDto, MAX_EXPIRES_IN_SECONDS } from './dto/checkout-session.dto';
+import {
+  CheckoutSessionCreateDto,
+  CheckoutSessionFieldsPaymentMethodDto,
+  MAX_EXPIRES_IN_SECONDS,
+} from './dto/checkout-session.dto';
 
 /**
  * Checkout sessions: create, read, update, delete, and collecting a card into one. Expiry is judged
@@ -65,7 +69,14 @@ export class CheckoutSessionsService {
                             ELSE LEAST(now() + make_interval(secs => $5::int), created_at + make_interval(secs => $6)) END,
           updated_at = now()
         WHERE merchant_account_id = $1 AND id = $2 AND expires_at > now() AND erased_at IS NULL RETURNING id`,
-      [merchantAccountId, id, input.metadata !== undefined, input.metadata ?? null, input.expires_in ?? null, MAX_EXPIRES_IN_SECONDS],
+      [
+        merchantAccountId,
+        id,
+        input.metadata !== undefined,
+        input.metadata ?? null,
+        input.expires_in ?? null,
+        MAX_EXPIRES_IN_SECONDS,
+      ],
     );
     if (rows.length === 0) throw expired_(id);
     return this.get(merchantAccountId, id);
@@ -81,7 +92,11 @@ export class CheckoutSessionsService {
    * Collects a card (or names a stored one) and its security code. Both are sealed under one data key
    * as separate parts, so the code can be erased alone. A second call replaces the first card.
    */
-  async setFields(merchantAccountId: string, id: string, input: CheckoutSessionFieldsPaymentMethodDto): Promise<CheckoutSession> {
+  async setFields(
+    merchantAccountId: string,
+    id: string,
+    input: CheckoutSessionFieldsPaymentMethodDto,
+  ): Promise<CheckoutSession> {
     await this.get(merchantAccountId, id);
     const card = await this.cardOf(merchantAccountId, input);
     const wantDigits = card.scheme === 'amex' ? 4 : 3;
@@ -90,7 +105,10 @@ export class CheckoutSessionsService {
     }
     const number = card.number ? Buffer.from(card.number, 'utf8') : null;
     const code = Buffer.from(input.security_code, 'utf8');
-    const sealed = this.sealer.sealParts(checkoutSessionAad(merchantAccountId, id), { [CARD_PART]: number, [SECURITY_CODE_PART]: code });
+    const sealed = this.sealer.sealParts(checkoutSessionAad(merchantAccountId, id), {
+      [CARD_PART]: number,
+      [SECURITY_CODE_PART]: code,
+    });
     number?.fill(0);
     code.fill(0);
     const [rows] = await this.sessions.query<[unknown[], number]>(
@@ -119,31 +137,60 @@ export class CheckoutSessionsService {
   private async cardOf(
     merchantAccountId: string,
     input: CheckoutSessionFieldsPaymentMethodDto,
-  ): Promise<{ number: string | null; paymentMethodId: string | null; scheme: string; label: string; expirationDate: string }> {
+  ): Promise<{
+    number: string | null;
+    paymentMethodId: string | null;
+    scheme: string;
+    label: string;
+    expirationDate: string;
+  }> {
     if (input.method === 'card') {
       if (input.id !== undefined) throw fieldProblem('payment_method.id', 'only with method id');
       const number = normaliseCardNumber(input.number!)!;
-      return { number, paymentMethodId: null, scheme: schemeOf(number), label: number.slice(-4), expirationDate: input.expiration_date! };
+      return {
+        number,
+        paymentMethodId: null,
+        scheme: schemeOf(number),
+        label: number.slice(-4),
+        expirationDate: input.expiration_date!,
+      };
     }
     if (input.number !== undefined) throw fieldProblem('payment_method.number', 'only with method card');
-    if (input.expiration_date !== undefined) throw fieldProblem('payment_method.expiration_date', 'only with method card');
-    const [pm] = await this.sessions.query<Array<{ id: string; scheme: string; label: string; expiration_date: string }>>(
-      `SELECT id, scheme, label, expiration_date FROM payment_methods WHERE id = $1 AND merchant_account_id = $2`,
-      [input.id!.toLowerCase(), merchantAccountId],
-    );
+    if (input.expiration_date !== undefined)
+      throw fieldProblem('payment_method.expiration_date', 'only with method card');
+    const [pm] = await this.sessions.query<
+      Array<{ id: string; scheme: string; label: string; expiration_date: string }>
+    >(`SELECT id, scheme, label, expiration_date FROM payment_methods WHERE id = $1 AND merchant_account_id = $2`, [
+      input.id!.toLowerCase(),
+      merchantAccountId,
+    ]);
     if (!pm) throw fieldProblem('payment_method.id', 'no payment method with this id in this merchant account');
-    return { number: null, paymentMethodId: pm.id, scheme: pm.scheme, label: pm.label, expirationDate: pm.expiration_date };
+    return {
+      number: null,
+      paymentMethodId: pm.id,
+      scheme: pm.scheme,
+      label: pm.label,
+      expirationDate: pm.expiration_date,
+    };
   }
 }
 
 function notFound(id: string): ProblemException {
-  return new ProblemException(CheckoutSessionErrors.notFound, `No checkout session "${id.slice(0, 64)}" exists in this merchant account.`);
+  return new ProblemException(
+    CheckoutSessionErrors.notFound,
+    `No checkout session "${id.slice(0, 64)}" exists in this merchant account.`,
+  );
 }
 
 function expired_(id: string): ProblemException {
-  return new ProblemException(CheckoutSessionErrors.expired, `Checkout session ${id} has expired; its card data is erased.`);
+  return new ProblemException(
+    CheckoutSessionErrors.expired,
+    `Checkout session ${id} has expired; its card data is erased.`,
+  );
 }
 
 function fieldProblem(name: string, message: string): ProblemException {
-  return new ProblemException(CommonErrors.validationFailed, `${name} ${message}.`, [{ location: 'body', name, message }]);
+  return new ProblemException(CommonErrors.validationFailed, `${name} ${message}.`, [
+    { location: 'body', name, message },
+  ]);
 }

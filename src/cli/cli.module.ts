@@ -13,7 +13,13 @@ export class CliModule {
   static forRoot(options: Omit<CoreOptions, 'role'>): DynamicModule {
     return {
       module: CliModule,
-      imports: [CoreModule.forRoot({ ...options, role: 'cli' }), PaginationModule, TypeOrmModule.forFeature([ApiKey]), MerchantAccountsModule, VaultModule],
+      imports: [
+        CoreModule.forRoot({ ...options, role: 'cli' }),
+        PaginationModule,
+        TypeOrmModule.forFeature([ApiKey]),
+        MerchantAccountsModule,
+        VaultModule,
+      ],
       providers: [ApiKeysService],
     };
   }

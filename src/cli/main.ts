@@ -33,8 +33,17 @@ function print(result: object): void {
 }
 
 /** Boots only what the command needs, against the same database `npm start` uses. */
-async function withServices<T>(run: (app: INestApplicationContext, appliedMigrations: string[]) => Promise<T>): Promise<T> {
-  const [{ NestFactory }, { DataSource }, { ConfigError, loadConfig }, { runMigrations }, { resolveDatabase }, { CliModule }] = await Promise.all([
+async function withServices<T>(
+  run: (app: INestApplicationContext, appliedMigrations: string[]) => Promise<T>,
+): Promise<T> {
+  const [
+    { NestFactory },
+    { DataSource },
+    { ConfigError, loadConfig },
+    { runMigrations },
+    { resolveDatabase },
+    { CliModule },
+  ] = await Promise.all([
     import('@nestjs/core'),
     import('typeorm'),
     import('../config/config'),
@@ -77,7 +86,8 @@ function parse<O extends Record<string, StringOrBoolean>>(args: string[], option
   const joined: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const name = args[i].startsWith('--') ? args[i].slice(2) : undefined;
-    if (name !== undefined && options[name]?.type === 'string' && i + 1 < args.length) joined.push(`${args[i]}=${args[++i]}`);
+    if (name !== undefined && options[name]?.type === 'string' && i + 1 < args.length)
+      joined.push(`${args[i]}=${args[++i]}`);
     else joined.push(args[i]);
   }
   return parseArgs({ args: joined, options });
@@ -87,7 +97,8 @@ async function merchantCreate(args: string[]): Promise<void> {
   const { values } = parse(args, { name: { type: 'string' }, id: { type: 'string' } });
   if (!values.name) throw new UsageError('merchant create needs --name');
   const id = values.id ?? slugify(values.name);
-  if (!MERCHANT_ACCOUNT_ID_PATTERN.test(id)) throw new UsageError(`--id must match ${MERCHANT_ACCOUNT_ID_PATTERN.source}`);
+  if (!MERCHANT_ACCOUNT_ID_PATTERN.test(id))
+    throw new UsageError(`--id must match ${MERCHANT_ACCOUNT_ID_PATTERN.source}`);
   const { MerchantAccountsService } = await import('../merchant-accounts/merchant-accounts.service');
   const account = await withServices((app) => app.get(MerchantAccountsService).create(id, values.name!.slice(0, 200)));
   print({ id: account.id, display_name: account.displayName });
@@ -101,7 +112,8 @@ async function apiKeyCreate(args: string[]): Promise<void> {
     algorithm: { type: 'string' },
   });
   if (!values.out) throw new UsageError('api-key create needs --out FILE (or --out - for the JSON output)');
-  if (Boolean(values.merchant) === Boolean(values.instance)) throw new UsageError('api-key create needs exactly one of --merchant ID or --instance');
+  if (Boolean(values.merchant) === Boolean(values.instance))
+    throw new UsageError('api-key create needs exactly one of --merchant ID or --instance');
   const algorithm = (values.algorithm ?? 'ES512').toUpperCase();
   if (algorithm !== 'ES512' && algorithm !== 'ES256') throw new UsageError('--algorithm must be ES512 or ES256');
   const out = values.out === '-' ? null : resolve(values.out);
@@ -125,7 +137,9 @@ async function apiKeyCreate(args: string[]): Promise<void> {
         } catch (error) {
           // Nobody holds the private key: the row would be a key no one can ever use.
           await keys.discard(created.id);
-          throw new Error(`could not write ${values.out} (${(error as Error).message}); the key was not kept`, { cause: error });
+          throw new Error(`could not write ${values.out} (${(error as Error).message}); the key was not kept`, {
+            cause: error,
+          });
         }
       }
       return created;
@@ -147,7 +161,9 @@ function openKeyFile(given: string, path: string): number {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EEXIST') throw new UsageError(`${given} exists; refusing to overwrite a private key`);
-    throw new Error(`cannot create ${given} (${code ?? (error as Error).message}); no key was created`, { cause: error });
+    throw new Error(`cannot create ${given} (${code ?? (error as Error).message}); no key was created`, {
+      cause: error,
+    });
   }
 }
 
@@ -173,7 +189,10 @@ async function apiKeyList(args: string[]): Promise<void> {
     const all: import('../auth/dto/api-key.dto').ApiKeyResponse[] = [];
     let cursor: string | undefined;
     do {
-      const page = await keys.list({ kind: 'instance' }, { merchant_account_id: values.merchant, cursor, limit: ListApiKeysQuery.limits.max });
+      const page = await keys.list(
+        { kind: 'instance' },
+        { merchant_account_id: values.merchant, cursor, limit: ListApiKeysQuery.limits.max },
+      );
       all.push(...page.items);
       cursor = page.next_cursor ?? undefined;
     } while (cursor);
@@ -201,12 +220,23 @@ async function apiKeyRevoke(args: string[]): Promise<void> {
 }
 
 async function token(args: string[]): Promise<void> {
-  const { values } = parse(args, { key: { type: 'string' }, 'key-id': { type: 'string' }, scopes: { type: 'string' }, ttl: { type: 'string' } });
+  const { values } = parse(args, {
+    key: { type: 'string' },
+    'key-id': { type: 'string' },
+    scopes: { type: 'string' },
+    ttl: { type: 'string' },
+  });
   if (!values.key) throw new UsageError('token needs --key FILE (or --key - to read the PEM from stdin)');
   const ttl = values.ttl === undefined ? undefined : Number(values.ttl);
   if (ttl !== undefined && !Number.isInteger(ttl)) throw new UsageError('--ttl must be a whole number of seconds');
-  const scopes = values.scopes?.split(',').map((s) => s.trim()).filter(Boolean);
-  const [{ signToken }, { apiKeyIdOfPrivateKey }] = await Promise.all([import('../auth/token-signer'), import('../auth/api-key-id')]);
+  const scopes = values.scopes
+    ?.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const [{ signToken }, { apiKeyIdOfPrivateKey }] = await Promise.all([
+    import('../auth/token-signer'),
+    import('../auth/api-key-id'),
+  ]);
   const privateKeyPem = readFileSync(values.key === '-' ? 0 : values.key, 'utf8');
   let keyId = values['key-id'];
   if (keyId === undefined) {
@@ -227,7 +257,8 @@ async function migrate(): Promise<void> {
 async function rotateKeys(args: string[]): Promise<void> {
   const { values } = parse(args, { 'batch-size': { type: 'string' } });
   const batchSize = values['batch-size'] === undefined ? 500 : Number(values['batch-size']);
-  if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 10_000) throw new UsageError('--batch-size must be a whole number from 1 to 10000');
+  if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 10_000)
+    throw new UsageError('--batch-size must be a whole number from 1 to 10000');
   const { KeyRotationService } = await import('../vault/key-rotation.service');
   const result = await withServices((app) => app.get(KeyRotationService).rotate(batchSize));
   print(result);
@@ -261,7 +292,8 @@ main(process.argv.slice(2)).catch((error: unknown) => {
     process.stderr.write(`${error.message}\n`);
     process.exit(1);
   }
-  const message = error instanceof ProblemException ? error.detail : error instanceof Error ? error.message : String(error);
+  const message =
+    error instanceof ProblemException ? error.detail : error instanceof Error ? error.message : String(error);
   process.stderr.write(`Error: ${message}\n`);
   process.exit(1);
 });

@@ -46,10 +46,15 @@ export class StatementBatcher<I, O> {
     });
   }
 
-  private async execute(batch: Array<{ item: I; resolve(value: O): void; reject(error: unknown): void }>): Promise<void> {
+  private async execute(
+    batch: Array<{ item: I; resolve(value: O): void; reject(error: unknown): void }>,
+  ): Promise<void> {
     if (batch.length === 1) {
       const [only] = batch;
-      await this.options.one(only.item).then(only.resolve, only.reject);
+      await this.options.one(only.item).then(
+        (value) => only.resolve(value),
+        (error: unknown) => only.reject(error),
+      );
       return;
     }
     try {
@@ -60,7 +65,14 @@ export class StatementBatcher<I, O> {
         batch.forEach((entry) => entry.reject(error));
         return;
       }
-      await Promise.all(batch.map((entry) => this.options.one(entry.item).then(entry.resolve, entry.reject)));
+      await Promise.all(
+        batch.map((entry) =>
+          this.options.one(entry.item).then(
+            (value) => entry.resolve(value),
+            (error: unknown) => entry.reject(error),
+          ),
+        ),
+      );
     }
   }
 }

@@ -167,7 +167,8 @@ export function parseVaultMasterKeys(raw: string | undefined): VaultMasterKey[] 
   if (entries.length === 0) throw new ConfigError(name, 'lists no key');
   const seen = new Set<string>();
   return entries.map(({ id, key }, index) => {
-    if (!MASTER_KEY_ID.test(id)) throw new ConfigError(name, `entry ${index + 1} has an invalid id (letters, digits, . _ -)`);
+    if (!MASTER_KEY_ID.test(id))
+      throw new ConfigError(name, `entry ${index + 1} has an invalid id (letters, digits, . _ -)`);
     if (seen.has(id)) throw new ConfigError(name, `key id "${id}" appears twice`);
     seen.add(id);
     const bytes = Buffer.from(key, 'base64');
@@ -187,7 +188,10 @@ export function parseVaultMasterKeys(raw: string | undefined): VaultMasterKey[] 
 function vaultMasterKeys(env: Env, nodeEnv: string): VaultMasterKey[] {
   const keys = parseVaultMasterKeys(optional(env, 'VAULT_MASTER_KEYS'));
   if (keys.length === 0 && nodeEnv === 'production') {
-    throw new ConfigError('VAULT_MASTER_KEYS', 'is required in production: "id:base64key" (openssl rand -base64 32), the first one current');
+    throw new ConfigError(
+      'VAULT_MASTER_KEYS',
+      'is required in production: "id:base64key" (openssl rand -base64 32), the first one current',
+    );
   }
   return keys;
 }
@@ -203,7 +207,10 @@ function readableFile(env: Env, name: string): string | null {
 function forwardInsecureHosts(env: Env): ReadonlySet<string> {
   const raw = optional(env, 'FORWARD_INSECURE_HOSTS');
   if (raw === undefined) return new Set();
-  const hosts = raw.split(',').map((h) => h.trim().toLowerCase()).filter(Boolean);
+  const hosts = raw
+    .split(',')
+    .map((h) => h.trim().toLowerCase())
+    .filter(Boolean);
   for (const host of hosts) {
     if (!/^(\[[0-9a-f:.]+\]|[a-z0-9.-]+)(:\d{1,5})?$/.test(host)) {
       throw new ConfigError('FORWARD_INSECURE_HOSTS', `"${host}" is not host or host:port`);
@@ -215,22 +222,38 @@ function forwardInsecureHosts(env: Env): ReadonlySet<string> {
 function cursorSecret(env: Env, nodeEnv: string): Buffer | null {
   const raw = optional(env, 'CURSOR_SECRET');
   if (raw === undefined) {
-    if (nodeEnv === 'production') throw new ConfigError('CURSOR_SECRET', 'is required in production (openssl rand -base64 32), shared by every API process');
+    if (nodeEnv === 'production')
+      throw new ConfigError(
+        'CURSOR_SECRET',
+        'is required in production (openssl rand -base64 32), shared by every API process',
+      );
     return null;
   }
-  if (raw.length < 32) throw new ConfigError('CURSOR_SECRET', 'must be at least 32 characters (openssl rand -base64 32)');
+  if (raw.length < 32)
+    throw new ConfigError('CURSOR_SECRET', 'must be at least 32 characters (openssl rand -base64 32)');
   return Buffer.from(raw, 'utf8');
 }
 
 const MIB = 1024 * 1024;
 
-function forwardMemoryLimits(env: Env): Pick<AppConfig, 'forwardMaxFilledBodyBytes' | 'forwardMaxInflightBytes' | 'forwardMaxInflightBytesPerMerchant'> {
+function forwardMemoryLimits(
+  env: Env,
+): Pick<AppConfig, 'forwardMaxFilledBodyBytes' | 'forwardMaxInflightBytes' | 'forwardMaxInflightBytesPerMerchant'> {
   // The floors let a test make the limits small; below them ordinary forwards could not run at all.
   const forwardMaxFilledBodyBytes = integer(env, 'FORWARD_MAX_FILLED_BODY_BYTES', 2 * MIB, 1024, 64 * MIB);
   const forwardMaxInflightBytes = integer(env, 'FORWARD_MAX_INFLIGHT_BYTES', 256 * MIB, 64 * 1024, 64 * 1024 * MIB);
-  const forwardMaxInflightBytesPerMerchant = integer(env, 'FORWARD_MAX_INFLIGHT_BYTES_PER_MERCHANT', Math.min(64 * MIB, forwardMaxInflightBytes), 64 * 1024, 64 * 1024 * MIB);
+  const forwardMaxInflightBytesPerMerchant = integer(
+    env,
+    'FORWARD_MAX_INFLIGHT_BYTES_PER_MERCHANT',
+    Math.min(64 * MIB, forwardMaxInflightBytes),
+    64 * 1024,
+    64 * 1024 * MIB,
+  );
   if (forwardMaxInflightBytesPerMerchant > forwardMaxInflightBytes) {
-    throw new ConfigError('FORWARD_MAX_INFLIGHT_BYTES_PER_MERCHANT', `must not exceed FORWARD_MAX_INFLIGHT_BYTES (${forwardMaxInflightBytes})`);
+    throw new ConfigError(
+      'FORWARD_MAX_INFLIGHT_BYTES_PER_MERCHANT',
+      `must not exceed FORWARD_MAX_INFLIGHT_BYTES (${forwardMaxInflightBytes})`,
+    );
   }
   return { forwardMaxFilledBodyBytes, forwardMaxInflightBytes, forwardMaxInflightBytesPerMerchant };
 }
@@ -252,7 +275,8 @@ function durationSeconds(env: Env, name: string, fallback: number, min: number, 
   const raw = optional(env, name);
   if (raw === undefined) return fallback;
   const match = /^(\d{1,9})([smhd]?)$/.exec(raw.toLowerCase());
-  if (!match) throw new ConfigError(name, `must be a duration like 7d, 12h, 30m, 45s or a number of seconds, got "${raw}"`);
+  if (!match)
+    throw new ConfigError(name, `must be a duration like 7d, 12h, 30m, 45s or a number of seconds, got "${raw}"`);
   const value = Number(match[1]) * DURATION_UNITS[match[2] || 's'];
   if (value < min || value > max) throw new ConfigError(name, `must be between ${min}s and ${max}s, got ${value}s`);
   return value;
@@ -286,11 +310,14 @@ export function loadConfig(env: Env = process.env): AppConfig {
     forwardInsecureHosts: forwardInsecureHosts(env),
     forwardExtraCaFile: readableFile(env, 'FORWARD_EXTRA_CA_FILE'),
     ...forwardMemoryLimits(env),
-    forwardRecordSpoolDir: resolve(optional(env, 'FORWARD_RECORD_SPOOL_DIR') ?? resolve(dataDir, 'forward-record-spool')),
+    forwardRecordSpoolDir: resolve(
+      optional(env, 'FORWARD_RECORD_SPOOL_DIR') ?? resolve(dataDir, 'forward-record-spool'),
+    ),
     metricsPort: optional(env, 'METRICS_PORT') === undefined ? null : integer(env, 'METRICS_PORT', 0, 0, 65535),
     queueBackend: queueBackend(env, redisUrl),
     workerConcurrency: integer(env, 'WORKER_CONCURRENCY', 32, 1, 1024),
-    workerHeartbeatFile: optional(env, 'WORKER_HEARTBEAT_FILE') === undefined ? null : resolve(optional(env, 'WORKER_HEARTBEAT_FILE')!),
+    workerHeartbeatFile:
+      optional(env, 'WORKER_HEARTBEAT_FILE') === undefined ? null : resolve(optional(env, 'WORKER_HEARTBEAT_FILE')!),
     // The floor lets tests shorten retries to milliseconds; the issue caps one wait at 5 minutes.
     forwardRetryBaseMs: integer(env, 'FORWARD_RETRY_BASE_MS', 1000, 1, 300_000),
     forwardJobRetentionSeconds: durationSeconds(env, 'FORWARD_JOB_RETENTION', 7 * 86_400, 60, 366 * 86_400),
@@ -304,6 +331,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
 /** Becomes part of BullMQ's Redis keys and its rows' queue name: letters, digits, - and _ only. */
 function forwardQueueName(env: Env): string {
   const value = optional(env, 'FORWARD_QUEUE_NAME') ?? 'vault-forwards';
-  if (!/^[A-Za-z0-9_-]{1,64}$/.test(value)) throw new ConfigError('FORWARD_QUEUE_NAME', 'must be 1–64 letters, digits, - or _');
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(value))
+    throw new ConfigError('FORWARD_QUEUE_NAME', 'must be 1–64 letters, digits, - or _');
   return value;
 }

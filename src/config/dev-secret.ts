@@ -19,7 +19,8 @@ export function readOrCreateDevSecret(dataDir: string, name: string): DevSecret 
   const file = join(dataDir, name);
   const read = (): Buffer => {
     const secret = readFileSync(file);
-    if (secret.length !== SECRET_BYTES) throw new Error(`${file} does not hold ${SECRET_BYTES} bytes; delete it to have a new one generated`);
+    if (secret.length !== SECRET_BYTES)
+      throw new Error(`${file} does not hold ${SECRET_BYTES} bytes; delete it to have a new one generated`);
     return secret;
   };
   try {

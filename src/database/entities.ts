@@ -10,4 +10,15 @@ import { ForwardJob } from '../forward-jobs/forward-job.entity';
 import { CheckoutSession } from '../checkout-sessions/checkout-session.entity';
 
 /** Every entity, listed explicitly: no glob, so ts-jest, ts-node and dist/ all see the same set. */
-export const ENTITIES = [MerchantAccount, ApiKey, Buyer, PaymentMethod, VaultForwardConfig, ForwardAuthentication, ForwardRecordEntity, WebhookSecret, ForwardJob, CheckoutSession];
+export const ENTITIES = [
+  MerchantAccount,
+  ApiKey,
+  Buyer,
+  PaymentMethod,
+  VaultForwardConfig,
+  ForwardAuthentication,
+  ForwardRecordEntity,
+  WebhookSecret,
+  ForwardJob,
+  CheckoutSession,
+];

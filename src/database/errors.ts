@@ -10,7 +10,15 @@ export function isUniqueViolation(error: unknown, constraint?: string): boolean 
 }
 
 /** Socket-level failures on the way to PostgreSQL. */
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+]);
 /** admin_shutdown, crash_shutdown, cannot_connect_now, too_many_connections. Class 08 is checked as a prefix. */
 const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300']);
 /** pg and pg-pool report these without a code. */
@@ -56,6 +64,10 @@ export class DatabaseUnavailableError extends Error {
 export const DATABASE_RETRY_AFTER_SECONDS = 2;
 
 /** The 503 every route answers while the database is unavailable: the caller may retry after a moment. */
-export function serviceUnavailableProblem(detail = 'The database is not reachable right now; retry shortly.'): ProblemException {
-  return new ProblemException(CommonErrors.serviceUnavailable, detail, undefined, { 'retry-after': String(DATABASE_RETRY_AFTER_SECONDS) });
+export function serviceUnavailableProblem(
+  detail = 'The database is not reachable right now; retry shortly.',
+): ProblemException {
+  return new ProblemException(CommonErrors.serviceUnavailable, detail, undefined, {
+    'retry-after': String(DATABASE_RETRY_AFTER_SECONDS),
+  });
 }

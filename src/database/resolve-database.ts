@@ -45,7 +45,9 @@ export async function resolveDatabase(config: AppConfig, role: 'api' | 'cli'): P
   const running = runningEmbedded(config.dataDir);
   if (running) {
     if (role === 'cli') return { url: running };
-    throw new Error(`another process already serves the embedded database in ${config.dataDir}; stop it or set DATABASE_URL`);
+    throw new Error(
+      `another process already serves the embedded database in ${config.dataDir}; stop it or set DATABASE_URL`,
+    );
   }
   const embedded = await startEmbeddedDatabase({
     dataDir: config.dataDir,

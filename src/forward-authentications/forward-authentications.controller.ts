@@ -1,5 +1,12 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
-import { ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import {
+  ApiBody,
+  ApiCreatedResponse,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
 import { MerchantScoped } from '../auth/merchant-scoped';
 import { MerchantAccountId } from '../auth/principal';
 import { RequireScope } from '../auth/scopes';
@@ -42,12 +49,16 @@ export class ForwardAuthenticationsController {
     @Param('config_id') configId: string,
     @Body() body: CreateForwardAuthenticationDto,
   ): Promise<ForwardAuthenticationResponse> {
-    return ForwardAuthenticationResponse.from(await this.methods.create(merchant, configId, { kind: body.kind, label: body.label, fields: body.fields }));
+    return ForwardAuthenticationResponse.from(
+      await this.methods.create(merchant, configId, { kind: body.kind, label: body.label, fields: body.fields }),
+    );
   }
 
   @Get()
   @RequireScope('vault-forward-authentications.read')
-  @ApiOperation({ summary: 'List the authentication methods of a forwarding config, newest first, with cursor pagination' })
+  @ApiOperation({
+    summary: 'List the authentication methods of a forwarding config, newest first, with cursor pagination',
+  })
   @ApiOkResponse({ type: PageOf(ForwardAuthenticationResponse) })
   @ApiProblems(CommonErrors.validationFailed, PaginationErrors.invalidCursor, VaultForwardConfigErrors.notFound)
   list(
@@ -63,7 +74,11 @@ export class ForwardAuthenticationsController {
   @ApiOperation({ summary: 'Get an authentication method (non-secret fields, derived facts, warnings)' })
   @ApiOkResponse({ schema: RESPONSE_SCHEMA })
   @ApiProblems(VaultForwardConfigErrors.notFound, ForwardAuthenticationErrors.notFound)
-  async get(@MerchantAccountId() merchant: string, @Param('config_id') configId: string, @Param('id') id: string): Promise<ForwardAuthenticationResponse> {
+  async get(
+    @MerchantAccountId() merchant: string,
+    @Param('config_id') configId: string,
+    @Param('id') id: string,
+  ): Promise<ForwardAuthenticationResponse> {
     return ForwardAuthenticationResponse.from(await this.methods.get(merchant, configId, id));
   }
 
@@ -79,7 +94,9 @@ export class ForwardAuthenticationsController {
     @Param('id') id: string,
     @Body() body: UpdateForwardAuthenticationDto,
   ): Promise<ForwardAuthenticationResponse> {
-    return ForwardAuthenticationResponse.from(await this.methods.update(merchant, configId, id, { label: body.label, fields: body.fields }));
+    return ForwardAuthenticationResponse.from(
+      await this.methods.update(merchant, configId, id, { label: body.label, fields: body.fields }),
+    );
   }
 
   @Delete(':id')
@@ -88,7 +105,11 @@ export class ForwardAuthenticationsController {
   @ApiOperation({ summary: 'Delete an authentication method' })
   @ApiNoContentResponse({ description: 'Deleted.' })
   @ApiProblems(VaultForwardConfigErrors.notFound, ForwardAuthenticationErrors.notFound)
-  async delete(@MerchantAccountId() merchant: string, @Param('config_id') configId: string, @Param('id') id: string): Promise<void> {
+  async delete(
+    @MerchantAccountId() merchant: string,
+    @Param('config_id') configId: string,
+    @Param('id') id: string,
+  ): Promise<void> {
     await this.methods.delete(merchant, configId, id);
   }
 }
@@ -101,7 +122,10 @@ export class ForwardAuthenticationsController {
 export class AuthenticationKindsController {
   @Get()
   @RequireScope('vault-forward-authentications.read')
-  @ApiOperation({ summary: 'The kinds of authentication method and their fields (which are secret, required, their formats), e.g. to build forms' })
+  @ApiOperation({
+    summary:
+      'The kinds of authentication method and their fields (which are secret, required, their formats), e.g. to build forms',
+  })
   @ApiOkResponse({ type: AuthenticationKindsResponse })
   kinds(): AuthenticationKindsResponse {
     return {

@@ -5,7 +5,8 @@ export const ForwardAuthenticationErrors = {
     code: 'vault-forward-authentication-not-found',
     status: 404,
     title: 'Authentication method not found',
-    description: 'No authentication method with this id exists for this forwarding config in the merchant account of the request.',
+    description:
+      'No authentication method with this id exists for this forwarding config in the merchant account of the request.',
   }),
   notUsable: defineProblem({
     code: 'authentication-method-not-usable',
@@ -18,13 +19,15 @@ export const ForwardAuthenticationErrors = {
     code: 'authentication-methods-conflict',
     status: 422,
     title: 'Authentication methods cannot be combined',
-    description: 'x-vault-forward-authentications lists the same method twice, or two mutual-tls methods (a connection has one client certificate). Nothing was sent.',
+    description:
+      'x-vault-forward-authentications lists the same method twice, or two mutual-tls methods (a connection has one client certificate). Nothing was sent.',
   }),
   unreadable: defineProblem({
     code: 'authentication-method-unreadable',
     status: 500,
     title: 'Authentication method could not be decrypted',
-    description: 'The stored secret of an authentication method does not decrypt with the configured master keys (moved, tampered, or its master key removed). The problem names the method id. Nothing was sent.',
+    description:
+      'The stored secret of an authentication method does not decrypt with the configured master keys (moved, tampered, or its master key removed). The problem names the method id. Nothing was sent.',
   }),
   invalid: defineProblem({
     code: 'authentication-method-invalid',

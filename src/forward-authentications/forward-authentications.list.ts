@@ -16,12 +16,19 @@ export class ForwardAuthenticationsList {
     private readonly pagination: PaginationService,
   ) {}
 
-  async list(merchantAccountId: string, configId: string, query: ListForwardAuthenticationsQuery): Promise<Page<ForwardAuthenticationResponse>> {
+  async list(
+    merchantAccountId: string,
+    configId: string,
+    query: ListForwardAuthenticationsQuery,
+  ): Promise<Page<ForwardAuthenticationResponse>> {
     await this.configs.get(merchantAccountId, configId);
     return this.pagination.paginate({
       query: this.methods
         .createQueryBuilder('m')
-        .where('m.merchant_account_id = :merchantAccountId AND m.config_id = :configId', { merchantAccountId, configId }),
+        .where('m.merchant_account_id = :merchantAccountId AND m.config_id = :configId', {
+          merchantAccountId,
+          configId,
+        }),
       alias: 'm',
       request: query,
       limits: ListForwardAuthenticationsQuery.limits,

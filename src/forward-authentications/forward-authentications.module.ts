@@ -17,7 +17,11 @@ export class ForwardAuthenticationsCoreModule {}
 
 /** The API's /vault-forward/configs/{config_id}/authentications and /vault-forward/authentication-kinds routes over the core. */
 @Module({
-  imports: [TypeOrmModule.forFeature([ForwardAuthentication]), ForwardAuthenticationsCoreModule, VaultForwardConfigsCoreModule],
+  imports: [
+    TypeOrmModule.forFeature([ForwardAuthentication]),
+    ForwardAuthenticationsCoreModule,
+    VaultForwardConfigsCoreModule,
+  ],
   controllers: [ForwardAuthenticationsController, AuthenticationKindsController],
   providers: [ForwardAuthenticationsList],
   exports: [ForwardAuthenticationsCoreModule],

@@ -63,8 +63,14 @@ export interface MethodInput {
   fields: Record<string, unknown>;
 }
 
-function headerProblem(definition: typeof ForwardAuthenticationErrors.notUsable, id: string, message: string): ProblemException {
-  return new ProblemException(definition, `Authentication method ${id} ${message}.`, [{ location: 'header', name: AUTHENTICATIONS_HEADER, message: `${id} ${message}` }]);
+function headerProblem(
+  definition: typeof ForwardAuthenticationErrors.notUsable,
+  id: string,
+  message: string,
+): ProblemException {
+  return new ProblemException(definition, `Authentication method ${id} ${message}.`, [
+    { location: 'header', name: AUTHENTICATIONS_HEADER, message: `${id} ${message}` },
+  ]);
 }
 
 /**
@@ -82,7 +88,10 @@ export class ForwardAuthenticationsService {
   private readonly logger = new Logger('ForwardAuthentications');
   private readonly sealed: SharedCache<SealedRow>;
   /** Opened fields by `${merchant}:${id}`; follows `sealed` (onDrop), and is checked against the row's version. */
-  private readonly opened = new LRUCache<string, { version: number; fields: Readonly<Record<string, string>> }>({ max: 10_000, ttl: OPENED_TTL_MS });
+  private readonly opened = new LRUCache<string, { version: number; fields: Readonly<Record<string, string>> }>({
+    max: 10_000,
+    ttl: OPENED_TTL_MS,
+  });
   private readonly listeners = new Set<AuthenticationMethodListener>();
 
   constructor(
@@ -112,7 +121,18 @@ export class ForwardAuthenticationsService {
     await this.methods.query(
       `INSERT INTO vault_forward_authentications (id, merchant_account_id, config_id, kind, label, fields, warnings, ciphertext, wrapped_key, master_key_id)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-      [id, merchantAccountId, configId, input.kind, input.label, JSON.stringify(publicFields), JSON.stringify(warnings), sealed.ciphertext, sealed.wrappedKey, sealed.masterKeyId],
+      [
+        id,
+        merchantAccountId,
+        configId,
+        input.kind,
+        input.label,
+        JSON.stringify(publicFields),
+        JSON.stringify(warnings),
+        sealed.ciphertext,
+        sealed.wrappedKey,
+        sealed.masterKeyId,
+      ],
     );
     return this.get(merchantAccountId, configId, id);
   }
@@ -125,7 +145,12 @@ export class ForwardAuthenticationsService {
   }
 
   /** A new label and/or a whole new fields set (never merged with the stored secrets). */
-  async update(merchantAccountId: string, configId: string, id: string, changes: { label?: string; fields?: Record<string, unknown> }): Promise<ForwardAuthentication> {
+  async update(
+    merchantAccountId: string,
+    configId: string,
+    id: string,
+    changes: { label?: string; fields?: Record<string, unknown> },
+  ): Promise<ForwardAuthentication> {
     if (changes.label === undefined && changes.fields === undefined) {
       throw new ProblemException(CommonErrors.validationFailed, 'Send a new label, a new fields set, or both.', [
         { location: 'body', name: 'fields', message: 'label or fields is required' },
@@ -147,7 +172,17 @@ export class ForwardAuthenticationsService {
             SET label = COALESCE($4, label), fields = $5, warnings = $6, ciphertext = $7, wrapped_key = $8, master_key_id = $9,
                 version = version + 1, updated_at = now()
           WHERE id = $1 AND merchant_account_id = $2 AND config_id = $3`,
-        [id, merchantAccountId, configId, changes.label ?? null, JSON.stringify(publicFields), JSON.stringify(warnings), sealed.ciphertext, sealed.wrappedKey, sealed.masterKeyId],
+        [
+          id,
+          merchantAccountId,
+          configId,
+          changes.label ?? null,
+          JSON.stringify(publicFields),
+          JSON.stringify(warnings),
+          sealed.ciphertext,
+          sealed.wrappedKey,
+          sealed.masterKeyId,
+        ],
       );
     }
     if (!affected) throw notFound(id);
@@ -168,12 +203,17 @@ export class ForwardAuthenticationsService {
    * methods are refused. Problems name the header and the id, never a field value. At most one query
    * (none when every row is cached); decryption only for methods not opened in the last 30 s.
    */
-  async forForward(merchantAccountId: string, configId: string, ids: readonly string[]): Promise<UsableAuthenticationMethod[]> {
+  async forForward(
+    merchantAccountId: string,
+    configId: string,
+    ids: readonly string[],
+  ): Promise<UsableAuthenticationMethod[]> {
     if (ids.length === 0) return [];
     const seen = new Set<string>();
     for (const raw of ids) {
       const id = raw.toLowerCase();
-      if (seen.has(id)) throw headerProblem(ForwardAuthenticationErrors.conflict, id, 'is listed twice; list each method once');
+      if (seen.has(id))
+        throw headerProblem(ForwardAuthenticationErrors.conflict, id, 'is listed twice; list each method once');
       seen.add(id);
     }
     const rows = await this.sealedRows(merchantAccountId, [...seen]);
@@ -181,15 +221,35 @@ export class ForwardAuthenticationsService {
     const usable: UsableAuthenticationMethod[] = [];
     for (const id of seen) {
       const row = rows.get(id);
-      if (!row) throw headerProblem(ForwardAuthenticationErrors.notUsable, id, 'is not an authentication method of this merchant account');
+      if (!row)
+        throw headerProblem(
+          ForwardAuthenticationErrors.notUsable,
+          id,
+          'is not an authentication method of this merchant account',
+        );
       if (row.config_id !== configId) {
-        throw headerProblem(ForwardAuthenticationErrors.notUsable, id, `belongs to another forwarding config than ${configId}, which enables this target`);
+        throw headerProblem(
+          ForwardAuthenticationErrors.notUsable,
+          id,
+          `belongs to another forwarding config than ${configId}, which enables this target`,
+        );
       }
       if (row.kind === 'mutual-tls') {
-        if (mutualTls) throw headerProblem(ForwardAuthenticationErrors.conflict, id, `is a second mutual-tls method (after ${mutualTls}); a connection has one client certificate`);
+        if (mutualTls)
+          throw headerProblem(
+            ForwardAuthenticationErrors.conflict,
+            id,
+            `is a second mutual-tls method (after ${mutualTls}); a connection has one client certificate`,
+          );
         mutualTls = id;
       }
-      usable.push({ id, configId: row.config_id, kind: row.kind, version: String(row.version), fields: this.open(merchantAccountId, row) });
+      usable.push({
+        id,
+        configId: row.config_id,
+        kind: row.kind,
+        version: String(row.version),
+        fields: this.open(merchantAccountId, row),
+      });
     }
     return usable;
   }
@@ -216,18 +276,22 @@ export class ForwardAuthenticationsService {
   }
 
   private sealedRows(merchantAccountId: string, ids: string[]): Promise<Map<string, SealedRow>> {
-    return this.sealed.readThrough(ids, (id) => `${merchantAccountId}:${id}`, async (missing) => {
-      // An id that is no UUID cannot be in the table (and would fail the cast): reported as unknown.
-      const uuids = missing.filter(isUuid);
-      if (uuids.length === 0) return [];
-      const rows = await this.sql.prepared<SealedRow>(
-        'forward-authentications.for-forward',
-        `SELECT id, config_id, kind, fields, ciphertext, wrapped_key, master_key_id, version FROM vault_forward_authentications
+    return this.sealed.readThrough(
+      ids,
+      (id) => `${merchantAccountId}:${id}`,
+      async (missing) => {
+        // An id that is no UUID cannot be in the table (and would fail the cast): reported as unknown.
+        const uuids = missing.filter(isUuid);
+        if (uuids.length === 0) return [];
+        const rows = await this.sql.prepared<SealedRow>(
+          'forward-authentications.for-forward',
+          `SELECT id, config_id, kind, fields, ciphertext, wrapped_key, master_key_id, version FROM vault_forward_authentications
           WHERE merchant_account_id = $1 AND id = ANY($2::uuid[])`,
-        [merchantAccountId, uuids],
-      );
-      return rows.map((row) => [row.id, row] as const);
-    });
+          [merchantAccountId, uuids],
+        );
+        return rows.map((row) => [row.id, row] as const);
+      },
+    );
   }
 
   private dropped(key: string | null): void {
@@ -246,12 +310,22 @@ export class ForwardAuthenticationsService {
   private validFields(kind: AuthenticationKind, fields: Record<string, unknown>): Record<string, string> {
     const errors: ProblemFieldError[] = fieldErrors(kind, fields);
     if (errors.length > 0) {
-      throw new ProblemException(CommonErrors.validationFailed, `fields do not describe a valid ${kind} method: ${errors.map((e) => `${e.name} ${e.message}`).join('; ')}.`, errors);
+      throw new ProblemException(
+        CommonErrors.validationFailed,
+        `fields do not describe a valid ${kind} method: ${errors.map((e) => `${e.name} ${e.message}`).join('; ')}.`,
+        errors,
+      );
     }
     return fields as Record<string, string>;
   }
 
-  private seal(merchantAccountId: string, configId: string, id: string, kind: AuthenticationKind, fields: Record<string, string>) {
+  private seal(
+    merchantAccountId: string,
+    configId: string,
+    id: string,
+    kind: AuthenticationKind,
+    fields: Record<string, string>,
+  ) {
     const publicFields: Record<string, string> = {};
     const secrets: Record<string, string> = {};
     for (const field of KINDS[kind].fields) {
@@ -268,5 +342,8 @@ export class ForwardAuthenticationsService {
 }
 
 function notFound(id: string): ProblemException {
-  return new ProblemException(ForwardAuthenticationErrors.notFound, `No authentication method "${id.slice(0, 64)}" exists for this forwarding config.`);
+  return new ProblemException(
+    ForwardAuthenticationErrors.notFound,
+    `No authentication method "${id.slice(0, 64)}" exists for this forwarding config.`,
+  );
 }

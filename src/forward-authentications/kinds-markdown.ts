@@ -7,7 +7,9 @@ import { AUTHENTICATION_KINDS, FieldDescription, KINDS } from './kinds';
  */
 export function kindsMarkdown(): string {
   const format = (f: FieldDescription) =>
-    f.enum ? f.enum.map((e) => `\`${e}\``).join(' \\| ') : `${f.format}${f.default !== undefined ? ` (default \`${f.default}\`)` : ''}`;
+    f.enum
+      ? f.enum.map((e) => `\`${e}\``).join(' \\| ')
+      : `${f.format}${f.default !== undefined ? ` (default \`${f.default}\`)` : ''}`;
   return AUTHENTICATION_KINDS.map((kind) => {
     const d = KINDS[kind];
     return [
@@ -17,7 +19,10 @@ export function kindsMarkdown(): string {
       '',
       '| Field | Secret | Required | Format | Description |',
       '|---|---|---|---|---|',
-      ...d.fields.map((f) => `| \`${f.name}\` | ${f.secret ? 'yes' : 'no'} | ${f.required ? 'yes' : 'no'} | ${format(f)} | ${f.description} |`),
+      ...d.fields.map(
+        (f) =>
+          `| \`${f.name}\` | ${f.secret ? 'yes' : 'no'} | ${f.required ? 'yes' : 'no'} | ${format(f)} | ${f.description} |`,
+      ),
     ].join('\n');
   }).join('\n\n');
 }

@@ -35,7 +35,17 @@ const EXPIRY_NOTICE_MS = 30 * 24 * 3600_000;
 /** RFC 9110 token characters. */
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /** Headers a method may not set: the transport owns them. */
-const RESERVED_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'proxy-connection']);
+const RESERVED_HEADERS = new Set([
+  'host',
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'upgrade',
+  'te',
+  'trailer',
+  'proxy-connection',
+]);
 
 function at(field: string): string {
   return `fields.${field}`;
@@ -89,7 +99,9 @@ function fieldProblem(field: FieldDescription, value: string): string | null {
     case 'pem-certificates':
     case 'public-key':
       // Non-secret fields are returned to callers: a private key pasted here would be echoed.
-      return value.includes('PRIVATE KEY') || looksLikePrivateJwk(value) ? 'holds a private key; this field is returned in responses, so it is refused' : null;
+      return value.includes('PRIVATE KEY') || looksLikePrivateJwk(value)
+        ? 'holds a private key; this field is returned in responses, so it is refused'
+        : null;
     default:
       return null;
   }
@@ -110,13 +122,19 @@ function looksLikePrivateJwk(value: string): boolean {
  * missing required fields, non-strings and malformed values are each named as `fields.<name>`.
  */
 export function fieldErrors(kind: AuthenticationKind, fields: unknown): ProblemFieldError[] {
-  if (typeof fields !== 'object' || fields === null || Array.isArray(fields)) return [bodyError('fields', 'must be an object of strings')];
+  if (typeof fields !== 'object' || fields === null || Array.isArray(fields))
+    return [bodyError('fields', 'must be an object of strings')];
   const described = new Map(KINDS[kind].fields.map((f) => [f.name, f]));
   const errors: ProblemFieldError[] = [];
   for (const [name, value] of Object.entries(fields as Record<string, unknown>)) {
     const field = described.get(name);
     if (!field) {
-      errors.push(bodyError(at(name.slice(0, 64)), `is not a field of ${kind}; its fields are ${[...described.keys()].join(', ')}`));
+      errors.push(
+        bodyError(
+          at(name.slice(0, 64)),
+          `is not a field of ${kind}; its fields are ${[...described.keys()].join(', ')}`,
+        ),
+      );
       continue;
     }
     if (typeof value !== 'string') {
@@ -127,7 +145,8 @@ export function fieldErrors(kind: AuthenticationKind, fields: unknown): ProblemF
     if (problem) errors.push(bodyError(at(name), problem));
   }
   for (const field of described.values()) {
-    if (field.required && !Object.prototype.hasOwnProperty.call(fields, field.name)) errors.push(bodyError(at(field.name), 'is required'));
+    if (field.required && !Object.prototype.hasOwnProperty.call(fields, field.name))
+      errors.push(bodyError(at(field.name), 'is required'));
   }
   return errors;
 }
@@ -175,12 +194,26 @@ function expiryWarnings(field: string, certificates: X509Certificate[], now: num
   certificates.forEach((certificate, index) => {
     const which = certificates.length > 1 ? `certificate ${index + 1} of ${field}` : field;
     const notAfter = new Date(certificate.validTo).getTime();
-    if (notAfter <= now) warnings.push({ code: 'certificate-expired', field, message: `${which} expired on ${new Date(notAfter).toISOString()}` });
+    if (notAfter <= now)
+      warnings.push({
+        code: 'certificate-expired',
+        field,
+        message: `${which} expired on ${new Date(notAfter).toISOString()}`,
+      });
     else if (notAfter - now <= EXPIRY_NOTICE_MS) {
-      warnings.push({ code: 'certificate-expires-soon', field, message: `${which} expires on ${new Date(notAfter).toISOString()}, within 30 days` });
+      warnings.push({
+        code: 'certificate-expires-soon',
+        field,
+        message: `${which} expires on ${new Date(notAfter).toISOString()}, within 30 days`,
+      });
     }
     const notBefore = new Date(certificate.validFrom).getTime();
-    if (notBefore > now) warnings.push({ code: 'certificate-not-yet-valid', field, message: `${which} is valid only from ${new Date(notBefore).toISOString()}` });
+    if (notBefore > now)
+      warnings.push({
+        code: 'certificate-not-yet-valid',
+        field,
+        message: `${which} is valid only from ${new Date(notBefore).toISOString()}`,
+      });
   });
   return warnings;
 }
@@ -188,7 +221,8 @@ function expiryWarnings(field: string, certificates: X509Certificate[], now: num
 /** node:crypto reads PEM (SPKI, PKCS#1) and JWK; a text that starts with "{" is taken for a JWK. */
 export function parsePublicKey(value: string): KeyObject | null {
   try {
-    if (value.trimStart().startsWith('{')) return createPublicKey({ key: JSON.parse(value) as import('node:crypto').JsonWebKey, format: 'jwk' });
+    if (value.trimStart().startsWith('{'))
+      return createPublicKey({ key: JSON.parse(value) as import('node:crypto').JsonWebKey, format: 'jwk' });
     return createPublicKey(value);
   } catch {
     return null;
@@ -200,7 +234,10 @@ export function keyFitsAlgorithm(key: KeyObject, algorithm: string): boolean {
   if (algorithm === 'RSA-OAEP-256') return key.asymmetricKeyType === 'rsa';
   if (algorithm === 'ECDH-ES+A256KW') {
     if (key.asymmetricKeyType === 'x25519' || key.asymmetricKeyType === 'x448') return true;
-    return key.asymmetricKeyType === 'ec' && ['prime256v1', 'secp384r1', 'secp521r1'].includes(key.asymmetricKeyDetails?.namedCurve ?? '');
+    return (
+      key.asymmetricKeyType === 'ec' &&
+      ['prime256v1', 'secp384r1', 'secp521r1'].includes(key.asymmetricKeyDetails?.namedCurve ?? '')
+    );
   }
   return false;
 }
@@ -209,7 +246,11 @@ export function keyFitsAlgorithm(key: KeyObject, algorithm: string): boolean {
  * What the non-secret fields say, worked out at every read: certificate facts and the warnings that
  * depend on the clock or on public material only (expiry, a PEM or public key that does not parse).
  */
-export function describePublicFields(kind: AuthenticationKind, fields: Readonly<Record<string, string>>, now = Date.now()): { details: MethodDetails; warnings: MethodWarning[] } {
+export function describePublicFields(
+  kind: AuthenticationKind,
+  fields: Readonly<Record<string, string>>,
+  now = Date.now(),
+): { details: MethodDetails; warnings: MethodWarning[] } {
   const details: MethodDetails = {};
   const warnings: MethodWarning[] = [];
   if (kind === 'mutual-tls') {
@@ -227,7 +268,12 @@ export function describePublicFields(kind: AuthenticationKind, fields: Readonly<
   }
   if (kind === 'jwe-payload') {
     const key = parsePublicKey(fields.public_key);
-    if (!key) warnings.push({ code: 'public-key-unparseable', field: 'public_key', message: 'public_key is neither a PEM public key nor a JWK that parses' });
+    if (!key)
+      warnings.push({
+        code: 'public-key-unparseable',
+        field: 'public_key',
+        message: 'public_key is neither a PEM public key nor a JWK that parses',
+      });
     else {
       const info = key.asymmetricKeyDetails;
       details.public_key = {
@@ -236,7 +282,11 @@ export function describePublicFields(kind: AuthenticationKind, fields: Readonly<
         ...(info?.namedCurve ? { curve: info.namedCurve } : {}),
       };
       if (!keyFitsAlgorithm(key, fields.algorithm)) {
-        warnings.push({ code: 'public-key-algorithm-mismatch', field: 'public_key', message: `a ${details.public_key.type} key cannot be used with ${fields.algorithm}` });
+        warnings.push({
+          code: 'public-key-algorithm-mismatch',
+          field: 'public_key',
+          message: `a ${details.public_key.type} key cannot be used with ${fields.algorithm}`,
+        });
       }
     }
   }
@@ -263,10 +313,18 @@ export function secretWarnings(kind: AuthenticationKind, fields: Readonly<Record
     const value = fields[field.name];
     if (!field.secret || value === undefined || field.format !== 'text') continue;
     if (WHITESPACE.includes(value[value.length - 1])) {
-      warnings.push({ code: 'secret-trailing-whitespace', field: field.name, message: `${field.name} ends with a space or line break, which is used as part of it` });
+      warnings.push({
+        code: 'secret-trailing-whitespace',
+        field: field.name,
+        message: `${field.name} ends with a space or line break, which is used as part of it`,
+      });
     }
     if (WHITESPACE.includes(value[0])) {
-      warnings.push({ code: 'secret-leading-whitespace', field: field.name, message: `${field.name} starts with a space or line break, which is used as part of it` });
+      warnings.push({
+        code: 'secret-leading-whitespace',
+        field: field.name,
+        message: `${field.name} starts with a space or line break, which is used as part of it`,
+      });
     }
   }
   if (kind === 'mutual-tls') {
@@ -275,12 +333,19 @@ export function secretWarnings(kind: AuthenticationKind, fields: Readonly<Record
       warnings.push({
         code: 'pem-unparseable',
         field: 'private_key',
-        message: fields.passphrase === undefined ? 'private_key does not parse (or is encrypted and needs a passphrase)' : 'private_key does not parse or does not open with the passphrase',
+        message:
+          fields.passphrase === undefined
+            ? 'private_key does not parse (or is encrypted and needs a passphrase)'
+            : 'private_key does not parse or does not open with the passphrase',
       });
     } else {
       const leaf = parseCertificates(fields.certificate)?.[0];
       if (leaf && !leaf.checkPrivateKey(key)) {
-        warnings.push({ code: 'private-key-mismatch', field: 'private_key', message: 'private_key is not the key of the first certificate in certificate' });
+        warnings.push({
+          code: 'private-key-mismatch',
+          field: 'private_key',
+          message: 'private_key is not the key of the first certificate in certificate',
+        });
       }
     }
   }

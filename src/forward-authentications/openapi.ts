@@ -42,7 +42,9 @@ function fieldsSchema(kind: AuthenticationKind, secrets: boolean): Schema {
       'x-format': f.format,
     };
   }
-  const example = Object.fromEntries(Object.entries(KINDS[kind].example).filter(([name]) => fields.some((f) => f.name === name)));
+  const example = Object.fromEntries(
+    Object.entries(KINDS[kind].example).filter(([name]) => fields.some((f) => f.name === name)),
+  );
   return {
     type: 'object',
     additionalProperties: false,
@@ -70,7 +72,19 @@ export function forwardAuthenticationSchemas(): Record<string, Schema> {
     schemas[responseSchemaName(kind)] = {
       type: 'object',
       description,
-      required: ['type', 'id', 'config_id', 'merchant_account_id', 'kind', 'label', 'fields', 'details', 'warnings', 'created_at', 'updated_at'],
+      required: [
+        'type',
+        'id',
+        'config_id',
+        'merchant_account_id',
+        'kind',
+        'label',
+        'fields',
+        'details',
+        'warnings',
+        'created_at',
+        'updated_at',
+      ],
       properties: {
         type: { type: 'string', enum: ['vault-forward-authentication'] },
         id: { type: 'string', format: 'uuid' },
@@ -79,10 +93,19 @@ export function forwardAuthenticationSchemas(): Record<string, Schema> {
         kind: { type: 'string', enum: [kind] },
         label: { type: 'string' },
         fields: fieldsSchema(kind, false),
-        details: { type: 'object', additionalProperties: true, description: 'Facts derived from the non-secret fields (certificates: subject, issuer, not_after, fingerprint_sha256; public key type).' },
+        details: {
+          type: 'object',
+          additionalProperties: true,
+          description:
+            'Facts derived from the non-secret fields (certificates: subject, issuer, not_after, fingerprint_sha256; public key type).',
+        },
         warnings: {
           type: 'array',
-          items: { type: 'object', properties: { code: { type: 'string' }, field: { type: 'string' }, message: { type: 'string' } }, required: ['code', 'field', 'message'] },
+          items: {
+            type: 'object',
+            properties: { code: { type: 'string' }, field: { type: 'string' }, message: { type: 'string' } },
+            required: ['code', 'field', 'message'],
+          },
         },
         created_at: { type: 'string', example: '2026-11-20T09:14:03.123456+00:00' },
         updated_at: { type: 'string', example: '2026-11-20T09:14:03.123456+00:00' },
@@ -91,12 +114,17 @@ export function forwardAuthenticationSchemas(): Record<string, Schema> {
   }
   schemas[UPDATE_SCHEMA_NAME] = {
     type: 'object',
-    description: 'A new label, and/or a whole new fields set for the method’s kind (secrets are never merged with the stored ones).',
+    description:
+      'A new label, and/or a whole new fields set for the method’s kind (secrets are never merged with the stored ones).',
     additionalProperties: false,
     minProperties: 1,
     properties: {
       label: { type: 'string', minLength: 1, maxLength: 100 },
-      fields: { type: 'object', additionalProperties: { type: 'string' }, description: `The complete fields of the method’s kind: ${AUTHENTICATION_KINDS.map((k) => requestSchemaName(k) + '.fields').join(', ')}.` },
+      fields: {
+        type: 'object',
+        additionalProperties: { type: 'string' },
+        description: `The complete fields of the method’s kind: ${AUTHENTICATION_KINDS.map((k) => requestSchemaName(k) + '.fields').join(', ')}.`,
+      },
     },
   };
   return schemas;
@@ -105,7 +133,10 @@ export function forwardAuthenticationSchemas(): Record<string, Schema> {
 function oneOfByKind(name: (kind: AuthenticationKind) => string): Schema {
   return {
     oneOf: AUTHENTICATION_KINDS.map((k) => ref(name(k))),
-    discriminator: { propertyName: 'kind', mapping: Object.fromEntries(AUTHENTICATION_KINDS.map((k) => [k, `#/components/schemas/${name(k)}`])) },
+    discriminator: {
+      propertyName: 'kind',
+      mapping: Object.fromEntries(AUTHENTICATION_KINDS.map((k) => [k, `#/components/schemas/${name(k)}`])),
+    },
   };
 }
 

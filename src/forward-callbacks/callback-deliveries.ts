@@ -89,14 +89,28 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
    * Stores a callback of `body` (JSON) to `url`, signed for `merchantAccountId`, and wakes the loop.
    * `messageId` is the webhook-id; the same id scheduled twice is delivered once. Returns the id.
    */
-  async deliver(merchantAccountId: string, url: string, body: unknown, options: { messageId?: string; maxAttempts?: number } = {}): Promise<string> {
+  async deliver(
+    merchantAccountId: string,
+    url: string,
+    body: unknown,
+    options: { messageId?: string; maxAttempts?: number } = {},
+  ): Promise<string> {
     const messageId = options.messageId ?? `msg_${randomUUID().replace(/-/g, '')}`;
     const id = randomUUID();
     const sealed = this.sealer.sealJson(callbackAad(merchantAccountId, id), body);
     await this.dataSource.query(
       `INSERT INTO vault_forward_callback_deliveries (id, merchant_account_id, message_id, url, ciphertext, wrapped_key, master_key_id, max_attempts)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (message_id) DO NOTHING`,
-      [id, merchantAccountId, messageId, url, sealed.ciphertext, sealed.wrappedKey, sealed.masterKeyId, options.maxAttempts ?? DEFAULT_CALLBACK_ATTEMPTS],
+      [
+        id,
+        merchantAccountId,
+        messageId,
+        url,
+        sealed.ciphertext,
+        sealed.wrappedKey,
+        sealed.masterKeyId,
+        options.maxAttempts ?? DEFAULT_CALLBACK_ATTEMPTS,
+      ],
     );
     this.kick();
     return messageId;
@@ -104,11 +118,16 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
 
   /** Called by the worker when a job ends: delivers the job resource to its callback URL, if it has one. */
   async schedule(jobId: string): Promise<string | null> {
-    if (!this.jobs) throw new Error('no CALLBACK_JOB_SOURCE is provided: the job store must provide it to schedule callbacks by job id');
+    if (!this.jobs)
+      throw new Error(
+        'no CALLBACK_JOB_SOURCE is provided: the job store must provide it to schedule callbacks by job id',
+      );
     const callback = await this.jobs.callbackFor(jobId);
     if (!callback) return null;
     // One message per job end: every attempt and every re-schedule of it carries the same webhook-id.
-    return this.deliver(callback.merchantAccountId, callback.url, callback.resource, { messageId: `job_${jobId.replace(/-/g, '')}` });
+    return this.deliver(callback.merchantAccountId, callback.url, callback.resource, {
+      messageId: `job_${jobId.replace(/-/g, '')}`,
+    });
   }
 
   /** Runs every due delivery now (the loop does this every second); resolves when the pass is done. */
@@ -148,7 +167,9 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
     this.running = (async () => {
       do {
         this.again = false;
-        await this.runDue().catch((error: unknown) => this.logger.warn(`callback delivery pass failed: ${(error as Error).message}`));
+        await this.runDue().catch((error: unknown) =>
+          this.logger.warn(`callback delivery pass failed: ${(error as Error).message}`),
+        );
       } while (this.again && !this.stopped);
     })().finally(() => (this.running = null));
   }
@@ -163,7 +184,11 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
         `callback delivery ${row.id}`,
       );
       const url = new URL(row.url);
-      const signature = await this.signer.signWebhook(row.merchant_account_id, { id: row.message_id, timestamp: Math.floor(Date.now() / 1000), body });
+      const signature = await this.signer.signWebhook(row.merchant_account_id, {
+        id: row.message_id,
+        timestamp: Math.floor(Date.now() / 1000),
+        body,
+      });
       const response = await this.downstream.send({
         url,
         method: 'POST',
@@ -194,7 +219,10 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
     );
     // A retry due before the next poll is not left waiting for it.
     if (!delivered && !last && delayMs < POLL_EVERY_MS) setTimeout(() => this.kick(), delayMs).unref();
-    if (!delivered && last) this.logger.warn(`callback ${row.message_id} of merchant account ${row.merchant_account_id} failed after ${row.attempts} attempts`);
+    if (!delivered && last)
+      this.logger.warn(
+        `callback ${row.message_id} of merchant account ${row.merchant_account_id} failed after ${row.attempts} attempts`,
+      );
   }
 }
 

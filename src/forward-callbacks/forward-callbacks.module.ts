@@ -2,7 +2,12 @@ import { DynamicModule, Module, ModuleMetadata, Provider, Type } from '@nestjs/c
 import { ForwardingCoreModule } from '../forwarding/forwarding-core.module';
 import { VaultModule } from '../vault/vault.module';
 import { WebhookSignerModule } from '../webhook-secrets/webhook-secrets.module';
-import { CALLBACK_DELIVERY_LOOP, CALLBACK_JOB_SOURCE, CallbackDeliveries, CallbackJobSource } from './callback-deliveries';
+import {
+  CALLBACK_DELIVERY_LOOP,
+  CALLBACK_JOB_SOURCE,
+  CallbackDeliveries,
+  CallbackJobSource,
+} from './callback-deliveries';
 
 export interface ForwardCallbacksOptions {
   /** Run the delivery loop in this process (the worker); the API only schedules. */

@@ -13,6 +13,10 @@ export class ForwardJobCallbackSource implements CallbackJobSource {
     const row = await this.store.jobs.findOneBy({ id: jobId });
     if (!row || !row.callbackUrl || !ENDED_STATUSES.includes(row.status)) return null;
     const response = await this.store.openResponse(row);
-    return { merchantAccountId: row.merchantAccountId, url: row.callbackUrl, resource: ForwardJobResponse.from(row, response) };
+    return {
+      merchantAccountId: row.merchantAccountId,
+      url: row.callbackUrl,
+      resource: ForwardJobResponse.from(row, response),
+    };
   }
 }

@@ -28,7 +28,8 @@ export interface NewJob {
 }
 
 const planAad = (merchantAccountId: string, jobId: string) => boundAad('forward-job-plan', merchantAccountId, jobId);
-const responseAad = (merchantAccountId: string, jobId: string) => boundAad('forward-job-response', merchantAccountId, jobId);
+const responseAad = (merchantAccountId: string, jobId: string) =>
+  boundAad('forward-job-response', merchantAccountId, jobId);
 
 /** The job's columns as a prepared statement returns them (ForwardJob's, under their SQL names). */
 const JOB_COLUMNS = `id, merchant_account_id, status, method, target_url, payment_method_ids, authentication_ids, max_attempts,
@@ -71,7 +72,9 @@ const FINISH = `WITH response AS (
   UPDATE vault_forward_jobs SET status = $3, attempts = $4::jsonb, next_attempt_at = NULL, response_status = $5, updated_at = now(), finished_at = now()
    WHERE id = $1`;
 
-const J_COLUMNS = JOB_COLUMNS.split(',').map((column) => `j.${column.trim()}`).join(', ');
+const J_COLUMNS = JOB_COLUMNS.split(',')
+  .map((column) => `j.${column.trim()}`)
+  .join(', ');
 
 /** CREATE for many jobs (StatementBatcher); the id lists travel as array literals (arrays of arrays do not fit unnest()). */
 const CREATE_MANY = `WITH input AS (
@@ -141,7 +144,9 @@ export class ForwardJobStore {
       },
     });
     this.claims = new StatementBatcher<ClaimItem, ClaimedRow | null>({
-      one: async (item) => (await this.sql.prepared<ClaimedRow>('forward-jobs.claim', CLAIM, [item.jobId, item.entry, item.done]))[0] ?? null,
+      one: async (item) =>
+        (await this.sql.prepared<ClaimedRow>('forward-jobs.claim', CLAIM, [item.jobId, item.entry, item.done]))[0] ??
+        null,
       many: async (items) => {
         const rows = await this.sql.prepared<ClaimedRow>('forward-jobs.claim-many', CLAIM_MANY, [
           items.map((item) => item.jobId),
@@ -201,7 +206,12 @@ export class ForwardJobStore {
    * plan (null when it is gone), or null when the job is not waiting for that attempt.
    */
   async claim(jobId: string, entry: JobAttempt): Promise<{ job: ForwardJob; plan: ForwardPlan | null } | null> {
-    const row = await this.claims.run({ jobId, entry: JSON.stringify([entry]), done: entry.number - 1, requestId: entry.request_id });
+    const row = await this.claims.run({
+      jobId,
+      entry: JSON.stringify([entry]),
+      done: entry.number - 1,
+      requestId: entry.request_id,
+    });
     if (!row) return null;
     const job = jobOf(row);
     return { job, plan: row.ciphertext ? this.openSealedPlan(job, row as SealedRow) : null };
@@ -209,12 +219,20 @@ export class ForwardJobStore {
 
   /** The row, or null. */
   async find(jobId: string): Promise<ForwardJob | null> {
-    const [row] = await this.sql.prepared<JobRow>('forward-jobs.find', `SELECT ${JOB_COLUMNS} FROM vault_forward_jobs WHERE id = $1`, [jobId]);
+    const [row] = await this.sql.prepared<JobRow>(
+      'forward-jobs.find',
+      `SELECT ${JOB_COLUMNS} FROM vault_forward_jobs WHERE id = $1`,
+      [jobId],
+    );
     return row ? jobOf(row) : null;
   }
 
   /** Ends a job (see FINISH); the response is sealed here. */
-  async finish(job: Pick<ForwardJob, 'id' | 'merchantAccountId' | 'attempts'>, status: JobStatus, response: StoredResponse | null): Promise<void> {
+  async finish(
+    job: Pick<ForwardJob, 'id' | 'merchantAccountId' | 'attempts'>,
+    status: JobStatus,
+    response: StoredResponse | null,
+  ): Promise<void> {
     const sealed = response ? this.sealer.sealJson(responseAad(job.merchantAccountId, job.id), response) : null;
     await this.finishes.run([
       job.id,
@@ -234,14 +252,24 @@ export class ForwardJobStore {
   }
 
   /** The job's plan, or null once it is gone (the job ended). */
-  async openPlan(job: Pick<ForwardJob, 'id' | 'merchantAccountId'>, manager: EntityManager = this.dataSource.manager): Promise<ForwardPlan | null> {
-    const rows = (await manager.query(`SELECT ciphertext, wrapped_key, master_key_id FROM vault_forward_job_plans WHERE job_id = $1`, [job.id])) as SealedRow[];
+  async openPlan(
+    job: Pick<ForwardJob, 'id' | 'merchantAccountId'>,
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<ForwardPlan | null> {
+    const rows = await manager.query<SealedRow[]>(
+      `SELECT ciphertext, wrapped_key, master_key_id FROM vault_forward_job_plans WHERE job_id = $1`,
+      [job.id],
+    );
     if (rows.length === 0) return null;
     return this.openSealedPlan(job, rows[0]);
   }
 
   private openSealedPlan(job: Pick<ForwardJob, 'id' | 'merchantAccountId'>, row: SealedRow): ForwardPlan {
-    const text = this.sealer.open(planAad(job.merchantAccountId, job.id), sealedRecord(row), `plan of queued forward ${job.id}`);
+    const text = this.sealer.open(
+      planAad(job.merchantAccountId, job.id),
+      sealedRecord(row),
+      `plan of queued forward ${job.id}`,
+    );
     try {
       return deserializePlan(text);
     } finally {
@@ -251,11 +279,16 @@ export class ForwardJobStore {
 
   /** The stored answer of a finished job, or null (none, or purged after FORWARD_JOB_RETENTION). */
   async openResponse(job: Pick<ForwardJob, 'id' | 'merchantAccountId'>): Promise<StoredResponse | null> {
-    const rows = (await this.dataSource.query(`SELECT ciphertext, wrapped_key, master_key_id FROM vault_forward_job_responses WHERE job_id = $1`, [
-      job.id,
-    ])) as SealedRow[];
+    const rows = await this.dataSource.query<SealedRow[]>(
+      `SELECT ciphertext, wrapped_key, master_key_id FROM vault_forward_job_responses WHERE job_id = $1`,
+      [job.id],
+    );
     if (rows.length === 0) return null;
-    return this.sealer.openJson<StoredResponse>(responseAad(job.merchantAccountId, job.id), sealedRecord(rows[0]), `response of queued forward ${job.id}`);
+    return this.sealer.openJson<StoredResponse>(
+      responseAad(job.merchantAccountId, job.id),
+      sealedRecord(rows[0]),
+      `response of queued forward ${job.id}`,
+    );
   }
 
   /**
@@ -263,14 +296,14 @@ export class ForwardJobStore {
    * an ended job still has. Returns how many sealed rows went.
    */
   async purge(retentionSeconds: number): Promise<number> {
-    const [, responses] = (await this.dataSource.query(
+    const [, responses] = await this.dataSource.query<[unknown, number]>(
       `DELETE FROM vault_forward_job_responses r USING vault_forward_jobs j
         WHERE r.job_id = j.id AND j.finished_at < now() - make_interval(secs => $1)`,
       [retentionSeconds],
-    )) as [unknown, number];
-    const [, plans] = (await this.dataSource.query(
+    );
+    const [, plans] = await this.dataSource.query<[unknown, number]>(
       `DELETE FROM vault_forward_job_plans p USING vault_forward_jobs j WHERE p.job_id = j.id AND j.finished_at IS NOT NULL`,
-    )) as [unknown, number];
+    );
     return responses + plans;
   }
 }

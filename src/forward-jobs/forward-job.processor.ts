@@ -68,7 +68,11 @@ export class ForwardJobProcessor implements OnApplicationBootstrap, BeforeApplic
     try {
       await this.queue.schedule(HOUSEKEEPING_JOB, this.config.forwardJobSweepSeconds * 1000);
     } catch (error) {
-      this.logger.warn({ msg: 'could not schedule the queued forward housekeeping', reason: why, error: (error as Error).message });
+      this.logger.warn({
+        msg: 'could not schedule the queued forward housekeeping',
+        reason: why,
+        error: (error as Error).message,
+      });
     }
     await this.houseKeep().catch(() => undefined);
   }
@@ -90,12 +94,14 @@ export class ForwardJobProcessor implements OnApplicationBootstrap, BeforeApplic
     if (job.status === 'running') {
       const last = job.attempts[done - 1];
       // This attempt's BullMQ job again, its worker gone (stalled-job recovery): count what it did.
-      if (attempt === done && last && last.duration_ms === null) await this.conclude(job, last, { kind: 'error', retryable: true, reached: true }, null, 'worker-lost');
+      if (attempt === done && last && last.duration_ms === null)
+        await this.conclude(job, last, { kind: 'error', retryable: true, reached: true }, null, 'worker-lost');
       return;
     }
     if (attempt <= done) {
       // An attempt already recorded: its BullMQ job ran again after the next was due to be enqueued.
-      if (attempt === done && job.nextAttemptAt) await this.enqueueNext(job.id, done + 1, job.nextAttemptAt.toEpochMicros());
+      if (attempt === done && job.nextAttemptAt)
+        await this.enqueueNext(job.id, done + 1, job.nextAttemptAt.toEpochMicros());
       return;
     }
     // Queued, and this BullMQ job names a later attempt than the row's next one: run the row's next.
@@ -105,11 +111,13 @@ export class ForwardJobProcessor implements OnApplicationBootstrap, BeforeApplic
   }
 
   private async run(job: ForwardJob, entry: JobAttempt, plan: ForwardPlan | null): Promise<void> {
-    if (!plan) return this.conclude(job, entry, { kind: 'error', retryable: false, reached: false }, null, 'plan-missing');
+    if (!plan)
+      return this.conclude(job, entry, { kind: 'error', retryable: false, reached: false }, null, 'plan-missing');
     // The caller's key goes downstream, so the target can tell a retry from a new request.
-    const sent = job.idempotencyKey && !plan.headerTemplates.some(([name]) => name === 'idempotency-key')
-      ? { ...plan, passedHeaders: [...plan.passedHeaders, ['idempotency-key', job.idempotencyKey] as const] }
-      : plan;
+    const sent =
+      job.idempotencyKey && !plan.headerTemplates.some(([name]) => name === 'idempotency-key')
+        ? { ...plan, passedHeaders: [...plan.passedHeaders, ['idempotency-key', job.idempotencyKey] as const] }
+        : plan;
     let outcome: AttemptOutcome;
     let stored: StoredResponse | null = null;
     let errorType: string | null = null;
@@ -120,14 +128,25 @@ export class ForwardJobProcessor implements OnApplicationBootstrap, BeforeApplic
       outcome = { kind: 'response', status: response.status, retryAfterMs: retryAfterOf(response) };
     } catch (error) {
       errorType = error instanceof ProblemException ? error.definition.code : 'internal-error';
-      if (!(error instanceof ProblemException)) this.logger.warn({ msg: 'queued forward attempt failed', job: { id: job.id, attempt: entry.number }, error: (error as Error).message });
+      if (!(error instanceof ProblemException))
+        this.logger.warn({
+          msg: 'queued forward attempt failed',
+          job: { id: job.id, attempt: entry.number },
+          error: (error as Error).message,
+        });
       outcome = { kind: 'error', retryable: isRetryable(error), reached: reachedDownstream(error) };
     }
     await this.conclude(job, entry, outcome, stored, errorType);
   }
 
   /** Records the attempt's outcome and what follows: the next attempt (queued, enqueued with its delay), or the end. */
-  private async conclude(job: ForwardJob, entry: JobAttempt, outcome: AttemptOutcome, stored: StoredResponse | null, errorType: string | null): Promise<void> {
+  private async conclude(
+    job: ForwardJob,
+    entry: JobAttempt,
+    outcome: AttemptOutcome,
+    stored: StoredResponse | null,
+    errorType: string | null,
+  ): Promise<void> {
     const nowMs = epochMsNow();
     entry.duration_ms = Math.max(0, Math.round((nowMs - Date.parse(entry.started_at)) * 1000) / 1000);
     entry.status = outcome.kind === 'response' ? outcome.status : null;
@@ -135,9 +154,14 @@ export class ForwardJobProcessor implements OnApplicationBootstrap, BeforeApplic
     // The row's attempts end with this one (claimed, or the last of a job whose worker was lost).
     job.attempts[entry.number - 1] = entry;
     const succeeded = outcome.kind === 'response' && outcome.status < 400;
-    const retry = !succeeded && entry.number < job.maxAttempts && mayRetry(outcome, job.method, job.idempotencyKey !== null);
+    const retry =
+      !succeeded && entry.number < job.maxAttempts && mayRetry(outcome, job.method, job.idempotencyKey !== null);
     if (retry) {
-      const delayMs = backoffMs(entry.number, this.config.forwardRetryBaseMs, outcome.kind === 'response' ? outcome.retryAfterMs : null);
+      const delayMs = backoffMs(
+        entry.number,
+        this.config.forwardRetryBaseMs,
+        outcome.kind === 'response' ? outcome.retryAfterMs : null,
+      );
       entry.next_attempt_at = isoMicros(nowMs + delayMs);
       await this.store.requeue(job, entry.next_attempt_at);
       await this.enqueueNext(job.id, entry.number + 1, BigInt(Math.round((nowMs + delayMs) * 1000)));
@@ -163,23 +187,43 @@ export class ForwardJobProcessor implements OnApplicationBootstrap, BeforeApplic
    */
   async houseKeep(): Promise<void> {
     try {
-      const overdue = (await this.dataSource.query(
+      const overdue = await this.dataSource.query<Array<{ id: string; done: number }>>(
         `SELECT id, jsonb_array_length(attempts) AS done FROM vault_forward_jobs
           WHERE status = 'queued' AND COALESCE(next_attempt_at, created_at) < now() - make_interval(secs => $1) LIMIT $2`,
         [this.config.forwardJobOverdueSeconds, SWEEP_BATCH],
-      )) as Array<{ id: string; done: number }>;
+      );
       for (const row of overdue) await this.queue.enqueue(row.id, { attempt: Number(row.done) + 1 });
-      if (overdue.length > 0) this.logger.warn({ msg: 'queued forwards overdue for their attempt were enqueued again', count: overdue.length });
-      const purged = (await this.store.purge(this.config.forwardJobRetentionSeconds)) + (await this.callbacks.purgeEnded());
-      if (purged > 0) this.logger.log({ msg: 'purged the sealed plans, responses and callbacks of ended queued forwards', count: purged });
+      if (overdue.length > 0)
+        this.logger.warn({
+          msg: 'queued forwards overdue for their attempt were enqueued again',
+          count: overdue.length,
+        });
+      const purged =
+        (await this.store.purge(this.config.forwardJobRetentionSeconds)) + (await this.callbacks.purgeEnded());
+      if (purged > 0)
+        this.logger.log({
+          msg: 'purged the sealed plans, responses and callbacks of ended queued forwards',
+          count: purged,
+        });
     } catch (error) {
-      this.logger.warn({ msg: 'queued forward housekeeping failed; tried again at its next run', error: (error as Error).message });
+      this.logger.warn({
+        msg: 'queued forward housekeeping failed; tried again at its next run',
+        error: (error as Error).message,
+      });
     }
   }
 }
 
 function newAttempt(number: number): JobAttempt {
-  return { number, request_id: randomUUID(), started_at: isoMicros(), duration_ms: null, status: null, error_type: null, next_attempt_at: null };
+  return {
+    number,
+    request_id: randomUUID(),
+    started_at: isoMicros(),
+    duration_ms: null,
+    status: null,
+    error_type: null,
+    next_attempt_at: null,
+  };
 }
 
 function retryAfterOf(response: DownstreamResponse): number | null {
@@ -196,7 +240,10 @@ async function readWhole(body: Buffer | Readable): Promise<Buffer> {
     size += chunk.length;
     if (size > MAX_RESPONSE_BYTES) {
       body.destroy();
-      throw new ProblemException(ForwardingErrors.downstreamResponseTooLarge, `The target answered with more than ${MAX_RESPONSE_BYTES} bytes.`);
+      throw new ProblemException(
+        ForwardingErrors.downstreamResponseTooLarge,
+        `The target answered with more than ${MAX_RESPONSE_BYTES} bytes.`,
+      );
     }
     chunks.push(chunk);
   }

@@ -41,7 +41,9 @@ export class ForwardJobsController {
 
   @Delete(':id')
   @RequireScope('vault-forwards.write')
-  @ApiOperation({ summary: 'Cancel a queued forward that is waiting for an attempt (not one that is running or has ended)' })
+  @ApiOperation({
+    summary: 'Cancel a queued forward that is waiting for an attempt (not one that is running or has ended)',
+  })
   @ApiOkResponse({ type: ForwardJobResponse })
   @ApiProblems(ForwardJobErrors.jobNotFound, ForwardJobErrors.jobNotCancellable)
   cancel(@MerchantAccountId() merchant: string, @Param('id') id: string): Promise<ForwardJobResponse> {

@@ -19,6 +19,7 @@ export const ForwardJobErrors = {
     code: 'vault-forward-job-not-cancellable',
     status: 409,
     title: 'Queued forward cannot be cancelled',
-    description: 'Only a job waiting for its next attempt (status queued) can be cancelled; this one is running or has ended.',
+    description:
+      'Only a job waiting for its next attempt (status queued) can be cancelled; this one is running or has ended.',
   }),
 };

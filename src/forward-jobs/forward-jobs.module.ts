@@ -23,7 +23,15 @@ export class ForwardJobsCoreModule {}
 /** The worker's side: the processor, with no route, guard or pagination. ForwardQueue comes from the global QueueModule. */
 @Module({
   // Job-end callbacks (src/forward-callbacks/): the worker runs their delivery loop.
-  imports: [ForwardJobsCoreModule, ForwardingCoreModule, ForwardCallbacksModule.forRoot({ deliver: true, jobSource: ForwardJobCallbackSource, imports: [ForwardJobsCoreModule] })],
+  imports: [
+    ForwardJobsCoreModule,
+    ForwardingCoreModule,
+    ForwardCallbacksModule.forRoot({
+      deliver: true,
+      jobSource: ForwardJobCallbackSource,
+      imports: [ForwardJobsCoreModule],
+    }),
+  ],
   providers: [ForwardJobProcessor],
 })
 export class ForwardJobsWorkerModule {}
@@ -35,7 +43,11 @@ export class ForwardJobsWorkerModule {}
     ForwardingCoreModule,
     AuthModule,
     IdempotencyModule,
-    ForwardCallbacksModule.forRoot({ deliver: false, jobSource: ForwardJobCallbackSource, imports: [ForwardJobsCoreModule] }),
+    ForwardCallbacksModule.forRoot({
+      deliver: false,
+      jobSource: ForwardJobCallbackSource,
+      imports: [ForwardJobsCoreModule],
+    }),
   ],
   controllers: [ForwardJobsController],
   providers: [ForwardJobsService],

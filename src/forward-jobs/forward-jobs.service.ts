@@ -5,7 +5,13 @@ import { Page } from '../common/pagination/page';
 import { PaginationService } from '../common/pagination/pagination.service';
 import { ProblemException } from '../common/problem/problem';
 import { isUuid } from '../common/uuid';
-import { CALLBACK_URL_HEADER, headerUrl, invalidHeader, MAX_ATTEMPTS_HEADER, singleHeader } from '../forwarding/forward-headers';
+import {
+  CALLBACK_URL_HEADER,
+  headerUrl,
+  invalidHeader,
+  MAX_ATTEMPTS_HEADER,
+  singleHeader,
+} from '../forwarding/forward-headers';
 import { ForwardPlanner } from '../forwarding/forward-planner';
 import { CallbackDeliveries } from '../forward-callbacks/callback-deliveries';
 import { QueuedIdempotency } from '../idempotency/forward-idempotency';
@@ -29,7 +35,8 @@ export interface SubmitInput {
 /** The headers only a queued forward reads; on a synchronous one they would be silently ignored, so they are refused. */
 export function refuseQueuedOnlyHeaders(headers: IncomingHttpHeaders): void {
   for (const name of [MAX_ATTEMPTS_HEADER, CALLBACK_URL_HEADER]) {
-    if (headers[name] !== undefined) throw invalidHeader(name, 'applies only to a queued forward (Prefer: respond-async)');
+    if (headers[name] !== undefined)
+      throw invalidHeader(name, 'applies only to a queued forward (Prefer: respond-async)');
   }
 }
 
@@ -56,39 +63,60 @@ export class ForwardJobsService {
     const idempotencyKey = idempotencyKeyOf(input.headers) ?? null;
     const rawCallback = singleHeader(input.headers, CALLBACK_URL_HEADER);
     const id = randomUUID();
-    const plan = await this.planner.plan({ merchantAccountId: input.merchantAccountId, requestId: id, headers: input.headers, rawHeaders: input.rawHeaders, body: input.body });
+    const plan = await this.planner.plan({
+      merchantAccountId: input.merchantAccountId,
+      requestId: id,
+      headers: input.headers,
+      rawHeaders: input.rawHeaders,
+      body: input.body,
+    });
     const callbackUrl = rawCallback === undefined ? null : await this.callbackUrl(input.merchantAccountId, rawCallback);
     // Refused before a row exists: nothing to clean up, no CVV written for a job that cannot run.
     if (!this.queue.isAvailable()) throw unavailable(new QueueUnavailableError(this.queue.backend, 'not connected'));
 
     // Idempotency-Key (src/idempotency/): one job per key and request for 24 h; a repeat gets that job back.
     let created: ForwardJob | undefined;
-    const { jobId, replayed } = await this.idempotency.around(input.merchantAccountId, idempotencyKey, input.headers, input.body, async (claimId) => {
-      created = await this.store.create(
-        {
-          id,
-          merchantAccountId: input.merchantAccountId,
-          method: plan.method,
-          targetUrl: `${plan.url.origin}${plan.url.pathname}`,
-          paymentMethodIds: plan.paymentMethodIds,
-          authenticationIds: plan.authenticationIds,
-          maxAttempts,
-          idempotencyKey,
-          callbackUrl,
-        },
-        plan,
-        claimId,
-      );
-      try {
-        await this.queue.enqueue(id, { attempt: 1 });
-      } catch (error) {
-        // A 503 means no job: the row (and its sealed plan) must not wait for a worker that will never hear of it.
-        await this.store.discard(id).catch((cause: unknown) => this.logger.error({ msg: 'could not discard a queued forward that was not enqueued', job: { id }, error: (cause as Error).message }));
-        throw error instanceof QueueUnavailableError ? unavailable(error) : error;
-      }
-      return id;
-    });
-    return { job: created && !replayed ? ForwardJobResponse.from(created) : await this.get(input.merchantAccountId, jobId), replayed };
+    const { jobId, replayed } = await this.idempotency.around(
+      input.merchantAccountId,
+      idempotencyKey,
+      input.headers,
+      input.body,
+      async (claimId) => {
+        created = await this.store.create(
+          {
+            id,
+            merchantAccountId: input.merchantAccountId,
+            method: plan.method,
+            targetUrl: `${plan.url.origin}${plan.url.pathname}`,
+            paymentMethodIds: plan.paymentMethodIds,
+            authenticationIds: plan.authenticationIds,
+            maxAttempts,
+            idempotencyKey,
+            callbackUrl,
+          },
+          plan,
+          claimId,
+        );
+        try {
+          await this.queue.enqueue(id, { attempt: 1 });
+        } catch (error) {
+          // A 503 means no job: the row (and its sealed plan) must not wait for a worker that will never hear of it.
+          await this.store.discard(id).catch((cause: unknown) =>
+            this.logger.error({
+              msg: 'could not discard a queued forward that was not enqueued',
+              job: { id },
+              error: (cause as Error).message,
+            }),
+          );
+          throw error instanceof QueueUnavailableError ? unavailable(error) : error;
+        }
+        return id;
+      },
+    );
+    return {
+      job: created && !replayed ? ForwardJobResponse.from(created) : await this.get(input.merchantAccountId, jobId),
+      replayed,
+    };
   }
 
   private async callbackUrl(merchantAccountId: string, raw: string): Promise<string> {
@@ -104,7 +132,9 @@ export class ForwardJobsService {
   }
 
   list(merchantAccountId: string, query: ListForwardJobsQuery): Promise<Page<ForwardJobResponse>> {
-    const qb = this.store.jobs.createQueryBuilder('j').where('j.merchant_account_id = :merchantAccountId', { merchantAccountId });
+    const qb = this.store.jobs
+      .createQueryBuilder('j')
+      .where('j.merchant_account_id = :merchantAccountId', { merchantAccountId });
     if (query.status) qb.andWhere('j.status = :status', { status: query.status });
     return this.pagination.paginate({
       query: qb,
@@ -121,16 +151,19 @@ export class ForwardJobsService {
   async cancel(merchantAccountId: string, id: string): Promise<ForwardJobResponse> {
     // Not a UUID: no such job (and PostgreSQL would refuse the comparison with a uuid column).
     if (!isUuid(id)) throw notFound();
-    const [rows] = (await this.store.jobs.query(
+    const [rows] = await this.store.jobs.query<[unknown[], number]>(
       `WITH cancelled AS (
          UPDATE vault_forward_jobs SET status = 'cancelled', next_attempt_at = NULL, updated_at = now(), finished_at = now()
           WHERE id = $1 AND merchant_account_id = $2 AND status = 'queued' RETURNING id)
        DELETE FROM vault_forward_job_plans WHERE job_id IN (SELECT id FROM cancelled) RETURNING job_id`,
       [id, merchantAccountId],
-    )) as [unknown[], number];
+    );
     const row = await this.find(merchantAccountId, id);
     if (rows.length === 0 && row.status !== 'cancelled') {
-      throw new ProblemException(ForwardJobErrors.jobNotCancellable, `The job is ${row.status}; only a queued job can be cancelled.`);
+      throw new ProblemException(
+        ForwardJobErrors.jobNotCancellable,
+        `The job is ${row.status}; only a queued job can be cancelled.`,
+      );
     }
     // A cancelled job's callback is delivered too (src/forward-callbacks/).
     if (rows.length > 0 && row.callbackUrl) await this.callbacks.schedule(row.id);
@@ -145,13 +178,18 @@ export class ForwardJobsService {
 }
 
 function notFound(): ProblemException {
-  return new ProblemException(ForwardJobErrors.jobNotFound, 'No queued forward with this id exists in this merchant account.');
+  return new ProblemException(
+    ForwardJobErrors.jobNotFound,
+    'No queued forward with this id exists in this merchant account.',
+  );
 }
 
 function unavailable(error: QueueUnavailableError): ProblemException {
   return new ProblemException(
     ForwardJobErrors.queueUnavailable,
-    error.backend === 'none' ? 'Queued forwarding is off in this deployment (QUEUE_BACKEND=none); forward synchronously instead.' : 'The job queue is unavailable; no job was kept. Retry later, or forward synchronously.',
+    error.backend === 'none'
+      ? 'Queued forwarding is off in this deployment (QUEUE_BACKEND=none); forward synchronously instead.'
+      : 'The job queue is unavailable; no job was kept. Retry later, or forward synchronously.',
     undefined,
     { 'retry-after': String(error.retryAfterSeconds) },
   );
@@ -159,7 +197,7 @@ function unavailable(error: QueueUnavailableError): ProblemException {
 
 function parseMaxAttempts(raw: string | undefined): number {
   if (raw === undefined) return DEFAULT_MAX_ATTEMPTS;
-  if (!/^\d{1,2}$/.test(raw) || Number(raw) < 1 || Number(raw) > 20) throw invalidHeader(MAX_ATTEMPTS_HEADER, 'must be a whole number from 1 to 20');
+  if (!/^\d{1,2}$/.test(raw) || Number(raw) < 1 || Number(raw) > 20)
+    throw invalidHeader(MAX_ATTEMPTS_HEADER, 'must be a whole number from 1 to 20');
   return Number(raw);
 }
-

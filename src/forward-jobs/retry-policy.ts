@@ -32,7 +32,12 @@ export function mayRetry(outcome: AttemptOutcome, method: string, hasIdempotency
  * downstream said when (Retry-After), which is honoured up to the cap. `attempt` is the number of
  * the attempt that just failed.
  */
-export function backoffMs(attempt: number, baseMs: number, retryAfterMs: number | null, random: () => number = Math.random): number {
+export function backoffMs(
+  attempt: number,
+  baseMs: number,
+  retryAfterMs: number | null,
+  random: () => number = Math.random,
+): number {
   if (retryAfterMs !== null) return Math.min(MAX_BACKOFF_MS, Math.max(0, retryAfterMs));
   const ceiling = Math.min(MAX_BACKOFF_MS, baseMs * 2 ** Math.min(attempt - 1, 30));
   return Math.floor(random() * ceiling);

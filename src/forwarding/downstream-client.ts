@@ -98,7 +98,15 @@ export class DownstreamProblem extends ProblemException {
 }
 
 /** undici/Node codes that mean no connection was made, so no byte of the request left. */
-const NOT_CONNECTED = new Set(['ENOTFOUND', 'EAI_AGAIN', 'ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', 'UND_ERR_CONNECT_TIMEOUT']);
+const NOT_CONNECTED = new Set([
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ECONNREFUSED',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EADDRNOTAVAIL',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
 
 function notConnected(code: string | undefined): boolean {
   return code !== undefined && (NOT_CONNECTED.has(code) || isTlsHandshakeCode(code));
@@ -154,7 +162,9 @@ export class DownstreamClient implements OnModuleDestroy {
     authentications: ForwardAuthenticationsService,
     private readonly metrics: Metrics,
   ) {
-    const ca = config.forwardExtraCaFile ? [...rootCertificates, readFileSync(config.forwardExtraCaFile, 'utf8')] : undefined;
+    const ca = config.forwardExtraCaFile
+      ? [...rootCertificates, readFileSync(config.forwardExtraCaFile, 'utf8')]
+      : undefined;
     this.pool = new DispatcherPool(ca);
     // A method updated or deleted in any process: its connections (and TLS sessions) go at once.
     authentications.onMethodChanged((methodId) => this.pool.dropMethod(methodId));
@@ -194,7 +204,8 @@ export class DownstreamClient implements OnModuleDestroy {
       response.body.resume();
       return { status: response.statusCode, headers: responseHeaders(response.headers, false), body: Buffer.alloc(0) };
     }
-    const declared = response.headers['content-length'] === undefined ? NaN : Number(response.headers['content-length']);
+    const declared =
+      response.headers['content-length'] === undefined ? NaN : Number(response.headers['content-length']);
     if (declared > MAX_RESPONSE_BYTES) {
       deadline.clear();
       response.body.destroy();
@@ -209,7 +220,11 @@ export class DownstreamClient implements OnModuleDestroy {
     }
     if (head.ended) {
       deadline.clear();
-      return { status: response.statusCode, headers: responseHeaders(response.headers, false), body: Buffer.concat(head.chunks, head.size) };
+      return {
+        status: response.statusCode,
+        headers: responseHeaders(response.headers, false),
+        body: Buffer.concat(head.chunks, head.size),
+      };
     }
     return {
       status: response.statusCode,
@@ -272,7 +287,12 @@ export class DownstreamClient implements OnModuleDestroy {
    * The head already read, then the rest as it arrives, within the size limit and the deadline, with
    * backpressure. Destroying it (the caller went away) lets go of the target's connection at once.
    */
-  private rest(body: Dispatcher.ResponseData['body'], head: { chunks: Buffer[]; size: number }, deadline: Deadline, request: DownstreamRequest): Readable {
+  private rest(
+    body: Dispatcher.ResponseData['body'],
+    head: { chunks: Buffer[]; size: number },
+    deadline: Deadline,
+    request: DownstreamRequest,
+  ): Readable {
     let size = head.size;
     const out = new Readable({
       read: () => void body.resume(),
@@ -300,20 +320,27 @@ export class DownstreamClient implements OnModuleDestroy {
     const host = request.url.host;
     const guard = blocked(error);
     if (guard) {
-      return new DownstreamProblem(ForwardingErrors.targetAddressForbidden, `${guard.hostname} resolves to a ${guard.reason} address, which may not be forwarded to.`, false, [
-        { location: 'header', name: 'x-vault-forward-url', message: `resolves to a ${guard.reason} address` },
-      ]);
+      return new DownstreamProblem(
+        ForwardingErrors.targetAddressForbidden,
+        `${guard.hostname} resolves to a ${guard.reason} address, which may not be forwarded to.`,
+        false,
+        [{ location: 'header', name: 'x-vault-forward-url', message: `resolves to a ${guard.reason} address` }],
+      );
     }
     if (timedOutBy(error)) return timedOut(request);
     const code = errorCode(error);
     if (code === 'UND_ERR_INVALID_ARG' || code === 'UND_ERR_NOT_SUPPORTED') {
       // Our own checks should have refused it first; undici's message names a header, never a value.
       const message = (error as Error).message;
-      return new DownstreamProblem(ForwardingErrors.invalidHeader, `The request cannot be sent as written (${message}); nothing was sent.`, false, [
-        { location: 'header', name: 'x-vault-forward-header-*', message },
-      ]);
+      return new DownstreamProblem(
+        ForwardingErrors.invalidHeader,
+        `The request cannot be sent as written (${message}); nothing was sent.`,
+        false,
+        [{ location: 'header', name: 'x-vault-forward-header-*', message }],
+      );
     }
-    if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_ABORTED') return timedOut(request);
+    if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_ABORTED')
+      return timedOut(request);
     const what =
       code === 'ENOTFOUND' || code === 'EAI_AGAIN'
         ? 'its name does not resolve'
@@ -326,16 +353,28 @@ export class DownstreamClient implements OnModuleDestroy {
               : code && isTlsHandshakeCode(code)
                 ? `the TLS handshake failed (${code})`
                 : `the request failed (${code ?? 'network error'})`;
-    return new DownstreamProblem(ForwardingErrors.downstreamUnreachable, `${host} could not be reached: ${what}.`, !notConnected(code));
+    return new DownstreamProblem(
+      ForwardingErrors.downstreamUnreachable,
+      `${host} could not be reached: ${what}.`,
+      !notConnected(code),
+    );
   }
 }
 
 function timedOut(request: DownstreamRequest): DownstreamProblem {
-  return new DownstreamProblem(ForwardingErrors.downstreamTimeout, `${request.url.host} did not answer within ${request.timeoutMs / 1000} s.`, true);
+  return new DownstreamProblem(
+    ForwardingErrors.downstreamTimeout,
+    `${request.url.host} did not answer within ${request.timeoutMs / 1000} s.`,
+    true,
+  );
 }
 
 function tooLarge(): DownstreamProblem {
-  return new DownstreamProblem(ForwardingErrors.downstreamResponseTooLarge, `The downstream response is larger than ${MAX_RESPONSE_BYTES} bytes.`, true);
+  return new DownstreamProblem(
+    ForwardingErrors.downstreamResponseTooLarge,
+    `The downstream response is larger than ${MAX_RESPONSE_BYTES} bytes.`,
+    true,
+  );
 }
 
 /**
@@ -343,14 +382,25 @@ function tooLarge(): DownstreamProblem {
  * length, and any x-vault-forward-* header: those are ours, and a target must not be able to pass
  * its answer off as an error of this service.
  */
-function responseHeaders(headers: Record<string, string | string[] | undefined>, keepLength: boolean): Record<string, string | string[]> {
+function responseHeaders(
+  headers: Record<string, string | string[] | undefined>,
+  keepLength: boolean,
+): Record<string, string | string[]> {
   const connection = String(headers.connection ?? '')
     .split(',')
     .map((h) => h.trim().toLowerCase())
     .filter(Boolean);
   const out: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined || HOP_BY_HOP.has(name) || connection.includes(name) || name === 'set-cookie' || (name === 'content-length' && !keepLength) || name.startsWith('x-vault-forward-')) continue;
+    if (
+      value === undefined ||
+      HOP_BY_HOP.has(name) ||
+      connection.includes(name) ||
+      name === 'set-cookie' ||
+      (name === 'content-length' && !keepLength) ||
+      name.startsWith('x-vault-forward-')
+    )
+      continue;
     out[name] = value;
   }
   return out;

@@ -143,15 +143,28 @@ export class ForwardExecutor {
     this.metrics.forwardFinished(record.status, record.errorType, record.durationMs / 1000);
   }
 
-  private async send(plan: ForwardPlan, lease: InflightLease | undefined, record: ForwardRecord): Promise<DownstreamResponse> {
+  private async send(
+    plan: ForwardPlan,
+    lease: InflightLease | undefined,
+    record: ForwardRecord,
+  ): Promise<DownstreamResponse> {
     // A plan from elsewhere (a queued job): its methods may have changed or gone since it was planned.
     const methods =
       plan.local?.methods ??
-      (plan.authenticationIds.length > 0 ? await this.authentications.forForward(plan.merchantAccountId, plan.configId, plan.authenticationIds) : []);
+      (plan.authenticationIds.length > 0
+        ? await this.authentications.forForward(plan.merchantAccountId, plan.configId, plan.authenticationIds)
+        : []);
     const source = this.sources.for(plan);
     const scans = plan.local?.scans ?? rescan(plan, source);
     const filled = await this.fill(plan, source, scans, lease);
-    let request: OutboundRequest = { url: plan.url, method: plan.method, timeoutMs: plan.timeoutMs, trusted: plan.trusted, identity: null, ...filled };
+    let request: OutboundRequest = {
+      url: plan.url,
+      method: plan.method,
+      timeoutMs: plan.timeoutMs,
+      trusted: plan.trusted,
+      identity: null,
+      ...filled,
+    };
     // After the placeholders, in the caller's order: what a method signs or encrypts is what is sent.
     if (methods.length > 0) request = await this.steps.apply(request, methods);
     // Card data leaves only once its disclosure is on record: committed, or spooled and fsync'd (or 503, nothing sent).
@@ -160,7 +173,11 @@ export class ForwardExecutor {
     // A checkout session's security code goes once the target has decided (PlaceholderSource.answered).
     // Its failure (database away) must not turn a delivered answer into an error: expiry erases it anyway.
     await source.answered(plan.merchantAccountId, scans.uses, response.status).catch((error: unknown) => {
-      this.logger.warn({ msg: 'could not erase a used checkout session security code; it goes at expiry', forward: plan.id, error: (error as Error).message });
+      this.logger.warn({
+        msg: 'could not erase a used checkout session security code; it goes at expiry',
+        forward: plan.id,
+        error: (error as Error).message,
+      });
     });
     return response;
   }
@@ -180,7 +197,11 @@ export class ForwardExecutor {
     const headers: Record<string, string> = {};
     for (const [name, value] of plan.passedHeaders) headers[name] = value;
     plan.headerTemplates.forEach(([name], index) => {
-      headers[name] = sendableHeader(name, fillScan(scans.headers[index], (token) => valueFor(values, token)), `${HEADER_PREFIX}${name}`);
+      headers[name] = sendableHeader(
+        name,
+        fillScan(scans.headers[index], (token) => valueFor(values, token)),
+        `${HEADER_PREFIX}${name}`,
+      );
     });
 
     const body = plan.body;

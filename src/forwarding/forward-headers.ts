@@ -15,19 +15,31 @@ export const HEADER_PREFIX = 'x-vault-forward-header-';
 /** Headers of a queued forward (Prefer: respond-async); forward-jobs/ reads them. */
 export const MAX_ATTEMPTS_HEADER = 'x-vault-forward-max-attempts';
 export const CALLBACK_URL_HEADER = 'x-vault-forward-callback-url';
-const KNOWN = [URL_HEADER, METHOD_HEADER, PAYMENT_METHODS_HEADER, CHECKOUT_SESSION_HEADER, AUTHENTICATIONS_HEADER, TIMEOUT_HEADER, MAX_ATTEMPTS_HEADER, CALLBACK_URL_HEADER];
+const KNOWN = [
+  URL_HEADER,
+  METHOD_HEADER,
+  PAYMENT_METHODS_HEADER,
+  CHECKOUT_SESSION_HEADER,
+  AUTHENTICATIONS_HEADER,
+  TIMEOUT_HEADER,
+  MAX_ATTEMPTS_HEADER,
+  CALLBACK_URL_HEADER,
+];
 
 const DEFAULT_TIMEOUT_SECONDS = 30;
 const MAX_PAYMENT_METHODS = 100;
 
 function paymentMethodsProblem(detail: string): ProblemException {
-  return new ProblemException(ForwardingErrors.invalidPaymentMethodsHeader, detail, [{ location: 'header', name: PAYMENT_METHODS_HEADER, message: detail }]);
+  return new ProblemException(ForwardingErrors.invalidPaymentMethodsHeader, detail, [
+    { location: 'header', name: PAYMENT_METHODS_HEADER, message: detail },
+  ]);
 }
 
 /** "id1,id2" → ids in order; every malformed case is a 400 naming the header and the position. */
 export function parsePaymentMethodIds(raw: string): string[] {
   const ids = raw.split(',').map((part) => part.trim());
-  if (ids.length > MAX_PAYMENT_METHODS) throw paymentMethodsProblem(`lists ${ids.length} payment methods; at most ${MAX_PAYMENT_METHODS} are allowed`);
+  if (ids.length > MAX_PAYMENT_METHODS)
+    throw paymentMethodsProblem(`lists ${ids.length} payment methods; at most ${MAX_PAYMENT_METHODS} are allowed`);
   const seen = new Map<string, number>();
   ids.forEach((id, index) => {
     const position = index + 1;
@@ -35,7 +47,8 @@ export function parsePaymentMethodIds(raw: string): string[] {
     if (!isUuid(id)) throw paymentMethodsProblem(`position ${position} is not a UUID`);
     const key = id.toLowerCase();
     const first = seen.get(key);
-    if (first !== undefined) throw paymentMethodsProblem(`position ${position} repeats position ${first}; list each payment method once`);
+    if (first !== undefined)
+      throw paymentMethodsProblem(`position ${position} repeats position ${first}; list each payment method once`);
     seen.set(key, position);
   });
   return ids.map((id) => id.toLowerCase());
@@ -43,7 +56,17 @@ export function parsePaymentMethodIds(raw: string): string[] {
 const TOKEN = /^[!#$%&'*+.^_`|~0-9a-z-]+$/;
 
 /** Never forwarded: connection-level headers (RFC 9110 §7.6.1) and what the service sets itself. */
-export const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
+export const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+]);
 const SET_BY_SERVICE = new Set(['host', 'content-length']);
 /** Not hop-by-hop, but the HTTP client cannot send it (undici: "expect header not supported"). */
 const UNSENDABLE = new Set(['expect']);
@@ -62,7 +85,9 @@ export interface ForwardSpec {
 
 /** 400 invalid-forward-header naming the header. */
 export function invalidHeader(name: string, message: string): ProblemException {
-  return new ProblemException(ForwardingErrors.invalidHeader, `${name} ${message}.`, [{ location: 'header', name, message }]);
+  return new ProblemException(ForwardingErrors.invalidHeader, `${name} ${message}.`, [
+    { location: 'header', name, message },
+  ]);
 }
 
 /** A header sent at most once (a repeat is refused, never silently merged). */
@@ -94,7 +119,8 @@ export function editDistance(a: string, b: string): number {
     for (let j = 1; j <= b.length; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
       d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
     }
   }
   return d[a.length][b.length];
@@ -127,7 +153,8 @@ function judge(name: string): string | null {
     // most likely a header meant to be forwarded (x-vault-forward-authorization).
     const suffix = name.slice(FORWARD_PREFIX.length);
     const dash = suffix.indexOf('-');
-    if (dash > 0 && editDistance(suffix.slice(0, dash), 'header') <= 2) return `${HEADER_PREFIX}${suffix.slice(dash + 1)}`;
+    if (dash > 0 && editDistance(suffix.slice(0, dash), 'header') <= 2)
+      return `${HEADER_PREFIX}${suffix.slice(dash + 1)}`;
     const close = KNOWN.map((known) => [known, editDistance(suffix, known.slice(FORWARD_PREFIX.length))] as const)
       .filter(([, distance]) => distance <= 2)
       .sort((a, b) => a[1] - b[1]);
@@ -166,9 +193,12 @@ export function parseForwardHeaders(headers: IncomingHttpHeaders, rawHeaders: st
     if (name.startsWith(HEADER_PREFIX)) {
       const target = name.slice(HEADER_PREFIX.length);
       if (!TOKEN.test(target)) throw invalidHeader(name, 'must name a header after the prefix');
-      if (HOP_BY_HOP.has(target)) throw invalidHeader(name, `names the hop-by-hop header ${target}, which is never forwarded`);
-      if (SET_BY_SERVICE.has(target)) throw invalidHeader(name, `names ${target}, which the service sets for the target`);
-      if (UNSENDABLE.has(target)) throw invalidHeader(name, `names ${target}, which cannot be sent to the target (no 100-continue)`);
+      if (HOP_BY_HOP.has(target))
+        throw invalidHeader(name, `names the hop-by-hop header ${target}, which is never forwarded`);
+      if (SET_BY_SERVICE.has(target))
+        throw invalidHeader(name, `names ${target}, which the service sets for the target`);
+      if (UNSENDABLE.has(target))
+        throw invalidHeader(name, `names ${target}, which cannot be sent to the target (no 100-continue)`);
       if (Array.isArray(value)) throw invalidHeader(name, 'must be sent once');
       forwarded.push([target, value ?? '']);
       continue;
@@ -176,38 +206,54 @@ export function parseForwardHeaders(headers: IncomingHttpHeaders, rawHeaders: st
     if (KNOWN.includes(name)) continue;
     const meant = intendedHeader(name);
     if (meant) {
-      throw new ProblemException(ForwardingErrors.unknownHeader, `${name} is not a forwarding header; did you mean ${meant}?`, [
-        { location: 'header', name, message: `unknown; did you mean ${meant}?` },
-      ]);
+      throw new ProblemException(
+        ForwardingErrors.unknownHeader,
+        `${name} is not a forwarding header; did you mean ${meant}?`,
+        [{ location: 'header', name, message: `unknown; did you mean ${meant}?` }],
+      );
     }
   }
 
   const rawUrl = singleHeader(headers, URL_HEADER);
   if (!rawUrl) throw invalidHeader(URL_HEADER, 'is required');
-  const url = headerUrl(rawUrl, URL_HEADER, 'must not carry credentials; send them with x-vault-forward-header-authorization');
+  const url = headerUrl(
+    rawUrl,
+    URL_HEADER,
+    'must not carry credentials; send them with x-vault-forward-header-authorization',
+  );
 
   const rawMethod = singleHeader(headers, METHOD_HEADER);
   if (!rawMethod) throw invalidHeader(METHOD_HEADER, 'is required');
   const method = rawMethod.trim().toUpperCase();
-  if (!(FORWARD_METHODS as readonly string[]).includes(method)) throw invalidHeader(METHOD_HEADER, `must be one of ${FORWARD_METHODS.join(', ')}`);
+  if (!(FORWARD_METHODS as readonly string[]).includes(method))
+    throw invalidHeader(METHOD_HEADER, `must be one of ${FORWARD_METHODS.join(', ')}`);
 
   const rawIds = singleHeader(headers, PAYMENT_METHODS_HEADER);
   const paymentMethodIds = rawIds === undefined ? [] : parsePaymentMethodIds(rawIds);
   const rawSession = singleHeader(headers, CHECKOUT_SESSION_HEADER);
   if (rawSession !== undefined && rawIds !== undefined) {
     const message = `send either ${PAYMENT_METHODS_HEADER} or ${CHECKOUT_SESSION_HEADER}, not both`;
-    throw new ProblemException(ForwardingErrors.invalidHeader, `${PAYMENT_METHODS_HEADER} and ${CHECKOUT_SESSION_HEADER} were both sent; ${message}.`, [
-      { location: 'header', name: PAYMENT_METHODS_HEADER, message },
-      { location: 'header', name: CHECKOUT_SESSION_HEADER, message },
-    ]);
+    throw new ProblemException(
+      ForwardingErrors.invalidHeader,
+      `${PAYMENT_METHODS_HEADER} and ${CHECKOUT_SESSION_HEADER} were both sent; ${message}.`,
+      [
+        { location: 'header', name: PAYMENT_METHODS_HEADER, message },
+        { location: 'header', name: CHECKOUT_SESSION_HEADER, message },
+      ],
+    );
   }
-  if (rawSession !== undefined && !isUuid(rawSession.trim())) throw invalidHeader(CHECKOUT_SESSION_HEADER, 'must be one checkout session id (a UUID)');
+  if (rawSession !== undefined && !isUuid(rawSession.trim()))
+    throw invalidHeader(CHECKOUT_SESSION_HEADER, 'must be one checkout session id (a UUID)');
   const checkoutSessionId = rawSession === undefined ? null : rawSession.trim().toLowerCase();
 
   const rawAuth = singleHeader(headers, AUTHENTICATIONS_HEADER);
   const authenticationIds = rawAuth === undefined ? [] : rawAuth.split(',');
   authenticationIds.forEach((id, index) => {
-    if (!isUuid(id)) throw invalidHeader(AUTHENTICATIONS_HEADER, `position ${index + 1} is not a UUID (comma-separated, no other separator)`);
+    if (!isUuid(id))
+      throw invalidHeader(
+        AUTHENTICATIONS_HEADER,
+        `position ${index + 1} is not a UUID (comma-separated, no other separator)`,
+      );
   });
 
   const rawTimeout = singleHeader(headers, TIMEOUT_HEADER);
@@ -219,5 +265,13 @@ export function parseForwardHeaders(headers: IncomingHttpHeaders, rawHeaders: st
     timeoutSeconds = Number(rawTimeout);
   }
 
-  return { url, method: method as ForwardMethod, paymentMethodIds, checkoutSessionId, authenticationIds, timeoutMs: timeoutSeconds * 1000, headers: forwarded };
+  return {
+    url,
+    method: method as ForwardMethod,
+    paymentMethodIds,
+    checkoutSessionId,
+    authenticationIds,
+    timeoutMs: timeoutSeconds * 1000,
+    headers: forwarded,
+  };
 }

@@ -63,7 +63,12 @@ export class ForwardHttpHandler {
       .finally(ended);
   }
 
-  private async serve(req: IncomingMessage, res: ServerResponse, requestId: string, lease: InflightLease): Promise<void> {
+  private async serve(
+    req: IncomingMessage,
+    res: ServerResponse,
+    requestId: string,
+    lease: InflightLease,
+  ): Promise<void> {
     const principal = await this.authenticator.authenticate(req.headers, ACCESS);
     lease.forMerchant(principal.merchantAccountId!);
     const body = await readBody(req, FORWARD_BODY_LIMIT_BYTES, lease);
@@ -101,8 +106,19 @@ export class ForwardHttpHandler {
   }
 
   /** Prefer: respond-async (RFC 7240): planned and checked like a synchronous forward, then stored and queued. */
-  private async queue(req: IncomingMessage, res: ServerResponse, requestId: string, merchantAccountId: string, body: Buffer): Promise<void> {
-    const { job, replayed } = await this.jobs.submit({ merchantAccountId, headers: req.headers, rawHeaders: req.rawHeaders, body });
+  private async queue(
+    req: IncomingMessage,
+    res: ServerResponse,
+    requestId: string,
+    merchantAccountId: string,
+    body: Buffer,
+  ): Promise<void> {
+    const { job, replayed } = await this.jobs.submit({
+      merchantAccountId,
+      headers: req.headers,
+      rawHeaders: req.rawHeaders,
+      body,
+    });
     const payload = JSON.stringify(job);
     // An Idempotency-Key repeat (src/idempotency/) answers 200 with the job the first request created.
     res.writeHead(replayed ? 200 : 202, {
@@ -130,7 +146,8 @@ export class ForwardHttpHandler {
 }
 
 function readBody(req: IncomingMessage, limit: number, lease: InflightLease): Promise<Buffer> {
-  const tooLarge = () => new ProblemException(CommonErrors.payloadTooLarge, `The request body is larger than ${limit} bytes.`);
+  const tooLarge = () =>
+    new ProblemException(CommonErrors.payloadTooLarge, `The request body is larger than ${limit} bytes.`);
   if (Number(req.headers['content-length']) > limit) return Promise.reject(tooLarge());
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];

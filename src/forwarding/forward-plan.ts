@@ -73,7 +73,10 @@ export class InvalidForwardPlanError extends Error {
 }
 
 /** The scans of a plan's templates; throws PlaceholderError as scanText does. */
-export function scanPlan(plan: Pick<ForwardPlan, 'body' | 'bodyStyle' | 'headerTemplates'>, shape: PlaceholderSourceShape): PlanScans {
+export function scanPlan(
+  plan: Pick<ForwardPlan, 'body' | 'bodyStyle' | 'headerTemplates'>,
+  shape: PlaceholderSourceShape,
+): PlanScans {
   const count = shape;
   const uses: PlaceholderUse[] = [];
   let body: PlaceholderScan | undefined;
@@ -131,7 +134,8 @@ export function serializePlan(plan: ForwardPlan): string {
 }
 
 function forwardMethod(value: unknown): ForwardMethod {
-  if (typeof value !== 'string' || !(FORWARD_METHODS as readonly string[]).includes(value)) throw new InvalidForwardPlanError('method is not a forward method');
+  if (typeof value !== 'string' || !(FORWARD_METHODS as readonly string[]).includes(value))
+    throw new InvalidForwardPlanError('method is not a forward method');
   return value as ForwardMethod;
 }
 
@@ -145,17 +149,22 @@ export function deserializePlan(text: string | Buffer): ForwardPlan {
   }
   if (typeof parsed !== 'object' || parsed === null) throw new InvalidForwardPlanError('not an object');
   const d = parsed as Partial<SerializedPlan>;
-  if (d.v !== FORWARD_PLAN_VERSION) throw new InvalidForwardPlanError(`version ${String(d.v)}, expected ${FORWARD_PLAN_VERSION}`);
+  if (d.v !== FORWARD_PLAN_VERSION)
+    throw new InvalidForwardPlanError(`version ${String(d.v)}, expected ${FORWARD_PLAN_VERSION}`);
   const str = (value: unknown, name: string): string => {
     if (typeof value !== 'string') throw new InvalidForwardPlanError(`${name} is not a string`);
     return value;
   };
   const strings = (value: unknown, name: string): string[] => {
-    if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) throw new InvalidForwardPlanError(`${name} is not a list of strings`);
+    if (!Array.isArray(value) || !value.every((v) => typeof v === 'string'))
+      throw new InvalidForwardPlanError(`${name} is not a list of strings`);
     return value;
   };
   const pairs = (value: unknown, name: string): Array<[string, string]> => {
-    if (!Array.isArray(value) || !value.every((p) => Array.isArray(p) && p.length === 2 && typeof p[0] === 'string' && typeof p[1] === 'string')) {
+    if (
+      !Array.isArray(value) ||
+      !value.every((p) => Array.isArray(p) && p.length === 2 && typeof p[0] === 'string' && typeof p[1] === 'string')
+    ) {
       throw new InvalidForwardPlanError(`${name} is not a list of pairs`);
     }
     return value as Array<[string, string]>;
@@ -167,10 +176,13 @@ export function deserializePlan(text: string | Buffer): ForwardPlan {
     if (error instanceof InvalidForwardPlanError) throw error;
     throw new InvalidForwardPlanError('url is not a URL');
   }
-  if (typeof d.timeout_ms !== 'number' || !Number.isInteger(d.timeout_ms) || d.timeout_ms <= 0) throw new InvalidForwardPlanError('timeout_ms is not a positive integer');
+  if (typeof d.timeout_ms !== 'number' || !Number.isInteger(d.timeout_ms) || d.timeout_ms <= 0)
+    throw new InvalidForwardPlanError('timeout_ms is not a positive integer');
   if (typeof d.trusted !== 'boolean') throw new InvalidForwardPlanError('trusted is not a boolean');
-  if (d.body_style !== 'json' && d.body_style !== 'raw') throw new InvalidForwardPlanError('body_style is neither json nor raw');
-  if (d.body_base64 !== null && typeof d.body_base64 !== 'string') throw new InvalidForwardPlanError('body_base64 is neither null nor a string');
+  if (d.body_style !== 'json' && d.body_style !== 'raw')
+    throw new InvalidForwardPlanError('body_style is neither json nor raw');
+  if (d.body_base64 !== null && typeof d.body_base64 !== 'string')
+    throw new InvalidForwardPlanError('body_base64 is neither null nor a string');
   const body = d.body_base64 ? Buffer.from(d.body_base64, 'base64') : undefined;
   return {
     version: FORWARD_PLAN_VERSION,

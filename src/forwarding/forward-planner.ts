@@ -12,7 +12,13 @@ import { APP_CONFIG } from '../config/config.module';
 import { ProblemException } from '../common/problem/problem';
 import { ForwardAuthenticationsService } from '../forward-authentications/forward-authentications.service';
 import { VaultForwardConfigsService } from '../vault-forward-configs/vault-forward-configs.service';
-import { PlaceholderError, PlaceholderScan, PlaceholderSourceShape, PlaceholderUse, scanText } from '../vault/placeholders';
+import {
+  PlaceholderError,
+  PlaceholderScan,
+  PlaceholderSourceShape,
+  PlaceholderUse,
+  scanText,
+} from '../vault/placeholders';
 import { literalBlockReason } from '../targets/addresses';
 import { hostKey, isInsecureHost } from '../targets/http-methods';
 import type { ForwardRecord } from './forward-records.service';
@@ -78,10 +84,13 @@ export class ForwardPlanner {
     if (record) record.configId = configId;
     // Each id must be a usable method of this merchant and config, before any card is looked at.
     const methods =
-      spec.authenticationIds.length > 0 ? await this.authentications.forForward(input.merchantAccountId, configId, spec.authenticationIds) : [];
+      spec.authenticationIds.length > 0
+        ? await this.authentications.forForward(input.merchantAccountId, configId, spec.authenticationIds)
+        : [];
 
     const body = input.body && input.body.length > 0 ? input.body : undefined;
-    const contentType = spec.headers.find(([name]) => name === 'content-type')?.[1] ?? input.headers['content-type'] ?? '';
+    const contentType =
+      spec.headers.find(([name]) => name === 'content-type')?.[1] ?? input.headers['content-type'] ?? '';
     const bodyStyle = JSON_TYPE.test(String(contentType)) ? 'json' : 'raw';
     const source = this.sources.for(spec);
     const scans = scanAll(spec, body, bodyStyle, source.shape);
@@ -122,9 +131,11 @@ export class ForwardPlanner {
     const key = hostKey(url);
     const configs = await this.configs.enabledConfigs(merchantAccountId);
     if (configs.some((c) => c.hosts.has(key))) return;
-    throw new ProblemException(ForwardingErrors.endpointNotEnabled, `${key} is not enabled for this merchant account.`, [
-      { location: 'header', name: header, message: 'host not enabled' },
-    ]);
+    throw new ProblemException(
+      ForwardingErrors.endpointNotEnabled,
+      `${key} is not enabled for this merchant account.`,
+      [{ location: 'header', name: header, message: 'host not enabled' }],
+    );
   }
 
   /** https only (http for operator-listed hosts), and IP literals must be public addresses. */
@@ -137,9 +148,11 @@ export class ForwardPlanner {
     }
     const reason = literalBlockReason(url.hostname);
     if (reason) {
-      throw new ProblemException(ForwardingErrors.targetAddressForbidden, `The target is a ${reason} address, which may not be forwarded to.`, [
-        { location: 'header', name: header, message: `${reason} address` },
-      ]);
+      throw new ProblemException(
+        ForwardingErrors.targetAddressForbidden,
+        `The target is a ${reason} address, which may not be forwarded to.`,
+        [{ location: 'header', name: header, message: `${reason} address` }],
+      );
     }
     return false;
   }
@@ -153,7 +166,13 @@ export class ForwardPlanner {
     throw new ProblemException(
       ForwardingErrors.endpointNotEnabled,
       hostOnly ? `${key} is enabled, but not for ${spec.method}.` : `${key} is not enabled for this merchant account.`,
-      [{ location: 'header', name: URL_HEADER, message: hostOnly ? `method ${spec.method} not enabled for this host` : 'host not enabled' }],
+      [
+        {
+          location: 'header',
+          name: URL_HEADER,
+          message: hostOnly ? `method ${spec.method} not enabled for this host` : 'host not enabled',
+        },
+      ],
     );
   }
 }
@@ -190,7 +209,9 @@ function scanAll(spec: ForwardSpec, body: Buffer | undefined, style: 'json' | 'r
 
 export function placeholderProblem(error: unknown, location: 'body' | 'header', name: string): unknown {
   if (!(error instanceof PlaceholderError)) return error;
-  return new ProblemException(ForwardingErrors.invalidPlaceholder, error.message, [{ location, name, message: error.message }]);
+  return new ProblemException(ForwardingErrors.invalidPlaceholder, error.message, [
+    { location, name, message: error.message },
+  ]);
 }
 
 /**
@@ -201,10 +222,14 @@ export function placeholderProblem(error: unknown, location: 'body' | 'header', 
 export function sendableHeader(target: string, value: string, header: string): string {
   if (!UNSENDABLE_HEADER_CHAR.test(value)) return value;
   const lineBreak = /[\r\n\0]/.test(value);
-  const message = lineBreak ? 'filled value contains a line break' : 'filled value has a character a header cannot carry (a control character, or one outside Latin-1)';
+  const message = lineBreak
+    ? 'filled value contains a line break'
+    : 'filled value has a character a header cannot carry (a control character, or one outside Latin-1)';
   throw new ProblemException(
     ForwardingErrors.invalidHeader,
-    lineBreak ? `${header} would contain a line break once filled.` : `${header} would contain a character that cannot be sent in the ${target} header once filled; nothing was sent.`,
+    lineBreak
+      ? `${header} would contain a line break once filled.`
+      : `${header} would contain a character that cannot be sent in the ${target} header once filled; nothing was sent.`,
     [{ location: 'header', name: header, message }],
   );
 }

@@ -68,7 +68,14 @@ export class ForwardRecordSpool {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 0;
       throw error;
     }
-    const sizes = await Promise.all(names.map((name) => stat(join(this.dir, name)).then((s) => (s.isFile() ? s.size : 0), () => 0)));
+    const sizes = await Promise.all(
+      names.map((name) =>
+        stat(join(this.dir, name)).then(
+          (s) => (s.isFile() ? s.size : 0),
+          () => 0,
+        ),
+      ),
+    );
     return sizes.reduce((a, b) => a + b, 0);
   }
 
@@ -144,7 +151,8 @@ export class ForwardRecordSpool {
       } catch {
         entry = undefined;
       }
-      if (entry && (entry.kind === 'pending' || entry.kind === 'final') && typeof entry.record?.id === 'string') yield entry;
+      if (entry && (entry.kind === 'pending' || entry.kind === 'final') && typeof entry.record?.id === 'string')
+        yield entry;
       else torn.count++;
     }
   }
@@ -180,7 +188,11 @@ export class ForwardRecordSpool {
   private async openFile(): Promise<{ handle: FileHandle; path: string }> {
     await mkdir(this.dir, { recursive: true, mode: 0o700 });
     const path = join(this.dir, `${OWNER}-${Date.now()}-${++this.sequence}${OPEN_SUFFIX}`);
-    const handle = await open(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_EXCL, 0o600);
+    const handle = await open(
+      path,
+      constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_EXCL,
+      0o600,
+    );
     try {
       await this.syncDir();
     } catch (error) {

@@ -48,7 +48,11 @@ export class ForwardRecordsReader {
 
   async get(merchantAccountId: string, id: string): Promise<ForwardRecordEntity> {
     const found = id.length <= 128 ? await this.records.findOneBy({ id, merchantAccountId }) : null;
-    if (!found) throw new ProblemException(ForwardingErrors.recordNotFound, `No forward "${id.slice(0, 64)}" exists in this merchant account.`);
+    if (!found)
+      throw new ProblemException(
+        ForwardingErrors.recordNotFound,
+        `No forward "${id.slice(0, 64)}" exists in this merchant account.`,
+      );
     return found;
   }
 
@@ -70,7 +74,9 @@ export class ForwardRecordsReader {
 
   list(merchantAccountId: string, query: ListForwardRequestsQuery): Promise<Page<ForwardRecordResponse>> {
     return this.pagination.paginate({
-      query: this.records.createQueryBuilder('r').where('r.merchant_account_id = :merchantAccountId', { merchantAccountId }),
+      query: this.records
+        .createQueryBuilder('r')
+        .where('r.merchant_account_id = :merchantAccountId', { merchantAccountId }),
       alias: 'r',
       request: query,
       limits: ListForwardRequestsQuery.limits,

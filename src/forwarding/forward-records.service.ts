@@ -138,10 +138,26 @@ export class ForwardRecordsService implements OnApplicationBootstrap, OnModuleDe
     metrics: Metrics,
   ) {
     this.spool = new ForwardRecordSpool(config.forwardRecordSpoolDir);
-    metrics.gauge('forward_disclosures_waiting', 'Forwards with card data waiting for their record to be committed or spooled before they are sent.', () => this.disclosures.length);
-    metrics.gauge('forward_outcomes_waiting', 'Forward outcomes queued for the next batch write (or held for a retry while neither the table nor the spool takes them).', () => this.pending.length);
-    metrics.gauge('forward_record_spool_bytes', 'Bytes of forward records in the local spool directory, waiting to be replayed into PostgreSQL.', () => this.spool.sizeBytes());
-    metrics.gauge('forward_records_database_down', '1 while forward records go straight to the spool because PostgreSQL did not answer, else 0.', () => (this.databaseDown ? 1 : 0));
+    metrics.gauge(
+      'forward_disclosures_waiting',
+      'Forwards with card data waiting for their record to be committed or spooled before they are sent.',
+      () => this.disclosures.length,
+    );
+    metrics.gauge(
+      'forward_outcomes_waiting',
+      'Forward outcomes queued for the next batch write (or held for a retry while neither the table nor the spool takes them).',
+      () => this.pending.length,
+    );
+    metrics.gauge(
+      'forward_record_spool_bytes',
+      'Bytes of forward records in the local spool directory, waiting to be replayed into PostgreSQL.',
+      () => this.spool.sizeBytes(),
+    );
+    metrics.gauge(
+      'forward_records_database_down',
+      '1 while forward records go straight to the spool because PostgreSQL did not answer, else 0.',
+      () => (this.databaseDown ? 1 : 0),
+    );
   }
 
   onApplicationBootstrap(): void {
@@ -157,7 +173,9 @@ export class ForwardRecordsService implements OnApplicationBootstrap, OnModuleDe
     while (this.committing.size > 0) await Promise.all(this.committing);
     await this.flush();
     await this.replaying;
-    await this.spool.seal().catch((error: unknown) => this.logger.error(`could not seal the spool file: ${message(error)}`));
+    await this.spool
+      .seal()
+      .catch((error: unknown) => this.logger.error(`could not seal the spool file: ${message(error)}`));
   }
 
   /**
@@ -213,7 +231,9 @@ export class ForwardRecordsService implements OnApplicationBootstrap, OnModuleDe
   private async makeDurable(records: ForwardRecord[]): Promise<void> {
     if (!this.databaseDown) {
       try {
-        await this.withinBound(this.sql.prepared('forwarding.record-pending', INSERT_PENDING, columns(records.map(asPending))));
+        await this.withinBound(
+          this.sql.prepared('forwarding.record-pending', INSERT_PENDING, columns(records.map(asPending))),
+        );
         for (const record of records) {
           record.disclosedInTable = true;
           record.disclosed = true;
@@ -228,7 +248,9 @@ export class ForwardRecordsService implements OnApplicationBootstrap, OnModuleDe
       await this.spool.append(records.map((record) => ({ kind: 'pending', at, record: asPending(record) })));
     } catch (error) {
       this.logger.error(`could not spool ${records.length} disclosures, refusing them: ${message(error)}`);
-      throw serviceUnavailableProblem('The forward could not be recorded (database and local spool unavailable); nothing was sent. Retry shortly.');
+      throw serviceUnavailableProblem(
+        'The forward could not be recorded (database and local spool unavailable); nothing was sent. Retry shortly.',
+      );
     }
     for (const record of records) {
       record.spooledAt = at;
@@ -247,11 +269,15 @@ export class ForwardRecordsService implements OnApplicationBootstrap, OnModuleDe
     }
     const at = new Date().toISOString();
     try {
-      await this.spool.append(batch.map((record) => ({ kind: 'final', at, record: { ...record, disclosedInTable: undefined } })));
+      await this.spool.append(
+        batch.map((record) => ({ kind: 'final', at, record: { ...record, disclosedInTable: undefined } })),
+      );
     } catch (error) {
       // No retry once shutting down: nothing would be left to write to.
       const kept = !this.closing && this.pending.length + batch.length <= MAX_HELD_OUTCOMES;
-      this.logger.error(`could not spool ${batch.length} forward records (${kept ? 'kept in memory, retried' : 'LOST: shutting down or memory bound reached'}): ${message(error)}`);
+      this.logger.error(
+        `could not spool ${batch.length} forward records (${kept ? 'kept in memory, retried' : 'LOST: shutting down or memory bound reached'}): ${message(error)}`,
+      );
       if (kept) {
         this.pending.unshift(...batch);
         this.timer ??= setTimeout(() => void this.flush(), REPLAY_EVERY_MS);
@@ -333,7 +359,8 @@ export class ForwardRecordsService implements OnApplicationBootstrap, OnModuleDe
   private async replayBatch(name: string, statement: string, entries: SpoolEntry[]): Promise<void> {
     // created_at, if the row is new: when the disclosure was spooled, else when this entry was.
     const toColumns = statement === UPSERT_FINAL ? finalColumns : columns;
-    const rows = (list: SpoolEntry[]) => toColumns(latestById(list.map((e) => ({ ...e.record, spooledAt: e.record.spooledAt ?? e.at }))));
+    const rows = (list: SpoolEntry[]) =>
+      toColumns(latestById(list.map((e) => ({ ...e.record, spooledAt: e.record.spooledAt ?? e.at }))));
     try {
       await this.withinBound(this.sql.prepared(name, statement, rows(entries)));
       return;
@@ -365,7 +392,10 @@ export class ForwardRecordsService implements OnApplicationBootstrap, OnModuleDe
     work.catch(() => undefined);
     let timer: NodeJS.Timeout;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new DatabaseUnavailableError(`no commit within ${DURABLE_WITHIN_MS} ms`)), DURABLE_WITHIN_MS);
+      timer = setTimeout(
+        () => reject(new DatabaseUnavailableError(`no commit within ${DURABLE_WITHIN_MS} ms`)),
+        DURABLE_WITHIN_MS,
+      );
     });
     return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
   }

@@ -12,7 +12,8 @@ export const FORWARD_ROUTE = '/vault-forward';
  */
 export function isForwardPath(url: string): boolean {
   // The plain spelling, which is every real caller's, costs one comparison.
-  if (url.startsWith(FORWARD_ROUTE) && (url.length === FORWARD_ROUTE.length || url[FORWARD_ROUTE.length] === '?')) return true;
+  if (url.startsWith(FORWARD_ROUTE) && (url.length === FORWARD_ROUTE.length || url[FORWARD_ROUTE.length] === '?'))
+    return true;
   let end = url.length;
   for (let i = 0; i < url.length; i++) {
     const c = url.charCodeAt(i);

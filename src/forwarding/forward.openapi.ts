@@ -57,8 +57,14 @@ export function forwardOperation(): { path: string; method: 'post'; operation: R
     IdempotencyErrors.keyReused,
     ForwardJobErrors.queueUnavailable,
   ]);
-  const ownError = { description: 'Always `true` on an error of this service, never on the downstream’s answer.', schema: { type: 'string', enum: ['true'] } };
-  const requestId = { description: 'The forward record: GET /vault-forward/requests/{id}.', schema: { type: 'string' } };
+  const ownError = {
+    description: 'Always `true` on an error of this service, never on the downstream’s answer.',
+    schema: { type: 'string', enum: ['true'] },
+  };
+  const requestId = {
+    description: 'The forward record: GET /vault-forward/requests/{id}.',
+    schema: { type: 'string' },
+  };
   for (const response of Object.values<{ headers?: Record<string, unknown> }>(problems)) {
     response.headers = { 'x-vault-forward-error': ownError };
   }
@@ -74,23 +80,51 @@ export function forwardOperation(): { path: string; method: 'post'; operation: R
       'x-required-scope': 'vault-forwards.write',
       security: [{ bearer: [] }],
       parameters: [
-        header(MERCHANT_HEADER, false, `Merchant account to act for (instance keys; default "${DEFAULT_MERCHANT_ACCOUNT_ID}"). A merchant-bound key may send only its own id.`),
+        header(
+          MERCHANT_HEADER,
+          false,
+          `Merchant account to act for (instance keys; default "${DEFAULT_MERCHANT_ACCOUNT_ID}"). A merchant-bound key may send only its own id.`,
+        ),
         header(MERCHANT_HEADER_ALIAS, false, `Alias of ${MERCHANT_HEADER}.`),
         header('x-vault-forward-url', true, 'Absolute https URL of the target.'),
         header('x-vault-forward-http-method', true, 'GET, HEAD, POST, PUT, PATCH, DELETE or OPTIONS.'),
-        header('x-vault-forward-payment-methods', false, '1–100 payment method UUIDs, comma-separated; position X fills *_X placeholders.'),
-        header('x-vault-forward-checkout-session', false, 'Instead of x-vault-forward-payment-methods: one checkout session id; its card fills the _1 placeholders and CARD_SECURITY_CODE_1.'),
-        header('x-vault-forward-authentications', false, 'Authentication method UUIDs of the target’s config, comma-separated, applied in order after the placeholders are filled.'),
+        header(
+          'x-vault-forward-payment-methods',
+          false,
+          '1–100 payment method UUIDs, comma-separated; position X fills *_X placeholders.',
+        ),
+        header(
+          'x-vault-forward-checkout-session',
+          false,
+          'Instead of x-vault-forward-payment-methods: one checkout session id; its card fills the _1 placeholders and CARD_SECURITY_CODE_1.',
+        ),
+        header(
+          'x-vault-forward-authentications',
+          false,
+          'Authentication method UUIDs of the target’s config, comma-separated, applied in order after the placeholders are filled.',
+        ),
         header('x-vault-forward-timeout', false, 'Whole seconds, 1–120 (default 30).'),
-        header('x-vault-forward-header-authorization', false, 'Sent downstream as Authorization. Any x-vault-forward-header-NAME is sent as NAME.'),
+        header(
+          'x-vault-forward-header-authorization',
+          false,
+          'Sent downstream as Authorization. Any x-vault-forward-header-NAME is sent as NAME.',
+        ),
         header(
           'prefer',
           false,
           '`respond-async` (RFC 7240) queues the forward: checked as now, then answered 202 with the job (Location: /vault-forward/jobs/{id}, Preference-Applied: respond-async); a worker sends it and retries.',
         ),
         header('x-vault-forward-max-attempts', false, 'Queued forwards only: 1–20 attempts (default 5).'),
-        header('x-vault-forward-callback-url', false, 'Queued forwards only: where the ended job is POSTed (a host one of the merchant’s configs enables; https).'),
-        header('idempotency-key', false, '1–255 printable characters. On a queued POST or PATCH it permits retries after an answer, and is forwarded downstream.'),
+        header(
+          'x-vault-forward-callback-url',
+          false,
+          'Queued forwards only: where the ended job is POSTed (a host one of the merchant’s configs enables; https).',
+        ),
+        header(
+          'idempotency-key',
+          false,
+          '1–255 printable characters. On a queued POST or PATCH it permits retries after an answer, and is forwarded downstream.',
+        ),
       ],
       requestBody: {
         required: false,
@@ -104,12 +138,16 @@ export function forwardOperation(): { path: string; method: 'post'; operation: R
             'Prefer: respond-async: the job, queued. A repeat with the same Idempotency-Key answers 200 with the same job and Idempotent-Replayed: true.',
           headers: {
             location: { description: 'The job: /vault-forward/jobs/{id}.', schema: { type: 'string' } },
-            'preference-applied': { description: 'Always `respond-async`.', schema: { type: 'string', enum: ['respond-async'] } },
+            'preference-applied': {
+              description: 'Always `respond-async`.',
+              schema: { type: 'string', enum: ['respond-async'] },
+            },
           },
           content: { 'application/json': { schema: { $ref: JOB_SCHEMA_REF } } },
         },
         default: {
-          description: 'The downstream’s own answer, whatever its status, headers and body (no x-vault-forward-error header).',
+          description:
+            'The downstream’s own answer, whatever its status, headers and body (no x-vault-forward-error header).',
           headers: { 'x-vault-forward-request-id': requestId },
           content: { '*/*': { schema: { type: 'string', format: 'binary' } } },
         },

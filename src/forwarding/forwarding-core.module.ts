@@ -18,7 +18,15 @@ import { AuthenticationSteps } from './outbound/authentication-steps';
  */
 @Module({
   imports: [VaultModule, CheckoutSessionsCoreModule, VaultForwardConfigsCoreModule, ForwardAuthenticationsCoreModule],
-  providers: [PlaceholderSources, ForwardPlanner, ForwardExecutor, DownstreamClient, ForwardRecordsService, InflightBytes, AuthenticationSteps],
+  providers: [
+    PlaceholderSources,
+    ForwardPlanner,
+    ForwardExecutor,
+    DownstreamClient,
+    ForwardRecordsService,
+    InflightBytes,
+    AuthenticationSteps,
+  ],
   exports: [ForwardPlanner, ForwardExecutor, DownstreamClient, ForwardRecordsService, InflightBytes],
 })
 export class ForwardingCoreModule {}

@@ -27,16 +27,24 @@ export class ForwardingController {
   @ApiOperation({ summary: 'List forward records, newest first, with cursor pagination (no bodies, no header values)' })
   @ApiOkResponse({ type: PageOf(ForwardRecordResponse) })
   @ApiProblems(CommonErrors.validationFailed, PaginationErrors.invalidCursor)
-  list(@MerchantAccountId() merchant: string, @Query() query: ListForwardRequestsQuery): Promise<Page<ForwardRecordResponse>> {
+  list(
+    @MerchantAccountId() merchant: string,
+    @Query() query: ListForwardRequestsQuery,
+  ): Promise<Page<ForwardRecordResponse>> {
     return this.records.list(merchant, query);
   }
 
   @Get('activity')
   @RequireScope('vault-forwards.read')
-  @ApiOperation({ summary: 'Forwards per minute by outcome over the last minutes (default 60), from the forward records' })
+  @ApiOperation({
+    summary: 'Forwards per minute by outcome over the last minutes (default 60), from the forward records',
+  })
   @ApiOkResponse({ type: ForwardActivityResponse })
   @ApiProblems(CommonErrors.validationFailed)
-  activity(@MerchantAccountId() merchant: string, @Query() query: ForwardActivityQuery): Promise<ForwardActivityResponse> {
+  activity(
+    @MerchantAccountId() merchant: string,
+    @Query() query: ForwardActivityQuery,
+  ): Promise<ForwardActivityResponse> {
     return this.records.activity(merchant, query.minutes ?? DEFAULT_ACTIVITY_MINUTES);
   }
 

@@ -19,7 +19,8 @@ export const ForwardingErrors = {
     code: 'invalid-payment-methods-header',
     status: 400,
     title: 'Malformed x-vault-forward-payment-methods',
-    description: 'The header must list 1 to 100 payment method UUIDs separated by commas, each at most once. Position X of the list fills the placeholders ending in _X.',
+    description:
+      'The header must list 1 to 100 payment method UUIDs separated by commas, each at most once. Position X of the list fills the placeholders ending in _X.',
   }),
   unknownPaymentMethod: defineProblem({
     code: 'unknown-payment-method',
@@ -46,13 +47,15 @@ export const ForwardingErrors = {
     code: 'insecure-target',
     status: 400,
     title: 'Target must use https',
-    description: 'Forwarding targets must be https URLs. Plain http is allowed only for hosts the operator lists in FORWARD_INSECURE_HOSTS.',
+    description:
+      'Forwarding targets must be https URLs. Plain http is allowed only for hosts the operator lists in FORWARD_INSECURE_HOSTS.',
   }),
   endpointNotEnabled: defineProblem({
     code: 'endpoint-not-enabled',
     status: 403,
     title: 'Target not enabled',
-    description: 'No enabled forwarding config of this merchant account lists the target host (host:port when not 443) with this HTTP method. Add one with POST /vault-forward/configs.',
+    description:
+      'No enabled forwarding config of this merchant account lists the target host (host:port when not 443) with this HTTP method. Add one with POST /vault-forward/configs.',
   }),
   targetAddressForbidden: defineProblem({
     code: 'target-address-forbidden',
@@ -65,13 +68,15 @@ export const ForwardingErrors = {
     code: 'downstream-unreachable',
     status: 502,
     title: 'Downstream unreachable',
-    description: 'The target could not be reached: name resolution, connection, TLS handshake or the connection itself failed.',
+    description:
+      'The target could not be reached: name resolution, connection, TLS handshake or the connection itself failed.',
   }),
   downstreamTimeout: defineProblem({
     code: 'downstream-timeout',
     status: 504,
     title: 'Downstream timed out',
-    description: 'The target did not answer within the timeout (30 s unless x-vault-forward-timeout says otherwise, 1–120 s).',
+    description:
+      'The target did not answer within the timeout (30 s unless x-vault-forward-timeout says otherwise, 1–120 s).',
   }),
   downstreamResponseTooLarge: defineProblem({
     code: 'downstream-response-too-large',

@@ -12,7 +12,13 @@ import { ForwardingService } from './forwarding.service';
 
 /** The API's side of forwarding: POST /vault-forward (ForwardHttpHandler) and the records' routes, over ForwardingCoreModule. */
 @Module({
-  imports: [TypeOrmModule.forFeature([ForwardRecordEntity]), AuthModule, ForwardingCoreModule, ForwardJobsModule, IdempotencyModule],
+  imports: [
+    TypeOrmModule.forFeature([ForwardRecordEntity]),
+    AuthModule,
+    ForwardingCoreModule,
+    ForwardJobsModule,
+    IdempotencyModule,
+  ],
   controllers: [ForwardingController],
   providers: [ForwardingService, ForwardHttpHandler, ForwardRecordsReader],
   exports: [ForwardHttpHandler, ForwardingCoreModule],

@@ -27,7 +27,11 @@ export class InflightBytes {
   constructor(@Inject(APP_CONFIG) config: AppConfig, metrics: Metrics) {
     this.processLimit = config.forwardMaxInflightBytes;
     this.merchantLimit = config.forwardMaxInflightBytesPerMerchant;
-    metrics.gauge('forward_inflight_bytes', 'Request and filled bodies held by forwards in flight in this process (FORWARD_MAX_INFLIGHT_BYTES bounds it).', () => this.total);
+    metrics.gauge(
+      'forward_inflight_bytes',
+      'Request and filled bodies held by forwards in flight in this process (FORWARD_MAX_INFLIGHT_BYTES bounds it).',
+      () => this.total,
+    );
   }
 
   lease(): InflightLease {
@@ -42,8 +46,10 @@ export class InflightBytes {
   /** @internal through InflightLease only */
   take(merchantAccountId: string, bytes: number, what: ProblemFieldError): void {
     const merchant = this.perMerchant.get(merchantAccountId) ?? 0;
-    if (merchant + bytes > this.merchantLimit) throw full('FORWARD_MAX_INFLIGHT_BYTES_PER_MERCHANT', this.merchantLimit, 'this merchant account', what);
-    if (this.total + bytes > this.processLimit) throw full('FORWARD_MAX_INFLIGHT_BYTES', this.processLimit, 'all merchant accounts', what);
+    if (merchant + bytes > this.merchantLimit)
+      throw full('FORWARD_MAX_INFLIGHT_BYTES_PER_MERCHANT', this.merchantLimit, 'this merchant account', what);
+    if (this.total + bytes > this.processLimit)
+      throw full('FORWARD_MAX_INFLIGHT_BYTES', this.processLimit, 'all merchant accounts', what);
     this.perMerchant.set(merchantAccountId, merchant + bytes);
     this.total += bytes;
   }

@@ -8,7 +8,11 @@
 import { Injectable } from '@nestjs/common';
 import { ProblemException } from '../common/problem/problem';
 import { CheckoutSessionCards, SessionCard } from '../checkout-sessions/checkout-session-cards';
-import { PaymentMethodResolver, placeholderValue, UnknownPaymentMethodError } from '../vault/payment-method-resolver.service';
+import {
+  PaymentMethodResolver,
+  placeholderValue,
+  UnknownPaymentMethodError,
+} from '../vault/payment-method-resolver.service';
 import { paymentMethodsShape, PlaceholderSourceShape, PlaceholderUse } from '../vault/placeholders';
 import { CHECKOUT_SESSION_HEADER, PAYMENT_METHODS_HEADER } from './forward-headers';
 import { ForwardingErrors } from './forwarding.errors';
@@ -35,7 +39,9 @@ const SESSION_AT = { location: 'header', name: CHECKOUT_SESSION_HEADER } as cons
 
 function paymentMethodProblem(error: unknown): Error {
   if (!(error instanceof UnknownPaymentMethodError)) return error instanceof Error ? error : new Error(String(error));
-  return new ProblemException(ForwardingErrors.unknownPaymentMethod, error.message, [{ location: 'header', name: PAYMENT_METHODS_HEADER, message: error.message }]);
+  return new ProblemException(ForwardingErrors.unknownPaymentMethod, error.message, [
+    { location: 'header', name: PAYMENT_METHODS_HEADER, message: error.message },
+  ]);
 }
 
 class PaymentMethodSource implements PlaceholderSource {
@@ -51,11 +57,15 @@ class PaymentMethodSource implements PlaceholderSource {
   }
 
   check(merchantAccountId: string): Promise<void> {
-    return this.resolver.check(merchantAccountId, this.ids).catch((error: unknown) => Promise.reject(paymentMethodProblem(error)));
+    return this.resolver
+      .check(merchantAccountId, this.ids)
+      .catch((error: unknown) => Promise.reject(paymentMethodProblem(error)));
   }
 
   values(merchantAccountId: string, uses: readonly PlaceholderUse[]): Promise<Map<string, string>> {
-    return this.resolver.resolve(merchantAccountId, this.ids, uses).catch((error: unknown) => Promise.reject(paymentMethodProblem(error)));
+    return this.resolver
+      .resolve(merchantAccountId, this.ids, uses)
+      .catch((error: unknown) => Promise.reject(paymentMethodProblem(error)));
   }
 
   async answered(): Promise<void> {}
@@ -65,7 +75,12 @@ class PaymentMethodSource implements PlaceholderSource {
 const DECIDED_BELOW = 500;
 
 class CheckoutSessionSource implements PlaceholderSource {
-  readonly shape: PlaceholderSourceShape = { positions: 1, securityCode: true, listedBy: CHECKOUT_SESSION_HEADER, securityCodeFrom: CHECKOUT_SESSION_HEADER };
+  readonly shape: PlaceholderSourceShape = {
+    positions: 1,
+    securityCode: true,
+    listedBy: CHECKOUT_SESSION_HEADER,
+    securityCodeFrom: CHECKOUT_SESSION_HEADER,
+  };
   readonly discloses = true;
 
   constructor(
@@ -75,7 +90,13 @@ class CheckoutSessionSource implements PlaceholderSource {
 
   async check(merchantAccountId: string, uses: readonly PlaceholderUse[]): Promise<void> {
     // The code's presence is checked too (not opened): a forward that needs it is refused when asked for.
-    await this.cards.load(merchantAccountId, this.id, { requireSecurityCode: usesSecurityCode(uses) }, SESSION_AT, ForwardingErrors.unknownCheckoutSession);
+    await this.cards.load(
+      merchantAccountId,
+      this.id,
+      { requireSecurityCode: usesSecurityCode(uses) },
+      SESSION_AT,
+      ForwardingErrors.unknownCheckoutSession,
+    );
   }
 
   async values(merchantAccountId: string, uses: readonly PlaceholderUse[]): Promise<Map<string, string>> {
@@ -92,7 +113,12 @@ class CheckoutSessionSource implements PlaceholderSource {
       if (values.has(use.token)) continue;
       values.set(
         use.token,
-        placeholderValue(use.name, card.expirationDate, () => ({ number: card.number!, cardholderName: card.cardholderName ?? null }), () => card.securityCode!),
+        placeholderValue(
+          use.name,
+          card.expirationDate,
+          () => ({ number: card.number!, cardholderName: card.cardholderName ?? null }),
+          () => card.securityCode!,
+        ),
       );
     }
     return values;
@@ -100,7 +126,8 @@ class CheckoutSessionSource implements PlaceholderSource {
 
   /** PCI DSS 3.3.1: no security code after authorisation. An answer below 500 is taken as the decision. */
   async answered(merchantAccountId: string, uses: readonly PlaceholderUse[], status: number): Promise<void> {
-    if (status < DECIDED_BELOW && usesSecurityCode(uses)) await this.cards.eraseSecurityCode(merchantAccountId, this.id);
+    if (status < DECIDED_BELOW && usesSecurityCode(uses))
+      await this.cards.eraseSecurityCode(merchantAccountId, this.id);
   }
 }
 
@@ -116,6 +143,8 @@ export class PlaceholderSources {
   ) {}
 
   for(refs: CardReferences): PlaceholderSource {
-    return refs.checkoutSessionId !== null ? new CheckoutSessionSource(this.sessions, refs.checkoutSessionId) : new PaymentMethodSource(this.resolver, refs.paymentMethodIds);
+    return refs.checkoutSessionId !== null
+      ? new CheckoutSessionSource(this.sessions, refs.checkoutSessionId)
+      : new PaymentMethodSource(this.resolver, refs.paymentMethodIds);
   }
 }

@@ -35,7 +35,8 @@ class ReadinessChecks {
   @ApiProperty({
     type: String,
     enum: ['up', 'down', 'disabled'],
-    description: 'The engine of queued forwards, for information: `down` does not make the API unready; `disabled` with QUEUE_BACKEND=none.',
+    description:
+      'The engine of queued forwards, for information: `down` does not make the API unready; `disabled` with QUEUE_BACKEND=none.',
   })
   queue!: Check;
 }
@@ -75,19 +76,32 @@ export class HealthController {
   @ApiProblems(CommonErrors.serviceUnavailable)
   async ready(): Promise<ReadinessResponse> {
     const [database, redis] = await Promise.all([
-      withTimeout(this.db.query('SELECT 1')).then<Check, Check>(() => 'up', () => 'down'),
+      withTimeout(this.db.query('SELECT 1')).then<Check, Check>(
+        () => 'up',
+        () => 'down',
+      ),
       this.redis
-        ? withTimeout(this.redis.ping()).then<Check, Check>(() => 'up', () => 'down')
+        ? withTimeout(this.redis.ping()).then<Check, Check>(
+            () => 'up',
+            () => 'down',
+          )
         : Promise.resolve<Check>('disabled'),
     ]);
     // Only what every route needs decides readiness; the queue (async forwards only) is reported beside it.
     const required = { database, redis };
-    const down = Object.entries(required).filter(([, state]) => state === 'down').map(([name]) => name);
+    const down = Object.entries(required)
+      .filter(([, state]) => state === 'down')
+      .map(([name]) => name);
     const checks = { ...required, queue: this.queueState() };
     if (down.length > 0) {
-      throw new ProblemException(CommonErrors.serviceUnavailable, `Not ready: ${down.join(' and ')} did not answer.`, undefined, {
-        'retry-after': String(DATABASE_RETRY_AFTER_SECONDS),
-      });
+      throw new ProblemException(
+        CommonErrors.serviceUnavailable,
+        `Not ready: ${down.join(' and ')} did not answer.`,
+        undefined,
+        {
+          'retry-after': String(DATABASE_RETRY_AFTER_SECONDS),
+        },
+      );
     }
     return { status: 'ok', checks };
   }

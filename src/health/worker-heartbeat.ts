@@ -11,7 +11,10 @@ import { HEARTBEAT_INTERVAL_MS } from './worker-heartbeat.constants';
 const CHECK_TIMEOUT_MS = 2_000;
 
 function withTimeout<T>(promise: Promise<T>): Promise<T> {
-  return Promise.race([promise, new Promise<T>((_, reject) => setTimeout(() => reject(new Error('timed out')), CHECK_TIMEOUT_MS).unref())]);
+  return Promise.race([
+    promise,
+    new Promise<T>((_, reject) => setTimeout(() => reject(new Error('timed out')), CHECK_TIMEOUT_MS).unref()),
+  ]);
 }
 
 /**
@@ -42,7 +45,10 @@ export class WorkerHeartbeat implements OnApplicationBootstrap, OnApplicationShu
 
   private async beat(): Promise<void> {
     try {
-      await Promise.all([withTimeout(this.db.query('SELECT 1')), this.redis ? withTimeout(this.redis.ping()) : undefined]);
+      await Promise.all([
+        withTimeout(this.db.query('SELECT 1')),
+        this.redis ? withTimeout(this.redis.ping()) : undefined,
+      ]);
       await writeFile(this.config.workerHeartbeatFile!, `${new Date().toISOString()}\n`);
     } catch (error) {
       this.logger.warn(`No heartbeat: ${error instanceof Error ? error.message : String(error)}`);

@@ -2,7 +2,13 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { Readable } from 'node:stream';
 import { Injectable } from '@nestjs/common';
 import type { DownstreamResponse } from '../forwarding/downstream-client';
-import { IdempotencyService, idempotencyKeyOf, keyInProgressProblem, keyReusedProblem, requestFingerprint } from './idempotency.service';
+import {
+  IdempotencyService,
+  idempotencyKeyOf,
+  keyInProgressProblem,
+  keyReusedProblem,
+  requestFingerprint,
+} from './idempotency.service';
 
 /** Answers larger than this (or streamed) are passed on but not stored: a repeat sends again. */
 export const MAX_STORED_RESPONSE_BYTES = 1024 * 1024;
@@ -20,7 +26,12 @@ export const REPLAYED_HEADER = 'idempotent-replayed';
 export class ForwardIdempotency {
   constructor(private readonly idempotency: IdempotencyService) {}
 
-  async around(merchantAccountId: string, headers: IncomingHttpHeaders, body: Buffer, send: () => Promise<DownstreamResponse>): Promise<DownstreamResponse> {
+  async around(
+    merchantAccountId: string,
+    headers: IncomingHttpHeaders,
+    body: Buffer,
+    send: () => Promise<DownstreamResponse>,
+  ): Promise<DownstreamResponse> {
     const key = idempotencyKeyOf(headers);
     if (key === undefined) return send();
     const fingerprint = requestFingerprint({ merchantAccountId, key, kind: 'sync', headers, body });
@@ -68,7 +79,13 @@ export class QueuedIdempotency {
     create: (claimId: string | null) => Promise<string>,
   ): Promise<{ jobId: string; replayed: boolean }> {
     if (key === null) return { jobId: await create(null), replayed: false };
-    const fingerprint = requestFingerprint({ merchantAccountId, key, kind: 'async', headers, body: body ?? Buffer.alloc(0) });
+    const fingerprint = requestFingerprint({
+      merchantAccountId,
+      key,
+      kind: 'async',
+      headers,
+      body: body ?? Buffer.alloc(0),
+    });
     const claim = await this.idempotency.claim(merchantAccountId, key, fingerprint, 'async', { waitMs: 5_000 });
     if (claim.outcome === 'conflict') throw keyReusedProblem();
     if (claim.outcome === 'in-progress') throw keyInProgressProblem();

@@ -19,6 +19,7 @@ export const IdempotencyErrors = {
     code: 'idempotency-key-in-progress',
     status: 409,
     title: 'A request with this Idempotency-Key is still running',
-    description: 'The first request with this Idempotency-Key has not finished yet. Retry after it has: the repeat then replays its answer. Nothing was sent.',
+    description:
+      'The first request with this Idempotency-Key has not finished yet. Retry after it has: the repeat then replays its answer. Nothing was sent.',
   }),
 };

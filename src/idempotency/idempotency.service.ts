@@ -90,9 +90,11 @@ export function idempotencyKeyOf(headers: Record<string, string | string[] | und
   if (value === undefined) return undefined;
   // Printable ASCII only: the key goes into the sealed response's AAD and is forwarded as a header.
   if (Array.isArray(value) || !/^[\x21-\x7e][\x20-\x7e]{0,254}$/.test(value)) {
-    throw new ProblemException(IdempotencyErrors.invalidKey, 'Idempotency-Key must be one value of 1–255 printable ASCII characters.', [
-      { location: 'header', name: 'Idempotency-Key', message: 'must be 1–255 printable ASCII characters' },
-    ]);
+    throw new ProblemException(
+      IdempotencyErrors.invalidKey,
+      'Idempotency-Key must be one value of 1–255 printable ASCII characters.',
+      [{ location: 'header', name: 'Idempotency-Key', message: 'must be 1–255 printable ASCII characters' }],
+    );
   }
   return value;
 }
@@ -106,9 +108,11 @@ export function keyReusedProblem(): ProblemException {
 }
 
 export function keyInProgressProblem(): ProblemException {
-  return new ProblemException(IdempotencyErrors.keyInProgress, 'The first request with this Idempotency-Key is still running; retry once it has finished.', [
-    { location: 'header', name: 'Idempotency-Key', message: 'a request with this key is still running' },
-  ]);
+  return new ProblemException(
+    IdempotencyErrors.keyInProgress,
+    'The first request with this Idempotency-Key is still running; retry once it has finished.',
+    [{ location: 'header', name: 'Idempotency-Key', message: 'a request with this key is still running' }],
+  );
 }
 
 /**
@@ -129,7 +133,13 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
   ) {}
 
   onModuleInit(): void {
-    this.purgeTimer = setInterval(() => void this.purgeExpired().catch((error: unknown) => this.logger.warn(`purge of expired keys failed: ${(error as Error).message}`)), PURGE_EVERY_MS);
+    this.purgeTimer = setInterval(
+      () =>
+        void this.purgeExpired().catch((error: unknown) =>
+          this.logger.warn(`purge of expired keys failed: ${(error as Error).message}`),
+        ),
+      PURGE_EVERY_MS,
+    );
     this.purgeTimer.unref();
   }
 
@@ -137,7 +147,13 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
     clearInterval(this.purgeTimer);
   }
 
-  async claim(merchantAccountId: string, key: string, fingerprint: Buffer, kind: IdempotencyKind, options: { waitMs?: number } = {}): Promise<IdempotencyClaim> {
+  async claim(
+    merchantAccountId: string,
+    key: string,
+    fingerprint: Buffer,
+    kind: IdempotencyKind,
+    options: { waitMs?: number } = {},
+  ): Promise<IdempotencyClaim> {
     const deadline = Date.now() + (options.waitMs ?? 0);
     for (let delay = 20; ; delay = Math.min(delay * 2, 250)) {
       const id = randomUUID();

@@ -82,20 +82,20 @@ export abstract class ForwardQueue {
 export class NoForwardQueue extends ForwardQueue {
   readonly backend = 'none' as const;
 
-  async enqueue(): Promise<void> {
-    throw new QueueUnavailableError('none', 'QUEUE_BACKEND is none');
+  enqueue(): Promise<void> {
+    return Promise.reject(new QueueUnavailableError('none', 'QUEUE_BACKEND is none'));
   }
 
   isAvailable(): boolean {
     return false;
   }
 
-  async schedule(): Promise<void> {
-    throw new QueueUnavailableError('none', 'QUEUE_BACKEND is none');
+  schedule(): Promise<void> {
+    return Promise.reject(new QueueUnavailableError('none', 'QUEUE_BACKEND is none'));
   }
 
-  async process(): Promise<void> {
-    throw new Error('QUEUE_BACKEND is none: there is no queue to take jobs from');
+  process(): Promise<void> {
+    return Promise.reject(new Error('QUEUE_BACKEND is none: there is no queue to take jobs from'));
   }
 
   async close(): Promise<void> {}
@@ -127,6 +127,7 @@ export function dispatch(handler: ForwardJobHandler, options: ProcessOptions) {
 
 export function parseJobData(data: unknown): ForwardJobData {
   const { jobId, attempt } = (data ?? {}) as Partial<ForwardJobData>;
-  if (typeof jobId !== 'string' || !JOB_ID.test(jobId) || !Number.isInteger(attempt)) throw new Error('malformed forward job payload');
+  if (typeof jobId !== 'string' || !JOB_ID.test(jobId) || !Number.isInteger(attempt))
+    throw new Error('malformed forward job payload');
   return { jobId, attempt: attempt! };
 }

@@ -1,7 +1,26 @@
 import { Logger } from '@nestjs/common';
-import { createPostgresBackend, JobProgress, PostgresConnectionOptions, PostgresQueueBackend, Queue, withBackend, Worker } from 'bullmq';
+import {
+  createPostgresBackend,
+  JobProgress,
+  PostgresConnectionOptions,
+  PostgresQueueBackend,
+  Queue,
+  withBackend,
+  Worker,
+} from 'bullmq';
 import { Client } from 'pg';
-import { bullJobId, dispatch, EnqueueOptions, FORWARD_JOB_NAME, ForwardJobData, ForwardJobHandler, ForwardQueue, ProcessOptions, QueueUnavailableError, SCHEDULED_DATA } from './forward-queue';
+import {
+  bullJobId,
+  dispatch,
+  EnqueueOptions,
+  FORWARD_JOB_NAME,
+  ForwardJobData,
+  ForwardJobHandler,
+  ForwardQueue,
+  ProcessOptions,
+  QueueUnavailableError,
+  SCHEDULED_DATA,
+} from './forward-queue';
 
 import { JOB_OPTIONS, LOCK_OPTIONS, MAX_LEN_EVENTS, withTimeout } from './job-options';
 
@@ -42,8 +61,24 @@ const { Queue: PgQueue, Worker: PgWorker } = withBackend(createPostgresBackend);
 export class PostgresForwardQueue extends ForwardQueue {
   readonly backend = 'postgres' as const;
   private readonly logger = new Logger('ForwardQueue');
-  private readonly queue: Queue<ForwardJobData, unknown, string, ForwardJobData, unknown, string, PostgresQueueBackend, PostgresConnectionOptions>;
-  private worker: Worker<ForwardJobData, any, string, PostgresQueueBackend, JobProgress, PostgresConnectionOptions> | null = null;
+  private readonly queue: Queue<
+    ForwardJobData,
+    unknown,
+    string,
+    ForwardJobData,
+    unknown,
+    string,
+    PostgresQueueBackend,
+    PostgresConnectionOptions
+  >;
+  private worker: Worker<
+    ForwardJobData,
+    unknown,
+    string,
+    PostgresQueueBackend,
+    JobProgress,
+    PostgresConnectionOptions
+  > | null = null;
   private available = true;
   private closed: Promise<void> | null = null;
   private readonly enqueueTimeoutMs: number;
@@ -70,7 +105,11 @@ export class PostgresForwardQueue extends ForwardQueue {
     const id = bullJobId(jobId, attempt);
     try {
       await withTimeout(
-        this.queue.add(FORWARD_JOB_NAME, { jobId, attempt }, { jobId: id, delay: Math.max(0, Math.round(options.delayMs ?? 0)) }),
+        this.queue.add(
+          FORWARD_JOB_NAME,
+          { jobId, attempt },
+          { jobId: id, delay: Math.max(0, Math.round(options.delayMs ?? 0)) },
+        ),
         this.enqueueTimeoutMs,
       );
       this.available = true;
@@ -86,7 +125,14 @@ export class PostgresForwardQueue extends ForwardQueue {
 
   /** PostgreSQL keeps its schedulers through restarts: no onReconnected here. */
   async schedule(name: string, everyMs: number): Promise<void> {
-    await withTimeout(this.queue.upsertJobScheduler(name, { every: everyMs }, { name, data: SCHEDULED_DATA, opts: { removeOnComplete: true, removeOnFail: true } }), this.enqueueTimeoutMs);
+    await withTimeout(
+      this.queue.upsertJobScheduler(
+        name,
+        { every: everyMs },
+        { name, data: SCHEDULED_DATA, opts: { removeOnComplete: true, removeOnFail: true } },
+      ),
+      this.enqueueTimeoutMs,
+    );
   }
 
   async process(handler: ForwardJobHandler, options: ProcessOptions): Promise<void> {
@@ -94,14 +140,20 @@ export class PostgresForwardQueue extends ForwardQueue {
     const worker = new PgWorker<ForwardJobData>(this.options.queueName, dispatch(handler, options), {
       // More connections than this buy nothing at 2 cores. PGlite runs one statement at a time, and its
       // socket server takes 16 connections in all, 10 of which are the application's pool.
-      connection: this.connection(this.options.sharedSession ? 2 : Math.min(20, Math.max(4, Math.ceil(options.concurrency / 3)))),
+      connection: this.connection(
+        this.options.sharedSession ? 2 : Math.min(20, Math.max(4, Math.ceil(options.concurrency / 3))),
+      ),
       concurrency: options.concurrency,
       ...LOCK_OPTIONS(options.lockMs),
     });
     this.worker = worker;
     worker.on('error', (error: Error) => this.unavailable(error));
     worker.on('failed', (job, error) => {
-      this.logger.warn({ msg: 'queued forward job failed in the worker', job: { id: job?.id, attempts_made: job?.attemptsMade }, error: error.message });
+      this.logger.warn({
+        msg: 'queued forward job failed in the worker',
+        job: { id: job?.id, attempts_made: job?.attemptsMade },
+        error: error.message,
+      });
     });
     await worker.waitUntilReady();
   }

@@ -35,8 +35,7 @@ export async function createForwardQueue(options: CreateForwardQueueOptions): Pr
   switch (config.queueBackend) {
     case 'none':
       return new NoForwardQueue();
-    case 'redis':
-    {
+    case 'redis': {
       if (!options.redis) throw new Error('QUEUE_BACKEND is redis but there is no Redis connection');
       const queue = new RedisForwardQueue({
         redis: options.redis,
@@ -63,7 +62,9 @@ export async function createForwardQueue(options: CreateForwardQueueOptions): Pr
       } catch (error) {
         await queue.close().catch(() => undefined);
         if (!embedded) throw error;
-        logger.warn(`The job queue could not start on the embedded PostgreSQL (${(error as Error).message}): queued forwarding is off; synchronous forwarding works.`);
+        logger.warn(
+          `The job queue could not start on the embedded PostgreSQL (${(error as Error).message}): queued forwarding is off; synchronous forwarding works.`,
+        );
         return new NoForwardQueue();
       }
       return queue;
@@ -87,7 +88,8 @@ export class QueueModule implements OnApplicationShutdown {
         {
           provide: ForwardQueue,
           inject: [REDIS, REDIS_AVAILABILITY],
-          useFactory: (redis: Redis | null, availability: RedisAvailability | null) => createForwardQueue({ ...options, redis, availability }),
+          useFactory: (redis: Redis | null, availability: RedisAvailability | null) =>
+            createForwardQueue({ ...options, redis, availability }),
         },
       ],
       exports: [ForwardQueue],

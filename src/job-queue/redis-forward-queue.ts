@@ -3,7 +3,18 @@ import { Queue, Worker } from 'bullmq';
 import type Redis from 'ioredis';
 import { StatementBatcher } from '../common/statement-batcher';
 import { closeRedis, RedisAvailability } from '../queue/redis';
-import { bullJobId, dispatch, EnqueueOptions, FORWARD_JOB_NAME, ForwardJobData, ForwardJobHandler, ForwardQueue, ProcessOptions, QueueUnavailableError, SCHEDULED_DATA } from './forward-queue';
+import {
+  bullJobId,
+  dispatch,
+  EnqueueOptions,
+  FORWARD_JOB_NAME,
+  ForwardJobData,
+  ForwardJobHandler,
+  ForwardQueue,
+  ProcessOptions,
+  QueueUnavailableError,
+  SCHEDULED_DATA,
+} from './forward-queue';
 
 import { ENQUEUE_TIMEOUT_MS, JOB_OPTIONS, LOCK_OPTIONS, MAX_LEN_EVENTS, withTimeout } from './job-options';
 
@@ -41,11 +52,19 @@ export class RedisForwardQueue extends ForwardQueue {
   private readonly adds = new StatementBatcher<{ jobId: string; attempt: number; delayMs: number }, void>({
     isOutage: () => true,
     one: async (item) => {
-      await this.queue!.add(FORWARD_JOB_NAME, { jobId: item.jobId, attempt: item.attempt }, { jobId: bullJobId(item.jobId, item.attempt), delay: item.delayMs });
+      await this.queue!.add(
+        FORWARD_JOB_NAME,
+        { jobId: item.jobId, attempt: item.attempt },
+        { jobId: bullJobId(item.jobId, item.attempt), delay: item.delayMs },
+      );
     },
     many: async (items) => {
       await this.queue!.addBulk(
-        items.map((item) => ({ name: FORWARD_JOB_NAME, data: { jobId: item.jobId, attempt: item.attempt }, opts: { jobId: bullJobId(item.jobId, item.attempt), delay: item.delayMs } })),
+        items.map((item) => ({
+          name: FORWARD_JOB_NAME,
+          data: { jobId: item.jobId, attempt: item.attempt },
+          opts: { jobId: bullJobId(item.jobId, item.attempt), delay: item.delayMs },
+        })),
       );
       return items.map(() => undefined);
     },
@@ -53,7 +72,11 @@ export class RedisForwardQueue extends ForwardQueue {
 
   constructor(private readonly options: RedisForwardQueueOptions) {
     super();
-    this.producer = options.redis.duplicate({ enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: ENQUEUE_TIMEOUT_MS });
+    this.producer = options.redis.duplicate({
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      commandTimeout: ENQUEUE_TIMEOUT_MS,
+    });
     options.availability?.watch('queue-producer', this.producer);
     this.producer.once('ready', () => this.createQueue());
   }
@@ -61,7 +84,9 @@ export class RedisForwardQueue extends ForwardQueue {
   /** Gives the producer a moment to connect, so the first requests after start-up find it ready; never fails start-up. */
   async start(): Promise<void> {
     if (this.producer.status === 'ready') return this.createQueue();
-    await withTimeout(new Promise((resolve) => this.producer.once('ready', resolve)), ENQUEUE_TIMEOUT_MS).catch(() => undefined);
+    await withTimeout(new Promise((resolve) => this.producer.once('ready', resolve)), ENQUEUE_TIMEOUT_MS).catch(
+      () => undefined,
+    );
   }
 
   private createQueue(): void {
@@ -79,11 +104,18 @@ export class RedisForwardQueue extends ForwardQueue {
   async enqueue(jobId: string, options: EnqueueOptions = {}): Promise<void> {
     const attempt = options.attempt ?? 1;
     bullJobId(jobId, attempt);
-    if (!this.queue || this.producer.status !== 'ready') throw new QueueUnavailableError('redis', `connection ${this.producer.status}`);
+    if (!this.queue || this.producer.status !== 'ready')
+      throw new QueueUnavailableError('redis', `connection ${this.producer.status}`);
     try {
-      await withTimeout(this.adds.run({ jobId, attempt, delayMs: Math.max(0, Math.round(options.delayMs ?? 0)) }), ENQUEUE_TIMEOUT_MS);
+      await withTimeout(
+        this.adds.run({ jobId, attempt, delayMs: Math.max(0, Math.round(options.delayMs ?? 0)) }),
+        ENQUEUE_TIMEOUT_MS,
+      );
     } catch (error) {
-      throw new QueueUnavailableError('redis', this.options.availability?.scrub((error as Error).message) ?? 'enqueue failed');
+      throw new QueueUnavailableError(
+        'redis',
+        this.options.availability?.scrub((error as Error).message) ?? 'enqueue failed',
+      );
     }
   }
 
@@ -92,8 +124,13 @@ export class RedisForwardQueue extends ForwardQueue {
   }
 
   async schedule(name: string, everyMs: number): Promise<void> {
-    if (!this.queue || this.producer.status !== 'ready') throw new QueueUnavailableError('redis', `connection ${this.producer.status}`);
-    await this.queue.upsertJobScheduler(name, { every: everyMs }, { name, data: SCHEDULED_DATA, opts: { removeOnComplete: true, removeOnFail: true } });
+    if (!this.queue || this.producer.status !== 'ready')
+      throw new QueueUnavailableError('redis', `connection ${this.producer.status}`);
+    await this.queue.upsertJobScheduler(
+      name,
+      { every: everyMs },
+      { name, data: SCHEDULED_DATA, opts: { removeOnComplete: true, removeOnFail: true } },
+    );
   }
 
   async process(handler: ForwardJobHandler, options: ProcessOptions): Promise<void> {
@@ -111,7 +148,11 @@ export class RedisForwardQueue extends ForwardQueue {
     });
     this.worker.on('error', () => undefined);
     this.worker.on('failed', (job, error) => {
-      this.logger.warn({ msg: 'queued forward job failed in the worker', job: { id: job?.id, attempts_made: job?.attemptsMade }, error: error.message });
+      this.logger.warn({
+        msg: 'queued forward job failed in the worker',
+        job: { id: job?.id, attempts_made: job?.attemptsMade },
+        error: error.message,
+      });
     });
     await this.worker.waitUntilReady();
     // Redis back after a loss may have lost everything (no persistence): the producer is what the

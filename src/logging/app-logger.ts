@@ -6,7 +6,13 @@ import { Logger } from 'nestjs-pino';
  * buried the warnings a person starting the service needs to see (embedded database, development
  * keys). It stays available at LOG_LEVEL=debug.
  */
-const START_UP_CONTEXTS = new Set(['NestFactory', 'InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestApplication']);
+const START_UP_CONTEXTS = new Set([
+  'NestFactory',
+  'InstanceLoader',
+  'RoutesResolver',
+  'RouterExplorer',
+  'NestApplication',
+]);
 
 @Injectable()
 export class AppLogger extends Logger {

@@ -50,7 +50,13 @@ function requestLog(level: LogLevel, stream: DestinationStream): RequestLog {
       if (!logger.isLevelEnabled(lineLevel)) return;
       logger[lineLevel](
         {
-          req: { id: requestId, method: req.method, url: req.url, headers: redactHeaders(req.headers), remoteAddress: req.socket.remoteAddress },
+          req: {
+            id: requestId,
+            method: req.method,
+            url: req.url,
+            headers: redactHeaders(req.headers),
+            remoteAddress: req.socket.remoteAddress,
+          },
           res: { statusCode: res.statusCode, headers: redactHeaders(res.getHeaders()) },
           responseTime: Math.round(performance.now() - started),
         },
@@ -72,7 +78,13 @@ export class LoggingModule {
       customLogLevel: (_req, res, err) => levelFor(res.statusCode, err),
       serializers: {
         // Only what an operator needs to follow a request; header values pass the redaction list.
-        req: (req: { id: string; method: string; url: string; headers: Record<string, unknown>; remoteAddress?: string }) => ({
+        req: (req: {
+          id: string;
+          method: string;
+          url: string;
+          headers: Record<string, unknown>;
+          remoteAddress?: string;
+        }) => ({
           id: req.id,
           method: req.method,
           url: req.url,

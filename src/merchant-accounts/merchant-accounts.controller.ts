@@ -26,7 +26,11 @@ export class MerchantAccountsController {
   @RequireInstanceScope('merchant-accounts.write')
   @ApiOperation({ summary: 'Create a merchant account (instance keys only)' })
   @ApiCreatedResponse({ type: MerchantAccountResponse })
-  @ApiProblems(CommonErrors.validationFailed, MerchantAccountErrors.duplicateId, MerchantAccountErrors.featureUnavailable)
+  @ApiProblems(
+    CommonErrors.validationFailed,
+    MerchantAccountErrors.duplicateId,
+    MerchantAccountErrors.featureUnavailable,
+  )
   async create(@Body() body: CreateMerchantAccountDto): Promise<MerchantAccountResponse> {
     const { id, display_name, ...features } = body;
     return MerchantAccountResponse.from(await this.merchants.create(id, display_name, features));

@@ -61,7 +61,10 @@ export class MerchantAccountsService {
     });
   }
 
-  async update(id: string, changes: { displayName?: string; features?: MerchantAccountFeatures }): Promise<MerchantAccount> {
+  async update(
+    id: string,
+    changes: { displayName?: string; features?: MerchantAccountFeatures },
+  ): Promise<MerchantAccount> {
     refuseFeaturesOn(changes.features ?? {});
     // Raw UPDATE: updated_at is set by the database clock, like created_at, never by a JS Date.
     const [, affected] = await this.accounts.query<[unknown, number]>(
@@ -87,11 +90,13 @@ export class MerchantAccountsService {
 function refuseFeaturesOn(features: MerchantAccountFeatures): void {
   const errors: ProblemFieldError[] = [];
   for (const name of FEATURE_SWITCHES) {
-    if (features[name] === true) errors.push({ location: 'body', name, message: 'must be false: this service has no such feature' });
+    if (features[name] === true)
+      errors.push({ location: 'body', name, message: 'must be false: this service has no such feature' });
   }
   for (const name of FEATURE_SETTINGS) {
     const value = features[name];
-    if (value !== undefined && value !== null) errors.push({ location: 'body', name, message: 'must be null: this service has no such feature' });
+    if (value !== undefined && value !== null)
+      errors.push({ location: 'body', name, message: 'must be null: this service has no such feature' });
   }
   if (errors.length > 0) {
     throw new ProblemException(

@@ -22,7 +22,7 @@ export class MetricsServer implements OnApplicationBootstrap, OnApplicationShutd
   /** The port it listens on (useful with METRICS_PORT=0), or null when off. */
   get port(): number | null {
     const address = this.server?.address();
-    return address && typeof address === 'object' ? (address).port : null;
+    return address && typeof address === 'object' ? address.port : null;
   }
 
   async onApplicationBootstrap(): Promise<void> {

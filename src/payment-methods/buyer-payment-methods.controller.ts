@@ -26,7 +26,10 @@ export class BuyerPaymentMethodsController {
   })
   @ApiOkResponse({ type: BuyerPaymentMethodsResponse })
   @ApiProblems(CommonErrors.validationFailed, BuyerErrors.notFound)
-  list(@MerchantAccountId() merchant: string, @Query() query: ListBuyerPaymentMethodsQuery): Promise<BuyerPaymentMethodsResponse> {
+  list(
+    @MerchantAccountId() merchant: string,
+    @Query() query: ListBuyerPaymentMethodsQuery,
+  ): Promise<BuyerPaymentMethodsResponse> {
     return this.paymentMethods.listForBuyer(merchant, query);
   }
 }

@@ -22,10 +22,23 @@ export class PaymentMethodsController {
   @Post()
   @HttpCode(201)
   @RequireScope('payment-methods.write')
-  @ApiOperation({ summary: 'Store a card in the vault (the number is encrypted and never returned), or the card of a checkout session' })
+  @ApiOperation({
+    summary:
+      'Store a card in the vault (the number is encrypted and never returned), or the card of a checkout session',
+  })
   @ApiCreatedResponse({ type: PaymentMethodResponse })
-  @ApiProblems(CommonErrors.validationFailed, BuyerErrors.notFound, CheckoutSessionErrors.notFound, CheckoutSessionErrors.expired, CheckoutSessionErrors.noCard, CheckoutSessionErrors.cardIsStored)
-  async create(@MerchantAccountId() merchant: string, @Body() body: CreatePaymentMethodDto): Promise<PaymentMethodResponse> {
+  @ApiProblems(
+    CommonErrors.validationFailed,
+    BuyerErrors.notFound,
+    CheckoutSessionErrors.notFound,
+    CheckoutSessionErrors.expired,
+    CheckoutSessionErrors.noCard,
+    CheckoutSessionErrors.cardIsStored,
+  )
+  async create(
+    @MerchantAccountId() merchant: string,
+    @Body() body: CreatePaymentMethodDto,
+  ): Promise<PaymentMethodResponse> {
     return PaymentMethodResponse.from(await this.paymentMethods.create(merchant, body));
   }
 
@@ -34,7 +47,10 @@ export class PaymentMethodsController {
   @ApiOperation({ summary: 'List stored cards, newest first, with cursor pagination (limit 1–100, default 20)' })
   @ApiOkResponse({ type: PageOf(PaymentMethodResponse) })
   @ApiProblems(CommonErrors.validationFailed, PaginationErrors.invalidCursor)
-  list(@MerchantAccountId() merchant: string, @Query() query: ListPaymentMethodsQuery): Promise<Page<PaymentMethodResponse>> {
+  list(
+    @MerchantAccountId() merchant: string,
+    @Query() query: ListPaymentMethodsQuery,
+  ): Promise<Page<PaymentMethodResponse>> {
     return this.paymentMethods.list(merchant, query);
   }
 

@@ -75,19 +75,35 @@ export class PaymentMethodsService {
   private async createFromSession(merchantAccountId: string, input: CreatePaymentMethodDto): Promise<PaymentMethod> {
     for (const field of ['number', 'expiration_date', 'cardholder_name'] as const) {
       if (input[field] !== undefined) {
-        throw new ProblemException(CommonErrors.validationFailed, `${field} is not allowed with method checkout-session.`, [
-          { location: 'body', name: field, message: 'not allowed with method checkout-session' },
-        ]);
+        throw new ProblemException(
+          CommonErrors.validationFailed,
+          `${field} is not allowed with method checkout-session.`,
+          [{ location: 'body', name: field, message: 'not allowed with method checkout-session' }],
+        );
       }
     }
     const sessionId = input.id!.toLowerCase();
-    const card = await this.sessionCards.load(merchantAccountId, sessionId, { number: true }, { location: 'body', name: 'id' }, CheckoutSessionErrors.notFound);
+    const card = await this.sessionCards.load(
+      merchantAccountId,
+      sessionId,
+      { number: true },
+      { location: 'body', name: 'id' },
+      CheckoutSessionErrors.notFound,
+    );
     if (card.source === 'id') {
-      throw new ProblemException(CheckoutSessionErrors.cardIsStored, `The card of checkout session ${sessionId} is payment method ${card.paymentMethodId}.`, [
-        { location: 'body', name: 'id', message: 'its card is a stored payment method already' },
-      ]);
+      throw new ProblemException(
+        CheckoutSessionErrors.cardIsStored,
+        `The card of checkout session ${sessionId} is payment method ${card.paymentMethodId}.`,
+        [{ location: 'body', name: 'id', message: 'its card is a stored payment method already' }],
+      );
     }
-    const stored = Object.assign(new CreatePaymentMethodDto(), { ...input, method: 'card', id: undefined, number: card.number!, expiration_date: card.expirationDate });
+    const stored = Object.assign(new CreatePaymentMethodDto(), {
+      ...input,
+      method: 'card',
+      id: undefined,
+      number: card.number!,
+      expiration_date: card.expirationDate,
+    });
     return this.create(merchantAccountId, stored);
   }
 
@@ -110,10 +126,14 @@ export class PaymentMethodsService {
     if (query.buyer_id !== undefined) builder.andWhere('pm.buyer_id = :buyerId', { buyerId: query.buyer_id });
     if (query.buyer_external_identifier !== undefined) {
       // Inner in effect: a card without a buyer has no buyer identifier to match.
-      builder.andWhere('b.external_identifier = :buyerExternalIdentifier', { buyerExternalIdentifier: query.buyer_external_identifier });
+      builder.andWhere('b.external_identifier = :buyerExternalIdentifier', {
+        buyerExternalIdentifier: query.buyer_external_identifier,
+      });
     }
     if (query.external_identifier !== undefined) {
-      builder.andWhere('pm.external_identifier = :externalIdentifier', { externalIdentifier: query.external_identifier });
+      builder.andWhere('pm.external_identifier = :externalIdentifier', {
+        externalIdentifier: query.external_identifier,
+      });
     }
     const statuses = query.status === undefined ? undefined : [...new Set(query.status)].sort();
     // Every stored card is `succeeded`: a filter without it matches nothing.
@@ -138,13 +158,20 @@ export class PaymentMethodsService {
   }
 
   /** `GET /buyers/payment-methods`: one buyer's cards, unpaginated as the SDK expects, at most BUYER_PAYMENT_METHODS_MAX. */
-  async listForBuyer(merchantAccountId: string, query: ListBuyerPaymentMethodsQuery): Promise<BuyerPaymentMethodsResponse> {
+  async listForBuyer(
+    merchantAccountId: string,
+    query: ListBuyerPaymentMethodsQuery,
+  ): Promise<BuyerPaymentMethodsResponse> {
     if ((query.buyer_id === undefined) === (query.buyer_external_identifier === undefined)) {
       const message = 'give exactly one of buyer_id and buyer_external_identifier';
-      throw new ProblemException(CommonErrors.validationFailed, 'Name the buyer with exactly one of buyer_id and buyer_external_identifier.', [
-        { location: 'query', name: 'buyer_id', message },
-        { location: 'query', name: 'buyer_external_identifier', message },
-      ]);
+      throw new ProblemException(
+        CommonErrors.validationFailed,
+        'Name the buyer with exactly one of buyer_id and buyer_external_identifier.',
+        [
+          { location: 'query', name: 'buyer_id', message },
+          { location: 'query', name: 'buyer_external_identifier', message },
+        ],
+      );
     }
     const buyerId = await this.buyerOf(merchantAccountId, query, 'query');
     const direction = query.order_by === 'asc' ? 'ASC' : 'DESC';
@@ -152,7 +179,8 @@ export class PaymentMethodsService {
       .createQueryBuilder('pm')
       .where('pm.merchant_account_id = :merchantAccountId AND pm.buyer_id = :buyerId', { merchantAccountId, buyerId });
     // desc: most recently used first, never used last; asc is its exact reverse.
-    if (query.sort_by === 'last_used_at') builder.orderBy('pm.last_used_at', direction, direction === 'DESC' ? 'NULLS LAST' : 'NULLS FIRST');
+    if (query.sort_by === 'last_used_at')
+      builder.orderBy('pm.last_used_at', direction, direction === 'DESC' ? 'NULLS LAST' : 'NULLS FIRST');
     builder.addOrderBy('pm.created_at', direction).addOrderBy('pm.id', direction);
     const rows = await builder.limit(BUYER_PAYMENT_METHODS_MAX).getMany();
     return { items: rows.map(PaymentMethodSummaryResponse.from) };
@@ -162,7 +190,12 @@ export class PaymentMethodsService {
   private withBuyer(merchantAccountId: string): SelectQueryBuilder<PaymentMethod> {
     return this.paymentMethods
       .createQueryBuilder('pm')
-      .leftJoinAndMapOne('pm.buyer', Buyer, 'b', 'b.id = pm.buyer_id AND b.merchant_account_id = pm.merchant_account_id')
+      .leftJoinAndMapOne(
+        'pm.buyer',
+        Buyer,
+        'b',
+        'b.id = pm.buyer_id AND b.merchant_account_id = pm.merchant_account_id',
+      )
       .where('pm.merchant_account_id = :merchantAccountId', { merchantAccountId });
   }
 
@@ -176,9 +209,11 @@ export class PaymentMethodsService {
     location: 'body' | 'query',
   ): Promise<string | null> {
     if (input.buyer_id !== undefined && input.buyer_external_identifier !== undefined) {
-      throw new ProblemException(CommonErrors.validationFailed, 'Give buyer_id or buyer_external_identifier, not both.', [
-        { location, name: 'buyer_external_identifier', message: 'must not be given together with buyer_id' },
-      ]);
+      throw new ProblemException(
+        CommonErrors.validationFailed,
+        'Give buyer_id or buyer_external_identifier, not both.',
+        [{ location, name: 'buyer_external_identifier', message: 'must not be given together with buyer_id' }],
+      );
     }
     if (input.buyer_id !== undefined) {
       if (location === 'body') await this.assertBuyer(merchantAccountId, input.buyer_id);
@@ -186,7 +221,13 @@ export class PaymentMethodsService {
       return input.buyer_id.toLowerCase();
     }
     if (input.buyer_external_identifier !== undefined) {
-      return this.buyerIdBy(merchantAccountId, 'external_identifier', input.buyer_external_identifier, location, 'buyer_external_identifier');
+      return this.buyerIdBy(
+        merchantAccountId,
+        'external_identifier',
+        input.buyer_external_identifier,
+        location,
+        'buyer_external_identifier',
+      );
     }
     return null;
   }
@@ -198,10 +239,10 @@ export class PaymentMethodsService {
     location: 'body' | 'query',
     field: string,
   ): Promise<string> {
-    const [row] = await this.paymentMethods.query<Array<{ id: string }>>(`SELECT id FROM buyers WHERE merchant_account_id = $1 AND ${column} = $2`, [
-      merchantAccountId,
-      value,
-    ]);
+    const [row] = await this.paymentMethods.query<Array<{ id: string }>>(
+      `SELECT id FROM buyers WHERE merchant_account_id = $1 AND ${column} = $2`,
+      [merchantAccountId, value],
+    );
     if (!row) {
       throw new ProblemException(BuyerErrors.notFound, `No buyer with this ${field} exists in this merchant account.`, [
         { location, name: field, message: 'no buyer with this value in this merchant account' },
@@ -211,10 +252,10 @@ export class PaymentMethodsService {
   }
 
   private async assertBuyer(merchantAccountId: string, buyerId: string): Promise<void> {
-    const [row] = await this.paymentMethods.query<unknown[]>('SELECT 1 FROM buyers WHERE id = $1 AND merchant_account_id = $2', [
-      buyerId,
-      merchantAccountId,
-    ]);
+    const [row] = await this.paymentMethods.query<unknown[]>(
+      'SELECT 1 FROM buyers WHERE id = $1 AND merchant_account_id = $2',
+      [buyerId, merchantAccountId],
+    );
     if (!row) {
       throw new ProblemException(CommonErrors.validationFailed, 'buyer_id names no buyer of this merchant account.', [
         { location: 'body', name: 'buyer_id', message: 'no buyer with this id in this merchant account' },
@@ -224,5 +265,8 @@ export class PaymentMethodsService {
 }
 
 function notFound(id: string): ProblemException {
-  return new ProblemException(PaymentMethodErrors.notFound, `No payment method "${id.slice(0, 64)}" exists in this merchant account.`);
+  return new ProblemException(
+    PaymentMethodErrors.notFound,
+    `No payment method "${id.slice(0, 64)}" exists in this merchant account.`,
+  );
 }

@@ -24,7 +24,11 @@ export async function closeRedis(client: Redis): Promise<void> {
  * outage). BullMQ, which needs `maxRetriesPerRequest: null`, gets its own duplicate() with that
  * option, so the requirement stays on its connections.
  */
-export const SHARED_CLIENT_OPTIONS: RedisOptions = { maxRetriesPerRequest: 1, enableReadyCheck: true, lazyConnect: false };
+export const SHARED_CLIENT_OPTIONS: RedisOptions = {
+  maxRetriesPerRequest: 1,
+  enableReadyCheck: true,
+  lazyConnect: false,
+};
 
 /**
  * The publishing connection: a publish that Redis does not answer in PUBLISH_TIMEOUT_MS fails (a
@@ -59,7 +63,9 @@ export class RedisAvailability {
   }
 
   watch(name: string, client: Redis): Redis {
-    client.on('error', (error: Error & { code?: string }) => this.fail(name, error.code ?? this.scrub(error.message), error));
+    client.on('error', (error: Error & { code?: string }) =>
+      this.fail(name, error.code ?? this.scrub(error.message), error),
+    );
     // A socket closed by the peer emits no error; ioredis only says it is reconnecting. Not emitted after quit().
     client.on('reconnecting', () => this.fail(name, 'connection lost'));
     client.on('ready', () => this.recover(name));

@@ -120,13 +120,12 @@ export class SharedCaches implements OnModuleDestroy {
     private readonly metrics: Metrics,
   ) {}
 
-  create<V extends NonNullable<unknown>>(
-    name: string,
-    options: Omit<SharedCacheOptions, 'onLookup'>,
-  ): SharedCache<V> {
+  create<V extends NonNullable<unknown>>(name: string, options: Omit<SharedCacheOptions, 'onLookup'>): SharedCache<V> {
     if (this.caches.has(name)) throw new Error(`shared cache "${name}" exists already`);
     const onLookup = this.metrics.cacheLookups(name);
-    const cache = new SharedCache<V>(name, { ...options, onLookup }, (n, key) => this.publish(n, key).then(() => undefined));
+    const cache = new SharedCache<V>(name, { ...options, onLookup }, (n, key) =>
+      this.publish(n, key).then(() => undefined),
+    );
     this.caches.set(name, (key) => cache.drop(key));
     this.subscribe();
     this.publisherClient();

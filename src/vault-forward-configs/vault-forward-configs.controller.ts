@@ -32,9 +32,17 @@ export class VaultForwardConfigsController {
   @ApiOperation({ summary: 'Enable hosts (and methods) as forwarding targets' })
   @ApiCreatedResponse({ type: VaultForwardConfigResponse })
   @ApiProblems(CommonErrors.validationFailed)
-  async create(@MerchantAccountId() merchant: string, @Body() body: CreateVaultForwardConfigDto): Promise<VaultForwardConfigResponse> {
+  async create(
+    @MerchantAccountId() merchant: string,
+    @Body() body: CreateVaultForwardConfigDto,
+  ): Promise<VaultForwardConfigResponse> {
     return VaultForwardConfigResponse.from(
-      await this.configs.create(merchant, { displayName: body.display_name, hosts: body.hosts, methods: body.methods, enabled: body.enabled }),
+      await this.configs.create(merchant, {
+        displayName: body.display_name,
+        hosts: body.hosts,
+        methods: body.methods,
+        enabled: body.enabled,
+      }),
     );
   }
 
@@ -43,7 +51,10 @@ export class VaultForwardConfigsController {
   @ApiOperation({ summary: 'List forwarding configs, newest first, with cursor pagination' })
   @ApiOkResponse({ type: PageOf(VaultForwardConfigResponse) })
   @ApiProblems(CommonErrors.validationFailed, PaginationErrors.invalidCursor)
-  list(@MerchantAccountId() merchant: string, @Query() query: ListVaultForwardConfigsQuery): Promise<Page<VaultForwardConfigResponse>> {
+  list(
+    @MerchantAccountId() merchant: string,
+    @Query() query: ListVaultForwardConfigsQuery,
+  ): Promise<Page<VaultForwardConfigResponse>> {
     return this.lists.list(merchant, query);
   }
 
@@ -61,9 +72,18 @@ export class VaultForwardConfigsController {
   @ApiOperation({ summary: 'Update a forwarding config (only the fields sent)' })
   @ApiOkResponse({ type: VaultForwardConfigResponse })
   @ApiProblems(CommonErrors.validationFailed, VaultForwardConfigErrors.notFound)
-  async update(@MerchantAccountId() merchant: string, @Param('id') id: string, @Body() body: UpdateVaultForwardConfigDto): Promise<VaultForwardConfigResponse> {
+  async update(
+    @MerchantAccountId() merchant: string,
+    @Param('id') id: string,
+    @Body() body: UpdateVaultForwardConfigDto,
+  ): Promise<VaultForwardConfigResponse> {
     return VaultForwardConfigResponse.from(
-      await this.configs.update(merchant, id, { displayName: body.display_name, hosts: body.hosts, methods: body.methods, enabled: body.enabled }),
+      await this.configs.update(merchant, id, {
+        displayName: body.display_name,
+        hosts: body.hosts,
+        methods: body.methods,
+        enabled: body.enabled,
+      }),
     );
   }
 

@@ -16,7 +16,9 @@ export class VaultForwardConfigsList {
 
   list(merchantAccountId: string, query: ListVaultForwardConfigsQuery): Promise<Page<VaultForwardConfigResponse>> {
     return this.pagination.paginate({
-      query: this.configs.createQueryBuilder('c').where('c.merchant_account_id = :merchantAccountId', { merchantAccountId }),
+      query: this.configs
+        .createQueryBuilder('c')
+        .where('c.merchant_account_id = :merchantAccountId', { merchantAccountId }),
       alias: 'c',
       request: query,
       limits: ListVaultForwardConfigsQuery.limits,

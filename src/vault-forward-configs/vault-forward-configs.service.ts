@@ -44,7 +44,10 @@ export class VaultForwardConfigsService {
     this.enabledCache = caches.create('forwarding-configs', { max: 10_000, ttlMs: CACHE_TTL_MS });
   }
 
-  async create(merchantAccountId: string, input: { displayName: string; hosts: string[]; methods?: string[]; enabled?: boolean }): Promise<VaultForwardConfig> {
+  async create(
+    merchantAccountId: string,
+    input: { displayName: string; hosts: string[]; methods?: string[]; enabled?: boolean },
+  ): Promise<VaultForwardConfig> {
     const result = await this.configs.insert({
       merchantAccountId,
       displayName: input.displayName,
@@ -118,7 +121,10 @@ export class VaultForwardConfigsService {
       const reason = literalBlockReason(canonical);
       const field = `hosts[${index}]`;
       if (reason && !isInsecureHost(this.appConfig.forwardInsecureHosts, canonicalEntry)) {
-        const what = canonical === bare ? `${field} is a ${reason} address` : `${field} "${entry}" is ${canonical}, a ${reason} address`;
+        const what =
+          canonical === bare
+            ? `${field} is a ${reason} address`
+            : `${field} "${entry}" is ${canonical}, a ${reason} address`;
         throw new ProblemException(
           CommonErrors.validationFailed,
           `${what}, which is never forwarded to unless the operator lists it in FORWARD_INSECURE_HOSTS (for development and tests).`,
@@ -147,5 +153,8 @@ function canonicalHostname(host: string): string {
 }
 
 function notFound(id: string): ProblemException {
-  return new ProblemException(VaultForwardConfigErrors.notFound, `No forwarding config "${id.slice(0, 64)}" exists in this merchant account.`);
+  return new ProblemException(
+    VaultForwardConfigErrors.notFound,
+    `No forwarding config "${id.slice(0, 64)}" exists in this merchant account.`,
+  );
 }

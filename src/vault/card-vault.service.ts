@@ -83,7 +83,13 @@ export class CardVault {
       'SELECT wrapped_key, master_key_id FROM vault_merchant_keys WHERE merchant_account_id = $1',
       [merchantAccountId],
     );
-    const key = unwrapSecret(row.wrapped_key, row.master_key_id, aad, this.keyring, `fingerprint key of ${merchantAccountId}`);
+    const key = unwrapSecret(
+      row.wrapped_key,
+      row.master_key_id,
+      aad,
+      this.keyring,
+      `fingerprint key of ${merchantAccountId}`,
+    );
     this.fingerprintKeys.set(merchantAccountId, key);
     return key;
   }

@@ -1,6 +1,7 @@
 /** Card number rules, kept apart from any storage so they can be tested exhaustively. */
 
-export type CardScheme = 'visa' | 'mastercard' | 'amex' | 'discover' | 'jcb' | 'diners' | 'unionpay' | 'maestro' | 'unknown';
+export type CardScheme =
+  'visa' | 'mastercard' | 'amex' | 'discover' | 'jcb' | 'diners' | 'unionpay' | 'maestro' | 'unknown';
 
 /** Digits only, with the spaces and dashes people type removed; null when anything else is present. */
 export function normaliseCardNumber(input: string): string | null {
@@ -49,7 +50,12 @@ export function schemeOf(digits: string): CardScheme {
   if (p2 === '62' || p2 === '81') return 'unionpay';
   if (inRange(p2, 51, 55) || inRange(p4, 2221, 2720)) return 'mastercard';
   if (digits[0] === '4') return 'visa';
-  if (['5018', '5020', '5038', '5893', '6304', '6759', '6761', '6762', '6763'].includes(p4) || p2 === '50' || inRange(p2, 56, 58) || p2 === '67') {
+  if (
+    ['5018', '5020', '5038', '5893', '6304', '6759', '6761', '6762', '6763'].includes(p4) ||
+    p2 === '50' ||
+    inRange(p2, 56, 58) ||
+    p2 === '67'
+  ) {
     return 'maestro';
   }
   return 'unknown';

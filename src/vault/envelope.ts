@@ -69,13 +69,23 @@ export function seal(plaintext: Buffer, aad: string, master: MasterKey): SealedR
   }
 }
 
-function unwrap(record: Pick<SealedRecord, 'wrappedKey' | 'masterKeyId'>, aad: string, keyring: VaultKeyring, what: string): Buffer {
+function unwrap(
+  record: Pick<SealedRecord, 'wrappedKey' | 'masterKeyId'>,
+  aad: string,
+  keyring: VaultKeyring,
+  what: string,
+): Buffer {
   const master = keyring.get(record.masterKeyId);
   if (!master) {
-    throw new VaultDecryptionError(`${what}: wrapped by master key "${record.masterKeyId}", which VAULT_MASTER_KEYS does not hold`);
+    throw new VaultDecryptionError(
+      `${what}: wrapped by master key "${record.masterKeyId}", which VAULT_MASTER_KEYS does not hold`,
+    );
   }
   const dataKey = decrypt(master.key, record.wrappedKey, wrapAad(master.id, aad));
-  if (!dataKey) throw new VaultDecryptionError(`${what}: the data key does not authenticate for this record (moved, tampered or wrong master key)`);
+  if (!dataKey)
+    throw new VaultDecryptionError(
+      `${what}: the data key does not authenticate for this record (moved, tampered or wrong master key)`,
+    );
   return dataKey;
 }
 
@@ -84,7 +94,10 @@ export function open(record: SealedRecord, aad: string, keyring: VaultKeyring, w
   const dataKey = unwrap(record, aad, keyring, what);
   try {
     const plaintext = decrypt(dataKey, record.ciphertext, aad);
-    if (!plaintext) throw new VaultDecryptionError(`${what}: the ciphertext does not authenticate for this record (moved or tampered)`);
+    if (!plaintext)
+      throw new VaultDecryptionError(
+        `${what}: the ciphertext does not authenticate for this record (moved or tampered)`,
+      );
     return plaintext;
   } finally {
     dataKey.fill(0);
@@ -92,7 +105,13 @@ export function open(record: SealedRecord, aad: string, keyring: VaultKeyring, w
 }
 
 /** Re-wraps the data key under `to`; the record's ciphertext is untouched. */
-export function rewrap(record: Pick<SealedRecord, 'wrappedKey' | 'masterKeyId'>, aad: string, keyring: VaultKeyring, to: MasterKey, what: string): Buffer {
+export function rewrap(
+  record: Pick<SealedRecord, 'wrappedKey' | 'masterKeyId'>,
+  aad: string,
+  keyring: VaultKeyring,
+  to: MasterKey,
+  what: string,
+): Buffer {
   const dataKey = unwrap(record, aad, keyring, what);
   try {
     return encrypt(to.key, dataKey, wrapAad(to.id, aad));
@@ -106,7 +125,13 @@ export function wrapSecret(secret: Buffer, aad: string, master: MasterKey): Buff
   return encrypt(master.key, secret, wrapAad(master.id, aad));
 }
 
-export function unwrapSecret(wrapped: Buffer, masterKeyId: string, aad: string, keyring: VaultKeyring, what: string): Buffer {
+export function unwrapSecret(
+  wrapped: Buffer,
+  masterKeyId: string,
+  aad: string,
+  keyring: VaultKeyring,
+  what: string,
+): Buffer {
   return unwrap({ wrappedKey: wrapped, masterKeyId }, aad, keyring, what);
 }
 
@@ -130,7 +155,8 @@ export function sealParts(plaintexts: Record<string, Buffer | null>, aad: string
   const dataKey = randomBytes(KEY_BYTES);
   try {
     const parts: Record<string, Buffer | null> = {};
-    for (const [name, plaintext] of Object.entries(plaintexts)) parts[name] = plaintext ? encrypt(dataKey, plaintext, partAad(aad, name)) : null;
+    for (const [name, plaintext] of Object.entries(plaintexts))
+      parts[name] = plaintext ? encrypt(dataKey, plaintext, partAad(aad, name)) : null;
     return { parts, wrappedKey: encrypt(master.key, dataKey, wrapAad(master.id, aad)), masterKeyId: master.id };
   } finally {
     dataKey.fill(0);
@@ -149,7 +175,8 @@ export function openPart(
   const dataKey = unwrap(record, aad, keyring, what);
   try {
     const plaintext = decrypt(dataKey, ciphertext, partAad(aad, part));
-    if (!plaintext) throw new VaultDecryptionError(`${what}: the ${part} does not authenticate for this record (moved or tampered)`);
+    if (!plaintext)
+      throw new VaultDecryptionError(`${what}: the ${part} does not authenticate for this record (moved or tampered)`);
     return plaintext;
   } finally {
     dataKey.fill(0);

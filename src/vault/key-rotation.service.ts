@@ -62,7 +62,9 @@ export class KeyRotationService {
     // operator retires the old key.
     for (const table of tables) if (table.cache) await this.caches.invalidate(table.cache, null);
     const counts = tables.map((t) => `(SELECT count(*) FROM ${t.table} WHERE master_key_id <> $1)`).join(' + ');
-    const [{ remaining }] = await this.db.query<Array<{ remaining: string }>>(`SELECT ${counts} AS remaining`, [this.keyring.current.id]);
+    const [{ remaining }] = await this.db.query<Array<{ remaining: string }>>(`SELECT ${counts} AS remaining`, [
+      this.keyring.current.id,
+    ]);
     return { master_key_id: this.keyring.current.id, ...rewrapped, ...failed, remaining: Number(remaining) };
   }
 
@@ -100,7 +102,13 @@ export class KeyRotationService {
       let wrapped: Buffer;
       try {
         if (table.layout === 'record') {
-          wrapped = rewrap({ wrappedKey: row.wrapped_key, masterKeyId: row.master_key_id }, aad, this.keyring, current, what);
+          wrapped = rewrap(
+            { wrappedKey: row.wrapped_key, masterKeyId: row.master_key_id },
+            aad,
+            this.keyring,
+            current,
+            what,
+          );
         } else {
           const secret = unwrapSecret(row.wrapped_key, row.master_key_id, aad, this.keyring, what);
           try {
@@ -115,7 +123,10 @@ export class KeyRotationService {
         failed.push(id);
         continue;
       }
-      await tx.query(`UPDATE ${table.table} SET wrapped_key = $2, master_key_id = $3 WHERE ${table.key} = $1::${table.keyType}`, [id, wrapped, current.id]);
+      await tx.query(
+        `UPDATE ${table.table} SET wrapped_key = $2, master_key_id = $3 WHERE ${table.key} = $1::${table.keyType}`,
+        [id, wrapped, current.id],
+      );
       done++;
     }
     return { done, failed, seen: rows.length, last: rows.length ? rows[rows.length - 1][table.key] : null };

@@ -62,15 +62,19 @@ export class PaymentMethodResolver {
   }
 
   private sealedRows(merchantAccountId: string, ids: readonly string[]): Promise<Map<string, SealedRow>> {
-    return this.sealed.readThrough(ids, (id) => `${merchantAccountId}:${id}`, async (missing) => {
-      const rows = await this.sql.prepared<SealedRow>(
-        'vault.resolve-payment-methods',
-        `SELECT id, expiration_date, ciphertext, wrapped_key, master_key_id
+    return this.sealed.readThrough(
+      ids,
+      (id) => `${merchantAccountId}:${id}`,
+      async (missing) => {
+        const rows = await this.sql.prepared<SealedRow>(
+          'vault.resolve-payment-methods',
+          `SELECT id, expiration_date, ciphertext, wrapped_key, master_key_id
            FROM payment_methods WHERE merchant_account_id = $1 AND id = ANY($2::uuid[])`,
-        [merchantAccountId, missing],
-      );
-      return rows.map((row) => [row.id, row] as const);
-    });
+          [merchantAccountId, missing],
+        );
+        return rows.map((row) => [row.id, row] as const);
+      },
+    );
   }
 
   /**
@@ -95,11 +99,19 @@ export class PaymentMethodResolver {
    * every name at every position when it is omitted. Every listed payment method must exist; a card
    * is decrypted only when one of its secret values (number, holder name) is used.
    */
-  async resolve(merchantAccountId: string, ids: readonly string[], uses?: readonly PlaceholderUse[]): Promise<Map<string, string>> {
+  async resolve(
+    merchantAccountId: string,
+    ids: readonly string[],
+    uses?: readonly PlaceholderUse[],
+  ): Promise<Map<string, string>> {
     const values = new Map<string, string>();
     if (ids.length === 0) return values;
     const byId = await this.present(merchantAccountId, ids);
-    const wanted = uses ?? ids.flatMap((_, index) => CARD_PLACEHOLDER_NAMES.map((name) => ({ token: `${name}_${index + 1}`, name, position: index + 1 })));
+    const wanted =
+      uses ??
+      ids.flatMap((_, index) =>
+        CARD_PLACEHOLDER_NAMES.map((name) => ({ token: `${name}_${index + 1}`, name, position: index + 1 })),
+      );
     const opened = new Map<number, CardSecrets>();
     for (const use of wanted) {
       if (values.has(use.token)) continue;
@@ -108,7 +120,11 @@ export class PaymentMethodResolver {
       const card = () => {
         let secrets = opened.get(use.position);
         if (!secrets) {
-          secrets = this.vault.open(merchantAccountId, id, { ciphertext: row.ciphertext, wrappedKey: row.wrapped_key, masterKeyId: row.master_key_id });
+          secrets = this.vault.open(merchantAccountId, id, {
+            ciphertext: row.ciphertext,
+            wrappedKey: row.wrapped_key,
+            masterKeyId: row.master_key_id,
+          });
           opened.set(use.position, secrets);
         }
         return secrets;
@@ -126,7 +142,12 @@ const CARD_PLACEHOLDER_NAMES = PLACEHOLDER_NAMES.filter((name) => name !== 'CARD
  * One placeholder's value from a card: `card` opens it (called only for number or holder name),
  * `securityCode` only for CARD_SECURITY_CODE (a checkout session's; a payment method has none).
  */
-export function placeholderValue(name: PlaceholderName, expirationDate: string, card: () => CardSecrets, securityCode?: () => string): string {
+export function placeholderValue(
+  name: PlaceholderName,
+  expirationDate: string,
+  card: () => CardSecrets,
+  securityCode?: () => string,
+): string {
   if (name === 'CARD_NUMBER') return card().number;
   if (name === 'CARDHOLDER_NAME') return card().cardholderName ?? '';
   if (name === 'CARD_SECURITY_CODE') {

@@ -54,7 +54,11 @@ export interface PlaceholderSourceShape {
 }
 
 /** The shape of a plain list of `count` payment methods (no security code). */
-export function paymentMethodsShape(count: number, listedBy = 'x-vault-forward-payment-methods', securityCodeFrom = 'a checkout session'): PlaceholderSourceShape {
+export function paymentMethodsShape(
+  count: number,
+  listedBy = 'x-vault-forward-payment-methods',
+  securityCodeFrom = 'a checkout session',
+): PlaceholderSourceShape {
   return { positions: count, securityCode: false, listedBy, securityCodeFrom };
 }
 
@@ -117,11 +121,21 @@ export function findPlaceholders(text: string, style: EscapeStyle): PlaceholderM
     while (isTokenChar(text.charCodeAt(i))) i++;
     const tokenEnd = i;
     while (text.charCodeAt(i) === SPACE) i++;
-    if (text.charCodeAt(i) === CLOSE_BRACE && text.charCodeAt(i + 1) === CLOSE_BRACE && isName(text, tokenStart, tokenEnd)) {
+    if (
+      text.charCodeAt(i) === CLOSE_BRACE &&
+      text.charCodeAt(i + 1) === CLOSE_BRACE &&
+      isName(text, tokenStart, tokenEnd)
+    ) {
       let start = open;
       while (start > previousEnd && text.charCodeAt(start - 1) === BACKSLASH) start--;
       previousEnd = i + 2;
-      matches.push({ start, open, end: previousEnd, token: text.slice(tokenStart, tokenEnd), escaped: open - start >= ESCAPE_LENGTH[style] });
+      matches.push({
+        start,
+        open,
+        end: previousEnd,
+        token: text.slice(tokenStart, tokenEnd),
+        escaped: open - start >= ESCAPE_LENGTH[style],
+      });
       open = text.indexOf('{{', previousEnd);
     } else {
       // Nothing read since the braces can open another pair, except a third brace right after them.
@@ -143,7 +157,11 @@ function isName(text: string, start: number, end: number): boolean {
  * Every placeholder in `text`, checked against the names and the number of listed payment methods.
  * Throws PlaceholderError on the first bad one (the message names the token, never a value).
  */
-export function scanText(text: string, source: number | PlaceholderSourceShape, style: EscapeStyle = 'raw'): PlaceholderScan {
+export function scanText(
+  text: string,
+  source: number | PlaceholderSourceShape,
+  style: EscapeStyle = 'raw',
+): PlaceholderScan {
   const shape = typeof source === 'number' ? paymentMethodsShape(source) : source;
   const matches = findPlaceholders(text, style);
   const uses: PlaceholderUse[] = [];
@@ -153,7 +171,11 @@ export function scanText(text: string, source: number | PlaceholderSourceShape, 
     const name = token.slice(0, underscore);
     const digits = token.slice(underscore + 1);
     if (!KNOWN.has(name)) {
-      throw new PlaceholderError(token, 'unknown-name', `{{ ${token} }} is not a placeholder name; known: ${PLACEHOLDER_NAMES.map((n) => `${n}_X`).join(', ')}`);
+      throw new PlaceholderError(
+        token,
+        'unknown-name',
+        `{{ ${token} }} is not a placeholder name; known: ${PLACEHOLDER_NAMES.map((n) => `${n}_X`).join(', ')}`,
+      );
     }
     const position = Number(digits);
     if (position < 1 || position > shape.positions || digits.startsWith('0')) {
@@ -166,7 +188,11 @@ export function scanText(text: string, source: number | PlaceholderSourceShape, 
       );
     }
     if (name === 'CARD_SECURITY_CODE' && !shape.securityCode) {
-      throw new PlaceholderError(token, 'not-available', `{{ ${token} }} is available only with ${shape.securityCodeFrom}: stored payment methods keep no security code`);
+      throw new PlaceholderError(
+        token,
+        'not-available',
+        `{{ ${token} }} is available only with ${shape.securityCodeFrom}: stored payment methods keep no security code`,
+      );
     }
     uses.push({ token, name: name as PlaceholderName, position });
   }
@@ -174,7 +200,11 @@ export function scanText(text: string, source: number | PlaceholderSourceShape, 
 }
 
 /** The placeholders `text` uses; see scanText. */
-export function scanPlaceholders(text: string, source: number | PlaceholderSourceShape, style: EscapeStyle = 'raw'): PlaceholderUse[] {
+export function scanPlaceholders(
+  text: string,
+  source: number | PlaceholderSourceShape,
+  style: EscapeStyle = 'raw',
+): PlaceholderUse[] {
   return scanText(text, source, style).uses;
 }
 
@@ -189,7 +219,9 @@ export function fillScan(scan: PlaceholderScan, replacement: (token: string) => 
   let out = '';
   let at = 0;
   for (const m of matches) {
-    out += m.escaped ? text.slice(at, m.start) + text.slice(m.start + skip, m.end) : text.slice(at, m.open) + replacement(m.token);
+    out += m.escaped
+      ? text.slice(at, m.start) + text.slice(m.start + skip, m.end)
+      : text.slice(at, m.open) + replacement(m.token);
     at = m.end;
   }
   return out + text.slice(at);
@@ -208,7 +240,12 @@ export function filledByteLength(scan: PlaceholderScan, values: ReadonlyMap<stri
 }
 
 /** `source` with its placeholders filled, into a buffer of exactly `filledByteLength` bytes. */
-export function fillBytes(source: Buffer, scan: PlaceholderScan, values: ReadonlyMap<string, Buffer>, length = filledByteLength(scan, values)): Buffer {
+export function fillBytes(
+  source: Buffer,
+  scan: PlaceholderScan,
+  values: ReadonlyMap<string, Buffer>,
+  length = filledByteLength(scan, values),
+): Buffer {
   if (scan.matches.length === 0) return source;
   const skip = ESCAPE_LENGTH[scan.style];
   const out = Buffer.allocUnsafe(length);
@@ -245,7 +282,9 @@ export function substitutePlaceholders(
   encode: (value: string) => string = (v) => v,
   style: EscapeStyle = 'raw',
 ): string {
-  return fillScan({ text, style, matches: findPlaceholders(text, style), uses: [] }, (token) => encode(valueOf(values, token)));
+  return fillScan({ text, style, matches: findPlaceholders(text, style), uses: [] }, (token) =>
+    encode(valueOf(values, token)),
+  );
 }
 
 /** For a JSON body: the value as the inside of a JSON string, so quotes cannot break out of it. */

@@ -59,7 +59,13 @@ export class SecretSealer {
     return sealParts(plaintexts, aad, this.keyring.current);
   }
 
-  openPart(aad: string, record: Pick<SealedRecord, 'wrappedKey' | 'masterKeyId'>, part: string, ciphertext: Buffer, what: string): Buffer {
+  openPart(
+    aad: string,
+    record: Pick<SealedRecord, 'wrappedKey' | 'masterKeyId'>,
+    part: string,
+    ciphertext: Buffer,
+    what: string,
+  ): Buffer {
     return openPart(record, part, ciphertext, aad, this.keyring, what);
   }
 }

@@ -61,7 +61,10 @@ export async function registerDashboard(fastify: FastifyInstance, root: string):
       index: ['index.html'],
       dotfiles: 'deny',
       setHeaders: (reply, path) => {
-        reply.header('cache-control', /[\\/]assets[\\/]/.test(path) ? 'public, max-age=31536000, immutable' : 'no-cache');
+        reply.header(
+          'cache-control',
+          /[\\/]assets[\\/]/.test(path) ? 'public, max-age=31536000, immutable' : 'no-cache',
+        );
       },
       cacheControl: false,
     });

@@ -33,10 +33,15 @@ export class WebhookSecretsController {
 
   @Get()
   @RequireScope('vault-forwards.read')
-  @ApiOperation({ summary: 'List the webhook signing secrets (never the secret), newest first, with cursor pagination' })
+  @ApiOperation({
+    summary: 'List the webhook signing secrets (never the secret), newest first, with cursor pagination',
+  })
   @ApiOkResponse({ type: PageOf(WebhookSecretResponse) })
   @ApiProblems(CommonErrors.validationFailed, PaginationErrors.invalidCursor)
-  list(@MerchantAccountId() merchant: string, @Query() query: ListWebhookSecretsQuery): Promise<Page<WebhookSecretResponse>> {
+  list(
+    @MerchantAccountId() merchant: string,
+    @Query() query: ListWebhookSecretsQuery,
+  ): Promise<Page<WebhookSecretResponse>> {
     return this.secrets.list(merchant, query);
   }
 }

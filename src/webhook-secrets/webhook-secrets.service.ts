@@ -30,7 +30,9 @@ export class WebhookSecretsService {
       const sealed = this.sealer.seal(webhookSecretAad(merchantAccountId, id), key);
       await this.dataSource.transaction(async (manager) => {
         // Serialises concurrent creations for one merchant account: each rotates the one before it.
-        await manager.query(`SELECT pg_advisory_xact_lock(hashtext('vault-forward-webhook-secrets'), hashtext($1))`, [merchantAccountId]);
+        await manager.query(`SELECT pg_advisory_xact_lock(hashtext('vault-forward-webhook-secrets'), hashtext($1))`, [
+          merchantAccountId,
+        ]);
         await manager.query(
           `UPDATE vault_forward_webhook_secrets SET rotated_at = now(), expires_at = now() + make_interval(hours => $2)
             WHERE merchant_account_id = $1 AND rotated_at IS NULL`,
@@ -50,7 +52,9 @@ export class WebhookSecretsService {
 
   list(merchantAccountId: string, query: ListWebhookSecretsQuery): Promise<Page<WebhookSecretResponse>> {
     return this.pagination.paginate({
-      query: this.secrets.createQueryBuilder('s').where('s.merchant_account_id = :merchantAccountId', { merchantAccountId }),
+      query: this.secrets
+        .createQueryBuilder('s')
+        .where('s.merchant_account_id = :merchantAccountId', { merchantAccountId }),
       alias: 's',
       request: query,
       limits: ListWebhookSecretsQuery.limits,

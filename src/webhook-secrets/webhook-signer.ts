@@ -42,7 +42,8 @@ export class WebhookSigner {
   ) {}
 
   async signWebhook(merchantAccountId: string, message: WebhookMessage): Promise<Record<string, string>> {
-    if (!Number.isSafeInteger(message.timestamp) || message.timestamp < 0) throw new Error('webhook timestamp must be whole Unix seconds');
+    if (!Number.isSafeInteger(message.timestamp) || message.timestamp < 0)
+      throw new Error('webhook timestamp must be whole Unix seconds');
     // The id goes into a header and into the signed content, where a '.' would blur its boundary.
     if (!/^[A-Za-z0-9_-]{1,100}$/.test(message.id)) throw new Error('webhook id must be 1–100 letters, digits, - or _');
     const rows = await this.dataSource.query<SigningRow[]>(
@@ -53,7 +54,10 @@ export class WebhookSigner {
     );
     if (rows.length === 0) throw new NoWebhookSecretError();
     const timestamp = String(message.timestamp);
-    const signed = Buffer.concat([Buffer.from(`${message.id}.${timestamp}.`, 'utf8'), Buffer.isBuffer(message.body) ? message.body : Buffer.from(message.body, 'utf8')]);
+    const signed = Buffer.concat([
+      Buffer.from(`${message.id}.${timestamp}.`, 'utf8'),
+      Buffer.isBuffer(message.body) ? message.body : Buffer.from(message.body, 'utf8'),
+    ]);
     const signatures = rows.map((row) => {
       const key = this.sealer.open(
         webhookSecretAad(merchantAccountId, row.id),

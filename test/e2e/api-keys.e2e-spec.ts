@@ -53,18 +53,28 @@ describe('API keys: listing and revocation', () => {
       },
     ]);
     expect(page1.body.next_cursor).toEqual(expect.any(String));
-    const page2 = await http(a.url, `/api-keys?merchant_account_id=${merchantA}&limit=1&cursor=${page1.body.next_cursor}`, {
-      token: instanceToken,
-    });
+    const page2 = await http(
+      a.url,
+      `/api-keys?merchant_account_id=${merchantA}&limit=1&cursor=${page1.body.next_cursor}`,
+      {
+        token: instanceToken,
+      },
+    );
     expect(page2.body.items.map((k: { id: string }) => k.id)).toEqual([first.id]);
     expect(page2.body.items[0].algorithm).toBe('ES256');
     // No key material of any kind.
     expect(page1.text).not.toMatch(/"(d|x|y|public_key|private_key)"/);
 
     // A cursor is bound to its filter.
-    const moved = await http(a.url, `/api-keys?merchant_account_id=${merchantB}&cursor=${page1.body.next_cursor}`, { token: instanceToken });
+    const moved = await http(a.url, `/api-keys?merchant_account_id=${merchantB}&cursor=${page1.body.next_cursor}`, {
+      token: instanceToken,
+    });
     expectProblem(moved, 400, 'invalid-cursor');
-    expectProblem(await http(a.url, '/api-keys?merchant_account_id=Not%20A%20Slug', { token: instanceToken }), 400, 'validation-failed');
+    expectProblem(
+      await http(a.url, '/api-keys?merchant_account_id=Not%20A%20Slug', { token: instanceToken }),
+      400,
+      'validation-failed',
+    );
   });
 
   it('shows a merchant key only its own merchant account’s keys, whatever it filters by', async () => {
@@ -73,12 +83,18 @@ describe('API keys: listing and revocation', () => {
     const list = await http(a.url, '/api-keys?limit=100', { token });
     expect(list.status).toBe(200);
     expect(list.body.items.length).toBeGreaterThan(0);
-    expect(list.body.items.every((k: { merchant_account_id: string }) => k.merchant_account_id === merchantB)).toBe(true);
+    expect(list.body.items.every((k: { merchant_account_id: string }) => k.merchant_account_id === merchantB)).toBe(
+      true,
+    );
     expect(list.body.items.map((k: { id: string }) => k.id)).toContain(own.id);
     const other = await http(a.url, `/api-keys?merchant_account_id=${merchantA}`, { token });
     expect(other.body.items).toEqual([]);
     // Naming another merchant in the header is refused as on every route.
-    expectProblem(await http(a.url, '/api-keys', { token, headers: { 'x-merchant-account-id': merchantA } }), 403, 'merchant-account-mismatch');
+    expectProblem(
+      await http(a.url, '/api-keys', { token, headers: { 'x-merchant-account-id': merchantA } }),
+      403,
+      'merchant-account-mismatch',
+    );
   });
 
   it('requires the api-keys scopes (or a wildcard)', async () => {

@@ -41,7 +41,8 @@ describe('Authentication and authorisation (API keys, JWT bearer tokens, scopes)
       .sign(createPrivateKey(key.privateKeyPem));
   }
 
-  const probe = (token: string, headers: Record<string, string> = {}) => http(t.url, '/__probe/merchant', { token, headers });
+  const probe = (token: string, headers: Record<string, string> = {}) =>
+    http(t.url, '/__probe/merchant', { token, headers });
 
   describe('valid tokens', () => {
     it('accepts an ES512 token minted for a merchant key and acts for that merchant', async () => {
@@ -92,17 +93,28 @@ describe('Authentication and authorisation (API keys, JWT bearer tokens, scopes)
     });
 
     it('token not valid yet (nbf in the future)', async () => {
-      await expectUnauthorized(await signWith(merchantKey, claims({ nbf: now() + 600, exp: now() + 900 })), /not valid yet/);
+      await expectUnauthorized(
+        await signWith(merchantKey, claims({ nbf: now() + 600, exp: now() + 900 })),
+        /not valid yet/,
+      );
     });
 
     // jose checks iat only when maxTokenAge is set, so this check of ours is the only guard.
     it('token issued in the future (iat beyond the clock tolerance), even with nbf and exp in order', async () => {
-      await expectUnauthorized(await signWith(merchantKey, claims({ iat: now() + 60, nbf: now(), exp: now() + 300 })), /issued in the future \("iat"\)/);
-      await expectUnauthorized(await signWith(merchantKey, claims({ iat: now() + 3000, nbf: now(), exp: now() + 3300 })), /issued in the future/);
+      await expectUnauthorized(
+        await signWith(merchantKey, claims({ iat: now() + 60, nbf: now(), exp: now() + 300 })),
+        /issued in the future \("iat"\)/,
+      );
+      await expectUnauthorized(
+        await signWith(merchantKey, claims({ iat: now() + 3000, nbf: now(), exp: now() + 3300 })),
+        /issued in the future/,
+      );
     });
 
     it('an iat a little ahead, within the clock tolerance, is accepted', async () => {
-      expect((await probe(await signWith(merchantKey, claims({ iat: now() + 2, nbf: now(), exp: now() + 300 })))).status).toBe(200);
+      expect(
+        (await probe(await signWith(merchantKey, claims({ iat: now() + 2, nbf: now(), exp: now() + 300 })))).status,
+      ).toBe(200);
     });
 
     it('token living exactly one hour is accepted', async () => {
@@ -119,13 +131,16 @@ describe('Authentication and authorisation (API keys, JWT bearer tokens, scopes)
       await expectUnauthorized(await signWith(merchantKey, rest), /"jti"/);
     });
 
-    it.each(['nbf', 'iat', 'exp'])('token without %s names that claim as missing (not "not valid yet" or "expired")', async (claim) => {
-      const { [claim]: _dropped, ...rest } = claims() as Record<string, unknown>;
-      const result = await http(t.url, '/__probe/merchant', { token: await signWith(merchantKey, rest) });
-      const problem = expectProblem(result, 401, 'unauthorized');
-      expect(problem.detail).toContain(`The token has no "${claim}" claim`);
-      expect(problem.detail).not.toMatch(/not valid yet|expired/);
-    });
+    it.each(['nbf', 'iat', 'exp'])(
+      'token without %s names that claim as missing (not "not valid yet" or "expired")',
+      async (claim) => {
+        const { [claim]: _dropped, ...rest } = claims() as Record<string, unknown>;
+        const result = await http(t.url, '/__probe/merchant', { token: await signWith(merchantKey, rest) });
+        const problem = expectProblem(result, 401, 'unauthorized');
+        expect(problem.detail).toContain(`The token has no "${claim}" claim`);
+        expect(problem.detail).not.toMatch(/not valid yet|expired/);
+      },
+    );
 
     it('token without scopes', async () => {
       const { scopes: _scopes, ...rest } = claims();
@@ -169,7 +184,9 @@ describe('Authentication and authorisation (API keys, JWT bearer tokens, scopes)
 
     it('algorithm that does not match the key (ES256 header on an ES512 key)', async () => {
       const p256 = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
-      const token = await new SignJWT(claims()).setProtectedHeader({ alg: 'ES256', kid: merchantKey.id }).sign(p256.privateKey);
+      const token = await new SignJWT(claims())
+        .setProtectedHeader({ alg: 'ES256', kid: merchantKey.id })
+        .sign(p256.privateKey);
       await expectUnauthorized(token, /signs with ES512/);
     });
 
@@ -202,7 +219,9 @@ describe('Authentication and authorisation (API keys, JWT bearer tokens, scopes)
     it('a merchant key may name its own merchant, with either header', async () => {
       const token = await merchantKey.token();
       expect((await probe(token, { 'x-merchant-account-id': merchantA })).body.merchant_account_id).toBe(merchantA);
-      expect((await probe(token, { 'x-gr4vy-merchant-account-id': merchantA })).body.merchant_account_id).toBe(merchantA);
+      expect((await probe(token, { 'x-gr4vy-merchant-account-id': merchantA })).body.merchant_account_id).toBe(
+        merchantA,
+      );
     });
 
     it('a merchant key naming another merchant gets 403, with either header', async () => {
@@ -216,7 +235,9 @@ describe('Authentication and authorisation (API keys, JWT bearer tokens, scopes)
     it('an instance key acts for the merchant it names', async () => {
       const token = await instanceKey.token();
       expect((await probe(token, { 'x-merchant-account-id': merchantB })).body.merchant_account_id).toBe(merchantB);
-      expect((await probe(token, { 'x-gr4vy-merchant-account-id': merchantA })).body.merchant_account_id).toBe(merchantA);
+      expect((await probe(token, { 'x-gr4vy-merchant-account-id': merchantA })).body.merchant_account_id).toBe(
+        merchantA,
+      );
     });
 
     it('an instance key naming an unknown merchant gets 400 naming the header', async () => {
@@ -229,11 +250,17 @@ describe('Authentication and authorisation (API keys, JWT bearer tokens, scopes)
     });
 
     it('an instance key naming a malformed merchant id gets 400', async () => {
-      expectProblem(await probe(await instanceKey.token(), { 'x-merchant-account-id': 'Not A Slug' }), 400, 'validation-failed');
+      expectProblem(
+        await probe(await instanceKey.token(), { 'x-merchant-account-id': 'Not A Slug' }),
+        400,
+        'validation-failed',
+      );
     });
 
     it('an instance key naming no merchant acts for "default"', async () => {
-      await t.db.query(`INSERT INTO merchant_accounts (id, display_name) VALUES ('default', 'Default') ON CONFLICT DO NOTHING`);
+      await t.db.query(
+        `INSERT INTO merchant_accounts (id, display_name) VALUES ('default', 'Default') ON CONFLICT DO NOTHING`,
+      );
       expect((await probe(await instanceKey.token())).body.merchant_account_id).toBe('default');
     });
   });
@@ -242,7 +269,10 @@ describe('Authentication and authorisation (API keys, JWT bearer tokens, scopes)
     it('never contain the bearer token or forwarded credentials', async () => {
       const token = await merchantKey.token();
       const secret = `Bearer downstream-secret-${randomUUID()}`;
-      const result = await probe(token, { 'x-vault-forward-header-authorization': secret, 'x-request-id': `test-${randomUUID()}` });
+      const result = await probe(token, {
+        'x-vault-forward-header-authorization': secret,
+        'x-request-id': `test-${randomUUID()}`,
+      });
       expect(result.status).toBe(200);
       const requestId = result.headers.get('x-request-id')!;
       expect(requestId).toMatch(/^test-/);

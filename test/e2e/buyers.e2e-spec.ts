@@ -39,12 +39,23 @@ describe('Buyers', () => {
     const id = created.body.id;
     expect((await http(t.url, `/buyers/${id}`, { token: tokenA })).body).toEqual(created.body);
 
-    const renamed = await http(t.url, `/buyers/${id}`, { method: 'PUT', token: tokenA, body: { display_name: 'Jane Doe' } });
-    expect(renamed.body).toMatchObject({ display_name: 'Jane Doe', external_identifier: created.body.external_identifier });
+    const renamed = await http(t.url, `/buyers/${id}`, {
+      method: 'PUT',
+      token: tokenA,
+      body: { display_name: 'Jane Doe' },
+    });
+    expect(renamed.body).toMatchObject({
+      display_name: 'Jane Doe',
+      external_identifier: created.body.external_identifier,
+    });
     expect(renamed.body.updated_at > created.body.updated_at).toBe(true);
     expect(renamed.body.created_at).toBe(created.body.created_at);
 
-    const cleared = await http(t.url, `/buyers/${id}`, { method: 'PUT', token: tokenA, body: { external_identifier: null } });
+    const cleared = await http(t.url, `/buyers/${id}`, {
+      method: 'PUT',
+      token: tokenA,
+      body: { external_identifier: null },
+    });
     expect(cleared.body).toMatchObject({ display_name: 'Jane Doe', external_identifier: null });
 
     const deleted = await http(t.url, `/buyers/${id}`, { method: 'DELETE', token: tokenA });
@@ -61,8 +72,12 @@ describe('Buyers', () => {
     );
     expect(created.body.created_at).toBe(row.created_at);
     // And a row whose microseconds are not zero comes back with them, not rounded to milliseconds.
-    await t.db.query(`UPDATE buyers SET created_at = '2026-11-20T09:14:03.123457+00:00' WHERE id = $1`, [created.body.id]);
-    expect((await http(t.url, `/buyers/${created.body.id}`, { token: tokenA })).body.created_at).toBe('2026-11-20T09:14:03.123457+00:00');
+    await t.db.query(`UPDATE buyers SET created_at = '2026-11-20T09:14:03.123457+00:00' WHERE id = $1`, [
+      created.body.id,
+    ]);
+    expect((await http(t.url, `/buyers/${created.body.id}`, { token: tokenA })).body.created_at).toBe(
+      '2026-11-20T09:14:03.123457+00:00',
+    );
   });
 
   it.each([
@@ -74,7 +89,9 @@ describe('Buyers', () => {
     [{ display_name: 'ok', unknown_field: 1 }, 'unknown_field'],
   ])('refuses %p with 400 naming %s', async (body, field) => {
     const problem = expectProblem(await create(tokenA, body), 400, 'validation-failed');
-    expect(problem.errors).toEqual(expect.arrayContaining([expect.objectContaining({ location: 'body', name: field })]));
+    expect(problem.errors).toEqual(
+      expect.arrayContaining([expect.objectContaining({ location: 'body', name: field })]),
+    );
   });
 
   it('refuses display_name: null on update (400), leaving the buyer unchanged', async () => {
@@ -84,7 +101,9 @@ describe('Buyers', () => {
       400,
       'validation-failed',
     );
-    expect(problem.errors).toEqual(expect.arrayContaining([expect.objectContaining({ location: 'body', name: 'display_name' })]));
+    expect(problem.errors).toEqual(
+      expect.arrayContaining([expect.objectContaining({ location: 'body', name: 'display_name' })]),
+    );
     expect(problem.errors.every((e: { name: string }) => e.name === 'display_name')).toBe(true);
     expect((await http(t.url, `/buyers/${buyer.body.id}`, { token: tokenA })).body.display_name).toBe('Keeps name');
   });
@@ -92,13 +111,21 @@ describe('Buyers', () => {
   it('keeps external_identifier unique per merchant account (409), but not across merchants', async () => {
     const ext = `dup-${randomUUID()}`;
     expect((await create(tokenA, { display_name: 'One', external_identifier: ext })).status).toBe(201);
-    const problem = expectProblem(await create(tokenA, { display_name: 'Two', external_identifier: ext }), 409, 'buyer-external-identifier-exists');
+    const problem = expectProblem(
+      await create(tokenA, { display_name: 'Two', external_identifier: ext }),
+      409,
+      'buyer-external-identifier-exists',
+    );
     expect(problem.errors[0]).toMatchObject({ location: 'body', name: 'external_identifier' });
     expect((await create(tokenB, { display_name: 'Other merchant', external_identifier: ext })).status).toBe(201);
     // Updating onto a taken identifier is the same conflict.
     const other = await create(tokenA, { display_name: 'Three' });
     expectProblem(
-      await http(t.url, `/buyers/${other.body.id}`, { method: 'PUT', token: tokenA, body: { external_identifier: ext } }),
+      await http(t.url, `/buyers/${other.body.id}`, {
+        method: 'PUT',
+        token: tokenA,
+        body: { external_identifier: ext },
+      }),
       409,
       'buyer-external-identifier-exists',
     );
@@ -109,7 +136,11 @@ describe('Buyers', () => {
     const mine = await create(tokenA, { display_name: 'Private', external_identifier: ext });
     const path = `/buyers/${mine.body.id}`;
     expectProblem(await http(t.url, path, { token: tokenB }), 404, 'buyer-not-found');
-    expectProblem(await http(t.url, path, { method: 'PUT', token: tokenB, body: { display_name: 'Hacked' } }), 404, 'buyer-not-found');
+    expectProblem(
+      await http(t.url, path, { method: 'PUT', token: tokenB, body: { display_name: 'Hacked' } }),
+      404,
+      'buyer-not-found',
+    );
     expectProblem(await http(t.url, path, { method: 'DELETE', token: tokenB }), 404, 'buyer-not-found');
     expect((await http(t.url, path, { token: tokenA })).body.display_name).toBe('Private');
     for (const query of ['', `?external_identifier=${ext}`, `?search=${ext}`, '?limit=100']) {

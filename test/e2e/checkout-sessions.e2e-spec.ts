@@ -32,15 +32,28 @@ describe('Checkout sessions', () => {
   const secrets: string[] = [];
 
   beforeAll(async () => {
-    const env = { QUEUE_BACKEND: 'postgres', FORWARD_QUEUE_NAME: `test-sessions-${randomUUID()}`, FORWARD_INSECURE_HOSTS: '127.0.0.1', FORWARD_RETRY_BASE_MS: '400' };
+    const env = {
+      QUEUE_BACKEND: 'postgres',
+      FORWARD_QUEUE_NAME: `test-sessions-${randomUUID()}`,
+      FORWARD_INSECURE_HOSTS: '127.0.0.1',
+      FORWARD_RETRY_BASE_MS: '400',
+    };
     downstream = await startHttpDownstream();
     t = await startTestApp({ env });
     worker = await startWorker(env);
     merchant = (await createMerchantAccount(t)).id;
     const key = await createApiKey(t, merchant);
     token = await key.token();
-    gr4vy = new Gr4vy({ serverURL: t.url, merchantAccountId: merchant, bearerAuth: withToken({ privateKey: key.privateKeyPem }) });
-    const config = await http(t.url, '/vault-forward/configs', { method: 'POST', token, body: { display_name: 'Sessions', hosts: [`127.0.0.1:${downstream.port}`] } });
+    gr4vy = new Gr4vy({
+      serverURL: t.url,
+      merchantAccountId: merchant,
+      bearerAuth: withToken({ privateKey: key.privateKeyPem }),
+    });
+    const config = await http(t.url, '/vault-forward/configs', {
+      method: 'POST',
+      token,
+      body: { display_name: 'Sessions', hosts: [`127.0.0.1:${downstream.port}`] },
+    });
     expect(config.status).toBe(201);
   }, 90_000);
 
@@ -62,14 +75,19 @@ describe('Checkout sessions', () => {
 
   function card(prefix = '4', length = 16) {
     const number = cardNumber(prefix, length);
-    const security_code = prefix === '37' ? String(1000 + Math.floor(Math.random() * 9000)) : String(100 + Math.floor(Math.random() * 900));
+    const security_code =
+      prefix === '37' ? String(1000 + Math.floor(Math.random() * 9000)) : String(100 + Math.floor(Math.random() * 900));
     secrets.push(number, number.slice(-12));
     // A code is short: it is looked for in the logs as the JSON value a leak would print.
     secrets.push(`"${security_code}"`);
     return { number, expiration_date: '07/31', security_code };
   }
 
-  function forward(headers: Record<string, string>, body: string, extra: Record<string, string> = {}): Promise<HttpResult> {
+  function forward(
+    headers: Record<string, string>,
+    body: string,
+    extra: Record<string, string> = {},
+  ): Promise<HttpResult> {
     return http(t.url, '/vault-forward', {
       method: 'POST',
       token,
@@ -84,7 +102,8 @@ describe('Checkout sessions', () => {
     });
   }
 
-  const FULL_BODY = '{"number":"{{ CARD_NUMBER_1 }}","expiry":"{{ CARD_EXPIRATION_DATE_MM_1 }}/{{ CARD_EXPIRATION_DATE_YY_1 }}","cvv":"{{ CARD_SECURITY_CODE_1 }}"}';
+  const FULL_BODY =
+    '{"number":"{{ CARD_NUMBER_1 }}","expiry":"{{ CARD_EXPIRATION_DATE_MM_1 }}/{{ CARD_EXPIRATION_DATE_YY_1 }}","cvv":"{{ CARD_SECURITY_CODE_1 }}"}';
 
   it('the SDK creates, gets, updates and deletes a session; the answers parse with its schemas', async () => {
     const created = await gr4vy.checkoutSessions.create({ metadata: { order: 'A-1' } });
@@ -109,15 +128,32 @@ describe('Checkout sessions', () => {
   it('collects a card without echoing it, keeps it sealed, and the SDK stores it as a payment method without its code', async () => {
     const c = card();
     const session = await gr4vy.checkoutSessions.create();
-    const fields = await http(t.url, `/checkout/sessions/${session.id}/fields`, { method: 'PUT', token, body: { payment_method: { method: 'card', ...c } } });
+    const fields = await http(t.url, `/checkout/sessions/${session.id}/fields`, {
+      method: 'PUT',
+      token,
+      body: { payment_method: { method: 'card', ...c } },
+    });
     expect(fields.status).toBe(200);
-    expect(fields.body.payment_method).toEqual({ type: 'payment-method', method: 'card', id: null, label: c.number.slice(-4), scheme: 'visa', expiration_date: '07/31' });
+    expect(fields.body.payment_method).toEqual({
+      type: 'payment-method',
+      method: 'card',
+      id: null,
+      label: c.number.slice(-4),
+      scheme: 'visa',
+      expiration_date: '07/31',
+    });
     expect(fields.text).not.toContain(c.number.slice(-12));
     expect(fields.text).not.toContain(`"${c.security_code}"`);
-    expect((await gr4vy.checkoutSessions.get(session.id)).paymentMethod).toMatchObject({ label: c.number.slice(-4), scheme: 'visa' });
+    expect((await gr4vy.checkoutSessions.get(session.id)).paymentMethod).toMatchObject({
+      label: c.number.slice(-4),
+      scheme: 'visa',
+    });
 
     // Raw row while alive: everything secret is ciphertext.
-    const [row] = await t.db.query(`SELECT row_to_json(s)::text AS text, ciphertext, security_code_ciphertext, wrapped_key FROM checkout_sessions s WHERE id = $1`, [session.id]);
+    const [row] = await t.db.query(
+      `SELECT row_to_json(s)::text AS text, ciphertext, security_code_ciphertext, wrapped_key FROM checkout_sessions s WHERE id = $1`,
+      [session.id],
+    );
     for (const blob of [row.ciphertext, row.security_code_ciphertext, row.wrapped_key] as Buffer[]) {
       expect(blob.length).toBeGreaterThan(28);
       expect(blob.includes(Buffer.from(c.number.slice(-12)))).toBe(false);
@@ -126,8 +162,15 @@ describe('Checkout sessions', () => {
     expect(row.text).not.toContain(c.number.slice(-12));
 
     // The SDK's CheckoutSessionPaymentMethodCreate. (Its PaymentMethod schema is another change's: read the raw answer if it still refuses ours.)
-    const result = await gr4vy.paymentMethods.create({ method: 'checkout-session', id: session.id }).catch((e: unknown) => e);
-    const stored = (result instanceof ResponseValidationError ? result.rawValue : result) as { id: string; label: string; expiration_date?: string; expirationDate?: string };
+    const result = await gr4vy.paymentMethods
+      .create({ method: 'checkout-session', id: session.id })
+      .catch((e: unknown) => e);
+    const stored = (result instanceof ResponseValidationError ? result.rawValue : result) as {
+      id: string;
+      label: string;
+      expiration_date?: string;
+      expirationDate?: string;
+    };
     expect(stored.label).toBe(c.number.slice(-4));
     const pm = await http(t.url, `/payment-methods/${stored.id}`, { token });
     expect(pm.body).toMatchObject({ label: c.number.slice(-4), expiration_date: '07/31', scheme: 'visa' });
@@ -135,7 +178,9 @@ describe('Checkout sessions', () => {
     const echoed = await forward({ 'x-vault-forward-payment-methods': stored.id }, '{"number":"{{ CARD_NUMBER_1 }}"}');
     expect(echoed.status).toBe(200);
     expect(JSON.parse(downstream.received.at(-1)!.body.toString())).toEqual({ number: c.number });
-    const [pmRow] = await t.db.query(`SELECT row_to_json(p)::text AS text FROM payment_methods p WHERE id = $1`, [stored.id]);
+    const [pmRow] = await t.db.query(`SELECT row_to_json(p)::text AS text FROM payment_methods p WHERE id = $1`, [
+      stored.id,
+    ]);
     expect(pmRow.text).not.toContain(`"${c.security_code}"`);
   });
 
@@ -144,27 +189,44 @@ describe('Checkout sessions', () => {
     const session = await createCheckoutSession(t, token, { card: c });
     const answer = await forward({ 'x-vault-forward-checkout-session': session.id }, FULL_BODY);
     expect(answer.status).toBe(200);
-    expect(JSON.parse(downstream.received.at(-1)!.body.toString())).toEqual({ number: c.number, expiry: '07/31', cvv: c.security_code });
+    expect(JSON.parse(downstream.received.at(-1)!.body.toString())).toEqual({
+      number: c.number,
+      expiry: '07/31',
+      cvv: c.security_code,
+    });
 
     const record = await waitFor(async () => {
-      const r = await http(t.url, `/vault-forward/requests/${answer.headers.get('x-vault-forward-request-id')}`, { token });
+      const r = await http(t.url, `/vault-forward/requests/${answer.headers.get('x-vault-forward-request-id')}`, {
+        token,
+      });
       return r.body?.status === 200 && r;
     });
     expect(record.body).toMatchObject({ checkout_session_id: session.id, payment_method_ids: [] });
 
     // Answered: the code is gone from the row; number and expiry stay until expiry.
-    const [row] = await t.db.query(`SELECT security_code_ciphertext, ciphertext, security_code_erased_at FROM checkout_sessions WHERE id = $1`, [session.id]);
+    const [row] = await t.db.query(
+      `SELECT security_code_ciphertext, ciphertext, security_code_erased_at FROM checkout_sessions WHERE id = $1`,
+      [session.id],
+    );
     expect(row.security_code_ciphertext).toBeNull();
     expect(row.ciphertext).not.toBeNull();
     expect(row.security_code_erased_at).not.toBeNull();
-    expectProblem(await forward({ 'x-vault-forward-checkout-session': session.id }, FULL_BODY), 410, 'checkout-session-security-code-erased');
+    expectProblem(
+      await forward({ 'x-vault-forward-checkout-session': session.id }, FULL_BODY),
+      410,
+      'checkout-session-security-code-erased',
+    );
     const again = await forward({ 'x-vault-forward-checkout-session': session.id }, '{"number":"{{ CARD_NUMBER_1 }}"}');
     expect(again.status).toBe(200);
   });
 
   it('forwards a stored card with a freshly collected code (method id)', async () => {
     const c = card();
-    const pm = await createCard(t, merchant, { number: c.number, expiration_date: '09/32', cardholder_name: 'Ada Lovelace' });
+    const pm = await createCard(t, merchant, {
+      number: c.number,
+      expiration_date: '09/32',
+      cardholder_name: 'Ada Lovelace',
+    });
     const session = await createCheckoutSession(t, token);
     const fields = await http(t.url, `/checkout/sessions/${session.id}/fields`, {
       method: 'PUT',
@@ -172,21 +234,45 @@ describe('Checkout sessions', () => {
       body: { payment_method: { method: 'id', id: pm.id, security_code: c.security_code } },
     });
     expect(fields.status).toBe(200);
-    expect(fields.body.payment_method).toMatchObject({ id: pm.id, label: c.number.slice(-4), expiration_date: '09/32' });
-    const answer = await forward({ 'x-vault-forward-checkout-session': session.id }, '{"n":"{{ CARD_NUMBER_1 }}","e":"{{ CARD_EXPIRATION_DATE_1 }}","h":"{{ CARDHOLDER_NAME_1 }}","c":"{{ CARD_SECURITY_CODE_1 }}"}');
+    expect(fields.body.payment_method).toMatchObject({
+      id: pm.id,
+      label: c.number.slice(-4),
+      expiration_date: '09/32',
+    });
+    const answer = await forward(
+      { 'x-vault-forward-checkout-session': session.id },
+      '{"n":"{{ CARD_NUMBER_1 }}","e":"{{ CARD_EXPIRATION_DATE_1 }}","h":"{{ CARDHOLDER_NAME_1 }}","c":"{{ CARD_SECURITY_CODE_1 }}"}',
+    );
     expect(answer.status).toBe(200);
-    expect(JSON.parse(downstream.received.at(-1)!.body.toString())).toEqual({ n: c.number, e: '09/32', h: 'Ada Lovelace', c: c.security_code });
+    expect(JSON.parse(downstream.received.at(-1)!.body.toString())).toEqual({
+      n: c.number,
+      e: '09/32',
+      h: 'Ada Lovelace',
+      c: c.security_code,
+    });
     // Its card is a payment method already.
-    expectProblem(await http(t.url, '/payment-methods', { method: 'POST', token, body: { method: 'checkout-session', id: session.id } }), 409, 'checkout-session-card-is-stored');
+    expectProblem(
+      await http(t.url, '/payment-methods', {
+        method: 'POST',
+        token,
+        body: { method: 'checkout-session', id: session.id },
+      }),
+      409,
+      'checkout-session-card-is-stored',
+    );
   });
 
   it('forwards the session card through the queue (Prefer: respond-async): the worker loads the code when it runs', async () => {
     const c = card();
     const session = await createCheckoutSession(t, token, { card: c });
-    const accepted = await forward({ 'x-vault-forward-checkout-session': session.id }, FULL_BODY, { prefer: 'respond-async' });
+    const accepted = await forward({ 'x-vault-forward-checkout-session': session.id }, FULL_BODY, {
+      prefer: 'respond-async',
+    });
     expect(accepted.status).toBe(202);
     // The stored plan holds the session id, not the code.
-    const [plan] = await t.db.query(`SELECT ciphertext FROM vault_forward_job_plans WHERE job_id = $1`, [accepted.body.id]);
+    const [plan] = await t.db.query(`SELECT ciphertext FROM vault_forward_job_plans WHERE job_id = $1`, [
+      accepted.body.id,
+    ]);
     expect((plan.ciphertext as Buffer).includes(Buffer.from(c.security_code))).toBe(false);
     const job = await waitFor(
       async () => {
@@ -219,30 +305,71 @@ describe('Checkout sessions', () => {
       { timeoutMs: 30_000, what: 'the queued forward to end' },
     );
     expect(job.body.status).toBe('failed');
-    expect(job.body.attempts.map((a: { error_type: string | null }) => a.error_type)).toContain('checkout-session-expired');
+    expect(job.body.attempts.map((a: { error_type: string | null }) => a.error_type)).toContain(
+      'checkout-session-expired',
+    );
   });
 
   it('an expired session is 410 everywhere, and nothing of its card or code is left in the database (raw rows, pg_dump)', async () => {
     const c = card();
     const session = await createCheckoutSession(t, token, { card: c, expiresIn: 2 });
-    const [alive] = await t.db.query(`SELECT ciphertext IS NOT NULL AND security_code_ciphertext IS NOT NULL AS sealed FROM checkout_sessions WHERE id = $1`, [session.id]);
+    const [alive] = await t.db.query(
+      `SELECT ciphertext IS NOT NULL AND security_code_ciphertext IS NOT NULL AS sealed FROM checkout_sessions WHERE id = $1`,
+      [session.id],
+    );
     expect(alive.sealed).toBe(true);
-    await waitFor(async () => (await t.db.query(`SELECT expires_at <= now() AS due FROM checkout_sessions WHERE id = $1`, [session.id]))[0].due, { timeoutMs: 5_000, intervalMs: 100 });
+    await waitFor(
+      async () =>
+        (await t.db.query(`SELECT expires_at <= now() AS due FROM checkout_sessions WHERE id = $1`, [session.id]))[0]
+          .due,
+      { timeoutMs: 5_000, intervalMs: 100 },
+    );
 
     // The periodic purge (one UPDATE, safe from any number of processes): run it twice, as two processes would.
     await Promise.all([t.get(CheckoutSessionPurge).run(), t.get(CheckoutSessionPurge).run()]);
     const [row] = await t.db.query(`SELECT * FROM checkout_sessions WHERE id = $1`, [session.id]);
-    for (const column of ['ciphertext', 'security_code_ciphertext', 'wrapped_key', 'master_key_id', 'label', 'scheme', 'expiration_date', 'card_source']) {
+    for (const column of [
+      'ciphertext',
+      'security_code_ciphertext',
+      'wrapped_key',
+      'master_key_id',
+      'label',
+      'scheme',
+      'expiration_date',
+      'card_source',
+    ]) {
       expect([column, row[column]]).toEqual([column, null]);
     }
     expect(row.erased_at).not.toBeNull();
 
-    expectProblem(await forward({ 'x-vault-forward-checkout-session': session.id }, FULL_BODY), 410, 'checkout-session-expired');
+    expectProblem(
+      await forward({ 'x-vault-forward-checkout-session': session.id }, FULL_BODY),
+      410,
+      'checkout-session-expired',
+    );
     expectProblem(await http(t.url, `/checkout/sessions/${session.id}`, { token }), 410, 'checkout-session-expired');
-    expectProblem(await http(t.url, `/checkout/sessions/${session.id}/fields`, { method: 'PUT', token, body: { payment_method: { method: 'card', ...card() } } }), 410, 'checkout-session-expired');
-    expectProblem(await http(t.url, '/payment-methods', { method: 'POST', token, body: { method: 'checkout-session', id: session.id } }), 410, 'checkout-session-expired');
+    expectProblem(
+      await http(t.url, `/checkout/sessions/${session.id}/fields`, {
+        method: 'PUT',
+        token,
+        body: { payment_method: { method: 'card', ...card() } },
+      }),
+      410,
+      'checkout-session-expired',
+    );
+    expectProblem(
+      await http(t.url, '/payment-methods', {
+        method: 'POST',
+        token,
+        body: { method: 'checkout-session', id: session.id },
+      }),
+      410,
+      'checkout-session-expired',
+    );
 
-    const { stdout } = await run('pg_dump', ['--data-only', process.env.TEST_DATABASE_URL!], { maxBuffer: 256 * 1024 * 1024 });
+    const { stdout } = await run('pg_dump', ['--data-only', process.env.TEST_DATABASE_URL!], {
+      maxBuffer: 256 * 1024 * 1024,
+    });
     expect(stdout).toContain(session.id);
     expect(stdout).not.toContain(c.number);
     expect(stdout).not.toContain(c.number.slice(-12));
@@ -255,9 +382,21 @@ describe('Checkout sessions', () => {
 
   it('is erased at read time when the purge has not run yet', async () => {
     const session = await createCheckoutSession(t, token, { card: card(), expiresIn: 2 });
-    await waitFor(async () => (await t.db.query(`SELECT expires_at <= now() AS due FROM checkout_sessions WHERE id = $1`, [session.id]))[0].due, { timeoutMs: 5_000, intervalMs: 100 });
-    expectProblem(await forward({ 'x-vault-forward-checkout-session': session.id }, '{"n":"{{ CARD_NUMBER_1 }}"}'), 410, 'checkout-session-expired');
-    const [row] = await t.db.query(`SELECT ciphertext, security_code_ciphertext, wrapped_key, erased_at FROM checkout_sessions WHERE id = $1`, [session.id]);
+    await waitFor(
+      async () =>
+        (await t.db.query(`SELECT expires_at <= now() AS due FROM checkout_sessions WHERE id = $1`, [session.id]))[0]
+          .due,
+      { timeoutMs: 5_000, intervalMs: 100 },
+    );
+    expectProblem(
+      await forward({ 'x-vault-forward-checkout-session': session.id }, '{"n":"{{ CARD_NUMBER_1 }}"}'),
+      410,
+      'checkout-session-expired',
+    );
+    const [row] = await t.db.query(
+      `SELECT ciphertext, security_code_ciphertext, wrapped_key, erased_at FROM checkout_sessions WHERE id = $1`,
+      [session.id],
+    );
     expect(row).toMatchObject({ ciphertext: null, security_code_ciphertext: null, wrapped_key: null });
     expect(row.erased_at).not.toBeNull();
   });
@@ -266,38 +405,76 @@ describe('Checkout sessions', () => {
     const session = await createCheckoutSession(t, token, { card: card() });
     expect((await http(t.url, `/checkout/sessions/${session.id}`, { method: 'DELETE', token })).status).toBe(204);
     expect(await t.db.query(`SELECT 1 FROM checkout_sessions WHERE id = $1`, [session.id])).toEqual([]);
-    expectProblem(await forward({ 'x-vault-forward-checkout-session': session.id }, '{"n":"{{ CARD_NUMBER_1 }}"}'), 400, 'unknown-checkout-session');
+    expectProblem(
+      await forward({ 'x-vault-forward-checkout-session': session.id }, '{"n":"{{ CARD_NUMBER_1 }}"}'),
+      400,
+      'unknown-checkout-session',
+    );
   });
 
   describe('bad cases', () => {
     it('both card headers → 400 naming both', async () => {
       const session = await createCheckoutSession(t, token, { card: card() });
       const pm = await createCard(t, merchant);
-      const problem = expectProblem(await forward({ 'x-vault-forward-checkout-session': session.id, 'x-vault-forward-payment-methods': pm.id }, '{}'), 400, 'invalid-forward-header');
-      expect(problem.errors.map((e: { name: string }) => e.name)).toEqual(['x-vault-forward-payment-methods', 'x-vault-forward-checkout-session']);
+      const problem = expectProblem(
+        await forward(
+          { 'x-vault-forward-checkout-session': session.id, 'x-vault-forward-payment-methods': pm.id },
+          '{}',
+        ),
+        400,
+        'invalid-forward-header',
+      );
+      expect(problem.errors.map((e: { name: string }) => e.name)).toEqual([
+        'x-vault-forward-payment-methods',
+        'x-vault-forward-checkout-session',
+      ]);
     });
 
     it('CARD_SECURITY_CODE with payment methods (or none) → 400 naming the placeholder', async () => {
       const pm = await createCard(t, merchant);
       for (const headers of [{ 'x-vault-forward-payment-methods': pm.id }, {}] as Array<Record<string, string>>) {
-        const problem = expectProblem(await forward(headers, '{"cvv":"{{ CARD_SECURITY_CODE_1 }}"}'), 400, 'invalid-placeholder');
+        const problem = expectProblem(
+          await forward(headers, '{"cvv":"{{ CARD_SECURITY_CODE_1 }}"}'),
+          400,
+          'invalid-placeholder',
+        );
         expect(problem.detail).toContain('CARD_SECURITY_CODE_1');
       }
-      const problem = expectProblem(await forward({ 'x-vault-forward-payment-methods': pm.id }, '{"cvv":"{{ CARD_SECURITY_CODE_1 }}"}'), 400, 'invalid-placeholder');
+      const problem = expectProblem(
+        await forward({ 'x-vault-forward-payment-methods': pm.id }, '{"cvv":"{{ CARD_SECURITY_CODE_1 }}"}'),
+        400,
+        'invalid-placeholder',
+      );
       expect(problem.detail).toContain('x-vault-forward-checkout-session');
     });
 
     it('a session has one card: _2 is out of range; a malformed session id is refused', async () => {
       const session = await createCheckoutSession(t, token, { card: card() });
-      const problem = expectProblem(await forward({ 'x-vault-forward-checkout-session': session.id }, '{"n":"{{ CARD_NUMBER_2 }}"}'), 400, 'invalid-placeholder');
+      const problem = expectProblem(
+        await forward({ 'x-vault-forward-checkout-session': session.id }, '{"n":"{{ CARD_NUMBER_2 }}"}'),
+        400,
+        'invalid-placeholder',
+      );
       expect(problem.detail).toContain('x-vault-forward-checkout-session lists 1');
       expectProblem(await forward({ 'x-vault-forward-checkout-session': 'nope' }, '{}'), 400, 'invalid-forward-header');
     });
 
     it('a session without a card → 409', async () => {
       const session = await createCheckoutSession(t, token);
-      expectProblem(await forward({ 'x-vault-forward-checkout-session': session.id }, '{"n":"{{ CARD_NUMBER_1 }}"}'), 409, 'checkout-session-has-no-card');
-      expectProblem(await http(t.url, '/payment-methods', { method: 'POST', token, body: { method: 'checkout-session', id: session.id } }), 409, 'checkout-session-has-no-card');
+      expectProblem(
+        await forward({ 'x-vault-forward-checkout-session': session.id }, '{"n":"{{ CARD_NUMBER_1 }}"}'),
+        409,
+        'checkout-session-has-no-card',
+      );
+      expectProblem(
+        await http(t.url, '/payment-methods', {
+          method: 'POST',
+          token,
+          body: { method: 'checkout-session', id: session.id },
+        }),
+        409,
+        'checkout-session-has-no-card',
+      );
     });
 
     it('wrong method, bad card, bad code, stray fields → 400 naming the field, never echoing it', async () => {
@@ -307,16 +484,35 @@ describe('Checkout sessions', () => {
       bad[15] = String((Number(bad[15]) + 1) % 10);
       const cases: Array<[unknown, string]> = [
         [{ method: 'paypal', security_code: '123' }, 'payment_method.method'],
-        [{ method: 'card', number: bad.join(''), expiration_date: '07/31', security_code: '123' }, 'payment_method.number'],
-        [{ method: 'card', number: c.number, expiration_date: '13/31', security_code: '123' }, 'payment_method.expiration_date'],
-        [{ method: 'card', number: c.number, expiration_date: '07/31', security_code: '12a' }, 'payment_method.security_code'],
-        [{ method: 'card', number: c.number, expiration_date: '07/31', security_code: '1234' }, 'payment_method.security_code'],
-        [{ method: 'card', number: c.number, expiration_date: '07/31', security_code: '123', id: randomUUID() }, 'payment_method.id'],
+        [
+          { method: 'card', number: bad.join(''), expiration_date: '07/31', security_code: '123' },
+          'payment_method.number',
+        ],
+        [
+          { method: 'card', number: c.number, expiration_date: '13/31', security_code: '123' },
+          'payment_method.expiration_date',
+        ],
+        [
+          { method: 'card', number: c.number, expiration_date: '07/31', security_code: '12a' },
+          'payment_method.security_code',
+        ],
+        [
+          { method: 'card', number: c.number, expiration_date: '07/31', security_code: '1234' },
+          'payment_method.security_code',
+        ],
+        [
+          { method: 'card', number: c.number, expiration_date: '07/31', security_code: '123', id: randomUUID() },
+          'payment_method.id',
+        ],
         [{ method: 'id', id: randomUUID(), security_code: '123' }, 'payment_method.id'],
         [{ method: 'id', id: randomUUID(), number: c.number, security_code: '123' }, 'payment_method.number'],
       ];
       for (const [payment_method, field] of cases) {
-        const result = await http(t.url, `/checkout/sessions/${session.id}/fields`, { method: 'PUT', token, body: { payment_method } });
+        const result = await http(t.url, `/checkout/sessions/${session.id}/fields`, {
+          method: 'PUT',
+          token,
+          body: { payment_method },
+        });
         const problem = expectProblem(result, 400, 'validation-failed');
         expect(problem.errors.map((e: { name: string }) => e.name)).toContain(field);
         expect(result.text).not.toContain(c.number.slice(-12));
@@ -336,7 +532,11 @@ describe('Checkout sessions', () => {
         [{ amount: 100 }, 'amount'],
       ];
       for (const [body, field] of cases) {
-        const problem = expectProblem(await http(t.url, '/checkout/sessions', { method: 'POST', token, body }), 400, 'validation-failed');
+        const problem = expectProblem(
+          await http(t.url, '/checkout/sessions', { method: 'POST', token, body }),
+          400,
+          'validation-failed',
+        );
         expect(problem.errors.map((e: { name: string }) => e.name)).toContain(field);
       }
     });
@@ -345,20 +545,68 @@ describe('Checkout sessions', () => {
       const other = (await createMerchantAccount(t)).id;
       const otherToken = await (await createApiKey(t, other)).token();
       const session = await createCheckoutSession(t, otherToken, { card: card() });
-      expectProblem(await http(t.url, `/checkout/sessions/${session.id}`, { token }), 404, 'checkout-session-not-found');
-      expectProblem(await http(t.url, `/checkout/sessions/${session.id}`, { method: 'PUT', token, body: {} }), 404, 'checkout-session-not-found');
-      expectProblem(await http(t.url, `/checkout/sessions/${session.id}/fields`, { method: 'PUT', token, body: { payment_method: { method: 'card', ...card() } } }), 404, 'checkout-session-not-found');
-      expectProblem(await http(t.url, `/checkout/sessions/${session.id}`, { method: 'DELETE', token }), 404, 'checkout-session-not-found');
-      expectProblem(await http(t.url, '/payment-methods', { method: 'POST', token, body: { method: 'checkout-session', id: session.id } }), 404, 'checkout-session-not-found');
-      expectProblem(await forward({ 'x-vault-forward-checkout-session': session.id }, '{"n":"{{ CARD_NUMBER_1 }}"}'), 400, 'unknown-checkout-session');
+      expectProblem(
+        await http(t.url, `/checkout/sessions/${session.id}`, { token }),
+        404,
+        'checkout-session-not-found',
+      );
+      expectProblem(
+        await http(t.url, `/checkout/sessions/${session.id}`, { method: 'PUT', token, body: {} }),
+        404,
+        'checkout-session-not-found',
+      );
+      expectProblem(
+        await http(t.url, `/checkout/sessions/${session.id}/fields`, {
+          method: 'PUT',
+          token,
+          body: { payment_method: { method: 'card', ...card() } },
+        }),
+        404,
+        'checkout-session-not-found',
+      );
+      expectProblem(
+        await http(t.url, `/checkout/sessions/${session.id}`, { method: 'DELETE', token }),
+        404,
+        'checkout-session-not-found',
+      );
+      expectProblem(
+        await http(t.url, '/payment-methods', {
+          method: 'POST',
+          token,
+          body: { method: 'checkout-session', id: session.id },
+        }),
+        404,
+        'checkout-session-not-found',
+      );
+      expectProblem(
+        await forward({ 'x-vault-forward-checkout-session': session.id }, '{"n":"{{ CARD_NUMBER_1 }}"}'),
+        400,
+        'unknown-checkout-session',
+      );
       // Still there for its owner.
       expect((await http(t.url, `/checkout/sessions/${session.id}`, { token: otherToken })).status).toBe(200);
     });
 
     it('needs checkout-sessions scopes', async () => {
       const key = await createApiKey(t, merchant);
-      expect((await http(t.url, '/checkout/sessions', { method: 'POST', token: await key.token(['checkout-sessions.read']), body: {} })).status).toBe(403);
-      expect((await http(t.url, '/checkout/sessions', { method: 'POST', token: await key.token(['checkout-sessions.write']), body: {} })).status).toBe(201);
+      expect(
+        (
+          await http(t.url, '/checkout/sessions', {
+            method: 'POST',
+            token: await key.token(['checkout-sessions.read']),
+            body: {},
+          })
+        ).status,
+      ).toBe(403);
+      expect(
+        (
+          await http(t.url, '/checkout/sessions', {
+            method: 'POST',
+            token: await key.token(['checkout-sessions.write']),
+            body: {},
+          })
+        ).status,
+      ).toBe(201);
     });
   });
 });

@@ -39,7 +39,8 @@ describe('CLI: api-key list and revoke', () => {
           },
           timeout: 30_000,
         },
-        (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
+        (error, stdout, stderr) =>
+          resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
       );
     });
   }
@@ -67,8 +68,22 @@ describe('CLI: api-key list and revoke', () => {
 
     const { items } = json(await cli(['api-key', 'list', '--merchant', merchant]));
     expect(items).toEqual([
-      { type: 'api-key', id: newer.id, merchant_account_id: merchant, algorithm: 'ES512', created_at: expect.any(String), revoked_at: null },
-      { type: 'api-key', id: older.id, merchant_account_id: merchant, algorithm: 'ES256', created_at: expect.any(String), revoked_at: null },
+      {
+        type: 'api-key',
+        id: newer.id,
+        merchant_account_id: merchant,
+        algorithm: 'ES512',
+        created_at: expect.any(String),
+        revoked_at: null,
+      },
+      {
+        type: 'api-key',
+        id: older.id,
+        merchant_account_id: merchant,
+        algorithm: 'ES256',
+        created_at: expect.any(String),
+        revoked_at: null,
+      },
     ]);
     const all = json(await cli(['api-key', 'list'])).items as Array<{ id: string }>;
     expect(all.map((k) => k.id)).toEqual(expect.arrayContaining([older.id, newer.id, instance.id]));
@@ -94,7 +109,8 @@ describe('CLI: api-key list and revoke', () => {
     });
     const answered = Date.now();
     let status = 0;
-    while (Date.now() - answered < 1000 && status !== 401) status = (await http(t.url, '/__probe/merchant', { token })).status;
+    while (Date.now() - answered < 1000 && status !== 401)
+      status = (await http(t.url, '/__probe/merchant', { token })).status;
     expect(status).toBe(401);
 
     const again = await cli(['api-key', 'revoke', key.id]);
@@ -106,7 +122,10 @@ describe('CLI: api-key list and revoke', () => {
 
   it('takes a key id that starts with "-" (a thumbprint can) as the id, for revoke and for token --key-id', async () => {
     // Before: parseArgs refused "-C…" as an unknown option, one key id in 64.
-    for (const args of [['api-key', 'revoke', '-Cnot-a-key'], ['api-key', 'revoke', '--', '-Cnot-a-key']]) {
+    for (const args of [
+      ['api-key', 'revoke', '-Cnot-a-key'],
+      ['api-key', 'revoke', '--', '-Cnot-a-key'],
+    ]) {
       const result = await cli(args);
       expect(result.code).toBe(1);
       expect(result.stderr).not.toContain('Unknown option');

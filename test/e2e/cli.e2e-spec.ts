@@ -37,7 +37,8 @@ function cliInput(env: Record<string, string>, input: string | undefined, ...arg
       process.execPath,
       ['dist/cli/main.js', ...args],
       { env: { PATH: process.env.PATH, DATA_DIR: dataDir, ...env }, timeout: 60_000 },
-      (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
+      (error, stdout, stderr) =>
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
     );
     child.stdin!.end(input ?? '');
   });
@@ -67,16 +68,25 @@ describe('CLI: merchant, api-key and token commands mint credentials the API acc
   });
 
   it('walks the quick start: merchant → instance key → token → authenticated call', async () => {
-    expect(json(await cli('merchant', 'create', '--name', 'CLI Merchant', '--id', merchantId))).toMatchObject({ id: merchantId });
+    expect(json(await cli('merchant', 'create', '--name', 'CLI Merchant', '--id', merchantId))).toMatchObject({
+      id: merchantId,
+    });
 
     const keyFile = join(dir, 'instance.pem');
     const key = json(await cli('api-key', 'create', '--instance', '--out', keyFile));
-    expect(key).toEqual({ id: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), merchant_account_id: null, algorithm: 'ES512', private_key_file: keyFile });
+    expect(key).toEqual({
+      id: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+      merchant_account_id: null,
+      algorithm: 'ES512',
+      private_key_file: keyFile,
+    });
     expect(statSync(keyFile).mode & 0o777).toBe(0o600);
     const pem = readFileSync(keyFile, 'utf8');
     expect(pem).toContain('-----BEGIN PRIVATE KEY-----');
 
-    const { token } = json(await cli('token', '--key', keyFile, '--key-id', key.id, '--scopes', 'merchant-accounts.read'));
+    const { token } = json(
+      await cli('token', '--key', keyFile, '--key-id', key.id, '--scopes', 'merchant-accounts.read'),
+    );
     const result = await http(t.url, `/merchant-accounts/${merchantId}`, { token });
     expect(result.status).toBe(200);
     expect(result.body).toMatchObject({ id: merchantId, display_name: 'CLI Merchant' });
@@ -84,13 +94,18 @@ describe('CLI: merchant, api-key and token commands mint credentials the API acc
     // The service keeps the public key only: no private scalar, no PEM body.
     const [row] = await t.db.query('SELECT * FROM api_keys WHERE id = $1', [key.id]);
     expect(row.public_key.d).toBeUndefined();
-    const pemBody = pem.split('\n').filter((l) => l && !l.startsWith('-----')).join('');
+    const pemBody = pem
+      .split('\n')
+      .filter((l) => l && !l.startsWith('-----'))
+      .join('');
     expect(JSON.stringify(row)).not.toContain(pemBody.slice(20, 60));
   });
 
   it('mints merchant-bound ES256 keys whose tokens act for that merchant', async () => {
     const keyFile = join(dir, 'merchant.pem');
-    const key = json(await cli('api-key', 'create', '--merchant', merchantId, '--algorithm', 'ES256', '--out', keyFile));
+    const key = json(
+      await cli('api-key', 'create', '--merchant', merchantId, '--algorithm', 'ES256', '--out', keyFile),
+    );
     expect(key).toMatchObject({ merchant_account_id: merchantId, algorithm: 'ES256' });
     const { token } = json(await cli('token', '--key', keyFile, '--key-id', key.id, '--ttl', '60'));
     const [, payload] = token.split('.');
@@ -136,7 +151,10 @@ describe('CLI: merchant, api-key and token commands mint credentials the API acc
     const { token } = json(await cli('token', '--key', keyFile, '--scopes', 'buyers.read'));
     const header = JSON.parse(Buffer.from(String(token).split('.')[0], 'base64url').toString());
     expect(header.kid).toBe(key.id);
-    expect((await http(t.url, '/__probe/merchant', { token })).body).toEqual({ merchant_account_id: merchantId, key_id: key.id });
+    expect((await http(t.url, '/__probe/merchant', { token })).body).toEqual({
+      merchant_account_id: merchantId,
+      key_id: key.id,
+    });
 
     const notAKey = join(dir, 'not-a-key.pem');
     writeFileSync(notAKey, 'hello\n');
@@ -151,8 +169,13 @@ describe('CLI: merchant, api-key and token commands mint credentials the API acc
     expect(Object.keys(key).sort()).toEqual(['algorithm', 'id', 'merchant_account_id', 'private_key']);
     expect(key.private_key).toMatch(/^-----BEGIN PRIVATE KEY-----\n[\s\S]+-----END PRIVATE KEY-----$/);
     expect(readdirSync(dir)).toHaveLength(before);
-    const { token } = json(await cliInput({ DATABASE_URL: process.env.TEST_DATABASE_URL! }, key.private_key, 'token', '--key', '-'));
-    expect((await http(t.url, '/__probe/merchant', { token })).body).toEqual({ merchant_account_id: merchantId, key_id: key.id });
+    const { token } = json(
+      await cliInput({ DATABASE_URL: process.env.TEST_DATABASE_URL! }, key.private_key, 'token', '--key', '-'),
+    );
+    expect((await http(t.url, '/__probe/merchant', { token })).body).toEqual({
+      merchant_account_id: merchantId,
+      key_id: key.id,
+    });
   });
 
   it('usage text goes to stdout only when asked for (--help); otherwise to stderr, with exit 2 and nothing on stdout', async () => {
@@ -177,7 +200,14 @@ describe('CLI: merchant, api-key and token commands mint credentials the API acc
 
     // A failure after the file was opened (a bad setting, an unknown merchant) removes the empty file it created.
     const badConfig = join(dir, 'bad-config.pem');
-    const config = await cliWith({ DATABASE_URL: process.env.TEST_DATABASE_URL!, VAULT_MASTER_KEYS: 'k1:tooshort' }, 'api-key', 'create', '--instance', '--out', badConfig);
+    const config = await cliWith(
+      { DATABASE_URL: process.env.TEST_DATABASE_URL!, VAULT_MASTER_KEYS: 'k1:tooshort' },
+      'api-key',
+      'create',
+      '--instance',
+      '--out',
+      badConfig,
+    );
     expect(config).toMatchObject({ code: 1, stdout: '' });
     expect(config.stderr).toMatch(/^Configuration error: VAULT_MASTER_KEYS: /);
     expect(existsSync(badConfig)).toBe(false);
@@ -194,12 +224,18 @@ describe('CLI: merchant, api-key and token commands mint credentials the API acc
       const start = readme.indexOf('To capture values in a script');
       const block = /```sh\n([\s\S]*?)```/.exec(readme.slice(start));
       expect(start).toBeGreaterThan(0);
-      return block![1].replaceAll('http://127.0.0.1:3000', t.url).replaceAll('/merchant-accounts/default', `/merchant-accounts/${merchantId}`);
+      return block![1]
+        .replaceAll('http://127.0.0.1:3000', t.url)
+        .replaceAll('/merchant-accounts/default', `/merchant-accounts/${merchantId}`);
     }
     function bash(script: string, env: Record<string, string>): Promise<CliResult> {
       return new Promise((resolve) => {
-        execFile('bash', ['--norc', '--noprofile', '-c', script], { env: { ...process.env, DATA_DIR: dataDir, ...env }, timeout: 60_000 }, (error, stdout, stderr) =>
-          resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
+        execFile(
+          'bash',
+          ['--norc', '--noprofile', '-c', script],
+          { env: { ...process.env, DATA_DIR: dataDir, ...env }, timeout: 60_000 },
+          (error, stdout, stderr) =>
+            resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
         );
       });
     }
@@ -211,7 +247,10 @@ describe('CLI: merchant, api-key and token commands mint credentials the API acc
     });
 
     it('stops at the first failing CLI call, with a nonzero exit and no empty token passed on', async () => {
-      const result = await bash(snippet(), { DATABASE_URL: process.env.TEST_DATABASE_URL!, VAULT_MASTER_KEYS: 'k1:tooshort' });
+      const result = await bash(snippet(), {
+        DATABASE_URL: process.env.TEST_DATABASE_URL!,
+        VAULT_MASTER_KEYS: 'k1:tooshort',
+      });
       expect(result.code).not.toBe(0);
       expect(result.stdout).toBe('');
       expect(result.stderr).toContain('VAULT_MASTER_KEYS');
@@ -236,8 +275,12 @@ describe('CLI: merchant, api-key and token commands mint credentials the API acc
       DATA_DIR: dataDir,
     };
     const result = await new Promise<CliResult>((resolve) =>
-      execFile('bash', ['--norc', '--noprofile', '-c', script], { cwd, env, timeout: 60_000 }, (error, stdout, stderr) =>
-        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
+      execFile(
+        'bash',
+        ['--norc', '--noprofile', '-c', script],
+        { cwd, env, timeout: 60_000 },
+        (error, stdout, stderr) =>
+          resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
       ),
     );
     expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: '' });
@@ -270,25 +313,41 @@ describe('CLI: merchant, api-key and token commands mint credentials the API acc
       );
       const rows = async () =>
         new Map<string, { key: string; wrapped: string }>(
-          (await before.db.query(`SELECT id, master_key_id, encode(wrapped_key, 'hex') AS wrapped FROM payment_methods`)).map(
-            (r: { id: string; master_key_id: string; wrapped: string }) => [r.id, { key: r.master_key_id, wrapped: r.wrapped }],
-          ),
+          (
+            await before.db.query(
+              `SELECT id, master_key_id, encode(wrapped_key, 'hex') AS wrapped FROM payment_methods`,
+            )
+          ).map((r: { id: string; master_key_id: string; wrapped: string }) => [
+            r.id,
+            { key: r.master_key_id, wrapped: r.wrapped },
+          ]),
         );
       const merchantKeys = async () =>
-        (await before.db.query(`SELECT master_key_id FROM vault_merchant_keys ORDER BY merchant_account_id`)).map((r: { master_key_id: string }) => r.master_key_id);
+        (await before.db.query(`SELECT master_key_id FROM vault_merchant_keys ORDER BY merchant_account_id`)).map(
+          (r: { master_key_id: string }) => r.master_key_id,
+        );
       const old = await rows();
       expect([...old.values()].every((row) => row.key === 'test-k1')).toBe(true);
       expect(await merchantKeys()).toEqual(['test-k1', 'test-k1']);
 
       // The new key first (current), the old one still listed; batches of 5 over 24 rows.
-      const rotate = () => cliWith({ DATABASE_URL: own.url, VAULT_MASTER_KEYS: `${TEST_MASTER_KEY_2},${TEST_MASTER_KEY_1}` }, 'vault', 'rotate-keys', '--batch-size', '5');
+      const rotate = () =>
+        cliWith(
+          { DATABASE_URL: own.url, VAULT_MASTER_KEYS: `${TEST_MASTER_KEY_2},${TEST_MASTER_KEY_1}` },
+          'vault',
+          'rotate-keys',
+          '--batch-size',
+          '5',
+        );
       const first = await rotate();
-      expect(JSON.parse(first.stdout.trim())).toEqual(rotationResult({
-        rewrapped_payment_methods: 23,
-        rewrapped_merchant_keys: 2,
-        failed_payment_methods: [tampered],
-        remaining: 1,
-      }));
+      expect(JSON.parse(first.stdout.trim())).toEqual(
+        rotationResult({
+          rewrapped_payment_methods: 23,
+          rewrapped_merchant_keys: 2,
+          failed_payment_methods: [tampered],
+          remaining: 1,
+        }),
+      );
       expect(first.code).toBe(1); // the old key must stay: a row still needs it
       const rotated = await rows();
       for (const [id, row] of rotated) {
@@ -304,11 +363,23 @@ describe('CLI: merchant, api-key and token commands mint credentials the API acc
       const onlyNew = await startTestApp({ env: { DATABASE_URL: own.url, VAULT_MASTER_KEYS: TEST_MASTER_KEY_2 } });
       after.push(onlyNew);
       const ids = [...numbers.keys()];
-      const opened = await onlyNew.get(PaymentMethodResolver).resolve(merchants[0], ids.filter((_, i) => i % 2 === 0));
-      const opened2 = await onlyNew.get(PaymentMethodResolver).resolve(merchants[1], ids.filter((_, i) => i % 2 === 1));
-      ids.filter((_, i) => i % 2 === 0).forEach((id, n) => expect(opened.get(`CARD_NUMBER_${n + 1}`)).toBe(numbers.get(id)));
-      ids.filter((_, i) => i % 2 === 1).forEach((id, n) => expect(opened2.get(`CARD_NUMBER_${n + 1}`)).toBe(numbers.get(id)));
-      const [{ fingerprint }] = await before.db.query('SELECT fingerprint FROM payment_methods WHERE id = $1', [ids[1]]);
+      const opened = await onlyNew.get(PaymentMethodResolver).resolve(
+        merchants[0],
+        ids.filter((_, i) => i % 2 === 0),
+      );
+      const opened2 = await onlyNew.get(PaymentMethodResolver).resolve(
+        merchants[1],
+        ids.filter((_, i) => i % 2 === 1),
+      );
+      ids
+        .filter((_, i) => i % 2 === 0)
+        .forEach((id, n) => expect(opened.get(`CARD_NUMBER_${n + 1}`)).toBe(numbers.get(id)));
+      ids
+        .filter((_, i) => i % 2 === 1)
+        .forEach((id, n) => expect(opened2.get(`CARD_NUMBER_${n + 1}`)).toBe(numbers.get(id)));
+      const [{ fingerprint }] = await before.db.query('SELECT fingerprint FROM payment_methods WHERE id = $1', [
+        ids[1],
+      ]);
       expect((await createCard(onlyNew, merchants[1], { number: numbers.get(ids[1])! })).fingerprint).toBe(fingerprint);
 
       // With the broken row gone, a second run has nothing left to do and says the old key may go.

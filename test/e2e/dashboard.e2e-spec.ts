@@ -44,10 +44,11 @@ function startVerifyingDownstream() {
       resolve({
         port: (server.address() as AddressInfo).port,
         verdicts,
-        close: () => new Promise<void>((r) => {
-          server.closeAllConnections();
-          server.close(() => r());
-        }),
+        close: () =>
+          new Promise<void>((r) => {
+            server.closeAllConnections();
+            server.close(() => r());
+          }),
       }),
     ),
   );
@@ -76,7 +77,12 @@ describe('dashboard (real Chromium against the real API)', () => {
     mkdirSync(ARTIFACTS, { recursive: true });
     downstream = await startVerifyingDownstream();
     t = await startTestApp({
-      env: { FORWARD_INSECURE_HOSTS: '127.0.0.1', QUEUE_BACKEND: 'redis', FORWARD_QUEUE_NAME: `test-dashboard-${randomUUID()}`, FORWARD_RETRY_BASE_MS: '20' },
+      env: {
+        FORWARD_INSECURE_HOSTS: '127.0.0.1',
+        QUEUE_BACKEND: 'redis',
+        FORWARD_QUEUE_NAME: `test-dashboard-${randomUUID()}`,
+        FORWARD_RETRY_BASE_MS: '20',
+      },
       // Queued forwards run in this process, so a failed job exists without a worker process.
       imports: [ForwardJobsWorkerModule],
     });
@@ -91,41 +97,75 @@ describe('dashboard (real Chromium against the real API)', () => {
     token = await merchantKey.token();
     instanceToken = () => instanceKey.token();
     for (let i = 1; i <= 25; i++) {
-      expect((await http(t.url, '/buyers', { method: 'POST', token, body: { display_name: `Buyer ${String(i).padStart(2, '0')}`, external_identifier: `ext-${i}` } })).status).toBe(201);
+      expect(
+        (
+          await http(t.url, '/buyers', {
+            method: 'POST',
+            token,
+            body: { display_name: `Buyer ${String(i).padStart(2, '0')}`, external_identifier: `ext-${i}` },
+          })
+        ).status,
+      ).toBe(201);
     }
     const number = cardNumber('4', 16);
     card = { id: (await createCard(t, merchant, { number, expiration_date: '04/31' })).id, number };
 
     // A queued forward that fails: its target refuses connections, twice.
     const dead = await closedPort();
-    await http(t.url, '/vault-forward/configs', { method: 'POST', token, body: { display_name: 'Dead end', hosts: [`127.0.0.1:${dead}`] } });
+    await http(t.url, '/vault-forward/configs', {
+      method: 'POST',
+      token,
+      body: { display_name: 'Dead end', hosts: [`127.0.0.1:${dead}`] },
+    });
     const queued = await http(t.url, '/vault-forward', {
       method: 'POST',
       token,
-      headers: { prefer: 'respond-async', 'x-vault-forward-url': `http://127.0.0.1:${dead}/charge`, 'x-vault-forward-http-method': 'POST', 'x-vault-forward-max-attempts': '2', 'content-type': 'application/json' },
+      headers: {
+        prefer: 'respond-async',
+        'x-vault-forward-url': `http://127.0.0.1:${dead}/charge`,
+        'x-vault-forward-http-method': 'POST',
+        'x-vault-forward-max-attempts': '2',
+        'content-type': 'application/json',
+      },
       rawBody: '{"amount":1}',
     });
     expect(queued.status).toBe(202);
     failedJobId = queued.body.id;
-    await waitFor(async () => (await http(t.url, `/vault-forward/jobs/${failedJobId}`, { token })).body.status === 'failed', { timeoutMs: 20_000, what: 'the job to fail' });
+    await waitFor(
+      async () => (await http(t.url, `/vault-forward/jobs/${failedJobId}`, { token })).body.status === 'failed',
+      { timeoutMs: 20_000, what: 'the job to fail' },
+    );
 
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     page = await context.newPage();
     page.on('console', (message: ConsoleMessage) => {
       // The API's own 4xx answers (the test provokes some) are logged by Chromium as failed loads;
       // anything else, and any failed load of the dashboard's own files, counts.
-      const apiAnswer = /^Failed to load resource: the server responded with a status of 4\d\d/.test(message.text()) && !message.location().url.includes('/dashboard');
-      if ((message.type() === 'error' && !apiAnswer) || message.type() === 'warning') consoleErrors.push(`${message.type()}: ${message.text()} (${message.location().url})`);
+      const apiAnswer =
+        /^Failed to load resource: the server responded with a status of 4\d\d/.test(message.text()) &&
+        !message.location().url.includes('/dashboard');
+      if ((message.type() === 'error' && !apiAnswer) || message.type() === 'warning')
+        consoleErrors.push(`${message.type()}: ${message.text()} (${message.location().url})`);
     });
     page.on('pageerror', (error) => consoleErrors.push(String(error)));
     await page.exposeFunction('reportViolation', (text: string) => violations.push(text));
     // Browser-side code as strings: the server's tsconfig has no DOM types, on purpose.
-    await page.addInitScript(`document.addEventListener('securitypolicyviolation', (e) => window.reportViolation(e.violatedDirective + ' ' + e.blockedURI))`);
+    await page.addInitScript(
+      `document.addEventListener('securitypolicyviolation', (e) => window.reportViolation(e.violatedDirective + ' ' + e.blockedURI))`,
+    );
   }, 120_000);
 
   afterAll(async () => {
@@ -142,7 +182,15 @@ describe('dashboard (real Chromium against the real API)', () => {
     expect(index.status).toBe(200);
     expect(index.headers.get('content-type')).toMatch(/^text\/html/);
     const csp = index.headers.get('content-security-policy')!;
-    for (const directive of ["default-src 'self'", "script-src 'self'", "style-src 'self'", "connect-src 'self'", "object-src 'none'", "frame-ancestors 'none'", "base-uri 'none'"]) {
+    for (const directive of [
+      "default-src 'self'",
+      "script-src 'self'",
+      "style-src 'self'",
+      "connect-src 'self'",
+      "object-src 'none'",
+      "frame-ancestors 'none'",
+      "base-uri 'none'",
+    ]) {
       expect(csp).toContain(directive);
     }
     expect(csp).not.toContain('unsafe');
@@ -177,7 +225,11 @@ describe('dashboard (real Chromium against the real API)', () => {
     // A merchant key lands on Settings → Configuration → Vault Forwarding.
     await page.getByRole('heading', { name: 'Vault Forwarding', level: 2 }).waitFor();
     expect(await page.locator('.who').textContent()).toContain(merchant);
-    expect(await page.evaluate('JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }) + document.cookie')).toBe('{}{}');
+    expect(
+      await page.evaluate(
+        'JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }) + document.cookie',
+      ),
+    ).toBe('{}{}');
 
     await page.getByRole('button', { name: 'Add forwarding config' }).click();
     await page.getByLabel('Name').fill('Acme PSP');
@@ -199,12 +251,24 @@ describe('dashboard (real Chromium against the real API)', () => {
     await row.getByText('Actions').click();
     await row.getByRole('button', { name: 'Disable' }).click();
     await page.getByRole('row', { name: /Acme PSP.*Disabled/ }).waitFor();
-    await page.getByRole('row', { name: /Acme PSP/ }).getByText('Actions').click();
-    await page.getByRole('row', { name: /Acme PSP/ }).getByRole('button', { name: 'Enable' }).click();
+    await page
+      .getByRole('row', { name: /Acme PSP/ })
+      .getByText('Actions')
+      .click();
+    await page
+      .getByRole('row', { name: /Acme PSP/ })
+      .getByRole('button', { name: 'Enable' })
+      .click();
     await page.getByRole('row', { name: /Acme PSP.*Enabled/ }).waitFor();
 
-    await page.getByRole('row', { name: /Acme PSP/ }).getByText('Actions').click();
-    await page.getByRole('row', { name: /Acme PSP/ }).getByRole('link', { name: 'Edit authentication methods' }).click();
+    await page
+      .getByRole('row', { name: /Acme PSP/ })
+      .getByText('Actions')
+      .click();
+    await page
+      .getByRole('row', { name: /Acme PSP/ })
+      .getByRole('link', { name: 'Edit authentication methods' })
+      .click();
     await page.getByRole('heading', { name: /Authentication methods · Acme PSP/ }).waitFor();
     await page.getByRole('button', { name: 'Add authentication' }).click();
     await page.getByLabel('Method', { exact: true }).selectOption('hmac-signature');
@@ -222,10 +286,17 @@ describe('dashboard (real Chromium against the real API)', () => {
     const uuid = (await page.getByTestId('added-uuid').textContent())!.trim();
     expect(uuid).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
     await page.getByRole('button', { name: 'Copy UUID' }).click();
-    await page.getByText(/Copied|Selected/).first().waitFor();
+    await page
+      .getByText(/Copied|Selected/)
+      .first()
+      .waitFor();
     // The secret is never shown again: not in the page, not in any field.
     expect(await page.content()).not.toContain(SECRET);
-    expect(await page.locator('input, textarea').evaluateAll((els) => els.map((e) => (e as unknown as { value: string }).value))).not.toContain(SECRET);
+    expect(
+      await page
+        .locator('input, textarea')
+        .evaluateAll((els) => els.map((e) => (e as unknown as { value: string }).value)),
+    ).not.toContain(SECRET);
     expect(await page.getByTestId('method-uuid').allTextContents()).toContain(uuid);
     await shot('authentication-methods');
 
@@ -246,7 +317,10 @@ describe('dashboard (real Chromium against the real API)', () => {
     expect(forwarded.body).toEqual({ verified: true });
     expect(downstream.verdicts[before]).toEqual({ ok: true, body: `{"number":"${card.number}"}` });
     const requestId = forwarded.headers.get('x-vault-forward-request-id');
-    await waitFor(async () => (await http(t.url, `/vault-forward/requests/${requestId}`, { token })).body.status === 200, { what: 'the forward record' });
+    await waitFor(
+      async () => (await http(t.url, `/vault-forward/requests/${requestId}`, { token })).body.status === 200,
+      { what: 'the forward record' },
+    );
 
     // Delete asks first; Cancel keeps the method.
     await page.getByRole('button', { name: 'Delete' }).first().click();
@@ -305,8 +379,16 @@ describe('dashboard (real Chromium against the real API)', () => {
     await attempts.waitFor();
     expect(await attempts.locator('tbody tr').count()).toBe(2);
     expect(await attempts.textContent()).toContain('downstream-unreachable');
-    expect(await page.getByRole('button', { name: /Attempts/ }).first().getAttribute('aria-expanded')).toBe('true');
-    await page.getByRole('row', { name: /\/charge/ }).first().waitFor();
+    expect(
+      await page
+        .getByRole('button', { name: /Attempts/ })
+        .first()
+        .getAttribute('aria-expanded'),
+    ).toBe('true');
+    await page
+      .getByRole('row', { name: /\/charge/ })
+      .first()
+      .waitFor();
     await shot('activity');
   });
 
@@ -339,7 +421,9 @@ describe('dashboard (real Chromium against the real API)', () => {
     await page.getByLabel('Display name').fill('Dashboard Shop (EU)');
     await page.getByRole('button', { name: 'Save' }).click();
     await page.getByRole('heading', { name: 'Dashboard Shop (EU)', level: 1 }).waitFor();
-    expect((await http(t.url, `/merchant-accounts/${merchant}`, { token: await instanceToken() })).body.display_name).toBe('Dashboard Shop (EU)');
+    expect(
+      (await http(t.url, `/merchant-accounts/${merchant}`, { token: await instanceToken() })).body.display_name,
+    ).toBe('Dashboard Shop (EU)');
     await page.getByRole('link', { name: 'Vault Forwarding' }).click();
     await page.getByRole('row', { name: /Acme PSP/ }).waitFor();
   });
@@ -348,7 +432,9 @@ describe('dashboard (real Chromium against the real API)', () => {
     expect(violations).toEqual([]);
     expect(consoleErrors).toEqual([]);
     // The same watchers see an inline script being refused, so the empty lists above mean something.
-    const ran = await page.evaluate(`(() => { const s = document.createElement('script'); s.textContent = 'window.inlineRan = true'; document.head.appendChild(s); return window.inlineRan === true; })()`);
+    const ran = await page.evaluate(
+      `(() => { const s = document.createElement('script'); s.textContent = 'window.inlineRan = true'; document.head.appendChild(s); return window.inlineRan === true; })()`,
+    );
     expect(ran).toBe(false);
     await waitFor(async () => violations.length > 0, { what: 'the CSP violation report' });
     expect(violations[0]).toMatch(/^script-src/);

@@ -51,16 +51,19 @@ describe('Errors are RFC 9457 problem+json, framework errors included', () => {
     expectProblem(result, 413, 'payload-too-large');
   });
 
-  it.each(['application/xml', 'text/plain'])('content-type %s → 415 unsupported-media-type naming the header', async (type) => {
-    const result = await http(t.url, '/merchant-accounts', {
-      method: 'POST',
-      token,
-      headers: { 'content-type': type },
-      rawBody: '<merchant/>',
-    });
-    const problem = expectProblem(result, 415, 'unsupported-media-type');
-    expect(problem.errors).toEqual([expect.objectContaining({ location: 'header', name: 'content-type' })]);
-  });
+  it.each(['application/xml', 'text/plain'])(
+    'content-type %s → 415 unsupported-media-type naming the header',
+    async (type) => {
+      const result = await http(t.url, '/merchant-accounts', {
+        method: 'POST',
+        token,
+        headers: { 'content-type': type },
+        rawBody: '<merchant/>',
+      });
+      const problem = expectProblem(result, 415, 'unsupported-media-type');
+      expect(problem.errors).toEqual([expect.objectContaining({ location: 'header', name: 'content-type' })]);
+    },
+  );
 
   it('invalid fields → 400 validation-failed listing each field with its location', async () => {
     const result = await http(t.url, '/merchant-accounts', {
@@ -87,7 +90,9 @@ describe('Errors are RFC 9457 problem+json, framework errors included', () => {
     const list = await http(t.url, '/errors');
     expect(list.status).toBe(200);
     const codes = list.body.items.map((i: { code: string }) => i.code);
-    expect(codes).toEqual(expect.arrayContaining(['unauthorized', 'forbidden', 'validation-failed', 'route-not-found']));
+    expect(codes).toEqual(
+      expect.arrayContaining(['unauthorized', 'forbidden', 'validation-failed', 'route-not-found']),
+    );
     const one = await http(t.url, '/errors/validation-failed');
     expect(one.body).toMatchObject({ type: '/errors/validation-failed', status: 400, code: 'validation-failed' });
     expectProblem(await http(t.url, '/errors/no-such-problem'), 404, 'resource-not-found');
@@ -95,8 +100,12 @@ describe('Errors are RFC 9457 problem+json, framework errors included', () => {
 
   it('a caller-supplied x-request-id is echoed; a malformed one is replaced', async () => {
     const mine = `req-${randomUUID()}`;
-    expect((await http(t.url, '/health/live', { headers: { 'x-request-id': mine } })).headers.get('x-request-id')).toBe(mine);
-    const replaced = (await http(t.url, '/health/live', { headers: { 'x-request-id': 'bad id\twith spaces' } })).headers.get('x-request-id');
+    expect((await http(t.url, '/health/live', { headers: { 'x-request-id': mine } })).headers.get('x-request-id')).toBe(
+      mine,
+    );
+    const replaced = (
+      await http(t.url, '/health/live', { headers: { 'x-request-id': 'bad id\twith spaces' } })
+    ).headers.get('x-request-id');
     expect(replaced).toMatch(/^[0-9a-f-]{36}$/);
   });
 });

@@ -47,7 +47,11 @@ describe('PostgreSQL unreachable mid-load (behind a TCP proxy that is cut and re
     viaProxy.host = proxy.address;
     spoolDir = join(mkdtempSync(join(tmpdir(), 'vf-fault-pg-')), 'spool');
     t = await startTestApp({
-      env: { DATABASE_URL: viaProxy.toString(), FORWARD_INSECURE_HOSTS: '127.0.0.1', FORWARD_RECORD_SPOOL_DIR: spoolDir },
+      env: {
+        DATABASE_URL: viaProxy.toString(),
+        FORWARD_INSECURE_HOSTS: '127.0.0.1',
+        FORWARD_RECORD_SPOOL_DIR: spoolDir,
+      },
     });
     merchant = (await createMerchantAccount(t)).id;
     token = await (await createApiKey(t, merchant)).token();
@@ -68,7 +72,12 @@ describe('PostgreSQL unreachable mid-load (behind a TCP proxy that is cut and re
     await target.close();
   });
 
-  async function call(route: Answer['route'], phase: Answer['phase'], card = cards[0], bearer = token): Promise<Answer> {
+  async function call(
+    route: Answer['route'],
+    phase: Answer['phase'],
+    card = cards[0],
+    bearer = token,
+  ): Promise<Answer> {
     const started = Date.now();
     const init: RequestInit =
       route === 'forward'
@@ -104,7 +113,11 @@ describe('PostgreSQL unreachable mid-load (behind a TCP proxy that is cut and re
 
   function expectOnly200sAnd503s(answers: Answer[]) {
     const unexpected = answers.filter(
-      (a) => !(a.status === 200 || (a.status === 503 && a.problem && a.code === 'service-unavailable' && /^\d+$/.test(a.retryAfter ?? ''))),
+      (a) =>
+        !(
+          a.status === 200 ||
+          (a.status === 503 && a.problem && a.code === 'service-unavailable' && /^\d+$/.test(a.retryAfter ?? ''))
+        ),
     );
     expect(unexpected).toEqual([]);
     expect(Math.max(...answers.map((a) => a.ms))).toBeLessThan(ANSWER_BOUND_MS);
@@ -114,10 +127,15 @@ describe('PostgreSQL unreachable mid-load (behind a TCP proxy that is cut and re
     const ids = answers.filter((a) => a.route === 'forward' && a.status === 200).map((a) => a.forwardId!);
     expect(ids.length).toBeGreaterThan(0);
     await eventually(async () => {
-      const { rows } = await direct.query<{ id: string }>('SELECT id FROM vault_forward_requests WHERE id = ANY($1) AND status = 200', [ids]);
+      const { rows } = await direct.query<{ id: string }>(
+        'SELECT id FROM vault_forward_requests WHERE id = ANY($1) AND status = 200',
+        [ids],
+      );
       return rows.length === ids.length;
     });
-    await eventually(async () => !existsSync(spoolDir) || readdirSync(spoolDir).every((name) => !name.includes('.jsonl')));
+    await eventually(
+      async () => !existsSync(spoolDir) || readdirSync(spoolDir).every((name) => !name.includes('.jsonl')),
+    );
   }
 
   it('cut for ~3 s under load: no 500, 503s with Retry-After while down, recovery without restart, every 200 forward recorded', async () => {
@@ -142,7 +160,9 @@ describe('PostgreSQL unreachable mid-load (behind a TCP proxy that is cut and re
     await eventually(async () => Date.now() - downSince > 3_000, 10_000);
     await proxy.restore();
     phase = 'after';
-    await eventually(async () => answers.filter((a) => a.phase === 'after' && a.route === 'list' && a.status === 200).length >= 3);
+    await eventually(
+      async () => answers.filter((a) => a.phase === 'after' && a.route === 'list' && a.status === 200).length >= 3,
+    );
     stop = true;
     await Promise.all(workers);
 
@@ -163,7 +183,12 @@ describe('PostgreSQL unreachable mid-load (behind a TCP proxy that is cut and re
     await proxy.blackhole();
     let answers: Answer[];
     try {
-      answers = await Promise.all([call('list', 'down'), call('forward', 'down', cards[1]), call('forward', 'down', cards[2]), call('list', 'down')]);
+      answers = await Promise.all([
+        call('list', 'down'),
+        call('forward', 'down', cards[1]),
+        call('forward', 'down', cards[2]),
+        call('list', 'down'),
+      ]);
     } finally {
       await proxy.restore();
     }

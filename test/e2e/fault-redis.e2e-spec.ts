@@ -16,7 +16,9 @@ async function timed(request: Promise<HttpResult>, limitMs = 5000): Promise<{ re
   let timer: NodeJS.Timeout | undefined;
   const result = await Promise.race([
     request,
-    new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${limitMs} ms`)), limitMs))),
+    new Promise<never>(
+      (_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${limitMs} ms`)), limitMs)),
+    ),
   ]).finally(() => clearTimeout(timer));
   return { result, ms: Date.now() - started };
 }
@@ -29,7 +31,9 @@ async function timed(request: Promise<HttpResult>, limitMs = 5000): Promise<{ re
 const redisLines = (...apps: TestApp[]) =>
   apps
     .flatMap((t) => t.logs.lines)
-    .filter((line) => line.context !== 'InstanceLoader' && !line.req && JSON.stringify(line).toLowerCase().includes('redis'));
+    .filter(
+      (line) => line.context !== 'InstanceLoader' && !line.req && JSON.stringify(line).toLowerCase().includes('redis'),
+    );
 
 describe('Fault: Redis becomes unreachable under the API and comes back', () => {
   let proxy: TcpProxy;
@@ -50,13 +54,16 @@ describe('Fault: Redis becomes unreachable under the API and comes back', () => 
       restore.push(() => (console[method] = original));
     }
     const write = process.stderr.write.bind(process.stderr);
-    process.stderr.write = ((chunk: string | Uint8Array, ...rest: never[]) => {
+    process.stderr.write = (chunk: string | Uint8Array, ...rest: never[]) => {
       consoleOutput.push(String(chunk));
       return write(chunk, ...rest);
-    });
+    };
     restore.push(() => (process.stderr.write = write));
 
-    proxy = await TcpProxy.start('127.0.0.1', Number(new URL(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379').port || 6379));
+    proxy = await TcpProxy.start(
+      '127.0.0.1',
+      Number(new URL(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379').port || 6379),
+    );
     downstream = await startHttpDownstream();
     const env = { REDIS_URL: `redis://${proxy.address}`, FORWARD_INSECURE_HOSTS: '127.0.0.1' };
     [a, b] = await Promise.all([startTestApp({ env }), startTestApp({ env })]);
@@ -107,7 +114,9 @@ describe('Fault: Redis becomes unreachable under the API and comes back', () => 
     const deleted = await timed(http(a.url, `/payment-methods/${doomed.id}`, { method: 'DELETE', token }));
     expect(deleted.result.status).toBe(204);
     expect(deleted.ms).toBeLessThan(2000);
-    const updated = await timed(http(a.url, `/vault-forward/configs/${configId}`, { method: 'PUT', token, body: { display_name: 'Renamed' } }));
+    const updated = await timed(
+      http(a.url, `/vault-forward/configs/${configId}`, { method: 'PUT', token, body: { display_name: 'Renamed' } }),
+    );
     expect(updated.result.status).toBe(200);
     expect(updated.result.body.display_name).toBe('Renamed');
     expect(updated.ms).toBeLessThan(2000);
@@ -123,22 +132,45 @@ describe('Fault: Redis becomes unreachable under the API and comes back', () => 
     expectProblem(await http(a.url, '/health/ready'), 503, 'service-unavailable');
 
     // Let ioredis retry several times: the log must not grow with its retries.
-    await waitFor(() => reconnects.a >= 4 && reconnects.b >= 4, { what: 'several reconnection attempts in both processes', timeoutMs: 15_000 });
+    await waitFor(() => reconnects.a >= 4 && reconnects.b >= 4, {
+      what: 'several reconnection attempts in both processes',
+      timeoutMs: 15_000,
+    });
     for (const t of [a, b]) expect((await forward(t, kept.id)).status).toBe(200);
-    const again = await timed(http(a.url, `/vault-forward/configs/${configId}`, { method: 'PUT', token, body: { display_name: 'Renamed again' } }));
+    const again = await timed(
+      http(a.url, `/vault-forward/configs/${configId}`, {
+        method: 'PUT',
+        token,
+        body: { display_name: 'Renamed again' },
+      }),
+    );
     expect(again.ms).toBeLessThan(2000);
 
     // One line per process, however many times ioredis retried.
     const down = redisLines(a, b);
-    expect(down.map((l) => l.msg)).toEqual([expect.stringMatching(/^redis unavailable: /), expect.stringMatching(/^redis unavailable: /)]);
+    expect(down.map((l) => l.msg)).toEqual([
+      expect.stringMatching(/^redis unavailable: /),
+      expect.stringMatching(/^redis unavailable: /),
+    ]);
     for (const line of down) {
-      expect(line).toMatchObject({ level: 40, context: 'Redis', redis: { connection: expect.any(String), reason: expect.any(String) } });
+      expect(line).toMatchObject({
+        level: 40,
+        context: 'Redis',
+        redis: { connection: expect.any(String), reason: expect.any(String) },
+      });
     }
 
     // ---- Redis comes back.
     await proxy.restore();
-    await waitFor(() => redisLines(a, b).filter((l) => l.msg === 'redis available again').length >= 2, { what: 'both processes to report Redis back', timeoutMs: 15_000 });
-    expect(redisLines(a, b).map((l) => l.msg).sort()).toEqual([
+    await waitFor(() => redisLines(a, b).filter((l) => l.msg === 'redis available again').length >= 2, {
+      what: 'both processes to report Redis back',
+      timeoutMs: 15_000,
+    });
+    expect(
+      redisLines(a, b)
+        .map((l) => l.msg)
+        .sort(),
+    ).toEqual([
       'redis available again',
       'redis available again',
       expect.stringMatching(/^redis unavailable: /),
@@ -151,7 +183,10 @@ describe('Fault: Redis becomes unreachable under the API and comes back', () => 
     const later = await createCard(a, merchant);
     expect((await forward(b, later.id)).status).toBe(200);
     expect((await http(a.url, `/payment-methods/${later.id}`, { method: 'DELETE', token })).status).toBe(204);
-    await waitFor(async () => (await forward(b, later.id)).status === 400, { what: 'B to drop the card deleted through A', timeoutMs: 1000 });
+    await waitFor(async () => (await forward(b, later.id)).status === 400, {
+      what: 'B to drop the card deleted through A',
+      timeoutMs: 1000,
+    });
 
     expect(consoleOutput.filter((line) => /ioredis|redis/i.test(line))).toEqual([]);
   });

@@ -32,12 +32,21 @@ describe('POST /vault-forward: scope and allow-list', () => {
     http(t.url, '/vault-forward', {
       method: 'POST',
       token,
-      headers: { 'x-vault-forward-url': url, 'x-vault-forward-http-method': method, 'content-type': 'application/json', ...extra },
+      headers: {
+        'x-vault-forward-url': url,
+        'x-vault-forward-http-method': method,
+        'content-type': 'application/json',
+        ...extra,
+      },
       rawBody: '{"hello":"target"}',
     });
 
   const addConfig = async (token: string, hosts: string[], extra: Record<string, unknown> = {}) => {
-    const created = await http(t.url, '/vault-forward/configs', { method: 'POST', token, body: { display_name: 'Access test', hosts, ...extra } });
+    const created = await http(t.url, '/vault-forward/configs', {
+      method: 'POST',
+      token,
+      body: { display_name: 'Access test', hosts, ...extra },
+    });
     expect(created.status).toBe(201);
     return created.body as { id: string };
   };
@@ -74,11 +83,14 @@ describe('POST /vault-forward: scope and allow-list', () => {
       expect(result.headers.get('x-vault-forward-error')).toBe('true');
     });
 
-    it.each([[['vault-forwards.write']], [['*.write']], [['vault-forwards.read', 'vault-forwards.write']]])('a token with %j forwards', async (scopes) => {
-      const result = await reaching(1, async () => forward(await token(scopes), target));
-      expect(result.status).toBe(200);
-      expect(JSON.parse(downstream.received.at(-1)!.body.toString())).toEqual({ hello: 'target' });
-    });
+    it.each([[['vault-forwards.write']], [['*.write']], [['vault-forwards.read', 'vault-forwards.write']]])(
+      'a token with %j forwards',
+      async (scopes) => {
+        const result = await reaching(1, async () => forward(await token(scopes), target));
+        expect(result.status).toBe(200);
+        expect(JSON.parse(downstream.received.at(-1)!.body.toString())).toEqual({ hello: 'target' });
+      },
+    );
   });
 
   describe('the allow-list applies to every merchant account', () => {
@@ -86,14 +98,21 @@ describe('POST /vault-forward: scope and allow-list', () => {
       const { token } = await merchantWithKey();
       const result = await reaching(0, () => forward(token, `${downstream.url}/no-config`));
       const problem = expectProblem(result, 403, 'endpoint-not-enabled');
-      expect(problem.errors[0]).toMatchObject({ location: 'header', name: 'x-vault-forward-url', message: 'host not enabled' });
+      expect(problem.errors[0]).toMatchObject({
+        location: 'header',
+        name: 'x-vault-forward-url',
+        message: 'host not enabled',
+      });
     });
 
     it('a merchant account whose only config is disabled forwards nowhere; enabled again, it forwards', async () => {
       const { token } = await merchantWithKey();
       const config = await addConfig(token, [`127.0.0.1:${downstream.port}`], { enabled: false });
       expectProblem(await reaching(0, () => forward(token, `${downstream.url}/disabled`)), 403, 'endpoint-not-enabled');
-      expect((await http(t.url, `/vault-forward/configs/${config.id}`, { method: 'PUT', token, body: { enabled: true } })).status).toBe(200);
+      expect(
+        (await http(t.url, `/vault-forward/configs/${config.id}`, { method: 'PUT', token, body: { enabled: true } }))
+          .status,
+      ).toBe(200);
       expect((await reaching(1, () => forward(token, `${downstream.url}/enabled`))).status).toBe(200);
     });
 
@@ -108,7 +127,11 @@ describe('POST /vault-forward: scope and allow-list', () => {
     it('a host enabled for some methods only is refused for the others, naming the method', async () => {
       const { token } = await merchantWithKey();
       await addConfig(token, [`127.0.0.1:${downstream.port}`], { methods: ['PUT'] });
-      const problem = expectProblem(await reaching(0, () => forward(token, `${downstream.url}/method`, 'POST')), 403, 'endpoint-not-enabled');
+      const problem = expectProblem(
+        await reaching(0, () => forward(token, `${downstream.url}/method`, 'POST')),
+        403,
+        'endpoint-not-enabled',
+      );
       expect(problem.detail).toContain('not for POST');
       expect(problem.errors[0]).toMatchObject({ message: 'method POST not enabled for this host' });
       expect((await reaching(1, () => forward(token, `${downstream.url}/method`, 'PUT'))).status).toBe(200);
@@ -133,14 +156,21 @@ describe('POST /vault-forward: scope and allow-list', () => {
       'https://api.psp.example:8443/charge',
     ])('%s is not enabled by a config listing api.psp.example', async (url) => {
       const problem = expectProblem(await forward(token, url), 403, 'endpoint-not-enabled');
-      expect(problem.errors[0]).toMatchObject({ location: 'header', name: 'x-vault-forward-url', message: 'host not enabled' });
+      expect(problem.errors[0]).toMatchObject({
+        location: 'header',
+        name: 'x-vault-forward-url',
+        message: 'host not enabled',
+      });
     });
 
-    it.each(['https://api.psp.example/charge', 'https://API.Psp.Example:443/charge'])('%s is enabled (it then fails only to resolve)', async (url) => {
-      const result = await forward(token, url, 'POST', { 'x-vault-forward-timeout': '2' });
-      expect(result.body.code).not.toBe('endpoint-not-enabled');
-      expect([502, 504]).toContain(result.status);
-    });
+    it.each(['https://api.psp.example/charge', 'https://API.Psp.Example:443/charge'])(
+      '%s is enabled (it then fails only to resolve)',
+      async (url) => {
+        const result = await forward(token, url, 'POST', { 'x-vault-forward-timeout': '2' });
+        expect(result.body.code).not.toBe('endpoint-not-enabled');
+        expect([502, 504]).toContain(result.status);
+      },
+    );
 
     it('a port is part of the host: the listed port forwards, the one next to it does not', async () => {
       expect((await reaching(1, () => forward(token, `${downstream.url}/port`))).status).toBe(200);

@@ -11,7 +11,12 @@ describe('forward activity per minute', () => {
   let token: string;
 
   /** One record `minutesAgo` minutes before the current minute started (+ 10 s into it). */
-  async function record(merchantAccountId: string, minutesAgo: number, status: number | null, errorType: string | null = null) {
+  async function record(
+    merchantAccountId: string,
+    minutesAgo: number,
+    status: number | null,
+    errorType: string | null = null,
+  ) {
     await t.db.query(
       `INSERT INTO vault_forward_requests (id, merchant_account_id, method, target_url, status, duration_ms, error_type, created_at)
        VALUES (gen_random_uuid()::text, $1, 'POST', 'https://psp.example/x', $2, 12, $3,
@@ -45,7 +50,12 @@ describe('forward activity per minute', () => {
   it('counts each minute of the last hour by outcome, oldest first, zeros included, this merchant only', async () => {
     const result = await http(t.url, '/vault-forward/activity', { token });
     expect(result.status).toBe(200);
-    const body = result.body as { type: string; from: string; until: string; minutes: Array<Record<string, number | string>> };
+    const body = result.body as {
+      type: string;
+      from: string;
+      until: string;
+      minutes: Array<Record<string, number | string>>;
+    };
     expect(body.type).toBe('vault-forward-activity');
     expect(body.minutes).toHaveLength(60);
     expect(Date.parse(body.until) - Date.parse(body.from)).toBe(60 * 60_000);
@@ -56,7 +66,11 @@ describe('forward activity per minute', () => {
     expect(current).toMatchObject({ succeeded: 3, downstream_error: 1, failed: 1, pending: 1 });
     expect(body.minutes[54]).toMatchObject({ succeeded: 0, downstream_error: 1, failed: 0, pending: 0 });
     expect(oldest).toMatchObject({ succeeded: 1, downstream_error: 0, failed: 0, pending: 0 });
-    const total = body.minutes.reduce((sum, m) => sum + (m.succeeded as number) + (m.downstream_error as number) + (m.failed as number) + (m.pending as number), 0);
+    const total = body.minutes.reduce(
+      (sum, m) =>
+        sum + (m.succeeded as number) + (m.downstream_error as number) + (m.failed as number) + (m.pending as number),
+      0,
+    );
     expect(total).toBe(8);
   });
 
@@ -67,7 +81,11 @@ describe('forward activity per minute', () => {
     expect(one.body.minutes[0]).toMatchObject({ succeeded: 3, downstream_error: 1, failed: 1, pending: 1 });
     expect((await http(t.url, '/vault-forward/activity?minutes=1440', { token })).body.minutes).toHaveLength(1440);
     for (const bad of ['0', '1441', 'abc', '1.5', '']) {
-      const problem = expectProblem(await http(t.url, `/vault-forward/activity?minutes=${bad}`, { token }), 400, 'validation-failed');
+      const problem = expectProblem(
+        await http(t.url, `/vault-forward/activity?minutes=${bad}`, { token }),
+        400,
+        'validation-failed',
+      );
       expect(problem.errors).toEqual([expect.objectContaining({ location: 'query', name: 'minutes' })]);
     }
     expectProblem(await http(t.url, '/vault-forward/activity?since=1', { token }), 400, 'validation-failed');
@@ -83,7 +101,15 @@ describe('forward activity per minute', () => {
     const doc = (await http(t.url, '/openapi.json')).body;
     const op = doc.paths['/vault-forward/activity'].get;
     expect(op['x-required-scope']).toBe('vault-forwards.read');
-    expect(op.responses['200'].content['application/json'].schema.$ref).toBe('#/components/schemas/ForwardActivityResponse');
-    expect(Object.keys(doc.components.schemas.ForwardActivityMinute.properties).sort()).toEqual(['downstream_error', 'failed', 'minute', 'pending', 'succeeded']);
+    expect(op.responses['200'].content['application/json'].schema.$ref).toBe(
+      '#/components/schemas/ForwardActivityResponse',
+    );
+    expect(Object.keys(doc.components.schemas.ForwardActivityMinute.properties).sort()).toEqual([
+      'downstream_error',
+      'failed',
+      'minute',
+      'pending',
+      'succeeded',
+    ]);
   });
 });

@@ -25,7 +25,13 @@ interface MtlsDownstream {
 }
 
 function startMtlsDownstream(server: { cert: string; key: string }, clientCa: string): Promise<MtlsDownstream> {
-  const https: Server = createHttpsServer({ cert: server.cert, key: server.key, ca: clientCa, requestCert: true, rejectUnauthorized: true });
+  const https: Server = createHttpsServer({
+    cert: server.cert,
+    key: server.key,
+    ca: clientCa,
+    requestCert: true,
+    rejectUnauthorized: true,
+  });
   const state: MtlsDownstream = { url: '', port: 0, received: [], handshakes: 0, close: async () => undefined };
   https.on('secureConnection', () => state.handshakes++);
   https.on('request', (req, res) => {
@@ -33,7 +39,11 @@ function startMtlsDownstream(server: { cert: string; key: string }, clientCa: st
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const peer = (req.socket as TLSSocket).getPeerCertificate();
-      state.received.push({ url: req.url!, clientCn: peer?.subject?.CN as string | undefined, body: Buffer.concat(chunks) });
+      state.received.push({
+        url: req.url!,
+        clientCn: peer?.subject?.CN as string | undefined,
+        body: Buffer.concat(chunks),
+      });
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ ok: true, client: peer?.subject?.CN }));
     });
@@ -42,10 +52,11 @@ function startMtlsDownstream(server: { cert: string; key: string }, clientCa: st
     https.listen(0, '127.0.0.1', () => {
       state.port = (https.address() as AddressInfo).port;
       state.url = `https://127.0.0.1:${state.port}`;
-      state.close = () => new Promise<void>((r) => {
-        https.closeAllConnections();
-        https.close(() => r());
-      });
+      state.close = () =>
+        new Promise<void>((r) => {
+          https.closeAllConnections();
+          https.close(() => r());
+        });
       resolve(state);
     });
   });
@@ -79,9 +90,21 @@ describe('x-vault-forward-authentications against real downstreams, checked inde
     merchant = (await createMerchantAccount(t)).id;
     token = await (await createApiKey(t, merchant)).token();
     const hosts = [`127.0.0.1:${plain.port}`, `127.0.0.1:${mtls.port}`];
-    configId = (await http(t.url, '/vault-forward/configs', { method: 'POST', token, body: { display_name: 'Signed downstreams', hosts } })).body.id;
+    configId = (
+      await http(t.url, '/vault-forward/configs', {
+        method: 'POST',
+        token,
+        body: { display_name: 'Signed downstreams', hosts },
+      })
+    ).body.id;
     // The same hosts, but only for PUT: a method of this config never serves the POSTs below.
-    otherConfigId = (await http(t.url, '/vault-forward/configs', { method: 'POST', token, body: { display_name: 'Other', hosts, methods: ['PUT'] } })).body.id;
+    otherConfigId = (
+      await http(t.url, '/vault-forward/configs', {
+        method: 'POST',
+        token,
+        body: { display_name: 'Other', hosts, methods: ['PUT'] },
+      })
+    ).body.id;
     const number = cardNumber('4', 16);
     card = { id: (await createCard(t, merchant, { number, expiration_date: '04/31' })).id, number };
   });
@@ -91,7 +114,11 @@ describe('x-vault-forward-authentications against real downstreams, checked inde
     await Promise.all([plain.close(), mtls.close()]);
   });
 
-  async function createMethod(kind: string, fields: Record<string, string>, options: { config?: string; token?: string } = {}) {
+  async function createMethod(
+    kind: string,
+    fields: Record<string, string>,
+    options: { config?: string; token?: string } = {},
+  ) {
     const result = await http(t.url, `/vault-forward/configs/${options.config ?? configId}/authentications`, {
       method: 'POST',
       token: options.token ?? token,
@@ -101,7 +128,12 @@ describe('x-vault-forward-authentications against real downstreams, checked inde
     return result.body as { id: string; warnings: unknown[] };
   }
 
-  function forward(url: string, ids: string[], body = '{"n":"{{ CARD_NUMBER_1 }}"}', extra: Record<string, string> = {}) {
+  function forward(
+    url: string,
+    ids: string[],
+    body = '{"n":"{{ CARD_NUMBER_1 }}"}',
+    extra: Record<string, string> = {},
+  ) {
     return http(t.url, '/vault-forward', {
       method: 'POST',
       token,
@@ -127,7 +159,14 @@ describe('x-vault-forward-authentications against real downstreams, checked inde
     it('signs the filled body with the secret as entered, trailing newline included (and the create answer warns)', async () => {
       const secret = 'whsec_9f8e7d6c5b4a\n';
       secrets.push(secret.trim());
-      const created = await createMethod('hmac-signature', { secret, algorithm: 'sha256', encoding: 'hex', header: 'X-Signature', timestamp_header: 'X-Timestamp', prefix: 'v1=' });
+      const created = await createMethod('hmac-signature', {
+        secret,
+        algorithm: 'sha256',
+        encoding: 'hex',
+        header: 'X-Signature',
+        timestamp_header: 'X-Timestamp',
+        prefix: 'v1=',
+      });
       expect(created.warnings.length).toBeGreaterThan(0);
       const before = plain.received.length;
       const result = await forward(`${plain.url}/charge`, [created.id]);
@@ -138,12 +177,21 @@ describe('x-vault-forward-authentications against real downstreams, checked inde
       expect(Math.abs(Number(timestamp) - Date.now() / 1000)).toBeLessThan(60);
       expect(got.headers['x-signature']).toBe(`v1=${hmac('sha256', secret, [`${timestamp}.`, got.body], 'hex')}`);
       // Not the trimmed secret: values are used as entered.
-      expect(got.headers['x-signature']).not.toBe(`v1=${hmac('sha256', secret.trim(), [`${timestamp}.`, got.body], 'hex')}`);
+      expect(got.headers['x-signature']).not.toBe(
+        `v1=${hmac('sha256', secret.trim(), [`${timestamp}.`, got.body], 'hex')}`,
+      );
 
-      const record = await waitFor(async () => {
-        const found = await http(t.url, `/vault-forward/requests/${result.headers.get('x-vault-forward-request-id')}`, { token });
-        return found.status === 200 && found;
-      }, { what: 'the forward record' });
+      const record = await waitFor(
+        async () => {
+          const found = await http(
+            t.url,
+            `/vault-forward/requests/${result.headers.get('x-vault-forward-request-id')}`,
+            { token },
+          );
+          return found.status === 200 && found;
+        },
+        { what: 'the forward record' },
+      );
       expect(record.body.authentication_ids).toEqual([created.id]);
       expect(record.text).not.toContain('whsec_');
     });
@@ -151,7 +199,13 @@ describe('x-vault-forward-authentications against real downstreams, checked inde
 
   describe('jwe-payload', () => {
     it('replaces the filled body with a JWE the downstream decrypts with its private key; alg/enc/kid/cty as configured', async () => {
-      const created = await createMethod('jwe-payload', { public_key: rsaPublicPem, key_id: 'downstream-key-7', algorithm: 'RSA-OAEP-256', encryption: 'A256GCM', content_type: 'application/json' });
+      const created = await createMethod('jwe-payload', {
+        public_key: rsaPublicPem,
+        key_id: 'downstream-key-7',
+        algorithm: 'RSA-OAEP-256',
+        encryption: 'A256GCM',
+        content_type: 'application/json',
+      });
       const before = plain.received.length;
       expect((await forward(`${plain.url}/charge`, [created.id])).status).toBe(200);
       const got = plain.received[before];
@@ -163,17 +217,29 @@ describe('x-vault-forward-authentications against real downstreams, checked inde
     });
 
     it('encrypt-then-sign: the signature covers the JWE as sent; sign-then-encrypt: it covers the plaintext', async () => {
-      const jwe = await createMethod('jwe-payload', { public_key: rsaPublicPem, algorithm: 'RSA-OAEP-256', encryption: 'A256GCM' });
+      const jwe = await createMethod('jwe-payload', {
+        public_key: rsaPublicPem,
+        algorithm: 'RSA-OAEP-256',
+        encryption: 'A256GCM',
+      });
       const secret = 'ets-secret-0123456789';
       secrets.push(secret);
-      const sig = await createMethod('hmac-signature', { secret, algorithm: 'sha512', encoding: 'base64', header: 'X-Sig', template: '{method} {path}|{body}' });
+      const sig = await createMethod('hmac-signature', {
+        secret,
+        algorithm: 'sha512',
+        encoding: 'base64',
+        header: 'X-Sig',
+        template: '{method} {path}|{body}',
+      });
 
       let before = plain.received.length;
       expect((await forward(`${plain.url}/charge?a=1`, [jwe.id, sig.id])).status).toBe(200);
       let got = plain.received[before];
       // Verified in the downstream's order: the signature first, over the bytes received, then decryption.
       expect(got.headers['x-sig']).toBe(hmac('sha512', secret, ['POST /charge?a=1|', got.body], 'base64'));
-      expect(decryptRsaOaepA256Gcm(got.body.toString('ascii'), rsa.privateKey).plaintext.toString()).toBe(`{"n":"${card.number}"}`);
+      expect(decryptRsaOaepA256Gcm(got.body.toString('ascii'), rsa.privateKey).plaintext.toString()).toBe(
+        `{"n":"${card.number}"}`,
+      );
 
       before = plain.received.length;
       expect((await forward(`${plain.url}/charge?a=1`, [sig.id, jwe.id])).status).toBe(200);
@@ -187,7 +253,11 @@ describe('x-vault-forward-authentications against real downstreams, checked inde
   describe('mutual-tls', () => {
     it('without a client certificate, or with one from another CA, the TLS downstream refuses: 502 marked ours', async () => {
       expectOurs(await forward(`${mtls.url}/x`, []), 502, 'downstream-unreachable');
-      const foreign = await createMethod('mutual-tls', { certificate: foreignClient.cert, private_key: foreignClient.key, ca_certificates: ca.cert });
+      const foreign = await createMethod('mutual-tls', {
+        certificate: foreignClient.cert,
+        private_key: foreignClient.key,
+        ca_certificates: ca.cert,
+      });
       expectOurs(await forward(`${mtls.url}/x`, [foreign.id]), 502, 'downstream-unreachable');
       expect(mtls.received).toHaveLength(0);
     });
@@ -195,7 +265,12 @@ describe('x-vault-forward-authentications against real downstreams, checked inde
     it('presents the method’s certificate, reuses its TLS connection across forwards, and a changed method gets a new one', async () => {
       const passphrase = 'correct horse battery';
       secrets.push(passphrase);
-      const created = await createMethod('mutual-tls', { certificate: client.cert, private_key: ca.encryptKey(client.key, passphrase), passphrase, ca_certificates: ca.cert });
+      const created = await createMethod('mutual-tls', {
+        certificate: client.cert,
+        private_key: ca.encryptKey(client.key, passphrase),
+        passphrase,
+        ca_certificates: ca.cert,
+      });
       const handshakesBefore = mtls.handshakes;
       for (let i = 0; i < 8; i++) {
         const result = await forward(`${mtls.url}/pay`, [created.id]);
@@ -217,7 +292,11 @@ describe('x-vault-forward-authentications against real downstreams, checked inde
     });
 
     it('a wrong passphrase fails the forward with a problem naming the method, and nothing is sent', async () => {
-      const created = await createMethod('mutual-tls', { certificate: client.cert, private_key: ca.encryptKey(client.key, 'right one'), passphrase: 'wrong one' });
+      const created = await createMethod('mutual-tls', {
+        certificate: client.cert,
+        private_key: ca.encryptKey(client.key, 'right one'),
+        passphrase: 'wrong one',
+      });
       const before = mtls.received.length;
       const problem = expectOurs(await forward(`${mtls.url}/pay`, [created.id]), 422, 'authentication-method-invalid');
       expect(JSON.stringify(problem)).toContain(created.id);
@@ -229,7 +308,14 @@ describe('x-vault-forward-authentications against real downstreams, checked inde
   describe('refused before anything is sent', () => {
     let sig: string;
     beforeAll(async () => {
-      sig = (await createMethod('hmac-signature', { secret: 'refusals-secret-xyz', algorithm: 'sha256', encoding: 'hex', header: 'x-s' })).id;
+      sig = (
+        await createMethod('hmac-signature', {
+          secret: 'refusals-secret-xyz',
+          algorithm: 'sha256',
+          encoding: 'hex',
+          header: 'x-s',
+        })
+      ).id;
       secrets.push('refusals-secret-xyz');
     });
 
@@ -243,23 +329,49 @@ describe('x-vault-forward-authentications against real downstreams, checked inde
     it('another merchant’s method', async () => {
       const otherMerchant = (await createMerchantAccount(t)).id;
       const otherToken = await (await createApiKey(t, otherMerchant)).token();
-      const otherConfig = (await http(t.url, '/vault-forward/configs', { method: 'POST', token: otherToken, body: { display_name: 'Theirs', hosts: [`127.0.0.1:${plain.port}`] } })).body.id;
-      const theirs = await createMethod('hmac-signature', { secret: 'theirs-secret-abc', algorithm: 'sha256', encoding: 'hex', header: 'x-s' }, { config: otherConfig, token: otherToken });
+      const otherConfig = (
+        await http(t.url, '/vault-forward/configs', {
+          method: 'POST',
+          token: otherToken,
+          body: { display_name: 'Theirs', hosts: [`127.0.0.1:${plain.port}`] },
+        })
+      ).body.id;
+      const theirs = await createMethod(
+        'hmac-signature',
+        { secret: 'theirs-secret-abc', algorithm: 'sha256', encoding: 'hex', header: 'x-s' },
+        { config: otherConfig, token: otherToken },
+      );
       secrets.push('theirs-secret-abc');
       await refused([theirs.id], 422, 'authentication-method-not-usable', theirs.id);
     });
 
     it('a method of another config of the same merchant', async () => {
-      const other = await createMethod('hmac-signature', { secret: 'other-config-secret', algorithm: 'sha256', encoding: 'hex', header: 'x-s' }, { config: otherConfigId });
+      const other = await createMethod(
+        'hmac-signature',
+        { secret: 'other-config-secret', algorithm: 'sha256', encoding: 'hex', header: 'x-s' },
+        { config: otherConfigId },
+      );
       secrets.push('other-config-secret');
       await refused([sig, other.id], 422, 'authentication-method-not-usable', other.id);
     });
 
     it('a deleted method', async () => {
-      const doomed = await createMethod('hmac-signature', { secret: 'deleted-secret-abc', algorithm: 'sha256', encoding: 'hex', header: 'x-s' });
+      const doomed = await createMethod('hmac-signature', {
+        secret: 'deleted-secret-abc',
+        algorithm: 'sha256',
+        encoding: 'hex',
+        header: 'x-s',
+      });
       secrets.push('deleted-secret-abc');
       expect((await forward(`${plain.url}/charge`, [doomed.id])).status).toBe(200);
-      expect((await http(t.url, `/vault-forward/configs/${configId}/authentications/${doomed.id}`, { method: 'DELETE', token })).status).toBe(204);
+      expect(
+        (
+          await http(t.url, `/vault-forward/configs/${configId}/authentications/${doomed.id}`, {
+            method: 'DELETE',
+            token,
+          })
+        ).status,
+      ).toBe(204);
       await refused([doomed.id], 422, 'authentication-method-not-usable', doomed.id);
     });
 
@@ -274,7 +386,8 @@ describe('x-vault-forward-authentications against real downstreams, checked inde
   it('the logs hold no secret', () => {
     const text = t.logs.text;
     expect(text.length).toBeGreaterThan(0);
-    for (const secret of secrets) expect(text).not.toContain(secret.split('\n').find((l) => l.length > 20 && !l.startsWith('-----')) ?? secret);
+    for (const secret of secrets)
+      expect(text).not.toContain(secret.split('\n').find((l) => l.length > 20 && !l.startsWith('-----')) ?? secret);
     expect(text).not.toContain(card.number);
   });
 });

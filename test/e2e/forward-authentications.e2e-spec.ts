@@ -38,10 +38,20 @@ async function certificate(days: { from: number; to: number }, options: { passph
   return { cert: pems.cert, key: pems.private };
 }
 
-function problemOf(error: unknown): { code: string; status: number; detail: string; errors?: Array<{ location: string; name: string; message: string }> } {
+function problemOf(error: unknown): {
+  code: string;
+  status: number;
+  detail: string;
+  errors?: Array<{ location: string; name: string; message: string }>;
+} {
   expect(error).toBeInstanceOf(ProblemException);
   const problem = error as ProblemException;
-  return { code: problem.definition.code, status: problem.definition.status, detail: problem.detail, errors: problem.errors };
+  return {
+    code: problem.definition.code,
+    status: problem.definition.status,
+    detail: problem.detail,
+    errors: problem.errors,
+  };
 }
 
 async function refusal(promise: Promise<unknown>) {
@@ -61,14 +71,21 @@ describe('Authentication methods (issue 10: resource, kinds, sealing, forForward
   const apps: TestApp[] = [];
 
   const methodsPath = (config = configId) => `/vault-forward/configs/${config}/authentications`;
-  const create = (body: unknown, config = configId, tok = token) => http(t.url, methodsPath(config), { method: 'POST', token: tok, body });
+  const create = (body: unknown, config = configId, tok = token) =>
+    http(t.url, methodsPath(config), { method: 'POST', token: tok, body });
   const hmac = (overrides: Record<string, string> = {}) => ({
     kind: 'hmac-signature',
     label: 'PSP signing',
     fields: { secret: HMAC_SECRET, algorithm: 'sha256', encoding: 'hex', header: 'x-signature', ...overrides },
   });
   const newConfig = async (tok = token) =>
-    (await http(t.url, '/vault-forward/configs', { method: 'POST', token: tok, body: { display_name: 'PSP', hosts: ['psp.example'] } })).body.id as string;
+    (
+      await http(t.url, '/vault-forward/configs', {
+        method: 'POST',
+        token: tok,
+        body: { display_name: 'PSP', hosts: ['psp.example'] },
+      })
+    ).body.id as string;
   const service = (app = t) => app.get(ForwardAuthenticationsService);
 
   beforeAll(async () => {
@@ -92,7 +109,13 @@ describe('Authentication methods (issue 10: resource, kinds, sealing, forForward
       merchant_account_id: merchant,
       kind: 'hmac-signature',
       label: 'PSP signing',
-      fields: { algorithm: 'sha256', encoding: 'hex', header: 'x-signature', prefix: 'sha256=', template: '{method} {path}\n{timestamp}.{body}' },
+      fields: {
+        algorithm: 'sha256',
+        encoding: 'hex',
+        header: 'x-signature',
+        prefix: 'sha256=',
+        template: '{method} {path}\n{timestamp}.{body}',
+      },
       details: {},
       warnings: [{ code: 'secret-trailing-whitespace', field: 'secret', message: expect.any(String) }],
       created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00$/),
@@ -106,7 +129,9 @@ describe('Authentication methods (issue 10: resource, kinds, sealing, forForward
     const second = (await create({ ...hmac(), label: 'second' })).body.id;
     const page = await http(t.url, `${methodsPath()}?limit=1`, { token });
     expect(page.body).toMatchObject({ limit: 1, previous_cursor: null, items: [{ id: second }] });
-    const next = await http(t.url, `${methodsPath()}?limit=1&cursor=${encodeURIComponent(page.body.next_cursor)}`, { token });
+    const next = await http(t.url, `${methodsPath()}?limit=1&cursor=${encodeURIComponent(page.body.next_cursor)}`, {
+      token,
+    });
     expect(next.body.items.map((m: { id: string }) => m.id)).toEqual([id]);
 
     // PUT label only keeps the fields; PUT fields replaces the whole set (prefix and template gone).
@@ -120,20 +145,47 @@ describe('Authentication methods (issue 10: resource, kinds, sealing, forForward
     });
     secretsSeen.add('hmac-SECRET-second');
     expect(replaced.status).toBe(200);
-    expect(replaced.body).toMatchObject({ label: 'renamed', fields: { algorithm: 'sha512', encoding: 'base64', header: 'x-sig' }, warnings: [] });
+    expect(replaced.body).toMatchObject({
+      label: 'renamed',
+      fields: { algorithm: 'sha512', encoding: 'base64', header: 'x-sig' },
+      warnings: [],
+    });
     expect(Object.keys(replaced.body.fields).sort()).toEqual(['algorithm', 'encoding', 'header']);
     const after = await service().forForward(merchant, configId, [id]);
-    expect(after[0].fields).toEqual({ secret: 'hmac-SECRET-second', algorithm: 'sha512', encoding: 'base64', header: 'x-sig' });
+    expect(after[0].fields).toEqual({
+      secret: 'hmac-SECRET-second',
+      algorithm: 'sha512',
+      encoding: 'base64',
+      header: 'x-sig',
+    });
     expect(after[0].version).not.toBe(before[0].version);
 
     // No partial merge: a fields set without the secret is refused, naming it.
-    const partial = expectProblem(await http(t.url, `${methodsPath()}/${id}`, { method: 'PUT', token, body: { fields: { algorithm: 'sha256' } } }), 400, 'validation-failed');
-    expect(partial.errors).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'fields.secret', message: 'is required' })]));
-    expectProblem(await http(t.url, `${methodsPath()}/${id}`, { method: 'PUT', token, body: { kind: 'mutual-tls' } }), 400, 'validation-failed');
+    const partial = expectProblem(
+      await http(t.url, `${methodsPath()}/${id}`, { method: 'PUT', token, body: { fields: { algorithm: 'sha256' } } }),
+      400,
+      'validation-failed',
+    );
+    expect(partial.errors).toEqual(
+      expect.arrayContaining([expect.objectContaining({ name: 'fields.secret', message: 'is required' })]),
+    );
+    expectProblem(
+      await http(t.url, `${methodsPath()}/${id}`, { method: 'PUT', token, body: { kind: 'mutual-tls' } }),
+      400,
+      'validation-failed',
+    );
 
     expect((await http(t.url, `${methodsPath()}/${id}`, { method: 'DELETE', token })).status).toBe(204);
-    expectProblem(await http(t.url, `${methodsPath()}/${id}`, { token }), 404, 'vault-forward-authentication-not-found');
-    expectProblem(await http(t.url, `${methodsPath()}/${id}`, { method: 'DELETE', token }), 404, 'vault-forward-authentication-not-found');
+    expectProblem(
+      await http(t.url, `${methodsPath()}/${id}`, { token }),
+      404,
+      'vault-forward-authentication-not-found',
+    );
+    expectProblem(
+      await http(t.url, `${methodsPath()}/${id}`, { method: 'DELETE', token }),
+      404,
+      'vault-forward-authentication-not-found',
+    );
   });
 
   it('needs the vault-forward-authentications scopes', async () => {
@@ -164,10 +216,18 @@ describe('Authentication methods (issue 10: resource, kinds, sealing, forForward
       expectProblem(await http(t.url, path, { method, token: other, body }), 404, 'vault-forward-config-not-found');
     }
     // My method under their config, with their token: not there either.
-    expectProblem(await http(t.url, `${methodsPath(theirConfig)}/${mine}`, { token: other }), 404, 'vault-forward-authentication-not-found');
+    expectProblem(
+      await http(t.url, `${methodsPath(theirConfig)}/${mine}`, { token: other }),
+      404,
+      'vault-forward-authentication-not-found',
+    );
     // My method under another config of mine.
     const myOtherConfig = await newConfig();
-    expectProblem(await http(t.url, `${methodsPath(myOtherConfig)}/${mine}`, { token }), 404, 'vault-forward-authentication-not-found');
+    expectProblem(
+      await http(t.url, `${methodsPath(myOtherConfig)}/${mine}`, { token }),
+      404,
+      'vault-forward-authentication-not-found',
+    );
     expect((await http(t.url, `${methodsPath()}/${mine}`, { token })).status).toBe(200);
   });
 
@@ -185,10 +245,27 @@ describe('Authentication methods (issue 10: resource, kinds, sealing, forForward
     [hmac({ timestamp_header: '' }), 'fields.timestamp_header'],
     [hmac({ secret: '' }), 'fields.secret'],
     [hmac({ colour: 'blue' }), 'fields.colour'],
-    [{ kind: 'hmac-signature', label: 'x', fields: { secret: 's', encoding: 'hex', header: 'x-s' } }, 'fields.algorithm'],
+    [
+      { kind: 'hmac-signature', label: 'x', fields: { secret: 's', encoding: 'hex', header: 'x-s' } },
+      'fields.algorithm',
+    ],
     [{ kind: 'hmac-signature', label: 'x', fields: { ...hmac().fields, algorithm: 256 } }, 'fields.algorithm'],
-    [{ kind: 'jwe-payload', label: 'x', fields: { public_key: '{"kty":"RSA","n":"x","e":"AQAB","d":"SECRET-d"}', algorithm: 'RSA-OAEP-256', encryption: 'A256GCM' } }, 'fields.public_key'],
-    [{ kind: 'jwe-payload', label: 'x', fields: { public_key: 'k', algorithm: 'RSA-OAEP', encryption: 'A256GCM' } }, 'fields.algorithm'],
+    [
+      {
+        kind: 'jwe-payload',
+        label: 'x',
+        fields: {
+          public_key: '{"kty":"RSA","n":"x","e":"AQAB","d":"SECRET-d"}',
+          algorithm: 'RSA-OAEP-256',
+          encryption: 'A256GCM',
+        },
+      },
+      'fields.public_key',
+    ],
+    [
+      { kind: 'jwe-payload', label: 'x', fields: { public_key: 'k', algorithm: 'RSA-OAEP', encryption: 'A256GCM' } },
+      'fields.algorithm',
+    ],
   ])('refuses bad input #%# naming the field, without echoing values', async (body, name) => {
     const problem = expectProblem(await create(body), 400, 'validation-failed');
     expect(problem.errors).toEqual(expect.arrayContaining([expect.objectContaining({ location: 'body', name })]));
@@ -197,7 +274,11 @@ describe('Authentication methods (issue 10: resource, kinds, sealing, forForward
 
   it('refuses a private key pasted into a field that is returned (certificate)', async () => {
     const { cert, key } = await certificate({ from: -1, to: 365 });
-    const problem = expectProblem(await create({ kind: 'mutual-tls', label: 'x', fields: { certificate: cert + key, private_key: key } }), 400, 'validation-failed');
+    const problem = expectProblem(
+      await create({ kind: 'mutual-tls', label: 'x', fields: { certificate: cert + key, private_key: key } }),
+      400,
+      'validation-failed',
+    );
     expect(problem.errors).toEqual([expect.objectContaining({ name: 'fields.certificate' })]);
     expect(JSON.stringify(problem)).not.toContain(key.split('\n')[1]);
   });
@@ -209,51 +290,101 @@ describe('Authentication methods (issue 10: resource, kinds, sealing, forForward
     expect((await service().forForward(merchant, configId, [withNewline.id]))[0].fields.secret).toBe(HMAC_SECRET);
 
     const valid = await certificate({ from: -1, to: 365 }, { passphrase: PASSPHRASE });
-    const ok = await create({ kind: 'mutual-tls', label: 'good', fields: { certificate: valid.cert, private_key: valid.key, passphrase: PASSPHRASE } });
+    const ok = await create({
+      kind: 'mutual-tls',
+      label: 'good',
+      fields: { certificate: valid.cert, private_key: valid.key, passphrase: PASSPHRASE },
+    });
     expect(ok.status).toBe(201);
     expect(ok.body.warnings).toEqual([]);
     expect(ok.body.fields).toEqual({ certificate: valid.cert });
     expect(ok.body.details.certificates).toEqual([
-      expect.objectContaining({ subject: expect.stringContaining('client.merchant.example'), issuer: expect.any(String), not_after: expect.any(String), fingerprint_sha256: expect.stringMatching(/^[0-9A-F:]+$/) }),
+      expect.objectContaining({
+        subject: expect.stringContaining('client.merchant.example'),
+        issuer: expect.any(String),
+        not_after: expect.any(String),
+        fingerprint_sha256: expect.stringMatching(/^[0-9A-F:]+$/),
+      }),
     ]);
 
     const expired = await certificate({ from: -400, to: -10 });
-    const expiredAnswer = await create({ kind: 'mutual-tls', label: 'expired', fields: { certificate: expired.cert, private_key: expired.key } });
+    const expiredAnswer = await create({
+      kind: 'mutual-tls',
+      label: 'expired',
+      fields: { certificate: expired.cert, private_key: expired.key },
+    });
     expect(expiredAnswer.body.warnings.map((w: { code: string }) => w.code)).toEqual(['certificate-expired']);
 
     const soon = await certificate({ from: -300, to: 10 });
-    const soonAnswer = await create({ kind: 'mutual-tls', label: 'soon', fields: { certificate: soon.cert, private_key: soon.key } });
+    const soonAnswer = await create({
+      kind: 'mutual-tls',
+      label: 'soon',
+      fields: { certificate: soon.cert, private_key: soon.key },
+    });
     expect(soonAnswer.body.warnings.map((w: { code: string }) => w.code)).toEqual(['certificate-expires-soon']);
 
-    const mismatched = await create({ kind: 'mutual-tls', label: 'mismatch', fields: { certificate: valid.cert, private_key: expired.key } });
+    const mismatched = await create({
+      kind: 'mutual-tls',
+      label: 'mismatch',
+      fields: { certificate: valid.cert, private_key: expired.key },
+    });
     expect(mismatched.body.warnings.map((w: { code: string }) => w.code)).toEqual(['private-key-mismatch']);
 
-    const wrongPassphrase = await create({ kind: 'mutual-tls', label: 'pass', fields: { certificate: valid.cert, private_key: valid.key, passphrase: 'nope' } });
-    expect(wrongPassphrase.body.warnings).toEqual([expect.objectContaining({ code: 'pem-unparseable', field: 'private_key' })]);
+    const wrongPassphrase = await create({
+      kind: 'mutual-tls',
+      label: 'pass',
+      fields: { certificate: valid.cert, private_key: valid.key, passphrase: 'nope' },
+    });
+    expect(wrongPassphrase.body.warnings).toEqual([
+      expect.objectContaining({ code: 'pem-unparseable', field: 'private_key' }),
+    ]);
 
     const garbage = '-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydGlmaWNhdGU=\n-----END CERTIFICATE-----\n';
-    const unparseable = await create({ kind: 'mutual-tls', label: 'garbage', fields: { certificate: garbage, private_key: 'not a key' } });
+    const unparseable = await create({
+      kind: 'mutual-tls',
+      label: 'garbage',
+      fields: { certificate: garbage, private_key: 'not a key' },
+    });
     expect(unparseable.status).toBe(201);
     expect(unparseable.body.fields.certificate).toBe(garbage);
-    expect(unparseable.body.warnings.map((w: { code: string; field: string }) => `${w.code}:${w.field}`).sort()).toEqual(['pem-unparseable:certificate', 'pem-unparseable:private_key']);
+    expect(
+      unparseable.body.warnings.map((w: { code: string; field: string }) => `${w.code}:${w.field}`).sort(),
+    ).toEqual(['pem-unparseable:certificate', 'pem-unparseable:private_key']);
 
     // jwe-payload: a PEM and a JWK both parse; a key unfit for the algorithm, or text that is no key, warns.
     const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
     const pem = rsa.publicKey.export({ type: 'spki', format: 'pem' }).toString();
     const jwk = JSON.stringify(rsa.publicKey.export({ format: 'jwk' }));
     for (const public_key of [pem, jwk]) {
-      const answer = await create({ kind: 'jwe-payload', label: 'jwe', fields: { public_key, algorithm: 'RSA-OAEP-256', encryption: 'A256GCM', key_id: 'k1' } });
-      expect(answer.body).toMatchObject({ warnings: [], fields: { public_key, key_id: 'k1' }, details: { public_key: { type: 'rsa', size_bits: 2048 } } });
+      const answer = await create({
+        kind: 'jwe-payload',
+        label: 'jwe',
+        fields: { public_key, algorithm: 'RSA-OAEP-256', encryption: 'A256GCM', key_id: 'k1' },
+      });
+      expect(answer.body).toMatchObject({
+        warnings: [],
+        fields: { public_key, key_id: 'k1' },
+        details: { public_key: { type: 'rsa', size_bits: 2048 } },
+      });
     }
-    const unfit = await create({ kind: 'jwe-payload', label: 'jwe', fields: { public_key: pem, algorithm: 'ECDH-ES+A256KW', encryption: 'A256GCM' } });
+    const unfit = await create({
+      kind: 'jwe-payload',
+      label: 'jwe',
+      fields: { public_key: pem, algorithm: 'ECDH-ES+A256KW', encryption: 'A256GCM' },
+    });
     expect(unfit.body.warnings.map((w: { code: string }) => w.code)).toEqual(['public-key-algorithm-mismatch']);
-    const notAKey = await create({ kind: 'jwe-payload', label: 'jwe', fields: { public_key: 'hello', algorithm: 'RSA-OAEP-256', encryption: 'A128CBC-HS256' } });
+    const notAKey = await create({
+      kind: 'jwe-payload',
+      label: 'jwe',
+      fields: { public_key: 'hello', algorithm: 'RSA-OAEP-256', encryption: 'A128CBC-HS256' },
+    });
     expect(notAKey.body.warnings.map((w: { code: string }) => w.code)).toEqual(['public-key-unparseable']);
   });
 
   it('forForward: in order, only this merchant’s methods of this config, each once, one mutual-tls; problems name the header and the id', async () => {
     const { cert, key } = await certificate({ from: -1, to: 365 });
-    const mtls = (label: string) => create({ kind: 'mutual-tls', label, fields: { certificate: cert, private_key: key } });
+    const mtls = (label: string) =>
+      create({ kind: 'mutual-tls', label, fields: { certificate: cert, private_key: key } });
     const sign = (await create(hmac())).body.id as string;
     const tls1 = (await mtls('one')).body.id as string;
     const tls2 = (await mtls('two')).body.id as string;
@@ -263,7 +394,10 @@ describe('Authentication methods (issue 10: resource, kinds, sealing, forForward
     const otherToken = await (await createApiKey(t, otherMerchant)).token();
     const otherMerchantMethod = (await create(hmac(), await newConfig(otherToken), otherToken)).body.id as string;
 
-    const usable: UsableAuthenticationMethod[] = await service().forForward(merchant, configId, [tls1, sign.toUpperCase()]);
+    const usable: UsableAuthenticationMethod[] = await service().forForward(merchant, configId, [
+      tls1,
+      sign.toUpperCase(),
+    ]);
     expect(usable.map((m) => [m.id, m.kind, m.configId])).toEqual([
       [tls1, 'mutual-tls', configId],
       [sign, 'hmac-signature', configId],
@@ -275,7 +409,12 @@ describe('Authentication methods (issue 10: resource, kinds, sealing, forForward
     const cases: Array<[string[], string, number, string]> = [
       [[sign, otherMerchantMethod], 'authentication-method-not-usable', 422, otherMerchantMethod],
       [[foreignConfigMethod], 'authentication-method-not-usable', 422, foreignConfigMethod],
-      [['00000000-0000-4000-8000-000000000000'], 'authentication-method-not-usable', 422, '00000000-0000-4000-8000-000000000000'],
+      [
+        ['00000000-0000-4000-8000-000000000000'],
+        'authentication-method-not-usable',
+        422,
+        '00000000-0000-4000-8000-000000000000',
+      ],
       [[sign, sign], 'authentication-methods-conflict', 422, sign],
       [[tls1, sign, tls2], 'authentication-methods-conflict', 422, tls2],
     ];
@@ -283,14 +422,18 @@ describe('Authentication methods (issue 10: resource, kinds, sealing, forForward
       const problem = await refusal(service().forForward(merchant, configId, ids));
       expect(problem).toMatchObject({ code, status });
       expect(problem.detail).toContain(named);
-      expect(problem.errors).toEqual([{ location: 'header', name: 'x-vault-forward-authentications', message: expect.stringContaining(named) }]);
+      expect(problem.errors).toEqual([
+        { location: 'header', name: 'x-vault-forward-authentications', message: expect.stringContaining(named) },
+      ]);
       expect(JSON.stringify(problem)).not.toContain('SECRET');
     }
 
     // A deleted method is refused at once, although it was just cached.
     await service().forForward(merchant, configId, [sign]);
     expect((await http(t.url, `${methodsPath()}/${sign}`, { method: 'DELETE', token })).status).toBe(204);
-    expect(await refusal(service().forForward(merchant, configId, [sign]))).toMatchObject({ code: 'authentication-method-not-usable' });
+    expect(await refusal(service().forForward(merchant, configId, [sign]))).toMatchObject({
+      code: 'authentication-method-not-usable',
+    });
 
     // Secrets that do not decrypt (another method's ciphertext moved onto this row) fail naming the id only.
     const victim = (await mtls('victim')).body.id as string;
@@ -312,12 +455,18 @@ describe('Authentication methods (issue 10: resource, kinds, sealing, forForward
     expect((await service(other).forForward(merchant, configId, [id]))[0].fields.secret).toBe('hmac-SECRET-v1');
     const changed: Array<string | null> = [];
     const unsubscribe = service(other).onMethodChanged((methodId) => changed.push(methodId));
-    await http(t.url, `${methodsPath()}/${id}`, { method: 'PUT', token, body: { fields: { ...hmac().fields, secret: 'hmac-SECRET-v2' } } });
+    await http(t.url, `${methodsPath()}/${id}`, {
+      method: 'PUT',
+      token,
+      body: { fields: { ...hmac().fields, secret: 'hmac-SECRET-v2' } },
+    });
     await waitFor(() => changed.includes(id), { what: 'the change notice in the other process' });
     expect((await service(other).forForward(merchant, configId, [id]))[0].fields.secret).toBe('hmac-SECRET-v2');
     await http(t.url, `${methodsPath()}/${id}`, { method: 'DELETE', token });
     await waitFor(() => changed.filter((c) => c === id).length === 2, { what: 'the delete notice' });
-    expect(await refusal(service(other).forForward(merchant, configId, [id]))).toMatchObject({ code: 'authentication-method-not-usable' });
+    expect(await refusal(service(other).forForward(merchant, configId, [id]))).toMatchObject({
+      code: 'authentication-method-not-usable',
+    });
     unsubscribe();
   });
 
@@ -330,13 +479,22 @@ describe('Authentication methods (issue 10: resource, kinds, sealing, forForward
 
   it('serves the kind descriptions, and OpenAPI documents one schema per kind (request and response, oneOf by kind)', async () => {
     expectProblem(await http(t.url, '/vault-forward/authentication-kinds'), 401, 'unauthorized');
-    const kinds = await http(t.url, '/vault-forward/authentication-kinds', { token: await (await createApiKey(t, merchant)).token(['vault-forward-authentications.read']) });
+    const kinds = await http(t.url, '/vault-forward/authentication-kinds', {
+      token: await (await createApiKey(t, merchant)).token(['vault-forward-authentications.read']),
+    });
     expect(kinds.status).toBe(200);
     expect(kinds.body.items.map((k: { kind: string }) => k.kind)).toEqual([...AUTHENTICATION_KINDS]);
-    for (const item of kinds.body.items as Array<{ kind: keyof typeof KINDS; fields: Array<{ name: string; secret: boolean; required: boolean }> }>) {
-      expect(item.fields.map((f) => [f.name, f.secret, f.required])).toEqual(KINDS[item.kind].fields.map((f) => [f.name, f.secret, f.required]));
+    for (const item of kinds.body.items as Array<{
+      kind: keyof typeof KINDS;
+      fields: Array<{ name: string; secret: boolean; required: boolean }>;
+    }>) {
+      expect(item.fields.map((f) => [f.name, f.secret, f.required])).toEqual(
+        KINDS[item.kind].fields.map((f) => [f.name, f.secret, f.required]),
+      );
     }
-    expect(kinds.body.items[0].fields.filter((f: { secret: boolean }) => f.secret).map((f: { name: string }) => f.name)).toEqual(['secret']);
+    expect(
+      kinds.body.items[0].fields.filter((f: { secret: boolean }) => f.secret).map((f: { name: string }) => f.name),
+    ).toEqual(['secret']);
 
     const doc = (await http(t.url, '/openapi.json')).body;
     const schemas = doc.components.schemas;
@@ -354,8 +512,11 @@ describe('Authentication methods (issue 10: resource, kinds, sealing, forForward
       const fields = KINDS[kind].fields;
       expect(Object.keys(request.properties.fields.properties)).toEqual(fields.map((f) => f.name));
       expect(request.properties.fields.required).toEqual(fields.filter((f) => f.required).map((f) => f.name));
-      for (const f of fields.filter((f) => f.secret)) expect(request.properties.fields.properties[f.name].writeOnly).toBe(true);
-      expect(Object.keys(response.properties.fields.properties)).toEqual(fields.filter((f) => !f.secret).map((f) => f.name));
+      for (const f of fields.filter((f) => f.secret))
+        expect(request.properties.fields.properties[f.name].writeOnly).toBe(true);
+      expect(Object.keys(response.properties.fields.properties)).toEqual(
+        fields.filter((f) => !f.secret).map((f) => f.name),
+      );
     }
     for (const path of ['/vault-forward/configs/{config_id}/authentications/{id}']) {
       expect(doc.paths[path].get['x-required-scope']).toBe('vault-forward-authentications.read');
@@ -366,11 +527,25 @@ describe('Authentication methods (issue 10: resource, kinds, sealing, forForward
 
   it('raw rows and a pg_dump of the table hold no secret', async () => {
     const { cert, key } = await certificate({ from: -1, to: 365 }, { passphrase: PASSPHRASE });
-    await create({ kind: 'mutual-tls', label: 'dumped', fields: { certificate: cert, private_key: key, passphrase: PASSPHRASE } });
+    await create({
+      kind: 'mutual-tls',
+      label: 'dumped',
+      fields: { certificate: cert, private_key: key, passphrase: PASSPHRASE },
+    });
     await create(hmac());
-    const rows = JSON.stringify(await t.db.query(`SELECT *, encode(ciphertext, 'escape') AS c, encode(wrapped_key, 'escape') AS w FROM vault_forward_authentications`));
+    const rows = JSON.stringify(
+      await t.db.query(
+        `SELECT *, encode(ciphertext, 'escape') AS c, encode(wrapped_key, 'escape') AS w FROM vault_forward_authentications`,
+      ),
+    );
     const database = process.env.TEST_DATABASE_NAME ?? new URL(process.env.TEST_DATABASE_URL!).pathname.slice(1);
-    const dump = (await run('pg_dump', ['-h', '127.0.0.1', '-U', 'postgres', '--data-only', '-t', 'vault_forward_authentications', database], { maxBuffer: 64 * 1024 * 1024 })).stdout;
+    const dump = (
+      await run(
+        'pg_dump',
+        ['-h', '127.0.0.1', '-U', 'postgres', '--data-only', '-t', 'vault_forward_authentications', database],
+        { maxBuffer: 64 * 1024 * 1024 },
+      )
+    ).stdout;
     expect(dump).toContain('COPY public.vault_forward_authentications');
     expect(dump).toContain('-----BEGIN CERTIFICATE-----');
     for (const secret of secretsSeen) {
@@ -388,9 +563,21 @@ describe('Authentication methods (issue 10: resource, kinds, sealing, forForward
     apps.push(old);
     const m = (await createMerchantAccount(old)).id;
     const tok = await (await createApiKey(old, m)).token();
-    const config = (await http(old.url, '/vault-forward/configs', { method: 'POST', token: tok, body: { display_name: 'PSP', hosts: ['psp.example'] } })).body.id as string;
+    const config = (
+      await http(old.url, '/vault-forward/configs', {
+        method: 'POST',
+        token: tok,
+        body: { display_name: 'PSP', hosts: ['psp.example'] },
+      })
+    ).body.id as string;
     const made = async (secret: string) =>
-      (await http(old.url, `/vault-forward/configs/${config}/authentications`, { method: 'POST', token: tok, body: hmac({ secret }) })).body.id as string;
+      (
+        await http(old.url, `/vault-forward/configs/${config}/authentications`, {
+          method: 'POST',
+          token: tok,
+          body: hmac({ secret }),
+        })
+      ).body.id as string;
     const ids = [await made('hmac-SECRET-r1'), await made('hmac-SECRET-r2'), await made('hmac-SECRET-r3')];
     secretsSeen.add('hmac-SECRET-r1').add('hmac-SECRET-r2').add('hmac-SECRET-r3');
     const tampered = await made('hmac-SECRET-r4');
@@ -398,7 +585,9 @@ describe('Authentication methods (issue 10: resource, kinds, sealing, forForward
       `UPDATE vault_forward_authentications t SET ciphertext = s.ciphertext, wrapped_key = s.wrapped_key FROM vault_forward_authentications s WHERE s.id = $1 AND t.id = $2`,
       [ids[0], tampered],
     );
-    const both = await startTestApp({ env: { DATABASE_URL: own.url, VAULT_MASTER_KEYS: `${TEST_MASTER_KEY_2},${TEST_MASTER_KEY_1}` } });
+    const both = await startTestApp({
+      env: { DATABASE_URL: own.url, VAULT_MASTER_KEYS: `${TEST_MASTER_KEY_2},${TEST_MASTER_KEY_1}` },
+    });
     apps.push(both);
     const first = await both.get(KeyRotationService).rotate(2);
     expect(first).toMatchObject({
@@ -408,7 +597,11 @@ describe('Authentication methods (issue 10: resource, kinds, sealing, forForward
       rewrapped_merchant_keys: 0,
       remaining: 1,
     });
-    expect((await old.db.query(`SELECT id FROM vault_forward_authentications WHERE master_key_id <> 'test-k2'`)).map((r: { id: string }) => r.id)).toEqual([tampered]);
+    expect(
+      (await old.db.query(`SELECT id FROM vault_forward_authentications WHERE master_key_id <> 'test-k2'`)).map(
+        (r: { id: string }) => r.id,
+      ),
+    ).toEqual([tampered]);
     const onlyNew = await startTestApp({ env: { DATABASE_URL: own.url, VAULT_MASTER_KEYS: TEST_MASTER_KEY_2 } });
     apps.push(onlyNew);
     const opened = await onlyNew.get(ForwardAuthenticationsService).forForward(m, config, ids);

@@ -27,17 +27,24 @@ function verifiedBy(secrets: string[], headers: IncomingMessage['headers'], body
     .filter(([version, signature]) => version === 'v1' && signature)
     .map(([, signature]) => Buffer.from(signature, 'base64'));
   return secrets.filter((secret) => {
-    const expected = createHmac('sha256', Buffer.from(secret.slice('whsec_'.length), 'base64')).update(`${id}.${timestamp}.${body}`).digest();
+    const expected = createHmac('sha256', Buffer.from(secret.slice('whsec_'.length), 'base64'))
+      .update(`${id}.${timestamp}.${body}`)
+      .digest();
     return given.some((g) => g.length === expected.length && timingSafeEqual(g, expected));
   }).length;
 }
 
 /** Waits until `ok` holds for what `read` returns, and returns that. */
 async function until<T>(read: () => T | Promise<T>, ok: (value: T) => boolean): Promise<T> {
-  return (await waitFor(async () => {
-    const value = await read();
-    return ok(value) ? { value } : null;
-  }, { timeoutMs: 15_000 })).value;
+  return (
+    await waitFor(
+      async () => {
+        const value = await read();
+        return ok(value) ? { value } : null;
+      },
+      { timeoutMs: 15_000 },
+    )
+  ).value;
 }
 
 interface Delivery {
@@ -47,7 +54,12 @@ interface Delivery {
 }
 
 /** A callback receiver on 127.0.0.1: records every request and answers with the next scripted status (200 when none). */
-async function startReceiver(): Promise<{ server: Server; port: number; received: Delivery[]; script: Map<string, number[]> }> {
+async function startReceiver(): Promise<{
+  server: Server;
+  port: number;
+  received: Delivery[];
+  script: Map<string, number[]>;
+}> {
   const received: Delivery[] = [];
   const script = new Map<string, number[]>();
   const server = createServer((req, res) => {
@@ -74,17 +86,28 @@ describe('Job-end callbacks (issue 11, item 5: delivery)', () => {
 
   beforeAll(async () => {
     receiver = await startReceiver();
-    const env = { FORWARD_INSECURE_HOSTS: '127.0.0.1', FORWARD_RETRY_BASE_MS: '50', FORWARD_QUEUE_NAME: `test-callbacks-${randomUUID()}` };
+    const env = {
+      FORWARD_INSECURE_HOSTS: '127.0.0.1',
+      FORWARD_RETRY_BASE_MS: '50',
+      FORWARD_QUEUE_NAME: `test-callbacks-${randomUUID()}`,
+    };
     t = await startTestApp({ env });
     const config = testConfig(env);
-    worker = await NestFactory.createApplicationContext(WorkerModule.forRoot({ config, databaseUrl: config.databaseUrl!, logStream: new LogCapture() }), { logger: false });
+    worker = await NestFactory.createApplicationContext(
+      WorkerModule.forRoot({ config, databaseUrl: config.databaseUrl!, logStream: new LogCapture() }),
+      { logger: false },
+    );
     await worker.init();
     merchant = (await createMerchantAccount(t)).id;
     token = await (await createApiKey(t, merchant)).token();
     const config1 = await http(t.url, '/vault-forward/configs', {
       method: 'POST',
       token,
-      body: { display_name: 'Callbacks', hosts: [`127.0.0.1:${receiver.port}`, 'hooks.example.com'], methods: ['POST'] },
+      body: {
+        display_name: 'Callbacks',
+        hosts: [`127.0.0.1:${receiver.port}`, 'hooks.example.com'],
+        methods: ['POST'],
+      },
     });
     expect(config1.status).toBe(201);
     const secret = await http(t.url, '/vault-forward/webhook-secrets', { method: 'POST', token });
@@ -101,9 +124,19 @@ describe('Job-end callbacks (issue 11, item 5: delivery)', () => {
 
   it('delivers the job resource signed so that a Standard Webhooks verifier accepts it', async () => {
     const path = `/hook/${randomUUID()}`;
-    const resource = { type: 'vault-forward-job', id: randomUUID(), status: 'succeeded', response: { status: 200, body: 'card 4111…' } };
-    const messageId = await t.get(CallbackDeliveries).deliver(merchant, `http://127.0.0.1:${receiver.port}${path}`, resource);
-    const [delivery] = await until(() => deliveriesTo(path), (d) => d.length === 1);
+    const resource = {
+      type: 'vault-forward-job',
+      id: randomUUID(),
+      status: 'succeeded',
+      response: { status: 200, body: 'card 4111…' },
+    };
+    const messageId = await t
+      .get(CallbackDeliveries)
+      .deliver(merchant, `http://127.0.0.1:${receiver.port}${path}`, resource);
+    const [delivery] = await until(
+      () => deliveriesTo(path),
+      (d) => d.length === 1,
+    );
     expect(delivery.headers['content-type']).toBe('application/json');
     expect(delivery.headers['webhook-id']).toBe(messageId);
     expect(JSON.parse(delivery.body)).toEqual(resource);
@@ -111,10 +144,18 @@ describe('Job-end callbacks (issue 11, item 5: delivery)', () => {
     // A tampered body does not verify.
     expect(verifiedBy(secrets, delivery.headers, delivery.body.replace('succeeded', 'failed'))).toBe(0);
     // The stored body is sealed.
-    const [row] = await t.db.query(`SELECT t::text AS text, state FROM vault_forward_callback_deliveries t WHERE message_id = $1`, [messageId]);
+    const [row] = await t.db.query(
+      `SELECT t::text AS text, state FROM vault_forward_callback_deliveries t WHERE message_id = $1`,
+      [messageId],
+    );
     expect(row.text).not.toContain('4111');
     expect(row.text).not.toContain(Buffer.from('4111').toString('hex'));
-    await until(async () => (await t.db.query(`SELECT state FROM vault_forward_callback_deliveries WHERE message_id = $1`, [messageId]))[0].state, (s) => s === 'delivered');
+    await until(
+      async () =>
+        (await t.db.query(`SELECT state FROM vault_forward_callback_deliveries WHERE message_id = $1`, [messageId]))[0]
+          .state,
+      (s) => s === 'delivered',
+    );
   });
 
   it('after a rotation of the webhook secret the delivery carries two signatures, one per secret', async () => {
@@ -122,8 +163,13 @@ describe('Job-end callbacks (issue 11, item 5: delivery)', () => {
     expect(rotated.status).toBe(201);
     secrets.push(rotated.body.secret);
     const path = `/hook/${randomUUID()}`;
-    await t.get(CallbackDeliveries).deliver(merchant, `http://127.0.0.1:${receiver.port}${path}`, { type: 'vault-forward-job', id: randomUUID() });
-    const [delivery] = await until(() => deliveriesTo(path), (d) => d.length === 1);
+    await t
+      .get(CallbackDeliveries)
+      .deliver(merchant, `http://127.0.0.1:${receiver.port}${path}`, { type: 'vault-forward-job', id: randomUUID() });
+    const [delivery] = await until(
+      () => deliveriesTo(path),
+      (d) => d.length === 1,
+    );
     expect(String(delivery.headers['webhook-signature']).split(' ')).toHaveLength(2);
     expect(verifiedBy([secrets[0]], delivery.headers, delivery.body)).toBe(1);
     expect(verifiedBy([secrets[1]], delivery.headers, delivery.body)).toBe(1);
@@ -136,11 +182,17 @@ describe('Job-end callbacks (issue 11, item 5: delivery)', () => {
     const deliveries = t.get(CallbackDeliveries);
     await deliveries.deliver(merchant, `http://127.0.0.1:${receiver.port}${path}`, { n: 1 }, { messageId });
     await deliveries.deliver(merchant, `http://127.0.0.1:${receiver.port}${path}`, { n: 1 }, { messageId });
-    const both = await until(() => deliveriesTo(path), (d) => d.length >= 2);
+    const both = await until(
+      () => deliveriesTo(path),
+      (d) => d.length >= 2,
+    );
     expect(both.map((d) => d.headers['webhook-id'])).toEqual([messageId, messageId]);
     for (const d of both) expect(verifiedBy(secrets, d.headers, d.body)).toBeGreaterThanOrEqual(1);
     const [row] = await until(
-      () => t.db.query(`SELECT state, attempts, last_status FROM vault_forward_callback_deliveries WHERE message_id = $1`, [messageId]),
+      () =>
+        t.db.query(`SELECT state, attempts, last_status FROM vault_forward_callback_deliveries WHERE message_id = $1`, [
+          messageId,
+        ]),
       (rows) => rows[0]?.state === 'delivered',
     );
     expect(row).toEqual({ state: 'delivered', attempts: 2, last_status: 200 });
@@ -150,9 +202,14 @@ describe('Job-end callbacks (issue 11, item 5: delivery)', () => {
   it('a receiver that never accepts: bounded attempts, then failed', async () => {
     const path = `/hook/${randomUUID()}`;
     receiver.script.set(path, [503, 503, 503, 503]);
-    const messageId = await t.get(CallbackDeliveries).deliver(merchant, `http://127.0.0.1:${receiver.port}${path}`, { n: 2 }, { maxAttempts: 3 });
+    const messageId = await t
+      .get(CallbackDeliveries)
+      .deliver(merchant, `http://127.0.0.1:${receiver.port}${path}`, { n: 2 }, { maxAttempts: 3 });
     const [row] = await until(
-      () => t.db.query(`SELECT state, attempts, last_status FROM vault_forward_callback_deliveries WHERE message_id = $1`, [messageId]),
+      () =>
+        t.db.query(`SELECT state, attempts, last_status FROM vault_forward_callback_deliveries WHERE message_id = $1`, [
+          messageId,
+        ]),
       (rows) => rows[0]?.state === 'failed',
     );
     expect(row).toEqual({ state: 'failed', attempts: 3, last_status: 503 });
@@ -161,7 +218,11 @@ describe('Job-end callbacks (issue 11, item 5: delivery)', () => {
 
   it('a queued forward with x-vault-forward-callback-url: when it ends, the job resource is delivered, signed', async () => {
     const path = `/hook/${randomUUID()}`;
-    const pm = await http(t.url, '/payment-methods', { method: 'POST', token, body: { method: 'card', number: '4111111111111111', expiration_date: '12/30' } });
+    const pm = await http(t.url, '/payment-methods', {
+      method: 'POST',
+      token,
+      body: { method: 'card', number: '4111111111111111', expiration_date: '12/30' },
+    });
     expect(pm.status).toBe(201);
     const accepted = await http(t.url, '/vault-forward', {
       method: 'POST',
@@ -176,9 +237,17 @@ describe('Job-end callbacks (issue 11, item 5: delivery)', () => {
       rawBody: '{"n":"{{ CARD_NUMBER_1 }}"}',
     });
     expect(accepted.status).toBe(202);
-    const [delivery] = await until(() => deliveriesTo(path), (d) => d.length === 1);
+    const [delivery] = await until(
+      () => deliveriesTo(path),
+      (d) => d.length === 1,
+    );
     const resource = JSON.parse(delivery.body);
-    expect(resource).toMatchObject({ type: 'vault-forward-job', id: accepted.body.id, status: 'succeeded', response: { status: 200, body: 'ok' } });
+    expect(resource).toMatchObject({
+      type: 'vault-forward-job',
+      id: accepted.body.id,
+      status: 'succeeded',
+      response: { status: 200, body: 'ok' },
+    });
     expect(delivery.headers['webhook-id']).toBe(`job_${accepted.body.id.replace(/-/g, '')}`);
     expect(verifiedBy(secrets, delivery.headers, delivery.body)).toBeGreaterThanOrEqual(1);
     // The resource is what GET /vault-forward/jobs/{id} shows.
@@ -190,13 +259,23 @@ describe('Job-end callbacks (issue 11, item 5: delivery)', () => {
     const deliveries = t.get(CallbackDeliveries);
     const path = `/hook/${randomUUID()}`;
     const messageId = await deliveries.deliver(merchant, `http://127.0.0.1:${receiver.port}${path}`, { n: 4 });
-    await until(async () => (await t.db.query(`SELECT state FROM vault_forward_callback_deliveries WHERE message_id = $1`, [messageId]))[0]?.state, (s) => s === 'delivered');
-    await t.db.query(`UPDATE vault_forward_callback_deliveries SET ended_at = now() - interval '8 days' WHERE message_id = $1`, [messageId]);
+    await until(
+      async () =>
+        (await t.db.query(`SELECT state FROM vault_forward_callback_deliveries WHERE message_id = $1`, [messageId]))[0]
+          ?.state,
+      (s) => s === 'delivered',
+    );
+    await t.db.query(
+      `UPDATE vault_forward_callback_deliveries SET ended_at = now() - interval '8 days' WHERE message_id = $1`,
+      [messageId],
+    );
     expect(await deliveries.purgeEnded()).toBeGreaterThanOrEqual(1);
-    expect(await t.db.query(`SELECT 1 FROM vault_forward_callback_deliveries WHERE message_id = $1`, [messageId])).toHaveLength(0);
+    expect(
+      await t.db.query(`SELECT 1 FROM vault_forward_callback_deliveries WHERE message_id = $1`, [messageId]),
+    ).toHaveLength(0);
   });
 
-  it('the callback URL follows a target\'s rules: a host no enabled config lists, plain http, credentials and private literals are refused naming the header, nothing queued', async () => {
+  it("the callback URL follows a target's rules: a host no enabled config lists, plain http, credentials and private literals are refused naming the header, nothing queued", async () => {
     const ask = (callback: string) =>
       http(t.url, '/vault-forward', {
         method: 'POST',
@@ -209,22 +288,41 @@ describe('Job-end callbacks (issue 11, item 5: delivery)', () => {
         },
         rawBody: '{}',
       });
-    const before = await t.db.query(`SELECT count(*)::int AS n FROM vault_forward_jobs WHERE merchant_account_id = $1`, [merchant]);
-    for (const url of ['https://not-enabled.example.com/x', 'http://hooks.example.com/x', 'https://u:p@hooks.example.com/x', 'https://10.0.0.1/x', 'https://[::1]/x', 'not a url']) {
+    const before = await t.db.query(
+      `SELECT count(*)::int AS n FROM vault_forward_jobs WHERE merchant_account_id = $1`,
+      [merchant],
+    );
+    for (const url of [
+      'https://not-enabled.example.com/x',
+      'http://hooks.example.com/x',
+      'https://u:p@hooks.example.com/x',
+      'https://10.0.0.1/x',
+      'https://[::1]/x',
+      'not a url',
+    ]) {
       const refused = await ask(url);
       expect(refused.status).toBeGreaterThanOrEqual(400);
       expect(refused.status).toBeLessThan(500);
-      expect(refused.body.errors).toEqual([expect.objectContaining({ location: 'header', name: 'x-vault-forward-callback-url' })]);
+      expect(refused.body.errors).toEqual([
+        expect.objectContaining({ location: 'header', name: 'x-vault-forward-callback-url' }),
+      ]);
     }
-    const after = await t.db.query(`SELECT count(*)::int AS n FROM vault_forward_jobs WHERE merchant_account_id = $1`, [merchant]);
+    const after = await t.db.query(`SELECT count(*)::int AS n FROM vault_forward_jobs WHERE merchant_account_id = $1`, [
+      merchant,
+    ]);
     expect(after[0].n).toBe(before[0].n);
     expect((await ask('https://hooks.example.com/x')).status).toBe(202);
   });
 
   it('the SSRF guard applies to deliveries: a callback to a private address is never sent', async () => {
-    const messageId = await t.get(CallbackDeliveries).deliver(merchant, 'https://10.255.255.1/hook', { n: 3 }, { maxAttempts: 1 });
+    const messageId = await t
+      .get(CallbackDeliveries)
+      .deliver(merchant, 'https://10.255.255.1/hook', { n: 3 }, { maxAttempts: 1 });
     const [row] = await until(
-      () => t.db.query(`SELECT state, last_error FROM vault_forward_callback_deliveries WHERE message_id = $1`, [messageId]),
+      () =>
+        t.db.query(`SELECT state, last_error FROM vault_forward_callback_deliveries WHERE message_id = $1`, [
+          messageId,
+        ]),
       (rows) => rows[0]?.state === 'failed',
     );
     expect(row.last_error).toMatch(/private|reserved|not|address/i);

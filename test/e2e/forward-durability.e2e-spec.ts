@@ -43,16 +43,24 @@ describe('Forward records are durable before card data leaves (PostgreSQL behind
   const arrivals: Array<{ card: string; rowsAtArrival: Array<{ id: string; status: number | null }> }> = [];
 
   const rowsOf = async (card: string) =>
-    (await direct.query<{ id: string; status: number | null; error_type: string | null }>(
-      'SELECT id, status, error_type FROM vault_forward_requests WHERE $1 = ANY(payment_method_ids) ORDER BY created_at',
-      [card],
-    )).rows;
+    (
+      await direct.query<{ id: string; status: number | null; error_type: string | null }>(
+        'SELECT id, status, error_type FROM vault_forward_requests WHERE $1 = ANY(payment_method_ids) ORDER BY created_at',
+        [card],
+      )
+    ).rows;
   /** The app's unlabelled metrics, as Prometheus would scrape them. */
   const gauges = async () => {
     const { body } = await t.get(Metrics).scrape();
-    return new Map(body.split('\n').filter((line) => /^vault_forward_\w+ /.test(line)).map((line) => [line.split(' ')[0], Number(line.split(' ')[1])] as const));
+    return new Map(
+      body
+        .split('\n')
+        .filter((line) => /^vault_forward_\w+ /.test(line))
+        .map((line) => [line.split(' ')[0], Number(line.split(' ')[1])] as const),
+    );
   };
-  const spoolFiles = () => (existsSync(spoolDir) ? readdirSync(spoolDir).filter((name) => name.includes('.jsonl')) : []);
+  const spoolFiles = () =>
+    existsSync(spoolDir) ? readdirSync(spoolDir).filter((name) => name.includes('.jsonl')) : [];
 
   beforeAll(async () => {
     direct = new Client({ connectionString: process.env.TEST_DATABASE_URL });
@@ -75,14 +83,22 @@ describe('Forward records are durable before card data leaves (PostgreSQL behind
     viaProxy.host = proxy.address;
     spoolDir = join(mkdtempSync(join(tmpdir(), 'vf-spool-')), 'spool');
     t = await startTestApp({
-      env: { DATABASE_URL: viaProxy.toString(), FORWARD_INSECURE_HOSTS: '127.0.0.1', FORWARD_RECORD_SPOOL_DIR: spoolDir },
+      env: {
+        DATABASE_URL: viaProxy.toString(),
+        FORWARD_INSECURE_HOSTS: '127.0.0.1',
+        FORWARD_RECORD_SPOOL_DIR: spoolDir,
+      },
     });
     merchant = (await createMerchantAccount(t)).id;
     token = await (await createApiKey(t, merchant)).token();
     const config = await http(t.url, '/vault-forward/configs', {
       method: 'POST',
       token,
-      body: { display_name: 'Durability downstream', hosts: [downstreamUrl.slice('http://'.length)], methods: ['POST'] },
+      body: {
+        display_name: 'Durability downstream',
+        hosts: [downstreamUrl.slice('http://'.length)],
+        methods: ['POST'],
+      },
     });
     expect(config.status).toBe(201);
     configId = config.body.id;
@@ -137,12 +153,25 @@ describe('Forward records are durable before card data leaves (PostgreSQL behind
       expect(files.length).toBeGreaterThan(0);
       const lines = files.flatMap((name) => readFileSync(join(spoolDir, name), 'utf8').split('\n').filter(Boolean));
       const entries = lines.map((line) => JSON.parse(line));
-      expect(entries).toContainEqual(expect.objectContaining({ kind: 'pending', record: expect.objectContaining({ id, merchantAccountId: merchant, configId, status: null, paymentMethodIds: [card] }) }));
+      expect(entries).toContainEqual(
+        expect.objectContaining({
+          kind: 'pending',
+          record: expect.objectContaining({
+            id,
+            merchantAccountId: merchant,
+            configId,
+            status: null,
+            paymentMethodIds: [card],
+          }),
+        }),
+      );
       const target = entries.find((e) => e.record.id === id).record.targetUrl;
       expect(target).toBe(`${downstreamUrl}/charge`);
       expect(lines.join('\n')).not.toContain(number);
       // The outcome cannot reach the table either; it follows into the spool.
-      await eventually(async () => spoolFiles().some((name) => readFileSync(join(spoolDir, name), 'utf8').includes('"kind":"final"')));
+      await eventually(async () =>
+        spoolFiles().some((name) => readFileSync(join(spoolDir, name), 'utf8').includes('"kind":"final"')),
+      );
       expect((await rowsOf(card)).map((r) => r.id)).not.toContain(id);
       // What an operator's dashboard sees meanwhile.
       const metrics = await gauges();
@@ -183,7 +212,9 @@ describe('Forward records are durable before card data leaves (PostgreSQL behind
       await proxy.restore();
     }
     // The refused forward is recorded too, once a place to write it exists again.
-    await eventually(async () => (await rowsOf(card)).some((r) => r.status === 503 && r.error_type === 'service-unavailable'));
+    await eventually(async () =>
+      (await rowsOf(card)).some((r) => r.status === 503 && r.error_type === 'service-unavailable'),
+    );
   });
 
   it('replays at start-up the spool a crashed process left behind, skipping a torn last line', async () => {
@@ -218,7 +249,10 @@ describe('Forward records are durable before card data leaves (PostgreSQL behind
     try {
       // The file goes only once all of it is committed (disclosures, then outcomes); then the rows are complete.
       await eventually(async () => readdirSync(dir).filter((name) => name.includes('.jsonl')).length === 0);
-      const { rows } = await direct.query('SELECT id, status, duration_ms, created_at FROM vault_forward_requests WHERE $1 = ANY(payment_method_ids)', [card]);
+      const { rows } = await direct.query(
+        'SELECT id, status, duration_ms, created_at FROM vault_forward_requests WHERE $1 = ANY(payment_method_ids)',
+        [card],
+      );
       expect(rows).toHaveLength(2);
       expect(rows.find((r) => r.id === answered)).toMatchObject({ status: 201, duration_ms: 12.5 });
       expect(rows.find((r) => r.id === unanswered)).toMatchObject({ status: null });

@@ -104,7 +104,11 @@ describe('POST /vault-forward hardening (issue 9)', () => {
     tokenA = await (await createApiKey(t, merchantA)).token();
     tokenB = await (await createApiKey(t, merchantB)).token();
     for (const token of [tokenA, tokenB]) {
-      const config = await http(t.url, '/vault-forward/configs', { method: 'POST', token, body: { display_name: 'Target', hosts: [host], methods: ['POST', 'GET'] } });
+      const config = await http(t.url, '/vault-forward/configs', {
+        method: 'POST',
+        token,
+        body: { display_name: 'Target', hosts: [host], methods: ['POST', 'GET'] },
+      });
       expect(config.status).toBe(201);
     }
     // 200 characters of CJK: 600 bytes of UTF-8 each time it is filled.
@@ -117,7 +121,11 @@ describe('POST /vault-forward hardening (issue 9)', () => {
     await target.close();
   });
 
-  function forward(token: string, path: string, options: { body?: string | Buffer; headers?: Record<string, string>; contentType?: string } = {}): Promise<HttpResult> {
+  function forward(
+    token: string,
+    path: string,
+    options: { body?: string | Buffer; headers?: Record<string, string>; contentType?: string } = {},
+  ): Promise<HttpResult> {
     return http(t.url, '/vault-forward', {
       method: 'POST',
       token,
@@ -152,7 +160,10 @@ describe('POST /vault-forward hardening (issue 9)', () => {
     it('a merchant over its bytes in flight → 503 with Retry-After, while another merchant still gets through', async () => {
       const big = `{"pad":"${'x'.repeat(900 * KIB)}"}`;
       const holding = forward(tokenA, '/hold', { body: big });
-      await waitFor(() => target.heldCount() === 1, { what: 'the first forward to reach the target', timeoutMs: 10_000 });
+      await waitFor(() => target.heldCount() === 1, {
+        what: 'the first forward to reach the target',
+        timeoutMs: 10_000,
+      });
       expect(inflight().held(merchantA)).toBeGreaterThanOrEqual(900 * KIB);
 
       const before = target.received.length;
@@ -178,10 +189,17 @@ describe('POST /vault-forward hardening (issue 9)', () => {
 
     it('gives the bytes back on every ending: errors, a streamed answer, a caller that leaves', async () => {
       const body = `{"pad":"${'y'.repeat(100 * KIB)}"}`;
-      expect((await forward(tokenA, '/echo', { body, headers: { 'x-vault-forward-timeout': 'soon' } })).status).toBe(400);
+      expect((await forward(tokenA, '/echo', { body, headers: { 'x-vault-forward-timeout': 'soon' } })).status).toBe(
+        400,
+      );
       const streamed = await fetch(`${t.url}/vault-forward`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${tokenA}`, 'x-vault-forward-url': `${target.url}/some-then-stall`, 'x-vault-forward-http-method': 'POST', 'x-vault-forward-timeout': '1' },
+        headers: {
+          authorization: `Bearer ${tokenA}`,
+          'x-vault-forward-url': `${target.url}/some-then-stall`,
+          'x-vault-forward-http-method': 'POST',
+          'x-vault-forward-timeout': '1',
+        },
         body,
       });
       expect(streamed.status).toBe(200);
@@ -190,7 +208,11 @@ describe('POST /vault-forward hardening (issue 9)', () => {
       const leaving = fetch(`${t.url}/vault-forward`, {
         method: 'POST',
         signal: controller.signal,
-        headers: { authorization: `Bearer ${tokenA}`, 'x-vault-forward-url': `${target.url}/hold`, 'x-vault-forward-http-method': 'POST' },
+        headers: {
+          authorization: `Bearer ${tokenA}`,
+          'x-vault-forward-url': `${target.url}/hold`,
+          'x-vault-forward-http-method': 'POST',
+        },
         body,
       });
       await waitFor(() => target.heldCount() === 1, { what: 'the forward to reach the target', timeoutMs: 10_000 });
@@ -217,14 +239,22 @@ describe('POST /vault-forward hardening (issue 9)', () => {
       const started = performance.now();
       const response = await fetch(`${t.url}/vault-forward`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${tokenA}`, 'x-vault-forward-url': `${target.url}/late-some-then-stall`, 'x-vault-forward-http-method': 'POST', 'x-vault-forward-timeout': '1' },
+        headers: {
+          authorization: `Bearer ${tokenA}`,
+          'x-vault-forward-url': `${target.url}/late-some-then-stall`,
+          'x-vault-forward-http-method': 'POST',
+          'x-vault-forward-timeout': '1',
+        },
         body: '{}',
       });
       expect(response.status).toBe(200);
       const id = response.headers.get('x-vault-forward-request-id');
       await expect(response.text()).rejects.toThrow();
       expect(performance.now() - started).toBeLessThan(1_500);
-      await waitFor(async () => (await http(t.url, `/vault-forward/requests/${id}`, { token: tokenA })).status === 200, { what: 'the record', timeoutMs: 10_000 });
+      await waitFor(
+        async () => (await http(t.url, `/vault-forward/requests/${id}`, { token: tokenA })).status === 200,
+        { what: 'the record', timeoutMs: 10_000 },
+      );
       const record = await http(t.url, `/vault-forward/requests/${id}`, { token: tokenA });
       expect(record.body).toMatchObject({ status: 200, error_type: 'downstream-timeout' });
     });
@@ -234,21 +264,31 @@ describe('POST /vault-forward hardening (issue 9)', () => {
     it('a cardholder name outside Latin-1 filled into a header → 400 naming the header, nothing sent', async () => {
       const before = target.received.length;
       const result = await forward(tokenA, '/echo', {
-        headers: { 'x-vault-forward-payment-methods': cjkCard, 'x-vault-forward-header-x-holder': '{{ CARDHOLDER_NAME_1 }}' },
+        headers: {
+          'x-vault-forward-payment-methods': cjkCard,
+          'x-vault-forward-header-x-holder': '{{ CARDHOLDER_NAME_1 }}',
+        },
       });
       const problem = expectProblem(result, 400, 'invalid-forward-header');
-      expect(problem.errors).toEqual([expect.objectContaining({ location: 'header', name: 'x-vault-forward-header-x-holder' })]);
+      expect(problem.errors).toEqual([
+        expect.objectContaining({ location: 'header', name: 'x-vault-forward-header-x-holder' }),
+      ]);
       expect(result.text).not.toContain('山田');
       expect(target.received.length).toBe(before);
     });
 
-    it.each([['expect', '100-continue']])('x-vault-forward-header-%s → 400 naming it, nothing sent', async (name, value) => {
-      const before = target.received.length;
-      const result = await forward(tokenA, '/echo', { headers: { [`x-vault-forward-header-${name}`]: value } });
-      const problem = expectProblem(result, 400, 'invalid-forward-header');
-      expect(problem.errors).toEqual([expect.objectContaining({ location: 'header', name: `x-vault-forward-header-${name}` })]);
-      expect(target.received.length).toBe(before);
-    });
+    it.each([['expect', '100-continue']])(
+      'x-vault-forward-header-%s → 400 naming it, nothing sent',
+      async (name, value) => {
+        const before = target.received.length;
+        const result = await forward(tokenA, '/echo', { headers: { [`x-vault-forward-header-${name}`]: value } });
+        const problem = expectProblem(result, 400, 'invalid-forward-header');
+        expect(problem.errors).toEqual([
+          expect.objectContaining({ location: 'header', name: `x-vault-forward-header-${name}` }),
+        ]);
+        expect(target.received.length).toBe(before);
+      },
+    );
 
     it('a cardholder name with a C1 control character (U+0080–U+009F) is refused when stored', async () => {
       for (const name of ['Ada\u0085Lovelace', 'Ada\u009fL', '\u0080']) {
@@ -258,7 +298,9 @@ describe('POST /vault-forward hardening (issue 9)', () => {
           body: { method: 'card', number: cardNumber(), expiration_date: '07/31', cardholder_name: name },
         });
         const problem = expectProblem(result, 400, 'validation-failed');
-        expect(problem.errors).toEqual(expect.arrayContaining([expect.objectContaining({ location: 'body', name: 'cardholder_name' })]));
+        expect(problem.errors).toEqual(
+          expect.arrayContaining([expect.objectContaining({ location: 'body', name: 'cardholder_name' })]),
+        );
       }
       const fine = await http(t.url, '/payment-methods', {
         method: 'POST',
@@ -274,16 +316,28 @@ describe('POST /vault-forward hardening (issue 9)', () => {
       const requestId = `hardening-log-${Date.now()}`;
       const result = await forward(tokenA, '/echo?api_key=SECRETVALUE&x=1', { headers: { 'x-request-id': requestId } });
       expect(result.status).toBe(200);
-      await waitFor(() => t.logs.requestLine(requestId) !== undefined, { what: 'the request log line', timeoutMs: 10_000 });
+      await waitFor(() => t.logs.requestLine(requestId) !== undefined, {
+        what: 'the request log line',
+        timeoutMs: 10_000,
+      });
       expect(t.logs.requestLine(requestId)!.req.headers['x-vault-forward-url']).toBe(`${target.url}/echo`);
       expect(t.logs.text).not.toContain('SECRETVALUE');
     });
 
     it('also on the other routes’ pino-http lines, and credentials in the URL go too', async () => {
       const requestId = `hardening-log-other-${Date.now()}`;
-      const result = await http(t.url, '/buyers', { token: tokenA, headers: { 'x-request-id': requestId, 'x-vault-forward-url': 'https://user:PASSWORDVALUE@psp.example/p?token=SECRETVALUE2' } });
+      const result = await http(t.url, '/buyers', {
+        token: tokenA,
+        headers: {
+          'x-request-id': requestId,
+          'x-vault-forward-url': 'https://user:PASSWORDVALUE@psp.example/p?token=SECRETVALUE2',
+        },
+      });
       expect(result.status).toBe(200);
-      await waitFor(() => t.logs.requestLine(requestId) !== undefined, { what: 'the request log line', timeoutMs: 10_000 });
+      await waitFor(() => t.logs.requestLine(requestId) !== undefined, {
+        what: 'the request log line',
+        timeoutMs: 10_000,
+      });
       expect(t.logs.requestLine(requestId)!.req.headers['x-vault-forward-url']).toBe('https://psp.example/p');
       expect(t.logs.text).not.toContain('SECRETVALUE2');
       expect(t.logs.text).not.toContain('PASSWORDVALUE');

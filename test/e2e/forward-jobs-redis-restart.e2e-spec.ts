@@ -42,7 +42,15 @@ describe('Queued forwards survive a Redis restart that loses its data', () => {
     worker = await startWorker(env);
     merchant = (await createMerchantAccount(t)).id;
     token = await (await createApiKey(t, merchant)).token();
-    expect((await http(t.url, '/vault-forward/configs', { method: 'POST', token, body: { display_name: 'x', hosts: [`127.0.0.1:${downstream.port}`], methods: ['POST'] } })).status).toBe(201);
+    expect(
+      (
+        await http(t.url, '/vault-forward/configs', {
+          method: 'POST',
+          token,
+          body: { display_name: 'x', hosts: [`127.0.0.1:${downstream.port}`], methods: ['POST'] },
+        })
+      ).status,
+    ).toBe(201);
   }, 90_000);
 
   afterAll(async () => {
@@ -62,7 +70,11 @@ describe('Queued forwards survive a Redis restart that loses its data', () => {
           http(t.url, '/vault-forward', {
             method: 'POST',
             token,
-            headers: { prefer: 'respond-async', 'x-vault-forward-url': `${downstream.url}/load`, 'x-vault-forward-http-method': 'POST' },
+            headers: {
+              prefer: 'respond-async',
+              'x-vault-forward-url': `${downstream.url}/load`,
+              'x-vault-forward-http-method': 'POST',
+            },
             body: { n: sent },
           }),
         ),
@@ -80,7 +92,14 @@ describe('Queued forwards survive a Redis restart that loses its data', () => {
     const before = await load(160);
     expect(before.refused).toBe(0);
     // What the restart takes away: jobs accepted and still waiting in Redis.
-    const waiting = Number((await t.db.query(`SELECT count(*) AS n FROM vault_forward_jobs WHERE merchant_account_id = $1 AND status = 'queued'`, [merchant]))[0].n);
+    const waiting = Number(
+      (
+        await t.db.query(
+          `SELECT count(*) AS n FROM vault_forward_jobs WHERE merchant_account_id = $1 AND status = 'queued'`,
+          [merchant],
+        )
+      )[0].n,
+    );
     expect(waiting).toBeGreaterThan(20);
 
     await redis.kill();
@@ -93,16 +112,27 @@ describe('Queued forwards survive a Redis restart that loses its data', () => {
 
     await waitFor(
       async () => {
-        const [row] = await t.db.query(`SELECT count(*) AS n FROM vault_forward_jobs WHERE id = ANY($1::uuid[]) AND status = ANY($2::text[])`, [accepted, ENDED]);
+        const [row] = await t.db.query(
+          `SELECT count(*) AS n FROM vault_forward_jobs WHERE id = ANY($1::uuid[]) AND status = ANY($2::text[])`,
+          [accepted, ENDED],
+        );
         return Number(row.n) === accepted.length;
       },
       { timeoutMs: 90_000, what: `all ${accepted.length} accepted jobs to end` },
     );
-    const rows = (await t.db.query(`SELECT status, jsonb_array_length(attempts) AS attempts FROM vault_forward_jobs WHERE id = ANY($1::uuid[])`, [accepted])) as Array<{ status: string; attempts: number }>;
+    const rows = await t.db.query<Array<{ status: string; attempts: number }>>(
+      `SELECT status, jsonb_array_length(attempts) AS attempts FROM vault_forward_jobs WHERE id = ANY($1::uuid[])`,
+      [accepted],
+    );
     expect(rows).toHaveLength(accepted.length);
     expect(rows.filter((r) => r.status !== 'succeeded' || Number(r.attempts) !== 1)).toEqual([]);
     // A 503 kept no job, so the merchant's jobs are exactly the accepted ones (the run's database is shared by its test files); and no job was sent twice.
-    expect(Number((await t.db.query(`SELECT count(*) AS n FROM vault_forward_jobs WHERE merchant_account_id = $1`, [merchant]))[0].n)).toBe(accepted.length);
+    expect(
+      Number(
+        (await t.db.query(`SELECT count(*) AS n FROM vault_forward_jobs WHERE merchant_account_id = $1`, [merchant]))[0]
+          .n,
+      ),
+    ).toBe(accepted.length);
     expect(downstream.requestsTo('/load')).toHaveLength(accepted.length);
     // The lost ones came back through the sweep, not by chance.
     expect(worker.output()).toMatch(/overdue for their attempt were enqueued again/);

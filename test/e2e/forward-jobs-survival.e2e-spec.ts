@@ -38,7 +38,15 @@ describe('Queued forwards survive their workers and their queue', () => {
     t = await startTestApp({ env: { ...env, REDIS_URL: `redis://${proxy.address}` } });
     const merchant = (await createMerchantAccount(t)).id;
     token = await (await createApiKey(t, merchant)).token();
-    expect((await http(t.url, '/vault-forward/configs', { method: 'POST', token, body: { display_name: 'x', hosts: [`127.0.0.1:${downstream.port}`], methods: ['GET', 'POST'] } })).status).toBe(201);
+    expect(
+      (
+        await http(t.url, '/vault-forward/configs', {
+          method: 'POST',
+          token,
+          body: { display_name: 'x', hosts: [`127.0.0.1:${downstream.port}`], methods: ['GET', 'POST'] },
+        })
+      ).status,
+    ).toBe(201);
   }, 60_000);
 
   afterAll(async () => {
@@ -52,14 +60,22 @@ describe('Queued forwards survive their workers and their queue', () => {
     http(t.url, '/vault-forward', {
       method: 'POST',
       token,
-      headers: { prefer: 'respond-async', 'x-vault-forward-url': `${downstream.url}${path}`, 'x-vault-forward-http-method': 'GET', ...extra },
+      headers: {
+        prefer: 'respond-async',
+        'x-vault-forward-url': `${downstream.url}${path}`,
+        'x-vault-forward-http-method': 'GET',
+        ...extra,
+      },
     });
   const job = (id: string) => http(t.url, `/vault-forward/jobs/${id}`, { token });
   const ended = (id: string, timeoutMs: number) =>
-    waitFor(async () => {
-      const r = await job(id);
-      return ['succeeded', 'failed', 'cancelled'].includes(r.body.status) && r;
-    }, { timeoutMs, what: `job ${id} to end` });
+    waitFor(
+      async () => {
+        const r = await job(id);
+        return ['succeeded', 'failed', 'cancelled'].includes(r.body.status) && r;
+      },
+      { timeoutMs, what: `job ${id} to end` },
+    );
 
   it('kill -9 of the worker mid-attempt: a new worker recovers the stalled job, and the attempts say what happened', async () => {
     const first = await worker();
@@ -92,13 +108,20 @@ describe('Queued forwards survive their workers and their queue', () => {
     await waitFor(() => downstream.requestsTo('/draining').length === 1, { timeoutMs: 10_000 });
     current.child.kill('SIGTERM');
     // The worker waits for the held answer instead of exiting.
-    const early = await Promise.race([current.exited.then(() => 'exited'), new Promise((r) => setTimeout(() => r('still running'), 1_000))]);
+    const early = await Promise.race([
+      current.exited.then(() => 'exited'),
+      new Promise((r) => setTimeout(() => r('still running'), 1_000)),
+    ]);
     expect(early).toBe('still running');
     const held = downstream.held.shift()!;
     held.writeHead(200, { 'content-type': 'text/plain' }).end('finished while draining');
     expect(await current.exited).toBe(0);
     const done = await job(id);
-    expect(done.body).toMatchObject({ status: 'succeeded', attempts: [{ number: 1, status: 200 }], response: { status: 200, body: 'finished while draining' } });
+    expect(done.body).toMatchObject({
+      status: 'succeeded',
+      attempts: [{ number: 1, status: 200 }],
+      response: { status: 200, body: 'finished while draining' },
+    });
   }, 60_000);
 
   it('with Redis cut off from the API: a queued forward is 503 with Retry-After and keeps no job; a synchronous one succeeds', async () => {
@@ -106,22 +129,31 @@ describe('Queued forwards survive their workers and their queue', () => {
     await proxy.cut();
     try {
       let refused: HttpResult | undefined;
-      await waitFor(async () => {
-        refused = await queue('/during-outage');
-        return refused.status === 503;
-      }, { timeoutMs: 10_000, what: 'the API to notice Redis is gone' });
+      await waitFor(
+        async () => {
+          refused = await queue('/during-outage');
+          return refused.status === 503;
+        },
+        { timeoutMs: 10_000, what: 'the API to notice Redis is gone' },
+      );
       expectProblem(refused!, 503, 'forward-queue-unavailable');
       expect(Number(refused!.headers.get('retry-after'))).toBeGreaterThan(0);
       const sync = await http(t.url, '/vault-forward', {
         method: 'POST',
         token,
-        headers: { 'x-vault-forward-url': `${downstream.url}/sync-during-outage`, 'x-vault-forward-http-method': 'GET' },
+        headers: {
+          'x-vault-forward-url': `${downstream.url}/sync-during-outage`,
+          'x-vault-forward-http-method': 'GET',
+        },
       });
       expect(sync.status).toBe(200);
       expect(Number((await t.db.query(`SELECT count(*) AS n FROM vault_forward_jobs`))[0].n)).toBe(before);
     } finally {
       await proxy.restore();
     }
-    await waitFor(async () => (await queue('/after-outage')).status === 202, { timeoutMs: 15_000, what: 'queued forwarding back' });
+    await waitFor(async () => (await queue('/after-outage')).status === 202, {
+      timeoutMs: 15_000,
+      what: 'queued forwarding back',
+    });
   }, 60_000);
 });

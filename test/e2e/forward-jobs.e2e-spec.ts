@@ -4,13 +4,11 @@ import Redis from 'ioredis';
 import { createApiKey } from '../factories/api-keys';
 import { cardNumber, createCard } from '../factories/cards';
 import { createMerchantAccount } from '../factories/merchant-accounts';
-import { startScriptedDownstream, startWorker, WorkerProcess } from '../support/forward-jobs';
+import { startScriptedDownstream, startWorker } from '../support/forward-jobs';
 import { expectProblem, http, HttpResult } from '../support/http';
 import { hmac } from '../support/independent-crypto';
 import { startTestApp, TestApp } from '../support/test-app';
 import { waitFor } from '../support/wait';
-
-type Downstream = Awaited<ReturnType<typeof startScriptedDownstream>>;
 
 /** One API, one real worker process and a scripted downstream, on a queue of this run's own. */
 async function setUp(backend: 'redis' | 'postgres') {
@@ -25,7 +23,11 @@ async function setUp(backend: 'redis' | 'postgres') {
   const worker = await startWorker(env);
   const merchant = (await createMerchantAccount(t)).id;
   const token = await (await createApiKey(t, merchant)).token();
-  const config = await http(t.url, '/vault-forward/configs', { method: 'POST', token, body: { display_name: 'Queued', hosts: [`127.0.0.1:${downstream.port}`] } });
+  const config = await http(t.url, '/vault-forward/configs', {
+    method: 'POST',
+    token,
+    body: { display_name: 'Queued', hosts: [`127.0.0.1:${downstream.port}`] },
+  });
   expect(config.status).toBe(201);
   const number = cardNumber('4', 16);
   const card = { id: (await createCard(t, merchant, { number, expiration_date: '04/31' })).id, number };
@@ -34,7 +36,11 @@ async function setUp(backend: 'redis' | 'postgres') {
 
 type Setup = Awaited<ReturnType<typeof setUp>>;
 
-function queue(s: Setup, path: string, options: { method?: string; headers?: Record<string, string>; body?: string } = {}) {
+function queue(
+  s: Setup,
+  path: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string } = {},
+) {
   return http(s.t.url, '/vault-forward', {
     method: 'POST',
     token: s.token,
@@ -111,11 +117,14 @@ describe('Queued forwards (Prefer: respond-async) with a real worker, on Redis',
     expect(job.body.response.status).toBe(200);
     expect(JSON.parse(job.body.response.body)).toEqual({ echo: `{"n":"${s.card.number}","cvv":"739"}` });
     // The attempt's forward record exists like a synchronous forward's.
-    const record = await waitFor(async () => {
-      const r = await http(s.t.url, `/vault-forward/requests/${job.body.attempts[0].request_id}`, { token: s.token });
-      // On record (status null) before the card left; the outcome follows in a batch.
-      return r.status === 200 && r.body.status !== null && r;
-    }, { what: "the attempt's forward record with its outcome" });
+    const record = await waitFor(
+      async () => {
+        const r = await http(s.t.url, `/vault-forward/requests/${job.body.attempts[0].request_id}`, { token: s.token });
+        // On record (status null) before the card left; the outcome follows in a batch.
+        return r.status === 200 && r.body.status !== null && r;
+      },
+      { what: "the attempt's forward record with its outcome" },
+    );
     expect(record.body.status).toBe(200);
   });
 
@@ -162,14 +171,29 @@ describe('Queued forwards (Prefer: respond-async) with a real worker, on Redis',
     const method = await http(s.t.url, `/vault-forward/configs/${s.configId}/authentications`, {
       method: 'POST',
       token: s.token,
-      body: { kind: 'hmac-signature', label: 'queued', fields: { secret, algorithm: 'sha256', encoding: 'hex', header: 'X-Signature', timestamp_header: 'X-Timestamp' } },
+      body: {
+        kind: 'hmac-signature',
+        label: 'queued',
+        fields: {
+          secret,
+          algorithm: 'sha256',
+          encoding: 'hex',
+          header: 'X-Signature',
+          timestamp_header: 'X-Timestamp',
+        },
+      },
     });
     expect(method.status).toBe(201);
-    const job = await ended(s, (await queue(s, '/signed', { headers: { 'x-vault-forward-authentications': method.body.id } })).body.id);
+    const job = await ended(
+      s,
+      (await queue(s, '/signed', { headers: { 'x-vault-forward-authentications': method.body.id } })).body.id,
+    );
     expect(job.body).toMatchObject({ status: 'succeeded', authentication_ids: [method.body.id] });
     const [got] = s.downstream.requestsTo('/signed');
     expect(got.body.toString()).toContain(s.card.number);
-    expect(got.headers['x-signature']).toBe(hmac('sha256', secret, [`${String(got.headers['x-timestamp'])}.`, got.body], 'hex'));
+    expect(got.headers['x-signature']).toBe(
+      hmac('sha256', secret, [`${String(got.headers['x-timestamp'])}.`, got.body], 'hex'),
+    );
   });
 
   it('POST after a 500: not retried without Idempotency-Key; retried with one, which is forwarded downstream', async () => {
@@ -181,7 +205,10 @@ describe('Queued forwards (Prefer: respond-async) with a real worker, on Redis',
 
     s.downstream.script('/post-key', [{ status: 500 }, { status: 200 }]);
     const key = `order-${randomUUID()}`;
-    const keyed = await ended(s, (await queue(s, '/post-key', { method: 'POST', headers: { 'idempotency-key': key } })).body.id);
+    const keyed = await ended(
+      s,
+      (await queue(s, '/post-key', { method: 'POST', headers: { 'idempotency-key': key } })).body.id,
+    );
     expect(keyed.body.status).toBe('succeeded');
     expect(keyed.body.attempts.map((a: { status: number }) => a.status)).toEqual([500, 200]);
     expect(s.downstream.requestsTo('/post-key').map((r) => r.headers['idempotency-key'])).toEqual([key, key]);
@@ -191,29 +218,61 @@ describe('Queued forwards (Prefer: respond-async) with a real worker, on Redis',
     // A port nothing listens on: the connection is refused, so nothing reached a downstream.
     const closed = await startScriptedDownstream();
     await closed.close();
-    const config = await http(s.t.url, '/vault-forward/configs', { method: 'POST', token: s.token, body: { display_name: 'Closed', hosts: [`127.0.0.1:${closed.port}`] } });
+    const config = await http(s.t.url, '/vault-forward/configs', {
+      method: 'POST',
+      token: s.token,
+      body: { display_name: 'Closed', hosts: [`127.0.0.1:${closed.port}`] },
+    });
     expect(config.status).toBe(201);
     const accepted = await http(s.t.url, '/vault-forward', {
       method: 'POST',
       token: s.token,
-      headers: { prefer: 'respond-async', 'x-vault-forward-url': `${closed.url}/x`, 'x-vault-forward-http-method': 'POST', 'x-vault-forward-max-attempts': '3' },
+      headers: {
+        prefer: 'respond-async',
+        'x-vault-forward-url': `${closed.url}/x`,
+        'x-vault-forward-http-method': 'POST',
+        'x-vault-forward-max-attempts': '3',
+      },
     });
     expect(accepted.status).toBe(202);
     const job = await ended(s, accepted.body.id);
     expect(job.body.status).toBe('failed');
-    expect(job.body.attempts.map((a: { error_type: string }) => a.error_type)).toEqual(['downstream-unreachable', 'downstream-unreachable', 'downstream-unreachable']);
+    expect(job.body.attempts.map((a: { error_type: string }) => a.error_type)).toEqual([
+      'downstream-unreachable',
+      'downstream-unreachable',
+      'downstream-unreachable',
+    ]);
   });
 
   it('cancels a job waiting for its next attempt; 409 for a running one, 404 for another merchant’s or an unknown id', async () => {
     s.downstream.script('/wait', [{ status: 503, headers: { 'retry-after': '60' } }, { status: 200 }]);
     const id = (await queue(s, '/wait')).body.id as string;
-    await waitFor(async () => (await http(s.t.url, `/vault-forward/jobs/${id}`, { token: s.token })).body.attempts?.length === 1, { timeoutMs: 10_000 });
+    await waitFor(
+      async () => (await http(s.t.url, `/vault-forward/jobs/${id}`, { token: s.token })).body.attempts?.length === 1,
+      { timeoutMs: 10_000 },
+    );
     const other = await createMerchantAccount(s.t);
     const otherToken = await (await createApiKey(s.t, other.id)).token();
-    expectProblem(await http(s.t.url, `/vault-forward/jobs/${id}`, { method: 'DELETE', token: otherToken }), 404, 'vault-forward-job-not-found');
-    expectProblem(await http(s.t.url, `/vault-forward/jobs/${id}`, { token: otherToken }), 404, 'vault-forward-job-not-found');
-    expectProblem(await http(s.t.url, `/vault-forward/jobs/${randomUUID()}`, { method: 'DELETE', token: s.token }), 404, 'vault-forward-job-not-found');
-    expectProblem(await http(s.t.url, `/vault-forward/jobs/not-a-uuid`, { method: 'DELETE', token: s.token }), 404, 'vault-forward-job-not-found');
+    expectProblem(
+      await http(s.t.url, `/vault-forward/jobs/${id}`, { method: 'DELETE', token: otherToken }),
+      404,
+      'vault-forward-job-not-found',
+    );
+    expectProblem(
+      await http(s.t.url, `/vault-forward/jobs/${id}`, { token: otherToken }),
+      404,
+      'vault-forward-job-not-found',
+    );
+    expectProblem(
+      await http(s.t.url, `/vault-forward/jobs/${randomUUID()}`, { method: 'DELETE', token: s.token }),
+      404,
+      'vault-forward-job-not-found',
+    );
+    expectProblem(
+      await http(s.t.url, `/vault-forward/jobs/not-a-uuid`, { method: 'DELETE', token: s.token }),
+      404,
+      'vault-forward-job-not-found',
+    );
     const cancelled = await http(s.t.url, `/vault-forward/jobs/${id}`, { method: 'DELETE', token: s.token });
     expect(cancelled.status).toBe(200);
     expect(cancelled.body).toMatchObject({ status: 'cancelled' });
@@ -223,26 +282,41 @@ describe('Queued forwards (Prefer: respond-async) with a real worker, on Redis',
     s.downstream.script('/hold', [{ hold: true }]);
     const running = (await queue(s, '/hold')).body.id as string;
     await waitFor(() => s.downstream.requestsTo('/hold').length === 1, { timeoutMs: 10_000 });
-    expectProblem(await http(s.t.url, `/vault-forward/jobs/${running}`, { method: 'DELETE', token: s.token }), 409, 'vault-forward-job-not-cancellable');
+    expectProblem(
+      await http(s.t.url, `/vault-forward/jobs/${running}`, { method: 'DELETE', token: s.token }),
+      409,
+      'vault-forward-job-not-cancellable',
+    );
     const held = s.downstream.held.shift()!;
     held.writeHead(200).end('released');
     expect((await ended(s, running)).body.status).toBe('succeeded');
     // Ended: not cancellable either.
-    expectProblem(await http(s.t.url, `/vault-forward/jobs/${running}`, { method: 'DELETE', token: s.token }), 409, 'vault-forward-job-not-cancellable');
+    expectProblem(
+      await http(s.t.url, `/vault-forward/jobs/${running}`, { method: 'DELETE', token: s.token }),
+      409,
+      'vault-forward-job-not-cancellable',
+    );
   });
 
   it('lists jobs newest first with a status filter; scopes: read to look, write to cancel', async () => {
     const all = await http(s.t.url, '/vault-forward/jobs?limit=100', { token: s.token });
     expect(all.status).toBe(200);
     expect(all.body.items.length).toBeGreaterThan(3);
-    expect(all.body.items.every((j: { type: string; response: unknown }) => j.type === 'vault-forward-job' && j.response === null)).toBe(true);
+    expect(
+      all.body.items.every(
+        (j: { type: string; response: unknown }) => j.type === 'vault-forward-job' && j.response === null,
+      ),
+    ).toBe(true);
     const failed = await http(s.t.url, '/vault-forward/jobs?status=failed', { token: s.token });
     expect(failed.body.items.length).toBeGreaterThan(0);
     expect(failed.body.items.every((j: { status: string }) => j.status === 'failed')).toBe(true);
     expect((await http(s.t.url, '/vault-forward/jobs?status=nope', { token: s.token })).status).toBe(400);
     const readOnly = await (await createApiKey(s.t, s.merchant)).token(['vault-forwards.read']);
     expect((await http(s.t.url, '/vault-forward/jobs', { token: readOnly })).status).toBe(200);
-    expect((await http(s.t.url, `/vault-forward/jobs/${all.body.items[0].id}`, { method: 'DELETE', token: readOnly })).status).toBe(403);
+    expect(
+      (await http(s.t.url, `/vault-forward/jobs/${all.body.items[0].id}`, { method: 'DELETE', token: readOnly }))
+        .status,
+    ).toBe(403);
   });
 
   it('checks the queued-only headers (each problem names its header) and keeps no job for a refused request', async () => {
@@ -252,20 +326,57 @@ describe('Queued forwards (Prefer: respond-async) with a real worker, on Redis',
       expect(problem.errors[0]).toMatchObject({ location: 'header', name: header });
     };
     for (const value of ['0', '21', 'x', '1.5']) {
-      named(await queue(s, '/x', { headers: { 'x-vault-forward-max-attempts': value } }), 400, 'invalid-forward-header', 'x-vault-forward-max-attempts');
+      named(
+        await queue(s, '/x', { headers: { 'x-vault-forward-max-attempts': value } }),
+        400,
+        'invalid-forward-header',
+        'x-vault-forward-max-attempts',
+      );
     }
-    named(await queue(s, '/x', { headers: { 'idempotency-key': 'k'.repeat(256) } }), 400, 'invalid-idempotency-key', 'Idempotency-Key');
-    named(await queue(s, '/x', { headers: { 'x-vault-forward-callback-url': 'https://not-enabled.example/cb' } }), 403, 'endpoint-not-enabled', 'x-vault-forward-callback-url');
-    named(await queue(s, '/x', { headers: { 'x-vault-forward-callback-url': 'http://10.0.0.1/cb' } }), 400, 'insecure-target', 'x-vault-forward-callback-url');
-    named(await queue(s, '/x', { headers: { 'x-vault-forward-callback-url': 'not a url' } }), 400, 'invalid-forward-header', 'x-vault-forward-callback-url');
+    named(
+      await queue(s, '/x', { headers: { 'idempotency-key': 'k'.repeat(256) } }),
+      400,
+      'invalid-idempotency-key',
+      'Idempotency-Key',
+    );
+    named(
+      await queue(s, '/x', { headers: { 'x-vault-forward-callback-url': 'https://not-enabled.example/cb' } }),
+      403,
+      'endpoint-not-enabled',
+      'x-vault-forward-callback-url',
+    );
+    named(
+      await queue(s, '/x', { headers: { 'x-vault-forward-callback-url': 'http://10.0.0.1/cb' } }),
+      400,
+      'insecure-target',
+      'x-vault-forward-callback-url',
+    );
+    named(
+      await queue(s, '/x', { headers: { 'x-vault-forward-callback-url': 'not a url' } }),
+      400,
+      'invalid-forward-header',
+      'x-vault-forward-callback-url',
+    );
     // The synchronous path's checks apply as they are.
-    named(await queue(s, '/x', { headers: { 'x-vault-forward-url': 'https://not-enabled.example/' } }), 403, 'endpoint-not-enabled', 'x-vault-forward-url');
+    named(
+      await queue(s, '/x', { headers: { 'x-vault-forward-url': 'https://not-enabled.example/' } }),
+      403,
+      'endpoint-not-enabled',
+      'x-vault-forward-url',
+    );
     expectProblem(await queue(s, '/x', { body: '{"n":"{{ CARD_NUMBER_2 }}"}' }), 400, 'invalid-placeholder');
     // Queued-only headers on a synchronous forward would be ignored: refused instead.
-    named(await queue(s, '/x', { headers: { prefer: 'return=minimal', 'x-vault-forward-max-attempts': '3' } }), 400, 'invalid-forward-header', 'x-vault-forward-max-attempts');
+    named(
+      await queue(s, '/x', { headers: { prefer: 'return=minimal', 'x-vault-forward-max-attempts': '3' } }),
+      400,
+      'invalid-forward-header',
+      'x-vault-forward-max-attempts',
+    );
     expect(Number((await s.t.db.query(`SELECT count(*) AS n FROM vault_forward_jobs`))[0].n)).toBe(before);
 
-    const withCallback = await queue(s, '/x', { headers: { 'x-vault-forward-callback-url': `${s.downstream.url}/callback` } });
+    const withCallback = await queue(s, '/x', {
+      headers: { 'x-vault-forward-callback-url': `${s.downstream.url}/callback` },
+    });
     expect(withCallback.status).toBe(202);
     expect(withCallback.body.callback_url).toBe(`${s.downstream.url}/callback`);
   });
@@ -275,17 +386,28 @@ describe('Queued forwards (Prefer: respond-async) with a real worker, on Redis',
     const method = await http(s.t.url, `/vault-forward/configs/${s.configId}/authentications`, {
       method: 'POST',
       token: s.token,
-      body: { kind: 'hmac-signature', label: 'scan', fields: { secret, algorithm: 'sha256', encoding: 'hex', header: 'X-Sig' } },
+      body: {
+        kind: 'hmac-signature',
+        label: 'scan',
+        fields: { secret, algorithm: 'sha256', encoding: 'hex', header: 'X-Sig' },
+      },
     });
     // One job ends, one waits for its next attempt, so both kinds of BullMQ job exist while we look.
     s.downstream.script('/scan-wait', [{ status: 503, headers: { 'retry-after': '300' } }]);
-    const headers = { 'x-vault-forward-authentications': method.body.id, 'x-vault-forward-header-authorization': 'Bearer scan-credential-8842' };
+    const headers = {
+      'x-vault-forward-authentications': method.body.id,
+      'x-vault-forward-header-authorization': 'Bearer scan-credential-8842',
+    };
     await ended(s, (await queue(s, '/scan-ok', { headers })).body.id);
     const waiting = (await queue(s, '/scan-wait', { headers })).body.id as string;
-    await waitFor(async () => (await http(s.t.url, `/vault-forward/jobs/${waiting}`, { token: s.token })).body.attempts?.length === 1);
+    await waitFor(
+      async () =>
+        (await http(s.t.url, `/vault-forward/jobs/${waiting}`, { token: s.token })).body.attempts?.length === 1,
+    );
     const dump = await dumpRedis();
     expect(dump).toContain(waiting); // the scan does see our jobs
-    for (const needle of [s.card.number, '"cvv":"739"', secret, 'scan-credential-8842']) expect(dump).not.toContain(needle);
+    for (const needle of [s.card.number, '"cvv":"739"', secret, 'scan-credential-8842'])
+      expect(dump).not.toContain(needle);
   });
 });
 
@@ -313,8 +435,13 @@ describe('Queued forwards on PostgreSQL (QUEUE_BACKEND=postgres)', () => {
     s.downstream.script('/pg-wait', [{ status: 503, headers: { 'retry-after': '300' } }]);
     const headers = { 'x-vault-forward-header-authorization': 'Bearer pg-credential-3317' };
     const waiting = (await queue(s, '/pg-wait', { headers })).body.id as string;
-    await waitFor(async () => (await http(s.t.url, `/vault-forward/jobs/${waiting}`, { token: s.token })).body.attempts?.length === 1);
-    const dump = execFileSync('pg_dump', ['--no-owner', process.env.TEST_DATABASE_URL!], { maxBuffer: 512 * 1024 * 1024 }).toString('utf8');
+    await waitFor(
+      async () =>
+        (await http(s.t.url, `/vault-forward/jobs/${waiting}`, { token: s.token })).body.attempts?.length === 1,
+    );
+    const dump = execFileSync('pg_dump', ['--no-owner', process.env.TEST_DATABASE_URL!], {
+      maxBuffer: 512 * 1024 * 1024,
+    }).toString('utf8');
     expect(dump).toContain(waiting);
     expect(dump).toContain('bullmq');
     for (const needle of [s.card.number, '"cvv":"739"', 'pg-credential-3317']) expect(dump).not.toContain(needle);
@@ -332,12 +459,22 @@ describe('QUEUE_BACKEND=none', () => {
       t = await startTestApp({ env: { QUEUE_BACKEND: 'none', FORWARD_INSECURE_HOSTS: '127.0.0.1' } });
       const merchant = (await createMerchantAccount(t)).id;
       const token = await (await createApiKey(t, merchant)).token();
-      await http(t.url, '/vault-forward/configs', { method: 'POST', token, body: { display_name: 'x', hosts: [`127.0.0.1:${downstream.port}`] } });
+      await http(t.url, '/vault-forward/configs', {
+        method: 'POST',
+        token,
+        body: { display_name: 'x', hosts: [`127.0.0.1:${downstream.port}`] },
+      });
       const headers = { 'x-vault-forward-url': `${downstream.url}/x`, 'x-vault-forward-http-method': 'POST' };
-      const refused = await http(t.url, '/vault-forward', { method: 'POST', token, headers: { ...headers, prefer: 'respond-async' } });
+      const refused = await http(t.url, '/vault-forward', {
+        method: 'POST',
+        token,
+        headers: { ...headers, prefer: 'respond-async' },
+      });
       expectProblem(refused, 503, 'forward-queue-unavailable');
       expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
-      expect(await t.db.query(`SELECT 1 FROM vault_forward_jobs WHERE merchant_account_id = $1`, [merchant])).toHaveLength(0);
+      expect(
+        await t.db.query(`SELECT 1 FROM vault_forward_jobs WHERE merchant_account_id = $1`, [merchant]),
+      ).toHaveLength(0);
       expect((await http(t.url, '/vault-forward', { method: 'POST', token, headers })).status).toBe(200);
     } finally {
       await downstream.close();

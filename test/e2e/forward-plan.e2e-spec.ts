@@ -33,16 +33,23 @@ describe('ForwardPlanner (API) → serializePlan → ForwardExecutor (worker con
     const env = { FORWARD_INSECURE_HOSTS: '127.0.0.1' };
     t = await startTestApp({ env });
     const config = testConfig(env);
-    worker = await NestFactory.createApplicationContext(WorkerModule.forRoot({ config, databaseUrl: config.databaseUrl!, logStream: new LogCapture() }), {
-      logger: false,
-    });
+    worker = await NestFactory.createApplicationContext(
+      WorkerModule.forRoot({ config, databaseUrl: config.databaseUrl!, logStream: new LogCapture() }),
+      {
+        logger: false,
+      },
+    );
     await worker.init();
     merchant = (await createMerchantAccount(t)).id;
     const token = await (await createApiKey(t, merchant)).token();
     const created = await http(t.url, '/vault-forward/configs', {
       method: 'POST',
       token,
-      body: { display_name: 'Plan test', hosts: [`127.0.0.1:${downstream.port}`, `127.0.0.1:${refusedPort}`], methods: ['POST'] },
+      body: {
+        display_name: 'Plan test',
+        hosts: [`127.0.0.1:${downstream.port}`, `127.0.0.1:${refusedPort}`],
+        methods: ['POST'],
+      },
     });
     expect(created.status).toBe(201);
     const number = cardNumber();
@@ -63,11 +70,21 @@ describe('ForwardPlanner (API) → serializePlan → ForwardExecutor (worker con
       'x-vault-forward-header-x-card-tail': '{{ CARD_EXPIRATION_DATE_MM_1 }}',
       'content-type': 'application/json',
     };
-    return { merchantAccountId: merchant, requestId: randomUUID(), headers, rawHeaders: Object.entries(headers).flat(), body: Buffer.from(body) };
+    return {
+      merchantAccountId: merchant,
+      requestId: randomUUID(),
+      headers,
+      rawHeaders: Object.entries(headers).flat(),
+      body: Buffer.from(body),
+    };
   }
 
   it('a plan made by the API, serialised without card data, is executed by a worker: the downstream gets the card', async () => {
-    const plan = await t.get(ForwardPlanner).plan(input(`${downstream.url}/pay?q=1`, '{"n":"{{ CARD_NUMBER_1 }}","cvv":"123","e":"\\\\{{ CARD_NUMBER_1 }}"}'));
+    const plan = await t
+      .get(ForwardPlanner)
+      .plan(
+        input(`${downstream.url}/pay?q=1`, '{"n":"{{ CARD_NUMBER_1 }}","cvv":"123","e":"\\\\{{ CARD_NUMBER_1 }}"}'),
+      );
     const stored = serializePlan(plan);
     expect(stored).not.toContain(card.number);
     expect(stored).not.toContain(card.number.slice(-10));
@@ -85,16 +102,29 @@ describe('ForwardPlanner (API) → serializePlan → ForwardExecutor (worker con
 
     // The worker's record writer recorded it, under the plan's id, with the API's config and ids.
     await worker.get(ForwardRecordsService).flush();
-    const [row] = await t.db.query(`SELECT status, method, target_url, payment_method_ids::text[] AS pms, config_id FROM vault_forward_requests WHERE id = $1`, [plan.id]);
-    expect(row).toMatchObject({ status: 200, method: 'POST', target_url: `${downstream.url}/pay`, pms: [card.id], config_id: plan.configId });
+    const [row] = await t.db.query(
+      `SELECT status, method, target_url, payment_method_ids::text[] AS pms, config_id FROM vault_forward_requests WHERE id = $1`,
+      [plan.id],
+    );
+    expect(row).toMatchObject({
+      status: 200,
+      method: 'POST',
+      target_url: `${downstream.url}/pay`,
+      pms: [card.id],
+      config_id: plan.configId,
+    });
   });
 
   it('planning refuses what the synchronous path refuses, before anything is sent (a card of no one here)', async () => {
     const before = downstream.received.length;
-    await expect(t.get(ForwardPlanner).plan(input(`${downstream.url}/pay`, '{"n":"{{ CARD_NUMBER_1 }}"}', randomUUID()))).rejects.toMatchObject({
+    await expect(
+      t.get(ForwardPlanner).plan(input(`${downstream.url}/pay`, '{"n":"{{ CARD_NUMBER_1 }}"}', randomUUID())),
+    ).rejects.toMatchObject({
       definition: { code: 'unknown-payment-method' },
     });
-    await expect(t.get(ForwardPlanner).plan(input(`${downstream.url}/pay`, '{"n":"{{ CARD_NUMBR_1 }}"}'))).rejects.toMatchObject({
+    await expect(
+      t.get(ForwardPlanner).plan(input(`${downstream.url}/pay`, '{"n":"{{ CARD_NUMBR_1 }}"}')),
+    ).rejects.toMatchObject({
       definition: { code: 'invalid-placeholder' },
     });
     expect(downstream.received.length).toBe(before);
@@ -103,10 +133,17 @@ describe('ForwardPlanner (API) → serializePlan → ForwardExecutor (worker con
   it('a card deleted after planning: the execution fails with a 4xx that is not retryable, nothing sent', async () => {
     const number = cardNumber();
     const doomed = (await createCard(t, merchant, { number })).id;
-    const plan = deserializePlan(serializePlan(await t.get(ForwardPlanner).plan(input(`${downstream.url}/pay`, '{"n":"{{ CARD_NUMBER_1 }}"}', doomed))));
+    const plan = deserializePlan(
+      serializePlan(
+        await t.get(ForwardPlanner).plan(input(`${downstream.url}/pay`, '{"n":"{{ CARD_NUMBER_1 }}"}', doomed)),
+      ),
+    );
     await t.get(PaymentMethodsService).delete(merchant, doomed);
     const before = downstream.received.length;
-    const error = await worker.get(ForwardExecutor).execute(plan).catch((e: unknown) => e);
+    const error = await worker
+      .get(ForwardExecutor)
+      .execute(plan)
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ProblemException);
     expect((error as ProblemException).definition.code).toBe('unknown-payment-method');
     expect(isRetryable(error)).toBe(false);
@@ -115,9 +152,16 @@ describe('ForwardPlanner (API) → serializePlan → ForwardExecutor (worker con
   });
 
   it('a refused connection is retryable and did not reach the downstream; the attempt is recorded under its own id', async () => {
-    const plan = deserializePlan(serializePlan(await t.get(ForwardPlanner).plan(input(`http://127.0.0.1:${refusedPort}/pay`, '{"n":"{{ CARD_NUMBER_1 }}"}'))));
+    const plan = deserializePlan(
+      serializePlan(
+        await t.get(ForwardPlanner).plan(input(`http://127.0.0.1:${refusedPort}/pay`, '{"n":"{{ CARD_NUMBER_1 }}"}')),
+      ),
+    );
     const attempt = randomUUID();
-    const error = await worker.get(ForwardExecutor).execute(plan, { recordId: attempt }).catch((e: unknown) => e);
+    const error = await worker
+      .get(ForwardExecutor)
+      .execute(plan, { recordId: attempt })
+      .catch((e: unknown) => e);
     expect((error as ProblemException).definition.code).toBe('downstream-unreachable');
     expect(isRetryable(error)).toBe(true);
     expect(reachedDownstream(error)).toBe(false);

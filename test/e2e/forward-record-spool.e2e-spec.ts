@@ -8,9 +8,16 @@ import { ForwardRecordSpool, SpoolEntry } from '../../src/forwarding/forward-rec
 const SPOOL_MODULE = join(__dirname, '..', '..', 'dist', 'forwarding', 'forward-record-spool.js');
 
 function child(script: string, dir: string): { process: ChildProcess; output: Promise<string> } {
-  const proc = spawn(process.execPath, ['-e', `const { ForwardRecordSpool } = require(${JSON.stringify(SPOOL_MODULE)}); const spool = new ForwardRecordSpool(${JSON.stringify(dir)}); ${script}`], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
+  const proc = spawn(
+    process.execPath,
+    [
+      '-e',
+      `const { ForwardRecordSpool } = require(${JSON.stringify(SPOOL_MODULE)}); const spool = new ForwardRecordSpool(${JSON.stringify(dir)}); ${script}`,
+    ],
+    {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    },
+  );
   let out = '';
   proc.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
   const output = new Promise<string>((resolve) => proc.once('exit', () => resolve(out)));
@@ -20,7 +27,18 @@ function child(script: string, dir: string): { process: ChildProcess; output: Pr
 const entry = (id: string): SpoolEntry => ({
   kind: 'pending',
   at: new Date().toISOString(),
-  record: { id, merchantAccountId: 'm', configId: null, method: 'POST', targetUrl: null, status: null, durationMs: 0, paymentMethodIds: [], authenticationIds: [], errorType: null },
+  record: {
+    id,
+    merchantAccountId: 'm',
+    configId: null,
+    method: 'POST',
+    targetUrl: null,
+    status: null,
+    durationMs: 0,
+    paymentMethodIds: [],
+    authenticationIds: [],
+    errorType: null,
+  },
 });
 
 describe('The forward record spool shared by several processes on one machine', () => {
@@ -42,7 +60,9 @@ describe('The forward record spool shared by several processes on one machine', 
       `spool.append([${JSON.stringify(entry('written-by-child'))}]).then(() => process.stdout.write('spooled\\n')); process.stdin.resume();`,
       dir,
     );
-    await new Promise<void>((resolve) => writer.process.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('spooled') && resolve()));
+    await new Promise<void>((resolve) =>
+      writer.process.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('spooled') && resolve()),
+    );
     const spool = new ForwardRecordSpool(dir);
     expect(await spool.replayable()).toEqual([]);
 

@@ -5,7 +5,14 @@ import { createApiKey } from '../factories/api-keys';
 import { createBuyer } from '../factories/buyers';
 import { cardNumber, createCard } from '../factories/cards';
 import { createMerchantAccount } from '../factories/merchant-accounts';
-import { closedPort, Downstream, selfSignedCertificate, startHttpDownstream, startHttpsDownstream, streamed } from '../support/downstream';
+import {
+  closedPort,
+  Downstream,
+  selfSignedCertificate,
+  startHttpDownstream,
+  startHttpsDownstream,
+  streamed,
+} from '../support/downstream';
 import { expectProblem, http, HttpResult } from '../support/http';
 import { startTestApp, TestApp } from '../support/test-app';
 import { waitFor } from '../support/wait';
@@ -42,7 +49,9 @@ describe('POST /vault-forward against real downstream servers', () => {
       token,
       body: {
         display_name: 'Test downstreams',
-        hosts: [plain.port, tls.port, untrusted.port, refusedPort].map((p) => `127.0.0.1:${p}`).concat(`localhost:${tls.port}`),
+        hosts: [plain.port, tls.port, untrusted.port, refusedPort]
+          .map((p) => `127.0.0.1:${p}`)
+          .concat(`localhost:${tls.port}`),
         methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
       },
     });
@@ -50,7 +59,16 @@ describe('POST /vault-forward against real downstream servers', () => {
     const n1 = cardNumber('4', 16);
     const n2 = cardNumber('55', 16);
     card = { id: (await createCard(t, merchant, { number: n1, expiration_date: '04/31' })).id, number: n1 };
-    namedCard = { id: (await createCard(t, merchant, { number: n2, expiration_date: '12/29', cardholder_name: 'Zoë "Q" O\'Neil \\ </x>' })).id, number: n2 };
+    namedCard = {
+      id: (
+        await createCard(t, merchant, {
+          number: n2,
+          expiration_date: '12/29',
+          cardholder_name: 'Zoë "Q" O\'Neil \\ </x>',
+        })
+      ).id,
+      number: n2,
+    };
     const n3 = cardNumber('4', 16);
     foreignCard = (await createCard(t, (await createMerchantAccount(t)).id, { number: n3 })).id;
     cardNumbers.push(n1, n2, n3);
@@ -61,7 +79,14 @@ describe('POST /vault-forward against real downstream servers', () => {
     await Promise.all([plain.close(), tls.close(), untrusted.close()]);
   });
 
-  function forward(options: { url: string; method?: string; paymentMethods?: string; headers?: Record<string, string>; body?: string | Buffer; contentType?: string }) {
+  function forward(options: {
+    url: string;
+    method?: string;
+    paymentMethods?: string;
+    headers?: Record<string, string>;
+    body?: string | Buffer;
+    contentType?: string;
+  }) {
     const headers: Record<string, string> = {
       'x-vault-forward-url': options.url,
       'x-vault-forward-http-method': options.method ?? 'POST',
@@ -78,7 +103,9 @@ describe('POST /vault-forward against real downstream servers', () => {
     return problem;
   }
 
-  const spec = JSON.stringify({ cards: [{ number: '{{ CARD_NUMBER_1 }}', expiry: '{{ CARD_EXPIRATION_DATE_1 }}', cvv: '123' }] });
+  const spec = JSON.stringify({
+    cards: [{ number: '{{ CARD_NUMBER_1 }}', expiry: '{{ CARD_EXPIRATION_DATE_1 }}', cvv: '123' }],
+  });
 
   it('sends the spec’s example (PUT, cards array, literal cvv, pass-through bearer) with real card values', async () => {
     const before = plain.received.length;
@@ -92,7 +119,11 @@ describe('POST /vault-forward against real downstream servers', () => {
     expect(result.status).toBe(200);
     expect(result.headers.get('x-vault-forward-request-id')).toBe(result.headers.get('x-request-id'));
     // A caller-chosen x-request-id is kept for tracing, but the forward gets its own unique id.
-    const traced = await forward({ url: `${plain.url}/echo`, body: '{}', headers: { 'x-request-id': 'trace-0123456789' } });
+    const traced = await forward({
+      url: `${plain.url}/echo`,
+      body: '{}',
+      headers: { 'x-request-id': 'trace-0123456789' },
+    });
     expect(traced.headers.get('x-request-id')).toBe('trace-0123456789');
     expect(traced.headers.get('x-vault-forward-request-id')).toMatch(/^[0-9a-f-]{36}$/);
     plain.received.pop();
@@ -211,7 +242,11 @@ describe('POST /vault-forward against real downstream servers', () => {
       [{ 'x-vault-forward-header-connection': 'close' }, 'x-vault-forward-header-connection'],
       [{ 'x-vault-forward-header-host': 'evil.example' }, 'x-vault-forward-header-host'],
     ])('bad header %p → 400 naming it', async (override, name) => {
-      const headers: Record<string, string> = { 'x-vault-forward-url': `${plain.url}/echo`, 'x-vault-forward-http-method': 'POST', ...override };
+      const headers: Record<string, string> = {
+        'x-vault-forward-url': `${plain.url}/echo`,
+        'x-vault-forward-http-method': 'POST',
+        ...override,
+      };
       for (const [k, v] of Object.entries(headers)) if (v === '') delete headers[k];
       const result = await http(t.url, '/vault-forward', { method: 'POST', token, headers, rawBody: '{}' });
       const problem = expectOurs(result, 400, 'invalid-forward-header');
@@ -225,48 +260,77 @@ describe('POST /vault-forward against real downstream servers', () => {
       const result = await http(t.url, '/vault-forward', {
         method: 'POST',
         token,
-        headers: { 'x-vault-forward-url': `${plain.url}/echo`, 'x-vault-forward-http-method': 'POST', 'x-vault-forward-payment-methods': value },
+        headers: {
+          'x-vault-forward-url': `${plain.url}/echo`,
+          'x-vault-forward-http-method': 'POST',
+          'x-vault-forward-payment-methods': value,
+        },
         rawBody: '{}',
       });
       expectOurs(result, 400, code);
     });
 
     it('a misspelled header (the spec’s own x-valud-… typo) → 400 naming it and what it meant', async () => {
-      const result = await forward({ url: `${plain.url}/echo`, body: '{}', headers: { 'x-valud-forward-authentications': '3f1c1c1e-4d0e-4c1e-9f3b-8f2f8f0a3c11' } });
+      const result = await forward({
+        url: `${plain.url}/echo`,
+        body: '{}',
+        headers: { 'x-valud-forward-authentications': '3f1c1c1e-4d0e-4c1e-9f3b-8f2f8f0a3c11' },
+      });
       const problem = expectOurs(result, 400, 'unknown-forward-header');
       expect(problem.detail).toContain('x-vault-forward-authentications');
       expect(problem.errors[0]).toMatchObject({ location: 'header', name: 'x-valud-forward-authentications' });
-      const other = await forward({ url: `${plain.url}/echo`, body: '{}', headers: { 'x-vault-forward-authorization': 'Bearer x' } });
+      const other = await forward({
+        url: `${plain.url}/echo`,
+        body: '{}',
+        headers: { 'x-vault-forward-authorization': 'Bearer x' },
+      });
       expect(expectOurs(other, 400, 'unknown-forward-header').detail).toContain('x-vault-forward-header-authorization');
     });
 
     it('a repeated forwarding header → 400 (two targets or two credentials are ambiguous)', async () => {
       const { request } = await import('node:http');
-      const status = await new Promise<{ status: number; body: string; ours: string | undefined }>((resolve, reject) => {
-        const req = request(`${t.url}/vault-forward`, { method: 'POST' });
-        for (const [k, v] of [
-          ['authorization', `Bearer ${token}`],
-          ['content-type', 'application/json'],
-          ['x-vault-forward-url', `${plain.url}/echo`],
-          ['x-vault-forward-url', 'https://elsewhere.example/'],
-          ['x-vault-forward-http-method', 'POST'],
-        ]) req.appendHeader(k, v);
-        req.on('response', (res) => {
-          let body = '';
-          res.on('data', (c) => (body += c));
-          res.on('end', () => resolve({ status: res.statusCode!, body, ours: res.headers['x-vault-forward-error'] as string | undefined }));
-        });
-        req.on('error', reject);
-        req.end('{}');
-      });
+      const status = await new Promise<{ status: number; body: string; ours: string | undefined }>(
+        (resolve, reject) => {
+          const req = request(`${t.url}/vault-forward`, { method: 'POST' });
+          for (const [k, v] of [
+            ['authorization', `Bearer ${token}`],
+            ['content-type', 'application/json'],
+            ['x-vault-forward-url', `${plain.url}/echo`],
+            ['x-vault-forward-url', 'https://elsewhere.example/'],
+            ['x-vault-forward-http-method', 'POST'],
+          ])
+            req.appendHeader(k, v);
+          req.on('response', (res) => {
+            let body = '';
+            res.on('data', (c) => (body += c));
+            res.on('end', () =>
+              resolve({
+                status: res.statusCode!,
+                body,
+                ours: res.headers['x-vault-forward-error'] as string | undefined,
+              }),
+            );
+          });
+          req.on('error', reject);
+          req.end('{}');
+        },
+      );
       expect(status.status).toBe(400);
       expect(status.ours).toBe('true');
-      expect(JSON.parse(status.body)).toMatchObject({ code: 'invalid-forward-header', errors: [{ location: 'header', name: 'x-vault-forward-url' }] });
+      expect(JSON.parse(status.body)).toMatchObject({
+        code: 'invalid-forward-header',
+        errors: [{ location: 'header', name: 'x-vault-forward-url' }],
+      });
     });
 
     it('a bad placeholder in a forwarded header is located in that header', async () => {
       const problem = expectOurs(
-        await forward({ url: `${plain.url}/echo`, paymentMethods: card.id, body: '{}', headers: { 'x-vault-forward-header-x-card': '{{ CARD_NUMBER_9 }}' } }),
+        await forward({
+          url: `${plain.url}/echo`,
+          paymentMethods: card.id,
+          body: '{}',
+          headers: { 'x-vault-forward-header-x-card': '{{ CARD_NUMBER_9 }}' },
+        }),
         400,
         'invalid-placeholder',
       );
@@ -275,8 +339,14 @@ describe('POST /vault-forward against real downstream servers', () => {
 
     it('an unknown authentication method → 422 naming it, nothing sent (forward-authentication-methods.e2e-spec.ts has the rest)', async () => {
       const before = plain.received.length;
-      const result = await forward({ url: `${plain.url}/echo`, body: '{}', headers: { 'x-vault-forward-authentications': '3f1c1c1e-4d0e-4c1e-9f3b-8f2f8f0a3c11' } });
-      expect(expectOurs(result, 422, 'authentication-method-not-usable').errors[0].message).toContain('3f1c1c1e-4d0e-4c1e-9f3b-8f2f8f0a3c11');
+      const result = await forward({
+        url: `${plain.url}/echo`,
+        body: '{}',
+        headers: { 'x-vault-forward-authentications': '3f1c1c1e-4d0e-4c1e-9f3b-8f2f8f0a3c11' },
+      });
+      expect(expectOurs(result, 422, 'authentication-method-not-usable').errors[0].message).toContain(
+        '3f1c1c1e-4d0e-4c1e-9f3b-8f2f8f0a3c11',
+      );
       expect(plain.received.length).toBe(before);
     });
 
@@ -284,12 +354,20 @@ describe('POST /vault-forward against real downstream servers', () => {
       ['{"n":"{{ CARD_NUMBR_1 }}"}', 'CARD_NUMBR_1'],
       ['{"n":"{{ CARD_NUMBER_2 }}"}', 'CARD_NUMBER_2'],
     ])('placeholder %s → 400 naming it', async (body, token_) => {
-      const problem = expectOurs(await forward({ url: `${plain.url}/echo`, paymentMethods: card.id, body }), 400, 'invalid-placeholder');
+      const problem = expectOurs(
+        await forward({ url: `${plain.url}/echo`, paymentMethods: card.id, body }),
+        400,
+        'invalid-placeholder',
+      );
       expect(problem.detail).toContain(token_);
     });
 
     it('another merchant’s payment method → 400 naming the position', async () => {
-      const problem = expectOurs(await forward({ url: `${plain.url}/echo`, paymentMethods: `${card.id},${foreignCard}`, body: spec }), 400, 'unknown-payment-method');
+      const problem = expectOurs(
+        await forward({ url: `${plain.url}/echo`, paymentMethods: `${card.id},${foreignCard}`, body: spec }),
+        400,
+        'unknown-payment-method',
+      );
       expect(problem.detail).toContain('position 2');
     });
 
@@ -300,65 +378,114 @@ describe('POST /vault-forward against real downstream servers', () => {
     });
 
     it('a disabled config no longer enables its hosts', async () => {
-      const created = await http(t.url, '/vault-forward/configs', { method: 'POST', token, body: { display_name: 'Off', hosts: ['api.off.example'] } });
-      expect((await forward({ url: 'https://api.off.example/x', body: '{}', headers: { 'x-vault-forward-timeout': '1' } })).body.code).not.toBe('endpoint-not-enabled');
-      await http(t.url, `/vault-forward/configs/${created.body.id}`, { method: 'PUT', token, body: { enabled: false } });
+      const created = await http(t.url, '/vault-forward/configs', {
+        method: 'POST',
+        token,
+        body: { display_name: 'Off', hosts: ['api.off.example'] },
+      });
+      expect(
+        (await forward({ url: 'https://api.off.example/x', body: '{}', headers: { 'x-vault-forward-timeout': '1' } }))
+          .body.code,
+      ).not.toBe('endpoint-not-enabled');
+      await http(t.url, `/vault-forward/configs/${created.body.id}`, {
+        method: 'PUT',
+        token,
+        body: { enabled: false },
+      });
       expectOurs(await forward({ url: 'https://api.off.example/x', body: '{}' }), 403, 'endpoint-not-enabled');
     });
 
     it('plain http to a host the operator did not list → 400 insecure-target', async () => {
-      await http(t.url, '/vault-forward/configs', { method: 'POST', token, body: { display_name: 'Plain', hosts: ['api.plain.example:80'] } });
+      await http(t.url, '/vault-forward/configs', {
+        method: 'POST',
+        token,
+        body: { display_name: 'Plain', hosts: ['api.plain.example:80'] },
+      });
       expectOurs(await forward({ url: 'http://api.plain.example/x', body: '{}' }), 400, 'insecure-target');
     });
 
-    it.each(['https://2130706434/', 'https://0x7f000002/', 'https://127.0.0.2/', 'https://[::1]/', 'https://[::ffff:127.0.0.2]/', 'https://169.254.169.254/latest/meta-data/', 'https://10.0.0.1/', 'https://100.64.0.1/', 'https://0.0.0.0/'])(
-      '%s is refused (403) even when a config lists it',
-      async (url) => {
-        // The API refuses to save such a host, so the config goes in by SQL (as one saved before that
-        // check existed would be), for a merchant account of its own: no process has its configs
-        // cached yet, so this very config is the one consulted, as the forward to the other host
-        // it lists shows.
-        const own = (await createMerchantAccount(t)).id;
-        const ownToken = await (await createApiKey(t, own)).token();
-        const host = new URL(url).hostname;
-        await t.db.query(`INSERT INTO vault_forward_configs (merchant_account_id, display_name, hosts, methods) VALUES ($1, 'sneaky', $2, '{POST}')`, [
-          own,
-          [host, `127.0.0.1:${plain.port}`],
-        ]);
-        const send = (target: string) =>
-          http(t.url, '/vault-forward', {
-            method: 'POST',
-            token: ownToken,
-            headers: { 'x-vault-forward-url': target, 'x-vault-forward-http-method': 'POST', 'content-type': 'application/json' },
-            rawBody: '{}',
-          });
-        expect((await send(`${plain.url}/listed`)).status).toBe(200);
-        plain.received.pop();
-        const problem = expectOurs(await send(url), 403, 'target-address-forbidden');
-        expect(problem.errors[0]).toMatchObject({ location: 'header', name: 'x-vault-forward-url' });
-      },
-    );
+    it.each([
+      'https://2130706434/',
+      'https://0x7f000002/',
+      'https://127.0.0.2/',
+      'https://[::1]/',
+      'https://[::ffff:127.0.0.2]/',
+      'https://169.254.169.254/latest/meta-data/',
+      'https://10.0.0.1/',
+      'https://100.64.0.1/',
+      'https://0.0.0.0/',
+    ])('%s is refused (403) even when a config lists it', async (url) => {
+      // The API refuses to save such a host, so the config goes in by SQL (as one saved before that
+      // check existed would be), for a merchant account of its own: no process has its configs
+      // cached yet, so this very config is the one consulted, as the forward to the other host
+      // it lists shows.
+      const own = (await createMerchantAccount(t)).id;
+      const ownToken = await (await createApiKey(t, own)).token();
+      const host = new URL(url).hostname;
+      await t.db.query(
+        `INSERT INTO vault_forward_configs (merchant_account_id, display_name, hosts, methods) VALUES ($1, 'sneaky', $2, '{POST}')`,
+        [own, [host, `127.0.0.1:${plain.port}`]],
+      );
+      const send = (target: string) =>
+        http(t.url, '/vault-forward', {
+          method: 'POST',
+          token: ownToken,
+          headers: {
+            'x-vault-forward-url': target,
+            'x-vault-forward-http-method': 'POST',
+            'content-type': 'application/json',
+          },
+          rawBody: '{}',
+        });
+      expect((await send(`${plain.url}/listed`)).status).toBe(200);
+      plain.received.pop();
+      const problem = expectOurs(await send(url), 403, 'target-address-forbidden');
+      expect(problem.errors[0]).toMatchObject({ location: 'header', name: 'x-vault-forward-url' });
+    });
 
     it('a name that resolves to loopback (localhost) is refused at connect time', async () => {
-      expectOurs(await forward({ url: `https://localhost:${tls.port}/x`, body: '{}' }), 403, 'target-address-forbidden');
+      expectOurs(
+        await forward({ url: `https://localhost:${tls.port}/x`, body: '{}' }),
+        403,
+        'target-address-forbidden',
+      );
     });
 
     it('configs refuse non-public IP literals when saved', async () => {
-      const result = await http(t.url, '/vault-forward/configs', { method: 'POST', token, body: { display_name: 'Meta', hosts: ['169.254.169.254'] } });
-      expect(expectProblem(result, 400, 'validation-failed').errors[0]).toMatchObject({ location: 'body', name: 'hosts[0]' });
+      const result = await http(t.url, '/vault-forward/configs', {
+        method: 'POST',
+        token,
+        body: { display_name: 'Meta', hosts: ['169.254.169.254'] },
+      });
+      expect(expectProblem(result, 400, 'validation-failed').errors[0]).toMatchObject({
+        location: 'body',
+        name: 'hosts[0]',
+      });
     });
 
     it('connection refused → 502 downstream-unreachable', async () => {
-      expectOurs(await forward({ url: `http://127.0.0.1:${refusedPort}/x`, body: '{}' }), 502, 'downstream-unreachable');
+      expectOurs(
+        await forward({ url: `http://127.0.0.1:${refusedPort}/x`, body: '{}' }),
+        502,
+        'downstream-unreachable',
+      );
     });
 
     it('an untrusted TLS certificate → 502 downstream-unreachable', async () => {
-      const problem = expectOurs(await forward({ url: `${untrusted.url}/x`, body: '{}' }), 502, 'downstream-unreachable');
+      const problem = expectOurs(
+        await forward({ url: `${untrusted.url}/x`, body: '{}' }),
+        502,
+        'downstream-unreachable',
+      );
       expect(problem.detail).toMatch(/TLS/);
     });
 
     it('a slow downstream → 504 downstream-timeout after x-vault-forward-timeout', async () => {
-      const result = await forward({ url: `${plain.url}/slow`, body: '{}', headers: { 'x-vault-forward-timeout': '1' } });
+      const result = await forward({
+        url: `${plain.url}/slow`,
+        body: '{}',
+        headers: { 'x-vault-forward-timeout': '1' },
+      });
       expectOurs(result, 504, 'downstream-timeout');
       plain.received.pop(); // it did arrive; it just did not answer in time
     });
@@ -369,11 +496,22 @@ describe('POST /vault-forward against real downstream servers', () => {
     });
 
     it('a 2 MiB request body → 413', async () => {
-      expectOurs(await forward({ url: `${plain.url}/echo`, body: Buffer.alloc(2 * 1024 * 1024, 0x41), contentType: 'application/octet-stream' }), 413, 'payload-too-large');
+      expectOurs(
+        await forward({
+          url: `${plain.url}/echo`,
+          body: Buffer.alloc(2 * 1024 * 1024, 0x41),
+          contentType: 'application/octet-stream',
+        }),
+        413,
+        'payload-too-large',
+      );
     });
 
     it('no token → 401, still marked as ours', async () => {
-      const result = await http(t.url, '/vault-forward', { method: 'POST', headers: { 'x-vault-forward-url': `${plain.url}/echo`, 'x-vault-forward-http-method': 'POST' } });
+      const result = await http(t.url, '/vault-forward', {
+        method: 'POST',
+        headers: { 'x-vault-forward-url': `${plain.url}/echo`, 'x-vault-forward-http-method': 'POST' },
+      });
       expectOurs(result, 401, 'unauthorized');
     });
   });
@@ -383,7 +521,12 @@ describe('POST /vault-forward against real downstream servers', () => {
       http(app.url, '/vault-forward', {
         method: 'POST',
         token,
-        headers: { 'x-vault-forward-url': `${plain.url}/echo`, 'x-vault-forward-http-method': 'POST', 'x-vault-forward-payment-methods': id, 'content-type': 'application/json' },
+        headers: {
+          'x-vault-forward-url': `${plain.url}/echo`,
+          'x-vault-forward-http-method': 'POST',
+          'x-vault-forward-payment-methods': id,
+          'content-type': 'application/json',
+        },
         rawBody: spec,
       });
     const sentNumber = () => JSON.parse(plain.received.at(-1)!.body.toString()).cards[0].number;
@@ -409,7 +552,9 @@ describe('POST /vault-forward against real downstream servers', () => {
     });
 
     it('a delete through one API process reaches the cache of another (shared Redis)', async () => {
-      const second = await startTestApp({ env: { FORWARD_INSECURE_HOSTS: '127.0.0.1', FORWARD_EXTRA_CA_FILE: caFile } });
+      const second = await startTestApp({
+        env: { FORWARD_INSECURE_HOSTS: '127.0.0.1', FORWARD_EXTRA_CA_FILE: caFile },
+      });
       try {
         const number = cardNumber('4', 16);
         cardNumbers.push(number);
@@ -419,7 +564,9 @@ describe('POST /vault-forward against real downstream servers', () => {
         expect((await use(second, doomed.id)).status).toBe(200);
         // …until the first deletes it.
         expect((await http(t.url, `/payment-methods/${doomed.id}`, { method: 'DELETE', token })).status).toBe(204);
-        await waitFor(async () => (await use(second, doomed.id)).status === 400, { what: 'the second process to forget the card' });
+        await waitFor(async () => (await use(second, doomed.id)).status === 400, {
+          what: 'the second process to forget the card',
+        });
       } finally {
         await second.close();
       }
@@ -429,18 +576,33 @@ describe('POST /vault-forward against real downstream servers', () => {
   it('decrypts a card only when its number or holder name is used', async () => {
     const damaged = await createCard(t, merchant, { number: cardNumber('4', 16), expiration_date: '07/33' });
     // A ciphertext that no longer authenticates: any attempt to decrypt it fails.
-    await t.db.query(`UPDATE payment_methods SET ciphertext = set_byte(ciphertext, 20, (get_byte(ciphertext, 20) + 1) % 256) WHERE id = $1`, [damaged.id]);
-    const expiryOnly = await forward({ url: `${plain.url}/echo`, paymentMethods: damaged.id, body: '{"exp":"{{ CARD_EXPIRATION_DATE_MM_1 }}/{{ CARD_EXPIRATION_DATE_YYYY_1 }}"}' });
+    await t.db.query(
+      `UPDATE payment_methods SET ciphertext = set_byte(ciphertext, 20, (get_byte(ciphertext, 20) + 1) % 256) WHERE id = $1`,
+      [damaged.id],
+    );
+    const expiryOnly = await forward({
+      url: `${plain.url}/echo`,
+      paymentMethods: damaged.id,
+      body: '{"exp":"{{ CARD_EXPIRATION_DATE_MM_1 }}/{{ CARD_EXPIRATION_DATE_YYYY_1 }}"}',
+    });
     expect(expiryOnly.status).toBe(200);
     expect(JSON.parse(plain.received.at(-1)!.body.toString())).toEqual({ exp: '07/2033' });
-    expectOurs(await forward({ url: `${plain.url}/echo`, paymentMethods: damaged.id, body: '{"n":"{{ CARD_NUMBER_1 }}"}' }), 500, 'internal-error');
+    expectOurs(
+      await forward({ url: `${plain.url}/echo`, paymentMethods: damaged.id, body: '{"n":"{{ CARD_NUMBER_1 }}"}' }),
+      500,
+      'internal-error',
+    );
   });
 
   describe('answers stream back', () => {
     async function rawForward(path: string): Promise<Response> {
       return fetch(`${t.url}/vault-forward`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'x-vault-forward-url': `${plain.url}${path}`, 'x-vault-forward-http-method': 'GET' },
+        headers: {
+          authorization: `Bearer ${token}`,
+          'x-vault-forward-url': `${plain.url}${path}`,
+          'x-vault-forward-http-method': 'GET',
+        },
       });
     }
 
@@ -452,7 +614,8 @@ describe('POST /vault-forward against real downstream servers', () => {
       expect(Buffer.from(first.value).toString()).toBe('first\n');
       expect(streamed.ended).toBe(false);
       let rest = '';
-      for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) rest += Buffer.from(chunk.value).toString();
+      for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read())
+        rest += Buffer.from(chunk.value).toString();
       expect(rest).toBe('second\n');
       expect(streamed.ended).toBe(true);
       plain.received.pop();
@@ -463,15 +626,22 @@ describe('POST /vault-forward against real downstream servers', () => {
       const response = await fetch(`${t.url}/vault-forward`, {
         method: 'POST',
         signal: controller.signal,
-        headers: { authorization: `Bearer ${token}`, 'x-vault-forward-url': `${plain.url}/stream`, 'x-vault-forward-http-method': 'GET' },
+        headers: {
+          authorization: `Bearer ${token}`,
+          'x-vault-forward-url': `${plain.url}/stream`,
+          'x-vault-forward-http-method': 'GET',
+        },
       });
       const id = response.headers.get('x-vault-forward-request-id');
       await response.body!.getReader().read();
       controller.abort();
-      const record = await waitFor(async () => {
-        const found = await http(t.url, `/vault-forward/requests/${id}`, { token });
-        return found.status === 200 && found;
-      }, { what: 'the forward record' });
+      const record = await waitFor(
+        async () => {
+          const found = await http(t.url, `/vault-forward/requests/${id}`, { token });
+          return found.status === 200 && found;
+        },
+        { what: 'the forward record' },
+      );
       expect(record.body).toMatchObject({ status: 200, error_type: 'client-disconnected' });
       plain.received.pop();
     });
@@ -487,24 +657,36 @@ describe('POST /vault-forward against real downstream servers', () => {
         })(),
       ).rejects.toThrow();
       expect(size).toBeLessThanOrEqual(10 * 1024 * 1024);
-      const record = await waitFor(async () => {
-        const found = await http(t.url, `/vault-forward/requests/${id}`, { token });
-        return found.status === 200 && found;
-      }, { what: 'the forward record' });
+      const record = await waitFor(
+        async () => {
+          const found = await http(t.url, `/vault-forward/requests/${id}`, { token });
+          return found.status === 200 && found;
+        },
+        { what: 'the forward record' },
+      );
       expect(record.body).toMatchObject({ status: 200, error_type: 'downstream-response-too-large' });
       plain.received.pop();
     });
   });
 
   it('records every forward without bodies or header values, readable through /vault-forward/requests', async () => {
-    const ok = await forward({ url: `${plain.url}/echo?secret=query`, method: 'PUT', paymentMethods: card.id, body: spec, headers: { 'x-vault-forward-header-authorization': 'Bearer record-me-not' } });
+    const ok = await forward({
+      url: `${plain.url}/echo?secret=query`,
+      method: 'PUT',
+      paymentMethods: card.id,
+      body: spec,
+      headers: { 'x-vault-forward-header-authorization': 'Bearer record-me-not' },
+    });
     const failed = await forward({ url: `http://127.0.0.1:${refusedPort}/x`, body: '{}' });
     const recorded = (id: string | null) =>
-      waitFor(async () => {
-        const found = await http(t.url, `/vault-forward/requests/${id}`, { token });
-        // A forward with cards is on record (status null) before it is sent; its outcome follows in a batch.
-        return found.status === 200 && found.body.status !== null && found;
-      }, { what: `the outcome of forward ${id}` });
+      waitFor(
+        async () => {
+          const found = await http(t.url, `/vault-forward/requests/${id}`, { token });
+          // A forward with cards is on record (status null) before it is sent; its outcome follows in a batch.
+          return found.status === 200 && found.body.status !== null && found;
+        },
+        { what: `the outcome of forward ${id}` },
+      );
     const one = await recorded(ok.headers.get('x-vault-forward-request-id'));
     expect(one.body).toMatchObject({
       type: 'vault-forward-request',
@@ -521,7 +703,10 @@ describe('POST /vault-forward against real downstream servers', () => {
     expect(bad.body).toMatchObject({ status: 502, error_type: 'downstream-unreachable' });
     const list = await http(t.url, '/vault-forward/requests?limit=100', { token });
     expect(list.body.items.length).toBeGreaterThan(10);
-    const rows = await t.db.query(`SELECT row_to_json(r)::text AS row FROM vault_forward_requests r WHERE merchant_account_id = $1`, [merchant]);
+    const rows = await t.db.query(
+      `SELECT row_to_json(r)::text AS row FROM vault_forward_requests r WHERE merchant_account_id = $1`,
+      [merchant],
+    );
     const text = rows.map((r: { row: string }) => r.row).join('\n');
     expect(text).not.toContain('record-me-not');
     expect(text).not.toContain('secret=query');
@@ -530,18 +715,32 @@ describe('POST /vault-forward against real downstream servers', () => {
 
   it('logs one request line per forward, like every other route’s, with credentials redacted', async () => {
     const requestId = `fwd-log-${Date.now()}`;
-    const result = await forward({ url: `${plain.url}/echo`, body: '{}', headers: { 'x-request-id': requestId, 'x-vault-forward-header-authorization': 'Bearer log-me-not' } });
+    const result = await forward({
+      url: `${plain.url}/echo`,
+      body: '{}',
+      headers: { 'x-request-id': requestId, 'x-vault-forward-header-authorization': 'Bearer log-me-not' },
+    });
     expect(result.status).toBe(200);
     expect(result.headers.get('x-request-id')).toBe(requestId);
     const line = await waitFor(() => t.logs.requestLine(requestId), { what: 'the forward’s request line' });
-    expect(line).toMatchObject({ level: 30, msg: 'request completed', req: { method: 'POST', url: '/vault-forward' }, res: { statusCode: 200 } });
+    expect(line).toMatchObject({
+      level: 30,
+      msg: 'request completed',
+      req: { method: 'POST', url: '/vault-forward' },
+      res: { statusCode: 200 },
+    });
     expect(line.req.headers.authorization).toBe('[Redacted]');
     expect(line.req.headers['x-vault-forward-header-authorization']).toBe('[Redacted]');
     expect(line.res.headers['x-vault-forward-request-id']).toBe(result.headers.get('x-vault-forward-request-id'));
     expect(t.logs.text).not.toContain('log-me-not');
-    const refused = await http(t.url, '/vault-forward', { method: 'POST', headers: { 'x-request-id': `${requestId}-401` } });
+    const refused = await http(t.url, '/vault-forward', {
+      method: 'POST',
+      headers: { 'x-request-id': `${requestId}-401` },
+    });
     expect(refused.status).toBe(401);
-    expect(await waitFor(() => t.logs.requestLine(`${requestId}-401`), { what: 'the 401’s request line' })).toMatchObject({ level: 40, res: { statusCode: 401 } });
+    expect(
+      await waitFor(() => t.logs.requestLine(`${requestId}-401`), { what: 'the 401’s request line' }),
+    ).toMatchObject({ level: 40, res: { statusCode: 401 } });
   });
 
   it('wrote no card number and no forwarded credential into any log line of the whole run', async () => {
@@ -558,6 +757,6 @@ describe('POST /vault-forward against real downstream servers', () => {
     }
     expect(logs).not.toContain('downstream-access-token');
     expect(logs).not.toContain('record-me-not');
-    expect(logs).not.toContain('O\'Neil');
+    expect(logs).not.toContain("O'Neil");
   });
 });

@@ -69,7 +69,12 @@ const control = fc.integer({ min: 0, max: 0x1f }).map((c) => String.fromCharCode
 const nastyString: fc.Arbitrary<string> = fc.oneof(
   { weight: 3, arbitrary: fc.string() },
   { weight: 2, arbitrary: fc.string({ unit: 'binary' }) },
-  { weight: 2, arbitrary: fc.string({ unit: fc.oneof(fc.constantFrom('a', '\u0000', '%', '"', '\\', '{', '['), loneSurrogate, control) }) },
+  {
+    weight: 2,
+    arbitrary: fc.string({
+      unit: fc.oneof(fc.constantFrom('a', '\u0000', '%', '"', '\\', '{', '['), loneSurrogate, control),
+    }),
+  },
   {
     weight: 3,
     arbitrary: fc.constantFrom(
@@ -160,11 +165,18 @@ interface Fixtures {
 }
 
 /** A plausible value for a schema: its example or enum, or something of its type. */
-function plausible(schema: Schema, resolve: (s: Schema) => Schema, fixtures: Fixtures, identifier = false): fc.Arbitrary<unknown> {
+function plausible(
+  schema: Schema,
+  resolve: (s: Schema) => Schema,
+  fixtures: Fixtures,
+  identifier = false,
+): fc.Arbitrary<unknown> {
   const s = resolve(schema);
   if (s.enum) return fc.constantFrom(...s.enum);
-  if (s.format === 'uuid') return fc.constantFrom(fixtures.keptBuyerId, fixtures.keptBuyerId, '7b0ad4a7-1d5a-4bd7-9a4c-26cf7b7e2a11');
-  if (s.type === 'array') return fc.array(s.items ? plausible(s.items, resolve, fixtures) : fc.string(), { maxLength: 3 });
+  if (s.format === 'uuid')
+    return fc.constantFrom(fixtures.keptBuyerId, fixtures.keptBuyerId, '7b0ad4a7-1d5a-4bd7-9a4c-26cf7b7e2a11');
+  if (s.type === 'array')
+    return fc.array(s.items ? plausible(s.items, resolve, fixtures) : fc.string(), { maxLength: 3 });
   // (A nullable string can be documented as an object; its example says what it is.)
   if (s.properties || (s.type === 'object' && typeof s.example !== 'string')) return shapedObject(s, resolve, fixtures);
   if (s.type === 'boolean') return fc.boolean();
@@ -174,12 +186,21 @@ function plausible(schema: Schema, resolve: (s: Schema) => Schema, fixtures: Fix
   return fc.oneof(
     { weight: typeof s.example === 'string' ? 4 : 0, arbitrary: fc.constant(s.example) },
     { weight: 1, arbitrary: fc.constantFrom(...others) },
-    { weight: 2, arbitrary: s.pattern ? fc.oneof(slug, fc.constantFrom('12/30', '01/99')) : fc.string({ minLength: 1, maxLength: 20, unit: 'grapheme' }) },
+    {
+      weight: 2,
+      arbitrary: s.pattern
+        ? fc.oneof(slug, fc.constantFrom('12/30', '01/99'))
+        : fc.string({ minLength: 1, maxLength: 20, unit: 'grapheme' }),
+    },
   );
 }
 
 /** An object with the schema's properties, each absent, plausible or wrong, plus unknown fields. */
-function shapedObject(schema: Schema, resolve: (s: Schema) => Schema, fixtures: Fixtures): fc.Arbitrary<Record<string, unknown>> {
+function shapedObject(
+  schema: Schema,
+  resolve: (s: Schema) => Schema,
+  fixtures: Fixtures,
+): fc.Arbitrary<Record<string, unknown>> {
   const properties = Object.entries(schema.properties ?? {});
   // Mostly right, so that most requests get past validation to the services and the database with
   // strange but valid strings; a field at a time wrong, absent or unknown.
@@ -187,17 +208,26 @@ function shapedObject(schema: Schema, resolve: (s: Schema) => Schema, fixtures: 
     fc
       .oneof(
         { weight: 24, arbitrary: plausible(property, resolve, fixtures, name === 'id') },
-        { weight: 3, arbitrary: name === 'id' ? secretless : resolve(property).type === 'string' ? nastyString : wrongValue },
+        {
+          weight: 3,
+          arbitrary: name === 'id' ? secretless : resolve(property).type === 'string' ? nastyString : wrongValue,
+        },
         { weight: 1, arbitrary: wrongValue },
         { weight: 1, arbitrary: fc.constant(undefined) },
       )
       .map((value) => [name, value] as const),
   );
   const extras = rarely(
-    fc.array(fc.tuple(fc.constantFrom('security_code', 'id', 'type', 'constructor', 'merchant_account_id', 'hosts ', 'a\u0000b'), wrongValue), {
-      minLength: 1,
-      maxLength: 2,
-    }),
+    fc.array(
+      fc.tuple(
+        fc.constantFrom('security_code', 'id', 'type', 'constructor', 'merchant_account_id', 'hosts ', 'a\u0000b'),
+        wrongValue,
+      ),
+      {
+        minLength: 1,
+        maxLength: 2,
+      },
+    ),
     [] as Array<[string, unknown]>,
   );
   return fc.tuple(fc.tuple(...fields), extras).map(([known, unknown]) => {
@@ -223,7 +253,7 @@ const rawBodies = fc.constantFrom(
   '{"display_name":"\\u0000"}',
   '{"display_name":"\\ud800"}',
   `{"number":"${CARD}","method":"card","expiration_date":"13/99"`,
-  '[' .repeat(100_000),
+  '['.repeat(100_000),
   `{"a":"${'\\'.repeat(1001)}"}`,
   'display_name=x&hosts=y',
 );
@@ -291,7 +321,8 @@ function verdict(sent: Sent, response: RawResponse): string | undefined {
     if (response.text.includes(MARKER)) return 'an answer contains the credential marker';
     return undefined;
   }
-  if (!/^application\/problem\+json/.test(response.headers['content-type'] ?? '')) return `error ${response.status} is ${response.headers['content-type']}: ${response.text.slice(0, 300)}`;
+  if (!/^application\/problem\+json/.test(response.headers['content-type'] ?? ''))
+    return `error ${response.status} is ${response.headers['content-type']}: ${response.text.slice(0, 300)}`;
   let problem: Record<string, unknown>;
   try {
     problem = JSON.parse(response.text);
@@ -331,13 +362,19 @@ async function check(name: string, baseUrl: string, sent: Sent): Promise<void> {
 }
 
 /** Runs a property with the suite's seed; on failure, says how to replay it without dumping megabytes. */
-async function fuzz<T>(name: string, arbitrary: fc.Arbitrary<T>, numRuns: number, run: (value: T) => Promise<void>): Promise<void> {
+async function fuzz<T>(
+  name: string,
+  arbitrary: fc.Arbitrary<T>,
+  numRuns: number,
+  run: (value: T) => Promise<void>,
+): Promise<void> {
   await fc.assert(fc.asyncProperty(arbitrary, run), {
     seed: SEED,
     numRuns: Math.max(1, Math.round(numRuns * SCALE)),
     reporter: (details) => {
       if (!details.failed) return;
-      const error = details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
+      const error =
+        details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
       throw new Error(
         `fuzz "${name}" failed (seed ${details.seed}, path "${details.counterexamplePath}"; replay: FUZZ_SEED=${details.seed}) after ${details.numRuns} runs:\n${error}`,
       );
@@ -376,11 +413,17 @@ describe('Fuzzing every operation of /openapi.json (issue 9)', () => {
     instanceToken = await (await createApiKey(t, null)).token();
     const host = `127.0.0.1:${downstream.port}`;
     const config = async () =>
-      (await http(t.url, '/vault-forward/configs', {
-        method: 'POST',
-        token: merchantToken,
-        body: { display_name: 'fuzz', hosts: [host], methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] },
-      })).body.id as string;
+      (
+        await http(t.url, '/vault-forward/configs', {
+          method: 'POST',
+          token: merchantToken,
+          body: {
+            display_name: 'fuzz',
+            hosts: [host],
+            methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
+          },
+        })
+      ).body.id as string;
     // The forward's own config and card are never offered to the generators, which may delete or
     // disable what they are given.
     await config();
@@ -412,17 +455,26 @@ describe('Fuzzing every operation of /openapi.json (issue 9)', () => {
   });
 
   afterAll(async () => {
-     
-    const lines = [...seen].map(([name, counts]) => `  ${name}: ${[...counts].sort(([a], [b]) => a.localeCompare(b)).map(([status, n]) => `${status}×${n}`).join(', ')}`);
-     
-    console.log(`fuzz: ${requests} requests in ${((Date.now() - started) / 1000).toFixed(1)} s (seed ${SEED})\n${lines.join('\n')}\n  ${timings.join('; ')}`);
+    const lines = [...seen].map(
+      ([name, counts]) =>
+        `  ${name}: ${[...counts]
+          .sort(([a], [b]) => a.localeCompare(b))
+          .map(([status, n]) => `${status}×${n}`)
+          .join(', ')}`,
+    );
+
+    console.log(
+      `fuzz: ${requests} requests in ${((Date.now() - started) / 1000).toFixed(1)} s (seed ${SEED})\n${lines.join('\n')}\n  ${timings.join('; ')}`,
+    );
     await t?.close();
     await downstream?.close();
   });
 
   it('finds the operations it is to drive', () => {
     expect(operations.length).toBeGreaterThanOrEqual(20);
-    expect(operations.map((o) => `${o.method} ${o.path}`)).toEqual(expect.arrayContaining(['POST /vault-forward', 'POST /buyers', 'GET /merchant-accounts/{id}']));
+    expect(operations.map((o) => `${o.method} ${o.path}`)).toEqual(
+      expect.arrayContaining(['POST /vault-forward', 'POST /buyers', 'GET /merchant-accounts/{id}']),
+    );
   });
 
   /** The path parameter: an id that exists, a well-formed stranger, or anything at all. */
@@ -442,7 +494,10 @@ describe('Fuzzing every operation of /openapi.json (issue 9)', () => {
       { weight: 2, arbitrary: fc.constant(encode(real)) },
       { weight: 1, arbitrary: fc.uuid().map(encode) },
       { weight: 4, arbitrary: secretless.map(encode) },
-      { weight: 1, arbitrary: fc.constantFrom('%', '%zz', '%E0%A4%A', '%C0%AF', '..', '.', '%2F', 'a%2Fb', '%00', ';x', 'a?b=c') },
+      {
+        weight: 1,
+        arbitrary: fc.constantFrom('%', '%zz', '%E0%A4%A', '%C0%AF', '..', '.', '%2F', 'a%2Fb', '%00', ';x', 'a?b=c'),
+      },
     );
   }
 
@@ -455,12 +510,22 @@ describe('Fuzzing every operation of /openapi.json (issue 9)', () => {
         { weight: 1, arbitrary: nastyString.map((v) => [q.name, v] as const) },
       ),
     );
-    const extra = rarely(fc.array(fc.tuple(fc.constantFrom('limit', 'cursor', 'unknown', 'a[b]', 'x\u0000', '__proto__', 'search'), nastyString), { minLength: 1, maxLength: 2 }), []);
-    return fc.tuple(fc.tuple(...known), extra, rarely(fc.constantFrom('&', '&&=', '%', '%zz=1', '=x'), '')).map(([pairs, extras, junk]) => {
-      const parts = [...pairs, ...extras].filter((p): p is readonly [string, string] => p !== undefined).map(([n, v]) => `${encode(n)}=${encode(v)}`);
-      const text = parts.join('&') + junk;
-      return text ? `?${text}` : '';
-    });
+    const extra = rarely(
+      fc.array(
+        fc.tuple(fc.constantFrom('limit', 'cursor', 'unknown', 'a[b]', 'x\u0000', '__proto__', 'search'), nastyString),
+        { minLength: 1, maxLength: 2 },
+      ),
+      [],
+    );
+    return fc
+      .tuple(fc.tuple(...known), extra, rarely(fc.constantFrom('&', '&&=', '%', '%zz=1', '=x'), ''))
+      .map(([pairs, extras, junk]) => {
+        const parts = [...pairs, ...extras]
+          .filter((p): p is readonly [string, string] => p !== undefined)
+          .map(([n, v]) => `${encode(n)}=${encode(v)}`);
+        const text = parts.join('&') + junk;
+        return text ? `?${text}` : '';
+      });
   }
 
   function authorization(op: Operation): fc.Arbitrary<Array<[string, string]>> {
@@ -470,10 +535,23 @@ describe('Fuzzing every operation of /openapi.json (issue 9)', () => {
       {
         weight: 2,
         arbitrary: fc.constantFrom<Array<[string, string]>>(
-          [['authorization', `Bearer ${instanceToken}`], ['x-merchant-account-id', fixtures.merchant]],
-          [['authorization', `Bearer ${instanceToken}`], ['x-merchant-account-id', 'no-such-merchant']],
-          [['authorization', `Bearer ${instanceToken}`], ['x-merchant-account-id', fixtures.merchant], ['x-gr4vy-merchant-account-id', 'other']],
-          [['authorization', `Bearer ${merchantToken}`], ['x-merchant-account-id', 'default']],
+          [
+            ['authorization', `Bearer ${instanceToken}`],
+            ['x-merchant-account-id', fixtures.merchant],
+          ],
+          [
+            ['authorization', `Bearer ${instanceToken}`],
+            ['x-merchant-account-id', 'no-such-merchant'],
+          ],
+          [
+            ['authorization', `Bearer ${instanceToken}`],
+            ['x-merchant-account-id', fixtures.merchant],
+            ['x-gr4vy-merchant-account-id', 'other'],
+          ],
+          [
+            ['authorization', `Bearer ${merchantToken}`],
+            ['x-merchant-account-id', 'default'],
+          ],
           [['authorization', `Bearer ${MARKER}`]],
           [['authorization', `Basic ${MARKER}`]],
           [['authorization', `Bearer ${valid}${MARKER}`]],
@@ -481,12 +559,24 @@ describe('Fuzzing every operation of /openapi.json (issue 9)', () => {
           [],
         ),
       },
-      { weight: 1, arbitrary: headerValue.map((v) => [['authorization', `Bearer ${valid}`], ['x-merchant-account-id', v]] as Array<[string, string]>) },
+      {
+        weight: 1,
+        arbitrary: headerValue.map(
+          (v) =>
+            [
+              ['authorization', `Bearer ${valid}`],
+              ['x-merchant-account-id', v],
+            ] as Array<[string, string]>,
+        ),
+      },
     );
   }
 
   function bodyFor(op: Operation): fc.Arbitrary<{ contentType: string | undefined; body: Buffer | undefined }> {
-    const json = op.body && op.body.type !== 'string' ? shapedObject(resolve(op.body), resolve, fixtures) : fc.dictionary(fc.string({ maxLength: 5 }), wrongValue, { maxKeys: 3 });
+    const json =
+      op.body && op.body.type !== 'string'
+        ? shapedObject(resolve(op.body), resolve, fixtures)
+        : fc.dictionary(fc.string({ maxLength: 5 }), wrongValue, { maxKeys: 3 });
     const text = fc.oneof(
       { weight: 12, arbitrary: json.map((v) => JSON.stringify(v)) },
       { weight: 1, arbitrary: json.map((v) => JSON.stringify([v])) },
@@ -504,17 +594,19 @@ describe('Fuzzing every operation of /openapi.json (issue 9)', () => {
 
   function operationRequest(op: Operation): fc.Arbitrary<Sent> {
     const params = fc.tuple(...op.pathParams.map(() => pathValue(op)));
-    return fc.record({ params, query: queryString(op), auth: authorization(op), payload: bodyFor(op) }).map(({ params, query, auth, payload }) => {
-      let path = op.path;
-      op.pathParams.forEach((name, i) => (path = path.replace(`{${name}}`, params[i])));
-      const headers: Array<[string, string]> = [...auth];
-      if (payload.contentType !== undefined) headers.push(['content-type', payload.contentType]);
-      return {
-        request: { method: op.method, target: `${path}${query}`, headers, body: payload.body },
-        ours: () => true,
-        aboutCards: op.path.startsWith('/payment-methods'),
-      };
-    });
+    return fc
+      .record({ params, query: queryString(op), auth: authorization(op), payload: bodyFor(op) })
+      .map(({ params, query, auth, payload }) => {
+        let path = op.path;
+        op.pathParams.forEach((name, i) => (path = path.replace(`{${name}}`, params[i])));
+        const headers: Array<[string, string]> = [...auth];
+        if (payload.contentType !== undefined) headers.push(['content-type', payload.contentType]);
+        return {
+          request: { method: op.method, target: `${path}${query}`, headers, body: payload.body },
+          ours: () => true,
+          aboutCards: op.path.startsWith('/payment-methods'),
+        };
+      });
   }
 
   // Each operation's share of the budget; the forward route has its own property below.
@@ -534,7 +626,12 @@ describe('Fuzzing every operation of /openapi.json (issue 9)', () => {
 
   it('POST /vault-forward with fuzzed forwarding headers and bodies', async () => {
     const target = fc.oneof(
-      { weight: 40, arbitrary: fc.constantFrom('/echo', '/echo?x=1&y=%00', '/status/200', '/status/404', '/status/500', '/redirect', '/spoof').map((p) => `${downstream.url}${p}`) },
+      {
+        weight: 40,
+        arbitrary: fc
+          .constantFrom('/echo', '/echo?x=1&y=%00', '/status/200', '/status/404', '/status/500', '/redirect', '/spoof')
+          .map((p) => `${downstream.url}${p}`),
+      },
       {
         weight: 3,
         arbitrary: fc.constantFrom(
@@ -579,17 +676,52 @@ describe('Fuzzing every operation of /openapi.json (issue 9)', () => {
       fc.tuple(
         fc.oneof(
           { weight: 12, arbitrary: fc.constantFrom('authorization', 'content-type', 'x-custom') },
-          { weight: 1, arbitrary: fc.constantFrom('host', 'content-length', 'connection', 'te', 'transfer-encoding', 'x-vault-forward-url', 'bad name', 'ümlaut', '') },
+          {
+            weight: 1,
+            arbitrary: fc.constantFrom(
+              'host',
+              'content-length',
+              'connection',
+              'te',
+              'transfer-encoding',
+              'x-vault-forward-url',
+              'bad name',
+              'ümlaut',
+              '',
+            ),
+          },
         ),
         fc.oneof(
-          { weight: 12, arbitrary: fc.constantFrom(`Bearer ${MARKER}`, '{{ CARD_NUMBER_1 }}', '{{ CARDHOLDER_NAME_1 }}', 'x{{ CARD_NUMBER_2 }}', 'application/json', '{{ NOPE_1 }}') },
+          {
+            weight: 12,
+            arbitrary: fc.constantFrom(
+              `Bearer ${MARKER}`,
+              '{{ CARD_NUMBER_1 }}',
+              '{{ CARDHOLDER_NAME_1 }}',
+              'x{{ CARD_NUMBER_2 }}',
+              'application/json',
+              '{{ NOPE_1 }}',
+            ),
+          },
           { weight: 1, arbitrary: headerValue },
         ),
       ),
       { maxLength: 3 },
     );
     const strayHeaders = fc.array(
-      fc.tuple(fc.constantFrom('x-vault-forward-ur', 'x-vault-forwrd-url', 'x-vault-forward-header', 'x-vault-forward-', 'x-vault-forward-timeout', 'x-request-id', 'expect', 'transfer-encoding'), headerValue),
+      fc.tuple(
+        fc.constantFrom(
+          'x-vault-forward-ur',
+          'x-vault-forwrd-url',
+          'x-vault-forward-header',
+          'x-vault-forward-',
+          'x-vault-forward-timeout',
+          'x-request-id',
+          'expect',
+          'transfer-encoding',
+        ),
+        headerValue,
+      ),
       { maxLength: 2 },
     );
     const forwardBody = fc.oneof(
@@ -615,7 +747,10 @@ describe('Fuzzing every operation of /openapi.json (issue 9)', () => {
       .record({
         target,
         method,
-        paymentMethods: fc.oneof({ weight: 4, arbitrary: paymentMethods }, { weight: 1, arbitrary: fc.constant(undefined) }),
+        paymentMethods: fc.oneof(
+          { weight: 4, arbitrary: paymentMethods },
+          { weight: 1, arbitrary: fc.constant(undefined) },
+        ),
         timeout: fc.oneof(
           { weight: 6, arbitrary: fc.constantFrom(undefined, '5', '30') },
           { weight: 1, arbitrary: fc.constantFrom('0', '121', '1.5', '-1', '1e1', ' 5', '5s') },
@@ -627,10 +762,21 @@ describe('Fuzzing every operation of /openapi.json (issue 9)', () => {
         auth: authorization({ method: 'POST', path: '/vault-forward', scope: '', pathParams: [], query: [] }),
         contentType: contentTypes,
         body: forwardBody,
-        target404: fc.constantFrom('/vault-forward', '/vault-forward', '/vault-forward', '/vault-forward?x=1', '/vault%2Dforward', '/vault-forward#x'),
+        target404: fc.constantFrom(
+          '/vault-forward',
+          '/vault-forward',
+          '/vault-forward',
+          '/vault-forward?x=1',
+          '/vault%2Dforward',
+          '/vault-forward#x',
+        ),
       })
       .map((r): Sent => {
-        const headers: Array<[string, string]> = [...r.auth, ['x-vault-forward-url', r.target], ['x-vault-forward-http-method', r.method]];
+        const headers: Array<[string, string]> = [
+          ...r.auth,
+          ['x-vault-forward-url', r.target],
+          ['x-vault-forward-http-method', r.method],
+        ];
         if (r.paymentMethods !== undefined) headers.push(['x-vault-forward-payment-methods', r.paymentMethods]);
         if (r.timeout !== undefined) headers.push(['x-vault-forward-timeout', r.timeout]);
         if (r.authentications !== undefined) headers.push(['x-vault-forward-authentications', r.authentications]);
@@ -640,7 +786,8 @@ describe('Fuzzing every operation of /openapi.json (issue 9)', () => {
         return {
           request: { method: 'POST', target: r.target404, headers, body: Buffer.from(r.body, 'utf8') },
           // Our answers say so; anything else is the downstream's, relayed.
-          ours: (response) => response.headers['x-vault-forward-error'] === 'true' || !('x-vault-forward-request-id' in response.headers),
+          ours: (response) =>
+            response.headers['x-vault-forward-error'] === 'true' || !('x-vault-forward-request-id' in response.headers),
           aboutCards: false,
         };
       });
@@ -653,10 +800,49 @@ describe('Fuzzing every operation of /openapi.json (issue 9)', () => {
   it('the raw HTTP layer: unknown methods, malformed targets and header bytes on every path', async () => {
     const request = fc
       .record({
-        method: fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'HEAD', 'TRACE', 'PROPFIND', 'get', 'G\u0000T'),
-        path: fc.constantFrom(...operations.map((o) => o.path.replace(/\{[^}]+\}/g, fixtures.buyerId)), '/', '*', '/openapi.json', '/docs'),
-        mangle: fc.constantFrom('', '/', '//', '/..', '/%2e%2e', '%', '%zz', '?%', '?a=%zz', '#x', ';', '/%00', '?' + 'q'.repeat(20_000), '/' + 'z'.repeat(5_000)),
-        headers: fc.array(fc.tuple(fc.constantFrom('x-junk', 'accept', 'content-type', 'x-request-id', 'x-bad\u0001name', 'x vault'), headerValue), { maxLength: 3 }),
+        method: fc.constantFrom(
+          'GET',
+          'POST',
+          'PUT',
+          'DELETE',
+          'PATCH',
+          'OPTIONS',
+          'HEAD',
+          'TRACE',
+          'PROPFIND',
+          'get',
+          'G\u0000T',
+        ),
+        path: fc.constantFrom(
+          ...operations.map((o) => o.path.replace(/\{[^}]+\}/g, fixtures.buyerId)),
+          '/',
+          '*',
+          '/openapi.json',
+          '/docs',
+        ),
+        mangle: fc.constantFrom(
+          '',
+          '/',
+          '//',
+          '/..',
+          '/%2e%2e',
+          '%',
+          '%zz',
+          '?%',
+          '?a=%zz',
+          '#x',
+          ';',
+          '/%00',
+          '?' + 'q'.repeat(20_000),
+          '/' + 'z'.repeat(5_000),
+        ),
+        headers: fc.array(
+          fc.tuple(
+            fc.constantFrom('x-junk', 'accept', 'content-type', 'x-request-id', 'x-bad\u0001name', 'x vault'),
+            headerValue,
+          ),
+          { maxLength: 3 },
+        ),
         body: fc.oneof(rawBodies, fc.constant(undefined)),
       })
       .map((r): Sent => ({
@@ -667,7 +853,9 @@ describe('Fuzzing every operation of /openapi.json (issue 9)', () => {
           body: r.body === undefined ? undefined : Buffer.from(r.body),
         },
         // HEAD answers carry no body to inspect; the forward route relays what is not ours.
-        ours: (response) => r.method !== 'HEAD' && (response.headers['x-vault-forward-error'] === 'true' || !('x-vault-forward-request-id' in response.headers)),
+        ours: (response) =>
+          r.method !== 'HEAD' &&
+          (response.headers['x-vault-forward-error'] === 'true' || !('x-vault-forward-request-id' in response.headers)),
         aboutCards: false,
       }));
     await fuzz('raw HTTP', request, 300, async (sent) => {
@@ -675,7 +863,8 @@ describe('Fuzzing every operation of /openapi.json (issue 9)', () => {
       const response = await send(t.url, sent.request);
       tally('raw HTTP', response);
       if (sent.request.method === 'HEAD') {
-        if (response.status >= 500) throw new Error(`HEAD answered ${response.status}\n  request: ${describeRequest(sent.request)}`);
+        if (response.status >= 500)
+          throw new Error(`HEAD answered ${response.status}\n  request: ${describeRequest(sent.request)}`);
         return;
       }
       const problem = verdict(sent, response);

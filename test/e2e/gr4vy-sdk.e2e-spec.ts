@@ -31,7 +31,9 @@ describe('Official @gr4vy/sdk client against the service (buyers)', () => {
     const tag = randomUUID().slice(0, 8);
     const created = [];
     for (let i = 0; i < 23; i++) {
-      created.push(await gr4vy.buyers.create({ displayName: `SDK buyer ${tag} ${i}`, externalIdentifier: `sdk-${tag}-${i}` }));
+      created.push(
+        await gr4vy.buyers.create({ displayName: `SDK buyer ${tag} ${i}`, externalIdentifier: `sdk-${tag}-${i}` }),
+      );
     }
     expect(created[0]).toMatchObject({ type: 'buyer', merchantAccountId: merchant, displayName: `SDK buyer ${tag} 0` });
     expect(created[0].createdAt).toBeInstanceOf(Date);
@@ -47,10 +49,18 @@ describe('Official @gr4vy/sdk client against the service (buyers)', () => {
     expect(listed).toEqual(created.map((b) => b.id).reverse());
 
     const one = await gr4vy.buyers.get(created[3].id!);
-    expect(one).toMatchObject({ id: created[3].id, displayName: `SDK buyer ${tag} 3`, externalIdentifier: `sdk-${tag}-3` });
+    expect(one).toMatchObject({
+      id: created[3].id,
+      displayName: `SDK buyer ${tag} 3`,
+      externalIdentifier: `sdk-${tag}-3`,
+    });
 
     const updated = await gr4vy.buyers.update({ displayName: 'Renamed by SDK' }, created[3].id!);
-    expect(updated).toMatchObject({ id: created[3].id, displayName: 'Renamed by SDK', externalIdentifier: `sdk-${tag}-3` });
+    expect(updated).toMatchObject({
+      id: created[3].id,
+      displayName: 'Renamed by SDK',
+      externalIdentifier: `sdk-${tag}-3`,
+    });
 
     await gr4vy.buyers.delete(created[3].id!);
     await expect(gr4vy.buyers.get(created[3].id!)).rejects.toMatchObject({ statusCode: 404 });
@@ -76,10 +86,25 @@ describe('Official @gr4vy/sdk client against the service (merchant accounts, pay
     const id = `sdk-${randomUUID().slice(0, 8)}`;
     // The SDK sends account_updater_enabled / async_network_tokens_enabled = false by default.
     const created = await admin.merchantAccounts.create({ id, displayName: 'SDK merchant' });
-    expect(created).toMatchObject({ type: 'merchant-account', id, displayName: 'SDK merchant', accountUpdaterEnabled: false, asyncNetworkTokensEnabled: false });
+    expect(created).toMatchObject({
+      type: 'merchant-account',
+      id,
+      displayName: 'SDK merchant',
+      accountUpdaterEnabled: false,
+      asyncNetworkTokensEnabled: false,
+    });
     expect(created.createdAt).toBeInstanceOf(Date);
-    const nullsSent = await admin.merchantAccounts.create({ id: `${id}-n`, displayName: 'Nulls', overCaptureAmount: null, loonAcceptedSchemes: null });
-    expect(nullsSent).toMatchObject({ overCaptureAmount: null, loonAcceptedSchemes: null, accountUpdaterEnabled: false });
+    const nullsSent = await admin.merchantAccounts.create({
+      id: `${id}-n`,
+      displayName: 'Nulls',
+      overCaptureAmount: null,
+      loonAcceptedSchemes: null,
+    });
+    expect(nullsSent).toMatchObject({
+      overCaptureAmount: null,
+      loonAcceptedSchemes: null,
+      accountUpdaterEnabled: false,
+    });
 
     expect(await admin.merchantAccounts.get(id)).toEqual(created);
 
@@ -89,19 +114,33 @@ describe('Official @gr4vy/sdk client against the service (merchant accounts, pay
     const updated = await admin.merchantAccounts.update({ displayName: 'SDK merchant, renamed' }, id);
     expect(updated).toMatchObject({ id, displayName: 'SDK merchant, renamed', accountUpdaterEnabled: false });
 
-    await expect(admin.merchantAccounts.update({ accountUpdaterEnabled: true }, id)).rejects.toMatchObject({ statusCode: 422 });
+    await expect(admin.merchantAccounts.update({ accountUpdaterEnabled: true }, id)).rejects.toMatchObject({
+      statusCode: 422,
+    });
     expect((await admin.merchantAccounts.get(id)).displayName).toBe('SDK merchant, renamed');
   });
 
   it('stores cards for a buyer (by id and by external identifier), gets, lists, lists the buyer’s cards and deletes', async () => {
-    const merchant = (await admin.merchantAccounts.create({ id: `sdk-${randomUUID().slice(0, 8)}`, displayName: 'Cards' })).id;
+    const merchant = (
+      await admin.merchantAccounts.create({ id: `sdk-${randomUUID().slice(0, 8)}`, displayName: 'Cards' })
+    ).id;
     const key = await createApiKey(t, merchant);
-    const gr4vy = new Gr4vy({ serverURL: t.url, merchantAccountId: merchant, bearerAuth: withToken({ privateKey: key.privateKeyPem }) });
+    const gr4vy = new Gr4vy({
+      serverURL: t.url,
+      merchantAccountId: merchant,
+      bearerAuth: withToken({ privateKey: key.privateKeyPem }),
+    });
     const buyer = await gr4vy.buyers.create({ displayName: 'Card holder', externalIdentifier: 'sdk-holder' });
 
     const number1 = cardNumber('4', 16);
     const number2 = cardNumber('37', 15);
-    const first = await gr4vy.paymentMethods.create({ method: 'card', number: number1, expirationDate: '12/30', buyerId: buyer.id, externalIdentifier: 'pm-1' });
+    const first = await gr4vy.paymentMethods.create({
+      method: 'card',
+      number: number1,
+      expirationDate: '12/30',
+      buyerId: buyer.id,
+      externalIdentifier: 'pm-1',
+    });
     expect(first).toMatchObject({
       type: 'payment-method',
       method: 'card',
@@ -116,18 +155,33 @@ describe('Official @gr4vy/sdk client against the service (merchant accounts, pay
       hasReplacement: false,
       lastUsedAt: null,
       externalIdentifier: 'pm-1',
-      buyer: { id: buyer.id, displayName: 'Card holder', externalIdentifier: 'sdk-holder', merchantAccountId: merchant },
+      buyer: {
+        id: buyer.id,
+        displayName: 'Card holder',
+        externalIdentifier: 'sdk-holder',
+        merchantAccountId: merchant,
+      },
     });
-    const second = await gr4vy.paymentMethods.create({ method: 'card', number: number2, expirationDate: '01/29', buyerExternalIdentifier: 'sdk-holder' });
+    const second = await gr4vy.paymentMethods.create({
+      method: 'card',
+      number: number2,
+      expirationDate: '01/29',
+      buyerExternalIdentifier: 'sdk-holder',
+    });
     expect(second).toMatchObject({ scheme: 'amex', details: { bin: number2.slice(0, 6) }, buyer: { id: buyer.id } });
-    const loose = await gr4vy.paymentMethods.create({ method: 'card', number: cardNumber('4', 16), expirationDate: '02/28' });
+    const loose = await gr4vy.paymentMethods.create({
+      method: 'card',
+      number: cardNumber('4', 16),
+      expirationDate: '02/28',
+    });
     expect(loose.buyer).toBeNull();
 
     expect(await gr4vy.paymentMethods.get(first.id)).toEqual(first);
 
     const ids = async (request: Parameters<typeof gr4vy.paymentMethods.list>[0]) => {
       const all: string[] = [];
-      for await (const page of await gr4vy.paymentMethods.list(request)) all.push(...page.result.items.map((pm) => pm.id));
+      for await (const page of await gr4vy.paymentMethods.list(request))
+        all.push(...page.result.items.map((pm) => pm.id));
       return all;
     };
     expect(await ids({ limit: 1 })).toEqual([loose.id, second.id, first.id]);
@@ -139,14 +193,31 @@ describe('Official @gr4vy/sdk client against the service (merchant accounts, pay
 
     const cards = await gr4vy.buyers.paymentMethods.list({ buyerId: buyer.id });
     expect(cards.items.map((pm) => pm.id)).toEqual([second.id, first.id]);
-    expect(cards.items[0]).toMatchObject({ usageCount: 0, hasReplacement: false, details: { bin: number2.slice(0, 6) } });
-    const byExternal = await gr4vy.buyers.paymentMethods.list({ buyerExternalIdentifier: 'sdk-holder', sortBy: 'last_used_at', orderBy: 'asc' });
+    expect(cards.items[0]).toMatchObject({
+      usageCount: 0,
+      hasReplacement: false,
+      details: { bin: number2.slice(0, 6) },
+    });
+    const byExternal = await gr4vy.buyers.paymentMethods.list({
+      buyerExternalIdentifier: 'sdk-holder',
+      sortBy: 'last_used_at',
+      orderBy: 'asc',
+    });
     expect(byExternal.items.map((pm) => pm.id)).toEqual([first.id, second.id]);
 
     await gr4vy.paymentMethods.delete(first.id);
     await expect(gr4vy.paymentMethods.get(first.id)).rejects.toMatchObject({ statusCode: 404 });
-    expect((await gr4vy.buyers.paymentMethods.list({ buyerId: buyer.id })).items.map((pm) => pm.id)).toEqual([second.id]);
-    await expect(gr4vy.paymentMethods.create({ method: 'card', number: cardNumber(), expirationDate: '12/30', buyerExternalIdentifier: 'nobody' })).rejects.toMatchObject({
+    expect((await gr4vy.buyers.paymentMethods.list({ buyerId: buyer.id })).items.map((pm) => pm.id)).toEqual([
+      second.id,
+    ]);
+    await expect(
+      gr4vy.paymentMethods.create({
+        method: 'card',
+        number: cardNumber(),
+        expirationDate: '12/30',
+        buyerExternalIdentifier: 'nobody',
+      }),
+    ).rejects.toMatchObject({
       statusCode: 404,
     });
   });

@@ -43,7 +43,8 @@ describe('Health and OpenAPI', () => {
     expect(doc.openapi).toMatch(/^3\./);
     const operations: Array<{ key: string; op: any }> = [];
     for (const [path, item] of Object.entries<any>(doc.paths)) {
-      for (const [method, op] of Object.entries<any>(item)) operations.push({ key: `${method.toUpperCase()} ${path}`, op });
+      for (const [method, op] of Object.entries<any>(item))
+        operations.push({ key: `${method.toUpperCase()} ${path}`, op });
     }
     const keys = operations.map((o) => o.key);
     expect(keys).toEqual(
@@ -95,10 +96,22 @@ describe('Health and OpenAPI', () => {
     // The forward route documents its headers and every problem it can answer with.
     const forward = doc.paths['/vault-forward'].post;
     expect(forward.parameters.map((p: { name: string }) => p.name)).toEqual(
-      expect.arrayContaining(['x-vault-forward-url', 'x-vault-forward-http-method', 'x-vault-forward-payment-methods', 'x-vault-forward-header-authorization']),
+      expect.arrayContaining([
+        'x-vault-forward-url',
+        'x-vault-forward-http-method',
+        'x-vault-forward-payment-methods',
+        'x-vault-forward-header-authorization',
+      ]),
     );
     const described = JSON.stringify(forward.responses);
-    for (const code of ['endpoint-not-enabled', 'target-address-forbidden', 'downstream-unreachable', 'downstream-timeout', 'invalid-placeholder', 'unknown-forward-header']) {
+    for (const code of [
+      'endpoint-not-enabled',
+      'target-address-forbidden',
+      'downstream-unreachable',
+      'downstream-timeout',
+      'invalid-placeholder',
+      'unknown-forward-header',
+    ]) {
       expect(described).toContain(`/errors/${code}`);
     }
     expect(doc.info.description).toContain('/errors/unauthorized');

@@ -36,7 +36,12 @@ describe('Idempotency-Key on POST /vault-forward (synchronous)', () => {
     await downstream?.close();
   });
 
-  function forward(m: (typeof merchants)[number], key: string | undefined, body = '{"n":"{{ CARD_NUMBER_1 }}","secret":"downstream-sees-this"}', path = '/pay') {
+  function forward(
+    m: (typeof merchants)[number],
+    key: string | undefined,
+    body = '{"n":"{{ CARD_NUMBER_1 }}","secret":"downstream-sees-this"}',
+    path = '/pay',
+  ) {
     const headers: Record<string, string> = {
       'x-vault-forward-url': `${downstream.url}${path}`,
       'x-vault-forward-http-method': 'POST',
@@ -72,7 +77,11 @@ describe('Idempotency-Key on POST /vault-forward (synchronous)', () => {
     expect(problem.errors).toEqual([expect.objectContaining({ location: 'header', name: 'Idempotency-Key' })]);
     expect(hits(key)).toBe(1);
     // A different target with the same body is a different request too.
-    expectProblem(await forward(merchants[0], key, `{"ref":"${key}","amount":1}`, '/other'), 422, 'idempotency-key-reused');
+    expectProblem(
+      await forward(merchants[0], key, `{"ref":"${key}","amount":1}`, '/other'),
+      422,
+      'idempotency-key-reused',
+    );
   });
 
   it('20 concurrent duplicates: one request reaches the downstream', async () => {
@@ -99,7 +108,10 @@ describe('Idempotency-Key on POST /vault-forward (synchronous)', () => {
     const key = `k-${randomUUID()}`;
     const body = `{"ref":"${key}"}`;
     expect((await forward(merchants[0], key, body)).status).toBe(200);
-    await t.db.query(`UPDATE vault_forward_idempotency_keys SET expires_at = now() - interval '1 second' WHERE merchant_account_id = $1 AND key = $2`, [merchants[0].id, key]);
+    await t.db.query(
+      `UPDATE vault_forward_idempotency_keys SET expires_at = now() - interval '1 second' WHERE merchant_account_id = $1 AND key = $2`,
+      [merchants[0].id, key],
+    );
     const again = await forward(merchants[0], key, body);
     expect(again.status).toBe(200);
     expect(again.headers.get('idempotent-replayed')).toBeNull();
@@ -107,7 +119,10 @@ describe('Idempotency-Key on POST /vault-forward (synchronous)', () => {
 
     const old = `k-${randomUUID()}`;
     expect((await forward(merchants[0], old, `{"ref":"${old}"}`)).status).toBe(200);
-    await t.db.query(`UPDATE vault_forward_idempotency_keys SET expires_at = now() - interval '1 second' WHERE key = $1`, [old]);
+    await t.db.query(
+      `UPDATE vault_forward_idempotency_keys SET expires_at = now() - interval '1 second' WHERE key = $1`,
+      [old],
+    );
     expect(await t.get(IdempotencyService).purgeExpired()).toBeGreaterThanOrEqual(1);
     expect(await t.db.query(`SELECT 1 FROM vault_forward_idempotency_keys WHERE key = $1`, [old])).toHaveLength(0);
     expect(await t.db.query(`SELECT 1 FROM vault_forward_idempotency_keys WHERE key = $1`, [key])).toHaveLength(1);
@@ -119,7 +134,10 @@ describe('Idempotency-Key on POST /vault-forward (synchronous)', () => {
     const first = await forward(merchants[0], key, `{"n":"{{ CARD_NUMBER_1 }}","s":"${secret}"}`);
     // The echo downstream answers with the filled body: the card number is in the answer that is stored.
     expect(first.text).toContain(merchants[0].card.number);
-    const [row] = await t.db.query(`SELECT t::text AS text, master_key_id FROM vault_forward_idempotency_keys t WHERE key = $1`, [key]);
+    const [row] = await t.db.query(
+      `SELECT t::text AS text, master_key_id FROM vault_forward_idempotency_keys t WHERE key = $1`,
+      [key],
+    );
     expect(row.master_key_id).toBeTruthy();
     for (const clear of [merchants[0].card.number, secret]) {
       expect(row.text).not.toContain(clear);
@@ -147,7 +165,11 @@ describe('Idempotency-Key on POST /vault-forward (synchronous)', () => {
     const refused = await http(t.url, '/vault-forward', {
       method: 'POST',
       token: merchants[0].token,
-      headers: { 'x-vault-forward-url': 'http://127.0.0.1:1/x', 'x-vault-forward-http-method': 'POST', 'idempotency-key': key },
+      headers: {
+        'x-vault-forward-url': 'http://127.0.0.1:1/x',
+        'x-vault-forward-http-method': 'POST',
+        'idempotency-key': key,
+      },
       rawBody: '{}',
     });
     expect(refused.status).toBeGreaterThanOrEqual(400);
@@ -155,10 +177,17 @@ describe('Idempotency-Key on POST /vault-forward (synchronous)', () => {
     const bad = await http(t.url, '/vault-forward', {
       method: 'POST',
       token: merchants[0].token,
-      headers: { 'x-vault-forward-url': `${downstream.url}/pay`, 'x-vault-forward-http-method': 'POST', 'idempotency-key': 'x'.repeat(256) },
+      headers: {
+        'x-vault-forward-url': `${downstream.url}/pay`,
+        'x-vault-forward-http-method': 'POST',
+        'idempotency-key': 'x'.repeat(256),
+      },
       rawBody: '{}',
     });
-    expect(expectProblem(bad, 400, 'invalid-idempotency-key').errors[0]).toMatchObject({ location: 'header', name: 'Idempotency-Key' });
+    expect(expectProblem(bad, 400, 'invalid-idempotency-key').errors[0]).toMatchObject({
+      location: 'header',
+      name: 'Idempotency-Key',
+    });
   });
 });
 
@@ -173,10 +202,16 @@ describe('Idempotency-Key on POST /vault-forward with Prefer: respond-async', ()
   beforeAll(async () => {
     downstream = await startHttpDownstream();
     // A queue of this file's own, with no worker: jobs stay queued, which is all idempotency needs.
-    t = await startTestApp({ env: { FORWARD_INSECURE_HOSTS: '127.0.0.1', FORWARD_QUEUE_NAME: `test-idem-${randomUUID()}` } });
+    t = await startTestApp({
+      env: { FORWARD_INSECURE_HOSTS: '127.0.0.1', FORWARD_QUEUE_NAME: `test-idem-${randomUUID()}` },
+    });
     merchant = (await createMerchantAccount(t)).id;
     token = await (await createApiKey(t, merchant)).token();
-    const created = await http(t.url, '/vault-forward/configs', { method: 'POST', token, body: { display_name: 'Idem async', hosts: [`127.0.0.1:${downstream.port}`], methods: ['POST'] } });
+    const created = await http(t.url, '/vault-forward/configs', {
+      method: 'POST',
+      token,
+      body: { display_name: 'Idem async', hosts: [`127.0.0.1:${downstream.port}`], methods: ['POST'] },
+    });
     expect(created.status).toBe(201);
     cardId = (await createCard(t, merchant)).id;
   });
@@ -199,7 +234,13 @@ describe('Idempotency-Key on POST /vault-forward with Prefer: respond-async', ()
       rawBody: body,
     });
   }
-  const jobsWith = async (key: string) => (await t.db.query(`SELECT id FROM vault_forward_jobs WHERE merchant_account_id = $1 AND idempotency_key = $2`, [merchant, key])).length;
+  const jobsWith = async (key: string) =>
+    (
+      await t.db.query(`SELECT id FROM vault_forward_jobs WHERE merchant_account_id = $1 AND idempotency_key = $2`, [
+        merchant,
+        key,
+      ])
+    ).length;
 
   it('a repeat returns the same job with 200; a different request with the key is 422', async () => {
     const key = `k-${randomUUID()}`;
@@ -229,14 +270,19 @@ describe('Idempotency-Key on POST /vault-forward with Prefer: respond-async', ()
     const answers = await Promise.all(keys.map((key, i) => queue(key, `{"n":"{{ CARD_NUMBER_1 }}","i":${i}}`)));
     expect(answers.map((a) => a.status)).toEqual(keys.map(() => 202));
     // The key row and the job were written by the same statement: every key points at the job its request got.
-    const rows = (await t.db.query(
+    const rows = await t.db.query<Array<{ key: string; state: string; job_id: string; idempotency_key: string }>>(
       `SELECT k.key, k.state, k.job_id, j.idempotency_key FROM vault_forward_idempotency_keys k JOIN vault_forward_jobs j ON j.id = k.job_id
         WHERE k.merchant_account_id = $1 AND k.key = ANY($2::text[])`,
       [merchant, keys],
-    )) as Array<{ key: string; state: string; job_id: string; idempotency_key: string }>;
+    );
     expect(rows).toHaveLength(40);
     for (const [i, key] of keys.entries()) {
-      expect(rows.find((r) => r.key === key)).toEqual({ key, state: 'done', job_id: answers[i].body.id, idempotency_key: key });
+      expect(rows.find((r) => r.key === key)).toEqual({
+        key,
+        state: 'done',
+        job_id: answers[i].body.id,
+        idempotency_key: key,
+      });
     }
     const repeats = await Promise.all(keys.map((key, i) => queue(key, `{"n":"{{ CARD_NUMBER_1 }}","i":${i}}`)));
     expect(repeats.map((a) => [a.status, a.body.id])).toEqual(answers.map((a) => [200, a.body.id]));
@@ -247,7 +293,12 @@ describe('Idempotency-Key on POST /vault-forward with Prefer: respond-async', ()
     const sync = await http(t.url, '/vault-forward', {
       method: 'POST',
       token,
-      headers: { 'idempotency-key': key, 'x-vault-forward-url': `${downstream.url}/pay`, 'x-vault-forward-http-method': 'POST', 'x-vault-forward-payment-methods': cardId },
+      headers: {
+        'idempotency-key': key,
+        'x-vault-forward-url': `${downstream.url}/pay`,
+        'x-vault-forward-http-method': 'POST',
+        'x-vault-forward-payment-methods': cardId,
+      },
       rawBody: '{"n":"{{ CARD_NUMBER_1 }}"}',
     });
     expect(sync.status).toBe(200);

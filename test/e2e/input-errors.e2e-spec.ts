@@ -21,9 +21,18 @@ function get(path: string, headers: Record<string, string> = {}): string {
 
 /** The problem checks of expectProblem, for a raw answer; the parsed body is returned. */
 function expectRawProblem(result: RawResponse, status: number, code: string): Record<string, any> {
-  expect({ status: result.status, type: result.headers['content-type'] }).toEqual({ status, type: expect.stringMatching(/^application\/problem\+json/) });
+  expect({ status: result.status, type: result.headers['content-type'] }).toEqual({
+    status,
+    type: expect.stringMatching(/^application\/problem\+json/),
+  });
   const body = JSON.parse(result.text);
-  expect(body).toMatchObject({ type: `/errors/${code}`, status, code, title: expect.any(String), detail: expect.any(String) });
+  expect(body).toMatchObject({
+    type: `/errors/${code}`,
+    status,
+    code,
+    title: expect.any(String),
+    detail: expect.any(String),
+  });
   return body;
 }
 
@@ -73,7 +82,9 @@ describe('Malformed input is a 4xx problem (issue 9, items 6 and 7)', () => {
       // JSON.stringify escapes a lone surrogate as \ud800, which JSON.parse turns back into one.
       const result = await http(t.url, '/buyers', { method: 'POST', token, body: { display_name: 'a\ud800b' } });
       const problem = expectProblem(result, 400, 'validation-failed');
-      expect(problem.errors).toEqual([{ location: 'body', name: 'display_name', message: expect.stringMatching(/surrogate/) }]);
+      expect(problem.errors).toEqual([
+        { location: 'body', name: 'display_name', message: expect.stringMatching(/surrogate/) },
+      ]);
     });
 
     it.each(['search', 'external_identifier'])('GET /buyers?%s=%00', async (name) => {
@@ -95,7 +106,11 @@ describe('Malformed input is a 4xx problem (issue 9, items 6 and 7)', () => {
     });
 
     it('PUT /merchant-accounts/%00 with a NUL in the body too names both', async () => {
-      const result = await http(t.url, '/merchant-accounts/x%00y', { method: 'PUT', token: instanceToken, body: { display_name: '\u0000' } });
+      const result = await http(t.url, '/merchant-accounts/x%00y', {
+        method: 'PUT',
+        token: instanceToken,
+        body: { display_name: '\u0000' },
+      });
       expectProblem(result, 400, 'validation-failed');
     });
   });
@@ -131,29 +146,38 @@ describe('Malformed input is a 4xx problem (issue 9, items 6 and 7)', () => {
   describe('item 6: percent-encoded spellings of POST /vault-forward', () => {
     // RFC 3986 §6.2.2.2: an encoded unreserved character is the character itself, and fastify routes
     // it so; the forward handler therefore answers it (here: 400 for the missing forwarding headers).
-    it.each(['/vault%2Dforward', '/vault%2dforward', '/%76ault-forward?x=1', '/vault-forward#frag'])('POST %s reaches the forward handler', async (path) => {
-      const result = await raw(
-        t.url,
-        `POST ${path} HTTP/1.1\r\nhost: localhost\r\nconnection: close\r\nauthorization: Bearer ${token}\r\ncontent-length: 2\r\n\r\n{}`,
-      );
-      const problem = expectRawProblem(result, 400, 'invalid-forward-header');
-      expect(problem.errors[0]).toMatchObject({ location: 'header', name: 'x-vault-forward-url' });
-      expect(result.headers['x-vault-forward-error']).toBe('true');
-    });
+    it.each(['/vault%2Dforward', '/vault%2dforward', '/%76ault-forward?x=1', '/vault-forward#frag'])(
+      'POST %s reaches the forward handler',
+      async (path) => {
+        const result = await raw(
+          t.url,
+          `POST ${path} HTTP/1.1\r\nhost: localhost\r\nconnection: close\r\nauthorization: Bearer ${token}\r\ncontent-length: 2\r\n\r\n{}`,
+        );
+        const problem = expectRawProblem(result, 400, 'invalid-forward-header');
+        expect(problem.errors[0]).toMatchObject({ location: 'header', name: 'x-vault-forward-url' });
+        expect(result.headers['x-vault-forward-error']).toBe('true');
+      },
+    );
 
     it('a spelling the router refuses is a 400 bad-request problem, not a 500', async () => {
-      const result = await raw(t.url, `POST /vault-forward%zz HTTP/1.1\r\nhost: localhost\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
+      const result = await raw(
+        t.url,
+        `POST /vault-forward%zz HTTP/1.1\r\nhost: localhost\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`,
+      );
       expectRawProblem(result, 400, 'bad-request');
     });
   });
 
   describe('item 7: errors from fastify and Node are problems too', () => {
-    it.each(['/buyers/%', '/buyers/%zz', '/buyers/%E0%A4%A'])('GET %s (not a valid percent-encoding) → 400 bad-request, path not echoed', async (path) => {
-      const result = await raw(t.url, get(path, { authorization: `Bearer ${token}` }));
-      const problem = expectRawProblem(result, 400, 'bad-request');
-      expect(problem.instance).toBeUndefined();
-      expect(result.text).not.toContain(path);
-    });
+    it.each(['/buyers/%', '/buyers/%zz', '/buyers/%E0%A4%A'])(
+      'GET %s (not a valid percent-encoding) → 400 bad-request, path not echoed',
+      async (path) => {
+        const result = await raw(t.url, get(path, { authorization: `Bearer ${token}` }));
+        const problem = expectRawProblem(result, 400, 'bad-request');
+        expect(problem.instance).toBeUndefined();
+        expect(result.text).not.toContain(path);
+      },
+    );
 
     it('a path parameter over 100 characters → 414 uri-too-long, not echoed, without reaching a handler', async () => {
       const id = 'LONGID'.repeat(50);
@@ -182,18 +206,27 @@ describe('Malformed input is a 4xx problem (issue 9, items 6 and 7)', () => {
       ['a space in a header name', get('/health/live', { 'x bad': 'v' })],
       ['a request line that is not HTTP', 'HELLO WORLD\r\n\r\n'],
       ['a bad content-length', 'POST /buyers HTTP/1.1\r\nhost: x\r\ncontent-length: abc\r\n\r\n'],
-      ['two different content-lengths', 'POST /buyers HTTP/1.1\r\nhost: x\r\ncontent-length: 1\r\ncontent-length: 2\r\n\r\nab'],
+      [
+        'two different content-lengths',
+        'POST /buyers HTTP/1.1\r\nhost: x\r\ncontent-length: 1\r\ncontent-length: 2\r\n\r\nab',
+      ],
     ])('%s → 400 bad-request problem with connection: close', async (_what, request) => {
       const result = await raw(t.url, request);
       expectRawProblem(result, 400, 'bad-request');
       expect(result.headers.connection).toBe('close');
     });
 
-    it.each(['/health/live', '/vault-forward'])('an Expect other than 100-continue on %s → 417 expectation-failed problem (found by the fuzz suite)', async (path) => {
-      const result = await raw(t.url, `POST ${path} HTTP/1.1\r\nhost: x\r\nexpect: something\r\ncontent-length: 2\r\n\r\n{}`);
-      const problem = expectRawProblem(result, 417, 'expectation-failed');
-      expect(problem.errors).toEqual([{ location: 'header', name: 'expect', message: expect.any(String) }]);
-    });
+    it.each(['/health/live', '/vault-forward'])(
+      'an Expect other than 100-continue on %s → 417 expectation-failed problem (found by the fuzz suite)',
+      async (path) => {
+        const result = await raw(
+          t.url,
+          `POST ${path} HTTP/1.1\r\nhost: x\r\nexpect: something\r\ncontent-length: 2\r\n\r\n{}`,
+        );
+        const problem = expectRawProblem(result, 417, 'expectation-failed');
+        expect(problem.errors).toEqual([{ location: 'header', name: 'expect', message: expect.any(String) }]);
+      },
+    );
 
     it('the server still serves after all that', async () => {
       expect((await http(t.url, '/health/live')).status).toBe(200);

@@ -181,7 +181,10 @@ describe('Job queue on redis: producers fail fast while Redis is unreachable', (
     await waitFor(() => queues.producer.isAvailable(), { timeoutMs: 10_000, what: 'the producer to reconnect' });
     const after = randomUUID();
     await queues.producer.enqueue(after);
-    await waitFor(() => received.some((job) => job.jobId === after), { timeoutMs: 10_000, what: 'the job enqueued after the outage' });
+    await waitFor(() => received.some((job) => job.jobId === after), {
+      timeoutMs: 10_000,
+      what: 'the job enqueued after the outage',
+    });
     expect(received.some((job) => job.jobId === before)).toBe(true);
   }, 40_000);
 });
@@ -254,9 +257,16 @@ describe('QueueModule in the API', () => {
     `;
     const { execFile } = await import('node:child_process');
     const stdout = await new Promise<string>((resolve, reject) =>
-      execFile(process.execPath, ['-e', script], { cwd: process.cwd(), timeout: 60_000 }, (error, out, err) => (error ? reject(new Error(`${error.message}\n${err}`)) : resolve(out))),
+      execFile(process.execPath, ['-e', script], { cwd: process.cwd(), timeout: 60_000 }, (error, out, err) =>
+        error ? reject(new Error(`${error.message}\n${err}`)) : resolve(out),
+      ),
     );
-    const result = JSON.parse(stdout.trim().split('\n').pop()!) as { backend: string; received: number; once: boolean; searchPath: string };
+    const result = JSON.parse(stdout.trim().split('\n').pop()!) as {
+      backend: string;
+      received: number;
+      once: boolean;
+      searchPath: string;
+    };
     expect(result).toEqual({ backend: 'postgres', received: 300, once: true, searchPath: 'public, bullmq' });
   }, 70_000);
 });

@@ -43,7 +43,11 @@ describe('Merchant accounts (instance keys)', () => {
   describe('Gr4vy feature fields (issue 12, item 6)', () => {
     it('accepts every feature field sent as off (false) or none (null), on create and update, and answers the same', async () => {
       const id = slug();
-      const created = await http(t.url, '/merchant-accounts', { method: 'POST', token, body: { id, display_name: 'Off', ...FEATURES_OFF } });
+      const created = await http(t.url, '/merchant-accounts', {
+        method: 'POST',
+        token,
+        body: { id, display_name: 'Off', ...FEATURES_OFF },
+      });
       expect(created.status).toBe(201);
       expect(created.body).toMatchObject({ id, display_name: 'Off', ...FEATURES_OFF });
       const updated = await http(t.url, `/merchant-accounts/${id}`, {
@@ -62,14 +66,23 @@ describe('Merchant accounts (instance keys)', () => {
       ['loon_secret_key', 'secret'],
       ['loon_accepted_schemes', []],
       ['visa_network_tokens_requestor_id', 'req-1'],
-    ])('refuses %s: %p (it would turn on a feature we do not have) with 422 naming the field; nothing is created', async (field, value) => {
-      const id = slug();
-      const result = await http(t.url, '/merchant-accounts', { method: 'POST', token, body: { id, display_name: 'On', [field]: value } });
-      const problem = expectProblem(result, 422, 'merchant-account-feature-unavailable');
-      expect(problem.errors).toEqual([{ location: 'body', name: field, message: expect.stringMatching(/no such feature/) }]);
-      expect(problem.detail).toContain(field);
-      expectProblem(await http(t.url, `/merchant-accounts/${id}`, { token }), 404, 'merchant-account-not-found');
-    });
+    ])(
+      'refuses %s: %p (it would turn on a feature we do not have) with 422 naming the field; nothing is created',
+      async (field, value) => {
+        const id = slug();
+        const result = await http(t.url, '/merchant-accounts', {
+          method: 'POST',
+          token,
+          body: { id, display_name: 'On', [field]: value },
+        });
+        const problem = expectProblem(result, 422, 'merchant-account-feature-unavailable');
+        expect(problem.errors).toEqual([
+          { location: 'body', name: field, message: expect.stringMatching(/no such feature/) },
+        ]);
+        expect(problem.detail).toContain(field);
+        expectProblem(await http(t.url, `/merchant-accounts/${id}`, { token }), 404, 'merchant-account-not-found');
+      },
+    );
 
     it('refuses a feature turned on by an update, listing every such field, and changes nothing', async () => {
       const id = slug();
@@ -80,16 +93,27 @@ describe('Merchant accounts (instance keys)', () => {
         body: { display_name: 'After', account_updater_enabled: true, over_capture_percentage: 10 },
       });
       const problem = expectProblem(result, 422, 'merchant-account-feature-unavailable');
-      expect(problem.errors.map((e: { name: string }) => e.name)).toEqual(['account_updater_enabled', 'over_capture_percentage']);
+      expect(problem.errors.map((e: { name: string }) => e.name)).toEqual([
+        'account_updater_enabled',
+        'over_capture_percentage',
+      ]);
       expect((await http(t.url, `/merchant-accounts/${id}`, { token })).body.display_name).toBe('Before');
     });
 
     it('refuses a feature switch that is not a boolean (400), and fields Gr4vy does not define at all (400)', async () => {
-      const notBoolean = await http(t.url, '/merchant-accounts', { method: 'POST', token, body: { id: slug(), display_name: 'X', account_updater_enabled: 'no' } });
+      const notBoolean = await http(t.url, '/merchant-accounts', {
+        method: 'POST',
+        token,
+        body: { id: slug(), display_name: 'X', account_updater_enabled: 'no' },
+      });
       expect(expectProblem(notBoolean, 400, 'validation-failed').errors).toEqual([
         { location: 'body', name: 'account_updater_enabled', message: expect.stringContaining('boolean') },
       ]);
-      const unknown = await http(t.url, '/merchant-accounts', { method: 'POST', token, body: { id: slug(), display_name: 'X', payouts_enabled: false } });
+      const unknown = await http(t.url, '/merchant-accounts', {
+        method: 'POST',
+        token,
+        body: { id: slug(), display_name: 'X', payouts_enabled: false },
+      });
       expect(expectProblem(unknown, 400, 'validation-failed').errors).toEqual([
         { location: 'body', name: 'payouts_enabled', message: expect.stringContaining('should not exist') },
       ]);
@@ -98,7 +122,11 @@ describe('Merchant accounts (instance keys)', () => {
 
   it('creates, gets, lists and updates a merchant account', async () => {
     const id = slug();
-    const created = await http(t.url, '/merchant-accounts', { method: 'POST', token, body: { id, display_name: 'ACME' } });
+    const created = await http(t.url, '/merchant-accounts', {
+      method: 'POST',
+      token,
+      body: { id, display_name: 'ACME' },
+    });
     expect(created.status).toBe(201);
     expect(created.body).toEqual({
       type: 'merchant-account',
@@ -113,7 +141,11 @@ describe('Merchant accounts (instance keys)', () => {
     const list = await http(t.url, '/merchant-accounts', { token });
     expect(list.body.items.map((m: { id: string }) => m.id)).toContain(id);
 
-    const updated = await http(t.url, `/merchant-accounts/${id}`, { method: 'PUT', token, body: { display_name: 'ACME Europe' } });
+    const updated = await http(t.url, `/merchant-accounts/${id}`, {
+      method: 'PUT',
+      token,
+      body: { display_name: 'ACME Europe' },
+    });
     expect(updated.status).toBe(200);
     expect(updated.body.display_name).toBe('ACME Europe');
     expect(updated.body.created_at).toBe(created.body.created_at);
@@ -122,7 +154,11 @@ describe('Merchant accounts (instance keys)', () => {
 
   it('returns timestamps equal to the database value to the microsecond', async () => {
     const id = slug();
-    const created = await http(t.url, '/merchant-accounts', { method: 'POST', token, body: { id, display_name: 'Micro' } });
+    const created = await http(t.url, '/merchant-accounts', {
+      method: 'POST',
+      token,
+      body: { id, display_name: 'Micro' },
+    });
     const [row] = await t.db.query(
       `SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"+00:00"') AS created_at,
               extract(microseconds FROM created_at)::int % 1000 AS sub_millis
@@ -133,7 +169,10 @@ describe('Merchant accounts (instance keys)', () => {
     // Many rows later: at least one must carry non-zero sub-millisecond digits, or the test proves nothing.
     const samples: string[] = [];
     for (let i = 0; i < 5; i++) {
-      samples.push((await http(t.url, '/merchant-accounts', { method: 'POST', token, body: { id: slug(), display_name: 'M' } })).body.created_at);
+      samples.push(
+        (await http(t.url, '/merchant-accounts', { method: 'POST', token, body: { id: slug(), display_name: 'M' } }))
+          .body.created_at,
+      );
     }
     expect(samples.concat(created.body.created_at).some((s) => !s.endsWith('000+00:00'))).toBe(true);
   });
@@ -157,7 +196,11 @@ describe('Merchant accounts (instance keys)', () => {
 
   it('needs merchant-accounts.write to create', async () => {
     const readOnly = await instanceKey.token(['merchant-accounts.read']);
-    const result = await http(t.url, '/merchant-accounts', { method: 'POST', token: readOnly, body: { id: slug(), display_name: 'X' } });
+    const result = await http(t.url, '/merchant-accounts', {
+      method: 'POST',
+      token: readOnly,
+      body: { id: slug(), display_name: 'X' },
+    });
     expectProblem(result, 403, 'forbidden');
   });
 });

@@ -27,7 +27,11 @@ describe('GET /metrics (Prometheus, METRICS_PORT)', () => {
     metricsUrl = `http://127.0.0.1:${t.get(MetricsServer).port}/metrics`;
     const merchant = (await createMerchantAccount(t)).id;
     token = await (await createApiKey(t, merchant)).token();
-    const config = await http(t.url, '/vault-forward/configs', { method: 'POST', token, body: { display_name: 'Target', hosts: [new URL(target.url).host], methods: ['POST'] } });
+    const config = await http(t.url, '/vault-forward/configs', {
+      method: 'POST',
+      token,
+      body: { display_name: 'Target', hosts: [new URL(target.url).host], methods: ['POST'] },
+    });
     expect(config.status).toBe(201);
     cardId = (await createCard(t, merchant)).id;
   });
@@ -61,7 +65,8 @@ describe('GET /metrics (Prometheus, METRICS_PORT)', () => {
     const before = await scrape();
     const ok = sample(before, 'vault_forward_forwards_total{status_class="2xx",error_type="none"}') ?? 0;
     const downstreamCount = sample(before, 'vault_forward_forward_duration_seconds_count{part="downstream"}') ?? 0;
-    const notEnabled = sample(before, 'vault_forward_forwards_total{status_class="4xx",error_type="endpoint-not-enabled"}') ?? 0;
+    const notEnabled =
+      sample(before, 'vault_forward_forwards_total{status_class="4xx",error_type="endpoint-not-enabled"}') ?? 0;
 
     expect((await forward('/echo')).status).toBe(200);
     expect((await forward('/status/503')).status).toBe(503);
@@ -76,8 +81,12 @@ describe('GET /metrics (Prometheus, METRICS_PORT)', () => {
     const after = await scrape();
     expect(sample(after, 'vault_forward_forwards_total{status_class="2xx",error_type="none"}')).toBe(ok + 1);
     // The downstream's own 503 is its answer passed through, not an error of ours.
-    expect(sample(after, 'vault_forward_forwards_total{status_class="5xx",error_type="none"}')).toBeGreaterThanOrEqual(1);
-    expect(sample(after, 'vault_forward_forwards_total{status_class="4xx",error_type="endpoint-not-enabled"}')).toBe(notEnabled + 1);
+    expect(sample(after, 'vault_forward_forwards_total{status_class="5xx",error_type="none"}')).toBeGreaterThanOrEqual(
+      1,
+    );
+    expect(sample(after, 'vault_forward_forwards_total{status_class="4xx",error_type="endpoint-not-enabled"}')).toBe(
+      notEnabled + 1,
+    );
     // Two forwards reached the downstream; the refused one did not.
     expect(sample(after, 'vault_forward_forward_duration_seconds_count{part="downstream"}')).toBe(downstreamCount + 2);
     expect(sample(after, 'vault_forward_forward_duration_seconds_count{part="total"}')).toBeGreaterThanOrEqual(3);

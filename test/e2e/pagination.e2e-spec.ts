@@ -131,7 +131,14 @@ describe('Shared cursor pagination (on /buyers and /merchant-accounts)', () => {
     };
 
     it('any one character changed, anywhere in the cursor', async () => {
-      const positions = [0, 5, Math.floor(cursor.length / 2), cursor.indexOf('.') - 1, cursor.indexOf('.') + 1, cursor.length - 1];
+      const positions = [
+        0,
+        5,
+        Math.floor(cursor.length / 2),
+        cursor.indexOf('.') - 1,
+        cursor.indexOf('.') + 1,
+        cursor.length - 1,
+      ];
       for (const i of positions) {
         const replacement = cursor[i] === 'A' ? 'B' : 'A';
         const altered = cursor.slice(0, i) + replacement + cursor.slice(i + 1);
@@ -176,11 +183,17 @@ describe('Shared cursor pagination (on /buyers and /merchant-accounts)', () => {
     for (;;) {
       seen.push(...ids(current.body));
       if (!current.body.next_cursor) break;
-      current = await http<Envelope>(t.url, `/merchant-accounts?limit=2&cursor=${encodeURIComponent(current.body.next_cursor)}`, {
-        token: instanceToken,
-      });
+      current = await http<Envelope>(
+        t.url,
+        `/merchant-accounts?limit=2&cursor=${encodeURIComponent(current.body.next_cursor)}`,
+        {
+          token: instanceToken,
+        },
+      );
     }
-    const rows: Array<{ id: string }> = await t.db.query('SELECT id FROM merchant_accounts ORDER BY created_at DESC, id DESC');
+    const rows: Array<{ id: string }> = await t.db.query(
+      'SELECT id FROM merchant_accounts ORDER BY created_at DESC, id DESC',
+    );
     expect(seen).toEqual(rows.map((r) => r.id));
   });
 

@@ -23,14 +23,25 @@ describe('Payment methods (cards in the vault)', () => {
   });
   afterAll(() => t.close());
 
-  const store = (token: string, body: Record<string, unknown>) => http(t.url, '/payment-methods', { method: 'POST', token, body });
-  const card = (overrides: Record<string, unknown> = {}) => ({ method: 'card', number: cardNumber(), expiration_date: '07/31', ...overrides });
+  const store = (token: string, body: Record<string, unknown>) =>
+    http(t.url, '/payment-methods', { method: 'POST', token, body });
+  const card = (overrides: Record<string, unknown> = {}) => ({
+    method: 'card',
+    number: cardNumber(),
+    expiration_date: '07/31',
+    ...overrides,
+  });
 
   it('stores, gets, lists and deletes a card; the number never comes back', async () => {
     const number = cardNumber('4', 16);
     const spaced = number.replace(/(\d{4})/g, '$1 ').trim();
-    const buyer = (await http(t.url, '/buyers', { method: 'POST', token: tokenA, body: { display_name: 'Card owner' } })).body;
-    const created = await store(tokenA, card({ number: spaced, buyer_id: buyer.id, external_identifier: 'card-ext-1', cardholder_name: 'Ada Lovelace' }));
+    const buyer = (
+      await http(t.url, '/buyers', { method: 'POST', token: tokenA, body: { display_name: 'Card owner' } })
+    ).body;
+    const created = await store(
+      tokenA,
+      card({ number: spaced, buyer_id: buyer.id, external_identifier: 'card-ext-1', cardholder_name: 'Ada Lovelace' }),
+    );
     expect(created.status).toBe(201);
     expect(created.body).toEqual({
       type: 'payment-method',
@@ -69,15 +80,23 @@ describe('Payment methods (cards in the vault)', () => {
 
     const deleted = await http(t.url, `/payment-methods/${created.body.id}`, { method: 'DELETE', token: tokenA });
     expect(deleted.status).toBe(204);
-    expectProblem(await http(t.url, `/payment-methods/${created.body.id}`, { token: tokenA }), 404, 'payment-method-not-found');
-    const [{ count }] = await t.db.query('SELECT count(*)::int AS count FROM payment_methods WHERE id = $1', [created.body.id]);
+    expectProblem(
+      await http(t.url, `/payment-methods/${created.body.id}`, { token: tokenA }),
+      404,
+      'payment-method-not-found',
+    );
+    const [{ count }] = await t.db.query('SELECT count(*)::int AS count FROM payment_methods WHERE id = $1', [
+      created.body.id,
+    ]);
     expect(count).toBe(0);
   });
 
   it('fingerprints are stable within a merchant and differ between merchants', async () => {
     const number = cardNumber('55', 16);
     const a1 = (await store(tokenA, card({ number }))).body;
-    const a2 = (await store(tokenA, card({ number: number.replace(/(\d{4})/g, '$1-').slice(0, -1), expiration_date: '01/29' }))).body;
+    const a2 = (
+      await store(tokenA, card({ number: number.replace(/(\d{4})/g, '$1-').slice(0, -1), expiration_date: '01/29' }))
+    ).body;
     const b1 = (await store(tokenB, card({ number }))).body;
     expect(a1.fingerprint).toBe(a2.fingerprint);
     expect(b1.fingerprint).not.toBe(a1.fingerprint);
@@ -101,7 +120,9 @@ describe('Payment methods (cards in the vault)', () => {
       const body = card(overrides);
       const result = await store(tokenA, body);
       const problem = expectProblem(result, 400, 'validation-failed');
-      expect(problem.errors).toEqual(expect.arrayContaining([expect.objectContaining({ location: 'body', name: field })]));
+      expect(problem.errors).toEqual(
+        expect.arrayContaining([expect.objectContaining({ location: 'body', name: field })]),
+      );
       const digits = String(body.number).replace(/\D/g, '');
       expect(result.text).not.toContain(digits.slice(-12));
       expect(result.text).not.toContain(String(body.number));
@@ -111,7 +132,9 @@ describe('Payment methods (cards in the vault)', () => {
   });
 
   it('refuses a buyer_id of another merchant account', async () => {
-    const foreignBuyer = (await http(t.url, '/buyers', { method: 'POST', token: tokenB, body: { display_name: 'B’s buyer' } })).body;
+    const foreignBuyer = (
+      await http(t.url, '/buyers', { method: 'POST', token: tokenB, body: { display_name: 'B’s buyer' } })
+    ).body;
     const problem = expectProblem(await store(tokenA, card({ buyer_id: foreignBuyer.id })), 400, 'validation-failed');
     expect(problem.errors).toEqual([expect.objectContaining({ location: 'body', name: 'buyer_id' })]);
   });
@@ -119,27 +142,50 @@ describe('Payment methods (cards in the vault)', () => {
   it('isolates merchants: B cannot get, delete or list A’s card', async () => {
     const mine = (await store(tokenA, card())).body;
     expectProblem(await http(t.url, `/payment-methods/${mine.id}`, { token: tokenB }), 404, 'payment-method-not-found');
-    expectProblem(await http(t.url, `/payment-methods/${mine.id}`, { method: 'DELETE', token: tokenB }), 404, 'payment-method-not-found');
+    expectProblem(
+      await http(t.url, `/payment-methods/${mine.id}`, { method: 'DELETE', token: tokenB }),
+      404,
+      'payment-method-not-found',
+    );
     const list = await http(t.url, '/payment-methods?limit=100', { token: tokenB });
     expect(list.body.items.map((p: { id: string }) => p.id)).not.toContain(mine.id);
     expect((await http(t.url, `/payment-methods/${mine.id}`, { token: tokenA })).status).toBe(200);
   });
 
   it('pages with the shared cursor pagination, filtered by buyer', async () => {
-    const buyer = (await http(t.url, '/buyers', { method: 'POST', token: tokenA, body: { display_name: 'Many cards' } })).body;
+    const buyer = (
+      await http(t.url, '/buyers', { method: 'POST', token: tokenA, body: { display_name: 'Many cards' } })
+    ).body;
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) ids.unshift((await store(tokenA, card({ buyer_id: buyer.id }))).body.id);
     const first = await http(t.url, `/payment-methods?buyer_id=${buyer.id}&limit=2`, { token: tokenA });
-    const second = await http(t.url, `/payment-methods?buyer_id=${buyer.id}&limit=2&cursor=${encodeURIComponent(first.body.next_cursor)}`, { token: tokenA });
-    const third = await http(t.url, `/payment-methods?buyer_id=${buyer.id}&limit=2&cursor=${encodeURIComponent(second.body.next_cursor)}`, { token: tokenA });
-    expect([...first.body.items, ...second.body.items, ...third.body.items].map((p: { id: string }) => p.id)).toEqual(ids);
+    const second = await http(
+      t.url,
+      `/payment-methods?buyer_id=${buyer.id}&limit=2&cursor=${encodeURIComponent(first.body.next_cursor)}`,
+      { token: tokenA },
+    );
+    const third = await http(
+      t.url,
+      `/payment-methods?buyer_id=${buyer.id}&limit=2&cursor=${encodeURIComponent(second.body.next_cursor)}`,
+      { token: tokenA },
+    );
+    expect([...first.body.items, ...second.body.items, ...third.body.items].map((p: { id: string }) => p.id)).toEqual(
+      ids,
+    );
     expect(third.body.next_cursor).toBeNull();
     // The cursor is bound to the buyer filter.
-    expectProblem(await http(t.url, `/payment-methods?limit=2&cursor=${encodeURIComponent(first.body.next_cursor)}`, { token: tokenA }), 400, 'invalid-cursor');
+    expectProblem(
+      await http(t.url, `/payment-methods?limit=2&cursor=${encodeURIComponent(first.body.next_cursor)}`, {
+        token: tokenA,
+      }),
+      400,
+      'invalid-cursor',
+    );
   });
 
   it('deleting a buyer deletes its cards', async () => {
-    const buyer = (await http(t.url, '/buyers', { method: 'POST', token: tokenA, body: { display_name: 'Leaving' } })).body;
+    const buyer = (await http(t.url, '/buyers', { method: 'POST', token: tokenA, body: { display_name: 'Leaving' } }))
+      .body;
     const pm = (await store(tokenA, card({ buyer_id: buyer.id }))).body;
     await http(t.url, `/buyers/${buyer.id}`, { method: 'DELETE', token: tokenA });
     expectProblem(await http(t.url, `/payment-methods/${pm.id}`, { token: tokenA }), 404, 'payment-method-not-found');

@@ -91,7 +91,11 @@ describe('README walkthrough', () => {
 
     const api = spawn(process.execPath, [join(repo, 'dist/main.js')], {
       cwd: work,
-      env: { ...env, PORT: String(apiPort), FORWARD_INSECURE_HOSTS: terminal1![1].replace('8089', String(standInPort)) },
+      env: {
+        ...env,
+        PORT: String(apiPort),
+        FORWARD_INSECURE_HOSTS: terminal1![1].replace('8089', String(standInPort)),
+      },
     });
     let apiOutput = '';
     api.stdout.on('data', (d) => (apiOutput += d));
@@ -139,7 +143,11 @@ describe('README walkthrough', () => {
           expect({ sample: i, key, present: key in actual }).toEqual({ sample: i, key, present: true });
           if (value !== undefined) expect({ sample: i, key, value: actual[key] }).toEqual({ sample: i, key, value });
         }
-        if (!open) expect({ sample: i, keys: Object.keys(actual).sort() }).toEqual({ sample: i, keys: [...members.keys()].sort() });
+        if (!open)
+          expect({ sample: i, keys: Object.keys(actual).sort() }).toEqual({
+            sample: i,
+            keys: [...members.keys()].sort(),
+          });
       });
     } finally {
       if (api.exitCode === null) {

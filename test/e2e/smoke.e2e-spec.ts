@@ -9,7 +9,9 @@ import { waitFor } from '../support/wait';
 
 /** Starts a compiled entry point and collects its output until `ready` appears (or it exits). */
 function start(script: string, env: Record<string, string>, ready: RegExp) {
-  const child = spawn(process.execPath, [script], { env: { PATH: process.env.PATH!, DATA_DIR: testDataDir(), ...env } });
+  const child = spawn(process.execPath, [script], {
+    env: { PATH: process.env.PATH!, DATA_DIR: testDataDir(), ...env },
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d) => (stdout += d));
@@ -41,7 +43,11 @@ describe('Entry points as a user runs them (compiled dist/)', () => {
   it('npm start with nothing configured: embedded PostgreSQL, no Redis, ready, CLI alongside, clean stop', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'vf-embedded-'));
     // FORWARD_INSECURE_HOSTS only so the queued forward below can reach a plain-http local target.
-    const api = start('dist/main.js', { DATA_DIR: dataDir, PORT: '0', FORWARD_INSECURE_HOSTS: '127.0.0.1' }, /API listening on (http:\/\/[^\s]+) /);
+    const api = start(
+      'dist/main.js',
+      { DATA_DIR: dataDir, PORT: '0', FORWARD_INSECURE_HOSTS: '127.0.0.1' },
+      /API listening on (http:\/\/[^\s]+) /,
+    );
     const [, url] = await api.started;
 
     const ready = await http(url, '/health/ready');
@@ -52,33 +58,70 @@ describe('Entry points as a user runs them (compiled dist/)', () => {
     expect(stdout).toContain('Queued forwarding runs on postgres (the embedded PostgreSQL, development only)');
     // What a person sees on the first start: the warnings (embedded database, development keys) and a few
     // lines more, not Nest's module and route map (that is at debug).
-    const shown = stdout.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line)).filter((line) => line.level >= 30);
-    expect(shown.filter((line) => line.level === 40).map((line) => line.msg).join('\n')).toMatch(/embedded PostgreSQL[\s\S]*VAULT_MASTER_KEYS|VAULT_MASTER_KEYS[\s\S]*embedded PostgreSQL/);
+    const shown = stdout
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line))
+      .filter((line) => line.level >= 30);
+    expect(
+      shown
+        .filter((line) => line.level === 40)
+        .map((line) => line.msg)
+        .join('\n'),
+    ).toMatch(/embedded PostgreSQL[\s\S]*VAULT_MASTER_KEYS|VAULT_MASTER_KEYS[\s\S]*embedded PostgreSQL/);
     expect(shown.length).toBeLessThanOrEqual(8);
 
     // The CLI finds the running embedded server instead of opening its files a second time.
     const created = await new Promise<string>((resolve, reject) =>
-      execFile(process.execPath, ['dist/cli/main.js', 'merchant', 'create', '--name', 'Embedded', '--id', 'embedded'], {
-        env: { PATH: process.env.PATH, DATA_DIR: dataDir },
-      }, (error, out, err) => (error ? reject(new Error(err)) : resolve(out))),
+      execFile(
+        process.execPath,
+        ['dist/cli/main.js', 'merchant', 'create', '--name', 'Embedded', '--id', 'embedded'],
+        {
+          env: { PATH: process.env.PATH, DATA_DIR: dataDir },
+        },
+        (error, out, err) => (error ? reject(new Error(err)) : resolve(out)),
+      ),
     );
     expect(JSON.parse(created)).toMatchObject({ id: 'embedded' });
 
     // Queued forwarding works with nothing configured: the API processes its own jobs in embedded mode.
     const cli = (...args: string[]) =>
       new Promise<any>((resolve, reject) =>
-        execFile(process.execPath, ['dist/cli/main.js', ...args], { env: { PATH: process.env.PATH, DATA_DIR: dataDir } }, (error, out, err) =>
-          error ? reject(new Error(err)) : resolve(JSON.parse(out)),
+        execFile(
+          process.execPath,
+          ['dist/cli/main.js', ...args],
+          { env: { PATH: process.env.PATH, DATA_DIR: dataDir } },
+          (error, out, err) => (error ? reject(new Error(err)) : resolve(JSON.parse(out))),
         ),
       );
     const keyFile = join(dataDir, 'embedded.pem');
     const key = await cli('api-key', 'create', '--merchant', 'embedded', '--out', keyFile);
-    const { token } = await cli('token', '--key', keyFile, '--key-id', key.id, '--scopes', 'vault-forward-configs.write,payment-methods.write,vault-forwards.write,vault-forwards.read');
+    const { token } = await cli(
+      'token',
+      '--key',
+      keyFile,
+      '--key-id',
+      key.id,
+      '--scopes',
+      'vault-forward-configs.write,payment-methods.write,vault-forwards.write,vault-forwards.read',
+    );
     const target = await startHttpDownstream();
     try {
       const targetHost = new URL(target.url).host;
-      expect((await http(url, '/vault-forward/configs', { method: 'POST', token, body: { display_name: 'Local', hosts: [targetHost], methods: ['POST'] } })).status).toBe(201);
-      const card = await http(url, '/payment-methods', { method: 'POST', token, body: { method: 'card', number: '4111111111111111', expiration_date: '12/30' } });
+      expect(
+        (
+          await http(url, '/vault-forward/configs', {
+            method: 'POST',
+            token,
+            body: { display_name: 'Local', hosts: [targetHost], methods: ['POST'] },
+          })
+        ).status,
+      ).toBe(201);
+      const card = await http(url, '/payment-methods', {
+        method: 'POST',
+        token,
+        body: { method: 'card', number: '4111111111111111', expiration_date: '12/30' },
+      });
       expect(card.status).toBe(201);
       const accepted = await http(url, '/vault-forward', {
         method: 'POST',
@@ -93,10 +136,13 @@ describe('Entry points as a user runs them (compiled dist/)', () => {
         rawBody: '{"number":"{{ CARD_NUMBER_1 }}"}',
       });
       expect(accepted.status).toBe(202);
-      const job = await waitFor(async () => {
-        const found = await http(url, `/vault-forward/jobs/${accepted.body.id}`, { token });
-        return found.body.status === 'succeeded' && found.body;
-      }, { what: 'the queued forward to succeed in embedded mode', timeoutMs: 20_000 });
+      const job = await waitFor(
+        async () => {
+          const found = await http(url, `/vault-forward/jobs/${accepted.body.id}`, { token });
+          return found.body.status === 'succeeded' && found.body;
+        },
+        { what: 'the queued forward to succeed in embedded mode', timeoutMs: 20_000 },
+      );
       expect(job.response.status).toBe(200);
       expect(target.received.at(-1)!.body.toString()).toBe('{"number":"4111111111111111"}');
     } finally {
@@ -117,7 +163,10 @@ describe('Entry points as a user runs them (compiled dist/)', () => {
   it.each([
     [{ PORT: 'abc' }, 'Configuration error: PORT: must be a whole number, got "abc"'],
     [{ LOG_LEVEL: 'loud' }, 'Configuration error: LOG_LEVEL: must be one of'],
-    [{ DATABASE_URL: 'mysql://user:secret@x/db' }, 'Configuration error: DATABASE_URL: must use postgres:// or postgresql://'],
+    [
+      { DATABASE_URL: 'mysql://user:secret@x/db' },
+      'Configuration error: DATABASE_URL: must use postgres:// or postgresql://',
+    ],
     [{ VAULT_MASTER_KEYS: 'k1:tooshort' }, 'Configuration error: VAULT_MASTER_KEYS: key "k1" must be 32 bytes'],
   ])('a bad variable stops start-up with one line naming it (%p)', async (env, line) => {
     const api = start('dist/main.js', env, /never/);
@@ -141,7 +190,11 @@ describe('Entry points as a user runs them (compiled dist/)', () => {
   });
 
   it('the worker refuses to start with no queue to consume (QUEUE_BACKEND=none)', async () => {
-    const worker = start('dist/worker.js', { DATABASE_URL: process.env.TEST_DATABASE_URL!, QUEUE_BACKEND: 'none' }, /never/);
+    const worker = start(
+      'dist/worker.js',
+      { DATABASE_URL: process.env.TEST_DATABASE_URL!, QUEUE_BACKEND: 'none' },
+      /never/,
+    );
     await expect(worker.started).rejects.toThrow();
     expect(await worker.exited).toBe(1);
     expect(worker.output().stderr).toContain('Configuration error: QUEUE_BACKEND');

@@ -7,7 +7,13 @@ import { testDataDir } from '../support/temp-data-dir';
  */
 async function startUpLines(env: Record<string, string>): Promise<Array<Record<string, any>>> {
   const child = spawn(process.execPath, ['dist/main.js'], {
-    env: { PATH: process.env.PATH!, DATA_DIR: testDataDir(), DATABASE_URL: process.env.TEST_DATABASE_URL!, PORT: '0', ...env },
+    env: {
+      PATH: process.env.PATH!,
+      DATA_DIR: testDataDir(),
+      DATABASE_URL: process.env.TEST_DATABASE_URL!,
+      PORT: '0',
+      ...env,
+    },
   });
   let stdout = '';
   let stderr = '';
@@ -40,7 +46,8 @@ describe('Start-up log', () => {
     // No VAULT_MASTER_KEYS, no CURSOR_SECRET: development keys (in the temporary DATA_DIR), each with its warning.
     const shown = (await startUpLines({ LOG_LEVEL: 'info' })).filter((line) => line.level >= 30);
     const contexts = new Set(shown.map((line) => line.context));
-    for (const chatter of ['RouterExplorer', 'RoutesResolver', 'InstanceLoader', 'NestApplication', 'NestFactory']) expect(contexts).not.toContain(chatter);
+    for (const chatter of ['RouterExplorer', 'RoutesResolver', 'InstanceLoader', 'NestApplication', 'NestFactory'])
+      expect(contexts).not.toContain(chatter);
     expect(shown.filter((line) => /Mapped \{/.test(line.msg))).toEqual([]);
     const warnings = shown.filter((line) => line.level === 40).map((line) => String(line.msg));
     expect(warnings.join('\n')).toMatch(/VAULT_MASTER_KEYS/);

@@ -17,10 +17,14 @@ describe('Forwarding configs (the allow-list)', () => {
   });
   afterAll(() => t.close());
 
-  const create = (body: unknown, tok = token) => http(t.url, '/vault-forward/configs', { method: 'POST', token: tok, body });
+  const create = (body: unknown, tok = token) =>
+    http(t.url, '/vault-forward/configs', { method: 'POST', token: tok, body });
 
   it('creates (normalising hosts, default methods), gets, lists, updates and deletes', async () => {
-    const created = await create({ display_name: 'PSP', hosts: ['API.PSP.example', 'api.psp.example:443', 'api.psp.example:8443'] });
+    const created = await create({
+      display_name: 'PSP',
+      hosts: ['API.PSP.example', 'api.psp.example:443', 'api.psp.example:8443'],
+    });
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({
       type: 'vault-forward-config',
@@ -34,28 +38,45 @@ describe('Forwarding configs (the allow-list)', () => {
     expect((await http(t.url, `/vault-forward/configs/${id}`, { token })).body).toEqual(created.body);
     const list = await http(t.url, '/vault-forward/configs?limit=1', { token });
     expect(list.body).toMatchObject({ limit: 1, previous_cursor: null });
-    const updated = await http(t.url, `/vault-forward/configs/${id}`, { method: 'PUT', token, body: { methods: ['GET'], enabled: false } });
+    const updated = await http(t.url, `/vault-forward/configs/${id}`, {
+      method: 'PUT',
+      token,
+      body: { methods: ['GET'], enabled: false },
+    });
     expect(updated.body).toMatchObject({ display_name: 'PSP', methods: ['GET'], enabled: false });
     expect((await http(t.url, `/vault-forward/configs/${id}`, { method: 'DELETE', token })).status).toBe(204);
     expectProblem(await http(t.url, `/vault-forward/configs/${id}`, { token }), 404, 'vault-forward-config-not-found');
   });
 
   it('a non-public address is refused with the way out: FORWARD_INSECURE_HOSTS, for development', async () => {
-    const problem = expectProblem(await create({ display_name: 'Local', hosts: ['[::1]:8443'] }), 400, 'validation-failed');
-    expect(problem.detail).toBe('hosts[0] is a loopback address, which is never forwarded to unless the operator lists it in FORWARD_INSECURE_HOSTS (for development and tests).');
+    const problem = expectProblem(
+      await create({ display_name: 'Local', hosts: ['[::1]:8443'] }),
+      400,
+      'validation-failed',
+    );
+    expect(problem.detail).toBe(
+      'hosts[0] is a loopback address, which is never forwarded to unless the operator lists it in FORWARD_INSECURE_HOSTS (for development and tests).',
+    );
     expect(problem.detail).not.toContain('can never');
   });
 
   it.each(['0x7f000002', '2130706434', '127.2', '0177.0.0.2', '0x7f.0.0.2', '0x7f000002:8443'])(
     'refuses %s, another spelling of the loopback 127.0.0.2, like the dotted form',
     async (host) => {
-      const problem = expectProblem(await create({ display_name: 'Spelled', hosts: ['a.example', host] }), 400, 'validation-failed');
-      expect(problem.detail).toContain(`hosts[1] "${host}" is 127.0.0.2, a loopback address`);
-      expect(problem.errors).toEqual([{ location: 'body', name: 'hosts[1]', message: 'loopback addresses are not allowed' }]);
-      // The dotted form gets the same answer.
-      expect(expectProblem(await create({ display_name: 'Dotted', hosts: ['127.0.0.2'] }), 400, 'validation-failed').errors[0].message).toBe(
-        'loopback addresses are not allowed',
+      const problem = expectProblem(
+        await create({ display_name: 'Spelled', hosts: ['a.example', host] }),
+        400,
+        'validation-failed',
       );
+      expect(problem.detail).toContain(`hosts[1] "${host}" is 127.0.0.2, a loopback address`);
+      expect(problem.errors).toEqual([
+        { location: 'body', name: 'hosts[1]', message: 'loopback addresses are not allowed' },
+      ]);
+      // The dotted form gets the same answer.
+      expect(
+        expectProblem(await create({ display_name: 'Dotted', hosts: ['127.0.0.2'] }), 400, 'validation-failed')
+          .errors[0].message,
+      ).toBe('loopback addresses are not allowed');
     },
   );
 
@@ -65,13 +86,18 @@ describe('Forwarding configs (the allow-list)', () => {
     ['127.1', '127.0.0.1'],
     ['0177.0.0.1:8443', '127.0.0.1:8443'],
     ['0x08080808', '8.8.8.8'],
-  ])('refuses %s even where the address itself is allowed: a target URL names it %s, so it could never match', async (host, canonical) => {
-    // 127.0.0.1 is in FORWARD_INSECURE_HOSTS here, and 8.8.8.8 is public.
-    const problem = expectProblem(await create({ display_name: 'Spelled', hosts: [host] }), 400, 'validation-failed');
-    expect(problem.detail).toContain(`another spelling of ${canonical.replace(/:\d+$/, '')}`);
-    expect(problem.errors).toEqual([{ location: 'body', name: 'hosts[0]', message: `write the address as ${canonical}` }]);
-    expect((await create({ display_name: 'Canonical', hosts: [canonical] })).status).toBe(201);
-  });
+  ])(
+    'refuses %s even where the address itself is allowed: a target URL names it %s, so it could never match',
+    async (host, canonical) => {
+      // 127.0.0.1 is in FORWARD_INSECURE_HOSTS here, and 8.8.8.8 is public.
+      const problem = expectProblem(await create({ display_name: 'Spelled', hosts: [host] }), 400, 'validation-failed');
+      expect(problem.detail).toContain(`another spelling of ${canonical.replace(/:\d+$/, '')}`);
+      expect(problem.errors).toEqual([
+        { location: 'body', name: 'hosts[0]', message: `write the address as ${canonical}` },
+      ]);
+      expect((await create({ display_name: 'Canonical', hosts: [canonical] })).status).toBe(201);
+    },
+  );
 
   it.each([
     [{ display_name: '', hosts: ['a.example'] }, 'display_name'],
@@ -85,14 +111,24 @@ describe('Forwarding configs (the allow-list)', () => {
     [{ display_name: 'X', hosts: ['a.example', '[::1]:8443'] }, 'hosts[1]'],
   ])('refuses %p naming %s', async (body, field) => {
     const problem = expectProblem(await create(body), 400, 'validation-failed');
-    expect(problem.errors).toEqual(expect.arrayContaining([expect.objectContaining({ location: 'body', name: field })]));
+    expect(problem.errors).toEqual(
+      expect.arrayContaining([expect.objectContaining({ location: 'body', name: field })]),
+    );
   });
 
   it('isolates merchants', async () => {
     const mine = (await create({ display_name: 'Mine', hosts: ['mine.example'] })).body;
     const other = await (await createApiKey(t, (await createMerchantAccount(t)).id)).token();
-    expectProblem(await http(t.url, `/vault-forward/configs/${mine.id}`, { token: other }), 404, 'vault-forward-config-not-found');
-    expectProblem(await http(t.url, `/vault-forward/configs/${mine.id}`, { method: 'DELETE', token: other }), 404, 'vault-forward-config-not-found');
+    expectProblem(
+      await http(t.url, `/vault-forward/configs/${mine.id}`, { token: other }),
+      404,
+      'vault-forward-config-not-found',
+    );
+    expectProblem(
+      await http(t.url, `/vault-forward/configs/${mine.id}`, { method: 'DELETE', token: other }),
+      404,
+      'vault-forward-config-not-found',
+    );
     const list = await http(t.url, '/vault-forward/configs?limit=100', { token: other });
     expect(list.body.items).toEqual([]);
   });
@@ -105,7 +141,11 @@ describe('Forwarding configs (the allow-list)', () => {
         http(app.url, '/vault-forward', {
           method: 'POST',
           token,
-          headers: { 'x-vault-forward-url': `${downstream.url}/x`, 'x-vault-forward-http-method': 'POST', 'content-type': 'application/json' },
+          headers: {
+            'x-vault-forward-url': `${downstream.url}/x`,
+            'x-vault-forward-http-method': 'POST',
+            'content-type': 'application/json',
+          },
           rawBody: '{}',
         });
       // The second process caches "nothing enabled"…
@@ -113,9 +153,15 @@ describe('Forwarding configs (the allow-list)', () => {
       // …the first enables the host…
       const config = (await create({ display_name: 'Shared', hosts: [`127.0.0.1:${downstream.port}`] })).body;
       // …and the second follows well before its cache would expire.
-      await waitFor(async () => (await forwardVia(second)).status === 200, { timeoutMs: 3_000, what: 'the second process to see the new config' });
+      await waitFor(async () => (await forwardVia(second)).status === 200, {
+        timeoutMs: 3_000,
+        what: 'the second process to see the new config',
+      });
       await http(t.url, `/vault-forward/configs/${config.id}`, { method: 'PUT', token, body: { enabled: false } });
-      await waitFor(async () => (await forwardVia(second)).status === 403, { timeoutMs: 3_000, what: 'the second process to see the config disabled' });
+      await waitFor(async () => (await forwardVia(second)).status === 403, {
+        timeoutMs: 3_000,
+        what: 'the second process to see the config disabled',
+      });
     } finally {
       await second.close();
       await downstream.close();
@@ -124,7 +170,15 @@ describe('Forwarding configs (the allow-list)', () => {
 
   it('requires vault-forward-configs scopes', async () => {
     const key = await createApiKey(t, merchant);
-    expectProblem(await create({ display_name: 'X', hosts: ['a.example'] }, await key.token(['vault-forward-configs.read'])), 403, 'forbidden');
-    expectProblem(await http(t.url, '/vault-forward/configs', { token: await key.token(['vault-forwards.write']) }), 403, 'forbidden');
+    expectProblem(
+      await create({ display_name: 'X', hosts: ['a.example'] }, await key.token(['vault-forward-configs.read'])),
+      403,
+      'forbidden',
+    );
+    expectProblem(
+      await http(t.url, '/vault-forward/configs', { token: await key.token(['vault-forwards.write']) }),
+      403,
+      'forbidden',
+    );
   });
 });

@@ -26,7 +26,11 @@ describe('The vault: encryption at rest, placeholder resolution, key rotation', 
   it('resolves every placeholder of every listed card, in header order', async () => {
     const visa = cardNumber('4', 16);
     const amex = cardNumber('37', 15);
-    const a = await createCard(t, merchant, { number: visa, expiration_date: '03/31', cardholder_name: 'Ada "Countess" Lovelace' });
+    const a = await createCard(t, merchant, {
+      number: visa,
+      expiration_date: '03/31',
+      cardholder_name: 'Ada "Countess" Lovelace',
+    });
     const b = await createCard(t, merchant, { number: amex, expiration_date: '11/29' });
     const values = await resolver().resolve(merchant, parsePaymentMethodIds(`${b.id}, ${a.id.toUpperCase()}`));
     expect(Object.fromEntries(values)).toEqual({
@@ -57,7 +61,9 @@ describe('The vault: encryption at rest, placeholder resolution, key rotation', 
       [[gone.id], 1],
       [[mine.id, '00000000-0000-4000-8000-000000000000'], 2],
     ] as Array<[string[], number]>) {
-      const error = await resolver().resolve(merchant, ids).catch((e: unknown) => e);
+      const error = await resolver()
+        .resolve(merchant, ids)
+        .catch((e: unknown) => e);
       // The vault names the position; forwarding turns it into 400 unknown-payment-method naming its header.
       expect(error).toBeInstanceOf(UnknownPaymentMethodError);
       expect((error as UnknownPaymentMethodError).position).toBe(position);
@@ -71,7 +77,10 @@ describe('The vault: encryption at rest, placeholder resolution, key rotation', 
     ['00000000-0000-4000-8000-000000000000,,00000000-0000-4000-8000-000000000001', 'position 2 is empty'],
     ['00000000-0000-4000-8000-000000000000;00000000-0000-4000-8000-000000000001', 'position 1 is not a UUID'],
     ['00000000-0000-4000-8000-000000000000,00000000-0000-4000-8000-000000000000', 'position 2 repeats position 1'],
-    [Array.from({ length: 101 }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`).join(','), 'at most 100'],
+    [
+      Array.from({ length: 101 }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`).join(','),
+      'at most 100',
+    ],
   ])('refuses the header %p', (raw, message) => {
     expect(() => parsePaymentMethodIds(raw)).toThrow(ProblemException);
     try {
@@ -116,9 +125,13 @@ describe('The vault: encryption at rest, placeholder resolution, key rotation', 
            FROM payment_methods s WHERE s.id = $1 AND t.id = $2`,
         [source.id, target],
       );
-      const error = await resolver().resolve(targetMerchant, [target]).catch((e: unknown) => e);
+      const error = await resolver()
+        .resolve(targetMerchant, [target])
+        .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(VaultDecryptionError);
-      expect((error as Error).message).toBe(`payment method ${target}: the data key does not authenticate for this record (moved, tampered or wrong master key)`);
+      expect((error as Error).message).toBe(
+        `payment method ${target}: the data key does not authenticate for this record (moved, tampered or wrong master key)`,
+      );
     }
     // The source itself still decrypts.
     expect((await resolver().resolve(merchant, [source.id])).get('CARD_NUMBER_1')).toMatch(/^\d{16}$/);
@@ -147,7 +160,12 @@ describe('The vault: encryption at rest, placeholder resolution, key rotation', 
       const batch = await Promise.all(
         Array.from({ length: 50 }, async () => {
           const number = cardNumber('4', 16);
-          const input = Object.assign(new CreatePaymentMethodDto(), { method: 'card', number, expiration_date: '10/32', cardholder_name: `Holder ${i}` });
+          const input = Object.assign(new CreatePaymentMethodDto(), {
+            method: 'card',
+            number,
+            expiration_date: '10/32',
+            cardholder_name: `Holder ${i}`,
+          });
           return [(await service.create(rotating, input)).id, number] as const;
         }),
       );
@@ -160,20 +178,30 @@ describe('The vault: encryption at rest, placeholder resolution, key rotation', 
       [donor, tampered],
     );
     numbers.delete(tampered);
-    const fingerprintBefore = (await t.db.query('SELECT fingerprint FROM payment_methods WHERE id = $1', [[...numbers.keys()][0]]))[0].fingerprint;
+    const fingerprintBefore = (
+      await t.db.query('SELECT fingerprint FROM payment_methods WHERE id = $1', [[...numbers.keys()][0]])
+    )[0].fingerprint;
 
     // Deploy step 1: the new key first (current), the old one still listed. Rotate, twice: resumable and idempotent.
-    const both = await startTestApp({ env: { DATABASE_URL: url, VAULT_MASTER_KEYS: `${TEST_MASTER_KEY_2},${TEST_MASTER_KEY_1}` } });
+    const both = await startTestApp({
+      env: { DATABASE_URL: url, VAULT_MASTER_KEYS: `${TEST_MASTER_KEY_2},${TEST_MASTER_KEY_1}` },
+    });
     try {
       const first = await both.get(KeyRotationService).rotate(300);
-      expect(first).toEqual(rotationResult({
-        rewrapped_payment_methods: COUNT - 1,
-        rewrapped_merchant_keys: 1,
-        failed_payment_methods: [tampered],
-        remaining: 1,
-      }));
+      expect(first).toEqual(
+        rotationResult({
+          rewrapped_payment_methods: COUNT - 1,
+          rewrapped_merchant_keys: 1,
+          failed_payment_methods: [tampered],
+          remaining: 1,
+        }),
+      );
       const second = await both.get(KeyRotationService).rotate(300);
-      expect(second).toMatchObject({ master_key_id: 'test-k2', rewrapped_payment_methods: 0, rewrapped_merchant_keys: 0 });
+      expect(second).toMatchObject({
+        master_key_id: 'test-k2',
+        rewrapped_payment_methods: 0,
+        rewrapped_merchant_keys: 0,
+      });
       expect(second.failed_payment_methods).toEqual(first.failed_payment_methods);
     } finally {
       await both.close();
@@ -199,7 +227,9 @@ describe('The vault: encryption at rest, placeholder resolution, key rotation', 
       await onlyNew.close();
     }
     // And the app that only knows the old key now fails clearly instead of returning garbage.
-    const error = await resolver().resolve(rotating, [[...numbers.keys()][0]]).catch((e: unknown) => e);
+    const error = await resolver()
+      .resolve(rotating, [[...numbers.keys()][0]])
+      .catch((e: unknown) => e);
     expect((error as Error).message).toMatch(/wrapped by master key "test-k2", which VAULT_MASTER_KEYS does not hold/);
   }
 });

@@ -17,7 +17,12 @@ const run = promisify(execFile);
  * after `whsec_`, the header lists space-separated `v1,<base64 HMAC-SHA256>` of which one must match
  * (compared in constant time), and a timestamp more than 5 minutes away from now is refused.
  */
-function verifyStandardWebhook(secret: string, headers: Record<string, string>, body: string, nowSeconds = Math.floor(Date.now() / 1000)): boolean {
+function verifyStandardWebhook(
+  secret: string,
+  headers: Record<string, string>,
+  body: string,
+  nowSeconds = Math.floor(Date.now() / 1000),
+): boolean {
   if (!secret.startsWith('whsec_')) throw new Error('not a Standard Webhooks secret');
   const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
   const id = headers['webhook-id'];
@@ -83,8 +88,17 @@ describe('Webhook signing secrets (issue 11, item 5: resource and signer)', () =
     expect(verifyStandardWebhook(secret, headers, '{"type":"vault-forward-job"}')).toBe(true);
     // The verifier can say no: another body, a stale timestamp, another secret.
     expect(verifyStandardWebhook(secret, headers, '{"type":"vault-forward-job "}')).toBe(false);
-    expect(verifyStandardWebhook(secret, headers, '{"type":"vault-forward-job"}', Number(headers['webhook-timestamp']) + 301)).toBe(false);
-    expect(verifyStandardWebhook(`whsec_${Buffer.alloc(32, 7).toString('base64')}`, headers, '{"type":"vault-forward-job"}')).toBe(false);
+    expect(
+      verifyStandardWebhook(
+        secret,
+        headers,
+        '{"type":"vault-forward-job"}',
+        Number(headers['webhook-timestamp']) + 301,
+      ),
+    ).toBe(false);
+    expect(
+      verifyStandardWebhook(`whsec_${Buffer.alloc(32, 7).toString('base64')}`, headers, '{"type":"vault-forward-job"}'),
+    ).toBe(false);
   });
 
   it('rotation: the previous secret signs beside the new one for 24 hours, then stops', async () => {
@@ -110,22 +124,36 @@ describe('Webhook signing secrets (issue 11, item 5: resource and signer)', () =
     expect(verifyStandardWebhook(second.secret, during, body)).toBe(true);
     expect(verifyStandardWebhook(first.secret, during, body)).toBe(true);
     // The current secret signs first.
-    expect(verifyStandardWebhook(second.secret, { ...during, 'webhook-signature': during['webhook-signature'].split(' ')[0] }, body)).toBe(true);
+    expect(
+      verifyStandardWebhook(
+        second.secret,
+        { ...during, 'webhook-signature': during['webhook-signature'].split(' ')[0] },
+        body,
+      ),
+    ).toBe(true);
 
     // 24 hours later (moved in SQL): only the new secret signs.
-    await t.db.query(`UPDATE vault_forward_webhook_secrets SET rotated_at = rotated_at - interval '24 hours', expires_at = expires_at - interval '24 hours' WHERE id = $1`, [first.id]);
+    await t.db.query(
+      `UPDATE vault_forward_webhook_secrets SET rotated_at = rotated_at - interval '24 hours', expires_at = expires_at - interval '24 hours' WHERE id = $1`,
+      [first.id],
+    );
     const after = await sign(m, body);
     expect(after['webhook-signature'].split(' ')).toHaveLength(1);
     expect(verifyStandardWebhook(second.secret, after, body)).toBe(true);
     expect(verifyStandardWebhook(first.secret, after, body)).toBe(false);
-    expect(((await list(tok)).body.items as Array<Record<string, unknown>>).map((i) => i.status)).toEqual(['active', 'expired']);
+    expect(((await list(tok)).body.items as Array<Record<string, unknown>>).map((i) => i.status)).toEqual([
+      'active',
+      'expired',
+    ]);
 
     // A third rotates the second; the first stays expired.
     const third = (await create(tok)).body;
     secretsSeen.push(third.secret);
     const now = await sign(m, body);
     expect(now['webhook-signature'].split(' ')).toHaveLength(2);
-    expect(verifyStandardWebhook(third.secret, now, body) && verifyStandardWebhook(second.secret, now, body)).toBe(true);
+    expect(verifyStandardWebhook(third.secret, now, body) && verifyStandardWebhook(second.secret, now, body)).toBe(
+      true,
+    );
     expect(verifyStandardWebhook(first.secret, now, body)).toBe(false);
   });
 
@@ -173,9 +201,19 @@ describe('Webhook signing secrets (issue 11, item 5: resource and signer)', () =
 
   it('raw rows and a pg_dump of the table hold no secret', async () => {
     expect(secretsSeen.length).toBeGreaterThan(5);
-    const rows = JSON.stringify(await t.db.query(`SELECT *, encode(ciphertext, 'escape') AS c, encode(ciphertext, 'base64') AS b FROM vault_forward_webhook_secrets`));
+    const rows = JSON.stringify(
+      await t.db.query(
+        `SELECT *, encode(ciphertext, 'escape') AS c, encode(ciphertext, 'base64') AS b FROM vault_forward_webhook_secrets`,
+      ),
+    );
     const database = process.env.TEST_DATABASE_NAME ?? new URL(process.env.TEST_DATABASE_URL!).pathname.slice(1);
-    const dump = (await run('pg_dump', ['-h', '127.0.0.1', '-U', 'postgres', '--data-only', '-t', 'vault_forward_webhook_secrets', database], { maxBuffer: 64 * 1024 * 1024 })).stdout;
+    const dump = (
+      await run(
+        'pg_dump',
+        ['-h', '127.0.0.1', '-U', 'postgres', '--data-only', '-t', 'vault_forward_webhook_secrets', database],
+        { maxBuffer: 64 * 1024 * 1024 },
+      )
+    ).stdout;
     expect(dump).toContain('COPY public.vault_forward_webhook_secrets');
     for (const secret of secretsSeen) {
       const key = Buffer.from(secret.slice(6), 'base64');
@@ -194,16 +232,24 @@ describe('Webhook signing secrets (issue 11, item 5: resource and signer)', () =
     const tok = await (await createApiKey(old, m)).token();
     const made = (await http(old.url, '/vault-forward/webhook-secrets', { method: 'POST', token: tok })).body;
     secretsSeen.push(made.secret);
-    const both = await startTestApp({ env: { DATABASE_URL: own.url, VAULT_MASTER_KEYS: `${TEST_MASTER_KEY_2},${TEST_MASTER_KEY_1}` } });
+    const both = await startTestApp({
+      env: { DATABASE_URL: own.url, VAULT_MASTER_KEYS: `${TEST_MASTER_KEY_2},${TEST_MASTER_KEY_1}` },
+    });
     apps.push(both);
-    expect(await both.get(KeyRotationService).rotate(10)).toMatchObject({ master_key_id: 'test-k2', rewrapped_webhook_secrets: 1, failed_webhook_secrets: [], remaining: 0 });
+    expect(await both.get(KeyRotationService).rotate(10)).toMatchObject({
+      master_key_id: 'test-k2',
+      rewrapped_webhook_secrets: 1,
+      failed_webhook_secrets: [],
+      remaining: 0,
+    });
     const onlyNew = await startTestApp({ env: { DATABASE_URL: own.url, VAULT_MASTER_KEYS: TEST_MASTER_KEY_2 } });
     apps.push(onlyNew);
     const headers = await sign(m, 'rotated', undefined, onlyNew);
     expect(verifyStandardWebhook(made.secret, headers, 'rotated')).toBe(true);
     for (const app of [old, both, onlyNew]) await app.close();
     apps.splice(apps.indexOf(old), 3);
-    for (const app of [old, both, onlyNew]) for (const secret of secretsSeen) expect(app.logs.text).not.toContain(secret.slice(6));
+    for (const app of [old, both, onlyNew])
+      for (const secret of secretsSeen) expect(app.logs.text).not.toContain(secret.slice(6));
     await own.drop();
   });
 

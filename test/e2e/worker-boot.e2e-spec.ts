@@ -52,14 +52,23 @@ describe('dist/worker.js with ForwardingCoreModule', () => {
     expect(await exited).toBe(0);
     const old = new Date(Date.now() - 31_000);
     utimesSync(heartbeat, old, old);
-    expect(healthcheck({ WORKER_HEARTBEAT_FILE: heartbeat })).toEqual({ code: 1, stderr: expect.stringMatching(/^unhealthy: last heartbeat 3\d s ago/) });
+    expect(healthcheck({ WORKER_HEARTBEAT_FILE: heartbeat })).toEqual({
+      code: 1,
+      stderr: expect.stringMatching(/^unhealthy: last heartbeat 3\d s ago/),
+    });
     rmSync(heartbeat);
-    expect(healthcheck({ WORKER_HEARTBEAT_FILE: heartbeat })).toEqual({ code: 1, stderr: expect.stringContaining('no heartbeat yet') });
+    expect(healthcheck({ WORKER_HEARTBEAT_FILE: heartbeat })).toEqual({
+      code: 1,
+      stderr: expect.stringContaining('no heartbeat yet'),
+    });
     expect(healthcheck({})).toEqual({ code: 1, stderr: expect.stringContaining('WORKER_HEARTBEAT_FILE is unset') });
   }, 60_000);
 });
 
 function healthcheck(env: Record<string, string>): { code: number; stderr: string } {
-  const result = spawnSync(process.execPath, ['dist/health/worker-healthcheck.js'], { env: { PATH: process.env.PATH, ...env }, encoding: 'utf8' });
+  const result = spawnSync(process.execPath, ['dist/health/worker-healthcheck.js'], {
+    env: { PATH: process.env.PATH, ...env },
+    encoding: 'utf8',
+  });
   return { code: result.status ?? -1, stderr: result.stderr };
 }

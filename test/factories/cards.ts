@@ -21,6 +21,11 @@ export function createCard(
   merchantAccountId: string,
   overrides: Partial<CreatePaymentMethodDto> = {},
 ): Promise<PaymentMethod> {
-  const input = Object.assign(new CreatePaymentMethodDto(), { method: 'card', number: cardNumber(), expiration_date: '12/30', ...overrides });
+  const input = Object.assign(new CreatePaymentMethodDto(), {
+    method: 'card',
+    number: cardNumber(),
+    expiration_date: '12/30',
+    ...overrides,
+  });
   return t.get(PaymentMethodsService).create(merchantAccountId, input);
 }

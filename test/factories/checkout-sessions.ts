@@ -7,7 +7,11 @@ export async function createCheckoutSession(
   token: string,
   options: { expiresIn?: number; card?: { number: string; expiration_date: string; security_code: string } } = {},
 ): Promise<{ id: string; expires_at: string }> {
-  const created = await http(t.url, '/checkout/sessions', { method: 'POST', token, body: options.expiresIn ? { expires_in: options.expiresIn } : {} });
+  const created = await http(t.url, '/checkout/sessions', {
+    method: 'POST',
+    token,
+    body: options.expiresIn ? { expires_in: options.expiresIn } : {},
+  });
   if (created.status !== 201) throw new Error(`checkout session not created: ${created.status} ${created.text}`);
   if (options.card) {
     const fields = await http(t.url, `/checkout/sessions/${created.body.id}/fields`, {

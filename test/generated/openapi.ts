@@ -407,7 +407,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness: the database (and Redis, when configured) answer. No token needed. */
+        /**
+         * Readiness: the database (and Redis, when configured) answer. No token needed.
+         * @description checks.queue reports the engine of queued forwards (up, down, or disabled with QUEUE_BACKEND=none) for information only: with the queue down an async forward is a 503 with Retry-After while synchronous forwards work, so the API stays ready.
+         */
         get: operations["HealthController_ready"];
         put?: never;
         post?: never;
@@ -1330,6 +1333,11 @@ export interface components {
              * @enum {string}
              */
             redis: "up" | "disabled";
+            /**
+             * @description The engine of queued forwards, for information: `down` does not make the API unready; `disabled` with QUEUE_BACKEND=none.
+             * @enum {string}
+             */
+            queue: "up" | "down" | "disabled";
         };
         ReadinessResponse: {
             /** @enum {string} */
@@ -5965,7 +5973,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Every dependency answers. */
+            /** @description Every dependency that decides readiness answers. */
             200: {
                 headers: {
                     [name: string]: unknown;

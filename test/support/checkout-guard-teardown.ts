@@ -6,6 +6,8 @@ export default function checkoutGuardTeardown(): void {
   if (!before) throw new Error('checkout guard: the global setup did not run');
   const changed = checkoutChanges(before, snapshotCheckout(process.cwd()));
   if (changed.length > 0) {
-    throw new Error(`The tests wrote into the checkout (use a temporary directory, e.g. DATA_DIR): ${changed.slice(0, 20).join(', ')}`);
+    throw new Error(
+      `The tests wrote into the checkout (use a temporary directory, e.g. DATA_DIR): ${changed.slice(0, 20).join(', ')}`,
+    );
   }
 }

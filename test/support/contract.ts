@@ -48,12 +48,27 @@ function toJsonSchema(node: unknown, inAllOf = false): unknown {
   if (typeof source.$ref === 'string') return { $ref: `${DOCUMENT_ID}${source.$ref}` };
   const out: Json = {};
   for (const [key, value] of Object.entries(source)) {
-    if (['nullable', 'example', 'examples', 'discriminator', 'xml', 'externalDocs', 'deprecated', 'readOnly', 'writeOnly'].includes(key)) continue;
+    if (
+      [
+        'nullable',
+        'example',
+        'examples',
+        'discriminator',
+        'xml',
+        'externalDocs',
+        'deprecated',
+        'readOnly',
+        'writeOnly',
+      ].includes(key)
+    )
+      continue;
     if (key.startsWith('x-')) continue;
     if (key === 'format' && value === 'binary') continue;
-    if (key === 'properties') out.properties = Object.fromEntries(Object.entries(value as Json).map(([k, v]) => [k, toJsonSchema(v)]));
+    if (key === 'properties')
+      out.properties = Object.fromEntries(Object.entries(value as Json).map(([k, v]) => [k, toJsonSchema(v)]));
     else if (key === 'allOf') out.allOf = (value as unknown[]).map((v) => toJsonSchema(v, true));
-    else if (['items', 'additionalProperties', 'not'].includes(key) || ['oneOf', 'anyOf'].includes(key)) out[key] = toJsonSchema(value);
+    else if (['items', 'additionalProperties', 'not'].includes(key) || ['oneOf', 'anyOf'].includes(key))
+      out[key] = toJsonSchema(value);
     else out[key] = value;
   }
   if (out.properties && out.additionalProperties === undefined && !inAllOf) out.additionalProperties = false;
@@ -74,11 +89,16 @@ export class Contract {
 
   constructor(private readonly document: Json) {
     addFormats(this.ajv);
-    const schemas = Object.entries<unknown>(document.components?.schemas ?? {}).map(([name, schema]) => [name, toJsonSchema(schema)]);
+    const schemas = Object.entries<unknown>(document.components?.schemas ?? {}).map(([name, schema]) => [
+      name,
+      toJsonSchema(schema),
+    ]);
     this.ajv.addSchema({ $id: DOCUMENT_ID, components: { schemas: Object.fromEntries(schemas) } });
     this.paths = Object.entries<Json>(document.paths).map(([template, item]) => {
       const segments = template.split('/');
-      const pattern = new RegExp(`^${segments.map((s) => (/^\{[^}]+\}$/.test(s) ? '[^/]+' : s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/')}$`);
+      const pattern = new RegExp(
+        `^${segments.map((s) => (/^\{[^}]+\}$/.test(s) ? '[^/]+' : s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/')}$`,
+      );
       return { template, pattern, literals: segments.filter((s) => !s.startsWith('{')).length, item };
     });
   }
@@ -94,15 +114,26 @@ export class Contract {
     const where = `${response.method.toUpperCase()} ${entry?.template ?? path}`;
     if (!operation) {
       // No such operation: the answer can only be the service refusing it.
-      if (response.status < 400) throw new ContractViolation(`${where} is no operation of the document, yet answered ${response.status}`);
-      this.validateBody(where, response, { 'application/problem+json': { schema: { $ref: PROBLEM_REF } } }, `problem:${response.status}`);
+      if (response.status < 400)
+        throw new ContractViolation(`${where} is no operation of the document, yet answered ${response.status}`);
+      this.validateBody(
+        where,
+        response,
+        { 'application/problem+json': { schema: { $ref: PROBLEM_REF } } },
+        `problem:${response.status}`,
+      );
       return;
     }
     let status = String(response.status);
-    if (entry.template === '/vault-forward' && method === 'post' && response.headers.get('x-vault-forward-error') !== 'true') {
+    if (
+      entry.template === '/vault-forward' &&
+      method === 'post' &&
+      response.headers.get('x-vault-forward-error') !== 'true'
+    ) {
       // The downstream's answer is relayed as it is (the `default` response); only a queued job is ours.
       if (response.headers.get('preference-applied') !== 'respond-async') return;
-      if (status !== '200' && status !== '202') throw new ContractViolation(`${where} queued a job but answered ${status}`);
+      if (status !== '200' && status !== '202')
+        throw new ContractViolation(`${where} queued a job but answered ${status}`);
       status = '202'; // an Idempotency-Key replay answers 200 with the same job
     }
     const declared = operation.responses?.[status] as Json | undefined;
@@ -117,13 +148,18 @@ export class Contract {
 
   private validateBody(where: string, response: ContractResponse, content: Json | undefined, key: string): void {
     if (!content) {
-      if (response.text.length > 0) throw new ContractViolation(`${where} answered ${response.status} with a body, which the document does not declare`);
+      if (response.text.length > 0)
+        throw new ContractViolation(
+          `${where} answered ${response.status} with a body, which the document does not declare`,
+        );
       return;
     }
     const mediaType = (response.headers.get('content-type') ?? '').split(';')[0].trim().toLowerCase();
     const media = content[mediaType] as Json | undefined;
     if (!media) {
-      throw new ContractViolation(`${where} answered ${response.status} as "${mediaType}"; the document declares ${Object.keys(content).join(', ')}`);
+      throw new ContractViolation(
+        `${where} answered ${response.status} as "${mediaType}"; the document declares ${Object.keys(content).join(', ')}`,
+      );
     }
     if (!/[/+]json$/.test(mediaType) || !media.schema) return;
     let body: unknown;
@@ -139,7 +175,9 @@ export class Contract {
       this.validators.set(validatorKey, validate);
     }
     if (!validate(body)) {
-      const errors = (validate.errors ?? []).map((e) => `${e.instancePath || '(body)'} ${e.message}${e.params ? ` ${JSON.stringify(e.params)}` : ''}`);
+      const errors = (validate.errors ?? []).map(
+        (e) => `${e.instancePath || '(body)'} ${e.message}${e.params ? ` ${JSON.stringify(e.params)}` : ''}`,
+      );
       throw new ContractViolation(
         `${where} answered ${response.status} with a body its schema refuses:\n  ${errors.join('\n  ')}\n  body: ${response.text.slice(0, 500)}`,
       );

@@ -78,7 +78,12 @@ function handler(received: Received[]) {
         return;
       }
       if (path === '/spoof') {
-        res.writeHead(200, { 'content-type': 'application/json', 'x-vault-forward-error': 'true', 'x-vault-forward-request-id': 'spoofed', 'x-request-id': 'spoofed' });
+        res.writeHead(200, {
+          'content-type': 'application/json',
+          'x-vault-forward-error': 'true',
+          'x-vault-forward-request-id': 'spoofed',
+          'x-request-id': 'spoofed',
+        });
         return res.end('{}');
       }
       if (path === '/redirect') {
@@ -106,10 +111,11 @@ function listen(server: Server, protocol: 'http' | 'https', host: string): Promi
         url: `${protocol}://${host}:${port}`,
         port,
         received,
-        close: () => new Promise<void>((r) => {
-          server.closeAllConnections();
-          server.close(() => r());
-        }),
+        close: () =>
+          new Promise<void>((r) => {
+            server.closeAllConnections();
+            server.close(() => r());
+          }),
       });
     });
   });
@@ -131,7 +137,13 @@ export async function selfSignedCertificate(): Promise<Certificate> {
     curve: 'P-256',
     extensions: [
       { name: 'basicConstraints', cA: true },
-      { name: 'subjectAltName', altNames: [{ type: 7, ip: '127.0.0.1' }, { type: 2, value: 'localhost' }] },
+      {
+        name: 'subjectAltName',
+        altNames: [
+          { type: 7, ip: '127.0.0.1' },
+          { type: 2, value: 'localhost' },
+        ],
+      },
     ],
   } as never);
   return { cert: pems.cert, key: pems.private };

@@ -63,7 +63,8 @@ export interface ScriptedRequest {
 }
 
 /** What the downstream does with one request: an answer, or hold it until released (or the connection goes). */
-export type Step = { status: number; headers?: Record<string, string>; body?: string; delayMs?: number } | { hold: true };
+export type Step =
+  { status: number; headers?: Record<string, string>; body?: string; delayMs?: number } | { hold: true };
 
 /**
  * A downstream whose answers per path are scripted: each request to a path takes the next step of
@@ -78,9 +79,19 @@ export async function startScriptedDownstream() {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const path = req.url!.split('?')[0];
-      received.push({ method: req.method!, url: req.url!, headers: req.headers, body: Buffer.concat(chunks), at: Date.now() });
+      received.push({
+        method: req.method!,
+        url: req.url!,
+        headers: req.headers,
+        body: Buffer.concat(chunks),
+        at: Date.now(),
+      });
       const script = scripts.get(path);
-      const step: Step = script ? (script.length > 1 ? script.shift()! : script[0]) : { status: 200, body: JSON.stringify({ echo: Buffer.concat(chunks).toString('utf8') }) };
+      const step: Step = script
+        ? script.length > 1
+          ? script.shift()!
+          : script[0]
+        : { status: 200, body: JSON.stringify({ echo: Buffer.concat(chunks).toString('utf8') }) };
       if ('hold' in step) {
         held.push(res);
         return;

@@ -15,7 +15,13 @@ export interface HttpResult<T = any> {
 export async function http<T = any>(
   baseUrl: string,
   path: string,
-  init: { method?: string; token?: string; headers?: Record<string, string>; body?: unknown; rawBody?: string | Buffer } = {},
+  init: {
+    method?: string;
+    token?: string;
+    headers?: Record<string, string>;
+    body?: unknown;
+    rawBody?: string | Buffer;
+  } = {},
 ): Promise<HttpResult<T>> {
   const headers: Record<string, string> = { ...(init.headers ?? {}) };
   if (init.token) headers.authorization = `Bearer ${init.token}`;

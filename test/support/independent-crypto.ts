@@ -6,13 +6,20 @@ import { constants, createDecipheriv, createHash, createHmac, KeyObject, private
  */
 
 /** Decrypts a compact JWE made with RSA-OAEP-256 + A256GCM; returns its header and plaintext. */
-export function decryptRsaOaepA256Gcm(compact: string, privateKey: KeyObject): { header: Record<string, unknown>; plaintext: Buffer } {
+export function decryptRsaOaepA256Gcm(
+  compact: string,
+  privateKey: KeyObject,
+): { header: Record<string, unknown>; plaintext: Buffer } {
   const parts = compact.split('.');
   if (parts.length !== 5) throw new Error(`not a compact JWE (${parts.length} parts)`);
   const [protectedB64, encryptedKey, iv, ciphertext, tag] = parts;
   const header = JSON.parse(Buffer.from(protectedB64, 'base64url').toString('utf8')) as Record<string, unknown>;
-  if (header.alg !== 'RSA-OAEP-256' || header.enc !== 'A256GCM') throw new Error(`unexpected alg/enc ${String(header.alg)}/${String(header.enc)}`);
-  const cek = privateDecrypt({ key: privateKey, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha256' }, Buffer.from(encryptedKey, 'base64url'));
+  if (header.alg !== 'RSA-OAEP-256' || header.enc !== 'A256GCM')
+    throw new Error(`unexpected alg/enc ${String(header.alg)}/${String(header.enc)}`);
+  const cek = privateDecrypt(
+    { key: privateKey, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha256' },
+    Buffer.from(encryptedKey, 'base64url'),
+  );
   const decipher = createDecipheriv('aes-256-gcm', cek, Buffer.from(iv, 'base64url'));
   decipher.setAAD(Buffer.from(protectedB64, 'ascii'));
   decipher.setAuthTag(Buffer.from(tag, 'base64url'));
@@ -21,7 +28,12 @@ export function decryptRsaOaepA256Gcm(compact: string, privateKey: KeyObject): {
 }
 
 /** HMAC over the given byte pieces, with the secret's UTF-8 bytes exactly as given. */
-export function hmac(algorithm: 'sha256' | 'sha512', secret: string, pieces: Array<string | Buffer>, encoding: 'hex' | 'base64'): string {
+export function hmac(
+  algorithm: 'sha256' | 'sha512',
+  secret: string,
+  pieces: Array<string | Buffer>,
+  encoding: 'hex' | 'base64',
+): string {
   const mac = createHmac(algorithm, Buffer.from(secret, 'utf8'));
   for (const piece of pieces) mac.update(typeof piece === 'string' ? Buffer.from(piece, 'utf8') : piece);
   return mac.digest(encoding);

@@ -37,6 +37,7 @@ export async function createIsolatedDatabase(label: string): Promise<IsolatedDat
   }
   return {
     url: url.toString(),
-    drop: () => (process.env.KEEP_TEST_DATABASE ? Promise.resolve() : adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)),
+    drop: () =>
+      process.env.KEEP_TEST_DATABASE ? Promise.resolve() : adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
   };
 }

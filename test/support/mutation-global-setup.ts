@@ -25,7 +25,9 @@ export default async function mutationGlobalSetup(): Promise<void> {
   const client = new Client({ connectionString: admin });
   await client.connect();
   try {
-    const { rows } = await client.query<{ datname: string }>(`SELECT datname FROM pg_database WHERE datname LIKE '${PREFIX}%'`);
+    const { rows } = await client.query<{ datname: string }>(
+      `SELECT datname FROM pg_database WHERE datname LIKE '${PREFIX}%'`,
+    );
     for (const { datname } of rows) {
       const pid = Number(datname.slice(PREFIX.length));
       if (pid === process.pid || !alive(pid)) await client.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`);

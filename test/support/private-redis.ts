@@ -24,12 +24,16 @@ export class PrivateRedis {
   /** Starts the server (again, empty) and resolves once it accepts connections. */
   async restart(): Promise<void> {
     if (this.child) throw new Error('the private Redis is running');
-    const child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      'redis-server',
+      ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     this.child = child;
     let out = '';
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`redis-server did not start:\n${out}`)), 10_000);
-      child.stdout!.on('data', (d: Buffer) => {
+      child.stdout.on('data', (d: Buffer) => {
         out += d.toString();
         if (/Ready to accept connections/.test(out)) {
           clearTimeout(timer);

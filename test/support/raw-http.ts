@@ -23,13 +23,20 @@ export function rawExchange(
   return new Promise((resolve, reject) => {
     const socket = connect(Number(port), hostname);
     const chunks: Buffer[] = [];
-    socket.setTimeout(options.timeoutMs ?? 15_000, () => socket.destroy(new Error(`no answer in time\n  request: ${describe()}`)));
+    socket.setTimeout(options.timeoutMs ?? 15_000, () =>
+      socket.destroy(new Error(`no answer in time\n  request: ${describe()}`)),
+    );
     socket.on('data', (chunk: Buffer) => chunks.push(chunk));
     socket.on('error', (error) => (chunks.length > 0 ? undefined : reject(error)));
     socket.on('close', () => {
       const response = parseRawResponse(Buffer.concat(chunks).toString(options.encoding ?? 'utf8'));
       if (response) resolve(response);
-      else reject(new Error(`no HTTP answer (${JSON.stringify(Buffer.concat(chunks).toString('latin1').slice(0, 200))})\n  request: ${describe()}`));
+      else
+        reject(
+          new Error(
+            `no HTTP answer (${JSON.stringify(Buffer.concat(chunks).toString('latin1').slice(0, 200))})\n  request: ${describe()}`,
+          ),
+        );
     });
     // No half-close: Node's server drops a request whose client has ended its side (httpAllowHalfOpen).
     for (const part of parts) socket.write(part);
@@ -47,7 +54,11 @@ export function parseRawResponse(text: string): RawResponse | null {
     headers[line.slice(0, colon).toLowerCase()] = line.slice(colon + 1).trim();
   }
   const body = text.slice(end + 4);
-  return { status: Number(statusLine.split(' ')[1]), headers, text: headers['transfer-encoding'] === 'chunked' ? unchunk(body) : body };
+  return {
+    status: Number(statusLine.split(' ')[1]),
+    headers,
+    text: headers['transfer-encoding'] === 'chunked' ? unchunk(body) : body,
+  };
 }
 
 function unchunk(body: string): string {

@@ -47,7 +47,10 @@ export async function startTestApp(
 ): Promise<TestApp> {
   const config = testConfig(options.env);
   const logs = new LogCapture();
-  const app = await createApiApp({ config, databaseUrl: config.databaseUrl!, logStream: logs }, { imports: options.imports });
+  const app = await createApiApp(
+    { config, databaseUrl: config.databaseUrl!, logStream: logs },
+    { imports: options.imports },
+  );
   await app.listen({ port: 0, host: '127.0.0.1' });
   const url = await app.getUrl();
   return {

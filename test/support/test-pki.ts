@@ -23,8 +23,27 @@ export class TestCa {
   ) {
     this.dir = dir;
     const keyFile = join(dir, `${name}.key`);
-    openssl(['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', keyFile, '-out', join(dir, `${name}.pem`), '-days', '2', '-subj', `/CN=${name}`,
-      '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign']);
+    openssl([
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-256',
+      '-nodes',
+      '-keyout',
+      keyFile,
+      '-out',
+      join(dir, `${name}.pem`),
+      '-days',
+      '2',
+      '-subj',
+      `/CN=${name}`,
+      '-addext',
+      'basicConstraints=critical,CA:TRUE',
+      '-addext',
+      'keyUsage=critical,keyCertSign,cRLSign',
+    ]);
     this.cert = readFileSync(join(dir, `${name}.pem`), 'utf8');
   }
 
@@ -35,10 +54,43 @@ export class TestCa {
   /** A leaf signed by this CA: a server certificate for 127.0.0.1, or a client certificate. */
   issue(commonName: string, usage: 'server' | 'client'): Pem {
     const base = join(this.dir, `${commonName}-${this.serial++}`);
-    openssl(['req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', `${base}.key`, '-out', `${base}.csr`, '-subj', `/CN=${commonName}`]);
-    const ext = usage === 'server' ? 'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' : 'basicConstraints=CA:FALSE\nextendedKeyUsage=clientAuth\n';
+    openssl([
+      'req',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-256',
+      '-nodes',
+      '-keyout',
+      `${base}.key`,
+      '-out',
+      `${base}.csr`,
+      '-subj',
+      `/CN=${commonName}`,
+    ]);
+    const ext =
+      usage === 'server'
+        ? 'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n'
+        : 'basicConstraints=CA:FALSE\nextendedKeyUsage=clientAuth\n';
     writeFileSync(`${base}.ext`, ext);
-    openssl(['x509', '-req', '-in', `${base}.csr`, '-CA', join(this.dir, `${this.name}.pem`), '-CAkey', join(this.dir, `${this.name}.key`), '-set_serial', String(Date.now() + this.serial), '-days', '2', '-out', `${base}.pem`, '-extfile', `${base}.ext`]);
+    openssl([
+      'x509',
+      '-req',
+      '-in',
+      `${base}.csr`,
+      '-CA',
+      join(this.dir, `${this.name}.pem`),
+      '-CAkey',
+      join(this.dir, `${this.name}.key`),
+      '-set_serial',
+      String(Date.now() + this.serial),
+      '-days',
+      '2',
+      '-out',
+      `${base}.pem`,
+      '-extfile',
+      `${base}.ext`,
+    ]);
     return { cert: readFileSync(`${base}.pem`, 'utf8'), key: readFileSync(`${base}.key`, 'utf8') };
   }
 

@@ -1,5 +1,11 @@
 import type { LookupAddress, LookupOptions } from 'node:dns';
-import { BlockedAddressError, blockedAddressReason, guardedLookup, literalAddress, literalBlockReason } from '../../src/targets/addresses';
+import {
+  BlockedAddressError,
+  blockedAddressReason,
+  guardedLookup,
+  literalAddress,
+  literalBlockReason,
+} from '../../src/targets/addresses';
 
 describe('SSRF address classification', () => {
   it.each([
@@ -41,12 +47,20 @@ describe('SSRF address classification', () => {
     expect(blockedAddressReason(address)).toBe(reason);
   });
 
-  it.each(['93.184.216.34', '8.8.8.8', '2606:4700:4700::1111', '2a00:1450:4001:80b::200e', '::ffff:8.8.8.8', '::ffff:808:808'])('%s is allowed', (address) => {
+  it.each([
+    '93.184.216.34',
+    '8.8.8.8',
+    '2606:4700:4700::1111',
+    '2a00:1450:4001:80b::200e',
+    '::ffff:8.8.8.8',
+    '::ffff:808:808',
+  ])('%s is allowed', (address) => {
     expect(blockedAddressReason(address)).toBeNull();
   });
 
   it('refuses what is not an address at all', () => {
-    for (const input of ['', 'example.com', '127.0.0.1.5', '::ffff:999.0.0.1', '1::2::3']) expect(blockedAddressReason(input)).toBe('not an IP address');
+    for (const input of ['', 'example.com', '127.0.0.1.5', '::ffff:999.0.0.1', '1::2::3'])
+      expect(blockedAddressReason(input)).toBe('not an IP address');
   });
 
   it('names every refused range as people write it', () => {
@@ -56,7 +70,14 @@ describe('SSRF address classification', () => {
   });
 
   it('every spelling of an address reaches the same check through the URL parser', () => {
-    for (const spelling of ['2130706434', '0x7f000002', '0177.0.0.2', '127.2', '[::ffff:127.0.0.2]', '[::ffff:7f00:2]']) {
+    for (const spelling of [
+      '2130706434',
+      '0x7f000002',
+      '0177.0.0.2',
+      '127.2',
+      '[::ffff:127.0.0.2]',
+      '[::ffff:7f00:2]',
+    ]) {
       const host = new URL(`https://${spelling}/`).hostname;
       const literal = literalAddress(host);
       expect(literal).not.toBeNull();
@@ -79,8 +100,8 @@ describe('SSRF address classification', () => {
 
 describe('guardedLookup: the connect-time DNS check', () => {
   const lookup = (hostname: string, options: LookupOptions) =>
-    new Promise<{ error: NodeJS.ErrnoException | null; address: string | LookupAddress[]; family?: number }>((resolve) =>
-      guardedLookup(hostname, options, (error, address, family) => resolve({ error, address, family })),
+    new Promise<{ error: NodeJS.ErrnoException | null; address: string | LookupAddress[]; family?: number }>(
+      (resolve) => guardedLookup(hostname, options, (error, address, family) => resolve({ error, address, family })),
     );
 
   it('refuses a name that resolves to loopback, naming the address and why', async () => {

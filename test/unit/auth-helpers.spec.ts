@@ -16,14 +16,17 @@ describe('scopeGranted', () => {
 
 describe('token signer', () => {
   it('picks the algorithm from the curve and refuses other keys', () => {
-    const pem = (curve: string) => generateKeyPairSync('ec', { namedCurve: curve }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+    const pem = (curve: string) =>
+      generateKeyPairSync('ec', { namedCurve: curve }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
     expect(algorithmOf(pem('secp521r1'))).toBe('ES512');
     expect(algorithmOf(pem('prime256v1'))).toBe('ES256');
     expect(() => algorithmOf(pem('secp384r1'))).toThrow('P-521 or P-256');
   });
 
   it('refuses lifetimes above one hour', async () => {
-    const privateKeyPem = generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+    const privateKeyPem = generateKeyPairSync('ec', { namedCurve: 'prime256v1' })
+      .privateKey.export({ type: 'pkcs8', format: 'pem' })
+      .toString();
     await expect(signToken({ privateKeyPem, keyId: 'k', ttlSeconds: 3601 })).rejects.toThrow('3600');
   });
 });
@@ -40,7 +43,17 @@ describe('header redaction', () => {
   it('redacts credentials and every x-vault-forward-header-* header, keeps the rest', () => {
     expect(isSecretHeader('X-Vault-Forward-Header-X-Api-Key')).toBe(true);
     expect(
-      redactHeaders({ authorization: 'Bearer x', 'x-vault-forward-header-authorization': 'Bearer y', 'x-vault-forward-url': 'https://a', accept: '*/*' }),
-    ).toEqual({ authorization: '[Redacted]', 'x-vault-forward-header-authorization': '[Redacted]', 'x-vault-forward-url': 'https://a', accept: '*/*' });
+      redactHeaders({
+        authorization: 'Bearer x',
+        'x-vault-forward-header-authorization': 'Bearer y',
+        'x-vault-forward-url': 'https://a',
+        accept: '*/*',
+      }),
+    ).toEqual({
+      authorization: '[Redacted]',
+      'x-vault-forward-header-authorization': '[Redacted]',
+      'x-vault-forward-url': 'https://a',
+      accept: '*/*',
+    });
   });
 });

@@ -7,7 +7,9 @@ import { fieldErrors, secretWarnings } from '../../src/forward-authentications/m
 describe('authentication method kinds', () => {
   it('docs/authentication-methods.md shows exactly the fields the service validates', () => {
     const doc = readFileSync(resolve(__dirname, '../../docs/authentication-methods.md'), 'utf8');
-    const section = doc.slice(doc.indexOf('<!-- kinds:start -->') + '<!-- kinds:start -->'.length, doc.indexOf('<!-- kinds:end -->')).trim();
+    const section = doc
+      .slice(doc.indexOf('<!-- kinds:start -->') + '<!-- kinds:start -->'.length, doc.indexOf('<!-- kinds:end -->'))
+      .trim();
     expect(section).toBe(kindsMarkdown());
   });
 
@@ -26,20 +28,40 @@ describe('authentication method kinds', () => {
     ['{Body}', ['fields.template']],
     ['{}', ['fields.template']],
   ])('template %j', (template, names) => {
-    const errors = fieldErrors('hmac-signature', { secret: 's', algorithm: 'sha256', encoding: 'hex', header: 'x-sig', template });
+    const errors = fieldErrors('hmac-signature', {
+      secret: 's',
+      algorithm: 'sha256',
+      encoding: 'hex',
+      header: 'x-sig',
+      template,
+    });
     expect(errors.map((e) => e.name)).toEqual(names);
   });
 
   it('warns about whitespace at either end of a secret and stores it as entered', () => {
     const fields = { secret: ' s\n', algorithm: 'sha256', encoding: 'hex', header: 'x' };
-    expect(secretWarnings('hmac-signature', fields).map((w) => w.code)).toEqual(['secret-trailing-whitespace', 'secret-leading-whitespace']);
+    expect(secretWarnings('hmac-signature', fields).map((w) => w.code)).toEqual([
+      'secret-trailing-whitespace',
+      'secret-leading-whitespace',
+    ]);
     expect(secretWarnings('hmac-signature', { ...fields, secret: 's' })).toEqual([]);
     expect(fields.secret).toBe(' s\n');
   });
 
   it('never quotes a value in a field error', () => {
-    const errors = fieldErrors('hmac-signature', { secret: 'TOPSECRET', algorithm: 'TOPSECRET', encoding: 'TOPSECRET', header: 'TOP SECRET', prefix: 'TOPSECRET\n' });
-    expect(errors.map((e) => e.name).sort()).toEqual(['fields.algorithm', 'fields.encoding', 'fields.header', 'fields.prefix']);
+    const errors = fieldErrors('hmac-signature', {
+      secret: 'TOPSECRET',
+      algorithm: 'TOPSECRET',
+      encoding: 'TOPSECRET',
+      header: 'TOP SECRET',
+      prefix: 'TOPSECRET\n',
+    });
+    expect(errors.map((e) => e.name).sort()).toEqual([
+      'fields.algorithm',
+      'fields.encoding',
+      'fields.header',
+      'fields.prefix',
+    ]);
     expect(JSON.stringify(errors)).not.toContain('SECRET');
   });
 });

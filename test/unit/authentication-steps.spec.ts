@@ -22,7 +22,11 @@ function request(body = '{"card":"4111111111111111"}'): OutboundRequest {
   };
 }
 
-function method(kind: UsableAuthenticationMethod['kind'], fields: Record<string, string>, version = '1'): UsableAuthenticationMethod {
+function method(
+  kind: UsableAuthenticationMethod['kind'],
+  fields: Record<string, string>,
+  version = '1',
+): UsableAuthenticationMethod {
   return { id: randomUUID(), configId: randomUUID(), kind, version, fields };
 }
 
@@ -34,7 +38,14 @@ describe('authentication steps', () => {
 
   it('hmac-signature: default template, secret used byte for byte (trailing newline included)', async () => {
     const secret = 'whsec_abc\n';
-    const m = method('hmac-signature', { secret, algorithm: 'sha256', encoding: 'hex', header: 'X-Signature', timestamp_header: 'X-Timestamp', prefix: 'sha256=' });
+    const m = method('hmac-signature', {
+      secret,
+      algorithm: 'sha256',
+      encoding: 'hex',
+      header: 'X-Signature',
+      timestamp_header: 'X-Timestamp',
+      prefix: 'sha256=',
+    });
     const out = await steps.apply(request(), [m], NOW);
     const ts = String(Math.floor(NOW / 1000));
     expect(out.headers['x-timestamp']).toBe(ts);
@@ -43,10 +54,21 @@ describe('authentication steps', () => {
   });
 
   it('hmac-signature: every substitution, sha512 base64, unknown braces literal', async () => {
-    const m = method('hmac-signature', { secret: 's', algorithm: 'sha512', encoding: 'base64', header: 'sig', template: '{method} {path}\n{timestamp}|{body_sha256}|{nope}|{body}' });
+    const m = method('hmac-signature', {
+      secret: 's',
+      algorithm: 'sha512',
+      encoding: 'base64',
+      header: 'sig',
+      template: '{method} {path}\n{timestamp}|{body_sha256}|{nope}|{body}',
+    });
     const out = await steps.apply(request(), [m], NOW);
     const body = out.body!;
-    const expected = hmac('sha512', 's', [`POST /v1/charge?x=1\n${Math.floor(NOW / 1000)}|${sha256Hex(body)}|{nope}|`, body], 'base64');
+    const expected = hmac(
+      'sha512',
+      's',
+      [`POST /v1/charge?x=1\n${Math.floor(NOW / 1000)}|${sha256Hex(body)}|{nope}|`, body],
+      'base64',
+    );
     expect(out.headers.sig).toBe(expected);
   });
 
@@ -58,7 +80,13 @@ describe('authentication steps', () => {
   });
 
   it('jwe-payload: body becomes a compact JWE a downstream decrypts with node:crypto; header alg/enc/kid/cty', async () => {
-    const m = method('jwe-payload', { public_key: rsaPem, key_id: 'k-1', algorithm: 'RSA-OAEP-256', encryption: 'A256GCM', content_type: 'application/json' });
+    const m = method('jwe-payload', {
+      public_key: rsaPem,
+      key_id: 'k-1',
+      algorithm: 'RSA-OAEP-256',
+      encryption: 'A256GCM',
+      content_type: 'application/json',
+    });
     const before = request();
     const out = await steps.apply(before, [m], NOW);
     expect(out.headers['content-type']).toBe('application/jose');
@@ -81,7 +109,13 @@ describe('authentication steps', () => {
 
   it('order: jwe then hmac signs the JWE; hmac then jwe encrypts the signed body', async () => {
     const jwe = method('jwe-payload', { public_key: rsaPem, algorithm: 'RSA-OAEP-256', encryption: 'A256GCM' });
-    const sig = method('hmac-signature', { secret: 'k', algorithm: 'sha256', encoding: 'hex', header: 'x-sig', template: '{body}' });
+    const sig = method('hmac-signature', {
+      secret: 'k',
+      algorithm: 'sha256',
+      encoding: 'hex',
+      header: 'x-sig',
+      template: '{body}',
+    });
     const encryptThenSign = await steps.apply(request(), [jwe, sig], NOW);
     expect(encryptThenSign.headers['x-sig']).toBe(hmac('sha256', 'k', [encryptThenSign.body!], 'hex'));
 
@@ -92,7 +126,14 @@ describe('authentication steps', () => {
   });
 
   it.each([
-    ['jwe-payload', { public_key: '-----BEGIN PUBLIC KEY-----\nnope\n-----END PUBLIC KEY-----\n', algorithm: 'RSA-OAEP-256', encryption: 'A256GCM' }],
+    [
+      'jwe-payload',
+      {
+        public_key: '-----BEGIN PUBLIC KEY-----\nnope\n-----END PUBLIC KEY-----\n',
+        algorithm: 'RSA-OAEP-256',
+        encryption: 'A256GCM',
+      },
+    ],
     ['jwe-payload', { public_key: rsaPem, algorithm: 'ECDH-ES+A256KW', encryption: 'A256GCM' }],
     ['mutual-tls', { certificate: 'not a pem', private_key: 'secret-key-material' }],
   ] as const)('%s that cannot be used → 422 naming the id, no field value in the problem', async (kind, fields) => {
@@ -103,12 +144,23 @@ describe('authentication steps', () => {
     expect(problem.status).toBe(422);
     expect(problem.definition.code).toBe('authentication-method-invalid');
     expect(JSON.stringify([problem.detail, problem.errors])).toContain(m.id);
-    for (const name of ['public_key', 'private_key', 'certificate'] as const) if (name in fields) expect(JSON.stringify([problem.detail, problem.errors])).not.toContain((fields as Record<string, string>)[name]);
+    for (const name of ['public_key', 'private_key', 'certificate'] as const)
+      if (name in fields)
+        expect(JSON.stringify([problem.detail, problem.errors])).not.toContain(
+          (fields as Record<string, string>)[name],
+        );
   });
 });
 
 describe('dispatcher pool', () => {
-  const identity = (methodId: string, version: string): ClientIdentity => ({ key: `${methodId}@${version}`, methodId, cert: 'c', privateKey: 'k', passphrase: undefined, ca: undefined });
+  const identity = (methodId: string, version: string): ClientIdentity => ({
+    key: `${methodId}@${version}`,
+    methodId,
+    cert: 'c',
+    privateKey: 'k',
+    passphrase: undefined,
+    ca: undefined,
+  });
 
   it('every guarded connect option set resolves through the SSRF guard, identity or not', () => {
     expect(connectOptions(false, null, undefined).lookup).toBe(guardedLookup);

@@ -5,7 +5,13 @@ const key = (byte: number) => Buffer.alloc(32, byte).toString('base64');
 describe('loadConfig', () => {
   it('has working defaults with nothing set (embedded database, no Redis)', () => {
     const config = loadConfig({});
-    expect(config).toMatchObject({ port: 3000, host: '127.0.0.1', logLevel: 'info', databaseUrl: null, redisUrl: null });
+    expect(config).toMatchObject({
+      port: 3000,
+      host: '127.0.0.1',
+      logLevel: 'info',
+      databaseUrl: null,
+      redisUrl: null,
+    });
     expect(config.vaultMasterKeys).toEqual([]);
   });
 

@@ -4,7 +4,11 @@ import { ProblemException } from '../../src/common/problem/problem';
 
 const secret = Buffer.from('unit-test-cursor-secret-0123456789abcdef');
 const codec = new CursorCodec(secret);
-const scope: CursorScope = { endpoint: 'buyers', merchantAccountId: 'm-1', filters: { search: 'ada', external_identifier: undefined } };
+const scope: CursorScope = {
+  endpoint: 'buyers',
+  merchantAccountId: 'm-1',
+  filters: { search: 'ada', external_identifier: undefined },
+};
 const position = { createdAt: '2026-11-20T09:14:03.123456+00:00', id: '0b6f3c1e-4d0e-4c1e-9f3b-8f2f8f0a3c11' };
 
 function refused(run: () => unknown): ProblemException {
@@ -47,18 +51,24 @@ describe('CursorCodec', () => {
     const cursor = codec.encode(scope, 'next', position);
     expect(cursor).toMatch(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{22}$/);
     expect(cursor).toBe(signed({ v: 1, d: 'n', t: position.createdAt, i: position.id }));
-    expect(codec.encode(scope, 'previous', position)).toBe(signed({ v: 1, d: 'p', t: position.createdAt, i: position.id }));
+    expect(codec.encode(scope, 'previous', position)).toBe(
+      signed({ v: 1, d: 'p', t: position.createdAt, i: position.id }),
+    );
   });
 
   it('binds filters canonically: order and absent filters do not matter, values do', () => {
     const cursor = codec.encode(scope, 'next', position);
-    expect(codec.decode({ ...scope, filters: { external_identifier: null, search: 'ada' } }, cursor).position).toEqual(position);
+    expect(codec.decode({ ...scope, filters: { external_identifier: null, search: 'ada' } }, cursor).position).toEqual(
+      position,
+    );
     expect(codec.decode({ ...scope, filters: { search: 'ada' } }, cursor).position).toEqual(position);
     refused(() => codec.decode({ ...scope, filters: { search: 'ad' } }, cursor));
     refused(() => codec.decode({ ...scope, filters: {} }, cursor));
     refused(() => codec.decode({ ...scope, filters: { search: 'ada', external_identifier: 'x' } }, cursor));
     const two = { ...scope, filters: { a: '1', b: '2' } };
-    expect(codec.decode({ ...scope, filters: { b: '2', a: '1' } }, codec.encode(two, 'next', position)).position).toEqual(position);
+    expect(
+      codec.decode({ ...scope, filters: { b: '2', a: '1' } }, codec.encode(two, 'next', position)).position,
+    ).toEqual(position);
     refused(() => codec.decode({ ...scope, filters: { a: '2', b: '1' } }, codec.encode(two, 'next', position)));
   });
 
@@ -119,7 +129,9 @@ describe('CursorCodec', () => {
     ['id not a string', { v: 1, d: 'n', t: position.createdAt, i: 7 }, undefined],
     ['no id', { v: 1, d: 'n', t: position.createdAt }, undefined],
   ])('refuses a correctly signed cursor whose content is not ours (%s)', (_label, payload, raw) => {
-    expect(refused(() => codec.decode(scope, signed(payload, scope, raw))).detail).toBe('The cursor is not one this service issued.');
+    expect(refused(() => codec.decode(scope, signed(payload, scope, raw))).detail).toBe(
+      'The cursor is not one this service issued.',
+    );
   });
 
   it('accepts a correctly signed cursor in either direction (the checks above refuse only what they must)', () => {
@@ -133,10 +145,15 @@ describe('CursorCodec', () => {
     const good = signed({ v: 1, d: 'n', t: position.createdAt, i: position.id });
     const [body, mac] = good.split('.');
     // base64url decoding skips characters it does not know, so only the pattern's anchors stop these.
-    for (const cursor of [`!${body}.${mac}`, `${body}!.${mac}`, `${body}.!${mac}`, `${body}.${mac}!`]) refused(() => codec.decode(scope, cursor));
+    for (const cursor of [`!${body}.${mac}`, `${body}!.${mac}`, `${body}.!${mac}`, `${body}.${mac}!`])
+      refused(() => codec.decode(scope, cursor));
     // With the MAC computed over the junk too (a leaked secret), only the pattern refuses it.
     const macOver = (text: string) =>
-      createHmac('sha256', secret).update(`v1\n${scope.endpoint}\n${scope.merchantAccountId}\n[["search","ada"]]\n${text}`).digest().subarray(0, 16).toString('base64url');
+      createHmac('sha256', secret)
+        .update(`v1\n${scope.endpoint}\n${scope.merchantAccountId}\n[["search","ada"]]\n${text}`)
+        .digest()
+        .subarray(0, 16)
+        .toString('base64url');
     expect(macOver(body)).toBe(mac); // the same MAC the service computes
     for (const junk of [`!${body}`, `${body}!`]) refused(() => codec.decode(scope, `${junk}.${macOver(junk)}`));
   });

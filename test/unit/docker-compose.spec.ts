@@ -23,18 +23,28 @@ function resolveMerges(value: unknown): unknown {
   if (value === null || typeof value !== 'object') return value;
   const { '<<': merged, ...own } = value as Record<string, unknown>;
   const bases = merged === undefined ? [] : Array.isArray(merged) ? merged : [merged];
-  return Object.assign({}, ...bases.map(resolveMerges), Object.fromEntries(Object.entries(own).map(([k, v]) => [k, resolveMerges(v)])));
+  return Object.assign(
+    {},
+    ...bases.map(resolveMerges),
+    Object.fromEntries(Object.entries(own).map(([k, v]) => [k, resolveMerges(v)])),
+  );
 }
 
 function composeConfig(): { services: Record<string, Service>; via: string } {
-  const env = { ...process.env, VAULT_MASTER_KEYS: `k1:${Buffer.alloc(32, 1).toString('base64')}`, CURSOR_SECRET: 'x'.repeat(44) };
+  const env = {
+    ...process.env,
+    VAULT_MASTER_KEYS: `k1:${Buffer.alloc(32, 1).toString('base64')}`,
+    CURSOR_SECRET: 'x'.repeat(44),
+  };
   const version = spawnSync('docker', ['compose', 'version'], { encoding: 'utf8' });
   if (version.status === 0) {
     const result = spawnSync('docker', ['compose', 'config', '--format', 'json'], { encoding: 'utf8', env });
     expect({ status: result.status, stderr: result.stderr }).toEqual({ status: 0, stderr: '' });
     return { services: JSON.parse(result.stdout).services, via: 'docker compose config' };
   }
-  const parsed = resolveMerges(load(readFileSync('docker-compose.yml', 'utf8'))) as { services: Record<string, Service> };
+  const parsed = resolveMerges(load(readFileSync('docker-compose.yml', 'utf8'))) as {
+    services: Record<string, Service>;
+  };
   return { services: parsed.services, via: 'js-yaml' };
 }
 
@@ -72,7 +82,9 @@ describe('docker-compose.yml', () => {
 
   it('passes the same vault and cursor settings to both, each key written once', () => {
     for (const name of ['api', 'worker']) {
-      expect(Object.keys(services[name].environment ?? {})).toEqual(expect.arrayContaining(['VAULT_MASTER_KEYS', 'CURSOR_SECRET', 'DATABASE_URL', 'REDIS_URL']));
+      expect(Object.keys(services[name].environment ?? {})).toEqual(
+        expect.arrayContaining(['VAULT_MASTER_KEYS', 'CURSOR_SECRET', 'DATABASE_URL', 'REDIS_URL']),
+      );
     }
     const text = readFileSync('docker-compose.yml', 'utf8');
     expect(text.match(/^\s+VAULT_MASTER_KEYS:/gm)).toHaveLength(1);

@@ -15,10 +15,15 @@ describe('misspelled forwarding headers', () => {
     ['x-valut-forward-header-x-api-key', 'x-vault-forward-header-x-api-key'],
   ])('%s → %s', (name, meant) => expect(intendedHeader(name)).toBe(meant));
 
-  it.each(['x-forwarded-for', 'x-forwarded-proto', 'x-request-id', 'content-type', 'authorization', 'x-merchant-account-id', 'accept'])(
-    '%s is unrelated',
-    (name) => expect(intendedHeader(name)).toBeNull(),
-  );
+  it.each([
+    'x-forwarded-for',
+    'x-forwarded-proto',
+    'x-request-id',
+    'content-type',
+    'authorization',
+    'x-merchant-account-id',
+    'accept',
+  ])('%s is unrelated', (name) => expect(intendedHeader(name)).toBeNull());
 
   it('counts a swap of neighbours as one edit', () => {
     expect(editDistance('vaul', 'vual')).toBe(1);

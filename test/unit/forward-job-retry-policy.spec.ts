@@ -1,4 +1,10 @@
-import { backoffMs, MAX_BACKOFF_MS, mayRetry, parseRetryAfter, prefersAsync } from '../../src/forward-jobs/retry-policy';
+import {
+  backoffMs,
+  MAX_BACKOFF_MS,
+  mayRetry,
+  parseRetryAfter,
+  prefersAsync,
+} from '../../src/forward-jobs/retry-policy';
 
 describe('queued forward retry rules', () => {
   it('retries the listed statuses, never another 4xx; POST/PATCH only with an Idempotency-Key', () => {
@@ -7,7 +13,8 @@ describe('queued forward retry rules', () => {
       expect(mayRetry({ kind: 'response', status, retryAfterMs: null }, 'POST', false)).toBe(false);
       expect(mayRetry({ kind: 'response', status, retryAfterMs: null }, 'PATCH', true)).toBe(true);
     }
-    for (const status of [400, 401, 403, 404, 409, 422, 501, 505]) expect(mayRetry({ kind: 'response', status, retryAfterMs: null }, 'GET', true)).toBe(false);
+    for (const status of [400, 401, 403, 404, 409, 422, 501, 505])
+      expect(mayRetry({ kind: 'response', status, retryAfterMs: null }, 'GET', true)).toBe(false);
   });
 
   it('a connect error is always retried; a mid-request failure of a POST only with a key; a non-retryable problem never', () => {

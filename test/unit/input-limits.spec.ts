@@ -25,7 +25,15 @@ describe('jsonDeeperThan: the linear pre-scan ahead of JSON.parse', () => {
 });
 
 describe('isForwardPath: the spellings fastify routes to POST /vault-forward', () => {
-  it.each([FORWARD_ROUTE, `${FORWARD_ROUTE}?a=1`, `${FORWARD_ROUTE}#x`, '/vault%2Dforward', '/vault%2dforward?x', '/%76%61ult-forward', '/vault-forwar%64#'])('%s is the route', (url) => {
+  it.each([
+    FORWARD_ROUTE,
+    `${FORWARD_ROUTE}?a=1`,
+    `${FORWARD_ROUTE}#x`,
+    '/vault%2Dforward',
+    '/vault%2dforward?x',
+    '/%76%61ult-forward',
+    '/vault-forwar%64#',
+  ])('%s is the route', (url) => {
     expect(isForwardPath(url)).toBe(true);
   });
 

@@ -24,10 +24,22 @@ describe('The OpenAPI document', () => {
   it('lints with zero errors under the recommended rules (redocly.yaml)', () => {
     let output: string;
     try {
-      output = execFileSync(process.execPath, [join(ROOT, 'node_modules/@redocly/cli/bin/cli.js'), 'lint', file, '--config', join(ROOT, 'redocly.yaml'), '--format', 'json'], {
-        encoding: 'utf8',
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
+      output = execFileSync(
+        process.execPath,
+        [
+          join(ROOT, 'node_modules/@redocly/cli/bin/cli.js'),
+          'lint',
+          file,
+          '--config',
+          join(ROOT, 'redocly.yaml'),
+          '--format',
+          'json',
+        ],
+        {
+          encoding: 'utf8',
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
     } catch (error) {
       // Exit code 1 on errors: the report is still on stdout.
       output = (error as { stdout?: string }).stdout ?? '';
@@ -36,20 +48,32 @@ describe('The OpenAPI document', () => {
       totals: { errors: number; warnings: number };
       problems: Array<{ ruleId: string; severity: string; message: string; location: Array<{ pointer: string }> }>;
     };
-    const lines = report.problems.map((p) => `${p.severity} ${p.ruleId}: ${p.message} (${p.location.map((l) => l.pointer).join(', ')})`);
-    if (report.totals.warnings > 0) console.warn(`OpenAPI lint: ${report.totals.warnings} warning(s)\n${lines.filter((l) => l.startsWith('warn')).join('\n')}`);
+    const lines = report.problems.map(
+      (p) => `${p.severity} ${p.ruleId}: ${p.message} (${p.location.map((l) => l.pointer).join(', ')})`,
+    );
+    if (report.totals.warnings > 0)
+      console.warn(
+        `OpenAPI lint: ${report.totals.warnings} warning(s)\n${lines.filter((l) => l.startsWith('warn')).join('\n')}`,
+      );
     expect(lines.filter((l) => l.startsWith('error'))).toEqual([]);
     expect(report.totals.errors).toBe(0);
   });
 
   it('is what the committed client types were generated from (else: npm run openapi:types)', () => {
     const generated = join(dir, 'openapi.ts');
-    execFileSync(process.execPath, [join(ROOT, 'node_modules/openapi-typescript/bin/cli.js'), file, '--output', generated], { stdio: 'ignore' });
+    execFileSync(
+      process.execPath,
+      [join(ROOT, 'node_modules/openapi-typescript/bin/cli.js'), file, '--output', generated],
+      { stdio: 'ignore' },
+    );
     const committed = readFileSync(join(ROOT, 'test/generated/openapi.ts'), 'utf8');
     // toBe would print 5,000 lines; say which line differs first.
     const fresh = readFileSync(generated, 'utf8').split('\n');
     const stale = committed.split('\n').findIndex((line, i) => line !== fresh[i]);
-    expect({ firstDifferentLine: stale, lines: committed.split('\n').length }).toEqual({ firstDifferentLine: -1, lines: fresh.length });
+    expect({ firstDifferentLine: stale, lines: committed.split('\n').length }).toEqual({
+      firstDifferentLine: -1,
+      lines: fresh.length,
+    });
   });
 
   it('declares for every operation a success response with an exact schema, and its problems as problem+json', () => {
@@ -66,11 +90,13 @@ describe('The OpenAPI document', () => {
           const response = op.responses[status];
           if (status === '204') {
             if (response.content) missing.push(`${key} 204 has content`);
-          } else if (!response.content?.['application/json']?.schema) missing.push(`${key} ${status}: no application/json schema`);
+          } else if (!response.content?.['application/json']?.schema)
+            missing.push(`${key} ${status}: no application/json schema`);
         }
         for (const status of statuses.filter((s) => /^[45]\d\d$/.test(s))) {
           const schema = op.responses[status].content?.['application/problem+json']?.schema;
-          if (!schema?.allOf?.[1]?.properties?.code?.enum?.length) missing.push(`${key} ${status}: not a problem with its codes`);
+          if (!schema?.allOf?.[1]?.properties?.code?.enum?.length)
+            missing.push(`${key} ${status}: not a problem with its codes`);
         }
         if (!statuses.includes('500')) missing.push(`${key}: no 500`);
         if (!Array.isArray(op.security ?? document.security)) missing.push(`${key}: no security`);
@@ -99,7 +125,14 @@ describe('The OpenAPI document', () => {
     const walk = (node: unknown, at: string): void => {
       if (!node || typeof node !== 'object') return;
       const schema = node as Record<string, unknown>;
-      if (schema.type === 'object' && !schema.properties && schema.additionalProperties === undefined && !schema.allOf && !schema.oneOf) bare.push(at);
+      if (
+        schema.type === 'object' &&
+        !schema.properties &&
+        schema.additionalProperties === undefined &&
+        !schema.allOf &&
+        !schema.oneOf
+      )
+        bare.push(at);
       for (const [key, value] of Object.entries(schema)) walk(value, `${at}/${key}`);
     };
     walk(document.components, '#/components');

@@ -83,7 +83,9 @@ describe('placeholder scanning and filling are linear in the text', () => {
       const scan = scanText(text, 1, style);
       const ms = timed(() => fillBytes(bytes, scan, values));
       expect(ms).toBeLessThan(BUDGET_MS);
-      expect(timed(() => substitutePlaceholders(text, new Map([['CARD_NUMBER_1', '4111111111111111']]), undefined, style))).toBeLessThan(BUDGET_MS);
+      expect(
+        timed(() => substitutePlaceholders(text, new Map([['CARD_NUMBER_1', '4111111111111111']]), undefined, style)),
+      ).toBeLessThan(BUDGET_MS);
     }
   });
 
@@ -105,7 +107,26 @@ function matchAll(text: string, style: EscapeStyle): PlaceholderScan {
 
 describe('the single-pass scanner keeps the grammar exactly', () => {
   // Texts built from the characters that matter to the grammar, so the generator hits its edges.
-  const pieces = ['{{', '}}', '{', '}', ' ', '\\', '\\\\', '_', '1', '0', 'A', 'CARD_NUMBER', 'CARDHOLDER_NAME', 'X', 'a', '\t', '"', 'é'];
+  const pieces = [
+    '{{',
+    '}}',
+    '{',
+    '}',
+    ' ',
+    '\\',
+    '\\\\',
+    '_',
+    '1',
+    '0',
+    'A',
+    'CARD_NUMBER',
+    'CARDHOLDER_NAME',
+    'X',
+    'a',
+    '\t',
+    '"',
+    'é',
+  ];
   const texts = fc.array(fc.constantFrom(...pieces), { maxLength: 40 }).map((parts) => parts.join(''));
   const styles = fc.constantFrom<EscapeStyle>('raw', 'json');
 
@@ -142,7 +163,12 @@ describe('the single-pass scanner keeps the grammar exactly', () => {
         for (const [token, escaped] of referenceTokens(text, style)) {
           if (escaped) continue;
           const [, name, digits] = TOKEN.exec(token)!;
-          if (!['CARD_NUMBER', 'CARDHOLDER_NAME'].includes(name) || Number(digits) < 1 || Number(digits) > count || digits.startsWith('0')) {
+          if (
+            !['CARD_NUMBER', 'CARDHOLDER_NAME'].includes(name) ||
+            Number(digits) < 1 ||
+            Number(digits) > count ||
+            digits.startsWith('0')
+          ) {
             expected = token;
             break;
           }
@@ -164,11 +190,23 @@ describe('the single-pass scanner keeps the grammar exactly', () => {
     const values = new Map([['CARD_NUMBER_1', '4111']]);
     expect(substitutePlaceholders('\\{{ CARD_NUMBER_1 }}', values)).toBe('{{ CARD_NUMBER_1 }}');
     expect(substitutePlaceholders('\\\\{{ CARD_NUMBER_1 }}', values)).toBe('\\{{ CARD_NUMBER_1 }}');
-    expect(substitutePlaceholders('"\\\\{{ CARD_NUMBER_1 }}"', values, jsonStringContent, 'json')).toBe('"{{ CARD_NUMBER_1 }}"');
-    expect(substitutePlaceholders('"\\\\\\\\{{ CARD_NUMBER_1 }}"', values, jsonStringContent, 'json')).toBe('"\\\\{{ CARD_NUMBER_1 }}"');
+    expect(substitutePlaceholders('"\\\\{{ CARD_NUMBER_1 }}"', values, jsonStringContent, 'json')).toBe(
+      '"{{ CARD_NUMBER_1 }}"',
+    );
+    expect(substitutePlaceholders('"\\\\\\\\{{ CARD_NUMBER_1 }}"', values, jsonStringContent, 'json')).toBe(
+      '"\\\\{{ CARD_NUMBER_1 }}"',
+    );
     expect(substitutePlaceholders('"\\{{ CARD_NUMBER_1 }}"', values, jsonStringContent, 'json')).toBe('"\\4111"');
     expect(substitutePlaceholders('{{   CARD_NUMBER_1  }}{{CARD_NUMBER_1}}', values)).toBe('41114111');
-    for (const untouched of ['{{ card_number_1 }}', '{{ CARD_NUMBER }}', '{{ 1 }}', '{{}}', '{"a":{"b":{}}}', '{ { CARD_NUMBER_1 } }', '{{\tCARD_NUMBER_1}}']) {
+    for (const untouched of [
+      '{{ card_number_1 }}',
+      '{{ CARD_NUMBER }}',
+      '{{ 1 }}',
+      '{{}}',
+      '{"a":{"b":{}}}',
+      '{ { CARD_NUMBER_1 } }',
+      '{{\tCARD_NUMBER_1}}',
+    ]) {
       expect(scanPlaceholders(untouched, 1)).toEqual([]);
       expect(substitutePlaceholders(untouched, values)).toBe(untouched);
     }
@@ -185,15 +223,23 @@ describe('the forward memory limits in the configuration', () => {
       forwardMaxInflightBytes: 256 * MIB,
       forwardMaxInflightBytesPerMerchant: 64 * MIB,
     });
-    expect(loadConfig({ FORWARD_MAX_INFLIGHT_BYTES: String(16 * MIB) }).forwardMaxInflightBytesPerMerchant).toBe(16 * MIB);
+    expect(loadConfig({ FORWARD_MAX_INFLIGHT_BYTES: String(16 * MIB) }).forwardMaxInflightBytesPerMerchant).toBe(
+      16 * MIB,
+    );
   });
 
   it.each([
     [{ FORWARD_MAX_FILLED_BODY_BYTES: '2MiB' }, 'FORWARD_MAX_FILLED_BODY_BYTES: must be a whole number'],
     [{ FORWARD_MAX_FILLED_BODY_BYTES: '10' }, 'FORWARD_MAX_FILLED_BODY_BYTES: must be between 1024 and'],
     [{ FORWARD_MAX_INFLIGHT_BYTES: '0' }, 'FORWARD_MAX_INFLIGHT_BYTES: must be between 65536 and'],
-    [{ FORWARD_MAX_INFLIGHT_BYTES_PER_MERCHANT: '-1' }, 'FORWARD_MAX_INFLIGHT_BYTES_PER_MERCHANT: must be a whole number'],
-    [{ FORWARD_MAX_INFLIGHT_BYTES: String(MIB), FORWARD_MAX_INFLIGHT_BYTES_PER_MERCHANT: String(2 * MIB) }, 'FORWARD_MAX_INFLIGHT_BYTES_PER_MERCHANT: must not exceed FORWARD_MAX_INFLIGHT_BYTES'],
+    [
+      { FORWARD_MAX_INFLIGHT_BYTES_PER_MERCHANT: '-1' },
+      'FORWARD_MAX_INFLIGHT_BYTES_PER_MERCHANT: must be a whole number',
+    ],
+    [
+      { FORWARD_MAX_INFLIGHT_BYTES: String(MIB), FORWARD_MAX_INFLIGHT_BYTES_PER_MERCHANT: String(2 * MIB) },
+      'FORWARD_MAX_INFLIGHT_BYTES_PER_MERCHANT: must not exceed FORWARD_MAX_INFLIGHT_BYTES',
+    ],
   ])('refuses %p with a message naming the variable', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);

@@ -68,7 +68,9 @@ describe('queue configuration (QUEUE_BACKEND, WORKER_CONCURRENCY, FORWARD_RETRY_
   });
 
   it('takes the housekeeping and lock settings', () => {
-    expect(loadConfig({ FORWARD_JOB_OVERDUE: '5s', FORWARD_JOB_SWEEP_INTERVAL: '2m', QUEUE_LOCK_DURATION_MS: '3000' })).toMatchObject({
+    expect(
+      loadConfig({ FORWARD_JOB_OVERDUE: '5s', FORWARD_JOB_SWEEP_INTERVAL: '2m', QUEUE_LOCK_DURATION_MS: '3000' }),
+    ).toMatchObject({
       forwardJobOverdueSeconds: 5,
       forwardJobSweepSeconds: 120,
       queueLockMs: 3_000,

@@ -24,14 +24,28 @@ describe('RedisAvailability', () => {
     for (let retry = 0; retry < 10; retry++) {
       shared.emit('reconnecting');
       shared.emit('error', Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6379'), { code: 'ECONNREFUSED' }));
-      subscriber.emit('error', Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6379'), { code: 'ECONNREFUSED' }));
+      subscriber.emit(
+        'error',
+        Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6379'), { code: 'ECONNREFUSED' }),
+      );
     }
-    expect(lines).toEqual([{ level: 'warn', message: { msg: 'redis unavailable: connection lost', redis: { connection: 'shared', reason: 'connection lost' } } }]);
+    expect(lines).toEqual([
+      {
+        level: 'warn',
+        message: {
+          msg: 'redis unavailable: connection lost',
+          redis: { connection: 'shared', reason: 'connection lost' },
+        },
+      },
+    ]);
     expect(availability.available).toBe(false);
     shared.emit('ready');
     expect(lines).toHaveLength(1); // the subscriber is still down
     subscriber.emit('ready');
-    expect(lines[1]).toEqual({ level: 'log', message: { msg: 'redis available again', redis: { connection: 'subscriber' } } });
+    expect(lines[1]).toEqual({
+      level: 'log',
+      message: { msg: 'redis available again', redis: { connection: 'subscriber' } },
+    });
     expect(availability.available).toBe(true);
     shared.emit('ready');
     expect(lines).toHaveLength(2);
@@ -40,7 +54,10 @@ describe('RedisAvailability', () => {
   it('never logs the password of the Redis URL', () => {
     const availability = new RedisAvailability('redis://user:s3cr%2Fet@redis.internal:6379');
     const shared = availability.watch('shared', client());
-    shared.emit('error', new Error('WRONGPASS invalid password s3cr/et for user:s3cr%2Fet at redis://user:s3cr%2Fet@redis.internal:6379'));
+    shared.emit(
+      'error',
+      new Error('WRONGPASS invalid password s3cr/et for user:s3cr%2Fet at redis://user:s3cr%2Fet@redis.internal:6379'),
+    );
     const text = JSON.stringify(lines);
     expect(text).toContain('redis unavailable');
     expect(text).not.toContain('s3cr');

@@ -2,7 +2,12 @@ import { SharedCache } from '../../src/queue/shared-cache';
 
 describe('SharedCache', () => {
   const announced: Array<[string, string | null]> = [];
-  const cache = () => new SharedCache<string>('things', { max: 10, ttlMs: 60_000 }, async (name, key) => void announced.push([name, key]));
+  const cache = () =>
+    new SharedCache<string>(
+      'things',
+      { max: 10, ttlMs: 60_000 },
+      async (name, key) => void announced.push([name, key]),
+    );
 
   beforeEach(() => (announced.length = 0));
 
@@ -16,7 +21,10 @@ describe('SharedCache', () => {
     c.set('b', 'B', c.snapshot());
     await c.invalidateAll();
     expect(c.get('b')).toBeUndefined();
-    expect(announced).toEqual([['things', 'a'], ['things', null]]);
+    expect(announced).toEqual([
+      ['things', 'a'],
+      ['things', null],
+    ]);
   });
 
   it('does not store a value read before an invalidation that arrived while it was being read', () => {
@@ -37,15 +45,22 @@ describe('SharedCache', () => {
       return missing.filter((id) => id !== 'absent').map((id) => [id, id.toUpperCase()] as const);
     };
     const first = await c.readThrough(['a', 'b', 'absent'], (id) => `m:${id}`, load);
-    expect([...first]).toEqual([['a', 'A'], ['b', 'B']]);
+    expect([...first]).toEqual([
+      ['a', 'A'],
+      ['b', 'B'],
+    ]);
     const second = await c.readThrough(['a', 'b', 'c'], (id) => `m:${id}`, load);
     expect([...second.keys()].sort()).toEqual(['a', 'b', 'c']);
     expect(loads).toEqual([['a', 'b', 'absent'], ['c']]);
 
-    const raced = await c.readThrough(['d'], (id) => `m:${id}`, async (missing) => {
-      c.drop('m:x'); // a notice lands while the query runs
-      return missing.map((id) => [id, 'stale'] as const);
-    });
+    const raced = await c.readThrough(
+      ['d'],
+      (id) => `m:${id}`,
+      async (missing) => {
+        c.drop('m:x'); // a notice lands while the query runs
+        return missing.map((id) => [id, 'stale'] as const);
+      },
+    );
     expect(raced.get('d')).toBe('stale'); // this caller gets what it read…
     expect(c.get('m:d')).toBeUndefined(); // …but it is not kept
   });

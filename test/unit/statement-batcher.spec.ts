@@ -39,7 +39,12 @@ describe('StatementBatcher (group commit of a hot statement)', () => {
     });
     gate = new Promise<void>((resolve) => (open = resolve));
     const first = batcher.run(1);
-    const rest = [2, 3, 4].map((n) => batcher.run(n).then((v) => ({ v }), (e: Error) => ({ e: e.message })));
+    const rest = [2, 3, 4].map((n) =>
+      batcher.run(n).then(
+        (v) => ({ v }),
+        (e: Error) => ({ e: e.message }),
+      ),
+    );
     open();
     await first;
     expect(await Promise.all(rest)).toEqual([{ v: 2 }, { e: 'constraint' }, { v: 4 }]);

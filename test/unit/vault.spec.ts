@@ -2,7 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { cardNumberProblem, luhnValid, normaliseCardNumber, parseExpirationDate, schemeOf } from '../../src/vault/card';
 import { open, rewrap, seal, unwrapSecret, VaultDecryptionError, wrapSecret } from '../../src/vault/envelope';
 import { VaultKeyring } from '../../src/vault/keyring';
-import { jsonStringContent, PlaceholderError, scanPlaceholders, substitutePlaceholders } from '../../src/vault/placeholders';
+import {
+  jsonStringContent,
+  PlaceholderError,
+  scanPlaceholders,
+  substitutePlaceholders,
+} from '../../src/vault/placeholders';
 
 describe('card rules', () => {
   it('normalises spaces and dashes, refuses anything else', () => {
@@ -67,8 +72,12 @@ describe('envelope encryption', () => {
     expect(() => open(sealed, 'aad-b', new VaultKeyring([k1]), 'pm b')).toThrow(VaultDecryptionError);
     const flipped = Buffer.from(sealed.ciphertext);
     flipped[flipped.length - 1] ^= 1;
-    expect(() => open({ ...sealed, ciphertext: flipped }, 'aad-a', new VaultKeyring([k1]), 'pm')).toThrow(/does not authenticate/);
-    expect(() => open(sealed, 'aad-a', new VaultKeyring([k2]), 'pm')).toThrow(/"k1", which VAULT_MASTER_KEYS does not hold/);
+    expect(() => open({ ...sealed, ciphertext: flipped }, 'aad-a', new VaultKeyring([k1]), 'pm')).toThrow(
+      /does not authenticate/,
+    );
+    expect(() => open(sealed, 'aad-a', new VaultKeyring([k2]), 'pm')).toThrow(
+      /"k1", which VAULT_MASTER_KEYS does not hold/,
+    );
   });
 
   it('refuses a blob whose format version is not ours, even if everything else authenticates', () => {
@@ -76,16 +85,22 @@ describe('envelope encryption', () => {
     const sealed = seal(secret, 'aad-a', k1);
     const otherVersion = Buffer.from(sealed.ciphertext);
     otherVersion[0] = 2;
-    expect(() => open({ ...sealed, ciphertext: otherVersion }, 'aad-a', new VaultKeyring([k1]), 'pm')).toThrow(/ciphertext does not authenticate/);
+    expect(() => open({ ...sealed, ciphertext: otherVersion }, 'aad-a', new VaultKeyring([k1]), 'pm')).toThrow(
+      /ciphertext does not authenticate/,
+    );
     const wrapVersion = Buffer.from(sealed.wrappedKey);
     wrapVersion[0] = 0;
-    expect(() => open({ ...sealed, wrappedKey: wrapVersion }, 'aad-a', new VaultKeyring([k1]), 'pm')).toThrow(/data key does not authenticate/);
+    expect(() => open({ ...sealed, wrappedKey: wrapVersion }, 'aad-a', new VaultKeyring([k1]), 'pm')).toThrow(
+      /data key does not authenticate/,
+    );
   });
 
   it('binds the wrapped data key to its record: a data key moved from another record fails at unwrapping', () => {
     const a = seal(secret, 'aad-a', k1);
     const b = seal(secret, 'aad-b', k1);
-    expect(() => open({ ...a, wrappedKey: b.wrappedKey }, 'aad-a', new VaultKeyring([k1]), 'pm a')).toThrow(/pm a: the data key does not authenticate/);
+    expect(() => open({ ...a, wrappedKey: b.wrappedKey }, 'aad-a', new VaultKeyring([k1]), 'pm a')).toThrow(
+      /pm a: the data key does not authenticate/,
+    );
   });
 
   it('wraps a bare secret under a master key, bound to its AAD and key id', () => {
@@ -93,8 +108,12 @@ describe('envelope encryption', () => {
     const wrapped = wrapSecret(fingerprintKey, 'merchant-m', k1);
     expect(wrapped.includes(fingerprintKey)).toBe(false);
     expect(unwrapSecret(wrapped, 'k1', 'merchant-m', new VaultKeyring([k1]), 'm').equals(fingerprintKey)).toBe(true);
-    expect(() => unwrapSecret(wrapped, 'k1', 'merchant-n', new VaultKeyring([k1]), 'm')).toThrow(/data key does not authenticate/);
-    expect(() => unwrapSecret(wrapped, 'k1', 'merchant-m', new VaultKeyring([{ id: 'k1', key: k2.key }]), 'm')).toThrow(VaultDecryptionError);
+    expect(() => unwrapSecret(wrapped, 'k1', 'merchant-n', new VaultKeyring([k1]), 'm')).toThrow(
+      /data key does not authenticate/,
+    );
+    expect(() => unwrapSecret(wrapped, 'k1', 'merchant-m', new VaultKeyring([{ id: 'k1', key: k2.key }]), 'm')).toThrow(
+      VaultDecryptionError,
+    );
   });
 
   it('rewraps under a new master key without touching the ciphertext', () => {
@@ -108,7 +127,8 @@ describe('envelope encryption', () => {
 
 describe('placeholders', () => {
   it('finds {{ NAME_X }} and {{NAME_X}}, skipping escaped ones and non-placeholders', () => {
-    const text = '{"a":"{{ CARD_NUMBER_1 }}","b":"{{CARD_EXPIRATION_DATE_2}}","c":"\\{{ CARD_NUMBER_1 }}","d":"{{ lower_1 }}","e":{"f":{}}}';
+    const text =
+      '{"a":"{{ CARD_NUMBER_1 }}","b":"{{CARD_EXPIRATION_DATE_2}}","c":"\\{{ CARD_NUMBER_1 }}","d":"{{ lower_1 }}","e":{"f":{}}}';
     expect(scanPlaceholders(text, 2).map((u) => [u.name, u.position])).toEqual([
       ['CARD_NUMBER', 1],
       ['CARD_EXPIRATION_DATE', 2],
@@ -125,12 +145,18 @@ describe('placeholders', () => {
 
   it('substitutes, unescapes, and JSON-escapes when asked', () => {
     const values = new Map([['CARDHOLDER_NAME_1', 'O"Brien \\ </x>']]);
-    expect(substitutePlaceholders('{"n":"{{ CARDHOLDER_NAME_1 }}"}', values, jsonStringContent)).toBe('{"n":"O\\"Brien \\\\ </x>"}');
-    expect(JSON.parse(substitutePlaceholders('{"n":"{{ CARDHOLDER_NAME_1 }}"}', values, jsonStringContent)).n).toBe('O"Brien \\ </x>');
+    expect(substitutePlaceholders('{"n":"{{ CARDHOLDER_NAME_1 }}"}', values, jsonStringContent)).toBe(
+      '{"n":"O\\"Brien \\\\ </x>"}',
+    );
+    expect(JSON.parse(substitutePlaceholders('{"n":"{{ CARDHOLDER_NAME_1 }}"}', values, jsonStringContent)).n).toBe(
+      'O"Brien \\ </x>',
+    );
     expect(substitutePlaceholders('x \\{{ CARDHOLDER_NAME_1 }} y', values)).toBe('x {{ CARDHOLDER_NAME_1 }} y');
     // In JSON the escape is an escaped backslash, and the result stays valid JSON.
     const json = '{"literal":"\\\\{{ CARD_NUMBER_1 }}"}';
     expect(scanPlaceholders(json, 0, 'json')).toEqual([]);
-    expect(JSON.parse(substitutePlaceholders(json, values, jsonStringContent, 'json'))).toEqual({ literal: '{{ CARD_NUMBER_1 }}' });
+    expect(JSON.parse(substitutePlaceholders(json, values, jsonStringContent, 'json'))).toEqual({
+      literal: '{{ CARD_NUMBER_1 }}',
+    });
   });
 });

@@ -50,7 +50,14 @@ const OUTCOMES = [
 const REFRESH_MS = 2_000;
 
 function jobBadge(status: Job['status']) {
-  const kind = status === 'succeeded' ? 'ok' : status === 'failed' ? 'bad' : status === 'running' || status === 'queued' ? 'busy' : 'neutral';
+  const kind =
+    status === 'succeeded'
+      ? 'ok'
+      : status === 'failed'
+        ? 'bad'
+        : status === 'running' || status === 'queued'
+          ? 'busy'
+          : 'neutral';
   return statusBadge(kind, status);
 }
 
@@ -113,9 +120,18 @@ export class VfActivity extends View {
     clearTimeout(this.timer);
     try {
       const [stats, records, jobs] = await Promise.all([
-        api<{ minutes: ActivityMinute[] }>('/vault-forward/activity', { merchant: this.merchant, query: { minutes: 60 } }),
-        api<Page<ForwardRecord>>('/vault-forward/requests', { merchant: this.merchant, query: { limit: 10, cursor: this.recordCursor } }),
-        api<Page<Job>>('/vault-forward/jobs', { merchant: this.merchant, query: { limit: 10, cursor: this.jobCursor, status: this.status || undefined } }),
+        api<{ minutes: ActivityMinute[] }>('/vault-forward/activity', {
+          merchant: this.merchant,
+          query: { minutes: 60 },
+        }),
+        api<Page<ForwardRecord>>('/vault-forward/requests', {
+          merchant: this.merchant,
+          query: { limit: 10, cursor: this.recordCursor },
+        }),
+        api<Page<Job>>('/vault-forward/jobs', {
+          merchant: this.merchant,
+          query: { limit: 10, cursor: this.jobCursor, status: this.status || undefined },
+        }),
       ]);
       this.stats = stats.minutes;
       this.records = records;
@@ -148,10 +164,21 @@ export class VfActivity extends View {
     const sums = OUTCOMES.map((o) => minutes.reduce((s, m) => s + m[o.key], 0));
     return html`<figure class="chart">
       <figcaption id="chart-title">Forwards per minute, last hour, by outcome</figcaption>
-      <svg viewBox=${`0 0 ${width} ${height}`} role="img" aria-labelledby="chart-title chart-summary" data-testid="activity-chart">
+      <svg
+        viewBox=${`0 0 ${width} ${height}`}
+        role="img"
+        aria-labelledby="chart-title chart-summary"
+        data-testid="activity-chart"
+      >
         <defs>
-          <pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="6" height="6" class="o-downstream_error"></rect><line x1="0" y1="0" x2="0" y2="6" class="hatch-line"></line></pattern>
-          <pattern id="dots" width="5" height="5" patternUnits="userSpaceOnUse"><rect width="5" height="5" class="o-failed"></rect><circle cx="2.5" cy="2.5" r="1.2" class="dot"></circle></pattern>
+          <pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)">
+            <rect width="6" height="6" class="o-downstream_error"></rect>
+            <line x1="0" y1="0" x2="0" y2="6" class="hatch-line"></line>
+          </pattern>
+          <pattern id="dots" width="5" height="5" patternUnits="userSpaceOnUse">
+            <rect width="5" height="5" class="o-failed"></rect>
+            <circle cx="2.5" cy="2.5" r="1.2" class="dot"></circle>
+          </pattern>
         </defs>
         <line x1=${left} y1=${10} x2=${left} y2=${10 + plotH} class="axis"></line>
         <line x1=${left} y1=${10 + plotH} x2=${left + plotW} y2=${10 + plotH} class="axis"></line>
@@ -171,77 +198,169 @@ export class VfActivity extends View {
         })}
       </svg>
       <ul class="legend" id="chart-summary">
-        ${OUTCOMES.map((o, i) => html`<li><svg width="14" height="14" aria-hidden="true"><rect width="14" height="14" class=${`bar o-${o.key}`}></rect></svg> ${o.label}: <strong>${sums[i]}</strong></li>`)}
+        ${OUTCOMES.map(
+          (o, i) =>
+            html`<li>
+              <svg width="14" height="14" aria-hidden="true">
+                <rect width="14" height="14" class=${`bar o-${o.key}`}></rect>
+              </svg>
+              ${o.label}: <strong>${sums[i]}</strong>
+            </li>`,
+        )}
       </ul>
     </figure>`;
   }
 
   private attempts(job: Job) {
-    return html`<tr class="attempts"><td colspan="6">
-      <table>
-        <caption>Attempts of job <code>${job.id}</code> (${job.attempts.length} of at most ${job.max_attempts})</caption>
-        <thead><tr><th scope="col">#</th><th scope="col">Started</th><th scope="col">Duration</th><th scope="col">Outcome</th><th scope="col">Next attempt</th><th scope="col">Forward record</th></tr></thead>
-        <tbody>
-          ${job.attempts.map(
-            (a) => html`<tr>
-              <td>${a.number}</td><td>${formatTime(a.started_at)}</td><td>${a.duration_ms === null ? 'running' : `${Math.round(a.duration_ms)} ms`}</td>
-              <td>${a.error_type ? statusBadge('bad', `${a.status ?? ''} ${a.error_type}`.trim()) : a.status === null ? statusBadge('busy', 'running') : statusBadge(a.status < 400 ? 'ok' : 'bad', `HTTP ${a.status}`)}</td>
-              <td>${a.next_attempt_at ? formatTime(a.next_attempt_at) : '—'}</td><td><code>${a.request_id}</code></td>
-            </tr>`,
-          )}
-          ${job.attempts.length === 0 ? html`<tr><td colspan="6">No attempt yet.</td></tr>` : nothing}
-        </tbody>
-      </table>
-    </td></tr>`;
+    return html`<tr class="attempts">
+      <td colspan="6">
+        <table>
+          <caption>
+            Attempts of job
+            <code>${job.id}</code>
+            (${job.attempts.length} of at most ${job.max_attempts})
+          </caption>
+          <thead>
+            <tr>
+              <th scope="col">#</th>
+              <th scope="col">Started</th>
+              <th scope="col">Duration</th>
+              <th scope="col">Outcome</th>
+              <th scope="col">Next attempt</th>
+              <th scope="col">Forward record</th>
+            </tr>
+          </thead>
+          <tbody>
+            ${job.attempts.map(
+              (a) =>
+                html`<tr>
+                  <td>${a.number}</td>
+                  <td>${formatTime(a.started_at)}</td>
+                  <td>${a.duration_ms === null ? 'running' : `${Math.round(a.duration_ms)} ms`}</td>
+                  <td>
+                    ${a.error_type ? statusBadge('bad', `${a.status ?? ''} ${a.error_type}`.trim()) : a.status === null ? statusBadge('busy', 'running') : statusBadge(a.status < 400 ? 'ok' : 'bad', `HTTP ${a.status}`)}
+                  </td>
+                  <td>${a.next_attempt_at ? formatTime(a.next_attempt_at) : '—'}</td>
+                  <td><code>${a.request_id}</code></td>
+                </tr>`,
+            )}
+            ${
+              job.attempts.length === 0
+                ? html`<tr>
+                    <td colspan="6">No attempt yet.</td>
+                  </tr>`
+                : nothing
+            }
+          </tbody>
+        </table>
+      </td>
+    </tr>`;
   }
 
   override render() {
     return html`
       <h1>Activity</h1>
       ${problemAlert(this.error)}
-      <p class="refresh-note" aria-live="polite">${this.refreshing ? html`<span aria-hidden="true">↻ </span>Refreshing every 2 seconds while a job is queued or running.` : nothing}</p>
+      <p class="refresh-note" aria-live="polite">
+        ${this.refreshing ? html`<span aria-hidden="true">↻ </span>Refreshing every 2 seconds while a job is queued or running.` : nothing}
+      </p>
       ${this.stats ? this.chart() : nothing}
       <section aria-labelledby="jobs-title">
         <h2 id="jobs-title">Queued forwards</h2>
         <label for="job-status">Status</label>
-        <select id="job-status" @change=${(e: Event) => ((this.status = (e.target as HTMLSelectElement).value), (this.jobCursor = undefined), void this.refresh())}>
+        <select
+          id="job-status"
+          @change=${(e: Event) => ((this.status = (e.target as HTMLSelectElement).value), (this.jobCursor = undefined), void this.refresh())}
+        >
           <option value="">All</option>
           ${JOB_STATUSES.map((s) => html`<option value=${s} ?selected=${s === this.status}>${s}</option>`)}
         </select>
-        ${this.jobs
-          ? html`<table>
-                <thead><tr><th scope="col">Created</th><th scope="col">Status</th><th scope="col">Target</th><th scope="col">Attempts</th><th scope="col">Finished</th><th scope="col">ID</th></tr></thead>
-                <tbody>
-                  ${this.jobs.items.map(
-                    (j) => html`<tr>
-                        <td>${formatTime(j.created_at)}</td><td>${jobBadge(j.status)}</td><td>${j.target.method} <code>${j.target.url}</code></td>
-                        <td><button type="button" class="small" aria-expanded=${this.open.has(j.id) ? 'true' : 'false'} @click=${() => this.toggle(j.id)}
-                          aria-label=${`Attempts of job ${j.id}: ${j.attempts.length}`}>Attempts (${j.attempts.length})</button></td>
-                        <td>${formatTime(j.finished_at)}</td><td><code>${j.id}</code></td>
-                      </tr>
-                      ${this.open.has(j.id) ? this.attempts(j) : nothing}`,
-                  )}
-                  ${this.jobs.items.length === 0 ? html`<tr><td colspan="6">No queued forwards${this.status ? ` with status ${this.status}` : ''}.</td></tr>` : nothing}
-                </tbody>
-              </table>
-              ${pager('Queued forwards', this.jobs, (c) => ((this.jobCursor = c), void this.refresh()))}`
-          : nothing}
+        ${
+          this.jobs
+            ? html`<table>
+                  <thead>
+                    <tr>
+                      <th scope="col">Created</th>
+                      <th scope="col">Status</th>
+                      <th scope="col">Target</th>
+                      <th scope="col">Attempts</th>
+                      <th scope="col">Finished</th>
+                      <th scope="col">ID</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    ${this.jobs.items.map(
+                      (j) =>
+                        html`<tr>
+                            <td>${formatTime(j.created_at)}</td>
+                            <td>${jobBadge(j.status)}</td>
+                            <td>${j.target.method} <code>${j.target.url}</code></td>
+                            <td>
+                              <button
+                                type="button"
+                                class="small"
+                                aria-expanded=${this.open.has(j.id) ? 'true' : 'false'}
+                                @click=${() => this.toggle(j.id)}
+                                aria-label=${`Attempts of job ${j.id}: ${j.attempts.length}`}
+                              >
+                                Attempts (${j.attempts.length})
+                              </button>
+                            </td>
+                            <td>${formatTime(j.finished_at)}</td>
+                            <td><code>${j.id}</code></td>
+                          </tr>
+                          ${this.open.has(j.id) ? this.attempts(j) : nothing}`,
+                    )}
+                    ${
+                      this.jobs.items.length === 0
+                        ? html`<tr>
+                            <td colspan="6">No queued forwards${this.status ? ` with status ${this.status}` : ''}.</td>
+                          </tr>`
+                        : nothing
+                    }
+                  </tbody>
+                </table>
+                ${pager('Queued forwards', this.jobs, (c) => ((this.jobCursor = c), void this.refresh()))}`
+            : nothing
+        }
       </section>
       <section aria-labelledby="records-title">
         <h2 id="records-title">Forward records</h2>
-        ${this.records
-          ? html`<table>
-                <thead><tr><th scope="col">Time</th><th scope="col">Outcome</th><th scope="col">Target</th><th scope="col">Duration</th><th scope="col">Request id</th></tr></thead>
-                <tbody>
-                  ${this.records.items.map(
-                    (r) => html`<tr><td>${formatTime(r.created_at)}</td><td>${recordBadge(r)}</td><td>${r.method ?? ''} <code>${r.target_url ?? '—'}</code></td>
-                      <td>${Math.round(r.duration_ms)} ms</td><td><code>${r.id}</code></td></tr>`,
-                  )}
-                  ${this.records.items.length === 0 ? html`<tr><td colspan="5">No forwards yet.</td></tr>` : nothing}
-                </tbody>
-              </table>
-              ${pager('Forward records', this.records, (c) => ((this.recordCursor = c), void this.refresh()))}`
-          : nothing}
+        ${
+          this.records
+            ? html`<table>
+                  <thead>
+                    <tr>
+                      <th scope="col">Time</th>
+                      <th scope="col">Outcome</th>
+                      <th scope="col">Target</th>
+                      <th scope="col">Duration</th>
+                      <th scope="col">Request id</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    ${this.records.items.map(
+                      (r) =>
+                        html`<tr>
+                          <td>${formatTime(r.created_at)}</td>
+                          <td>${recordBadge(r)}</td>
+                          <td>${r.method ?? ''} <code>${r.target_url ?? '—'}</code></td>
+                          <td>${Math.round(r.duration_ms)} ms</td>
+                          <td><code>${r.id}</code></td>
+                        </tr>`,
+                    )}
+                    ${
+                      this.records.items.length === 0
+                        ? html`<tr>
+                            <td colspan="5">No forwards yet.</td>
+                          </tr>`
+                        : nothing
+                    }
+                  </tbody>
+                </table>
+                ${pager('Forward records', this.records, (c) => ((this.recordCursor = c), void this.refresh()))}`
+            : nothing
+        }
       </section>
     `;
   }

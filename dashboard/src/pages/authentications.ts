@@ -1,6 +1,17 @@
 import { html, nothing } from 'lit';
 import { api, ApiError, Page } from '../api';
-import { announce, copyText, describedBy, fieldError, formatTime, formText, merchantBase, pager, problemAlert, View } from '../ui';
+import {
+  announce,
+  copyText,
+  describedBy,
+  fieldError,
+  formatTime,
+  formText,
+  merchantBase,
+  pager,
+  problemAlert,
+  View,
+} from '../ui';
 import type { ForwardConfig } from './forwarding-configs';
 
 interface KindField {
@@ -143,7 +154,11 @@ export class VfAuthentications extends View {
       if (typeof value === 'string' && value !== '') fields[f.name] = value;
     }
     try {
-      const created = await api<Method>(this.path(), { method: 'POST', merchant: this.merchant, body: { kind: kind.kind, label: formText(data, 'label'), fields } });
+      const created = await api<Method>(this.path(), {
+        method: 'POST',
+        merchant: this.merchant,
+        body: { kind: kind.kind, label: formText(data, 'label'), fields },
+      });
       form.reset();
       this.formError = null;
       this.adding = false;
@@ -188,23 +203,58 @@ export class VfAuthentications extends View {
     const name = `field-${f.name}`;
     let input;
     if (f.format === 'enum' && f.enum) {
-      input = html`<select id=${id} name=${name} ?required=${f.required} aria-invalid=${aria.invalid} aria-describedby=${aria.describedby}>
+      input = html`<select
+        id=${id}
+        name=${name}
+        ?required=${f.required}
+        aria-invalid=${aria.invalid}
+        aria-describedby=${aria.describedby}
+      >
         ${f.required ? nothing : html`<option value="">(not set)</option>`}
         ${f.enum.map((v) => html`<option value=${v} ?selected=${v === f.default}>${v}</option>`)}
       </select>`;
     } else if (PEM_FORMATS.has(f.format)) {
-      input = html`<textarea id=${id} name=${name} rows="6" spellcheck="false" autocomplete="off" ?required=${f.required} maxlength=${f.max_length}
-          class=${f.secret ? 'secret' : ''} aria-invalid=${aria.invalid} aria-describedby=${aria.describedby}></textarea>
-        <label class="file">Or load ${f.name} from a file
-          <input type="file" accept=".pem,.crt,.cer,.key,.json,text/plain" @change=${(ev: Event) => this.readFile(ev, id)} /></label>`;
+      input = html`<textarea
+          id=${id}
+          name=${name}
+          rows="6"
+          spellcheck="false"
+          autocomplete="off"
+          ?required=${f.required}
+          maxlength=${f.max_length}
+          class=${f.secret ? 'secret' : ''}
+          aria-invalid=${aria.invalid}
+          aria-describedby=${aria.describedby}
+        ></textarea>
+        <label class="file"
+          >Or load ${f.name} from a file
+          <input
+            type="file"
+            accept=".pem,.crt,.cer,.key,.json,text/plain"
+            @change=${(ev: Event) => this.readFile(ev, id)}
+        /></label>`;
     } else {
-      input = html`<input id=${id} name=${name} type=${f.secret ? 'password' : 'text'} autocomplete=${f.secret ? 'new-password' : 'off'} spellcheck="false"
-        ?required=${f.required} maxlength=${f.max_length} placeholder=${f.default ?? ''} aria-invalid=${aria.invalid} aria-describedby=${aria.describedby} />`;
+      input = html`<input
+        id=${id}
+        name=${name}
+        type=${f.secret ? 'password' : 'text'}
+        autocomplete=${f.secret ? 'new-password' : 'off'}
+        spellcheck="false"
+        ?required=${f.required}
+        maxlength=${f.max_length}
+        placeholder=${f.default ?? ''}
+        aria-invalid=${aria.invalid}
+        aria-describedby=${aria.describedby}
+      />`;
     }
     return html`<div class="field">
-      <label for=${id}>${f.name}${f.required ? html` <span class="required">(required)</span>` : nothing}${f.secret ? html` <span class="secret-tag">(secret, never shown again)</span>` : nothing}</label>
+      <label for=${id}
+        >${f.name}${f.required ? html` <span class="required">(required)</span>` : nothing}${f.secret ? html` <span class="secret-tag">(secret, never shown again)</span>` : nothing}</label
+      >
       ${input}
-      <p class="help" id=${`${id}-help`}>${withCode(f.description)}${f.default ? html` Default: <code>${f.default}</code>.` : nothing}</p>
+      <p class="help" id=${`${id}-help`}>
+        ${withCode(f.description)}${f.default ? html` Default: <code>${f.default}</code>.` : nothing}
+      </p>
       ${fieldError(e, `fields.${f.name}`, `${id}-error`)}
     </div>`;
   }
@@ -216,21 +266,32 @@ export class VfAuthentications extends View {
     return html`<form class="card" @submit=${this.add} aria-labelledby="add-title" autocomplete="off">
       <h2 id="add-title">Add authentication</h2>
       <label for="auth-kind">Method</label>
-      <select id="auth-kind" name="kind" @change=${(ev: Event) => ((this.kind = (ev.target as HTMLSelectElement).value), (this.formError = null))}
-        aria-describedby=${describedBy('auth-kind-help', e?.fieldMessages('kind').length && 'auth-kind-error')}>
+      <select
+        id="auth-kind"
+        name="kind"
+        @change=${(ev: Event) => ((this.kind = (ev.target as HTMLSelectElement).value), (this.formError = null))}
+        aria-describedby=${describedBy('auth-kind-help', e?.fieldMessages('kind').length && 'auth-kind-error')}
+      >
         ${this.kinds.map((k) => html`<option value=${k.kind} ?selected=${k.kind === this.kind}>${k.title} (${k.kind})</option>`)}
       </select>
       <p class="help" id="auth-kind-help">${kind ? withCode(kind.description) : nothing}</p>
       ${fieldError(e, 'kind', 'auth-kind-error')}
       <label for="auth-label">Label</label>
-      <input id="auth-label" name="label" required maxlength="100" aria-invalid=${e?.fieldMessages('label').length ? 'true' : 'false'}
-        aria-describedby=${describedBy(e?.fieldMessages('label').length && 'auth-label-error')} />
-      ${fieldError(e, 'label', 'auth-label-error')}
-      ${kind ? kind.fields.map((f) => this.fieldInput(f)) : nothing}
+      <input
+        id="auth-label"
+        name="label"
+        required
+        maxlength="100"
+        aria-invalid=${e?.fieldMessages('label').length ? 'true' : 'false'}
+        aria-describedby=${describedBy(e?.fieldMessages('label').length && 'auth-label-error')}
+      />
+      ${fieldError(e, 'label', 'auth-label-error')} ${kind ? kind.fields.map((f) => this.fieldInput(f)) : nothing}
       ${e && e.hasErrorsBeyond(shown) ? problemAlert(e) : e && !(e.problem.errors ?? []).length ? problemAlert(e) : nothing}
       <div class="actions">
         <button type="submit">Add</button>
-        <button type="button" class="secondary" @click=${() => ((this.adding = false), (this.formError = null))}>Cancel</button>
+        <button type="button" class="secondary" @click=${() => ((this.adding = false), (this.formError = null))}>
+          Cancel
+        </button>
       </div>
     </form>`;
   }
@@ -241,17 +302,59 @@ export class VfAuthentications extends View {
     const facts = Object.entries(method.details ?? {});
     return html`<article class="card method" aria-labelledby=${`m-${method.id}`}>
       <h3 id=${`m-${method.id}`}>${method.label}</h3>
-      <p class="kind">${kind?.title ?? method.kind} <code>${method.kind}</code> · added ${formatTime(method.created_at)}</p>
-      <p class="uuid">UUID <code id=${`uuid-${method.id}`} data-testid="method-uuid">${method.id}</code>
-        <button type="button" class="small" @click=${() => this.copy(method.id, `uuid-${method.id}`)} aria-label=${`Copy the UUID of ${method.label}`}>Copy</button></p>
-      ${entries.length
-        ? html`<dl class="fields">${entries.map(([k, v]) => html`<dt>${k}</dt><dd><code class="value">${v.length > 200 ? `${v.slice(0, 200)}…` : v}</code></dd>`)}</dl>`
-        : nothing}
-      ${facts.length ? html`<dl class="fields details">${facts.map(([k, v]) => html`<dt>${k}</dt><dd>${typeof v === 'object' ? JSON.stringify(v) : String(v as string | number | boolean)}</dd>`)}</dl>` : nothing}
-      ${method.warnings.length
-        ? html`<ul class="warnings" aria-label="Warnings">${method.warnings.map((w) => html`<li><span aria-hidden="true">⚠ </span><strong>Warning${w.field ? ` (${w.field})` : ''}:</strong> ${w.message}</li>`)}</ul>`
-        : nothing}
-      <p class="secret-note">Secret fields (${kind?.fields.filter((f) => f.secret).map((f) => f.name).join(', ') || 'none'}) are stored encrypted and never shown.</p>
+      <p class="kind">
+        ${kind?.title ?? method.kind} <code>${method.kind}</code> · added ${formatTime(method.created_at)}
+      </p>
+      <p class="uuid">
+        UUID <code id=${`uuid-${method.id}`} data-testid="method-uuid">${method.id}</code>
+        <button
+          type="button"
+          class="small"
+          @click=${() => this.copy(method.id, `uuid-${method.id}`)}
+          aria-label=${`Copy the UUID of ${method.label}`}
+        >
+          Copy
+        </button>
+      </p>
+      ${
+        entries.length
+          ? html`<dl class="fields">
+              ${entries.map(
+                ([k, v]) =>
+                  html`<dt>${k}</dt>
+                    <dd><code class="value">${v.length > 200 ? `${v.slice(0, 200)}…` : v}</code></dd>`,
+              )}
+            </dl>`
+          : nothing
+      }
+      ${
+        facts.length
+          ? html`<dl class="fields details">
+              ${facts.map(
+                ([k, v]) =>
+                  html`<dt>${k}</dt>
+                    <dd>${typeof v === 'object' ? JSON.stringify(v) : String(v as string | number | boolean)}</dd>`,
+              )}
+            </dl>`
+          : nothing
+      }
+      ${
+        method.warnings.length
+          ? html`<ul class="warnings" aria-label="Warnings">
+              ${method.warnings.map((w) => html`<li><span aria-hidden="true">⚠ </span><strong>Warning${w.field ? ` (${w.field})` : ''}:</strong> ${w.message}</li>`)}
+            </ul>`
+          : nothing
+      }
+      <p class="secret-note">
+        Secret fields
+        (${
+          kind?.fields
+            .filter((f) => f.secret)
+            .map((f) => f.name)
+            .join(', ') || 'none'
+        })
+        are stored encrypted and never shown.
+      </p>
       <button type="button" class="danger" @click=${() => (this.deleting = method)}>Delete</button>
     </article>`;
   }
@@ -259,15 +362,28 @@ export class VfAuthentications extends View {
   private confirmDelete() {
     const method = this.deleting;
     if (!method) return nothing;
-    return html`<div class="dialog-backdrop"><div class="dialog" role="alertdialog" aria-modal="true" aria-labelledby="delete-title" aria-describedby="delete-text"
-        @keydown=${(ev: KeyboardEvent) => ev.key === 'Escape' && (this.deleting = null)}>
-      <h2 id="delete-title">Delete “${method.label}”?</h2>
-      <p id="delete-text">Forwards that name <code>${method.id}</code> in <code>x-vault-forward-authentications</code> will be refused. This cannot be undone.</p>
-      <div class="actions">
-        <button type="button" class="danger" @click=${() => this.deleteMethod(method)}>Delete</button>
-        <button type="button" class="secondary" id="delete-cancel" @click=${() => (this.deleting = null)}>Cancel</button>
+    return html`<div class="dialog-backdrop">
+      <div
+        class="dialog"
+        role="alertdialog"
+        aria-modal="true"
+        aria-labelledby="delete-title"
+        aria-describedby="delete-text"
+        @keydown=${(ev: KeyboardEvent) => ev.key === 'Escape' && (this.deleting = null)}
+      >
+        <h2 id="delete-title">Delete “${method.label}”?</h2>
+        <p id="delete-text">
+          Forwards that name <code>${method.id}</code> in <code>x-vault-forward-authentications</code> will be refused.
+          This cannot be undone.
+        </p>
+        <div class="actions">
+          <button type="button" class="danger" @click=${() => this.deleteMethod(method)}>Delete</button>
+          <button type="button" class="secondary" id="delete-cancel" @click=${() => (this.deleting = null)}>
+            Cancel
+          </button>
+        </div>
       </div>
-    </div></div>`;
+    </div>`;
   }
 
   override updated(changed: Map<string, unknown>): void {
@@ -277,29 +393,38 @@ export class VfAuthentications extends View {
   override render() {
     const base = merchantBase(this.merchant);
     return html`
-      <p class="breadcrumb">Settings → ${this.merchant ? html`<a href="#/merchants">Merchants</a> → <a href=${base}>${this.merchant}</a>` : html`<a href=${base}>Configuration</a>`}
-        → <a href=${`${base}/vault-forwarding`}>Vault Forwarding</a></p>
+      <p class="breadcrumb">
+        Settings →
+        ${this.merchant ? html`<a href="#/merchants">Merchants</a> → <a href=${base}>${this.merchant}</a>` : html`<a href=${base}>Configuration</a>`}
+        → <a href=${`${base}/vault-forwarding`}>Vault Forwarding</a>
+      </p>
       <h1>Authentication methods${this.config ? html` · ${this.config.display_name}` : nothing}</h1>
       ${this.config ? html`<p>Hosts: ${this.config.hosts.map((h, i) => html`${i ? ', ' : ''}<code>${h}</code>`)} · methods ${this.config.methods.join(', ')}</p>` : nothing}
       ${problemAlert(this.error)}
-      ${this.added
-        ? html`<section class="alert success" aria-labelledby="added-title">
-            <h2 id="added-title" tabindex="-1"><span aria-hidden="true">✓ </span>Added “${this.added.label}”</h2>
-            <p>Use this UUID in the <code>x-vault-forward-authentications</code> header of a forwarding request:</p>
-            <p class="uuid big"><code id="added-uuid" data-testid="added-uuid">${this.added.id}</code>
-              <button type="button" @click=${() => this.copy(this.added!.id, 'added-uuid')}>Copy UUID</button></p>
-            <p>Its secret fields are stored encrypted and will not be shown again.</p>
-            ${this.copied ? html`<p class="help">${this.copied}</p>` : nothing}
-          </section>`
-        : nothing}
+      ${
+        this.added
+          ? html`<section class="alert success" aria-labelledby="added-title">
+              <h2 id="added-title" tabindex="-1"><span aria-hidden="true">✓ </span>Added “${this.added.label}”</h2>
+              <p>Use this UUID in the <code>x-vault-forward-authentications</code> header of a forwarding request:</p>
+              <p class="uuid big">
+                <code id="added-uuid" data-testid="added-uuid">${this.added.id}</code>
+                <button type="button" @click=${() => this.copy(this.added!.id, 'added-uuid')}>Copy UUID</button>
+              </p>
+              <p>Its secret fields are stored encrypted and will not be shown again.</p>
+              ${this.copied ? html`<p class="help">${this.copied}</p>` : nothing}
+            </section>`
+          : nothing
+      }
       ${this.adding ? this.addForm() : html`<button type="button" @click=${() => ((this.adding = true), (this.added = null), (this.formError = null))}>Add authentication</button>`}
       <h2>Methods of this endpoint</h2>
-      ${this.page
-        ? html`${this.page.items.length ? this.page.items.map((m) => this.details(m)) : html`<p>No authentication methods yet.</p>`}
+      ${
+        this.page
+          ? html`${this.page.items.length ? this.page.items.map((m) => this.details(m)) : html`<p>No authentication methods yet.</p>`}
             ${pager('Authentication methods', this.page, (c) => void this.loadPage(c))}`
-        : this.error
-          ? nothing
-          : html`<p>Loading…</p>`}
+          : this.error
+            ? nothing
+            : html`<p>Loading…</p>`
+      }
       ${this.confirmDelete()}
     `;
   }

@@ -11,7 +11,13 @@ interface Buyer {
 
 /** Buyers: search, and the shared next/previous cursors, one page at a time. */
 export class VfBuyers extends View {
-  static override properties = { merchant: {}, page: { state: true }, error: { state: true }, search: { state: true }, pageNumber: { state: true } };
+  static override properties = {
+    merchant: {},
+    page: { state: true },
+    error: { state: true },
+    search: { state: true },
+    pageNumber: { state: true },
+  };
   declare merchant: string | null;
   declare page: Page<Buyer> | null;
   declare error: ApiError | null;
@@ -34,7 +40,10 @@ export class VfBuyers extends View {
 
   private async load(cursor?: string, step = 0): Promise<void> {
     try {
-      this.page = await api<Page<Buyer>>('/buyers', { merchant: this.merchant, query: { limit: 10, cursor, search: cursor ? undefined : this.search } });
+      this.page = await api<Page<Buyer>>('/buyers', {
+        merchant: this.merchant,
+        query: { limit: 10, cursor, search: cursor ? undefined : this.search },
+      });
       this.pageNumber = cursor ? this.pageNumber + step : 1;
       this.error = null;
     } catch (error) {
@@ -54,26 +63,56 @@ export class VfBuyers extends View {
       <h1>Buyers</h1>
       <form class="search" role="search" @submit=${this.submit}>
         <label for="buyer-search">Search by name or external identifier</label>
-        <input id="buyer-search" name="search" type="search" maxlength="200" .value=${this.search}
-          aria-invalid=${e?.fieldMessages('search').length ? 'true' : 'false'} aria-describedby=${e?.fieldMessages('search').length ? 'buyer-search-error' : nothing} />
+        <input
+          id="buyer-search"
+          name="search"
+          type="search"
+          maxlength="200"
+          .value=${this.search}
+          aria-invalid=${e?.fieldMessages('search').length ? 'true' : 'false'}
+          aria-describedby=${e?.fieldMessages('search').length ? 'buyer-search-error' : nothing}
+        />
         <button type="submit">Search</button>
       </form>
       ${e?.fieldMessages('search').length ? html`<p class="field-error" id="buyer-search-error">${e.fieldMessages('search').join('; ')}</p>` : problemAlert(e)}
-      ${this.page
-        ? html`<table>
-              <caption>Page ${this.pageNumber}${this.search ? html` · matching “${this.search}”` : nothing}</caption>
-              <thead><tr><th scope="col">Name</th><th scope="col">External identifier</th><th scope="col">Created</th><th scope="col">ID</th></tr></thead>
-              <tbody>
-                ${this.page.items.map(
-                  (b) => html`<tr><td>${b.display_name}</td><td>${b.external_identifier ?? '—'}</td><td>${formatTime(b.created_at)}</td><td><code>${b.id}</code></td></tr>`,
-                )}
-                ${this.page.items.length === 0 ? html`<tr><td colspan="4">No buyers found.</td></tr>` : nothing}
-              </tbody>
-            </table>
-            ${pager('Buyers', this.page, (c) => void this.load(c, c === this.page?.next_cursor ? 1 : -1))}`
-        : e
-          ? nothing
-          : html`<p>Loading…</p>`}
+      ${
+        this.page
+          ? html`<table>
+                <caption>
+                  Page ${this.pageNumber}${this.search ? html` · matching “${this.search}”` : nothing}
+                </caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Name</th>
+                    <th scope="col">External identifier</th>
+                    <th scope="col">Created</th>
+                    <th scope="col">ID</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  ${this.page.items.map(
+                    (b) =>
+                      html`<tr>
+                        <td>${b.display_name}</td>
+                        <td>${b.external_identifier ?? '—'}</td>
+                        <td>${formatTime(b.created_at)}</td>
+                        <td><code>${b.id}</code></td>
+                      </tr>`,
+                  )}
+                  ${
+                    this.page.items.length === 0
+                      ? html`<tr>
+                          <td colspan="4">No buyers found.</td>
+                        </tr>`
+                      : nothing
+                  }
+                </tbody>
+              </table>
+              ${pager('Buyers', this.page, (c) => void this.load(c, c === this.page?.next_cursor ? 1 : -1))}`
+          : e
+            ? nothing
+            : html`<p>Loading…</p>`
+      }
     `;
   }
 }

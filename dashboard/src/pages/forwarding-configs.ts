@@ -1,6 +1,16 @@
 import { html, nothing } from 'lit';
 import { api, ApiError, Page } from '../api';
-import { announce, describedBy, fieldError, formText, merchantBase, pager, problemAlert, statusBadge, View } from '../ui';
+import {
+  announce,
+  describedBy,
+  fieldError,
+  formText,
+  merchantBase,
+  pager,
+  problemAlert,
+  statusBadge,
+  View,
+} from '../ui';
 
 export interface ForwardConfig {
   id: string;
@@ -20,7 +30,13 @@ const FIELDS = ['display_name', 'hosts', 'methods', 'enabled'];
 
 /** The Vault Forwarding tab: the endpoints enabled for the merchant, added, edited, enabled and disabled here. */
 export class VfForwardingConfigs extends View {
-  static override properties = { merchant: {}, page: { state: true }, error: { state: true }, editing: { state: true }, formError: { state: true } };
+  static override properties = {
+    merchant: {},
+    page: { state: true },
+    error: { state: true },
+    editing: { state: true },
+    formError: { state: true },
+  };
   declare merchant: string | null;
   declare page: Page<ForwardConfig> | null;
   declare error: ApiError | null;
@@ -45,7 +61,10 @@ export class VfForwardingConfigs extends View {
 
   private async load(cursor = this.cursor): Promise<void> {
     try {
-      this.page = await api<Page<ForwardConfig>>('/vault-forward/configs', { merchant: this.merchant, query: { limit: 20, cursor } });
+      this.page = await api<Page<ForwardConfig>>('/vault-forward/configs', {
+        merchant: this.merchant,
+        query: { limit: 20, cursor },
+      });
       this.cursor = cursor;
       this.error = null;
     } catch (error) {
@@ -59,17 +78,22 @@ export class VfForwardingConfigs extends View {
     const data = new FormData(form);
     const body = {
       display_name: formText(data, 'display_name'),
-      hosts: formText(data, 'hosts').split(/[\s,]+/).filter(Boolean),
+      hosts: formText(data, 'hosts')
+        .split(/[\s,]+/)
+        .filter(Boolean),
       methods: data.getAll('methods').map(String),
       enabled: data.get('enabled') === 'on',
     };
     const existing = this.editing !== 'new' ? this.editing : null;
     try {
-      const saved = await api<ForwardConfig>(existing ? `/vault-forward/configs/${existing.id}` : '/vault-forward/configs', {
-        method: existing ? 'PUT' : 'POST',
-        merchant: this.merchant,
-        body,
-      });
+      const saved = await api<ForwardConfig>(
+        existing ? `/vault-forward/configs/${existing.id}` : '/vault-forward/configs',
+        {
+          method: existing ? 'PUT' : 'POST',
+          merchant: this.merchant,
+          body,
+        },
+      );
       this.editing = null;
       this.formError = null;
       announce(`Forwarding config “${saved.display_name}” ${existing ? 'saved' : 'added'}.`);
@@ -83,7 +107,11 @@ export class VfForwardingConfigs extends View {
 
   private async toggle(config: ForwardConfig): Promise<void> {
     try {
-      await api(`/vault-forward/configs/${config.id}`, { method: 'PUT', merchant: this.merchant, body: { enabled: !config.enabled } });
+      await api(`/vault-forward/configs/${config.id}`, {
+        method: 'PUT',
+        merchant: this.merchant,
+        body: { enabled: !config.enabled },
+      });
       announce(`“${config.display_name}” ${config.enabled ? 'disabled' : 'enabled'}.`);
       await this.load();
     } catch (error) {
@@ -98,28 +126,56 @@ export class VfForwardingConfigs extends View {
     return html`<form class="card" @submit=${this.submit} aria-labelledby="config-form-title">
       <h2 id="config-form-title">${config ? `Edit “${config.display_name}”` : 'Add forwarding config'}</h2>
       <label for="cfg-name">Name</label>
-      <input id="cfg-name" name="display_name" required maxlength="50" .value=${config?.display_name ?? ''}
-        aria-invalid=${invalid('display_name')} aria-describedby=${describedBy(e?.fieldMessages('display_name').length && 'cfg-name-error')} />
+      <input
+        id="cfg-name"
+        name="display_name"
+        required
+        maxlength="50"
+        .value=${config?.display_name ?? ''}
+        aria-invalid=${invalid('display_name')}
+        aria-describedby=${describedBy(e?.fieldMessages('display_name').length && 'cfg-name-error')}
+      />
       ${fieldError(e, 'display_name', 'cfg-name-error')}
       <label for="cfg-hosts">Hosts</label>
-      <textarea id="cfg-hosts" name="hosts" rows="3" required .value=${config?.hosts.join('\n') ?? ''}
-        aria-invalid=${invalid('hosts')} aria-describedby=${describedBy('cfg-hosts-help', e?.fieldMessages('hosts').length && 'cfg-hosts-error')}></textarea>
-      <p class="help" id="cfg-hosts-help">One per line: an exact host name, with <code>:port</code> when it is not 443 (no scheme, no path).</p>
+      <textarea
+        id="cfg-hosts"
+        name="hosts"
+        rows="3"
+        required
+        .value=${config?.hosts.join('\n') ?? ''}
+        aria-invalid=${invalid('hosts')}
+        aria-describedby=${describedBy('cfg-hosts-help', e?.fieldMessages('hosts').length && 'cfg-hosts-error')}
+      ></textarea>
+      <p class="help" id="cfg-hosts-help">
+        One per line: an exact host name, with <code>:port</code> when it is not 443 (no scheme, no path).
+      </p>
       ${fieldError(e, 'hosts', 'cfg-hosts-error')}
-      <fieldset aria-invalid=${invalid('methods')} aria-describedby=${describedBy(e?.fieldMessages('methods').length && 'cfg-methods-error')}>
+      <fieldset
+        aria-invalid=${invalid('methods')}
+        aria-describedby=${describedBy(e?.fieldMessages('methods').length && 'cfg-methods-error')}
+      >
         <legend>HTTP methods</legend>
         ${METHODS.map(
-          (m) => html`<label class="inline"><input type="checkbox" name="methods" value=${m}
-              .checked=${config ? config.methods.includes(m) : ['POST', 'PUT', 'PATCH'].includes(m)} /> ${m}</label>`,
+          (m) =>
+            html`<label class="inline"
+              ><input
+                type="checkbox"
+                name="methods"
+                value=${m}
+                .checked=${config ? config.methods.includes(m) : ['POST', 'PUT', 'PATCH'].includes(m)}
+              />
+              ${m}</label
+            >`,
         )}
       </fieldset>
       ${fieldError(e, 'methods', 'cfg-methods-error')}
       <label class="inline"><input type="checkbox" name="enabled" .checked=${config?.enabled ?? true} /> Enabled</label>
-      ${fieldError(e, 'enabled', 'cfg-enabled-error')}
-      ${e && e.hasErrorsBeyond(FIELDS) ? problemAlert(e) : nothing}
+      ${fieldError(e, 'enabled', 'cfg-enabled-error')} ${e && e.hasErrorsBeyond(FIELDS) ? problemAlert(e) : nothing}
       <div class="actions">
         <button type="submit">${config ? 'Save' : 'Add'}</button>
-        <button type="button" class="secondary" @click=${() => ((this.editing = null), (this.formError = null))}>Cancel</button>
+        <button type="button" class="secondary" @click=${() => ((this.editing = null), (this.formError = null))}>
+          Cancel
+        </button>
       </div>
     </form>`;
   }
@@ -128,15 +184,30 @@ export class VfForwardingConfigs extends View {
     const authHref = `${merchantBase(this.merchant)}/vault-forwarding/${config.id}/authentications`;
     return html`<tr>
       <th scope="row">${config.display_name}</th>
-      <td><ul class="plain">${config.hosts.map((h) => html`<li><code>${h}</code></li>`)}</ul></td>
+      <td>
+        <ul class="plain">
+          ${config.hosts.map((h) => html`<li><code>${h}</code></li>`)}
+        </ul>
+      </td>
       <td>${config.methods.join(', ')}</td>
       <td>${config.enabled ? statusBadge('ok', 'Enabled') : statusBadge('neutral', 'Disabled')}</td>
       <td>
         <details class="menu">
           <summary aria-label=${`Actions for ${config.display_name}`}>Actions</summary>
           <ul role="list">
-            <li><button type="button" @click=${(e: Event) => (closeMenu(e), (this.editing = config), (this.formError = null))}>Edit</button></li>
-            <li><button type="button" @click=${(e: Event) => (closeMenu(e), this.toggle(config))}>${config.enabled ? 'Disable' : 'Enable'}</button></li>
+            <li>
+              <button
+                type="button"
+                @click=${(e: Event) => (closeMenu(e), (this.editing = config), (this.formError = null))}
+              >
+                Edit
+              </button>
+            </li>
+            <li>
+              <button type="button" @click=${(e: Event) => (closeMenu(e), this.toggle(config))}>
+                ${config.enabled ? 'Disable' : 'Enable'}
+              </button>
+            </li>
             <li><a href=${authHref}>Edit authentication methods</a></li>
           </ul>
         </details>
@@ -147,23 +218,43 @@ export class VfForwardingConfigs extends View {
   override render() {
     return html`
       <h2>Vault Forwarding</h2>
-      <p>The endpoints enabled for forwarding in this merchant account. Stored authentication methods (signed requests,
-        mutual TLS, encrypted payloads) are set per endpoint under “Edit authentication methods”.</p>
+      <p>
+        The endpoints enabled for forwarding in this merchant account. Stored authentication methods (signed requests,
+        mutual TLS, encrypted payloads) are set per endpoint under “Edit authentication methods”.
+      </p>
       ${problemAlert(this.error)}
       ${this.editing ? this.form() : html`<button type="button" @click=${() => ((this.editing = 'new'), (this.formError = null))}>Add forwarding config</button>`}
-      ${this.page
-        ? html`<table class="configs">
-              <caption class="visually-hidden">Forwarding configs</caption>
-              <thead><tr><th scope="col">Name</th><th scope="col">Hosts</th><th scope="col">Methods</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
-              <tbody>
-                ${this.page.items.map((c) => this.row(c))}
-                ${this.page.items.length === 0 ? html`<tr><td colspan="5">No endpoints enabled yet.</td></tr>` : nothing}
-              </tbody>
-            </table>
-            ${pager('Forwarding configs', this.page, (c) => void this.load(c))}`
-        : this.error
-          ? nothing
-          : html`<p>Loading…</p>`}
+      ${
+        this.page
+          ? html`<table class="configs">
+                <caption class="visually-hidden">
+                  Forwarding configs
+                </caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Name</th>
+                    <th scope="col">Hosts</th>
+                    <th scope="col">Methods</th>
+                    <th scope="col">Status</th>
+                    <th scope="col"><span class="visually-hidden">Actions</span></th>
+                  </tr>
+                </thead>
+                <tbody>
+                  ${this.page.items.map((c) => this.row(c))}
+                  ${
+                    this.page.items.length === 0
+                      ? html`<tr>
+                          <td colspan="5">No endpoints enabled yet.</td>
+                        </tr>`
+                      : nothing
+                  }
+                </tbody>
+              </table>
+              ${pager('Forwarding configs', this.page, (c) => void this.load(c))}`
+          : this.error
+            ? nothing
+            : html`<p>Loading…</p>`
+      }
     `;
   }
 }

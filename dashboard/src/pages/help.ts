@@ -6,8 +6,11 @@ export class VfHelp extends View {
   override render() {
     return html`
       <h1>Getting an API key</h1>
-      <p>The dashboard signs in with the same API keys as any client. Keys are made with the service’s CLI, in the
-        directory where the service runs. The private key goes to a file (mode 0600); the service keeps only the public key.</p>
+      <p>
+        The dashboard signs in with the same API keys as any client. Keys are made with the service’s CLI, in the
+        directory where the service runs. The private key goes to a file (mode 0600); the service keeps only the public
+        key.
+      </p>
       <h2>An instance key (all merchant accounts)</h2>
       <p>Use it for Settings → Merchants.</p>
       <pre><code>npm run --silent cli -- api-key create --instance --out instance.pem</code></pre>
@@ -17,18 +20,31 @@ export class VfHelp extends View {
 npm run --silent cli -- api-key create --merchant default --out default.pem</code></pre>
       <h2>Signing in</h2>
       <ul>
-        <li><strong>With the key file</strong>: choose the <code>.pem</code> file on the sign-in page. The page signs
-          short-lived tokens with it (ES512 or ES256, key id = the key’s thumbprint). It is kept in this tab’s memory only.</li>
-        <li><strong>With a token</strong>: paste the token printed by
-          <code>npm run --silent cli -- token --key default.pem --key-id &lt;id&gt; --scopes '*.read,*.write'</code>.</li>
+        <li>
+          <strong>With the key file</strong>: choose the <code>.pem</code> file on the sign-in page. The page signs
+          short-lived tokens with it (ES512 or ES256, key id = the key’s thumbprint). It is kept in this tab’s memory
+          only.
+        </li>
+        <li>
+          <strong>With a token</strong>: paste the token printed by
+          <code>npm run --silent cli -- token --key default.pem --key-id &lt;id&gt; --scopes '*.read,*.write'</code>.
+        </li>
       </ul>
       <h2>Scopes the pages use</h2>
       <ul>
-        <li>Merchants: <code>merchant-accounts.read</code>, <code>merchant-accounts.write</code> (instance keys only)</li>
-        <li>Vault Forwarding: <code>vault-forward-configs.read/.write</code>, <code>vault-forward-authentications.read/.write</code></li>
+        <li>
+          Merchants: <code>merchant-accounts.read</code>, <code>merchant-accounts.write</code> (instance keys only)
+        </li>
+        <li>
+          Vault Forwarding: <code>vault-forward-configs.read/.write</code>,
+          <code>vault-forward-authentications.read/.write</code>
+        </li>
         <li>Buyers: <code>buyers.read</code>; Activity: <code>vault-forwards.read</code></li>
       </ul>
-      <p>Revoke a key with <code>npm run --silent cli -- api-key revoke &lt;id&gt;</code>; its tokens stop working at once.</p>
+      <p>
+        Revoke a key with <code>npm run --silent cli -- api-key revoke &lt;id&gt;</code>; its tokens stop working at
+        once.
+      </p>
       <p><a href="#/sign-in">Back to sign in</a></p>
     `;
   }

@@ -10,7 +10,13 @@ import './forwarding-configs';
  * General and Vault Forwarding tabs.
  */
 export class VfMerchant extends View {
-  static override properties = { merchant: {}, tab: {}, account: { state: true }, error: { state: true }, saveError: { state: true } };
+  static override properties = {
+    merchant: {},
+    tab: {},
+    account: { state: true },
+    error: { state: true },
+    saveError: { state: true },
+  };
   declare merchant: string | null;
   declare tab: 'general' | 'vault-forwarding';
   declare account: MerchantAccount | null;
@@ -46,7 +52,10 @@ export class VfMerchant extends View {
     event.preventDefault();
     const name = ((event.target as HTMLFormElement).elements.namedItem('display_name') as HTMLInputElement).value;
     try {
-      this.account = await api<MerchantAccount>(`/merchant-accounts/${encodeURIComponent(this.merchant!)}`, { method: 'PUT', body: { display_name: name } });
+      this.account = await api<MerchantAccount>(`/merchant-accounts/${encodeURIComponent(this.merchant!)}`, {
+        method: 'PUT',
+        body: { display_name: name },
+      });
       this.saveError = null;
       announce('Merchant saved.');
     } catch (error) {
@@ -57,7 +66,10 @@ export class VfMerchant extends View {
   private general() {
     if (!this.merchant) {
       const own = currentSession()?.ownMerchantId;
-      return html`<p>This key acts for the merchant account ${own ? html`<code>${own}</code>` : 'it belongs to'}. Merchant accounts are managed with an instance key.</p>`;
+      return html`<p>
+        This key acts for the merchant account ${own ? html`<code>${own}</code>` : 'it belongs to'}. Merchant accounts
+        are managed with an instance key.
+      </p>`;
     }
     if (!this.account) return this.error ? nothing : html`<p>Loading…</p>`;
     const e = this.saveError;
@@ -65,11 +77,20 @@ export class VfMerchant extends View {
       <label for="merchant-id">ID</label>
       <input id="merchant-id" .value=${this.account.id} readonly />
       <label for="merchant-name">Display name</label>
-      <input id="merchant-name" name="display_name" required maxlength="200" .value=${this.account.display_name}
-        aria-invalid=${e?.fieldMessages('display_name').length ? 'true' : 'false'} aria-describedby=${describedBy(e?.fieldMessages('display_name').length && 'merchant-name-error')} />
+      <input
+        id="merchant-name"
+        name="display_name"
+        required
+        maxlength="200"
+        .value=${this.account.display_name}
+        aria-invalid=${e?.fieldMessages('display_name').length ? 'true' : 'false'}
+        aria-describedby=${describedBy(e?.fieldMessages('display_name').length && 'merchant-name-error')}
+      />
       ${fieldError(e, 'display_name', 'merchant-name-error')}
       ${e && e.hasErrorsBeyond(['display_name']) ? problemAlert(e) : nothing}
-      <p class="help">Created ${formatTime(this.account.created_at)}, updated ${formatTime(this.account.updated_at)}.</p>
+      <p class="help">
+        Created ${formatTime(this.account.created_at)}, updated ${formatTime(this.account.updated_at)}.
+      </p>
       <button type="submit">Save</button>
     </form>`;
   }
@@ -78,12 +99,16 @@ export class VfMerchant extends View {
     const base = merchantBase(this.merchant);
     const title = this.merchant ? (this.account?.display_name ?? this.merchant) : 'Configuration';
     return html`
-      <p class="breadcrumb">Settings → ${this.merchant ? html`<a href="#/merchants">Merchants</a> → Edit merchant` : 'Configuration'}</p>
+      <p class="breadcrumb">
+        Settings → ${this.merchant ? html`<a href="#/merchants">Merchants</a> → Edit merchant` : 'Configuration'}
+      </p>
       <h1>${title}</h1>
       ${problemAlert(this.error)}
       <nav class="tabs" aria-label="Merchant settings">
         <a href=${base} aria-current=${this.tab === 'general' ? 'page' : nothing}>General</a>
-        <a href=${`${base}/vault-forwarding`} aria-current=${this.tab === 'vault-forwarding' ? 'page' : nothing}>Vault Forwarding</a>
+        <a href=${`${base}/vault-forwarding`} aria-current=${this.tab === 'vault-forwarding' ? 'page' : nothing}
+          >Vault Forwarding</a
+        >
       </nav>
       <section class="tab-panel" aria-label=${this.tab === 'general' ? 'General' : 'Vault Forwarding'}>
         ${this.tab === 'general' ? this.general() : html`<vf-forwarding-configs .merchant=${this.merchant}></vf-forwarding-configs>`}

@@ -40,22 +40,49 @@ export class VfMerchants extends View {
       <p class="breadcrumb">Settings</p>
       <h1>Merchants</h1>
       ${problemAlert(this.error)}
-      ${this.page
-        ? html`<table>
-              <caption class="visually-hidden">Merchant accounts</caption>
-              <thead><tr><th scope="col">Name</th><th scope="col">ID</th><th scope="col">Created</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
-              <tbody>
-                ${this.page.items.map(
-                  (m) => html`<tr>
-                    <td>${m.display_name}</td><td><code>${m.id}</code></td><td>${formatTime(m.created_at)}</td>
-                    <td><a class="button" href=${`#/merchants/${encodeURIComponent(m.id)}`} aria-label=${`Edit ${m.display_name}`}>Edit</a></td>
-                  </tr>`,
-                )}
-                ${this.page.items.length === 0 ? html`<tr><td colspan="4">No merchant accounts yet: <code>npm run cli -- merchant create</code>.</td></tr>` : nothing}
-              </tbody>
-            </table>
-            ${pager('Merchant accounts', this.page, (c) => void this.load(c))}`
-        : html`<p>Loading…</p>`}
+      ${
+        this.page
+          ? html`<table>
+                <caption class="visually-hidden">
+                  Merchant accounts
+                </caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Name</th>
+                    <th scope="col">ID</th>
+                    <th scope="col">Created</th>
+                    <th scope="col"><span class="visually-hidden">Actions</span></th>
+                  </tr>
+                </thead>
+                <tbody>
+                  ${this.page.items.map(
+                    (m) =>
+                      html`<tr>
+                        <td>${m.display_name}</td>
+                        <td><code>${m.id}</code></td>
+                        <td>${formatTime(m.created_at)}</td>
+                        <td>
+                          <a
+                            class="button"
+                            href=${`#/merchants/${encodeURIComponent(m.id)}`}
+                            aria-label=${`Edit ${m.display_name}`}
+                            >Edit</a
+                          >
+                        </td>
+                      </tr>`,
+                  )}
+                  ${
+                    this.page.items.length === 0
+                      ? html`<tr>
+                          <td colspan="4">No merchant accounts yet: <code>npm run cli -- merchant create</code>.</td>
+                        </tr>`
+                      : nothing
+                  }
+                </tbody>
+              </table>
+              ${pager('Merchant accounts', this.page, (c) => void this.load(c))}`
+          : html`<p>Loading…</p>`
+      }
     `;
   }
 }

@@ -8,7 +8,12 @@ import { problemAlert, View } from '../ui';
  * Nothing is stored: closing or reloading the tab signs out.
  */
 export class VfSignIn extends View {
-  static override properties = { error: { state: true }, busy: { state: true }, keyError: { state: true }, tokenError: { state: true } };
+  static override properties = {
+    error: { state: true },
+    busy: { state: true },
+    keyError: { state: true },
+    tokenError: { state: true },
+  };
   declare error: ApiError | Error | null;
   declare keyError: string | null;
   declare tokenError: string | null;
@@ -64,7 +69,8 @@ export class VfSignIn extends View {
       this.dispatchEvent(new CustomEvent('signed-in', { bubbles: true, composed: true }));
     } catch (error) {
       this.error = error as Error;
-      if (error instanceof ApiError && error.status === 401 && expiresAt && expiresAt < Date.now() / 1000) this.tokenError = 'This token has expired: mint a new one.';
+      if (error instanceof ApiError && error.status === 401 && expiresAt && expiresAt < Date.now() / 1000)
+        this.tokenError = 'This token has expired: mint a new one.';
     } finally {
       this.busy = false;
     }
@@ -73,16 +79,27 @@ export class VfSignIn extends View {
   override render() {
     return html`
       <h1>Sign in</h1>
-      <p>Use an API key of this service. The key stays in this browser tab’s memory and is gone when you close or reload it.
-        <a href="#/help">How do I get a key?</a></p>
+      <p>
+        Use an API key of this service. The key stays in this browser tab’s memory and is gone when you close or reload
+        it. <a href="#/help">How do I get a key?</a>
+      </p>
       ${problemAlert(this.error)}
       <div class="columns">
         <form class="card" @submit=${this.withKey} aria-labelledby="with-key">
           <h2 id="with-key">With an API key file</h2>
           <label for="key-file">API key file (PEM)</label>
-          <input id="key-file" name="key-file" type="file" accept=".pem,application/x-pem-file,text/plain"
-            aria-describedby=${['key-file-help', this.keyError ? 'key-file-error' : ''].join(' ').trim()} aria-invalid=${this.keyError ? 'true' : 'false'} />
-          <p class="help" id="key-file-help">The file written by <code>api-key create --out FILE</code>. Short-lived tokens (5 minutes) are signed with it here; the file is not uploaded.</p>
+          <input
+            id="key-file"
+            name="key-file"
+            type="file"
+            accept=".pem,application/x-pem-file,text/plain"
+            aria-describedby=${['key-file-help', this.keyError ? 'key-file-error' : ''].join(' ').trim()}
+            aria-invalid=${this.keyError ? 'true' : 'false'}
+          />
+          <p class="help" id="key-file-help">
+            The file written by <code>api-key create --out FILE</code>. Short-lived tokens (5 minutes) are signed with
+            it here; the file is not uploaded.
+          </p>
           ${this.keyError ? html`<p class="field-error" id="key-file-error"><span aria-hidden="true">⚠ </span>${this.keyError}</p>` : nothing}
           <label for="scopes">Scopes</label>
           <input id="scopes" name="scopes" value=${DEFAULT_SCOPES.join(', ')} aria-describedby="scopes-help" />
@@ -92,9 +109,18 @@ export class VfSignIn extends View {
         <form class="card" @submit=${this.withToken} aria-labelledby="with-token">
           <h2 id="with-token">With an access token</h2>
           <label for="token">Access token</label>
-          <textarea id="token" name="token" rows="5" autocomplete="off" spellcheck="false"
-            aria-describedby=${['token-help', this.tokenError ? 'token-error' : ''].join(' ').trim()} aria-invalid=${this.tokenError ? 'true' : 'false'}></textarea>
-          <p class="help" id="token-help">From <code>npm run --silent cli -- token …</code>. It works until it expires (at most an hour).</p>
+          <textarea
+            id="token"
+            name="token"
+            rows="5"
+            autocomplete="off"
+            spellcheck="false"
+            aria-describedby=${['token-help', this.tokenError ? 'token-error' : ''].join(' ').trim()}
+            aria-invalid=${this.tokenError ? 'true' : 'false'}
+          ></textarea>
+          <p class="help" id="token-help">
+            From <code>npm run --silent cli -- token …</code>. It works until it expires (at most an hour).
+          </p>
           ${this.tokenError ? html`<p class="field-error" id="token-error"><span aria-hidden="true">⚠ </span>${this.tokenError}</p>` : nothing}
           <button type="submit" ?disabled=${this.busy}>Sign in with token</button>
         </form>

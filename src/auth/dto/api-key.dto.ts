@@ -8,7 +8,8 @@ import { ApiKey, ApiKeyAlgorithm } from '../api-key.entity';
 export class ListApiKeysQuery extends PageQueryDto({ default: 20, max: 100 }) {
   @ApiPropertyOptional({
     example: 'default',
-    description: "Only this merchant account's keys. A merchant key sees its own merchant account's keys whatever this says.",
+    description:
+      "Only this merchant account's keys. A merchant key sees its own merchant account's keys whatever this says.",
   })
   @IsOptional()
   @Matches(MERCHANT_ACCOUNT_ID_PATTERN, { message: `must match ${MERCHANT_ACCOUNT_ID_PATTERN.source}` })
@@ -19,7 +20,10 @@ export class ListApiKeysQuery extends PageQueryDto({ default: 20, max: 100 }) {
 export class ApiKeyResponse {
   @ApiProperty({ type: String, enum: ['api-key'] })
   type!: 'api-key';
-  @ApiProperty({ description: 'RFC 7638 thumbprint of the public key: the `kid` of its tokens.', example: 'mJ0k8pQZ3x…' })
+  @ApiProperty({
+    description: 'RFC 7638 thumbprint of the public key: the `kid` of its tokens.',
+    example: 'mJ0k8pQZ3x…',
+  })
   id!: string;
   @ApiProperty({ type: String, nullable: true, example: 'default', description: 'null for an instance key.' })
   merchant_account_id!: string | null;

@@ -26,7 +26,14 @@ export class UpdateBuyerDto {
   display_name?: string;
 
   /** `null` clears it; absent leaves it unchanged. */
-  @ApiPropertyOptional({ type: String, example: 'user-789123', minLength: 1, maxLength: 200, nullable: true, description: 'null clears it.' })
+  @ApiPropertyOptional({
+    type: String,
+    example: 'user-789123',
+    minLength: 1,
+    maxLength: 200,
+    nullable: true,
+    description: 'null clears it.',
+  })
   @ValidateIf((_, value) => value !== null && value !== undefined)
   @IsString()
   @Length(1, 200)
@@ -34,7 +41,10 @@ export class UpdateBuyerDto {
 }
 
 export class ListBuyersQuery extends PageQueryDto({ default: 20, max: 100 }) {
-  @ApiPropertyOptional({ maxLength: 200, description: 'Case-insensitive substring of display_name or external_identifier.' })
+  @ApiPropertyOptional({
+    maxLength: 200,
+    description: 'Case-insensitive substring of display_name or external_identifier.',
+  })
   @IsOptional()
   @IsString()
   @MaxLength(200)

@@ -1,7 +1,20 @@
 import { ApiTimestamp } from '../../common/openapi/properties';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsIn, IsInt, IsObject, IsOptional, IsString, IsUUID, Matches, Max, Min, ValidateBy, ValidateIf, ValidateNested } from 'class-validator';
+import {
+  IsIn,
+  IsInt,
+  IsObject,
+  IsOptional,
+  IsString,
+  IsUUID,
+  Matches,
+  Max,
+  Min,
+  ValidateBy,
+  ValidateIf,
+  ValidateNested,
+} from 'class-validator';
 import { cardNumberProblem, CardScheme, EXPIRATION_DATE_PATTERN } from '../../vault/card';
 import { CheckoutSession } from '../checkout-session.entity';
 
@@ -15,9 +28,11 @@ export function metadataProblem(value: unknown): string | null {
   const entries = Object.entries(value as Record<string, unknown>);
   if (entries.length > METADATA_LIMITS.keys) return `must have at most ${METADATA_LIMITS.keys} keys`;
   for (const [key, item] of entries) {
-    if (key.length < 1 || key.length > METADATA_LIMITS.keyLength) return `keys must be 1 to ${METADATA_LIMITS.keyLength} characters`;
+    if (key.length < 1 || key.length > METADATA_LIMITS.keyLength)
+      return `keys must be 1 to ${METADATA_LIMITS.keyLength} characters`;
     if (typeof item !== 'string') return 'values must be strings';
-    if (item.length > METADATA_LIMITS.valueLength) return `values must be at most ${METADATA_LIMITS.valueLength} characters`;
+    if (item.length > METADATA_LIMITS.valueLength)
+      return `values must be at most ${METADATA_LIMITS.valueLength} characters`;
   }
   return null;
 }
@@ -25,7 +40,10 @@ export function metadataProblem(value: unknown): string | null {
 function IsMetadata(): PropertyDecorator {
   return ValidateBy({
     name: 'isMetadata',
-    validator: { validate: (value: unknown) => metadataProblem(value) === null, defaultMessage: (args) => metadataProblem(args?.value) ?? 'is invalid' },
+    validator: {
+      validate: (value: unknown) => metadataProblem(value) === null,
+      defaultMessage: (args) => metadataProblem(args?.value) ?? 'is invalid',
+    },
   });
 }
 
@@ -33,7 +51,10 @@ function IsMetadata(): PropertyDecorator {
 function IsCardNumber(): PropertyDecorator {
   return ValidateBy({
     name: 'isCardNumber',
-    validator: { validate: (value: unknown) => cardNumberProblem(value) === null, defaultMessage: (args) => cardNumberProblem(args?.value) ?? 'is invalid' },
+    validator: {
+      validate: (value: unknown) => cardNumberProblem(value) === null,
+      defaultMessage: (args) => cardNumberProblem(args?.value) ?? 'is invalid',
+    },
   });
 }
 
@@ -52,7 +73,8 @@ export class CheckoutSessionCreateDto {
     minimum: 1,
     maximum: MAX_EXPIRES_IN_SECONDS,
     default: MAX_EXPIRES_IN_SECONDS,
-    description: 'Seconds until the session and its card data expire. On update, counted from now, but never past an hour after creation.',
+    description:
+      'Seconds until the session and its card data expire. On update, counted from now, but never past an hour after creation.',
   })
   @IsOptional()
   @IsInt()
@@ -66,13 +88,18 @@ export class CheckoutSessionCreateDto {
   metadata?: Record<string, string> | null;
 }
 
-
 export class CheckoutSessionFieldsPaymentMethodDto {
-  @ApiProperty({ enum: ['card', 'id'], description: '`card`: a new card; `id`: a stored payment method of this merchant account.' })
+  @ApiProperty({
+    enum: ['card', 'id'],
+    description: '`card`: a new card; `id`: a stored payment method of this merchant account.',
+  })
   @IsIn(['card', 'id'])
   method!: 'card' | 'id';
 
-  @ApiPropertyOptional({ example: '4111 1111 1111 1111', description: 'With method card: 12–19 digits, Luhn-valid. Encrypted; never returned.' })
+  @ApiPropertyOptional({
+    example: '4111 1111 1111 1111',
+    description: 'With method card: 12–19 digits, Luhn-valid. Encrypted; never returned.',
+  })
   @ValidateIf((o: CheckoutSessionFieldsPaymentMethodDto) => o.method === 'card' || o.number !== undefined)
   @IsCardNumber()
   number?: string;
@@ -88,7 +115,11 @@ export class CheckoutSessionFieldsPaymentMethodDto {
   @IsUUID('all')
   id?: string;
 
-  @ApiProperty({ example: '123', pattern: '^[0-9]{3,4}$', description: '3 digits (4 for American Express). Encrypted; erased after use or at expiry; never returned.' })
+  @ApiProperty({
+    example: '123',
+    pattern: '^[0-9]{3,4}$',
+    description: '3 digits (4 for American Express). Encrypted; erased after use or at expiry; never returned.',
+  })
   @IsString()
   @Matches(/^[0-9]{3,4}$/, { message: 'must be 3 or 4 digits' })
   security_code!: string;
@@ -111,7 +142,12 @@ export class CheckoutSessionPaymentMethodResponse {
   type!: 'payment-method';
   @ApiProperty({ enum: ['card'] })
   method!: 'card';
-  @ApiProperty({ type: String, format: 'uuid', nullable: true, description: 'The stored payment method, when the card was given by id.' })
+  @ApiProperty({
+    type: String,
+    format: 'uuid',
+    nullable: true,
+    description: 'The stored payment method, when the card was given by id.',
+  })
   id!: string | null;
   @ApiProperty({ example: '1111', description: 'Last four digits.' })
   label!: string;
@@ -132,7 +168,11 @@ export class CheckoutSessionResponse {
   metadata!: Record<string, string> | null;
   @ApiTimestamp()
   expires_at!: string;
-  @ApiProperty({ type: CheckoutSessionPaymentMethodResponse, nullable: true, description: 'Null until a card is collected with PUT /checkout/sessions/{id}/fields.' })
+  @ApiProperty({
+    type: CheckoutSessionPaymentMethodResponse,
+    nullable: true,
+    description: 'Null until a card is collected with PUT /checkout/sessions/{id}/fields.',
+  })
   payment_method!: CheckoutSessionPaymentMethodResponse | null;
   @ApiTimestamp()
   created_at!: string;
@@ -140,7 +180,12 @@ export class CheckoutSessionResponse {
   updated_at!: string;
 
   static from(s: CheckoutSession): CheckoutSessionResponse {
-    const card = s.cardSource !== null && s.label !== null && s.scheme !== null && s.expirationDate !== null && (s.cardSource === 'card' || s.paymentMethodId !== null);
+    const card =
+      s.cardSource !== null &&
+      s.label !== null &&
+      s.scheme !== null &&
+      s.expirationDate !== null &&
+      (s.cardSource === 'card' || s.paymentMethodId !== null);
     return {
       type: 'checkout-session',
       id: s.id,
@@ -148,7 +193,14 @@ export class CheckoutSessionResponse {
       metadata: s.metadata,
       expires_at: s.expiresAt.toISOString(),
       payment_method: card
-        ? { type: 'payment-method', method: 'card', id: s.cardSource === 'id' ? s.paymentMethodId : null, label: s.label!, scheme: s.scheme!, expiration_date: s.expirationDate! }
+        ? {
+            type: 'payment-method',
+            method: 'card',
+            id: s.cardSource === 'id' ? s.paymentMethodId : null,
+            label: s.label!,
+            scheme: s.scheme!,
+            expiration_date: s.expirationDate!,
+          }
         : null,
       created_at: s.createdAt.toISOString(),
       updated_at: s.updatedAt.toISOString(),

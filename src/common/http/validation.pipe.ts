@@ -37,11 +37,17 @@ const MAX_REPORTED = 10;
  * U+FFFD, or be refused). Checked here once for every route, before any DTO, rather than per field:
  * a column that forgot the check would otherwise fail as a 500. Names are the DTO's dotted paths.
  */
-function unstorableStrings(value: unknown, name: string, depth = 0, found: Array<Omit<ProblemFieldError, 'location'>> = []) {
+function unstorableStrings(
+  value: unknown,
+  name: string,
+  depth = 0,
+  found: Array<Omit<ProblemFieldError, 'location'>> = [],
+) {
   if (found.length >= MAX_REPORTED || depth > MAX_WALK_DEPTH) return found;
   if (typeof value === 'string') {
     if (value.includes('\u0000')) found.push({ name, message: 'must not contain a NUL character (U+0000)' });
-    else if (!(value as unknown as { isWellFormed(): boolean }).isWellFormed()) found.push({ name, message: 'must not contain a lone UTF-16 surrogate' });
+    else if (!(value as unknown as { isWellFormed(): boolean }).isWellFormed())
+      found.push({ name, message: 'must not contain a lone UTF-16 surrogate' });
   } else if (typeof value === 'object' && value !== null) {
     for (const [key, item] of Object.entries(value)) {
       const child = name ? `${name}.${key}` : key;
@@ -81,10 +87,17 @@ export class ProblemValidationPipe extends ValidationPipe {
       const unstorable = unstorableStrings(value, metadata.data ?? '');
       if (unstorable.length > 0) {
         const errors = unstorable.map((field) => ({ location, name: field.name || location, message: field.message }));
-        throw new ProblemException(CommonErrors.validationFailed, `${errors.map((e) => `${e.name} ${e.message}`).join('; ')}.`, errors);
+        throw new ProblemException(
+          CommonErrors.validationFailed,
+          `${errors.map((e) => `${e.name} ${e.message}`).join('; ')}.`,
+          errors,
+        );
       }
     }
-    if (metadata.type === 'body' && (value === undefined || value === null || typeof value !== 'object' || Array.isArray(value))) {
+    if (
+      metadata.type === 'body' &&
+      (value === undefined || value === null || typeof value !== 'object' || Array.isArray(value))
+    ) {
       if (metadata.metatype && this.toValidate(metadata)) {
         throw new ProblemException(CommonErrors.validationFailed, 'The request body must be a JSON object.', [
           { location: 'body', name: 'body', message: 'must be a JSON object' },

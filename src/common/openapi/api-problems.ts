@@ -30,9 +30,15 @@ export class ProblemSchema {
   code!: string;
   @ApiPropertyOptional({ example: '/buyers', description: 'The path of the request.' })
   instance?: string;
-  @ApiPropertyOptional({ example: '1f0c1c1e-4d0e-4c1e-9f3b-8f2f8f0a3c11', description: 'Also the x-request-id response header.' })
+  @ApiPropertyOptional({
+    example: '1f0c1c1e-4d0e-4c1e-9f3b-8f2f8f0a3c11',
+    description: 'Also the x-request-id response header.',
+  })
   request_id?: string;
-  @ApiPropertyOptional({ type: [ProblemFieldErrorSchema], description: 'One entry per offending field, query parameter or header.' })
+  @ApiPropertyOptional({
+    type: [ProblemFieldErrorSchema],
+    description: 'One entry per offending field, query parameter or header.',
+  })
   errors?: ProblemFieldErrorSchema[];
 }
 
@@ -55,7 +61,12 @@ export function problemResponse(definitions: readonly ProblemDefinition[]): Prob
     description: codes.map((code) => `\`${problemType(code)}\` ${byCode.get(code)!.title}`).join('; '),
     content: {
       [PROBLEM_MEDIA_TYPE]: {
-        schema: { allOf: [{ $ref: PROBLEM_SCHEMA_REF }, { type: 'object', properties: { code: { type: 'string', enum: codes } } }] },
+        schema: {
+          allOf: [
+            { $ref: PROBLEM_SCHEMA_REF },
+            { type: 'object', properties: { code: { type: 'string', enum: codes } } },
+          ],
+        },
       },
     },
   };
@@ -64,16 +75,19 @@ export function problemResponse(definitions: readonly ProblemDefinition[]): Prob
 /** The codes a response built by problemResponse carries, or [] for any other response. */
 export function problemCodesOf(response: unknown): string[] {
   const schema = (response as ProblemResponseObject | undefined)?.content?.[PROBLEM_MEDIA_TYPE]?.schema as
-    | { allOf?: Array<{ properties?: { code?: { enum?: string[] } } }> }
-    | undefined;
+    { allOf?: Array<{ properties?: { code?: { enum?: string[] } } }> } | undefined;
   return schema?.allOf?.[1]?.properties?.code?.enum ?? [];
 }
 
 /** `responses` with `definitions` added, merged per status with the problems already there (a new object). */
-export function withProblems<R extends Record<string, unknown>>(responses: R, definitions: readonly ProblemDefinition[]): R {
+export function withProblems<R extends Record<string, unknown>>(
+  responses: R,
+  definitions: readonly ProblemDefinition[],
+): R {
   const merged: Record<string, unknown> = { ...responses };
   const byStatus = new Map<number, ProblemDefinition[]>();
-  for (const definition of definitions) byStatus.set(definition.status, [...(byStatus.get(definition.status) ?? []), definition]);
+  for (const definition of definitions)
+    byStatus.set(definition.status, [...(byStatus.get(definition.status) ?? []), definition]);
   for (const [status, defs] of byStatus) {
     const existing = problemCodesOf(merged[status]).map((code) => findProblemDefinition(code)!);
     merged[status] = problemResponse([...existing, ...defs]);
@@ -102,7 +116,11 @@ export function ApiProblems(...definitions: ProblemDefinition[]): ClassDecorator
     const prototype = (target as { prototype: Record<string, unknown> }).prototype;
     for (const name of Object.getOwnPropertyNames(prototype)) {
       const handler = Object.getOwnPropertyDescriptor(prototype, name)?.value as object | undefined;
-      if (name !== 'constructor' && typeof handler === 'function' && Reflect.getMetadata(PATH_METADATA, handler) !== undefined) {
+      if (
+        name !== 'constructor' &&
+        typeof handler === 'function' &&
+        Reflect.getMetadata(PATH_METADATA, handler) !== undefined
+      ) {
         addToHandler(handler, definitions);
       }
     }

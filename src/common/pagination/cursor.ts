@@ -36,7 +36,11 @@ const ISO_MICROS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00$/;
 
 function invalid(detail: string): ProblemException {
   return new ProblemException(PaginationErrors.invalidCursor, detail, [
-    { location: 'query', name: 'cursor', message: 'pass next_cursor or previous_cursor back unchanged, with the same filters' },
+    {
+      location: 'query',
+      name: 'cursor',
+      message: 'pass next_cursor or previous_cursor back unchanged, with the same filters',
+    },
   ]);
 }
 
@@ -84,7 +88,12 @@ export class CursorCodec {
     } catch {
       throw invalid('The cursor is not one this service issued.');
     }
-    if (payload.v !== 1 || (payload.d !== 'n' && payload.d !== 'p') || !ISO_MICROS.test(payload.t) || typeof payload.i !== 'string') {
+    if (
+      payload.v !== 1 ||
+      (payload.d !== 'n' && payload.d !== 'p') ||
+      !ISO_MICROS.test(payload.t) ||
+      typeof payload.i !== 'string'
+    ) {
       throw invalid('The cursor is not one this service issued.');
     }
     return { direction: payload.d === 'n' ? 'next' : 'previous', position: { createdAt: payload.t, id: payload.i } };

@@ -33,7 +33,9 @@ export function PageQueryDto(limits: PageLimits): PageQueryClass {
 
     @ApiPropertyOptional({ type: Number, minimum: 1, maximum: limits.max, default: limits.default })
     @IsOptional()
-    @Transform(({ value }) => (typeof value === 'string' && /^\d{1,9}$/.test(value) ? Number(value) : value === undefined ? undefined : NaN))
+    @Transform(({ value }) =>
+      typeof value === 'string' && /^\d{1,9}$/.test(value) ? Number(value) : value === undefined ? undefined : NaN,
+    )
     @IsInt({ message: `must be a whole number from 1 to ${limits.max}` })
     @Min(1, { message: `must be a whole number from 1 to ${limits.max}` })
     @Max(limits.max, { message: `must be a whole number from 1 to ${limits.max}` })

@@ -20,9 +20,17 @@ export function PageOf<T>(item: ClassType<T>): ClassType<Page<T>> {
     items!: T[];
     @ApiProperty({ example: 20, description: 'The page size applied to this response.' })
     limit!: number;
-    @ApiProperty({ type: String, nullable: true, description: 'Cursor of the next (older) page; null on the last page.' })
+    @ApiProperty({
+      type: String,
+      nullable: true,
+      description: 'Cursor of the next (older) page; null on the last page.',
+    })
     next_cursor!: string | null;
-    @ApiProperty({ type: String, nullable: true, description: 'Cursor of the previous (newer) page; null on the first page.' })
+    @ApiProperty({
+      type: String,
+      nullable: true,
+      description: 'Cursor of the previous (newer) page; null on the first page.',
+    })
     previous_cursor!: string | null;
   }
   Object.defineProperty(PageOfItem, 'name', { value: `${item.name.replace(/Response$/, '')}Page` });

@@ -14,7 +14,9 @@ function cursorSecret(config: AppConfig): Buffer {
   if (config.cursorSecret) return config.cursorSecret;
   const { secret, file, created } = readOrCreateDevSecret(config.dataDir, 'cursor-secret');
   if (created) {
-    new Logger('Pagination').warn(`No CURSOR_SECRET: generated a development key in ${file}; set CURSOR_SECRET in production.`);
+    new Logger('Pagination').warn(
+      `No CURSOR_SECRET: generated a development key in ${file}; set CURSOR_SECRET in production.`,
+    );
   }
   return secret;
 }
@@ -22,7 +24,11 @@ function cursorSecret(config: AppConfig): Buffer {
 @Global()
 @Module({
   providers: [
-    { provide: CURSOR_CODEC, inject: [APP_CONFIG], useFactory: (config: AppConfig) => new CursorCodec(cursorSecret(config)) },
+    {
+      provide: CURSOR_CODEC,
+      inject: [APP_CONFIG],
+      useFactory: (config: AppConfig) => new CursorCodec(cursorSecret(config)),
+    },
     PaginationService,
   ],
   exports: [PaginationService],

@@ -38,7 +38,8 @@ export const CommonErrors = {
     code: 'uri-too-long',
     status: 414,
     title: 'URI too long',
-    description: 'A path segment of the request is longer than any identifier of this API (100 characters). Check the path against /openapi.json.',
+    description:
+      'A path segment of the request is longer than any identifier of this API (100 characters). Check the path against /openapi.json.',
   }),
   headerFieldsTooLarge: defineProblem({
     code: 'header-fields-too-large',
@@ -50,7 +51,8 @@ export const CommonErrors = {
     code: 'expectation-failed',
     status: 417,
     title: 'Expectation failed',
-    description: 'The request has an Expect header other than 100-continue, the only expectation this service meets. Leave the header out.',
+    description:
+      'The request has an Expect header other than 100-continue, the only expectation this service meets. Leave the header out.',
   }),
   badRequest: defineProblem({
     code: 'bad-request',
@@ -92,6 +94,7 @@ export const CommonErrors = {
     code: 'internal-error',
     status: 500,
     title: 'Internal error',
-    description: 'The service failed unexpectedly. The request id in the response identifies the log line for the operator.',
+    description:
+      'The service failed unexpectedly. The request id in the response identifies the log line for the operator.',
   }),
 };

@@ -36,14 +36,30 @@ export function problemResponse(
 ): { status: number; headers: Record<string, string>; body: string } {
   const problem = toProblem(exception);
   const path = url?.split('?')[0];
-  const body: ProblemBody = { ...problem.toBody(), ...(path !== undefined ? { instance: path } : {}), request_id: requestId };
+  const body: ProblemBody = {
+    ...problem.toBody(),
+    ...(path !== undefined ? { instance: path } : {}),
+    request_id: requestId,
+  };
   if (problem.status === 503) {
     // A dependency away or capacity full: expected while it lasts, and every request says so; one short
     // line each (the outage itself is logged once by whoever watches that dependency), no stack.
-    logger.warn({ err: { name: exception instanceof Error ? errorName(exception) : typeof exception, code: problem.definition.code }, request_id: requestId }, 'request refused: unavailable');
+    logger.warn(
+      {
+        err: {
+          name: exception instanceof Error ? errorName(exception) : typeof exception,
+          code: problem.definition.code,
+        },
+        request_id: requestId,
+      },
+      'request refused: unavailable',
+    );
   } else if (problem.status >= 500) {
     // The message and stack only: driver errors may quote row values, which could be sensitive.
-    const error = exception instanceof Error ? { name: errorName(exception), message: exception.message, stack: exception.stack } : { value: String(exception) };
+    const error =
+      exception instanceof Error
+        ? { name: errorName(exception), message: exception.message, stack: exception.stack }
+        : { value: String(exception) };
     logger.error({ err: error, request_id: requestId }, 'request failed');
   }
   const headers: Record<string, string> = { ...problem.headers, 'content-type': PROBLEM_CONTENT_TYPE };
@@ -58,7 +74,10 @@ function toProblem(exception: unknown): ProblemException {
   if (isDatabaseUnavailable(exception)) return serviceUnavailableProblem();
   if (exception instanceof HttpException) return fromFrameworkError(exception);
   if (isFastifyError(exception)) return fromStatus(exception.statusCode, exception.message, exception.code);
-  return new ProblemException(CommonErrors.internalError, 'The service failed unexpectedly; the request id identifies the log line.');
+  return new ProblemException(
+    CommonErrors.internalError,
+    'The service failed unexpectedly; the request id identifies the log line.',
+  );
 }
 
 function errorName(error: Error): string {
@@ -100,8 +119,16 @@ function fromStatus(status: number, message: string, code?: string): ProblemExce
     405: [CommonErrors.methodNotAllowed, 'The route does not accept this HTTP method.'],
     408: [{ ...CommonErrors.badRequest, status: 408 }, 'The request did not arrive in time.'],
     413: [CommonErrors.payloadTooLarge, 'The request body is larger than this route accepts.'],
-    414: [CommonErrors.uriTooLong, 'A path segment is longer than 100 characters.', { location: 'path', name: 'path', message: 'has a segment longer than 100 characters' }],
-    415: [CommonErrors.unsupportedMediaType, 'This route accepts application/json bodies only.', { location: 'header', name: 'content-type', message: 'unsupported' }],
+    414: [
+      CommonErrors.uriTooLong,
+      'A path segment is longer than 100 characters.',
+      { location: 'path', name: 'path', message: 'has a segment longer than 100 characters' },
+    ],
+    415: [
+      CommonErrors.unsupportedMediaType,
+      'This route accepts application/json bodies only.',
+      { location: 'header', name: 'content-type', message: 'unsupported' },
+    ],
     431: [CommonErrors.headerFieldsTooLarge, 'The request line and headers together exceed 16 KiB.'],
   };
   if (known[status]) {
@@ -116,5 +143,8 @@ function fromStatus(status: number, message: string, code?: string): ProblemExce
   if (status >= 400 && status < 500) {
     return new ProblemException({ ...CommonErrors.badRequest, status }, 'The request could not be understood.');
   }
-  return new ProblemException(CommonErrors.internalError, 'The service failed unexpectedly; the request id identifies the log line.');
+  return new ProblemException(
+    CommonErrors.internalError,
+    'The service failed unexpectedly; the request id identifies the log line.',
+  );
 }

@@ -34,7 +34,9 @@ export class Vault1763895600000 implements MigrationInterface {
         created_at          timestamptz NOT NULL DEFAULT now(),
         updated_at          timestamptz NOT NULL DEFAULT now()
       )`);
-    await q.query(`CREATE INDEX payment_methods_keyset_idx ON payment_methods (merchant_account_id, created_at DESC, id DESC)`);
+    await q.query(
+      `CREATE INDEX payment_methods_keyset_idx ON payment_methods (merchant_account_id, created_at DESC, id DESC)`,
+    );
     await q.query(
       `CREATE INDEX payment_methods_buyer_keyset_idx ON payment_methods (merchant_account_id, buyer_id, created_at DESC, id DESC) WHERE buyer_id IS NOT NULL`,
     );

@@ -15,7 +15,9 @@ export class Forwarding1763899200000 implements MigrationInterface {
         created_at          timestamptz NOT NULL DEFAULT now(),
         updated_at          timestamptz NOT NULL DEFAULT now()
       )`);
-    await q.query(`CREATE INDEX vault_forward_configs_keyset_idx ON vault_forward_configs (merchant_account_id, created_at DESC, id DESC)`);
+    await q.query(
+      `CREATE INDEX vault_forward_configs_keyset_idx ON vault_forward_configs (merchant_account_id, created_at DESC, id DESC)`,
+    );
 
     // One row per forward: what went where and how it ended. Never bodies, never header values.
     await q.query(`
@@ -32,7 +34,9 @@ export class Forwarding1763899200000 implements MigrationInterface {
         error_type          text NULL,
         created_at          timestamptz NOT NULL DEFAULT now()
       )`);
-    await q.query(`CREATE INDEX vault_forward_requests_keyset_idx ON vault_forward_requests (merchant_account_id, created_at DESC, id DESC)`);
+    await q.query(
+      `CREATE INDEX vault_forward_requests_keyset_idx ON vault_forward_requests (merchant_account_id, created_at DESC, id DESC)`,
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {

@@ -6,7 +6,9 @@ export class ForwardAuthentications1763902800000 implements MigrationInterface {
   async up(q: QueryRunner): Promise<void> {
     // The composite key lets a method's row name its config and merchant together, so a method can
     // never hang off another merchant's config.
-    await q.query(`ALTER TABLE vault_forward_configs ADD CONSTRAINT vault_forward_configs_id_merchant_key UNIQUE (id, merchant_account_id)`);
+    await q.query(
+      `ALTER TABLE vault_forward_configs ADD CONSTRAINT vault_forward_configs_id_merchant_key UNIQUE (id, merchant_account_id)`,
+    );
     // Secret fields live only inside ciphertext (SecretSealer: AES-256-GCM, per-record data key wrapped
     // by master_key_id, AAD binding merchant, config and id). `fields` holds the non-secret ones as entered.
     await q.query(`
@@ -29,7 +31,9 @@ export class ForwardAuthentications1763902800000 implements MigrationInterface {
     await q.query(
       `CREATE INDEX vault_forward_authentications_keyset_idx ON vault_forward_authentications (merchant_account_id, config_id, created_at DESC, id DESC)`,
     );
-    await q.query(`CREATE INDEX vault_forward_authentications_master_key_id_idx ON vault_forward_authentications (master_key_id)`);
+    await q.query(
+      `CREATE INDEX vault_forward_authentications_master_key_id_idx ON vault_forward_authentications (master_key_id)`,
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {

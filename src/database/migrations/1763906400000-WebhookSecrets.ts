@@ -25,7 +25,9 @@ export class WebhookSecrets1763906400000 implements MigrationInterface {
     await q.query(
       `CREATE INDEX vault_forward_webhook_secrets_keyset_idx ON vault_forward_webhook_secrets (merchant_account_id, created_at DESC, id DESC)`,
     );
-    await q.query(`CREATE INDEX vault_forward_webhook_secrets_master_key_id_idx ON vault_forward_webhook_secrets (master_key_id)`);
+    await q.query(
+      `CREATE INDEX vault_forward_webhook_secrets_master_key_id_idx ON vault_forward_webhook_secrets (master_key_id)`,
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {

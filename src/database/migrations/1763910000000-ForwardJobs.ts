@@ -26,10 +26,18 @@ export class ForwardJobs1763910000000 implements MigrationInterface {
         finished_at         timestamptz,
         CHECK ((status IN ('succeeded', 'failed', 'cancelled')) = (finished_at IS NOT NULL))
       )`);
-    await q.query(`CREATE INDEX vault_forward_jobs_keyset_idx ON vault_forward_jobs (merchant_account_id, created_at DESC, id DESC)`);
-    await q.query(`CREATE INDEX vault_forward_jobs_status_keyset_idx ON vault_forward_jobs (merchant_account_id, status, created_at DESC, id DESC)`);
-    await q.query(`CREATE INDEX vault_forward_jobs_finished_idx ON vault_forward_jobs (finished_at) WHERE finished_at IS NOT NULL`);
-    await q.query(`CREATE INDEX vault_forward_jobs_queued_idx ON vault_forward_jobs (next_attempt_at) WHERE status = 'queued'`);
+    await q.query(
+      `CREATE INDEX vault_forward_jobs_keyset_idx ON vault_forward_jobs (merchant_account_id, created_at DESC, id DESC)`,
+    );
+    await q.query(
+      `CREATE INDEX vault_forward_jobs_status_keyset_idx ON vault_forward_jobs (merchant_account_id, status, created_at DESC, id DESC)`,
+    );
+    await q.query(
+      `CREATE INDEX vault_forward_jobs_finished_idx ON vault_forward_jobs (finished_at) WHERE finished_at IS NOT NULL`,
+    );
+    await q.query(
+      `CREATE INDEX vault_forward_jobs_queued_idx ON vault_forward_jobs (next_attempt_at) WHERE status = 'queued'`,
+    );
 
     // Sealed with SecretSealer (AAD: purpose, merchant, job id), listed in SEALED_TABLES for rotate-keys.
     // The plan is deleted when its job ends; the response after FORWARD_JOB_RETENTION.

@@ -23,8 +23,12 @@ export class IdempotencyKeys1763913600000 implements MigrationInterface {
         expires_at          timestamptz NOT NULL DEFAULT now() + interval '24 hours',
         UNIQUE (merchant_account_id, key)
       )`);
-    await q.query(`CREATE INDEX vault_forward_idempotency_keys_expires_at_idx ON vault_forward_idempotency_keys (expires_at)`);
-    await q.query(`CREATE INDEX vault_forward_idempotency_keys_master_key_id_idx ON vault_forward_idempotency_keys (master_key_id)`);
+    await q.query(
+      `CREATE INDEX vault_forward_idempotency_keys_expires_at_idx ON vault_forward_idempotency_keys (expires_at)`,
+    );
+    await q.query(
+      `CREATE INDEX vault_forward_idempotency_keys_master_key_id_idx ON vault_forward_idempotency_keys (master_key_id)`,
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {

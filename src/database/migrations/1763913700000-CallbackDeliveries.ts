@@ -25,9 +25,15 @@ export class CallbackDeliveries1763913700000 implements MigrationInterface {
         created_at          timestamptz NOT NULL DEFAULT now(),
         ended_at            timestamptz
       )`);
-    await q.query(`CREATE INDEX vault_forward_callback_deliveries_due_idx ON vault_forward_callback_deliveries (next_attempt_at) WHERE state = 'pending'`);
-    await q.query(`CREATE INDEX vault_forward_callback_deliveries_ended_idx ON vault_forward_callback_deliveries (ended_at) WHERE state <> 'pending'`);
-    await q.query(`CREATE INDEX vault_forward_callback_deliveries_master_key_id_idx ON vault_forward_callback_deliveries (master_key_id)`);
+    await q.query(
+      `CREATE INDEX vault_forward_callback_deliveries_due_idx ON vault_forward_callback_deliveries (next_attempt_at) WHERE state = 'pending'`,
+    );
+    await q.query(
+      `CREATE INDEX vault_forward_callback_deliveries_ended_idx ON vault_forward_callback_deliveries (ended_at) WHERE state <> 'pending'`,
+    );
+    await q.query(
+      `CREATE INDEX vault_forward_callback_deliveries_master_key_id_idx ON vault_forward_callback_deliveries (master_key_id)`,
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {

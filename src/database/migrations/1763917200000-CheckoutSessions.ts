@@ -30,10 +30,14 @@ export class CheckoutSessions1763917200000 implements MigrationInterface {
         updated_at               timestamptz NOT NULL DEFAULT now()
       )`);
     // The purge's UPDATE … WHERE expires_at <= now() AND erased_at IS NULL reads only live rows.
-    await q.query(`CREATE INDEX checkout_sessions_live_expiry_idx ON checkout_sessions (expires_at) WHERE erased_at IS NULL`);
+    await q.query(
+      `CREATE INDEX checkout_sessions_live_expiry_idx ON checkout_sessions (expires_at) WHERE erased_at IS NULL`,
+    );
     await q.query(`CREATE INDEX checkout_sessions_expiry_idx ON checkout_sessions (expires_at)`);
     await q.query(`CREATE INDEX checkout_sessions_master_key_id_idx ON checkout_sessions (master_key_id)`);
-    await q.query(`CREATE INDEX checkout_sessions_payment_method_idx ON checkout_sessions (payment_method_id) WHERE payment_method_id IS NOT NULL`);
+    await q.query(
+      `CREATE INDEX checkout_sessions_payment_method_idx ON checkout_sessions (payment_method_id) WHERE payment_method_id IS NOT NULL`,
+    );
     // Forwards that disclosed a session's card name it in their record.
     await q.query(`ALTER TABLE vault_forward_requests ADD COLUMN checkout_session_id uuid NULL`);
   }

@@ -11,4 +11,16 @@ import { CheckoutSessions1763917200000 } from './1763917200000-CheckoutSessions'
 import { PaymentMethodUsage1763917300000 } from './1763917300000-PaymentMethodUsage';
 
 /** In order. Listed explicitly so the same set runs from ts (tests) and from dist/ (npm start). */
-export const MIGRATIONS = [Foundation1763888400000, Buyers1763892000000, Vault1763895600000, Forwarding1763899200000, ForwardAuthentications1763902800000, WebhookSecrets1763906400000, ForwardJobs1763910000000, IdempotencyKeys1763913600000, CallbackDeliveries1763913700000, CheckoutSessions1763917200000, PaymentMethodUsage1763917300000];
+export const MIGRATIONS = [
+  Foundation1763888400000,
+  Buyers1763892000000,
+  Vault1763895600000,
+  Forwarding1763899200000,
+  ForwardAuthentications1763902800000,
+  WebhookSecrets1763906400000,
+  ForwardJobs1763910000000,
+  IdempotencyKeys1763913600000,
+  CallbackDeliveries1763913700000,
+  CheckoutSessions1763917200000,
+  PaymentMethodUsage1763917300000,
+];

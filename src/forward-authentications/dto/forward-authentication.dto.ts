@@ -49,11 +49,24 @@ export class ForwardAuthenticationResponse {
   kind!: AuthenticationKind;
   @ApiProperty()
   label!: string;
-  @ApiProperty({ type: 'object', additionalProperties: { type: 'string' }, description: 'The non-secret fields, as entered. Secret fields are never returned.' })
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: { type: 'string' },
+    description: 'The non-secret fields, as entered. Secret fields are never returned.',
+  })
   fields!: Record<string, string>;
-  @ApiProperty({ type: 'object', additionalProperties: true, description: 'Facts derived from the non-secret fields (certificate subject, issuer, expiry, fingerprint; public key type).' })
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
+    description:
+      'Facts derived from the non-secret fields (certificate subject, issuer, expiry, fingerprint; public key type).',
+  })
   details!: MethodDetails;
-  @ApiProperty({ type: 'array', items: { type: 'object', additionalProperties: { type: 'string' } }, description: 'What looks wrong but was stored as entered: {code, field, message}.' })
+  @ApiProperty({
+    type: 'array',
+    items: { type: 'object', additionalProperties: { type: 'string' } },
+    description: 'What looks wrong but was stored as entered: {code, field, message}.',
+  })
   warnings!: MethodWarning[];
   @ApiTimestamp()
   created_at!: string;

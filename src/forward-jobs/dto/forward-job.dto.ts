@@ -26,11 +26,27 @@ export class ForwardJobAttemptResponse {
   request_id!: string;
   @ApiTimestamp()
   started_at!: string;
-  @ApiProperty({ type: Number, nullable: true, minimum: 0, description: 'Milliseconds, with fractions. Null while the attempt runs.' })
+  @ApiProperty({
+    type: Number,
+    nullable: true,
+    minimum: 0,
+    description: 'Milliseconds, with fractions. Null while the attempt runs.',
+  })
   duration_ms!: number | null;
-  @ApiProperty({ type: 'integer', nullable: true, minimum: 100, maximum: 599, description: 'The downstream’s status; null when it gave no answer.' })
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    minimum: 100,
+    maximum: 599,
+    description: 'The downstream’s status; null when it gave no answer.',
+  })
   status!: number | null;
-  @ApiProperty({ type: String, nullable: true, description: 'Why there was no answer: a problem code such as downstream-unreachable, or worker-lost (the worker stopped mid-attempt).' })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description:
+      'Why there was no answer: a problem code such as downstream-unreachable, or worker-lost (the worker stopped mid-attempt).',
+  })
   error_type!: string | null;
   @ApiTimestamp({ nullable: true, description: 'When the next attempt is due, if this one is retried.' })
   next_attempt_at!: string | null;
@@ -71,7 +87,8 @@ export class ForwardJobResponse {
   @ApiProperty({
     type: ForwardJobStoredResponse,
     nullable: true,
-    description: 'The downstream’s last answer once the job has ended (succeeded, or failed with an answer); purged after FORWARD_JOB_RETENTION.',
+    description:
+      'The downstream’s last answer once the job has ended (succeeded, or failed with an answer); purged after FORWARD_JOB_RETENTION.',
   })
   response!: ForwardJobStoredResponse | null;
   @ApiProperty({ type: String, format: 'uri', nullable: true })

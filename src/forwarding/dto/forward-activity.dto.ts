@@ -6,9 +6,17 @@ import { IsInt, IsOptional, Max, Min } from 'class-validator';
 export const MAX_ACTIVITY_MINUTES = 1440;
 
 export class ForwardActivityQuery {
-  @ApiPropertyOptional({ type: Number, minimum: 1, maximum: MAX_ACTIVITY_MINUTES, default: 60, description: 'How many whole minutes, up to and including the current one.' })
+  @ApiPropertyOptional({
+    type: Number,
+    minimum: 1,
+    maximum: MAX_ACTIVITY_MINUTES,
+    default: 60,
+    description: 'How many whole minutes, up to and including the current one.',
+  })
   @IsOptional()
-  @Transform(({ value }) => (typeof value === 'string' && /^\d{1,9}$/.test(value) ? Number(value) : value === undefined ? undefined : NaN))
+  @Transform(({ value }) =>
+    typeof value === 'string' && /^\d{1,9}$/.test(value) ? Number(value) : value === undefined ? undefined : NaN,
+  )
   @IsInt({ message: `must be a whole number from 1 to ${MAX_ACTIVITY_MINUTES}` })
   @Min(1, { message: `must be a whole number from 1 to ${MAX_ACTIVITY_MINUTES}` })
   @Max(MAX_ACTIVITY_MINUTES, { message: `must be a whole number from 1 to ${MAX_ACTIVITY_MINUTES}` })
@@ -22,7 +30,10 @@ export class ForwardActivityMinute {
   succeeded!: number;
   @ApiProperty({ description: 'The downstream answered with a status of 400 or more.' })
   downstream_error!: number;
-  @ApiProperty({ description: 'The service answered with its own error (refused, unreachable, timed out); see the records’ error_type.' })
+  @ApiProperty({
+    description:
+      'The service answered with its own error (refused, unreachable, timed out); see the records’ error_type.',
+  })
   failed!: number;
   @ApiProperty({ description: 'Sent, outcome not recorded yet.' })
   pending!: number;

@@ -18,17 +18,32 @@ export class ForwardRecordResponse {
   method!: string | null;
   @ApiProperty({ type: String, nullable: true, description: 'Without the query string.' })
   target_url!: string | null;
-  @ApiProperty({ type: 'integer', nullable: true, minimum: 100, maximum: 599, description: 'The downstream status, or the status of the service’s own error.' })
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    minimum: 100,
+    maximum: 599,
+    description: 'The downstream status, or the status of the service’s own error.',
+  })
   status!: number | null;
   @ApiProperty({ type: Number, minimum: 0, description: 'Milliseconds, with fractions.' })
   duration_ms!: number;
   @ApiProperty({ type: String, format: 'uuid', isArray: true })
   payment_method_ids!: string[];
-  @ApiProperty({ type: String, format: 'uuid', nullable: true, description: 'The checkout session whose card was filled in (x-vault-forward-checkout-session).' })
+  @ApiProperty({
+    type: String,
+    format: 'uuid',
+    nullable: true,
+    description: 'The checkout session whose card was filled in (x-vault-forward-checkout-session).',
+  })
   checkout_session_id!: string | null;
   @ApiProperty({ type: String, format: 'uuid', isArray: true })
   authentication_ids!: string[];
-  @ApiProperty({ type: String, nullable: true, description: 'Problem code when the service answered with its own error.' })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'Problem code when the service answered with its own error.',
+  })
   error_type!: string | null;
   @ApiTimestamp()
   created_at!: string;

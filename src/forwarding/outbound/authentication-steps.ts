@@ -5,7 +5,10 @@ import { CompactEncrypt } from 'jose';
 import { LRUCache } from 'lru-cache';
 import { ProblemException } from '../../common/problem/problem';
 import { ForwardAuthenticationErrors } from '../../forward-authentications/forward-authentications.errors';
-import { ForwardAuthenticationsService, UsableAuthenticationMethod } from '../../forward-authentications/forward-authentications.service';
+import {
+  ForwardAuthenticationsService,
+  UsableAuthenticationMethod,
+} from '../../forward-authentications/forward-authentications.service';
 import { DEFAULT_SIGNING_TEMPLATE, SIGNING_TEMPLATE_VARIABLES } from '../../forward-authentications/kinds';
 import { AUTHENTICATIONS_HEADER } from '../forward-headers';
 import type { ClientIdentity, OutboundRequest } from './outbound-request';
@@ -63,7 +66,10 @@ class Unusable extends Error {}
 @Injectable()
 export class AuthenticationSteps {
   /** By method id, with the version it was prepared from. */
-  private readonly prepared = new LRUCache<string, { version: string; material: Material }>({ max: 10_000, ttl: 5 * 60_000 });
+  private readonly prepared = new LRUCache<string, { version: string; material: Material }>({
+    max: 10_000,
+    ttl: 5 * 60_000,
+  });
 
   constructor(@Optional() authentications?: ForwardAuthenticationsService) {
     authentications?.onMethodChanged((methodId) => this.forget(methodId));
@@ -75,7 +81,11 @@ export class AuthenticationSteps {
     else this.prepared.delete(methodId);
   }
 
-  async apply(request: OutboundRequest, methods: readonly UsableAuthenticationMethod[], nowMs = Date.now()): Promise<OutboundRequest> {
+  async apply(
+    request: OutboundRequest,
+    methods: readonly UsableAuthenticationMethod[],
+    nowMs = Date.now(),
+  ): Promise<OutboundRequest> {
     let current = request;
     for (const method of methods) {
       const material = this.material(method);
@@ -150,7 +160,11 @@ async function encrypt(request: OutboundRequest, m: JweMaterial): Promise<Outbou
     // jose refuses a key that does not fit the algorithm (an RSA key for ECDH-ES, a P-192 curve, …).
     throw new Unusable(`its public key cannot be used with ${m.header.alg}`);
   }
-  return { ...request, headers: { ...request.headers, 'content-type': 'application/jose' }, body: Buffer.from(jwe, 'latin1') };
+  return {
+    ...request,
+    headers: { ...request.headers, 'content-type': 'application/jose' },
+    body: Buffer.from(jwe, 'latin1'),
+  };
 }
 
 function prepare(method: UsableAuthenticationMethod): Material {
@@ -248,7 +262,9 @@ function checkIdentity(identity: ClientIdentity): void {
   try {
     createSecureContext({ cert: identity.cert, key: identity.privateKey, passphrase: identity.passphrase });
   } catch {
-    throw new Unusable('its certificate and private key do not make a TLS client identity (unparseable PEM, wrong passphrase, or a key that does not match)');
+    throw new Unusable(
+      'its certificate and private key do not make a TLS client identity (unparseable PEM, wrong passphrase, or a key that does not match)',
+    );
   }
   if (identity.ca !== undefined) {
     try {

@@ -15,7 +15,11 @@ const IDENTITY_IDLE_MS = 5 * 60_000;
  * combination of identity and trust can leave it out. `ca` is the method's own bundle when it has
  * one (instead of the system roots), else the process-wide trust (undefined: Node's roots).
  */
-export function connectOptions(trusted: boolean, identity: ClientIdentity | null, defaultCa: string[] | undefined): ConnectionOptions & { timeout: number } {
+export function connectOptions(
+  trusted: boolean,
+  identity: ClientIdentity | null,
+  defaultCa: string[] | undefined,
+): ConnectionOptions & { timeout: number } {
   const options: ConnectionOptions & { timeout: number } = { timeout: CONNECT_TIMEOUT_MS };
   const ca = identity?.ca ?? defaultCa;
   if (ca) options.ca = ca;

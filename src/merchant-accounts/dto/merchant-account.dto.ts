@@ -29,8 +29,10 @@ export type FeatureSwitch = (typeof FEATURE_SWITCHES)[number];
 export type FeatureSetting = (typeof FEATURE_SETTINGS)[number];
 export type MerchantAccountFeatures = Partial<Record<FeatureSwitch, boolean> & Record<FeatureSetting, unknown>>;
 
-const OFF = 'Accepted as false only: this service has no such feature (true is 422 merchant-account-feature-unavailable).';
-const NONE = 'Accepted as null only: this service has no such feature (any other value is 422 merchant-account-feature-unavailable).';
+const OFF =
+  'Accepted as false only: this service has no such feature (true is 422 merchant-account-feature-unavailable).';
+const NONE =
+  'Accepted as null only: this service has no such feature (any other value is 422 merchant-account-feature-unavailable).';
 
 /**
  * What the Gr4vy SDK's MerchantAccountCreate / MerchantAccountUpdate may carry for features this
@@ -112,7 +114,9 @@ class MerchantAccountFeaturesDto implements MerchantAccountFeatures {
 export class CreateMerchantAccountDto extends MerchantAccountFeaturesDto {
   @ApiProperty({ example: 'acme-eu', pattern: MERCHANT_ACCOUNT_ID_PATTERN.source })
   @IsString()
-  @Matches(MERCHANT_ACCOUNT_ID_PATTERN, { message: 'must be a slug: lowercase letters, digits and dashes, 1–64 characters' })
+  @Matches(MERCHANT_ACCOUNT_ID_PATTERN, {
+    message: 'must be a slug: lowercase letters, digits and dashes, 1–64 characters',
+  })
   id!: string;
 
   @ApiProperty({ example: 'ACME Europe', minLength: 1, maxLength: 200 })

@@ -1,14 +1,31 @@
 import { ApiTimestamp } from '../../common/openapi/properties';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsIn, IsOptional, IsString, IsUUID, Length, Matches, ValidateBy, ValidateIf } from 'class-validator';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsIn,
+  IsOptional,
+  IsString,
+  IsUUID,
+  Length,
+  Matches,
+  ValidateBy,
+  ValidateIf,
+} from 'class-validator';
 import { BuyerResponse } from '../../buyers/dto/buyer.dto';
 import { PageQueryDto } from '../../common/pagination/page-query';
 import { cardNumberProblem, CardScheme, EXPIRATION_DATE_PATTERN } from '../../vault/card';
 import { PaymentMethod } from '../payment-method.entity';
 
 /** Gr4vy's payment method statuses; a stored card is always `succeeded` (the others belong to redirect methods). */
-export const PAYMENT_METHOD_STATUSES = ['processing', 'buyer_approval_required', 'succeeded', 'failed', 'paused'] as const;
+export const PAYMENT_METHOD_STATUSES = [
+  'processing',
+  'buyer_approval_required',
+  'succeeded',
+  'failed',
+  'paused',
+] as const;
 export type PaymentMethodStatus = (typeof PAYMENT_METHOD_STATUSES)[number];
 
 /** Validates a card number; the message says what is wrong and never repeats the number. */
@@ -26,32 +43,53 @@ const isCard = (o: CreatePaymentMethodDto) => o.method !== 'checkout-session';
 const isSession = (o: CreatePaymentMethodDto) => o.method === 'checkout-session';
 
 export class CreatePaymentMethodDto {
-  @ApiProperty({ type: String, enum: ['card', 'checkout-session'], description: '`checkout-session` stores the card of the session named by `id` (never its security code).' })
+  @ApiProperty({
+    type: String,
+    enum: ['card', 'checkout-session'],
+    description: '`checkout-session` stores the card of the session named by `id` (never its security code).',
+  })
   @IsIn(['card', 'checkout-session'])
   method!: 'card' | 'checkout-session';
 
-  @ApiPropertyOptional({ example: '4111 1111 1111 1111', description: 'With method card (required): 12–19 digits (spaces and dashes ignored), Luhn-valid. Never returned.' })
+  @ApiPropertyOptional({
+    example: '4111 1111 1111 1111',
+    description: 'With method card (required): 12–19 digits (spaces and dashes ignored), Luhn-valid. Never returned.',
+  })
   @ValidateIf((o: CreatePaymentMethodDto) => isCard(o) || o.number !== undefined)
   @IsCardNumber()
   number!: string;
 
-  @ApiPropertyOptional({ example: '12/30', pattern: EXPIRATION_DATE_PATTERN.source, description: 'With method card (required).' })
+  @ApiPropertyOptional({
+    example: '12/30',
+    pattern: EXPIRATION_DATE_PATTERN.source,
+    description: 'With method card (required).',
+  })
   @ValidateIf((o: CreatePaymentMethodDto) => isCard(o) || o.expiration_date !== undefined)
   @IsString()
   @Matches(EXPIRATION_DATE_PATTERN, { message: 'must be MM/YY with a month from 01 to 12' })
   expiration_date!: string;
 
-  @ApiPropertyOptional({ format: 'uuid', description: 'With method checkout-session (required): the session whose card is stored.' })
+  @ApiPropertyOptional({
+    format: 'uuid',
+    description: 'With method checkout-session (required): the session whose card is stored.',
+  })
   @ValidateIf((o: CreatePaymentMethodDto) => isSession(o) || o.id !== undefined)
   @IsUUID('all')
   id?: string;
 
-    @ApiPropertyOptional({ format: 'uuid', description: 'A buyer of the same merchant account. At most one of buyer_id and buyer_external_identifier.' })
+  @ApiPropertyOptional({
+    format: 'uuid',
+    description: 'A buyer of the same merchant account. At most one of buyer_id and buyer_external_identifier.',
+  })
   @IsOptional()
   @IsUUID('all')
   buyer_id?: string;
 
-  @ApiPropertyOptional({ minLength: 1, maxLength: 200, description: 'The buyer of this merchant account with this external_identifier (404 buyer-not-found if none).' })
+  @ApiPropertyOptional({
+    minLength: 1,
+    maxLength: 200,
+    description: 'The buyer of this merchant account with this external_identifier (404 buyer-not-found if none).',
+  })
   @IsOptional()
   @IsString()
   @Length(1, 200)
@@ -63,7 +101,11 @@ export class CreatePaymentMethodDto {
   @Length(1, 200)
   external_identifier?: string;
 
-  @ApiPropertyOptional({ minLength: 1, maxLength: 200, description: 'Stored encrypted; fills {{ CARDHOLDER_NAME_X }}. Never returned.' })
+  @ApiPropertyOptional({
+    minLength: 1,
+    maxLength: 200,
+    description: 'Stored encrypted; fills {{ CARDHOLDER_NAME_X }}. Never returned.',
+  })
   @IsOptional()
   @IsString()
   @Length(1, 200)
@@ -83,13 +125,21 @@ export class ListPaymentMethodsQuery extends PageQueryDto({ default: 20, max: 10
   @IsUUID('all')
   buyer_id?: string;
 
-  @ApiPropertyOptional({ minLength: 1, maxLength: 200, description: 'Only the payment methods of the buyer with this external_identifier (none if no such buyer).' })
+  @ApiPropertyOptional({
+    minLength: 1,
+    maxLength: 200,
+    description: 'Only the payment methods of the buyer with this external_identifier (none if no such buyer).',
+  })
   @IsOptional()
   @IsString()
   @Length(1, 200)
   buyer_external_identifier?: string;
 
-  @ApiPropertyOptional({ minLength: 1, maxLength: 200, description: 'Exact external_identifier of the payment method.' })
+  @ApiPropertyOptional({
+    minLength: 1,
+    maxLength: 200,
+    description: 'Exact external_identifier of the payment method.',
+  })
   @IsOptional()
   @IsString()
   @Length(1, 200)
@@ -99,7 +149,8 @@ export class ListPaymentMethodsQuery extends PageQueryDto({ default: 20, max: 10
     type: [String],
     enum: PAYMENT_METHOD_STATUSES,
     isArray: true,
-    description: 'Only payment methods in one of these statuses; repeat the parameter for several. Stored cards are always `succeeded`.',
+    description:
+      'Only payment methods in one of these statuses; repeat the parameter for several. Stored cards are always `succeeded`.',
   })
   @IsOptional()
   @Transform(asList)
@@ -116,13 +167,21 @@ export class ListBuyerPaymentMethodsQuery {
   @IsUUID('all')
   buyer_id?: string;
 
-  @ApiPropertyOptional({ minLength: 1, maxLength: 200, description: 'The buyer with this external_identifier; give this or buyer_id.' })
+  @ApiPropertyOptional({
+    minLength: 1,
+    maxLength: 200,
+    description: 'The buyer with this external_identifier; give this or buyer_id.',
+  })
   @IsOptional()
   @IsString()
   @Length(1, 200)
   buyer_external_identifier?: string;
 
-  @ApiPropertyOptional({ type: String, enum: ['last_used_at'], description: 'Sort by when the card was last used in a forward; default: by creation time.' })
+  @ApiPropertyOptional({
+    type: String,
+    enum: ['last_used_at'],
+    description: 'Sort by when the card was last used in a forward; default: by creation time.',
+  })
   @IsOptional()
   @IsIn(['last_used_at'])
   sort_by?: 'last_used_at';
@@ -144,10 +203,15 @@ export class PaymentMethodDetailsResponse {
     nullable: true,
     example: '411111',
     description:
-      'First six digits, for numbers of 15 digits or more (the card schemes\' truncation rules); null for shorter numbers and for cards stored before this field existed.',
+      "First six digits, for numbers of 15 digits or more (the card schemes' truncation rules); null for shorter numbers and for cards stored before this field existed.",
   })
   bin!: string | null;
-  @ApiProperty({ type: String, nullable: true, enum: ['credit', 'debit', 'prepaid'], description: 'Always null: the vault has no BIN table to tell credit, debit and prepaid apart.' })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    enum: ['credit', 'debit', 'prepaid'],
+    description: 'Always null: the vault has no BIN table to tell credit, debit and prepaid apart.',
+  })
   card_type!: 'credit' | 'debit' | 'prepaid' | null;
 }
 
@@ -164,25 +228,35 @@ export class PaymentMethodSummaryResponse {
   merchant_account_id!: string;
   @ApiProperty({ type: String, enum: ['card'] })
   method!: 'card';
-  @ApiProperty({ type: String, enum: ['visa', 'mastercard', 'amex', 'discover', 'jcb', 'diners', 'unionpay', 'maestro', 'unknown'] })
+  @ApiProperty({
+    type: String,
+    enum: ['visa', 'mastercard', 'amex', 'discover', 'jcb', 'diners', 'unionpay', 'maestro', 'unknown'],
+  })
   scheme!: CardScheme;
   @ApiProperty({ example: '1111', description: 'Last four digits.' })
   label!: string;
   @ApiProperty({ example: '12/30' })
   expiration_date!: string;
-  @ApiProperty({ description: 'Keyed HMAC of the number: equal for the same card within a merchant account, not reversible.' })
+  @ApiProperty({
+    description: 'Keyed HMAC of the number: equal for the same card within a merchant account, not reversible.',
+  })
   fingerprint!: string;
   @ApiProperty({ type: PaymentMethodDetailsResponse })
   details!: PaymentMethodDetailsResponse;
   @ApiProperty({
     type: Number,
     example: 3,
-    description: 'Forwards that released this card\'s data to a downstream (queued attempts each count). Eventually consistent: written with the forward records, within about 50 ms of the answer.',
+    description:
+      "Forwards that released this card's data to a downstream (queued attempts each count). Eventually consistent: written with the forward records, within about 50 ms of the answer.",
   })
   usage_count!: number;
   @ApiTimestamp({ nullable: true, description: 'When the last counted forward started; null if never used.' })
   last_used_at!: string | null;
-  @ApiProperty({ type: Number, enum: [0], description: 'Always 0: the vault does not tell client-initiated forwards apart.' })
+  @ApiProperty({
+    type: Number,
+    enum: [0],
+    description: 'Always 0: the vault does not tell client-initiated forwards apart.',
+  })
   cit_usage_count!: 0;
   @ApiProperty({ type: Boolean, enum: [false], description: 'Always false: there is no account updater.' })
   has_replacement!: false;
@@ -213,7 +287,12 @@ export class PaymentMethodSummaryResponse {
 }
 
 export class PaymentMethodResponse extends PaymentMethodSummaryResponse {
-  @ApiProperty({ type: String, enum: PAYMENT_METHOD_STATUSES, example: 'succeeded', description: 'Always `succeeded` for a stored card.' })
+  @ApiProperty({
+    type: String,
+    enum: PAYMENT_METHOD_STATUSES,
+    example: 'succeeded',
+    description: 'Always `succeeded` for a stored card.',
+  })
   status!: PaymentMethodStatus;
   @ApiProperty({ type: String, format: 'uuid', nullable: true })
   buyer_id!: string | null;
@@ -223,7 +302,8 @@ export class PaymentMethodResponse extends PaymentMethodSummaryResponse {
   external_identifier!: string | null;
 
   static override from(pm: PaymentMethod): PaymentMethodResponse {
-    if (pm.buyerId !== null && pm.buyer === undefined) throw new Error(`payment method ${pm.id} was loaded without its buyer`); // a bug
+    if (pm.buyerId !== null && pm.buyer === undefined)
+      throw new Error(`payment method ${pm.id} was loaded without its buyer`); // a bug
     return {
       ...PaymentMethodSummaryResponse.from(pm),
       status: 'succeeded',

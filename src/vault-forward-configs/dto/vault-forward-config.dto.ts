@@ -1,12 +1,25 @@
 import { ApiTimestamp } from '../../common/openapi/properties';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { ArrayMaxSize, ArrayMinSize, ArrayUnique, IsArray, IsBoolean, IsIn, IsOptional, IsString, Length, Matches, ValidateIf } from 'class-validator';
+import {
+  ArrayMaxSize,
+  ArrayMinSize,
+  ArrayUnique,
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsOptional,
+  IsString,
+  Length,
+  Matches,
+  ValidateIf,
+} from 'class-validator';
 import { PageQueryDto } from '../../common/pagination/page-query';
 import { FORWARD_METHODS } from '../../targets/http-methods';
 import { VaultForwardConfig } from '../vault-forward-config.entity';
 
 /** host, host:port, [v6], [v6]:port — exact names, no scheme, path or wildcard. */
-export const HOST_ENTRY = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(:[1-9][0-9]{0,4})?$/;
+export const HOST_ENTRY =
+  /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(:[1-9][0-9]{0,4})?$/;
 
 export class CreateVaultForwardConfigDto {
   @ApiProperty({ example: 'Acme PSP', minLength: 1, maxLength: 50 })
@@ -14,7 +27,13 @@ export class CreateVaultForwardConfigDto {
   @Length(1, 50)
   display_name!: string;
 
-  @ApiProperty({ type: [String], minItems: 1, maxItems: 50, example: ['api.acme-psp.example', 'api.acme-psp.example:8443'], description: 'Exact host names; add :port when it is not 443.' })
+  @ApiProperty({
+    type: [String],
+    minItems: 1,
+    maxItems: 50,
+    example: ['api.acme-psp.example', 'api.acme-psp.example:8443'],
+    description: 'Exact host names; add :port when it is not 443.',
+  })
   @IsArray()
   @ArrayMinSize(1)
   @ArrayMaxSize(50)
@@ -22,7 +41,12 @@ export class CreateVaultForwardConfigDto {
   @Matches(HOST_ENTRY, { each: true, message: 'each entry must be a host name or host:port, without scheme or path' })
   hosts!: string[];
 
-  @ApiPropertyOptional({ example: ['POST', 'PUT', 'PATCH'], enum: FORWARD_METHODS, isArray: true, default: ['POST', 'PUT', 'PATCH'] })
+  @ApiPropertyOptional({
+    example: ['POST', 'PUT', 'PATCH'],
+    enum: FORWARD_METHODS,
+    isArray: true,
+    default: ['POST', 'PUT', 'PATCH'],
+  })
   @IsOptional()
   @IsArray()
   @ArrayMinSize(1)

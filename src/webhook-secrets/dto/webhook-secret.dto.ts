@@ -15,12 +15,16 @@ export class WebhookSecretResponse {
   @ApiProperty({
     type: String,
     enum: ['active', 'rotated', 'expired'],
-    description: '`active`: the current secret; `rotated`: replaced by a newer one, still signing until expires_at; `expired`: signs no more.',
+    description:
+      '`active`: the current secret; `rotated`: replaced by a newer one, still signing until expires_at; `expired`: signs no more.',
   })
   status!: WebhookSecretStatus;
   @ApiTimestamp()
   created_at!: string;
-  @ApiTimestamp({ nullable: true, description: '24 hours after a newer secret replaced this one; null for the active secret.' })
+  @ApiTimestamp({
+    nullable: true,
+    description: '24 hours after a newer secret replaced this one; null for the active secret.',
+  })
   expires_at!: string | null;
 
   static from(this: void, row: WebhookSecret): WebhookSecretResponse {
@@ -38,7 +42,8 @@ export class WebhookSecretResponse {
 export class CreatedWebhookSecretResponse extends WebhookSecretResponse {
   @ApiProperty({
     example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
-    description: 'Shown once, in this response only: `whsec_` and the base64 of 32 random bytes. Verify callbacks with it (Standard Webhooks).',
+    description:
+      'Shown once, in this response only: `whsec_` and the base64 of 32 random bytes. Verify callbacks with it (Standard Webhooks).',
   })
   secret!: string;
 }
