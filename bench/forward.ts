@@ -260,11 +260,13 @@ async function main(): Promise<void> {
     const cpu = (r: Result) => (r.cpuPerRequestUs ? r.cpuPerRequestUs.user + r.cpuPerRequestUs.system : NaN);
     const hmacExtra = cpu(signed) / cpu(ours) - 1;
     console.log(
-      `(c+hmac)/(c) API CPU per request: ${hmacExtra >= 0 ? '+' : ''}${(hmacExtra * 100).toFixed(1)} %  (target ≤ 15 %: ${hmacExtra <= 0.15 ? 'met' : 'NOT met'})`,
+      `(c+hmac)/(c) API CPU per request: ${hmacExtra >= 0 ? '+' : ''}${(hmacExtra * 100).toFixed(1)} %  (target ` +
+        `≤ 15 %: ${hmacExtra <= 0.15 ? 'met' : 'NOT met'})`,
     );
     const mtlsRequests = Math.round(mutual.rps * DURATION);
     console.log(
-      `(c+mtls) TLS handshakes at the downstream: ${mtlsHandshakes} for ~${Math.round(mutual.rps * mtlsSeconds)} requests (warm-up included; ${CONNECTIONS} connections, ${mtlsRequests} measured)`,
+      `(c+mtls) TLS handshakes at the downstream: ${mtlsHandshakes} for ~${Math.round(mutual.rps * mtlsSeconds)} ` +
+        `requests (warm-up included; ${CONNECTIONS} connections, ${mtlsRequests} measured)`,
     );
     const added = ours.p50 - direct.p50;
     console.log(`p50 added over (a): ${added.toFixed(2)} ms  (target ≤ 1 ms: ${added <= 1 ? 'met' : 'NOT met'})`);

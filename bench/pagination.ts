@@ -68,7 +68,8 @@ async function main(): Promise<void> {
     }
     if (walked !== DEPTH_PAGES * LIMIT || !cursor) throw new Error(`walk went wrong: ${walked} rows`);
     console.log(
-      `walked ${DEPTH_PAGES} pages (${walked.toLocaleString('en')} rows) to get the deep cursor in ${((Date.now() - t) / 1000).toFixed(1)} s`,
+      `walked ${DEPTH_PAGES} pages (${walked.toLocaleString('en')} rows) to get the deep cursor in ` +
+        `${((Date.now() - t) / 1000).toFixed(1)} s`,
     );
     const deepCursor = cursor;
 

@@ -110,7 +110,9 @@ const FINISH_MANY = `WITH input AS (
     FROM input i WHERE j.id = i.id`;
 
 /** An attempt that is retried: the row waits for the next one (its BullMQ job carries the delay). */
-const REQUEUE = `UPDATE vault_forward_jobs SET status = 'queued', attempts = $2::jsonb, next_attempt_at = $3, updated_at = now() WHERE id = $1 AND status = 'running'`;
+const REQUEUE =
+  `UPDATE vault_forward_jobs SET status = 'queued', attempts = $2::jsonb, next_attempt_at = $3, updated_at = now() ` +
+  `WHERE id = $1 AND status = 'running'`;
 
 /**
  * Job rows and their sealed parts. The plan (literal CVVs, forwarded header values) and the response

@@ -43,7 +43,9 @@ const REPLAY_EVERY_MS = 1_000;
 /** Outcomes kept in memory when neither the table nor the spool takes them, retried with the next flush. */
 const MAX_HELD_OUTCOMES = 100_000;
 
-const COLUMNS = `(id, merchant_account_id, config_id, method, target_url, status, duration_ms, payment_method_ids, authentication_ids, error_type, created_at, checkout_session_id)`;
+const COLUMNS =
+  `(id, merchant_account_id, config_id, method, target_url, status, duration_ms, payment_method_ids, ` +
+  `authentication_ids, error_type, created_at, checkout_session_id)`;
 const ROWS = `SELECT id, merchant, config, method, target, status, duration, pms::uuid[], auths::uuid[], error, coalesce(at, now()), session
   FROM unnest($1::text[], $2::text[], $3::uuid[], $4::text[], $5::text[], $6::int[], $7::float8[], $8::text[], $9::text[], $10::text[], $11::timestamptz[], $12::uuid[])
        AS r(id, merchant, config, method, target, status, duration, pms, auths, error, at, session)`;
@@ -276,7 +278,8 @@ export class ForwardRecordsService implements OnApplicationBootstrap, OnModuleDe
       // No retry once shutting down: nothing would be left to write to.
       const kept = !this.closing && this.pending.length + batch.length <= MAX_HELD_OUTCOMES;
       this.logger.error(
-        `could not spool ${batch.length} forward records (${kept ? 'kept in memory, retried' : 'LOST: shutting down or memory bound reached'}): ${message(error)}`,
+        `could not spool ${batch.length} forward records ` +
+          `(${kept ? 'kept in memory, retried' : 'LOST: shutting down or memory bound reached'}): ${message(error)}`,
       );
       if (kept) {
         this.pending.unshift(...batch);

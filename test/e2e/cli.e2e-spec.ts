@@ -257,7 +257,7 @@ describe('CLI: merchant, api-key and token commands mint credentials the API acc
     });
   });
 
-  it("runs docs/operations.md's Docker CLI block as the api container would (its environment, no terminal, cwd not the checkout)", async () => {
+  it("runs docs/operations.md's Docker CLI block as the api container would (its environment, no tty, cwd not the checkout)", async () => {
     const readme = readFileSync('docs/operations.md', 'utf8');
     const section = readme.slice(readme.indexOf('The CLI runs in the `api` container'));
     const block = /```sh\n([\s\S]*?)```/.exec(section)![1];
@@ -308,7 +308,8 @@ describe('CLI: merchant, api-key and token commands mint credentials the API acc
       // One more card whose data key no longer authenticates (another row's moved onto it).
       const tampered = (await createCard(before, merchants[0])).id;
       await before.db.query(
-        `UPDATE payment_methods t SET ciphertext = s.ciphertext, wrapped_key = s.wrapped_key FROM payment_methods s WHERE s.id = $1 AND t.id = $2`,
+        `UPDATE payment_methods t SET ciphertext = s.ciphertext, wrapped_key = s.wrapped_key FROM ` +
+          `payment_methods s WHERE s.id = $1 AND t.id = $2`,
         [[...numbers.keys()][0], tampered],
       );
       const rows = async () =>

@@ -131,7 +131,8 @@ describe.each(['redis', 'postgres'] as const)('Job queue on %s', (backend) => {
     const drainedMs = Date.now() - started;
     // Reported, not asserted: the machine is shared. The figures go into the report and docs.
     process.stdout.write(
-      `job-queue throughput ${backend}: ${n} no-op jobs, enqueue ${Math.round((n * 1000) / enqueuedMs)}/s (100 at a time), completed ${Math.round((n * 1000) / drainedMs)}/s at concurrency 32\n`,
+      `job-queue throughput ${backend}: ${n} no-op jobs, enqueue ${Math.round((n * 1000) / enqueuedMs)}/s (100 ` +
+        `at a time), completed ${Math.round((n * 1000) / drainedMs)}/s at concurrency 32\n`,
     );
     expect(counts(received).size).toBe(n);
   }, 60_000);
