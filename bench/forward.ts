@@ -247,9 +247,8 @@ async function main(): Promise<void> {
     console.log('| case | requests/s | p50 ms | p99 ms | errors | non-2xx | server CPU µs/request (user + system) |');
     console.log('|---|---:|---:|---:|---:|---:|---:|');
     for (const [label, r] of Object.entries(rows)) {
-      const cpu = r.cpuPerRequestUs
-        ? `${(r.cpuPerRequestUs.user + r.cpuPerRequestUs.system).toFixed(0)} (${r.cpuPerRequestUs.user.toFixed(0)} + ${r.cpuPerRequestUs.system.toFixed(0)})`
-        : 'n/a';
+      const us = r.cpuPerRequestUs;
+      const cpu = us ? `${(us.user + us.system).toFixed(0)} (${us.user.toFixed(0)} + ${us.system.toFixed(0)})` : 'n/a';
       console.log(`| ${label} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.non2xx} | ${cpu} |`);
     }
     const cb = ours.rps / passthrough.rps;

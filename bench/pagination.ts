@@ -43,7 +43,8 @@ async function main(): Promise<void> {
       `INSERT INTO buyers (merchant_account_id, display_name, created_at, updated_at)
        SELECT 'bench', 'Buyer ' || g, ts, ts
          FROM generate_series(1, $1::int) g,
-              LATERAL (SELECT timestamptz '2026-01-01' + ((g / 3) * interval '1 second') + ((g % 1000) * interval '1 microsecond') AS ts) x`,
+              LATERAL (SELECT timestamptz '2026-01-01' + ((g / 3) * interval '1 second')
+                                                       + ((g % 1000) * interval '1 microsecond') AS ts) x`,
       [ROWS],
     );
     await db.query('ANALYZE buyers');

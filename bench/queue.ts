@@ -203,9 +203,19 @@ async function main(): Promise<void> {
     );
     console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
     for (const [backend, r] of Object.entries(results)) {
-      console.log(
-        `| ${backend} | ${r.accepted} | ${r.refused} | ${(r.accepted / r.enqueueSeconds).toFixed(0)} | ${r.endedSeconds.toFixed(1)} | ${(r.accepted / r.endedSeconds).toFixed(0)} | ${r.succeeded} | ${r.failed} | ${r.apiCpuUsPerJob.toFixed(0)} | ${r.workerCpuUsPerJob.toFixed(0)} |`,
-      );
+      const cells = [
+        backend,
+        r.accepted,
+        r.refused,
+        (r.accepted / r.enqueueSeconds).toFixed(0),
+        r.endedSeconds.toFixed(1),
+        (r.accepted / r.endedSeconds).toFixed(0),
+        r.succeeded,
+        r.failed,
+        r.apiCpuUsPerJob.toFixed(0),
+        r.workerCpuUsPerJob.toFixed(0),
+      ];
+      console.log(`| ${cells.join(' | ')} |`);
     }
     for (const [backend, r] of Object.entries(results)) {
       const rate = r.accepted / r.endedSeconds;

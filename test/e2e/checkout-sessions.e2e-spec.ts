@@ -162,7 +162,8 @@ describe('Checkout sessions', () => {
     }
     expect(row.text).not.toContain(c.number.slice(-12));
 
-    // The SDK's CheckoutSessionPaymentMethodCreate. (Its PaymentMethod schema is another change's: read the raw answer if it still refuses ours.)
+    // The SDK's CheckoutSessionPaymentMethodCreate. (Its PaymentMethod schema is another change's: read the raw
+    // answer if it still refuses ours.)
     const result = await gr4vy.paymentMethods
       .create({ method: 'checkout-session', id: session.id })
       .catch((e: unknown) => e);

@@ -263,7 +263,8 @@ describe('CLI: merchant, api-key and token commands mint credentials the API acc
     const block = /```sh\n([\s\S]*?)```/.exec(section)![1];
     expect(block).toContain('docker compose exec -T api node dist/cli/main.js');
     const id = `docker-${randomBytes(4).toString('hex')}`;
-    const script = `set -eu\n${block.replaceAll('docker compose exec -T api node dist/', `node ${join(process.cwd(), 'dist')}/`).replaceAll(' default', ` ${id}`)}`;
+    const local = block.replaceAll('docker compose exec -T api node dist/', `node ${join(process.cwd(), 'dist')}/`);
+    const script = `set -eu\n${local.replaceAll(' default', ` ${id}`)}`;
     const cwd = mkdtempSync(join(tmpdir(), 'vf-compose-cli-'));
     // docker-compose.yml's environment: production mode, the shared database, keys given.
     const env = {

@@ -381,7 +381,7 @@ describe('Authentication methods (issue 10: resource, kinds, sealing, forForward
     expect(notAKey.body.warnings.map((w: { code: string }) => w.code)).toEqual(['public-key-unparseable']);
   });
 
-  it('forForward: in order, this merchant’s methods of this config only, each once, one mutual-tls; problems name the id', async () => {
+  it('forForward: in order, this merchant’s methods of this config only, each once, one mutual-tls; problems name header, id', async () => {
     const { cert, key } = await certificate({ from: -1, to: 365 });
     const mtls = (label: string) =>
       create({ kind: 'mutual-tls', label, fields: { certificate: cert, private_key: key } });

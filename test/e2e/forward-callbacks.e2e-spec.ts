@@ -275,7 +275,7 @@ describe('Job-end callbacks (issue 11, item 5: delivery)', () => {
     ).toHaveLength(0);
   });
 
-  it("callback URL as a target: unlisted host, plain http, credentials, private literals refused naming the header", async () => {
+  it('callback URL as a target: unlisted host, http, credentials, private literals refused naming the header, none queued', async () => {
     const ask = (callback: string) =>
       http(t.url, '/vault-forward', {
         method: 'POST',

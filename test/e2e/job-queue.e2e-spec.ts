@@ -253,7 +253,8 @@ describe('QueueModule in the API', () => {
         await producer.close();
         await embedded.stop();
         rmSync(dataDir, { recursive: true, force: true });
-        console.log(JSON.stringify({ backend: producer.backend, received: seen.size, once: [...seen.values()].every((n) => n === 1), searchPath: rows[0].search_path }));
+        const once = [...seen.values()].every((n) => n === 1);
+        console.log(JSON.stringify({ backend: producer.backend, received: seen.size, once, searchPath: rows[0].search_path }));
       })().catch((error) => { console.error(error); process.exit(1); });
     `;
     const { execFile } = await import('node:child_process');
