@@ -43,7 +43,8 @@ async function main(): Promise<void> {
       `INSERT INTO buyers (merchant_account_id, display_name, created_at, updated_at)
        SELECT 'bench', 'Buyer ' || g, ts, ts
          FROM generate_series(1, $1::int) g,
-              LATERAL (SELECT timestamptz '2026-01-01' + ((g / 3) * interval '1 second') + ((g % 1000) * interval '1 microsecond') AS ts) x`,
+              LATERAL (SELECT timestamptz '2026-01-01' + ((g / 3) * interval '1 second')
+                                                       + ((g % 1000) * interval '1 microsecond') AS ts) x`,
       [ROWS],
     );
     await db.query('ANALYZE buyers');
@@ -68,7 +69,8 @@ async function main(): Promise<void> {
     }
     if (walked !== DEPTH_PAGES * LIMIT || !cursor) throw new Error(`walk went wrong: ${walked} rows`);
     console.log(
-      `walked ${DEPTH_PAGES} pages (${walked.toLocaleString('en')} rows) to get the deep cursor in ${((Date.now() - t) / 1000).toFixed(1)} s`,
+      `walked ${DEPTH_PAGES} pages (${walked.toLocaleString('en')} rows) to get the deep cursor in ` +
+        `${((Date.now() - t) / 1000).toFixed(1)} s`,
     );
     const deepCursor = cursor;
 

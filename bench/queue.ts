@@ -151,7 +151,8 @@ async function runEngine(
     let ended = { succeeded: 0, failed: 0 };
     for (;;) {
       const [row] = await db.query<Array<{ succeeded: number; failed: number }>>(
-        `SELECT count(*) FILTER (WHERE status = 'succeeded')::int AS succeeded, count(*) FILTER (WHERE status IN ('failed', 'cancelled'))::int AS failed FROM vault_forward_jobs`,
+        `SELECT count(*) FILTER (WHERE status = 'succeeded')::int AS succeeded, count(*) FILTER (WHERE status IN ` +
+          `('failed', 'cancelled'))::int AS failed FROM vault_forward_jobs`,
       );
       ended = row;
       if (row.succeeded + row.failed >= accepted) break;
@@ -193,16 +194,28 @@ async function main(): Promise<void> {
     const results: Record<string, EngineResult> = {};
     for (const backend of BACKENDS) results[backend] = await runEngine(backend, echo.port, admin, adminUrl);
     console.log(
-      `\n${JOBS} queued forwards (one card each, ${CONNECTIONS} connections), one worker process (WORKER_CONCURRENCY ${process.env.WORKER_CONCURRENCY ?? 32}), local echo downstream\n`,
+      `\n${JOBS} queued forwards (one card each, ${CONNECTIONS} connections), one worker process ` +
+        `(WORKER_CONCURRENCY ${process.env.WORKER_CONCURRENCY ?? 32}), local echo downstream\n`,
     );
     console.log(
-      '| engine | 202s | refused | enqueue 202/s | all ended after s | completed jobs/s | succeeded | failed | API CPU µs/job | worker CPU µs/job |',
+      '| engine | 202s | refused | enqueue 202/s | all ended after s | completed jobs/s | succeeded | failed | ' +
+        'API CPU µs/job | worker CPU µs/job |',
     );
     console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
     for (const [backend, r] of Object.entries(results)) {
-      console.log(
-        `| ${backend} | ${r.accepted} | ${r.refused} | ${(r.accepted / r.enqueueSeconds).toFixed(0)} | ${r.endedSeconds.toFixed(1)} | ${(r.accepted / r.endedSeconds).toFixed(0)} | ${r.succeeded} | ${r.failed} | ${r.apiCpuUsPerJob.toFixed(0)} | ${r.workerCpuUsPerJob.toFixed(0)} |`,
-      );
+      const cells = [
+        backend,
+        r.accepted,
+        r.refused,
+        (r.accepted / r.enqueueSeconds).toFixed(0),
+        r.endedSeconds.toFixed(1),
+        (r.accepted / r.endedSeconds).toFixed(0),
+        r.succeeded,
+        r.failed,
+        r.apiCpuUsPerJob.toFixed(0),
+        r.workerCpuUsPerJob.toFixed(0),
+      ];
+      console.log(`| ${cells.join(' | ')} |`);
     }
     for (const [backend, r] of Object.entries(results)) {
       const rate = r.accepted / r.endedSeconds;

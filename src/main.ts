@@ -15,7 +15,8 @@ async function main(): Promise<void> {
   const logger = app.get(Logger);
   if (database.embedded) {
     logger.warn(
-      `No DATABASE_URL: using embedded PostgreSQL (PGlite) with data in ${database.embedded.dataPath}, served at ${database.embedded.url} (development only, single process)`,
+      `No DATABASE_URL: using embedded PostgreSQL (PGlite) with data in ${database.embedded.dataPath}, served at ` +
+        `${database.embedded.url} (development only, single process)`,
     );
   }
   const applied = await runMigrations(app.get(DataSource));
@@ -23,11 +24,13 @@ async function main(): Promise<void> {
   const queue = app.get(ForwardQueue);
   if (queue.backend === 'none')
     logger.warn(
-      'Queued forwarding is off (QUEUE_BACKEND=none, or the job queue could not start on the embedded database); synchronous forwarding works.',
+      'Queued forwarding is off (QUEUE_BACKEND=none, or the job queue could not start on the embedded database); ' +
+        'synchronous forwarding works.',
     );
   else
     logger.log(
-      `Queued forwarding runs on ${queue.backend}${database.embedded && queue.backend === 'postgres' ? ' (the embedded PostgreSQL, development only)' : ''}.`,
+      `Queued forwarding runs on ` +
+        `${queue.backend}${database.embedded && queue.backend === 'postgres' ? ' (the embedded PostgreSQL, development only)' : ''}.`,
     );
   closeOnSignals(app, async () => database.embedded?.stop());
   await app.listen({ port: config.port, host: config.host });

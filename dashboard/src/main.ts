@@ -86,6 +86,10 @@ export class VfApp extends View {
     const session = currentSession();
     const r = this.route;
     const settings = r.name === 'merchants' || r.name === 'merchant' || r.name === 'authentications';
+    const who =
+      session?.mode === 'instance'
+        ? 'Instance key'
+        : `Merchant key${session?.ownMerchantId ? ` · ${session.ownMerchantId}` : ''}`;
     return html`
       <a
         class="skip"
@@ -124,9 +128,7 @@ export class VfApp extends View {
                       /></label>`
                     : nothing
                 }
-                <span class="who"
-                  >${session.mode === 'instance' ? 'Instance key' : `Merchant key${session.ownMerchantId ? ` · ${session.ownMerchantId}` : ''}`}</span
-                >
+                <span class="who">${who}</span>
                 <button type="button" class="link" @click=${() => this.signOut()}>Sign out</button>`
             : html`<nav aria-label="Main">
                 ${this.link('#/sign-in', 'Sign in', r.name === 'sign-in')}

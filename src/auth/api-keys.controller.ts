@@ -42,7 +42,8 @@ export class ApiKeysController {
   @ApiOperation({
     summary: 'Revoke an API key',
     description:
-      "Sets revoked_at; the key and every token signed with it stop working in every API process within about a second. Instance keys may revoke any key, a merchant key its own merchant account's keys.",
+      'Sets revoked_at; the key and every token signed with it stop working in every API process within about a ' +
+      "second. Instance keys may revoke any key, a merchant key its own merchant account's keys.",
   })
   @ApiNoContentResponse({ description: 'Revoked.' })
   @ApiProblems(AuthErrors.apiKeyNotFound)

@@ -6,7 +6,8 @@ export const AuthErrors = {
     status: 401,
     title: 'Missing or invalid access token',
     description:
-      'Send `Authorization: Bearer <token>`, a JWT signed (ES512 or ES256) with an API key of this service: `kid` is the key id, and `iat`, `nbf`, `exp` (at most one hour after `iat`), `jti` and `scopes` are set.',
+      'Send `Authorization: Bearer <token>`, a JWT signed (ES512 or ES256) with an API key of this service: ' +
+      '`kid` is the key id, and `iat`, `nbf`, `exp` (at most one hour after `iat`), `jti` and `scopes` are set.',
   }),
   forbidden: defineProblem({
     code: 'forbidden',
@@ -20,7 +21,8 @@ export const AuthErrors = {
     status: 403,
     title: 'Merchant account not allowed for this key',
     description:
-      'A merchant-bound API key may only act for its own merchant account: `x-merchant-account-id` (or `x-gr4vy-merchant-account-id`) must be absent or equal to it.',
+      'A merchant-bound API key may only act for its own merchant account: `x-merchant-account-id` (or ' +
+      '`x-gr4vy-merchant-account-id`) must be absent or equal to it.',
   }),
   instanceKeyRequired: defineProblem({
     code: 'instance-key-required',
@@ -33,14 +35,16 @@ export const AuthErrors = {
     status: 404,
     title: 'API key not found',
     description:
-      'No active API key with this id is visible to the caller: it does not exist, was revoked already, or belongs to another merchant account.',
+      'No active API key with this id is visible to the caller: it does not exist, was revoked already, or ' +
+      'belongs to another merchant account.',
   }),
   merchantAccountUnknown: defineProblem({
     code: 'merchant-account-unknown',
     status: 400,
     title: 'Unknown merchant account',
     description:
-      'The merchant account named by `x-merchant-account-id` (or its alias `x-gr4vy-merchant-account-id`; `default` when absent) does not exist.',
+      'The merchant account named by `x-merchant-account-id` (or its alias `x-gr4vy-merchant-account-id`; ' +
+      '`default` when absent) does not exist.',
   }),
 };
 

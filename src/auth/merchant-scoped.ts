@@ -14,7 +14,9 @@ export const MerchantScoped = () =>
     ApiHeader({
       name: MERCHANT_HEADER,
       required: false,
-      description: `Merchant account to act for (instance keys; default "${DEFAULT_MERCHANT_ACCOUNT_ID}"). A merchant-bound key may send only its own id.`,
+      description:
+        `Merchant account to act for (instance keys; default "${DEFAULT_MERCHANT_ACCOUNT_ID}"). A merchant-bound ` +
+        `key may send only its own id.`,
     }),
     ApiHeader({ name: MERCHANT_HEADER_ALIAS, required: false, description: `Alias of ${MERCHANT_HEADER}.` }),
     // validation-failed: a malformed merchant account id, or the two headers disagreeing.

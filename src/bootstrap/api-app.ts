@@ -43,7 +43,8 @@ export async function createApiApp(
   extra: { imports?: ModuleMetadata['imports'] } = {},
 ): Promise<NestFastifyApplication> {
   // POST /vault-forward is answered straight from Node's server, ahead of fastify (forward-http-handler.ts).
-  let forwardHandler: ForwardHttpHandler | undefined; // eslint-disable-line prefer-const -- assigned once the app exists, after the server factory ran
+  // eslint-disable-next-line prefer-const -- assigned once the app exists, after the server factory ran
+  let forwardHandler: ForwardHttpHandler | undefined;
   const adapter = new FastifyAdapter({
     serverFactory: (fastifyHandler: (req: IncomingMessage, res: ServerResponse) => void) => {
       const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {

@@ -69,7 +69,8 @@ function documentConfig(): Omit<OpenAPIObject, 'paths'> {
             'Each operation lists the scope it requires in `x-required-scope`; operations with `security: []` need no token.',
           '',
           'Every error is `application/problem+json` (RFC 9457). Each operation lists, per status, the problem codes it can answer with. ' +
-            'Requests the HTTP layer cannot parse at all (a malformed request line, headers over 16 KiB, an Expect other than 100-continue) ' +
+            'Requests the HTTP layer cannot parse at all (a malformed request line, headers over 16 KiB, an ' +
+            'Expect other than 100-continue) ' +
             'and unknown routes are answered with a problem too. Problem types:',
           problemList,
         ].join('\n'),

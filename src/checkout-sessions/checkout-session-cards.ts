@@ -160,8 +160,9 @@ export class CheckoutSessionCards {
   private async row(merchantAccountId: string, id: string): Promise<CardRow | undefined> {
     const rows = await this.db.query<CardRow[]>(
       `SELECT s.expires_at <= now() AS expired, s.erased_at IS NOT NULL AS erased, s.card_source, s.payment_method_id, s.expiration_date,
-              s.ciphertext, s.security_code_ciphertext, s.security_code_erased_at IS NOT NULL AS security_code_erased, s.wrapped_key, s.master_key_id,
-              pm.expiration_date AS pm_expiration_date, pm.ciphertext AS pm_ciphertext, pm.wrapped_key AS pm_wrapped_key, pm.master_key_id AS pm_master_key_id
+              s.ciphertext, s.security_code_ciphertext, s.security_code_erased_at IS NOT NULL AS security_code_erased,
+              s.wrapped_key, s.master_key_id, pm.expiration_date AS pm_expiration_date, pm.ciphertext AS pm_ciphertext,
+              pm.wrapped_key AS pm_wrapped_key, pm.master_key_id AS pm_master_key_id
          FROM checkout_sessions s
          LEFT JOIN payment_methods pm ON pm.id = s.payment_method_id AND pm.merchant_account_id = s.merchant_account_id
         WHERE s.merchant_account_id = $1 AND s.id = $2`,

@@ -13,21 +13,25 @@ export const CheckoutSessionErrors = {
     status: 410,
     title: 'Checkout session expired',
     description:
-      'The checkout session has passed its expires_at. Its card data and security code have been erased; create a new session and collect the card again. See docs/checkout-sessions.md.',
+      'The checkout session has passed its expires_at. Its card data and security code have been erased; create ' +
+      'a new session and collect the card again. See docs/checkout-sessions.md.',
   }),
   noCard: defineProblem({
     code: 'checkout-session-has-no-card',
     status: 409,
     title: 'Checkout session holds no card',
     description:
-      'No card has been collected into this checkout session yet (PUT /checkout/sessions/{id}/fields), or the stored payment method it named was deleted.',
+      'No card has been collected into this checkout session yet (PUT /checkout/sessions/{id}/fields), or the ' +
+      'stored payment method it named was deleted.',
   }),
   securityCodeErased: defineProblem({
     code: 'checkout-session-security-code-erased',
     status: 410,
     title: 'Security code already used',
     description:
-      'The security code of this checkout session was erased after a forward that used it was answered by its target (PCI DSS forbids keeping it after authorisation). Collect it again with PUT /checkout/sessions/{id}/fields. See docs/checkout-sessions.md.',
+      'The security code of this checkout session was erased after a forward that used it was answered by its ' +
+      'target (PCI DSS forbids keeping it after authorisation). Collect it again with PUT ' +
+      '/checkout/sessions/{id}/fields. See docs/checkout-sessions.md.',
   }),
   cardIsStored: defineProblem({
     code: 'checkout-session-card-is-stored',

@@ -32,7 +32,8 @@ export class CheckoutSessionsService {
   async create(merchantAccountId: string, input: CheckoutSessionCreateDto): Promise<CheckoutSession> {
     const id = randomUUID();
     await this.sessions.query(
-      `INSERT INTO checkout_sessions (id, merchant_account_id, metadata, expires_at) VALUES ($1, $2, $3, now() + make_interval(secs => $4))`,
+      `INSERT INTO checkout_sessions (id, merchant_account_id, metadata, expires_at) VALUES ($1, $2, $3, now() + ` +
+        `make_interval(secs => $4))`,
       [id, merchantAccountId, input.metadata ?? null, input.expires_in ?? MAX_EXPIRES_IN_SECONDS],
     );
     return this.get(merchantAccountId, id);

@@ -213,7 +213,8 @@ async function apiKeyRevoke(args: string[]): Promise<void> {
   const { key, announced } = await withServices((app) => app.get(ApiKeysService).revoke({ kind: 'instance' }, ids[0]));
   if (!announced) {
     process.stderr.write(
-      `Warning: the revocation could not be announced over Redis (REDIS_URL unset or unreachable); running API processes stop accepting the key within ${KEY_CACHE_TTL_MS / 1000} s.\n`,
+      `Warning: the revocation could not be announced over Redis (REDIS_URL unset or unreachable); running API ` +
+        `processes stop accepting the key within ${KEY_CACHE_TTL_MS / 1000} s.\n`,
     );
   }
   print(ApiKeyResponse.from(key));

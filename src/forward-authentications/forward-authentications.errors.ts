@@ -13,27 +13,33 @@ export const ForwardAuthenticationErrors = {
     status: 422,
     title: 'Authentication method not usable for this forward',
     description:
-      'An id in x-vault-forward-authentications is not an authentication method of the forwarding config that enables the target, in the merchant account of the request (unknown, deleted, another config’s or another merchant’s). The problem names the id. Nothing was sent.',
+      'An id in x-vault-forward-authentications is not an authentication method of the forwarding config that ' +
+      'enables the target, in the merchant account of the request (unknown, deleted, another config’s or another ' +
+      'merchant’s). The problem names the id. Nothing was sent.',
   }),
   conflict: defineProblem({
     code: 'authentication-methods-conflict',
     status: 422,
     title: 'Authentication methods cannot be combined',
     description:
-      'x-vault-forward-authentications lists the same method twice, or two mutual-tls methods (a connection has one client certificate). Nothing was sent.',
+      'x-vault-forward-authentications lists the same method twice, or two mutual-tls methods (a connection has ' +
+      'one client certificate). Nothing was sent.',
   }),
   unreadable: defineProblem({
     code: 'authentication-method-unreadable',
     status: 500,
     title: 'Authentication method could not be decrypted',
     description:
-      'The stored secret of an authentication method does not decrypt with the configured master keys (moved, tampered, or its master key removed). The problem names the method id. Nothing was sent.',
+      'The stored secret of an authentication method does not decrypt with the configured master keys (moved, ' +
+      'tampered, or its master key removed). The problem names the method id. Nothing was sent.',
   }),
   invalid: defineProblem({
     code: 'authentication-method-invalid',
     status: 422,
     title: 'Authentication method cannot be applied',
     description:
-      'An authentication method’s material cannot be used (a key or certificate that does not parse, a public key unfit for the algorithm). The create or update answer warned about it; replace its fields. The problem names the method id. Nothing was sent.',
+      'An authentication method’s material cannot be used (a key or certificate that does not parse, a public ' +
+      'key unfit for the algorithm). The create or update answer warned about it; replace its fields. The ' +
+      'problem names the method id. Nothing was sent.',
   }),
 };

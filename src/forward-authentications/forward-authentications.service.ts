@@ -119,7 +119,8 @@ export class ForwardAuthenticationsService {
     const id = randomUUID();
     const { publicFields, sealed, warnings } = this.seal(merchantAccountId, configId, id, input.kind, fields);
     await this.methods.query(
-      `INSERT INTO vault_forward_authentications (id, merchant_account_id, config_id, kind, label, fields, warnings, ciphertext, wrapped_key, master_key_id)
+      `INSERT INTO vault_forward_authentications
+         (id, merchant_account_id, config_id, kind, label, fields, warnings, ciphertext, wrapped_key, master_key_id)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
       [
         id,

@@ -62,7 +62,8 @@ export const KINDS: Readonly<Record<AuthenticationKind, KindDescription>> = {
     title: 'HMAC-signed request',
     description:
       'Signs each forwarded request with a shared secret: HMAC over the `template` string, placed in `header` (after `prefix`). ' +
-      '`{body}` is the body byte for byte as it is sent downstream (after placeholders are filled, and after a `jwe-payload` method listed before this one).',
+      '`{body}` is the body byte for byte as it is sent downstream (after placeholders are filled, and after a ' +
+      '`jwe-payload` method listed before this one).',
     fields: [
       {
         name: 'secret',
@@ -115,7 +116,8 @@ export const KINDS: Readonly<Record<AuthenticationKind, KindDescription>> = {
         default: DEFAULT_SIGNING_TEMPLATE,
         maxLength: 1024,
         description:
-          'The signed string. Variables: `{method}`, `{path}` (path and query), `{timestamp}` (unix seconds), `{body}`, `{body_sha256}` (hex).',
+          'The signed string. Variables: `{method}`, `{path}` (path and query), `{timestamp}` (unix seconds), ' +
+          '`{body}`, `{body_sha256}` (hex).',
       },
       {
         name: 'prefix',
@@ -140,7 +142,8 @@ export const KINDS: Readonly<Record<AuthenticationKind, KindDescription>> = {
     kind: 'mutual-tls',
     title: 'Mutual TLS client certificate',
     description:
-      'Presents a client certificate on the TLS connection to the target. Each method has its own connection pool, so TLS sessions are reused across forwards but never shared between methods or merchants.',
+      'Presents a client certificate on the TLS connection to the target. Each method has its own connection ' +
+      'pool, so TLS sessions are reused across forwards but never shared between methods or merchants.',
     fields: [
       {
         name: 'certificate',
@@ -184,7 +187,8 @@ export const KINDS: Readonly<Record<AuthenticationKind, KindDescription>> = {
     kind: 'jwe-payload',
     title: 'Encrypted payload (JWE)',
     description:
-      'Replaces the body, after placeholders are filled, with a compact JWE encrypted to the target’s public key; `content-type` becomes `application/jose`.',
+      'Replaces the body, after placeholders are filled, with a compact JWE encrypted to the target’s public ' +
+      'key; `content-type` becomes `application/jose`.',
     fields: [
       {
         name: 'public_key',

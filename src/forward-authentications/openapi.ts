@@ -123,7 +123,9 @@ export function forwardAuthenticationSchemas(): Record<string, Schema> {
       fields: {
         type: 'object',
         additionalProperties: { type: 'string' },
-        description: `The complete fields of the method’s kind: ${AUTHENTICATION_KINDS.map((k) => requestSchemaName(k) + '.fields').join(', ')}.`,
+        description:
+          `The complete fields of the method’s kind: ` +
+          `${AUTHENTICATION_KINDS.map((k) => requestSchemaName(k) + '.fields').join(', ')}.`,
       },
     },
   };

@@ -99,7 +99,8 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
     const id = randomUUID();
     const sealed = this.sealer.sealJson(callbackAad(merchantAccountId, id), body);
     await this.dataSource.query(
-      `INSERT INTO vault_forward_callback_deliveries (id, merchant_account_id, message_id, url, ciphertext, wrapped_key, master_key_id, max_attempts)
+      `INSERT INTO vault_forward_callback_deliveries
+         (id, merchant_account_id, message_id, url, ciphertext, wrapped_key, master_key_id, max_attempts)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (message_id) DO NOTHING`,
       [
         id,

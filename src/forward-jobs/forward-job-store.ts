@@ -40,10 +40,12 @@ const JOB_COLUMNS = `id, merchant_account_id, status, method, target_url, paymen
  * one round trip and one commit, and a key is never left claimed without its job.
  */
 const CREATE = `WITH job AS (
-    INSERT INTO vault_forward_jobs (id, merchant_account_id, method, target_url, payment_method_ids, authentication_ids, max_attempts, idempotency_key, callback_url)
+    INSERT INTO vault_forward_jobs
+      (id, merchant_account_id, method, target_url, payment_method_ids, authentication_ids, max_attempts, idempotency_key, callback_url)
     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${JOB_COLUMNS}),
   plan AS (
-    INSERT INTO vault_forward_job_plans (job_id, merchant_account_id, ciphertext, wrapped_key, master_key_id) SELECT id, merchant_account_id, $10, $11, $12 FROM job),
+    INSERT INTO vault_forward_job_plans (job_id, merchant_account_id, ciphertext, wrapped_key, master_key_id)
+    SELECT id, merchant_account_id, $10, $11, $12 FROM job),
   idempotency AS (
     UPDATE vault_forward_idempotency_keys SET state = 'done', job_id = $1 WHERE id = $13::uuid AND state = 'running')
   SELECT * FROM job`;
@@ -67,9 +69,11 @@ const CLAIM = `WITH claimed AS (
 const FINISH = `WITH response AS (
     INSERT INTO vault_forward_job_responses (job_id, merchant_account_id, ciphertext, wrapped_key, master_key_id)
     SELECT $1, $2, $6::bytea, $7::bytea, $8::text WHERE $6::bytea IS NOT NULL
-    ON CONFLICT (job_id) DO UPDATE SET ciphertext = EXCLUDED.ciphertext, wrapped_key = EXCLUDED.wrapped_key, master_key_id = EXCLUDED.master_key_id),
+    ON CONFLICT (job_id) DO UPDATE
+      SET ciphertext = EXCLUDED.ciphertext, wrapped_key = EXCLUDED.wrapped_key, master_key_id = EXCLUDED.master_key_id),
   plan AS (DELETE FROM vault_forward_job_plans WHERE job_id = $1)
-  UPDATE vault_forward_jobs SET status = $3, attempts = $4::jsonb, next_attempt_at = NULL, response_status = $5, updated_at = now(), finished_at = now()
+  UPDATE vault_forward_jobs
+     SET status = $3, attempts = $4::jsonb, next_attempt_at = NULL, response_status = $5, updated_at = now(), finished_at = now()
    WHERE id = $1`;
 
 const J_COLUMNS = JOB_COLUMNS.split(',')
@@ -78,13 +82,18 @@ const J_COLUMNS = JOB_COLUMNS.split(',')
 
 /** CREATE for many jobs (StatementBatcher); the id lists travel as array literals (arrays of arrays do not fit unnest()). */
 const CREATE_MANY = `WITH input AS (
-    SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[], $8::text[], $9::text[], $10::bytea[], $11::bytea[], $12::text[], $13::uuid[])
-      AS i(id, merchant, method, target, pms, auths, max_attempts, idempotency_key, callback_url, ciphertext, wrapped_key, master_key_id, claim_id)),
+    SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[], $8::text[],
+                         $9::text[], $10::bytea[], $11::bytea[], $12::text[], $13::uuid[])
+      AS i(id, merchant, method, target, pms, auths, max_attempts, idempotency_key, callback_url,
+           ciphertext, wrapped_key, master_key_id, claim_id)),
   job AS (
-    INSERT INTO vault_forward_jobs (id, merchant_account_id, method, target_url, payment_method_ids, authentication_ids, max_attempts, idempotency_key, callback_url)
-    SELECT id, merchant, method, target, pms::text[], auths::text[], max_attempts, idempotency_key, callback_url FROM input RETURNING ${JOB_COLUMNS}),
+    INSERT INTO vault_forward_jobs
+      (id, merchant_account_id, method, target_url, payment_method_ids, authentication_ids, max_attempts, idempotency_key, callback_url)
+    SELECT id, merchant, method, target, pms::text[], auths::text[], max_attempts, idempotency_key, callback_url FROM input
+    RETURNING ${JOB_COLUMNS}),
   plan AS (
-    INSERT INTO vault_forward_job_plans (job_id, merchant_account_id, ciphertext, wrapped_key, master_key_id) SELECT id, merchant, ciphertext, wrapped_key, master_key_id FROM input),
+    INSERT INTO vault_forward_job_plans (job_id, merchant_account_id, ciphertext, wrapped_key, master_key_id)
+    SELECT id, merchant, ciphertext, wrapped_key, master_key_id FROM input),
   idempotency AS (
     UPDATE vault_forward_idempotency_keys k SET state = 'done', job_id = i.id FROM input i WHERE k.id = i.claim_id AND k.state = 'running')
   SELECT * FROM job`;
@@ -104,13 +113,18 @@ const FINISH_MANY = `WITH input AS (
   response AS (
     INSERT INTO vault_forward_job_responses (job_id, merchant_account_id, ciphertext, wrapped_key, master_key_id)
     SELECT id, merchant, ciphertext, wrapped_key, master_key_id FROM input WHERE ciphertext IS NOT NULL
-    ON CONFLICT (job_id) DO UPDATE SET ciphertext = EXCLUDED.ciphertext, wrapped_key = EXCLUDED.wrapped_key, master_key_id = EXCLUDED.master_key_id),
+    ON CONFLICT (job_id) DO UPDATE
+      SET ciphertext = EXCLUDED.ciphertext, wrapped_key = EXCLUDED.wrapped_key, master_key_id = EXCLUDED.master_key_id),
   plan AS (DELETE FROM vault_forward_job_plans p USING input i WHERE p.job_id = i.id)
-  UPDATE vault_forward_jobs j SET status = i.status, attempts = i.attempts, next_attempt_at = NULL, response_status = i.response_status, updated_at = now(), finished_at = now()
+  UPDATE vault_forward_jobs j
+     SET status = i.status, attempts = i.attempts, next_attempt_at = NULL, response_status = i.response_status,
+         updated_at = now(), finished_at = now()
     FROM input i WHERE j.id = i.id`;
 
 /** An attempt that is retried: the row waits for the next one (its BullMQ job carries the delay). */
-const REQUEUE = `UPDATE vault_forward_jobs SET status = 'queued', attempts = $2::jsonb, next_attempt_at = $3, updated_at = now() WHERE id = $1 AND status = 'running'`;
+const REQUEUE =
+  `UPDATE vault_forward_jobs SET status = 'queued', attempts = $2::jsonb, next_attempt_at = $3, updated_at = now() ` +
+  `WHERE id = $1 AND status = 'running'`;
 
 /**
  * Job rows and their sealed parts. The plan (literal CVVs, forwarded header values) and the response

@@ -7,7 +7,9 @@ export const ForwardJobErrors = {
     status: 503,
     title: 'Queued forwarding unavailable',
     description:
-      'The job queue is down, or this deployment runs none (QUEUE_BACKEND=none), so a queued forward cannot be accepted now; no job was kept and nothing was sent. Retry after the seconds Retry-After gives, or forward synchronously (without Prefer: respond-async), which does not need the queue.',
+      'The job queue is down, or this deployment runs none (QUEUE_BACKEND=none), so a queued forward cannot be ' +
+      'accepted now; no job was kept and nothing was sent. Retry after the seconds Retry-After gives, or forward ' +
+      'synchronously (without Prefer: respond-async), which does not need the queue.',
   }),
   jobNotFound: defineProblem({
     code: 'vault-forward-job-not-found',

@@ -220,7 +220,8 @@ export class ForwardExecutor {
     if (length > limit) {
       throw new ProblemException(
         ForwardingErrors.filledBodyTooLarge,
-        `With its placeholders filled the body would be ${length} bytes, more than the ${limit} bytes FORWARD_MAX_FILLED_BODY_BYTES allows; nothing was sent.`,
+        `With its placeholders filled the body would be ${length} bytes, more than the ${limit} bytes ` +
+          `FORWARD_MAX_FILLED_BODY_BYTES allows; nothing was sent.`,
         [{ location: 'body', name: 'body', message: `filled body over ${limit} bytes` }],
       );
     }

@@ -43,9 +43,12 @@ const REPLAY_EVERY_MS = 1_000;
 /** Outcomes kept in memory when neither the table nor the spool takes them, retried with the next flush. */
 const MAX_HELD_OUTCOMES = 100_000;
 
-const COLUMNS = `(id, merchant_account_id, config_id, method, target_url, status, duration_ms, payment_method_ids, authentication_ids, error_type, created_at, checkout_session_id)`;
+const COLUMNS =
+  `(id, merchant_account_id, config_id, method, target_url, status, duration_ms, payment_method_ids, ` +
+  `authentication_ids, error_type, created_at, checkout_session_id)`;
 const ROWS = `SELECT id, merchant, config, method, target, status, duration, pms::uuid[], auths::uuid[], error, coalesce(at, now()), session
-  FROM unnest($1::text[], $2::text[], $3::uuid[], $4::text[], $5::text[], $6::int[], $7::float8[], $8::text[], $9::text[], $10::text[], $11::timestamptz[], $12::uuid[])
+  FROM unnest($1::text[], $2::text[], $3::uuid[], $4::text[], $5::text[], $6::int[], $7::float8[], $8::text[], $9::text[],
+              $10::text[], $11::timestamptz[], $12::uuid[])
        AS r(id, merchant, config, method, target, status, duration, pms, auths, error, at, session)`;
 /** A disclosure: who sent what where, with no outcome yet (status NULL). Replaying it again changes nothing. */
 const INSERT_PENDING = `INSERT INTO vault_forward_requests ${COLUMNS} ${ROWS} ON CONFLICT (id) DO NOTHING`;
@@ -79,8 +82,10 @@ const countUses = (source: string) => `uses AS (
  * card data (their uses are counted); a refused forward names its cards too but sent nothing.
  */
 const UPSERT_FINAL = `WITH r AS (
-    SELECT id, merchant, config, method, target, status, duration, pms::uuid[] AS pms, auths::uuid[] AS auths, error, coalesce(at, now()) AS at, session, disclosed
-      FROM unnest($1::text[], $2::text[], $3::uuid[], $4::text[], $5::text[], $6::int[], $7::float8[], $8::text[], $9::text[], $10::text[], $11::timestamptz[], $12::uuid[], $13::bool[])
+    SELECT id, merchant, config, method, target, status, duration, pms::uuid[] AS pms, auths::uuid[] AS auths, error,
+           coalesce(at, now()) AS at, session, disclosed
+      FROM unnest($1::text[], $2::text[], $3::uuid[], $4::text[], $5::text[], $6::int[], $7::float8[], $8::text[], $9::text[],
+                  $10::text[], $11::timestamptz[], $12::uuid[], $13::bool[])
            AS r(id, merchant, config, method, target, status, duration, pms, auths, error, at, session, disclosed)
   ), done AS (
     INSERT INTO vault_forward_requests ${COLUMNS}
@@ -276,7 +281,8 @@ export class ForwardRecordsService implements OnApplicationBootstrap, OnModuleDe
       // No retry once shutting down: nothing would be left to write to.
       const kept = !this.closing && this.pending.length + batch.length <= MAX_HELD_OUTCOMES;
       this.logger.error(
-        `could not spool ${batch.length} forward records (${kept ? 'kept in memory, retried' : 'LOST: shutting down or memory bound reached'}): ${message(error)}`,
+        `could not spool ${batch.length} forward records ` +
+          `(${kept ? 'kept in memory, retried' : 'LOST: shutting down or memory bound reached'}): ${message(error)}`,
       );
       if (kept) {
         this.pending.unshift(...batch);

@@ -76,14 +76,18 @@ export function forwardOperation(): { path: string; method: 'post'; operation: R
       tags: ['Forwarding'],
       summary: 'Forward a request to an enabled target with card placeholders filled from the vault',
       description:
-        'The body (any content type, up to 1 MiB) is sent on byte for byte except for placeholders (docs/placeholders.md). The answer is the downstream’s status, headers (less hop-by-hop, set-cookie and x-vault-forward-*) and body, plus x-vault-forward-request-id; short answers are sent whole, longer ones stream (at most 10 MiB). Errors made by this service carry x-vault-forward-error: true.',
+        'The body (any content type, up to 1 MiB) is sent on byte for byte except for placeholders ' +
+        '(docs/placeholders.md). The answer is the downstream’s status, headers (less hop-by-hop, set-cookie and ' +
+        'x-vault-forward-*) and body, plus x-vault-forward-request-id; short answers are sent whole, longer ones ' +
+        'stream (at most 10 MiB). Errors made by this service carry x-vault-forward-error: true.',
       'x-required-scope': 'vault-forwards.write',
       security: [{ bearer: [] }],
       parameters: [
         header(
           MERCHANT_HEADER,
           false,
-          `Merchant account to act for (instance keys; default "${DEFAULT_MERCHANT_ACCOUNT_ID}"). A merchant-bound key may send only its own id.`,
+          `Merchant account to act for (instance keys; default "${DEFAULT_MERCHANT_ACCOUNT_ID}"). A ` +
+            `merchant-bound key may send only its own id.`,
         ),
         header(MERCHANT_HEADER_ALIAS, false, `Alias of ${MERCHANT_HEADER}.`),
         header('x-vault-forward-url', true, 'Absolute https URL of the target.'),
@@ -96,7 +100,8 @@ export function forwardOperation(): { path: string; method: 'post'; operation: R
         header(
           'x-vault-forward-checkout-session',
           false,
-          'Instead of x-vault-forward-payment-methods: one checkout session id; its card fills the _1 placeholders and CARD_SECURITY_CODE_1.',
+          'Instead of x-vault-forward-payment-methods: one checkout session id; its card fills the _1 ' +
+            'placeholders and CARD_SECURITY_CODE_1.',
         ),
         header(
           'x-vault-forward-authentications',
@@ -112,7 +117,9 @@ export function forwardOperation(): { path: string; method: 'post'; operation: R
         header(
           'prefer',
           false,
-          '`respond-async` (RFC 7240) queues the forward: checked as now, then answered 202 with the job (Location: /vault-forward/jobs/{id}, Preference-Applied: respond-async); a worker sends it and retries.',
+          '`respond-async` (RFC 7240) queues the forward: checked as now, then answered 202 with the job ' +
+            '(Location: /vault-forward/jobs/{id}, Preference-Applied: respond-async); a worker sends it and ' +
+            'retries.',
         ),
         header('x-vault-forward-max-attempts', false, 'Queued forwards only: 1–20 attempts (default 5).'),
         header(
@@ -135,7 +142,8 @@ export function forwardOperation(): { path: string; method: 'post'; operation: R
         ...problems,
         '202': {
           description:
-            'Prefer: respond-async: the job, queued. A repeat with the same Idempotency-Key answers 200 with the same job and Idempotent-Replayed: true.',
+            'Prefer: respond-async: the job, queued. A repeat with the same Idempotency-Key answers 200 with the ' +
+            'same job and Idempotent-Replayed: true.',
           headers: {
             location: { description: 'The job: /vault-forward/jobs/{id}.', schema: { type: 'string' } },
             'preference-applied': {

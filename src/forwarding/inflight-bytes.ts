@@ -66,7 +66,8 @@ export class InflightBytes {
 function full(variable: string, limit: number, whose: string, what: ProblemFieldError): ProblemException {
   return new ProblemException(
     ForwardingErrors.capacityExceeded,
-    `Forwards in flight in this API process already hold the bytes ${variable} allows for ${whose} (${limit}); nothing was sent. Retry after ${CAPACITY_RETRY_AFTER_SECONDS} s.`,
+    `Forwards in flight in this API process already hold the bytes ${variable} allows for ${whose} (${limit}); ` +
+      `nothing was sent. Retry after ${CAPACITY_RETRY_AFTER_SECONDS} s.`,
     [what],
     { 'retry-after': String(CAPACITY_RETRY_AFTER_SECONDS) },
   );

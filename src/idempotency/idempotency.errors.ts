@@ -13,13 +13,15 @@ export const IdempotencyErrors = {
     status: 422,
     title: 'Idempotency-Key used for a different request',
     description:
-      'This Idempotency-Key was used within the last 24 hours for a different request (method, target URL, x-vault-forward-* headers, body or synchronous/queued). Use a new key for a new request. Nothing was sent.',
+      'This Idempotency-Key was used within the last 24 hours for a different request (method, target URL, ' +
+      'x-vault-forward-* headers, body or synchronous/queued). Use a new key for a new request. Nothing was sent.',
   }),
   keyInProgress: defineProblem({
     code: 'idempotency-key-in-progress',
     status: 409,
     title: 'A request with this Idempotency-Key is still running',
     description:
-      'The first request with this Idempotency-Key has not finished yet. Retry after it has: the repeat then replays its answer. Nothing was sent.',
+      'The first request with this Idempotency-Key has not finished yet. Retry after it has: the repeat then ' +
+      'replays its answer. Nothing was sent.',
   }),
 };

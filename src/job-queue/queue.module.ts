@@ -63,7 +63,8 @@ export async function createForwardQueue(options: CreateForwardQueueOptions): Pr
         await queue.close().catch(() => undefined);
         if (!embedded) throw error;
         logger.warn(
-          `The job queue could not start on the embedded PostgreSQL (${(error as Error).message}): queued forwarding is off; synchronous forwarding works.`,
+          `The job queue could not start on the embedded PostgreSQL (${(error as Error).message}): queued ` +
+            `forwarding is off; synchronous forwarding works.`,
         );
         return new NoForwardQueue();
       }

@@ -18,6 +18,7 @@ export const MerchantAccountErrors = {
     status: 422,
     title: 'Feature not available',
     description:
-      'The request would turn on a merchant account feature this service does not have (account updater, network tokens, over-capture, Loon). Send false or null for it, or leave it out; `errors` names each such field.',
+      'The request would turn on a merchant account feature this service does not have (account updater, network ' +
+      'tokens, over-capture, Loon). Send false or null for it, or leave it out; `errors` names each such field.',
   }),
 };

@@ -24,13 +24,17 @@ export class Metrics {
     collectDefaultMetrics({ register: this.registry, prefix: PREFIX });
     this.forwards = new Counter({
       name: `${PREFIX}forwards_total`,
-      help: 'Forwards finished, by the status the caller got (2xx…5xx, or "none" when the caller left first) and by problem type ("none" when the downstream answered and its answer went through whole).',
+      help:
+        'Forwards finished, by the status the caller got (2xx…5xx, or "none" when the caller left first) and by ' +
+        'problem type ("none" when the downstream answered and its answer went through whole).',
       labelNames: ['status_class', 'error_type'],
       registers: [this.registry],
     });
     this.forwardSeconds = new Histogram({
       name: `${PREFIX}forward_duration_seconds`,
-      help: 'Forward latency: part="total" is the whole forward as the service saw it (ours plus the downstream), part="downstream" from sending the request to the downstream answer\'s headers.',
+      help:
+        'Forward latency: part="total" is the whole forward as the service saw it (ours plus the downstream), ' +
+        'part="downstream" from sending the request to the downstream answer\'s headers.',
       labelNames: ['part'],
       buckets: LATENCY_BUCKETS,
       registers: [this.registry],

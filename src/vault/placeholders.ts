@@ -6,9 +6,10 @@
  * NAME is one of PLACEHOLDER_NAMES and X (1–100) is a position among the cards the forward's source
  * lists (its payment methods, or the one card of a checkout session).
  * A backslash right before a placeholder escapes it: `\{{ CARD_NUMBER_1 }}` is sent as the literal
- * `{{ CARD_NUMBER_1 }}` (in a JSON body the backslash is written `\\`, and both characters go). Braces around anything that is not an upper-case NAME_X (`{{ name }}`,
- * `{{ 1 }}`, JSON such as `{"a":{"b":1}}`) are not placeholders and pass untouched; an upper-case
- * NAME_X whose NAME is unknown is an error, so a typo is never sent on silently.
+ * `{{ CARD_NUMBER_1 }}` (in a JSON body the backslash is written `\\`, and both characters go).
+ * Braces around anything that is not an upper-case NAME_X (`{{ name }}`, `{{ 1 }}`, JSON such as
+ * `{"a":{"b":1}}`) are not placeholders and pass untouched; an upper-case NAME_X whose NAME is
+ * unknown is an error, so a typo is never sent on silently.
  */
 export const PLACEHOLDER_NAMES = [
   'CARD_NUMBER',

@@ -7,7 +7,10 @@ import { keyringFromConfig, VAULT_KEYRING } from './keyring';
 import { PaymentMethodResolver } from './payment-method-resolver.service';
 import { SecretSealer } from './secret-sealer';
 
-/** Encryption of card secrets, their resolution into placeholder values, the generic SecretSealer, and key rotation of every sealed table. */
+/**
+ * Encryption of card secrets, their resolution into placeholder values, the generic SecretSealer,
+ * and key rotation of every sealed table.
+ */
 @Module({
   providers: [
     { provide: VAULT_KEYRING, inject: [APP_CONFIG], useFactory: (config: AppConfig) => keyringFromConfig(config) },

@@ -39,7 +39,8 @@ export class WebhookSecretsService {
           [merchantAccountId, ROTATION_OVERLAP_HOURS],
         );
         await manager.query(
-          `INSERT INTO vault_forward_webhook_secrets (id, merchant_account_id, ciphertext, wrapped_key, master_key_id) VALUES ($1, $2, $3, $4, $5)`,
+          `INSERT INTO vault_forward_webhook_secrets (id, merchant_account_id, ciphertext, wrapped_key, ` +
+            `master_key_id) VALUES ($1, $2, $3, $4, $5)`,
           [id, merchantAccountId, sealed.ciphertext, sealed.wrappedKey, sealed.masterKeyId],
         );
       });

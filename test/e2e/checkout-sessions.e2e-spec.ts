@@ -103,7 +103,8 @@ describe('Checkout sessions', () => {
   }
 
   const FULL_BODY =
-    '{"number":"{{ CARD_NUMBER_1 }}","expiry":"{{ CARD_EXPIRATION_DATE_MM_1 }}/{{ CARD_EXPIRATION_DATE_YY_1 }}","cvv":"{{ CARD_SECURITY_CODE_1 }}"}';
+    '{"number":"{{ CARD_NUMBER_1 }}",' +
+    '"expiry":"{{ CARD_EXPIRATION_DATE_MM_1 }}/{{ CARD_EXPIRATION_DATE_YY_1 }}","cvv":"{{ CARD_SECURITY_CODE_1 }}"}';
 
   it('the SDK creates, gets, updates and deletes a session; the answers parse with its schemas', async () => {
     const created = await gr4vy.checkoutSessions.create({ metadata: { order: 'A-1' } });
@@ -161,7 +162,8 @@ describe('Checkout sessions', () => {
     }
     expect(row.text).not.toContain(c.number.slice(-12));
 
-    // The SDK's CheckoutSessionPaymentMethodCreate. (Its PaymentMethod schema is another change's: read the raw answer if it still refuses ours.)
+    // The SDK's CheckoutSessionPaymentMethodCreate. (Its PaymentMethod schema is another change's: read the raw
+    // answer if it still refuses ours.)
     const result = await gr4vy.paymentMethods
       .create({ method: 'checkout-session', id: session.id })
       .catch((e: unknown) => e);

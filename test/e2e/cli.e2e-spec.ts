@@ -257,13 +257,14 @@ describe('CLI: merchant, api-key and token commands mint credentials the API acc
     });
   });
 
-  it("runs docs/operations.md's Docker CLI block as the api container would (its environment, no terminal, cwd not the checkout)", async () => {
+  it("runs docs/operations.md's Docker CLI block as the api container would (its environment, no tty, cwd not the checkout)", async () => {
     const readme = readFileSync('docs/operations.md', 'utf8');
     const section = readme.slice(readme.indexOf('The CLI runs in the `api` container'));
     const block = /```sh\n([\s\S]*?)```/.exec(section)![1];
     expect(block).toContain('docker compose exec -T api node dist/cli/main.js');
     const id = `docker-${randomBytes(4).toString('hex')}`;
-    const script = `set -eu\n${block.replaceAll('docker compose exec -T api node dist/', `node ${join(process.cwd(), 'dist')}/`).replaceAll(' default', ` ${id}`)}`;
+    const local = block.replaceAll('docker compose exec -T api node dist/', `node ${join(process.cwd(), 'dist')}/`);
+    const script = `set -eu\n${local.replaceAll(' default', ` ${id}`)}`;
     const cwd = mkdtempSync(join(tmpdir(), 'vf-compose-cli-'));
     // docker-compose.yml's environment: production mode, the shared database, keys given.
     const env = {
@@ -308,7 +309,8 @@ describe('CLI: merchant, api-key and token commands mint credentials the API acc
       // One more card whose data key no longer authenticates (another row's moved onto it).
       const tampered = (await createCard(before, merchants[0])).id;
       await before.db.query(
-        `UPDATE payment_methods t SET ciphertext = s.ciphertext, wrapped_key = s.wrapped_key FROM payment_methods s WHERE s.id = $1 AND t.id = $2`,
+        `UPDATE payment_methods t SET ciphertext = s.ciphertext, wrapped_key = s.wrapped_key FROM ` +
+          `payment_methods s WHERE s.id = $1 AND t.id = $2`,
         [[...numbers.keys()][0], tampered],
       );
       const rows = async () =>

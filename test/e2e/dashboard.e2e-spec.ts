@@ -433,7 +433,8 @@ describe('dashboard (real Chromium against the real API)', () => {
     expect(consoleErrors).toEqual([]);
     // The same watchers see an inline script being refused, so the empty lists above mean something.
     const ran = await page.evaluate(
-      `(() => { const s = document.createElement('script'); s.textContent = 'window.inlineRan = true'; document.head.appendChild(s); return window.inlineRan === true; })()`,
+      `(() => { const s = document.createElement('script'); s.textContent = 'window.inlineRan = true'; ` +
+        `document.head.appendChild(s); return window.inlineRan === true; })()`,
     );
     expect(ran).toBe(false);
     await waitFor(async () => violations.length > 0, { what: 'the CSP violation report' });

@@ -138,7 +138,7 @@ describe('PostgreSQL unreachable mid-load (behind a TCP proxy that is cut and re
     );
   }
 
-  it('cut for ~3 s under load: no 500, 503s with Retry-After while down, recovery without restart, every 200 forward recorded', async () => {
+  it('cut for ~3 s under load: no 500, 503s with Retry-After while down, recovers without restart, each 200 forward recorded', async () => {
     for (const card of cards) expect((await call('forward', 'before', card)).status).toBe(200); // warm caches
     const fresh = await (await createApiKey(t, merchant)).token(); // its key is not cached yet
     const answers: Answer[] = [];

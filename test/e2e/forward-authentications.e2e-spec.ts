@@ -283,7 +283,7 @@ describe('Authentication methods (issue 10: resource, kinds, sealing, forForward
     expect(JSON.stringify(problem)).not.toContain(key.split('\n')[1]);
   });
 
-  it('stores values exactly as entered and warns: trailing newline, expired or expiring certificate, mismatched key, PEM that does not parse', async () => {
+  it('stores values as entered and warns: trailing newline, expired or expiring certificate, mismatched key, unparsable PEM', async () => {
     // A secret ending in a newline is kept, newline included, and the answer says so.
     const withNewline = (await create(hmac())).body;
     expect(withNewline.warnings.map((w: { code: string }) => w.code)).toEqual(['secret-trailing-whitespace']);
@@ -381,7 +381,7 @@ describe('Authentication methods (issue 10: resource, kinds, sealing, forForward
     expect(notAKey.body.warnings.map((w: { code: string }) => w.code)).toEqual(['public-key-unparseable']);
   });
 
-  it('forForward: in order, only this merchant’s methods of this config, each once, one mutual-tls; problems name the header and the id', async () => {
+  it('forForward: in order, this merchant’s methods of this config only, each once, one mutual-tls; problems name header, id', async () => {
     const { cert, key } = await certificate({ from: -1, to: 365 });
     const mtls = (label: string) =>
       create({ kind: 'mutual-tls', label, fields: { certificate: cert, private_key: key } });
@@ -438,7 +438,8 @@ describe('Authentication methods (issue 10: resource, kinds, sealing, forForward
     // Secrets that do not decrypt (another method's ciphertext moved onto this row) fail naming the id only.
     const victim = (await mtls('victim')).body.id as string;
     await t.db.query(
-      `UPDATE vault_forward_authentications t SET ciphertext = s.ciphertext, wrapped_key = s.wrapped_key FROM vault_forward_authentications s WHERE s.id = $1 AND t.id = $2`,
+      `UPDATE vault_forward_authentications t SET ciphertext = s.ciphertext, wrapped_key = s.wrapped_key FROM ` +
+        `vault_forward_authentications s WHERE s.id = $1 AND t.id = $2`,
       [tls1, victim],
     );
     const unreadable = await refusal(service().forForward(merchant, configId, [victim]));
@@ -582,7 +583,8 @@ describe('Authentication methods (issue 10: resource, kinds, sealing, forForward
     secretsSeen.add('hmac-SECRET-r1').add('hmac-SECRET-r2').add('hmac-SECRET-r3');
     const tampered = await made('hmac-SECRET-r4');
     await old.db.query(
-      `UPDATE vault_forward_authentications t SET ciphertext = s.ciphertext, wrapped_key = s.wrapped_key FROM vault_forward_authentications s WHERE s.id = $1 AND t.id = $2`,
+      `UPDATE vault_forward_authentications t SET ciphertext = s.ciphertext, wrapped_key = s.wrapped_key FROM ` +
+        `vault_forward_authentications s WHERE s.id = $1 AND t.id = $2`,
       [ids[0], tampered],
     );
     const both = await startTestApp({

@@ -175,7 +175,7 @@ describe('Job-end callbacks (issue 11, item 5: delivery)', () => {
     expect(verifiedBy([secrets[1]], delivery.headers, delivery.body)).toBe(1);
   });
 
-  it('a failing receiver (500, then 200) gets a retry with the same webhook-id; scheduling the same message twice delivers once', async () => {
+  it('a failing receiver (500, then 200) is retried with the same webhook-id; scheduling one message twice delivers once', async () => {
     const path = `/hook/${randomUUID()}`;
     receiver.script.set(path, [500]);
     const messageId = `job_${randomUUID().replace(/-/g, '')}`;
@@ -275,7 +275,7 @@ describe('Job-end callbacks (issue 11, item 5: delivery)', () => {
     ).toHaveLength(0);
   });
 
-  it("the callback URL follows a target's rules: a host no enabled config lists, plain http, credentials and private literals are refused naming the header, nothing queued", async () => {
+  it('callback URL as a target: unlisted host, http, credentials, private literals refused naming the header, none queued', async () => {
     const ask = (callback: string) =>
       http(t.url, '/vault-forward', {
         method: 'POST',

@@ -126,7 +126,8 @@ describe('Queued forwards survive a Redis restart that loses its data', () => {
     );
     expect(rows).toHaveLength(accepted.length);
     expect(rows.filter((r) => r.status !== 'succeeded' || Number(r.attempts) !== 1)).toEqual([]);
-    // A 503 kept no job, so the merchant's jobs are exactly the accepted ones (the run's database is shared by its test files); and no job was sent twice.
+    // A 503 kept no job, so the merchant's jobs are exactly the accepted ones (the run's database is shared by its
+    // test files); and no job was sent twice.
     expect(
       Number(
         (await t.db.query(`SELECT count(*) AS n FROM vault_forward_jobs WHERE merchant_account_id = $1`, [merchant]))[0]

@@ -83,7 +83,7 @@ describe('Queued forwards (Prefer: respond-async) with a real worker, on Redis',
 
   afterAll(async () => teardown(s), 30_000);
 
-  it('answers 202 with the job, Location and Preference-Applied; the worker sends it and the job ends succeeded with the answer', async () => {
+  it('answers 202 with the job, Location and Preference-Applied; the worker sends it, the job ends succeeded with the answer', async () => {
     const accepted = await queue(s, '/charge?x=1', { headers: { prefer: 'wait=5, Respond-Async' } });
     expect(accepted.status).toBe(202);
     expect(accepted.headers.get('preference-applied')).toBe('respond-async');

@@ -12,7 +12,8 @@ function child(script: string, dir: string): { process: ChildProcess; output: Pr
     process.execPath,
     [
       '-e',
-      `const { ForwardRecordSpool } = require(${JSON.stringify(SPOOL_MODULE)}); const spool = new ForwardRecordSpool(${JSON.stringify(dir)}); ${script}`,
+      `const { ForwardRecordSpool } = require(${JSON.stringify(SPOOL_MODULE)}); const spool = new ` +
+        `ForwardRecordSpool(${JSON.stringify(dir)}); ${script}`,
     ],
     {
       stdio: ['pipe', 'pipe', 'inherit'],
@@ -47,7 +48,10 @@ describe('The forward record spool shared by several processes on one machine', 
     const names = Array.from({ length: 40 }, (_, i) => `1-feed${String(i).padStart(4, '0')}-0-${i}.jsonl`);
     for (const name of names) writeFileSync(join(dir, name), `${JSON.stringify(entry(name))}\n`);
     // As a replay does: claim, then remove once "committed" (a claim left by a dead process would be taken over).
-    const claimAll = `(async () => { const got = []; for (const name of await spool.replayable()) { const path = await spool.claim(name); if (path) { got.push(name); await spool.remove(path); } } process.stdout.write(JSON.stringify(got)); })();`;
+    const claimAll =
+      `(async () => { const got = []; for (const name of await spool.replayable()) { const path = await ` +
+      `spool.claim(name); if (path) { got.push(name); await spool.remove(path); } } ` +
+      `process.stdout.write(JSON.stringify(got)); })();`;
     const [a, b] = [child(claimAll, dir), child(claimAll, dir)];
     const [gotA, gotB] = (await Promise.all([a.output, b.output])).map((text) => JSON.parse(text) as string[]);
     expect(gotA.filter((name) => gotB.includes(name))).toEqual([]);
@@ -57,7 +61,8 @@ describe('The forward record spool shared by several processes on one machine', 
   it('leaves a running process its open file, and takes it over once that process has died', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'vf-spool-owner-'));
     const writer = child(
-      `spool.append([${JSON.stringify(entry('written-by-child'))}]).then(() => process.stdout.write('spooled\\n')); process.stdin.resume();`,
+      `spool.append([${JSON.stringify(entry('written-by-child'))}]).then(() => ` +
+        `process.stdout.write('spooled\\n')); process.stdin.resume();`,
       dir,
     );
     await new Promise<void>((resolve) =>

@@ -146,8 +146,10 @@ describe('POST /vault-forward against real downstream servers', () => {
   it('fills every placeholder form, JSON-escapes into JSON, keeps the rest byte for byte', async () => {
     const before = plain.received.length;
     const body =
-      '{"a":"{{CARD_NUMBER_2}}","m":"{{ CARD_EXPIRATION_DATE_M_2 }}","mm":"{{ CARD_EXPIRATION_DATE_MM_1 }}","yy":"{{ CARD_EXPIRATION_DATE_YY_2 }}",' +
-      '"yyyy":"{{ CARD_EXPIRATION_DATE_YYYY_1 }}","name":"{{ CARDHOLDER_NAME_2 }}","empty":"{{ CARDHOLDER_NAME_1 }}","literal":"\\\\{{ CARD_NUMBER_1 }}",  "other":{"x":[1, 2.50,"ü"]}}';
+      '{"a":"{{CARD_NUMBER_2}}","m":"{{ CARD_EXPIRATION_DATE_M_2 }}",' +
+      '"mm":"{{ CARD_EXPIRATION_DATE_MM_1 }}","yy":"{{ CARD_EXPIRATION_DATE_YY_2 }}",' +
+      '"yyyy":"{{ CARD_EXPIRATION_DATE_YYYY_1 }}","name":"{{ CARDHOLDER_NAME_2 }}",' +
+      '"empty":"{{ CARDHOLDER_NAME_1 }}","literal":"\\\\{{ CARD_NUMBER_1 }}",  "other":{"x":[1, 2.50,"ü"]}}';
     const result = await forward({ url: `${plain.url}/echo`, paymentMethods: `${card.id},${namedCard.id}`, body });
     expect(result.status).toBe(200);
     const sent = plain.received[before].body.toString('utf8');
@@ -337,7 +339,7 @@ describe('POST /vault-forward against real downstream servers', () => {
       expect(problem.errors[0]).toMatchObject({ location: 'header', name: 'x-vault-forward-header-x-card' });
     });
 
-    it('an unknown authentication method → 422 naming it, nothing sent (forward-authentication-methods.e2e-spec.ts has the rest)', async () => {
+    it('an unknown auth method → 422 naming it, nothing sent (forward-authentication-methods.e2e-spec.ts has the rest)', async () => {
       const before = plain.received.length;
       const result = await forward({
         url: `${plain.url}/echo`,

@@ -376,7 +376,8 @@ async function fuzz<T>(
       const error =
         details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
       throw new Error(
-        `fuzz "${name}" failed (seed ${details.seed}, path "${details.counterexamplePath}"; replay: FUZZ_SEED=${details.seed}) after ${details.numRuns} runs:\n${error}`,
+        `fuzz "${name}" failed (seed ${details.seed}, path "${details.counterexamplePath}"; replay: ` +
+          `FUZZ_SEED=${details.seed}) after ${details.numRuns} runs:\n${error}`,
       );
     },
   });
@@ -464,7 +465,8 @@ describe('Fuzzing every operation of /openapi.json (issue 9)', () => {
     );
 
     console.log(
-      `fuzz: ${requests} requests in ${((Date.now() - started) / 1000).toFixed(1)} s (seed ${SEED})\n${lines.join('\n')}\n  ${timings.join('; ')}`,
+      `fuzz: ${requests} requests in ${((Date.now() - started) / 1000).toFixed(1)} s (seed ` +
+        `${SEED})\n${lines.join('\n')}\n  ${timings.join('; ')}`,
     );
     await t?.close();
     await downstream?.close();

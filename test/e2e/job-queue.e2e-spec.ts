@@ -131,7 +131,8 @@ describe.each(['redis', 'postgres'] as const)('Job queue on %s', (backend) => {
     const drainedMs = Date.now() - started;
     // Reported, not asserted: the machine is shared. The figures go into the report and docs.
     process.stdout.write(
-      `job-queue throughput ${backend}: ${n} no-op jobs, enqueue ${Math.round((n * 1000) / enqueuedMs)}/s (100 at a time), completed ${Math.round((n * 1000) / drainedMs)}/s at concurrency 32\n`,
+      `job-queue throughput ${backend}: ${n} no-op jobs, enqueue ${Math.round((n * 1000) / enqueuedMs)}/s (100 ` +
+        `at a time), completed ${Math.round((n * 1000) / drainedMs)}/s at concurrency 32\n`,
     );
     expect(counts(received).size).toBe(n);
   }, 60_000);
@@ -252,7 +253,8 @@ describe('QueueModule in the API', () => {
         await producer.close();
         await embedded.stop();
         rmSync(dataDir, { recursive: true, force: true });
-        console.log(JSON.stringify({ backend: producer.backend, received: seen.size, once: [...seen.values()].every((n) => n === 1), searchPath: rows[0].search_path }));
+        const once = [...seen.values()].every((n) => n === 1);
+        console.log(JSON.stringify({ backend: producer.backend, received: seen.size, once, searchPath: rows[0].search_path }));
       })().catch((error) => { console.error(error); process.exit(1); });
     `;
     const { execFile } = await import('node:child_process');

@@ -38,7 +38,8 @@ describe('Shared cursor pagination (on /buyers and /merchant-accounts)', () => {
 
   it('the fixture really has ties and sub-millisecond differences', async () => {
     const [stats] = await t.db.query(
-      `SELECT count(*)::int AS rows, count(DISTINCT created_at)::int AS instants, count(DISTINCT date_trunc('milliseconds', created_at))::int AS millis
+      `SELECT count(*)::int AS rows, count(DISTINCT created_at)::int AS instants,
+              count(DISTINCT date_trunc('milliseconds', created_at))::int AS millis
          FROM buyers WHERE merchant_account_id = $1`,
       [merchant],
     );

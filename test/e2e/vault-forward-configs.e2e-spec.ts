@@ -55,7 +55,8 @@ describe('Forwarding configs (the allow-list)', () => {
       'validation-failed',
     );
     expect(problem.detail).toBe(
-      'hosts[0] is a loopback address, which is never forwarded to unless the operator lists it in FORWARD_INSECURE_HOSTS (for development and tests).',
+      'hosts[0] is a loopback address, which is never forwarded to unless the operator lists it in ' +
+        'FORWARD_INSECURE_HOSTS (for development and tests).',
     );
     expect(problem.detail).not.toContain('can never');
   });

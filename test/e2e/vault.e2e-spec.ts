@@ -174,7 +174,8 @@ describe('The vault: encryption at rest, placeholder resolution, key rotation', 
     // One row of this merchant is tampered with (another row's ciphertext moved onto it).
     const [tampered, donor] = [...numbers.keys()].slice(-2);
     await t.db.query(
-      `UPDATE payment_methods t SET ciphertext = s.ciphertext, wrapped_key = s.wrapped_key FROM payment_methods s WHERE s.id = $1 AND t.id = $2`,
+      `UPDATE payment_methods t SET ciphertext = s.ciphertext, wrapped_key = s.wrapped_key FROM payment_methods ` +
+        `s WHERE s.id = $1 AND t.id = $2`,
       [donor, tampered],
     );
     numbers.delete(tampered);

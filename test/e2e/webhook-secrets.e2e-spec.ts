@@ -134,7 +134,8 @@ describe('Webhook signing secrets (issue 11, item 5: resource and signer)', () =
 
     // 24 hours later (moved in SQL): only the new secret signs.
     await t.db.query(
-      `UPDATE vault_forward_webhook_secrets SET rotated_at = rotated_at - interval '24 hours', expires_at = expires_at - interval '24 hours' WHERE id = $1`,
+      `UPDATE vault_forward_webhook_secrets SET rotated_at = rotated_at - interval '24 hours', expires_at = ` +
+        `expires_at - interval '24 hours' WHERE id = $1`,
       [first.id],
     );
     const after = await sign(m, body);

@@ -139,7 +139,8 @@ export class Contract {
     const declared = operation.responses?.[status] as Json | undefined;
     if (!declared) {
       throw new ContractViolation(
-        `${where} answered ${status}, which the document does not declare (it declares ${Object.keys(operation.responses ?? {}).join(', ')})\n  body: ${response.text.slice(0, 300)}`,
+        `${where} answered ${status}, which the document does not declare (it declares ` +
+          `${Object.keys(operation.responses ?? {}).join(', ')})\n  body: ${response.text.slice(0, 300)}`,
       );
     }
     if (response.method.toUpperCase() === 'HEAD') return;
@@ -179,7 +180,8 @@ export class Contract {
         (e) => `${e.instancePath || '(body)'} ${e.message}${e.params ? ` ${JSON.stringify(e.params)}` : ''}`,
       );
       throw new ContractViolation(
-        `${where} answered ${response.status} with a body its schema refuses:\n  ${errors.join('\n  ')}\n  body: ${response.text.slice(0, 500)}`,
+        `${where} answered ${response.status} with a body its schema refuses:\n  ${errors.join('\n  ')}\n  body: ` +
+          `${response.text.slice(0, 500)}`,
       );
     }
   }

@@ -61,6 +61,12 @@ function jobBadge(status: Job['status']) {
   return statusBadge(kind, status);
 }
 
+function attemptBadge(a: Attempt) {
+  if (a.error_type) return statusBadge('bad', `${a.status ?? ''} ${a.error_type}`.trim());
+  if (a.status === null) return statusBadge('busy', 'running');
+  return statusBadge(a.status < 400 ? 'ok' : 'bad', `HTTP ${a.status}`);
+}
+
 function recordBadge(r: ForwardRecord) {
   if (r.error_type) return statusBadge('bad', `${r.status ?? ''} ${r.error_type}`.trim());
   if (r.status === null) return statusBadge('busy', 'pending');
@@ -193,7 +199,14 @@ export class VfActivity extends View {
             const h = (m[o.key] / max) * plotH;
             if (h === 0) return nothing;
             y -= h;
-            return svg`<rect x=${left + i * barW + 1} y=${y} width=${Math.max(1, barW - 2)} height=${h} class=${`bar o-${o.key}`}><title>${new Date(m.minute).toLocaleTimeString()}: ${m[o.key]} ${o.label}</title></rect>`;
+            const title = `${new Date(m.minute).toLocaleTimeString()}: ${m[o.key]} ${o.label}`;
+            return svg`<rect
+              x=${left + i * barW + 1}
+              y=${y}
+              width=${Math.max(1, barW - 2)}
+              height=${h}
+              class=${`bar o-${o.key}`}
+            ><title>${title}</title></rect>`;
           });
         })}
       </svg>
@@ -237,9 +250,7 @@ export class VfActivity extends View {
                   <td>${a.number}</td>
                   <td>${formatTime(a.started_at)}</td>
                   <td>${a.duration_ms === null ? 'running' : `${Math.round(a.duration_ms)} ms`}</td>
-                  <td>
-                    ${a.error_type ? statusBadge('bad', `${a.status ?? ''} ${a.error_type}`.trim()) : a.status === null ? statusBadge('busy', 'running') : statusBadge(a.status < 400 ? 'ok' : 'bad', `HTTP ${a.status}`)}
-                  </td>
+                  <td>${attemptBadge(a)}</td>
                   <td>${a.next_attempt_at ? formatTime(a.next_attempt_at) : '—'}</td>
                   <td><code>${a.request_id}</code></td>
                 </tr>`,
@@ -270,7 +281,11 @@ export class VfActivity extends View {
         <label for="job-status">Status</label>
         <select
           id="job-status"
-          @change=${(e: Event) => ((this.status = (e.target as HTMLSelectElement).value), (this.jobCursor = undefined), void this.refresh())}
+          @change=${(e: Event) => {
+            this.status = (e.target as HTMLSelectElement).value;
+            this.jobCursor = undefined;
+            void this.refresh();
+          }}
         >
           <option value="">All</option>
           ${JOB_STATUSES.map((s) => html`<option value=${s} ?selected=${s === this.status}>${s}</option>`)}

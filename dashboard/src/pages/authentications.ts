@@ -45,6 +45,11 @@ interface Method {
 const PEM_FORMATS = new Set(['pem-certificates', 'pem-private-key', 'public-key']);
 
 /** Markdown-ish `code` in the kinds' descriptions, shown as code without any HTML from the server. */
+function warningItem(w: Method['warnings'][number]) {
+  const where = w.field ? ` (${w.field})` : '';
+  return html`<li><span aria-hidden="true">⚠ </span><strong>Warning${where}:</strong> ${w.message}</li>`;
+}
+
 function withCode(text: string) {
   return text.split('`').map((part, i) => (i % 2 ? html`<code>${part}</code>` : part));
 }
@@ -247,10 +252,10 @@ export class VfAuthentications extends View {
         aria-describedby=${aria.describedby}
       />`;
     }
+    const required = f.required ? html` <span class="required">(required)</span>` : nothing;
+    const secret = f.secret ? html` <span class="secret-tag">(secret, never shown again)</span>` : nothing;
     return html`<div class="field">
-      <label for=${id}
-        >${f.name}${f.required ? html` <span class="required">(required)</span>` : nothing}${f.secret ? html` <span class="secret-tag">(secret, never shown again)</span>` : nothing}</label
-      >
+      <label for=${id}>${f.name}${required}${secret}</label>
       ${input}
       <p class="help" id=${`${id}-help`}>
         ${withCode(f.description)}${f.default ? html` Default: <code>${f.default}</code>.` : nothing}
@@ -341,7 +346,7 @@ export class VfAuthentications extends View {
       ${
         method.warnings.length
           ? html`<ul class="warnings" aria-label="Warnings">
-              ${method.warnings.map((w) => html`<li><span aria-hidden="true">⚠ </span><strong>Warning${w.field ? ` (${w.field})` : ''}:</strong> ${w.message}</li>`)}
+              ${method.warnings.map(warningItem)}
             </ul>`
           : nothing
       }
@@ -392,15 +397,25 @@ export class VfAuthentications extends View {
 
   override render() {
     const base = merchantBase(this.merchant);
+    const config = this.config;
+    const hosts = config
+      ? html`<p>
+          Hosts: ${config.hosts.map((h, i) => html`${i ? ', ' : ''}<code>${h}</code>`)} · methods
+          ${config.methods.join(', ')}
+        </p>`
+      : nothing;
     return html`
       <p class="breadcrumb">
         Settings →
-        ${this.merchant ? html`<a href="#/merchants">Merchants</a> → <a href=${base}>${this.merchant}</a>` : html`<a href=${base}>Configuration</a>`}
+        ${
+          this.merchant
+            ? html`<a href="#/merchants">Merchants</a> → <a href=${base}>${this.merchant}</a>`
+            : html`<a href=${base}>Configuration</a>`
+        }
         → <a href=${`${base}/vault-forwarding`}>Vault Forwarding</a>
       </p>
       <h1>Authentication methods${this.config ? html` · ${this.config.display_name}` : nothing}</h1>
-      ${this.config ? html`<p>Hosts: ${this.config.hosts.map((h, i) => html`${i ? ', ' : ''}<code>${h}</code>`)} · methods ${this.config.methods.join(', ')}</p>` : nothing}
-      ${problemAlert(this.error)}
+      ${hosts} ${problemAlert(this.error)}
       ${
         this.added
           ? html`<section class="alert success" aria-labelledby="added-title">
@@ -415,7 +430,16 @@ export class VfAuthentications extends View {
             </section>`
           : nothing
       }
-      ${this.adding ? this.addForm() : html`<button type="button" @click=${() => ((this.adding = true), (this.added = null), (this.formError = null))}>Add authentication</button>`}
+      ${
+        this.adding
+          ? this.addForm()
+          : html`<button
+              type="button"
+              @click=${() => ((this.adding = true), (this.added = null), (this.formError = null))}
+            >
+              Add authentication
+            </button>`
+      }
       <h2>Methods of this endpoint</h2>
       ${
         this.page

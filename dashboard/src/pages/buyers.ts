@@ -74,7 +74,11 @@ export class VfBuyers extends View {
         />
         <button type="submit">Search</button>
       </form>
-      ${e?.fieldMessages('search').length ? html`<p class="field-error" id="buyer-search-error">${e.fieldMessages('search').join('; ')}</p>` : problemAlert(e)}
+      ${
+        e?.fieldMessages('search').length
+          ? html`<p class="field-error" id="buyer-search-error">${e.fieldMessages('search').join('; ')}</p>`
+          : problemAlert(e)
+      }
       ${
         this.page
           ? html`<table>

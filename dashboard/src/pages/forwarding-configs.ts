@@ -223,7 +223,13 @@ export class VfForwardingConfigs extends View {
         mutual TLS, encrypted payloads) are set per endpoint under “Edit authentication methods”.
       </p>
       ${problemAlert(this.error)}
-      ${this.editing ? this.form() : html`<button type="button" @click=${() => ((this.editing = 'new'), (this.formError = null))}>Add forwarding config</button>`}
+      ${
+        this.editing
+          ? this.form()
+          : html`<button type="button" @click=${() => ((this.editing = 'new'), (this.formError = null))}>
+              Add forwarding config
+            </button>`
+      }
       ${
         this.page
           ? html`<table class="configs">

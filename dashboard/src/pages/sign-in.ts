@@ -100,7 +100,11 @@ export class VfSignIn extends View {
             The file written by <code>api-key create --out FILE</code>. Short-lived tokens (5 minutes) are signed with
             it here; the file is not uploaded.
           </p>
-          ${this.keyError ? html`<p class="field-error" id="key-file-error"><span aria-hidden="true">⚠ </span>${this.keyError}</p>` : nothing}
+          ${
+            this.keyError
+              ? html`<p class="field-error" id="key-file-error"><span aria-hidden="true">⚠ </span>${this.keyError}</p>`
+              : nothing
+          }
           <label for="scopes">Scopes</label>
           <input id="scopes" name="scopes" value=${DEFAULT_SCOPES.join(', ')} aria-describedby="scopes-help" />
           <p class="help" id="scopes-help">Comma-separated, as in <code>token --scopes</code>.</p>
@@ -121,7 +125,11 @@ export class VfSignIn extends View {
           <p class="help" id="token-help">
             From <code>npm run --silent cli -- token …</code>. It works until it expires (at most an hour).
           </p>
-          ${this.tokenError ? html`<p class="field-error" id="token-error"><span aria-hidden="true">⚠ </span>${this.tokenError}</p>` : nothing}
+          ${
+            this.tokenError
+              ? html`<p class="field-error" id="token-error"><span aria-hidden="true">⚠ </span>${this.tokenError}</p>`
+              : nothing
+          }
           <button type="submit" ?disabled=${this.busy}>Sign in with token</button>
         </form>
       </div>

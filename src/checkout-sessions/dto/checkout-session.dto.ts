@@ -63,7 +63,9 @@ const METADATA_SCHEMA = {
   nullable: true,
   maxProperties: METADATA_LIMITS.keys,
   additionalProperties: { type: 'string', maxLength: METADATA_LIMITS.valueLength },
-  description: `At most ${METADATA_LIMITS.keys} keys of 1–${METADATA_LIMITS.keyLength} characters, string values of at most ${METADATA_LIMITS.valueLength}. Never card data.`,
+  description:
+    `At most ${METADATA_LIMITS.keys} keys of 1–${METADATA_LIMITS.keyLength} characters, string values of at most ` +
+    `${METADATA_LIMITS.valueLength}. Never card data.`,
 } as const;
 
 /** POST /checkout/sessions and PUT /checkout/sessions/{id}: the SDK's CheckoutSessionCreate, as far as this service has its features. */

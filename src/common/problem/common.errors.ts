@@ -13,7 +13,8 @@ export const CommonErrors = {
     status: 404,
     title: 'Resource not found',
     description:
-      'The resource does not exist in the merchant account the request acts for. Resources of other merchant accounts are reported the same way.',
+      'The resource does not exist in the merchant account the request acts for. Resources of other merchant ' +
+      'accounts are reported the same way.',
   }),
   validationFailed: defineProblem({
     code: 'validation-failed',
@@ -32,7 +33,8 @@ export const CommonErrors = {
     status: 400,
     title: 'JSON body nested too deeply',
     description:
-      'The application/json body nests arrays and objects deeper than 64 levels. No request of this API needs more than a few; flatten the body.',
+      'The application/json body nests arrays and objects deeper than 64 levels. No request of this API needs ' +
+      'more than a few; flatten the body.',
   }),
   uriTooLong: defineProblem({
     code: 'uri-too-long',

@@ -16,7 +16,8 @@ export class Buyers1763892000000 implements MigrationInterface {
     // The keyset order of every list: merchant first, then (created_at, id) newest first.
     await q.query(`CREATE INDEX buyers_keyset_idx ON buyers (merchant_account_id, created_at DESC, id DESC)`);
     await q.query(
-      `CREATE UNIQUE INDEX buyers_external_identifier_key ON buyers (merchant_account_id, external_identifier) WHERE external_identifier IS NOT NULL`,
+      `CREATE UNIQUE INDEX buyers_external_identifier_key ON buyers (merchant_account_id, external_identifier) ` +
+        `WHERE external_identifier IS NOT NULL`,
     );
     // Same order for the merchant-account list (instance keys), which uses the shared pagination too.
     await q.query(`CREATE INDEX merchant_accounts_keyset_idx ON merchant_accounts (created_at DESC, id DESC)`);

@@ -38,7 +38,8 @@ export class Vault1763895600000 implements MigrationInterface {
       `CREATE INDEX payment_methods_keyset_idx ON payment_methods (merchant_account_id, created_at DESC, id DESC)`,
     );
     await q.query(
-      `CREATE INDEX payment_methods_buyer_keyset_idx ON payment_methods (merchant_account_id, buyer_id, created_at DESC, id DESC) WHERE buyer_id IS NOT NULL`,
+      `CREATE INDEX payment_methods_buyer_keyset_idx ON payment_methods (merchant_account_id, buyer_id, ` +
+        `created_at DESC, id DESC) WHERE buyer_id IS NOT NULL`,
     );
     await q.query(`CREATE INDEX payment_methods_fingerprint_idx ON payment_methods (merchant_account_id, fingerprint)`);
     // Key rotation finds what is still wrapped by an old master key.

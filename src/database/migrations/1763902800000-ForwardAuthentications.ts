@@ -29,7 +29,8 @@ export class ForwardAuthentications1763902800000 implements MigrationInterface {
         FOREIGN KEY (config_id, merchant_account_id) REFERENCES vault_forward_configs (id, merchant_account_id) ON DELETE CASCADE
       )`);
     await q.query(
-      `CREATE INDEX vault_forward_authentications_keyset_idx ON vault_forward_authentications (merchant_account_id, config_id, created_at DESC, id DESC)`,
+      `CREATE INDEX vault_forward_authentications_keyset_idx ON vault_forward_authentications ` +
+        `(merchant_account_id, config_id, created_at DESC, id DESC)`,
     );
     await q.query(
       `CREATE INDEX vault_forward_authentications_master_key_id_idx ON vault_forward_authentications (master_key_id)`,

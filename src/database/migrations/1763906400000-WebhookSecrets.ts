@@ -20,10 +20,12 @@ export class WebhookSecrets1763906400000 implements MigrationInterface {
       )`);
     // One current secret per merchant account, so two concurrent creations cannot both stay current.
     await q.query(
-      `CREATE UNIQUE INDEX vault_forward_webhook_secrets_current_idx ON vault_forward_webhook_secrets (merchant_account_id) WHERE rotated_at IS NULL`,
+      `CREATE UNIQUE INDEX vault_forward_webhook_secrets_current_idx ON vault_forward_webhook_secrets ` +
+        `(merchant_account_id) WHERE rotated_at IS NULL`,
     );
     await q.query(
-      `CREATE INDEX vault_forward_webhook_secrets_keyset_idx ON vault_forward_webhook_secrets (merchant_account_id, created_at DESC, id DESC)`,
+      `CREATE INDEX vault_forward_webhook_secrets_keyset_idx ON vault_forward_webhook_secrets ` +
+        `(merchant_account_id, created_at DESC, id DESC)`,
     );
     await q.query(
       `CREATE INDEX vault_forward_webhook_secrets_master_key_id_idx ON vault_forward_webhook_secrets (master_key_id)`,

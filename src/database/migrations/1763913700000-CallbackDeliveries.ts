@@ -26,7 +26,8 @@ export class CallbackDeliveries1763913700000 implements MigrationInterface {
         ended_at            timestamptz
       )`);
     await q.query(
-      `CREATE INDEX vault_forward_callback_deliveries_due_idx ON vault_forward_callback_deliveries (next_attempt_at) WHERE state = 'pending'`,
+      `CREATE INDEX vault_forward_callback_deliveries_due_idx ON vault_forward_callback_deliveries ` +
+        `(next_attempt_at) WHERE state = 'pending'`,
     );
     await q.query(
       `CREATE INDEX vault_forward_callback_deliveries_ended_idx ON vault_forward_callback_deliveries (ended_at) WHERE state <> 'pending'`,

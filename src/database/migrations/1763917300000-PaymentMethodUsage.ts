@@ -14,7 +14,8 @@ export class PaymentMethodUsage1763917300000 implements MigrationInterface {
         ADD COLUMN usage_count  integer NOT NULL DEFAULT 0 CHECK (usage_count >= 0),
         ADD COLUMN last_used_at timestamptz NULL`);
     await q.query(
-      `CREATE INDEX payment_methods_external_identifier_idx ON payment_methods (merchant_account_id, external_identifier, created_at DESC, id DESC) WHERE external_identifier IS NOT NULL`,
+      `CREATE INDEX payment_methods_external_identifier_idx ON payment_methods (merchant_account_id, ` +
+        `external_identifier, created_at DESC, id DESC) WHERE external_identifier IS NOT NULL`,
     );
   }
 

@@ -203,7 +203,8 @@ export class PaymentMethodDetailsResponse {
     nullable: true,
     example: '411111',
     description:
-      "First six digits, for numbers of 15 digits or more (the card schemes' truncation rules); null for shorter numbers and for cards stored before this field existed.",
+      "First six digits, for numbers of 15 digits or more (the card schemes' truncation rules); null for shorter " +
+      'numbers and for cards stored before this field existed.',
   })
   bin!: string | null;
   @ApiProperty({
@@ -247,7 +248,8 @@ export class PaymentMethodSummaryResponse {
     type: Number,
     example: 3,
     description:
-      "Forwards that released this card's data to a downstream (queued attempts each count). Eventually consistent: written with the forward records, within about 50 ms of the answer.",
+      "Forwards that released this card's data to a downstream (queued attempts each count). Eventually " +
+      'consistent: written with the forward records, within about 50 ms of the answer.',
   })
   usage_count!: number;
   @ApiTimestamp({ nullable: true, description: 'When the last counted forward started; null if never used.' })

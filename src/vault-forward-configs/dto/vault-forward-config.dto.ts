@@ -18,8 +18,8 @@ import { FORWARD_METHODS } from '../../targets/http-methods';
 import { VaultForwardConfig } from '../vault-forward-config.entity';
 
 /** host, host:port, [v6], [v6]:port — exact names, no scheme, path or wildcard. */
-export const HOST_ENTRY =
-  /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(:[1-9][0-9]{0,4})?$/;
+const DNS_LABEL = '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
+export const HOST_ENTRY = new RegExp(`^(\\[[0-9A-Fa-f:.]+\\]|${DNS_LABEL}(?:\\.${DNS_LABEL})*)(:[1-9][0-9]{0,4})?$`);
 
 export class CreateVaultForwardConfigDto {
   @ApiProperty({ example: 'Acme PSP', minLength: 1, maxLength: 50 })
