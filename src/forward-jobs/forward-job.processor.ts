@@ -23,6 +23,8 @@ const MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
  * re-enqueues overdue jobs and purges sealed responses and callbacks past FORWARD_JOB_RETENTION.
  */
 export const HOUSEKEEPING_JOB = 'forward-jobs-housekeeping';
+const START_PASS_TRIES = 5;
+const START_PASS_RETRY_MS = 1_000;
 /** Overdue jobs enqueued again per pass at most (the next pass takes the rest). */
 const SWEEP_BATCH = 1_000;
 
@@ -50,7 +52,9 @@ export class ForwardJobProcessor implements OnApplicationBootstrap, BeforeApplic
     await this.queue.process((job) => this.handle(job), {
       concurrency: this.config.workerConcurrency,
       lockMs: this.config.queueLockMs,
-      onScheduled: (name) => (name === HOUSEKEEPING_JOB ? this.houseKeep() : Promise.resolve()),
+      onScheduled: async (name) => {
+        if (name === HOUSEKEEPING_JOB) await this.houseKeep();
+      },
       // The engine may have come back empty (Redis restarted without persistence): its scheduler and
       // its waiting jobs with it. The scheduler is put back and the job rows, the truth, swept now.
       onReconnected: () => void this.startHousekeeping('the job queue reconnected'),
@@ -74,7 +78,15 @@ export class ForwardJobProcessor implements OnApplicationBootstrap, BeforeApplic
         error: (error as Error).message,
       });
     }
-    await this.houseKeep().catch(() => undefined);
+    // At start-up the pass can race BullMQ's own set-up on the embedded database, whose single shared
+    // session briefly carries BullMQ's search_path: a few quiet tries before the failure is worth a warning.
+    if (await this.houseKeep(true)) return;
+    void (async () => {
+      for (let attempt = 2; attempt <= START_PASS_TRIES; attempt++) {
+        await new Promise((resolve) => setTimeout(resolve, START_PASS_RETRY_MS).unref());
+        if (await this.houseKeep(attempt < START_PASS_TRIES)) return;
+      }
+    })();
   }
 
   async handle({ jobId, attempt }: ForwardJobData): Promise<void> {
@@ -185,7 +197,8 @@ export class ForwardJobProcessor implements OnApplicationBootstrap, BeforeApplic
    * FORWARD_JOB_RETENTION purged. Every statement is idempotent, so passes of several workers at
    * once do no harm, and an attempt enqueued twice is one BullMQ job (its id) and one claim.
    */
-  async houseKeep(): Promise<void> {
+  /** One pass; true when it went through. `quiet`: a failure is logged at debug only (it will be tried again). */
+  async houseKeep(quiet = false): Promise<boolean> {
     try {
       const overdue = await this.dataSource.query<Array<{ id: string; done: number }>>(
         `SELECT id, jsonb_array_length(attempts) AS done FROM vault_forward_jobs
@@ -205,11 +218,15 @@ export class ForwardJobProcessor implements OnApplicationBootstrap, BeforeApplic
           msg: 'purged the sealed plans, responses and callbacks of ended queued forwards',
           count: purged,
         });
+      return true;
     } catch (error) {
-      this.logger.warn({
+      const entry = {
         msg: 'queued forward housekeeping failed; tried again at its next run',
         error: (error as Error).message,
-      });
+      };
+      if (quiet) this.logger.debug(entry);
+      else this.logger.warn(entry);
+      return false;
     }
   }
 }
