@@ -7,11 +7,20 @@ import { http } from '../support/http';
 import { testDataDir } from '../support/temp-data-dir';
 import { waitFor } from '../support/wait';
 
+/** Children still alive when a test ends (it failed before stopping them): killed, or they would keep Jest alive. */
+const running = new Set<ChildProcess>();
+afterEach(() => {
+  for (const child of running) child.kill('SIGKILL');
+  running.clear();
+});
+
 /** Starts a compiled entry point and collects its output until `ready` appears (or it exits). */
 function start(script: string, env: Record<string, string>, ready: RegExp) {
   const child = spawn(process.execPath, [script], {
     env: { PATH: process.env.PATH!, DATA_DIR: testDataDir(), ...env },
   });
+  running.add(child);
+  child.once('exit', () => running.delete(child));
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d) => (stdout += d));
