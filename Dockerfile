@@ -1,6 +1,7 @@
 # syntax=docker/dockerfile:1
 
-# Build: install all dependencies, compile TypeScript to dist/, then drop dev dependencies.
+# Build: install all dependencies, compile TypeScript to dist/ and bundle the dashboard into dist/dashboard, then
+# drop dev dependencies.
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -8,6 +9,7 @@ RUN npm ci
 COPY tsconfig.json tsconfig.build.json nest-cli.json ./
 COPY scripts ./scripts
 COPY src ./src
+COPY dashboard ./dashboard
 RUN npm run build && npm prune --omit=dev
 
 # Runtime: compiled code and production dependencies only, as the unprivileged `node` user.

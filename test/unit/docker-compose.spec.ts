@@ -104,4 +104,15 @@ describe('Dockerfile', () => {
     expect(JSON.parse(readFileSync('package.json', 'utf8')).scripts.build).toContain('scripts/build.js');
     expect(dockerfile).toMatch(/^COPY scripts \.\/scripts$/m);
   });
+
+  it('copies every input the build reads, so the image builds the server and the dashboard', () => {
+    // scripts/build.js names its inputs per part; each directory or file among them must be in the image.
+    const build = readFileSync('scripts/build.js', 'utf8');
+    const inputs = [...build.matchAll(/inputs: \[([^\]]*)\]/g)].flatMap((m) =>
+      [...m[1].matchAll(/'([^']+)'/g)].map((i) => i[1]),
+    );
+    expect(inputs).toEqual(expect.arrayContaining(['src', 'dashboard']));
+    const copied = [...dockerfile.matchAll(/^COPY (?!--from)(.+) \S+$/gm)].flatMap((m) => m[1].split(/\s+/));
+    for (const input of inputs) expect({ input, copied: copied.includes(input) }).toEqual({ input, copied: true });
+  });
 });
