@@ -392,6 +392,69 @@ describe('dashboard (real Chromium against the real API)', () => {
     await shot('activity');
   });
 
+  it('refreshes a running job by itself until it ends, then stops refreshing', async () => {
+    // A downstream that holds the request until the test lets it answer: the job stays running meanwhile.
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const holding = createServer((req, res) => {
+      req.resume();
+      void held.then(() => res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'));
+    });
+    await new Promise<void>((resolve) => holding.listen(0, '127.0.0.1', resolve));
+    const port = (holding.address() as AddressInfo).port;
+    try {
+      const config = await http(t.url, '/vault-forward/configs', {
+        method: 'POST',
+        token,
+        body: { display_name: 'Held', hosts: [`127.0.0.1:${port}`] },
+      });
+      expect(config.status).toBe(201);
+      await page.getByLabel('Status').selectOption('');
+      const queued = await http(t.url, '/vault-forward', {
+        method: 'POST',
+        token,
+        headers: {
+          prefer: 'respond-async',
+          'x-vault-forward-url': `http://127.0.0.1:${port}/hold`,
+          'x-vault-forward-http-method': 'POST',
+          'content-type': 'application/json',
+        },
+        rawBody: '{"amount":2}',
+      });
+      expect(queued.status).toBe(202);
+      const jobId = queued.body.id as string;
+      await waitFor(
+        async () => (await http(t.url, `/vault-forward/jobs/${jobId}`, { token })).body.status === 'running',
+        { timeoutMs: 20_000, what: 'the held job to run' },
+      );
+      // The page learns of the job once (a filter change fetches), then keeps itself current.
+      await page.getByLabel('Status').selectOption('running');
+      const row = page.getByRole('row', { name: new RegExp(jobId) });
+      await row.waitFor();
+      await page.getByText('Refreshing every 2 seconds while a job is queued or running.').waitFor();
+      await page.getByLabel('Status').selectOption('');
+      await row.waitFor();
+      expect(await row.textContent()).toContain('running');
+      release();
+      // No click from here on: only the page's own refresh can show the end.
+      await page.waitForFunction(
+        (id) =>
+          [...document.querySelectorAll('tr')].some(
+            (tr) => tr.textContent?.includes(id) && tr.textContent.includes('succeeded'),
+          ),
+        jobId,
+        { timeout: 15_000 },
+      );
+      await page
+        .getByText('Refreshing every 2 seconds while a job is queued or running.')
+        .waitFor({ state: 'detached' });
+    } finally {
+      release();
+      holding.closeAllConnections();
+      await new Promise<void>((resolve) => holding.close(() => resolve()));
+    }
+  });
+
   it('with an instance key: Settings → Merchants → edit → Vault Forwarding, keyboard only', async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('heading', { name: 'Sign in', level: 1 }).waitFor();
