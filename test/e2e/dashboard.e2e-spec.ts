@@ -437,14 +437,7 @@ describe('dashboard (real Chromium against the real API)', () => {
       expect(await row.textContent()).toContain('running');
       release();
       // No click from here on: only the page's own refresh can show the end.
-      await page.waitForFunction(
-        (id) =>
-          [...document.querySelectorAll('tr')].some(
-            (tr) => tr.textContent?.includes(id) && tr.textContent.includes('succeeded'),
-          ),
-        jobId,
-        { timeout: 15_000 },
-      );
+      await row.filter({ hasText: 'succeeded' }).waitFor({ timeout: 15_000 });
       await page
         .getByText('Refreshing every 2 seconds while a job is queued or running.')
         .waitFor({ state: 'detached' });

@@ -8,6 +8,7 @@ import { startScriptedDownstream, startWorker } from '../support/forward-jobs';
 import { expectProblem, http, HttpResult } from '../support/http';
 import { hmac } from '../support/independent-crypto';
 import { startTestApp, TestApp } from '../support/test-app';
+import { dropQueueKeys } from '../support/redis-keys';
 import { waitFor } from '../support/wait';
 
 /** One API, one real worker process and a scripted downstream, on a queue of this run's own. */
@@ -72,6 +73,7 @@ async function teardown(s: Setup | undefined) {
   await s.worker.exited;
   await s.t.close();
   await s.downstream.close();
+  if (s.env.QUEUE_BACKEND === 'redis') await dropQueueKeys(s.env.FORWARD_QUEUE_NAME);
 }
 
 describe('Queued forwards (Prefer: respond-async) with a real worker, on Redis', () => {
@@ -404,7 +406,7 @@ describe('Queued forwards (Prefer: respond-async) with a real worker, on Redis',
       async () =>
         (await http(s.t.url, `/vault-forward/jobs/${waiting}`, { token: s.token })).body.attempts?.length === 1,
     );
-    const dump = await dumpRedis();
+    const dump = await dumpRedis(s.env.FORWARD_QUEUE_NAME);
     expect(dump).toContain(waiting); // the scan does see our jobs
     for (const needle of [s.card.number, '"cvv":"739"', secret, 'scan-credential-8842'])
       expect(dump).not.toContain(needle);
@@ -483,7 +485,11 @@ describe('QUEUE_BACKEND=none', () => {
 });
 
 /** Every key of the test Redis with its type and whole value, as one text. */
-async function dumpRedis(): Promise<string> {
+/**
+ * Every key this run's app could have written: all keys but other runs' BullMQ queues (`bull:<other>:…`),
+ * which belong to other test files and benchmarks sharing this Redis.
+ */
+async function dumpRedis(ownQueue: string): Promise<string> {
   const redis = new Redis(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379');
   const parts: string[] = [];
   try {
@@ -492,6 +498,7 @@ async function dumpRedis(): Promise<string> {
       const [next, keys] = await redis.scan(cursor, 'COUNT', 1000);
       cursor = next;
       for (const key of keys) {
+        if (key.startsWith('bull:') && !key.startsWith(`bull:${ownQueue}:`)) continue;
         const type = await redis.type(key);
         let value: unknown;
         if (type === 'string') value = await redis.getBuffer(key).then((b) => b?.toString('latin1'));

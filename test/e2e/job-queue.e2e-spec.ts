@@ -6,6 +6,7 @@ import { waitFor } from '../support/wait';
 import type { QueueBackend } from '../../src/config/config';
 import { ForwardJobData, ForwardQueue, QueueUnavailableError } from '../../src/job-queue/forward-queue';
 import { createForwardQueue } from '../../src/job-queue/queue.module';
+import { dropQueueKeys } from '../support/redis-keys';
 import { RedisAvailability, SHARED_CLIENT_OPTIONS } from '../../src/queue/redis';
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -31,6 +32,7 @@ async function queuesOn(backend: QueueBackend, options: { redisUrl?: string } = 
       await worker.close();
       await producer.close();
       for (const client of clients) client.disconnect();
+      if (backend === 'redis') await dropQueueKeys(queueName, options.redisUrl ?? REDIS_URL);
     },
   };
 }
