@@ -10,6 +10,7 @@ import { createApiKey } from '../factories/api-keys';
 import { cardNumber, createCard } from '../factories/cards';
 import { createMerchantAccount } from '../factories/merchant-accounts';
 import { closedPort } from '../support/downstream';
+import { startScriptedDownstream } from '../support/forward-jobs';
 import { http } from '../support/http';
 import { hmac } from '../support/independent-crypto';
 import { startTestApp, TestApp } from '../support/test-app';
@@ -394,19 +395,17 @@ describe('dashboard (real Chromium against the real API)', () => {
 
   it('refreshes a running job by itself until it ends, then stops refreshing', async () => {
     // A downstream that holds the request until the test lets it answer: the job stays running meanwhile.
-    let release: () => void = () => undefined;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    const holding = createServer((req, res) => {
-      req.resume();
-      void held.then(() => res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'));
-    });
-    await new Promise<void>((resolve) => holding.listen(0, '127.0.0.1', resolve));
-    const port = (holding.address() as AddressInfo).port;
+    const holding = await startScriptedDownstream();
+    holding.script('/hold', [{ hold: true }]);
+    const release = () => {
+      for (const res of holding.held.splice(0))
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+    };
     try {
       const config = await http(t.url, '/vault-forward/configs', {
         method: 'POST',
         token,
-        body: { display_name: 'Held', hosts: [`127.0.0.1:${port}`] },
+        body: { display_name: 'Held', hosts: [`127.0.0.1:${holding.port}`] },
       });
       expect(config.status).toBe(201);
       await page.getByLabel('Status').selectOption('');
@@ -415,7 +414,7 @@ describe('dashboard (real Chromium against the real API)', () => {
         token,
         headers: {
           prefer: 'respond-async',
-          'x-vault-forward-url': `http://127.0.0.1:${port}/hold`,
+          'x-vault-forward-url': `${holding.url}/hold`,
           'x-vault-forward-http-method': 'POST',
           'content-type': 'application/json',
         },
@@ -443,8 +442,7 @@ describe('dashboard (real Chromium against the real API)', () => {
         .waitFor({ state: 'detached' });
     } finally {
       release();
-      holding.closeAllConnections();
-      await new Promise<void>((resolve) => holding.close(() => resolve()));
+      await holding.close();
     }
   });
 

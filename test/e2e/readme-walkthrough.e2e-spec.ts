@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { closedPort } from '../support/downstream';
 
 /**
  * Runs the README's walkthrough block as a newcomer would, against a freshly started service in embedded mode, so
@@ -22,17 +22,6 @@ function walkthroughBlock(): string {
   const close = section.lastIndexOf('```');
   if (open < 0 || close <= open) throw new Error('the walkthrough section has no sh block');
   return section.slice(open + '```sh\n'.length, close);
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolvePort(port));
-    });
-    server.on('error', reject);
-  });
 }
 
 /** A sample line's top-level members: full values where written out, `undefined` where elided with `…`. */
@@ -78,7 +67,7 @@ describe('README walkthrough', () => {
 
   it('runs top to bottom against a started service and prints what the README shows', async () => {
     const work = mkdtempSync(join(tmpdir(), 'vf-readme-'));
-    const [apiPort, standInPort] = [await freePort(), await freePort()];
+    const [apiPort, standInPort] = [await closedPort(), await closedPort()];
     const env = { PATH: process.env.PATH!, HOME: work, DATA_DIR: join(work, 'data') };
 
     // As written in the README, ported to free ports; the CLI runs compiled (npm would resolve the package from cwd).
