@@ -195,9 +195,10 @@ export class ForwardJobProcessor implements OnApplicationBootstrap, BeforeApplic
    * Queued jobs overdue by FORWARD_JOB_OVERDUE enqueued again (their BullMQ job was lost: Redis lost
    * its data, or an enqueue failed after the row's commit); sealed responses and callbacks past
    * FORWARD_JOB_RETENTION purged. Every statement is idempotent, so passes of several workers at
-   * once do no harm, and an attempt enqueued twice is one BullMQ job (its id) and one claim.
+   * once do no harm, and an attempt enqueued twice runs once: one BullMQ job (its id) while BullMQ
+   * keeps it, and one claim in any case.
+   * One pass; true when it went through. `quiet`: a failure is logged at debug only (it will be tried again).
    */
-  /** One pass; true when it went through. `quiet`: a failure is logged at debug only (it will be tried again). */
   async houseKeep(quiet = false): Promise<boolean> {
     try {
       const overdue = await this.dataSource.query<Array<{ id: string; done: number }>>(

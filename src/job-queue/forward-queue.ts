@@ -1,3 +1,4 @@
+import { StatementBatcher } from '../common/statement-batcher';
 import type { QueueBackend } from '../config/config';
 
 /** What a queued forward's BullMQ job carries: the id of its row, nothing else of the request. */
@@ -9,7 +10,11 @@ export interface ForwardJobData {
 export interface EnqueueOptions {
   /** Run no earlier than this many milliseconds from now (a retry's backoff). */
   delayMs?: number;
-  /** Which attempt this is (1 for the first); one BullMQ job per attempt, so enqueueing an attempt twice is a no-op. */
+  /**
+   * Which attempt this is (1 for the first); one BullMQ job per attempt, so enqueueing an attempt again
+   * is a no-op while BullMQ keeps its job (an hour after it ends on Redis; until it completes on
+   * PostgreSQL). After that the job's claim is what refuses a second run.
+   */
   attempt?: number;
 }
 
@@ -130,4 +135,42 @@ export function parseJobData(data: unknown): ForwardJobData {
   if (typeof jobId !== 'string' || !JOB_ID.test(jobId) || !Number.isInteger(attempt))
     throw new Error('malformed forward job payload');
   return { jobId, attempt: attempt! };
+}
+
+/** The two calls of a BullMQ queue an enqueue needs, on either engine. */
+interface JobAdder {
+  add(name: string, data: ForwardJobData, opts: { jobId: string; delay: number }): Promise<unknown>;
+  addBulk(
+    jobs: Array<{ name: string; data: ForwardJobData; opts: { jobId: string; delay: number } }>,
+  ): Promise<unknown>;
+}
+
+export interface Enqueue {
+  jobId: string;
+  attempt: number;
+  delayMs: number;
+}
+
+/**
+ * Enqueues made while one is in flight go together in one addBulk (one MULTI on Redis, one
+ * `add_jobs_bulk` call on PostgreSQL): under load the API's 202s cost a fraction of a round trip each.
+ * Any failure fails the batch (an outage).
+ */
+export function batchedEnqueues(queue: () => JobAdder): StatementBatcher<Enqueue, void> {
+  const job = (item: Enqueue) => ({
+    name: FORWARD_JOB_NAME,
+    data: { jobId: item.jobId, attempt: item.attempt },
+    opts: { jobId: bullJobId(item.jobId, item.attempt), delay: item.delayMs },
+  });
+  return new StatementBatcher<Enqueue, void>({
+    isOutage: () => true,
+    one: async (item) => {
+      const { name, data, opts } = job(item);
+      await queue().add(name, data, opts);
+    },
+    many: async (items) => {
+      await queue().addBulk(items.map(job));
+      return items.map(() => undefined);
+    },
+  });
 }

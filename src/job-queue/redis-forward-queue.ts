@@ -1,13 +1,12 @@
 import { Logger } from '@nestjs/common';
 import { Queue, Worker } from 'bullmq';
 import type Redis from 'ioredis';
-import { StatementBatcher } from '../common/statement-batcher';
 import { closeRedis, RedisAvailability } from '../queue/redis';
 import {
+  batchedEnqueues,
   bullJobId,
   dispatch,
   EnqueueOptions,
-  FORWARD_JOB_NAME,
   ForwardJobData,
   ForwardJobHandler,
   ForwardQueue,
@@ -45,30 +44,7 @@ export class RedisForwardQueue extends ForwardQueue {
   private workerConnection: Redis | null = null;
   private worker: Worker<ForwardJobData> | null = null;
   private closed: Promise<void> | null = null;
-  /**
-   * Enqueues made while one is in flight go together in one addBulk (one MULTI, one write): under load
-   * the API's 202s cost a fraction of a round trip each. Any failure fails the batch (an outage).
-   */
-  private readonly adds = new StatementBatcher<{ jobId: string; attempt: number; delayMs: number }, void>({
-    isOutage: () => true,
-    one: async (item) => {
-      await this.queue!.add(
-        FORWARD_JOB_NAME,
-        { jobId: item.jobId, attempt: item.attempt },
-        { jobId: bullJobId(item.jobId, item.attempt), delay: item.delayMs },
-      );
-    },
-    many: async (items) => {
-      await this.queue!.addBulk(
-        items.map((item) => ({
-          name: FORWARD_JOB_NAME,
-          data: { jobId: item.jobId, attempt: item.attempt },
-          opts: { jobId: bullJobId(item.jobId, item.attempt), delay: item.delayMs },
-        })),
-      );
-      return items.map(() => undefined);
-    },
-  });
+  private readonly adds = batchedEnqueues(() => this.queue!);
 
   constructor(private readonly options: RedisForwardQueueOptions) {
     super();

@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import Redis from 'ioredis';
+import { ForwardQueue } from '../../src/job-queue/forward-queue';
 import { createApiKey } from '../factories/api-keys';
 import { cardNumber, createCard } from '../factories/cards';
 import { createMerchantAccount } from '../factories/merchant-accounts';
@@ -431,6 +432,28 @@ describe('Queued forwards on PostgreSQL (QUEUE_BACKEND=postgres)', () => {
     expect((await ended(s, flaky.body.id)).body.attempts.map((a: { status: number }) => a.status)).toEqual([503, 200]);
     expect((await ended(s, bad.body.id)).body).toMatchObject({ status: 'failed', attempts: [{ status: 400 }] });
     expect(s.downstream.requestsTo('/pg-ok')[0].body.toString()).toContain(s.card.number);
+  });
+
+  it('an ended attempt delivered again (BullMQ removed it on completion) is refused by the claim: not sent twice', async () => {
+    const job = (await queue(s, '/pg-once')).body.id as string;
+    expect((await ended(s, job)).body).toMatchObject({ status: 'succeeded', attempts: [{ status: 200 }] });
+    // On PostgreSQL a completed BullMQ job is deleted at once, so the same attempt can be enqueued again
+    // (a re-sent enqueue, the overdue sweep racing the end); only the claim stands between it and a resend.
+    const inBullmq = async () =>
+      Number(
+        (
+          await s.t.db.query<Array<{ n: number }>>(
+            `SELECT count(*)::int AS n FROM bullmq.job WHERE queue = $1 AND id = $2`,
+            [s.env.FORWARD_QUEUE_NAME, `${job}.1`],
+          )
+        )[0].n,
+      );
+    expect(await inBullmq()).toBe(0);
+    await s.t.get(ForwardQueue).enqueue(job, { attempt: 1 });
+    await waitFor(async () => (await inBullmq()) === 0, { timeoutMs: 10_000, what: 'the second delivery to be done' });
+    expect(s.downstream.requestsTo('/pg-once')).toHaveLength(1);
+    const after = (await http(s.t.url, `/vault-forward/jobs/${job}`, { token: s.token })).body;
+    expect(after).toMatchObject({ status: 'succeeded', attempts: [{ status: 200 }] });
   });
 
   it('a pg_dump (application and bullmq schemas) holds no card number, CVV or credential in clear', async () => {
