@@ -20,7 +20,7 @@ import { createDataSource } from '../src/database/data-source';
 import { Metrics } from '../src/metrics/metrics.service';
 import { SharedCaches } from '../src/queue/shared-cache';
 import { dropQueueKeys } from '../test/support/redis-keys';
-import { children, cpuMs, forkServer, freePort, postJson } from './support';
+import { children, commandCpuMs, cpuMs, cpuSpentMs, forkServer, freePort, machineCpuMs, postJson } from './support';
 
 const JOBS = Number(process.env.BENCH_QUEUE_JOBS ?? 20_000);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
@@ -84,6 +84,10 @@ interface EngineResult {
   failed: number;
   apiCpuUsPerJob: number;
   workerCpuUsPerJob: number;
+  postgresCpuUsPerJob: number;
+  redisCpuUsPerJob: number;
+  /** Share of both cores busy (anything on the machine) from the first request to the last job ended. */
+  machineBusy: number;
 }
 
 async function runEngine(
@@ -137,6 +141,9 @@ async function runEngine(
     };
     const apiBefore = cpuMs(apiProcess.pid);
     const workerBefore = cpuMs(worker.pid);
+    const postgresBefore = commandCpuMs('postgres');
+    const redisBefore = commandCpuMs('redis-server');
+    const machineBefore = machineCpuMs();
     const t0 = performance.now();
     const load = await autocannon({
       url: `${api}/vault-forward`,
@@ -161,6 +168,9 @@ async function runEngine(
     }
     const endedSeconds = (performance.now() - t0) / 1000;
     const workerAfter = cpuMs(worker.pid);
+    const postgresMs = cpuSpentMs(postgresBefore, commandCpuMs('postgres'));
+    const redisMs = cpuSpentMs(redisBefore, commandCpuMs('redis-server'));
+    const machineAfter = machineCpuMs();
     await db.destroy();
     type Cpu = { user: number; system: number } | null;
     const perJob = (after: Cpu, before: Cpu) =>
@@ -176,6 +186,9 @@ async function runEngine(
       failed: ended.failed,
       apiCpuUsPerJob: perJob(apiAfter, apiBefore),
       workerCpuUsPerJob: perJob(workerAfter, workerBefore),
+      postgresCpuUsPerJob: (postgresMs * 1000) / Math.max(1, accepted),
+      redisCpuUsPerJob: (redisMs * 1000) / Math.max(1, accepted),
+      machineBusy: (machineAfter.busy - machineBefore.busy) / Math.max(1, machineAfter.total - machineBefore.total),
     };
   } finally {
     for (const child of started) child.kill('SIGTERM');
@@ -202,9 +215,9 @@ async function main(): Promise<void> {
     );
     console.log(
       '| engine | 202s | refused | enqueue 202/s | all ended after s | completed jobs/s | succeeded | failed | ' +
-        'API CPU µs/job | worker CPU µs/job |',
+        'API CPU µs/job | worker CPU µs/job | PostgreSQL CPU µs/job | Redis CPU µs/job | machine busy |',
     );
-    console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+    console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
     for (const [backend, r] of Object.entries(results)) {
       const cells = [
         backend,
@@ -217,6 +230,9 @@ async function main(): Promise<void> {
         r.failed,
         r.apiCpuUsPerJob.toFixed(0),
         r.workerCpuUsPerJob.toFixed(0),
+        r.postgresCpuUsPerJob.toFixed(0),
+        r.redisCpuUsPerJob.toFixed(0),
+        `${(r.machineBusy * 100).toFixed(0)} %`,
       ];
       console.log(`| ${cells.join(' | ')} |`);
     }

@@ -1,5 +1,5 @@
 import { ChildProcess, fork } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -89,6 +89,45 @@ export function cpuMs(pid: number | undefined): { user: number; system: number }
   } catch {
     return null;
   }
+}
+
+/**
+ * CPU time (user + system, ms) of every running process with this command name (`postgres`,
+ * `redis-server`), so a run can say what the servers it shares the machine with spent. A process
+ * that exits in between takes its time with it: the servers' connections here outlive a run.
+ */
+export function commandCpuMs(command: string): Map<number, number> {
+  const byPid = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const open = stat.indexOf('(');
+      const close = stat.lastIndexOf(')');
+      if (stat.slice(open + 1, close) !== command) continue;
+      const fields = stat.slice(close + 2).split(' ');
+      byPid.set(Number(entry), (Number(fields[11]) + Number(fields[12])) * 10);
+    } catch {
+      // gone in between
+    }
+  }
+  return byPid;
+}
+
+/** What those processes spent between two readings; a process started in between counts whole. */
+export function cpuSpentMs(before: Map<number, number>, after: Map<number, number>): number {
+  let spent = 0;
+  for (const [pid, ms] of after) spent += ms - (before.get(pid) ?? 0);
+  return spent;
+}
+
+/** The machine's busy and total time (all CPUs, ms) from /proc/stat, for a busy share over an interval. */
+export function machineCpuMs(): { busy: number; total: number } {
+  const [, ...values] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/ +/);
+  const ticks = values.map(Number);
+  const total = ticks.reduce((a, b) => a + b, 0);
+  const idle = ticks[3] + ticks[4]; // idle + iowait
+  return { busy: (total - idle) * 10, total: total * 10 };
 }
 
 /** POST a JSON body with a bearer token; the parsed answer, or an error naming the status. */
