@@ -1,4 +1,6 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import type { AppConfig } from '../config/config';
+import { APP_CONFIG } from '../config/config.module';
 import { InjectRepository } from '@nestjs/typeorm';
 import { DataSource, EntityManager, Repository } from 'typeorm';
 import { boundAad, SecretSealer } from '../vault/secret-sealer';
@@ -56,7 +58,8 @@ const CREATE = `WITH job AS (
  * attempt (cancelled, ended, taken, or this BullMQ job is a repeat): the caller then reads the row.
  */
 const CLAIM = `WITH claimed AS (
-    UPDATE vault_forward_jobs SET status = 'running', attempts = attempts || $2::jsonb, next_attempt_at = NULL, updated_at = now()
+    UPDATE vault_forward_jobs SET status = 'running', attempts = attempts || $2::jsonb, next_attempt_at = NULL, updated_at = now(),
+           lease_expires_at = now() + make_interval(secs => $4::int / 1000.0)
      WHERE id = $1 AND status = 'queued' AND jsonb_array_length(attempts) = $3
     RETURNING ${JOB_COLUMNS})
   SELECT c.*, p.ciphertext, p.wrapped_key, p.master_key_id FROM claimed c LEFT JOIN vault_forward_job_plans p ON p.job_id = c.id`;
@@ -101,7 +104,8 @@ const CREATE_MANY = `WITH input AS (
 /** CLAIM for many (job, attempt) pairs; a job named twice is claimed once (its row's last attempt says by which). */
 const CLAIM_MANY = `WITH input AS (SELECT * FROM unnest($1::uuid[], $2::jsonb[], $3::int[]) AS i(id, entry, done)),
   claimed AS (
-    UPDATE vault_forward_jobs j SET status = 'running', attempts = j.attempts || i.entry, next_attempt_at = NULL, updated_at = now()
+    UPDATE vault_forward_jobs j SET status = 'running', attempts = j.attempts || i.entry, next_attempt_at = NULL, updated_at = now(),
+           lease_expires_at = now() + make_interval(secs => $4::int / 1000.0)
       FROM input i WHERE j.id = i.id AND j.status = 'queued' AND jsonb_array_length(j.attempts) = i.done
     RETURNING ${J_COLUMNS})
   SELECT c.*, p.ciphertext, p.wrapped_key, p.master_key_id FROM claimed c LEFT JOIN vault_forward_job_plans p ON p.job_id = c.id`;
@@ -143,12 +147,17 @@ export class ForwardJobStore {
   private readonly claims: StatementBatcher<ClaimItem, ClaimedRow | null>;
   private readonly finishes: StatementBatcher<unknown[], void>;
 
+  /** How long a claimed job's lease lasts unrenewed: the queue's lock duration (renewLeases). */
+  private readonly leaseMs: number;
+
   constructor(
     @InjectRepository(ForwardJob) readonly jobs: Repository<ForwardJob>,
     private readonly dataSource: DataSource,
     private readonly sql: Sql,
     private readonly sealer: SecretSealer,
+    @Inject(APP_CONFIG) config: AppConfig,
   ) {
+    this.leaseMs = config.queueLockMs;
     this.creates = new StatementBatcher({
       one: async (values) => (await this.sql.prepared<JobRow>('forward-jobs.create', CREATE, values))[0],
       many: async (items) => {
@@ -159,13 +168,20 @@ export class ForwardJobStore {
     });
     this.claims = new StatementBatcher<ClaimItem, ClaimedRow | null>({
       one: async (item) =>
-        (await this.sql.prepared<ClaimedRow>('forward-jobs.claim', CLAIM, [item.jobId, item.entry, item.done]))[0] ??
-        null,
+        (
+          await this.sql.prepared<ClaimedRow>('forward-jobs.claim', CLAIM, [
+            item.jobId,
+            item.entry,
+            item.done,
+            this.leaseMs,
+          ])
+        )[0] ?? null,
       many: async (items) => {
         const rows = await this.sql.prepared<ClaimedRow>('forward-jobs.claim-many', CLAIM_MANY, [
           items.map((item) => item.jobId),
           items.map((item) => item.entry),
           items.map((item) => item.done),
+          this.leaseMs,
         ]);
         const byAttempt = new Map(rows.map((row) => [row.attempts[row.attempts.length - 1]?.request_id, row]));
         return items.map((item) => byAttempt.get(item.requestId) ?? null);
@@ -229,6 +245,34 @@ export class ForwardJobStore {
     if (!row) return null;
     const job = jobOf(row);
     return { job, plan: row.ciphertext ? this.openSealedPlan(job, row as SealedRow) : null };
+  }
+
+  /** Extends the leases of the running jobs a worker holds; a job that has ended meanwhile is left alone. */
+  async renewLeases(jobIds: string[]): Promise<void> {
+    await this.sql.prepared(
+      'forward-jobs.renew-leases',
+      `UPDATE vault_forward_jobs SET lease_expires_at = now() + make_interval(secs => $2::int / 1000.0)
+        WHERE id = ANY($1::uuid[]) AND status = 'running'`,
+      [jobIds, this.leaseMs],
+    );
+  }
+
+  /**
+   * Jobs whose BullMQ job may be gone, with the attempt to enqueue again: queued ones overdue by
+   * `overdueSeconds` (the next attempt), and running ones whose lease lapsed (the running attempt,
+   * whose next delivery closes it as worker-lost).
+   */
+  async stranded(overdueSeconds: number, limit: number): Promise<Array<{ id: string; attempt: number }>> {
+    const rows = await this.sql.prepared<{ id: string; attempt: number }>(
+      'forward-jobs.stranded',
+      `(SELECT id, jsonb_array_length(attempts) + 1 AS attempt FROM vault_forward_jobs
+         WHERE status = 'queued' AND COALESCE(next_attempt_at, created_at) < now() - make_interval(secs => $1) LIMIT $2)
+       UNION ALL
+       (SELECT id, jsonb_array_length(attempts) AS attempt FROM vault_forward_jobs
+         WHERE status = 'running' AND (lease_expires_at IS NULL OR lease_expires_at < now()) LIMIT $2)`,
+      [overdueSeconds, limit],
+    );
+    return rows.map((row) => ({ id: row.id, attempt: Number(row.attempt) }));
   }
 
   /** The row, or null. */

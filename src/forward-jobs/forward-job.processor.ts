@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
 import { ProblemException } from '../common/problem/problem';
@@ -37,12 +36,14 @@ const SWEEP_BATCH = 1_000;
 @Injectable()
 export class ForwardJobProcessor implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('ForwardJobs');
+  /** Jobs this worker is running, whose leases it renews every half lease (QUEUE_LOCK_DURATION_MS). */
+  private readonly running = new Set<string>();
+  private leaseTimer: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly queue: ForwardQueue,
     private readonly store: ForwardJobStore,
     private readonly executor: ForwardExecutor,
-    private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly callbacks: CallbackDeliveries,
   ) {}
@@ -59,12 +60,27 @@ export class ForwardJobProcessor implements OnApplicationBootstrap, BeforeApplic
       // its waiting jobs with it. The scheduler is put back and the job rows, the truth, swept now.
       onReconnected: () => void this.startHousekeeping('the job queue reconnected'),
     });
+    this.leaseTimer = setInterval(() => void this.renewLeases(), Math.max(250, this.config.queueLockMs / 2));
     await this.startHousekeeping('the worker started');
+  }
+
+  private async renewLeases(): Promise<void> {
+    if (this.running.size === 0) return;
+    try {
+      await this.store.renewLeases([...this.running]);
+    } catch (error) {
+      // BullMQ's lock covers the job meanwhile; a lease that lapses only lets the sweep enqueue an attempt BullMQ still holds (a no-op).
+      this.logger.warn({
+        msg: 'could not renew the leases of running queued forwards',
+        error: (error as Error).message,
+      });
+    }
   }
 
   /** SIGTERM: stop taking jobs and let the running ones finish, while the database is still there. */
   async beforeApplicationShutdown(): Promise<void> {
     await this.queue.close();
+    if (this.leaseTimer) clearInterval(this.leaseTimer);
   }
 
   /** Upserts the housekeeping scheduler and runs one pass at once; never throws (logged, tried again at the next reconnect or start). */
@@ -123,6 +139,15 @@ export class ForwardJobProcessor implements OnApplicationBootstrap, BeforeApplic
   }
 
   private async run(job: ForwardJob, entry: JobAttempt, plan: ForwardPlan | null): Promise<void> {
+    this.running.add(job.id);
+    try {
+      await this.attempt(job, entry, plan);
+    } finally {
+      this.running.delete(job.id);
+    }
+  }
+
+  private async attempt(job: ForwardJob, entry: JobAttempt, plan: ForwardPlan | null): Promise<void> {
     if (!plan)
       return this.conclude(job, entry, { kind: 'error', retryable: false, reached: false }, null, 'plan-missing');
     // The caller's key goes downstream, so the target can tell a retry from a new request.
@@ -193,7 +218,8 @@ export class ForwardJobProcessor implements OnApplicationBootstrap, BeforeApplic
 
   /**
    * Queued jobs overdue by FORWARD_JOB_OVERDUE enqueued again (their BullMQ job was lost: Redis lost
-   * its data, or an enqueue failed after the row's commit); sealed responses and callbacks past
+   * its data, or an enqueue failed after the row's commit), and running ones whose lease lapsed (their
+   * worker died, and the BullMQ job may have gone with Redis's data); sealed responses and callbacks past
    * FORWARD_JOB_RETENTION purged. Every statement is idempotent, so passes of several workers at
    * once do no harm, and an attempt enqueued twice runs once: one BullMQ job (its id) while BullMQ
    * keeps it, and one claim in any case.
@@ -201,16 +227,12 @@ export class ForwardJobProcessor implements OnApplicationBootstrap, BeforeApplic
    */
   async houseKeep(quiet = false): Promise<boolean> {
     try {
-      const overdue = await this.dataSource.query<Array<{ id: string; done: number }>>(
-        `SELECT id, jsonb_array_length(attempts) AS done FROM vault_forward_jobs
-          WHERE status = 'queued' AND COALESCE(next_attempt_at, created_at) < now() - make_interval(secs => $1) LIMIT $2`,
-        [this.config.forwardJobOverdueSeconds, SWEEP_BATCH],
-      );
-      for (const row of overdue) await this.queue.enqueue(row.id, { attempt: Number(row.done) + 1 });
-      if (overdue.length > 0)
+      const stranded = await this.store.stranded(this.config.forwardJobOverdueSeconds, SWEEP_BATCH);
+      for (const { id, attempt } of stranded) await this.queue.enqueue(id, { attempt });
+      if (stranded.length > 0)
         this.logger.warn({
-          msg: 'queued forwards overdue for their attempt were enqueued again',
-          count: overdue.length,
+          msg: 'queued forwards overdue for their attempt, or running with a lapsed lease, were enqueued again',
+          count: stranded.length,
         });
       const purged =
         (await this.store.purge(this.config.forwardJobRetentionSeconds)) + (await this.callbacks.purgeEnded());

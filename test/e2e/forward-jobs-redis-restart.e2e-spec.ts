@@ -22,13 +22,14 @@ describe('Queued forwards survive a Redis restart that loses its data', () => {
   let downstream: Awaited<ReturnType<typeof startScriptedDownstream>>;
   let token: string;
   let merchant: string;
+  let env: Record<string, string>;
 
   beforeAll(async () => {
     redis = await PrivateRedis.start();
     downstream = await startScriptedDownstream();
     // Slow answers and few slots: a backlog waits in Redis when it dies.
     downstream.script('/load', [{ status: 200, body: '{"ok":true}', delayMs: 40 }]);
-    const env = {
+    env = {
       QUEUE_BACKEND: 'redis',
       REDIS_URL: redis.url,
       FORWARD_QUEUE_NAME: `test-redis-restart-${randomUUID()}`,
@@ -37,6 +38,7 @@ describe('Queued forwards survive a Redis restart that loses its data', () => {
       FORWARD_JOB_OVERDUE: '2s',
       FORWARD_JOB_SWEEP_INTERVAL: '1s',
       WORKER_CONCURRENCY: '4',
+      QUEUE_LOCK_DURATION_MS: '2000',
     };
     t = await startTestApp({ env });
     worker = await startWorker(env);
@@ -47,7 +49,7 @@ describe('Queued forwards survive a Redis restart that loses its data', () => {
         await http(t.url, '/vault-forward/configs', {
           method: 'POST',
           token,
-          body: { display_name: 'x', hosts: [`127.0.0.1:${downstream.port}`], methods: ['POST'] },
+          body: { display_name: 'x', hosts: [`127.0.0.1:${downstream.port}`], methods: ['POST', 'PUT'] },
         })
       ).status,
     ).toBe(201);
@@ -136,6 +138,94 @@ describe('Queued forwards survive a Redis restart that loses its data', () => {
     ).toBe(accepted.length);
     expect(downstream.requestsTo('/load')).toHaveLength(accepted.length);
     // The lost ones came back through the sweep, not by chance.
-    expect(worker.output()).toMatch(/overdue for their attempt were enqueued again/);
+    expect(worker.output()).toMatch(/overdue for their attempt, or running with a lapsed lease, were enqueued again/);
   }, 180_000);
+
+  it('a job running when its worker is killed and Redis loses its data is taken again once its lease lapses', async () => {
+    downstream.script('/held', [{ hold: true }, { status: 200, body: '{"second":true}' }]);
+    const accepted = await http(t.url, '/vault-forward', {
+      method: 'POST',
+      token,
+      headers: {
+        prefer: 'respond-async',
+        'x-vault-forward-url': `${downstream.url}/held`,
+        'x-vault-forward-http-method': 'PUT',
+      },
+      body: { n: 'held' },
+    });
+    expect(accepted.status).toBe(202);
+    const id = accepted.body.id as string;
+    await waitFor(() => downstream.requestsTo('/held').length === 1, {
+      what: 'the first attempt to reach the downstream',
+    });
+    // Both at once: BullMQ's copy of the running job (and its lock) gone with Redis, its worker gone too.
+    // Only the row's lease says the attempt is not running any more.
+    await worker.kill();
+    await redis.kill();
+    await redis.restart();
+    const row = async () =>
+      (
+        await t.db.query<
+          Array<{ status: string; attempts: Array<{ status: number | null; error_type: string | null }> }>
+        >(`SELECT status, attempts FROM vault_forward_jobs WHERE id = $1`, [id])
+      )[0];
+    expect((await row()).status).toBe('running');
+    worker = await startWorker(env);
+    const ended = await waitFor(async () => ENDED.includes((await row()).status) && row(), {
+      timeoutMs: 30_000,
+      what: 'the job to end',
+    });
+    expect(ended.status).toBe('succeeded');
+    expect(ended.attempts.map((a) => a.error_type ?? a.status)).toEqual(['worker-lost', 200]);
+    expect(downstream.requestsTo('/held')).toHaveLength(2);
+    expect(worker.output()).toMatch(/running with a lapsed lease, were enqueued again/);
+  }, 90_000);
+
+  it('a job still running while Redis loses its data keeps its lease, renewed by its worker: it is not sent twice', async () => {
+    downstream.script('/long', [{ hold: true }]);
+    const accepted = await http(t.url, '/vault-forward', {
+      method: 'POST',
+      token,
+      headers: {
+        prefer: 'respond-async',
+        'x-vault-forward-url': `${downstream.url}/long`,
+        'x-vault-forward-http-method': 'PUT',
+      },
+      body: { n: 'long' },
+    });
+    expect(accepted.status).toBe(202);
+    const id = accepted.body.id as string;
+    await waitFor(() => downstream.requestsTo('/long').length === 1, { what: 'the attempt to reach the downstream' });
+    const lease = async () =>
+      Number(
+        (
+          await t.db.query<Array<{ ms: number }>>(
+            `SELECT extract(epoch FROM lease_expires_at) * 1000 AS ms FROM vault_forward_jobs WHERE id = $1`,
+            [id],
+          )
+        )[0].ms,
+      );
+    const first = await lease();
+    await redis.kill();
+    await redis.restart();
+    // Well past the first lease (2 s), with the sweep running every second: renewed, so never enqueued again.
+    await waitFor(async () => (await lease()) > first + 4_000, { timeoutMs: 15_000, what: 'the lease to be renewed' });
+    // (The previous test's held request is in the list too, its connection long closed.)
+    downstream.held
+      .find((held) => held.req.url === '/long')!
+      .writeHead(200)
+      .end('late but once');
+    const ended = await waitFor(
+      async () => {
+        const [row] = await t.db.query<Array<{ status: string; attempts: unknown[] }>>(
+          `SELECT status, attempts FROM vault_forward_jobs WHERE id = $1`,
+          [id],
+        );
+        return ENDED.includes(row.status) && row;
+      },
+      { timeoutMs: 15_000, what: 'the job to end' },
+    );
+    expect(ended).toMatchObject({ status: 'succeeded', attempts: [{ status: 200 }] });
+    expect(downstream.requestsTo('/long')).toHaveLength(1);
+  }, 60_000);
 });

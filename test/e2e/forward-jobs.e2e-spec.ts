@@ -449,7 +449,7 @@ describe('Queued forwards on PostgreSQL (QUEUE_BACKEND=postgres)', () => {
         )[0].n,
       );
     expect(await inBullmq()).toBe(0);
-    await s.t.get(ForwardQueue).enqueue(job, { attempt: 1 });
+    await s.t.app.get(ForwardQueue).enqueue(job, { attempt: 1 });
     await waitFor(async () => (await inBullmq()) === 0, { timeoutMs: 10_000, what: 'the second delivery to be done' });
     expect(s.downstream.requestsTo('/pg-once')).toHaveLength(1);
     const after = (await http(s.t.url, `/vault-forward/jobs/${job}`, { token: s.token })).body;

@@ -9,6 +9,7 @@ import { IdempotencyKeys1763913600000 } from './1763913600000-IdempotencyKeys';
 import { CallbackDeliveries1763913700000 } from './1763913700000-CallbackDeliveries';
 import { CheckoutSessions1763917200000 } from './1763917200000-CheckoutSessions';
 import { PaymentMethodUsage1763917300000 } from './1763917300000-PaymentMethodUsage';
+import { ForwardJobLeases1763920000000 } from './1763920000000-ForwardJobLeases';
 
 /** In order. Listed explicitly so the same set runs from ts (tests) and from dist/ (npm start). */
 export const MIGRATIONS = [
@@ -23,4 +24,5 @@ export const MIGRATIONS = [
   CallbackDeliveries1763913700000,
   CheckoutSessions1763917200000,
   PaymentMethodUsage1763917300000,
+  ForwardJobLeases1763920000000,
 ];
