@@ -188,13 +188,17 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
     }
   }
 
-  /** Deletes the keys whose 24 h have passed, in batches; returns how many went. */
+  /**
+   * Deletes the keys whose 24 h have passed, in batches; returns how many went. Every API process runs
+   * it (the synchronous path has keys without any worker): SKIP LOCKED lets concurrent purges split the
+   * rows, and a claim taking over an expired key, instead of waiting on one another.
+   */
   async purgeExpired(): Promise<number> {
     let total = 0;
     for (;;) {
       const result = await this.dataSource.query<[unknown[], number]>(
         `DELETE FROM vault_forward_idempotency_keys WHERE id IN
-           (SELECT id FROM vault_forward_idempotency_keys WHERE expires_at <= now() LIMIT $1)`,
+           (SELECT id FROM vault_forward_idempotency_keys WHERE expires_at <= now() LIMIT $1 FOR UPDATE SKIP LOCKED)`,
         [PURGE_BATCH],
       );
       const deleted = result[1];
