@@ -12,8 +12,8 @@ export interface EnqueueOptions {
   delayMs?: number;
   /**
    * Which attempt this is (1 for the first); one BullMQ job per attempt, so enqueueing an attempt again
-   * is a no-op while BullMQ keeps its job (an hour after it ends on Redis; until it completes on
-   * PostgreSQL). After that the job's claim is what refuses a second run.
+   * is a no-op while BullMQ keeps its job (until it completes; an hour after it fails). After that the
+   * job's claim is what refuses a second run.
    */
   attempt?: number;
 }

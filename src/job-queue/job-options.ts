@@ -18,21 +18,26 @@ export function LOCK_OPTIONS(lockMs: number): { lockDuration: number; stalledInt
 export const MAX_LEN_EVENTS = 1_000;
 
 /**
- * How long BullMQ keeps an ended job (it holds only our id and the attempt number). While it is kept,
- * enqueueing the same attempt again is a no-op; the job's state lives in our table either way.
+ * How long BullMQ keeps a failed job (it holds only our id and the attempt number): its failure is
+ * worth a look, and while it is kept, enqueueing the same attempt again is a no-op.
  */
-export const KEEP_ENDED_JOB_SECONDS = 3_600;
+export const KEEP_FAILED_JOB_SECONDS = 3_600;
 
 /**
  * The same on both engines. BullMQ's own attempts cover a handler that throws (the database gone, a
  * bug); a forward's downstream retries are separate jobs (attempt + 1) the handler enqueues.
+ * A completed job is removed at once: the row holds everything, the claim (not BullMQ's id) is what
+ * refuses a second run of an attempt, and keeping it costs on every completion (Redis trims its
+ * completed set; PostgreSQL's age-based retention deletes with a cached generic plan that cannot use its
+ * partial index, so every completion scanned all the queue's kept jobs: 25 ms each after 20,000
+ * forwards, docs/benchmarks.md).
  */
 export function JOB_OPTIONS(retryBaseMs: number): DefaultJobOptions {
   return {
     attempts: 5,
     backoff: { type: 'exponential', delay: retryBaseMs },
-    removeOnComplete: { age: KEEP_ENDED_JOB_SECONDS },
-    removeOnFail: { age: KEEP_ENDED_JOB_SECONDS },
+    removeOnComplete: true,
+    removeOnFail: { age: KEEP_FAILED_JOB_SECONDS },
   };
 }
 

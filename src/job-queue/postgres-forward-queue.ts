@@ -89,11 +89,7 @@ export class PostgresForwardQueue extends ForwardQueue {
     this.enqueueTimeoutMs = options.sharedSession ? EMBEDDED_ENQUEUE_TIMEOUT_MS : POSTGRES_ENQUEUE_TIMEOUT_MS;
     this.queue = new PgQueue<ForwardJobData>(options.queueName, {
       connection: this.connection(options.sharedSession ? 1 : options.role === 'api' ? 4 : 2),
-      // BullMQ's age-based retention on PostgreSQL deletes with a cached generic plan that cannot use its
-      // partial index on finished jobs, so every completion scanned all of the queue's kept jobs: 25 ms
-      // each after 20,000 forwards (benchmarks.md). A completed job is removed at once instead; the
-      // claim, not BullMQ's id, is what refuses a second run of an attempt. Failures (rare) keep theirs.
-      defaultJobOptions: { ...JOB_OPTIONS(options.retryBaseMs), removeOnComplete: true },
+      defaultJobOptions: JOB_OPTIONS(options.retryBaseMs),
       streams: { events: { maxLen: MAX_LEN_EVENTS } },
     });
     this.queue.on('error', (error: Error) => this.unavailable(error));

@@ -68,6 +68,23 @@ async function ended(s: Setup, id: string, timeoutMs = 20_000): Promise<HttpResu
   );
 }
 
+/**
+ * A completed BullMQ job is removed at once, so the same attempt can be enqueued again (a re-sent
+ * enqueue, the overdue sweep racing the end): only the job's claim stands between it and a resend.
+ * `held` says whether the engine still holds BullMQ job `<id>.<attempt>`.
+ */
+async function deliverEndedAttemptAgain(s: Setup, path: string, held: (bullJobId: string) => Promise<boolean>) {
+  const job = (await queue(s, path)).body.id as string;
+  expect((await ended(s, job)).body).toMatchObject({ status: 'succeeded', attempts: [{ status: 200 }] });
+  await waitFor(async () => !(await held(`${job}.1`)), { what: 'BullMQ to remove the completed job' });
+  await s.t.app.get(ForwardQueue).enqueue(job, { attempt: 1 });
+  // Gone again only once a worker has run it (and completed it) a second time.
+  await waitFor(async () => !(await held(`${job}.1`)), { timeoutMs: 10_000, what: 'the second delivery to be done' });
+  expect(s.downstream.requestsTo(path)).toHaveLength(1);
+  const after = (await http(s.t.url, `/vault-forward/jobs/${job}`, { token: s.token })).body;
+  expect(after).toMatchObject({ status: 'succeeded', attempts: [{ status: 200 }] });
+}
+
 async function teardown(s: Setup | undefined) {
   if (!s) return;
   s.worker.child.kill('SIGTERM');
@@ -384,6 +401,19 @@ describe('Queued forwards (Prefer: respond-async) with a real worker, on Redis',
     expect(withCallback.body.callback_url).toBe(`${s.downstream.url}/callback`);
   });
 
+  it('an ended attempt delivered again (BullMQ removed it on completion) is refused by the claim: not sent twice', async () => {
+    const redis = new Redis(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379');
+    try {
+      await deliverEndedAttemptAgain(
+        s,
+        '/once',
+        async (bullJobId) => (await redis.exists(`bull:${s.env.FORWARD_QUEUE_NAME}:${bullJobId}`)) === 1,
+      );
+    } finally {
+      redis.disconnect();
+    }
+  });
+
   it('leaves no card number, CVV or method secret in any Redis key (SCAN, TYPE, every value)', async () => {
     const secret = 'redis-scan-hmac-secret-5150';
     const method = await http(s.t.url, `/vault-forward/configs/${s.configId}/authentications`, {
@@ -435,25 +465,19 @@ describe('Queued forwards on PostgreSQL (QUEUE_BACKEND=postgres)', () => {
   });
 
   it('an ended attempt delivered again (BullMQ removed it on completion) is refused by the claim: not sent twice', async () => {
-    const job = (await queue(s, '/pg-once')).body.id as string;
-    expect((await ended(s, job)).body).toMatchObject({ status: 'succeeded', attempts: [{ status: 200 }] });
-    // On PostgreSQL a completed BullMQ job is deleted at once, so the same attempt can be enqueued again
-    // (a re-sent enqueue, the overdue sweep racing the end); only the claim stands between it and a resend.
-    const inBullmq = async () =>
-      Number(
-        (
-          await s.t.db.query<Array<{ n: number }>>(
-            `SELECT count(*)::int AS n FROM bullmq.job WHERE queue = $1 AND id = $2`,
-            [s.env.FORWARD_QUEUE_NAME, `${job}.1`],
-          )
-        )[0].n,
-      );
-    expect(await inBullmq()).toBe(0);
-    await s.t.app.get(ForwardQueue).enqueue(job, { attempt: 1 });
-    await waitFor(async () => (await inBullmq()) === 0, { timeoutMs: 10_000, what: 'the second delivery to be done' });
-    expect(s.downstream.requestsTo('/pg-once')).toHaveLength(1);
-    const after = (await http(s.t.url, `/vault-forward/jobs/${job}`, { token: s.token })).body;
-    expect(after).toMatchObject({ status: 'succeeded', attempts: [{ status: 200 }] });
+    await deliverEndedAttemptAgain(
+      s,
+      '/pg-once',
+      async (bullJobId) =>
+        Number(
+          (
+            await s.t.db.query<Array<{ n: number }>>(
+              `SELECT count(*)::int AS n FROM bullmq.job WHERE queue = $1 AND id = $2`,
+              [s.env.FORWARD_QUEUE_NAME, bullJobId],
+            )
+          )[0].n,
+        ) === 1,
+    );
   });
 
   it('a pg_dump (application and bullmq schemas) holds no card number, CVV or credential in clear', async () => {
