@@ -141,37 +141,41 @@ describe('Queued forwards survive a Redis restart that loses its data', () => {
     expect(worker.output()).toMatch(/overdue for their attempt, or running with a lapsed lease, were enqueued again/);
   }, 180_000);
 
-  it('a job running when its worker is killed and Redis loses its data is taken again once its lease lapses', async () => {
-    downstream.script('/held', [{ hold: true }, { status: 200, body: '{"second":true}' }]);
+  /** A queued PUT to `path` (scripted to hold it first); resolves with the job's id once the downstream holds the request. */
+  async function running(path: string): Promise<string> {
     const accepted = await http(t.url, '/vault-forward', {
       method: 'POST',
       token,
       headers: {
         prefer: 'respond-async',
-        'x-vault-forward-url': `${downstream.url}/held`,
+        'x-vault-forward-url': `${downstream.url}${path}`,
         'x-vault-forward-http-method': 'PUT',
       },
-      body: { n: 'held' },
+      body: { path },
     });
     expect(accepted.status).toBe(202);
-    const id = accepted.body.id as string;
-    await waitFor(() => downstream.requestsTo('/held').length === 1, {
-      what: 'the first attempt to reach the downstream',
-    });
+    await waitFor(() => downstream.requestsTo(path).length === 1, { what: `the attempt to reach ${path}` });
+    return accepted.body.id as string;
+  }
+
+  const jobRow = async (id: string) =>
+    (
+      await t.db.query<
+        Array<{ status: string; attempts: Array<{ status: number | null; error_type: string | null }> }>
+      >(`SELECT status, attempts FROM vault_forward_jobs WHERE id = $1`, [id])
+    )[0];
+
+  it('a job running when its worker is killed and Redis loses its data is taken again once its lease lapses', async () => {
+    downstream.script('/held', [{ hold: true }, { status: 200, body: '{"second":true}' }]);
+    const id = await running('/held');
     // Both at once: BullMQ's copy of the running job (and its lock) gone with Redis, its worker gone too.
     // Only the row's lease says the attempt is not running any more.
     await worker.kill();
     await redis.kill();
     await redis.restart();
-    const row = async () =>
-      (
-        await t.db.query<
-          Array<{ status: string; attempts: Array<{ status: number | null; error_type: string | null }> }>
-        >(`SELECT status, attempts FROM vault_forward_jobs WHERE id = $1`, [id])
-      )[0];
-    expect((await row()).status).toBe('running');
+    expect((await jobRow(id)).status).toBe('running');
     worker = await startWorker(env);
-    const ended = await waitFor(async () => ENDED.includes((await row()).status) && row(), {
+    const ended = await waitFor(async () => ENDED.includes((await jobRow(id)).status) && jobRow(id), {
       timeoutMs: 30_000,
       what: 'the job to end',
     });
@@ -183,19 +187,7 @@ describe('Queued forwards survive a Redis restart that loses its data', () => {
 
   it('a job still running while Redis loses its data keeps its lease, renewed by its worker: it is not sent twice', async () => {
     downstream.script('/long', [{ hold: true }]);
-    const accepted = await http(t.url, '/vault-forward', {
-      method: 'POST',
-      token,
-      headers: {
-        prefer: 'respond-async',
-        'x-vault-forward-url': `${downstream.url}/long`,
-        'x-vault-forward-http-method': 'PUT',
-      },
-      body: { n: 'long' },
-    });
-    expect(accepted.status).toBe(202);
-    const id = accepted.body.id as string;
-    await waitFor(() => downstream.requestsTo('/long').length === 1, { what: 'the attempt to reach the downstream' });
+    const id = await running('/long');
     const lease = async () =>
       Number(
         (
@@ -215,16 +207,10 @@ describe('Queued forwards survive a Redis restart that loses its data', () => {
       .find((held) => held.req.url === '/long')!
       .writeHead(200)
       .end('late but once');
-    const ended = await waitFor(
-      async () => {
-        const [row] = await t.db.query<Array<{ status: string; attempts: unknown[] }>>(
-          `SELECT status, attempts FROM vault_forward_jobs WHERE id = $1`,
-          [id],
-        );
-        return ENDED.includes(row.status) && row;
-      },
-      { timeoutMs: 15_000, what: 'the job to end' },
-    );
+    const ended = await waitFor(async () => ENDED.includes((await jobRow(id)).status) && jobRow(id), {
+      timeoutMs: 15_000,
+      what: 'the job to end',
+    });
     expect(ended).toMatchObject({ status: 'succeeded', attempts: [{ status: 200 }] });
     expect(downstream.requestsTo('/long')).toHaveLength(1);
   }, 60_000);
