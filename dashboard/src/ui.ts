@@ -55,6 +55,54 @@ export function statusBadge(kind: 'ok' | 'bad' | 'neutral' | 'busy', text: strin
   return html`<span class="badge ${kind}"><span aria-hidden="true">${symbol} </span>${text}</span>`;
 }
 
+/** A column heading; `{ hidden }` is read by screen readers only (an actions column). */
+export type Column = string | { hidden: string };
+
+/**
+ * A list as a table: its headings, a row (or more) per item, and when there are none one row saying
+ * so across every column. `captionHidden` keeps the caption for screen readers only.
+ */
+export function dataTable<T>(options: {
+  caption?: unknown;
+  captionHidden?: boolean;
+  className?: string;
+  columns: Column[];
+  items: readonly T[];
+  row: (item: T) => unknown;
+  empty: unknown;
+}): TemplateResult {
+  const { caption, columns, items } = options;
+  return html`<table class=${options.className ?? nothing}>
+    ${
+      caption === undefined
+        ? nothing
+        : html`<caption class=${options.captionHidden ? 'visually-hidden' : nothing}>
+            ${caption}
+          </caption>`
+    }
+    <thead>
+      <tr>
+        ${columns.map(
+          (column) =>
+            html`<th scope="col">
+              ${typeof column === 'string' ? column : html`<span class="visually-hidden">${column.hidden}</span>`}
+            </th>`,
+        )}
+      </tr>
+    </thead>
+    <tbody>
+      ${items.map(options.row)}
+      ${
+        items.length === 0
+          ? html`<tr>
+              <td colspan=${columns.length}>${options.empty}</td>
+            </tr>`
+          : nothing
+      }
+    </tbody>
+  </table>`;
+}
+
 /** The shared next/previous cursors of every list: one page at a time. */
 export function pager(
   label: string,

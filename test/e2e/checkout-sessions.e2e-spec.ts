@@ -102,6 +102,15 @@ describe('Checkout sessions', () => {
     });
   }
 
+  /** POST /payment-methods {method: "checkout-session"}: stores a session's card (never its code). */
+  function storeSessionCard(sessionId: string): Promise<HttpResult> {
+    return http(t.url, '/payment-methods', {
+      method: 'POST',
+      token,
+      body: { method: 'checkout-session', id: sessionId },
+    });
+  }
+
   const FULL_BODY =
     '{"number":"{{ CARD_NUMBER_1 }}",' +
     '"expiry":"{{ CARD_EXPIRATION_DATE_MM_1 }}/{{ CARD_EXPIRATION_DATE_YY_1 }}","cvv":"{{ CARD_SECURITY_CODE_1 }}"}';
@@ -253,15 +262,7 @@ describe('Checkout sessions', () => {
       c: c.security_code,
     });
     // Its card is a payment method already.
-    expectProblem(
-      await http(t.url, '/payment-methods', {
-        method: 'POST',
-        token,
-        body: { method: 'checkout-session', id: session.id },
-      }),
-      409,
-      'checkout-session-card-is-stored',
-    );
+    expectProblem(await storeSessionCard(session.id), 409, 'checkout-session-card-is-stored');
   });
 
   it('forwards the session card through the queue (Prefer: respond-async): the worker loads the code when it runs', async () => {
@@ -359,15 +360,7 @@ describe('Checkout sessions', () => {
       410,
       'checkout-session-expired',
     );
-    expectProblem(
-      await http(t.url, '/payment-methods', {
-        method: 'POST',
-        token,
-        body: { method: 'checkout-session', id: session.id },
-      }),
-      410,
-      'checkout-session-expired',
-    );
+    expectProblem(await storeSessionCard(session.id), 410, 'checkout-session-expired');
 
     const { stdout } = await run('pg_dump', ['--data-only', process.env.TEST_DATABASE_URL!], {
       maxBuffer: 256 * 1024 * 1024,
@@ -468,15 +461,7 @@ describe('Checkout sessions', () => {
         409,
         'checkout-session-has-no-card',
       );
-      expectProblem(
-        await http(t.url, '/payment-methods', {
-          method: 'POST',
-          token,
-          body: { method: 'checkout-session', id: session.id },
-        }),
-        409,
-        'checkout-session-has-no-card',
-      );
+      expectProblem(await storeSessionCard(session.id), 409, 'checkout-session-has-no-card');
     });
 
     it('wrong method, bad card, bad code, stray fields → 400 naming the field, never echoing it', async () => {
@@ -571,15 +556,7 @@ describe('Checkout sessions', () => {
         404,
         'checkout-session-not-found',
       );
-      expectProblem(
-        await http(t.url, '/payment-methods', {
-          method: 'POST',
-          token,
-          body: { method: 'checkout-session', id: session.id },
-        }),
-        404,
-        'checkout-session-not-found',
-      );
+      expectProblem(await storeSessionCard(session.id), 404, 'checkout-session-not-found');
       expectProblem(
         await forward({ 'x-vault-forward-checkout-session': session.id }, '{"n":"{{ CARD_NUMBER_1 }}"}'),
         400,

@@ -1,6 +1,6 @@
 import { html, nothing, svg } from 'lit';
 import { api, ApiError, Page } from '../api';
-import { formatTime, pager, problemAlert, statusBadge, View } from '../ui';
+import { dataTable, formatTime, pager, problemAlert, statusBadge, View } from '../ui';
 
 interface ForwardRecord {
   id: string;
@@ -41,6 +41,8 @@ interface ActivityMinute {
 }
 
 const JOB_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
+/** The jobs table's columns; a job's attempts open in a row across all of them. */
+const JOB_COLUMNS = ['Created', 'Status', 'Target', 'Attempts', 'Finished', 'ID'];
 const OUTCOMES = [
   { key: 'succeeded', label: 'Succeeded (downstream < 400)' },
   { key: 'downstream_error', label: 'Downstream error (≥ 400)' },
@@ -226,44 +228,22 @@ export class VfActivity extends View {
 
   private attempts(job: Job) {
     return html`<tr class="attempts">
-      <td colspan="6">
-        <table>
-          <caption>
-            Attempts of job
-            <code>${job.id}</code>
-            (${job.attempts.length} of at most ${job.max_attempts})
-          </caption>
-          <thead>
-            <tr>
-              <th scope="col">#</th>
-              <th scope="col">Started</th>
-              <th scope="col">Duration</th>
-              <th scope="col">Outcome</th>
-              <th scope="col">Next attempt</th>
-              <th scope="col">Forward record</th>
-            </tr>
-          </thead>
-          <tbody>
-            ${job.attempts.map(
-              (a) =>
-                html`<tr>
-                  <td>${a.number}</td>
-                  <td>${formatTime(a.started_at)}</td>
-                  <td>${a.duration_ms === null ? 'running' : `${Math.round(a.duration_ms)} ms`}</td>
-                  <td>${attemptBadge(a)}</td>
-                  <td>${a.next_attempt_at ? formatTime(a.next_attempt_at) : '—'}</td>
-                  <td><code>${a.request_id}</code></td>
-                </tr>`,
-            )}
-            ${
-              job.attempts.length === 0
-                ? html`<tr>
-                    <td colspan="6">No attempt yet.</td>
-                  </tr>`
-                : nothing
-            }
-          </tbody>
-        </table>
+      <td colspan=${JOB_COLUMNS.length}>
+        ${dataTable({
+          caption: html`Attempts of job <code>${job.id}</code> (${job.attempts.length} of at most ${job.max_attempts})`,
+          columns: ['#', 'Started', 'Duration', 'Outcome', 'Next attempt', 'Forward record'],
+          items: job.attempts,
+          row: (a) =>
+            html`<tr>
+              <td>${a.number}</td>
+              <td>${formatTime(a.started_at)}</td>
+              <td>${a.duration_ms === null ? 'running' : `${Math.round(a.duration_ms)} ms`}</td>
+              <td>${attemptBadge(a)}</td>
+              <td>${a.next_attempt_at ? formatTime(a.next_attempt_at) : '—'}</td>
+              <td><code>${a.request_id}</code></td>
+            </tr>`,
+          empty: 'No attempt yet.',
+        })}
       </td>
     </tr>`;
   }
@@ -292,50 +272,32 @@ export class VfActivity extends View {
         </select>
         ${
           this.jobs
-            ? html`<table>
-                  <thead>
-                    <tr>
-                      <th scope="col">Created</th>
-                      <th scope="col">Status</th>
-                      <th scope="col">Target</th>
-                      <th scope="col">Attempts</th>
-                      <th scope="col">Finished</th>
-                      <th scope="col">ID</th>
+            ? html`${dataTable({
+                columns: JOB_COLUMNS,
+                items: this.jobs.items,
+                row: (j) =>
+                  html`<tr>
+                      <td>${formatTime(j.created_at)}</td>
+                      <td>${jobBadge(j.status)}</td>
+                      <td>${j.target.method} <code>${j.target.url}</code></td>
+                      <td>
+                        <button
+                          type="button"
+                          class="small"
+                          aria-expanded=${this.open.has(j.id) ? 'true' : 'false'}
+                          @click=${() => this.toggle(j.id)}
+                          aria-label=${`Attempts of job ${j.id}: ${j.attempts.length}`}
+                        >
+                          Attempts (${j.attempts.length})
+                        </button>
+                      </td>
+                      <td>${formatTime(j.finished_at)}</td>
+                      <td><code>${j.id}</code></td>
                     </tr>
-                  </thead>
-                  <tbody>
-                    ${this.jobs.items.map(
-                      (j) =>
-                        html`<tr>
-                            <td>${formatTime(j.created_at)}</td>
-                            <td>${jobBadge(j.status)}</td>
-                            <td>${j.target.method} <code>${j.target.url}</code></td>
-                            <td>
-                              <button
-                                type="button"
-                                class="small"
-                                aria-expanded=${this.open.has(j.id) ? 'true' : 'false'}
-                                @click=${() => this.toggle(j.id)}
-                                aria-label=${`Attempts of job ${j.id}: ${j.attempts.length}`}
-                              >
-                                Attempts (${j.attempts.length})
-                              </button>
-                            </td>
-                            <td>${formatTime(j.finished_at)}</td>
-                            <td><code>${j.id}</code></td>
-                          </tr>
-                          ${this.open.has(j.id) ? this.attempts(j) : nothing}`,
-                    )}
-                    ${
-                      this.jobs.items.length === 0
-                        ? html`<tr>
-                            <td colspan="6">No queued forwards${this.status ? ` with status ${this.status}` : ''}.</td>
-                          </tr>`
-                        : nothing
-                    }
-                  </tbody>
-                </table>
-                ${pager('Queued forwards', this.jobs, (c) => ((this.jobCursor = c), void this.refresh()))}`
+                    ${this.open.has(j.id) ? this.attempts(j) : nothing}`,
+                empty: `No queued forwards${this.status ? ` with status ${this.status}` : ''}.`,
+              })}
+              ${pager('Queued forwards', this.jobs, (c) => ((this.jobCursor = c), void this.refresh()))}`
             : nothing
         }
       </section>
@@ -343,37 +305,20 @@ export class VfActivity extends View {
         <h2 id="records-title">Forward records</h2>
         ${
           this.records
-            ? html`<table>
-                  <thead>
-                    <tr>
-                      <th scope="col">Time</th>
-                      <th scope="col">Outcome</th>
-                      <th scope="col">Target</th>
-                      <th scope="col">Duration</th>
-                      <th scope="col">Request id</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    ${this.records.items.map(
-                      (r) =>
-                        html`<tr>
-                          <td>${formatTime(r.created_at)}</td>
-                          <td>${recordBadge(r)}</td>
-                          <td>${r.method ?? ''} <code>${r.target_url ?? '—'}</code></td>
-                          <td>${Math.round(r.duration_ms)} ms</td>
-                          <td><code>${r.id}</code></td>
-                        </tr>`,
-                    )}
-                    ${
-                      this.records.items.length === 0
-                        ? html`<tr>
-                            <td colspan="5">No forwards yet.</td>
-                          </tr>`
-                        : nothing
-                    }
-                  </tbody>
-                </table>
-                ${pager('Forward records', this.records, (c) => ((this.recordCursor = c), void this.refresh()))}`
+            ? html`${dataTable({
+                columns: ['Time', 'Outcome', 'Target', 'Duration', 'Request id'],
+                items: this.records.items,
+                row: (r) =>
+                  html`<tr>
+                    <td>${formatTime(r.created_at)}</td>
+                    <td>${recordBadge(r)}</td>
+                    <td>${r.method ?? ''} <code>${r.target_url ?? '—'}</code></td>
+                    <td>${Math.round(r.duration_ms)} ms</td>
+                    <td><code>${r.id}</code></td>
+                  </tr>`,
+                empty: 'No forwards yet.',
+              })}
+              ${pager('Forward records', this.records, (c) => ((this.recordCursor = c), void this.refresh()))}`
             : nothing
         }
       </section>

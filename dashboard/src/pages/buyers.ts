@@ -1,6 +1,6 @@
 import { html, nothing } from 'lit';
 import { api, ApiError, Page } from '../api';
-import { formatTime, pager, problemAlert, View } from '../ui';
+import { dataTable, formatTime, pager, problemAlert, View } from '../ui';
 
 interface Buyer {
   id: string;
@@ -81,38 +81,20 @@ export class VfBuyers extends View {
       }
       ${
         this.page
-          ? html`<table>
-                <caption>
-                  Page ${this.pageNumber}${this.search ? html` · matching “${this.search}”` : nothing}
-                </caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">External identifier</th>
-                    <th scope="col">Created</th>
-                    <th scope="col">ID</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  ${this.page.items.map(
-                    (b) =>
-                      html`<tr>
-                        <td>${b.display_name}</td>
-                        <td>${b.external_identifier ?? '—'}</td>
-                        <td>${formatTime(b.created_at)}</td>
-                        <td><code>${b.id}</code></td>
-                      </tr>`,
-                  )}
-                  ${
-                    this.page.items.length === 0
-                      ? html`<tr>
-                          <td colspan="4">No buyers found.</td>
-                        </tr>`
-                      : nothing
-                  }
-                </tbody>
-              </table>
-              ${pager('Buyers', this.page, (c) => void this.load(c, c === this.page?.next_cursor ? 1 : -1))}`
+          ? html`${dataTable({
+              caption: html`Page ${this.pageNumber}${this.search ? html` · matching “${this.search}”` : nothing}`,
+              columns: ['Name', 'External identifier', 'Created', 'ID'],
+              items: this.page.items,
+              row: (b) =>
+                html`<tr>
+                  <td>${b.display_name}</td>
+                  <td>${b.external_identifier ?? '—'}</td>
+                  <td>${formatTime(b.created_at)}</td>
+                  <td><code>${b.id}</code></td>
+                </tr>`,
+              empty: 'No buyers found.',
+            })}
+            ${pager('Buyers', this.page, (c) => void this.load(c, c === this.page?.next_cursor ? 1 : -1))}`
           : e
             ? nothing
             : html`<p>Loading…</p>`

@@ -2,6 +2,7 @@ import { html, nothing } from 'lit';
 import { api, ApiError, Page } from '../api';
 import {
   announce,
+  dataTable,
   describedBy,
   fieldError,
   formText,
@@ -232,31 +233,16 @@ export class VfForwardingConfigs extends View {
       }
       ${
         this.page
-          ? html`<table class="configs">
-                <caption class="visually-hidden">
-                  Forwarding configs
-                </caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">Hosts</th>
-                    <th scope="col">Methods</th>
-                    <th scope="col">Status</th>
-                    <th scope="col"><span class="visually-hidden">Actions</span></th>
-                  </tr>
-                </thead>
-                <tbody>
-                  ${this.page.items.map((c) => this.row(c))}
-                  ${
-                    this.page.items.length === 0
-                      ? html`<tr>
-                          <td colspan="5">No endpoints enabled yet.</td>
-                        </tr>`
-                      : nothing
-                  }
-                </tbody>
-              </table>
-              ${pager('Forwarding configs', this.page, (c) => void this.load(c))}`
+          ? html`${dataTable({
+              caption: 'Forwarding configs',
+              captionHidden: true,
+              className: 'configs',
+              columns: ['Name', 'Hosts', 'Methods', 'Status', { hidden: 'Actions' }],
+              items: this.page.items,
+              row: (c) => this.row(c),
+              empty: 'No endpoints enabled yet.',
+            })}
+            ${pager('Forwarding configs', this.page, (c) => void this.load(c))}`
           : this.error
             ? nothing
             : html`<p>Loading…</p>`

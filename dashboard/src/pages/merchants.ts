@@ -1,6 +1,6 @@
-import { html, nothing } from 'lit';
+import { html } from 'lit';
 import { api, ApiError, Page } from '../api';
-import { formatTime, pager, problemAlert, View } from '../ui';
+import { dataTable, formatTime, pager, problemAlert, View } from '../ui';
 
 export interface MerchantAccount {
   id: string;
@@ -42,45 +42,28 @@ export class VfMerchants extends View {
       ${problemAlert(this.error)}
       ${
         this.page
-          ? html`<table>
-                <caption class="visually-hidden">
-                  Merchant accounts
-                </caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">ID</th>
-                    <th scope="col">Created</th>
-                    <th scope="col"><span class="visually-hidden">Actions</span></th>
-                  </tr>
-                </thead>
-                <tbody>
-                  ${this.page.items.map(
-                    (m) =>
-                      html`<tr>
-                        <td>${m.display_name}</td>
-                        <td><code>${m.id}</code></td>
-                        <td>${formatTime(m.created_at)}</td>
-                        <td>
-                          <a
-                            class="button"
-                            href=${`#/merchants/${encodeURIComponent(m.id)}`}
-                            aria-label=${`Edit ${m.display_name}`}
-                            >Edit</a
-                          >
-                        </td>
-                      </tr>`,
-                  )}
-                  ${
-                    this.page.items.length === 0
-                      ? html`<tr>
-                          <td colspan="4">No merchant accounts yet: <code>npm run cli -- merchant create</code>.</td>
-                        </tr>`
-                      : nothing
-                  }
-                </tbody>
-              </table>
-              ${pager('Merchant accounts', this.page, (c) => void this.load(c))}`
+          ? html`${dataTable({
+              caption: 'Merchant accounts',
+              captionHidden: true,
+              columns: ['Name', 'ID', 'Created', { hidden: 'Actions' }],
+              items: this.page.items,
+              row: (m) =>
+                html`<tr>
+                  <td>${m.display_name}</td>
+                  <td><code>${m.id}</code></td>
+                  <td>${formatTime(m.created_at)}</td>
+                  <td>
+                    <a
+                      class="button"
+                      href=${`#/merchants/${encodeURIComponent(m.id)}`}
+                      aria-label=${`Edit ${m.display_name}`}
+                      >Edit</a
+                    >
+                  </td>
+                </tr>`,
+              empty: html`No merchant accounts yet: <code>npm run cli -- merchant create</code>.`,
+            })}
+            ${pager('Merchant accounts', this.page, (c) => void this.load(c))}`
           : html`<p>Loading…</p>`
       }
     `;

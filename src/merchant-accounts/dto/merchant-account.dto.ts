@@ -29,6 +29,12 @@ export type FeatureSwitch = (typeof FEATURE_SWITCHES)[number];
 export type FeatureSetting = (typeof FEATURE_SETTINGS)[number];
 export type MerchantAccountFeatures = Partial<Record<FeatureSwitch, boolean> & Record<FeatureSetting, unknown>>;
 
+/** What every merchant account answers for those features: switched off, not configured. */
+const FEATURES_OFF = Object.fromEntries([
+  ...FEATURE_SWITCHES.map((name) => [name, false]),
+  ...FEATURE_SETTINGS.map((name) => [name, null]),
+]) as Record<FeatureSwitch, false> & Record<FeatureSetting, null>;
+
 const OFF =
   'Accepted as false only: this service has no such feature (true is 422 merchant-account-feature-unavailable).';
 const NONE =
@@ -191,23 +197,7 @@ export class MerchantAccountResponse {
       type: 'merchant-account',
       id: account.id,
       display_name: account.displayName,
-      account_updater_enabled: false,
-      async_network_tokens_enabled: false,
-      account_updater_request_encryption_key: null,
-      account_updater_request_encryption_key_id: null,
-      account_updater_response_decryption_key: null,
-      account_updater_response_decryption_key_id: null,
-      over_capture_amount: null,
-      over_capture_percentage: null,
-      loon_client_key: null,
-      loon_secret_key: null,
-      loon_accepted_schemes: null,
-      visa_network_tokens_requestor_id: null,
-      visa_network_tokens_app_id: null,
-      amex_network_tokens_requestor_id: null,
-      amex_network_tokens_app_id: null,
-      mastercard_network_tokens_requestor_id: null,
-      mastercard_network_tokens_app_id: null,
+      ...FEATURES_OFF,
       created_at: account.createdAt.toISOString(),
       updated_at: account.updatedAt.toISOString(),
     };
