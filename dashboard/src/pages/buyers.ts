@@ -16,12 +16,15 @@ export class VfBuyers extends View {
     page: { state: true },
     error: { state: true },
     search: { state: true },
+    shownSearch: { state: true },
     pageNumber: { state: true },
   };
   declare merchant: string | null;
   declare page: Page<Buyer> | null;
   declare error: ApiError | null;
   declare search: string;
+  /** The search the page on screen was loaded with (its cursors carry it on): what the caption names. */
+  declare shownSearch: string;
   /** Only to tell the user where they are; the cursors do the work. */
   declare pageNumber: number;
 
@@ -31,6 +34,7 @@ export class VfBuyers extends View {
     this.page = null;
     this.error = null;
     this.search = '';
+    this.shownSearch = '';
     this.pageNumber = 1;
   }
 
@@ -39,11 +43,13 @@ export class VfBuyers extends View {
   }
 
   private async load(cursor?: string, step = 0): Promise<void> {
+    const search = cursor ? this.shownSearch : this.search;
     try {
       this.page = await api<Page<Buyer>>('/buyers', {
         merchant: this.merchant,
-        query: { limit: 10, cursor, search: cursor ? undefined : this.search },
+        query: { limit: 10, cursor, search: cursor ? undefined : search },
       });
+      this.shownSearch = search;
       this.pageNumber = cursor ? this.pageNumber + step : 1;
       this.error = null;
     } catch (error) {
@@ -82,7 +88,8 @@ export class VfBuyers extends View {
       ${
         this.page
           ? html`${dataTable({
-              caption: html`Page ${this.pageNumber}${this.search ? html` · matching “${this.search}”` : nothing}`,
+              caption: html`Page
+              ${this.pageNumber}${this.shownSearch ? html` · matching “${this.shownSearch}”` : nothing}`,
               columns: ['Name', 'External identifier', 'Created', 'ID'],
               items: this.page.items,
               row: (b) =>
