@@ -252,24 +252,12 @@ describe('dashboard (real Chromium against the real API)', () => {
     await row.getByText('Actions').click();
     await row.getByRole('button', { name: 'Disable' }).click();
     await page.getByRole('row', { name: /Acme PSP.*Disabled/ }).waitFor();
-    await page
-      .getByRole('row', { name: /Acme PSP/ })
-      .getByText('Actions')
-      .click();
-    await page
-      .getByRole('row', { name: /Acme PSP/ })
-      .getByRole('button', { name: 'Enable' })
-      .click();
+    await row.getByText('Actions').click();
+    await row.getByRole('button', { name: 'Enable' }).click();
     await page.getByRole('row', { name: /Acme PSP.*Enabled/ }).waitFor();
 
-    await page
-      .getByRole('row', { name: /Acme PSP/ })
-      .getByText('Actions')
-      .click();
-    await page
-      .getByRole('row', { name: /Acme PSP/ })
-      .getByRole('link', { name: 'Edit authentication methods' })
-      .click();
+    await row.getByText('Actions').click();
+    await row.getByRole('link', { name: 'Edit authentication methods' }).click();
     await page.getByRole('heading', { name: /Authentication methods · Acme PSP/ }).waitFor();
     await page.getByRole('button', { name: 'Add authentication' }).click();
     await page.getByLabel('Method', { exact: true }).selectOption('hmac-signature');
