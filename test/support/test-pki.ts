@@ -12,6 +12,11 @@ export interface Pem {
   key: string;
 }
 
+/** `openssl req` arguments for a new P-256 key, unencrypted, written to `keyFile`. */
+function newP256Key(keyFile: string): string[] {
+  return ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', keyFile];
+}
+
 export class TestCa {
   readonly dir: string;
   readonly cert: string;
@@ -26,13 +31,7 @@ export class TestCa {
     openssl([
       'req',
       '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:P-256',
-      '-nodes',
-      '-keyout',
-      keyFile,
+      ...newP256Key(keyFile),
       '-out',
       join(dir, `${name}.pem`),
       '-days',
@@ -54,20 +53,7 @@ export class TestCa {
   /** A leaf signed by this CA: a server certificate for 127.0.0.1, or a client certificate. */
   issue(commonName: string, usage: 'server' | 'client'): Pem {
     const base = join(this.dir, `${commonName}-${this.serial++}`);
-    openssl([
-      'req',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:P-256',
-      '-nodes',
-      '-keyout',
-      `${base}.key`,
-      '-out',
-      `${base}.csr`,
-      '-subj',
-      `/CN=${commonName}`,
-    ]);
+    openssl(['req', ...newP256Key(`${base}.key`), '-out', `${base}.csr`, '-subj', `/CN=${commonName}`]);
     const ext =
       usage === 'server'
         ? 'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n'
