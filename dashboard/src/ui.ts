@@ -20,9 +20,14 @@ export function uid(prefix: string): string {
 /** The problem's messages for one field, right under it, announced and tied to the input. */
 export function fieldError(error: ApiError | null, name: string, id: string): TemplateResult | typeof nothing {
   const messages = error?.fieldMessages(name) ?? [];
-  if (messages.length === 0) return nothing;
-  return html`<p class="field-error" id=${id} data-field=${name}>
-    <span aria-hidden="true">⚠ </span>${messages.join('; ')}
+  return messages.length === 0 ? nothing : fieldMessage(id, messages.join('; '), name);
+}
+
+/** A message under a field (`id` for its aria-describedby), or nothing without one. */
+export function fieldMessage(id: string, text: string | null, field?: string): TemplateResult | typeof nothing {
+  if (!text) return nothing;
+  return html`<p class="field-error" id=${id} data-field=${field ?? nothing}>
+    <span aria-hidden="true">⚠ </span>${text}
   </p>`;
 }
 

@@ -1,7 +1,7 @@
-import { html, nothing } from 'lit';
+import { html } from 'lit';
 import { ApiError, DEFAULT_SCOPES, signIn } from '../api';
 import { importKeyFile, KeyFileError, readToken } from '../keys';
-import { problemAlert, View } from '../ui';
+import { describedBy, fieldMessage, problemAlert, View } from '../ui';
 
 /**
  * Sign in with an API key file (tokens are then minted here, five minutes each) or a pasted token.
@@ -93,18 +93,14 @@ export class VfSignIn extends View {
             name="key-file"
             type="file"
             accept=".pem,application/x-pem-file,text/plain"
-            aria-describedby=${['key-file-help', this.keyError ? 'key-file-error' : ''].join(' ').trim()}
+            aria-describedby=${describedBy('key-file-help', this.keyError && 'key-file-error')}
             aria-invalid=${this.keyError ? 'true' : 'false'}
           />
           <p class="help" id="key-file-help">
             The file written by <code>api-key create --out FILE</code>. Short-lived tokens (5 minutes) are signed with
             it here; the file is not uploaded.
           </p>
-          ${
-            this.keyError
-              ? html`<p class="field-error" id="key-file-error"><span aria-hidden="true">⚠ </span>${this.keyError}</p>`
-              : nothing
-          }
+          ${fieldMessage('key-file-error', this.keyError)}
           <label for="scopes">Scopes</label>
           <input id="scopes" name="scopes" value=${DEFAULT_SCOPES.join(', ')} aria-describedby="scopes-help" />
           <p class="help" id="scopes-help">Comma-separated, as in <code>token --scopes</code>.</p>
@@ -119,17 +115,13 @@ export class VfSignIn extends View {
             rows="5"
             autocomplete="off"
             spellcheck="false"
-            aria-describedby=${['token-help', this.tokenError ? 'token-error' : ''].join(' ').trim()}
+            aria-describedby=${describedBy('token-help', this.tokenError && 'token-error')}
             aria-invalid=${this.tokenError ? 'true' : 'false'}
           ></textarea>
           <p class="help" id="token-help">
             From <code>npm run --silent cli -- token …</code>. It works until it expires (at most an hour).
           </p>
-          ${
-            this.tokenError
-              ? html`<p class="field-error" id="token-error"><span aria-hidden="true">⚠ </span>${this.tokenError}</p>`
-              : nothing
-          }
+          ${fieldMessage('token-error', this.tokenError)}
           <button type="submit" ?disabled=${this.busy}>Sign in with token</button>
         </form>
       </div>
