@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { closedPort } from '../support/downstream';
+import { startEntryPoint } from '../support/entry-point';
 
 /**
  * Runs the README's walkthrough block as a newcomer would, against a freshly started service in embedded mode, so
@@ -78,23 +79,18 @@ describe('README walkthrough', () => {
     const terminal1 = readFileSync(join(repo, 'README.md'), 'utf8').match(/FORWARD_INSECURE_HOSTS=(\S+) npm start/);
     expect(terminal1).not.toBeNull();
 
-    const api = spawn(process.execPath, [join(repo, 'dist/main.js')], {
+    const api = startEntryPoint(join(repo, 'dist/main.js'), {
       cwd: work,
       env: {
         ...env,
         PORT: String(apiPort),
         FORWARD_INSECURE_HOSTS: terminal1![1].replace('8089', String(standInPort)),
       },
+      ready: /API listening on/,
+      timeoutMs: 60_000,
     });
-    let apiOutput = '';
-    api.stdout.on('data', (d) => (apiOutput += d));
-    api.stderr.on('data', (d) => (apiOutput += d));
     try {
-      const deadline = Date.now() + 60_000;
-      while (!/API listening on/.test(apiOutput)) {
-        if (Date.now() > deadline || api.exitCode !== null) throw new Error(`the API did not start:\n${apiOutput}`);
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      await api.started;
 
       // Before each sample line, a marker, so each command's output can be told apart.
       const lines = script.split('\n');
@@ -139,9 +135,9 @@ describe('README walkthrough', () => {
           });
       });
     } finally {
-      if (api.exitCode === null) {
-        api.kill('SIGTERM');
-        await new Promise((r) => api.once('exit', r));
+      if (api.child.exitCode === null) {
+        api.child.kill('SIGTERM');
+        await api.exited;
       }
       rmSync(work, { recursive: true, force: true });
     }

@@ -1,8 +1,9 @@
-import { ChildProcess, execFile, spawn } from 'node:child_process';
+import { ChildProcess, execFile } from 'node:child_process';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startHttpDownstream } from '../support/downstream';
+import { startEntryPoint } from '../support/entry-point';
 import { http } from '../support/http';
 import { testDataDir } from '../support/temp-data-dir';
 import { waitFor } from '../support/wait';
@@ -14,33 +15,12 @@ afterEach(() => {
   running.clear();
 });
 
-/** Starts a compiled entry point and collects its output until `ready` appears (or it exits). */
+/** Starts a compiled entry point as a user would (only PATH and a temp DATA_DIR besides `env`). */
 function start(script: string, env: Record<string, string>, ready: RegExp) {
-  const child = spawn(process.execPath, [script], {
-    env: { PATH: process.env.PATH!, DATA_DIR: testDataDir(), ...env },
-  });
-  running.add(child);
-  child.once('exit', () => running.delete(child));
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d) => (stdout += d));
-  child.stderr.on('data', (d) => (stderr += d));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const started = new Promise<RegExpMatchArray>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`not ready in time:\n${stdout}\n${stderr}`)), 45_000);
-    child.stdout.on('data', () => {
-      const match = stdout.match(ready);
-      if (match) {
-        clearTimeout(timer);
-        resolve(match);
-      }
-    });
-    void exited.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`exited with ${code}:\n${stdout}\n${stderr}`));
-    });
-  });
-  return { child, started, exited, output: () => ({ stdout, stderr }) };
+  const entry = startEntryPoint(script, { env: { PATH: process.env.PATH!, DATA_DIR: testDataDir(), ...env }, ready });
+  running.add(entry.child);
+  entry.child.once('exit', () => running.delete(entry.child));
+  return entry;
 }
 
 async function stop(child: ChildProcess, exited: Promise<number | null>): Promise<number | null> {

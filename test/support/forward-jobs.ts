@@ -1,6 +1,7 @@
-import { ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createServer, IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { startEntryPoint } from './entry-point';
 import { testDataDir } from './temp-data-dir';
 import { TEST_MASTER_KEY_1 } from './test-app';
 
@@ -14,7 +15,7 @@ export interface WorkerProcess {
 
 /** `node dist/worker.js` against the run's database and Redis, resolved once it says it waits for jobs. */
 export async function startWorker(env: Record<string, string>): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, ['dist/worker.js'], {
+  const worker = startEntryPoint('dist/worker.js', {
     env: {
       PATH: process.env.PATH!,
       DATA_DIR: testDataDir(),
@@ -24,28 +25,14 @@ export async function startWorker(env: Record<string, string>): Promise<WorkerPr
       LOG_LEVEL: 'info',
       ...env,
     },
+    ready: /waiting for jobs/,
+    timeoutMs: 60_000,
   });
-  let out = '';
-  child.stdout.on('data', (d) => (out += d));
-  child.stderr.on('data', (d) => (out += d));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`worker not ready in time:\n${out}`)), 60_000);
-    const check = () => {
-      if (/waiting for jobs/.test(out)) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    child.stdout.on('data', check);
-    void exited.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`worker exited with ${code}:\n${out}`));
-    });
-  });
+  await worker.started;
+  const { child, exited } = worker;
   return {
     child,
-    output: () => out,
+    output: () => worker.output().all,
     exited,
     kill: async () => {
       child.kill('SIGKILL');
