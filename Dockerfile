@@ -2,18 +2,18 @@
 
 # Build: install all dependencies, compile TypeScript to dist/ and bundle the dashboard into dist/dashboard, then
 # drop dev dependencies.
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci
-COPY tsconfig.json tsconfig.build.json nest-cli.json ./
+COPY tsconfig.json tsconfig.build.json ./
 COPY scripts ./scripts
 COPY src ./src
 COPY dashboard ./dashboard
 RUN npm run build && npm prune --omit=dev
 
 # Runtime: compiled code and production dependencies only, as the unprivileged `node` user.
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=3000

@@ -9,8 +9,9 @@ const tsJest = [
 const common = {
   testEnvironment: 'node',
   transform: { '^.+\\.(t|j)s$': tsJest },
-  // jose ships ESM only; Jest's module system needs it transformed to CommonJS.
-  transformIgnorePatterns: ['/node_modules/(?!(jose)/)'],
+  // jose and content-disposition (2.x, which @fastify/static >= 10.1.4 uses) ship ESM only; Jest's module
+  // system needs them transformed to CommonJS.
+  transformIgnorePatterns: ['/node_modules/(?!(jose|content-disposition)/)'],
   moduleFileExtensions: ['ts', 'js', 'json'],
 };
 

@@ -1,11 +1,14 @@
 /**
  * The Jest setup of `npm run test:mutation` (stryker.config.json): the unit tests plus the e2e files
- * that exercise the mutated modules in-process (authentication; the forward route's access rules).
- * One database per Stryker worker is created and migrated once and reused by every mutant run, and
- * no build is made: the full global setup (a fresh database and a `tsc` per run) would cost more
- * than the tests themselves for each of hundreds of mutants.
- * MUTATION_UNIT_ONLY=1 leaves the e2e files out: a mutant then costs about a second instead of about
- * ten (each e2e run boots the API), at the price of the auth modules, which only e2e tests exercise.
+ * that exercise the mutated modules in-process. One database per Stryker worker is created and
+ * migrated once and reused by every mutant run, and no build is made: the full global setup (a
+ * fresh database and a `tsc` per run) would cost more than the tests themselves for each of
+ * hundreds of mutants.
+ * MUTATION_E2E=a,b (names of test/e2e/*.e2e-spec.ts without the suffix) runs those e2e files instead
+ * of the default ones, so a run scoped to one file group (`--mutate`) runs only the files covering
+ * it; MUTATION_E2E=none (or MUTATION_UNIT_ONLY=1) leaves the e2e files out: a mutant then costs
+ * about a second instead of about ten (each e2e run boots the API). docs/benchmarks.md ("Mutation
+ * testing") lists the groups and their files.
  */
 const base = require('./jest.config.js');
 
@@ -14,15 +17,40 @@ const base = require('./jest.config.js');
 process.env.PLACEHOLDER_TIME_BUDGET_MS ??= '5000';
 const [unit, e2e] = base.projects;
 
+// Every e2e file that covers a module of stryker.config.json's `mutate`: the whole list is hours of
+// mutants at about ten seconds each, so runs name their group's files (docs/benchmarks.md).
+const DEFAULT_E2E = [
+  'auth',
+  'forward-access',
+  'idempotency',
+  'merchant-isolation',
+  'forward-activity',
+  'forward-callbacks',
+  'webhook-secrets',
+  'checkout-sessions',
+  'forward-authentication-methods',
+];
+const selected = process.env.MUTATION_UNIT_ONLY
+  ? []
+  : (process.env.MUTATION_E2E?.split(',').map((name) => name.trim()) ?? DEFAULT_E2E).filter(
+      (name) => name && name !== 'none',
+    );
+// MUTATION_UNIT=a,b narrows the unit project the same way (default: every unit test).
+const units = process.env.MUTATION_UNIT?.split(',').map((name) => `<rootDir>/test/unit/${name.trim()}.spec.ts`);
+
 module.exports = {
   testTimeout: base.testTimeout,
   projects: [
-    unit,
-    ...(process.env.MUTATION_UNIT_ONLY ? [] : [{
-      ...e2e,
-      testMatch: ['<rootDir>/test/e2e/auth.e2e-spec.ts', '<rootDir>/test/e2e/forward-access.e2e-spec.ts'],
-      globalSetup: '<rootDir>/test/support/mutation-global-setup.ts',
-      globalTeardown: undefined,
-    }]),
+    ...(process.env.MUTATION_UNIT === 'none' ? [] : [units ? { ...unit, testMatch: units } : unit]),
+    ...(selected.length === 0
+      ? []
+      : [
+          {
+            ...e2e,
+            testMatch: selected.map((name) => `<rootDir>/test/e2e/${name}.e2e-spec.ts`),
+            globalSetup: '<rootDir>/test/support/mutation-global-setup.ts',
+            globalTeardown: undefined,
+          },
+        ]),
   ],
 };

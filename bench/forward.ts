@@ -140,15 +140,14 @@ async function main(): Promise<void> {
     });
 
     // A merchant, a key and a token, then a config and two cards through the API itself.
-    const db = createDataSource({ url: databaseUrl, poolSize: 1 });
+    const db = createDataSource({ url: databaseUrl, poolSize: 1, entities: [ApiKey] });
     await db.initialize();
     await db.query(`INSERT INTO merchant_accounts (id, display_name) VALUES ('bench', 'Bench')`);
     // create() needs the repository only.
-    const key = await new ApiKeysService(
-      db.getRepository(ApiKey),
-      null as never,
-      new SharedCaches(null, null, new Metrics()),
-    ).create('bench', 'ES256');
+    const key = await new ApiKeysService(db.getRepository(ApiKey), new SharedCaches(null, null, new Metrics())).create(
+      'bench',
+      'ES256',
+    );
     await db.destroy();
     const token = await signToken({ privateKeyPem: key.privateKeyPem, keyId: key.id, scopes: ['*.write', '*.read'] });
     const config = await postJson(`${api}/vault-forward/configs`, token, {

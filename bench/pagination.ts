@@ -3,6 +3,8 @@
  * side in one run on the local PostgreSQL (a scratch database, dropped at the end).
  *
  * All cases go through the same TypeORM query builder and entity hydration; only the seek differs.
+ * The keyset pages are what GET /buyers serves: the interceptor's two ends (PaginationService) around
+ * BuyersRepository's query, without HTTP.
  * The deep cursor is reached by really walking 5,000 pages, which also checks the walk.
  */
 import 'reflect-metadata';
@@ -11,9 +13,8 @@ import { Client } from 'pg';
 import { CursorCodec } from '../src/common/pagination/cursor';
 import { PaginationService } from '../src/common/pagination/pagination.service';
 import { Buyer } from '../src/buyers/buyer.entity';
-import { PaymentMethodResolver } from '../src/vault/payment-method-resolver.service';
-import { BuyersService } from '../src/buyers/buyers.service';
-import { ListBuyersQuery } from '../src/buyers/dto/buyer.dto';
+import { BuyersRepository } from '../src/buyers/buyers.repository';
+import { BuyerResponse } from '../src/buyers/dto/buyer.dto';
 import { createDataSource } from '../src/database/data-source';
 import { runMigrations } from '../src/database/migrate';
 import { interleaved, table } from './support';
@@ -31,7 +32,7 @@ async function main(): Promise<void> {
   await client.query(`CREATE DATABASE ${name}`);
   const url = new URL(admin);
   url.pathname = `/${name}`;
-  const db = createDataSource({ url: url.toString(), poolSize: 2 });
+  const db = createDataSource({ url: url.toString(), poolSize: 2, entities: [Buyer] });
   try {
     await db.initialize();
     await runMigrations(db);
@@ -50,20 +51,21 @@ async function main(): Promise<void> {
     await db.query('ANALYZE buyers');
     console.log(`seeded ${ROWS.toLocaleString('en')} buyers in ${((Date.now() - t) / 1000).toFixed(1)} s`);
 
-    // Listing never deletes, so the card cache BuyersService tells about deletions is not needed here.
-    const noCardCache = {} as PaymentMethodResolver;
-    const buyers = new BuyersService(
-      db.getRepository(Buyer),
-      new PaginationService(new CursorCodec(randomBytes(32))),
-      noCardCache,
-    );
-    const query = (cursor?: string) => Object.assign(new ListBuyersQuery(), { limit: LIMIT, cursor });
+    const repository = new BuyersRepository(db.getRepository(Buyer));
+    const pagination = new PaginationService(new CursorCodec(randomBytes(32)));
+    const scope = { endpoint: 'buyers', merchantAccountId: 'bench', filters: {} };
+    const buyers = {
+      async list(cursor?: string) {
+        const keyset = pagination.keyset(scope, { cursor, limit: LIMIT }, { default: 20, max: 100 });
+        return pagination.envelope(scope, keyset, await repository.page('bench', {}, keyset), BuyerResponse.from);
+      },
+    };
 
     t = Date.now();
     let cursor: string | undefined;
     let walked = 0;
     for (let page = 1; page <= DEPTH_PAGES; page++) {
-      const result = await buyers.list('bench', query(cursor));
+      const result = await buyers.list(cursor);
       walked += result.items.length;
       cursor = result.next_cursor ?? undefined;
     }
@@ -86,10 +88,7 @@ async function main(): Promise<void> {
         .getMany();
 
     // The deep keyset page and the deep OFFSET page must be the same rows, or the comparison is void.
-    const [keysetDeep, offsetDeep] = [
-      await buyers.list('bench', query(deepCursor)),
-      await offsetPage(DEPTH_PAGES * LIMIT),
-    ];
+    const [keysetDeep, offsetDeep] = [await buyers.list(deepCursor), await offsetPage(DEPTH_PAGES * LIMIT)];
     const same =
       keysetDeep.items.map((b) => b.id).join() ===
       offsetDeep
@@ -100,8 +99,8 @@ async function main(): Promise<void> {
 
     const results = await interleaved(
       {
-        'keyset page 1': () => buyers.list('bench', query()),
-        [`keyset page ${DEPTH_PAGES + 1}`]: () => buyers.list('bench', query(deepCursor)),
+        'keyset page 1': () => buyers.list(),
+        [`keyset page ${DEPTH_PAGES + 1}`]: () => buyers.list(deepCursor),
         'OFFSET page 1': () => offsetPage(0),
         [`OFFSET page ${DEPTH_PAGES + 1}`]: () => offsetPage(DEPTH_PAGES * LIMIT),
       },

@@ -112,14 +112,13 @@ async function runEngine(
   try {
     const { url: api, process: apiProcess } = await startApi(env);
     started.push(apiProcess);
-    const db = createDataSource({ url: databaseUrl, poolSize: 2 });
+    const db = createDataSource({ url: databaseUrl, poolSize: 2, entities: [ApiKey] });
     await db.initialize();
     await db.query(`INSERT INTO merchant_accounts (id, display_name) VALUES ('bench', 'Bench')`);
-    const key = await new ApiKeysService(
-      db.getRepository(ApiKey),
-      null as never,
-      new SharedCaches(null, null, new Metrics()),
-    ).create('bench', 'ES256');
+    const key = await new ApiKeysService(db.getRepository(ApiKey), new SharedCaches(null, null, new Metrics())).create(
+      'bench',
+      'ES256',
+    );
     const token = await signToken({ privateKeyPem: key.privateKeyPem, keyId: key.id, scopes: ['*.write', '*.read'] });
     await postJson(`${api}/vault-forward/configs`, token, { display_name: 'Echo', hosts: [`127.0.0.1:${echoPort}`] });
     const card = await postJson(`${api}/payment-methods`, token, {

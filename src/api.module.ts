@@ -8,7 +8,9 @@ import { ProblemFilter } from './common/problem/problem.filter';
 import { CoreModule, CoreOptions } from './core.module';
 import { ErrorsModule } from './errors/errors.module';
 import { ForwardAuthenticationsModule } from './forward-authentications/forward-authentications.module';
-import { ForwardingModule } from './forwarding/forwarding.module';
+import { ForwardEntryModule } from './forward-entry/forward-entry.module';
+import { ForwardRecordsModule } from './forward-records/forward-records.module';
+import { isForwardPath } from './forward-entry/forward-route';
 import { HealthModule } from './health/health.module';
 import { QueueModule } from './job-queue/queue.module';
 import { ForwardJobsWorkerModule } from './forward-jobs/forward-jobs.module';
@@ -36,7 +38,9 @@ export class ApiModule {
         BuyersModule,
         VaultForwardConfigsModule,
         ForwardAuthenticationsModule,
-        ForwardingModule,
+        // Before ForwardEntryModule: the records' routes keep their place in the OpenAPI document.
+        ForwardRecordsModule,
+        ForwardEntryModule,
         WebhookSecretsModule,
         HealthModule,
         ErrorsModule,
@@ -46,7 +50,7 @@ export class ApiModule {
         ...extraImports,
       ],
       providers: [
-        { provide: APP_FILTER, useClass: ProblemFilter },
+        { provide: APP_FILTER, useValue: new ProblemFilter(isForwardPath) },
         { provide: APP_PIPE, useClass: ProblemValidationPipe },
       ],
     };

@@ -1,6 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import type { DestinationStream } from 'pino';
+import { Clock, CLOCK, DATABASE_CLOCK } from './common/clock';
 import { AppConfig } from './config/config';
 import { ConfigModule } from './config/config.module';
 import { dataSourceOptions } from './database/data-source';
@@ -20,6 +21,8 @@ export interface CoreOptions {
   logStream?: DestinationStream;
   /** Process name, shown to PostgreSQL as application_name. */
   role: 'api' | 'worker' | 'cli';
+  /** "Now" of time-dependent reads; the database's clock unless a test pins it. */
+  clock?: Clock;
 }
 
 /**
@@ -34,19 +37,22 @@ export class CoreModule {
       module: CoreModule,
       // Shared infrastructure every feature may inject without importing it again.
       global: true,
-      providers: [Sql],
-      exports: [Sql],
+      providers: [Sql, { provide: CLOCK, useValue: options.clock ?? DATABASE_CLOCK }],
+      exports: [Sql, CLOCK],
       imports: [
         ConfigModule.forRoot(config),
         LoggingModule.forRoot({ level: config.logLevel, stream: options.logStream, http: options.role === 'api' }),
-        TypeOrmModule.forRoot(
-          dataSourceOptions({
+        TypeOrmModule.forRoot({
+          ...dataSourceOptions({
             url: options.databaseUrl,
             poolSize: config.databasePoolSize,
             applicationName: `vault-forward-${options.role}`,
             queryTimeoutMs: options.role === 'cli' ? undefined : API_QUERY_TIMEOUT_MS,
           }),
-        ),
+          // Each feature module registers its own entities (TypeOrmModule.forFeature), so the database
+          // layer lists none and an entry point maps the entities of the modules it loads.
+          autoLoadEntities: true,
+        }),
         RedisModule.forRoot(config.redisUrl),
         MetricsModule.forRoot(options.role !== 'cli'),
       ],

@@ -37,7 +37,8 @@ async function main(): Promise<void> {
   app
     .get(Logger)
     .log(
-      `Worker connected to PostgreSQL${config.redisUrl ? ' and Redis' : ''}; job queue on ${config.queueBackend}; waiting for jobs.`,
+      `Worker connected to PostgreSQL${config.redisUrl ? ' and Redis' : ''}; job queue on ${config.queueBackend}; ` +
+        `Node.js ${process.version}; waiting for jobs.`,
     );
 }
 

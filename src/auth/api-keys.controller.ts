@@ -1,9 +1,9 @@
 import { Controller, Delete, Get, HttpCode, Param, Query } from '@nestjs/common';
-import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiNoContentResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiProblems } from '../common/openapi/api-problems';
-import { Page, PageOf } from '../common/pagination/page';
-import { PaginationErrors } from '../common/pagination/pagination.errors';
-import { CommonErrors } from '../common/problem/common.errors';
+import { KeysetRequest } from '../common/pagination/keyset';
+import { Keyset, Paginated } from '../common/pagination/paginated.decorator';
+import { ApiKey } from './api-key.entity';
 import { ApiKeyOwner, ApiKeysService } from './api-keys.service';
 import { AuthErrors } from './auth.errors';
 import { ApiKeyResponse, ListApiKeysQuery } from './dto/api-key.dto';
@@ -30,10 +30,20 @@ export class ApiKeysController {
     description:
       "Instance keys see every key (filter with merchant_account_id); a merchant key sees its own merchant account's keys.",
   })
-  @ApiOkResponse({ type: PageOf(ApiKeyResponse) })
-  @ApiProblems(CommonErrors.validationFailed, PaginationErrors.invalidCursor)
-  list(@CurrentPrincipal() principal: Principal, @Query() query: ListApiKeysQuery): Promise<Page<ApiKeyResponse>> {
-    return this.apiKeys.list(ownerOf(principal), query);
+  @Paginated({
+    default: 20,
+    max: 100,
+    scope: 'api-keys',
+    item: ApiKeyResponse,
+    // A merchant key's cursors are its merchant account's; an instance key's are the instance's.
+    merchantAccountId: (request) => request.principal?.keyMerchantAccountId ?? null,
+  })
+  list(
+    @CurrentPrincipal() principal: Principal,
+    @Query() filters: ListApiKeysQuery,
+    @Keyset() keyset: KeysetRequest,
+  ): Promise<ApiKey[]> {
+    return this.apiKeys.list(ownerOf(principal), filters, keyset);
   }
 
   @Delete(':id')

@@ -2,14 +2,13 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { exportJWK, exportPKCS8, generateKeyPair } from 'jose';
 import { IsNull, Repository } from 'typeorm';
-import { Page } from '../common/pagination/page';
-import { PaginationService } from '../common/pagination/pagination.service';
+import { KeysetRequest, seekPage } from '../common/pagination/keyset';
 import { ProblemException } from '../common/problem/problem';
 import { SharedCaches } from '../queue/shared-cache';
 import { ApiKey, ApiKeyAlgorithm } from './api-key.entity';
 import { apiKeyId, publicOnly } from './api-key-id';
 import { AuthErrors } from './auth.errors';
-import { ApiKeyResponse, ListApiKeysQuery } from './dto/api-key.dto';
+import { ListApiKeysQuery } from './dto/api-key.dto';
 
 /** The SharedCache of public keys (TokenVerifier); a notice for a key id drops it and its tokens everywhere. */
 export const API_KEY_CACHE = 'api-keys';
@@ -40,7 +39,6 @@ export { apiKeyId };
 export class ApiKeysService {
   constructor(
     @InjectRepository(ApiKey) private readonly keys: Repository<ApiKey>,
-    private readonly pagination: PaginationService,
     private readonly caches: SharedCaches,
   ) {}
 
@@ -70,24 +68,13 @@ export class ApiKeysService {
   }
 
   /** Revoked keys are listed too (with revoked_at): the rows stay for audit. */
-  list(owner: ApiKeyOwner, query: ListApiKeysQuery): Promise<Page<ApiKeyResponse>> {
+  list(owner: ApiKeyOwner, query: ListApiKeysQuery, keyset: KeysetRequest): Promise<ApiKey[]> {
     const builder = this.keys.createQueryBuilder('k');
     if (owner.kind === 'merchant') builder.where('k.merchant_account_id = :owner', { owner: owner.merchantAccountId });
     if (query.merchant_account_id !== undefined) {
       builder.andWhere('k.merchant_account_id = :merchantAccountId', { merchantAccountId: query.merchant_account_id });
     }
-    return this.pagination.paginate({
-      query: builder,
-      alias: 'k',
-      request: query,
-      limits: ListApiKeysQuery.limits,
-      scope: {
-        endpoint: 'api-keys',
-        merchantAccountId: owner.kind === 'merchant' ? owner.merchantAccountId : null,
-        filters: { merchant_account_id: query.merchant_account_id },
-      },
-      map: ApiKeyResponse.from,
-    });
+    return seekPage(builder, 'k', keyset);
   }
 
   /**

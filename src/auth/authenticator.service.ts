@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import { echoed } from '../common/problem/echo';
 import { Injectable } from '@nestjs/common';
 import { CommonErrors } from '../common/problem/common.errors';
 import { ProblemException } from '../common/problem/problem';
@@ -94,13 +95,17 @@ export class Authenticator {
       ]);
     }
     if (!(await this.merchants.exists(id))) {
-      throw new ProblemException(AuthErrors.merchantAccountUnknown, `Merchant account "${id}" does not exist.`, [
-        {
-          location: 'header',
-          name,
-          message: requested === undefined ? 'absent, so "default" was used' : 'unknown merchant account',
-        },
-      ]);
+      throw new ProblemException(
+        AuthErrors.merchantAccountUnknown,
+        `Merchant account "${echoed(id)}" does not exist.`,
+        [
+          {
+            location: 'header',
+            name,
+            message: requested === undefined ? 'absent, so "default" was used' : 'unknown merchant account',
+          },
+        ],
+      );
     }
     return id;
   }

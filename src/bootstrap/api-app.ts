@@ -11,8 +11,10 @@ import { ProblemException } from '../common/problem/problem';
 import { problemResponse } from '../common/problem/problem.filter';
 import { AppLogger } from '../logging/app-logger';
 import { requestIdFor } from '../logging/logging.module';
-import { ForwardHttpHandler } from '../forwarding/forward-http-handler';
+import { ForwardHttpHandler } from '../forward-entry/forward-http-handler';
+import { isForwardPath } from '../forward-entry/forward-route';
 import { dashboardRoot, registerDashboard } from '../web/dashboard-site';
+import { applyServerLimits, serverOptions } from './http-limits';
 import { buildOpenApiDocument, serveOpenApi } from './openapi';
 
 /** Request bodies above this are refused with 413 before any handler runs. */
@@ -42,12 +44,14 @@ export async function createApiApp(
   /** Extra modules mounted beside the API's own (tests add probe routes this way). */
   extra: { imports?: ModuleMetadata['imports'] } = {},
 ): Promise<NestFastifyApplication> {
-  // POST /vault-forward is answered straight from Node's server, ahead of fastify (forward-http-handler.ts).
+  // POST /vault-forward is answered straight from Node's server, ahead of fastify (forward-http-handler.ts):
+  // one server for both, so its timeouts and connection cap (http-limits.ts) cover both.
   // eslint-disable-next-line prefer-const -- assigned once the app exists, after the server factory ran
   let forwardHandler: ForwardHttpHandler | undefined;
   const adapter = new FastifyAdapter({
     serverFactory: (fastifyHandler: (req: IncomingMessage, res: ServerResponse) => void) => {
-      const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
+      const limits = options.config.http;
+      const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES, ...serverOptions(limits) }, (req, res) => {
         if (forwardHandler && ForwardHttpHandler.matches(req)) forwardHandler.handle(req, res);
         else fastifyHandler(req, res);
       });
@@ -60,6 +64,7 @@ export async function createApiApp(
           req.url,
           undefined,
           frameworkLogger,
+          isForwardPath,
         );
         res.writeHead(problem.status, {
           ...problem.headers,
@@ -68,8 +73,7 @@ export async function createApiApp(
         });
         res.end(problem.body);
       });
-      // What fastify sets on a server it creates itself.
-      server.keepAliveTimeout = 72_000;
+      applyServerLimits(server, limits, 'HttpServer');
       return server;
     },
     bodyLimit: BODY_LIMIT_BYTES,
@@ -80,7 +84,7 @@ export async function createApiApp(
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     // A path the router cannot decode, or an overlong parameter: fastify's own answers quote the path.
     frameworkErrors: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-      const problem = problemResponse(error, undefined, request.id, frameworkLogger);
+      const problem = problemResponse(error, undefined, request.id, frameworkLogger, isForwardPath);
       void reply
         .status(problem.status)
         .headers({ ...problem.headers, 'x-request-id': request.id })
@@ -185,7 +189,7 @@ function answerClientError(error: Error & { code?: string }, socket: Duplex): vo
   }
   const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
   const failure = Object.assign(new Error('client error'), { statusCode: status, code: 'CLIENT_ERROR' });
-  const problem = problemResponse(failure, undefined, undefined, frameworkLogger);
+  const problem = problemResponse(failure, undefined, undefined, frameworkLogger, isForwardPath);
   const head = Object.entries({
     ...problem.headers,
     'content-length': String(Buffer.byteLength(problem.body)),

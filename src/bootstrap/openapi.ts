@@ -4,7 +4,7 @@ import type { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
-import type { OperationObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
+import type { OperationObject } from '@nestjs/swagger';
 import { ApiModule } from '../api.module';
 import { ProblemSchema, withProblems } from '../common/openapi/api-problems';
 import { CommonErrors } from '../common/problem/common.errors';
@@ -12,7 +12,7 @@ import { ProblemDefinition, problemDefinitions, problemType } from '../common/pr
 import { loadConfig } from '../config/config';
 import { forwardAuthenticationSchemas } from '../forward-authentications/openapi';
 import { ForwardJobResponse } from '../forward-jobs/dto/forward-job.dto';
-import { forwardOperation } from '../forwarding/forward.openapi';
+import { forwardOperation } from '../forward-entry/forward.openapi';
 
 /** The package's own version, so the document says which build it describes. */
 function packageVersion(): string {

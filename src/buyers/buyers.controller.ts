@@ -4,10 +4,12 @@ import { MerchantScoped } from '../auth/merchant-scoped';
 import { MerchantAccountId } from '../auth/principal';
 import { RequireScope } from '../auth/scopes';
 import { ApiProblems } from '../common/openapi/api-problems';
-import { Page, PageOf } from '../common/pagination/page';
-import { PaginationErrors } from '../common/pagination/pagination.errors';
+import { KeysetRequest } from '../common/pagination/keyset';
+import { Keyset, Paginated } from '../common/pagination/paginated.decorator';
 import { CommonErrors } from '../common/problem/common.errors';
+import { Buyer } from './buyer.entity';
 import { BuyerErrors } from './buyers.errors';
+import { BuyersRepository } from './buyers.repository';
 import { BuyersService } from './buyers.service';
 import { BuyerResponse, CreateBuyerDto, ListBuyersQuery, UpdateBuyerDto } from './dto/buyer.dto';
 
@@ -15,7 +17,10 @@ import { BuyerResponse, CreateBuyerDto, ListBuyersQuery, UpdateBuyerDto } from '
 @MerchantScoped()
 @Controller('buyers')
 export class BuyersController {
-  constructor(private readonly buyers: BuyersService) {}
+  constructor(
+    private readonly buyers: BuyersService,
+    private readonly repository: BuyersRepository,
+  ) {}
 
   @Post()
   @HttpCode(201)
@@ -30,10 +35,13 @@ export class BuyersController {
   @Get()
   @RequireScope('buyers.read')
   @ApiOperation({ summary: 'List buyers, newest first, with cursor pagination (limit 1–100, default 20)' })
-  @ApiOkResponse({ type: PageOf(BuyerResponse) })
-  @ApiProblems(CommonErrors.validationFailed, PaginationErrors.invalidCursor)
-  list(@MerchantAccountId() merchant: string, @Query() query: ListBuyersQuery): Promise<Page<BuyerResponse>> {
-    return this.buyers.list(merchant, query);
+  @Paginated({ default: 20, max: 100, scope: 'buyers', item: BuyerResponse })
+  list(
+    @MerchantAccountId() merchant: string,
+    @Query() filters: ListBuyersQuery,
+    @Keyset() keyset: KeysetRequest,
+  ): Promise<Buyer[]> {
+    return this.repository.page(merchant, filters, keyset);
   }
 
   @Get(':id')

@@ -1,13 +1,11 @@
 import { Injectable } from '@nestjs/common';
+import { echoed } from '../common/problem/echo';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
-import { Page } from '../common/pagination/page';
-import { PaginationService } from '../common/pagination/pagination.service';
 import { ProblemException } from '../common/problem/problem';
 import { isUniqueViolation } from '../database/errors';
 import { Buyer } from './buyer.entity';
 import { BuyerErrors } from './buyers.errors';
-import { BuyerResponse, ListBuyersQuery } from './dto/buyer.dto';
 import { isUuid } from '../common/uuid';
 import { PaymentMethodResolver } from '../vault/payment-method-resolver.service';
 
@@ -19,16 +17,11 @@ export interface BuyerChanges {
   externalIdentifier?: string | null;
 }
 
-function likePattern(text: string): string {
-  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-}
-
 /** Every method takes the merchant account first: no query runs unscoped. */
 @Injectable()
 export class BuyersService {
   constructor(
     @InjectRepository(Buyer) private readonly buyers: Repository<Buyer>,
-    private readonly pagination: PaginationService,
     private readonly resolver: PaymentMethodResolver,
   ) {}
 
@@ -90,34 +83,6 @@ export class BuyersService {
     for (const card of cards) await this.resolver.forget(merchantAccountId, card.id);
   }
 
-  list(merchantAccountId: string, query: ListBuyersQuery): Promise<Page<BuyerResponse>> {
-    const builder = this.buyers
-      .createQueryBuilder('b')
-      .where('b.merchant_account_id = :merchantAccountId', { merchantAccountId });
-    if (query.external_identifier !== undefined) {
-      builder.andWhere('b.external_identifier = :externalIdentifier', {
-        externalIdentifier: query.external_identifier,
-      });
-    }
-    if (query.search !== undefined) {
-      builder.andWhere('(b.display_name ILIKE :search OR b.external_identifier ILIKE :search)', {
-        search: likePattern(query.search),
-      });
-    }
-    return this.pagination.paginate({
-      query: builder,
-      alias: 'b',
-      request: query,
-      limits: ListBuyersQuery.limits,
-      scope: {
-        endpoint: 'buyers',
-        merchantAccountId,
-        filters: { search: query.search, external_identifier: query.external_identifier },
-      },
-      map: BuyerResponse.from,
-    });
-  }
-
   private translate(error: unknown): unknown {
     if (isUniqueViolation(error, EXTERNAL_IDENTIFIER_INDEX)) {
       return new ProblemException(
@@ -137,5 +102,5 @@ export class BuyersService {
 }
 
 function notFound(id: string): ProblemException {
-  return new ProblemException(BuyerErrors.notFound, `No buyer "${id.slice(0, 64)}" exists in this merchant account.`);
+  return new ProblemException(BuyerErrors.notFound, `No buyer "${echoed(id)}" exists in this merchant account.`);
 }

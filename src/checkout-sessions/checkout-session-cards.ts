@@ -22,7 +22,7 @@ export const SECURITY_CODE_PART = 'security-code';
  */
 export const ERASE_COLUMNS = `ciphertext = NULL, security_code_ciphertext = NULL, wrapped_key = NULL, master_key_id = NULL,
   card_source = NULL, payment_method_id = NULL, scheme = NULL, label = NULL, expiration_date = NULL, metadata = NULL,
-  erased_at = now(), updated_at = now()`;
+  security_code_claim = NULL, security_code_claimed_until = NULL, erased_at = now(), updated_at = now()`;
 
 /** Who to name in a problem about the session (the forward header, or a body field). */
 export type SessionReference = Omit<ProblemFieldError, 'message'>;
@@ -59,6 +59,18 @@ export interface SessionCardWants {
   securityCode?: boolean;
   /** The code must be there, but is not opened (planning). */
   requireSecurityCode?: boolean;
+  /**
+   * With `securityCode`: hold the code for one forward first (`token`, for `leaseMs`), or fail with 409
+   * checkout-session-in-use while another forward holds it. Release with releaseSecurityCode, or
+   * eraseSecurityCode once the target has decided.
+   */
+  claim?: SecurityCodeClaim;
+}
+
+export interface SecurityCodeClaim {
+  /** The forward's id: unique per synchronous forward, the job's id for every attempt of a queued one. */
+  token: string;
+  leaseMs: number;
 }
 
 /**
@@ -77,7 +89,8 @@ export class CheckoutSessionCards {
   /**
    * The session's card (values only as `wants` says), or a problem naming `at`: `missing` when the
    * session is unknown to this merchant, 410 when expired (erased now if the purge has not yet),
-   * 409 without a card, 410 when the security code is wanted but was erased after use.
+   * 409 without a card, 410 when the security code is wanted but was erased after use, 409 in use
+   * when it is to be claimed and another forward holds it.
    */
   async load(
     merchantAccountId: string,
@@ -85,6 +98,28 @@ export class CheckoutSessionCards {
     wants: SessionCardWants,
     at: SessionReference,
     missing: ProblemDefinition,
+  ): Promise<SessionCard> {
+    // Claimed before the read: the conditional UPDATE is what makes two forwards, in any processes, unable
+    // to both hold the code. Why a claim failed (erased, expired, unknown, held) is told by the read.
+    const claim = wants.securityCode && isUuid(id) ? wants.claim : undefined;
+    const claimed = claim ? await this.claimSecurityCode(merchantAccountId, id, claim) : false;
+    try {
+      return await this.read(merchantAccountId, id, wants, at, missing, claim !== undefined && !claimed);
+    } catch (error) {
+      // A hold this call took but cannot use (no card, a row that does not open) goes at once; one it did
+      // not take is not its to let go, even under the same forward id.
+      if (claimed) await this.releaseSecurityCode(merchantAccountId, id, claim!.token).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  private async read(
+    merchantAccountId: string,
+    id: string,
+    wants: SessionCardWants,
+    at: SessionReference,
+    missing: ProblemDefinition,
+    heldElsewhere: boolean,
   ): Promise<SessionCard> {
     const row = isUuid(id) ? await this.row(merchantAccountId, id) : undefined;
     const fail = (definition: ProblemDefinition, detail: string, message: string) =>
@@ -119,6 +154,13 @@ export class CheckoutSessionCards {
             `Checkout session ${id} holds no security code.`,
             'no security code collected',
           );
+    }
+    if (heldElsewhere) {
+      throw fail(
+        CheckoutSessionErrors.inUse,
+        `Another forward holding the security code of checkout session ${id} is in flight; retry when it is answered.`,
+        'security code in use by another forward',
+      );
     }
     const card: SessionCard = {
       source: row.card_source!,
@@ -180,12 +222,41 @@ export class CheckoutSessionCards {
   }
 
   /**
+   * Takes the security code for one forward: true when it is free (never claimed, released, or its
+   * holder's lease lapsed: a process that died mid-forward) or already this forward's (a queued job's
+   * attempt after one whose worker died), and still there. One statement, so concurrent claims in any
+   * number of processes have one winner.
+   */
+  private async claimSecurityCode(merchantAccountId: string, id: string, claim: SecurityCodeClaim): Promise<boolean> {
+    const [, claimed] = await this.db.query<[unknown, number]>(
+      `UPDATE checkout_sessions
+          SET security_code_claim = $3, security_code_claimed_until = now() + make_interval(secs => $4::float8 / 1000)
+        WHERE merchant_account_id = $1 AND id = $2 AND security_code_ciphertext IS NOT NULL
+          AND expires_at > now() AND erased_at IS NULL
+          AND (security_code_claimed_until IS NULL OR security_code_claimed_until <= now() OR security_code_claim = $3)`,
+      [merchantAccountId, id, claim.token, claim.leaseMs],
+    );
+    return Number(claimed) > 0;
+  }
+
+  /** Frees a code the forward holding `token` did not get a decision for (a 5xx, a failure): it may go again. */
+  async releaseSecurityCode(merchantAccountId: string, id: string, token: string): Promise<void> {
+    await this.db.query(
+      `UPDATE checkout_sessions SET security_code_claim = NULL, security_code_claimed_until = NULL
+        WHERE merchant_account_id = $1 AND id = $2 AND security_code_claim = $3`,
+      [merchantAccountId, id, token],
+    );
+  }
+
+  /**
    * After a forward that used the security code was answered by its target (authorised or declined):
-   * the code may not be kept (PCI DSS 3.3.1), so its ciphertext goes; number and expiry stay until expiry.
+   * the code may not be kept (PCI DSS 3.3.1), so its ciphertext goes, with any claim on it; number and
+   * expiry stay until expiry.
    */
   async eraseSecurityCode(merchantAccountId: string, id: string): Promise<void> {
     await this.db.query(
-      `UPDATE checkout_sessions SET security_code_ciphertext = NULL, security_code_erased_at = now(), updated_at = now()
+      `UPDATE checkout_sessions SET security_code_ciphertext = NULL, security_code_erased_at = now(),
+              security_code_claim = NULL, security_code_claimed_until = NULL, updated_at = now()
         WHERE merchant_account_id = $1 AND id = $2 AND security_code_ciphertext IS NOT NULL`,
       [merchantAccountId, id],
     );

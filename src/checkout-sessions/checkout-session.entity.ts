@@ -52,6 +52,13 @@ export class CheckoutSession {
   @Column({ type: 'timestamptz', name: 'security_code_erased_at', nullable: true })
   securityCodeErasedAt!: Timestamp | null;
 
+  /** The forward holding the security code while it is in flight (CheckoutSessionCards.load), until its lease lapses. */
+  @Column({ type: 'text', name: 'security_code_claim', nullable: true, select: false })
+  securityCodeClaim!: string | null;
+
+  @Column({ type: 'timestamptz', name: 'security_code_claimed_until', nullable: true, select: false })
+  securityCodeClaimedUntil!: Timestamp | null;
+
   @Column({ type: 'timestamptz', name: 'erased_at', nullable: true })
   erasedAt!: Timestamp | null;
 

@@ -33,6 +33,16 @@ export const CheckoutSessionErrors = {
       'target (PCI DSS forbids keeping it after authorisation). Collect it again with PUT ' +
       '/checkout/sessions/{id}/fields. See docs/checkout-sessions.md.',
   }),
+  inUse: defineProblem({
+    code: 'checkout-session-in-use',
+    status: 409,
+    title: 'Security code in use',
+    description:
+      'Another forward that fills this checkout session’s security code is in flight; the code leaves at most ' +
+      'once at a time. Retry when that forward has been answered: after an answer below 500 the code is erased ' +
+      '(checkout-session-security-code-erased), after a 5xx or a failure it can be sent again. See ' +
+      'docs/checkout-sessions.md.',
+  }),
   cardIsStored: defineProblem({
     code: 'checkout-session-card-is-stored',
     status: 409,

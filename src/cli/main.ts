@@ -180,23 +180,25 @@ async function apiKeyList(args: string[]): Promise<void> {
   if (values.merchant !== undefined && !MERCHANT_ACCOUNT_ID_PATTERN.test(values.merchant)) {
     throw new UsageError(`--merchant must match ${MERCHANT_ACCOUNT_ID_PATTERN.source}`);
   }
-  const [{ ApiKeysService }, { ListApiKeysQuery }] = await Promise.all([
+  const [{ ApiKeysService }, { ApiKeyResponse }, { keysetPage }] = await Promise.all([
     import('../auth/api-keys.service'),
     import('../auth/dto/api-key.dto'),
+    import('../common/pagination/keyset'),
   ]);
   const items = await withServices(async (app) => {
     const keys = app.get(ApiKeysService);
     const all: import('../auth/dto/api-key.dto').ApiKeyResponse[] = [];
-    let cursor: string | undefined;
-    do {
-      const page = await keys.list(
-        { kind: 'instance' },
-        { merchant_account_id: values.merchant, cursor, limit: ListApiKeysQuery.limits.max },
+    // Every key, in pages of the API's largest, by keyset position: no cursors to sign in a local walk.
+    let keyset: import('../common/pagination/keyset').KeysetRequest = { limit: 100, cursor: null };
+    for (;;) {
+      const page = keysetPage(
+        await keys.list({ kind: 'instance' }, { merchant_account_id: values.merchant }, keyset),
+        keyset,
       );
-      all.push(...page.items);
-      cursor = page.next_cursor ?? undefined;
-    } while (cursor);
-    return all;
+      all.push(...page.rows.map((key) => ApiKeyResponse.from(key)));
+      if (!page.next) return all;
+      keyset = { limit: keyset.limit, cursor: { direction: 'next', position: page.next } };
+    }
   });
   print({ items });
 }

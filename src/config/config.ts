@@ -36,13 +36,13 @@ export interface AppConfig {
   forwardMaxFilledBodyBytes: number;
   /**
    * Request and filled bodies held by forwards in flight, in this process and per merchant account
-   * in this process; beyond either a forward is refused with 503 and Retry-After (forwarding/inflight-bytes.ts).
+   * in this process; beyond either a forward is refused with 503 and Retry-After (outbound/inflight-bytes.ts).
    */
   forwardMaxInflightBytes: number;
   forwardMaxInflightBytesPerMerchant: number;
   /**
    * Where forward records go, fsync'd, when PostgreSQL cannot commit them in time; replayed into
-   * the table once it is back (forwarding/forward-record-spool.ts). DATA_DIR/forward-record-spool by default.
+   * the table once it is back (forward-records/forward-record-spool.ts). DATA_DIR/forward-record-spool by default.
    */
   forwardRecordSpoolDir: string;
   /** Port of the Prometheus endpoint (GET /metrics), apart from the API; null → no metrics endpoint. */
@@ -79,6 +79,24 @@ export interface AppConfig {
    * killed worker's jobs run again within about 1.5 times this.
    */
   queueLockMs: number;
+  /** Timeouts and the per-address connection cap of the API's HTTP server (and the metrics server). */
+  http: HttpServerLimits;
+}
+
+/**
+ * What one client may hold of a server's connections and for how long (bootstrap/http-limits.ts):
+ * without them a client trickling header lines keeps its sockets forever, and enough of them reach
+ * the open-files limit (issue 19).
+ */
+export interface HttpServerLimits {
+  /** A request whose headers have not all arrived this long after its first byte gets 408 and is closed. */
+  headersTimeoutMs: number;
+  /** A request not received whole (headers and body) within this gets 408 and is closed. */
+  requestTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this. */
+  keepAliveTimeoutMs: number;
+  /** Open connections from one remote address; the ones beyond are closed at once. 0 = no cap. */
+  maxConnectionsPerIp: number;
 }
 
 export const QUEUE_BACKENDS = ['redis', 'postgres', 'none'] as const;
@@ -325,6 +343,23 @@ export function loadConfig(env: Env = process.env): AppConfig {
     forwardJobOverdueSeconds: durationSeconds(env, 'FORWARD_JOB_OVERDUE', 60, 1, 86_400),
     forwardJobSweepSeconds: durationSeconds(env, 'FORWARD_JOB_SWEEP_INTERVAL', 60, 1, 86_400),
     queueLockMs: integer(env, 'QUEUE_LOCK_DURATION_MS', 10_000, 1_000, 300_000),
+    http: httpServerLimits(env),
+  };
+}
+
+function httpServerLimits(env: Env): HttpServerLimits {
+  // The floors let a test make the timeouts short; below them a slow but honest client could not send at all.
+  const headersTimeoutMs = integer(env, 'HTTP_HEADERS_TIMEOUT_MS', 10_000, 100, 600_000);
+  const requestTimeoutMs = integer(env, 'HTTP_REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000);
+  // Node refuses a headers timeout longer than the request's: the request's would end it first anyway.
+  if (requestTimeoutMs < headersTimeoutMs) {
+    throw new ConfigError('HTTP_REQUEST_TIMEOUT_MS', `must not be below HTTP_HEADERS_TIMEOUT_MS (${headersTimeoutMs})`);
+  }
+  return {
+    headersTimeoutMs,
+    requestTimeoutMs,
+    keepAliveTimeoutMs: integer(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 72_000, 100, 600_000),
+    maxConnectionsPerIp: integer(env, 'HTTP_MAX_CONNECTIONS_PER_IP', 256, 0, 1_000_000),
   };
 }
 

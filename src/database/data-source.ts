@@ -1,6 +1,5 @@
 import { types as pgTypesDefault } from 'pg';
 import { DataSource, DataSourceOptions } from 'typeorm';
-import { ENTITIES } from './entities';
 import { MIGRATIONS } from './migrations';
 import { Timestamp } from './timestamp';
 
@@ -35,6 +34,12 @@ export interface DatabaseOptions {
    * Unset for the CLI, whose migrations and key rotation may legitimately run long.
    */
   queryTimeoutMs?: number;
+  /**
+   * The entities this data source maps. None by default: the API, worker and CLI get theirs from
+   * each feature module's `TypeOrmModule.forFeature` (autoLoadEntities in CoreModule), so this layer
+   * names no feature; migrations need none; a script that uses a repository passes its entity.
+   */
+  entities?: DataSourceOptions['entities'];
 }
 
 /**
@@ -49,7 +54,7 @@ export function dataSourceOptions(options: DatabaseOptions): DataSourceOptions {
   return {
     type: 'postgres',
     url: options.url,
-    entities: ENTITIES,
+    entities: options.entities ?? [],
     migrations: MIGRATIONS,
     migrationsTableName: 'schema_migrations',
     migrationsTransactionMode: 'each',

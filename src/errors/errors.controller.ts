@@ -1,4 +1,5 @@
 import { Controller, Get, Param } from '@nestjs/common';
+import { echoed } from '../common/problem/echo';
 import { ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
 import { Public } from '../auth/scopes';
 import { ApiProblems } from '../common/openapi/api-problems';
@@ -57,7 +58,8 @@ export class ErrorsController {
   @ApiProblems(CommonErrors.resourceNotFound)
   get(@Param('code') code: string): ProblemTypeResponse {
     const definition = findProblemDefinition(code);
-    if (!definition) throw new ProblemException(CommonErrors.resourceNotFound, `No problem type "${code}" exists.`);
+    if (!definition)
+      throw new ProblemException(CommonErrors.resourceNotFound, `No problem type "${echoed(code)}" exists.`);
     return describe(definition);
   }
 }

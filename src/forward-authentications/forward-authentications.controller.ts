@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
 import {
   ApiBody,
   ApiCreatedResponse,
@@ -11,17 +11,17 @@ import { MerchantScoped } from '../auth/merchant-scoped';
 import { MerchantAccountId } from '../auth/principal';
 import { RequireScope } from '../auth/scopes';
 import { ApiProblems } from '../common/openapi/api-problems';
-import { Page, PageOf } from '../common/pagination/page';
-import { PaginationErrors } from '../common/pagination/pagination.errors';
+import { KeysetRequest } from '../common/pagination/keyset';
+import { Keyset, Paginated } from '../common/pagination/paginated.decorator';
 import { CommonErrors } from '../common/problem/common.errors';
 import { VaultForwardConfigErrors } from '../vault-forward-configs/vault-forward-configs.errors';
 import {
   AuthenticationKindsResponse,
   CreateForwardAuthenticationDto,
   ForwardAuthenticationResponse,
-  ListForwardAuthenticationsQuery,
   UpdateForwardAuthenticationDto,
 } from './dto/forward-authentication.dto';
+import { ForwardAuthentication } from './forward-authentication.entity';
 import { ForwardAuthenticationErrors } from './forward-authentications.errors';
 import { ForwardAuthenticationsList } from './forward-authentications.list';
 import { ForwardAuthenticationsService } from './forward-authentications.service';
@@ -59,14 +59,20 @@ export class ForwardAuthenticationsController {
   @ApiOperation({
     summary: 'List the authentication methods of a forwarding config, newest first, with cursor pagination',
   })
-  @ApiOkResponse({ type: PageOf(ForwardAuthenticationResponse) })
-  @ApiProblems(CommonErrors.validationFailed, PaginationErrors.invalidCursor, VaultForwardConfigErrors.notFound)
+  @Paginated({
+    default: 20,
+    max: 100,
+    scope: 'vault-forward-authentications',
+    item: ForwardAuthenticationResponse,
+    filters: (_query, request) => ({ config_id: request.params.config_id }),
+  })
+  @ApiProblems(VaultForwardConfigErrors.notFound)
   list(
     @MerchantAccountId() merchant: string,
     @Param('config_id') configId: string,
-    @Query() query: ListForwardAuthenticationsQuery,
-  ): Promise<Page<ForwardAuthenticationResponse>> {
-    return this.lists.list(merchant, configId, query);
+    @Keyset() keyset: KeysetRequest,
+  ): Promise<ForwardAuthentication[]> {
+    return this.lists.list(merchant, configId, keyset);
   }
 
   @Get(':id')

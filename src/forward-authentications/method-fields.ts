@@ -99,9 +99,14 @@ function fieldProblem(field: FieldDescription, value: string): string | null {
     case 'pem-certificates':
     case 'public-key':
       // Non-secret fields are returned to callers: a private key pasted here would be echoed.
-      return value.includes('PRIVATE KEY') || looksLikePrivateJwk(value)
-        ? 'holds a private key; this field is returned in responses, so it is refused'
-        : null;
+      if (value.includes('PRIVATE KEY') || looksLikePrivateJwk(value))
+        return 'holds a private key; this field is returned in responses, so it is refused';
+      // Node's TLS takes any text as a CA bundle, so a bundle that does not parse would only fail at
+      // the handshake of every forward; the certificate itself stays a warning (its key is secret, and
+      // the pair is checked together at forward time).
+      if (field.name === 'ca_certificates' && !parseCertificates(value))
+        return 'must be PEM certificates (-----BEGIN CERTIFICATE----- blocks) that each parse as X.509';
+      return null;
     default:
       return null;
   }

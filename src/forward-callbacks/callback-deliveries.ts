@@ -1,24 +1,29 @@
-import { randomInt, randomUUID } from 'node:crypto';
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy, Optional } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { ProblemException } from '../common/problem/problem';
 import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
-import { DownstreamClient } from '../forwarding/downstream-client';
+import { backoffMs } from '../forward-jobs/retry-policy';
+import { DownstreamClient } from '../outbound/downstream-client';
+import { ForwardJobData, ForwardQueue } from '../job-queue/forward-queue';
+import { loggableUrl } from '../logging/redaction';
 import { hostKey, isInsecureHost } from '../targets/http-methods';
 import { boundAad, SecretSealer } from '../vault/secret-sealer';
-import { WebhookSigner } from '../webhook-secrets/webhook-signer';
+import { NoWebhookSecretError, WebhookSigner } from '../webhook-secrets/webhook-signer';
+import { DueDelivery, enqueueDeliveries } from './callback-jobs';
 
 export const DEFAULT_CALLBACK_ATTEMPTS = 8;
-const RETRY_CAP_MS = 5 * 60 * 1000;
 const CALLBACK_TIMEOUT_MS = 10_000;
-/** A claimed delivery whose process died is due again after this. */
+/**
+ * A claimed delivery whose process died is overdue this long after its claim (plus
+ * FORWARD_JOB_OVERDUE), when the housekeeping enqueues its next attempt.
+ */
 const CLAIM_LEASE_SECONDS = 60;
-const POLL_EVERY_MS = 1_000;
-const BATCH = 32;
-
-/** Whether this process runs the delivery loop (the worker) or only validates and schedules (the API). */
-export const CALLBACK_DELIVERY_LOOP = Symbol('CALLBACK_DELIVERY_LOOP');
+/** Overdue deliveries enqueued again per housekeeping pass at most (the next pass takes the rest). */
+const SWEEP_BATCH = 1_000;
+/** last_error of a delivery that waits for its merchant account's first webhook secret. */
+export const WAITING_FOR_SECRET = 'waiting for a webhook signing secret (POST /vault-forward/webhook-secrets)';
 
 /**
  * What a job's end looks like to the callback: H10a's job store provides it (the job resource as the
@@ -41,27 +46,20 @@ interface DueRow {
   max_attempts: number;
 }
 
-/** Full jitter: a random delay in [0, min(cap, base·2^(attempt−1))]. */
-export function callbackBackoffMs(attempt: number, baseMs: number, capMs = RETRY_CAP_MS): number {
-  const ceiling = Math.min(capMs, baseMs * 2 ** Math.min(attempt - 1, 30));
-  return randomInt(0, Math.max(1, Math.floor(ceiling)) + 1);
-}
-
 /**
- * Job-end callbacks, delivered at least once from a PostgreSQL outbox. `deliver` (or `schedule` for a
- * job) seals the body and stores a row; the worker's loop claims due rows (FOR UPDATE SKIP LOCKED,
- * with a lease so a killed worker's claims come due again), signs each attempt per Standard Webhooks
- * (same webhook-id on every attempt, fresh timestamp), POSTs it through the forwarding
- * DownstreamClient (the SSRF guard applies) and retries any non-2xx or network failure with full
- * jitter (FORWARD_RETRY_BASE_MS, cap 5 min) up to max_attempts, then marks it failed.
+ * Job-end callbacks, delivered at least once. `deliver` (or `schedule` for a job) seals the body,
+ * stores a delivery row (the durable record) and enqueues its first attempt as a BullMQ job
+ * (CALLBACK_JOB_NAME) on the one job queue, which the worker's processor runs through `handle`: it
+ * claims the attempt in the row (so an attempt runs once however often its BullMQ job does), signs it
+ * per Standard Webhooks (same webhook-id on every attempt, fresh timestamp), POSTs it through the
+ * forwarding DownstreamClient (the SSRF guard applies) and, on any non-2xx or network failure, enqueues
+ * the next attempt delayed by the retry policy's jittered backoff, up to max_attempts, then marks it
+ * failed; a 410 Gone marks it failed at once. Nothing polls: the housekeeping job enqueues again the deliveries whose BullMQ job was lost
+ * (Redis lost its data, an enqueue failed, a worker died mid-attempt) from their rows (`sweep`).
  */
 @Injectable()
-export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestroy {
+export class CallbackDeliveries {
   private readonly logger = new Logger('Callbacks');
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | null = null;
-  private again = false;
-  private stopped = false;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -69,25 +67,15 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
     private readonly signer: WebhookSigner,
     private readonly downstream: DownstreamClient,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    @Inject(CALLBACK_DELIVERY_LOOP) private readonly loop: boolean,
+    @Optional() private readonly queue?: ForwardQueue,
     @Optional() @Inject(CALLBACK_JOB_SOURCE) private readonly jobs?: CallbackJobSource,
   ) {}
 
-  onApplicationBootstrap(): void {
-    if (!this.loop) return;
-    this.timer = setInterval(() => this.kick(), POLL_EVERY_MS);
-    this.timer.unref();
-  }
-
-  async onModuleDestroy(): Promise<void> {
-    this.stopped = true;
-    clearInterval(this.timer);
-    await this.running;
-  }
-
   /**
-   * Stores a callback of `body` (JSON) to `url`, signed for `merchantAccountId`, and wakes the loop.
-   * `messageId` is the webhook-id; the same id scheduled twice is delivered once. Returns the id.
+   * Stores a callback of `body` (JSON) to `url`, signed for `merchantAccountId`, and enqueues its
+   * attempt. `messageId` is the webhook-id; the same id scheduled twice is delivered once (the second
+   * call only enqueues the stored delivery's due attempt again, a no-op while BullMQ holds it). An
+   * enqueue that fails leaves the row to the housekeeping. Returns the id.
    */
   async deliver(
     merchantAccountId: string,
@@ -97,7 +85,8 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
   ): Promise<string> {
     const messageId = options.messageId ?? `msg_${randomUUID().replace(/-/g, '')}`;
     const id = randomUUID();
-    const sealed = this.sealer.sealJson(callbackAad(merchantAccountId, id), body);
+    // The whole URL travels sealed with the body; the url column holds it as logged (issue 19).
+    const sealed = this.sealer.seal(callbackAad(merchantAccountId, id), sealedMessage(url, body));
     await this.dataSource.query(
       `INSERT INTO vault_forward_callback_deliveries
          (id, merchant_account_id, message_id, url, ciphertext, wrapped_key, master_key_id, max_attempts)
@@ -106,14 +95,20 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
         id,
         merchantAccountId,
         messageId,
-        url,
+        loggableUrl(url),
         sealed.ciphertext,
         sealed.wrappedKey,
         sealed.masterKeyId,
         options.maxAttempts ?? DEFAULT_CALLBACK_ATTEMPTS,
       ],
     );
-    this.kick();
+    // The row of this message (ours, or the one stored before), if its next attempt is due.
+    const due = await this.dataSource.query<Array<{ id: string; attempt: number }>>(
+      `SELECT id, attempts + 1 AS attempt FROM vault_forward_callback_deliveries
+        WHERE message_id = $1 AND state = 'pending' AND next_attempt_at <= now()`,
+      [messageId],
+    );
+    await enqueueDeliveries(this.queue, due, this.logger);
     return messageId;
   }
 
@@ -125,26 +120,76 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
       );
     const callback = await this.jobs.callbackFor(jobId);
     if (!callback) return null;
+    // Jobs created before the URLs were sealed have their whole URL in the job row.
+    const url = (await this.jobCallbackUrl(callback.merchantAccountId, jobId)) ?? callback.url;
     // One message per job end: every attempt and every re-schedule of it carries the same webhook-id.
-    return this.deliver(callback.merchantAccountId, callback.url, callback.resource, {
+    return this.deliver(callback.merchantAccountId, url, callback.resource, {
       messageId: `job_${jobId.replace(/-/g, '')}`,
     });
   }
 
-  /** Runs every due delivery now (the loop does this every second); resolves when the pass is done. */
-  async runDue(): Promise<void> {
-    for (;;) {
-      const rows = await this.dataSource.query<[DueRow[], number]>(
-        `UPDATE vault_forward_callback_deliveries SET attempts = attempts + 1, next_attempt_at = now() + make_interval(secs => $2)
-          WHERE id IN (SELECT id FROM vault_forward_callback_deliveries WHERE state = 'pending' AND next_attempt_at <= now()
-                        ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED)
-          RETURNING id, merchant_account_id, message_id, url, ciphertext, wrapped_key, master_key_id, attempts, max_attempts`,
-        [BATCH, CLAIM_LEASE_SECONDS],
-      );
-      const due = rows[0];
-      await Promise.all(due.map((row) => this.attempt(row)));
-      if (due.length < BATCH || this.stopped) return;
-    }
+  /**
+   * Keeps a queued forward's whole callback URL sealed until its callback is scheduled: the job row
+   * holds it as logged, without the query string a receiver's token may sit in.
+   */
+  async keepJobCallbackUrl(merchantAccountId: string, jobId: string, url: string): Promise<void> {
+    const sealed = this.sealer.seal(jobCallbackUrlAad(merchantAccountId, jobId), Buffer.from(url, 'utf8'));
+    await this.dataSource.query(
+      `INSERT INTO vault_forward_job_callback_urls (job_id, merchant_account_id, ciphertext, wrapped_key, master_key_id)
+       VALUES ($1, $2, $3, $4, $5)`,
+      [jobId, merchantAccountId, sealed.ciphertext, sealed.wrappedKey, sealed.masterKeyId],
+    );
+  }
+
+  private async jobCallbackUrl(merchantAccountId: string, jobId: string): Promise<string | null> {
+    const rows = await this.dataSource.query<Array<{ ciphertext: Buffer; wrapped_key: Buffer; master_key_id: string }>>(
+      `SELECT ciphertext, wrapped_key, master_key_id FROM vault_forward_job_callback_urls
+        WHERE job_id = $1 AND merchant_account_id = $2`,
+      [jobId, merchantAccountId],
+    );
+    if (rows.length === 0) return null;
+    const [row] = rows;
+    return this.sealer
+      .open(
+        jobCallbackUrlAad(merchantAccountId, jobId),
+        { ciphertext: row.ciphertext, wrappedKey: row.wrapped_key, masterKeyId: row.master_key_id },
+        `callback URL of queued forward ${jobId}`,
+      )
+      .toString('utf8');
+  }
+
+  /**
+   * Runs attempt `attempt` of delivery `jobId` (the processor's handler of CALLBACK_JOB_NAME jobs). The
+   * claim takes the attempt only if the row waits for exactly it and is not waiting for a secret, so a
+   * BullMQ job run twice (stalled-job recovery, an enqueue repeated by the housekeeping) sends once;
+   * it also leases the row (next_attempt_at), so a worker that dies mid-attempt leaves it overdue.
+   * The database unreachable throws, and the processor puts the job off without spending a try.
+   */
+  async handle({ jobId, attempt }: ForwardJobData): Promise<void> {
+    const rows = await this.dataSource.query<[DueRow[], number]>(
+      `UPDATE vault_forward_callback_deliveries
+          SET attempts = attempts + 1, next_attempt_at = now() + make_interval(secs => $3)
+        WHERE id = $1 AND state = 'pending' AND attempts = $2 - 1 AND next_attempt_at <> 'infinity'
+        RETURNING id, merchant_account_id, message_id, url, ciphertext, wrapped_key, master_key_id, attempts, max_attempts`,
+      [jobId, attempt, CLAIM_LEASE_SECONDS],
+    );
+    const [row] = rows[0];
+    if (row) await this.attempt(row);
+  }
+
+  /**
+   * Enqueues again the pending deliveries overdue by FORWARD_JOB_OVERDUE for their next attempt: their
+   * BullMQ job was lost (Redis lost its data, an enqueue failed, a worker died holding the claim).
+   * Run by the housekeeping job; a copy BullMQ keeps as failed is replaced. Returns how many.
+   */
+  async sweep(): Promise<number> {
+    const due = await this.dataSource.query<DueDelivery[]>(
+      `SELECT id, attempts + 1 AS attempt FROM vault_forward_callback_deliveries
+        WHERE state = 'pending' AND next_attempt_at < now() - make_interval(secs => $1)
+        ORDER BY next_attempt_at LIMIT $2`,
+      [this.config.forwardJobOverdueSeconds, SWEEP_BATCH],
+    );
+    return enqueueDeliveries(this.queue, due, this.logger, { replaceFailed: true });
   }
 
   /**
@@ -152,6 +197,19 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
    * the jobs' responses; run by the queued forwards' housekeeping job (ForwardJobProcessor).
    */
   async purgeEnded(): Promise<number> {
+    // A delivery still waiting for a secret after the retention will not be wanted any more: failed, with why.
+    await this.dataSource.query(
+      `UPDATE vault_forward_callback_deliveries
+          SET state = 'failed', ended_at = now(),
+              last_error = 'no webhook signing secret was created within FORWARD_JOB_RETENTION'
+        WHERE state = 'pending' AND next_attempt_at = 'infinity' AND created_at < now() - make_interval(secs => $1)`,
+      [this.config.forwardJobRetentionSeconds],
+    );
+    await this.dataSource.query(
+      `DELETE FROM vault_forward_job_callback_urls u USING vault_forward_jobs j
+        WHERE u.job_id = j.id AND j.finished_at < now() - make_interval(secs => $1)`,
+      [this.config.forwardJobRetentionSeconds],
+    );
     const result = await this.dataSource.query<[unknown[], number]>(
       `DELETE FROM vault_forward_callback_deliveries WHERE state <> 'pending' AND ended_at < now() - make_interval(secs => $1)`,
       [this.config.forwardJobRetentionSeconds],
@@ -159,32 +217,51 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
     return result[1];
   }
 
-  private kick(): void {
-    if (!this.loop || this.stopped) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = (async () => {
-      do {
-        this.again = false;
-        await this.runDue().catch((error: unknown) =>
-          this.logger.warn(`callback delivery pass failed: ${(error as Error).message}`),
-        );
-      } while (this.again && !this.stopped);
-    })().finally(() => (this.running = null));
+  /**
+   * Puts off a delivery whose merchant account has no webhook secret yet, without counting the
+   * attempt: no receiver could verify an unsigned message, and burning its attempts before the
+   * merchant has created a secret would lose it. It waits (next_attempt_at infinity, which no claim
+   * takes and no sweep finds) until WebhookSecretsService.create makes it due and enqueues it, or
+   * purgeEnded fails it after the retention. Under the secrets' advisory lock, so a secret created meanwhile is either seen here
+   * or wakes this row.
+   */
+  private async waitForSecret(row: DueRow): Promise<void> {
+    await this.dataSource.transaction(async (manager) => {
+      await manager.query(`SELECT pg_advisory_xact_lock(hashtext('vault-forward-webhook-secrets'), hashtext($1))`, [
+        row.merchant_account_id,
+      ]);
+      await manager.query(
+        `UPDATE vault_forward_callback_deliveries
+            SET attempts = attempts - 1, last_error = $3,
+                next_attempt_at = CASE WHEN EXISTS (
+                  SELECT 1 FROM vault_forward_webhook_secrets
+                   WHERE merchant_account_id = $2 AND (expires_at IS NULL OR expires_at > now())
+                ) THEN now() ELSE 'infinity' END
+          WHERE id = $1`,
+        [row.id, row.merchant_account_id, WAITING_FOR_SECRET],
+      );
+    });
+    // A secret created between the signing and the lock leaves the row due now: its BullMQ job is this
+    // one, still running (an add of its id is a no-op), so the housekeeping's sweep enqueues it again.
+    if (row.attempts === 1)
+      this.logger.warn(
+        `callback ${row.message_id} waits for a webhook signing secret of merchant account ${row.merchant_account_id}`,
+      );
   }
 
   private async attempt(row: DueRow): Promise<void> {
     let status: number | null = null;
     let error: string | null = null;
     try {
-      const body = this.sealer.open(
-        callbackAad(row.merchant_account_id, row.id),
-        { ciphertext: row.ciphertext, wrappedKey: row.wrapped_key, masterKeyId: row.master_key_id },
-        `callback delivery ${row.id}`,
+      const message = openedMessage(
+        this.sealer.open(
+          callbackAad(row.merchant_account_id, row.id),
+          { ciphertext: row.ciphertext, wrappedKey: row.wrapped_key, masterKeyId: row.master_key_id },
+          `callback delivery ${row.id}`,
+        ),
       );
-      const url = new URL(row.url);
+      const body = message.body;
+      const url = new URL(message.url ?? row.url);
       const signature = await this.signer.signWebhook(row.merchant_account_id, {
         id: row.message_id,
         timestamp: Math.floor(Date.now() / 1000),
@@ -204,27 +281,51 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
       if (Buffer.isBuffer(response.body)) response.body.fill(0);
       else response.body.destroy();
     } catch (failure) {
+      if (failure instanceof NoWebhookSecretError) return this.waitForSecret(row);
       // Our own messages only (no receiver content, no secret): a problem's detail, or the error's name.
       error = failure instanceof ProblemException ? failure.detail : (failure as Error).name;
     }
     const delivered = status !== null && status >= 200 && status < 300;
-    const last = row.attempts >= row.max_attempts;
-    const delayMs = callbackBackoffMs(row.attempts, this.config.forwardRetryBaseMs);
+    // 410 Gone is the receiver saying the endpoint is gone for good (Standard Webhooks asks senders to
+    // stop there); any other answer, 4xx included (a receiver that is misconfigured or mid-deploy
+    // gets fixed), is retried.
+    const last = row.attempts >= row.max_attempts || status === 410;
+    const delayMs = backoffMs(row.attempts, this.config.forwardRetryBaseMs, null);
+    const state = delivered ? 'delivered' : last ? 'failed' : 'pending';
     await this.dataSource.query(
       `UPDATE vault_forward_callback_deliveries
           SET state = $2, last_status = $3, last_error = $4,
               next_attempt_at = now() + make_interval(secs => $5::double precision / 1000),
               ended_at = CASE WHEN $2 = 'pending' THEN NULL ELSE now() END
         WHERE id = $1`,
-      [row.id, delivered ? 'delivered' : last ? 'failed' : 'pending', status, error, delayMs],
+      [row.id, state, status, error, delayMs],
     );
-    // A retry due before the next poll is not left waiting for it.
-    if (!delivered && !last && delayMs < POLL_EVERY_MS) setTimeout(() => this.kick(), delayMs).unref();
+    if (state === 'pending')
+      await enqueueDeliveries(this.queue, [{ id: row.id, attempt: row.attempts + 1, delayMs }], this.logger);
     if (!delivered && last)
       this.logger.warn(
-        `callback ${row.message_id} of merchant account ${row.merchant_account_id} failed after ${row.attempts} attempts`,
+        `callback ${row.message_id} of merchant account ${row.merchant_account_id} failed after ${row.attempts} attempts` +
+          (status === 410 ? ' (the receiver answered 410 Gone)' : ''),
       );
   }
+}
+
+function jobCallbackUrlAad(merchantAccountId: string, jobId: string): string {
+  return boundAad('forward-job-callback-url', merchantAccountId, jobId);
+}
+
+/**
+ * A delivery's sealed plaintext: a NUL, the URL, a newline, then the body's JSON. Rows sealed before
+ * (the body's JSON alone, which never starts with a NUL) keep their URL in the url column.
+ */
+function sealedMessage(url: string, body: unknown): Buffer {
+  return Buffer.from(`\0${new URL(url).href}\n${JSON.stringify(body)}`, 'utf8');
+}
+
+function openedMessage(plaintext: Buffer): { url: string | null; body: Buffer } {
+  if (plaintext[0] !== 0) return { url: null, body: plaintext };
+  const newline = plaintext.indexOf(0x0a);
+  return { url: plaintext.subarray(1, newline).toString('utf8'), body: plaintext.subarray(newline + 1) };
 }
 
 function callbackAad(merchantAccountId: string, id: string): string {

@@ -8,6 +8,7 @@ import { deserializePlan, ForwardPlan, serializePlan } from '../forwarding/forwa
 import { Sql } from '../database/sql';
 import { StatementBatcher, textArrayLiteral } from '../common/statement-batcher';
 import type { Timestamp } from '../database/timestamp';
+import { IdempotencyClaimLostError } from '../idempotency/idempotency.service';
 import { ForwardJob, JobAttempt, JobStatus } from './forward-job.entity';
 
 /** A finished job's answer as stored (sealed) and shown. */
@@ -39,17 +40,23 @@ const JOB_COLUMNS = `id, merchant_account_id, status, method, target_url, paymen
 
 /**
  * The row, its sealed plan and (for an Idempotency-Key) the key's link to the job, in one statement:
- * one round trip and one commit, and a key is never left claimed without its job.
+ * one round trip and one commit, and a key is never left claimed without its job. With a claim, the job
+ * is created only while that claim still holds the key (locked here): a claim whose request outlived
+ * its lease may have been taken over by a retry, which then creates the key's one job instead.
  */
-const CREATE = `WITH job AS (
+const CREATE = `WITH claim AS (
+    SELECT id FROM vault_forward_idempotency_keys WHERE id = $13::uuid AND state = 'running' FOR UPDATE),
+  job AS (
     INSERT INTO vault_forward_jobs
       (id, merchant_account_id, method, target_url, payment_method_ids, authentication_ids, max_attempts, idempotency_key, callback_url)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${JOB_COLUMNS}),
+    SELECT $1::uuid, $2::text, $3::text, $4::text, $5::text[], $6::text[], $7::int, $8::text, $9::text
+     WHERE $13::uuid IS NULL OR EXISTS (SELECT 1 FROM claim)
+    RETURNING ${JOB_COLUMNS}),
   plan AS (
     INSERT INTO vault_forward_job_plans (job_id, merchant_account_id, ciphertext, wrapped_key, master_key_id)
     SELECT id, merchant_account_id, $10, $11, $12 FROM job),
   idempotency AS (
-    UPDATE vault_forward_idempotency_keys SET state = 'done', job_id = $1 WHERE id = $13::uuid AND state = 'running')
+    UPDATE vault_forward_idempotency_keys SET state = 'done', job_id = $1 WHERE id IN (SELECT id FROM claim))
   SELECT * FROM job`;
 
 /**
@@ -89,16 +96,19 @@ const CREATE_MANY = `WITH input AS (
                          $9::text[], $10::bytea[], $11::bytea[], $12::text[], $13::uuid[])
       AS i(id, merchant, method, target, pms, auths, max_attempts, idempotency_key, callback_url,
            ciphertext, wrapped_key, master_key_id, claim_id)),
+  claim AS (
+    SELECT k.id FROM vault_forward_idempotency_keys k JOIN input i ON k.id = i.claim_id WHERE k.state = 'running' FOR UPDATE OF k),
+  accepted AS (SELECT * FROM input WHERE claim_id IS NULL OR claim_id IN (SELECT id FROM claim)),
   job AS (
     INSERT INTO vault_forward_jobs
       (id, merchant_account_id, method, target_url, payment_method_ids, authentication_ids, max_attempts, idempotency_key, callback_url)
-    SELECT id, merchant, method, target, pms::text[], auths::text[], max_attempts, idempotency_key, callback_url FROM input
+    SELECT id, merchant, method, target, pms::text[], auths::text[], max_attempts, idempotency_key, callback_url FROM accepted
     RETURNING ${JOB_COLUMNS}),
   plan AS (
     INSERT INTO vault_forward_job_plans (job_id, merchant_account_id, ciphertext, wrapped_key, master_key_id)
-    SELECT id, merchant, ciphertext, wrapped_key, master_key_id FROM input),
+    SELECT id, merchant, ciphertext, wrapped_key, master_key_id FROM accepted),
   idempotency AS (
-    UPDATE vault_forward_idempotency_keys k SET state = 'done', job_id = i.id FROM input i WHERE k.id = i.claim_id AND k.state = 'running')
+    UPDATE vault_forward_idempotency_keys k SET state = 'done', job_id = a.id FROM accepted a WHERE k.id = a.claim_id)
   SELECT * FROM job`;
 
 /** CLAIM for many (job, attempt) pairs; a job named twice is claimed once (its row's last attempt says by which). */
@@ -143,7 +153,8 @@ export class ForwardJobStore {
    * Under load the hot statements are batched (group commit): the creates of concurrent requests in
    * one statement, the claims and ends of a worker's concurrent jobs likewise.
    */
-  private readonly creates: StatementBatcher<unknown[], JobRow>;
+  /** A create whose idempotency claim no longer holds its key gives no row (undefined). */
+  private readonly creates: StatementBatcher<unknown[], JobRow | undefined>;
   private readonly claims: StatementBatcher<ClaimItem, ClaimedRow | null>;
   private readonly finishes: StatementBatcher<unknown[], void>;
 
@@ -158,12 +169,12 @@ export class ForwardJobStore {
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.leaseMs = config.queueLockMs;
-    this.creates = new StatementBatcher({
+    this.creates = new StatementBatcher<unknown[], JobRow | undefined>({
       one: async (values) => (await this.sql.prepared<JobRow>('forward-jobs.create', CREATE, values))[0],
       many: async (items) => {
         const rows = await this.sql.prepared<JobRow>('forward-jobs.create-many', CREATE_MANY, transpose(items, [4, 5]));
         const byId = new Map(rows.map((row) => [row.id, row]));
-        return items.map((values) => byId.get(values[0] as string)!);
+        return items.map((values) => byId.get(values[0] as string));
       },
     });
     this.claims = new StatementBatcher<ClaimItem, ClaimedRow | null>({
@@ -223,6 +234,7 @@ export class ForwardJobStore {
       sealed.masterKeyId,
       idempotencyClaimId,
     ]);
+    if (!row) throw new IdempotencyClaimLostError();
     return jobOf(row);
   }
 

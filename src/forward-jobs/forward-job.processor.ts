@@ -3,11 +3,12 @@ import { Readable } from 'node:stream';
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
+import { isDatabaseUnavailable } from '../database/errors';
 import { ProblemException } from '../common/problem/problem';
 import { CallbackDeliveries } from '../forward-callbacks/callback-deliveries';
 import { ForwardExecutor, isRetryable, reachedDownstream } from '../forwarding/forward-executor';
 import { ForwardingErrors } from '../forwarding/forwarding.errors';
-import type { DownstreamResponse } from '../forwarding/downstream-client';
+import type { DownstreamResponse } from '../outbound/downstream-client';
 import type { ForwardPlan } from '../forwarding/forward-plan';
 import { ForwardJobData, ForwardQueue } from '../job-queue/forward-queue';
 import { ENDED_STATUSES, ForwardJob, JobAttempt } from './forward-job.entity';
@@ -26,6 +27,16 @@ const START_PASS_TRIES = 5;
 const START_PASS_RETRY_MS = 1_000;
 /** Overdue jobs enqueued again per pass at most (the next pass takes the rest). */
 const SWEEP_BATCH = 1_000;
+/**
+ * A job whose handler found the database unreachable is put off by this much (plus up to as much
+ * again of jitter, so a backlog does not come back all at once), its BullMQ tries untouched.
+ */
+const DATABASE_OUTAGE_DELAY_MS = 2_000;
+/** Between tries of an attempt's end while the database is unreachable (doubling from the first). */
+const END_RETRY_FIRST_MS = 250;
+const END_RETRY_MAX_MS = 5_000;
+/** Claims of unknown outcome remembered at most (the oldest go first). */
+const MAX_UNCERTAIN_CLAIMS = 10_000;
 
 /**
  * Runs queued forwards in a worker: one BullMQ job per attempt, carrying only the job's id and the
@@ -39,6 +50,16 @@ export class ForwardJobProcessor implements OnApplicationBootstrap, BeforeApplic
   /** Jobs this worker is running, whose leases it renews every half lease (QUEUE_LOCK_DURATION_MS). */
   private readonly running = new Set<string>();
   private leaseTimer: NodeJS.Timeout | null = null;
+  /**
+   * Attempts whose claim failed with the database unreachable, by BullMQ job id: the statement may have
+   * committed with its answer lost. The next delivery claims with the same entry, so if the row
+   * already has it, it knows the claim was its own (nothing sent) instead of closing it as worker-lost,
+   * which refuses a POST without Idempotency-Key a second try. Bounded; a delivery to another worker
+   * falls back to worker-lost.
+   */
+  private readonly uncertainClaims = new Map<string, JobAttempt>();
+  /** Set on shutdown: an attempt's end stops waiting for the database (its lease then lets another worker close it). */
+  private closing = false;
 
   constructor(
     private readonly queue: ForwardQueue,
@@ -53,6 +74,13 @@ export class ForwardJobProcessor implements OnApplicationBootstrap, BeforeApplic
     await this.queue.process((job) => this.handle(job), {
       concurrency: this.config.workerConcurrency,
       lockMs: this.config.queueLockMs,
+      // The database unreachable is no try of the job: put off, however long the outage (docs/decisions/0056).
+      retryLater: (error) =>
+        isDatabaseUnavailable(error)
+          ? DATABASE_OUTAGE_DELAY_MS + Math.floor(Math.random() * DATABASE_OUTAGE_DELAY_MS)
+          : null,
+      // Job-end callbacks' attempts: jobs of this queue too, with their delivery rows as the truth.
+      onCallback: (job) => this.callbacks.handle(job),
       onScheduled: async (name) => {
         if (name === HOUSEKEEPING_JOB) await this.houseKeep();
       },
@@ -79,6 +107,7 @@ export class ForwardJobProcessor implements OnApplicationBootstrap, BeforeApplic
 
   /** SIGTERM: stop taking jobs and let the running ones finish, while the database is still there. */
   async beforeApplicationShutdown(): Promise<void> {
+    this.closing = true;
     await this.queue.close();
     if (this.leaseTimer) clearInterval(this.leaseTimer);
   }
@@ -107,8 +136,18 @@ export class ForwardJobProcessor implements OnApplicationBootstrap, BeforeApplic
 
   async handle({ jobId, attempt }: ForwardJobData): Promise<void> {
     // The usual case in one statement: the job waits for exactly this attempt; take it with its plan.
-    const entry = newAttempt(attempt);
-    const claimed = await this.store.claim(jobId, entry);
+    const key = `${jobId}.${attempt}`;
+    const uncertain = this.uncertainClaims.get(key);
+    const entry = uncertain ? { ...uncertain, started_at: isoMicros() } : newAttempt(attempt);
+    let claimed;
+    try {
+      claimed = await this.store.claim(jobId, entry);
+    } catch (error) {
+      // The connection went with the statement: it may have committed. Kept, so the next delivery can tell.
+      if (isDatabaseUnavailable(error)) this.rememberUncertainClaim(key, entry);
+      throw error;
+    }
+    this.uncertainClaims.delete(key);
     if (claimed) return this.run(claimed.job, entry, claimed.plan);
 
     const job = await this.store.find(jobId);
@@ -121,8 +160,17 @@ export class ForwardJobProcessor implements OnApplicationBootstrap, BeforeApplic
     const done = job.attempts.length;
     if (job.status === 'running') {
       const last = job.attempts[done - 1];
-      // This attempt's BullMQ job again, its worker gone (stalled-job recovery): count what it did.
-      if (attempt === done && last && last.duration_ms === null)
+      // Our own claim of an earlier delivery, committed though its answer was lost: nothing was sent yet.
+      if (
+        attempt === done &&
+        last?.request_id === entry.request_id &&
+        last.duration_ms === null &&
+        !this.running.has(jobId)
+      )
+        return this.run(job, last, await this.store.openPlan(job));
+      // This attempt's BullMQ job again, its worker gone (stalled-job recovery): count what it did. Unless
+      // this worker still runs it (its BullMQ lock lapsed while the database was away, say): it ends it.
+      if (attempt === done && last && last.duration_ms === null && !this.running.has(jobId))
         await this.conclude(job, last, { kind: 'error', retryable: true, reached: true }, null, 'worker-lost');
       return;
     }
@@ -136,6 +184,13 @@ export class ForwardJobProcessor implements OnApplicationBootstrap, BeforeApplic
     const next = newAttempt(done + 1);
     const retaken = await this.store.claim(jobId, next);
     if (retaken) await this.run(retaken.job, next, retaken.plan);
+  }
+
+  private rememberUncertainClaim(key: string, entry: JobAttempt): void {
+    this.uncertainClaims.delete(key);
+    if (this.uncertainClaims.size >= MAX_UNCERTAIN_CLAIMS)
+      this.uncertainClaims.delete(this.uncertainClaims.keys().next().value!);
+    this.uncertainClaims.set(key, entry);
   }
 
   private async run(job: ForwardJob, entry: JobAttempt, plan: ForwardPlan | null): Promise<void> {
@@ -200,14 +255,30 @@ export class ForwardJobProcessor implements OnApplicationBootstrap, BeforeApplic
         outcome.kind === 'response' ? outcome.retryAfterMs : null,
       );
       entry.next_attempt_at = isoMicros(nowMs + delayMs);
-      await this.store.requeue(job, entry.next_attempt_at);
+      await this.untilDatabaseAnswers(() => this.store.requeue(job, entry.next_attempt_at!));
       await this.enqueueNext(job.id, entry.number + 1, BigInt(Math.round((nowMs + delayMs) * 1000)));
       return;
     }
-    await this.store.finish(job, succeeded ? 'succeeded' : 'failed', stored);
-    // The callback (src/forward-callbacks/): stored in the outbox and delivered by its loop. A failure here
+    await this.untilDatabaseAnswers(() => this.store.finish(job, succeeded ? 'succeeded' : 'failed', stored));
+    // The callback (src/forward-callbacks/): its delivery row stored, its attempt enqueued. A failure here
     // throws, so BullMQ runs this handler again, which finds the job ended and schedules once more.
     if (job.callbackUrl) await this.callbacks.schedule(job.id);
+  }
+
+  /**
+   * An attempt's end (requeue, finish) tried until the database takes it: the downstream has answered,
+   * and throwing it away would have the attempt closed as worker-lost and sent again. The job holds its
+   * worker slot meanwhile; nothing else could run without the database anyway.
+   */
+  private async untilDatabaseAnswers(write: () => Promise<void>): Promise<void> {
+    for (let waitMs = END_RETRY_FIRST_MS; ; waitMs = Math.min(waitMs * 2, END_RETRY_MAX_MS)) {
+      try {
+        return await write();
+      } catch (error) {
+        if (!isDatabaseUnavailable(error) || this.closing) throw error;
+      }
+      await new Promise((resolve) => setTimeout(resolve, waitMs));
+    }
   }
 
   private async enqueueNext(jobId: string, attempt: number, dueEpochMicros: bigint): Promise<void> {
@@ -220,7 +291,8 @@ export class ForwardJobProcessor implements OnApplicationBootstrap, BeforeApplic
    * Queued jobs overdue by FORWARD_JOB_OVERDUE enqueued again (their BullMQ job was lost: Redis lost
    * its data, or an enqueue failed after the row's commit), and running ones whose lease lapsed (their
    * worker died, and the BullMQ job may have gone with Redis's data); sealed responses and callbacks past
-   * FORWARD_JOB_RETENTION purged. Every statement is idempotent, so passes of several workers at
+   * FORWARD_JOB_RETENTION purged; pending callback deliveries overdue for their attempt enqueued
+   * again. Every statement is idempotent, so passes of several workers at
    * once do no harm, and an attempt enqueued twice runs once: one BullMQ job (its id) while BullMQ
    * keeps it, and one claim in any case.
    * One pass; true when it went through. `quiet`: a failure is logged at debug only (it will be tried again).
@@ -228,11 +300,18 @@ export class ForwardJobProcessor implements OnApplicationBootstrap, BeforeApplic
   async houseKeep(quiet = false): Promise<boolean> {
     try {
       const stranded = await this.store.stranded(this.config.forwardJobOverdueSeconds, SWEEP_BATCH);
-      for (const { id, attempt } of stranded) await this.queue.enqueue(id, { attempt });
+      // BullMQ may keep the attempt's copy as failed (its tries ran out): replaced, or the add would be a no-op.
+      for (const { id, attempt } of stranded) await this.queue.enqueue(id, { attempt, replaceFailed: true });
       if (stranded.length > 0)
         this.logger.warn({
           msg: 'queued forwards overdue for their attempt, or running with a lapsed lease, were enqueued again',
           count: stranded.length,
+        });
+      const callbacks = await this.callbacks.sweep();
+      if (callbacks > 0)
+        this.logger.warn({
+          msg: 'job-end callbacks overdue for their attempt were enqueued again',
+          count: callbacks,
         });
       const purged =
         (await this.store.purge(this.config.forwardJobRetentionSeconds)) + (await this.callbacks.purgeEnded());

@@ -4,10 +4,10 @@ import { MerchantScoped } from '../auth/merchant-scoped';
 import { MerchantAccountId } from '../auth/principal';
 import { RequireScope } from '../auth/scopes';
 import { ApiProblems } from '../common/openapi/api-problems';
-import { Page, PageOf } from '../common/pagination/page';
-import { PaginationErrors } from '../common/pagination/pagination.errors';
-import { CommonErrors } from '../common/problem/common.errors';
+import { KeysetRequest } from '../common/pagination/keyset';
+import { Keyset, Paginated } from '../common/pagination/paginated.decorator';
 import { ForwardJobResponse, ListForwardJobsQuery } from './dto/forward-job.dto';
+import { ForwardJob } from './forward-job.entity';
 import { ForwardJobErrors } from './forward-jobs.errors';
 import { ForwardJobsService } from './forward-jobs.service';
 
@@ -24,10 +24,14 @@ export class ForwardJobsController {
   @Get()
   @RequireScope('vault-forwards.read')
   @ApiOperation({ summary: 'List queued forwards, newest first, with cursor pagination (without their responses)' })
-  @ApiOkResponse({ type: PageOf(ForwardJobResponse) })
-  @ApiProblems(CommonErrors.validationFailed, PaginationErrors.invalidCursor)
-  list(@MerchantAccountId() merchant: string, @Query() query: ListForwardJobsQuery): Promise<Page<ForwardJobResponse>> {
-    return this.jobs.list(merchant, query);
+  // Lists leave the response out (one decryption per row); GET /vault-forward/jobs/{id} has it.
+  @Paginated({ default: 20, max: 100, scope: 'vault-forward-jobs', item: ForwardJobResponse })
+  list(
+    @MerchantAccountId() merchant: string,
+    @Query() filters: ListForwardJobsQuery,
+    @Keyset() keyset: KeysetRequest,
+  ): Promise<ForwardJob[]> {
+    return this.jobs.list(merchant, filters, keyset);
   }
 
   @Get(':id')

@@ -22,12 +22,11 @@ export class ForwardJobsCoreModule {}
 
 /** The worker's side: the processor, with no route, guard or pagination. ForwardQueue comes from the global QueueModule. */
 @Module({
-  // Job-end callbacks (src/forward-callbacks/): the worker runs their delivery loop.
+  // Job-end callbacks (src/forward-callbacks/): the processor runs their attempts' jobs.
   imports: [
     ForwardJobsCoreModule,
     ForwardingCoreModule,
     ForwardCallbacksModule.forRoot({
-      deliver: true,
       jobSource: ForwardJobCallbackSource,
       imports: [ForwardJobsCoreModule],
     }),
@@ -44,7 +43,6 @@ export class ForwardJobsWorkerModule {}
     AuthModule,
     IdempotencyModule,
     ForwardCallbacksModule.forRoot({
-      deliver: false,
       jobSource: ForwardJobCallbackSource,
       imports: [ForwardJobsCoreModule],
     }),

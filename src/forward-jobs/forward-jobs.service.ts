@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { Injectable, Logger } from '@nestjs/common';
-import { Page } from '../common/pagination/page';
-import { PaginationService } from '../common/pagination/pagination.service';
+import { KeysetRequest, seekPage } from '../common/pagination/keyset';
 import { ProblemException } from '../common/problem/problem';
 import { isUuid } from '../common/uuid';
 import {
@@ -12,6 +11,7 @@ import {
   MAX_ATTEMPTS_HEADER,
   singleHeader,
 } from '../forwarding/forward-headers';
+import { loggableUrl } from '../logging/redaction';
 import { ForwardPlanner } from '../forwarding/forward-planner';
 import { CallbackDeliveries } from '../forward-callbacks/callback-deliveries';
 import { QueuedIdempotency } from '../idempotency/forward-idempotency';
@@ -52,7 +52,6 @@ export class ForwardJobsService {
     private readonly planner: ForwardPlanner,
     private readonly store: ForwardJobStore,
     private readonly queue: ForwardQueue,
-    private readonly pagination: PaginationService,
     private readonly idempotency: QueuedIdempotency,
     private readonly callbacks: CallbackDeliveries,
   ) {}
@@ -92,12 +91,14 @@ export class ForwardJobsService {
             authenticationIds: plan.authenticationIds,
             maxAttempts,
             idempotencyKey,
-            callbackUrl,
+            // As logged: the whole URL, whose query may hold the receiver's token, is kept sealed (below).
+            callbackUrl: callbackUrl === null ? null : loggableUrl(callbackUrl),
           },
           plan,
           claimId,
         );
         try {
+          if (callbackUrl !== null) await this.callbacks.keepJobCallbackUrl(input.merchantAccountId, id, callbackUrl);
           await this.queue.enqueue(id, { attempt: 1 });
         } catch (error) {
           // A 503 means no job: the row (and its sealed plan) must not wait for a worker that will never hear of it.
@@ -131,20 +132,13 @@ export class ForwardJobsService {
     return ForwardJobResponse.from(row, response);
   }
 
-  list(merchantAccountId: string, query: ListForwardJobsQuery): Promise<Page<ForwardJobResponse>> {
+  /** One page, as `seekPage` fetches it (up to keyset.limit + 1 rows). */
+  list(merchantAccountId: string, query: ListForwardJobsQuery, keyset: KeysetRequest): Promise<ForwardJob[]> {
     const qb = this.store.jobs
       .createQueryBuilder('j')
       .where('j.merchant_account_id = :merchantAccountId', { merchantAccountId });
     if (query.status) qb.andWhere('j.status = :status', { status: query.status });
-    return this.pagination.paginate({
-      query: qb,
-      alias: 'j',
-      request: query,
-      limits: ListForwardJobsQuery.limits,
-      scope: { endpoint: 'vault-forward-jobs', merchantAccountId, filters: { status: query.status } },
-      // Lists leave the response out (one decryption per row); GET /vault-forward/jobs/{id} has it.
-      map: (row) => ForwardJobResponse.from(row),
-    });
+    return seekPage(qb, 'j', keyset);
   }
 
   /** Cancels a job waiting for an attempt; its sealed plan goes with it. */

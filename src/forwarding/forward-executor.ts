@@ -4,8 +4,10 @@
  * the queued worker (a plan read back from its job).
  *
  *   execute(plan, { lease?, record?, recordId?, started? }): Promise<DownstreamResponse>
- *     Resolves the card values, fills, looks the authentication methods up again (unless the plan
- *     carries them from planning in this process) and applies them, makes the record durable when
+ *     A plan from another process (a queued job) is checked again first: transport, and a config
+ *     enabling its host and method (read fresh). Resolves the card values, fills, looks the
+ *     authentication methods up again (unless the plan carries them from planning in this process)
+ *     and applies them, makes the record durable when
  *     the plan lists cards, sends, and records the outcome (one record per call; a streamed answer
  *     is recorded when the stream ends). Throws a ProblemException (or, for a database outage, the
  *     driver's error) after recording it.
@@ -17,22 +19,29 @@ import { finished, Readable } from 'node:stream';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
+import { CheckoutSessionErrors } from '../checkout-sessions/checkout-sessions.errors';
 import { CommonErrors } from '../common/problem/common.errors';
 import { ProblemException } from '../common/problem/problem';
+import { toProblem } from '../common/problem/problem.filter';
 import { isDatabaseUnavailable } from '../database/errors';
 import { Metrics } from '../metrics/metrics.service';
-import { ForwardAuthenticationsService } from '../forward-authentications/forward-authentications.service';
+import {
+  ForwardAuthenticationsService,
+  UsableAuthenticationMethod,
+} from '../forward-authentications/forward-authentications.service';
+import { VaultForwardConfigsService } from '../vault-forward-configs/vault-forward-configs.service';
 import { filledByteLength, fillBytes, fillScan, jsonStringContent } from '../vault/placeholders';
-import { DownstreamClient, DownstreamProblem, DownstreamResponse } from './downstream-client';
-import { ForwardRecord, ForwardRecordsService } from './forward-records.service';
+import { DownstreamClient, DownstreamProblem, DownstreamResponse } from '../outbound/downstream-client';
+import type { ForwardRecord } from '../forward-records/forward-record';
+import { ForwardRecordsService } from '../forward-records/forward-records.service';
 import { HEADER_PREFIX } from './forward-headers';
 import { ForwardingErrors } from './forwarding.errors';
 import { ForwardPlan, PlanScans, scanPlan } from './forward-plan';
-import { placeholderProblem, sendableHeader } from './forward-planner';
-import type { InflightLease } from './inflight-bytes';
-import { AuthenticationSteps } from './outbound/authentication-steps';
+import { checkTransport, enablingConfig, placeholderProblem, sendableHeader } from './forward-planner';
+import type { InflightLease } from '../outbound/inflight-bytes';
+import { AuthenticationSteps } from '../outbound/authentication-steps';
 import { PlaceholderSource, PlaceholderSources } from './placeholder-sources';
-import type { OutboundRequest } from './outbound/outbound-request';
+import type { OutboundRequest } from '../outbound/outbound-request';
 
 export interface ExecuteOptions {
   /** Counts the filled body among the bytes in flight (the HTTP handler's lease; a worker may have none). */
@@ -47,6 +56,8 @@ export interface ExecuteOptions {
 
 /** Codes whose cause may pass: the target unreachable or slow, this service briefly without room or database. */
 const RETRYABLE_CODES = new Set([
+  // Another forward holds the session's security code: once it is answered, the code is erased or free again.
+  CheckoutSessionErrors.inUse.code,
   ForwardingErrors.downstreamUnreachable.code,
   ForwardingErrors.downstreamTimeout.code,
   CommonErrors.serviceUnavailable.code,
@@ -54,9 +65,10 @@ const RETRYABLE_CODES = new Set([
 
 /**
  * Whether the same plan may succeed later: network failures and timeouts of the downstream (502
- * downstream-unreachable, 504 downstream-timeout), and any 503 of this service (database or spool
- * unavailable, capacity). Every other problem (4xx: a card or method deleted since planning, a
- * filled value a header cannot carry, …) would fail again.
+ * downstream-unreachable, 504 downstream-timeout), any 503 of this service (database or spool
+ * unavailable, capacity), and a checkout session's security code held by another forward (409).
+ * Every other problem (4xx: a card, method or config deleted since planning, a filled value a header
+ * cannot carry, …) would fail again.
  */
 export function isRetryable(error: unknown): boolean {
   if (error instanceof ProblemException) return RETRYABLE_CODES.has(error.definition.code) || error.status === 503;
@@ -97,6 +109,7 @@ export class ForwardExecutor {
     private readonly downstream: DownstreamClient,
     private readonly records: ForwardRecordsService,
     private readonly authentications: ForwardAuthenticationsService,
+    private readonly configs: VaultForwardConfigsService,
     private readonly steps: AuthenticationSteps,
     private readonly metrics: Metrics,
     @Inject(APP_CONFIG) private readonly appConfig: AppConfig,
@@ -127,13 +140,9 @@ export class ForwardExecutor {
 
   /** Records a forward that failed with `error` (also for a failure while planning). */
   recordFailure(record: ForwardRecord, started: number, error: unknown): void {
-    if (error instanceof ProblemException) {
-      record.status = error.status;
-      record.errorType = error.definition.code;
-    } else {
-      record.status = 500;
-      record.errorType = 'internal-error';
-    }
+    const problem = toProblem(error);
+    record.status = problem.status;
+    record.errorType = problem.definition.code;
     this.finish(record, started);
   }
 
@@ -148,20 +157,56 @@ export class ForwardExecutor {
     lease: InflightLease | undefined,
     record: ForwardRecord,
   ): Promise<DownstreamResponse> {
-    // A plan from elsewhere (a queued job): its methods may have changed or gone since it was planned.
+    // A plan from elsewhere (a queued job) is judged when it is sent, as a synchronous forward would be:
+    // its config, hosts and methods may have changed or gone since it was planned.
+    const target = plan.local ? { trusted: plan.trusted, configId: plan.configId } : await this.target(plan);
+    record.configId = target.configId;
     const methods =
       plan.local?.methods ??
       (plan.authenticationIds.length > 0
-        ? await this.authentications.forForward(plan.merchantAccountId, plan.configId, plan.authenticationIds)
+        ? await this.authentications.forForward(plan.merchantAccountId, target.configId, plan.authenticationIds)
         : []);
     const source = this.sources.for(plan);
     const scans = plan.local?.scans ?? rescan(plan, source);
+    let response: DownstreamResponse;
+    try {
+      response = await this.fillAndSend(plan, source, scans, methods, lease, record, target.trusted);
+    } catch (error) {
+      // No answer: what the source holds (a session's security code) may be used by a retry.
+      await source.abandoned(plan.merchantAccountId).catch((release: unknown) => this.sourceFailed(plan, release));
+      throw error;
+    }
+    // A checkout session's security code goes once the target has decided (PlaceholderSource.answered).
+    // Its failure (database away) must not turn a delivered answer into an error: expiry erases it anyway.
+    await source
+      .answered(plan.merchantAccountId, scans.uses, response.status)
+      .catch((error: unknown) => this.sourceFailed(plan, error));
+    return response;
+  }
+
+  private sourceFailed(plan: ForwardPlan, error: unknown): void {
+    this.logger.warn({
+      msg: 'could not erase or release a checkout session security code; its lease and the session expiry bound it',
+      forward: plan.id,
+      error: (error as Error).message,
+    });
+  }
+
+  private async fillAndSend(
+    plan: ForwardPlan,
+    source: PlaceholderSource,
+    scans: PlanScans,
+    methods: UsableAuthenticationMethod[],
+    lease: InflightLease | undefined,
+    record: ForwardRecord,
+    trusted: boolean,
+  ): Promise<DownstreamResponse> {
     const filled = await this.fill(plan, source, scans, lease);
     let request: OutboundRequest = {
       url: plan.url,
       method: plan.method,
       timeoutMs: plan.timeoutMs,
-      trusted: plan.trusted,
+      trusted,
       identity: null,
       ...filled,
     };
@@ -169,17 +214,20 @@ export class ForwardExecutor {
     if (methods.length > 0) request = await this.steps.apply(request, methods);
     // Card data leaves only once its disclosure is on record: committed, or spooled and fsync'd (or 503, nothing sent).
     if (source.discloses) await this.records.disclose(record);
-    const response = await this.downstream.send(request);
-    // A checkout session's security code goes once the target has decided (PlaceholderSource.answered).
-    // Its failure (database away) must not turn a delivered answer into an error: expiry erases it anyway.
-    await source.answered(plan.merchantAccountId, scans.uses, response.status).catch((error: unknown) => {
-      this.logger.warn({
-        msg: 'could not erase a used checkout session security code; it goes at expiry',
-        forward: plan.id,
-        error: (error as Error).message,
-      });
-    });
-    return response;
+    return this.downstream.send(request);
+  }
+
+  /**
+   * The send-time checks of a plan made earlier: transport under this process's FORWARD_INSECURE_HOSTS,
+   * and a config enabling the host and method now. The configs are read from the table, not the cache:
+   * a deleted config must stop a job at once in every worker, whether or not its change notice arrived
+   * (one indexed prepared statement per attempt, next to the claim, disclosure and end statements an
+   * attempt runs anyway).
+   */
+  private async target(plan: ForwardPlan): Promise<{ trusted: boolean; configId: string }> {
+    const trusted = checkTransport(this.appConfig.forwardInsecureHosts, plan.url);
+    const configs = await this.configs.enabledConfigs(plan.merchantAccountId, { fresh: true });
+    return { trusted, configId: enablingConfig(configs, plan.url, plan.method, plan.configId).id };
   }
 
   /**

@@ -1,8 +1,10 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import { echoed } from '../common/problem/echo';
 import { ProblemException } from '../common/problem/problem';
 import { ForwardingErrors } from './forwarding.errors';
 import { FORWARD_METHODS, ForwardMethod } from '../targets/http-methods';
 import { isUuid } from '../common/uuid';
+import { HOP_BY_HOP } from '../outbound/outbound-request';
 
 export const URL_HEADER = 'x-vault-forward-url';
 export const PAYMENT_METHODS_HEADER = 'x-vault-forward-payment-methods';
@@ -55,18 +57,6 @@ export function parsePaymentMethodIds(raw: string): string[] {
 }
 const TOKEN = /^[!#$%&'*+.^_`|~0-9a-z-]+$/;
 
-/** Never forwarded: connection-level headers (RFC 9110 §7.6.1) and what the service sets itself. */
-export const HOP_BY_HOP = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'proxy-authenticate',
-  'proxy-authorization',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-]);
 const SET_BY_SERVICE = new Set(['host', 'content-length']);
 /** Not hop-by-hop, but the HTTP client cannot send it (undici: "expect header not supported"). */
 const UNSENDABLE = new Set(['expect']);
@@ -208,7 +198,7 @@ export function parseForwardHeaders(headers: IncomingHttpHeaders, rawHeaders: st
     if (meant) {
       throw new ProblemException(
         ForwardingErrors.unknownHeader,
-        `${name} is not a forwarding header; did you mean ${meant}?`,
+        `${echoed(name)} is not a forwarding header; did you mean ${meant}?`,
         [{ location: 'header', name, message: `unknown; did you mean ${meant}?` }],
       );
     }

@@ -11,7 +11,7 @@ import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
 import { ProblemException } from '../common/problem/problem';
 import { ForwardAuthenticationsService } from '../forward-authentications/forward-authentications.service';
-import { VaultForwardConfigsService } from '../vault-forward-configs/vault-forward-configs.service';
+import { EnabledConfig, VaultForwardConfigsService } from '../vault-forward-configs/vault-forward-configs.service';
 import {
   PlaceholderError,
   PlaceholderScan,
@@ -21,7 +21,7 @@ import {
 } from '../vault/placeholders';
 import { literalBlockReason } from '../targets/addresses';
 import { hostKey, isInsecureHost } from '../targets/http-methods';
-import type { ForwardRecord } from './forward-records.service';
+import type { ForwardRecord } from '../forward-records/forward-record';
 import { ForwardSpec, HEADER_PREFIX, parseForwardHeaders, URL_HEADER } from './forward-headers';
 import { ForwardingErrors } from './forwarding.errors';
 import { FORWARD_PLAN_VERSION, ForwardPlan } from './forward-plan';
@@ -33,9 +33,11 @@ const JSON_TYPE = /^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i;
 
 /**
  * What a header value can carry (HTTP/1.1 as undici sends it): tab, visible ASCII, and Latin-1's
- * upper half. A character class, so one linear pass.
+ * upper half without its C1 controls (0x80–0x9f): undici would send those, but they are control
+ * characters a target may act on (NEL as a line break), as the docs promise. A character class, so
+ * one linear pass.
  */
-const UNSENDABLE_HEADER_CHAR = /[^\t\x20-\x7e\x80-\xff]/;
+const UNSENDABLE_HEADER_CHAR = /[^\t\x20-\x7e\xa0-\xff]/;
 
 export interface ForwardPlanInput {
   merchantAccountId: string;
@@ -79,8 +81,12 @@ export class ForwardPlanner {
       record.checkoutSessionId = spec.checkoutSessionId;
       record.authenticationIds = spec.authenticationIds;
     }
-    const trusted = this.checkTransport(spec.url);
-    const configId = await this.enablingConfig(input.merchantAccountId, spec);
+    const trusted = checkTransport(this.appConfig.forwardInsecureHosts, spec.url);
+    const configId = enablingConfig(
+      await this.configs.enabledConfigs(input.merchantAccountId),
+      spec.url,
+      spec.method,
+    ).id;
     if (record) record.configId = configId;
     // Each id must be a usable method of this merchant and config, before any card is looked at.
     const methods =
@@ -127,7 +133,7 @@ export class ForwardPlanner {
    * the host (for any method). Names `header` in every problem.
    */
   async checkCallbackUrl(merchantAccountId: string, url: URL, header: string): Promise<void> {
-    this.checkTransport(url, header);
+    checkTransport(this.appConfig.forwardInsecureHosts, url, header);
     const key = hostKey(url);
     const configs = await this.configs.enabledConfigs(merchantAccountId);
     if (configs.some((c) => c.hosts.has(key))) return;
@@ -137,44 +143,61 @@ export class ForwardPlanner {
       [{ location: 'header', name: header, message: 'host not enabled' }],
     );
   }
+}
 
-  /** https only (http for operator-listed hosts), and IP literals must be public addresses. */
-  private checkTransport(url: URL, header = URL_HEADER): boolean {
-    if (isInsecureHost(this.appConfig.forwardInsecureHosts, hostKey(url))) return true;
-    if (url.protocol !== 'https:') {
-      throw new ProblemException(ForwardingErrors.insecureTarget, 'The target must be an https URL.', [
-        { location: 'header', name: header, message: 'must use https' },
-      ]);
-    }
-    const reason = literalBlockReason(url.hostname);
-    if (reason) {
-      throw new ProblemException(
-        ForwardingErrors.targetAddressForbidden,
-        `The target is a ${reason} address, which may not be forwarded to.`,
-        [{ location: 'header', name: header, message: `${reason} address` }],
-      );
-    }
-    return false;
+/**
+ * https only (http for operator-listed hosts), and IP literals must be public addresses. Returns whether
+ * the target is trusted (in FORWARD_INSECURE_HOSTS). Names `header` in every problem.
+ */
+export function checkTransport(
+  insecureHosts: AppConfig['forwardInsecureHosts'],
+  url: URL,
+  header = URL_HEADER,
+): boolean {
+  if (isInsecureHost(insecureHosts, hostKey(url))) return true;
+  if (url.protocol !== 'https:') {
+    throw new ProblemException(ForwardingErrors.insecureTarget, 'The target must be an https URL.', [
+      { location: 'header', name: header, message: 'must use https' },
+    ]);
   }
-
-  private async enablingConfig(merchantAccountId: string, spec: ForwardSpec): Promise<string> {
-    const key = hostKey(spec.url);
-    const configs = await this.configs.enabledConfigs(merchantAccountId);
-    const match = configs.find((c) => c.hosts.has(key) && c.methods.has(spec.method));
-    if (match) return match.id;
-    const hostOnly = configs.some((c) => c.hosts.has(key));
+  const reason = literalBlockReason(url.hostname);
+  if (reason) {
     throw new ProblemException(
-      ForwardingErrors.endpointNotEnabled,
-      hostOnly ? `${key} is enabled, but not for ${spec.method}.` : `${key} is not enabled for this merchant account.`,
-      [
-        {
-          location: 'header',
-          name: URL_HEADER,
-          message: hostOnly ? `method ${spec.method} not enabled for this host` : 'host not enabled',
-        },
-      ],
+      ForwardingErrors.targetAddressForbidden,
+      `The target is a ${reason} address, which may not be forwarded to.`,
+      [{ location: 'header', name: header, message: `${reason} address` }],
     );
   }
+  return false;
+}
+
+/**
+ * The config that enables `method` on the URL's host: `preferred` when it still does (a queued plan's
+ * own config, to which its authentication methods belong), else the first in the merchant's order;
+ * none → 403 endpoint-not-enabled, the same problem at planning and at send time.
+ */
+export function enablingConfig(
+  configs: readonly EnabledConfig[],
+  url: URL,
+  method: string,
+  preferred?: string,
+): EnabledConfig {
+  const key = hostKey(url);
+  const enables = (c: EnabledConfig) => c.hosts.has(key) && c.methods.has(method);
+  const match = configs.find((c) => c.id === preferred && enables(c)) ?? configs.find(enables);
+  if (match) return match;
+  const hostOnly = configs.some((c) => c.hosts.has(key));
+  throw new ProblemException(
+    ForwardingErrors.endpointNotEnabled,
+    hostOnly ? `${key} is enabled, but not for ${method}.` : `${key} is not enabled for this merchant account.`,
+    [
+      {
+        location: 'header',
+        name: URL_HEADER,
+        message: hostOnly ? `method ${method} not enabled for this host` : 'host not enabled',
+      },
+    ],
+  );
 }
 
 /**

@@ -4,16 +4,16 @@ import { VaultForwardConfigsCoreModule } from '../vault-forward-configs/vault-fo
 import { VaultModule } from '../vault/vault.module';
 import { CheckoutSessionsCoreModule } from '../checkout-sessions/checkout-sessions.module';
 import { PlaceholderSources } from './placeholder-sources';
-import { DownstreamClient } from './downstream-client';
+import { DownstreamClient } from '../outbound/downstream-client';
 import { ForwardExecutor } from './forward-executor';
 import { ForwardPlanner } from './forward-planner';
-import { ForwardRecordsService } from './forward-records.service';
-import { InflightBytes } from './inflight-bytes';
-import { AuthenticationSteps } from './outbound/authentication-steps';
+import { ForwardRecordsService } from '../forward-records/forward-records.service';
+import { InflightBytes } from '../outbound/inflight-bytes';
+import { AuthenticationSteps } from '../outbound/authentication-steps';
 
 /**
  * Sending forwards, without HTTP routes, the auth guard or pagination: the planner, the executor and
- * what they need. The API (through ForwardingModule) and the worker both import it, so a process
+ * what they need. The API (through ForwardEntryModule) and the worker both import it, so a process
  * has one DownstreamClient (one set of connection pools) and one record writer.
  */
 @Module({

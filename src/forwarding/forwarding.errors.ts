@@ -1,13 +1,10 @@
 import { defineProblem } from '../common/problem/problem';
+import { OutboundErrors } from '../outbound/outbound.errors';
 
 /** Problems of POST /vault-forward; each response also carries `x-vault-forward-error: true`. */
 export const ForwardingErrors = {
-  invalidHeader: defineProblem({
-    code: 'invalid-forward-header',
-    status: 400,
-    title: 'Missing or malformed forwarding header',
-    description: 'An x-vault-forward-* header is missing or malformed; `errors` names it. Nothing was sent.',
-  }),
+  // Sending's own problems (outbound/ cannot import this file) are problems of POST /vault-forward too.
+  ...OutboundErrors,
   unknownHeader: defineProblem({
     code: 'unknown-forward-header',
     status: 400,
@@ -65,35 +62,6 @@ export const ForwardingErrors = {
       'No enabled forwarding config of this merchant account lists the target host (host:port when not 443) with ' +
       'this HTTP method. Add one with POST /vault-forward/configs.',
   }),
-  targetAddressForbidden: defineProblem({
-    code: 'target-address-forbidden',
-    status: 403,
-    title: 'Target address not allowed',
-    description:
-      'The target host is, or resolves to, an address that is not public (loopback, private, link-local such as ' +
-      '169.254.169.254, carrier-grade NAT, multicast, unspecified, or their IPv4-mapped IPv6 forms). Such ' +
-      'targets are refused whatever the configs say.',
-  }),
-  downstreamUnreachable: defineProblem({
-    code: 'downstream-unreachable',
-    status: 502,
-    title: 'Downstream unreachable',
-    description:
-      'The target could not be reached: name resolution, connection, TLS handshake or the connection itself failed.',
-  }),
-  downstreamTimeout: defineProblem({
-    code: 'downstream-timeout',
-    status: 504,
-    title: 'Downstream timed out',
-    description:
-      'The target did not answer within the timeout (30 s unless x-vault-forward-timeout says otherwise, 1–120 s).',
-  }),
-  downstreamResponseTooLarge: defineProblem({
-    code: 'downstream-response-too-large',
-    status: 502,
-    title: 'Downstream response too large',
-    description: 'The target answered with a body larger than 10 MiB, which is not passed back.',
-  }),
   filledBodyTooLarge: defineProblem({
     code: 'filled-body-too-large',
     status: 413,
@@ -102,20 +70,5 @@ export const ForwardingErrors = {
       'With its placeholders filled, the body would be larger than the limit the detail names ' +
       '(FORWARD_MAX_FILLED_BODY_BYTES, 2 MiB unless the operator set another). Its size is computed before the ' +
       'body is built; nothing was sent.',
-  }),
-  capacityExceeded: defineProblem({
-    code: 'forward-capacity-exceeded',
-    status: 503,
-    title: 'Forwarding capacity exceeded',
-    description:
-      'The bodies of the forwards in flight already take up the bytes this API process allows, in all or for ' +
-      'this merchant account (FORWARD_MAX_INFLIGHT_BYTES, FORWARD_MAX_INFLIGHT_BYTES_PER_MERCHANT). Nothing was ' +
-      'sent. Retry after the seconds the Retry-After header gives.',
-  }),
-  recordNotFound: defineProblem({
-    code: 'vault-forward-request-not-found',
-    status: 404,
-    title: 'Forward record not found',
-    description: 'No forward with this request id exists in the merchant account of the request.',
   }),
 };

@@ -1,11 +1,11 @@
 import { performance } from 'node:perf_hooks';
 import { Injectable } from '@nestjs/common';
-import type { DownstreamResponse } from './downstream-client';
+import type { DownstreamResponse } from '../outbound/downstream-client';
 import { ForwardExecutor } from './forward-executor';
 import type { ForwardPlan } from './forward-plan';
 import { ForwardPlanInput, ForwardPlanner } from './forward-planner';
-import type { ForwardRecord } from './forward-records.service';
-import type { InflightLease } from './inflight-bytes';
+import type { ForwardRecord } from '../forward-records/forward-record';
+import type { InflightLease } from '../outbound/inflight-bytes';
 
 export interface ForwardInput extends ForwardPlanInput {
   /** Counts the filled body among the bytes in flight (the handler's, which also counts the request body). */

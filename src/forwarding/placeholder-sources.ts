@@ -5,9 +5,10 @@
  * serve the request (opening nothing), and computes the values at execution. Problems name the
  * header the caller used: the vault and the sessions know no header.
  */
+import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { ProblemException } from '../common/problem/problem';
-import { CheckoutSessionCards, SessionCard } from '../checkout-sessions/checkout-session-cards';
+import { CheckoutSessionCards, SecurityCodeClaim, SessionCard } from '../checkout-sessions/checkout-session-cards';
 import {
   PaymentMethodResolver,
   placeholderValue,
@@ -21,6 +22,13 @@ import { ForwardingErrors } from './forwarding.errors';
 export interface CardReferences {
   readonly paymentMethodIds: readonly string[];
   readonly checkoutSessionId: string | null;
+  /** The forward's deadline: a session's security code is held for it and a margin. */
+  readonly timeoutMs: number;
+  /**
+   * The forward's id (a plan's; a queued job's for all its attempts), which holds a session's security
+   * code while it is in flight; planning, which holds nothing, has none.
+   */
+  readonly id?: string;
 }
 
 export interface PlaceholderSource {
@@ -33,6 +41,8 @@ export interface PlaceholderSource {
   values(merchantAccountId: string, uses: readonly PlaceholderUse[]): Promise<Map<string, string>>;
   /** After the target answered with `status`. */
   answered(merchantAccountId: string, uses: readonly PlaceholderUse[], status: number): Promise<void>;
+  /** After `values` when no answer came (a failure before or while sending): lets go of what it holds. */
+  abandoned(merchantAccountId: string): Promise<void>;
 }
 
 const SESSION_AT = { location: 'header', name: CHECKOUT_SESSION_HEADER } as const;
@@ -69,10 +79,18 @@ class PaymentMethodSource implements PlaceholderSource {
   }
 
   async answered(): Promise<void> {}
+
+  async abandoned(): Promise<void> {}
 }
 
 /** Status below which an answer is taken as the target having decided (authorised or declined). */
 const DECIDED_BELOW = 500;
+/**
+ * How much longer than the forward's deadline its hold on a security code lasts: the fill, the methods,
+ * the disclosure (up to its 2 s wait for PostgreSQL) and the erasure after the answer. Only a holder that
+ * died needs the lease to lapse; a live one releases or erases.
+ */
+const CLAIM_MARGIN_MS = 60_000;
 
 class CheckoutSessionSource implements PlaceholderSource {
   readonly shape: PlaceholderSourceShape = {
@@ -83,9 +101,14 @@ class CheckoutSessionSource implements PlaceholderSource {
   };
   readonly discloses = true;
 
+  /** This forward's hold on the security code, once values() has taken it. */
+  private claim: SecurityCodeClaim | null = null;
+
   constructor(
     private readonly cards: CheckoutSessionCards,
     private readonly id: string,
+    private readonly timeoutMs: number,
+    private readonly forwardId: string | undefined,
   ) {}
 
   async check(merchantAccountId: string, uses: readonly PlaceholderUse[]): Promise<void> {
@@ -101,13 +124,19 @@ class CheckoutSessionSource implements PlaceholderSource {
 
   async values(merchantAccountId: string, uses: readonly PlaceholderUse[]): Promise<Map<string, string>> {
     const wantsNumber = uses.some((u) => u.name === 'CARD_NUMBER' || u.name === 'CARDHOLDER_NAME');
+    // The code leaves at most once at a time: held for this forward until it is answered (or fails).
+    const claim = usesSecurityCode(uses)
+      ? { token: this.forwardId ?? randomUUID(), leaseMs: this.timeoutMs + CLAIM_MARGIN_MS }
+      : null;
     const card: SessionCard = await this.cards.load(
       merchantAccountId,
       this.id,
-      { number: wantsNumber, securityCode: usesSecurityCode(uses) },
+      { number: wantsNumber, securityCode: claim !== null, claim: claim ?? undefined },
       SESSION_AT,
       ForwardingErrors.unknownCheckoutSession,
     );
+    // Held from here until answered() or abandoned(); a load that failed let go of its own hold.
+    this.claim = claim;
     const values = new Map<string, string>();
     for (const use of uses) {
       if (values.has(use.token)) continue;
@@ -124,10 +153,24 @@ class CheckoutSessionSource implements PlaceholderSource {
     return values;
   }
 
-  /** PCI DSS 3.3.1: no security code after authorisation. An answer below 500 is taken as the decision. */
+  /**
+   * PCI DSS 3.3.1: no security code after authorisation. An answer below 500 is taken as the decision and
+   * erases it; after any other the code is released for a retry.
+   */
   async answered(merchantAccountId: string, uses: readonly PlaceholderUse[], status: number): Promise<void> {
-    if (status < DECIDED_BELOW && usesSecurityCode(uses))
+    if (status < DECIDED_BELOW && usesSecurityCode(uses)) {
+      this.claim = null;
       await this.cards.eraseSecurityCode(merchantAccountId, this.id);
+      return;
+    }
+    await this.abandoned(merchantAccountId);
+  }
+
+  async abandoned(merchantAccountId: string): Promise<void> {
+    const claim = this.claim;
+    if (!claim) return;
+    this.claim = null;
+    await this.cards.releaseSecurityCode(merchantAccountId, this.id, claim.token);
   }
 }
 
@@ -144,7 +187,7 @@ export class PlaceholderSources {
 
   for(refs: CardReferences): PlaceholderSource {
     return refs.checkoutSessionId !== null
-      ? new CheckoutSessionSource(this.sessions, refs.checkoutSessionId)
+      ? new CheckoutSessionSource(this.sessions, refs.checkoutSessionId, refs.timeoutMs, refs.id)
       : new PaymentMethodSource(this.resolver, refs.paymentMethodIds);
   }
 }

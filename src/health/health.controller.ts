@@ -5,6 +5,7 @@ import type Redis from 'ioredis';
 import { DataSource } from 'typeorm';
 import { Public } from '../auth/scopes';
 import { ApiProblems } from '../common/openapi/api-problems';
+import { withTimeout } from '../common/with-timeout';
 import { CommonErrors } from '../common/problem/common.errors';
 import { ProblemException } from '../common/problem/problem';
 import { DATABASE_RETRY_AFTER_SECONDS } from '../database/errors';
@@ -14,13 +15,6 @@ import { REDIS } from '../queue/redis';
 type Check = 'up' | 'down' | 'disabled';
 
 const CHECK_TIMEOUT_MS = 2_000;
-
-function withTimeout<T>(promise: Promise<T>): Promise<T> {
-  return Promise.race([
-    promise,
-    new Promise<T>((_, reject) => setTimeout(() => reject(new Error('timed out')), CHECK_TIMEOUT_MS).unref()),
-  ]);
-}
 
 class LivenessResponse {
   @ApiProperty({ type: String, enum: ['ok'] })
@@ -76,12 +70,12 @@ export class HealthController {
   @ApiProblems(CommonErrors.serviceUnavailable)
   async ready(): Promise<ReadinessResponse> {
     const [database, redis] = await Promise.all([
-      withTimeout(this.db.query('SELECT 1')).then<Check, Check>(
+      withTimeout(this.db.query('SELECT 1'), CHECK_TIMEOUT_MS).then<Check, Check>(
         () => 'up',
         () => 'down',
       ),
       this.redis
-        ? withTimeout(this.redis.ping()).then<Check, Check>(
+        ? withTimeout(this.redis.ping(), CHECK_TIMEOUT_MS).then<Check, Check>(
             () => 'up',
             () => 'down',
           )

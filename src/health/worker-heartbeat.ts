@@ -4,18 +4,12 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type Redis from 'ioredis';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG } from '../config/config.module';
+import { withTimeout } from '../common/with-timeout';
 import type { AppConfig } from '../config/config';
 import { REDIS } from '../queue/redis';
 import { HEARTBEAT_INTERVAL_MS } from './worker-heartbeat.constants';
 
 const CHECK_TIMEOUT_MS = 2_000;
-
-function withTimeout<T>(promise: Promise<T>): Promise<T> {
-  return Promise.race([
-    promise,
-    new Promise<T>((_, reject) => setTimeout(() => reject(new Error('timed out')), CHECK_TIMEOUT_MS).unref()),
-  ]);
-}
 
 /**
  * The worker has no HTTP server to probe, so it writes the time into WORKER_HEARTBEAT_FILE whenever
@@ -46,8 +40,8 @@ export class WorkerHeartbeat implements OnApplicationBootstrap, OnApplicationShu
   private async beat(): Promise<void> {
     try {
       await Promise.all([
-        withTimeout(this.db.query('SELECT 1')),
-        this.redis ? withTimeout(this.redis.ping()) : undefined,
+        withTimeout(this.db.query('SELECT 1'), CHECK_TIMEOUT_MS),
+        this.redis ? withTimeout(this.redis.ping(), CHECK_TIMEOUT_MS) : undefined,
       ]);
       await writeFile(this.config.workerHeartbeatFile!, `${new Date().toISOString()}\n`);
     } catch (error) {

@@ -1,8 +1,9 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { Readable } from 'node:stream';
 import { Injectable } from '@nestjs/common';
-import type { DownstreamResponse } from '../forwarding/downstream-client';
+import type { DownstreamResponse } from '../outbound/downstream-client';
 import {
+  IdempotencyClaimLostError,
   IdempotencyService,
   idempotencyKeyOf,
   keyInProgressProblem,
@@ -20,7 +21,7 @@ export const REPLAYED_HEADER = 'idempotent-replayed';
  * answer again, marked `idempotent-replayed: true`, and nothing reaches the downstream. A repeat
  * while the first still runs is a 409 (the caller retries; waiting would hold a connection for up to
  * the forward's timeout). A forward that fails with our own problem (nothing usable came back), or
- * whose answer is streamed or above 1 MiB, releases the key.
+ * whose answer is streamed or above 1 MiB, releases the key (once the database is back, if it is not).
  */
 @Injectable()
 export class ForwardIdempotency {
@@ -46,7 +47,7 @@ export class ForwardIdempotency {
     try {
       response = await send();
     } catch (error) {
-      await claim.release().catch(() => undefined);
+      await claim.release().catch(() => this.idempotency.releaseLater(claim.id));
       throw error;
     }
     if (response.body instanceof Readable || response.body.length > MAX_STORED_RESPONSE_BYTES) {
@@ -62,10 +63,12 @@ export class ForwardIdempotency {
  * Idempotency-Key on a queued POST /vault-forward (Prefer: respond-async): the first request creates
  * the job; a repeat within 24 h with the same request gets that job's id back (`replayed`, answered
  * 200 with the job) and creates nothing. Concurrent duplicates wait up to 5 s for the first to attach
- * its job (creating one takes milliseconds), then get a 409. If creating the job fails (queue down),
- * the key is released. `create` is given the claim's id and must mark it done with its job in the
- * statement that creates the job (ForwardJobStore.create), so a key is never left claimed by a job
- * that exists, nor pointing at one that does not.
+ * its job (creating one takes milliseconds), then get a 409. If creating the job fails (database or
+ * queue down), the key is released, at once or as soon as the database is back (releaseLater), and a
+ * claim left running by a request that died is taken over after ASYNC_CLAIM_LEASE_SECONDS. `create` is
+ * given the claim's id and must mark it done with its job in the statement that creates the job
+ * (ForwardJobStore.create), and create nothing once the claim no longer holds the key, so a key is
+ * never left claimed by a job that exists, nor pointing at one that does not.
  */
 @Injectable()
 export class QueuedIdempotency {
@@ -94,7 +97,11 @@ export class QueuedIdempotency {
     try {
       jobId = await create(claim.id);
     } catch (error) {
-      await claim.release().catch(() => undefined);
+      // Refused (a 503, most likely the database or queue away): the key must be free for the retry the
+      // answer asks for, now or, if the database cannot take the release, as soon as it is back.
+      await claim.release().catch(() => this.idempotency.releaseLater(claim.id));
+      // Taken over after its lease by a retry, which creates the key's job: this request is the duplicate.
+      if (error instanceof IdempotencyClaimLostError) throw keyInProgressProblem();
       throw error;
     }
     return { jobId, replayed: false };

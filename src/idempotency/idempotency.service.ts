@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { ProblemException } from '../common/problem/problem';
+import { isDatabaseUnavailable } from '../database/errors';
 import { boundAad, SecretSealer } from '../vault/secret-sealer';
 import { IdempotencyErrors } from './idempotency.errors';
 
@@ -10,8 +11,34 @@ export const IDEMPOTENCY_HEADER = 'idempotency-key';
 export const IDEMPOTENCY_TTL_HOURS = 24;
 /** A synchronous claim still running after this was left by a process that died mid-forward: it may be taken over. */
 const ABANDONED_AFTER_SECONDS = 300;
+/**
+ * The lease of a queued forward's claim: creating its job takes a statement or two (each bounded by the
+ * API's 5 s query timeout), so a claim still running after this belongs to a request that has answered
+ * (its release lost with the database, and its process gone before releaseLater could retry): it may
+ * be taken over. The job's create checks its claim still holds the key, so a slow request that loses
+ * its claim creates nothing (ForwardJobStore.create).
+ */
+export const ASYNC_CLAIM_LEASE_SECONDS = 30;
+/** Between tries of the releases the database did not take (releaseLater), and how many are kept at most. */
+const RELEASE_RETRY_MS = 1_000;
+const MAX_PENDING_RELEASES = 10_000;
+/**
+ * A claim's release: its row, by id (a later claim of the same key has another id), unless a job was
+ * created under it after all (the create committed, its answer lost): then the key keeps pointing at
+ * that job, which the housekeeping runs, so a retry gets it back rather than a second job.
+ */
+const RELEASE = `DELETE FROM vault_forward_idempotency_keys k WHERE k.id = ANY($1::uuid[])
+    AND (k.job_id IS NULL OR NOT EXISTS (SELECT 1 FROM vault_forward_jobs j WHERE j.id = k.job_id))`;
 const PURGE_EVERY_MS = 10 * 60 * 1000;
 const PURGE_BATCH = 5_000;
+
+/** The Idempotency-Key claim a job was to be created under no longer holds the key (taken over after its lease): no job. */
+export class IdempotencyClaimLostError extends Error {
+  constructor() {
+    super('the idempotency claim no longer holds its key; no job was created');
+    this.name = 'IdempotencyClaimLostError';
+  }
+}
 
 export type IdempotencyKind = 'sync' | 'async';
 
@@ -126,6 +153,9 @@ export function keyInProgressProblem(): ProblemException {
 export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('Idempotency');
   private purgeTimer: NodeJS.Timeout | undefined;
+  /** Claims to release once the database answers again (releaseLater). */
+  private readonly pendingReleases = new Set<string>();
+  private releaseTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -145,6 +175,38 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
 
   onModuleDestroy(): void {
     clearInterval(this.purgeTimer);
+    clearTimeout(this.releaseTimer);
+  }
+
+  /**
+   * Releases a claim whose request was refused while the database could not take the release: tried
+   * again every second until it does, so the key is free as soon as the database is back (a retry would
+   * otherwise get 409 until the claim's lease runs out). Bounded: past MAX_PENDING_RELEASES the oldest
+   * are left to their lease.
+   */
+  releaseLater(claimId: string): void {
+    if (this.pendingReleases.size >= MAX_PENDING_RELEASES)
+      this.pendingReleases.delete(this.pendingReleases.values().next().value!);
+    this.pendingReleases.add(claimId);
+    this.releaseTimer ??= setTimeout(() => void this.releasePending(), RELEASE_RETRY_MS).unref();
+  }
+
+  private async releasePending(): Promise<void> {
+    const ids = [...this.pendingReleases];
+    try {
+      await this.dataSource.query(RELEASE, [ids]);
+      for (const id of ids) this.pendingReleases.delete(id);
+      this.logger.log({ msg: 'released Idempotency-Key claims of refused requests', count: ids.length });
+    } catch (error) {
+      this.logger.debug({
+        msg: 'releasing Idempotency-Key claims failed; tried again',
+        error: (error as Error).message,
+      });
+    }
+    this.releaseTimer =
+      this.pendingReleases.size > 0
+        ? setTimeout(() => void this.releasePending(), RELEASE_RETRY_MS).unref()
+        : undefined;
   }
 
   async claim(
@@ -157,8 +219,9 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
     const deadline = Date.now() + (options.waitMs ?? 0);
     for (let delay = 20; ; delay = Math.min(delay * 2, 250)) {
       const id = randomUUID();
-      const taken = await this.dataSource.query<Array<{ id: string }>>(
-        `INSERT INTO vault_forward_idempotency_keys (id, merchant_account_id, key, fingerprint, kind, expires_at)
+      const taken = await this.dataSource
+        .query<Array<{ id: string }>>(
+          `INSERT INTO vault_forward_idempotency_keys (id, merchant_account_id, key, fingerprint, kind, expires_at)
          VALUES ($1, $2, $3, $4, $5, now() + make_interval(hours => $6))
          ON CONFLICT (merchant_account_id, key) DO UPDATE
             SET id = EXCLUDED.id, fingerprint = EXCLUDED.fingerprint, kind = EXCLUDED.kind, state = 'running', job_id = NULL,
@@ -166,9 +229,25 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
           WHERE vault_forward_idempotency_keys.expires_at <= now()
              OR (vault_forward_idempotency_keys.state = 'running' AND vault_forward_idempotency_keys.kind = 'sync'
                  AND vault_forward_idempotency_keys.created_at < now() - make_interval(secs => $7))
+             OR (vault_forward_idempotency_keys.state = 'running' AND vault_forward_idempotency_keys.kind = 'async'
+                 AND vault_forward_idempotency_keys.created_at < now() - make_interval(secs => $8))
          RETURNING id`,
-        [id, merchantAccountId, key, fingerprint, kind, IDEMPOTENCY_TTL_HOURS, ABANDONED_AFTER_SECONDS],
-      );
+          [
+            id,
+            merchantAccountId,
+            key,
+            fingerprint,
+            kind,
+            IDEMPOTENCY_TTL_HOURS,
+            ABANDONED_AFTER_SECONDS,
+            ASYNC_CLAIM_LEASE_SECONDS,
+          ],
+        )
+        .catch((error: unknown) => {
+          // The claim may have committed with its answer lost: it must not hold the key for a request refused here.
+          if (isDatabaseUnavailable(error)) this.releaseLater(id);
+          throw error;
+        });
       if (taken.length === 1) return this.newClaim(merchantAccountId, key, id);
 
       const [row] = await this.dataSource.query<KeyRow[]>(
@@ -212,8 +291,7 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
       outcome: 'new',
       id,
       release: async () => {
-        // By id: this claim's row only (a later claim of the same key has another id), whatever its state.
-        await this.dataSource.query(`DELETE FROM vault_forward_idempotency_keys WHERE id = $1`, [id]);
+        await this.dataSource.query(RELEASE, [[id]]);
       },
       complete: async (response: StoredResponse) => {
         const sealed = this.sealer.sealJson(responseAad(merchantAccountId, key, id), {

@@ -1,3 +1,4 @@
+import { DelayedError } from 'bullmq';
 import { StatementBatcher } from '../common/statement-batcher';
 import type { QueueBackend } from '../config/config';
 
@@ -16,6 +17,17 @@ export interface EnqueueOptions {
    * job's claim is what refuses a second run.
    */
   attempt?: number;
+  /**
+   * A copy of this attempt that BullMQ keeps as failed (its tries ran out) is removed first, so the
+   * attempt runs again instead of the add being a no-op for an hour: the housekeeping's re-enqueue of
+   * a job its row says is overdue. The claim still refuses a second run of an attempt that ran.
+   */
+  replaceFailed?: boolean;
+  /**
+   * The kind of job: a forward's attempt (FORWARD_JOB_NAME, the default) or a job-end callback's
+   * (CALLBACK_JOB_NAME, whose id is the delivery row's). Both go through the one queue and worker.
+   */
+  name?: QueuedJobName;
 }
 
 export interface ProcessOptions {
@@ -23,11 +35,20 @@ export interface ProcessOptions {
   /**
    * How long a running job's lock lasts unrenewed (renewed every half of it). A worker that dies
    * (kill -9) loses its jobs to another within about 1.5 times this; one whose event loop stalls
-   * longer than this has its job run a second time (decisions.md).
+   * longer than this has its job run a second time (docs/decisions/0055).
    */
   lockMs: number;
   /** Runs a job of a scheduler (schedule()) by its name. */
   onScheduled?: (name: string) => Promise<void>;
+  /** Runs an attempt of a job-end callback (CALLBACK_JOB_NAME); retryLater applies to it as to a forward. */
+  onCallback?: ForwardJobHandler;
+  /**
+   * Whether the handler's error means "try later, this was not a try": the milliseconds to put the
+   * job off by (BullMQ's delayed set, its tries untouched), or null for an error BullMQ counts. A
+   * database outage of any length must delay jobs, not use up their tries and strand them in the
+   * failed set (docs/decisions/0056).
+   */
+  retryLater?: (error: unknown) => number | null;
   /**
    * Called when the engine is back after a connection loss: it may have lost its data (a Redis
    * restarted without persistence), schedulers included, so the caller schedules and sweeps again.
@@ -36,9 +57,10 @@ export interface ProcessOptions {
 }
 
 /**
- * Called once per job. Resolving completes the job; throwing counts as an infrastructure failure
- * (database gone, a crash), which BullMQ retries a few times with backoff. A forward's own retries
- * (downstream 503, …) are the handler's business: it records the attempt and enqueues attempt + 1.
+ * Called once per job. Resolving completes the job; throwing counts as an infrastructure failure (a
+ * crash, a Redis blip), which BullMQ retries a few times with backoff, unless ProcessOptions.retryLater
+ * says the error is no try (the database unreachable). A forward's own retries (downstream 503, …) are
+ * the handler's business: it records the attempt and enqueues attempt + 1.
  */
 export type ForwardJobHandler = (job: ForwardJobData) => Promise<void>;
 
@@ -121,12 +143,41 @@ export const SCHEDULED_DATA = {} as ForwardJobData;
 
 /** The name of every forward's BullMQ job; a scheduler's jobs carry the scheduler's name instead. */
 export const FORWARD_JOB_NAME = 'forward';
+/** The name of a job-end callback's BullMQ job: `jobId` is its delivery row's id, `attempt` the delivery attempt. */
+export const CALLBACK_JOB_NAME = 'callback';
+export type QueuedJobName = typeof FORWARD_JOB_NAME | typeof CALLBACK_JOB_NAME;
 
-/** The worker's processor for either engine: forwards to the handler, a scheduler's job to onScheduled. */
+/** What dispatch needs of a BullMQ job, on either engine. */
+interface DispatchedJob {
+  name: string;
+  data: unknown;
+  moveToDelayed(timestamp: number, token?: string): Promise<void>;
+}
+
+/**
+ * The worker's processor for either engine: forwards to the handler, a scheduler's job to onScheduled.
+ * A handler error that `retryLater` says is not a try (the database unreachable) puts the job off
+ * without counting it (BullMQ's moveToDelayed + DelayedError pattern); if even that fails (the engine
+ * is the database that is down), the error goes to BullMQ as a counted try, and the housekeeping
+ * revives the job once the database is back should its tries run out.
+ */
 export function dispatch(handler: ForwardJobHandler, options: ProcessOptions) {
-  return async (job: { name: string; data: unknown }): Promise<void> => {
-    if (job.name === FORWARD_JOB_NAME) return handler(parseJobData(job.data));
-    await options.onScheduled?.(job.name);
+  return async (job: DispatchedJob, token?: string): Promise<void> => {
+    const run =
+      job.name === FORWARD_JOB_NAME ? handler : job.name === CALLBACK_JOB_NAME ? options.onCallback : undefined;
+    if (!run) return options.onScheduled?.(job.name);
+    try {
+      await run(parseJobData(job.data));
+    } catch (error) {
+      const delayMs = options.retryLater?.(error) ?? null;
+      if (delayMs === null) throw error;
+      try {
+        await job.moveToDelayed(Date.now() + delayMs, token);
+      } catch {
+        throw error;
+      }
+      throw new DelayedError();
+    }
   };
 }
 
@@ -135,6 +186,19 @@ export function parseJobData(data: unknown): ForwardJobData {
   if (typeof jobId !== 'string' || !JOB_ID.test(jobId) || !Number.isInteger(attempt))
     throw new Error('malformed forward job payload');
   return { jobId, attempt: attempt! };
+}
+
+/**
+ * Removes the copy of an attempt that BullMQ keeps as failed (see EnqueueOptions.replaceFailed); any
+ * other copy (waiting, delayed, running) is left alone, so the add that follows stays a no-op for it.
+ */
+export async function removeFailedCopy(
+  queue: { getJobState(id: string): Promise<string>; remove(id: string): Promise<unknown> },
+  jobId: string,
+  attempt: number,
+): Promise<void> {
+  const id = bullJobId(jobId, attempt);
+  if ((await queue.getJobState(id)) === 'failed') await queue.remove(id);
 }
 
 /** The two calls of a BullMQ queue an enqueue needs, on either engine. */
@@ -146,6 +210,7 @@ interface JobAdder {
 }
 
 export interface Enqueue {
+  name: QueuedJobName;
   jobId: string;
   attempt: number;
   delayMs: number;
@@ -158,7 +223,7 @@ export interface Enqueue {
  */
 export function batchedEnqueues(queue: () => JobAdder): StatementBatcher<Enqueue, void> {
   const job = (item: Enqueue) => ({
-    name: FORWARD_JOB_NAME,
+    name: item.name,
     data: { jobId: item.jobId, attempt: item.attempt },
     opts: { jobId: bullJobId(item.jobId, item.attempt), delay: item.delayMs },
   });

@@ -24,8 +24,9 @@ export const MAX_LEN_EVENTS = 1_000;
 export const KEEP_FAILED_JOB_SECONDS = 3_600;
 
 /**
- * The same on both engines. BullMQ's own attempts cover a handler that throws (the database gone, a
- * bug); a forward's downstream retries are separate jobs (attempt + 1) the handler enqueues.
+ * The same on both engines. BullMQ's own attempts cover a handler that throws (a bug; the database
+ * gone is put off without a try, ProcessOptions.retryLater); a forward's downstream retries are
+ * separate jobs (attempt + 1) the handler enqueues.
  * A completed job is removed at once: the row holds everything, the claim (not BullMQ's id) is what
  * refuses a second run of an attempt, and keeping it costs on every completion (Redis trims its
  * completed set; PostgreSQL's age-based retention deletes with a cached generic plan that cannot use its
@@ -39,12 +40,4 @@ export function JOB_OPTIONS(retryBaseMs: number): DefaultJobOptions {
     removeOnComplete: true,
     removeOnFail: { age: KEEP_FAILED_JOB_SECONDS },
   };
-}
-
-export function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

@@ -17,12 +17,15 @@ import {
   ForwardJobData,
   ForwardJobHandler,
   ForwardQueue,
+  FORWARD_JOB_NAME,
   ProcessOptions,
   QueueUnavailableError,
+  removeFailedCopy,
   SCHEDULED_DATA,
 } from './forward-queue';
 
-import { JOB_OPTIONS, LOCK_OPTIONS, MAX_LEN_EVENTS, withTimeout } from './job-options';
+import { JOB_OPTIONS, LOCK_OPTIONS, MAX_LEN_EVENTS } from './job-options';
+import { withTimeout } from '../common/with-timeout';
 
 export interface PostgresForwardQueueOptions {
   databaseUrl: string;
@@ -34,7 +37,7 @@ export interface PostgresForwardQueueOptions {
   /**
    * The embedded database (PGlite behind pglite-socket) serves every connection from one session and
    * ignores per-connection start-up options, so BullMQ's `-c search_path=bullmq` never applies there.
-   * Then the schema is appended to that session's search_path instead (decisions.md). That one
+   * Then the schema is appended to that session's search_path instead (docs/decisions/0053). That one
    * session also serialises every statement, so an enqueue there is given EMBEDDED_ENQUEUE_TIMEOUT_MS.
    */
   sharedSession?: boolean;
@@ -49,6 +52,21 @@ const POSTGRES_ENQUEUE_TIMEOUT_MS = 5_000;
 
 /** PGlite runs one statement at a time for every connection; a burst of enqueues waits its turn. */
 const EMBEDDED_ENQUEUE_TIMEOUT_MS = 15_000;
+
+/**
+ * The embedded database's wake-up: a no-op scheduler job this often. BullMQ's PostgreSQL worker blocks
+ * on LISTEN until the next delayed job is due (up to an hour) and relies on the producer's NOTIFY to
+ * wake it; pglite-socket multiplexes every connection onto PGlite's one session, and a NOTIFY sent
+ * there does not reliably reach the worker's LISTEN connection, so a queued forward could wait for the
+ * next housekeeping run. A due scheduler job bounds that wait. Only with `sharedSession` (development).
+ */
+export const EMBEDDED_WAKE_JOB = 'embedded-worker-wake';
+const EMBEDDED_WAKE_EVERY_MS = 1_000;
+
+/** Between probes of the database while the producer is unavailable. */
+const PROBE_INTERVAL_MS = 1_000;
+/** A job id no job has (ours are `<uuid>.<attempt>`): looking its state up is one indexed read through the queue's pool. */
+const PROBE_JOB_ID = 'availability-probe';
 
 const { Queue: PgQueue, Worker: PgWorker } = withBackend(createPostgresBackend);
 
@@ -80,6 +98,8 @@ export class PostgresForwardQueue extends ForwardQueue {
     PostgresConnectionOptions
   > | null = null;
   private available = true;
+  /** The next probe while unavailable (probeUntilBack). */
+  private probe: NodeJS.Timeout | null = null;
   private closed: Promise<void> | null = null;
   private readonly enqueueTimeoutMs: number;
   private readonly adds = batchedEnqueues(() => this.queue);
@@ -105,8 +125,14 @@ export class PostgresForwardQueue extends ForwardQueue {
     const attempt = options.attempt ?? 1;
     bullJobId(jobId, attempt);
     try {
+      if (options.replaceFailed) await withTimeout(removeFailedCopy(this.queue, jobId, attempt), this.enqueueTimeoutMs);
       await withTimeout(
-        this.adds.run({ jobId, attempt, delayMs: Math.max(0, Math.round(options.delayMs ?? 0)) }),
+        this.adds.run({
+          name: options.name ?? FORWARD_JOB_NAME,
+          jobId,
+          attempt,
+          delayMs: Math.max(0, Math.round(options.delayMs ?? 0)),
+        }),
         this.enqueueTimeoutMs,
       );
       this.available = true;
@@ -153,10 +179,12 @@ export class PostgresForwardQueue extends ForwardQueue {
       });
     });
     await worker.waitUntilReady();
+    if (this.options.sharedSession) await this.schedule(EMBEDDED_WAKE_JOB, EMBEDDED_WAKE_EVERY_MS);
   }
 
   close(): Promise<void> {
     this.closed ??= (async () => {
+      if (this.probe) clearTimeout(this.probe);
       if (this.worker) await this.worker.close();
       await this.queue.close().catch(() => undefined);
     })();
@@ -193,5 +221,27 @@ export class PostgresForwardQueue extends ForwardQueue {
   private unavailable(error: Error): void {
     if (this.available) this.logger.warn({ msg: `postgres job queue unavailable: ${error.message}` });
     this.available = false;
+    this.probeUntilBack();
+  }
+
+  /**
+   * While unavailable the API refuses queued forwards before enqueueing (isAvailable), so no enqueue
+   * would ever find the database back: a probe through the queue's own pool does, once a second, and
+   * makes the queue available again (readiness `queue: up`, 202s) without a restart.
+   */
+  private probeUntilBack(): void {
+    if (this.probe || this.closed) return;
+    const probe = async () => {
+      try {
+        await withTimeout(this.queue.getJobState(PROBE_JOB_ID), this.enqueueTimeoutMs);
+      } catch {
+        if (!this.closed) this.probe = setTimeout(() => void probe(), PROBE_INTERVAL_MS).unref();
+        return;
+      }
+      this.probe = null;
+      if (!this.available) this.logger.log({ msg: 'postgres job queue available again' });
+      this.available = true;
+    };
+    this.probe = setTimeout(() => void probe(), PROBE_INTERVAL_MS).unref();
   }
 }

@@ -10,12 +10,15 @@ import {
   ForwardJobData,
   ForwardJobHandler,
   ForwardQueue,
+  FORWARD_JOB_NAME,
   ProcessOptions,
   QueueUnavailableError,
+  removeFailedCopy,
   SCHEDULED_DATA,
 } from './forward-queue';
 
-import { ENQUEUE_TIMEOUT_MS, JOB_OPTIONS, LOCK_OPTIONS, MAX_LEN_EVENTS, withTimeout } from './job-options';
+import { ENQUEUE_TIMEOUT_MS, JOB_OPTIONS, LOCK_OPTIONS, MAX_LEN_EVENTS } from './job-options';
+import { withTimeout } from '../common/with-timeout';
 
 export interface RedisForwardQueueOptions {
   /** The process's shared connection (RedisModule); every connection here is a duplicate() of it. */
@@ -83,8 +86,14 @@ export class RedisForwardQueue extends ForwardQueue {
     if (!this.queue || this.producer.status !== 'ready')
       throw new QueueUnavailableError('redis', `connection ${this.producer.status}`);
     try {
+      if (options.replaceFailed) await withTimeout(removeFailedCopy(this.queue, jobId, attempt), ENQUEUE_TIMEOUT_MS);
       await withTimeout(
-        this.adds.run({ jobId, attempt, delayMs: Math.max(0, Math.round(options.delayMs ?? 0)) }),
+        this.adds.run({
+          name: options.name ?? FORWARD_JOB_NAME,
+          jobId,
+          attempt,
+          delayMs: Math.max(0, Math.round(options.delayMs ?? 0)),
+        }),
         ENQUEUE_TIMEOUT_MS,
       );
     } catch (error) {

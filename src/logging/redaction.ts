@@ -12,8 +12,11 @@ export function isSecretHeader(name: string): boolean {
   return SECRET_HEADERS.has(lower) || SECRET_HEADER_PREFIXES.some((prefix) => lower.startsWith(prefix));
 }
 
-/** Targets put API keys and tokens in their query strings, so the target URL is logged without it. */
-const TARGET_URL_HEADER = 'x-vault-forward-url';
+/**
+ * Targets and callback receivers put API keys and tokens in their query strings (and a refused URL
+ * may carry user:password@), so both URLs are logged as loggableUrl gives them.
+ */
+const URL_HEADERS = new Set(['x-vault-forward-url', 'x-vault-forward-callback-url']);
 
 /**
  * The target URL as the forward record keeps it: no credentials, query or fragment (as written
@@ -38,7 +41,7 @@ export function redactHeaders(headers: Record<string, unknown> | undefined): Rec
   if (!headers) return headers;
   const out: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(headers)) {
-    out[name] = isSecretHeader(name) ? REDACTED : name.toLowerCase() === TARGET_URL_HEADER ? loggableUrl(value) : value;
+    out[name] = isSecretHeader(name) ? REDACTED : URL_HEADERS.has(name.toLowerCase()) ? loggableUrl(value) : value;
   }
   return out;
 }

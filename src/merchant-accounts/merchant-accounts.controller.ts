@@ -1,15 +1,15 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { Page, PageOf } from '../common/pagination/page';
-import { PaginationErrors } from '../common/pagination/pagination.errors';
+import { KeysetRequest } from '../common/pagination/keyset';
+import { Keyset, Paginated } from '../common/pagination/paginated.decorator';
 import { RequireInstanceScope } from '../auth/scopes';
 import { ApiProblems } from '../common/openapi/api-problems';
 import { AuthErrors } from '../auth/auth.errors';
 import { CommonErrors } from '../common/problem/common.errors';
+import { MerchantAccount } from './merchant-account.entity';
 import { MerchantAccountErrors } from './merchant-accounts.errors';
 import {
   CreateMerchantAccountDto,
-  ListMerchantAccountsQuery,
   MerchantAccountResponse,
   UpdateMerchantAccountDto,
 } from './dto/merchant-account.dto';
@@ -39,10 +39,9 @@ export class MerchantAccountsController {
   @Get()
   @RequireInstanceScope('merchant-accounts.read')
   @ApiOperation({ summary: 'List merchant accounts, newest first, with cursor pagination (instance keys only)' })
-  @ApiOkResponse({ type: PageOf(MerchantAccountResponse) })
-  @ApiProblems(CommonErrors.validationFailed, PaginationErrors.invalidCursor)
-  list(@Query() query: ListMerchantAccountsQuery): Promise<Page<MerchantAccountResponse>> {
-    return this.merchants.list(query);
+  @Paginated({ default: 20, max: 100, scope: 'merchant-accounts', item: MerchantAccountResponse })
+  list(@Keyset() keyset: KeysetRequest): Promise<MerchantAccount[]> {
+    return this.merchants.list(keyset);
   }
 
   @Get(':id')

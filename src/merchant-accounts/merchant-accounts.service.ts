@@ -1,18 +1,12 @@
 import { Injectable } from '@nestjs/common';
+import { echoed } from '../common/problem/echo';
 import { InjectRepository } from '@nestjs/typeorm';
 import { LRUCache } from 'lru-cache';
 import { Repository } from 'typeorm';
 import { isUniqueViolation } from '../database/errors';
-import { Page } from '../common/pagination/page';
-import { PaginationService } from '../common/pagination/pagination.service';
+import { KeysetRequest, seekPage } from '../common/pagination/keyset';
 import { ProblemException, ProblemFieldError } from '../common/problem/problem';
-import {
-  FEATURE_SETTINGS,
-  FEATURE_SWITCHES,
-  ListMerchantAccountsQuery,
-  MerchantAccountFeatures,
-  MerchantAccountResponse,
-} from './dto/merchant-account.dto';
+import { FEATURE_SETTINGS, FEATURE_SWITCHES, MerchantAccountFeatures } from './dto/merchant-account.dto';
 import { MerchantAccount } from './merchant-account.entity';
 import { MerchantAccountErrors } from './merchant-accounts.errors';
 
@@ -24,10 +18,7 @@ export class MerchantAccountsService {
    */
   private readonly known = new LRUCache<string, true>({ max: 10_000 });
 
-  constructor(
-    @InjectRepository(MerchantAccount) private readonly accounts: Repository<MerchantAccount>,
-    private readonly pagination: PaginationService,
-  ) {}
+  constructor(@InjectRepository(MerchantAccount) private readonly accounts: Repository<MerchantAccount>) {}
 
   async create(id: string, displayName: string, features: MerchantAccountFeatures = {}): Promise<MerchantAccount> {
     refuseFeaturesOn(features);
@@ -35,9 +26,11 @@ export class MerchantAccountsService {
       await this.accounts.insert({ id, displayName });
     } catch (error) {
       if (isUniqueViolation(error, 'merchant_accounts_pkey')) {
-        throw new ProblemException(MerchantAccountErrors.duplicateId, `A merchant account "${id}" already exists.`, [
-          { location: 'body', name: 'id', message: 'already taken' },
-        ]);
+        throw new ProblemException(
+          MerchantAccountErrors.duplicateId,
+          `A merchant account "${echoed(id)}" already exists.`,
+          [{ location: 'body', name: 'id', message: 'already taken' }],
+        );
       }
       throw error;
     }
@@ -46,19 +39,14 @@ export class MerchantAccountsService {
 
   async get(id: string): Promise<MerchantAccount> {
     const account = await this.accounts.findOneBy({ id });
-    if (!account) throw new ProblemException(MerchantAccountErrors.notFound, `No merchant account "${id}" exists.`);
+    if (!account)
+      throw new ProblemException(MerchantAccountErrors.notFound, `No merchant account "${echoed(id)}" exists.`);
     return account;
   }
 
-  list(query: ListMerchantAccountsQuery): Promise<Page<MerchantAccountResponse>> {
-    return this.pagination.paginate({
-      query: this.accounts.createQueryBuilder('m'),
-      alias: 'm',
-      request: query,
-      limits: ListMerchantAccountsQuery.limits,
-      scope: { endpoint: 'merchant-accounts', merchantAccountId: null, filters: {} },
-      map: MerchantAccountResponse.from,
-    });
+  /** One page, as `seekPage` fetches it (up to keyset.limit + 1 rows). */
+  list(keyset: KeysetRequest): Promise<MerchantAccount[]> {
+    return seekPage(this.accounts.createQueryBuilder('m'), 'm', keyset);
   }
 
   async update(
@@ -71,7 +59,8 @@ export class MerchantAccountsService {
       'UPDATE merchant_accounts SET display_name = COALESCE($2, display_name), updated_at = now() WHERE id = $1',
       [id, changes.displayName ?? null],
     );
-    if (!affected) throw new ProblemException(MerchantAccountErrors.notFound, `No merchant account "${id}" exists.`);
+    if (!affected)
+      throw new ProblemException(MerchantAccountErrors.notFound, `No merchant account "${echoed(id)}" exists.`);
     return this.get(id);
   }
 

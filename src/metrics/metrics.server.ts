@@ -1,5 +1,6 @@
 import { createServer, Server } from 'node:http';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { applyServerLimits, serverOptions } from '../bootstrap/http-limits';
 import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
 import { Metrics } from './metrics.service';
@@ -27,7 +28,7 @@ export class MetricsServer implements OnApplicationBootstrap, OnApplicationShutd
 
   async onApplicationBootstrap(): Promise<void> {
     if (this.config.metricsPort === null) return;
-    const server = createServer((req, res) => {
+    const server = createServer(serverOptions(this.config.http), (req, res) => {
       const path = req.url?.split('?')[0];
       if (req.method !== 'GET' || path !== '/metrics') {
         res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: GET /metrics\n');
@@ -41,6 +42,8 @@ export class MetricsServer implements OnApplicationBootstrap, OnApplicationShutd
         },
       );
     });
+    // The same limits as the API's server: its port needs no token either.
+    applyServerLimits(server, this.config.http, 'Metrics');
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(this.config.metricsPort!, this.config.host, () => resolve());

@@ -32,7 +32,7 @@ export class PaymentMethod {
   @Column({ type: 'text' })
   fingerprint!: string;
 
-  /** First six digits, only for numbers of 15 digits or more; null otherwise (docs/decisions.md). */
+  /** First six digits, only for numbers of 15 digits or more; null otherwise (docs/decisions/0059). */
   @Column({ type: 'text', nullable: true })
   bin!: string | null;
 

@@ -4,10 +4,16 @@ import { MerchantScoped } from '../auth/merchant-scoped';
 import { MerchantAccountId } from '../auth/principal';
 import { RequireScope } from '../auth/scopes';
 import { ApiProblems } from '../common/openapi/api-problems';
-import { Page, PageOf } from '../common/pagination/page';
-import { PaginationErrors } from '../common/pagination/pagination.errors';
+import { KeysetRequest } from '../common/pagination/keyset';
+import { Keyset, Paginated } from '../common/pagination/paginated.decorator';
 import { CommonErrors } from '../common/problem/common.errors';
-import { CreatePaymentMethodDto, ListPaymentMethodsQuery, PaymentMethodResponse } from './dto/payment-method.dto';
+import {
+  CreatePaymentMethodDto,
+  ListPaymentMethodsQuery,
+  paymentMethodCursorFilters,
+  PaymentMethodResponse,
+} from './dto/payment-method.dto';
+import { PaymentMethod } from './payment-method.entity';
 import { BuyerErrors } from '../buyers/buyers.errors';
 import { PaymentMethodErrors } from './payment-methods.errors';
 import { CheckoutSessionErrors } from '../checkout-sessions/checkout-sessions.errors';
@@ -45,13 +51,19 @@ export class PaymentMethodsController {
   @Get()
   @RequireScope('payment-methods.read')
   @ApiOperation({ summary: 'List stored cards, newest first, with cursor pagination (limit 1–100, default 20)' })
-  @ApiOkResponse({ type: PageOf(PaymentMethodResponse) })
-  @ApiProblems(CommonErrors.validationFailed, PaginationErrors.invalidCursor)
+  @Paginated({
+    default: 20,
+    max: 100,
+    scope: 'payment-methods',
+    item: PaymentMethodResponse,
+    filters: paymentMethodCursorFilters,
+  })
   list(
     @MerchantAccountId() merchant: string,
-    @Query() query: ListPaymentMethodsQuery,
-  ): Promise<Page<PaymentMethodResponse>> {
-    return this.paymentMethods.list(merchant, query);
+    @Query() filters: ListPaymentMethodsQuery,
+    @Keyset() keyset: KeysetRequest,
+  ): Promise<PaymentMethod[]> {
+    return this.paymentMethods.list(merchant, filters, keyset);
   }
 
   @Get(':id')

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { Buyer } from '../buyers/buyer.entity';
 import { VaultModule } from '../vault/vault.module';
 import { CheckoutSessionsCoreModule } from '../checkout-sessions/checkout-sessions.module';
 import { BuyerPaymentMethodsController } from './buyer-payment-methods.controller';
@@ -8,7 +9,8 @@ import { PaymentMethodsController } from './payment-methods.controller';
 import { PaymentMethodsService } from './payment-methods.service';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([PaymentMethod]), VaultModule, CheckoutSessionsCoreModule],
+  // Buyer too: the card lists join each card's buyer (PaymentMethodsService.withBuyer).
+  imports: [TypeOrmModule.forFeature([PaymentMethod, Buyer]), VaultModule, CheckoutSessionsCoreModule],
   controllers: [PaymentMethodsController, BuyerPaymentMethodsController],
   providers: [PaymentMethodsService],
   exports: [PaymentMethodsService],

@@ -4,8 +4,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { Repository, SelectQueryBuilder } from 'typeorm';
 import { Buyer } from '../buyers/buyer.entity';
 import { BuyerErrors } from '../buyers/buyers.errors';
-import { Page } from '../common/pagination/page';
-import { PaginationService } from '../common/pagination/pagination.service';
+import { KeysetRequest, seekPage } from '../common/pagination/keyset';
 import { CommonErrors } from '../common/problem/common.errors';
 import { ProblemException } from '../common/problem/problem';
 import { binOf, normaliseCardNumber, schemeOf } from '../vault/card';
@@ -16,8 +15,8 @@ import {
   CreatePaymentMethodDto,
   ListBuyerPaymentMethodsQuery,
   ListPaymentMethodsQuery,
-  PaymentMethodResponse,
   PaymentMethodSummaryResponse,
+  statusFilter,
 } from './dto/payment-method.dto';
 import { PaymentMethod } from './payment-method.entity';
 import { PaymentMethodErrors } from './payment-methods.errors';
@@ -33,7 +32,6 @@ export class PaymentMethodsService {
   constructor(
     @InjectRepository(PaymentMethod) private readonly paymentMethods: Repository<PaymentMethod>,
     private readonly vault: CardVault,
-    private readonly pagination: PaginationService,
     private readonly resolver: PaymentMethodResolver,
     private readonly sessionCards: CheckoutSessionCards,
   ) {}
@@ -117,11 +115,12 @@ export class PaymentMethodsService {
   async delete(merchantAccountId: string, id: string): Promise<void> {
     const result = isUuid(id) ? await this.paymentMethods.delete({ id, merchantAccountId }) : { affected: 0 };
     if (!result.affected) throw notFound(id);
-    // Before answering, so a forward sent after this response cannot use the card (docs/decisions.md).
+    // Before answering, so a forward sent after this response cannot use the card (docs/decisions/0039).
     await this.resolver.forget(merchantAccountId, id);
   }
 
-  list(merchantAccountId: string, query: ListPaymentMethodsQuery): Promise<Page<PaymentMethodResponse>> {
+  /** One page of the stored cards, as `seekPage` fetches it (up to keyset.limit + 1 rows). */
+  list(merchantAccountId: string, query: ListPaymentMethodsQuery, keyset: KeysetRequest): Promise<PaymentMethod[]> {
     const builder = this.withBuyer(merchantAccountId);
     if (query.buyer_id !== undefined) builder.andWhere('pm.buyer_id = :buyerId', { buyerId: query.buyer_id });
     if (query.buyer_external_identifier !== undefined) {
@@ -135,26 +134,10 @@ export class PaymentMethodsService {
         externalIdentifier: query.external_identifier,
       });
     }
-    const statuses = query.status === undefined ? undefined : [...new Set(query.status)].sort();
+    const statuses = statusFilter(query);
     // Every stored card is `succeeded`: a filter without it matches nothing.
     if (statuses !== undefined && !statuses.includes('succeeded')) builder.andWhere('false');
-    return this.pagination.paginate({
-      query: builder,
-      alias: 'pm',
-      request: query,
-      limits: ListPaymentMethodsQuery.limits,
-      scope: {
-        endpoint: 'payment-methods',
-        merchantAccountId,
-        filters: {
-          buyer_id: query.buyer_id?.toLowerCase(),
-          buyer_external_identifier: query.buyer_external_identifier,
-          external_identifier: query.external_identifier,
-          status: statuses?.join(','),
-        },
-      },
-      map: PaymentMethodResponse.from,
-    });
+    return seekPage(builder, 'pm', keyset);
   }
 
   /** `GET /buyers/payment-methods`: one buyer's cards, unpaginated as the SDK expects, at most BUYER_PAYMENT_METHODS_MAX. */

@@ -19,6 +19,18 @@ export async function closeRedis(client: Redis): Promise<void> {
 }
 
 /**
+ * What ioredis 6 changed by default, put back (every other connection is a duplicate() of the shared one, so
+ * inherits it): RESP2, the wire protocol BullMQ's scripts and our subscriber were built and measured on (RESP3
+ * changes reply types and pub/sub framing); and a reconnection every 50 ms to 2 s, where ioredis 6 backs off
+ * exponentially to 5 s, which would hold the queue and the caches up to 5 s longer after an outage ends.
+ * ioredis 6's other default, TCP keep-alive at 30 s, is kept: it notices a peer that vanished.
+ */
+const IOREDIS_5_BEHAVIOUR: RedisOptions = {
+  protocol: 2,
+  retryStrategy: (attempt) => Math.min(attempt * 50, 2_000),
+};
+
+/**
  * Options of the shared connection. Commands fail after one reconnection attempt instead of queueing
  * until Redis returns (ioredis's default of 20, or BullMQ's `null`, would hang a caller through an
  * outage). BullMQ, which needs `maxRetriesPerRequest: null`, gets its own duplicate() with that
@@ -28,6 +40,7 @@ export const SHARED_CLIENT_OPTIONS: RedisOptions = {
   maxRetriesPerRequest: 1,
   enableReadyCheck: true,
   lazyConnect: false,
+  ...IOREDIS_5_BEHAVIOUR,
 };
 
 /**

@@ -62,20 +62,34 @@ export class BlockedAddressError extends Error {
 
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
+/** What guardedLookup resolves with: node:dns's lookup with `all: true`. */
+export type ResolveAll = (
+  hostname: string,
+  options: LookupOptions & { all: true },
+  callback: (error: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void,
+) => void;
+
 /**
- * A `lookup` for net/tls.connect that resolves once, refuses the connection if any resolved address
- * is not public, and hands the socket the very address it checked: there is no second lookup for a
- * DNS-rebinding answer to slip into.
+ * A `lookup` for net/tls.connect that resolves once (with `resolve`), refuses the connection if any
+ * resolved address is not public, and hands the socket the very address it checked: there is no second
+ * lookup for a DNS-rebinding answer to slip into. The resolver is a parameter so that tests can give
+ * answers no real resolver gives on demand (a public and a private address for one name).
  */
-export function guardedLookup(hostname: string, options: LookupOptions, callback: LookupCallback): void {
-  dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
-    if (error) return callback(error, []);
-    const list = addresses;
-    for (const entry of list) {
-      const reason = blockedAddressReason(entry.address);
-      if (reason) return callback(new BlockedAddressError(hostname, entry.address, reason), []);
-    }
-    if (options.all) return callback(null, list);
-    return callback(null, list[0].address, list[0].family);
-  });
+export function guardedLookupWith(
+  resolve: ResolveAll,
+): (hostname: string, options: LookupOptions, callback: LookupCallback) => void {
+  return (hostname, options, callback) => {
+    resolve(hostname, { ...options, all: true }, (error, addresses) => {
+      if (error) return callback(error, []);
+      for (const entry of addresses) {
+        const reason = blockedAddressReason(entry.address);
+        if (reason) return callback(new BlockedAddressError(hostname, entry.address, reason), []);
+      }
+      if (options.all) return callback(null, addresses);
+      return callback(null, addresses[0].address, addresses[0].family);
+    });
+  };
 }
+
+/** guardedLookup over the system resolver: the `lookup` of every guarded agent. */
+export const guardedLookup = guardedLookupWith(dnsLookup);

@@ -1,18 +1,18 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
 import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { MerchantScoped } from '../auth/merchant-scoped';
 import { MerchantAccountId } from '../auth/principal';
 import { RequireScope } from '../auth/scopes';
 import { ApiProblems } from '../common/openapi/api-problems';
-import { Page, PageOf } from '../common/pagination/page';
-import { PaginationErrors } from '../common/pagination/pagination.errors';
+import { KeysetRequest } from '../common/pagination/keyset';
+import { Keyset, Paginated } from '../common/pagination/paginated.decorator';
 import { CommonErrors } from '../common/problem/common.errors';
 import {
   CreateVaultForwardConfigDto,
-  ListVaultForwardConfigsQuery,
   UpdateVaultForwardConfigDto,
   VaultForwardConfigResponse,
 } from './dto/vault-forward-config.dto';
+import { VaultForwardConfig } from './vault-forward-config.entity';
 import { VaultForwardConfigErrors } from './vault-forward-configs.errors';
 import { VaultForwardConfigsList } from './vault-forward-configs.list';
 import { VaultForwardConfigsService } from './vault-forward-configs.service';
@@ -49,13 +49,9 @@ export class VaultForwardConfigsController {
   @Get()
   @RequireScope('vault-forward-configs.read')
   @ApiOperation({ summary: 'List forwarding configs, newest first, with cursor pagination' })
-  @ApiOkResponse({ type: PageOf(VaultForwardConfigResponse) })
-  @ApiProblems(CommonErrors.validationFailed, PaginationErrors.invalidCursor)
-  list(
-    @MerchantAccountId() merchant: string,
-    @Query() query: ListVaultForwardConfigsQuery,
-  ): Promise<Page<VaultForwardConfigResponse>> {
-    return this.lists.list(merchant, query);
+  @Paginated({ default: 20, max: 100, scope: 'vault-forward-configs', item: VaultForwardConfigResponse })
+  list(@MerchantAccountId() merchant: string, @Keyset() keyset: KeysetRequest): Promise<VaultForwardConfig[]> {
+    return this.lists.list(merchant, keyset);
   }
 
   @Get(':id')

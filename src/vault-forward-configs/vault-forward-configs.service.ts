@@ -86,9 +86,13 @@ export class VaultForwardConfigsService {
     await this.changed(merchantAccountId);
   }
 
-  /** Hot path: the merchant's enabled configs, cached, with one plain query on a miss. */
-  async enabledConfigs(merchantAccountId: string): Promise<EnabledConfig[]> {
-    const cached = this.enabledCache.get(merchantAccountId);
+  /**
+   * Hot path: the merchant's enabled configs, cached, with one plain query on a miss. `fresh` reads
+   * the table whatever the cache holds (a queued attempt about to send: a change notice may have
+   * been lost, or this worker may have no Redis at all, and the TTL is no bound on what a job sends).
+   */
+  async enabledConfigs(merchantAccountId: string, options: { fresh?: boolean } = {}): Promise<EnabledConfig[]> {
+    const cached = options.fresh ? undefined : this.enabledCache.get(merchantAccountId);
     if (cached) return cached;
     const snapshot = this.enabledCache.snapshot();
     const rows = await this.sql.prepared<{ id: string; hosts: string[]; methods: string[] }>(

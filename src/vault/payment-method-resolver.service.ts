@@ -37,7 +37,7 @@ interface SealedRow {
  *
  * The rows are cached as they are stored — ciphertext and wrapped data key, never opened — so a
  * repeat forward costs no database round trip; opening still needs the master key every time.
- * Deleting a payment method drops its row from every process's cache (see docs/decisions.md).
+ * Deleting a payment method drops its row from every process's cache (see docs/decisions/0039).
  */
 @Injectable()
 export class PaymentMethodResolver {

@@ -11,6 +11,8 @@
  * `{"a":{"b":1}}`) are not placeholders and pass untouched; an upper-case NAME_X whose NAME is
  * unknown is an error, so a typo is never sent on silently.
  */
+
+import { echoed } from '../common/problem/echo';
 export const PLACEHOLDER_NAMES = [
   'CARD_NUMBER',
   'CARD_EXPIRATION_DATE',
@@ -175,7 +177,7 @@ export function scanText(
       throw new PlaceholderError(
         token,
         'unknown-name',
-        `{{ ${token} }} is not a placeholder name; known: ${PLACEHOLDER_NAMES.map((n) => `${n}_X`).join(', ')}`,
+        `{{ ${echoed(token)} }} is not a placeholder name; known: ${PLACEHOLDER_NAMES.map((n) => `${n}_X`).join(', ')}`,
       );
     }
     const position = Number(digits);
@@ -184,15 +186,15 @@ export function scanText(
         token,
         'position-out-of-range',
         shape.positions === 0
-          ? `{{ ${token} }} needs ${shape.listedBy}, which lists no payment method`
-          : `{{ ${token} }} refers to position ${digits}, but ${shape.listedBy} lists ${shape.positions}`,
+          ? `{{ ${echoed(token)} }} needs ${shape.listedBy}, which lists no payment method`
+          : `{{ ${echoed(token)} }} refers to position ${digits}, but ${shape.listedBy} lists ${shape.positions}`,
       );
     }
     if (name === 'CARD_SECURITY_CODE' && !shape.securityCode) {
       throw new PlaceholderError(
         token,
         'not-available',
-        `{{ ${token} }} is available only with ${shape.securityCodeFrom}: stored payment methods keep no security code`,
+        `{{ ${echoed(token)} }} is available only with ${shape.securityCodeFrom}: stored payment methods keep no security code`,
       );
     }
     uses.push({ token, name: name as PlaceholderName, position });

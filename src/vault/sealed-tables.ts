@@ -111,6 +111,16 @@ export const SEALED_TABLES: readonly SealedTable[] = [
     describe: 'callback delivery',
   },
   {
+    name: 'forward_job_callback_urls',
+    table: 'vault_forward_job_callback_urls',
+    key: 'job_id',
+    keyType: 'uuid',
+    layout: 'record',
+    purpose: 'forward-job-callback-url',
+    aadColumns: ['merchant_account_id', 'job_id'],
+    describe: 'callback URL of queued forward',
+  },
+  {
     // Card number and security code are parts of one envelope (sealParts); erased rows have NULL keys,
     // which the rotation's `master_key_id <> current` never selects.
     name: 'checkout_sessions',

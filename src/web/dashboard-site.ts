@@ -51,6 +51,14 @@ export async function registerDashboard(fastify: FastifyInstance, root: string):
     scope.addHook('onSend', async (_request, reply) => {
       reply.headers(DASHBOARD_HEADERS);
     });
+    // @fastify/static answers `..`, `.` and empty segments and dotfiles with a 403 of its own, which
+    // the filter could only type as bad-request. A path that is not a plain one under the bundle
+    // names no file of it: the same 404 route-not-found as any missing file, telling nothing more.
+    scope.addHook('onRequest', async (request, reply) => {
+      if (isPlainAssetPath(request.url)) return;
+      reply.callNotFound();
+      return reply;
+    });
     // The plugin's own redirect covers sub-folders only; the bare prefix is ours.
     scope.get(DASHBOARD_PREFIX, async (_request, reply) => reply.redirect(`${DASHBOARD_PREFIX}/`, 301));
     await scope.register(fastifyStatic, {
@@ -68,5 +76,26 @@ export async function registerDashboard(fastify: FastifyInstance, root: string):
       },
       cacheControl: false,
     });
+  });
+}
+
+/**
+ * Whether a /dashboard URL's path is a plain one: every segment after the prefix (decoded, since
+ * `%2e%2e` is `..` to the file system) non-empty, not starting with a dot, without a backslash or
+ * NUL; only the last may be empty (a folder's index).
+ */
+export function isPlainAssetPath(url: string): boolean {
+  const path = url.split(/[?#]/, 1)[0];
+  if (path === DASHBOARD_PREFIX) return true;
+  const segments = path.slice(DASHBOARD_PREFIX.length + 1).split('/');
+  return segments.every((raw, index) => {
+    let segment: string;
+    try {
+      segment = decodeURIComponent(raw);
+    } catch {
+      return false;
+    }
+    if (segment === '') return index === segments.length - 1;
+    return !segment.startsWith('.') && !/[\\/\0]/.test(segment);
   });
 }

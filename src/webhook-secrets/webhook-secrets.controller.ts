@@ -1,13 +1,12 @@
-import { Controller, Get, HttpCode, Post, Query } from '@nestjs/common';
-import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Controller, Get, HttpCode, Post } from '@nestjs/common';
+import { ApiCreatedResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { MerchantScoped } from '../auth/merchant-scoped';
 import { MerchantAccountId } from '../auth/principal';
 import { RequireScope } from '../auth/scopes';
-import { ApiProblems } from '../common/openapi/api-problems';
-import { Page, PageOf } from '../common/pagination/page';
-import { PaginationErrors } from '../common/pagination/pagination.errors';
-import { CommonErrors } from '../common/problem/common.errors';
-import { CreatedWebhookSecretResponse, ListWebhookSecretsQuery, WebhookSecretResponse } from './dto/webhook-secret.dto';
+import { KeysetRequest } from '../common/pagination/keyset';
+import { Keyset, Paginated } from '../common/pagination/paginated.decorator';
+import { CreatedWebhookSecretResponse, WebhookSecretResponse } from './dto/webhook-secret.dto';
+import { WebhookSecret } from './webhook-secret.entity';
 import { WebhookSecretsService } from './webhook-secrets.service';
 
 /**
@@ -36,12 +35,8 @@ export class WebhookSecretsController {
   @ApiOperation({
     summary: 'List the webhook signing secrets (never the secret), newest first, with cursor pagination',
   })
-  @ApiOkResponse({ type: PageOf(WebhookSecretResponse) })
-  @ApiProblems(CommonErrors.validationFailed, PaginationErrors.invalidCursor)
-  list(
-    @MerchantAccountId() merchant: string,
-    @Query() query: ListWebhookSecretsQuery,
-  ): Promise<Page<WebhookSecretResponse>> {
-    return this.secrets.list(merchant, query);
+  @Paginated({ default: 20, max: 100, scope: 'vault-forward-webhook-secrets', item: WebhookSecretResponse })
+  list(@MerchantAccountId() merchant: string, @Keyset() keyset: KeysetRequest): Promise<WebhookSecret[]> {
+    return this.secrets.list(merchant, keyset);
   }
 }

@@ -1,22 +1,25 @@
 import { randomUUID } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger, Optional } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { DataSource, Repository } from 'typeorm';
-import { Page } from '../common/pagination/page';
-import { PaginationService } from '../common/pagination/pagination.service';
+import { KeysetRequest, seekPage } from '../common/pagination/keyset';
+import { DueDelivery, enqueueDeliveries } from '../forward-callbacks/callback-jobs';
+import { ForwardQueue } from '../job-queue/forward-queue';
 import { SecretSealer } from '../vault/secret-sealer';
-import { CreatedWebhookSecretResponse, ListWebhookSecretsQuery, WebhookSecretResponse } from './dto/webhook-secret.dto';
+import { CreatedWebhookSecretResponse, WebhookSecretResponse } from './dto/webhook-secret.dto';
 import { WebhookSecret } from './webhook-secret.entity';
 import { formatSecret, newSecretKey, ROTATION_OVERLAP_HOURS, webhookSecretAad } from './webhook-secret-key';
 
 /** Creation (which rotates) and listing of the merchant account's webhook signing secrets. */
 @Injectable()
 export class WebhookSecretsService {
+  private readonly logger = new Logger('Callbacks');
+
   constructor(
     @InjectRepository(WebhookSecret) private readonly secrets: Repository<WebhookSecret>,
     private readonly dataSource: DataSource,
     private readonly sealer: SecretSealer,
-    private readonly pagination: PaginationService,
+    @Optional() private readonly queue?: ForwardQueue,
   ) {}
 
   /**
@@ -28,7 +31,7 @@ export class WebhookSecretsService {
     const key = newSecretKey();
     try {
       const sealed = this.sealer.seal(webhookSecretAad(merchantAccountId, id), key);
-      await this.dataSource.transaction(async (manager) => {
+      const woken = await this.dataSource.transaction(async (manager) => {
         // Serialises concurrent creations for one merchant account: each rotates the one before it.
         await manager.query(`SELECT pg_advisory_xact_lock(hashtext('vault-forward-webhook-secrets'), hashtext($1))`, [
           merchantAccountId,
@@ -43,7 +46,17 @@ export class WebhookSecretsService {
             `master_key_id) VALUES ($1, $2, $3, $4, $5)`,
           [id, merchantAccountId, sealed.ciphertext, sealed.wrappedKey, sealed.masterKeyId],
         );
+        // Job-end callbacks put off for want of a secret (CallbackDeliveries.waitForSecret) are due
+        // now: their attempt is enqueued once this commits (or, the queue down, by the housekeeping).
+        const [rows] = await manager.query<[DueDelivery[], number]>(
+          `UPDATE vault_forward_callback_deliveries SET next_attempt_at = now()
+            WHERE merchant_account_id = $1 AND state = 'pending' AND next_attempt_at = 'infinity'
+            RETURNING id, attempts + 1 AS attempt`,
+          [merchantAccountId],
+        );
+        return rows;
       });
+      await enqueueDeliveries(this.queue, woken, this.logger);
       const row = await this.secrets.findOneByOrFail({ id, merchantAccountId });
       return { ...WebhookSecretResponse.from(row), secret: formatSecret(key) };
     } finally {
@@ -51,16 +64,12 @@ export class WebhookSecretsService {
     }
   }
 
-  list(merchantAccountId: string, query: ListWebhookSecretsQuery): Promise<Page<WebhookSecretResponse>> {
-    return this.pagination.paginate({
-      query: this.secrets
-        .createQueryBuilder('s')
-        .where('s.merchant_account_id = :merchantAccountId', { merchantAccountId }),
-      alias: 's',
-      request: query,
-      limits: ListWebhookSecretsQuery.limits,
-      scope: { endpoint: 'vault-forward-webhook-secrets', merchantAccountId, filters: {} },
-      map: WebhookSecretResponse.from,
-    });
+  /** One page, as `seekPage` fetches it (up to keyset.limit + 1 rows). */
+  list(merchantAccountId: string, keyset: KeysetRequest): Promise<WebhookSecret[]> {
+    return seekPage(
+      this.secrets.createQueryBuilder('s').where('s.merchant_account_id = :merchantAccountId', { merchantAccountId }),
+      's',
+      keyset,
+    );
   }
 }

@@ -231,6 +231,100 @@ describe('Checkout sessions', () => {
     expect(again.status).toBe(200);
   });
 
+  it('a 402 decline erases the code too: the target decided', async () => {
+    const c = card();
+    const session = await createCheckoutSession(t, token, { card: c });
+    const declined = await forward({ 'x-vault-forward-checkout-session': session.id }, FULL_BODY, {
+      'x-vault-forward-url': `${downstream.url}/status/402`,
+    });
+    expect(declined.status).toBe(402);
+    expect(declined.headers.get('x-vault-forward-error')).toBeNull();
+    const [row] = await t.db.query(`SELECT security_code_ciphertext FROM checkout_sessions WHERE id = $1`, [
+      session.id,
+    ]);
+    expect(row.security_code_ciphertext).toBeNull();
+    expectProblem(
+      await forward({ 'x-vault-forward-checkout-session': session.id }, FULL_BODY),
+      410,
+      'checkout-session-security-code-erased',
+    );
+  });
+
+  // Issue 19 (7): the code leaves at most once. Erasure follows the first answer, so without a hold every
+  // forward that loaded the code before that answer sent it.
+  it('20 parallel forwards of one session send its security code once; the others get 409 checkout-session-in-use', async () => {
+    const c = card();
+    const session = await createCheckoutSession(t, token, { card: c });
+    const sentCode = () =>
+      downstream.received.filter((r) => r.url === '/slow' && r.body.includes(Buffer.from(c.number))).length;
+    // /slow answers after 3 s: the first forward holds the code all the while the others arrive.
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        forward({ 'x-vault-forward-checkout-session': session.id }, FULL_BODY, {
+          'x-vault-forward-url': `${downstream.url}/slow`,
+        }),
+      ),
+    );
+    expect(answers.filter((a) => a.status === 200)).toHaveLength(1);
+    for (const refused of answers.filter((a) => a.status !== 200)) {
+      const problem = expectProblem(refused, refused.status, refused.body.code);
+      expect([
+        [409, 'checkout-session-in-use'],
+        [410, 'checkout-session-security-code-erased'],
+      ]).toContainEqual([refused.status, problem.code]);
+      if (problem.code === 'checkout-session-in-use')
+        expect(problem.errors).toEqual([
+          expect.objectContaining({ location: 'header', name: 'x-vault-forward-checkout-session' }),
+        ]);
+    }
+    expect(answers.some((a) => a.body?.code === 'checkout-session-in-use')).toBe(true);
+    expect(sentCode()).toBe(1);
+  });
+
+  it('a 5xx answer or a failure releases the code for a retry; a hold whose lease lapsed (a dead holder) is taken over', async () => {
+    const c = card();
+    const session = await createCheckoutSession(t, token, { card: c });
+    const claim = async () =>
+      (
+        await t.db.query(
+          `SELECT security_code_claim, security_code_claimed_until FROM checkout_sessions WHERE id = $1`,
+          [session.id],
+        )
+      )[0];
+    const sendTo = (path: string) =>
+      forward({ 'x-vault-forward-checkout-session': session.id }, FULL_BODY, {
+        'x-vault-forward-url': `${downstream.url}${path}`,
+      });
+
+    expect((await sendTo('/status/503')).status).toBe(503);
+    expect(await claim()).toEqual({ security_code_claim: null, security_code_claimed_until: null });
+    // No answer in time (504, thrown rather than answered): released too.
+    const late = await forward({ 'x-vault-forward-checkout-session': session.id }, FULL_BODY, {
+      'x-vault-forward-url': `${downstream.url}/slow`,
+      'x-vault-forward-timeout': '1',
+    });
+    expectProblem(late, 504, 'downstream-timeout');
+    expect(await claim()).toEqual({ security_code_claim: null, security_code_claimed_until: null });
+
+    // Another process holds it (a row state, whichever process wrote it): 409, nothing sent.
+    await t.db.query(
+      `UPDATE checkout_sessions SET security_code_claim = $2, security_code_claimed_until = now() + interval '1 minute' WHERE id = $1`,
+      [session.id, randomUUID()],
+    );
+    const before = downstream.received.length;
+    expectProblem(await sendTo('/pay'), 409, 'checkout-session-in-use');
+    expect(downstream.received.length).toBe(before);
+    // Its holder died: once the lease lapses the code can go, once.
+    await t.db.query(
+      `UPDATE checkout_sessions SET security_code_claimed_until = now() - interval '1 second' WHERE id = $1`,
+      [session.id],
+    );
+    expect((await sendTo('/pay')).status).toBe(200);
+    expect(JSON.parse(downstream.received.at(-1)!.body.toString()).cvv).toBe(c.security_code);
+    expect(await claim()).toEqual({ security_code_claim: null, security_code_claimed_until: null });
+    expectProblem(await sendTo('/pay'), 410, 'checkout-session-security-code-erased');
+  });
+
   it('forwards a stored card with a freshly collected code (method id)', async () => {
     const c = card();
     const pm = await createCard(t, merchant, {
@@ -287,6 +381,71 @@ describe('Checkout sessions', () => {
     expect(job.body.status).toBe('succeeded');
     const sent = downstream.received.map((r) => r.body.toString()).find((b) => b.includes(c.number));
     expect(JSON.parse(sent!)).toEqual({ number: c.number, expiry: '07/31', cvv: c.security_code });
+  });
+
+  it('a queued attempt finds the code held by another forward: 409 checkout-session-in-use, retried, sent once freed', async () => {
+    const c = card();
+    const session = await createCheckoutSession(t, token, { card: c });
+    await t.db.query(
+      `UPDATE checkout_sessions SET security_code_claim = $2, security_code_claimed_until = now() + interval '1 minute' WHERE id = $1`,
+      [session.id, randomUUID()],
+    );
+    const accepted = await forward({ 'x-vault-forward-checkout-session': session.id }, FULL_BODY, {
+      prefer: 'respond-async',
+      'x-vault-forward-http-method': 'PUT',
+      'x-vault-forward-max-attempts': '20',
+    });
+    expect(accepted.status).toBe(202);
+    const job = (predicate: (body: any) => boolean, what: string) =>
+      waitFor(
+        async () => {
+          const r = await http(t.url, `/vault-forward/jobs/${accepted.body.id}`, { token });
+          return predicate(r.body) && r.body;
+        },
+        { timeoutMs: 30_000, what },
+      );
+    await job((b) => b.attempts.length >= 1 && b.attempts[0].error_type !== null, 'a first attempt refused');
+    await t.db.query(`UPDATE checkout_sessions SET security_code_claimed_until = now() WHERE id = $1`, [session.id]);
+    const ended = await job((b) => ['succeeded', 'failed'].includes(b.status), 'the queued forward to end');
+    expect(ended.status).toBe('succeeded');
+    const errors = ended.attempts.map((a: { error_type: string | null }) => a.error_type);
+    expect(errors.at(-1)).toBeNull();
+    expect(new Set(errors.slice(0, -1))).toEqual(new Set(['checkout-session-in-use']));
+    const sent = downstream.received.filter((r) => r.body.includes(Buffer.from(c.number)));
+    expect(sent).toHaveLength(1);
+    expect(JSON.parse(sent[0].body.toString()).cvv).toBe(c.security_code);
+  });
+
+  it('a queued job takes back a hold of its own at once (a worker died in an attempt holding the code)', async () => {
+    const c = card();
+    const session = await createCheckoutSession(t, token, { card: c });
+    const hold = (holder: string) =>
+      t.db.query(
+        `UPDATE checkout_sessions SET security_code_claim = $2, security_code_claimed_until = now() + interval '1 minute' WHERE id = $1`,
+        [session.id, holder],
+      );
+    await hold(randomUUID());
+    const accepted = await forward({ 'x-vault-forward-checkout-session': session.id }, FULL_BODY, {
+      prefer: 'respond-async',
+      'x-vault-forward-http-method': 'PUT',
+      'x-vault-forward-max-attempts': '20',
+    });
+    expect(accepted.status).toBe(202);
+    const id = accepted.body.id as string;
+    const job = (predicate: (body: any) => boolean, what: string) =>
+      waitFor(
+        async () => {
+          const r = await http(t.url, `/vault-forward/jobs/${id}`, { token });
+          return predicate(r.body) && r.body;
+        },
+        { timeoutMs: 30_000, what },
+      );
+    await job((b) => b.attempts.length >= 1 && b.attempts[0].error_type !== null, 'a first attempt refused');
+    // The row as a worker killed mid-attempt leaves it: held by this job, the lease a minute from lapsing.
+    await hold(id);
+    const ended = await job((b) => ['succeeded', 'failed'].includes(b.status), 'the queued forward to end');
+    expect(ended.status).toBe('succeeded');
+    expect(downstream.received.filter((r) => r.body.includes(Buffer.from(c.number)))).toHaveLength(1);
   });
 
   it('a queued forward whose session expires before the worker runs fails clearly (410), sending nothing', async () => {
@@ -532,6 +691,22 @@ describe('Checkout sessions', () => {
       const other = (await createMerchantAccount(t)).id;
       const otherToken = await (await createApiKey(t, other)).token();
       const session = await createCheckoutSession(t, otherToken, { card: card() });
+      // An expiry opens nothing, so the envelope's binding to its merchant cannot catch a lookup that
+      // forgot the merchant: only the lookup's own filter refuses these, synchronous and queued.
+      const before = downstream.received.length;
+      const extras: Array<Record<string, string>> = [{}, { prefer: 'respond-async' }];
+      for (const extra of extras) {
+        expectProblem(
+          await forward(
+            { 'x-vault-forward-checkout-session': session.id },
+            '{"e":"{{ CARD_EXPIRATION_DATE_1 }}"}',
+            extra,
+          ),
+          400,
+          'unknown-checkout-session',
+        );
+      }
+      expect(downstream.received.length).toBe(before);
       expectProblem(
         await http(t.url, `/checkout/sessions/${session.id}`, { token }),
         404,

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Browser, chromium, ConsoleMessage, Page } from 'playwright-core';
 import { ForwardJobsWorkerModule } from '../../src/forward-jobs/forward-jobs.module';
@@ -15,6 +14,7 @@ import { http } from '../support/http';
 import { hmac } from '../support/independent-crypto';
 import { startTestApp, TestApp } from '../support/test-app';
 import { waitFor } from '../support/wait';
+import { testTempDir } from '../support/temp-data-dir';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ARTIFACTS = join(__dirname, '..', 'artifacts');
@@ -90,7 +90,7 @@ describe('dashboard (real Chromium against the real API)', () => {
     merchant = (await createMerchantAccount(t, { displayName: 'Dashboard Shop' })).id;
     const merchantKey = await createApiKey(t, merchant);
     const instanceKey = await createApiKey(t, null, 'ES256');
-    const dir = mkdtempSync(join(tmpdir(), 'vf-dashboard-'));
+    const dir = testTempDir('vf-dashboard-');
     merchantKeyFile = join(dir, 'merchant.pem');
     instanceKeyFile = join(dir, 'instance.pem');
     writeFileSync(merchantKeyFile, merchantKey.privateKeyPem, { mode: 0o600 });

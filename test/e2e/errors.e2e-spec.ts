@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createApiKey, TestKey } from '../factories/api-keys';
 import { expectProblem, http } from '../support/http';
+import { rawExchange } from '../support/raw-http';
 import { startTestApp, TestApp } from '../support/test-app';
 
 describe('Errors are RFC 9457 problem+json, framework errors included', () => {
@@ -25,6 +26,29 @@ describe('Errors are RFC 9457 problem+json, framework errors included', () => {
   it('unknown route without a token is still 404 problem+json, not 401 (the router answers first)', async () => {
     expectProblem(await http(t.url, '/nope'), 404, 'route-not-found');
   });
+
+  it.each([
+    '/dashboard/../x',
+    '/dashboard/../../etc/passwd',
+    '/dashboard/%2e%2e/x',
+    '/dashboard/./index.html',
+    '/dashboard//index.html',
+    '/dashboard/.env',
+    '/dashboard/assets/..%2f..%2fpackage.json',
+  ])(
+    'a dashboard path that is not plain (%s) → 404 route-not-found, like any missing file (issue 19)',
+    async (path) => {
+      // The bundle is served, plain paths included, so the 404 is the dashboard's answer, not the absence of the route.
+      const index = await http(t.url, '/dashboard/');
+      expect(index.status).toBe(200);
+      const script = /src="(\/dashboard\/assets\/[^"]+)"/.exec(index.text)![1];
+      expect((await http(t.url, `${script}?v=1`)).status).toBe(200);
+      const result = await rawExchange(t.url, [`GET ${path} HTTP/1.1\r\nhost: localhost\r\nconnection: close\r\n\r\n`]);
+      expect(result.status).toBe(404);
+      expect(result.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(JSON.parse(result.text)).toMatchObject({ status: 404, code: 'route-not-found' });
+    },
+  );
 
   it('malformed JSON → 400 invalid-json naming the body', async () => {
     const result = await http(t.url, '/merchant-accounts', {

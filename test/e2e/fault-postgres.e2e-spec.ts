@@ -1,5 +1,4 @@
-import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { createApiKey } from '../factories/api-keys';
@@ -10,6 +9,7 @@ import { http } from '../support/http';
 import { TcpProxy } from '../support/tcp-proxy';
 import { startTestApp, TestApp } from '../support/test-app';
 import { waitFor } from '../support/wait';
+import { testTempDir } from '../support/temp-data-dir';
 
 /** No answer may take longer than this, outage or not. */
 const ANSWER_BOUND_MS = 8_000;
@@ -45,7 +45,7 @@ describe('PostgreSQL unreachable mid-load (behind a TCP proxy that is cut and re
     proxy = await TcpProxy.start('127.0.0.1', 5432);
     const viaProxy = new URL(process.env.TEST_DATABASE_URL!);
     viaProxy.host = proxy.address;
-    spoolDir = join(mkdtempSync(join(tmpdir(), 'vf-fault-pg-')), 'spool');
+    spoolDir = join(testTempDir('vf-fault-pg-'), 'spool');
     t = await startTestApp({
       env: {
         DATABASE_URL: viaProxy.toString(),
@@ -197,5 +197,40 @@ describe('PostgreSQL unreachable mid-load (behind a TCP proxy that is cut and re
     expect(answers.filter((a) => a.route === 'forward').map((a) => a.status)).toEqual([200, 200]);
     await expectRecorded(answers);
     expect((await call('list', 'after')).status).toBe(200);
+  });
+
+  it('a forward refused with 503 while PostgreSQL is cut is recorded as answered: 503 service-unavailable (issue 19)', async () => {
+    // Never forwarded before, so its sealed row is not cached: the forward needs the table and is refused.
+    const uncached = (await createCard(t, merchant)).id;
+    expect((await call('forward', 'before', cards[0])).status).toBe(200); // the token and config are warm
+    await proxy.cut();
+    let answer: Response;
+    try {
+      answer = await fetch(`${t.url}/vault-forward`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${token}`,
+          'x-vault-forward-url': `http://127.0.0.1:${target.port}/pay`,
+          'x-vault-forward-http-method': 'POST',
+          'x-vault-forward-payment-methods': uncached,
+          'content-type': 'application/json',
+        },
+        body: JSON.stringify({ n: '{{ CARD_NUMBER_1 }}' }),
+        signal: AbortSignal.timeout(ANSWER_BOUND_MS + 5_000),
+      });
+    } finally {
+      await proxy.restore();
+    }
+    const problem = (await answer.json()) as { code: string };
+    expect([answer.status, problem.code]).toEqual([503, 'service-unavailable']);
+    const id = answer.headers.get('x-request-id')!;
+    const row = await eventually(async () => {
+      const { rows } = await direct.query<{ status: number; error_type: string }>(
+        'SELECT status, error_type FROM vault_forward_requests WHERE id = $1 AND status IS NOT NULL',
+        [id],
+      );
+      return rows[0];
+    });
+    expect(row).toEqual({ status: 503, error_type: 'service-unavailable' });
   });
 });

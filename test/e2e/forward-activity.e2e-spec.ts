@@ -10,6 +10,12 @@ describe('forward activity per minute', () => {
   let other: string;
   let token: string;
 
+  /**
+   * The app's clock is pinned (src/common/clock.ts): records written relative to it stay in their
+   * minute however long the test takes, with no wait for a minute boundary to pass.
+   */
+  const NOW = new Date('2026-03-01T12:34:56.789Z');
+
   /** One record `minutesAgo` minutes before the current minute started (+ 10 s into it). */
   async function record(
     merchantAccountId: string,
@@ -20,16 +26,13 @@ describe('forward activity per minute', () => {
     await t.db.query(
       `INSERT INTO vault_forward_requests (id, merchant_account_id, method, target_url, status, duration_ms, error_type, created_at)
        VALUES (gen_random_uuid()::text, $1, 'POST', 'https://psp.example/x', $2, 12, $3,
-               date_trunc('minute', now()) - $4::int * interval '1 minute' + interval '10 seconds')`,
-      [merchantAccountId, status, errorType, minutesAgo],
+               date_trunc('minute', $5::timestamptz) - $4::int * interval '1 minute' + interval '10 seconds')`,
+      [merchantAccountId, status, errorType, minutesAgo, NOW],
     );
   }
 
   beforeAll(async () => {
-    t = await startTestApp();
-    // The counts are per minute of the database clock: stay clear of a minute boundary.
-    const [{ second }] = await t.db.query(`SELECT extract(second FROM now())::float8 AS second`);
-    if (second > 45) await new Promise((r) => setTimeout(r, (61 - second) * 1000));
+    t = await startTestApp({ clock: { now: () => NOW } });
     merchant = (await createMerchantAccount(t)).id;
     other = (await createMerchantAccount(t)).id;
     token = await (await createApiKey(t, merchant)).token(['vault-forwards.read']);
@@ -58,6 +61,7 @@ describe('forward activity per minute', () => {
     };
     expect(body.type).toBe('vault-forward-activity');
     expect(body.minutes).toHaveLength(60);
+    expect(Date.parse(body.until)).toBe(Date.parse('2026-03-01T12:35:00Z'));
     expect(Date.parse(body.until) - Date.parse(body.from)).toBe(60 * 60_000);
     const starts = body.minutes.map((m) => Date.parse(m.minute as string));
     starts.forEach((start, i) => expect(start).toBe(Date.parse(body.from) + i * 60_000));

@@ -1,8 +1,7 @@
-import { generateKeyPairSync } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 import { createServer as createHttpsServer, Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { createApiKey } from '../factories/api-keys';
@@ -11,6 +10,7 @@ import { createMerchantAccount } from '../factories/merchant-accounts';
 import { Downstream, startHttpDownstream } from '../support/downstream';
 import { expectProblem, http, HttpResult } from '../support/http';
 import { decryptRsaOaepA256Gcm, hmac } from '../support/independent-crypto';
+import { testTempDir } from '../support/temp-data-dir';
 import { startTestApp, TestApp } from '../support/test-app';
 import { TestCa } from '../support/test-pki';
 import { waitFor } from '../support/wait';
@@ -83,7 +83,7 @@ describe('x-vault-forward-authentications against real downstreams, checked inde
 
   beforeAll(async () => {
     const serverCert = ca.issue('127.0.0.1', 'server');
-    const caFile = join(mkdtempSync(join(tmpdir(), 'vf-auth-ca-')), 'ca.pem');
+    const caFile = join(testTempDir('vf-auth-ca-'), 'ca.pem');
     writeFileSync(caFile, ca.cert);
     [plain, mtls] = await Promise.all([startHttpDownstream(), startMtlsDownstream(serverCert, ca.cert)]);
     t = await startTestApp({ env: { FORWARD_INSECURE_HOSTS: '127.0.0.1', FORWARD_EXTRA_CA_FILE: caFile } });
@@ -112,6 +112,15 @@ describe('x-vault-forward-authentications against real downstreams, checked inde
   afterAll(async () => {
     await t.close();
     await Promise.all([plain.close(), mtls.close()]);
+  });
+  // After each test, not in a last test of its own: a test run alone (-t) or in another order checks
+  // the logs it wrote against the secrets it gave the service.
+  afterEach(() => {
+    const text = t.logs.text;
+    expect(text.length).toBeGreaterThan(0);
+    for (const secret of secrets)
+      expect(text).not.toContain(secret.split('\n').find((l) => l.length > 20 && !l.startsWith('-----')) ?? secret);
+    expect(text).not.toContain(card.number);
   });
 
   async function createMethod(
@@ -216,6 +225,35 @@ describe('x-vault-forward-authentications against real downstreams, checked inde
       expect(got.body.toString()).not.toContain(card.number);
     });
 
+    it('encrypts a body that is not JSON (XML, a form) byte for byte, as filled', async () => {
+      const created = await createMethod('jwe-payload', {
+        public_key: rsaPublicPem,
+        algorithm: 'RSA-OAEP-256',
+        encryption: 'A256GCM',
+      });
+      for (const [contentType, body, filled] of [
+        [
+          'application/xml',
+          '<pay><n>{{ CARD_NUMBER_1 }}</n><e>{{ CARD_EXPIRATION_DATE_1 }}</e></pay>',
+          `<pay><n>${card.number}</n><e>04/31</e></pay>`,
+        ],
+        [
+          'application/x-www-form-urlencoded',
+          'number={{ CARD_NUMBER_1 }}&amount=10%2E00',
+          `number=${card.number}&amount=10%2E00`,
+        ],
+      ]) {
+        const before = plain.received.length;
+        expect((await forward(`${plain.url}/charge`, [created.id], body, { 'content-type': contentType })).status).toBe(
+          200,
+        );
+        const got = plain.received[before];
+        expect(got.headers['content-type']).toBe('application/jose');
+        expect(got.body.toString()).not.toContain(card.number);
+        expect(decryptRsaOaepA256Gcm(got.body.toString('ascii'), rsa.privateKey).plaintext.toString()).toBe(filled);
+      }
+    });
+
     it('encrypt-then-sign: the signature covers the JWE as sent; sign-then-encrypt: it covers the plaintext', async () => {
       const jwe = await createMethod('jwe-payload', {
         public_key: rsaPublicPem,
@@ -291,6 +329,17 @@ describe('x-vault-forward-authentications against real downstreams, checked inde
       expect(after.body.client).toBe('client-two');
     });
 
+    it('toward an http target (an operator-listed insecure host) it is refused, 422 naming the header: no card without TLS', async () => {
+      const created = await createMethod('mutual-tls', { certificate: client.cert, private_key: client.key });
+      const before = plain.received.length;
+      const problem = expectOurs(await forward(`${plain.url}/pay`, [created.id]), 422, 'authentication-method-invalid');
+      expect(problem.errors).toEqual([
+        expect.objectContaining({ location: 'header', name: 'x-vault-forward-authentications' }),
+      ]);
+      expect(problem.errors[0].message).toContain(created.id);
+      expect(plain.received.length).toBe(before);
+    });
+
     it('a wrong passphrase fails the forward with a problem naming the method, and nothing is sent', async () => {
       const created = await createMethod('mutual-tls', {
         certificate: client.cert,
@@ -302,6 +351,62 @@ describe('x-vault-forward-authentications against real downstreams, checked inde
       expect(JSON.stringify(problem)).toContain(created.id);
       expect(JSON.stringify(problem)).not.toContain('wrong one');
       expect(mtls.received.length).toBe(before);
+    });
+
+    // Node's TLS takes any text as a CA bundle, so nothing but X.509 parsing stops one that is broken.
+    const brokenBundle = `${ca.cert}-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydA==\n-----END CERTIFICATE-----\n`;
+
+    it('a CA bundle that does not parse is refused at create and at replace, 400 naming fields.ca_certificates', async () => {
+      const path = `/vault-forward/configs/${configId}/authentications`;
+      const fields = { certificate: client.cert, private_key: client.key };
+      for (const ca_certificates of ['not a certificate', brokenBundle]) {
+        const problem = expectProblem(
+          await http(t.url, path, {
+            method: 'POST',
+            token,
+            body: { kind: 'mutual-tls', label: 'broken ca', fields: { ...fields, ca_certificates } },
+          }),
+          400,
+          'validation-failed',
+        );
+        expect(problem.errors).toEqual([expect.objectContaining({ location: 'body', name: 'fields.ca_certificates' })]);
+      }
+      const created = await createMethod('mutual-tls', { ...fields, ca_certificates: ca.cert });
+      const replaced = expectProblem(
+        await http(t.url, `${path}/${created.id}`, {
+          method: 'PUT',
+          token,
+          body: { fields: { ...fields, ca_certificates: brokenBundle } },
+        }),
+        400,
+        'validation-failed',
+      );
+      expect(replaced.errors).toEqual([expect.objectContaining({ name: 'fields.ca_certificates' })]);
+      // The method is unchanged and still forwards.
+      expect((await forward(`${mtls.url}/pay`, [created.id])).status).toBe(200);
+    });
+
+    it('a stored method whose CA bundle does not parse (saved before it was refused) fails the forward 422, nothing sent', async () => {
+      const created = await createMethod('mutual-tls', {
+        certificate: client.cert,
+        private_key: client.key,
+        ca_certificates: ca.cert,
+      });
+      // As a row written by an earlier release, which only warned: never used yet, so nothing is cached.
+      await t.db.query(
+        `UPDATE vault_forward_authentications SET fields = jsonb_set(fields, '{ca_certificates}', to_jsonb($2::text))
+          WHERE id = $1`,
+        [created.id, brokenBundle],
+      );
+      const before = mtls.received.length;
+      const handshakesBefore = mtls.handshakes;
+      const problem = expectOurs(await forward(`${mtls.url}/pay`, [created.id]), 422, 'authentication-method-invalid');
+      expect(problem.errors).toEqual([
+        expect.objectContaining({ location: 'header', name: 'x-vault-forward-authentications' }),
+      ]);
+      expect(problem.errors[0].message).toContain(`${created.id}: its ca_certificates are not PEM certificates`);
+      expect(mtls.received.length).toBe(before);
+      expect(mtls.handshakes).toBe(handshakesBefore);
     });
   });
 
@@ -319,6 +424,25 @@ describe('x-vault-forward-authentications against real downstreams, checked inde
       secrets.push('refusals-secret-xyz');
     });
 
+    /** An HMAC method of a new merchant account's own config, for the same target. */
+    async function anotherMerchantsMethod(displayName: string, secret: string) {
+      const otherMerchant = (await createMerchantAccount(t)).id;
+      const otherToken = await (await createApiKey(t, otherMerchant)).token();
+      const otherConfig = (
+        await http(t.url, '/vault-forward/configs', {
+          method: 'POST',
+          token: otherToken,
+          body: { display_name: displayName, hosts: [`127.0.0.1:${plain.port}`] },
+        })
+      ).body.id;
+      secrets.push(secret);
+      return createMethod(
+        'hmac-signature',
+        { secret, algorithm: 'sha256', encoding: 'hex', header: 'x-s' },
+        { config: otherConfig, token: otherToken },
+      );
+    }
+
     async function refused(ids: string[], status: number, code: string, named: string) {
       const before = plain.received.length;
       const problem = expectOurs(await forward(`${plain.url}/charge`, ids), status, code);
@@ -327,22 +451,22 @@ describe('x-vault-forward-authentications against real downstreams, checked inde
     }
 
     it('another merchant’s method', async () => {
-      const otherMerchant = (await createMerchantAccount(t)).id;
-      const otherToken = await (await createApiKey(t, otherMerchant)).token();
-      const otherConfig = (
-        await http(t.url, '/vault-forward/configs', {
-          method: 'POST',
-          token: otherToken,
-          body: { display_name: 'Theirs', hosts: [`127.0.0.1:${plain.port}`] },
-        })
-      ).body.id;
-      const theirs = await createMethod(
-        'hmac-signature',
-        { secret: 'theirs-secret-abc', algorithm: 'sha256', encoding: 'hex', header: 'x-s' },
-        { config: otherConfig, token: otherToken },
-      );
-      secrets.push('theirs-secret-abc');
+      const theirs = await anotherMerchantsMethod('Theirs', 'theirs-secret-abc');
       await refused([theirs.id], 422, 'authentication-method-not-usable', theirs.id);
+    });
+
+    it('another merchant’s method id gets exactly the answer an unknown id gets: nothing says it exists', async () => {
+      const theirs = await anotherMerchantsMethod('Theirs too', 'theirs-secret-def');
+      const unknown = randomUUID();
+      const answer = async (id: string) => {
+        const before = plain.received.length;
+        const problem = expectOurs(await forward(`${plain.url}/charge`, [id]), 422, 'authentication-method-not-usable');
+        expect(plain.received.length).toBe(before);
+        // Everything but the id itself and what is per request.
+        const { request_id: _r, instance: _i, ...rest } = problem;
+        return JSON.parse(JSON.stringify(rest).split(id).join('<id>'));
+      };
+      expect(await answer(theirs.id)).toEqual(await answer(unknown));
     });
 
     it('a method of another config of the same merchant', async () => {
@@ -381,13 +505,5 @@ describe('x-vault-forward-authentications against real downstreams, checked inde
       const b = await createMethod('mutual-tls', { certificate: client2.cert, private_key: client2.key });
       await refused([a.id, b.id], 422, 'authentication-methods-conflict', b.id);
     });
-  });
-
-  it('the logs hold no secret', () => {
-    const text = t.logs.text;
-    expect(text.length).toBeGreaterThan(0);
-    for (const secret of secrets)
-      expect(text).not.toContain(secret.split('\n').find((l) => l.length > 20 && !l.startsWith('-----')) ?? secret);
-    expect(text).not.toContain(card.number);
   });
 });

@@ -98,6 +98,12 @@ describe('Authentication methods (issue 10: resource, kinds, sealing, forForward
   afterAll(async () => {
     for (const app of apps) await app.close();
   });
+  // After each test, not in a last test of its own: a test run alone (-t) or in another order checks
+  // the logs it wrote against the secrets it used.
+  afterEach(() => {
+    expect(t.logs.text.length).toBeGreaterThan(0);
+    for (const app of apps) for (const secret of secretsSeen) expect(app.logs.text).not.toContain(secret);
+  });
 
   it('creates, gets, lists, replaces and deletes a method; secrets never come back', async () => {
     const created = await create({ ...hmac({ prefix: 'sha256=', template: '{method} {path}\n{timestamp}.{body}' }) });
@@ -198,6 +204,28 @@ describe('Authentication methods (issue 10: resource, kinds, sealing, forForward
     expectProblem(await http(t.url, methodsPath(), { token: configsOnly }), 403, 'forbidden');
     expect((await create(hmac(), configId, await key.token(['vault-forward-authentications.write']))).status).toBe(201);
     expectProblem(await http(t.url, methodsPath()), 401, 'unauthorized');
+  });
+
+  it('PUT and DELETE of a method need vault-forward-authentications.write: read alone is 403 and changes nothing', async () => {
+    const key = await createApiKey(t, merchant);
+    const readOnly = await key.token(['vault-forward-authentications.read']);
+    const write = await key.token(['vault-forward-authentications.write']);
+    const id = (await create(hmac())).body.id as string;
+    const path = `${methodsPath()}/${id}`;
+    expectProblem(
+      await http(t.url, path, { method: 'PUT', token: readOnly, body: { label: 'renamed' } }),
+      403,
+      'forbidden',
+    );
+    expectProblem(await http(t.url, path, { method: 'DELETE', token: readOnly }), 403, 'forbidden');
+    const unchanged = await http(t.url, path, { token: readOnly });
+    expect(unchanged.status).toBe(200);
+    expect(unchanged.body.label).not.toBe('renamed');
+    // The same requests with the write scope go through, so the 403s above were the scope's.
+    const renamed = await http(t.url, path, { method: 'PUT', token: write, body: { label: 'renamed' } });
+    expect(renamed.status).toBe(200);
+    expect(renamed.body.label).toBe('renamed');
+    expect((await http(t.url, path, { method: 'DELETE', token: write })).status).toBe(204);
   });
 
   it('answers 404 for another merchant’s config or method', async () => {
@@ -612,12 +640,5 @@ describe('Authentication methods (issue 10: resource, kinds, sealing, forForward
     apps.splice(apps.indexOf(old), 3);
     for (const app of [old, both, onlyNew]) expect(app.logs.text).not.toContain('hmac-SECRET');
     await own.drop();
-  });
-
-  it('the logs of this file hold no secret', () => {
-    for (const app of apps) {
-      for (const secret of secretsSeen) expect(app.logs.text).not.toContain(secret);
-    }
-    expect(t.logs.text.length).toBeGreaterThan(0);
   });
 });

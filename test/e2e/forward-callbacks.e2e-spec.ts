@@ -3,7 +3,13 @@ import { createServer, IncomingMessage, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { DataSource } from 'typeorm';
+import { APP_CONFIG } from '../../src/config/config.module';
 import { CallbackDeliveries } from '../../src/forward-callbacks/callback-deliveries';
+import { ForwardJobProcessor } from '../../src/forward-jobs/forward-job.processor';
+import { DownstreamClient } from '../../src/outbound/downstream-client';
+import { SecretSealer } from '../../src/vault/secret-sealer';
+import { WebhookSigner } from '../../src/webhook-secrets/webhook-signer';
 import { WorkerModule } from '../../src/worker.module';
 import { createApiKey } from '../factories/api-keys';
 import { createMerchantAccount } from '../factories/merchant-accounts';
@@ -79,6 +85,7 @@ async function startReceiver(): Promise<{
 describe('Job-end callbacks (issue 11, item 5: delivery)', () => {
   let t: TestApp;
   let worker: INestApplicationContext;
+  const workerLogs = new LogCapture();
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
   let merchant: string;
   let token: string;
@@ -94,7 +101,7 @@ describe('Job-end callbacks (issue 11, item 5: delivery)', () => {
     t = await startTestApp({ env });
     const config = testConfig(env);
     worker = await NestFactory.createApplicationContext(
-      WorkerModule.forRoot({ config, databaseUrl: config.databaseUrl!, logStream: new LogCapture() }),
+      WorkerModule.forRoot({ config, databaseUrl: config.databaseUrl!, logStream: workerLogs }),
       { logger: false },
     );
     await worker.init();
@@ -216,6 +223,43 @@ describe('Job-end callbacks (issue 11, item 5: delivery)', () => {
     expect(deliveriesTo(path)).toHaveLength(3);
   });
 
+  const deliveryRow = (messageId: string) =>
+    t.db.query(`SELECT state, attempts, last_status FROM vault_forward_callback_deliveries WHERE message_id = $1`, [
+      messageId,
+    ]);
+
+  /** A delivery to a receiver path that answers `script` in turn (then 200), run until it is no longer pending. */
+  async function deliverScripted(script: number[], maxAttempts: number) {
+    const path = `/hook/${randomUUID()}`;
+    receiver.script.set(path, script);
+    const messageId = await t
+      .get(CallbackDeliveries)
+      .deliver(merchant, `http://127.0.0.1:${receiver.port}${path}`, { script }, { maxAttempts });
+    const [row] = await until(
+      () => deliveryRow(messageId),
+      (rows) => rows[0]?.state !== 'pending',
+    );
+    return { path, messageId, row };
+  }
+
+  it('a receiver answering 4xx has not accepted the callback: 400, then 401, are retried with the same webhook-id', async () => {
+    const { path, messageId, row } = await deliverScripted([400, 401], 5);
+    expect(row).toEqual({ state: 'delivered', attempts: 3, last_status: 200 });
+    expect(deliveriesTo(path).map((d) => d.headers['webhook-id'])).toEqual([messageId, messageId, messageId]);
+  });
+
+  it('a receiver that answers 404 every time: bounded attempts, then failed, never delivered', async () => {
+    const { path, row } = await deliverScripted([404, 404, 404, 404], 3);
+    expect(row).toEqual({ state: 'failed', attempts: 3, last_status: 404 });
+    expect(deliveriesTo(path)).toHaveLength(3);
+  });
+
+  it('410 Gone ends the delivery at once: failed after that one attempt, no retry', async () => {
+    const { path, row } = await deliverScripted([410], 5);
+    expect(row).toEqual({ state: 'failed', attempts: 1, last_status: 410 });
+    expect(deliveriesTo(path)).toHaveLength(1);
+  });
+
   it('a queued forward with x-vault-forward-callback-url: when it ends, the job resource is delivered, signed', async () => {
     const path = `/hook/${randomUUID()}`;
     const pm = await http(t.url, '/payment-methods', {
@@ -253,6 +297,170 @@ describe('Job-end callbacks (issue 11, item 5: delivery)', () => {
     // The resource is what GET /vault-forward/jobs/{id} shows.
     const job = await http(t.url, `/vault-forward/jobs/${accepted.body.id}`, { token });
     expect(resource).toEqual(job.body);
+  });
+
+  it('a callback URL is shown, logged and refused like the target URL: never its query or user:password (issue 19, defect 6)', async () => {
+    const path = `/hook/${randomUUID()}`;
+    const token_ = `cb-token-${randomUUID()}`;
+    const callback = `http://127.0.0.1:${receiver.port}${path}?token=${token_}#frag`;
+    const accepted = await http(t.url, '/vault-forward', {
+      method: 'POST',
+      token,
+      headers: {
+        prefer: 'respond-async',
+        'x-vault-forward-url': `http://127.0.0.1:${receiver.port}/downstream`,
+        'x-vault-forward-http-method': 'POST',
+        'x-vault-forward-callback-url': callback,
+      },
+      rawBody: '{}',
+    });
+    expect(accepted.status).toBe(202);
+    expect(accepted.body.callback_url).toBe(`http://127.0.0.1:${receiver.port}${path}`);
+    // The receiver still gets its token: only what is shown and logged loses it.
+    const [delivery] = await until(
+      () => receiver.received.filter((r) => r.url.startsWith(`${path}?`)),
+      (d) => d.length === 1,
+    );
+    expect(delivery.url).toBe(`${path}?token=${token_}`);
+    expect(JSON.parse(delivery.body).callback_url).toBe(`http://127.0.0.1:${receiver.port}${path}`);
+    const job = await http(t.url, `/vault-forward/jobs/${accepted.body.id}`, { token });
+    expect(job.body.callback_url).toBe(`http://127.0.0.1:${receiver.port}${path}`);
+    // At rest the whole URL exists only sealed: the job row and the delivery row hold it as logged.
+    const rowsText = async (sql: string, value: string) =>
+      (await t.db.query<Array<{ text: string }>>(sql, [value])).map((r) => r.text).join('\n');
+    const jobRow = await rowsText(`SELECT t::text AS text FROM vault_forward_jobs t WHERE id = $1`, accepted.body.id);
+    expect(jobRow).toContain(`/hook/`);
+    expect(jobRow).not.toContain(token_);
+    const deliveryRow = await rowsText(
+      `SELECT t::text AS text FROM vault_forward_callback_deliveries t WHERE message_id = $1`,
+      `job_${accepted.body.id.replace(/-/g, '')}`,
+    );
+    expect(deliveryRow).toContain(`/hook/`);
+    expect(deliveryRow).not.toContain(token_);
+    const sealedRow = await rowsText(
+      `SELECT t::text AS text FROM vault_forward_job_callback_urls t WHERE job_id = $1`,
+      accepted.body.id,
+    );
+    expect(sealedRow).not.toBe('');
+    for (const text of [jobRow, deliveryRow, sealedRow]) {
+      expect(text).not.toContain(token_);
+      expect(text).not.toContain(Buffer.from(token_).toString('hex'));
+    }
+
+    // Credentials are refused (400 naming the header), and neither the refusal nor its log line repeats them.
+    const password = `pw-${randomUUID()}`;
+    const refused = await http(t.url, '/vault-forward', {
+      method: 'POST',
+      token,
+      headers: {
+        prefer: 'respond-async',
+        'x-vault-forward-url': `http://127.0.0.1:${receiver.port}/downstream`,
+        'x-vault-forward-http-method': 'POST',
+        'x-vault-forward-callback-url': `https://user:${password}@hooks.example.com/x?token=${token_}`,
+      },
+      rawBody: '{}',
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.text).not.toContain(password);
+    const line = t.logs.requestLine(refused.headers.get('x-request-id')!);
+    expect(line?.req.headers['x-vault-forward-callback-url']).toBe('https://hooks.example.com/x');
+    expect(t.logs.requestLine(accepted.headers.get('x-request-id')!)?.req.headers['x-vault-forward-callback-url']).toBe(
+      `http://127.0.0.1:${receiver.port}${path}`,
+    );
+    for (const text of [t.logs.text, workerLogs.text]) {
+      expect(text).not.toContain(token_);
+      expect(text).not.toContain(password);
+    }
+  });
+
+  it('without a webhook secret a callback waits, uncounted, and is delivered once one is created (issue 19)', async () => {
+    const lonely = (await createMerchantAccount(t)).id;
+    const lonelyToken = await (await createApiKey(t, lonely)).token();
+    const deliveries = t.get(CallbackDeliveries);
+    const path = `/hook/${randomUUID()}`;
+    const messageId = await deliveries.deliver(lonely, `http://127.0.0.1:${receiver.port}${path}`, { n: 5 });
+    const row = () =>
+      t.db
+        .query(
+          `SELECT state, attempts, last_error, next_attempt_at = 'infinity' AS waiting
+             FROM vault_forward_callback_deliveries WHERE message_id = $1`,
+          [messageId],
+        )
+        .then((rows: Array<Record<string, unknown>>) => rows[0]);
+    await until(row, (r) => r?.waiting === true);
+    // However many housekeeping sweeps run, nothing is sent and no attempt is spent.
+    for (let i = 0; i < 3; i++) await deliveries.sweep();
+    expect(await row()).toEqual({
+      state: 'pending',
+      attempts: 0,
+      last_error: expect.stringContaining('webhook signing secret'),
+      waiting: true,
+    });
+    expect(deliveriesTo(path)).toHaveLength(0);
+
+    const created = await http(t.url, '/vault-forward/webhook-secrets', { method: 'POST', token: lonelyToken });
+    expect(created.status).toBe(201);
+    const [delivery] = await until(
+      () => deliveriesTo(path),
+      (d) => d.length === 1,
+    );
+    expect(delivery.headers['webhook-id']).toBe(messageId);
+    expect(verifiedBy([created.body.secret], delivery.headers, delivery.body)).toBe(1);
+    expect(await until(row, (r) => r?.state === 'delivered')).toMatchObject({ state: 'delivered', attempts: 1 });
+  });
+
+  it('a callback still waiting for a webhook secret after FORWARD_JOB_RETENTION ends failed, saying why (issue 19)', async () => {
+    const lonely = (await createMerchantAccount(t)).id;
+    const deliveries = t.get(CallbackDeliveries);
+    const messageId = await deliveries.deliver(lonely, `http://127.0.0.1:${receiver.port}/hook/${randomUUID()}`, {
+      n: 6,
+    });
+    const read = () =>
+      t.db.query(
+        `SELECT state, last_error, next_attempt_at = 'infinity' AS waiting FROM vault_forward_callback_deliveries WHERE message_id = $1`,
+        [messageId],
+      );
+    await until(read, (rows) => rows[0]?.waiting === true);
+    await t.db.query(
+      `UPDATE vault_forward_callback_deliveries SET created_at = now() - interval '8 days' WHERE message_id = $1`,
+      [messageId],
+    );
+    await deliveries.purgeEnded();
+    const [ended] = await read();
+    expect(ended.state).toBe('failed');
+    expect(ended.last_error).toMatch(/no webhook signing secret .*FORWARD_JOB_RETENTION/);
+  });
+
+  it('a delivery whose BullMQ job was lost is enqueued again by the housekeeping and delivered (issue 21, item 6)', async () => {
+    // Deliveries stored with no queue to take their attempt: the job lost as when Redis loses its data.
+    const queueless = new CallbackDeliveries(
+      t.get(DataSource),
+      t.get(SecretSealer),
+      t.get(WebhookSigner),
+      t.get(DownstreamClient),
+      t.get(APP_CONFIG),
+    );
+    const path = `/hook/${randomUUID()}`;
+    const messageId = await queueless.deliver(merchant, `http://127.0.0.1:${receiver.port}${path}`, { n: 6 });
+    const row = async () =>
+      (
+        await t.db.query(`SELECT state, attempts FROM vault_forward_callback_deliveries WHERE message_id = $1`, [
+          messageId,
+        ])
+      )[0] as { state: string; attempts: number };
+    expect(await row()).toEqual({ state: 'pending', attempts: 0 });
+    // Overdue by more than FORWARD_JOB_OVERDUE: the housekeeping's next pass finds it.
+    await t.db.query(
+      `UPDATE vault_forward_callback_deliveries SET next_attempt_at = now() - interval '1 hour' WHERE message_id = $1`,
+      [messageId],
+    );
+    expect(await worker.get(ForwardJobProcessor).houseKeep()).toBe(true);
+    const [delivery] = await until(
+      () => deliveriesTo(path),
+      (d) => d.length === 1,
+    );
+    expect(delivery.headers['webhook-id']).toBe(messageId);
+    expect(await until(row, (r) => r.state === 'delivered')).toEqual({ state: 'delivered', attempts: 1 });
   });
 
   it('ended deliveries are purged after FORWARD_JOB_RETENTION; pending ones stay', async () => {

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { createApiKey } from '../factories/api-keys';
@@ -10,6 +9,7 @@ import { cardNumber, createCard } from '../factories/cards';
 import { createMerchantAccount } from '../factories/merchant-accounts';
 import { expectProblem, http } from '../support/http';
 import { TcpProxy } from '../support/tcp-proxy';
+import { testTempDir } from '../support/temp-data-dir';
 import { startTestApp, TestApp } from '../support/test-app';
 import { Metrics } from '../../src/metrics/metrics.service';
 import { waitFor } from '../support/wait';
@@ -81,7 +81,7 @@ describe('Forward records are durable before card data leaves (PostgreSQL behind
     proxy = await TcpProxy.start('127.0.0.1', 5432);
     const viaProxy = new URL(process.env.TEST_DATABASE_URL!);
     viaProxy.host = proxy.address;
-    spoolDir = join(mkdtempSync(join(tmpdir(), 'vf-spool-')), 'spool');
+    spoolDir = join(testTempDir('vf-spool-'), 'spool');
     t = await startTestApp({
       env: {
         DATABASE_URL: viaProxy.toString(),
@@ -217,8 +217,35 @@ describe('Forward records are durable before card data leaves (PostgreSQL behind
     );
   });
 
+  it('an outcome neither PostgreSQL nor the spool takes is kept and retried until one does, then recorded once', async () => {
+    const card = (await createCard(t, merchant)).id;
+    expect((await forwardCard(card)).status).toBe(200);
+    await eventually(async () => spoolFiles().length === 0);
+    const kept = () => t.logs.text.split('kept in memory, retried').length - 1;
+    const keptBefore = kept();
+    rmSync(spoolDir, { recursive: true, force: true });
+    writeFileSync(spoolDir, 'not a directory');
+    await proxy.cut();
+    try {
+      expectProblem(await forwardCard(card), 503, 'service-unavailable');
+      // Held and tried again (every second) while neither place takes it, not written once and dropped.
+      await eventually(async () => kept() >= keptBefore + 2);
+      expect(await rowsOf(card)).toHaveLength(1);
+    } finally {
+      rmSync(spoolDir, { force: true });
+      mkdirSync(spoolDir);
+      await proxy.restore();
+    }
+    const rows = await eventually(async () => {
+      const found = await rowsOf(card);
+      return found.some((r) => r.status === 503) && found;
+    });
+    expect(rows.filter((r) => r.status === 503 && r.error_type === 'service-unavailable')).toHaveLength(1);
+    await eventually(async () => spoolFiles().length === 0);
+  });
+
   it('replays at start-up the spool a crashed process left behind, skipping a torn last line', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'vf-spool-left-'));
+    const dir = testTempDir('vf-spool-left-');
     const [answered, unanswered] = [randomUUID(), randomUUID()];
     const card = randomUUID();
     const record = (id: string) => ({

@@ -1,7 +1,7 @@
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { InflightBytes } from '../../src/forwarding/inflight-bytes';
+import { InflightBytes } from '../../src/outbound/inflight-bytes';
 import { createApiKey } from '../factories/api-keys';
 import { cardNumber, createCard } from '../factories/cards';
 import { createMerchantAccount } from '../factories/merchant-accounts';
@@ -287,6 +287,27 @@ describe('POST /vault-forward hardening (issue 9)', () => {
           expect.objectContaining({ location: 'header', name: `x-vault-forward-header-${name}` }),
         ]);
         expect(target.received.length).toBe(before);
+      },
+    );
+
+    it.each([
+      ['U+0085', '\u0085'],
+      ['U+0080', '\u0080'],
+      ['U+009F', '\u009f'],
+    ])(
+      'a C1 control character (%s) in an x-vault-forward-header-* value → 400 naming the header, nothing sent (issue 19)',
+      async (_, c1) => {
+        const before = target.received.length;
+        const result = await forward(tokenA, '/echo', { headers: { 'x-vault-forward-header-x-note': `a${c1}b` } });
+        const problem = expectProblem(result, 400, 'invalid-forward-header');
+        expect(problem.errors).toEqual([
+          expect.objectContaining({ location: 'header', name: 'x-vault-forward-header-x-note' }),
+        ]);
+        expect(target.received.length).toBe(before);
+        // Latin-1 letters above the C1 block still go through.
+        expect(
+          (await forward(tokenA, '/echo', { headers: { 'x-vault-forward-header-x-note': 'Zoë ¡Ü!' } })).status,
+        ).toBe(200);
       },
     );
 

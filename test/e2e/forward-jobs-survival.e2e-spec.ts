@@ -49,8 +49,15 @@ describe('Queued forwards survive their workers and their queue', () => {
     ).toBe(201);
   }, 60_000);
 
+  // Each test starts the workers it needs and none outlives it: a test never uses, or races with, a
+  // worker another test started, so each passes alone and in any order.
+  const stopWorkers = async () => {
+    for (const w of workers.splice(0)) if (w.child.exitCode === null && w.child.signalCode === null) await w.kill();
+  };
+  afterEach(stopWorkers, 30_000);
+
   afterAll(async () => {
-    for (const w of workers) if (w.child.exitCode === null && w.child.signalCode === null) await w.kill();
+    await stopWorkers();
     await t?.close();
     await downstream?.close();
     await proxy?.close();
@@ -102,10 +109,11 @@ describe('Queued forwards survive their workers and their queue', () => {
   }, 120_000);
 
   it('SIGTERM: the worker finishes the running job before it exits 0', async () => {
-    const current = workers.at(-1)!;
+    const current = await worker();
     downstream.script('/draining', [{ hold: true }]);
     const id = (await queue('/draining')).body.id as string;
-    await waitFor(() => downstream.requestsTo('/draining').length === 1, { timeoutMs: 10_000 });
+    // A worker just started takes its first job later on a loaded machine than a warm one did.
+    await waitFor(() => downstream.requestsTo('/draining').length === 1, { timeoutMs: 30_000 });
     current.child.kill('SIGTERM');
     // The worker waits for the held answer instead of exiting.
     const early = await Promise.race([

@@ -4,7 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import { deserializePlan, serializePlan } from '../../src/forwarding/forward-plan';
 import { ForwardExecutor, isRetryable, reachedDownstream } from '../../src/forwarding/forward-executor';
 import { ForwardPlanInput, ForwardPlanner } from '../../src/forwarding/forward-planner';
-import { ForwardRecordsService } from '../../src/forwarding/forward-records.service';
+import { ForwardRecordsService } from '../../src/forward-records/forward-records.service';
 import { ProblemException } from '../../src/common/problem/problem';
 import { PaymentMethodsService } from '../../src/payment-methods/payment-methods.service';
 import { WorkerModule } from '../../src/worker.module';

@@ -1,11 +1,11 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ForwardRecordSpool, SpoolEntry } from '../../src/forwarding/forward-record-spool';
+import { ForwardRecordSpool, SpoolEntry } from '../../src/forward-records/forward-record-spool';
+import { testTempDir } from '../support/temp-data-dir';
 
 /** The compiled spool (the e2e global setup builds dist/), so each child is a process of its own. */
-const SPOOL_MODULE = join(__dirname, '..', '..', 'dist', 'forwarding', 'forward-record-spool.js');
+const SPOOL_MODULE = join(__dirname, '..', '..', 'dist', 'forward-records', 'forward-record-spool.js');
 
 function child(script: string, dir: string): { process: ChildProcess; output: Promise<string> } {
   const proc = spawn(
@@ -44,7 +44,7 @@ const entry = (id: string): SpoolEntry => ({
 
 describe('The forward record spool shared by several processes on one machine', () => {
   it('gives each sealed file to exactly one of two processes replaying at once', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'vf-spool-race-'));
+    const dir = testTempDir('vf-spool-race-');
     const names = Array.from({ length: 40 }, (_, i) => `1-feed${String(i).padStart(4, '0')}-0-${i}.jsonl`);
     for (const name of names) writeFileSync(join(dir, name), `${JSON.stringify(entry(name))}\n`);
     // As a replay does: claim, then remove once "committed" (a claim left by a dead process would be taken over).
@@ -59,7 +59,7 @@ describe('The forward record spool shared by several processes on one machine', 
   });
 
   it('leaves a running process its open file, and takes it over once that process has died', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'vf-spool-owner-'));
+    const dir = testTempDir('vf-spool-owner-');
     const writer = child(
       `spool.append([${JSON.stringify(entry('written-by-child'))}]).then(() => ` +
         `process.stdout.write('spooled\\n')); process.stdin.resume();`,

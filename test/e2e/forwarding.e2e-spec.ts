@@ -1,5 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createApiKey } from '../factories/api-keys';
 import { createBuyer } from '../factories/buyers';
@@ -9,6 +8,7 @@ import {
   closedPort,
   Downstream,
   selfSignedCertificate,
+  startHttp2CapableDownstream,
   startHttpDownstream,
   startHttpsDownstream,
   streamed,
@@ -16,6 +16,7 @@ import {
 import { expectProblem, http, HttpResult } from '../support/http';
 import { startTestApp, TestApp } from '../support/test-app';
 import { waitFor } from '../support/wait';
+import { testTempDir } from '../support/temp-data-dir';
 
 describe('POST /vault-forward against real downstream servers', () => {
   let t: TestApp;
@@ -23,6 +24,7 @@ describe('POST /vault-forward against real downstream servers', () => {
   let tls: Downstream;
   let untrusted: Downstream;
   let refusedPort: number;
+  let h2: { url: string; close(): Promise<void> };
   let merchant: string;
   let token: string;
   let card: { id: string; number: string };
@@ -33,13 +35,14 @@ describe('POST /vault-forward against real downstream servers', () => {
 
   beforeAll(async () => {
     const trustedCert = await selfSignedCertificate();
-    caFile = join(mkdtempSync(join(tmpdir(), 'vf-ca-')), 'ca.pem');
+    caFile = join(testTempDir('vf-ca-'), 'ca.pem');
     writeFileSync(caFile, trustedCert.cert);
-    [plain, tls, untrusted, refusedPort] = await Promise.all([
+    [plain, tls, untrusted, refusedPort, h2] = await Promise.all([
       startHttpDownstream(),
       startHttpsDownstream(trustedCert),
       startHttpsDownstream(await selfSignedCertificate()),
       closedPort(),
+      startHttp2CapableDownstream(trustedCert),
     ]);
     t = await startTestApp({ env: { FORWARD_INSECURE_HOSTS: '127.0.0.1', FORWARD_EXTRA_CA_FILE: caFile } });
     merchant = (await createMerchantAccount(t)).id;
@@ -51,7 +54,7 @@ describe('POST /vault-forward against real downstream servers', () => {
         display_name: 'Test downstreams',
         hosts: [plain.port, tls.port, untrusted.port, refusedPort]
           .map((p) => `127.0.0.1:${p}`)
-          .concat(`localhost:${tls.port}`),
+          .concat(`localhost:${tls.port}`, new URL(h2.url).host),
         methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
       },
     });
@@ -76,7 +79,7 @@ describe('POST /vault-forward against real downstream servers', () => {
 
   afterAll(async () => {
     await t.close();
-    await Promise.all([plain.close(), tls.close(), untrusted.close()]);
+    await Promise.all([plain.close(), tls.close(), untrusted.close(), h2.close()]);
   });
 
   function forward(options: {
@@ -443,6 +446,12 @@ describe('POST /vault-forward against real downstream servers', () => {
       plain.received.pop();
       const problem = expectOurs(await send(url), 403, 'target-address-forbidden');
       expect(problem.errors[0]).toMatchObject({ location: 'header', name: 'x-vault-forward-url' });
+    });
+
+    it('speaks HTTP/1.1 to an HTTPS target that offers HTTP/2 (undici 8 would negotiate HTTP/2 by default)', async () => {
+      const result = await forward({ url: `${h2.url}/x`, body: '{}' });
+      expect(result.status).toBe(200);
+      expect(JSON.parse(result.text)).toEqual({ httpVersion: '1.1' });
     });
 
     it('a name that resolves to loopback (localhost) is refused at connect time', async () => {

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { IdempotencyService } from '../../src/idempotency/idempotency.service';
 import { createApiKey } from '../factories/api-keys';
-import { cardNumber, createCard } from '../factories/cards';
+import { createCard } from '../factories/cards';
+import { createForwardingMerchant } from '../factories/forwarding-merchants';
 import { createMerchantAccount } from '../factories/merchant-accounts';
 import { Downstream, startHttpDownstream } from '../support/downstream';
 import { expectProblem, http } from '../support/http';
@@ -13,18 +14,7 @@ describe('Idempotency-Key on POST /vault-forward (synchronous)', () => {
   let downstream: Downstream;
   const merchants: Array<{ id: string; token: string; card: { id: string; number: string } }> = [];
 
-  async function merchant() {
-    const id = (await createMerchantAccount(t)).id;
-    const token = await (await createApiKey(t, id)).token();
-    const created = await http(t.url, '/vault-forward/configs', {
-      method: 'POST',
-      token,
-      body: { display_name: 'Idempotency test', hosts: [`127.0.0.1:${downstream.port}`], methods: ['POST'] },
-    });
-    expect(created.status).toBe(201);
-    const number = cardNumber();
-    return { id, token, card: { id: (await createCard(t, id, { number })).id, number } };
-  }
+  const merchant = () => createForwardingMerchant(t, downstream.port, 'Idempotency test');
 
   beforeAll(async () => {
     downstream = await startHttpDownstream();

@@ -225,11 +225,75 @@ describe('Malformed input is a 4xx problem (issue 9, items 6 and 7)', () => {
         );
         const problem = expectRawProblem(result, 417, 'expectation-failed');
         expect(problem.errors).toEqual([{ location: 'header', name: 'expect', message: expect.any(String) }]);
+        expect(result.headers['x-vault-forward-error']).toBe(path === '/vault-forward' ? 'true' : undefined);
       },
     );
 
+    // The problem filter is handed the forward route by the API module (common/ imports no feature): a
+    // Nest answer on that path is ours too, and must say so like the forward handler's own errors.
+    it.each([
+      ['/vault-forward', 'true'],
+      ['/vault-%66orward?x=1', 'true'],
+      ['/vault-forward/', undefined],
+      ['/health/nope', undefined],
+    ])('GET %s → 404 problem, x-vault-forward-error: %s', async (path, mark) => {
+      const result = await raw(t.url, get(path));
+      expectRawProblem(result, 404, 'route-not-found');
+      expect(result.headers['x-vault-forward-error']).toBe(mark);
+    });
+
     it('the server still serves after all that', async () => {
       expect((await http(t.url, '/health/live')).status).toBe(200);
+    });
+  });
+
+  describe('issue 19: a problem repeats at most 100 characters of any input', () => {
+    const MAX_ANSWER = 8 * 1024;
+
+    it('an unknown placeholder with a 1 MB name → 400 invalid-placeholder of a few KB, the name cut with an ellipsis', async () => {
+      const config = await http(t.url, '/vault-forward/configs', {
+        method: 'POST',
+        token,
+        body: { display_name: 'Echo', hosts: ['psp.example.com'], methods: ['POST'] },
+      });
+      expect(config.status).toBe(201);
+      const name = 'A'.repeat(1_000_000);
+      const result = await http(t.url, '/vault-forward', {
+        method: 'POST',
+        token,
+        headers: {
+          'x-vault-forward-url': 'https://psp.example.com/charge',
+          'x-vault-forward-http-method': 'POST',
+          'content-type': 'application/json',
+        },
+        rawBody: `{"n":"{{ ${name}_1 }}"}`,
+      });
+      const problem = expectProblem(result, 400, 'invalid-placeholder');
+      expect(result.text.length).toBeLessThan(MAX_ANSWER);
+      expect(problem.detail).toContain(`{{ ${'A'.repeat(100)}… (`);
+      expect(problem.errors).toEqual([
+        { location: 'body', name: 'body', message: expect.stringContaining(`${'A'.repeat(100)}…`) },
+      ]);
+    });
+
+    it('an unknown JSON field with a 500 KB name → 400 validation-failed of a few KB', async () => {
+      const field = 'f'.repeat(500_000);
+      const result = await http(t.url, '/buyers', { method: 'POST', token, body: { [field]: 1 } });
+      const problem = expectProblem(result, 400, 'validation-failed');
+      expect(result.text.length).toBeLessThan(MAX_ANSWER);
+      expect(problem.errors).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ location: 'body', name: expect.stringMatching(/^f{100}… \(/) }),
+        ]),
+      );
+    });
+
+    it('a thousand unknown JSON fields → at most 20 listed, the answer a few KB', async () => {
+      const body = Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`unknown_field_${i}`, i]));
+      const result = await http(t.url, '/buyers', { method: 'POST', token, body });
+      const problem = expectProblem(result, 400, 'validation-failed');
+      expect(result.text.length).toBeLessThan(MAX_ANSWER);
+      expect(problem.errors).toHaveLength(20);
     });
   });
 });

@@ -1,11 +1,10 @@
 import { ChildProcess, execFile } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { startHttpDownstream } from '../support/downstream';
 import { startEntryPoint } from '../support/entry-point';
 import { http } from '../support/http';
-import { testDataDir } from '../support/temp-data-dir';
+import { testDataDir, testTempDir } from '../support/temp-data-dir';
 import { waitFor } from '../support/wait';
 
 /** Children still alive when a test ends (it failed before stopping them): killed, or they would keep Jest alive. */
@@ -16,8 +15,12 @@ afterEach(() => {
 });
 
 /** Starts a compiled entry point as a user would (only PATH and a temp DATA_DIR besides `env`). */
-function start(script: string, env: Record<string, string>, ready: RegExp) {
-  const entry = startEntryPoint(script, { env: { PATH: process.env.PATH!, DATA_DIR: testDataDir(), ...env }, ready });
+function start(script: string, env: Record<string, string>, ready: RegExp, timeoutMs?: number) {
+  const entry = startEntryPoint(script, {
+    env: { PATH: process.env.PATH!, DATA_DIR: testDataDir(), ...env },
+    ready,
+    timeoutMs,
+  });
   running.add(entry.child);
   entry.child.once('exit', () => running.delete(entry.child));
   return entry;
@@ -30,12 +33,14 @@ async function stop(child: ChildProcess, exited: Promise<number | null>): Promis
 
 describe('Entry points as a user runs them (compiled dist/)', () => {
   it('npm start with nothing configured: embedded PostgreSQL, no Redis, ready, CLI alongside, clean stop', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'vf-embedded-'));
+    const dataDir = testTempDir('vf-embedded-');
     // FORWARD_INSECURE_HOSTS only so the queued forward below can reach a plain-http local target.
     const api = start(
       'dist/main.js',
       { DATA_DIR: dataDir, PORT: '0', FORWARD_INSECURE_HOSTS: '127.0.0.1' },
       /API listening on (http:\/\/[^\s]+) /,
+      // PGlite's first start (WebAssembly, initdb, migrations) took 42 s on the shared 2-core machine at load 17.
+      150_000,
     );
     const [, url] = await api.started;
 
@@ -143,11 +148,16 @@ describe('Entry points as a user runs them (compiled dist/)', () => {
     expect(existsSync(join(dataDir, 'embedded-database.json'))).toBe(false);
 
     // Data survives a restart.
-    const again = start('dist/main.js', { DATA_DIR: dataDir, PORT: '0' }, /API listening on (http:\/\/[^\s]+) /);
+    const again = start(
+      'dist/main.js',
+      { DATA_DIR: dataDir, PORT: '0' },
+      /API listening on (http:\/\/[^\s]+) /,
+      150_000,
+    );
     await again.started;
     expect(again.output().stdout).not.toContain('Applied migrations');
     expect(await stop(again.child, again.exited)).toBe(0);
-  });
+  }, 240_000);
 
   it.each([
     [{ PORT: 'abc' }, 'Configuration error: PORT: must be a whole number, got "abc"'],

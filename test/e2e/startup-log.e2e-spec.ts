@@ -55,6 +55,14 @@ describe('Start-up log', () => {
     expect(shown.length).toBeLessThanOrEqual(warnings.length + 3);
   });
 
+  it('names the Node.js it runs on, the pinned Node.js 24 that npm scripts put first on the PATH', async () => {
+    const listening = (await startUpLines({ LOG_LEVEL: 'info' })).find((line) => /API listening on/.test(line.msg));
+    expect(listening?.msg).toContain(`(Node.js ${process.version};`);
+    // Jest runs through npm (npm test, npx jest), so this worker and the API it spawned are on the `node` dev
+    // dependency, not on an older system Node.js.
+    expect(Number(process.versions.node.split('.')[0])).toBeGreaterThanOrEqual(24);
+  });
+
   it('still logs the route map at LOG_LEVEL=debug', async () => {
     const routes = (await startUpLines({ LOG_LEVEL: 'debug' })).filter((line) => line.context === 'RouterExplorer');
     expect(routes.length).toBeGreaterThan(20);

@@ -1415,7 +1415,10 @@ export interface components {
             attempts: components["schemas"]["ForwardJobAttemptResponse"][];
             /** @description The downstream’s last answer once the job has ended (succeeded, or failed with an answer); purged after FORWARD_JOB_RETENTION. */
             response: components["schemas"]["ForwardJobStoredResponse"] | null;
-            /** Format: uri */
+            /**
+             * Format: uri
+             * @description Without its query string or fragment, as the target URL: the callback is sent to the whole URL.
+             */
             callback_url: string | null;
             /**
              * Format: date-time
@@ -1787,6 +1790,8 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    /** @description RFC 8288 links to the neighbouring pages, for clients that walk pages generically: `rel="next"` (the older page, absent on the last page) and `rel="prev"` (the newer page, absent on the first), each a path-absolute reference with the same query parameters and that page's cursor. Absent when the list has a single page. */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1974,6 +1979,8 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    /** @description RFC 8288 links to the neighbouring pages, for clients that walk pages generically: `rel="next"` (the older page, absent on the last page) and `rel="prev"` (the newer page, absent on the first), each a path-absolute reference with the same query parameters and that page's cursor. Absent when the list has a single page. */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2451,6 +2458,8 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    /** @description RFC 8288 links to the neighbouring pages, for clients that walk pages generically: `rel="next"` (the older page, absent on the last page) and `rel="prev"` (the newer page, absent on the first), each a path-absolute reference with the same query parameters and that page's cursor. Absent when the list has a single page. */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3662,6 +3671,8 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    /** @description RFC 8288 links to the neighbouring pages, for clients that walk pages generically: `rel="next"` (the older page, absent on the last page) and `rel="prev"` (the newer page, absent on the first), each a path-absolute reference with the same query parameters and that page's cursor. Absent when the list has a single page. */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4243,6 +4254,8 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    /** @description RFC 8288 links to the neighbouring pages, for clients that walk pages generically: `rel="next"` (the older page, absent on the last page) and `rel="prev"` (the newer page, absent on the first), each a path-absolute reference with the same query parameters and that page's cursor. Absent when the list has a single page. */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4802,6 +4815,8 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    /** @description RFC 8288 links to the neighbouring pages, for clients that walk pages generically: `rel="next"` (the older page, absent on the last page) and `rel="prev"` (the newer page, absent on the first), each a path-absolute reference with the same query parameters and that page's cursor. Absent when the list has a single page. */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5496,6 +5511,8 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    /** @description RFC 8288 links to the neighbouring pages, for clients that walk pages generically: `rel="next"` (the older page, absent on the last page) and `rel="prev"` (the newer page, absent on the first), each a path-absolute reference with the same query parameters and that page's cursor. Absent when the list has a single page. */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5781,6 +5798,8 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    /** @description RFC 8288 links to the neighbouring pages, for clients that walk pages generically: `rel="next"` (the older page, absent on the last page) and `rel="prev"` (the newer page, absent on the first), each a path-absolute reference with the same query parameters and that page's cursor. Absent when the list has a single page. */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6129,6 +6148,8 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    /** @description RFC 8288 links to the neighbouring pages, for clients that walk pages generically: `rel="next"` (the older page, absent on the last page) and `rel="prev"` (the newer page, absent on the first), each a path-absolute reference with the same query parameters and that page's cursor. Absent when the list has a single page. */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6523,7 +6544,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `/errors/checkout-session-has-no-card` Checkout session holds no card; `/errors/idempotency-key-in-progress` A request with this Idempotency-Key is still running */
+            /** @description `/errors/checkout-session-has-no-card` Checkout session holds no card; `/errors/checkout-session-in-use` Security code in use; `/errors/idempotency-key-in-progress` A request with this Idempotency-Key is still running */
             409: {
                 headers: {
                     /** @description Always `true` on an error of this service, never on the downstream’s answer. */
@@ -6533,7 +6554,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "checkout-session-has-no-card" | "idempotency-key-in-progress";
+                        code?: "checkout-session-has-no-card" | "checkout-session-in-use" | "idempotency-key-in-progress";
                     };
                 };
             };

@@ -1,5 +1,6 @@
 import { createServer as createHttpServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
+import { createSecureServer as createHttp2SecureServer } from 'node:http2';
 import { AddressInfo } from 'node:net';
 import { generate } from 'selfsigned';
 
@@ -151,6 +152,41 @@ export async function selfSignedCertificate(): Promise<Certificate> {
 
 export function startHttpsDownstream(certificate: Certificate): Promise<Downstream> {
   return listen(createHttpsServer({ cert: certificate.cert, key: certificate.key }), 'https', '127.0.0.1');
+}
+
+/**
+ * An HTTPS server that offers HTTP/2 by ALPN (and HTTP/1.1 to clients that ask for it), as most public APIs
+ * do; it answers every request with the HTTP version it came in on, `{"httpVersion":"1.1"}`.
+ */
+export function startHttp2CapableDownstream(
+  certificate: Certificate,
+): Promise<{ url: string; close(): Promise<void> }> {
+  const server = createHttp2SecureServer(
+    { cert: certificate.cert, key: certificate.key, allowHTTP1: true },
+    (req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ httpVersion: req.httpVersion }));
+      });
+    },
+  );
+  const sessions = new Set<{ destroy(): void }>();
+  server.on('session', (session) => sessions.add(session));
+  server.on('secureConnection', (socket) => sessions.add(socket));
+  return new Promise((resolve) => {
+    server.listen(0, '127.0.0.1', () => {
+      const port = (server.address() as AddressInfo).port;
+      resolve({
+        url: `https://127.0.0.1:${port}`,
+        close: () =>
+          new Promise<void>((r) => {
+            for (const session of sessions) session.destroy();
+            server.close(() => r());
+          }),
+      });
+    });
+  });
 }
 
 /** A port on 127.0.0.1 where nothing listens. */

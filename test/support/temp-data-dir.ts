@@ -2,18 +2,34 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-let dir: string | undefined;
+const created: string[] = [];
+let dataDir: string | undefined;
+
+/**
+ * A new directory for a test file (`prefix` as for mkdtemp, e.g. 'vf-spool-'), removed after the
+ * file's last test. It lives in the run's own temporary directory (test/support/run-temp-dir.ts).
+ */
+export function testTempDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  created.push(dir);
+  return dir;
+}
 
 /**
  * DATA_DIR for the apps and processes a test file starts: never the checkout's data/, where a
  * developer keeps their own development vault key (the jest global teardown checks it). One
- * directory per test worker, removed when it exits.
+ * directory per test file.
  */
 export function testDataDir(): string {
-  if (dir === undefined) {
-    const created = mkdtempSync(join(tmpdir(), 'vf-test-data-'));
-    dir = created;
-    process.once('exit', () => rmSync(created, { recursive: true, force: true }));
-  }
-  return dir;
+  return (dataDir ??= testTempDir('vf-test-data-'));
 }
+
+// Jest loads this module once per test file (a module registry per file), so this root-level hook
+// runs after the file's own afterAll hooks, once what they stop no longer uses the directories. A
+// process 'exit' listener did not work: Jest gives test files a copy of `process` whose listeners
+// the real process never calls, so every run left its vf-test-data-* directory behind.
+if (typeof afterAll === 'function')
+  afterAll(() => {
+    for (const dir of created.splice(0)) rmSync(dir, { recursive: true, force: true });
+    dataDir = undefined;
+  });

@@ -2,6 +2,7 @@ import { DynamicModule, ForwardReference, Type } from '@nestjs/common';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DataSource } from 'typeorm';
 import { createApiApp } from '../../src/bootstrap/api-app';
+import { Clock } from '../../src/common/clock';
 import { AppConfig, loadConfig } from '../../src/config/config';
 import { LogCapture } from './log-capture';
 import { testDataDir } from './temp-data-dir';
@@ -43,12 +44,17 @@ export function testConfig(overrides: Record<string, string> = {}): AppConfig {
  * a free port of 127.0.0.1, with its log lines captured.
  */
 export async function startTestApp(
-  options: { env?: Record<string, string>; imports?: Array<Type | DynamicModule | ForwardReference> } = {},
+  options: {
+    env?: Record<string, string>;
+    imports?: Array<Type | DynamicModule | ForwardReference>;
+    /** Pins "now" of time-dependent reads (src/common/clock.ts); the database's clock by default. */
+    clock?: Clock;
+  } = {},
 ): Promise<TestApp> {
   const config = testConfig(options.env);
   const logs = new LogCapture();
   const app = await createApiApp(
-    { config, databaseUrl: config.databaseUrl!, logStream: logs },
+    { config, databaseUrl: config.databaseUrl!, logStream: logs, clock: options.clock },
     { imports: options.imports },
   );
   await app.listen({ port: 0, host: '127.0.0.1' });

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { testTempDir } from './temp-data-dir';
 
 /**
  * Certificate authorities and certificates made with the openssl CLI in a temporary folder: an
@@ -46,8 +46,9 @@ export class TestCa {
     this.cert = readFileSync(join(dir, `${name}.pem`), 'utf8');
   }
 
+  /** Its files live in a temp folder of the test file, removed after the file's last test. */
   static create(name: string): TestCa {
-    return new TestCa(mkdtempSync(join(tmpdir(), 'vf-pki-')), name);
+    return new TestCa(testTempDir('vf-pki-'), name);
   }
 
   /** A leaf signed by this CA: a server certificate for 127.0.0.1, or a client certificate. */

@@ -3,7 +3,9 @@ import {
   BlockedAddressError,
   blockedAddressReason,
   guardedLookup,
+  guardedLookupWith,
   literalAddress,
+  ResolveAll,
   literalBlockReason,
 } from '../../src/targets/addresses';
 
@@ -116,6 +118,41 @@ describe('guardedLookup: the connect-time DNS check', () => {
     const { error } = await lookup('no-such-host.invalid', {});
     expect(error).not.toBeNull();
     expect(error).not.toBeInstanceOf(BlockedAddressError);
+  });
+
+  // A resolver of the test's own: a name that resolves to a public and a private address must be refused
+  // whichever comes first, and a socket must never be handed an unchecked address.
+  describe('with every resolved address checked, not the first', () => {
+    const resolvingTo =
+      (addresses: LookupAddress[]): ResolveAll =>
+      (_hostname, _options, callback) =>
+        process.nextTick(() => callback(null, addresses));
+    const guarded = (addresses: LookupAddress[], options: LookupOptions = {}) =>
+      new Promise<{ error: NodeJS.ErrnoException | null; address: string | LookupAddress[] }>((resolve) =>
+        guardedLookupWith(resolvingTo(addresses))('pay.example', options, (error, address) =>
+          resolve({ error, address }),
+        ),
+      );
+    const publicV4 = { address: '93.184.216.34', family: 4 };
+
+    it.each([
+      [[publicV4, { address: '10.0.0.7', family: 4 }], '10.0.0.7', 'private'],
+      [[{ address: '169.254.169.254', family: 4 }, publicV4], '169.254.169.254', 'link-local'],
+      [[publicV4, { address: '2606:4700::1111', family: 6 }, { address: '::1', family: 6 }], '::1', 'loopback'],
+    ])('%j is refused, naming %s', async (addresses, address, reason) => {
+      for (const options of [{}, { all: true }]) {
+        const answer = await guarded(addresses, options);
+        expect(answer.error).toBeInstanceOf(BlockedAddressError);
+        expect(answer.error).toMatchObject({ hostname: 'pay.example', address, reason });
+        expect(answer.address).toEqual([]);
+      }
+    });
+
+    it('passes names whose every address is public, handing on what it checked', async () => {
+      const both = [publicV4, { address: '2606:4700::1111', family: 6 }];
+      expect(await guarded(both)).toEqual({ error: null, address: '93.184.216.34' });
+      expect(await guarded(both, { all: true })).toEqual({ error: null, address: both });
+    });
   });
 
   it('answers in the form the socket asked for: one address, or all of them', async () => {

@@ -1,9 +1,9 @@
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { compactDecrypt, importJWK } from 'jose';
 import { ProblemException } from '../../src/common/problem/problem';
-import { AuthenticationSteps, parseTemplate } from '../../src/forwarding/outbound/authentication-steps';
-import { connectOptions, DispatcherPool } from '../../src/forwarding/outbound/dispatcher-pool';
-import type { ClientIdentity, OutboundRequest } from '../../src/forwarding/outbound/outbound-request';
+import { AuthenticationSteps, parseTemplate } from '../../src/outbound/authentication-steps';
+import { connectOptions, DispatcherPool } from '../../src/outbound/dispatcher-pool';
+import type { ClientIdentity, OutboundRequest } from '../../src/outbound/outbound-request';
 import type { UsableAuthenticationMethod } from '../../src/forward-authentications/forward-authentications.service';
 import { guardedLookup } from '../../src/targets/addresses';
 import { decryptRsaOaepA256Gcm, hmac, sha256Hex } from '../support/independent-crypto';

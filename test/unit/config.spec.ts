@@ -13,6 +13,13 @@ describe('loadConfig', () => {
       redisUrl: null,
     });
     expect(config.vaultMasterKeys).toEqual([]);
+    expect(config.http).toEqual({
+      headersTimeoutMs: 10_000,
+      requestTimeoutMs: 30_000,
+      keepAliveTimeoutMs: 72_000,
+      maxConnectionsPerIp: 256,
+    });
+    expect(loadConfig({ HTTP_MAX_CONNECTIONS_PER_IP: '0' }).http.maxConnectionsPerIp).toBe(0);
   });
 
   it.each([
@@ -23,6 +30,12 @@ describe('loadConfig', () => {
     [{ DATABASE_URL: 'not a url' }, 'DATABASE_URL: is not a valid URL'],
     [{ REDIS_URL: 'http://localhost' }, 'REDIS_URL: must use redis:// or rediss://'],
     [{ DATABASE_POOL_SIZE: '0' }, 'DATABASE_POOL_SIZE: must be between 1 and 200'],
+    [{ HTTP_HEADERS_TIMEOUT_MS: '0' }, 'HTTP_HEADERS_TIMEOUT_MS: must be between 100 and 600000'],
+    [
+      { HTTP_HEADERS_TIMEOUT_MS: '20000', HTTP_REQUEST_TIMEOUT_MS: '10000' },
+      'HTTP_REQUEST_TIMEOUT_MS: must not be below HTTP_HEADERS_TIMEOUT_MS (20000)',
+    ],
+    [{ HTTP_MAX_CONNECTIONS_PER_IP: '-1' }, 'HTTP_MAX_CONNECTIONS_PER_IP: must be a whole number'],
   ])('refuses %p with a message naming the variable', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);

@@ -39,6 +39,12 @@ describe('queued forward retry rules', () => {
     expect(parseRetryAfter(new Date(10_000).toUTCString(), 4_000)).toBe(6000);
     expect(parseRetryAfter('soon')).toBeNull();
     expect(parseRetryAfter(undefined)).toBeNull();
+    // Whole values only: surrounding spaces are trimmed, digits mixed with anything else are no delay.
+    expect(parseRetryAfter(' 2 ')).toBe(2000);
+    expect(parseRetryAfter('12')).toBe(12_000);
+    expect(parseRetryAfter(['3', '9'])).toBe(3000);
+    expect(parseRetryAfter('x5')).toBeNull();
+    expect(parseRetryAfter('5x')).toBeNull();
   });
 
   it('finds respond-async in a Prefer list (RFC 7240), case-insensitive, with values and parameters', () => {
@@ -49,5 +55,12 @@ describe('queued forward retry rules', () => {
     expect(prefersAsync('respond-asyncx')).toBe(false);
     expect(prefersAsync('wait=5')).toBe(false);
     expect(prefersAsync(undefined)).toBe(false);
+    // A quoted value hides its commas, an escaped quote does not end it.
+    expect(prefersAsync('foo="a,respond-async,b"')).toBe(false);
+    expect(prefersAsync('foo="a\\",respond-async,b"')).toBe(false);
+    expect(prefersAsync('foo="a", respond-async')).toBe(true);
+    // The name ends at "=" or ";", whichever comes first.
+    expect(prefersAsync('respond-async=1;x')).toBe(true);
+    expect(prefersAsync('respond-async;x=1')).toBe(true);
   });
 });

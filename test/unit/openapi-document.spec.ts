@@ -146,7 +146,7 @@ describe('The OpenAPI document', () => {
     const forward = document.paths['/vault-forward'].post!;
     expect(forward.responses).toMatchObject({ '202': expect.any(Object), default: expect.any(Object) });
     // The route itself is ForwardHttpHandler's, in front of Nest: no controller method maps it.
-    const source = readFileSync(join(ROOT, 'src/forwarding/forwarding.controller.ts'), 'utf8');
+    const source = readFileSync(join(ROOT, 'src/forward-records/forward-records.controller.ts'), 'utf8');
     expect(source).not.toMatch(/@Post\(/);
     // Nor a published problem code that nothing answers with (authentication methods have landed).
     expect(problemDefinitions().map((p) => p.code)).not.toContain('not-implemented');

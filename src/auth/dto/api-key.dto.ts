@@ -1,11 +1,11 @@
 import { ApiTimestamp } from '../../common/openapi/properties';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, Matches } from 'class-validator';
-import { PageQueryDto } from '../../common/pagination/page-query';
+import { PageQuery } from '../../common/pagination/page-query';
 import { MERCHANT_ACCOUNT_ID_PATTERN } from '../../merchant-accounts/merchant-account-id';
 import { ApiKey, ApiKeyAlgorithm } from '../api-key.entity';
 
-export class ListApiKeysQuery extends PageQueryDto({ default: 20, max: 100 }) {
+export class ListApiKeysQuery extends PageQuery {
   @ApiPropertyOptional({
     example: 'default',
     description:

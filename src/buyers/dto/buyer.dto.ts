@@ -1,7 +1,7 @@
 import { ApiTimestamp } from '../../common/openapi/properties';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, IsString, Length, MaxLength, ValidateIf } from 'class-validator';
-import { PageQueryDto } from '../../common/pagination/page-query';
+import { PageQuery } from '../../common/pagination/page-query';
 import { Buyer } from '../buyer.entity';
 
 export class CreateBuyerDto {
@@ -40,7 +40,7 @@ export class UpdateBuyerDto {
   external_identifier?: string | null;
 }
 
-export class ListBuyersQuery extends PageQueryDto({ default: 20, max: 100 }) {
+export class ListBuyersQuery extends PageQuery {
   @ApiPropertyOptional({
     maxLength: 200,
     description: 'Case-insensitive substring of display_name or external_identifier.',

@@ -9,8 +9,15 @@ class FieldErrors extends Error {
   }
 }
 
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+/**
+ * The message without its leading `property NAME ` or `NAME `. Plain string compares: a regular
+ * expression built from a 500 KB field name is too large for V8, which made that request a 500.
+ */
+function withoutProperty(message: string, property: string): string {
+  for (const prefix of [`property ${property} `, `${property} `]) {
+    if (message.startsWith(prefix)) return message.slice(prefix.length);
+  }
+  return message;
 }
 
 function flatten(errors: ValidationError[], prefix = ''): Array<Omit<ProblemFieldError, 'location'>> {
@@ -19,7 +26,7 @@ function flatten(errors: ValidationError[], prefix = ''): Array<Omit<ProblemFiel
     const own = Object.values(error.constraints ?? {}).map((message) => ({
       name,
       // class-validator starts messages with the property name; keep them readable on their own.
-      message: message.replace(new RegExp(`^(property )?${escapeRegExp(error.property)} `), ''),
+      message: withoutProperty(message, error.property),
     }));
     return [...own, ...flatten(error.children ?? [], name)];
   });

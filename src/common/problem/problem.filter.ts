@@ -1,22 +1,30 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseUnavailable, serviceUnavailableProblem } from '../../database/errors';
-import { isForwardPath } from '../../forwarding/forward-route';
 import { CommonErrors } from './common.errors';
 import { ProblemBody, ProblemDefinition, ProblemException, ProblemFieldError } from './problem';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+
+/**
+ * Whether a request target is the forward route, whose callers must be able to tell our errors from
+ * the downstream's answers. Handed in by the composition root (ApiModule, api-app.ts), so that this
+ * shared layer imports no feature.
+ */
+export type IsForwardPath = (url: string) => boolean;
 
 /** The one place errors of Nest routes become responses (problemResponse below). */
 @Catch()
 export class ProblemFilter implements ExceptionFilter {
   private readonly logger = new Logger('ProblemFilter');
 
+  constructor(private readonly isForwardPath: IsForwardPath) {}
+
   catch(exception: unknown, host: ArgumentsHost): void {
     const http = host.switchToHttp();
     const request = http.getRequest<FastifyRequest>();
     const reply = http.getResponse<FastifyReply>();
-    const response = problemResponse(exception, request.url, requestId(request), this.logger);
+    const response = problemResponse(exception, request.url, requestId(request), this.logger, this.isForwardPath);
     reply.status(response.status).headers(response.headers).send(response.body);
   }
 }
@@ -33,6 +41,7 @@ export function problemResponse(
   url: string | undefined,
   requestId: string | undefined,
   logger: { error(message: unknown, ...rest: unknown[]): void; warn(message: unknown, ...rest: unknown[]): void },
+  isForwardPath: IsForwardPath,
 ): { status: number; headers: Record<string, string>; body: string } {
   const problem = toProblem(exception);
   const path = url?.split('?')[0];
@@ -68,7 +77,11 @@ export function problemResponse(
   return { status: problem.status, headers, body: JSON.stringify(body) };
 }
 
-function toProblem(exception: unknown): ProblemException {
+/**
+ * The problem an error is answered with (problemResponse renders it): what a forward's record must
+ * carry too, so a record says what its caller got (a database outage is 503, not 500).
+ */
+export function toProblem(exception: unknown): ProblemException {
   if (exception instanceof ProblemException) return exception;
   // A stopped, unreachable or saturated database is temporary: 503 with Retry-After, never a 500.
   if (isDatabaseUnavailable(exception)) return serviceUnavailableProblem();

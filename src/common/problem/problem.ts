@@ -1,3 +1,5 @@
+import { echoed, MAX_ECHOED_CHARS } from './echo';
+
 /**
  * RFC 9457 problem details. Every error the service itself produces is one of these.
  *
@@ -62,19 +64,38 @@ export function problemType(code: string): string {
 }
 
 /**
+ * Bounds of a problem's text, a net under the sites that quote input through `echoed`: whatever a
+ * message repeats, an answer stays a few kilobytes.
+ */
+const MAX_DETAIL_CHARS = 1_000;
+const MAX_FIELD_NAME_CHARS = MAX_ECHOED_CHARS;
+const MAX_FIELD_MESSAGE_CHARS = 300;
+const MAX_FIELD_ERRORS = 20;
+
+/**
  * Thrown anywhere (services, guards, pipes); rendered by the one ProblemFilter.
  * `detail` is shown to the caller as is: it must never contain card data or secrets.
  */
 export class ProblemException extends Error {
   readonly headers: Record<string, string>;
 
+  readonly detail: string;
+  readonly errors?: ProblemFieldError[];
+
   constructor(
     readonly definition: ProblemDefinition,
-    readonly detail: string,
-    readonly errors?: ProblemFieldError[],
+    detail: string,
+    errors?: ProblemFieldError[],
     headers: Record<string, string> = {},
   ) {
+    detail = echoed(detail, MAX_DETAIL_CHARS);
     super(`${definition.code}: ${detail}`);
+    this.detail = detail;
+    this.errors = errors?.slice(0, MAX_FIELD_ERRORS).map((error) => ({
+      location: error.location,
+      name: echoed(error.name, MAX_FIELD_NAME_CHARS),
+      message: echoed(error.message, MAX_FIELD_MESSAGE_CHARS),
+    }));
     this.name = 'ProblemException';
     this.headers = headers;
   }

@@ -4,7 +4,7 @@ export class PaymentMethodUsage1763917300000 implements MigrationInterface {
   name = 'PaymentMethodUsage1763917300000';
 
   async up(q: QueryRunner): Promise<void> {
-    // bin: the first six digits, kept only for numbers of 15 digits or more (docs/decisions.md,
+    // bin: the first six digits, kept only for numbers of 15 digits or more (docs/decisions/0059,
     // "Payment methods as the Gr4vy SDK reads them"); NULL for shorter numbers and for cards stored
     // before this migration, whose number is only inside the ciphertext.
     // usage_count / last_used_at: forwards that released the card, counted by the forward-record batch writer.

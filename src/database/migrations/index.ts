@@ -10,6 +10,8 @@ import { CallbackDeliveries1763913700000 } from './1763913700000-CallbackDeliver
 import { CheckoutSessions1763917200000 } from './1763917200000-CheckoutSessions';
 import { PaymentMethodUsage1763917300000 } from './1763917300000-PaymentMethodUsage';
 import { ForwardJobLeases1763920000000 } from './1763920000000-ForwardJobLeases';
+import { ForwardJobCallbackUrls1763923600000 } from './1763923600000-ForwardJobCallbackUrls';
+import { CheckoutSessionCodeClaims1763924000000 } from './1763924000000-CheckoutSessionCodeClaims';
 
 /** In order. Listed explicitly so the same set runs from ts (tests) and from dist/ (npm start). */
 export const MIGRATIONS = [
@@ -25,4 +27,6 @@ export const MIGRATIONS = [
   CheckoutSessions1763917200000,
   PaymentMethodUsage1763917300000,
   ForwardJobLeases1763920000000,
+  ForwardJobCallbackUrls1763923600000,
+  CheckoutSessionCodeClaims1763924000000,
 ];

@@ -1,7 +1,6 @@
 import { ApiTimestamp } from '../../common/openapi/properties';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsObject, IsString, Length, ValidateIf } from 'class-validator';
-import { PageQueryDto } from '../../common/pagination/page-query';
 import { ForwardAuthentication } from '../forward-authentication.entity';
 import { AUTHENTICATION_KINDS, AuthenticationKind } from '../kinds';
 import { describePublicFields, MethodDetails, MethodWarning } from '../method-fields';
@@ -33,8 +32,6 @@ export class UpdateForwardAuthenticationDto {
   @IsObject()
   fields?: Record<string, unknown>;
 }
-
-export class ListForwardAuthenticationsQuery extends PageQueryDto({ default: 20, max: 100 }) {}
 
 export class ForwardAuthenticationResponse {
   @ApiProperty({ type: String, enum: ['vault-forward-authentication'] })

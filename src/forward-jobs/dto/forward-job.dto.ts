@@ -1,11 +1,12 @@
 import { ApiTimestamp } from '../../common/openapi/properties';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional } from 'class-validator';
-import { PageQueryDto } from '../../common/pagination/page-query';
+import { PageQuery } from '../../common/pagination/page-query';
+import { loggableUrl } from '../../logging/redaction';
 import { ForwardJob, JOB_STATUSES, JobAttempt, JobStatus } from '../forward-job.entity';
 import type { StoredResponse } from '../forward-job-store';
 
-export class ListForwardJobsQuery extends PageQueryDto({ default: 20, max: 100 }) {
+export class ListForwardJobsQuery extends PageQuery {
   @ApiPropertyOptional({ enum: JOB_STATUSES })
   @IsOptional()
   @IsIn(JOB_STATUSES, { message: `must be one of ${JOB_STATUSES.join(', ')}` })
@@ -91,7 +92,12 @@ export class ForwardJobResponse {
       'The downstream’s last answer once the job has ended (succeeded, or failed with an answer); purged after FORWARD_JOB_RETENTION.',
   })
   response!: ForwardJobStoredResponse | null;
-  @ApiProperty({ type: String, format: 'uri', nullable: true })
+  @ApiProperty({
+    type: String,
+    format: 'uri',
+    nullable: true,
+    description: 'Without its query string or fragment, as the target URL: the callback is sent to the whole URL.',
+  })
   callback_url!: string | null;
   @ApiTimestamp()
   created_at!: string;
@@ -111,7 +117,8 @@ export class ForwardJobResponse {
       max_attempts: row.maxAttempts,
       attempts: row.attempts,
       response: response ? showResponse(response) : null,
-      callback_url: row.callbackUrl,
+      // Shown as the target is: its query may hold the receiver's token.
+      callback_url: row.callbackUrl === null ? null : loggableUrl(row.callbackUrl),
       created_at: row.createdAt.toISOString(),
       updated_at: row.updatedAt.toISOString(),
       finished_at: row.finishedAt?.toISOString() ?? null,

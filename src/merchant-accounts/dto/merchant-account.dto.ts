@@ -1,7 +1,6 @@
 import { ApiTimestamp } from '../../common/openapi/properties';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Allow, IsBoolean, IsOptional, IsString, Length, Matches, ValidateIf } from 'class-validator';
-import { PageQueryDto } from '../../common/pagination/page-query';
 import { MerchantAccount } from '../merchant-account.entity';
 import { MERCHANT_ACCOUNT_ID_PATTERN } from '../merchant-account-id';
 
@@ -203,5 +202,3 @@ export class MerchantAccountResponse {
     };
   }
 }
-
-export class ListMerchantAccountsQuery extends PageQueryDto({ default: 20, max: 100 }) {}

@@ -14,7 +14,7 @@ import {
   ValidateIf,
 } from 'class-validator';
 import { BuyerResponse } from '../../buyers/dto/buyer.dto';
-import { PageQueryDto } from '../../common/pagination/page-query';
+import { PageQuery } from '../../common/pagination/page-query';
 import { cardNumberProblem, CardScheme, EXPIRATION_DATE_PATTERN } from '../../vault/card';
 import { PaymentMethod } from '../payment-method.entity';
 
@@ -119,7 +119,7 @@ export class CreatePaymentMethodDto {
 /** One value or the same parameter repeated (`status=a&status=b`, as the SDK sends arrays): always a list. */
 const asList = ({ value }: { value: unknown }) => (typeof value === 'string' ? [value] : value);
 
-export class ListPaymentMethodsQuery extends PageQueryDto({ default: 20, max: 100 }) {
+export class ListPaymentMethodsQuery extends PageQuery {
   @ApiPropertyOptional({ format: 'uuid', description: 'Only the payment methods of this buyer.' })
   @IsOptional()
   @IsUUID('all')
@@ -158,6 +158,21 @@ export class ListPaymentMethodsQuery extends PageQueryDto({ default: 20, max: 10
   @ArrayMaxSize(PAYMENT_METHOD_STATUSES.length)
   @IsIn(PAYMENT_METHOD_STATUSES, { each: true })
   status?: PaymentMethodStatus[];
+}
+
+/** The status filter as a set: repeated or reordered values filter (and bind a cursor) alike. */
+export function statusFilter(query: ListPaymentMethodsQuery): PaymentMethodStatus[] | undefined {
+  return query.status === undefined ? undefined : [...new Set(query.status)].sort();
+}
+
+/** What a cursor of GET /payment-methods is bound to: the filters in a normal form (a UUID in any case). */
+export function paymentMethodCursorFilters(query: ListPaymentMethodsQuery) {
+  return {
+    buyer_id: query.buyer_id?.toLowerCase(),
+    buyer_external_identifier: query.buyer_external_identifier,
+    external_identifier: query.external_identifier,
+    status: statusFilter(query)?.join(','),
+  };
 }
 
 /** `GET /buyers/payment-methods`: exactly one of buyer_id and buyer_external_identifier (checked by the service). */

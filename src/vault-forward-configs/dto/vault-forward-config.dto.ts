@@ -13,7 +13,6 @@ import {
   Matches,
   ValidateIf,
 } from 'class-validator';
-import { PageQueryDto } from '../../common/pagination/page-query';
 import { FORWARD_METHODS } from '../../targets/http-methods';
 import { VaultForwardConfig } from '../vault-forward-config.entity';
 
@@ -89,8 +88,6 @@ export class UpdateVaultForwardConfigDto {
   @IsBoolean()
   enabled?: boolean;
 }
-
-export class ListVaultForwardConfigsQuery extends PageQueryDto({ default: 20, max: 100 }) {}
 
 export class VaultForwardConfigResponse {
   @ApiProperty({ type: String, enum: ['vault-forward-config'] })

@@ -1,11 +1,8 @@
 import { ApiTimestamp } from '../../common/openapi/properties';
 import { ApiProperty } from '@nestjs/swagger';
-import { PageQueryDto } from '../../common/pagination/page-query';
 import { WebhookSecret } from '../webhook-secret.entity';
 
 export type WebhookSecretStatus = 'active' | 'rotated' | 'expired';
-
-export class ListWebhookSecretsQuery extends PageQueryDto({ default: 20, max: 100 }) {}
 
 export class WebhookSecretResponse {
   @ApiProperty({ type: String, enum: ['vault-forward-webhook-secret'] })

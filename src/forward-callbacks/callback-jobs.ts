@@ -1,0 +1,43 @@
+import type { Logger } from '@nestjs/common';
+import { CALLBACK_JOB_NAME, ForwardQueue } from '../job-queue/forward-queue';
+
+/** A delivery's next attempt, as its row says: the BullMQ job that runs it is `<id>.<attempt>`. */
+export interface DueDelivery {
+  id: string;
+  attempt: number;
+  delayMs?: number;
+}
+
+/**
+ * Enqueues job-end callback attempts (CALLBACK_JOB_NAME) on the one job queue. The delivery row is
+ * the durable record: an enqueue that fails (the engine down, or QUEUE_BACKEND=none) is logged and
+ * left to the housekeeping, which enqueues pending deliveries overdue for their attempt again
+ * (CallbackDeliveries.sweep), so an outage delays a callback and never loses it.
+ * Returns how many were enqueued.
+ */
+export async function enqueueDeliveries(
+  queue: ForwardQueue | null | undefined,
+  due: DueDelivery[],
+  logger: Logger,
+  options: { replaceFailed?: boolean } = {},
+): Promise<number> {
+  if (!queue || queue.backend === 'none' || due.length === 0) return 0;
+  const results = await Promise.allSettled(
+    due.map((delivery) =>
+      queue.enqueue(delivery.id, {
+        name: CALLBACK_JOB_NAME,
+        attempt: delivery.attempt,
+        delayMs: delivery.delayMs,
+        replaceFailed: options.replaceFailed,
+      }),
+    ),
+  );
+  const failed = results.filter((result) => result.status === 'rejected');
+  if (failed.length > 0)
+    logger.warn({
+      msg: 'callback deliveries could not be enqueued; the housekeeping enqueues them once the queue is back',
+      count: failed.length,
+      error: (failed[0].reason as Error).message,
+    });
+  return due.length - failed.length;
+}

@@ -1,0 +1,240 @@
+import { CursorCodec, CursorScope } from '../../src/common/pagination/cursor';
+import { createApiKey } from '../factories/api-keys';
+import { createCard } from '../factories/cards';
+import { createMerchantAccount } from '../factories/merchant-accounts';
+import { expectProblem, http } from '../support/http';
+import { startTestApp, TestApp } from '../support/test-app';
+
+interface Envelope {
+  items: Array<{ id: string }>;
+  limit: number;
+  next_cursor: string | null;
+  previous_cursor: string | null;
+}
+
+interface Parameter {
+  name: string;
+  in: string;
+  schema?: { minimum?: number; maximum?: number; default?: number };
+}
+
+/**
+ * Every list of the service, and what its cursors were bound to before the PaginationInterceptor
+ * (endpoint name, merchant account, filters): a cursor issued then must still be accepted.
+ */
+const LISTS: Record<string, { instance?: boolean; binding: (ids: Ids) => CursorScope }> = {
+  '/api-keys': { binding: (ids) => ({ endpoint: 'api-keys', merchantAccountId: ids.merchant, filters: {} }) },
+  '/buyers': { binding: (ids) => ({ endpoint: 'buyers', merchantAccountId: ids.merchant, filters: {} }) },
+  '/merchant-accounts': {
+    instance: true,
+    binding: () => ({ endpoint: 'merchant-accounts', merchantAccountId: null, filters: {} }),
+  },
+  '/payment-methods': {
+    binding: (ids) => ({ endpoint: 'payment-methods', merchantAccountId: ids.merchant, filters: {} }),
+  },
+  '/vault-forward/configs': {
+    binding: (ids) => ({ endpoint: 'vault-forward-configs', merchantAccountId: ids.merchant, filters: {} }),
+  },
+  '/vault-forward/configs/{config_id}/authentications': {
+    binding: (ids) => ({
+      endpoint: 'vault-forward-authentications',
+      merchantAccountId: ids.merchant,
+      filters: { config_id: ids.config },
+    }),
+  },
+  '/vault-forward/jobs': {
+    binding: (ids) => ({ endpoint: 'vault-forward-jobs', merchantAccountId: ids.merchant, filters: {} }),
+  },
+  '/vault-forward/requests': {
+    binding: (ids) => ({ endpoint: 'vault-forward-requests', merchantAccountId: ids.merchant, filters: {} }),
+  },
+  '/vault-forward/webhook-secrets': {
+    binding: (ids) => ({ endpoint: 'vault-forward-webhook-secrets', merchantAccountId: ids.merchant, filters: {} }),
+  },
+};
+
+interface Ids {
+  merchant: string;
+  config: string;
+}
+
+describe('Every list route is served by the PaginationInterceptor (issue 21, item 1)', () => {
+  let t: TestApp;
+  let ids: Ids;
+  let merchantToken: string;
+  let instanceToken: string;
+  let document: { paths: Record<string, Record<string, { parameters?: Parameter[] }>> };
+  let codec: CursorCodec;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    codec = new CursorCodec(t.config.cursorSecret!);
+    const merchant = (await createMerchantAccount(t)).id;
+    await createMerchantAccount(t);
+    // Two keys of the merchant, so /api-keys (as seen by a merchant key) has two pages at limit=1.
+    merchantToken = await (await createApiKey(t, merchant)).token();
+    await createApiKey(t, merchant);
+    instanceToken = await (await createApiKey(t, null)).token();
+    const post = async (path: string, body?: unknown) => {
+      const result = await http(t.url, path, { method: 'POST', token: merchantToken, body });
+      expect(result.status).toBe(201);
+      return result.body as { id: string };
+    };
+    const configs = [];
+    for (let i = 0; i < 2; i++) {
+      await post('/buyers', { display_name: `Buyer ${i}` });
+      await createCard(t, merchant);
+      configs.push(await post('/vault-forward/configs', { display_name: `PSP ${i}`, hosts: ['psp.example'] }));
+      await post('/vault-forward/webhook-secrets');
+    }
+    for (let i = 0; i < 2; i++) {
+      await post(`/vault-forward/configs/${configs[0].id}/authentications`, {
+        kind: 'hmac-signature',
+        label: `Signing ${i}`,
+        fields: {
+          secret: 'an-hmac-secret-of-the-test-0123456789',
+          algorithm: 'sha256',
+          encoding: 'hex',
+          header: 'x-signature',
+        },
+      });
+    }
+    // Records and jobs come from forwards; the list only reads rows, so rows are enough here.
+    await t.db.query(
+      `INSERT INTO vault_forward_requests (id, merchant_account_id, method, target_url, status, duration_ms, created_at)
+       SELECT gen_random_uuid()::text, $1, 'POST', 'https://psp.example/x', 200, 12, now() - g * interval '1 second'
+         FROM generate_series(1, 2) g`,
+      [merchant],
+    );
+    await t.db.query(
+      `INSERT INTO vault_forward_jobs (id, merchant_account_id, status, method, target_url, max_attempts, finished_at, created_at)
+       SELECT gen_random_uuid(), $1, 'cancelled', 'POST', 'https://psp.example/x', 1, now(), now() - g * interval '1 second'
+         FROM generate_series(1, 2) g`,
+      [merchant],
+    );
+    ids = { merchant, config: configs[0].id };
+    document = (await http(t.url, '/openapi.json')).body;
+  });
+  afterAll(() => t.close());
+
+  const tokenFor = (route: string) => (LISTS[route].instance ? instanceToken : merchantToken);
+  const pathOf = (route: string) => route.replace('{config_id}', ids.config);
+  const limitOf = (route: string) => document.paths[route].get.parameters!.find((p) => p.name === 'limit')!.schema!;
+  const get = (route: string, target: string) => http<Envelope>(t.url, target, { token: tokenFor(route) });
+  const linkOf = (header: string | null, rel: string) =>
+    header
+      ?.split(', ')
+      .map((link) => /^<([^>]+)>; rel="([a-z]+)"$/.exec(link))
+      .find((match) => match?.[2] === rel)?.[1];
+
+  it('the OpenAPI document lists exactly these list routes (a GET with cursor and limit)', () => {
+    const lists = Object.entries(document.paths)
+      .filter(([, operations]) => {
+        const names = (operations.get?.parameters ?? []).filter((p) => p.in === 'query').map((p) => p.name);
+        return names.includes('cursor') && names.includes('limit');
+      })
+      .map(([path]) => path)
+      .sort();
+    expect(lists).toEqual(Object.keys(LISTS).sort());
+  });
+
+  it('binds payment-method cursors to their filters in normal form, as before (UUID case, status as a set)', async () => {
+    const buyer = (
+      await http(t.url, '/buyers', { method: 'POST', token: merchantToken, body: { display_name: 'Carded' } })
+    ).body.id as string;
+    for (let i = 0; i < 2; i++) await createCard(t, ids.merchant, { buyer_id: buyer });
+    const first = await get(
+      '/payment-methods',
+      `/payment-methods?limit=1&buyer_id=${buyer.toUpperCase()}&status=succeeded&status=succeeded`,
+    );
+    expect(first.status).toBe(200);
+    const scope = {
+      endpoint: 'payment-methods',
+      merchantAccountId: ids.merchant,
+      filters: { buyer_id: buyer, status: 'succeeded' },
+    };
+    expect(() => codec.decode(scope, first.body.next_cursor!)).not.toThrow();
+    const cursor = encodeURIComponent(first.body.next_cursor!);
+    const same = await get(
+      '/payment-methods',
+      `/payment-methods?limit=1&cursor=${cursor}&status=succeeded&buyer_id=${buyer}`,
+    );
+    expect(same.status).toBe(200);
+    expect(same.body.items).toHaveLength(1);
+    expectProblem(await get('/payment-methods', `/payment-methods?limit=1&cursor=${cursor}`), 400, 'invalid-cursor');
+  });
+
+  it('binds authentication-method cursors to their config, as before', async () => {
+    const first = (await get('/vault-forward/configs', `/vault-forward/configs/${ids.config}/authentications?limit=1`))
+      .body;
+    const other = (await get('/vault-forward/configs', '/vault-forward/configs?limit=100')).body.items.find(
+      (config) => config.id !== ids.config,
+    )!.id;
+    const result = await get(
+      '/vault-forward/configs',
+      `/vault-forward/configs/${other}/authentications?cursor=${encodeURIComponent(first.next_cursor!)}`,
+    );
+    expectProblem(result, 400, 'invalid-cursor');
+  });
+
+  describe.each(Object.keys(LISTS))('%s', (route) => {
+    it('answers the envelope with a Link header, and the links walk the pages', async () => {
+      const first = await get(route, `${pathOf(route)}?limit=1`);
+      expect(first.status).toBe(200);
+      expect(Object.keys(first.body).sort()).toEqual(['items', 'limit', 'next_cursor', 'previous_cursor']);
+      expect(first.body).toMatchObject({ limit: 1, previous_cursor: null, next_cursor: expect.any(String) });
+      expect(first.body.items).toHaveLength(1);
+      const next = linkOf(first.headers.get('link'), 'next');
+      expect(next).toBe(`${pathOf(route)}?limit=1&cursor=${encodeURIComponent(first.body.next_cursor!)}`);
+      expect(linkOf(first.headers.get('link'), 'prev')).toBeUndefined();
+
+      const second = await get(route, next!);
+      expect(second.status).toBe(200);
+      expect(second.body.items).toHaveLength(1);
+      expect(second.body.items[0].id).not.toBe(first.body.items[0].id);
+      const prev = linkOf(second.headers.get('link'), 'prev');
+      expect(prev).toBe(`${pathOf(route)}?limit=1&cursor=${encodeURIComponent(second.body.previous_cursor!)}`);
+      const back = await get(route, prev!);
+      expect(back.body.items).toEqual(first.body.items);
+
+      const whole = await get(route, `${pathOf(route)}?limit=${limitOf(route).maximum}`);
+      expect(whole.body.limit).toBe(limitOf(route).maximum);
+      if (whole.body.next_cursor === null) expect(whole.headers.get('link')).toBeNull();
+    });
+
+    it('applies the documented default limit and refuses limits outside its range, naming limit', async () => {
+      const { minimum, maximum, default: fallback } = limitOf(route);
+      expect({ minimum, maximum, default: fallback }).toEqual({ minimum: 1, maximum: 100, default: 20 });
+      expect((await get(route, pathOf(route))).body.limit).toBe(fallback);
+      for (const bad of ['0', String(maximum! + 1), 'abc', '1.5', '']) {
+        const body = expectProblem(await get(route, `${pathOf(route)}?limit=${bad}`), 400, 'validation-failed');
+        expect(body.errors).toEqual([
+          { location: 'query', name: 'limit', message: `must be a whole number from 1 to ${maximum}` },
+        ]);
+      }
+    });
+
+    it('refuses a cursor of another list, naming cursor', async () => {
+      const other = route === '/buyers' ? '/vault-forward/configs' : '/buyers';
+      const foreign = (await get(other, `${pathOf(other)}?limit=1`)).body.next_cursor!;
+      const body = expectProblem(
+        await get(route, `${pathOf(route)}?cursor=${encodeURIComponent(foreign)}`),
+        400,
+        'invalid-cursor',
+      );
+      expect(body.errors).toEqual([expect.objectContaining({ location: 'query', name: 'cursor' })]);
+    });
+
+    it('issues the cursors it issued before the interceptor, and accepts those', async () => {
+      const scope = LISTS[route].binding(ids);
+      const first = (await get(route, `${pathOf(route)}?limit=1`)).body;
+      // The codec is unchanged: a cursor is the same text iff it is bound to the same scope.
+      const position = codec.decode(scope, first.next_cursor!).position;
+      const before = codec.encode(scope, 'next', position);
+      expect(before).toBe(first.next_cursor);
+      const second = await get(route, `${pathOf(route)}?limit=1&cursor=${encodeURIComponent(before)}`);
+      expect(second.status).toBe(200);
+      expect(second.body.items).toHaveLength(1);
+    });
+  });
+});
