@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { Queue, Worker } from 'bullmq';
 import type Redis from 'ioredis';
-import { closeRedis, RedisAvailability } from '../queue/redis';
+import { closeRedis, NO_READY_CHECK, RedisAvailability } from '../queue/redis';
 import {
   batchedEnqueues,
   bullJobId,
@@ -55,6 +55,7 @@ export class RedisForwardQueue extends ForwardQueue {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
       commandTimeout: ENQUEUE_TIMEOUT_MS,
+      ...NO_READY_CHECK,
     });
     options.availability?.watch('queue-producer', this.producer);
     this.producer.once('ready', () => this.createQueue());

@@ -44,11 +44,24 @@ export const SHARED_CLIENT_OPTIONS: RedisOptions = {
 };
 
 /**
+ * A connection whose commands time out must not run ioredis's ready check (an INFO command): it is
+ * subject to the same short timeout, and one that a busy machine answers late counts as a fatal
+ * connection error, so the connection is dropped and "redis unavailable" is logged with Redis up.
+ * Without it the connection is ready once connected; a Redis still loading its data refuses the
+ * command with LOADING, which the caller handles as any failed command.
+ */
+export const NO_READY_CHECK: RedisOptions = { enableReadyCheck: false };
+
+/**
  * The publishing connection: a publish that Redis does not answer in PUBLISH_TIMEOUT_MS fails (a
  * blackholed path never closes the socket, so only a timer notices). The offline queue stays on so
  * that a publish issued while the connection is first being made (a CLI command) still goes out.
  */
-export const PUBLISHER_OPTIONS: RedisOptions = { maxRetriesPerRequest: 0, commandTimeout: PUBLISH_TIMEOUT_MS };
+export const PUBLISHER_OPTIONS: RedisOptions = {
+  maxRetriesPerRequest: 0,
+  commandTimeout: PUBLISH_TIMEOUT_MS,
+  ...NO_READY_CHECK,
+};
 
 /**
  * Tracks whether this process can reach Redis, over all its connections, and logs each change once:

@@ -7,12 +7,14 @@ import { AddressInfo, createServer, Server, Socket, connect } from 'node:net';
  *
  *   cut()     drops every open connection and refuses new ones (connection refused, as a stopped server)
  *   blackhole() keeps accepting connections but never forwards a byte (a hung network path)
+ *   slow(ms)  connections made from now on get each reply ms late (a busy server or machine)
  *   restore() forwards again
  */
 export class TcpProxy {
   private server!: Server;
   private readonly sockets = new Set<Socket>();
   private mode: 'open' | 'blackhole' = 'open';
+  private replyDelayMs = 0;
   port = 0;
 
   constructor(
@@ -48,7 +50,11 @@ export class TcpProxy {
     const upstream = connect(this.targetPort, this.targetHost);
     this.track(upstream);
     client.pipe(upstream);
-    upstream.pipe(client);
+    const delay = this.replyDelayMs;
+    // Equal delays keep the replies in order: timers of one duration fire in the order they were set.
+    if (delay > 0)
+      upstream.on('data', (chunk: Buffer) => setTimeout(() => client.writable && client.write(chunk), delay));
+    else upstream.pipe(client);
     const close = () => {
       client.destroy();
       upstream.destroy();
@@ -77,6 +83,11 @@ export class TcpProxy {
     for (const socket of this.sockets) socket.destroy();
     this.sockets.clear();
     if (!this.server.listening) await this.listen(this.port);
+  }
+
+  /** Connections accepted from now on get every reply `ms` late; 0 forwards at once again. */
+  slow(ms: number): void {
+    this.replyDelayMs = ms;
   }
 
   /** Forwards again, on the same port. */
