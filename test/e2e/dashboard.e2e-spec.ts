@@ -457,7 +457,16 @@ describe('dashboard (real Chromium against the real API)', () => {
     await page.getByRole('button', { name: 'Sign in with key' }).click();
     await page.getByRole('heading', { name: 'Merchants', level: 1 }).waitFor();
     const editLink = page.getByRole('link', { name: 'Edit Dashboard Shop' });
-    while (!(await editLink.count())) await page.getByRole('button', { name: 'Next →' }).click();
+    // Other suites add merchants to the shared database, so this one may be pages down. The rows load
+    // after the heading, and Lit reuses a row's link for the row that replaces it: look only at a settled
+    // page, or a click meant for "Edit Dashboard Shop" lands on whichever merchant took its place.
+    const firstRowId = () => page.locator('main tbody tr code').first().textContent();
+    await page.getByRole('navigation', { name: 'Merchant accounts pages' }).waitFor();
+    while (!(await editLink.count())) {
+      const shown = await firstRowId();
+      await page.getByRole('button', { name: 'Next →' }).click();
+      await waitFor(async () => (await firstRowId()) !== shown, { what: 'the next page of merchants' });
+    }
     await editLink.click();
     await page.getByRole('heading', { name: 'Dashboard Shop', level: 1 }).waitFor();
     await page.getByLabel('Display name').fill('Dashboard Shop (EU)');
