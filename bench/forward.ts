@@ -12,56 +12,23 @@
  * Each server runs in its own process; the load generator runs here. BENCH_API_PROFILE=DIR writes a
  * CPU profile of the API process; BENCH_NODE_FLAGS replaces the API's Node flags.
  */
-import 'reflect-metadata';
-import { ChildProcess, spawn } from 'node:child_process';
-import { join } from 'node:path';
+import { ChildProcess } from 'node:child_process';
 import { Client } from 'pg';
 import autocannon from 'autocannon';
-import { ApiKey } from '../src/auth/api-key.entity';
-import { SharedCaches } from '../src/queue/shared-cache';
-import { ApiKeysService } from '../src/auth/api-keys.service';
-import { signToken } from '../src/auth/token-signer';
-import { createDataSource } from '../src/database/data-source';
-import { Metrics } from '../src/metrics/metrics.service';
 import { TestCa } from '../test/support/test-pki';
-import { children, cpuMs, forkServer, freePort, postJson } from './support';
+import { ADMIN_URL, BENCH_API_ENV, benchDatabase, benchMerchantToken, REDIS_URL, startApi } from './bench-api';
+import { children, cpuMs, forkServer, postJson } from './support';
 
 /** As `npm start` and the Dockerfile run the API; BENCH_NODE_FLAGS overrides ("" for Node's defaults). */
-const API_NODE_FLAGS = '--max-semi-space-size=64';
+const API_NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? '--max-semi-space-size=64').split(' ').filter(Boolean);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
-const ROOT = join(__dirname, '..', '..');
 const BODY = JSON.stringify({
   cards: [
     { number: '{{ CARD_NUMBER_1 }}', expiry: '{{ CARD_EXPIRATION_DATE_1 }}', cvv: '123' },
     { number: '{{ CARD_NUMBER_2 }}', expiry: '{{ CARD_EXPIRATION_DATE_2 }}', cvv: '456' },
   ],
 });
-
-/** Starts the compiled API (quiet logs) and waits until it is ready. */
-async function startApi(env: Record<string, string>): Promise<{ url: string; process: ChildProcess }> {
-  const port = await freePort();
-  const profile = process.env.BENCH_API_PROFILE
-    ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_API_PROFILE}`]
-    : [];
-  const flags = (process.env.BENCH_NODE_FLAGS ?? API_NODE_FLAGS).split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...profile, ...flags, join(ROOT, 'dist/main.js')], {
-    env: { PATH: process.env.PATH!, PORT: String(port), ...env },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  children.push(child);
-  const url = `http://127.0.0.1:${port}`;
-  for (let attempt = 0; attempt < 200; attempt++) {
-    if (child.exitCode !== null) throw new Error(`API exited with ${child.exitCode}`);
-    const ready = await fetch(`${url}/health/ready`).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (ready) return { url, process: child };
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('API did not become ready');
-}
 
 interface Result {
   rps: number;
@@ -106,12 +73,9 @@ async function load(
 }
 
 async function main(): Promise<void> {
-  const admin = process.env.BENCH_POSTGRES_ADMIN_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
-  const name = `vault_forward_bench_fwd_${Date.now()}`;
-  const client = new Client({ connectionString: admin });
+  const client = new Client({ connectionString: ADMIN_URL });
   await client.connect();
-  await client.query(`CREATE DATABASE ${name}`);
-  const databaseUrl = Object.assign(new URL(admin), { pathname: `/${name}` }).toString();
+  const database = await benchDatabase(client, 'fwd');
   try {
     const echo = await forkServer('echo-server.js');
     const echoPort = echo.port;
@@ -130,26 +94,13 @@ async function main(): Promise<void> {
         mtlsEcho.process.once('message', (m: { handshakes: number }) => resolve(m.handshakes));
         mtlsEcho.process.send('count');
       });
-    const { url: api, process: apiProcess } = await startApi({
-      DATABASE_URL: databaseUrl,
-      REDIS_URL: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
-      LOG_LEVEL: 'warn',
-      FORWARD_INSECURE_HOSTS: '127.0.0.1',
-      CURSOR_SECRET: 'bench-cursor-secret-bench-cursor-secret',
-      VAULT_MASTER_KEYS: `bench:${Buffer.alloc(32, 7).toString('base64')}`,
-    });
+    const { url: api, process: apiProcess } = await startApi(
+      { ...BENCH_API_ENV, DATABASE_URL: database.url, REDIS_URL },
+      { flags: API_NODE_FLAGS, profileDir: process.env.BENCH_API_PROFILE },
+    );
 
     // A merchant, a key and a token, then a config and two cards through the API itself.
-    const db = createDataSource({ url: databaseUrl, poolSize: 1, entities: [ApiKey] });
-    await db.initialize();
-    await db.query(`INSERT INTO merchant_accounts (id, display_name) VALUES ('bench', 'Bench')`);
-    // create() needs the repository only.
-    const key = await new ApiKeysService(db.getRepository(ApiKey), new SharedCaches(null, null, new Metrics())).create(
-      'bench',
-      'ES256',
-    );
-    await db.destroy();
-    const token = await signToken({ privateKeyPem: key.privateKeyPem, keyId: key.id, scopes: ['*.write', '*.read'] });
+    const token = await benchMerchantToken(database.url);
     const config = await postJson(`${api}/vault-forward/configs`, token, {
       display_name: 'Echo',
       hosts: [`127.0.0.1:${echoPort}`, `127.0.0.1:${mtlsEcho.port}`],
@@ -272,7 +223,7 @@ async function main(): Promise<void> {
   } finally {
     for (const child of children) child.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 500));
-    await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await database.drop();
     await client.end();
   }
 }

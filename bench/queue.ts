@@ -12,49 +12,22 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import autocannon from 'autocannon';
-import { ApiKey } from '../src/auth/api-key.entity';
-import { ApiKeysService } from '../src/auth/api-keys.service';
-import { signToken } from '../src/auth/token-signer';
 import { createDataSource } from '../src/database/data-source';
-import { Metrics } from '../src/metrics/metrics.service';
-import { SharedCaches } from '../src/queue/shared-cache';
 import { dropQueueKeys } from '../test/support/redis-keys';
-import { children, commandCpuMs, cpuMs, cpuSpentMs, forkServer, freePort, machineCpuMs, postJson } from './support';
+import { ADMIN_URL, BENCH_API_ENV, benchDatabase, benchMerchantToken, REDIS_URL, ROOT, startApi } from './bench-api';
+import { children, commandCpuMs, cpuMs, cpuSpentMs, forkServer, machineCpuMs, postJson } from './support';
 
 const JOBS = Number(process.env.BENCH_QUEUE_JOBS ?? 20_000);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const BACKENDS = (process.env.BENCH_QUEUE_BACKENDS ?? 'redis,postgres').split(',') as Array<'redis' | 'postgres'>;
-const ROOT = join(__dirname, '..', '..');
-const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const BODY = JSON.stringify({
   card: { number: '{{ CARD_NUMBER_1 }}', expiry: '{{ CARD_EXPIRATION_DATE_1 }}', cvv: '123' },
   amount: 1299,
 });
 
 /** BENCH_CPU_PROF=DIR: each process writes a V8 CPU profile there on exit (node --cpu-prof). */
-const PROFILE = process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF] : [];
-
-async function startApi(env: Record<string, string>): Promise<{ url: string; process: ChildProcess }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [...PROFILE, '--max-semi-space-size=64', join(ROOT, 'dist/main.js')], {
-    env: { PATH: process.env.PATH!, PORT: String(port), ...env },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  children.push(child);
-  const url = `http://127.0.0.1:${port}`;
-  for (let attempt = 0; attempt < 300; attempt++) {
-    if (child.exitCode !== null) throw new Error(`API exited with ${child.exitCode}`);
-    if (
-      await fetch(`${url}/health/ready`).then(
-        (r) => r.ok,
-        () => false,
-      )
-    )
-      return { url, process: child };
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('API did not become ready');
-}
+const PROFILE_DIR = process.env.BENCH_CPU_PROF;
+const PROFILE = PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', PROFILE_DIR] : [];
 
 async function startWorker(env: Record<string, string>): Promise<ChildProcess> {
   const child = spawn(process.execPath, [...PROFILE, join(ROOT, 'dist/worker.js')], {
@@ -89,37 +62,22 @@ interface EngineResult {
   machineBusy: number;
 }
 
-async function runEngine(
-  backend: 'redis' | 'postgres',
-  echoPort: number,
-  admin: Client,
-  adminUrl: string,
-): Promise<EngineResult> {
-  const name = `vault_forward_bench_queue_${backend}_${Date.now()}`;
-  await admin.query(`CREATE DATABASE ${name}`);
-  const databaseUrl = Object.assign(new URL(adminUrl), { pathname: `/${name}` }).toString();
+async function runEngine(backend: 'redis' | 'postgres', echoPort: number, admin: Client): Promise<EngineResult> {
+  const database = await benchDatabase(admin, `queue_${backend}`);
   const env = {
-    DATABASE_URL: databaseUrl,
+    ...BENCH_API_ENV,
+    DATABASE_URL: database.url,
     REDIS_URL,
     QUEUE_BACKEND: backend,
     FORWARD_QUEUE_NAME: `bench-${backend}-${randomUUID()}`,
-    LOG_LEVEL: 'warn',
-    FORWARD_INSECURE_HOSTS: '127.0.0.1',
-    CURSOR_SECRET: 'bench-cursor-secret-bench-cursor-secret',
-    VAULT_MASTER_KEYS: `bench:${Buffer.alloc(32, 7).toString('base64')}`,
   };
   const started: ChildProcess[] = [];
   try {
-    const { url: api, process: apiProcess } = await startApi(env);
+    const { url: api, process: apiProcess } = await startApi(env, { profileDir: PROFILE_DIR });
     started.push(apiProcess);
-    const db = createDataSource({ url: databaseUrl, poolSize: 2, entities: [ApiKey] });
+    const token = await benchMerchantToken(database.url);
+    const db = createDataSource({ url: database.url, poolSize: 2, entities: [] });
     await db.initialize();
-    await db.query(`INSERT INTO merchant_accounts (id, display_name) VALUES ('bench', 'Bench')`);
-    const key = await new ApiKeysService(db.getRepository(ApiKey), new SharedCaches(null, null, new Metrics())).create(
-      'bench',
-      'ES256',
-    );
-    const token = await signToken({ privateKeyPem: key.privateKeyPem, keyId: key.id, scopes: ['*.write', '*.read'] });
     await postJson(`${api}/vault-forward/configs`, token, { display_name: 'Echo', hosts: [`127.0.0.1:${echoPort}`] });
     const card = await postJson(`${api}/payment-methods`, token, {
       method: 'card',
@@ -199,20 +157,19 @@ async function runEngine(
     await Promise.all(
       started.map((child) => (child.exitCode !== null ? Promise.resolve() : new Promise((r) => child.once('exit', r)))),
     );
-    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await database.drop();
     // 20,000 finished jobs' keys would otherwise stay in the shared Redis for every later SCAN to walk.
     if (backend === 'redis') await dropQueueKeys(env.FORWARD_QUEUE_NAME, REDIS_URL);
   }
 }
 
 async function main(): Promise<void> {
-  const adminUrl = process.env.BENCH_POSTGRES_ADMIN_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
-  const admin = new Client({ connectionString: adminUrl });
+  const admin = new Client({ connectionString: ADMIN_URL });
   await admin.connect();
   try {
     const echo = await forkServer('echo-server.js');
     const results: Record<string, EngineResult> = {};
-    for (const backend of BACKENDS) results[backend] = await runEngine(backend, echo.port, admin, adminUrl);
+    for (const backend of BACKENDS) results[backend] = await runEngine(backend, echo.port, admin);
     console.log(
       `\n${JOBS} queued forwards (one card each, ${CONNECTIONS} connections), one worker process ` +
         `(WORKER_CONCURRENCY ${process.env.WORKER_CONCURRENCY ?? 32}), local echo downstream\n`,

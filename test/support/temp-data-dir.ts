@@ -24,12 +24,16 @@ export function testDataDir(): string {
   return (dataDir ??= testTempDir('vf-test-data-'));
 }
 
+function removeAll(): void {
+  for (const dir of created.splice(0)) rmSync(dir, { recursive: true, force: true });
+  dataDir = undefined;
+}
+
 // Jest loads this module once per test file (a module registry per file), so this root-level hook
 // runs after the file's own afterAll hooks, once what they stop no longer uses the directories. A
-// process 'exit' listener did not work: Jest gives test files a copy of `process` whose listeners
-// the real process never calls, so every run left its vf-test-data-* directory behind.
-if (typeof afterAll === 'function')
-  afterAll(() => {
-    for (const dir of created.splice(0)) rmSync(dir, { recursive: true, force: true });
-    dataDir = undefined;
-  });
+// process 'exit' listener did not work under Jest: it gives test files a copy of `process` whose
+// listeners the real process never calls, so every run left its vf-test-data-* directory behind.
+// Outside Jest (the benches use the test PKI) there is no afterAll, and 'exit' is the real one.
+const jestAfterAll = (globalThis as { afterAll?: (hook: () => void) => void }).afterAll;
+if (jestAfterAll) jestAfterAll(removeAll);
+else process.once('exit', removeAll);

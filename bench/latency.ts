@@ -1,0 +1,168 @@
+/**
+ * npm run bench:latency — what one request costs when nothing else waits: ONE keep-alive connection per
+ * case, one request at a time, the cases round-robin (a, b, c, …, a, b, c, …) so they share the
+ * machine's state and their differences are fair. Prints p50/p99 per case and what each forward adds
+ * over a direct call to the downstream (a) and over a bare undici pass-through proxy (b).
+ *   (a) direct POST to a local echo server          (b) the bare proxy (bench/passthrough-proxy.ts)
+ *   GET /health/live (no auth)                     GET /buyers/{unknown} (authenticated 404, no row)
+ *   GET /buyers?limit=20 (authenticated list)      POST /vault-forward without cards / with one card
+ * BENCH_LATENCY_ROUNDS (default 2,000) after 300 warm-up rounds; BENCH_API_PROFILE=DIR writes a CPU profile
+ * of the API process.
+ */
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { Client as Pg } from 'pg';
+import { Client } from 'undici';
+import { ADMIN_URL, BENCH_API_ENV, benchDatabase, benchMerchantToken, REDIS_URL, startApi } from './bench-api';
+import { children, forkServer, postJson } from './support';
+
+const ROUNDS = Number(process.env.BENCH_LATENCY_ROUNDS ?? 2_000);
+const WARMUP = 300;
+/** Target of issue 24: a card forward adds at most this much p50 over a direct call. */
+const CARD_FORWARD_TARGET_MS = 0.5;
+const BODY = JSON.stringify({ card: { number: '{{ CARD_NUMBER_1 }}', expiry: '{{ CARD_EXPIRATION_DATE_1 }}' } });
+
+interface Case {
+  origin: string;
+  path: string;
+  method: 'GET' | 'POST';
+  headers?: Record<string, string>;
+  body?: string;
+  expect: number;
+}
+
+function percentile(sorted: number[], q: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+}
+
+async function main(): Promise<void> {
+  const admin = new Pg({ connectionString: ADMIN_URL });
+  await admin.connect();
+  const database = await benchDatabase(admin, 'latency');
+  const clients: Client[] = [];
+  try {
+    const echo = await forkServer('echo-server.js');
+    const proxy = await forkServer('passthrough-proxy.js');
+    const { url: api } = await startApi(
+      { ...BENCH_API_ENV, DATABASE_URL: database.url, REDIS_URL },
+      { profileDir: process.env.BENCH_API_PROFILE },
+    );
+    const token = await benchMerchantToken(database.url);
+    await postJson(`${api}/vault-forward/configs`, token, { display_name: 'Echo', hosts: [`127.0.0.1:${echo.port}`] });
+    const card = await postJson(`${api}/payment-methods`, token, {
+      method: 'card',
+      number: '4111111111111111',
+      expiration_date: '12/30',
+    });
+    for (let i = 0; i < 25; i++) await postJson(`${api}/buyers`, token, { display_name: `Buyer ${i}` });
+
+    const target = `http://127.0.0.1:${echo.port}/charge`;
+    const auth = { authorization: `Bearer ${token}` };
+    const forward = { 'x-vault-forward-url': target, 'x-vault-forward-http-method': 'POST' };
+    const json = { 'content-type': 'application/json' };
+    const proxyOrigin = `http://127.0.0.1:${proxy.port}`;
+    const cases: Record<string, Case> = {
+      '(a) direct to downstream': {
+        origin: target,
+        path: '/charge',
+        method: 'POST',
+        headers: json,
+        body: BODY,
+        expect: 200,
+      },
+      '(b) bare pass-through proxy': {
+        origin: proxyOrigin,
+        path: '/',
+        method: 'POST',
+        headers: { ...json, ...forward },
+        body: BODY,
+        expect: 200,
+      },
+      'GET /health/live (no auth)': { origin: api, path: '/health/live', method: 'GET', expect: 200 },
+      'GET /buyers/{unknown} (auth, 404)': {
+        origin: api,
+        path: `/buyers/${randomUUID()}`,
+        method: 'GET',
+        headers: auth,
+        expect: 404,
+      },
+      'GET /buyers?limit=20 (list)': {
+        origin: api,
+        path: '/buyers?limit=20',
+        method: 'GET',
+        headers: auth,
+        expect: 200,
+      },
+      'POST /vault-forward, no card': {
+        origin: api,
+        path: '/vault-forward',
+        method: 'POST',
+        headers: { ...json, ...auth, ...forward },
+        // Escaped placeholders: the same bytes, nothing to fill.
+        body: BODY.replace(/\{\{/g, '\\\\{{'),
+        expect: 200,
+      },
+      'POST /vault-forward, one card': {
+        origin: api,
+        path: '/vault-forward',
+        method: 'POST',
+        headers: { ...json, ...auth, ...forward, 'x-vault-forward-payment-methods': card.id },
+        body: BODY,
+        expect: 200,
+      },
+    };
+
+    const runs = Object.entries(cases).map(([name, c]) => {
+      const client = new Client(new URL(c.origin).origin, { pipelining: 1, keepAliveTimeout: 60_000 });
+      clients.push(client);
+      const samples: number[] = [];
+      const once = async (record: boolean) => {
+        const start = performance.now();
+        const response = await client.request({ path: c.path, method: c.method, headers: c.headers, body: c.body });
+        await response.body.arrayBuffer();
+        const elapsed = performance.now() - start;
+        if (response.statusCode !== c.expect) throw new Error(`${name}: ${response.statusCode}, expected ${c.expect}`);
+        if (record) samples.push(elapsed);
+      };
+      return { name, once, samples };
+    });
+    for (let round = 0; round < WARMUP + ROUNDS; round++) {
+      for (const run of runs) await run.once(round >= WARMUP);
+    }
+
+    const rows = runs.map(({ name, samples }) => {
+      const sorted = [...samples].sort((x, y) => x - y);
+      return { name, p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99) };
+    });
+    const p50 = (name: string) => rows.find((r) => r.name === name)!.p50;
+    const direct = p50('(a) direct to downstream');
+    const bare = p50('(b) bare pass-through proxy');
+    console.log(`\none connection per case, one request at a time, ${ROUNDS} rounds after ${WARMUP} warm-up rounds\n`);
+    console.log('| case | p50 ms | p99 ms | p50 added over (a) | p50 added over (b) |');
+    console.log('|---|---:|---:|---:|---:|');
+    for (const r of rows) {
+      const forwards = r.name.startsWith('POST /vault-forward') || r.name.startsWith('(b)');
+      const over = (base: number) => (forwards ? (r.p50 - base).toFixed(3) : '');
+      console.log(`| ${r.name} | ${r.p50.toFixed(3)} | ${r.p99.toFixed(3)} | ${over(direct)} | ${over(bare)} |`);
+    }
+    const added = p50('POST /vault-forward, one card') - direct;
+    console.log(
+      `\ncard forward adds ${added.toFixed(3)} ms p50 over a direct call (target ≤ ${CARD_FORWARD_TARGET_MS} ms: ` +
+        `${added <= CARD_FORWARD_TARGET_MS ? 'met' : 'NOT met'})`,
+    );
+    const framework = p50('GET /buyers/{unknown} (auth, 404)') - p50('GET /health/live (no auth)');
+    console.log(`authentication + routing + the error path: ${framework.toFixed(3)} ms p50 (404 minus /health/live)`);
+  } finally {
+    await Promise.all(clients.map((client) => client.close()));
+    for (const child of children) child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 500));
+    await database.drop();
+    await admin.end();
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  for (const child of children) child.kill('SIGKILL');
+  process.exit(1);
+});
