@@ -3,13 +3,14 @@ import { Logger } from 'nestjs-pino';
 import { DataSource } from 'typeorm';
 import { createApiApp } from './bootstrap/api-app';
 import { loadConfigOrExit } from './bootstrap/load-config';
+import { reportReady, runProcessGroup } from './bootstrap/processes';
 import { closeOnSignals } from './bootstrap/shutdown';
 import { runMigrations } from './database/migrate';
 import { ForwardQueue } from './job-queue/forward-queue';
 import { resolveDatabase } from './database/resolve-database';
+import type { AppConfig } from './config/config';
 
-async function main(): Promise<void> {
-  const config = loadConfigOrExit();
+async function main(config: AppConfig): Promise<void> {
   const database = await resolveDatabase(config, 'api');
   const app = await createApiApp({ config, databaseUrl: database.url });
   const logger = app.get(Logger);
@@ -39,9 +40,8 @@ async function main(): Promise<void> {
   logger.log(
     `API listening on ${await app.getUrl()} (Node.js ${process.version}; OpenAPI at /openapi.json, docs at /docs)`,
   );
+  reportReady();
 }
 
-main().catch((error: unknown) => {
-  console.error(`Start-up failed: ${error instanceof Error ? error.message : String(error)}`);
-  process.exit(1);
-});
+const config = loadConfigOrExit();
+runProcessGroup('api', config.webConcurrency, config, () => main(config));

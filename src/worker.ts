@@ -3,17 +3,18 @@ import { NestFactory } from '@nestjs/core';
 import { Logger } from 'nestjs-pino';
 import { AppLogger } from './logging/app-logger';
 import { loadConfigOrExit } from './bootstrap/load-config';
+import { reportReady, runProcessGroup } from './bootstrap/processes';
 import { closeOnSignals } from './bootstrap/shutdown';
 import { WorkerModule } from './worker.module';
 import type Redis from 'ioredis';
+import type { AppConfig } from './config/config';
 import { REDIS } from './queue/redis';
 
 /**
  * The queue worker entry point: an application context with no HTTP server, scaled apart from the
  * API. It needs the shared PostgreSQL and Redis; the embedded database is the API's alone.
  */
-async function main(): Promise<void> {
-  const config = loadConfigOrExit();
+async function main(config: AppConfig): Promise<void> {
   if (!config.databaseUrl) {
     console.error(
       'Configuration error: DATABASE_URL: the worker needs the shared PostgreSQL (the embedded one lives inside the API process)',
@@ -40,9 +41,8 @@ async function main(): Promise<void> {
       `Worker connected to PostgreSQL${config.redisUrl ? ' and Redis' : ''}; job queue on ${config.queueBackend}; ` +
         `Node.js ${process.version}; waiting for jobs.`,
     );
+  reportReady();
 }
 
-main().catch((error: unknown) => {
-  console.error(`Worker start-up failed: ${error instanceof Error ? error.message : String(error)}`);
-  process.exit(1);
-});
+const config = loadConfigOrExit();
+runProcessGroup('worker', config.workerProcesses, config, () => main(config));

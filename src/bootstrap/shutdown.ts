@@ -1,3 +1,4 @@
+import cluster from 'node:cluster';
 import { INestApplicationContext } from '@nestjs/common';
 
 /**
@@ -8,7 +9,10 @@ import { INestApplicationContext } from '@nestjs/common';
 export function closeOnSignals(app: INestApplicationContext, afterClose: () => Promise<void> = async () => {}): void {
   const GRACE_MS = 25_000;
   let closing = false;
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  // In a group of processes, Ctrl-C reaches every process of the terminal's group and the supervisor then
+  // sends SIGTERM as well: that second signal would cut the graceful stop short. The supervisor decides.
+  if (cluster.isWorker) process.on('SIGINT', () => undefined);
+  for (const signal of cluster.isWorker ? (['SIGTERM'] as const) : (['SIGTERM', 'SIGINT'] as const)) {
     process.on(signal, () => {
       if (closing) process.exit(1);
       closing = true;

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 
 /**
@@ -55,6 +56,13 @@ export interface AppConfig {
   queueBackend: QueueBackend;
   /** Jobs a worker process runs at once. */
   workerConcurrency: number;
+  /**
+   * API processes sharing one port (WEB_CONCURRENCY) and queue worker processes (WORKER_PROCESSES)
+   * that one start runs (bootstrap/processes.ts): one per core in production, else 1; always 1 with
+   * the embedded database, which serves one process.
+   */
+  webConcurrency: number;
+  workerProcesses: number;
   /**
    * The worker touches this file while PostgreSQL (and Redis, when used) answer; the container's
    * health check reads its age (dist/worker-healthcheck.js). null → no heartbeat.
@@ -312,12 +320,13 @@ export function loadConfig(env: Env = process.env): AppConfig {
   const host = optional(env, 'HOST') ?? '127.0.0.1';
   const dataDir = resolve(optional(env, 'DATA_DIR') ?? './data');
   const redisUrl = url(env, 'REDIS_URL', ['redis:', 'rediss:']);
+  const databaseUrl = url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']);
   return {
     nodeEnv: nodeEnvRaw as AppConfig['nodeEnv'],
     host,
     port: integer(env, 'PORT', 3000, 0, 65535),
     logLevel: logLevel as LogLevel,
-    databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    databaseUrl,
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 200),
     redisUrl,
     dataDir,
@@ -334,6 +343,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
     metricsPort: optional(env, 'METRICS_PORT') === undefined ? null : integer(env, 'METRICS_PORT', 0, 0, 65535),
     queueBackend: queueBackend(env, redisUrl),
     workerConcurrency: integer(env, 'WORKER_CONCURRENCY', 32, 1, 1024),
+    webConcurrency: processCount(env, 'WEB_CONCURRENCY', nodeEnvRaw, databaseUrl),
+    workerProcesses: processCount(env, 'WORKER_PROCESSES', nodeEnvRaw, databaseUrl),
     workerHeartbeatFile:
       optional(env, 'WORKER_HEARTBEAT_FILE') === undefined ? null : resolve(optional(env, 'WORKER_HEARTBEAT_FILE')!),
     // The floor lets tests shorten retries to milliseconds; the issue caps one wait at 5 minutes.
@@ -345,6 +356,18 @@ export function loadConfig(env: Env = process.env): AppConfig {
     queueLockMs: integer(env, 'QUEUE_LOCK_DURATION_MS', 10_000, 1_000, 300_000),
     http: httpServerLimits(env),
   };
+}
+
+/** Processes of one kind that one start runs; see AppConfig.webConcurrency. */
+function processCount(env: Env, name: string, nodeEnv: string, databaseUrl: string | null): number {
+  const fallback = nodeEnv === 'production' && databaseUrl ? availableParallelism() : 1;
+  const count = integer(env, name, fallback, 1, 256);
+  if (count > 1 && !databaseUrl)
+    throw new ConfigError(
+      name,
+      `must be 1 without DATABASE_URL: the embedded database serves one process, got ${count}`,
+    );
+  return count;
 }
 
 function httpServerLimits(env: Env): HttpServerLimits {

@@ -1,3 +1,4 @@
+import cluster from 'node:cluster';
 import { createServer, Server } from 'node:http';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { applyServerLimits, serverOptions } from '../bootstrap/http-limits';
@@ -27,7 +28,9 @@ export class MetricsServer implements OnApplicationBootstrap, OnApplicationShutd
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    if (this.config.metricsPort === null) return;
+    // In a group of processes (WEB_CONCURRENCY, WORKER_PROCESSES) the supervisor serves the group's sum:
+    // the port is shared, so each process serving it would answer a scrape with its own figures at random.
+    if (this.config.metricsPort === null || cluster.isWorker) return;
     const server = createServer(serverOptions(this.config.http), (req, res) => {
       const path = req.url?.split('?')[0];
       if (req.method !== 'GET' || path !== '/metrics') {

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import cluster from 'node:cluster';
+import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 /** Every series is named vault_forward_*; docs/metrics.md lists them. */
 const PREFIX = 'vault_forward_';
@@ -22,6 +23,12 @@ export class Metrics {
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: PREFIX });
+    // In a group of processes the supervisor asks each one for these figures and sums them (bootstrap/processes.ts).
+    // prom-client answers those requests only once an AggregatorRegistry exists in the process.
+    if (cluster.isWorker) {
+      AggregatorRegistry.setRegistries([this.registry]);
+      new AggregatorRegistry();
+    }
     this.forwards = new Counter({
       name: `${PREFIX}forwards_total`,
       help:

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { ConfigError, loadConfig, parseVaultMasterKeys } from '../../src/config/config';
 
 const key = (byte: number) => Buffer.alloc(32, byte).toString('base64');
@@ -36,9 +37,32 @@ describe('loadConfig', () => {
       'HTTP_REQUEST_TIMEOUT_MS: must not be below HTTP_HEADERS_TIMEOUT_MS (20000)',
     ],
     [{ HTTP_MAX_CONNECTIONS_PER_IP: '-1' }, 'HTTP_MAX_CONNECTIONS_PER_IP: must be a whole number'],
+    [{ WEB_CONCURRENCY: '0' }, 'WEB_CONCURRENCY: must be between 1 and 256'],
+    [{ WEB_CONCURRENCY: '2' }, 'WEB_CONCURRENCY: must be 1 without DATABASE_URL'],
+    [{ WORKER_PROCESSES: '3' }, 'WORKER_PROCESSES: must be 1 without DATABASE_URL'],
   ])('refuses %p with a message naming the variable', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  it('runs one process of each kind unless production with a database, where it is one per core', () => {
+    const database = { DATABASE_URL: 'postgresql://db/vault' };
+    expect(loadConfig({})).toMatchObject({ webConcurrency: 1, workerProcesses: 1 });
+    expect(loadConfig(database)).toMatchObject({ webConcurrency: 1, workerProcesses: 1 });
+    const production = {
+      ...database,
+      NODE_ENV: 'production',
+      VAULT_MASTER_KEYS: `k1:${key(1)}`,
+      CURSOR_SECRET: 'a-cursor-secret-of-at-least-thirty-two-characters',
+    };
+    expect(loadConfig(production)).toMatchObject({
+      webConcurrency: availableParallelism(),
+      workerProcesses: availableParallelism(),
+    });
+    expect(loadConfig({ ...production, WEB_CONCURRENCY: '3', WORKER_PROCESSES: '2' })).toMatchObject({
+      webConcurrency: 3,
+      workerProcesses: 2,
+    });
   });
 
   it('never echoes a database URL (it may hold a password)', () => {
