@@ -2,13 +2,7 @@ import { BeforeApplicationShutdown, Inject, Logger, OnApplicationBootstrap, Opti
 import { BullRegistrar, Processor, WorkerHost } from '@nestjs/bullmq';
 import { DelayedError, Job } from 'bullmq';
 import type { EngineWorker } from './engine';
-import {
-  CALLBACK_JOB_NAME,
-  ForwardJobData,
-  ForwardQueue,
-  FORWARD_JOB_NAME,
-  parseJobData,
-} from './forward-queue';
+import { CALLBACK_JOB_NAME, ForwardJobData, ForwardQueue, FORWARD_JOB_NAME, parseJobData } from './forward-queue';
 
 /**
  * The consumer of the job queue, a BullMQ WorkerHost that BullModule's explorer gives its Worker. One
@@ -34,6 +28,12 @@ export abstract class ForwardQueueProcessor
 
   /** Jobs at a time, and how long a running job's lock lasts unrenewed (renewed every half of it; docs/decisions/0055). */
   protected abstract consumerOptions(): { concurrency: number; lockMs: number };
+  /**
+   * A forward's attempt. Resolving completes the job; throwing counts as an infrastructure failure (a
+   * crash, a Redis blip), which BullMQ retries a few times with backoff, unless `retryLater` says the
+   * error is no try (the database unreachable). A forward's own retries (downstream 503, …) are the
+   * handler's business: it records the attempt and enqueues attempt + 1.
+   */
   protected abstract handleForward(job: ForwardJobData): Promise<void>;
   /** A job-end callback's attempt; `retryLater` applies to it as to a forward. */
   protected abstract handleCallback(job: ForwardJobData): Promise<void>;

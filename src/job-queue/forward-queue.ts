@@ -30,14 +30,6 @@ export interface EnqueueOptions {
   name?: QueuedJobName;
 }
 
-/**
- * Called once per job. Resolving completes the job; throwing counts as an infrastructure failure (a
- * crash, a Redis blip), which BullMQ retries a few times with backoff, unless ForwardQueueProcessor.retryLater
- * says the error is no try (the database unreachable). A forward's own retries (downstream 503, …) are
- * the handler's business: it records the attempt and enqueues attempt + 1.
- */
-export type ForwardJobHandler = (job: ForwardJobData) => Promise<void>;
-
 /** Enqueueing was refused or timed out: the engine is down, or there is none. The route answers 503 with Retry-After. */
 export class QueueUnavailableError extends Error {
   /** Seconds a caller is told to wait before asking again. */

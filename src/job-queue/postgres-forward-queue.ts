@@ -155,7 +155,12 @@ export class PostgresForwardQueue extends ForwardQueue {
     const max = this.options.sharedSession ? 2 : Math.min(20, Math.max(4, Math.ceil(concurrency / 3)));
     return {
       queueName: this.queue.name,
-      options: { engine: 'postgres', connection: postgresConnection(this.options, max), concurrency, ...LOCK_OPTIONS(lockMs) },
+      options: {
+        engine: 'postgres',
+        connection: postgresConnection(this.options, max),
+        concurrency,
+        ...LOCK_OPTIONS(lockMs),
+      },
     };
   }
 

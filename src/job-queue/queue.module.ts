@@ -73,7 +73,11 @@ export class QueueModule implements OnApplicationShutdown {
           })
         : BullModule.forRootAsync({
             useFactory: () =>
-              ({ ...shared, engine: 'postgres', connection: producerConnection(postgres) }) satisfies EngineQueueOptions as never,
+              ({
+                ...shared,
+                engine: 'postgres',
+                connection: producerConnection(postgres),
+              }) satisfies EngineQueueOptions as never,
             extraOptions: { manualRegistration: true },
           });
     const engine: Provider[] =
@@ -90,7 +94,10 @@ export class QueueModule implements OnApplicationShutdown {
           ];
     return {
       module: QueueModule,
-      imports: [root, BullModule.registerQueueAsync({ name: VAULT_FORWARD_QUEUE, useFactory: () => ({ name: queueName }) })],
+      imports: [
+        root,
+        BullModule.registerQueueAsync({ name: VAULT_FORWARD_QUEUE, useFactory: () => ({ name: queueName }) }),
+      ],
       providers: engine,
       exports: [ForwardQueue],
     };

@@ -67,7 +67,8 @@ export class RedisForwardQueue extends ForwardQueue {
   async enqueue(jobId: string, options: EnqueueOptions = {}): Promise<void> {
     const attempt = options.attempt ?? 1;
     bullJobId(jobId, attempt);
-    if (this.producer.status !== 'ready') throw new QueueUnavailableError('redis', `connection ${this.producer.status}`);
+    if (this.producer.status !== 'ready')
+      throw new QueueUnavailableError('redis', `connection ${this.producer.status}`);
     try {
       if (options.replaceFailed) await withTimeout(removeFailedCopy(this.queue, jobId, attempt), ENQUEUE_TIMEOUT_MS);
       await withTimeout(
@@ -89,7 +90,8 @@ export class RedisForwardQueue extends ForwardQueue {
   }
 
   async schedule(name: string, everyMs: number): Promise<void> {
-    if (this.producer.status !== 'ready') throw new QueueUnavailableError('redis', `connection ${this.producer.status}`);
+    if (this.producer.status !== 'ready')
+      throw new QueueUnavailableError('redis', `connection ${this.producer.status}`);
     await this.queue.upsertJobScheduler(
       name,
       { every: everyMs },
@@ -108,7 +110,7 @@ export class RedisForwardQueue extends ForwardQueue {
     };
   }
 
-  async consuming(worker: EngineWorker, onReconnected: () => void): Promise<void> {
+  consuming(worker: EngineWorker, onReconnected: () => void): Promise<void> {
     worker.on('error', () => undefined);
     // Redis back after a loss may have lost everything (no persistence): the producer is what the
     // caller schedules and enqueues with, so its return is the signal.
@@ -119,6 +121,7 @@ export class RedisForwardQueue extends ForwardQueue {
       lost = false;
       onReconnected();
     });
+    return Promise.resolve();
   }
 
   close(): Promise<void> {

@@ -101,7 +101,12 @@ async function queueApp(
 async function queuesOn(backend: QueueBackend, options: { redisUrl?: string } = {}) {
   const config = testConfig({ QUEUE_BACKEND: backend, FORWARD_RETRY_BASE_MS: '10' });
   const queueName = `test-${randomUUID()}`;
-  const producerApp = await queueApp(config, 'api', queueName, backend === 'redis' ? (options.redisUrl ?? REDIS_URL) : null);
+  const producerApp = await queueApp(
+    config,
+    'api',
+    queueName,
+    backend === 'redis' ? (options.redisUrl ?? REDIS_URL) : null,
+  );
   const workers: Array<{ close(): Promise<void> }> = [];
   return {
     producer: producerApp.app.get(ForwardQueue),
@@ -288,6 +293,33 @@ describe('Job queue on redis: producers fail fast while Redis is unreachable', (
     });
     expect(received.some((job) => job.jobId === before)).toBe(true);
   }, 40_000);
+});
+
+describe('Job queue on redis: an API started while Redis is unreachable', () => {
+  it('starts without waiting for Redis, refuses enqueues, and takes them once Redis is back', async () => {
+    // BullModule builds the queue at start-up, on a producer that may not be connected yet.
+    const proxy = await TcpProxy.start('127.0.0.1', Number(new URL(REDIS_URL).port || 6379));
+    await proxy.cut();
+    let queues: Awaited<ReturnType<typeof queuesOn>> | undefined;
+    try {
+      const started = Date.now();
+      queues = await queuesOn('redis', { redisUrl: `redis://${proxy.address}` });
+      expect(Date.now() - started).toBeLessThan(5_000);
+      expect(queues.producer.isAvailable()).toBe(false);
+      await expect(queues.producer.enqueue(randomUUID())).rejects.toBeInstanceOf(QueueUnavailableError);
+      const received = await record(queues);
+
+      await proxy.restore();
+      const producer = queues.producer;
+      await waitFor(() => producer.isAvailable(), { timeoutMs: 10_000, what: 'the producer to connect' });
+      const id = randomUUID();
+      await producer.enqueue(id);
+      await waitFor(() => received.some((job) => job.jobId === id), { timeoutMs: 10_000, what: 'the job' });
+    } finally {
+      await queues?.close();
+      await proxy.close();
+    }
+  }, 30_000);
 });
 
 describe('QueueModule in the API', () => {
