@@ -1,5 +1,4 @@
 import { createPostgresBackend, Processor, Queue, QueueOptions, Worker, WorkerOptions } from 'bullmq';
-import type { ForwardJobData } from './forward-queue';
 
 /** The engine a BullMQ queue or worker runs on (QUEUE_BACKEND other than none). */
 export type QueueEngine = 'redis' | 'postgres';
@@ -13,15 +12,15 @@ export type EngineWorkerOptions = Omit<WorkerOptions, 'connection'> & { engine: 
  * engine its options name. Per instance, unlike setDefaultBackendFactory, which is process-wide and
  * would move every queue of a process (a test process runs apps on both engines) to PostgreSQL.
  */
-export class EngineQueue extends Queue<ForwardJobData> {
+export class EngineQueue extends Queue {
   constructor(name: string, { engine, ...options }: EngineQueueOptions) {
     super(name, options as never, (engine === 'postgres' ? createPostgresBackend : undefined) as never);
   }
 }
 
 /** The Worker class BullModule's explorer builds a WorkerHost's worker with (BullModule.workerClass), as EngineQueue. */
-export class EngineWorker extends Worker<ForwardJobData> {
-  constructor(name: string, processor: Processor<ForwardJobData>, { engine, ...options }: EngineWorkerOptions) {
+export class EngineWorker extends Worker {
+  constructor(name: string, processor: Processor, { engine, ...options }: EngineWorkerOptions) {
     super(name, processor, options as never, (engine === 'postgres' ? createPostgresBackend : undefined) as never);
   }
 }
