@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { BeforeApplicationShutdown, Inject, Injectable, Logger } from '@nestjs/common';
+import { Processor } from '@nestjs/bullmq';
 import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
 import { isDatabaseUnavailable } from '../database/errors';
@@ -10,7 +11,9 @@ import { ForwardExecutor, isRetryable, reachedDownstream } from '../forwarding/f
 import { ForwardingErrors } from '../forwarding/forwarding.errors';
 import type { DownstreamResponse } from '../outbound/downstream-client';
 import type { ForwardPlan } from '../forwarding/forward-plan';
-import { ForwardJobData, ForwardQueue } from '../job-queue/forward-queue';
+import { ForwardJobData } from '../job-queue/forward-queue';
+import { ForwardQueueProcessor } from '../job-queue/forward-queue.processor';
+import { VAULT_FORWARD_QUEUE } from '../queue/queues';
 import { ENDED_STATUSES, ForwardJob, JobAttempt } from './forward-job.entity';
 import { ForwardJobStore, StoredResponse } from './forward-job-store';
 import { epochMsNow, isoMicros } from './job-clock';
@@ -43,9 +46,12 @@ const MAX_UNCERTAIN_CLAIMS = 10_000;
  * attempt number. The job's row is the truth: an attempt is written (without outcome) before it is
  * sent, so a worker killed mid-attempt leaves a trace the next one counts (stalled-job recovery runs
  * the same BullMQ job again, which finds its attempt unfinished and closes it as `worker-lost`).
+ * A WorkerHost of the job queue (ForwardQueueProcessor), which also runs job-end callbacks' attempts
+ * and the housekeeping scheduler's jobs.
  */
 @Injectable()
-export class ForwardJobProcessor implements OnApplicationBootstrap, BeforeApplicationShutdown {
+@Processor(VAULT_FORWARD_QUEUE)
+export class ForwardJobProcessor extends ForwardQueueProcessor implements BeforeApplicationShutdown {
   private readonly logger = new Logger('ForwardJobs');
   /** Jobs this worker is running, whose leases it renews every half lease (QUEUE_LOCK_DURATION_MS). */
   private readonly running = new Set<string>();
@@ -62,32 +68,47 @@ export class ForwardJobProcessor implements OnApplicationBootstrap, BeforeApplic
   private closing = false;
 
   constructor(
-    private readonly queue: ForwardQueue,
     private readonly store: ForwardJobStore,
     private readonly executor: ForwardExecutor,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly callbacks: CallbackDeliveries,
-  ) {}
+  ) {
+    super();
+  }
 
-  async onApplicationBootstrap(): Promise<void> {
-    if (this.queue.backend === 'none') return;
-    await this.queue.process((job) => this.handle(job), {
-      concurrency: this.config.workerConcurrency,
-      lockMs: this.config.queueLockMs,
-      // The database unreachable is no try of the job: put off, however long the outage (docs/decisions/0056).
-      retryLater: (error) =>
-        isDatabaseUnavailable(error)
-          ? DATABASE_OUTAGE_DELAY_MS + Math.floor(Math.random() * DATABASE_OUTAGE_DELAY_MS)
-          : null,
-      // Job-end callbacks' attempts: jobs of this queue too, with their delivery rows as the truth.
-      onCallback: (job) => this.callbacks.handle(job),
-      onScheduled: async (name) => {
-        if (name === HOUSEKEEPING_JOB) await this.houseKeep();
-      },
-      // The engine may have come back empty (Redis restarted without persistence): its scheduler and
-      // its waiting jobs with it. The scheduler is put back and the job rows, the truth, swept now.
-      onReconnected: () => void this.startHousekeeping('the job queue reconnected'),
-    });
+  protected consumerOptions() {
+    return { concurrency: this.config.workerConcurrency, lockMs: this.config.queueLockMs };
+  }
+
+  protected handleForward(job: ForwardJobData): Promise<void> {
+    return this.handle(job);
+  }
+
+  /** Job-end callbacks' attempts: jobs of this queue too, with their delivery rows as the truth. */
+  protected handleCallback(job: ForwardJobData): Promise<void> {
+    return this.callbacks.handle(job);
+  }
+
+  protected async handleScheduled(name: string): Promise<void> {
+    if (name === HOUSEKEEPING_JOB) await this.houseKeep();
+  }
+
+  /** The database unreachable is no try of the job: put off, however long the outage (docs/decisions/0056). */
+  protected retryLater(error: unknown): number | null {
+    return isDatabaseUnavailable(error)
+      ? DATABASE_OUTAGE_DELAY_MS + Math.floor(Math.random() * DATABASE_OUTAGE_DELAY_MS)
+      : null;
+  }
+
+  /**
+   * The engine may have come back empty (Redis restarted without persistence): its scheduler and its
+   * waiting jobs with it. The scheduler is put back and the job rows, the truth, swept now.
+   */
+  protected onReconnected(): void {
+    void this.startHousekeeping('the job queue reconnected');
+  }
+
+  protected async onConsuming(): Promise<void> {
     this.leaseTimer = setInterval(() => void this.renewLeases(), Math.max(250, this.config.queueLockMs / 2));
     await this.startHousekeeping('the worker started');
   }
@@ -106,9 +127,9 @@ export class ForwardJobProcessor implements OnApplicationBootstrap, BeforeApplic
   }
 
   /** SIGTERM: stop taking jobs and let the running ones finish, while the database is still there. */
-  async beforeApplicationShutdown(): Promise<void> {
+  override async beforeApplicationShutdown(): Promise<void> {
     this.closing = true;
-    await this.queue.close();
+    await super.beforeApplicationShutdown();
     if (this.leaseTimer) clearInterval(this.leaseTimer);
   }
 

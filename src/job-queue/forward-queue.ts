@@ -1,6 +1,6 @@
-import { DelayedError } from 'bullmq';
 import { StatementBatcher } from '../common/statement-batcher';
 import type { QueueBackend } from '../config/config';
+import type { EngineWorker, EngineWorkerOptions } from './engine';
 
 /** What a queued forward's BullMQ job carries: the id of its row, nothing else of the request. */
 export interface ForwardJobData {
@@ -30,40 +30,6 @@ export interface EnqueueOptions {
   name?: QueuedJobName;
 }
 
-export interface ProcessOptions {
-  concurrency: number;
-  /**
-   * How long a running job's lock lasts unrenewed (renewed every half of it). A worker that dies
-   * (kill -9) loses its jobs to another within about 1.5 times this; one whose event loop stalls
-   * longer than this has its job run a second time (docs/decisions/0055).
-   */
-  lockMs: number;
-  /** Runs a job of a scheduler (schedule()) by its name. */
-  onScheduled?: (name: string) => Promise<void>;
-  /** Runs an attempt of a job-end callback (CALLBACK_JOB_NAME); retryLater applies to it as to a forward. */
-  onCallback?: ForwardJobHandler;
-  /**
-   * Whether the handler's error means "try later, this was not a try": the milliseconds to put the
-   * job off by (BullMQ's delayed set, its tries untouched), or null for an error BullMQ counts. A
-   * database outage of any length must delay jobs, not use up their tries and strand them in the
-   * failed set (docs/decisions/0056).
-   */
-  retryLater?: (error: unknown) => number | null;
-  /**
-   * Called when the engine is back after a connection loss: it may have lost its data (a Redis
-   * restarted without persistence), schedulers included, so the caller schedules and sweeps again.
-   */
-  onReconnected?: () => void;
-}
-
-/**
- * Called once per job. Resolving completes the job; throwing counts as an infrastructure failure (a
- * crash, a Redis blip), which BullMQ retries a few times with backoff, unless ProcessOptions.retryLater
- * says the error is no try (the database unreachable). A forward's own retries (downstream 503, …) are
- * the handler's business: it records the attempt and enqueues attempt + 1.
- */
-export type ForwardJobHandler = (job: ForwardJobData) => Promise<void>;
-
 /** Enqueueing was refused or timed out: the engine is down, or there is none. The route answers 503 with Retry-After. */
 export class QueueUnavailableError extends Error {
   /** Seconds a caller is told to wait before asking again. */
@@ -80,8 +46,8 @@ export class QueueUnavailableError extends Error {
 
 /**
  * The queue of queued forwards on whichever engine QUEUE_BACKEND chose. The API enqueues (never
- * waiting on a down engine); a worker calls process() once and close() on shutdown, which stops
- * taking jobs and waits for the running ones.
+ * waiting on a down engine) through the BullMQ Queue that BullModule registers (QueueModule); a
+ * worker's ForwardQueueProcessor (a WorkerHost) consumes it with the settings consumer() gives.
  */
 export abstract class ForwardQueue {
   abstract readonly backend: QueueBackend;
@@ -98,11 +64,27 @@ export abstract class ForwardQueue {
    */
   abstract schedule(name: string, everyMs: number): Promise<void>;
 
-  /** Starts consuming (once per process); resolves when the worker is connected and taking jobs. */
-  abstract process(handler: ForwardJobHandler, options: ProcessOptions): Promise<void>;
+  /**
+   * The BullMQ queue name and Worker options of this process's consumer (ForwardQueueProcessor): its
+   * own connection (a blocking one on Redis, a pool on PostgreSQL), closed by close().
+   */
+  abstract consumer(concurrency: number, lockMs: number): ConsumerSettings;
 
-  /** Stops taking jobs, waits for the running handlers, closes connections. Idempotent. */
+  /**
+   * Called once the consumer's Worker is made: the engine's own watch of it (the PostgreSQL probe on
+   * its errors), `onReconnected` when the engine is back after a loss that may have emptied it (a Redis
+   * restarted without persistence, schedulers included), and the embedded database's wake-up scheduler.
+   */
+  abstract consuming(worker: EngineWorker, onReconnected: () => void): Promise<void>;
+
+  /** Closes the producer's queue and every connection made here (the consumer's after its Worker). Idempotent. */
   abstract close(): Promise<void>;
+}
+
+export interface ConsumerSettings {
+  /** The BullMQ queue name: FORWARD_QUEUE_NAME, tests' own. */
+  queueName: string;
+  options: EngineWorkerOptions;
 }
 
 /** QUEUE_BACKEND=none: queued forwarding is off; the synchronous path is unaffected. */
@@ -121,7 +103,11 @@ export class NoForwardQueue extends ForwardQueue {
     return Promise.reject(new QueueUnavailableError('none', 'QUEUE_BACKEND is none'));
   }
 
-  process(): Promise<void> {
+  consumer(): ConsumerSettings {
+    throw new Error('QUEUE_BACKEND is none: there is no queue to take jobs from');
+  }
+
+  consuming(): Promise<void> {
     return Promise.reject(new Error('QUEUE_BACKEND is none: there is no queue to take jobs from'));
   }
 
@@ -146,40 +132,6 @@ export const FORWARD_JOB_NAME = 'forward';
 /** The name of a job-end callback's BullMQ job: `jobId` is its delivery row's id, `attempt` the delivery attempt. */
 export const CALLBACK_JOB_NAME = 'callback';
 export type QueuedJobName = typeof FORWARD_JOB_NAME | typeof CALLBACK_JOB_NAME;
-
-/** What dispatch needs of a BullMQ job, on either engine. */
-interface DispatchedJob {
-  name: string;
-  data: unknown;
-  moveToDelayed(timestamp: number, token?: string): Promise<void>;
-}
-
-/**
- * The worker's processor for either engine: forwards to the handler, a scheduler's job to onScheduled.
- * A handler error that `retryLater` says is not a try (the database unreachable) puts the job off
- * without counting it (BullMQ's moveToDelayed + DelayedError pattern); if even that fails (the engine
- * is the database that is down), the error goes to BullMQ as a counted try, and the housekeeping
- * revives the job once the database is back should its tries run out.
- */
-export function dispatch(handler: ForwardJobHandler, options: ProcessOptions) {
-  return async (job: DispatchedJob, token?: string): Promise<void> => {
-    const run =
-      job.name === FORWARD_JOB_NAME ? handler : job.name === CALLBACK_JOB_NAME ? options.onCallback : undefined;
-    if (!run) return options.onScheduled?.(job.name);
-    try {
-      await run(parseJobData(job.data));
-    } catch (error) {
-      const delayMs = options.retryLater?.(error) ?? null;
-      if (delayMs === null) throw error;
-      try {
-        await job.moveToDelayed(Date.now() + delayMs, token);
-      } catch {
-        throw error;
-      }
-      throw new DelayedError();
-    }
-  };
-}
 
 export function parseJobData(data: unknown): ForwardJobData {
   const { jobId, attempt } = (data ?? {}) as Partial<ForwardJobData>;

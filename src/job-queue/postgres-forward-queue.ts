@@ -1,38 +1,26 @@
-import { Logger } from '@nestjs/common';
-import {
-  createPostgresBackend,
-  JobProgress,
-  PostgresConnectionOptions,
-  PostgresQueueBackend,
-  Queue,
-  withBackend,
-  Worker,
-} from 'bullmq';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { InjectQueue } from '@nestjs/bullmq';
 import { Client } from 'pg';
+import { VAULT_FORWARD_QUEUE } from '../queue/queues';
 import {
   batchedEnqueues,
   bullJobId,
-  dispatch,
+  ConsumerSettings,
   EnqueueOptions,
-  ForwardJobData,
-  ForwardJobHandler,
   ForwardQueue,
   FORWARD_JOB_NAME,
-  ProcessOptions,
   QueueUnavailableError,
   removeFailedCopy,
   SCHEDULED_DATA,
 } from './forward-queue';
-
-import { JOB_OPTIONS, LOCK_OPTIONS, MAX_LEN_EVENTS } from './job-options';
+import type { EngineQueue, EngineWorker } from './engine';
+import { LOCK_OPTIONS } from './job-options';
 import { withTimeout } from '../common/with-timeout';
 
-export interface PostgresForwardQueueOptions {
+export const POSTGRES_QUEUE_OPTIONS = Symbol('POSTGRES_QUEUE_OPTIONS');
+
+export interface PostgresQueueOptions {
   databaseUrl: string;
-  queueName: string;
-  /** BullMQ's schema, which holds its tables and functions; `bullmq` unless a test isolates itself. */
-  schema?: string;
-  retryBaseMs: number;
   role: 'api' | 'worker';
   /**
    * The embedded database (PGlite behind pglite-socket) serves every connection from one session and
@@ -40,7 +28,7 @@ export interface PostgresForwardQueueOptions {
    * Then the schema is appended to that session's search_path instead (docs/decisions/0053). That one
    * session also serialises every statement, so an enqueue there is given EMBEDDED_ENQUEUE_TIMEOUT_MS.
    */
-  sharedSession?: boolean;
+  sharedSession: boolean;
 }
 
 /**
@@ -68,50 +56,52 @@ const PROBE_INTERVAL_MS = 1_000;
 /** A job id no job has (ours are `<uuid>.<attempt>`): looking its state up is one indexed read through the queue's pool. */
 const PROBE_JOB_ID = 'availability-probe';
 
-const { Queue: PgQueue, Worker: PgWorker } = withBackend(createPostgresBackend);
+/**
+ * A pool of BullMQ's connections to its schema (`bullmq`) in the application's database, which BullMQ
+ * creates and upgrades: its migrations run in one transaction under its advisory lock, so any number of
+ * API and worker processes may start at once. A connection waits no longer than an enqueue may.
+ */
+export function postgresConnection(options: PostgresQueueOptions, max: number) {
+  return {
+    connectionString: options.databaseUrl,
+    migrate: true,
+    max,
+    connectionTimeoutMillis: enqueueTimeoutMs(options),
+    application_name: `vault-forward-${options.role}-queue`,
+  };
+}
+
+/** The producer's pool: a few connections, one on the embedded database. */
+export function producerConnection(options: PostgresQueueOptions) {
+  return postgresConnection(options, options.sharedSession ? 1 : options.role === 'api' ? 4 : 2);
+}
+
+function enqueueTimeoutMs(options: PostgresQueueOptions): number {
+  return options.sharedSession ? EMBEDDED_ENQUEUE_TIMEOUT_MS : POSTGRES_ENQUEUE_TIMEOUT_MS;
+}
 
 /**
- * BullMQ on PostgreSQL: its own schema (`bullmq`) in the application's database, created and
- * upgraded by BullMQ's migrations, which run in one transaction under BullMQ's advisory lock, so
- * any number of API and worker processes may start at once. An enqueue gives up after
- * POSTGRES_ENQUEUE_TIMEOUT_MS, pool wait included.
+ * BullMQ on PostgreSQL, through the queue BullModule registers (EngineQueue on createPostgresBackend). An
+ * enqueue gives up after POSTGRES_ENQUEUE_TIMEOUT_MS, pool wait included.
  */
+@Injectable()
 export class PostgresForwardQueue extends ForwardQueue {
   readonly backend = 'postgres' as const;
   private readonly logger = new Logger('ForwardQueue');
-  private readonly queue: Queue<
-    ForwardJobData,
-    unknown,
-    string,
-    ForwardJobData,
-    unknown,
-    string,
-    PostgresQueueBackend,
-    PostgresConnectionOptions
-  >;
-  private worker: Worker<
-    ForwardJobData,
-    unknown,
-    string,
-    PostgresQueueBackend,
-    JobProgress,
-    PostgresConnectionOptions
-  > | null = null;
   private available = true;
   /** The next probe while unavailable (probeUntilBack). */
   private probe: NodeJS.Timeout | null = null;
+  private consumed = false;
   private closed: Promise<void> | null = null;
   private readonly enqueueTimeoutMs: number;
   private readonly adds = batchedEnqueues(() => this.queue);
 
-  constructor(private readonly options: PostgresForwardQueueOptions) {
+  constructor(
+    @InjectQueue(VAULT_FORWARD_QUEUE) private readonly queue: EngineQueue,
+    @Inject(POSTGRES_QUEUE_OPTIONS) private readonly options: PostgresQueueOptions,
+  ) {
     super();
-    this.enqueueTimeoutMs = options.sharedSession ? EMBEDDED_ENQUEUE_TIMEOUT_MS : POSTGRES_ENQUEUE_TIMEOUT_MS;
-    this.queue = new PgQueue<ForwardJobData>(options.queueName, {
-      connection: this.connection(options.sharedSession ? 1 : options.role === 'api' ? 4 : 2),
-      defaultJobOptions: JOB_OPTIONS(options.retryBaseMs),
-      streams: { events: { maxLen: MAX_LEN_EVENTS } },
-    });
+    this.enqueueTimeoutMs = enqueueTimeoutMs(options);
     this.queue.on('error', (error: Error) => this.unavailable(error));
   }
 
@@ -146,7 +136,6 @@ export class PostgresForwardQueue extends ForwardQueue {
     return this.available;
   }
 
-  /** PostgreSQL keeps its schedulers through restarts: no onReconnected here. */
   async schedule(name: string, everyMs: number): Promise<void> {
     await withTimeout(
       this.queue.upsertJobScheduler(
@@ -158,55 +147,43 @@ export class PostgresForwardQueue extends ForwardQueue {
     );
   }
 
-  async process(handler: ForwardJobHandler, options: ProcessOptions): Promise<void> {
-    if (this.worker) throw new Error('this queue is processed already');
-    const worker = new PgWorker<ForwardJobData>(this.options.queueName, dispatch(handler, options), {
-      // More connections than this buy nothing at 2 cores. PGlite runs one statement at a time, and its
-      // socket server takes 16 connections in all, 10 of which are the application's pool.
-      connection: this.connection(
-        this.options.sharedSession ? 2 : Math.min(20, Math.max(4, Math.ceil(options.concurrency / 3))),
-      ),
-      concurrency: options.concurrency,
-      ...LOCK_OPTIONS(options.lockMs),
-    });
-    this.worker = worker;
+  consumer(concurrency: number, lockMs: number): ConsumerSettings {
+    if (this.consumed) throw new Error('this queue is consumed already');
+    this.consumed = true;
+    // More connections than this buy nothing at 2 cores. PGlite runs one statement at a time, and its
+    // socket server takes 16 connections in all, 10 of which are the application's pool.
+    const max = this.options.sharedSession ? 2 : Math.min(20, Math.max(4, Math.ceil(concurrency / 3)));
+    return {
+      queueName: this.queue.name,
+      options: {
+        engine: 'postgres',
+        connection: postgresConnection(this.options, max),
+        concurrency,
+        ...LOCK_OPTIONS(lockMs),
+      },
+    };
+  }
+
+  /** PostgreSQL keeps its schedulers and jobs through restarts: no onReconnected here. */
+  async consuming(worker: EngineWorker): Promise<void> {
     worker.on('error', (error: Error) => this.unavailable(error));
-    worker.on('failed', (job, error) => {
-      this.logger.warn({
-        msg: 'queued forward job failed in the worker',
-        job: { id: job?.id, attempts_made: job?.attemptsMade },
-        error: error.message,
-      });
-    });
-    await worker.waitUntilReady();
     if (this.options.sharedSession) await this.schedule(EMBEDDED_WAKE_JOB, EMBEDDED_WAKE_EVERY_MS);
   }
 
   close(): Promise<void> {
     this.closed ??= (async () => {
       if (this.probe) clearTimeout(this.probe);
-      if (this.worker) await this.worker.close();
+      // The consumer's Worker (and its pool) is closed first, by ForwardQueueProcessor before shutdown.
       await this.queue.close().catch(() => undefined);
     })();
     return this.closed;
-  }
-
-  private connection(max: number) {
-    return {
-      connectionString: this.options.databaseUrl,
-      schema: this.options.schema,
-      migrate: true,
-      max,
-      connectionTimeoutMillis: this.enqueueTimeoutMs,
-      application_name: `vault-forward-${this.options.role}-queue`,
-    };
   }
 
   private async joinSharedSearchPath(): Promise<void> {
     const client = new Client({ connectionString: this.options.databaseUrl });
     await client.connect();
     try {
-      const schema = this.options.schema ?? 'bullmq';
+      const schema = 'bullmq';
       // After public, so the application's unqualified names keep meaning its own tables.
       await client.query(
         `SELECT set_config('search_path', current_setting('search_path') || ', ' || quote_ident($1::text), false)

@@ -1,81 +1,38 @@
-import { DynamicModule, Global, Inject, Logger, Module, OnApplicationShutdown } from '@nestjs/common';
+import { DynamicModule, Global, Inject, Logger, Module, OnApplicationShutdown, Provider } from '@nestjs/common';
+import { BullModule } from '@nestjs/bullmq';
 import type Redis from 'ioredis';
 import type { AppConfig } from '../config/config';
 import { VAULT_FORWARD_QUEUE } from '../queue/queues';
 import { REDIS, REDIS_AVAILABILITY, RedisAvailability } from '../queue/redis';
+import { EngineQueue, EngineQueueOptions, EngineWorker } from './engine';
 import { ForwardQueue, NoForwardQueue } from './forward-queue';
-import { PostgresForwardQueue } from './postgres-forward-queue';
-import { RedisForwardQueue } from './redis-forward-queue';
+import { JOB_OPTIONS, MAX_LEN_EVENTS } from './job-options';
+import {
+  POSTGRES_QUEUE_OPTIONS,
+  PostgresForwardQueue,
+  PostgresQueueOptions,
+  producerConnection,
+} from './postgres-forward-queue';
+import { RedisForwardQueue, redisProducer } from './redis-forward-queue';
 
 export interface QueueModuleOptions {
   config: AppConfig;
   /** The resolved database URL (DATABASE_URL, or the embedded server's). */
   databaseUrl: string;
   role: 'api' | 'worker';
-  /** Tests isolate their jobs with a queue name of their own. */
+  /** Tests isolate their jobs with a queue name of their own; FORWARD_QUEUE_NAME, or `vault-forwards`. */
   queueName?: string;
 }
 
-export interface CreateForwardQueueOptions extends QueueModuleOptions {
-  redis: Redis | null;
-  availability: RedisAvailability | null;
-  /** Redis key prefix / PostgreSQL schema of BullMQ; BullMQ's defaults when unset. */
-  namespace?: string;
-}
-
 /**
- * Builds the ForwardQueue QUEUE_BACKEND names, started (BullMQ's schema migrated on PostgreSQL).
+ * The job queue (ForwardQueue) for the API, which enqueues, and the worker, whose
+ * ForwardQueueProcessor consumes it. BullModule builds the BullMQ queue (`registerQueueAsync`, injected
+ * by the engine's ForwardQueue with `@InjectQueue(VAULT_FORWARD_QUEUE)`) on the engine QUEUE_BACKEND
+ * names (EngineQueue), with the shared configuration of `forRootAsync`: the connection, job options and
+ * event stream. Its registration is manual, so only a process with a ForwardQueueProcessor gets a Worker.
+ * Global, like the database: the route and the processor inject ForwardQueue without importing it.
  * In embedded mode the PostgreSQL engine is best effort: if it cannot start, queued forwarding is off
  * and the synchronous path is unaffected.
- */
-export async function createForwardQueue(options: CreateForwardQueueOptions): Promise<ForwardQueue> {
-  const { config } = options;
-  const queueName = options.queueName ?? config.forwardQueueName ?? VAULT_FORWARD_QUEUE;
-  const logger = new Logger('ForwardQueue');
-  switch (config.queueBackend) {
-    case 'none':
-      return new NoForwardQueue();
-    case 'redis': {
-      if (!options.redis) throw new Error('QUEUE_BACKEND is redis but there is no Redis connection');
-      const queue = new RedisForwardQueue({
-        redis: options.redis,
-        availability: options.availability,
-        queueName,
-        prefix: options.namespace,
-        retryBaseMs: config.forwardRetryBaseMs,
-      });
-      await queue.start();
-      return queue;
-    }
-    case 'postgres': {
-      const embedded = config.databaseUrl === null;
-      const queue = new PostgresForwardQueue({
-        databaseUrl: options.databaseUrl,
-        queueName,
-        schema: options.namespace,
-        retryBaseMs: config.forwardRetryBaseMs,
-        role: options.role,
-        sharedSession: embedded,
-      });
-      try {
-        await queue.start();
-      } catch (error) {
-        await queue.close().catch(() => undefined);
-        if (!embedded) throw error;
-        logger.warn(
-          `The job queue could not start on the embedded PostgreSQL (${(error as Error).message}): queued ` +
-            `forwarding is off; synchronous forwarding works.`,
-        );
-        return new NoForwardQueue();
-      }
-      return queue;
-    }
-  }
-}
-
-/**
- * The queue of queued forwards (ForwardQueue) for the API, which enqueues, and the worker, which
- * processes. Global, like the database: the route and the processor inject it without importing it.
  */
 @Global()
 @Module({})
@@ -83,21 +40,86 @@ export class QueueModule implements OnApplicationShutdown {
   constructor(@Inject(ForwardQueue) private readonly queue: ForwardQueue) {}
 
   static forRoot(options: QueueModuleOptions): DynamicModule {
+    const { config } = options;
+    if (config.queueBackend === 'none')
+      return {
+        module: QueueModule,
+        providers: [{ provide: ForwardQueue, useValue: new NoForwardQueue() }],
+        exports: [ForwardQueue],
+      };
+    // The engine is chosen per queue and worker from their options (EngineQueue), not process-wide.
+    BullModule.queueClass = EngineQueue;
+    BullModule.workerClass = EngineWorker;
+    const queueName = options.queueName ?? config.forwardQueueName ?? VAULT_FORWARD_QUEUE;
+    const shared = {
+      defaultJobOptions: JOB_OPTIONS(config.forwardRetryBaseMs),
+      streams: { events: { maxLen: MAX_LEN_EVENTS } },
+    };
+    const postgres: PostgresQueueOptions = {
+      databaseUrl: options.databaseUrl,
+      role: options.role,
+      sharedSession: config.databaseUrl === null,
+    };
+    const root =
+      config.queueBackend === 'redis'
+        ? BullModule.forRootAsync({
+            inject: [REDIS, REDIS_AVAILABILITY],
+            useFactory: async (redis: Redis | null, availability: RedisAvailability | null) => {
+              if (!redis) throw new Error('QUEUE_BACKEND is redis but there is no Redis connection');
+              const connection = await redisProducer(redis, availability);
+              return { ...shared, engine: 'redis', connection } satisfies EngineQueueOptions as never;
+            },
+            extraOptions: { manualRegistration: true },
+          })
+        : BullModule.forRootAsync({
+            useFactory: () =>
+              ({
+                ...shared,
+                engine: 'postgres',
+                connection: producerConnection(postgres),
+              }) satisfies EngineQueueOptions as never,
+            extraOptions: { manualRegistration: true },
+          });
+    const engine: Provider[] =
+      config.queueBackend === 'redis'
+        ? [RedisForwardQueue, { provide: ForwardQueue, useExisting: RedisForwardQueue }]
+        : [
+            { provide: POSTGRES_QUEUE_OPTIONS, useValue: postgres },
+            PostgresForwardQueue,
+            {
+              provide: ForwardQueue,
+              inject: [PostgresForwardQueue],
+              useFactory: (queue: PostgresForwardQueue) => startPostgres(queue, postgres.sharedSession),
+            },
+          ];
     return {
       module: QueueModule,
-      providers: [
-        {
-          provide: ForwardQueue,
-          inject: [REDIS, REDIS_AVAILABILITY],
-          useFactory: (redis: Redis | null, availability: RedisAvailability | null) =>
-            createForwardQueue({ ...options, redis, availability }),
-        },
+      imports: [
+        root,
+        BullModule.registerQueueAsync({ name: VAULT_FORWARD_QUEUE, useFactory: () => ({ name: queueName }) }),
       ],
+      providers: engine,
       exports: [ForwardQueue],
     };
   }
 
   async onApplicationShutdown(): Promise<void> {
     await this.queue.close();
+  }
+}
+
+/** Migrates BullMQ's schema; on the embedded database a failure turns queued forwarding off instead of failing start-up. */
+async function startPostgres(queue: PostgresForwardQueue, embedded: boolean): Promise<ForwardQueue> {
+  try {
+    await queue.start();
+    return queue;
+  } catch (error) {
+    await queue.close().catch(() => undefined);
+    if (!embedded) throw error;
+    new Logger('ForwardQueue').warn(
+      `The job queue could not start on the embedded PostgreSQL (${(error as Error).message}): queued ` +
+        `forwarding is off; synchronous forwarding works.`,
+    );
+    return new NoForwardQueue();
   }
 }

@@ -1,46 +1,137 @@
 import { randomUUID } from 'node:crypto';
+import { DynamicModule, Global, Inject, INestApplicationContext, Injectable, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { Processor } from '@nestjs/bullmq';
 import Redis from 'ioredis';
 import { testConfig, startTestApp } from '../support/test-app';
 import { TcpProxy } from '../support/tcp-proxy';
 import { waitFor } from '../support/wait';
-import type { QueueBackend } from '../../src/config/config';
+import type { AppConfig, QueueBackend } from '../../src/config/config';
 import { ForwardJobData, ForwardQueue, QueueUnavailableError } from '../../src/job-queue/forward-queue';
-import { createForwardQueue } from '../../src/job-queue/queue.module';
+import { ForwardQueueProcessor } from '../../src/job-queue/forward-queue.processor';
+import { QueueModule } from '../../src/job-queue/queue.module';
+import { VAULT_FORWARD_QUEUE } from '../../src/queue/queues';
 import { dropQueueKeys } from '../support/redis-keys';
-import { RedisAvailability, SHARED_CLIENT_OPTIONS } from '../../src/queue/redis';
+import { REDIS, REDIS_AVAILABILITY, RedisAvailability, SHARED_CLIENT_OPTIONS } from '../../src/queue/redis';
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+const RECORDER = Symbol('RECORDER');
+interface Recorder {
+  handle: (job: ForwardJobData) => Promise<void>;
+  concurrency: number;
+  lockMs: number;
+}
+
+/** A consumer that hands every forward job to the test's handler. */
+@Injectable()
+@Processor(VAULT_FORWARD_QUEUE)
+class RecordingProcessor extends ForwardQueueProcessor {
+  constructor(@Inject(RECORDER) private readonly recorder: Recorder) {
+    super();
+  }
+  protected consumerOptions() {
+    return this.recorder;
+  }
+  protected handleForward(job: ForwardJobData) {
+    return this.recorder.handle(job);
+  }
+  protected handleCallback(job: ForwardJobData) {
+    return this.recorder.handle(job);
+  }
+  protected async handleScheduled() {}
+  protected retryLater() {
+    return null;
+  }
+  protected onReconnected() {}
+  protected async onConsuming() {}
+}
+
+@Global()
+@Module({})
+class TestRedisModule {
+  static forRoot(redis: Redis | null, availability: RedisAvailability | null): DynamicModule {
+    return {
+      module: TestRedisModule,
+      providers: [
+        { provide: REDIS, useValue: redis },
+        { provide: REDIS_AVAILABILITY, useValue: availability },
+      ],
+      exports: [REDIS, REDIS_AVAILABILITY],
+    };
+  }
+}
+
+@Module({})
+class QueueTestModule {}
+
+/** An application context with the QueueModule of one role, and the recording consumer when `recorder` is given. */
+async function queueApp(
+  config: AppConfig,
+  role: 'api' | 'worker',
+  queueName: string,
+  redisUrl: string | null,
+  recorder?: Recorder,
+): Promise<{ app: INestApplicationContext; close(): Promise<void> }> {
+  const redis = redisUrl ? new Redis(redisUrl, SHARED_CLIENT_OPTIONS) : null;
+  const availability = redisUrl ? new RedisAvailability(redisUrl) : null;
+  if (redis && availability) availability.watch('shared', redis);
+  const app = await NestFactory.createApplicationContext(
+    {
+      module: QueueTestModule,
+      imports: [
+        TestRedisModule.forRoot(redis, availability),
+        QueueModule.forRoot({ config, databaseUrl: config.databaseUrl!, role, queueName }),
+      ],
+      providers: recorder ? [{ provide: RECORDER, useValue: recorder }, RecordingProcessor] : [],
+    },
+    { logger: false },
+  );
+  await app.init();
+  return {
+    app,
+    async close() {
+      await app.close();
+      redis?.disconnect();
+    },
+  };
+}
 
 /** A producer and a worker of one engine on a queue of this test's own, so parallel runs never share jobs. */
 async function queuesOn(backend: QueueBackend, options: { redisUrl?: string } = {}) {
   const config = testConfig({ QUEUE_BACKEND: backend, FORWARD_RETRY_BASE_MS: '10' });
   const queueName = `test-${randomUUID()}`;
-  const clients: Redis[] = [];
-  const build = async (role: 'api' | 'worker', redisUrl = REDIS_URL) => {
-    const redis = backend === 'redis' ? new Redis(redisUrl, SHARED_CLIENT_OPTIONS) : null;
-    if (redis) clients.push(redis);
-    const availability = redis ? new RedisAvailability(redisUrl) : null;
-    if (redis && availability) availability.watch('shared', redis);
-    return createForwardQueue({ config, databaseUrl: config.databaseUrl!, role, queueName, redis, availability });
-  };
-  const producer = await build('api', options.redisUrl);
-  const worker = await build('worker');
+  const producerApp = await queueApp(
+    config,
+    'api',
+    queueName,
+    backend === 'redis' ? (options.redisUrl ?? REDIS_URL) : null,
+  );
+  const workers: Array<{ close(): Promise<void> }> = [];
   return {
-    producer,
-    worker,
+    producer: producerApp.app.get(ForwardQueue),
+    /** Starts the worker side on this queue (or on `name`), handing it every job. */
+    async worker(handle: Recorder['handle'], concurrency = 32, lockMs = 10_000, name = queueName) {
+      const worker = await queueApp(config, 'worker', name, backend === 'redis' ? REDIS_URL : null, {
+        handle,
+        concurrency,
+        lockMs,
+      });
+      workers.push(worker);
+      return worker;
+    },
     async close() {
-      await worker.close();
-      await producer.close();
-      for (const client of clients) client.disconnect();
-      if (backend === 'redis') await dropQueueKeys(queueName, options.redisUrl ?? REDIS_URL);
+      for (const worker of workers) await worker.close();
+      await producerApp.close();
+      if (backend === 'redis') await dropQueueKeys(queueName, REDIS_URL);
     },
   };
 }
 
 /** Starts the worker side, recording every job it receives with the time it arrived. */
-async function record(worker: ForwardQueue, concurrency = 32) {
+async function record(queues: Awaited<ReturnType<typeof queuesOn>>, concurrency = 32, name?: string) {
   const received: Array<ForwardJobData & { at: number }> = [];
-  await worker.process(async (job) => void received.push({ ...job, at: Date.now() }), { concurrency, lockMs: 10_000 });
+  await queues.worker(async (job) => void received.push({ ...job, at: Date.now() }), concurrency, 10_000, name);
   return received;
 }
 
@@ -70,7 +161,7 @@ describe.each(['redis', 'postgres'] as const)('Job queue on %s', (backend) => {
     await Promise.all(ids.slice(0, 20).map((id) => queues.producer.enqueue(id, { attempt: 1 })));
     // A later attempt of the same job is a job of its own.
     await queues.producer.enqueue(ids[0], { attempt: 2 });
-    const received = await record(queues.worker);
+    const received = await record(queues);
     await waitFor(() => received.length >= 201, { timeoutMs: 20_000, what: 'every job' });
     // A sentinel enqueued last: once it is in, any duplicate would have come before it.
     const sentinel = randomUUID();
@@ -85,7 +176,7 @@ describe.each(['redis', 'postgres'] as const)('Job queue on %s', (backend) => {
   });
 
   it('honours delayMs', async () => {
-    const received = await record(queues.worker);
+    const received = await record(queues);
     const delayed = randomUUID();
     const prompt = randomUUID();
     const enqueuedAt = Date.now();
@@ -97,6 +188,19 @@ describe.each(['redis', 'postgres'] as const)('Job queue on %s', (backend) => {
     expect(byId.get(prompt)!.at).toBeLessThan(byId.get(delayed)!.at);
   });
 
+  it('keeps the jobs of queues with other names apart (the consumer takes its queue name at start-up)', async () => {
+    const other = `test-${randomUUID()}`;
+    const elsewhere = await record(queues, 32, other);
+    const received = await record(queues);
+    const ids = Array.from({ length: 5 }, () => randomUUID());
+    await Promise.all(ids.map((id) => queues.producer.enqueue(id)));
+    await waitFor(() => received.length >= ids.length, { timeoutMs: 10_000, what: 'every job' });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(received.map((job) => job.jobId).sort()).toEqual([...ids].sort());
+    expect(elsewhere).toEqual([]);
+    if (backend === 'redis') await dropQueueKeys(other, REDIS_URL);
+  });
+
   it('refuses an id that is not ours before it reaches the engine', async () => {
     await expect(queues.producer.enqueue('a:b')).rejects.toThrow('letters, digits');
     await expect(queues.producer.enqueue(randomUUID(), { attempt: 0 })).rejects.toThrow('attempt');
@@ -105,20 +209,17 @@ describe.each(['redis', 'postgres'] as const)('Job queue on %s', (backend) => {
   it('closes gracefully: a running handler finishes before close() resolves', async () => {
     let finished = false;
     let started = false;
-    await queues.worker.process(
-      async () => {
-        started = true;
-        await waitFor(() => closing, { timeoutMs: 10_000 });
-        await new Promise((resolve) => setImmediate(resolve));
-        finished = true;
-      },
-      { concurrency: 1, lockMs: 10_000 },
-    );
+    const worker = await queues.worker(async () => {
+      started = true;
+      await waitFor(() => closing, { timeoutMs: 10_000 });
+      await new Promise((resolve) => setImmediate(resolve));
+      finished = true;
+    }, 1);
     let closing = false;
     await queues.producer.enqueue(randomUUID());
     await waitFor(() => started, { timeoutMs: 10_000, what: 'the handler to start' });
     closing = true;
-    await queues.worker.close();
+    await worker.close();
     expect(finished).toBe(true);
   });
 
@@ -130,7 +231,7 @@ describe.each(['redis', 'postgres'] as const)('Job queue on %s', (backend) => {
     const enqueuedMs = Date.now() - started;
     // Drained apart from enqueueing, so the completion rate is the worker's alone.
     started = Date.now();
-    const received = await record(queues.worker, 32);
+    const received = await record(queues, 32);
     await waitFor(() => received.length >= n, { timeoutMs: 50_000, intervalMs: 20, what: 'every job' });
     const drainedMs = Date.now() - started;
     // Reported, not asserted: the machine is shared. The figures go into the report and docs.
@@ -167,7 +268,7 @@ describe('Job queue on redis: producers fail fast while Redis is unreachable', (
   }
 
   it('rejects within a second when the connection is cut or blackholed, and works again once Redis is back', async () => {
-    const received = await record(queues.worker);
+    const received = await record(queues);
     await waitFor(() => queues.producer.isAvailable(), { what: 'the producer to connect' });
     const before = randomUUID();
     await queues.producer.enqueue(before);
@@ -192,6 +293,33 @@ describe('Job queue on redis: producers fail fast while Redis is unreachable', (
     });
     expect(received.some((job) => job.jobId === before)).toBe(true);
   }, 40_000);
+});
+
+describe('Job queue on redis: an API started while Redis is unreachable', () => {
+  it('starts without waiting for Redis, refuses enqueues, and takes them once Redis is back', async () => {
+    // BullModule builds the queue at start-up, on a producer that may not be connected yet.
+    const proxy = await TcpProxy.start('127.0.0.1', Number(new URL(REDIS_URL).port || 6379));
+    await proxy.cut();
+    let queues: Awaited<ReturnType<typeof queuesOn>> | undefined;
+    try {
+      const started = Date.now();
+      queues = await queuesOn('redis', { redisUrl: `redis://${proxy.address}` });
+      expect(Date.now() - started).toBeLessThan(5_000);
+      expect(queues.producer.isAvailable()).toBe(false);
+      await expect(queues.producer.enqueue(randomUUID())).rejects.toBeInstanceOf(QueueUnavailableError);
+      const received = await record(queues);
+
+      await proxy.restore();
+      const producer = queues.producer;
+      await waitFor(() => producer.isAvailable(), { timeoutMs: 10_000, what: 'the producer to connect' });
+      const id = randomUUID();
+      await producer.enqueue(id);
+      await waitFor(() => received.some((job) => job.jobId === id), { timeoutMs: 10_000, what: 'the job' });
+    } finally {
+      await queues?.close();
+      await proxy.close();
+    }
+  }, 30_000);
 });
 
 describe('QueueModule in the API', () => {
@@ -235,16 +363,39 @@ describe('QueueModule in the API', () => {
       const { Client } = require('pg');
       const { loadConfig } = require('./dist/config/config');
       const { startEmbeddedDatabase } = require('./dist/database/embedded');
-      const { createForwardQueue } = require('./dist/job-queue/queue.module');
+      const { Injectable, Module } = require('@nestjs/common');
+      const { NestFactory } = require('@nestjs/core');
+      const { Processor } = require('@nestjs/bullmq');
+      const { ForwardQueue } = require('./dist/job-queue/forward-queue');
+      const { ForwardQueueProcessor } = require('./dist/job-queue/forward-queue.processor');
+      const { QueueModule } = require('./dist/job-queue/queue.module');
+      const seen = new Map();
+      class Recording extends ForwardQueueProcessor {
+        consumerOptions() { return { concurrency: 32, lockMs: 30000 }; }
+        async handleForward(job) { seen.set(job.jobId, (seen.get(job.jobId) || 0) + 1); }
+        async handleCallback() {}
+        async handleScheduled() {}
+        retryLater() { return null; }
+        onReconnected() {}
+        async onConsuming() {}
+      }
+      Injectable()(Recording);
+      Processor('vault-forwards')(Recording);
+      class Root {}
+      Module({})(Root);
+      const app = (options, providers) => NestFactory.createApplicationContext({
+        module: Root,
+        imports: [QueueModule.forRoot(options)],
+        providers,
+      }, { logger: false });
       (async () => {
         const dataDir = mkdtempSync(join(require('node:os').tmpdir(), 'job-queue-embedded-'));
         const embedded = await startEmbeddedDatabase({ dataDir, port: 0, maxConnections: 16 });
         const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent' });
-        const options = { config, databaseUrl: embedded.url, queueName: 'embedded', redis: null, availability: null };
-        const producer = await createForwardQueue({ ...options, role: 'api' });
-        const worker = await createForwardQueue({ ...options, role: 'worker' });
-        const seen = new Map();
-        await worker.process(async (job) => void seen.set(job.jobId, (seen.get(job.jobId) || 0) + 1), { concurrency: 32 });
+        const options = { config, databaseUrl: embedded.url, queueName: 'embedded' };
+        const producerApp = await app({ ...options, role: 'api' }, []);
+        const workerApp = await app({ ...options, role: 'worker' }, [Recording]);
+        const producer = producerApp.get(ForwardQueue);
         const ids = Array.from({ length: 300 }, () => randomUUID());
         await Promise.all(ids.map((id) => producer.enqueue(id)));
         const deadline = Date.now() + 30000;
@@ -253,8 +404,8 @@ describe('QueueModule in the API', () => {
         await client.connect();
         const { rows } = await client.query('SHOW search_path');
         await client.end();
-        await worker.close();
-        await producer.close();
+        await workerApp.close();
+        await producerApp.close();
         await embedded.stop();
         rmSync(dataDir, { recursive: true, force: true });
         const once = [...seen.values()].every((n) => n === 1);
