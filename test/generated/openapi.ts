@@ -1489,6 +1489,37 @@ export interface components {
             /** @description One entry per offending field, query parameter or header. */
             errors?: components["schemas"]["ProblemFieldError"][];
         };
+        Gr4vyErrorDetail: {
+            /** @enum {string} */
+            location: "header" | "query" | "body" | "path";
+            /**
+             * @description The problem code of this error.
+             * @example validation-failed
+             */
+            type: string;
+            /**
+             * @description A JSON pointer into the body; the name of the query parameter, path parameter or header otherwise.
+             * @example /display_name
+             */
+            pointer: string;
+            /** @example must be between 1 and 200 characters */
+            message: string;
+        };
+        Gr4vyError: {
+            /** @enum {string} */
+            type: "error";
+            /**
+             * @description The same stable code as the problem’s `code`.
+             * @example validation-failed
+             */
+            code: string;
+            /** @example 400 */
+            status: number;
+            /** @example display_name must be between 1 and 200 characters. */
+            message: string;
+            /** @description One entry per offending field, query parameter or header. */
+            details: components["schemas"]["Gr4vyErrorDetail"][];
+        };
         /** @description HMAC-signed request. Signs each forwarded request with a shared secret: HMAC over the `template` string, placed in `header` (after `prefix`). `{body}` is the body byte for byte as it is sent downstream (after placeholders are filled, and after a `jwe-payload` method listed before this one). */
         ForwardAuthenticationHmacSignatureRequest: {
             /**
@@ -1808,6 +1839,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "invalid-cursor" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "invalid-cursor" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -1817,6 +1852,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -1832,6 +1871,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -1844,6 +1887,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -1853,6 +1900,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -1888,6 +1939,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -1897,6 +1952,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -1912,6 +1971,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/api-key-not-found` API key not found */
@@ -1921,6 +1984,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "api-key-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "api-key-not-found";
                     };
@@ -1936,6 +2003,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "uri-too-long";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -1948,6 +2019,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -1957,6 +2032,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -1997,6 +2076,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "invalid-cursor" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "invalid-cursor" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -2006,6 +2089,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -2021,6 +2108,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "instance-key-required";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "instance-key-required";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -2033,6 +2124,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -2042,6 +2137,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -2080,6 +2179,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "invalid-json" | "json-too-deep" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "invalid-json" | "json-too-deep" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -2089,6 +2192,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -2104,6 +2211,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "instance-key-required";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "instance-key-required";
+                    };
                 };
             };
             /** @description `/errors/merchant-account-exists` Merchant account id taken */
@@ -2113,6 +2224,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "merchant-account-exists";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "merchant-account-exists";
                     };
@@ -2128,6 +2243,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "payload-too-large";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
                 };
             };
             /** @description `/errors/unsupported-media-type` Unsupported media type */
@@ -2137,6 +2256,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unsupported-media-type";
                     };
@@ -2152,6 +2275,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "merchant-account-feature-unavailable";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "merchant-account-feature-unavailable";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -2164,6 +2291,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -2173,6 +2304,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -2209,6 +2344,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -2218,6 +2357,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -2233,6 +2376,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "instance-key-required";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "instance-key-required";
+                    };
                 };
             };
             /** @description `/errors/merchant-account-not-found` Merchant account not found */
@@ -2242,6 +2389,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "merchant-account-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "merchant-account-not-found";
                     };
@@ -2257,6 +2408,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "uri-too-long";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -2269,6 +2424,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -2278,6 +2437,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -2318,6 +2481,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "invalid-json" | "json-too-deep" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "invalid-json" | "json-too-deep" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -2327,6 +2494,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -2342,6 +2513,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "instance-key-required";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "instance-key-required";
+                    };
                 };
             };
             /** @description `/errors/merchant-account-not-found` Merchant account not found */
@@ -2351,6 +2526,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "merchant-account-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "merchant-account-not-found";
                     };
@@ -2366,6 +2545,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "payload-too-large";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
                 };
             };
             /** @description `/errors/uri-too-long` URI too long */
@@ -2375,6 +2558,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "uri-too-long";
                     };
@@ -2390,6 +2577,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "unsupported-media-type";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
+                    };
                 };
             };
             /** @description `/errors/merchant-account-feature-unavailable` Feature not available */
@@ -2399,6 +2590,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "merchant-account-feature-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "merchant-account-feature-unavailable";
                     };
@@ -2414,6 +2609,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -2423,6 +2622,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -2476,6 +2679,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "invalid-cursor" | "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "invalid-cursor" | "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -2485,6 +2692,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -2500,6 +2711,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -2512,6 +2727,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -2521,6 +2740,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -2564,6 +2787,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -2573,6 +2800,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -2588,6 +2819,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/buyer-not-found` Buyer not found; `/errors/checkout-session-not-found` Checkout session not found */
@@ -2597,6 +2832,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "buyer-not-found" | "checkout-session-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "buyer-not-found" | "checkout-session-not-found";
                     };
@@ -2612,6 +2851,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "checkout-session-card-is-stored" | "checkout-session-has-no-card";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "checkout-session-card-is-stored" | "checkout-session-has-no-card";
+                    };
                 };
             };
             /** @description `/errors/checkout-session-expired` Checkout session expired */
@@ -2621,6 +2864,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "checkout-session-expired";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "checkout-session-expired";
                     };
@@ -2636,6 +2883,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "payload-too-large";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
                 };
             };
             /** @description `/errors/unsupported-media-type` Unsupported media type */
@@ -2645,6 +2896,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unsupported-media-type";
                     };
@@ -2660,6 +2915,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -2669,6 +2928,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -2710,6 +2973,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -2719,6 +2986,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -2734,6 +3005,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/payment-method-not-found` Payment method not found */
@@ -2743,6 +3018,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "payment-method-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "payment-method-not-found";
                     };
@@ -2758,6 +3037,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "uri-too-long";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -2770,6 +3053,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -2779,6 +3066,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -2819,6 +3110,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -2828,6 +3123,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -2843,6 +3142,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/payment-method-not-found` Payment method not found */
@@ -2852,6 +3155,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "payment-method-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "payment-method-not-found";
                     };
@@ -2867,6 +3174,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "uri-too-long";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -2879,6 +3190,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -2888,6 +3203,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -2936,6 +3255,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -2945,6 +3268,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -2960,6 +3287,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/buyer-not-found` Buyer not found */
@@ -2969,6 +3300,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "buyer-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "buyer-not-found";
                     };
@@ -2984,6 +3319,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -2993,6 +3332,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -3036,6 +3379,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -3045,6 +3392,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -3060,6 +3411,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/payload-too-large` Request body too large */
@@ -3069,6 +3424,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "payload-too-large";
                     };
@@ -3084,6 +3443,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "unsupported-media-type";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -3096,6 +3459,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -3105,6 +3472,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -3147,6 +3518,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -3156,6 +3531,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -3171,6 +3550,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/checkout-session-not-found` Checkout session not found */
@@ -3180,6 +3563,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "checkout-session-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "checkout-session-not-found";
                     };
@@ -3195,6 +3582,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "checkout-session-expired";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "checkout-session-expired";
+                    };
                 };
             };
             /** @description `/errors/uri-too-long` URI too long */
@@ -3204,6 +3595,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "uri-too-long";
                     };
@@ -3219,6 +3614,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -3228,6 +3627,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -3274,6 +3677,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -3283,6 +3690,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -3298,6 +3709,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/checkout-session-not-found` Checkout session not found */
@@ -3307,6 +3722,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "checkout-session-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "checkout-session-not-found";
                     };
@@ -3322,6 +3741,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "checkout-session-expired";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "checkout-session-expired";
+                    };
                 };
             };
             /** @description `/errors/payload-too-large` Request body too large */
@@ -3331,6 +3754,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "payload-too-large";
                     };
@@ -3346,6 +3773,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "uri-too-long";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
                 };
             };
             /** @description `/errors/unsupported-media-type` Unsupported media type */
@@ -3355,6 +3786,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unsupported-media-type";
                     };
@@ -3370,6 +3805,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -3379,6 +3818,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -3420,6 +3863,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -3429,6 +3876,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -3444,6 +3895,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/checkout-session-not-found` Checkout session not found */
@@ -3453,6 +3908,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "checkout-session-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "checkout-session-not-found";
                     };
@@ -3468,6 +3927,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "uri-too-long";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -3480,6 +3943,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -3489,6 +3956,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -3535,6 +4006,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -3544,6 +4019,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -3559,6 +4038,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/checkout-session-not-found` Checkout session not found */
@@ -3568,6 +4051,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "checkout-session-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "checkout-session-not-found";
                     };
@@ -3583,6 +4070,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "checkout-session-expired";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "checkout-session-expired";
+                    };
                 };
             };
             /** @description `/errors/payload-too-large` Request body too large */
@@ -3592,6 +4083,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "payload-too-large";
                     };
@@ -3607,6 +4102,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "uri-too-long";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
                 };
             };
             /** @description `/errors/unsupported-media-type` Unsupported media type */
@@ -3616,6 +4115,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unsupported-media-type";
                     };
@@ -3631,6 +4134,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -3640,6 +4147,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -3689,6 +4200,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "invalid-cursor" | "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "invalid-cursor" | "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -3698,6 +4213,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -3713,6 +4232,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -3725,6 +4248,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -3734,6 +4261,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -3777,6 +4308,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -3786,6 +4321,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -3801,6 +4340,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/buyer-external-identifier-exists` External identifier already used */
@@ -3810,6 +4353,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "buyer-external-identifier-exists";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "buyer-external-identifier-exists";
                     };
@@ -3825,6 +4372,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "payload-too-large";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
                 };
             };
             /** @description `/errors/unsupported-media-type` Unsupported media type */
@@ -3834,6 +4385,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unsupported-media-type";
                     };
@@ -3849,6 +4404,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -3858,6 +4417,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -3899,6 +4462,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -3908,6 +4475,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -3923,6 +4494,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/buyer-not-found` Buyer not found */
@@ -3932,6 +4507,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "buyer-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "buyer-not-found";
                     };
@@ -3947,6 +4526,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "uri-too-long";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -3959,6 +4542,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -3968,6 +4555,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -4013,6 +4604,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -4022,6 +4617,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -4037,6 +4636,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/buyer-not-found` Buyer not found */
@@ -4046,6 +4649,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "buyer-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "buyer-not-found";
                     };
@@ -4061,6 +4668,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "buyer-external-identifier-exists";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "buyer-external-identifier-exists";
+                    };
                 };
             };
             /** @description `/errors/payload-too-large` Request body too large */
@@ -4070,6 +4681,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "payload-too-large";
                     };
@@ -4085,6 +4700,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "uri-too-long";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
                 };
             };
             /** @description `/errors/unsupported-media-type` Unsupported media type */
@@ -4094,6 +4713,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unsupported-media-type";
                     };
@@ -4109,6 +4732,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -4118,6 +4745,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -4158,6 +4789,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -4167,6 +4802,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -4182,6 +4821,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/buyer-not-found` Buyer not found */
@@ -4191,6 +4834,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "buyer-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "buyer-not-found";
                     };
@@ -4206,6 +4853,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "uri-too-long";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -4218,6 +4869,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -4227,6 +4882,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -4272,6 +4931,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "invalid-cursor" | "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "invalid-cursor" | "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -4281,6 +4944,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -4296,6 +4963,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -4308,6 +4979,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -4317,6 +4992,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -4360,6 +5039,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -4369,6 +5052,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -4384,6 +5071,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/payload-too-large` Request body too large */
@@ -4393,6 +5084,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "payload-too-large";
                     };
@@ -4408,6 +5103,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "unsupported-media-type";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -4420,6 +5119,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -4429,6 +5132,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -4470,6 +5177,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -4479,6 +5190,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -4494,6 +5209,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/vault-forward-config-not-found` Forwarding config not found */
@@ -4503,6 +5222,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "vault-forward-config-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "vault-forward-config-not-found";
                     };
@@ -4518,6 +5241,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "uri-too-long";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -4530,6 +5257,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -4539,6 +5270,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -4584,6 +5319,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -4593,6 +5332,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -4608,6 +5351,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/vault-forward-config-not-found` Forwarding config not found */
@@ -4617,6 +5364,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "vault-forward-config-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "vault-forward-config-not-found";
                     };
@@ -4632,6 +5383,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "payload-too-large";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
                 };
             };
             /** @description `/errors/uri-too-long` URI too long */
@@ -4641,6 +5396,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "uri-too-long";
                     };
@@ -4656,6 +5415,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "unsupported-media-type";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -4668,6 +5431,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -4677,6 +5444,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -4717,6 +5488,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -4726,6 +5501,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -4741,6 +5520,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/vault-forward-config-not-found` Forwarding config not found */
@@ -4750,6 +5533,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "vault-forward-config-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "vault-forward-config-not-found";
                     };
@@ -4765,6 +5552,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "uri-too-long";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -4777,6 +5568,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -4786,6 +5581,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -4833,6 +5632,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "invalid-cursor" | "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "invalid-cursor" | "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -4842,6 +5645,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -4857,6 +5664,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/vault-forward-config-not-found` Forwarding config not found */
@@ -4866,6 +5677,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "vault-forward-config-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "vault-forward-config-not-found";
                     };
@@ -4881,6 +5696,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "uri-too-long";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -4893,6 +5712,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -4902,6 +5725,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -4947,6 +5774,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -4956,6 +5787,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -4971,6 +5806,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/vault-forward-config-not-found` Forwarding config not found */
@@ -4980,6 +5819,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "vault-forward-config-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "vault-forward-config-not-found";
                     };
@@ -4995,6 +5838,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "payload-too-large";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
                 };
             };
             /** @description `/errors/uri-too-long` URI too long */
@@ -5004,6 +5851,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "uri-too-long";
                     };
@@ -5019,6 +5870,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "unsupported-media-type";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -5031,6 +5886,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -5040,6 +5899,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -5082,6 +5945,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -5091,6 +5958,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -5106,6 +5977,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/vault-forward-authentication-not-found` Authentication method not found; `/errors/vault-forward-config-not-found` Forwarding config not found */
@@ -5115,6 +5990,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "vault-forward-authentication-not-found" | "vault-forward-config-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "vault-forward-authentication-not-found" | "vault-forward-config-not-found";
                     };
@@ -5130,6 +6009,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "uri-too-long";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -5142,6 +6025,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -5151,6 +6038,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -5197,6 +6088,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -5206,6 +6101,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -5221,6 +6120,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/vault-forward-authentication-not-found` Authentication method not found; `/errors/vault-forward-config-not-found` Forwarding config not found */
@@ -5230,6 +6133,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "vault-forward-authentication-not-found" | "vault-forward-config-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "vault-forward-authentication-not-found" | "vault-forward-config-not-found";
                     };
@@ -5245,6 +6152,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "payload-too-large";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
                 };
             };
             /** @description `/errors/uri-too-long` URI too long */
@@ -5254,6 +6165,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "uri-too-long";
                     };
@@ -5269,6 +6184,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "unsupported-media-type";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -5281,6 +6200,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -5290,6 +6213,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -5331,6 +6258,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -5340,6 +6271,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -5355,6 +6290,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/vault-forward-authentication-not-found` Authentication method not found; `/errors/vault-forward-config-not-found` Forwarding config not found */
@@ -5364,6 +6303,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "vault-forward-authentication-not-found" | "vault-forward-config-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "vault-forward-authentication-not-found" | "vault-forward-config-not-found";
                     };
@@ -5379,6 +6322,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "uri-too-long";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -5391,6 +6338,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -5400,6 +6351,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -5439,6 +6394,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -5448,6 +6407,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -5463,6 +6426,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -5475,6 +6442,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -5484,6 +6455,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -5529,6 +6504,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "invalid-cursor" | "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "invalid-cursor" | "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -5538,6 +6517,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -5553,6 +6536,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -5565,6 +6552,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -5574,6 +6565,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -5616,6 +6611,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -5625,6 +6624,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -5640,6 +6643,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -5652,6 +6659,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -5661,6 +6672,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -5702,6 +6717,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -5711,6 +6730,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -5726,6 +6749,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/vault-forward-request-not-found` Forward record not found */
@@ -5735,6 +6762,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "vault-forward-request-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "vault-forward-request-not-found";
                     };
@@ -5750,6 +6781,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "uri-too-long";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -5762,6 +6797,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -5771,6 +6810,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -5816,6 +6859,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "invalid-cursor" | "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "invalid-cursor" | "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -5825,6 +6872,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -5840,6 +6891,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -5852,6 +6907,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -5861,6 +6920,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -5900,6 +6963,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -5909,6 +6976,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -5924,6 +6995,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -5936,6 +7011,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -5945,6 +7024,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -5976,6 +7059,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
@@ -6011,6 +7098,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -6020,6 +7111,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -6051,6 +7146,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
@@ -6087,6 +7186,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/resource-not-found` Resource not found */
@@ -6096,6 +7199,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "resource-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "resource-not-found";
                     };
@@ -6111,6 +7218,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "uri-too-long";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -6120,6 +7231,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
@@ -6166,6 +7281,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "invalid-cursor" | "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "invalid-cursor" | "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -6175,6 +7294,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -6190,6 +7313,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -6202,6 +7329,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -6211,6 +7342,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -6252,6 +7387,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -6261,6 +7400,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -6276,6 +7419,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/vault-forward-job-not-found` Queued forward not found */
@@ -6285,6 +7432,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "vault-forward-job-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "vault-forward-job-not-found";
                     };
@@ -6300,6 +7451,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "uri-too-long";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -6312,6 +7467,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -6321,6 +7480,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -6362,6 +7525,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -6371,6 +7538,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -6386,6 +7557,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/vault-forward-job-not-found` Queued forward not found */
@@ -6395,6 +7570,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "vault-forward-job-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "vault-forward-job-not-found";
                     };
@@ -6410,6 +7589,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "vault-forward-job-not-cancellable";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "vault-forward-job-not-cancellable";
+                    };
                 };
             };
             /** @description `/errors/uri-too-long` URI too long */
@@ -6419,6 +7602,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "uri-too-long";
                     };
@@ -6434,6 +7621,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -6443,6 +7634,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -6514,6 +7709,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "insecure-target" | "invalid-forward-header" | "invalid-idempotency-key" | "invalid-json" | "invalid-payment-methods-header" | "invalid-placeholder" | "json-too-deep" | "merchant-account-unknown" | "unknown-checkout-session" | "unknown-forward-header" | "unknown-payment-method" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "insecure-target" | "invalid-forward-header" | "invalid-idempotency-key" | "invalid-json" | "invalid-payment-methods-header" | "invalid-placeholder" | "json-too-deep" | "merchant-account-unknown" | "unknown-checkout-session" | "unknown-forward-header" | "unknown-payment-method" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -6525,6 +7724,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -6542,6 +7745,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "endpoint-not-enabled" | "forbidden" | "merchant-account-mismatch" | "target-address-forbidden";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "endpoint-not-enabled" | "forbidden" | "merchant-account-mismatch" | "target-address-forbidden";
+                    };
                 };
             };
             /** @description `/errors/checkout-session-has-no-card` Checkout session holds no card; `/errors/checkout-session-in-use` Security code in use; `/errors/idempotency-key-in-progress` A request with this Idempotency-Key is still running */
@@ -6553,6 +7760,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "checkout-session-has-no-card" | "checkout-session-in-use" | "idempotency-key-in-progress";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "checkout-session-has-no-card" | "checkout-session-in-use" | "idempotency-key-in-progress";
                     };
@@ -6570,6 +7781,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "checkout-session-expired" | "checkout-session-security-code-erased";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "checkout-session-expired" | "checkout-session-security-code-erased";
+                    };
                 };
             };
             /** @description `/errors/filled-body-too-large` Filled body too large; `/errors/payload-too-large` Request body too large */
@@ -6582,6 +7797,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "filled-body-too-large" | "payload-too-large";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "filled-body-too-large" | "payload-too-large";
+                    };
                 };
             };
             /** @description `/errors/unsupported-media-type` Unsupported media type */
@@ -6591,6 +7810,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unsupported-media-type";
                     };
@@ -6608,6 +7831,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "authentication-method-invalid" | "authentication-method-not-usable" | "authentication-methods-conflict" | "idempotency-key-reused";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "authentication-method-invalid" | "authentication-method-not-usable" | "authentication-methods-conflict" | "idempotency-key-reused";
+                    };
                 };
             };
             /** @description `/errors/authentication-method-unreadable` Authentication method could not be decrypted; `/errors/internal-error` Internal error */
@@ -6617,6 +7844,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "authentication-method-unreadable" | "internal-error";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "authentication-method-unreadable" | "internal-error";
                     };
@@ -6634,6 +7865,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "downstream-response-too-large" | "downstream-unreachable";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "downstream-response-too-large" | "downstream-unreachable";
+                    };
                 };
             };
             /** @description `/errors/forward-capacity-exceeded` Forwarding capacity exceeded; `/errors/forward-queue-unavailable` Queued forwarding unavailable; `/errors/service-unavailable` Service unavailable */
@@ -6643,6 +7878,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "forward-capacity-exceeded" | "forward-queue-unavailable" | "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "forward-capacity-exceeded" | "forward-queue-unavailable" | "service-unavailable";
                     };
@@ -6657,6 +7896,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "downstream-timeout";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "downstream-timeout";
                     };
