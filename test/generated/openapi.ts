@@ -1203,6 +1203,8 @@ export interface components {
              */
             checkout_session_id: string | null;
             authentication_ids: string[];
+            /** @description x-vault-forward-merchant-initiated: the merchant, not the cardholder, started the forward (false when the header was not sent). */
+            merchant_initiated: boolean;
             /** @description Problem code when the service answered with its own error. */
             error_type: string | null;
             /**
@@ -7665,6 +7667,8 @@ export interface operations {
                 "x-vault-forward-authentications"?: string;
                 /** @description Whole seconds, 1–120 (default 30). */
                 "x-vault-forward-timeout"?: string;
+                /** @description Gr4vy’s: `true` when the merchant, not the cardholder, starts this forward (a merchant-initiated use of a stored card). Recorded on the forward record (`merchant_initiated`); default `false`. */
+                "x-vault-forward-merchant-initiated"?: "true" | "false";
                 /** @description Sent downstream as Authorization. Any x-vault-forward-header-NAME is sent as NAME. */
                 "x-vault-forward-header-authorization"?: string;
                 /** @description `respond-async` (RFC 7240) queues the forward: checked as now, then answered 202 with the job (Location: /vault-forward/jobs/{id}, Preference-Applied: respond-async); a worker sends it and retries. */
