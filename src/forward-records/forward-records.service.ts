@@ -27,7 +27,8 @@ const MAX_HELD_OUTCOMES = 100_000;
 const COLUMNS =
   `(id, merchant_account_id, config_id, method, target_url, status, duration_ms, payment_method_ids, ` +
   `authentication_ids, error_type, created_at, checkout_session_id, merchant_initiated)`;
-const ROWS = `SELECT id, merchant, config, method, target, status, duration, pms::uuid[], auths::uuid[], error, coalesce(at, now()), session, mit
+const ROWS = `SELECT id, merchant, config, method, target, status, duration, pms::uuid[], auths::uuid[], error,
+         coalesce(at, now()), session, mit
   FROM unnest($1::text[], $2::text[], $3::uuid[], $4::text[], $5::text[], $6::int[], $7::float8[], $8::text[], $9::text[],
               $10::text[], $11::timestamptz[], $12::uuid[], $13::bool[])
        AS r(id, merchant, config, method, target, status, duration, pms, auths, error, at, session, mit)`;

@@ -724,7 +724,7 @@ describe('POST /vault-forward against real downstream servers', () => {
     for (const number of cardNumbers) expect(text).not.toContain(number);
   });
 
-  it('x-vault-forward-merchant-initiated (issue 22): true/false recorded on the forward record, not sent on; anything else is 400', async () => {
+  it('x-vault-forward-merchant-initiated (issue 22): true/false on the record, not sent on; anything else is 400', async () => {
     const outcome = (id: string | null) =>
       waitFor(
         async () => {
