@@ -80,10 +80,10 @@ describe('Errors are RFC 9457 problem+json, framework errors included', () => {
     const forward = await http(t.url, '/vault-forward', {
       method: 'POST',
       token: await instanceKey.token(),
-      headers: { ...json, 'x-vault-forward-http-method': 'POST' },
+      headers: { ...json, 'x-merchant-account-id': `missing-${randomUUID().slice(0, 8)}` },
     });
     expect(forward.headers.get('x-vault-forward-error')).toBe('true');
-    // The instance key names no merchant account and `default` does not exist here.
+    // A merchant account that does not exist (whatever other test files made, under names of their own).
     expect(forward.body).toEqual({
       ...gr4vyError('merchant-account-unknown', 400),
       details: [
