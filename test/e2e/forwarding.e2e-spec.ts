@@ -724,61 +724,6 @@ describe('POST /vault-forward against real downstream servers', () => {
     for (const number of cardNumbers) expect(text).not.toContain(number);
   });
 
-  it('x-vault-forward-merchant-initiated (issue 22): true/false on the record, not sent on; anything else is 400', async () => {
-    const outcome = (id: string | null) =>
-      waitFor(
-        async () => {
-          const found = await http(t.url, `/vault-forward/requests/${id}`, { token });
-          return found.status === 200 && found.body.status !== null && found;
-        },
-        { what: `the outcome of forward ${id}` },
-      );
-    const before = plain.received.length;
-    for (const [sent, recorded] of [
-      ['true', true],
-      [' TRUE ', true],
-      ['false', false],
-      [undefined, false],
-    ] as const) {
-      const result = await forward({
-        url: `${plain.url}/mit`,
-        paymentMethods: card.id,
-        body: spec,
-        headers: sent === undefined ? {} : { 'x-vault-forward-merchant-initiated': sent },
-      });
-      expect(result.status).toBe(200);
-      const record = await outcome(result.headers.get('x-vault-forward-request-id'));
-      expect({ sent, merchant_initiated: record.body.merchant_initiated }).toEqual({
-        sent,
-        merchant_initiated: recorded,
-      });
-    }
-    const received = plain.received.slice(before);
-    expect(received).toHaveLength(4);
-    for (const request of received) expect(request.headers['x-vault-forward-merchant-initiated']).toBeUndefined();
-    const listed = await http(t.url, '/vault-forward/requests?limit=4', { token });
-    expect(listed.body.items.map((r: { merchant_initiated: boolean }) => r.merchant_initiated)).toEqual([
-      false,
-      false,
-      true,
-      true,
-    ]);
-
-    for (const value of ['yes', '1', '', 'true, false']) {
-      const refused = await forward({
-        url: `${plain.url}/mit`,
-        paymentMethods: card.id,
-        body: spec,
-        headers: { 'x-vault-forward-merchant-initiated': value },
-      });
-      const problem = expectOurs(refused, 400, 'invalid-forward-header');
-      expect(problem.errors).toEqual([
-        { location: 'header', name: 'x-vault-forward-merchant-initiated', message: 'must be true or false' },
-      ]);
-    }
-    expect(plain.received.length - before).toBe(4);
-  });
-
   it('logs one request line per forward, like every other route’s, with credentials redacted', async () => {
     const requestId = `fwd-log-${Date.now()}`;
     const result = await forward({
