@@ -43,6 +43,7 @@ describe('Errors are RFC 9457 problem+json, framework errors included', () => {
     // The ProblemFilter (Nest): an unknown route, then a validation problem with its pointers.
     const unknown = await http(t.url, '/no/such/route', { token, headers: json });
     expect(unknown.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(unknown.headers.get('vary')).toMatch(/accept/i);
     expect(unknown.body).toEqual(gr4vyError('route-not-found', 404));
     const invalid = await http(t.url, '/merchant-accounts', {
       method: 'POST',

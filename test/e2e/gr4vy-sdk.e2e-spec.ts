@@ -118,9 +118,10 @@ describe('Official @gr4vy/sdk client against the service (merchant accounts, pay
     const updated = await admin.merchantAccounts.update({ displayName: 'SDK merchant, renamed' }, id);
     expect(updated).toMatchObject({ id, displayName: 'SDK merchant, renamed', accountUpdaterEnabled: false });
 
-    await expect(admin.merchantAccounts.update({ accountUpdaterEnabled: true }, id)).rejects.toMatchObject({
-      statusCode: 422,
-    });
+    // 422 is the SDK's HTTPValidationError, which takes our Gr4vy-shaped body (issue 22).
+    const refused = admin.merchantAccounts.update({ accountUpdaterEnabled: true }, id);
+    await expect(refused).rejects.toBeInstanceOf(errors.HTTPValidationError);
+    await expect(refused).rejects.toMatchObject({ statusCode: 422 });
     expect((await admin.merchantAccounts.get(id)).displayName).toBe('SDK merchant, renamed');
   });
 

@@ -86,6 +86,8 @@ export function problemResponse(
   const headers: Record<string, string> = {
     ...problem.headers,
     'content-type': gr4vy ? GR4VY_ERROR_CONTENT_TYPE : PROBLEM_CONTENT_TYPE,
+    // The shape follows Accept: a cache (a 404 is cacheable by default) must not hand one client's to another.
+    vary: 'accept',
   };
   // On the forward route, a caller must always be able to tell our errors from the downstream's.
   if (url !== undefined && isForwardPath(url)) headers['x-vault-forward-error'] = 'true';
