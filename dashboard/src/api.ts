@@ -93,7 +93,8 @@ async function call<T>(
   }
   const headers: Record<string, string> = {
     authorization: `Bearer ${await bearer(credentials)}`,
-    accept: 'application/json',
+    // Both named alike: errors come as RFC 9457 problems (ApiError reads them), not as Gr4vy's error body.
+    accept: 'application/json, application/problem+json',
   };
   if (options.body !== undefined) headers['content-type'] = 'application/json';
   if (mode === 'instance' && options.merchant) headers['x-merchant-account-id'] = options.merchant;

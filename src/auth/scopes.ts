@@ -27,8 +27,26 @@ export const SCOPES = [
 export type Scope = (typeof SCOPES)[number];
 export const WILDCARD_SCOPES = ['*.read', '*.write'] as const;
 
+/**
+ * Spellings of the official Gr4vy SDK's `JWTScope` that name one of our scopes differently
+ * (docs/authentication.md#scope-aliases, decisions/0076): a token minted by the SDK with them is
+ * granted ours. Our own spelling stays the canonical one (routes, `x-required-scope`, 403 details).
+ */
+export const SCOPE_ALIASES: Readonly<Record<string, Scope>> = {
+  'vault-forward.read': 'vault-forwards.read',
+  'vault-forward.write': 'vault-forwards.write',
+};
+
+/** Per canonical scope, the alias spellings that grant it (SCOPE_ALIASES turned round, built once). */
+const ALIASES_OF = new Map<Scope, string[]>();
+for (const [alias, scope] of Object.entries(SCOPE_ALIASES)) {
+  ALIASES_OF.set(scope, [...(ALIASES_OF.get(scope) ?? []), alias]);
+}
+
 export function scopeGranted(required: Scope, granted: ReadonlySet<string>): boolean {
   if (granted.has(required)) return true;
+  const aliases = ALIASES_OF.get(required);
+  if (aliases?.some((alias) => granted.has(alias))) return true;
   const action = required.slice(required.lastIndexOf('.') + 1);
   return granted.has(`*.${action}`);
 }

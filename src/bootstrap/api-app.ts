@@ -65,6 +65,7 @@ export async function createApiApp(
           undefined,
           frameworkLogger,
           isForwardPath,
+          req.headers.accept,
         );
         res.writeHead(problem.status, {
           ...problem.headers,
@@ -84,7 +85,14 @@ export async function createApiApp(
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     // A path the router cannot decode, or an overlong parameter: fastify's own answers quote the path.
     frameworkErrors: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-      const problem = problemResponse(error, undefined, request.id, frameworkLogger, isForwardPath);
+      const problem = problemResponse(
+        error,
+        undefined,
+        request.id,
+        frameworkLogger,
+        isForwardPath,
+        request.headers.accept,
+      );
       void reply
         .status(problem.status)
         .headers({ ...problem.headers, 'x-request-id': request.id })

@@ -6,7 +6,7 @@ import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import type { OperationObject } from '@nestjs/swagger';
 import { ApiModule } from '../api.module';
-import { ProblemSchema, withProblems } from '../common/openapi/api-problems';
+import { Gr4vyErrorSchema, ProblemSchema, withProblems } from '../common/openapi/api-problems';
 import { CommonErrors } from '../common/problem/common.errors';
 import { ProblemDefinition, problemDefinitions, problemType } from '../common/problem/problem';
 import { loadConfig } from '../config/config';
@@ -68,7 +68,10 @@ function documentConfig(): Omit<OpenAPIObject, 'paths'> {
           'Authenticate with `Authorization: Bearer <JWT>` signed by an API key (ES512 or ES256; see the README). ' +
             'Each operation lists the scope it requires in `x-required-scope`; operations with `security: []` need no token.',
           '',
-          'Every error is `application/problem+json` (RFC 9457). Each operation lists, per status, the problem codes it can answer with. ' +
+          'Every error is `application/problem+json` (RFC 9457), or Gr4vy’s error body (`Gr4vyError`, ' +
+            '`application/json`, what the Gr4vy SDKs read) when the request’s Accept ranks `application/json` above ' +
+            '`application/problem+json`; no Accept or `*/*` gets the problem. ' +
+            'Each operation lists, per status, the problem codes it can answer with, in both shapes. ' +
             'Requests the HTTP layer cannot parse at all (a malformed request line, headers over 16 KiB, an ' +
             'Expect other than 100-continue) ' +
             'and unknown routes are answered with a problem too. Problem types:',
@@ -91,7 +94,7 @@ function documentConfig(): Omit<OpenAPIObject, 'paths'> {
  */
 export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   const document = SwaggerModule.createDocument(app, documentConfig(), {
-    extraModels: [ProblemSchema, ForwardJobResponse],
+    extraModels: [ProblemSchema, Gr4vyErrorSchema, ForwardJobResponse],
   });
   // One schema per authentication method kind, built from the kind descriptions (oneOf targets).
   Object.assign(((document.components ??= {}).schemas ??= {}), forwardAuthenticationSchemas());

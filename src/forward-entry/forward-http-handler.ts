@@ -137,7 +137,14 @@ export class ForwardHttpHandler {
       res.destroy();
       return;
     }
-    const problem = problemResponse(error, req.url ?? FORWARD_ROUTE, requestId, this.logger, isForwardPath);
+    const problem = problemResponse(
+      error,
+      req.url ?? FORWARD_ROUTE,
+      requestId,
+      this.logger,
+      isForwardPath,
+      req.headers.accept,
+    );
     // An unread request body (refused before or while reading it) is not worth draining.
     if (!req.complete) problem.headers.connection = 'close';
     res.writeHead(problem.status, { ...problem.headers, 'content-length': Buffer.byteLength(problem.body) });

@@ -110,6 +110,15 @@ export function forwardOperation(): { path: string; method: 'post'; operation: R
           'Authentication method UUIDs of the target’s config, comma-separated, applied in order after the placeholders are filled.',
         ),
         header('x-vault-forward-timeout', false, 'Whole seconds, 1–120 (default 30).'),
+        {
+          ...header(
+            'x-vault-forward-merchant-initiated',
+            false,
+            'Gr4vy’s: `true` when the merchant, not the cardholder, starts this forward (a merchant-initiated ' +
+              'use of a stored card). Recorded on the forward record (`merchant_initiated`); default `false`.',
+          ),
+          schema: { type: 'string', enum: ['true', 'false'] },
+        },
         header(
           'x-vault-forward-header-authorization',
           false,

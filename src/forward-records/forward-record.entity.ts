@@ -41,6 +41,10 @@ export class ForwardRecordEntity {
   @Column({ type: 'uuid', array: true, name: 'authentication_ids' })
   authenticationIds!: string[];
 
+  /** x-vault-forward-merchant-initiated: the merchant, not the cardholder, started the forward. */
+  @Column({ type: 'boolean', name: 'merchant_initiated', default: false })
+  merchantInitiated!: boolean;
+
   /** The problem code when the service itself answered with an error. */
   @Column({ type: 'text', name: 'error_type', nullable: true })
   errorType!: string | null;

@@ -14,6 +14,8 @@ export interface ForwardRecord {
   /** The checkout session whose card the forward may disclose (absent in spool entries written before sessions). */
   checkoutSessionId?: string | null;
   authenticationIds: string[];
+  /** x-vault-forward-merchant-initiated (absent in spool entries written before it: false). */
+  merchantInitiated?: boolean;
   errorType: string | null;
   /** Set when the disclosure went to the spool: the row's created_at if the outcome reaches the table first. */
   spooledAt?: string;

@@ -26,11 +26,12 @@ const MAX_HELD_OUTCOMES = 100_000;
 
 const COLUMNS =
   `(id, merchant_account_id, config_id, method, target_url, status, duration_ms, payment_method_ids, ` +
-  `authentication_ids, error_type, created_at, checkout_session_id)`;
-const ROWS = `SELECT id, merchant, config, method, target, status, duration, pms::uuid[], auths::uuid[], error, coalesce(at, now()), session
+  `authentication_ids, error_type, created_at, checkout_session_id, merchant_initiated)`;
+const ROWS = `SELECT id, merchant, config, method, target, status, duration, pms::uuid[], auths::uuid[], error,
+         coalesce(at, now()), session, mit
   FROM unnest($1::text[], $2::text[], $3::uuid[], $4::text[], $5::text[], $6::int[], $7::float8[], $8::text[], $9::text[],
-              $10::text[], $11::timestamptz[], $12::uuid[])
-       AS r(id, merchant, config, method, target, status, duration, pms, auths, error, at, session)`;
+              $10::text[], $11::timestamptz[], $12::uuid[], $13::bool[])
+       AS r(id, merchant, config, method, target, status, duration, pms, auths, error, at, session, mit)`;
 /** A disclosure: who sent what where, with no outcome yet (status NULL). Replaying it again changes nothing. */
 const INSERT_PENDING = `INSERT INTO vault_forward_requests ${COLUMNS} ${ROWS} ON CONFLICT (id) DO NOTHING`;
 /**
@@ -59,18 +60,18 @@ const countUses = (source: string) => `uses AS (
 /**
  * The whole record with its outcome: inserted if its disclosure is not in the table (yet), or fills
  * in the outcome of a pending row. It carries every column, so it and the disclosure commute: the
- * spool can replay either after the other, any number of times. $13 says which records released
+ * spool can replay either after the other, any number of times. $14 says which records released
  * card data (their uses are counted); a refused forward names its cards too but sent nothing.
  */
 const UPSERT_FINAL = `WITH r AS (
     SELECT id, merchant, config, method, target, status, duration, pms::uuid[] AS pms, auths::uuid[] AS auths, error,
-           coalesce(at, now()) AS at, session, disclosed
+           coalesce(at, now()) AS at, session, mit, disclosed
       FROM unnest($1::text[], $2::text[], $3::uuid[], $4::text[], $5::text[], $6::int[], $7::float8[], $8::text[], $9::text[],
-                  $10::text[], $11::timestamptz[], $12::uuid[], $13::bool[])
-           AS r(id, merchant, config, method, target, status, duration, pms, auths, error, at, session, disclosed)
+                  $10::text[], $11::timestamptz[], $12::uuid[], $13::bool[], $14::bool[])
+           AS r(id, merchant, config, method, target, status, duration, pms, auths, error, at, session, mit, disclosed)
   ), done AS (
     INSERT INTO vault_forward_requests ${COLUMNS}
-    SELECT id, merchant, config, method, target, status, duration, pms, auths, error, at, session FROM r
+    SELECT id, merchant, config, method, target, status, duration, pms, auths, error, at, session, mit FROM r
     ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status, duration_ms = EXCLUDED.duration_ms, error_type = EXCLUDED.error_type
     WHERE vault_forward_requests.status IS NULL
     RETURNING id, merchant_account_id, payment_method_ids, created_at
@@ -392,6 +393,7 @@ function columns(batch: ForwardRecord[]): unknown[] {
     column('errorType'),
     column('spooledAt'),
     column('checkoutSessionId'),
+    batch.map((r) => r.merchantInitiated === true),
   ];
 }
 

@@ -96,6 +96,7 @@ export function recordForPlan(plan: ForwardPlan, id = plan.id): ForwardRecord {
     paymentMethodIds: [...plan.paymentMethodIds],
     checkoutSessionId: plan.checkoutSessionId,
     authenticationIds: [...plan.authenticationIds],
+    merchantInitiated: plan.merchantInitiated,
     errorType: null,
   };
 }

@@ -13,6 +13,8 @@ export const CHECKOUT_SESSION_HEADER = 'x-vault-forward-checkout-session';
 export const METHOD_HEADER = 'x-vault-forward-http-method';
 export const AUTHENTICATIONS_HEADER = 'x-vault-forward-authentications';
 export const TIMEOUT_HEADER = 'x-vault-forward-timeout';
+/** Gr4vy's: the merchant, not the cardholder, starts this forward (a stored-credential, merchant-initiated use). */
+export const MERCHANT_INITIATED_HEADER = 'x-vault-forward-merchant-initiated';
 export const HEADER_PREFIX = 'x-vault-forward-header-';
 /** Headers of a queued forward (Prefer: respond-async); forward-jobs/ reads them. */
 export const MAX_ATTEMPTS_HEADER = 'x-vault-forward-max-attempts';
@@ -24,6 +26,7 @@ const KNOWN = [
   CHECKOUT_SESSION_HEADER,
   AUTHENTICATIONS_HEADER,
   TIMEOUT_HEADER,
+  MERCHANT_INITIATED_HEADER,
   MAX_ATTEMPTS_HEADER,
   CALLBACK_URL_HEADER,
 ];
@@ -69,6 +72,8 @@ export interface ForwardSpec {
   checkoutSessionId: string | null;
   authenticationIds: string[];
   timeoutMs: number;
+  /** x-vault-forward-merchant-initiated: `true` or `false`; false when absent. */
+  merchantInitiated: boolean;
   /** From x-vault-forward-header-NAME, as [NAME, value]; values may hold placeholders. */
   headers: Array<[string, string]>;
 }
@@ -255,9 +260,18 @@ export function parseForwardHeaders(headers: IncomingHttpHeaders, rawHeaders: st
     timeoutSeconds = Number(rawTimeout);
   }
 
+  const rawInitiated = singleHeader(headers, MERCHANT_INITIATED_HEADER);
+  let merchantInitiated = false;
+  if (rawInitiated !== undefined) {
+    const value = rawInitiated.trim().toLowerCase();
+    if (value !== 'true' && value !== 'false') throw invalidHeader(MERCHANT_INITIATED_HEADER, 'must be true or false');
+    merchantInitiated = value === 'true';
+  }
+
   return {
     url,
     method: method as ForwardMethod,
+    merchantInitiated,
     paymentMethodIds,
     checkoutSessionId,
     authenticationIds,

@@ -35,6 +35,11 @@ export interface ForwardPlan {
   /** x-vault-forward-checkout-session: its card fills the _1 placeholders (then paymentMethodIds is empty). */
   readonly checkoutSessionId: string | null;
   readonly authenticationIds: readonly string[];
+  /**
+   * x-vault-forward-merchant-initiated: the merchant starts this forward, not the cardholder. Kept on
+   * the plan (and the record) for the authentication steps and rules that depend on it; none does yet.
+   */
+  readonly merchantInitiated: boolean;
   /** The caller's content-type, accept and accept-language, already checked sendable. */
   readonly passedHeaders: ReadonlyArray<readonly [string, string]>;
   /** x-vault-forward-header-NAME as [NAME, value]; values may hold placeholders (raw style). */
@@ -105,6 +110,8 @@ interface SerializedPlan {
   /** Absent in plans stored before checkout sessions. */
   checkout_session_id?: string | null;
   authentication_ids: string[];
+  /** Absent in plans stored before the header was read: false. */
+  merchant_initiated?: boolean;
   passed_headers: Array<[string, string]>;
   header_templates: Array<[string, string]>;
   body_base64: string | null;
@@ -125,6 +132,7 @@ export function serializePlan(plan: ForwardPlan): string {
     payment_method_ids: [...plan.paymentMethodIds],
     checkout_session_id: plan.checkoutSessionId,
     authentication_ids: [...plan.authenticationIds],
+    merchant_initiated: plan.merchantInitiated,
     passed_headers: plan.passedHeaders.map(([n, v]) => [n, v]),
     header_templates: plan.headerTemplates.map(([n, v]) => [n, v]),
     body_base64: plan.body ? plan.body.toString('base64') : null,
@@ -183,6 +191,8 @@ export function deserializePlan(text: string | Buffer): ForwardPlan {
     throw new InvalidForwardPlanError('body_style is neither json nor raw');
   if (d.body_base64 !== null && typeof d.body_base64 !== 'string')
     throw new InvalidForwardPlanError('body_base64 is neither null nor a string');
+  if (d.merchant_initiated !== undefined && typeof d.merchant_initiated !== 'boolean')
+    throw new InvalidForwardPlanError('merchant_initiated is not a boolean');
   const body = d.body_base64 ? Buffer.from(d.body_base64, 'base64') : undefined;
   return {
     version: FORWARD_PLAN_VERSION,
@@ -196,6 +206,7 @@ export function deserializePlan(text: string | Buffer): ForwardPlan {
     paymentMethodIds: strings(d.payment_method_ids, 'payment_method_ids'),
     checkoutSessionId: d.checkout_session_id == null ? null : str(d.checkout_session_id, 'checkout_session_id'),
     authenticationIds: strings(d.authentication_ids, 'authentication_ids'),
+    merchantInitiated: d.merchant_initiated ?? false,
     passedHeaders: pairs(d.passed_headers, 'passed_headers'),
     headerTemplates: pairs(d.header_templates, 'header_templates'),
     body: body && body.length > 0 ? body : undefined,

@@ -80,6 +80,7 @@ export class ForwardPlanner {
       record.paymentMethodIds = spec.paymentMethodIds;
       record.checkoutSessionId = spec.checkoutSessionId;
       record.authenticationIds = spec.authenticationIds;
+      record.merchantInitiated = spec.merchantInitiated;
     }
     const trusted = checkTransport(this.appConfig.forwardInsecureHosts, spec.url);
     const configId = enablingConfig(
@@ -119,6 +120,7 @@ export class ForwardPlanner {
       paymentMethodIds: spec.paymentMethodIds,
       checkoutSessionId: spec.checkoutSessionId,
       authenticationIds: spec.authenticationIds,
+      merchantInitiated: spec.merchantInitiated,
       passedHeaders,
       headerTemplates: spec.headers,
       body,

@@ -23,6 +23,81 @@ describe('Errors are RFC 9457 problem+json, framework errors included', () => {
     expect(problem.request_id).toBe(result.headers.get('x-request-id'));
   });
 
+  it('a request with no Accept at all gets problem+json (issue 22: no client that works today changes)', async () => {
+    const result = await rawExchange(t.url, [
+      `GET /no/such/route HTTP/1.1\r\nhost: localhost\r\nconnection: close\r\n\r\n`,
+    ]);
+    expect(result.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(JSON.parse(result.text)).toMatchObject({ type: '/errors/route-not-found', code: 'route-not-found' });
+  });
+
+  it('Accept: application/json gets Gr4vy’s error body from every place errors are rendered (issue 22)', async () => {
+    const json = { accept: 'application/json' };
+    const gr4vyError = (code: string, status: number) => ({
+      type: 'error',
+      code,
+      status,
+      message: expect.any(String),
+      details: expect.any(Array),
+    });
+    // The ProblemFilter (Nest): an unknown route, then a validation problem with its pointers.
+    const unknown = await http(t.url, '/no/such/route', { token, headers: json });
+    expect(unknown.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(unknown.headers.get('vary')).toMatch(/accept/i);
+    expect(unknown.body).toEqual(gr4vyError('route-not-found', 404));
+    const invalid = await http(t.url, '/merchant-accounts', {
+      method: 'POST',
+      token,
+      headers: json,
+      body: { id: 'Not A Slug!', display_name: 'x', surprise: 1 },
+    });
+    expect(invalid.body).toEqual(gr4vyError('validation-failed', 400));
+    expect(invalid.body.details).toEqual(
+      expect.arrayContaining([
+        { location: 'body', type: 'validation-failed', pointer: '/id', message: expect.any(String) },
+        { location: 'body', type: 'validation-failed', pointer: '/surprise', message: expect.any(String) },
+      ]),
+    );
+    // The body parser (fastify), the Expect check (Node's server) and the forward route (ahead of Nest).
+    const badJson = await http(t.url, '/merchant-accounts', {
+      method: 'POST',
+      token,
+      headers: { ...json, 'content-type': 'application/json' },
+      rawBody: '{"id":',
+    });
+    expect(badJson.body).toEqual({
+      ...gr4vyError('invalid-json', 400),
+      details: [{ location: 'body', type: 'invalid-json', pointer: '', message: 'does not parse as JSON' }],
+    });
+    const expectation = await rawExchange(t.url, [
+      'GET /merchant-accounts HTTP/1.1\r\nhost: localhost\r\naccept: application/json\r\n' +
+        'expect: 200-ok\r\nconnection: close\r\n\r\n',
+    ]);
+    expect(expectation.headers['content-type']).toMatch(/^application\/json/);
+    expect(JSON.parse(expectation.text)).toEqual({
+      ...gr4vyError('expectation-failed', 417),
+      details: [{ location: 'header', type: 'expectation-failed', pointer: 'expect', message: expect.any(String) }],
+    });
+    const forward = await http(t.url, '/vault-forward', {
+      method: 'POST',
+      token: await instanceKey.token(),
+      headers: { ...json, 'x-merchant-account-id': `missing-${randomUUID().slice(0, 8)}` },
+    });
+    expect(forward.headers.get('x-vault-forward-error')).toBe('true');
+    // A merchant account that does not exist (whatever other test files made, under names of their own).
+    expect(forward.body).toEqual({
+      ...gr4vyError('merchant-account-unknown', 400),
+      details: [
+        {
+          location: 'header',
+          type: 'merchant-account-unknown',
+          pointer: 'x-merchant-account-id',
+          message: expect.any(String),
+        },
+      ],
+    });
+  });
+
   it('unknown route without a token is still 404 problem+json, not 401 (the router answers first)', async () => {
     expectProblem(await http(t.url, '/nope'), 404, 'route-not-found');
   });

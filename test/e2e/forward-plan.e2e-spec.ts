@@ -115,6 +115,30 @@ describe('ForwardPlanner (API) → serializePlan → ForwardExecutor (worker con
     });
   });
 
+  it('x-vault-forward-merchant-initiated is on the plan, survives serialisation, and reaches the worker’s record (issue 22)', async () => {
+    const base = input(`${downstream.url}/mit`, '{"n":"{{ CARD_NUMBER_1 }}"}');
+    const headers = { ...base.headers, 'x-vault-forward-merchant-initiated': 'true' };
+    const plan = await t
+      .get(ForwardPlanner)
+      .plan({ ...base, headers, rawHeaders: Object.entries(headers).flat() as string[] });
+    expect(plan.merchantInitiated).toBe(true);
+    const stored = serializePlan(plan);
+    const read = deserializePlan(Buffer.from(stored));
+    expect(read.merchantInitiated).toBe(true);
+    // A plan stored before the header was read says nothing: not merchant-initiated.
+    const older = JSON.parse(stored) as Record<string, unknown>;
+    delete older.merchant_initiated;
+    expect(deserializePlan(JSON.stringify(older)).merchantInitiated).toBe(false);
+    expect(() => deserializePlan(JSON.stringify({ ...older, merchant_initiated: 'yes' }))).toThrow(
+      /merchant_initiated/,
+    );
+
+    expect((await worker.get(ForwardExecutor).execute(read)).status).toBe(200);
+    await worker.get(ForwardRecordsService).flush();
+    const [row] = await t.db.query(`SELECT merchant_initiated FROM vault_forward_requests WHERE id = $1`, [plan.id]);
+    expect(row).toEqual({ merchant_initiated: true });
+  });
+
   it('planning refuses what the synchronous path refuses, before anything is sent (a card of no one here)', async () => {
     const before = downstream.received.length;
     await expect(

@@ -1,8 +1,12 @@
-import { Gr4vy, withToken } from '@gr4vy/sdk';
-import { randomUUID } from 'node:crypto';
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
+import { getToken, Gr4vy, JWTScope, withToken } from '@gr4vy/sdk';
+import * as errors from '@gr4vy/sdk/models/errors';
 import { createApiKey } from '../factories/api-keys';
 import { cardNumber } from '../factories/cards';
+import { createForwardingMerchant } from '../factories/forwarding-merchants';
 import { createMerchantAccount } from '../factories/merchant-accounts';
+import { Downstream, startHttpDownstream } from '../support/downstream';
+import { expectProblem, http } from '../support/http';
 import { startTestApp, TestApp } from '../support/test-app';
 
 /**
@@ -114,9 +118,10 @@ describe('Official @gr4vy/sdk client against the service (merchant accounts, pay
     const updated = await admin.merchantAccounts.update({ displayName: 'SDK merchant, renamed' }, id);
     expect(updated).toMatchObject({ id, displayName: 'SDK merchant, renamed', accountUpdaterEnabled: false });
 
-    await expect(admin.merchantAccounts.update({ accountUpdaterEnabled: true }, id)).rejects.toMatchObject({
-      statusCode: 422,
-    });
+    // 422 is the SDK's HTTPValidationError, which takes our Gr4vy-shaped body (issue 22).
+    const refused = admin.merchantAccounts.update({ accountUpdaterEnabled: true }, id);
+    await expect(refused).rejects.toBeInstanceOf(errors.HTTPValidationError);
+    await expect(refused).rejects.toMatchObject({ statusCode: 422 });
     expect((await admin.merchantAccounts.get(id)).displayName).toBe('SDK merchant, renamed');
   });
 
@@ -220,5 +225,175 @@ describe('Official @gr4vy/sdk client against the service (merchant accounts, pay
     ).rejects.toMatchObject({
       statusCode: 404,
     });
+  });
+});
+
+/**
+ * Issue 22, items 4 and 5: the SDK's typed errors (it builds them only from an application/json body
+ * in Gr4vy's shape, which it asks for with `Accept: application/json`), our code in them, and its
+ * scope spellings. Clients that ask for problem+json, or send no Accept, keep RFC 9457.
+ */
+describe('Official @gr4vy/sdk client against the service (typed errors, scope spellings)', () => {
+  let t: TestApp;
+  let downstream: Downstream;
+  let merchant: string;
+  let privateKey: string;
+  let gr4vy: Gr4vy;
+
+  beforeAll(async () => {
+    downstream = await startHttpDownstream();
+    t = await startTestApp({ env: { FORWARD_INSECURE_HOSTS: '127.0.0.1' } });
+    merchant = (await createMerchantAccount(t)).id;
+    privateKey = (await createApiKey(t, merchant)).privateKeyPem;
+    gr4vy = new Gr4vy({ serverURL: t.url, merchantAccountId: merchant, bearerAuth: withToken({ privateKey }) });
+  });
+  afterAll(async () => {
+    await t.close();
+    await downstream.close();
+  });
+
+  /** The rejection of `call`, which must be one. */
+  async function rejection(call: Promise<unknown>): Promise<unknown> {
+    return call.then(
+      (value) => {
+        throw new Error(`expected a rejection, got ${JSON.stringify(value)}`);
+      },
+      (error: unknown) => error,
+    );
+  }
+
+  it('rejects with Error404 carrying our code, for an unknown buyer and for a malformed id', async () => {
+    for (const id of [randomUUID(), 'not-a-uuid']) {
+      const error = await rejection(gr4vy.buyers.get(id));
+      expect(error).toBeInstanceOf(errors.Error404);
+      expect(error).toMatchObject({ statusCode: 404, code: 'buyer-not-found', status: 404, type: 'error' });
+      expect((error as errors.Error404).message).toMatch(/buyer/i);
+      expect((error as errors.Error404).contentType).toMatch(/^application\/json/);
+    }
+  });
+
+  it('rejects with Error400 whose details point at the field (a JSON pointer)', async () => {
+    const error = await rejection(gr4vy.buyers.create({ displayName: 'x'.repeat(201) }));
+    expect(error).toBeInstanceOf(errors.Error400);
+    expect(error).toMatchObject({
+      code: 'validation-failed',
+      details: [{ location: 'body', pointer: '/display_name', type: 'validation-failed' }],
+    });
+    expect((error as errors.Error400).details![0].message).toMatch(/200/);
+  });
+
+  it('rejects with Error401 for a key the service does not know, Error403 for a missing scope', async () => {
+    const stranger = generateKeyPairSync('ec', { namedCurve: 'secp521r1' })
+      .privateKey.export({ type: 'pkcs8', format: 'pem' })
+      .toString();
+    const unknownKey = new Gr4vy({
+      serverURL: t.url,
+      merchantAccountId: merchant,
+      bearerAuth: withToken({ privateKey: stranger }),
+    });
+    const unauthorized = await rejection(unknownKey.buyers.get(randomUUID()));
+    expect(unauthorized).toBeInstanceOf(errors.Error401);
+    expect(unauthorized).toMatchObject({ code: 'unauthorized', status: 401 });
+
+    const readOnly = new Gr4vy({
+      serverURL: t.url,
+      merchantAccountId: merchant,
+      bearerAuth: withToken({ privateKey, scopes: [JWTScope.BuyersRead] }),
+    });
+    const forbidden = await rejection(readOnly.buyers.create({ displayName: 'Not allowed' }));
+    expect(forbidden).toBeInstanceOf(errors.Error403);
+    expect(forbidden).toMatchObject({ code: 'forbidden', status: 403 });
+    expect((forbidden as errors.Error403).message).toContain('buyers.write');
+  });
+
+  it('rejects with Error409 for a repeated external identifier', async () => {
+    const externalIdentifier = `dup-${randomUUID().slice(0, 8)}`;
+    await gr4vy.buyers.create({ displayName: 'First', externalIdentifier });
+    const error = await rejection(gr4vy.buyers.create({ displayName: 'Second', externalIdentifier }));
+    expect(error).toBeInstanceOf(errors.Error409);
+    expect(error).toMatchObject({
+      code: 'buyer-external-identifier-exists',
+      status: 409,
+      details: [{ location: 'body', pointer: '/external_identifier' }],
+    });
+  });
+
+  it('answers RFC 9457 to a client that asks for problem+json, sends */* or no Accept; Gr4vy’s body to application/json', async () => {
+    const token = await getToken({ privateKey });
+    const path = `/buyers/${randomUUID()}`;
+    const headers = { 'x-merchant-account-id': merchant };
+    for (const accept of [
+      'application/problem+json',
+      '*/*',
+      'application/json, application/problem+json',
+      'application/*',
+      'application/json;q=0.5, application/problem+json',
+      'text/html, application/json;q=0.9, */*;q=0.95',
+    ]) {
+      const answer = await http(t.url, path, { token, headers: { ...headers, accept } });
+      expect({ accept, type: answer.headers.get('content-type') }).toEqual({
+        accept,
+        type: expect.stringMatching(/^application\/problem\+json/),
+      });
+      expectProblem(answer, 404, 'buyer-not-found');
+    }
+    const noAccept = await fetch(`${t.url}${path}`, { headers: { ...headers, authorization: `Bearer ${token}` } });
+    // fetch adds `accept: */*` of its own; a raw request without any is in errors.e2e-spec.ts.
+    expect(noAccept.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+
+    for (const accept of [
+      'application/json',
+      'application/json, */*;q=0.8',
+      'application/problem+json;q=0.1, application/json',
+    ]) {
+      const answer = await http(t.url, path, { token, headers: { ...headers, accept } });
+      expect({ accept, type: answer.headers.get('content-type') }).toEqual({
+        accept,
+        type: expect.stringMatching(/^application\/json/),
+      });
+      expect(answer.body).toEqual({
+        type: 'error',
+        code: 'buyer-not-found',
+        status: 404,
+        message: expect.stringMatching(/buyer/i),
+        details: [],
+      });
+    }
+  });
+
+  it('forwards with a token made with the SDK’s vault-forward.write scope; vault-forward.read reads the records', async () => {
+    const forwarding = await createForwardingMerchant(t, downstream.port, 'SDK scopes');
+    const key = (await createApiKey(t, forwarding.id)).privateKeyPem;
+    const write = await getToken({ privateKey: key, scopes: [JWTScope.VaultForwardWrite] });
+    const read = await getToken({ privateKey: key, scopes: [JWTScope.VaultForwardRead] });
+    const forward = (token: string) =>
+      http(t.url, '/vault-forward', {
+        method: 'POST',
+        token,
+        headers: {
+          'x-vault-forward-url': `${downstream.url}/sdk-scope`,
+          'x-vault-forward-http-method': 'POST',
+          'x-vault-forward-payment-methods': forwarding.card.id,
+          'content-type': 'application/json',
+        },
+        rawBody: '{"number":"{{ CARD_NUMBER_1 }}"}',
+      });
+    const before = downstream.received.length;
+    const sent = await forward(write);
+    expect(sent.status).toBe(200);
+    expect(downstream.received.length - before).toBe(1);
+    expect(downstream.received.at(-1)!.body.toString()).toBe(`{"number":"${forwarding.card.number}"}`);
+
+    // Each spelling grants its own action only.
+    expectProblem(await forward(read), 403, 'forbidden');
+    expect(downstream.received.length - before).toBe(1);
+    const records = await http(t.url, '/vault-forward/requests', { token: read });
+    expect(records.status).toBe(200);
+    expect(records.body.items.map((r: { id: string }) => r.id)).toContain(
+      sent.headers.get('x-vault-forward-request-id'),
+    );
+    expectProblem(await http(t.url, '/vault-forward/requests', { token: write }), 403, 'forbidden');
+    // Neither reaches the configs, which the SDK scopes as vault-forward-configs.*.
+    expectProblem(await http(t.url, '/vault-forward/configs', { token: read }), 403, 'forbidden');
   });
 });

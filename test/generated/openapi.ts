@@ -1203,6 +1203,8 @@ export interface components {
              */
             checkout_session_id: string | null;
             authentication_ids: string[];
+            /** @description x-vault-forward-merchant-initiated: the merchant, not the cardholder, started the forward (false when the header was not sent). */
+            merchant_initiated: boolean;
             /** @description Problem code when the service answered with its own error. */
             error_type: string | null;
             /**
@@ -1488,6 +1490,37 @@ export interface components {
             request_id?: string;
             /** @description One entry per offending field, query parameter or header. */
             errors?: components["schemas"]["ProblemFieldError"][];
+        };
+        Gr4vyErrorDetail: {
+            /** @enum {string} */
+            location: "header" | "query" | "body" | "path";
+            /**
+             * @description The problem code of this error.
+             * @example validation-failed
+             */
+            type: string;
+            /**
+             * @description A JSON pointer into the body; the name of the query parameter, path parameter or header otherwise.
+             * @example /display_name
+             */
+            pointer: string;
+            /** @example must be between 1 and 200 characters */
+            message: string;
+        };
+        Gr4vyError: {
+            /** @enum {string} */
+            type: "error";
+            /**
+             * @description The same stable code as the problem’s `code`.
+             * @example validation-failed
+             */
+            code: string;
+            /** @example 400 */
+            status: number;
+            /** @example display_name must be between 1 and 200 characters. */
+            message: string;
+            /** @description One entry per offending field, query parameter or header. */
+            details: components["schemas"]["Gr4vyErrorDetail"][];
         };
         /** @description HMAC-signed request. Signs each forwarded request with a shared secret: HMAC over the `template` string, placed in `header` (after `prefix`). `{body}` is the body byte for byte as it is sent downstream (after placeholders are filled, and after a `jwe-payload` method listed before this one). */
         ForwardAuthenticationHmacSignatureRequest: {
@@ -1808,6 +1841,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "invalid-cursor" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "invalid-cursor" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -1817,6 +1854,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -1832,6 +1873,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -1844,6 +1889,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -1853,6 +1902,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -1888,6 +1941,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -1897,6 +1954,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -1912,6 +1973,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/api-key-not-found` API key not found */
@@ -1921,6 +1986,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "api-key-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "api-key-not-found";
                     };
@@ -1936,6 +2005,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "uri-too-long";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -1948,6 +2021,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -1957,6 +2034,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -1997,6 +2078,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "invalid-cursor" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "invalid-cursor" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -2006,6 +2091,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -2021,6 +2110,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "instance-key-required";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "instance-key-required";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -2033,6 +2126,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -2042,6 +2139,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -2080,6 +2181,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "invalid-json" | "json-too-deep" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "invalid-json" | "json-too-deep" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -2089,6 +2194,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -2104,6 +2213,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "instance-key-required";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "instance-key-required";
+                    };
                 };
             };
             /** @description `/errors/merchant-account-exists` Merchant account id taken */
@@ -2113,6 +2226,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "merchant-account-exists";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "merchant-account-exists";
                     };
@@ -2128,6 +2245,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "payload-too-large";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
                 };
             };
             /** @description `/errors/unsupported-media-type` Unsupported media type */
@@ -2137,6 +2258,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unsupported-media-type";
                     };
@@ -2152,6 +2277,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "merchant-account-feature-unavailable";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "merchant-account-feature-unavailable";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -2164,6 +2293,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -2173,6 +2306,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -2209,6 +2346,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -2218,6 +2359,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -2233,6 +2378,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "instance-key-required";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "instance-key-required";
+                    };
                 };
             };
             /** @description `/errors/merchant-account-not-found` Merchant account not found */
@@ -2242,6 +2391,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "merchant-account-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "merchant-account-not-found";
                     };
@@ -2257,6 +2410,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "uri-too-long";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -2269,6 +2426,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -2278,6 +2439,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -2318,6 +2483,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "invalid-json" | "json-too-deep" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "invalid-json" | "json-too-deep" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -2327,6 +2496,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -2342,6 +2515,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "instance-key-required";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "instance-key-required";
+                    };
                 };
             };
             /** @description `/errors/merchant-account-not-found` Merchant account not found */
@@ -2351,6 +2528,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "merchant-account-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "merchant-account-not-found";
                     };
@@ -2366,6 +2547,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "payload-too-large";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
                 };
             };
             /** @description `/errors/uri-too-long` URI too long */
@@ -2375,6 +2560,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "uri-too-long";
                     };
@@ -2390,6 +2579,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "unsupported-media-type";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
+                    };
                 };
             };
             /** @description `/errors/merchant-account-feature-unavailable` Feature not available */
@@ -2399,6 +2592,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "merchant-account-feature-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "merchant-account-feature-unavailable";
                     };
@@ -2414,6 +2611,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -2423,6 +2624,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -2476,6 +2681,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "invalid-cursor" | "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "invalid-cursor" | "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -2485,6 +2694,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -2500,6 +2713,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -2512,6 +2729,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -2521,6 +2742,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -2564,6 +2789,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -2573,6 +2802,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -2588,6 +2821,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/buyer-not-found` Buyer not found; `/errors/checkout-session-not-found` Checkout session not found */
@@ -2597,6 +2834,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "buyer-not-found" | "checkout-session-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "buyer-not-found" | "checkout-session-not-found";
                     };
@@ -2612,6 +2853,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "checkout-session-card-is-stored" | "checkout-session-has-no-card";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "checkout-session-card-is-stored" | "checkout-session-has-no-card";
+                    };
                 };
             };
             /** @description `/errors/checkout-session-expired` Checkout session expired */
@@ -2621,6 +2866,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "checkout-session-expired";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "checkout-session-expired";
                     };
@@ -2636,6 +2885,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "payload-too-large";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
                 };
             };
             /** @description `/errors/unsupported-media-type` Unsupported media type */
@@ -2645,6 +2898,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unsupported-media-type";
                     };
@@ -2660,6 +2917,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -2669,6 +2930,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -2710,6 +2975,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -2719,6 +2988,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -2734,6 +3007,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/payment-method-not-found` Payment method not found */
@@ -2743,6 +3020,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "payment-method-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "payment-method-not-found";
                     };
@@ -2758,6 +3039,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "uri-too-long";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -2770,6 +3055,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -2779,6 +3068,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -2819,6 +3112,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -2828,6 +3125,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -2843,6 +3144,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/payment-method-not-found` Payment method not found */
@@ -2852,6 +3157,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "payment-method-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "payment-method-not-found";
                     };
@@ -2867,6 +3176,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "uri-too-long";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -2879,6 +3192,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -2888,6 +3205,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -2936,6 +3257,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -2945,6 +3270,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -2960,6 +3289,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/buyer-not-found` Buyer not found */
@@ -2969,6 +3302,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "buyer-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "buyer-not-found";
                     };
@@ -2984,6 +3321,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -2993,6 +3334,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -3036,6 +3381,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -3045,6 +3394,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -3060,6 +3413,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/payload-too-large` Request body too large */
@@ -3069,6 +3426,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "payload-too-large";
                     };
@@ -3084,6 +3445,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "unsupported-media-type";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -3096,6 +3461,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -3105,6 +3474,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -3147,6 +3520,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -3156,6 +3533,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -3171,6 +3552,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/checkout-session-not-found` Checkout session not found */
@@ -3180,6 +3565,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "checkout-session-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "checkout-session-not-found";
                     };
@@ -3195,6 +3584,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "checkout-session-expired";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "checkout-session-expired";
+                    };
                 };
             };
             /** @description `/errors/uri-too-long` URI too long */
@@ -3204,6 +3597,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "uri-too-long";
                     };
@@ -3219,6 +3616,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -3228,6 +3629,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -3274,6 +3679,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -3283,6 +3692,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -3298,6 +3711,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/checkout-session-not-found` Checkout session not found */
@@ -3307,6 +3724,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "checkout-session-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "checkout-session-not-found";
                     };
@@ -3322,6 +3743,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "checkout-session-expired";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "checkout-session-expired";
+                    };
                 };
             };
             /** @description `/errors/payload-too-large` Request body too large */
@@ -3331,6 +3756,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "payload-too-large";
                     };
@@ -3346,6 +3775,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "uri-too-long";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
                 };
             };
             /** @description `/errors/unsupported-media-type` Unsupported media type */
@@ -3355,6 +3788,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unsupported-media-type";
                     };
@@ -3370,6 +3807,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -3379,6 +3820,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -3420,6 +3865,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -3429,6 +3878,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -3444,6 +3897,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/checkout-session-not-found` Checkout session not found */
@@ -3453,6 +3910,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "checkout-session-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "checkout-session-not-found";
                     };
@@ -3468,6 +3929,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "uri-too-long";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -3480,6 +3945,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -3489,6 +3958,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -3535,6 +4008,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -3544,6 +4021,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -3559,6 +4040,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/checkout-session-not-found` Checkout session not found */
@@ -3568,6 +4053,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "checkout-session-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "checkout-session-not-found";
                     };
@@ -3583,6 +4072,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "checkout-session-expired";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "checkout-session-expired";
+                    };
                 };
             };
             /** @description `/errors/payload-too-large` Request body too large */
@@ -3592,6 +4085,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "payload-too-large";
                     };
@@ -3607,6 +4104,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "uri-too-long";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
                 };
             };
             /** @description `/errors/unsupported-media-type` Unsupported media type */
@@ -3616,6 +4117,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unsupported-media-type";
                     };
@@ -3631,6 +4136,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -3640,6 +4149,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -3689,6 +4202,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "invalid-cursor" | "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "invalid-cursor" | "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -3698,6 +4215,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -3713,6 +4234,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -3725,6 +4250,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -3734,6 +4263,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -3777,6 +4310,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -3786,6 +4323,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -3801,6 +4342,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/buyer-external-identifier-exists` External identifier already used */
@@ -3810,6 +4355,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "buyer-external-identifier-exists";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "buyer-external-identifier-exists";
                     };
@@ -3825,6 +4374,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "payload-too-large";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
                 };
             };
             /** @description `/errors/unsupported-media-type` Unsupported media type */
@@ -3834,6 +4387,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unsupported-media-type";
                     };
@@ -3849,6 +4406,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -3858,6 +4419,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -3899,6 +4464,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -3908,6 +4477,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -3923,6 +4496,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/buyer-not-found` Buyer not found */
@@ -3932,6 +4509,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "buyer-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "buyer-not-found";
                     };
@@ -3947,6 +4528,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "uri-too-long";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -3959,6 +4544,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -3968,6 +4557,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -4013,6 +4606,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -4022,6 +4619,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -4037,6 +4638,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/buyer-not-found` Buyer not found */
@@ -4046,6 +4651,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "buyer-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "buyer-not-found";
                     };
@@ -4061,6 +4670,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "buyer-external-identifier-exists";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "buyer-external-identifier-exists";
+                    };
                 };
             };
             /** @description `/errors/payload-too-large` Request body too large */
@@ -4070,6 +4683,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "payload-too-large";
                     };
@@ -4085,6 +4702,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "uri-too-long";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
                 };
             };
             /** @description `/errors/unsupported-media-type` Unsupported media type */
@@ -4094,6 +4715,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unsupported-media-type";
                     };
@@ -4109,6 +4734,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -4118,6 +4747,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -4158,6 +4791,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -4167,6 +4804,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -4182,6 +4823,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/buyer-not-found` Buyer not found */
@@ -4191,6 +4836,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "buyer-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "buyer-not-found";
                     };
@@ -4206,6 +4855,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "uri-too-long";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -4218,6 +4871,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -4227,6 +4884,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -4272,6 +4933,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "invalid-cursor" | "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "invalid-cursor" | "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -4281,6 +4946,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -4296,6 +4965,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -4308,6 +4981,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -4317,6 +4994,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -4360,6 +5041,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -4369,6 +5054,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -4384,6 +5073,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/payload-too-large` Request body too large */
@@ -4393,6 +5086,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "payload-too-large";
                     };
@@ -4408,6 +5105,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "unsupported-media-type";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -4420,6 +5121,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -4429,6 +5134,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -4470,6 +5179,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -4479,6 +5192,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -4494,6 +5211,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/vault-forward-config-not-found` Forwarding config not found */
@@ -4503,6 +5224,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "vault-forward-config-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "vault-forward-config-not-found";
                     };
@@ -4518,6 +5243,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "uri-too-long";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -4530,6 +5259,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -4539,6 +5272,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -4584,6 +5321,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -4593,6 +5334,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -4608,6 +5353,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/vault-forward-config-not-found` Forwarding config not found */
@@ -4617,6 +5366,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "vault-forward-config-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "vault-forward-config-not-found";
                     };
@@ -4632,6 +5385,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "payload-too-large";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
                 };
             };
             /** @description `/errors/uri-too-long` URI too long */
@@ -4641,6 +5398,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "uri-too-long";
                     };
@@ -4656,6 +5417,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "unsupported-media-type";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -4668,6 +5433,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -4677,6 +5446,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -4717,6 +5490,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -4726,6 +5503,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -4741,6 +5522,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/vault-forward-config-not-found` Forwarding config not found */
@@ -4750,6 +5535,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "vault-forward-config-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "vault-forward-config-not-found";
                     };
@@ -4765,6 +5554,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "uri-too-long";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -4777,6 +5570,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -4786,6 +5583,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -4833,6 +5634,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "invalid-cursor" | "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "invalid-cursor" | "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -4842,6 +5647,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -4857,6 +5666,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/vault-forward-config-not-found` Forwarding config not found */
@@ -4866,6 +5679,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "vault-forward-config-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "vault-forward-config-not-found";
                     };
@@ -4881,6 +5698,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "uri-too-long";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -4893,6 +5714,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -4902,6 +5727,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -4947,6 +5776,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -4956,6 +5789,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -4971,6 +5808,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/vault-forward-config-not-found` Forwarding config not found */
@@ -4980,6 +5821,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "vault-forward-config-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "vault-forward-config-not-found";
                     };
@@ -4995,6 +5840,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "payload-too-large";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
                 };
             };
             /** @description `/errors/uri-too-long` URI too long */
@@ -5004,6 +5853,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "uri-too-long";
                     };
@@ -5019,6 +5872,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "unsupported-media-type";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -5031,6 +5888,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -5040,6 +5901,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -5082,6 +5947,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -5091,6 +5960,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -5106,6 +5979,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/vault-forward-authentication-not-found` Authentication method not found; `/errors/vault-forward-config-not-found` Forwarding config not found */
@@ -5115,6 +5992,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "vault-forward-authentication-not-found" | "vault-forward-config-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "vault-forward-authentication-not-found" | "vault-forward-config-not-found";
                     };
@@ -5130,6 +6011,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "uri-too-long";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -5142,6 +6027,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -5151,6 +6040,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -5197,6 +6090,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -5206,6 +6103,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -5221,6 +6122,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/vault-forward-authentication-not-found` Authentication method not found; `/errors/vault-forward-config-not-found` Forwarding config not found */
@@ -5230,6 +6135,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "vault-forward-authentication-not-found" | "vault-forward-config-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "vault-forward-authentication-not-found" | "vault-forward-config-not-found";
                     };
@@ -5245,6 +6154,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "payload-too-large";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
                 };
             };
             /** @description `/errors/uri-too-long` URI too long */
@@ -5254,6 +6167,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "uri-too-long";
                     };
@@ -5269,6 +6186,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "unsupported-media-type";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -5281,6 +6202,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -5290,6 +6215,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -5331,6 +6260,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -5340,6 +6273,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -5355,6 +6292,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/vault-forward-authentication-not-found` Authentication method not found; `/errors/vault-forward-config-not-found` Forwarding config not found */
@@ -5364,6 +6305,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "vault-forward-authentication-not-found" | "vault-forward-config-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "vault-forward-authentication-not-found" | "vault-forward-config-not-found";
                     };
@@ -5379,6 +6324,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "uri-too-long";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -5391,6 +6340,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -5400,6 +6353,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -5439,6 +6396,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -5448,6 +6409,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -5463,6 +6428,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -5475,6 +6444,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -5484,6 +6457,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -5529,6 +6506,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "invalid-cursor" | "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "invalid-cursor" | "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -5538,6 +6519,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -5553,6 +6538,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -5565,6 +6554,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -5574,6 +6567,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -5616,6 +6613,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -5625,6 +6626,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -5640,6 +6645,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -5652,6 +6661,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -5661,6 +6674,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -5702,6 +6719,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -5711,6 +6732,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -5726,6 +6751,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/vault-forward-request-not-found` Forward record not found */
@@ -5735,6 +6764,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "vault-forward-request-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "vault-forward-request-not-found";
                     };
@@ -5750,6 +6783,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "uri-too-long";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -5762,6 +6799,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -5771,6 +6812,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -5816,6 +6861,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "invalid-cursor" | "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "invalid-cursor" | "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -5825,6 +6874,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -5840,6 +6893,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -5852,6 +6909,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -5861,6 +6922,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -5900,6 +6965,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -5909,6 +6978,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -5924,6 +6997,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -5936,6 +7013,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -5945,6 +7026,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -5976,6 +7061,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
@@ -6011,6 +7100,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -6020,6 +7113,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -6051,6 +7148,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
@@ -6087,6 +7188,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/resource-not-found` Resource not found */
@@ -6096,6 +7201,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "resource-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "resource-not-found";
                     };
@@ -6111,6 +7220,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "uri-too-long";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -6120,6 +7233,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
@@ -6166,6 +7283,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "invalid-cursor" | "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "invalid-cursor" | "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -6175,6 +7296,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -6190,6 +7315,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -6202,6 +7331,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -6211,6 +7344,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -6252,6 +7389,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -6261,6 +7402,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -6276,6 +7421,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/vault-forward-job-not-found` Queued forward not found */
@@ -6285,6 +7434,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "vault-forward-job-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "vault-forward-job-not-found";
                     };
@@ -6300,6 +7453,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "uri-too-long";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
                 };
             };
             /** @description `/errors/internal-error` Internal error */
@@ -6312,6 +7469,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -6321,6 +7482,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -6362,6 +7527,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "merchant-account-unknown" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "merchant-account-unknown" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -6371,6 +7540,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -6386,6 +7559,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
                 };
             };
             /** @description `/errors/vault-forward-job-not-found` Queued forward not found */
@@ -6395,6 +7572,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "vault-forward-job-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "vault-forward-job-not-found";
                     };
@@ -6410,6 +7591,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "vault-forward-job-not-cancellable";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "vault-forward-job-not-cancellable";
+                    };
                 };
             };
             /** @description `/errors/uri-too-long` URI too long */
@@ -6419,6 +7604,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "uri-too-long";
                     };
@@ -6434,6 +7623,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "internal-error";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
                 };
             };
             /** @description `/errors/service-unavailable` Service unavailable */
@@ -6443,6 +7636,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "service-unavailable";
                     };
@@ -6470,6 +7667,8 @@ export interface operations {
                 "x-vault-forward-authentications"?: string;
                 /** @description Whole seconds, 1–120 (default 30). */
                 "x-vault-forward-timeout"?: string;
+                /** @description Gr4vy’s: `true` when the merchant, not the cardholder, starts this forward (a merchant-initiated use of a stored card). Recorded on the forward record (`merchant_initiated`); default `false`. */
+                "x-vault-forward-merchant-initiated"?: "true" | "false";
                 /** @description Sent downstream as Authorization. Any x-vault-forward-header-NAME is sent as NAME. */
                 "x-vault-forward-header-authorization"?: string;
                 /** @description `respond-async` (RFC 7240) queues the forward: checked as now, then answered 202 with the job (Location: /vault-forward/jobs/{id}, Preference-Applied: respond-async); a worker sends it and retries. */
@@ -6514,6 +7713,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "insecure-target" | "invalid-forward-header" | "invalid-idempotency-key" | "invalid-json" | "invalid-payment-methods-header" | "invalid-placeholder" | "json-too-deep" | "merchant-account-unknown" | "unknown-checkout-session" | "unknown-forward-header" | "unknown-payment-method" | "validation-failed";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "insecure-target" | "invalid-forward-header" | "invalid-idempotency-key" | "invalid-json" | "invalid-payment-methods-header" | "invalid-placeholder" | "json-too-deep" | "merchant-account-unknown" | "unknown-checkout-session" | "unknown-forward-header" | "unknown-payment-method" | "validation-failed";
+                    };
                 };
             };
             /** @description `/errors/unauthorized` Missing or invalid access token */
@@ -6525,6 +7728,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
                     };
@@ -6542,6 +7749,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "endpoint-not-enabled" | "forbidden" | "merchant-account-mismatch" | "target-address-forbidden";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "endpoint-not-enabled" | "forbidden" | "merchant-account-mismatch" | "target-address-forbidden";
+                    };
                 };
             };
             /** @description `/errors/checkout-session-has-no-card` Checkout session holds no card; `/errors/checkout-session-in-use` Security code in use; `/errors/idempotency-key-in-progress` A request with this Idempotency-Key is still running */
@@ -6553,6 +7764,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "checkout-session-has-no-card" | "checkout-session-in-use" | "idempotency-key-in-progress";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "checkout-session-has-no-card" | "checkout-session-in-use" | "idempotency-key-in-progress";
                     };
@@ -6570,6 +7785,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "checkout-session-expired" | "checkout-session-security-code-erased";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "checkout-session-expired" | "checkout-session-security-code-erased";
+                    };
                 };
             };
             /** @description `/errors/filled-body-too-large` Filled body too large; `/errors/payload-too-large` Request body too large */
@@ -6582,6 +7801,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "filled-body-too-large" | "payload-too-large";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "filled-body-too-large" | "payload-too-large";
+                    };
                 };
             };
             /** @description `/errors/unsupported-media-type` Unsupported media type */
@@ -6591,6 +7814,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unsupported-media-type";
                     };
@@ -6608,6 +7835,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "authentication-method-invalid" | "authentication-method-not-usable" | "authentication-methods-conflict" | "idempotency-key-reused";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "authentication-method-invalid" | "authentication-method-not-usable" | "authentication-methods-conflict" | "idempotency-key-reused";
+                    };
                 };
             };
             /** @description `/errors/authentication-method-unreadable` Authentication method could not be decrypted; `/errors/internal-error` Internal error */
@@ -6617,6 +7848,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "authentication-method-unreadable" | "internal-error";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "authentication-method-unreadable" | "internal-error";
                     };
@@ -6634,6 +7869,10 @@ export interface operations {
                         /** @enum {string} */
                         code?: "downstream-response-too-large" | "downstream-unreachable";
                     };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "downstream-response-too-large" | "downstream-unreachable";
+                    };
                 };
             };
             /** @description `/errors/forward-capacity-exceeded` Forwarding capacity exceeded; `/errors/forward-queue-unavailable` Queued forwarding unavailable; `/errors/service-unavailable` Service unavailable */
@@ -6643,6 +7882,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "forward-capacity-exceeded" | "forward-queue-unavailable" | "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "forward-capacity-exceeded" | "forward-queue-unavailable" | "service-unavailable";
                     };
@@ -6657,6 +7900,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "downstream-timeout";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "downstream-timeout";
                     };

@@ -13,6 +13,7 @@ import addFormats from 'ajv-formats';
 const NOT_OPERATIONS = [/^\/docs(\/|$)/, /^\/openapi\.(json|yaml)$/, /^\/dashboard(\/|$)/];
 
 const PROBLEM_REF = '#/components/schemas/Problem';
+const GR4VY_ERROR_REF = '#/components/schemas/Gr4vyError';
 const DOCUMENT_ID = 'openapi.json';
 
 export class ContractViolation extends Error {
@@ -119,7 +120,10 @@ export class Contract {
       this.validateBody(
         where,
         response,
-        { 'application/problem+json': { schema: { $ref: PROBLEM_REF } } },
+        {
+          'application/problem+json': { schema: { $ref: PROBLEM_REF } },
+          'application/json': { schema: { $ref: GR4VY_ERROR_REF } },
+        },
         `problem:${response.status}`,
       );
       return;

@@ -12,6 +12,14 @@ describe('scopeGranted', () => {
     expect(scopeGranted('vault-forwards.write', new Set(['*.write']))).toBe(true);
     expect(scopeGranted('merchant-accounts.write', new Set(['merchant-accounts.read']))).toBe(false);
   });
+
+  it("grants a scope to the Gr4vy SDK's spelling of it, and to that spelling only", () => {
+    expect(scopeGranted('vault-forwards.write', new Set(['vault-forward.write']))).toBe(true);
+    expect(scopeGranted('vault-forwards.read', new Set(['vault-forward.read']))).toBe(true);
+    expect(scopeGranted('vault-forwards.read', new Set(['vault-forward.write']))).toBe(false);
+    expect(scopeGranted('vault-forwards.write', new Set(['vault-forward.read']))).toBe(false);
+    expect(scopeGranted('vault-forward-configs.write', new Set(['vault-forward.write']))).toBe(false);
+  });
 });
 
 describe('token signer', () => {

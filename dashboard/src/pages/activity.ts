@@ -9,6 +9,7 @@ interface ForwardRecord {
   status: number | null;
   duration_ms: number;
   error_type: string | null;
+  merchant_initiated: boolean;
   created_at: string;
 }
 
@@ -312,7 +313,10 @@ export class VfActivity extends View {
                   html`<tr>
                     <td>${formatTime(r.created_at)}</td>
                     <td>${recordBadge(r)}</td>
-                    <td>${r.method ?? ''} <code>${r.target_url ?? '—'}</code></td>
+                    <td>
+                      ${r.method ?? ''} <code>${r.target_url ?? '—'}</code>
+                      ${r.merchant_initiated ? statusBadge('neutral', 'merchant-initiated') : nothing}
+                    </td>
                     <td>${Math.round(r.duration_ms)} ms</td>
                     <td><code>${r.id}</code></td>
                   </tr>`,

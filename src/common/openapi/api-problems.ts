@@ -1,9 +1,11 @@
 import { PATH_METADATA } from '@nestjs/common/constants';
 import { ApiProperty, ApiPropertyOptional, ApiSchema, DECORATORS } from '@nestjs/swagger';
+import { GR4VY_ERROR_CONTENT_TYPE } from '../problem/gr4vy-error';
 import { findProblemDefinition, ProblemDefinition, problemType } from '../problem/problem';
 
 export const PROBLEM_MEDIA_TYPE = 'application/problem+json';
 export const PROBLEM_SCHEMA_REF = '#/components/schemas/Problem';
+export const GR4VY_ERROR_SCHEMA_REF = '#/components/schemas/Gr4vyError';
 
 @ApiSchema({ name: 'ProblemFieldError' })
 class ProblemFieldErrorSchema {
@@ -42,6 +44,42 @@ export class ProblemSchema {
   errors?: ProblemFieldErrorSchema[];
 }
 
+@ApiSchema({ name: 'Gr4vyErrorDetail' })
+class Gr4vyErrorDetailSchema {
+  @ApiProperty({ type: String, enum: ['header', 'query', 'body', 'path'] })
+  location!: string;
+  @ApiProperty({ example: 'validation-failed', description: 'The problem code of this error.' })
+  type!: string;
+  @ApiProperty({
+    example: '/display_name',
+    description: 'A JSON pointer into the body; the name of the query parameter, path parameter or header otherwise.',
+  })
+  pointer!: string;
+  @ApiProperty({ example: 'must be between 1 and 200 characters' })
+  message!: string;
+}
+
+/**
+ * Gr4vy's error body (its SDKs' Error400, Error404, …), answered as application/json to a client
+ * whose Accept prefers application/json to application/problem+json (decisions/0077).
+ */
+@ApiSchema({ name: 'Gr4vyError' })
+export class Gr4vyErrorSchema {
+  @ApiProperty({ type: String, enum: ['error'] })
+  type!: string;
+  @ApiProperty({ example: 'validation-failed', description: 'The same stable code as the problem’s `code`.' })
+  code!: string;
+  @ApiProperty({ type: 'integer', minimum: 400, maximum: 599, example: 400 })
+  status!: number;
+  @ApiProperty({ example: 'display_name must be between 1 and 200 characters.' })
+  message!: string;
+  @ApiProperty({
+    type: [Gr4vyErrorDetailSchema],
+    description: 'One entry per offending field, query parameter or header.',
+  })
+  details!: Gr4vyErrorDetailSchema[];
+}
+
 /** An OpenAPI response object (the subset this service writes). */
 export interface ProblemResponseObject {
   description: string;
@@ -57,17 +95,12 @@ export interface ProblemResponseObject {
 export function problemResponse(definitions: readonly ProblemDefinition[]): ProblemResponseObject {
   const codes = [...new Set(definitions.map((d) => d.code))].sort();
   const byCode = new Map(definitions.map((d) => [d.code, d]));
+  const narrowed = { type: 'object', properties: { code: { type: 'string', enum: codes } } };
   return {
     description: codes.map((code) => `\`${problemType(code)}\` ${byCode.get(code)!.title}`).join('; '),
     content: {
-      [PROBLEM_MEDIA_TYPE]: {
-        schema: {
-          allOf: [
-            { $ref: PROBLEM_SCHEMA_REF },
-            { type: 'object', properties: { code: { type: 'string', enum: codes } } },
-          ],
-        },
-      },
+      [PROBLEM_MEDIA_TYPE]: { schema: { allOf: [{ $ref: PROBLEM_SCHEMA_REF }, narrowed] } },
+      [GR4VY_ERROR_CONTENT_TYPE]: { schema: { allOf: [{ $ref: GR4VY_ERROR_SCHEMA_REF }, narrowed] } },
     },
   };
 }

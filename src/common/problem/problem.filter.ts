@@ -2,6 +2,7 @@ import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@n
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseUnavailable, serviceUnavailableProblem } from '../../database/errors';
 import { CommonErrors } from './common.errors';
+import { GR4VY_ERROR_CONTENT_TYPE, gr4vyErrorBody, prefersGr4vyError } from './gr4vy-error';
 import { ProblemBody, ProblemDefinition, ProblemException, ProblemFieldError } from './problem';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
@@ -24,7 +25,14 @@ export class ProblemFilter implements ExceptionFilter {
     const http = host.switchToHttp();
     const request = http.getRequest<FastifyRequest>();
     const reply = http.getResponse<FastifyReply>();
-    const response = problemResponse(exception, request.url, requestId(request), this.logger, this.isForwardPath);
+    const response = problemResponse(
+      exception,
+      request.url,
+      requestId(request),
+      this.logger,
+      this.isForwardPath,
+      request.headers.accept,
+    );
     reply.status(response.status).headers(response.headers).send(response.body);
   }
 }
@@ -33,7 +41,8 @@ export class ProblemFilter implements ExceptionFilter {
  * Our ProblemExceptions render as they are; errors from the framework (unknown route, unparsable
  * JSON, body limit, media type) are mapped onto our problem codes; anything else is an internal
  * error whose details go to the log, never to the caller. Also used by the forward route, which is
- * served outside Nest.
+ * served outside Nest. The body is RFC 9457 problem+json, or Gr4vy's error body for a client whose
+ * Accept prefers application/json (gr4vy-error.ts, decisions/0077).
  */
 export function problemResponse(
   exception: unknown,
@@ -42,6 +51,8 @@ export function problemResponse(
   requestId: string | undefined,
   logger: { error(message: unknown, ...rest: unknown[]): void; warn(message: unknown, ...rest: unknown[]): void },
   isForwardPath: IsForwardPath,
+  /** The request's Accept header, when there is a request to read it from. */
+  accept?: string | string[],
 ): { status: number; headers: Record<string, string>; body: string } {
   const problem = toProblem(exception);
   const path = url?.split('?')[0];
@@ -71,10 +82,16 @@ export function problemResponse(
         : { value: String(exception) };
     logger.error({ err: error, request_id: requestId }, 'request failed');
   }
-  const headers: Record<string, string> = { ...problem.headers, 'content-type': PROBLEM_CONTENT_TYPE };
+  const gr4vy = prefersGr4vyError(accept);
+  const headers: Record<string, string> = {
+    ...problem.headers,
+    'content-type': gr4vy ? GR4VY_ERROR_CONTENT_TYPE : PROBLEM_CONTENT_TYPE,
+    // The shape follows Accept: a cache (a 404 is cacheable by default) must not hand one client's to another.
+    vary: 'accept',
+  };
   // On the forward route, a caller must always be able to tell our errors from the downstream's.
   if (url !== undefined && isForwardPath(url)) headers['x-vault-forward-error'] = 'true';
-  return { status: problem.status, headers, body: JSON.stringify(body) };
+  return { status: problem.status, headers, body: JSON.stringify(gr4vy ? gr4vyErrorBody(body) : body) };
 }
 
 /**

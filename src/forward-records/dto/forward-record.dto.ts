@@ -37,6 +37,12 @@ export class ForwardRecordResponse {
   @ApiProperty({ type: String, format: 'uuid', isArray: true })
   authentication_ids!: string[];
   @ApiProperty({
+    type: Boolean,
+    description:
+      'x-vault-forward-merchant-initiated: the merchant, not the cardholder, started the forward (false when the header was not sent).',
+  })
+  merchant_initiated!: boolean;
+  @ApiProperty({
     type: String,
     nullable: true,
     description: 'Problem code when the service answered with its own error.',
@@ -58,6 +64,7 @@ export class ForwardRecordResponse {
       payment_method_ids: r.paymentMethodIds,
       checkout_session_id: r.checkoutSessionId,
       authentication_ids: r.authenticationIds,
+      merchant_initiated: r.merchantInitiated,
       error_type: r.errorType,
       created_at: r.createdAt.toISOString(),
     };
