@@ -21,7 +21,8 @@ import { children, cpuMs, forkServer, postJson } from './support';
 
 /** As `npm start` and the Dockerfile run the API; BENCH_NODE_FLAGS overrides ("" for Node's defaults). */
 const API_NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? '--max-semi-space-size=64').split(' ').filter(Boolean);
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
+// Issue 24 states its throughput targets at 32 connections.
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const BODY = JSON.stringify({
   cards: [
@@ -202,10 +203,14 @@ async function main(): Promise<void> {
       console.log(`| ${label} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.non2xx} | ${cpu} |`);
     }
     const cb = ours.rps / passthrough.rps;
-    console.log(`\n(c)/(b) throughput: ${cb.toFixed(2)}  (target ≥ 0.6: ${cb >= 0.6 ? 'met' : 'NOT met'})`);
+    const cbPlus = ours.rps / floor.rps;
+    const verdict = (met: boolean) => (met ? 'met' : 'NOT met');
+    console.log(`\n(c)/(b) throughput: ${cb.toFixed(2)}  (target ≥ 0.45: ${verdict(cb >= 0.45)})`);
     console.log(`(c)/(a) throughput: ${(ours.rps / direct.rps).toFixed(2)}`);
     console.log(`(b+)/(b) throughput: ${(floor.rps / passthrough.rps).toFixed(2)}  (the vault's unavoidable share)`);
-    console.log(`(c)/(b+) throughput: ${(ours.rps / floor.rps).toFixed(2)}  (the service's own logic)`);
+    console.log(
+      `(c)/(b+) throughput: ${cbPlus.toFixed(2)}  (the service's own logic; target ≥ 0.8: ${verdict(cbPlus >= 0.8)})`,
+    );
     const cpu = (r: Result) => (r.cpuPerRequestUs ? r.cpuPerRequestUs.user + r.cpuPerRequestUs.system : NaN);
     const hmacExtra = cpu(signed) / cpu(ours) - 1;
     console.log(
@@ -217,8 +222,11 @@ async function main(): Promise<void> {
       `(c+mtls) TLS handshakes at the downstream: ${mtlsHandshakes} for ~${Math.round(mutual.rps * mtlsSeconds)} ` +
         `requests (warm-up included; ${CONNECTIONS} connections, ${mtlsRequests} measured)`,
     );
-    const added = ours.p50 - direct.p50;
-    console.log(`p50 added over (a): ${added.toFixed(2)} ms  (target ≤ 1 ms: ${added <= 1 ? 'met' : 'NOT met'})`);
+    const cpuRatio = cpu(ours) / cpu(passthrough);
+    console.log(
+      `(c)/(b) API CPU per forward: ${cpuRatio.toFixed(2)}× the bare proxy's  (target ≤ 1.6×: ${verdict(cpuRatio <= 1.6)})`,
+    );
+    console.log(`p50 added over (a): ${(ours.p50 - direct.p50).toFixed(2)} ms (one connection: npm run bench:latency)`);
     console.log(`p50 added over (b): ${(ours.p50 - passthrough.p50).toFixed(2)} ms`);
   } finally {
     for (const child of children) child.kill('SIGTERM');

@@ -197,10 +197,14 @@ async function main(): Promise<void> {
       ];
       console.log(`| ${cells.join(' | ')} |`);
     }
+    // Issue 24's targets, one worker process on this 2-core machine.
+    const targets: Record<string, number> = { redis: 1_500, postgres: 1_000 };
     for (const [backend, r] of Object.entries(results)) {
       const rate = r.accepted / r.endedSeconds;
+      const target = targets[backend];
       console.log(
-        `${backend}: ${rate.toFixed(0)} completed jobs/s (target ≥ 1,000: ${rate >= 1000 ? 'met' : 'NOT met'})`,
+        `${backend}: ${rate.toFixed(0)} completed jobs/s (target ≥ ${target.toLocaleString('en')}: ` +
+          `${rate >= target ? 'met' : 'NOT met'})`,
       );
     }
   } finally {
