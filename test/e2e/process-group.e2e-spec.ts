@@ -1,7 +1,6 @@
 import { Agent, request } from 'undici';
 import { EntryPoint, startEntryPoint } from '../support/entry-point';
-import { testDataDir } from '../support/temp-data-dir';
-import { TEST_MASTER_KEY_1 } from '../support/test-app';
+import { entryPointEnv } from '../support/test-app';
 import { waitFor } from '../support/wait';
 
 /**
@@ -44,18 +43,12 @@ describe('WEB_CONCURRENCY: several API processes on one port', () => {
 
   beforeAll(async () => {
     api = startEntryPoint('dist/main.js', {
-      env: {
-        PATH: process.env.PATH!,
-        DATA_DIR: testDataDir(),
-        DATABASE_URL: process.env.TEST_DATABASE_URL!,
-        REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
-        VAULT_MASTER_KEYS: TEST_MASTER_KEY_1,
+      env: entryPointEnv({
         CURSOR_SECRET: 'test-cursor-secret-not-for-production-0123456789',
         PORT: '0',
         METRICS_PORT: '0',
         WEB_CONCURRENCY: '2',
-        LOG_LEVEL: 'info',
-      },
+      }),
       ready: /API listening on[\s\S]*API listening on (http:\/\/\S+) /,
       timeoutMs: 90_000,
     });

@@ -2,8 +2,7 @@ import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createServer, IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startEntryPoint } from './entry-point';
-import { testDataDir } from './temp-data-dir';
-import { TEST_MASTER_KEY_1 } from './test-app';
+import { entryPointEnv } from './test-app';
 
 export interface WorkerProcess {
   child: ChildProcessWithoutNullStreams;
@@ -16,15 +15,7 @@ export interface WorkerProcess {
 /** `node dist/worker.js` against the run's database and Redis, resolved once it says it waits for jobs. */
 export async function startWorker(env: Record<string, string>): Promise<WorkerProcess> {
   const worker = startEntryPoint('dist/worker.js', {
-    env: {
-      PATH: process.env.PATH!,
-      DATA_DIR: testDataDir(),
-      DATABASE_URL: process.env.TEST_DATABASE_URL!,
-      REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
-      VAULT_MASTER_KEYS: TEST_MASTER_KEY_1,
-      LOG_LEVEL: 'info',
-      ...env,
-    },
+    env: entryPointEnv(env),
     ready: /waiting for jobs/,
     timeoutMs: 60_000,
   });

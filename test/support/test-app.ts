@@ -40,6 +40,22 @@ export function testConfig(overrides: Record<string, string> = {}): AppConfig {
 }
 
 /**
+ * The whole environment of a compiled entry point (`dist/main.js`, `dist/worker.js`) run against the
+ * run's database and Redis: nothing inherited but PATH.
+ */
+export function entryPointEnv(overrides: Record<string, string> = {}): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH!,
+    DATA_DIR: testDataDir(),
+    DATABASE_URL: process.env.TEST_DATABASE_URL!,
+    REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
+    VAULT_MASTER_KEYS: TEST_MASTER_KEY_1,
+    LOG_LEVEL: 'info',
+    ...overrides,
+  };
+}
+
+/**
  * Boots the API exactly as `npm start` does (same factory) against the run's database, listening on
  * a free port of 127.0.0.1, with its log lines captured.
  */
