@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { VaultForwardConfigsCoreModule } from '../vault-forward-configs/vault-forward-configs.module';
+import { VaultForwardConfigsCoreModule } from '../vault-forward-configs/vault-forward-configs-core.module';
 import { VaultModule } from '../vault/vault.module';
 import { ForwardAuthentication } from './forward-authentication.entity';
 import { AuthenticationKindsController, ForwardAuthenticationsController } from './forward-authentications.controller';

@@ -12,6 +12,10 @@ import {
   UpdateVaultForwardConfigDto,
   VaultForwardConfigResponse,
 } from './dto/vault-forward-config.dto';
+import { ProblemException } from '../common/problem/problem';
+import { CUSTOM_PREFIX, Definition } from '../vault-forward-definitions/definition';
+import { VaultForwardDefinitionErrors } from '../vault-forward-definitions/vault-forward-definitions.errors';
+import { VaultForwardDefinitionsService } from '../vault-forward-definitions/vault-forward-definitions.service';
 import { VaultForwardConfig } from './vault-forward-config.entity';
 import { VaultForwardConfigErrors } from './vault-forward-configs.errors';
 import { VaultForwardConfigsList } from './vault-forward-configs.list';
@@ -24,26 +28,64 @@ export class VaultForwardConfigsController {
   constructor(
     private readonly configs: VaultForwardConfigsService,
     private readonly lists: VaultForwardConfigsList,
+    private readonly definitions: VaultForwardDefinitionsService,
   ) {}
 
   @Post()
   @HttpCode(201)
   @RequireScope('vault-forward-configs.write')
-  @ApiOperation({ summary: 'Enable hosts (and methods) as forwarding targets' })
+  @ApiOperation({ summary: 'Enable a definition’s hosts (Gr4vy), or hosts of your own (ours), as forwarding targets' })
   @ApiCreatedResponse({ type: VaultForwardConfigResponse })
-  @ApiProblems(CommonErrors.validationFailed)
+  @ApiProblems(CommonErrors.validationFailed, VaultForwardConfigErrors.duplicate)
   async create(
     @MerchantAccountId() merchant: string,
     @Body() body: CreateVaultForwardConfigDto,
   ): Promise<VaultForwardConfigResponse> {
+    if (body.definition_id === undefined) {
+      return VaultForwardConfigResponse.from(
+        await this.configs.create(merchant, {
+          displayName: body.display_name!,
+          hosts: body.hosts!,
+          methods: body.methods,
+          enabled: body.enabled,
+        }),
+      );
+    }
+    const definition = await this.definitionFor(merchant, body);
     return VaultForwardConfigResponse.from(
       await this.configs.create(merchant, {
-        displayName: body.display_name,
-        hosts: body.hosts,
+        definitionId: definition.id,
+        displayName: body.display_name ?? definition.display_name,
+        hosts: definition.hosts,
         methods: body.methods,
         enabled: body.enabled,
       }),
     );
+  }
+
+  /** A config of a definition takes the definition's hosts; its own would make it another definition. */
+  private async definitionFor(merchant: string, body: CreateVaultForwardConfigDto): Promise<Definition> {
+    if (body.hosts !== undefined) {
+      throw new ProblemException(
+        CommonErrors.validationFailed,
+        'A config of a definition takes the definition’s hosts; send either definition_id or hosts.',
+        [{ location: 'body', name: 'hosts', message: 'not allowed with definition_id' }],
+      );
+    }
+    const id = body.definition_id!;
+    const unknown = new ProblemException(
+      CommonErrors.validationFailed,
+      `No definition "${id}" exists; GET /vault-forward/definitions lists them.`,
+      [{ location: 'body', name: 'definition_id', message: 'no such definition' }],
+    );
+    if (id.startsWith(CUSTOM_PREFIX)) throw unknown;
+    try {
+      return await this.definitions.get(merchant, id);
+    } catch (error) {
+      if (error instanceof ProblemException && error.definition === VaultForwardDefinitionErrors.notFound)
+        throw unknown;
+      throw error;
+    }
   }
 
   @Get()

@@ -12,6 +12,7 @@ import { PaymentMethodUsage1763917300000 } from './1763917300000-PaymentMethodUs
 import { ForwardJobLeases1763920000000 } from './1763920000000-ForwardJobLeases';
 import { ForwardJobCallbackUrls1763923600000 } from './1763923600000-ForwardJobCallbackUrls';
 import { CheckoutSessionCodeClaims1763924000000 } from './1763924000000-CheckoutSessionCodeClaims';
+import { VaultForwardDefinitions1763930000000 } from './1763930000000-VaultForwardDefinitions';
 
 /** In order. Listed explicitly so the same set runs from ts (tests) and from dist/ (npm start). */
 export const MIGRATIONS = [
@@ -29,4 +30,5 @@ export const MIGRATIONS = [
   ForwardJobLeases1763920000000,
   ForwardJobCallbackUrls1763923600000,
   CheckoutSessionCodeClaims1763924000000,
+  VaultForwardDefinitions1763930000000,
 ];
