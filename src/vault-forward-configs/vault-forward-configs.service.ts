@@ -101,6 +101,16 @@ export class VaultForwardConfigsService {
 
   async update(merchantAccountId: string, id: string, changes: ConfigChanges): Promise<VaultForwardConfig> {
     if (!isUuid(id)) throw notFound(id);
+    if (changes.hosts !== undefined) {
+      const existing = await this.get(merchantAccountId, id);
+      if (!existing.definitionId.startsWith('custom-')) {
+        throw new ProblemException(
+          CommonErrors.validationFailed,
+          `This config takes the hosts of definition "${existing.definitionId}"; only a config made with hosts of its own changes them.`,
+          [{ location: 'body', name: 'hosts', message: 'the definition’s hosts apply' }],
+        );
+      }
+    }
     const hosts = changes.hosts === undefined ? null : this.normaliseHosts(changes.hosts);
     const [, affected] = await this.configs.query<[unknown, number]>(
       `UPDATE vault_forward_configs
