@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { VaultForwardConfigsCoreModule } from '../vault-forward-configs/vault-forward-configs-core.module';
+import { VaultForwardDefinitionsCoreModule } from '../vault-forward-definitions/vault-forward-definitions.module';
 import { VaultModule } from '../vault/vault.module';
 import { ForwardAuthentication } from './forward-authentication.entity';
 import { AuthenticationKindsController, ForwardAuthenticationsController } from './forward-authentications.controller';
@@ -9,7 +10,12 @@ import { ForwardAuthenticationsService } from './forward-authentications.service
 
 /** Stored authentication methods without routes or pagination: forForward for the forward path (API and worker). */
 @Module({
-  imports: [TypeOrmModule.forFeature([ForwardAuthentication]), VaultForwardConfigsCoreModule, VaultModule],
+  imports: [
+    TypeOrmModule.forFeature([ForwardAuthentication]),
+    VaultForwardConfigsCoreModule,
+    VaultForwardDefinitionsCoreModule,
+    VaultModule,
+  ],
   providers: [ForwardAuthenticationsService],
   exports: [ForwardAuthenticationsService],
 })

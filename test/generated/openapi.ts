@@ -1293,7 +1293,8 @@ export interface components {
             updated_at: string;
         };
         ForwardAuthenticationPage: {
-            items: components["schemas"]["ForwardAuthenticationResponse"][];
+            /** @description Each method in the shape it was created in. */
+            items: (components["schemas"]["ForwardAuthenticationHmacSignatureResponse"] | components["schemas"]["ForwardAuthenticationMutualTlsResponse"] | components["schemas"]["ForwardAuthenticationJwePayloadResponse"] | components["schemas"]["ForwardAuthenticationGr4vyResponse"])[];
             /**
              * @description The page size applied to this response.
              * @example 20
@@ -1899,8 +1900,72 @@ export interface components {
             /** @example 2026-11-20T09:14:03.123456+00:00 */
             updated_at: string;
         };
+        /** @description Gr4vy’s shape: `mle`, `mtls` and `signature` are our jwe-payload, mutual-tls and hmac-signature; the method is answered in this shape. */
+        ForwardAuthenticationGr4vyRequest: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "mle" | "mtls" | "signature";
+            display_name: string;
+            /** @description The fields the config’s definition declares for this kind (GET /vault-forward/definitions/{id}), as key and value; each maps onto a field of our kind. Missing required, unknown or malformed keys are refused naming the key. */
+            fields: {
+                key: string;
+                value: string;
+            }[];
+        };
+        /** @description A method created in Gr4vy’s shape (PCIForwardConfigAuthentication), plus our additive fields. */
+        ForwardAuthenticationGr4vyResponse: {
+            /** @enum {string} */
+            type: "vault-forward-config-authentication";
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            config_id: string;
+            merchant_account_id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "mle" | "mtls" | "signature";
+            label: string;
+            display_name: string;
+            /** @description The non-secret fields that are set, by the definition’s keys. Secret fields are never returned. */
+            fields: {
+                key: string;
+                value: string;
+            }[];
+            details: {
+                [key: string]: unknown;
+            };
+            warnings: {
+                code: string;
+                field: string;
+                message: string;
+            }[];
+            /** @example 2026-11-20T09:14:03.123456+00:00 */
+            created_at: string;
+            /** @example 2026-11-20T09:14:03.123456+00:00 */
+            updated_at: string;
+            /** @description Always null: this service has API keys, no users. */
+            creator: {
+                id?: string;
+                name?: string;
+                email_address?: string;
+            } | null;
+        };
+        /** @description Gr4vy’s update: the fields sent replace those stored, the others stay; `""` unsets an optional field. */
+        ForwardAuthenticationGr4vyUpdateRequest: {
+            display_name?: string;
+            /** @description The fields the config’s definition declares for this kind (GET /vault-forward/definitions/{id}), as key and value; each maps onto a field of our kind. Missing required, unknown or malformed keys are refused naming the key. */
+            fields?: {
+                key: string;
+                value: string;
+            }[];
+        };
+        ForwardAuthenticationUpdateRequest: components["schemas"]["ForwardAuthenticationOurUpdateRequest"] | components["schemas"]["ForwardAuthenticationGr4vyUpdateRequest"];
         /** @description A new label, and/or a whole new fields set for the method’s kind (secrets are never merged with the stored ones). */
-        ForwardAuthenticationUpdateRequest: {
+        ForwardAuthenticationOurUpdateRequest: {
             label?: string;
             /** @description The complete fields of the method’s kind: ForwardAuthenticationHmacSignatureRequest.fields, ForwardAuthenticationMutualTlsRequest.fields, ForwardAuthenticationJwePayloadRequest.fields. */
             fields?: {
@@ -5654,7 +5719,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ForwardAuthenticationHmacSignatureRequest"] | components["schemas"]["ForwardAuthenticationMutualTlsRequest"] | components["schemas"]["ForwardAuthenticationJwePayloadRequest"];
+                "application/json": components["schemas"]["ForwardAuthenticationHmacSignatureRequest"] | components["schemas"]["ForwardAuthenticationMutualTlsRequest"] | components["schemas"]["ForwardAuthenticationJwePayloadRequest"] | components["schemas"]["ForwardAuthenticationGr4vyRequest"];
             };
         };
         responses: {
@@ -5663,7 +5728,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ForwardAuthenticationHmacSignatureResponse"] | components["schemas"]["ForwardAuthenticationMutualTlsResponse"] | components["schemas"]["ForwardAuthenticationJwePayloadResponse"];
+                    "application/json": components["schemas"]["ForwardAuthenticationHmacSignatureResponse"] | components["schemas"]["ForwardAuthenticationMutualTlsResponse"] | components["schemas"]["ForwardAuthenticationJwePayloadResponse"] | components["schemas"]["ForwardAuthenticationGr4vyResponse"];
                 };
             };
             /** @description `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
@@ -5798,7 +5863,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ForwardAuthenticationHmacSignatureResponse"] | components["schemas"]["ForwardAuthenticationMutualTlsResponse"] | components["schemas"]["ForwardAuthenticationJwePayloadResponse"];
+                    "application/json": components["schemas"]["ForwardAuthenticationHmacSignatureResponse"] | components["schemas"]["ForwardAuthenticationMutualTlsResponse"] | components["schemas"]["ForwardAuthenticationJwePayloadResponse"] | components["schemas"]["ForwardAuthenticationGr4vyResponse"];
                 };
             };
             /** @description `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
@@ -5913,7 +5978,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ForwardAuthenticationHmacSignatureResponse"] | components["schemas"]["ForwardAuthenticationMutualTlsResponse"] | components["schemas"]["ForwardAuthenticationJwePayloadResponse"];
+                    "application/json": components["schemas"]["ForwardAuthenticationHmacSignatureResponse"] | components["schemas"]["ForwardAuthenticationMutualTlsResponse"] | components["schemas"]["ForwardAuthenticationJwePayloadResponse"] | components["schemas"]["ForwardAuthenticationGr4vyResponse"];
                 };
             };
             /** @description `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
