@@ -38,7 +38,7 @@ export class ApiModule {
         CheckoutSessionsModule,
         BuyersModule,
         VaultForwardDefinitionsModule,
-        VaultForwardConfigsModule,
+        VaultForwardConfigsModule.withAuthentications(ForwardAuthenticationsModule),
         ForwardAuthenticationsModule,
         // Before ForwardEntryModule: the records' routes keep their place in the OpenAPI document.
         ForwardRecordsModule,

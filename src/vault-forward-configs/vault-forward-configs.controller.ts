@@ -16,6 +16,8 @@ import { ProblemException } from '../common/problem/problem';
 import { CUSTOM_PREFIX, Definition } from '../vault-forward-definitions/definition';
 import { VaultForwardDefinitionErrors } from '../vault-forward-definitions/vault-forward-definitions.errors';
 import { VaultForwardDefinitionsService } from '../vault-forward-definitions/vault-forward-definitions.service';
+import { ConfigAuthentications } from './config-authentications';
+import { Embedded } from './dto/vault-forward-config.dto';
 import { VaultForwardConfig } from './vault-forward-config.entity';
 import { VaultForwardConfigErrors } from './vault-forward-configs.errors';
 import { VaultForwardConfigsList } from './vault-forward-configs.list';
@@ -29,7 +31,22 @@ export class VaultForwardConfigsController {
     private readonly configs: VaultForwardConfigsService,
     private readonly lists: VaultForwardConfigsList,
     private readonly definitions: VaultForwardDefinitionsService,
+    private readonly authentications: ConfigAuthentications,
   ) {}
+
+  /** The configs with their methods embedded (Gr4vy's `authentications[]`). */
+  private async embed<T extends VaultForwardConfig>(merchant: string, configs: T[]): Promise<Array<T & Embedded>> {
+    const embedded = await this.authentications.embedded(
+      merchant,
+      configs.map((c) => c.id),
+    );
+    return configs.map((c) => Object.assign(c, { authentications: embedded.get(c.id) ?? [] }));
+  }
+
+  private async answer(merchant: string, config: VaultForwardConfig): Promise<VaultForwardConfigResponse> {
+    const [embedded] = await this.embed(merchant, [config]);
+    return VaultForwardConfigResponse.from(embedded);
+  }
 
   @Post()
   @HttpCode(201)
@@ -42,7 +59,8 @@ export class VaultForwardConfigsController {
     @Body() body: CreateVaultForwardConfigDto,
   ): Promise<VaultForwardConfigResponse> {
     if (body.definition_id === undefined) {
-      return VaultForwardConfigResponse.from(
+      return this.answer(
+        merchant,
         await this.configs.create(merchant, {
           displayName: body.display_name!,
           hosts: body.hosts!,
@@ -52,7 +70,8 @@ export class VaultForwardConfigsController {
       );
     }
     const definition = await this.definitionFor(merchant, body);
-    return VaultForwardConfigResponse.from(
+    return this.answer(
+      merchant,
       await this.configs.create(merchant, {
         definitionId: definition.id,
         displayName: body.display_name ?? definition.display_name,
@@ -92,8 +111,8 @@ export class VaultForwardConfigsController {
   @RequireScope('vault-forward-configs.read')
   @ApiOperation({ summary: 'List forwarding configs, newest first, with cursor pagination' })
   @Paginated({ default: 20, max: 100, scope: 'vault-forward-configs', item: VaultForwardConfigResponse })
-  list(@MerchantAccountId() merchant: string, @Keyset() keyset: KeysetRequest): Promise<VaultForwardConfig[]> {
-    return this.lists.list(merchant, keyset);
+  async list(@MerchantAccountId() merchant: string, @Keyset() keyset: KeysetRequest): Promise<VaultForwardConfig[]> {
+    return this.embed(merchant, await this.lists.list(merchant, keyset));
   }
 
   @Get(':id')
@@ -102,7 +121,7 @@ export class VaultForwardConfigsController {
   @ApiOkResponse({ type: VaultForwardConfigResponse })
   @ApiProblems(VaultForwardConfigErrors.notFound)
   async get(@MerchantAccountId() merchant: string, @Param('id') id: string): Promise<VaultForwardConfigResponse> {
-    return VaultForwardConfigResponse.from(await this.configs.get(merchant, id));
+    return this.answer(merchant, await this.configs.get(merchant, id));
   }
 
   @Put(':id')
@@ -115,7 +134,8 @@ export class VaultForwardConfigsController {
     @Param('id') id: string,
     @Body() body: UpdateVaultForwardConfigDto,
   ): Promise<VaultForwardConfigResponse> {
-    return VaultForwardConfigResponse.from(
+    return this.answer(
+      merchant,
       await this.configs.update(merchant, id, {
         displayName: body.display_name,
         hosts: body.hosts,

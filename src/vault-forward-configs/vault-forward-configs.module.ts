@@ -1,4 +1,4 @@
-import { Module } from '@nestjs/common';
+import { DynamicModule, Module, ModuleMetadata } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { VaultForwardDefinitionsCoreModule } from '../vault-forward-definitions/vault-forward-definitions.module';
 import { VaultForwardConfig } from './vault-forward-config.entity';
@@ -6,7 +6,11 @@ import { VaultForwardConfigsCoreModule } from './vault-forward-configs-core.modu
 import { VaultForwardConfigsController } from './vault-forward-configs.controller';
 import { VaultForwardConfigsList } from './vault-forward-configs.list';
 
-/** The API's /vault-forward/configs routes over the core; a config by definition reads the definitions. */
+/**
+ * The API's /vault-forward/configs routes over the core; a config by definition reads the definitions. Its
+ * answers embed the config's authentication methods through ConfigAuthentications, which the module given
+ * to withAuthentications provides (authentication methods sit above configs, so the composition root wires it).
+ */
 @Module({
   imports: [
     TypeOrmModule.forFeature([VaultForwardConfig]),
@@ -17,4 +21,8 @@ import { VaultForwardConfigsList } from './vault-forward-configs.list';
   providers: [VaultForwardConfigsList],
   exports: [VaultForwardConfigsCoreModule],
 })
-export class VaultForwardConfigsModule {}
+export class VaultForwardConfigsModule {
+  static withAuthentications(provider: NonNullable<ModuleMetadata['imports']>[number]): DynamicModule {
+    return { module: VaultForwardConfigsModule, imports: [provider] };
+  }
+}

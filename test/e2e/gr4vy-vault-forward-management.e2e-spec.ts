@@ -219,7 +219,14 @@ describe('Gr4vy’s Vault Forward management API, as a Gr4vy client uses it', ()
     const one = await api('GET', `${base}/${signature.body.id}`);
     expectGr4vy('PCIForwardConfigAuthentication', one.body);
     expect(one.body).toEqual(signature.body);
-    for (const text of [mtls.text, signature.text, list.text, one.text]) {
+    // The config embeds its methods, newest first, as Gr4vy's PCIForwardConfig does.
+    const withMethods = await api('GET', `/vault-forward/configs/${config.body.id}`);
+    expectGr4vy('PCIForwardConfig', withMethods.body);
+    expect(withMethods.body.authentications).toEqual([signature.body, mtls.body]);
+    const configs = await api('GET', '/vault-forward/configs');
+    expectGr4vy('PCIForwardConfigs', configs.body);
+    expect(configs.body.items.find((c: { id: string }) => c.id === config.body.id).authentications).toHaveLength(2);
+    for (const text of [mtls.text, signature.text, list.text, one.text, withMethods.text, configs.text]) {
       expect(text).not.toContain(SHARED_SECRET);
       expect(text).not.toContain('PRIVATE KEY');
     }
@@ -351,6 +358,23 @@ describe('Gr4vy’s Vault Forward management API, as a Gr4vy client uses it', ()
         .forForward(unset.body.merchant_account_id, unset.body.config_id, [created.body.id]);
       expect(methods[0].fields).toMatchObject({ secret: SHARED_SECRET, header: 'x-signature' });
       expect(methods[0].fields.prefix).toBeUndefined();
+    });
+
+    it('a config answer embeds at most 20 methods, the newest', async () => {
+      const config = (
+        await api('POST', '/vault-forward/configs', { display_name: 'Many', hosts: ['many.psp.example'] })
+      ).body;
+      const ids: string[] = [];
+      for (let i = 0; i < 21; i++) {
+        const created = await api('POST', `/vault-forward/configs/${config.id}/authentications`, {
+          kind: 'hmac-signature',
+          label: `m${i}`,
+          fields: { secret: 's', algorithm: 'sha256', encoding: 'hex', header: 'x-sig' },
+        });
+        ids.push(created.body.id);
+      }
+      const answer = await api('GET', `/vault-forward/configs/${config.id}`);
+      expect(answer.body.authentications.map((m: { id: string }) => m.id)).toEqual(ids.slice(1).reverse());
     });
 
     it('a method in our shape keeps our shape, beside Gr4vy’s in the same list', async () => {

@@ -1232,6 +1232,8 @@ export interface components {
                 name?: string;
                 email_address?: string;
             } | null;
+            /** @description Gr4vy: the config’s authentication methods, newest first, each in the shape it was created in (at most 20; GET /vault-forward/configs/{id}/authentications lists every one). */
+            authentications: (components["schemas"]["ForwardAuthenticationHmacSignatureResponse"] | components["schemas"]["ForwardAuthenticationMutualTlsResponse"] | components["schemas"]["ForwardAuthenticationJwePayloadResponse"] | components["schemas"]["ForwardAuthenticationGr4vyResponse"])[];
         };
         VaultForwardConfigPage: {
             items: components["schemas"]["VaultForwardConfigResponse"][];

@@ -14,6 +14,7 @@ import {
   ValidateIf,
 } from 'class-validator';
 import { FORWARD_METHODS } from '../../targets/http-methods';
+import { MAX_EMBEDDED_AUTHENTICATIONS } from '../config-authentications';
 import { VaultForwardConfig } from '../vault-forward-config.entity';
 
 /** host, host:port, [v6], [v6]:port — exact names, no scheme, path or wildcard. */
@@ -111,6 +112,18 @@ export class UpdateVaultForwardConfigDto {
   enabled?: boolean;
 }
 
+/** A config with its methods, as the routes answer them (rendered by the authentication methods' own routes). */
+export interface Embedded {
+  authentications: object[];
+}
+
+const AUTHENTICATION_RESPONSES = [
+  'ForwardAuthenticationHmacSignatureResponse',
+  'ForwardAuthenticationMutualTlsResponse',
+  'ForwardAuthenticationJwePayloadResponse',
+  'ForwardAuthenticationGr4vyResponse',
+];
+
 export class VaultForwardConfigResponse {
   @ApiProperty({ type: String, enum: ['vault-forward-config'] })
   type!: 'vault-forward-config';
@@ -139,8 +152,17 @@ export class VaultForwardConfigResponse {
     description: 'Gr4vy: the user who created it. Always null: this service has API keys, no users.',
   })
   creator!: null;
+  @ApiProperty({
+    type: 'array',
+    items: { oneOf: AUTHENTICATION_RESPONSES.map((name) => ({ $ref: `#/components/schemas/${name}` })) },
+    maxItems: MAX_EMBEDDED_AUTHENTICATIONS,
+    description:
+      `Gr4vy: the config’s authentication methods, newest first, each in the shape it was created in (at most ` +
+      `${MAX_EMBEDDED_AUTHENTICATIONS}; GET /vault-forward/configs/{id}/authentications lists every one).`,
+  })
+  authentications!: object[];
 
-  static from(config: VaultForwardConfig): VaultForwardConfigResponse {
+  static from(config: VaultForwardConfig & Embedded): VaultForwardConfigResponse {
     return {
       type: 'vault-forward-config',
       id: config.id,
@@ -153,6 +175,7 @@ export class VaultForwardConfigResponse {
       created_at: config.createdAt.toISOString(),
       updated_at: config.updatedAt.toISOString(),
       creator: null,
+      authentications: config.authentications,
     };
   }
 }
