@@ -239,7 +239,7 @@ describe('dashboard (real Chromium against the real API)', () => {
     // The problem's message sits next to the field it names.
     const hostsError = page.locator('#cfg-hosts-error');
     await hostsError.waitFor();
-    expect(await hostsError.textContent()).toContain('without scheme or path');
+    expect(await hostsError.textContent()).toContain('or an origin (https://host[:port]), without path');
     expect(await page.getByLabel('Hosts').getAttribute('aria-invalid')).toBe('true');
     await page.getByLabel('Hosts').fill(`127.0.0.1:${downstream.port}`);
     await page.getByRole('button', { name: 'Add', exact: true }).click();
