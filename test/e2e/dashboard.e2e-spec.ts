@@ -317,6 +317,35 @@ describe('dashboard (real Chromium against the real API)', () => {
     await page.keyboard.press('Escape');
     expect(await page.getByRole('alertdialog').count()).toBe(0);
     expect(await page.getByTestId('method-uuid').count()).toBe(1);
+
+    // A method made in Gr4vy's shape (fields as [{key, value}]) shows its non-secret fields by key too.
+    const configs = await http(t.url, '/vault-forward/configs', { token });
+    const acme = configs.body.items.find((c: { display_name: string }) => c.display_name === 'Acme PSP');
+    const gr4vy = await http(t.url, `/vault-forward/configs/${acme.id}/authentications`, {
+      method: 'POST',
+      token,
+      body: {
+        kind: 'signature',
+        display_name: 'Made by a Gr4vy client',
+        fields: [
+          { key: 'secret', value: SECRET },
+          { key: 'algorithm', value: 'sha256' },
+          { key: 'encoding', value: 'hex' },
+          { key: 'header', value: 'X-Gr4vy-Signature' },
+        ],
+      },
+    });
+    expect(gr4vy.status).toBe(201);
+    // Away and back (a reload would sign out: the key lives in the tab only).
+    await page.locator('.breadcrumb').getByRole('link', { name: 'Vault Forwarding' }).click();
+    await row.waitFor();
+    await row.getByText('Actions').click();
+    await row.getByRole('link', { name: 'Edit authentication methods' }).click();
+    const card2 = page.getByRole('article', { name: 'Made by a Gr4vy client' });
+    await card2.waitFor();
+    expect(await card2.locator('dt').allTextContents()).toEqual(['algorithm', 'encoding', 'header']);
+    expect(await card2.locator('dd code.value').allTextContents()).toEqual(['sha256', 'hex', 'X-Gr4vy-Signature']);
+    expect(await page.content()).not.toContain(SECRET);
   });
 
   it('pages through buyers with next and previous', async () => {

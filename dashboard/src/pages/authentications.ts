@@ -36,7 +36,8 @@ interface Method {
   id: string;
   kind: string;
   label: string;
-  fields: Record<string, string>;
+  /** Ours: an object; a method made in Gr4vy's shape: `[{key, value}]` by its definition's keys. */
+  fields: Record<string, string> | Array<{ key: string; value: string }>;
   details: Record<string, unknown>;
   warnings: Array<{ code?: string; field?: string; message: string }>;
   created_at: string;
@@ -303,7 +304,9 @@ export class VfAuthentications extends View {
 
   private details(method: Method) {
     const kind = this.kinds.find((k) => k.kind === method.kind);
-    const entries = Object.entries(method.fields);
+    const entries = Array.isArray(method.fields)
+      ? method.fields.map((f) => [f.key, f.value] as const)
+      : Object.entries(method.fields);
     const facts = Object.entries(method.details ?? {});
     return html`<article class="card method" aria-labelledby=${`m-${method.id}`}>
       <h3 id=${`m-${method.id}`}>${method.label}</h3>
