@@ -348,6 +348,83 @@ describe('dashboard (real Chromium against the real API)', () => {
     expect(await page.content()).not.toContain(SECRET);
   });
 
+  it('builds the form of a config made from a definition from the definition’s fields (Gr4vy’s shape)', async () => {
+    const id = `dashboard-psp-${randomUUID().slice(0, 8)}`;
+    const secret = `psp-secret-${randomUUID()}`;
+    const defined = await http(t.url, '/vault-forward/definitions', {
+      method: 'POST',
+      token: await instanceToken(),
+      body: {
+        id,
+        display_name: 'Dashboard PSP',
+        hosts: ['https://psp.dashboard.example'],
+        authentications: [
+          {
+            kind: 'signature',
+            title: 'Request signature',
+            description: 'HMAC of the body.',
+            fields: [
+              {
+                key: 'psp_secret',
+                display_name: 'PSP secret',
+                required: true,
+                format: 'text',
+                secret: true,
+                maps_to: 'secret',
+              },
+              {
+                key: 'psp_prefix',
+                display_name: 'Signature prefix',
+                required: false,
+                format: 'text',
+                secret: false,
+                maps_to: 'prefix',
+              },
+            ],
+            settings: { algorithm: 'sha256', encoding: 'hex', header: 'x-psp-signature' },
+          },
+        ],
+      },
+    });
+    expect(defined.status).toBe(201);
+    expect(
+      (await http(t.url, '/vault-forward/configs', { method: 'POST', token, body: { definition_id: id } })).status,
+    ).toBe(201);
+
+    await page.locator('.breadcrumb').getByRole('link', { name: 'Vault Forwarding' }).click();
+    const row = page.getByRole('row', { name: /Dashboard PSP/ });
+    await row.waitFor();
+    await row.getByText('Actions').click();
+    await row.getByRole('link', { name: 'Edit authentication methods' }).click();
+    await page.getByRole('heading', { name: /Authentication methods · Dashboard PSP/ }).waitFor();
+    await page.getByRole('button', { name: 'Add authentication' }).click();
+    expect(await page.getByLabel('Method', { exact: true }).locator('option').allTextContents()).toEqual([
+      'Request signature (signature)',
+    ]);
+    await page.getByLabel('Label', { exact: true }).fill('Dashboard signing');
+    await page.getByLabel(/^Signature prefix/).fill('v1=');
+    // Required and secret, as the definition declares it.
+    expect(await page.getByLabel(/^PSP secret/).getAttribute('required')).not.toBeNull();
+    expect(await page.getByLabel(/^PSP secret/).getAttribute('type')).toBe('password');
+    await page.getByLabel(/^PSP secret/).fill(secret);
+    await page.getByRole('button', { name: 'Add', exact: true }).click();
+    const uuid = (await page.getByTestId('added-uuid').textContent())!.trim();
+    const configs = (await http(t.url, '/vault-forward/configs', { token })).body.items;
+    const configId = configs.find((c: { definition_id: string }) => c.definition_id === id).id;
+    const method = await http(t.url, `/vault-forward/configs/${configId}/authentications/${uuid}`, { token });
+    expect(method.body).toMatchObject({
+      type: 'vault-forward-config-authentication',
+      kind: 'signature',
+      fields: [{ key: 'psp_prefix', value: 'v1=' }],
+    });
+    const card2 = page.getByRole('article', { name: 'Dashboard signing' });
+    await card2.waitFor();
+    expect(await card2.locator('dt').allTextContents()).toEqual(['psp_prefix']);
+    expect(await card2.textContent()).toContain('Request signature');
+    expect(await card2.textContent()).toContain('PSP secret');
+    expect(await page.content()).not.toContain(secret);
+  });
+
   it('pages through buyers with next and previous', async () => {
     await page.getByRole('link', { name: 'Buyers' }).click();
     await page.getByRole('heading', { name: 'Buyers', level: 1 }).waitFor();

@@ -15,6 +15,8 @@ import {
 
 export interface ForwardConfig {
   id: string;
+  /** A definition's id, or `custom-<id>` for a config made with hosts of its own. */
+  definition_id: string;
   display_name: string;
   hosts: string[];
   methods: string[];
