@@ -15,6 +15,7 @@ import { HealthModule } from './health/health.module';
 import { QueueModule } from './job-queue/queue.module';
 import { ForwardJobsWorkerModule } from './forward-jobs/forward-jobs.module';
 import { VaultForwardConfigsModule } from './vault-forward-configs/vault-forward-configs.module';
+import { VaultForwardDefinitionsModule } from './vault-forward-definitions/vault-forward-definitions.module';
 import { MerchantAccountsModule } from './merchant-accounts/merchant-accounts.module';
 import { CheckoutSessionsModule } from './checkout-sessions/checkout-sessions.module';
 import { PaymentMethodsModule } from './payment-methods/payment-methods.module';
@@ -36,7 +37,8 @@ export class ApiModule {
         PaymentMethodsModule,
         CheckoutSessionsModule,
         BuyersModule,
-        VaultForwardConfigsModule,
+        VaultForwardDefinitionsModule,
+        VaultForwardConfigsModule.withAuthentications(ForwardAuthenticationsModule),
         ForwardAuthenticationsModule,
         // Before ForwardEntryModule: the records' routes keep their place in the OpenAPI document.
         ForwardRecordsModule,

@@ -19,6 +19,8 @@ export const SCOPES = [
   'vault-forward-configs.write',
   'vault-forward-authentications.read',
   'vault-forward-authentications.write',
+  'vault-forward-definitions.read',
+  'vault-forward-definitions.write',
   'merchant-accounts.read',
   'merchant-accounts.write',
   'api-keys.read',

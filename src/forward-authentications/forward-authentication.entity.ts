@@ -28,6 +28,10 @@ export class ForwardAuthentication {
   @Column({ type: 'jsonb' })
   fields!: Record<string, string>;
 
+  /** The shape it was created in, and is answered in: ours (`fields: {…}`) or Gr4vy's (`fields: [{key, value}]`). */
+  @Column({ type: 'text', insert: false, update: false })
+  shape!: 'ours' | 'gr4vy';
+
   /** The warnings that needed the secrets to work out, stored at write time. */
   @Column({ type: 'jsonb' })
   warnings!: MethodWarning[];

@@ -15,10 +15,13 @@ import { KeysetRequest } from '../common/pagination/keyset';
 import { Keyset, Paginated } from '../common/pagination/paginated.decorator';
 import { CommonErrors } from '../common/problem/common.errors';
 import { VaultForwardConfigErrors } from '../vault-forward-configs/vault-forward-configs.errors';
+import { ProblemException } from '../common/problem/problem';
 import {
   AuthenticationKindsResponse,
   CreateForwardAuthenticationDto,
   ForwardAuthenticationResponse,
+  Gr4vyForwardAuthenticationResponse,
+  isDefinitionKind,
   UpdateForwardAuthenticationDto,
 } from './dto/forward-authentication.dto';
 import { ForwardAuthentication } from './forward-authentication.entity';
@@ -48,10 +51,35 @@ export class ForwardAuthenticationsController {
     @MerchantAccountId() merchant: string,
     @Param('config_id') configId: string,
     @Body() body: CreateForwardAuthenticationDto,
-  ): Promise<ForwardAuthenticationResponse> {
+  ): Promise<AnyAuthenticationResponse> {
+    if (isDefinitionKind(body.kind)) {
+      refuseOurs(body.label, 'label', 'display_name');
+      const created = await this.methods.createFromDefinition(merchant, configId, {
+        kind: body.kind,
+        displayName: body.display_name!,
+        fields: body.fields,
+      });
+      return this.render(merchant, configId, created);
+    }
+    refuseOurs(body.display_name, 'display_name', 'label', true);
     return ForwardAuthenticationResponse.from(
-      await this.methods.create(merchant, configId, { kind: body.kind, label: body.label, fields: body.fields }),
+      await this.methods.create(merchant, configId, {
+        kind: body.kind,
+        label: body.label!,
+        fields: body.fields as Record<string, unknown>,
+      }),
     );
+  }
+
+  /** One method in its shape: Gr4vy's needs its config's definition. */
+  private async render(
+    merchant: string,
+    configId: string,
+    method: ForwardAuthentication,
+  ): Promise<AnyAuthenticationResponse> {
+    if (method.shape !== 'gr4vy') return ForwardAuthenticationResponse.from(method);
+    const definitions = await this.methods.definitionsByKind(merchant, configId);
+    return ForwardAuthenticationResponse.from({ ...method, definition: definitions.get(method.kind) });
   }
 
   @Get()
@@ -67,12 +95,15 @@ export class ForwardAuthenticationsController {
     filters: (_query, request) => ({ config_id: request.params.config_id }),
   })
   @ApiProblems(VaultForwardConfigErrors.notFound)
-  list(
+  async list(
     @MerchantAccountId() merchant: string,
     @Param('config_id') configId: string,
     @Keyset() keyset: KeysetRequest,
   ): Promise<ForwardAuthentication[]> {
-    return this.lists.list(merchant, configId, keyset);
+    const rows = await this.lists.list(merchant, configId, keyset);
+    if (!rows.some((row) => row.shape === 'gr4vy')) return rows;
+    const definitions = await this.methods.definitionsByKind(merchant, configId);
+    return rows.map((row) => Object.assign(row, { definition: definitions.get(row.kind) }));
   }
 
   @Get(':id')
@@ -84,8 +115,8 @@ export class ForwardAuthenticationsController {
     @MerchantAccountId() merchant: string,
     @Param('config_id') configId: string,
     @Param('id') id: string,
-  ): Promise<ForwardAuthenticationResponse> {
-    return ForwardAuthenticationResponse.from(await this.methods.get(merchant, configId, id));
+  ): Promise<AnyAuthenticationResponse> {
+    return this.render(merchant, configId, await this.methods.get(merchant, configId, id));
   }
 
   @Put(':id')
@@ -99,9 +130,30 @@ export class ForwardAuthenticationsController {
     @Param('config_id') configId: string,
     @Param('id') id: string,
     @Body() body: UpdateForwardAuthenticationDto,
-  ): Promise<ForwardAuthenticationResponse> {
-    return ForwardAuthenticationResponse.from(
-      await this.methods.update(merchant, configId, id, { label: body.label, fields: body.fields }),
+  ): Promise<AnyAuthenticationResponse> {
+    // Gr4vy's update names display_name or sends fields as [{key, value}]; ours, label or a fields object.
+    if (body.display_name !== undefined || Array.isArray(body.fields)) {
+      refuseOurs(body.label, 'label', 'display_name');
+      const updated = await this.methods.updateFromDefinition(merchant, configId, id, {
+        displayName: body.display_name,
+        fields: body.fields,
+      });
+      return this.render(merchant, configId, updated);
+    }
+    if (body.fields !== undefined && (typeof body.fields !== 'object' || body.fields === null)) {
+      throw new ProblemException(
+        CommonErrors.validationFailed,
+        'fields must be an object (ours) or an array (Gr4vy’s).',
+        [{ location: 'body', name: 'fields', message: 'must be an object or an array of {key, value}' }],
+      );
+    }
+    return this.render(
+      merchant,
+      configId,
+      await this.methods.update(merchant, configId, id, {
+        label: body.label,
+        fields: body.fields,
+      }),
     );
   }
 
@@ -118,6 +170,17 @@ export class ForwardAuthenticationsController {
   ): Promise<void> {
     await this.methods.delete(merchant, configId, id);
   }
+}
+
+type AnyAuthenticationResponse = ForwardAuthenticationResponse | Gr4vyForwardAuthenticationResponse;
+
+/** The two shapes do not mix: ours names a method by `label`, Gr4vy's by `display_name`. */
+function refuseOurs(value: unknown, name: string, instead: string, ours = false): void {
+  if (value === undefined) return;
+  const kinds = ours ? 'our kinds (hmac-signature, mutual-tls, jwe-payload)' : 'Gr4vy’s kinds (mle, mtls, signature)';
+  throw new ProblemException(CommonErrors.validationFailed, `${name} does not go with ${kinds}; send ${instead}.`, [
+    { location: 'body', name, message: `not with these kinds; send ${instead}` },
+  ]);
 }
 
 // Read-scoped like the methods themselves (a dashboard holds such a token anyway); every route but

@@ -1,4 +1,6 @@
-import { defineProblem } from '../common/problem/problem';
+import { CommonErrors } from '../common/problem/common.errors';
+import { defineProblem, ProblemException, type ProblemFieldError } from '../common/problem/problem';
+import type { AuthenticationKind } from './kinds';
 
 export const ForwardAuthenticationErrors = {
   notFound: defineProblem({
@@ -43,3 +45,21 @@ export const ForwardAuthenticationErrors = {
       'problem names the method id. Nothing was sent.',
   }),
 };
+
+/** A 400 naming every field of a method that does not describe a valid one of its kind. */
+export function throwIfAny(kind: AuthenticationKind, errors: ProblemFieldError[]): void {
+  if (errors.length === 0) return;
+  throw new ProblemException(
+    CommonErrors.validationFailed,
+    `fields do not describe a valid ${kind} method: ${errors.map((e) => `${e.name} ${e.message}`).join('; ')}.`,
+    errors,
+  );
+}
+
+/** The 404 of an unknown method id (at most 64 characters of it echoed). */
+export function notFound(id: string): ProblemException {
+  return new ProblemException(
+    ForwardAuthenticationErrors.notFound,
+    `No authentication method "${id.slice(0, 64)}" exists for this forwarding config.`,
+  );
+}

@@ -1,7 +1,10 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { VaultForwardConfigsCoreModule } from '../vault-forward-configs/vault-forward-configs.module';
+import { VaultForwardConfigsCoreModule } from '../vault-forward-configs/vault-forward-configs-core.module';
+import { VaultForwardDefinitionsCoreModule } from '../vault-forward-definitions/vault-forward-definitions.module';
 import { VaultModule } from '../vault/vault.module';
+import { ConfigAuthentications } from '../vault-forward-configs/config-authentications';
+import { EmbeddedAuthentications } from './embedded-authentications';
 import { ForwardAuthentication } from './forward-authentication.entity';
 import { AuthenticationKindsController, ForwardAuthenticationsController } from './forward-authentications.controller';
 import { ForwardAuthenticationsList } from './forward-authentications.list';
@@ -9,7 +12,12 @@ import { ForwardAuthenticationsService } from './forward-authentications.service
 
 /** Stored authentication methods without routes or pagination: forForward for the forward path (API and worker). */
 @Module({
-  imports: [TypeOrmModule.forFeature([ForwardAuthentication]), VaultForwardConfigsCoreModule, VaultModule],
+  imports: [
+    TypeOrmModule.forFeature([ForwardAuthentication]),
+    VaultForwardConfigsCoreModule,
+    VaultForwardDefinitionsCoreModule,
+    VaultModule,
+  ],
   providers: [ForwardAuthenticationsService],
   exports: [ForwardAuthenticationsService],
 })
@@ -23,7 +31,7 @@ export class ForwardAuthenticationsCoreModule {}
     VaultForwardConfigsCoreModule,
   ],
   controllers: [ForwardAuthenticationsController, AuthenticationKindsController],
-  providers: [ForwardAuthenticationsList],
-  exports: [ForwardAuthenticationsCoreModule],
+  providers: [ForwardAuthenticationsList, { provide: ConfigAuthentications, useClass: EmbeddedAuthentications }],
+  exports: [ForwardAuthenticationsCoreModule, ConfigAuthentications],
 })
 export class ForwardAuthenticationsModule {}

@@ -4,15 +4,23 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { LRUCache } from 'lru-cache';
 import { Repository } from 'typeorm';
 import { CommonErrors } from '../common/problem/common.errors';
-import { ProblemException, ProblemFieldError } from '../common/problem/problem';
+import { ProblemException } from '../common/problem/problem';
 import { isUuid } from '../common/uuid';
 import { Sql } from '../database/sql';
 import { SharedCache, SharedCaches } from '../queue/shared-cache';
 import { VaultForwardConfigsService } from '../vault-forward-configs/vault-forward-configs.service';
+import {
+  AuthenticationDefinition,
+  DEFINITION_KIND_OF,
+  DefinitionKind,
+  OUR_KIND,
+} from '../vault-forward-definitions/definition';
+import { VaultForwardDefinitionsService } from '../vault-forward-definitions/vault-forward-definitions.service';
 import { VaultDecryptionError } from '../vault/envelope';
+import { ourFields, readEntries } from '../vault-forward-definitions/definition-fields';
 import { boundAad, SecretSealer } from '../vault/secret-sealer';
 import { ForwardAuthentication } from './forward-authentication.entity';
-import { ForwardAuthenticationErrors } from './forward-authentications.errors';
+import { ForwardAuthenticationErrors, notFound, throwIfAny } from './forward-authentications.errors';
 import { AuthenticationKind, KINDS } from './kinds';
 import { fieldErrors, secretWarnings } from './method-fields';
 
@@ -57,6 +65,12 @@ export function authenticationAad(merchantAccountId: string, configId: string, i
   return boundAad('forward-authentication', merchantAccountId, configId, id);
 }
 
+export interface DefinitionMethodInput {
+  kind: DefinitionKind;
+  displayName: string;
+  fields: unknown;
+}
+
 export interface MethodInput {
   kind: AuthenticationKind;
   label: string;
@@ -97,6 +111,7 @@ export class ForwardAuthenticationsService {
   constructor(
     @InjectRepository(ForwardAuthentication) private readonly methods: Repository<ForwardAuthentication>,
     private readonly configs: VaultForwardConfigsService,
+    private readonly definitions: VaultForwardDefinitionsService,
     private readonly sealer: SecretSealer,
     private readonly sql: Sql,
     caches: SharedCaches,
@@ -116,26 +131,111 @@ export class ForwardAuthenticationsService {
   async create(merchantAccountId: string, configId: string, input: MethodInput): Promise<ForwardAuthentication> {
     await this.configs.get(merchantAccountId, configId);
     const fields = this.validFields(input.kind, input.fields);
+    return this.insert(merchantAccountId, configId, input.kind, input.label, fields, 'ours');
+  }
+
+  /**
+   * Gr4vy's create: `kind` mle|mtls|signature and `fields: [{key, value}]`, read against the config's
+   * definition (its authentication of that kind), stored as the method of our kind it maps onto.
+   */
+  async createFromDefinition(
+    merchantAccountId: string,
+    configId: string,
+    input: DefinitionMethodInput,
+  ): Promise<ForwardAuthentication> {
+    const { auth, definitionId } = await this.authenticationDefinition(merchantAccountId, configId, input.kind);
+    const kind = OUR_KIND[input.kind];
+    const read = readEntries(input.fields, auth, definitionId);
+    const built = ourFields(auth, kind, read.entries);
+    throwIfAny(kind, [...read.errors, ...(read.errors.length > 0 ? [] : built.errors)]);
+    return this.insert(merchantAccountId, configId, kind, input.displayName, built.fields, 'gr4vy');
+  }
+
+  /** The config's definition and its authentication of `kind`; 400 naming `kind` when it has none. */
+  async authenticationDefinition(
+    merchantAccountId: string,
+    configId: string,
+    kind: DefinitionKind,
+  ): Promise<{ auth: AuthenticationDefinition; definitionId: string }> {
+    const config = await this.configs.get(merchantAccountId, configId);
+    const definition = await this.definitions.get(merchantAccountId, config.definitionId);
+    const auth = definition.authentications.find((a) => a.kind === kind);
+    if (!auth) {
+      const offered = definition.authentications.map((a) => a.kind).join(', ');
+      throw new ProblemException(
+        CommonErrors.validationFailed,
+        `Definition "${definition.id}" of this config takes ${offered} authentication, not ${kind}.`,
+        [{ location: 'body', name: 'kind', message: `must be one of ${offered}` }],
+      );
+    }
+    return { auth, definitionId: definition.id };
+  }
+
+  /** The definitions of a config's methods, by our kind (what Gr4vy-shaped answers are rendered with). */
+  async definitionsByKind(
+    merchantAccountId: string,
+    configId: string,
+  ): Promise<Map<AuthenticationKind, AuthenticationDefinition>> {
+    const config = await this.configs.get(merchantAccountId, configId);
+    const definition = await this.definitions.get(merchantAccountId, config.definitionId);
+    return new Map(definition.authentications.map((a) => [OUR_KIND[a.kind], a]));
+  }
+
+  private async insert(
+    merchantAccountId: string,
+    configId: string,
+    kind: AuthenticationKind,
+    label: string,
+    fields: Record<string, string>,
+    shape: 'ours' | 'gr4vy',
+  ): Promise<ForwardAuthentication> {
     const id = randomUUID();
-    const { publicFields, sealed, warnings } = this.seal(merchantAccountId, configId, id, input.kind, fields);
+    const { publicFields, sealed, warnings } = this.seal(merchantAccountId, configId, id, kind, fields);
     await this.methods.query(
       `INSERT INTO vault_forward_authentications
-         (id, merchant_account_id, config_id, kind, label, fields, warnings, ciphertext, wrapped_key, master_key_id)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+         (id, merchant_account_id, config_id, kind, label, fields, warnings, ciphertext, wrapped_key, master_key_id, shape)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
       [
         id,
         merchantAccountId,
         configId,
-        input.kind,
-        input.label,
+        kind,
+        label,
         JSON.stringify(publicFields),
         JSON.stringify(warnings),
         sealed.ciphertext,
         sealed.wrappedKey,
         sealed.masterKeyId,
+        shape,
       ],
     );
     return this.get(merchantAccountId, configId, id);
+  }
+
+  /**
+   * Gr4vy's update: a new display name and/or some fields, merged with the stored ones (secrets
+   * included: opened, changed, sealed again); `""` unsets an optional field.
+   */
+  async updateFromDefinition(
+    merchantAccountId: string,
+    configId: string,
+    id: string,
+    changes: { displayName?: string; fields?: unknown },
+  ): Promise<ForwardAuthentication> {
+    if (changes.fields === undefined)
+      return this.update(merchantAccountId, configId, id, { label: changes.displayName });
+    const existing = await this.get(merchantAccountId, configId, id);
+    const { auth, definitionId } = await this.authenticationDefinition(
+      merchantAccountId,
+      configId,
+      DEFINITION_KIND_OF[existing.kind],
+    );
+    const row = (await this.sealedRows(merchantAccountId, [existing.id])).get(existing.id);
+    if (!row) throw notFound(id);
+    const read = readEntries(changes.fields, auth, definitionId);
+    const built = ourFields(auth, existing.kind, read.entries, this.open(merchantAccountId, row));
+    throwIfAny(existing.kind, [...read.errors, ...(read.errors.length > 0 ? [] : built.errors)]);
+    return this.update(merchantAccountId, configId, id, { label: changes.displayName, fields: built.fields });
   }
 
   async get(merchantAccountId: string, configId: string, id: string): Promise<ForwardAuthentication> {
@@ -309,14 +409,7 @@ export class ForwardAuthenticationsService {
   }
 
   private validFields(kind: AuthenticationKind, fields: Record<string, unknown>): Record<string, string> {
-    const errors: ProblemFieldError[] = fieldErrors(kind, fields);
-    if (errors.length > 0) {
-      throw new ProblemException(
-        CommonErrors.validationFailed,
-        `fields do not describe a valid ${kind} method: ${errors.map((e) => `${e.name} ${e.message}`).join('; ')}.`,
-        errors,
-      );
-    }
+    throwIfAny(kind, fieldErrors(kind, fields));
     return fields as Record<string, string>;
   }
 
@@ -340,11 +433,4 @@ export class ForwardAuthenticationsService {
       sealed: this.sealer.sealJson(authenticationAad(merchantAccountId, configId, id), secrets),
     };
   }
-}
-
-function notFound(id: string): ProblemException {
-  return new ProblemException(
-    ForwardAuthenticationErrors.notFound,
-    `No authentication method "${id.slice(0, 64)}" exists for this forwarding config.`,
-  );
 }

@@ -23,6 +23,33 @@ export function responseSchemaName(kind: AuthenticationKind): string {
 }
 
 export const UPDATE_SCHEMA_NAME = 'ForwardAuthenticationUpdateRequest';
+const GR4VY_REQUEST = 'ForwardAuthenticationGr4vyRequest';
+const GR4VY_RESPONSE = 'ForwardAuthenticationGr4vyResponse';
+const OUR_UPDATE = 'ForwardAuthenticationOurUpdateRequest';
+const GR4VY_UPDATE = 'ForwardAuthenticationGr4vyUpdateRequest';
+/** The name PageOf gives the list of ForwardAuthenticationResponse, replaced here so its items are either shape. */
+const PAGE_SCHEMA_NAME = 'ForwardAuthenticationPage';
+
+const GR4VY_FIELDS_DESCRIPTION =
+  'The fields the config’s definition declares for this kind (GET /vault-forward/definitions/{id}), as key and ' +
+  'value; each maps onto a field of our kind. Missing required, unknown or malformed keys are refused naming the key.';
+
+function gr4vyEntries(minValue: number, description: string): Schema {
+  return {
+    type: 'array',
+    maxItems: 20,
+    description,
+    items: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['key', 'value'],
+      properties: {
+        key: { type: 'string', minLength: 1, maxLength: 50 },
+        value: { type: 'string', minLength: minValue },
+      },
+    },
+  };
+}
 
 function ref(name: string): Schema {
   return { $ref: `#/components/schemas/${name}` };
@@ -112,7 +139,104 @@ export function forwardAuthenticationSchemas(): Record<string, Schema> {
       },
     };
   }
-  schemas[UPDATE_SCHEMA_NAME] = {
+  const kinds = ['mle', 'mtls', 'signature'];
+  schemas[GR4VY_REQUEST] = {
+    type: 'object',
+    description:
+      'Gr4vy’s shape: `mle`, `mtls` and `signature` are our jwe-payload, mutual-tls and hmac-signature; the method ' +
+      'is answered in this shape.',
+    required: ['kind', 'display_name', 'fields'],
+    additionalProperties: false,
+    properties: {
+      kind: { type: 'string', enum: kinds },
+      display_name: { type: 'string', minLength: 1, maxLength: 50 },
+      fields: gr4vyEntries(0, GR4VY_FIELDS_DESCRIPTION),
+    },
+  };
+  schemas[GR4VY_RESPONSE] = {
+    type: 'object',
+    description: 'A method created in Gr4vy’s shape (PCIForwardConfigAuthentication), plus our additive fields.',
+    required: [
+      'type',
+      'id',
+      'config_id',
+      'merchant_account_id',
+      'kind',
+      'label',
+      'display_name',
+      'fields',
+      'details',
+      'warnings',
+      'created_at',
+      'updated_at',
+      'creator',
+    ],
+    properties: {
+      type: { type: 'string', enum: ['vault-forward-config-authentication'] },
+      id: { type: 'string', format: 'uuid' },
+      config_id: { type: 'string', format: 'uuid' },
+      merchant_account_id: { type: 'string' },
+      kind: { type: 'string', enum: kinds },
+      label: { type: 'string' },
+      display_name: { type: 'string' },
+      fields: gr4vyEntries(
+        1,
+        'The non-secret fields that are set, by the definition’s keys. Secret fields are never returned.',
+      ),
+      details: { type: 'object', additionalProperties: true },
+      warnings: {
+        type: 'array',
+        items: {
+          type: 'object',
+          properties: { code: { type: 'string' }, field: { type: 'string' }, message: { type: 'string' } },
+          required: ['code', 'field', 'message'],
+        },
+      },
+      created_at: { type: 'string', example: '2026-11-20T09:14:03.123456+00:00' },
+      updated_at: { type: 'string', example: '2026-11-20T09:14:03.123456+00:00' },
+      creator: {
+        type: 'object',
+        nullable: true,
+        properties: { id: { type: 'string' }, name: { type: 'string' }, email_address: { type: 'string' } },
+        description: 'Always null: this service has API keys, no users.',
+      },
+    },
+  };
+  schemas[GR4VY_UPDATE] = {
+    type: 'object',
+    description:
+      'Gr4vy’s update: the fields sent replace those stored, the others stay; `""` unsets an optional field.',
+    additionalProperties: false,
+    minProperties: 1,
+    properties: {
+      display_name: { type: 'string', minLength: 1, maxLength: 50 },
+      fields: gr4vyEntries(0, GR4VY_FIELDS_DESCRIPTION),
+    },
+  };
+  schemas[PAGE_SCHEMA_NAME] = {
+    type: 'object',
+    required: ['items', 'limit', 'next_cursor', 'previous_cursor'],
+    properties: {
+      items: {
+        type: 'array',
+        items: { oneOf: [...AUTHENTICATION_KINDS.map((k) => ref(responseSchemaName(k))), ref(GR4VY_RESPONSE)] },
+        description: 'Each method in the shape it was created in.',
+      },
+      limit: { type: 'number', example: 20, description: 'The page size applied to this response.' },
+      next_cursor: {
+        type: 'string',
+        nullable: true,
+        description: 'Cursor of the next (older) page; null on the last page.',
+      },
+      previous_cursor: {
+        type: 'string',
+        nullable: true,
+        description: 'Cursor of the previous (newer) page; null on the first page.',
+      },
+    },
+  };
+  schemas[UPDATE_SCHEMA_NAME] = { oneOf: [ref(OUR_UPDATE), ref(GR4VY_UPDATE)] };
+  schemas[OUR_UPDATE] = {
     type: 'object',
     description:
       'A new label, and/or a whole new fields set for the method’s kind (secrets are never merged with the stored ones).',
@@ -132,15 +256,19 @@ export function forwardAuthenticationSchemas(): Record<string, Schema> {
   return schemas;
 }
 
-function oneOfByKind(name: (kind: AuthenticationKind) => string): Schema {
+/** Ours by kind, and Gr4vy's for its three kinds. */
+function oneOfByKind(name: (kind: AuthenticationKind) => string, gr4vy: string): Schema {
   return {
-    oneOf: AUTHENTICATION_KINDS.map((k) => ref(name(k))),
+    oneOf: [...AUTHENTICATION_KINDS.map((k) => ref(name(k))), ref(gr4vy)],
     discriminator: {
       propertyName: 'kind',
-      mapping: Object.fromEntries(AUTHENTICATION_KINDS.map((k) => [k, `#/components/schemas/${name(k)}`])),
+      mapping: {
+        ...Object.fromEntries(AUTHENTICATION_KINDS.map((k) => [k, `#/components/schemas/${name(k)}`])),
+        ...Object.fromEntries(['mle', 'mtls', 'signature'].map((k) => [k, `#/components/schemas/${gr4vy}`])),
+      },
     },
   };
 }
 
-export const REQUEST_SCHEMA = oneOfByKind(requestSchemaName);
-export const RESPONSE_SCHEMA = oneOfByKind(responseSchemaName);
+export const REQUEST_SCHEMA = oneOfByKind(requestSchemaName, GR4VY_REQUEST);
+export const RESPONSE_SCHEMA = oneOfByKind(responseSchemaName, GR4VY_RESPONSE);

@@ -20,7 +20,7 @@ import {
   scanText,
 } from '../vault/placeholders';
 import { literalBlockReason } from '../targets/addresses';
-import { hostKey, isInsecureHost } from '../targets/http-methods';
+import { hostKey, hostsEnable, isInsecureHost } from '../targets/http-methods';
 import type { ForwardRecord } from '../forward-records/forward-record';
 import { ForwardSpec, HEADER_PREFIX, parseForwardHeaders, URL_HEADER } from './forward-headers';
 import { ForwardingErrors } from './forwarding.errors';
@@ -138,7 +138,7 @@ export class ForwardPlanner {
     checkTransport(this.appConfig.forwardInsecureHosts, url, header);
     const key = hostKey(url);
     const configs = await this.configs.enabledConfigs(merchantAccountId);
-    if (configs.some((c) => c.hosts.has(key))) return;
+    if (configs.some((c) => hostsEnable(c.hosts, url))) return;
     throw new ProblemException(
       ForwardingErrors.endpointNotEnabled,
       `${key} is not enabled for this merchant account.`,
@@ -185,10 +185,10 @@ export function enablingConfig(
   preferred?: string,
 ): EnabledConfig {
   const key = hostKey(url);
-  const enables = (c: EnabledConfig) => c.hosts.has(key) && c.methods.has(method);
+  const enables = (c: EnabledConfig) => hostsEnable(c.hosts, url) && c.methods.has(method);
   const match = configs.find((c) => c.id === preferred && enables(c)) ?? configs.find(enables);
   if (match) return match;
-  const hostOnly = configs.some((c) => c.hosts.has(key));
+  const hostOnly = configs.some((c) => hostsEnable(c.hosts, url));
   throw new ProblemException(
     ForwardingErrors.endpointNotEnabled,
     hostOnly ? `${key} is enabled, but not for ${method}.` : `${key} is not enabled for this merchant account.`,

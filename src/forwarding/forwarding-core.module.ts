@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { ForwardAuthenticationsCoreModule } from '../forward-authentications/forward-authentications.module';
-import { VaultForwardConfigsCoreModule } from '../vault-forward-configs/vault-forward-configs.module';
+import { VaultForwardConfigsCoreModule } from '../vault-forward-configs/vault-forward-configs-core.module';
 import { VaultModule } from '../vault/vault.module';
 import { CheckoutSessionsCoreModule } from '../checkout-sessions/checkout-sessions.module';
 import { PlaceholderSources } from './placeholder-sources';

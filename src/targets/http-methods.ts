@@ -18,3 +18,12 @@ export function hostKey(url: URL): string {
 export function isInsecureHost(insecureHosts: ReadonlySet<string>, key: string): boolean {
   return insecureHosts.has(key) || insecureHosts.has(key.replace(/:\d+$/, ''));
 }
+
+/**
+ * Whether a config's `hosts` enable a target URL: by its host key (any scheme the transport rules
+ * allow, as configs have always listed hosts) or by its origin (`https://host[:port]`, as Gr4vy's
+ * definitions list them: that scheme and port only).
+ */
+export function hostsEnable(hosts: ReadonlySet<string>, url: URL): boolean {
+  return hosts.has(hostKey(url)) || hosts.has(url.origin);
+}

@@ -1,19 +1,26 @@
-import { Column, Entity, PrimaryGeneratedColumn } from 'typeorm';
+import { Column, Entity, PrimaryColumn } from 'typeorm';
 import { Timestamp } from '../database/timestamp';
 
 /** An allow-list entry: the hosts (and methods) a merchant may forward to. */
 @Entity({ name: 'vault_forward_configs' })
 export class VaultForwardConfig {
-  @PrimaryGeneratedColumn('uuid')
+  @PrimaryColumn('uuid')
   id!: string;
 
   @Column({ type: 'text', name: 'merchant_account_id' })
   merchantAccountId!: string;
 
+  /** A definition's id (catalog or instance), or `custom-<id>` for a config made with its own hosts. */
+  @Column({ type: 'text', name: 'definition_id' })
+  definitionId!: string;
+
   @Column({ type: 'text', name: 'display_name' })
   displayName!: string;
 
-  /** Lower-case host names, `host:port` when the port is not 443. */
+  /**
+   * Lower-case `host` (any port-443 scheme the transport rules allow), `host:port`, or an origin
+   * (`https://host[:port]`: that scheme and port only).
+   */
   @Column({ type: 'text', array: true })
   hosts!: string[];
 

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
@@ -6,9 +7,10 @@ import { APP_CONFIG } from '../config/config.module';
 import { CommonErrors } from '../common/problem/common.errors';
 import { ProblemException } from '../common/problem/problem';
 import { literalAddress, literalBlockReason } from '../targets/addresses';
-import { DEFAULT_CONFIG_METHODS, isInsecureHost } from '../targets/http-methods';
+import { DEFAULT_CONFIG_METHODS, hostKey, isInsecureHost } from '../targets/http-methods';
 import { SharedCache, SharedCaches } from '../queue/shared-cache';
 import { Sql } from '../database/sql';
+import { isUniqueViolation } from '../database/errors';
 import { VaultForwardConfig } from './vault-forward-config.entity';
 import { VaultForwardConfigErrors } from './vault-forward-configs.errors';
 import { isUuid } from '../common/uuid';
@@ -44,19 +46,51 @@ export class VaultForwardConfigsService {
     this.enabledCache = caches.create('forwarding-configs', { max: 10_000, ttlMs: CACHE_TTL_MS });
   }
 
+  /**
+   * A config of a definition (its hosts are the definition's), or, without `definitionId`, one with its
+   * own hosts and a generated custom definition. One config per definition and merchant account: 409.
+   */
   async create(
     merchantAccountId: string,
-    input: { displayName: string; hosts: string[]; methods?: string[]; enabled?: boolean },
+    input: { definitionId?: string; displayName: string; hosts: string[]; methods?: string[]; enabled?: boolean },
   ): Promise<VaultForwardConfig> {
-    const result = await this.configs.insert({
-      merchantAccountId,
-      displayName: input.displayName,
-      hosts: this.normaliseHosts(input.hosts),
-      methods: input.methods ?? DEFAULT_CONFIG_METHODS,
-      enabled: input.enabled ?? true,
-    });
+    const id = randomUUID();
+    const definitionId = input.definitionId ?? `custom-${id}`;
+    try {
+      await this.configs.insert({
+        id,
+        merchantAccountId,
+        definitionId,
+        displayName: input.displayName,
+        hosts: this.normaliseHosts(input.hosts),
+        methods: input.methods ?? DEFAULT_CONFIG_METHODS,
+        enabled: input.enabled ?? true,
+      });
+    } catch (error) {
+      if (!isUniqueViolation(error, 'vault_forward_configs_definition_key')) throw error;
+      throw new ProblemException(
+        VaultForwardConfigErrors.duplicate,
+        `This merchant account has a config for definition "${definitionId}" already; update that one.`,
+        [{ location: 'body', name: 'definition_id', message: 'a config for this definition exists' }],
+      );
+    }
     await this.changed(merchantAccountId);
-    return this.get(merchantAccountId, result.identifiers[0].id as string);
+    return this.get(merchantAccountId, id);
+  }
+
+  /** How many configs, across merchant accounts, use a definition. */
+  countByDefinition(definitionId: string): Promise<number> {
+    return this.configs.countBy({ definitionId });
+  }
+
+  /** A definition's hosts changed: every config of it follows, in every merchant account. */
+  async replaceDefinitionHosts(definitionId: string, hosts: string[]): Promise<void> {
+    await this.configs.update({ definitionId }, { hosts: this.normaliseHosts(hosts) });
+    await this.enabledCache.invalidateAll();
+  }
+
+  find(merchantAccountId: string, id: string): Promise<VaultForwardConfig | null> {
+    return isUuid(id) ? this.configs.findOneBy({ id, merchantAccountId }) : Promise.resolve(null);
   }
 
   async get(merchantAccountId: string, id: string): Promise<VaultForwardConfig> {
@@ -67,6 +101,16 @@ export class VaultForwardConfigsService {
 
   async update(merchantAccountId: string, id: string, changes: ConfigChanges): Promise<VaultForwardConfig> {
     if (!isUuid(id)) throw notFound(id);
+    if (changes.hosts !== undefined) {
+      const existing = await this.get(merchantAccountId, id);
+      if (!existing.definitionId.startsWith('custom-')) {
+        throw new ProblemException(
+          CommonErrors.validationFailed,
+          `This config takes the hosts of definition "${existing.definitionId}"; only a config made with hosts of its own changes them.`,
+          [{ location: 'body', name: 'hosts', message: 'the definition’s hosts apply' }],
+        );
+      }
+    }
     const hosts = changes.hosts === undefined ? null : this.normaliseHosts(changes.hosts);
     const [, affected] = await this.configs.query<[unknown, number]>(
       `UPDATE vault_forward_configs
@@ -117,13 +161,22 @@ export class VaultForwardConfigsService {
    * dotted form, so such an entry could never match, and a non-public one would slip past this check.
    */
   private normaliseHosts(hosts: string[]): string[] {
-    const normalised = [...new Set(hosts.map((h) => h.toLowerCase().replace(/:443$/, '')))];
-    normalised.forEach((entry, index) => {
+    const normalised = [...new Set(hosts.map(normaliseEntry))];
+    normalised.forEach((listed, index) => {
+      // An origin is checked by its host[:port], as the transport rules read the target.
+      const entry = listed.includes('://') ? hostKey(new URL(listed)) : listed;
       const bare = entry.replace(/:\d+$/, '');
       const canonical = canonicalHostname(bare);
       const canonicalEntry = canonical + entry.slice(bare.length);
       const reason = literalBlockReason(canonical);
       const field = `hosts[${index}]`;
+      if (listed.startsWith('http://') && !isInsecureHost(this.appConfig.forwardInsecureHosts, entry)) {
+        throw new ProblemException(
+          CommonErrors.validationFailed,
+          `${field} is an http origin; targets must use https unless the operator lists the host in FORWARD_INSECURE_HOSTS.`,
+          [{ location: 'body', name: field, message: 'must be an https origin' }],
+        );
+      }
       if (reason && !isInsecureHost(this.appConfig.forwardInsecureHosts, canonicalEntry)) {
         const what =
           canonical === bare
@@ -145,6 +198,12 @@ export class VaultForwardConfigsService {
     });
     return normalised;
   }
+}
+
+/** An origin as the URL parser writes it (default port dropped), or a host entry lower-cased without `:443`. */
+function normaliseEntry(entry: string): string {
+  if (entry.includes('://')) return new URL(entry).origin;
+  return entry.toLowerCase().replace(/:443$/, '');
 }
 
 /** The host as a URL parser reads it (WHATWG: `127.1` and `0x7f000001` are 127.0.0.1); unchanged when it does not parse. */

@@ -239,7 +239,7 @@ describe('dashboard (real Chromium against the real API)', () => {
     // The problem's message sits next to the field it names.
     const hostsError = page.locator('#cfg-hosts-error');
     await hostsError.waitFor();
-    expect(await hostsError.textContent()).toContain('without scheme or path');
+    expect(await hostsError.textContent()).toContain('or an origin (https://host[:port]), without path');
     expect(await page.getByLabel('Hosts').getAttribute('aria-invalid')).toBe('true');
     await page.getByLabel('Hosts').fill(`127.0.0.1:${downstream.port}`);
     await page.getByRole('button', { name: 'Add', exact: true }).click();
@@ -317,6 +317,112 @@ describe('dashboard (real Chromium against the real API)', () => {
     await page.keyboard.press('Escape');
     expect(await page.getByRole('alertdialog').count()).toBe(0);
     expect(await page.getByTestId('method-uuid').count()).toBe(1);
+
+    // A method made in Gr4vy's shape (fields as [{key, value}]) shows its non-secret fields by key too.
+    const configs = await http(t.url, '/vault-forward/configs', { token });
+    const acme = configs.body.items.find((c: { display_name: string }) => c.display_name === 'Acme PSP');
+    const gr4vy = await http(t.url, `/vault-forward/configs/${acme.id}/authentications`, {
+      method: 'POST',
+      token,
+      body: {
+        kind: 'signature',
+        display_name: 'Made by a Gr4vy client',
+        fields: [
+          { key: 'secret', value: SECRET },
+          { key: 'algorithm', value: 'sha256' },
+          { key: 'encoding', value: 'hex' },
+          { key: 'header', value: 'X-Gr4vy-Signature' },
+        ],
+      },
+    });
+    expect(gr4vy.status).toBe(201);
+    // Away and back (a reload would sign out: the key lives in the tab only).
+    await page.locator('.breadcrumb').getByRole('link', { name: 'Vault Forwarding' }).click();
+    await row.waitFor();
+    await row.getByText('Actions').click();
+    await row.getByRole('link', { name: 'Edit authentication methods' }).click();
+    const card2 = page.getByRole('article', { name: 'Made by a Gr4vy client' });
+    await card2.waitFor();
+    expect(await card2.locator('dt').allTextContents()).toEqual(['algorithm', 'encoding', 'header']);
+    expect(await card2.locator('dd code.value').allTextContents()).toEqual(['sha256', 'hex', 'X-Gr4vy-Signature']);
+    expect(await page.content()).not.toContain(SECRET);
+  });
+
+  it('builds the form of a config made from a definition from the definition’s fields (Gr4vy’s shape)', async () => {
+    const id = `dashboard-psp-${randomUUID().slice(0, 8)}`;
+    const secret = `psp-secret-${randomUUID()}`;
+    const defined = await http(t.url, '/vault-forward/definitions', {
+      method: 'POST',
+      token: await instanceToken(),
+      body: {
+        id,
+        display_name: 'Dashboard PSP',
+        hosts: ['https://psp.dashboard.example'],
+        authentications: [
+          {
+            kind: 'signature',
+            title: 'Request signature',
+            description: 'HMAC of the body.',
+            fields: [
+              {
+                key: 'psp_secret',
+                display_name: 'PSP secret',
+                required: true,
+                format: 'text',
+                secret: true,
+                maps_to: 'secret',
+              },
+              {
+                key: 'psp_prefix',
+                display_name: 'Signature prefix',
+                required: false,
+                format: 'text',
+                secret: false,
+                maps_to: 'prefix',
+              },
+            ],
+            settings: { algorithm: 'sha256', encoding: 'hex', header: 'x-psp-signature' },
+          },
+        ],
+      },
+    });
+    expect(defined.status).toBe(201);
+    expect(
+      (await http(t.url, '/vault-forward/configs', { method: 'POST', token, body: { definition_id: id } })).status,
+    ).toBe(201);
+
+    await page.locator('.breadcrumb').getByRole('link', { name: 'Vault Forwarding' }).click();
+    const row = page.getByRole('row', { name: /Dashboard PSP/ });
+    await row.waitFor();
+    await row.getByText('Actions').click();
+    await row.getByRole('link', { name: 'Edit authentication methods' }).click();
+    await page.getByRole('heading', { name: /Authentication methods · Dashboard PSP/ }).waitFor();
+    await page.getByRole('button', { name: 'Add authentication' }).click();
+    expect(await page.getByLabel('Method', { exact: true }).locator('option').allTextContents()).toEqual([
+      'Request signature (signature)',
+    ]);
+    await page.getByLabel('Label', { exact: true }).fill('Dashboard signing');
+    await page.getByLabel(/^Signature prefix/).fill('v1=');
+    // Required and secret, as the definition declares it.
+    expect(await page.getByLabel(/^PSP secret/).getAttribute('required')).not.toBeNull();
+    expect(await page.getByLabel(/^PSP secret/).getAttribute('type')).toBe('password');
+    await page.getByLabel(/^PSP secret/).fill(secret);
+    await page.getByRole('button', { name: 'Add', exact: true }).click();
+    const uuid = (await page.getByTestId('added-uuid').textContent())!.trim();
+    const configs = (await http(t.url, '/vault-forward/configs', { token })).body.items;
+    const configId = configs.find((c: { definition_id: string }) => c.definition_id === id).id;
+    const method = await http(t.url, `/vault-forward/configs/${configId}/authentications/${uuid}`, { token });
+    expect(method.body).toMatchObject({
+      type: 'vault-forward-config-authentication',
+      kind: 'signature',
+      fields: [{ key: 'psp_prefix', value: 'v1=' }],
+    });
+    const card2 = page.getByRole('article', { name: 'Dashboard signing' });
+    await card2.waitFor();
+    expect(await card2.locator('dt').allTextContents()).toEqual(['psp_prefix']);
+    expect(await card2.textContent()).toContain('Request signature');
+    expect(await card2.textContent()).toContain('PSP secret');
+    expect(await page.content()).not.toContain(secret);
   });
 
   it('pages through buyers with next and previous', async () => {

@@ -531,9 +531,14 @@ describe('Authentication methods (issue 10: resource, kinds, sealing, forForward
     expect(post['x-required-scope']).toBe('vault-forward-authentications.write');
     const body = post.requestBody.content['application/json'].schema;
     expect(body.discriminator.propertyName).toBe('kind');
-    expect(body.oneOf).toHaveLength(3);
+    // One per kind of ours, and Gr4vy's shape (issue 22, item 3) for its three kinds.
+    expect(body.oneOf).toHaveLength(4);
     const created = post.responses['201'].content['application/json'].schema;
-    expect(created.oneOf).toHaveLength(3);
+    expect(created.oneOf).toHaveLength(4);
+    for (const kind of ['mle', 'mtls', 'signature']) {
+      expect(body.discriminator.mapping[kind]).toBe('#/components/schemas/ForwardAuthenticationGr4vyRequest');
+      expect(created.discriminator.mapping[kind]).toBe('#/components/schemas/ForwardAuthenticationGr4vyResponse');
+    }
     for (const kind of AUTHENTICATION_KINDS) {
       const request = schemas[body.discriminator.mapping[kind].split('/').pop()];
       const response = schemas[created.discriminator.mapping[kind].split('/').pop()];

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createApiKey } from '../factories/api-keys';
@@ -427,9 +428,11 @@ describe('POST /vault-forward against real downstream servers', () => {
       const own = (await createMerchantAccount(t)).id;
       const ownToken = await (await createApiKey(t, own)).token();
       const host = new URL(url).hostname;
+      const sneaky = randomUUID();
       await t.db.query(
-        `INSERT INTO vault_forward_configs (merchant_account_id, display_name, hosts, methods) VALUES ($1, 'sneaky', $2, '{POST}')`,
-        [own, [host, `127.0.0.1:${plain.port}`]],
+        `INSERT INTO vault_forward_configs (id, definition_id, merchant_account_id, display_name, hosts, methods)
+         VALUES ($1, $2, $3, 'sneaky', $4, '{POST}')`,
+        [sneaky, `custom-${sneaky}`, own, [host, `127.0.0.1:${plain.port}`]],
       );
       const send = (target: string) =>
         http(t.url, '/vault-forward', {

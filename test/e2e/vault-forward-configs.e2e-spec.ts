@@ -1,6 +1,7 @@
 import { createApiKey } from '../factories/api-keys';
 import { createMerchantAccount } from '../factories/merchant-accounts';
 import { Downstream, startHttpDownstream } from '../support/downstream';
+import { expectGr4vy } from '../support/gr4vy-schemas';
 import { expectProblem, http } from '../support/http';
 import { startTestApp, TestApp } from '../support/test-app';
 import { waitFor } from '../support/wait';
@@ -181,5 +182,236 @@ describe('Forwarding configs (the allow-list)', () => {
       403,
       'forbidden',
     );
+  });
+});
+
+describe('Forwarding configs by definition (Gr4vy’s shape)', () => {
+  let t: TestApp;
+  let merchant: string;
+  let token: string;
+  let instanceToken: string;
+  let downstream: Downstream;
+  const suffix = Math.random().toString(36).slice(2, 8);
+
+  beforeAll(async () => {
+    t = await startTestApp({ env: { FORWARD_INSECURE_HOSTS: '127.0.0.1' } });
+    merchant = (await createMerchantAccount(t)).id;
+    token = await (await createApiKey(t, merchant)).token();
+    instanceToken = await (await createApiKey(t, null)).token();
+    downstream = await startHttpDownstream();
+  });
+  afterAll(async () => {
+    await downstream.close();
+    await t.close();
+  });
+
+  const create = (body: unknown, tok = token) =>
+    http(t.url, '/vault-forward/configs', { method: 'POST', token: tok, body });
+  const forward = (url: string, tok = token) =>
+    http(t.url, '/vault-forward', {
+      method: 'POST',
+      token: tok,
+      headers: {
+        'x-vault-forward-url': url,
+        'x-vault-forward-http-method': 'POST',
+        'content-type': 'application/json',
+      },
+      rawBody: '{}',
+    });
+  /** An instance definition of the local downstream, by origin. */
+  const localDefinition = async (id: string, hosts: string[]) => {
+    const created = await http(t.url, '/vault-forward/definitions', {
+      method: 'POST',
+      token: instanceToken,
+      body: {
+        id,
+        display_name: 'Local PSP',
+        hosts,
+        authentications: [
+          {
+            kind: 'mtls',
+            title: 'Mutual TLS',
+            description: '',
+            fields: [
+              {
+                key: 'cert',
+                display_name: 'Certificate',
+                required: true,
+                format: 'multiline',
+                secret: false,
+                maps_to: 'certificate',
+              },
+              {
+                key: 'key',
+                display_name: 'Key',
+                required: true,
+                format: 'multiline',
+                secret: true,
+                maps_to: 'private_key',
+              },
+            ],
+          },
+        ],
+      },
+    });
+    expect(created.status).toBe(201);
+  };
+
+  it('creates a config from a catalog definition: its hosts and name, in Gr4vy’s shape; a second is 409', async () => {
+    const created = await create({ definition_id: 'visa' });
+    expect(created.status).toBe(201);
+    expectGr4vy('PCIForwardConfig', created.body);
+    expect(created.body).toMatchObject({
+      type: 'vault-forward-config',
+      merchant_account_id: merchant,
+      definition_id: 'visa',
+      display_name: 'Visa Developer Platform',
+      hosts: ['https://api.visa.com', 'https://sandbox.api.visa.com'],
+      creator: null,
+      // Ours, additive: defaults a Gr4vy client never sends.
+      methods: ['POST', 'PUT', 'PATCH'],
+      enabled: true,
+    });
+    const list = await http(t.url, '/vault-forward/configs', { token });
+    expectGr4vy('PCIForwardConfigs', list.body);
+
+    const second = expectProblem(
+      await create({ definition_id: 'visa', display_name: 'Again' }),
+      409,
+      'duplicate-record',
+    );
+    expect(second.errors).toEqual([expect.objectContaining({ location: 'body', name: 'definition_id' })]);
+    // Another merchant account has a config of its own for it.
+    const other = await (await createApiKey(t, (await createMerchantAccount(t)).id)).token();
+    expect((await create({ definition_id: 'visa' }, other)).status).toBe(201);
+  });
+
+  it.each([
+    [{ definition_id: 'no-such-psp' }, 'definition_id'],
+    [{ definition_id: 'custom-0b0c6f5e-5c38-4a5e-9d0e-6f3a7f2f6d10' }, 'definition_id'],
+    [{ definition_id: 'Visa!' }, 'definition_id'],
+    [{ definition_id: 'amadeus', hosts: ['evil.example'] }, 'hosts'],
+    [{ hosts: ['a.example'] }, 'display_name'],
+    [{ display_name: 'No hosts' }, 'hosts'],
+  ])('refuses %p naming %s', async (body, name) => {
+    const problem = expectProblem(await create(body), 400, 'validation-failed');
+    expect(problem.errors).toEqual(expect.arrayContaining([expect.objectContaining({ location: 'body', name })]));
+  });
+
+  it('a config of a definition keeps the definition’s hosts; the definition’s new hosts reach it', async () => {
+    const id = `local-${suffix}`;
+    await localDefinition(id, [`http://127.0.0.1:${downstream.port}`]);
+    const config = (await create({ definition_id: id })).body;
+    expect(config.hosts).toEqual([`http://127.0.0.1:${downstream.port}`]);
+    expect((await forward(`${downstream.url}/x`)).status).toBe(200);
+    expectProblem(
+      await http(t.url, `/vault-forward/configs/${config.id}`, {
+        method: 'PUT',
+        token,
+        body: { hosts: ['a.example'] },
+      }),
+      400,
+      'validation-failed',
+    );
+    const moved = await http(t.url, `/vault-forward/definitions/${id}`, {
+      method: 'PUT',
+      token: instanceToken,
+      body: {
+        display_name: 'Local PSP',
+        hosts: ['http://127.0.0.1:1'],
+        authentications: (await http(t.url, `/vault-forward/definitions/${id}`, { token })).body.authentications.map(
+          (a: { kind: string }) => ({
+            kind: a.kind,
+            title: 'Mutual TLS',
+            description: '',
+            fields: [
+              {
+                key: 'cert',
+                display_name: 'C',
+                required: true,
+                format: 'multiline',
+                secret: false,
+                maps_to: 'certificate',
+              },
+              {
+                key: 'key',
+                display_name: 'K',
+                required: true,
+                format: 'multiline',
+                secret: true,
+                maps_to: 'private_key',
+              },
+            ],
+          }),
+        ),
+      },
+    });
+    expect(moved.status).toBe(200);
+    expect((await http(t.url, `/vault-forward/configs/${config.id}`, { token })).body.hosts).toEqual([
+      'http://127.0.0.1:1',
+    ]);
+    expectProblem(await forward(`${downstream.url}/x`), 403, 'endpoint-not-enabled');
+    // In use: not deleted.
+    expectProblem(
+      await http(t.url, `/vault-forward/definitions/${id}`, { method: 'DELETE', token: instanceToken }),
+      409,
+      'vault-forward-definition-in-use',
+    );
+    await http(t.url, `/vault-forward/configs/${config.id}`, { method: 'DELETE', token });
+    expect(
+      (await http(t.url, `/vault-forward/definitions/${id}`, { method: 'DELETE', token: instanceToken })).status,
+    ).toBe(204);
+  });
+
+  it('an origin enables its scheme and port only; a host entry, as before, the host and port', async () => {
+    const merchantKey = await (await createApiKey(t, (await createMerchantAccount(t)).id)).token();
+    const origin = `http://127.0.0.1:${downstream.port}`;
+    const config = await create(
+      { display_name: 'By origin', hosts: [`HTTP://127.0.0.1:${downstream.port}`] },
+      merchantKey,
+    );
+    expect(config.status).toBe(201);
+    expect(config.body.hosts).toEqual([origin]);
+    expect((await forward(`${origin}/x`, merchantKey)).status).toBe(200);
+    // Same host, same port, another scheme: not this origin.
+    expectProblem(await forward(`https://127.0.0.1:${downstream.port}/x`, merchantKey), 403, 'endpoint-not-enabled');
+    // Same host, another port.
+    expectProblem(await forward(`http://127.0.0.1:${downstream.port + 1}/x`, merchantKey), 403, 'endpoint-not-enabled');
+    // An https origin of a host that is not public is refused like the bare host.
+    expectProblem(
+      await create({ display_name: 'X', hosts: ['https://10.1.2.3'] }, merchantKey),
+      400,
+      'validation-failed',
+    );
+    // http only for the operator's insecure hosts.
+    const plain = expectProblem(
+      await create({ display_name: 'X', hosts: ['http://api.psp.example'] }),
+      400,
+      'validation-failed',
+    );
+    expect(plain.errors).toEqual([{ location: 'body', name: 'hosts[0]', message: 'must be an https origin' }]);
+  });
+
+  it('a config made with its own hosts has a custom definition, readable by its merchant account only', async () => {
+    const config = (await create({ display_name: 'Own', hosts: ['own.psp.example'] })).body;
+    expect(config.definition_id).toBe(`custom-${config.id}`);
+    const definition = await http(t.url, `/vault-forward/definitions/${config.definition_id}`, { token });
+    expect(definition.status).toBe(200);
+    expectGr4vy('PCIForwardDefinition', definition.body);
+    expect(definition.body).toMatchObject({
+      id: config.definition_id,
+      display_name: 'Own',
+      hosts: ['own.psp.example'],
+      source: 'custom',
+    });
+    const other = await (await createApiKey(t, (await createMerchantAccount(t)).id)).token();
+    expectProblem(
+      await http(t.url, `/vault-forward/definitions/${config.definition_id}`, { token: other }),
+      404,
+      'vault-forward-definition-not-found',
+    );
+    // Custom definitions are not listed.
+    const list = await http(t.url, '/vault-forward/definitions', { token });
+    expect(list.text).not.toContain(config.definition_id);
   });
 });

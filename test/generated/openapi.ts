@@ -223,6 +223,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/vault-forward/definitions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the definitions: the shipped catalog and the instance’s own (a small set, answered whole) */
+        get: operations["VaultForwardDefinitionsController_list"];
+        put?: never;
+        /** Add a definition to the instance (instance keys only) */
+        post: operations["VaultForwardDefinitionsController_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/vault-forward/definitions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a definition (also `custom-<config id>`, the own definition of a config) */
+        get: operations["VaultForwardDefinitionsController_get"];
+        /** Replace an instance definition; its configs take the new hosts at once (instance keys only) */
+        put: operations["VaultForwardDefinitionsController_update"];
+        post?: never;
+        /** Delete an instance definition no config uses (instance keys only) */
+        delete: operations["VaultForwardDefinitionsController_delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/vault-forward/configs": {
         parameters: {
             query?: never;
@@ -233,7 +270,7 @@ export interface paths {
         /** List forwarding configs, newest first, with cursor pagination */
         get: operations["VaultForwardConfigsController_list"];
         put?: never;
-        /** Enable hosts (and methods) as forwarding targets */
+        /** Enable a definition’s hosts (Gr4vy), or hosts of your own (ours), as forwarding targets */
         post: operations["VaultForwardConfigsController_create"];
         delete?: never;
         options?: never;
@@ -1040,17 +1077,115 @@ export interface components {
              */
             external_identifier?: string | null;
         };
-        CreateVaultForwardConfigDto: {
-            /** @example Acme PSP */
+        DefinitionFieldResponse: {
+            key: string;
+            display_name: string;
+            required: boolean;
+            /** @enum {string} */
+            format: "text" | "multiline" | "file" | "number";
+            secret: boolean;
+        };
+        AuthenticationDefinitionResponse: {
+            /** @enum {string} */
+            type: "vault-forward-authentication-definition";
+            /** @enum {string} */
+            kind: "mle" | "mtls" | "signature";
+            title: string;
+            description: string;
+            fields: components["schemas"]["DefinitionFieldResponse"][];
+        };
+        VaultForwardDefinitionResponse: {
+            /** @example amadeus */
+            id: string;
+            /** @enum {string} */
+            type: "vault-forward-definition";
             display_name: string;
             /**
-             * @description Exact host names; add :port when it is not 443.
              * @example [
-             *       "api.acme-psp.example",
-             *       "api.acme-psp.example:8443"
+             *       "https://api.amadeus.com"
              *     ]
              */
             hosts: string[];
+            authentications: components["schemas"]["AuthenticationDefinitionResponse"][];
+            /**
+             * @description Ours: the shipped catalog, an instance administrator’s, or a config’s own (custom).
+             * @enum {string}
+             */
+            source: "catalog" | "instance" | "custom";
+        };
+        VaultForwardDefinitionsResponse: {
+            items: components["schemas"]["VaultForwardDefinitionResponse"][];
+        };
+        DefinitionFieldDto: {
+            /** @example private_key */
+            key: string;
+            /** @example Private key */
+            display_name: string;
+            required: boolean;
+            /** @enum {string} */
+            format: "text" | "multiline" | "file" | "number";
+            /** @description Never returned when true. Must be true when the field it maps to is secret. */
+            secret: boolean;
+            /**
+             * @description Ours: the field of our kind that takes the value.
+             * @example private_key
+             */
+            maps_to: string;
+        };
+        AuthenticationDefinitionDto: {
+            /** @enum {string} */
+            kind: "mle" | "mtls" | "signature";
+            /** @example Mutual TLS */
+            title: string;
+            /** @example The client certificate the third party issued. */
+            description: string;
+            fields: components["schemas"]["DefinitionFieldDto"][];
+            /** @description Ours: non-secret fields of our kind that the definition fixes (e.g. a signature’s template). */
+            settings?: {
+                [key: string]: string;
+            };
+        };
+        CreateVaultForwardDefinitionDto: {
+            /** @example Example PSP */
+            display_name: string;
+            /**
+             * @example [
+             *       "https://api.example-psp.com"
+             *     ]
+             */
+            hosts: string[];
+            authentications: components["schemas"]["AuthenticationDefinitionDto"][];
+            /** @example example-psp */
+            id: string;
+        };
+        UpdateVaultForwardDefinitionDto: {
+            /** @example Example PSP */
+            display_name: string;
+            /**
+             * @example [
+             *       "https://api.example-psp.com"
+             *     ]
+             */
+            hosts: string[];
+            authentications: components["schemas"]["AuthenticationDefinitionDto"][];
+        };
+        CreateVaultForwardConfigDto: {
+            /**
+             * @description Gr4vy: the definition to configure; the config takes its hosts, and `display_name` defaults to its name. Without it (ours), `display_name` and `hosts` are required and the config gets its own custom definition.
+             * @example amadeus
+             */
+            definition_id?: string;
+            /** @example Acme PSP */
+            display_name?: string;
+            /**
+             * @description Ours, without `definition_id`: exact host names (add :port when it is not 443; any scheme the transport rules allow), or origins (`https://host[:port]`: that scheme and port only).
+             * @example [
+             *       "api.acme-psp.example",
+             *       "api.acme-psp.example:8443",
+             *       "https://api2.acme-psp.example"
+             *     ]
+             */
+            hosts?: string[];
             /**
              * @default [
              *       "POST",
@@ -1073,6 +1208,8 @@ export interface components {
             /** Format: uuid */
             id: string;
             merchant_account_id: string;
+            /** @description A definition’s id, or `custom-<id>` for a config made with its own hosts. */
+            definition_id: string;
             display_name: string;
             hosts: string[];
             methods: ("GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPTIONS")[];
@@ -1089,6 +1226,14 @@ export interface components {
              * @example 2026-11-20T09:14:03.123456+00:00
              */
             updated_at: string;
+            /** @description Gr4vy: the user who created it. Always null: this service has API keys, no users. */
+            creator: {
+                id?: string;
+                name?: string;
+                email_address?: string;
+            } | null;
+            /** @description Gr4vy: the config’s authentication methods, newest first, each in the shape it was created in (at most 20; GET /vault-forward/configs/{id}/authentications lists every one). */
+            authentications: (components["schemas"]["ForwardAuthenticationHmacSignatureResponse"] | components["schemas"]["ForwardAuthenticationMutualTlsResponse"] | components["schemas"]["ForwardAuthenticationJwePayloadResponse"] | components["schemas"]["ForwardAuthenticationGr4vyResponse"])[];
         };
         VaultForwardConfigPage: {
             items: components["schemas"]["VaultForwardConfigResponse"][];
@@ -1150,7 +1295,8 @@ export interface components {
             updated_at: string;
         };
         ForwardAuthenticationPage: {
-            items: components["schemas"]["ForwardAuthenticationResponse"][];
+            /** @description Each method in the shape it was created in. */
+            items: (components["schemas"]["ForwardAuthenticationHmacSignatureResponse"] | components["schemas"]["ForwardAuthenticationMutualTlsResponse"] | components["schemas"]["ForwardAuthenticationJwePayloadResponse"] | components["schemas"]["ForwardAuthenticationGr4vyResponse"])[];
             /**
              * @description The page size applied to this response.
              * @example 20
@@ -1789,8 +1935,72 @@ export interface components {
             /** @example 2026-11-20T09:14:03.123456+00:00 */
             updated_at: string;
         };
+        /** @description Gr4vy’s shape: `mle`, `mtls` and `signature` are our jwe-payload, mutual-tls and hmac-signature; the method is answered in this shape. */
+        ForwardAuthenticationGr4vyRequest: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "mle" | "mtls" | "signature";
+            display_name: string;
+            /** @description The fields the config’s definition declares for this kind (GET /vault-forward/definitions/{id}), as key and value; each maps onto a field of our kind. Missing required, unknown or malformed keys are refused naming the key. */
+            fields: {
+                key: string;
+                value: string;
+            }[];
+        };
+        /** @description A method created in Gr4vy’s shape (PCIForwardConfigAuthentication), plus our additive fields. */
+        ForwardAuthenticationGr4vyResponse: {
+            /** @enum {string} */
+            type: "vault-forward-config-authentication";
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            config_id: string;
+            merchant_account_id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "mle" | "mtls" | "signature";
+            label: string;
+            display_name: string;
+            /** @description The non-secret fields that are set, by the definition’s keys. Secret fields are never returned. */
+            fields: {
+                key: string;
+                value: string;
+            }[];
+            details: {
+                [key: string]: unknown;
+            };
+            warnings: {
+                code: string;
+                field: string;
+                message: string;
+            }[];
+            /** @example 2026-11-20T09:14:03.123456+00:00 */
+            created_at: string;
+            /** @example 2026-11-20T09:14:03.123456+00:00 */
+            updated_at: string;
+            /** @description Always null: this service has API keys, no users. */
+            creator: {
+                id?: string;
+                name?: string;
+                email_address?: string;
+            } | null;
+        };
+        /** @description Gr4vy’s update: the fields sent replace those stored, the others stay; `""` unsets an optional field. */
+        ForwardAuthenticationGr4vyUpdateRequest: {
+            display_name?: string;
+            /** @description The fields the config’s definition declares for this kind (GET /vault-forward/definitions/{id}), as key and value; each maps onto a field of our kind. Missing required, unknown or malformed keys are refused naming the key. */
+            fields?: {
+                key: string;
+                value: string;
+            }[];
+        };
+        ForwardAuthenticationUpdateRequest: components["schemas"]["ForwardAuthenticationOurUpdateRequest"] | components["schemas"]["ForwardAuthenticationGr4vyUpdateRequest"];
         /** @description A new label, and/or a whole new fields set for the method’s kind (secrets are never merged with the stored ones). */
-        ForwardAuthenticationUpdateRequest: {
+        ForwardAuthenticationOurUpdateRequest: {
             label?: string;
             /** @description The complete fields of the method’s kind: ForwardAuthenticationHmacSignatureRequest.fields, ForwardAuthenticationMutualTlsRequest.fields, ForwardAuthenticationJwePayloadRequest.fields. */
             fields?: {
@@ -4895,6 +5105,732 @@ export interface operations {
             };
         };
     };
+    VaultForwardDefinitionsController_list: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Merchant account to act for (instance keys; default "default"). A merchant-bound key may send only its own id. */
+                "x-merchant-account-id"?: string;
+                /** @description Alias of x-merchant-account-id. */
+                "x-gr4vy-merchant-account-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VaultForwardDefinitionsResponse"];
+                };
+            };
+            /** @description `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "merchant-account-unknown" | "validation-failed";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "merchant-account-unknown" | "validation-failed";
+                    };
+                };
+            };
+            /** @description `/errors/unauthorized` Missing or invalid access token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description `/errors/forbidden` Missing scope; `/errors/merchant-account-mismatch` Merchant account not allowed for this key */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
+                };
+            };
+            /** @description `/errors/internal-error` Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
+                };
+            };
+            /** @description `/errors/service-unavailable` Service unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                };
+            };
+        };
+    };
+    VaultForwardDefinitionsController_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateVaultForwardDefinitionDto"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VaultForwardDefinitionResponse"];
+                };
+            };
+            /** @description `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/validation-failed` Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "invalid-json" | "json-too-deep" | "validation-failed";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "invalid-json" | "json-too-deep" | "validation-failed";
+                    };
+                };
+            };
+            /** @description `/errors/unauthorized` Missing or invalid access token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description `/errors/forbidden` Missing scope; `/errors/instance-key-required` Instance key required */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "instance-key-required";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "instance-key-required";
+                    };
+                };
+            };
+            /** @description `/errors/vault-forward-definition-exists` Forwarding definition exists */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "vault-forward-definition-exists";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "vault-forward-definition-exists";
+                    };
+                };
+            };
+            /** @description `/errors/payload-too-large` Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
+                };
+            };
+            /** @description `/errors/unsupported-media-type` Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
+                    };
+                };
+            };
+            /** @description `/errors/internal-error` Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
+                };
+            };
+            /** @description `/errors/service-unavailable` Service unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                };
+            };
+        };
+    };
+    VaultForwardDefinitionsController_get: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Merchant account to act for (instance keys; default "default"). A merchant-bound key may send only its own id. */
+                "x-merchant-account-id"?: string;
+                /** @description Alias of x-merchant-account-id. */
+                "x-gr4vy-merchant-account-id"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VaultForwardDefinitionResponse"];
+                };
+            };
+            /** @description `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "merchant-account-unknown" | "validation-failed";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "merchant-account-unknown" | "validation-failed";
+                    };
+                };
+            };
+            /** @description `/errors/unauthorized` Missing or invalid access token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description `/errors/forbidden` Missing scope; `/errors/merchant-account-mismatch` Merchant account not allowed for this key */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
+                };
+            };
+            /** @description `/errors/vault-forward-definition-not-found` Forwarding definition not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "vault-forward-definition-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "vault-forward-definition-not-found";
+                    };
+                };
+            };
+            /** @description `/errors/uri-too-long` URI too long */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
+                };
+            };
+            /** @description `/errors/internal-error` Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
+                };
+            };
+            /** @description `/errors/service-unavailable` Service unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                };
+            };
+        };
+    };
+    VaultForwardDefinitionsController_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateVaultForwardDefinitionDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VaultForwardDefinitionResponse"];
+                };
+            };
+            /** @description `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/validation-failed` Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "invalid-json" | "json-too-deep" | "validation-failed";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "invalid-json" | "json-too-deep" | "validation-failed";
+                    };
+                };
+            };
+            /** @description `/errors/unauthorized` Missing or invalid access token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description `/errors/forbidden` Missing scope; `/errors/instance-key-required` Instance key required */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "instance-key-required";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "instance-key-required";
+                    };
+                };
+            };
+            /** @description `/errors/vault-forward-definition-not-found` Forwarding definition not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "vault-forward-definition-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "vault-forward-definition-not-found";
+                    };
+                };
+            };
+            /** @description `/errors/vault-forward-definition-read-only` Forwarding definition is read-only */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "vault-forward-definition-read-only";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "vault-forward-definition-read-only";
+                    };
+                };
+            };
+            /** @description `/errors/payload-too-large` Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
+                };
+            };
+            /** @description `/errors/uri-too-long` URI too long */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
+                };
+            };
+            /** @description `/errors/unsupported-media-type` Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
+                    };
+                };
+            };
+            /** @description `/errors/internal-error` Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
+                };
+            };
+            /** @description `/errors/service-unavailable` Service unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                };
+            };
+        };
+    };
+    VaultForwardDefinitionsController_delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `/errors/validation-failed` Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "validation-failed";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "validation-failed";
+                    };
+                };
+            };
+            /** @description `/errors/unauthorized` Missing or invalid access token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description `/errors/forbidden` Missing scope; `/errors/instance-key-required` Instance key required */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "instance-key-required";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "instance-key-required";
+                    };
+                };
+            };
+            /** @description `/errors/vault-forward-definition-not-found` Forwarding definition not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "vault-forward-definition-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "vault-forward-definition-not-found";
+                    };
+                };
+            };
+            /** @description `/errors/vault-forward-definition-in-use` Forwarding definition in use; `/errors/vault-forward-definition-read-only` Forwarding definition is read-only */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "vault-forward-definition-in-use" | "vault-forward-definition-read-only";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "vault-forward-definition-in-use" | "vault-forward-definition-read-only";
+                    };
+                };
+            };
+            /** @description `/errors/uri-too-long` URI too long */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
+                };
+            };
+            /** @description `/errors/internal-error` Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
+                };
+            };
+            /** @description `/errors/service-unavailable` Service unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                };
+            };
+        };
+    };
     VaultForwardConfigsController_list: {
         parameters: {
             query?: {
@@ -5076,6 +6012,22 @@ export interface operations {
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
+                    };
+                };
+            };
+            /** @description `/errors/duplicate-record` Config exists for this definition */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "duplicate-record";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "duplicate-record";
                     };
                 };
             };
@@ -5754,7 +6706,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ForwardAuthenticationHmacSignatureRequest"] | components["schemas"]["ForwardAuthenticationMutualTlsRequest"] | components["schemas"]["ForwardAuthenticationJwePayloadRequest"];
+                "application/json": components["schemas"]["ForwardAuthenticationHmacSignatureRequest"] | components["schemas"]["ForwardAuthenticationMutualTlsRequest"] | components["schemas"]["ForwardAuthenticationJwePayloadRequest"] | components["schemas"]["ForwardAuthenticationGr4vyRequest"];
             };
         };
         responses: {
@@ -5763,7 +6715,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ForwardAuthenticationHmacSignatureResponse"] | components["schemas"]["ForwardAuthenticationMutualTlsResponse"] | components["schemas"]["ForwardAuthenticationJwePayloadResponse"];
+                    "application/json": components["schemas"]["ForwardAuthenticationHmacSignatureResponse"] | components["schemas"]["ForwardAuthenticationMutualTlsResponse"] | components["schemas"]["ForwardAuthenticationJwePayloadResponse"] | components["schemas"]["ForwardAuthenticationGr4vyResponse"];
                 };
             };
             /** @description `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
@@ -5934,7 +6886,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ForwardAuthenticationHmacSignatureResponse"] | components["schemas"]["ForwardAuthenticationMutualTlsResponse"] | components["schemas"]["ForwardAuthenticationJwePayloadResponse"];
+                    "application/json": components["schemas"]["ForwardAuthenticationHmacSignatureResponse"] | components["schemas"]["ForwardAuthenticationMutualTlsResponse"] | components["schemas"]["ForwardAuthenticationJwePayloadResponse"] | components["schemas"]["ForwardAuthenticationGr4vyResponse"];
                 };
             };
             /** @description `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
@@ -6077,7 +7029,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ForwardAuthenticationHmacSignatureResponse"] | components["schemas"]["ForwardAuthenticationMutualTlsResponse"] | components["schemas"]["ForwardAuthenticationJwePayloadResponse"];
+                    "application/json": components["schemas"]["ForwardAuthenticationHmacSignatureResponse"] | components["schemas"]["ForwardAuthenticationMutualTlsResponse"] | components["schemas"]["ForwardAuthenticationJwePayloadResponse"] | components["schemas"]["ForwardAuthenticationGr4vyResponse"];
                 };
             };
             /** @description `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */

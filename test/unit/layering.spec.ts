@@ -30,6 +30,19 @@ const RULES: Rule[] = [
   { from: ['targets'], only: [], why: 'the target rules both configs and forwarding use import no feature' },
   { from: ['vault-forward-configs'], not: ['forward-authentications', ...FORWARD_ROOMS, ...ABOVE], why: 'one-way' },
   { from: ['forward-authentications'], not: [...FORWARD_ROOMS, ...ABOVE], why: 'one-way' },
+  // Definitions (issue 22) sit between configs and authentication methods, whose kind descriptions (data and pure
+  // functions) they read to check how a definition's fields map onto our kinds.
+  {
+    from: ['vault-forward-definitions'],
+    only: [
+      ...FOUNDATION,
+      'auth',
+      'vault-forward-configs',
+      'forward-authentications/kinds.ts',
+      'forward-authentications/method-fields.ts',
+    ],
+    why: 'one-way: of the methods, only their kind descriptions',
+  },
   // Rooms by capability (issue 21, item 2): forward-entry → forward-jobs → forwarding → forward-records, outbound.
   {
     from: FORWARD_ROOMS,

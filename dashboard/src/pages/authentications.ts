@@ -12,18 +12,9 @@ import {
   problemAlert,
   View,
 } from '../ui';
+import { Definition, definitionBody, definitionFieldInput } from './definition-form';
+import { KindField, kindFieldInput, withCode } from './kind-form';
 import type { ForwardConfig } from './forwarding-configs';
-
-interface KindField {
-  name: string;
-  secret: boolean;
-  required: boolean;
-  format: string;
-  enum?: string[];
-  default?: string;
-  max_length: number;
-  description: string;
-}
 
 interface Kind {
   kind: string;
@@ -36,22 +27,16 @@ interface Method {
   id: string;
   kind: string;
   label: string;
-  fields: Record<string, string>;
+  /** Ours: an object; a method made in Gr4vy's shape: `[{key, value}]` by its definition's keys. */
+  fields: Record<string, string> | Array<{ key: string; value: string }>;
   details: Record<string, unknown>;
   warnings: Array<{ code?: string; field?: string; message: string }>;
   created_at: string;
 }
 
-const PEM_FORMATS = new Set(['pem-certificates', 'pem-private-key', 'public-key']);
-
-/** Markdown-ish `code` in the kinds' descriptions, shown as code without any HTML from the server. */
 function warningItem(w: Method['warnings'][number]) {
   const where = w.field ? ` (${w.field})` : '';
   return html`<li><span aria-hidden="true">⚠ </span><strong>Warning${where}:</strong> ${w.message}</li>`;
-}
-
-function withCode(text: string) {
-  return text.split('`').map((part, i) => (i % 2 ? html`<code>${part}</code>` : part));
 }
 
 /**
@@ -64,6 +49,7 @@ export class VfAuthentications extends View {
     merchant: {},
     configId: {},
     config: { state: true },
+    definition: { state: true },
     kinds: { state: true },
     page: { state: true },
     error: { state: true },
@@ -77,6 +63,8 @@ export class VfAuthentications extends View {
   declare merchant: string | null;
   declare configId: string;
   declare config: ForwardConfig | null;
+  /** The config's definition, when it was made from one (not a custom config): its fields make the form. */
+  declare definition: Definition | null;
   declare kinds: Kind[];
   declare page: Page<Method> | null;
   declare error: ApiError | null;
@@ -92,6 +80,7 @@ export class VfAuthentications extends View {
     super();
     this.merchant = null;
     this.config = null;
+    this.definition = null;
     this.kinds = [];
     this.page = null;
     this.error = null;
@@ -120,7 +109,13 @@ export class VfAuthentications extends View {
       ]);
       this.config = config;
       this.kinds = kinds.items;
-      this.kind ||= kinds.items[0]?.kind ?? '';
+      if (config.definition_id && !config.definition_id.startsWith('custom-')) {
+        this.definition = await api<Definition>(
+          `/vault-forward/definitions/${encodeURIComponent(config.definition_id)}`,
+          { merchant: this.merchant },
+        );
+      }
+      this.kind ||= this.definition?.authentications[0]?.kind ?? kinds.items[0]?.kind ?? '';
       await this.loadPage();
     } catch (error) {
       this.error = error as ApiError;
@@ -150,19 +145,12 @@ export class VfAuthentications extends View {
   private async add(event: SubmitEvent): Promise<void> {
     event.preventDefault();
     const form = event.target as HTMLFormElement;
-    const kind = this.kinds.find((k) => k.kind === this.kind)!;
     const data = new FormData(form);
-    const fields: Record<string, string> = {};
-    for (const f of kind.fields) {
-      const value = data.get(`field-${f.name}`);
-      // An optional field left empty is absent, not an empty value (values are used as entered).
-      if (typeof value === 'string' && value !== '') fields[f.name] = value;
-    }
     try {
       const created = await api<Method>(this.path(), {
         method: 'POST',
         merchant: this.merchant,
-        body: { kind: kind.kind, label: formText(data, 'label'), fields },
+        body: this.definition ? this.definitionRequest(data) : this.ourRequest(data),
       });
       form.reset();
       this.formError = null;
@@ -177,6 +165,22 @@ export class VfAuthentications extends View {
       await this.updateComplete;
       this.querySelector<HTMLElement>('[aria-invalid="true"]')?.focus();
     }
+  }
+
+  private ourRequest(data: FormData) {
+    const kind = this.kinds.find((k) => k.kind === this.kind)!;
+    const fields: Record<string, string> = {};
+    for (const f of kind.fields) {
+      const value = data.get(`field-${f.name}`);
+      // An optional field left empty is absent, not an empty value (values are used as entered).
+      if (typeof value === 'string' && value !== '') fields[f.name] = value;
+    }
+    return { kind: kind.kind, label: formText(data, 'label'), fields };
+  }
+
+  private definitionRequest(data: FormData) {
+    const auth = this.definition!.authentications.find((a) => a.kind === this.kind)!;
+    return definitionBody(auth, data, formText(data, 'label'));
   }
 
   private async deleteMethod(method: Method): Promise<void> {
@@ -197,77 +201,23 @@ export class VfAuthentications extends View {
     announce(this.copied);
   }
 
-  private fieldInput(f: KindField) {
-    const id = `auth-field-${f.name}`;
-    const e = this.formError;
-    const messages = e?.fieldMessages(`fields.${f.name}`) ?? [];
-    const aria = {
-      invalid: messages.length ? 'true' : 'false',
-      describedby: describedBy(`${id}-help`, messages.length && `${id}-error`),
-    };
-    const name = `field-${f.name}`;
-    let input;
-    if (f.format === 'enum' && f.enum) {
-      input = html`<select
-        id=${id}
-        name=${name}
-        ?required=${f.required}
-        aria-invalid=${aria.invalid}
-        aria-describedby=${aria.describedby}
-      >
-        ${f.required ? nothing : html`<option value="">(not set)</option>`}
-        ${f.enum.map((v) => html`<option value=${v} ?selected=${v === f.default}>${v}</option>`)}
-      </select>`;
-    } else if (PEM_FORMATS.has(f.format)) {
-      input = html`<textarea
-          id=${id}
-          name=${name}
-          rows="6"
-          spellcheck="false"
-          autocomplete="off"
-          ?required=${f.required}
-          maxlength=${f.max_length}
-          class=${f.secret ? 'secret' : ''}
-          aria-invalid=${aria.invalid}
-          aria-describedby=${aria.describedby}
-        ></textarea>
-        <label class="file"
-          >Or load ${f.name} from a file
-          <input
-            type="file"
-            accept=".pem,.crt,.cer,.key,.json,text/plain"
-            @change=${(ev: Event) => this.readFile(ev, id)}
-        /></label>`;
-    } else {
-      input = html`<input
-        id=${id}
-        name=${name}
-        type=${f.secret ? 'password' : 'text'}
-        autocomplete=${f.secret ? 'new-password' : 'off'}
-        spellcheck="false"
-        ?required=${f.required}
-        maxlength=${f.max_length}
-        placeholder=${f.default ?? ''}
-        aria-invalid=${aria.invalid}
-        aria-describedby=${aria.describedby}
-      />`;
-    }
-    const required = f.required ? html` <span class="required">(required)</span>` : nothing;
-    const secret = f.secret ? html` <span class="secret-tag">(secret, never shown again)</span>` : nothing;
-    return html`<div class="field">
-      <label for=${id}>${f.name}${required}${secret}</label>
-      ${input}
-      <p class="help" id=${`${id}-help`}>
-        ${withCode(f.description)}${f.default ? html` Default: <code>${f.default}</code>.` : nothing}
-      </p>
-      ${fieldError(e, `fields.${f.name}`, `${id}-error`)}
-    </div>`;
-  }
-
   private addForm() {
-    const kind = this.kinds.find((k) => k.kind === this.kind);
+    const auth = this.definition?.authentications.find((a) => a.kind === this.kind);
+    const kind = auth ?? this.kinds.find((k) => k.kind === this.kind);
+    const choices = this.definition?.authentications ?? this.kinds;
+    // A definition's methods are named by display_name (Gr4vy's), ours by label.
+    const nameField = this.definition ? 'display_name' : 'label';
     const e = this.formError;
-    const shown = ['kind', 'label', ...(kind?.fields.map((f) => `fields.${f.name}`) ?? [])];
+    const shown = [
+      'kind',
+      nameField,
+      ...(auth
+        ? auth.fields.map((f) => `fields.${f.key}`)
+        : ((kind as Kind | undefined)?.fields.map((f) => `fields.${f.name}`) ?? [])),
+    ];
+    const inputs = auth
+      ? auth.fields.map((f) => definitionFieldInput(f, e, (ev, id) => void this.readFile(ev, id)))
+      : (kind as Kind | undefined)?.fields.map((f) => kindFieldInput(f, e, (ev, id) => void this.readFile(ev, id)));
     return html`<form class="card" @submit=${this.add} aria-labelledby="add-title" autocomplete="off">
       <h2 id="add-title">Add authentication</h2>
       <label for="auth-kind">Method</label>
@@ -277,7 +227,7 @@ export class VfAuthentications extends View {
         @change=${(ev: Event) => ((this.kind = (ev.target as HTMLSelectElement).value), (this.formError = null))}
         aria-describedby=${describedBy('auth-kind-help', e?.fieldMessages('kind').length && 'auth-kind-error')}
       >
-        ${this.kinds.map((k) => html`<option value=${k.kind} ?selected=${k.kind === this.kind}>${k.title} (${k.kind})</option>`)}
+        ${choices.map((k) => html`<option value=${k.kind} ?selected=${k.kind === this.kind}>${k.title} (${k.kind})</option>`)}
       </select>
       <p class="help" id="auth-kind-help">${kind ? withCode(kind.description) : nothing}</p>
       ${fieldError(e, 'kind', 'auth-kind-error')}
@@ -286,11 +236,11 @@ export class VfAuthentications extends View {
         id="auth-label"
         name="label"
         required
-        maxlength="100"
-        aria-invalid=${e?.fieldMessages('label').length ? 'true' : 'false'}
-        aria-describedby=${describedBy(e?.fieldMessages('label').length && 'auth-label-error')}
+        maxlength=${this.definition ? 50 : 100}
+        aria-invalid=${e?.fieldMessages(nameField).length ? 'true' : 'false'}
+        aria-describedby=${describedBy(e?.fieldMessages(nameField).length && 'auth-label-error')}
       />
-      ${fieldError(e, 'label', 'auth-label-error')} ${kind ? kind.fields.map((f) => this.fieldInput(f)) : nothing}
+      ${fieldError(e, nameField, 'auth-label-error')} ${inputs ?? nothing}
       ${e && e.hasErrorsBeyond(shown) ? problemAlert(e) : e && !(e.problem.errors ?? []).length ? problemAlert(e) : nothing}
       <div class="actions">
         <button type="submit">Add</button>
@@ -303,12 +253,16 @@ export class VfAuthentications extends View {
 
   private details(method: Method) {
     const kind = this.kinds.find((k) => k.kind === method.kind);
-    const entries = Object.entries(method.fields);
+    const auth = this.definition?.authentications.find((a) => a.kind === method.kind);
+    const entries = Array.isArray(method.fields)
+      ? method.fields.map((f) => [f.key, f.value] as const)
+      : Object.entries(method.fields);
     const facts = Object.entries(method.details ?? {});
     return html`<article class="card method" aria-labelledby=${`m-${method.id}`}>
       <h3 id=${`m-${method.id}`}>${method.label}</h3>
       <p class="kind">
-        ${kind?.title ?? method.kind} <code>${method.kind}</code> · added ${formatTime(method.created_at)}
+        ${kind?.title ?? auth?.title ?? method.kind} <code>${method.kind}</code> · added
+        ${formatTime(method.created_at)}
       </p>
       <p class="uuid">
         UUID <code id=${`uuid-${method.id}`} data-testid="method-uuid">${method.id}</code>
@@ -353,10 +307,10 @@ export class VfAuthentications extends View {
       <p class="secret-note">
         Secret fields
         (${
-          kind?.fields
-            .filter((f) => f.secret)
-            .map((f) => f.name)
-            .join(', ') || 'none'
+          (auth
+            ? auth.fields.filter((f) => f.secret).map((f) => f.display_name)
+            : (kind?.fields ?? []).filter((f) => f.secret).map((f) => f.name)
+          ).join(', ') || 'none'
         })
         are stored encrypted and never shown.
       </p>

@@ -15,6 +15,8 @@ import {
 
 export interface ForwardConfig {
   id: string;
+  /** A definition's id, or `custom-<id>` for a config made with hosts of its own. */
+  definition_id: string;
   display_name: string;
   hosts: string[];
   methods: string[];
@@ -148,7 +150,8 @@ export class VfForwardingConfigs extends View {
         aria-describedby=${describedBy('cfg-hosts-help', e?.fieldMessages('hosts').length && 'cfg-hosts-error')}
       ></textarea>
       <p class="help" id="cfg-hosts-help">
-        One per line: an exact host name, with <code>:port</code> when it is not 443 (no scheme, no path).
+        One per line: an exact host name, with <code>:port</code> when it is not 443, or an origin such as
+        <code>https://api.example.com:8443</code> (that scheme and port only); no path.
       </p>
       ${fieldError(e, 'hosts', 'cfg-hosts-error')}
       <fieldset

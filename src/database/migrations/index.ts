@@ -13,6 +13,7 @@ import { ForwardJobLeases1763920000000 } from './1763920000000-ForwardJobLeases'
 import { ForwardJobCallbackUrls1763923600000 } from './1763923600000-ForwardJobCallbackUrls';
 import { CheckoutSessionCodeClaims1763924000000 } from './1763924000000-CheckoutSessionCodeClaims';
 import { ForwardRecordMerchantInitiated1763927600000 } from './1763927600000-ForwardRecordMerchantInitiated';
+import { VaultForwardDefinitions1763930000000 } from './1763930000000-VaultForwardDefinitions';
 
 /** In order. Listed explicitly so the same set runs from ts (tests) and from dist/ (npm start). */
 export const MIGRATIONS = [
@@ -31,4 +32,5 @@ export const MIGRATIONS = [
   ForwardJobCallbackUrls1763923600000,
   CheckoutSessionCodeClaims1763924000000,
   ForwardRecordMerchantInitiated1763927600000,
+  VaultForwardDefinitions1763930000000,
 ];

@@ -14,31 +14,54 @@ import {
   ValidateIf,
 } from 'class-validator';
 import { FORWARD_METHODS } from '../../targets/http-methods';
+import { MAX_EMBEDDED_AUTHENTICATIONS } from '../config-authentications';
 import { VaultForwardConfig } from '../vault-forward-config.entity';
 
 /** host, host:port, [v6], [v6]:port — exact names, no scheme, path or wildcard. */
 const DNS_LABEL = '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
-export const HOST_ENTRY = new RegExp(`^(\\[[0-9A-Fa-f:.]+\\]|${DNS_LABEL}(?:\\.${DNS_LABEL})*)(:[1-9][0-9]{0,4})?$`);
+export const HOST_ENTRY = new RegExp(
+  `^(?:https?://)?(\\[[0-9A-Fa-f:.]+\\]|${DNS_LABEL}(?:\\.${DNS_LABEL})*)(:[1-9][0-9]{0,4})?$`,
+  'i',
+);
+const HOST_MESSAGE = 'each entry must be a host, host:port or an origin (https://host[:port]), without path';
+/** A definition's id as Gr4vy spells them: a slug. */
+const DEFINITION_ID = /^[a-z0-9](?:[a-z0-9-]{0,48}[a-z0-9])?$/;
 
 export class CreateVaultForwardConfigDto {
-  @ApiProperty({ example: 'Acme PSP', minLength: 1, maxLength: 50 })
+  @ApiPropertyOptional({
+    example: 'amadeus',
+    maxLength: 50,
+    description:
+      'Gr4vy: the definition to configure; the config takes its hosts, and `display_name` defaults to its name. ' +
+      'Without it (ours), `display_name` and `hosts` are required and the config gets its own custom definition.',
+  })
+  @IsOptional()
+  @IsString()
+  @Matches(DEFINITION_ID, { message: 'must be the id of a definition (GET /vault-forward/definitions)' })
+  definition_id?: string;
+
+  @ApiPropertyOptional({ example: 'Acme PSP', minLength: 1, maxLength: 50 })
+  @ValidateIf((o: CreateVaultForwardConfigDto) => o.definition_id === undefined || o.display_name !== undefined)
   @IsString()
   @Length(1, 50)
-  display_name!: string;
+  display_name?: string;
 
-  @ApiProperty({
+  @ApiPropertyOptional({
     type: [String],
     minItems: 1,
     maxItems: 50,
-    example: ['api.acme-psp.example', 'api.acme-psp.example:8443'],
-    description: 'Exact host names; add :port when it is not 443.',
+    example: ['api.acme-psp.example', 'api.acme-psp.example:8443', 'https://api2.acme-psp.example'],
+    description:
+      'Ours, without `definition_id`: exact host names (add :port when it is not 443; any scheme the transport ' +
+      'rules allow), or origins (`https://host[:port]`: that scheme and port only).',
   })
+  @ValidateIf((o: CreateVaultForwardConfigDto) => o.definition_id === undefined || o.hosts !== undefined)
   @IsArray()
   @ArrayMinSize(1)
   @ArrayMaxSize(50)
   @IsString({ each: true })
-  @Matches(HOST_ENTRY, { each: true, message: 'each entry must be a host name or host:port, without scheme or path' })
-  hosts!: string[];
+  @Matches(HOST_ENTRY, { each: true, message: HOST_MESSAGE })
+  hosts?: string[];
 
   @ApiPropertyOptional({
     example: ['POST', 'PUT', 'PATCH'],
@@ -72,7 +95,7 @@ export class UpdateVaultForwardConfigDto {
   @ArrayMinSize(1)
   @ArrayMaxSize(50)
   @IsString({ each: true })
-  @Matches(HOST_ENTRY, { each: true, message: 'each entry must be a host name or host:port, without scheme or path' })
+  @Matches(HOST_ENTRY, { each: true, message: HOST_MESSAGE })
   hosts?: string[];
 
   @ApiPropertyOptional({ enum: FORWARD_METHODS, isArray: true })
@@ -89,6 +112,18 @@ export class UpdateVaultForwardConfigDto {
   enabled?: boolean;
 }
 
+/** A config with its methods, as the routes answer them (rendered by the authentication methods' own routes). */
+export interface Embedded {
+  authentications: object[];
+}
+
+const AUTHENTICATION_RESPONSES = [
+  'ForwardAuthenticationHmacSignatureResponse',
+  'ForwardAuthenticationMutualTlsResponse',
+  'ForwardAuthenticationJwePayloadResponse',
+  'ForwardAuthenticationGr4vyResponse',
+];
+
 export class VaultForwardConfigResponse {
   @ApiProperty({ type: String, enum: ['vault-forward-config'] })
   type!: 'vault-forward-config';
@@ -96,6 +131,8 @@ export class VaultForwardConfigResponse {
   id!: string;
   @ApiProperty()
   merchant_account_id!: string;
+  @ApiProperty({ description: 'A definition’s id, or `custom-<id>` for a config made with its own hosts.' })
+  definition_id!: string;
   @ApiProperty()
   display_name!: string;
   @ApiProperty({ type: [String] })
@@ -108,18 +145,37 @@ export class VaultForwardConfigResponse {
   created_at!: string;
   @ApiTimestamp()
   updated_at!: string;
+  @ApiProperty({
+    type: 'object',
+    nullable: true,
+    properties: { id: { type: 'string' }, name: { type: 'string' }, email_address: { type: 'string' } },
+    description: 'Gr4vy: the user who created it. Always null: this service has API keys, no users.',
+  })
+  creator!: null;
+  @ApiProperty({
+    type: 'array',
+    items: { oneOf: AUTHENTICATION_RESPONSES.map((name) => ({ $ref: `#/components/schemas/${name}` })) },
+    maxItems: MAX_EMBEDDED_AUTHENTICATIONS,
+    description:
+      `Gr4vy: the config’s authentication methods, newest first, each in the shape it was created in (at most ` +
+      `${MAX_EMBEDDED_AUTHENTICATIONS}; GET /vault-forward/configs/{id}/authentications lists every one).`,
+  })
+  authentications!: object[];
 
-  static from(config: VaultForwardConfig): VaultForwardConfigResponse {
+  static from(config: VaultForwardConfig & Embedded): VaultForwardConfigResponse {
     return {
       type: 'vault-forward-config',
       id: config.id,
       merchant_account_id: config.merchantAccountId,
+      definition_id: config.definitionId,
       display_name: config.displayName,
       hosts: config.hosts,
       methods: config.methods,
       enabled: config.enabled,
       created_at: config.createdAt.toISOString(),
       updated_at: config.updatedAt.toISOString(),
+      creator: null,
+      authentications: config.authentications,
     };
   }
 }

@@ -1,0 +1,153 @@
+import type { AuthenticationDefinition, Definition, DefinitionField } from './definition';
+
+/**
+ * The definitions shipped with the service: a data file, reviewed like code. The hosts are the third
+ * parties' real public API origins (production and test); the authentications are the kinds of ours
+ * that each accepts. What a merchant's contract enables (which API products, which certificate) is
+ * for the merchant to check with the third party: a definition only says where card data may go and
+ * which fields each kind needs. Tested (test/unit/definitions-catalog.spec.ts) against the same rules
+ * as an administrator's definition.
+ */
+
+const certificate: DefinitionField = {
+  key: 'certificate',
+  display_name: 'Client certificate (PEM)',
+  required: true,
+  format: 'multiline',
+  secret: false,
+  maps_to: 'certificate',
+};
+const privateKey: DefinitionField = {
+  key: 'private_key',
+  display_name: 'Private key (PEM)',
+  required: true,
+  format: 'multiline',
+  secret: true,
+  maps_to: 'private_key',
+};
+const passphrase: DefinitionField = {
+  key: 'passphrase',
+  display_name: 'Private key passphrase',
+  required: false,
+  format: 'text',
+  secret: true,
+  maps_to: 'passphrase',
+};
+const caCertificates: DefinitionField = {
+  key: 'ca_certificates',
+  display_name: 'CA certificates (PEM)',
+  required: false,
+  format: 'multiline',
+  secret: false,
+  maps_to: 'ca_certificates',
+};
+
+function mtls(description: string): AuthenticationDefinition {
+  return {
+    kind: 'mtls',
+    title: 'Mutual TLS',
+    description,
+    fields: [certificate, privateKey, passphrase, caCertificates],
+    settings: {},
+  };
+}
+
+export const CATALOG: readonly Definition[] = [
+  {
+    id: 'amadeus',
+    display_name: 'Amadeus',
+    hosts: ['https://api.amadeus.com', 'https://test.api.amadeus.com'],
+    source: 'catalog',
+    authentications: [mtls('The client certificate Amadeus issued for your account.')],
+  },
+  {
+    id: 'cybersource',
+    display_name: 'Cybersource',
+    hosts: ['https://api.cybersource.com', 'https://apitest.cybersource.com'],
+    source: 'catalog',
+    authentications: [
+      mtls('A client certificate registered with Cybersource for mutual authentication.'),
+      {
+        kind: 'signature',
+        title: 'Request signature',
+        description:
+          'An HMAC-SHA256 signature of the request (`{timestamp}.{body}`), base64, in the `signature` header, ' +
+          'with the signing time in `v-c-date`.',
+        fields: [
+          {
+            key: 'shared_secret',
+            display_name: 'Shared secret',
+            required: true,
+            format: 'text',
+            secret: true,
+            maps_to: 'secret',
+          },
+        ],
+        settings: {
+          algorithm: 'sha256',
+          encoding: 'base64',
+          header: 'signature',
+          timestamp_header: 'v-c-date',
+          template: '{timestamp}.{body}',
+        },
+      },
+    ],
+  },
+  {
+    id: 'mastercard',
+    display_name: 'Mastercard',
+    hosts: ['https://api.mastercard.com', 'https://sandbox.api.mastercard.com'],
+    source: 'catalog',
+    authentications: [mtls('The client certificate of your Mastercard Developers project.')],
+  },
+  {
+    id: 'visa',
+    display_name: 'Visa Developer Platform',
+    hosts: ['https://api.visa.com', 'https://sandbox.api.visa.com'],
+    source: 'catalog',
+    authentications: [
+      mtls('Two-way SSL: the client certificate and key of your Visa Developer project.'),
+      {
+        kind: 'mle',
+        title: 'Message Level Encryption',
+        description:
+          'The request body encrypted as a compact JWE (RSA-OAEP-256) to the server encryption key of your project, ' +
+          'with its key id.',
+        fields: [
+          {
+            key: 'key_id',
+            display_name: 'MLE key id',
+            required: true,
+            format: 'text',
+            secret: false,
+            maps_to: 'key_id',
+          },
+          {
+            key: 'server_public_key',
+            display_name: 'Server encryption public key (PEM)',
+            required: true,
+            format: 'multiline',
+            secret: false,
+            maps_to: 'public_key',
+          },
+          {
+            key: 'encryption',
+            display_name: 'Content encryption (A256GCM or A128CBC-HS256)',
+            required: true,
+            format: 'text',
+            secret: false,
+            maps_to: 'encryption',
+          },
+        ],
+        settings: { algorithm: 'RSA-OAEP-256' },
+      },
+    ],
+  },
+  {
+    id: 'worldpay',
+    display_name: 'Worldpay',
+    hosts: ['https://access.worldpay.com', 'https://try.access.worldpay.com'],
+    source: 'catalog',
+    authentications: [mtls('A client certificate Worldpay has enabled for your entity.')],
+  },
+];
