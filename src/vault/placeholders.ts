@@ -13,6 +13,14 @@
  */
 
 import { echoed } from '../common/problem/echo';
+import { applyCall, checkCall, FUNCTION_NAMES } from './placeholder-functions';
+import { BodyEncoding, encodeValue } from './placeholder-encodings';
+import { ESCAPE_LENGTH, EscapeStyle, findPlaceholders, PlaceholderMatch } from './placeholder-grammar';
+
+export type { PlaceholderArgument, PlaceholderCall } from './placeholder-functions';
+
+export { findPlaceholders } from './placeholder-grammar';
+export type { EscapeStyle, PlaceholderMatch } from './placeholder-grammar';
 export const PLACEHOLDER_NAMES = [
   'CARD_NUMBER',
   'CARD_EXPIRATION_DATE',
@@ -27,13 +35,6 @@ export const PLACEHOLDER_NAMES = [
 export type PlaceholderName = (typeof PLACEHOLDER_NAMES)[number];
 
 const KNOWN = new Set<string>(PLACEHOLDER_NAMES);
-
-/**
- * The escape before a placeholder: one backslash in raw text; in a JSON document a backslash can only
- * be written as `\\`, so there the escape is those two characters.
- */
-export type EscapeStyle = 'raw' | 'json';
-const ESCAPE_LENGTH: Record<EscapeStyle, number> = { raw: 1, json: 2 };
 
 export interface PlaceholderUse {
   /** As written between the braces, e.g. CARD_NUMBER_1. */
@@ -68,24 +69,19 @@ export function paymentMethodsShape(
 export class PlaceholderError extends Error {
   constructor(
     readonly token: string,
-    readonly reason: 'unknown-name' | 'position-out-of-range' | 'not-available',
+    readonly reason:
+      | 'unknown-name'
+      | 'position-out-of-range'
+      | 'not-available'
+      | 'malformed'
+      | 'unknown-function'
+      | 'bad-arguments'
+      | 'unencodable',
     message: string,
   ) {
     super(message);
     this.name = 'PlaceholderError';
   }
-}
-
-/**
- * One placeholder as found in the text: `start` is where its escape backslashes begin (those after
- * the previous placeholder), `open` is its `{{`, `end` is just past its `}}`.
- */
-export interface PlaceholderMatch {
-  start: number;
-  open: number;
-  end: number;
-  token: string;
-  escaped: boolean;
 }
 
 /** The result of one pass over a text: what the fill needs, so the text is never scanned twice. */
@@ -95,65 +91,6 @@ export interface PlaceholderScan {
   matches: PlaceholderMatch[];
   /** The unescaped placeholders, in text order. */
   uses: PlaceholderUse[];
-}
-
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const SPACE = 0x20;
-const BACKSLASH = 0x5c;
-const UNDERSCORE = 0x5f;
-const isUpper = (c: number) => c >= 0x41 && c <= 0x5a;
-const isDigit = (c: number) => c >= 0x30 && c <= 0x39;
-const isTokenChar = (c: number) => isUpper(c) || isDigit(c) || c === UNDERSCORE;
-
-/**
- * The grammar's regular expression, `(\\*)\{\{ *([A-Z][A-Z0-9_]*_[0-9]+) *\}\}`, written as a single
- * pass: as a regex it backtracks over every run of backslashes, quadratic in the run's length (a
- * 60 KB body of backslashes held the event loop for seconds). Each character is looked at a bounded
- * number of times: an attempt at a `{{` reads only spaces and token characters, none of which can
- * start the next `{{`, and the backslashes before a placeholder are counted back to the previous one.
- */
-export function findPlaceholders(text: string, style: EscapeStyle): PlaceholderMatch[] {
-  const matches: PlaceholderMatch[] = [];
-  let previousEnd = 0;
-  let open = text.indexOf('{{');
-  while (open >= 0) {
-    let i = open + 2;
-    while (text.charCodeAt(i) === SPACE) i++;
-    const tokenStart = i;
-    while (isTokenChar(text.charCodeAt(i))) i++;
-    const tokenEnd = i;
-    while (text.charCodeAt(i) === SPACE) i++;
-    if (
-      text.charCodeAt(i) === CLOSE_BRACE &&
-      text.charCodeAt(i + 1) === CLOSE_BRACE &&
-      isName(text, tokenStart, tokenEnd)
-    ) {
-      let start = open;
-      while (start > previousEnd && text.charCodeAt(start - 1) === BACKSLASH) start--;
-      previousEnd = i + 2;
-      matches.push({
-        start,
-        open,
-        end: previousEnd,
-        token: text.slice(tokenStart, tokenEnd),
-        escaped: open - start >= ESCAPE_LENGTH[style],
-      });
-      open = text.indexOf('{{', previousEnd);
-    } else {
-      // Nothing read since the braces can open another pair, except a third brace right after them.
-      open = text.charCodeAt(open + 2) === OPEN_BRACE ? open + 1 : text.indexOf('{{', i);
-    }
-  }
-  return matches;
-}
-
-/** NAME_X: starts with A–Z, ends in digits that follow an underscore, NAME not empty. */
-function isName(text: string, start: number, end: number): boolean {
-  if (end - start < 3 || !isUpper(text.charCodeAt(start))) return false;
-  let digits = end;
-  while (isDigit(text.charCodeAt(digits - 1))) digits--;
-  return digits < end && digits - 1 > start && text.charCodeAt(digits - 1) === UNDERSCORE;
 }
 
 /**
@@ -168,38 +105,62 @@ export function scanText(
   const shape = typeof source === 'number' ? paymentMethodsShape(source) : source;
   const matches = findPlaceholders(text, style);
   const uses: PlaceholderUse[] = [];
-  for (const { token, escaped } of matches) {
-    if (escaped) continue;
-    const underscore = token.lastIndexOf('_');
-    const name = token.slice(0, underscore);
-    const digits = token.slice(underscore + 1);
-    if (!KNOWN.has(name)) {
+  for (const m of matches) {
+    if (m.escaped) continue;
+    if (m.malformed) {
       throw new PlaceholderError(
-        token,
-        'unknown-name',
-        `{{ ${echoed(token)} }} is not a placeholder name; known: ${PLACEHOLDER_NAMES.map((n) => `${n}_X`).join(', ')}`,
+        m.token,
+        'malformed',
+        `{{ ${echoed(m.token)} … at offset ${m.open} is not a complete placeholder: ${m.malformed.message} at offset ${m.malformed.at}`,
       );
     }
-    const position = Number(digits);
-    if (position < 1 || position > shape.positions || digits.startsWith('0')) {
+    for (const token of m.tokens) uses.push(checkToken(token, shape));
+    m.calls.forEach((call, index) => {
+      const problem = checkCall(call, index === m.calls.length - 1);
+      if (problem === null) return;
+      const known = FUNCTION_NAMES.includes(call.name);
       throw new PlaceholderError(
-        token,
-        'position-out-of-range',
-        shape.positions === 0
-          ? `{{ ${echoed(token)} }} needs ${shape.listedBy}, which lists no payment method`
-          : `{{ ${echoed(token)} }} refers to position ${digits}, but ${shape.listedBy} lists ${shape.positions}`,
+        m.key,
+        known ? 'bad-arguments' : 'unknown-function',
+        known
+          ? `{{ ${echoed(m.key)} }}: ${problem} (offset ${call.at})`
+          : `{{ ${echoed(m.key)} }}: unknown function "${echoed(call.name)}" at offset ${call.at}; known: ${FUNCTION_NAMES.join(', ')}`,
       );
-    }
-    if (name === 'CARD_SECURITY_CODE' && !shape.securityCode) {
-      throw new PlaceholderError(
-        token,
-        'not-available',
-        `{{ ${echoed(token)} }} is available only with ${shape.securityCodeFrom}: stored payment methods keep no security code`,
-      );
-    }
-    uses.push({ token, name: name as PlaceholderName, position });
+    });
   }
   return { text, style, matches, uses };
+}
+
+/** One NAME_X checked against the names and the source's positions. */
+function checkToken(token: string, shape: PlaceholderSourceShape): PlaceholderUse {
+  const underscore = token.lastIndexOf('_');
+  const name = token.slice(0, underscore);
+  const digits = token.slice(underscore + 1);
+  if (!KNOWN.has(name)) {
+    throw new PlaceholderError(
+      token,
+      'unknown-name',
+      `{{ ${echoed(token)} }} is not a placeholder name; known: ${PLACEHOLDER_NAMES.map((n) => `${n}_X`).join(', ')}`,
+    );
+  }
+  const position = Number(digits);
+  if (position < 1 || position > shape.positions || digits.startsWith('0')) {
+    throw new PlaceholderError(
+      token,
+      'position-out-of-range',
+      shape.positions === 0
+        ? `{{ ${echoed(token)} }} needs ${shape.listedBy}, which lists no payment method`
+        : `{{ ${echoed(token)} }} refers to position ${digits}, but ${shape.listedBy} lists ${shape.positions}`,
+    );
+  }
+  if (name === 'CARD_SECURITY_CODE' && !shape.securityCode) {
+    throw new PlaceholderError(
+      token,
+      'not-available',
+      `{{ ${echoed(token)} }} is available only with ${shape.securityCodeFrom}: stored payment methods keep no security code`,
+    );
+  }
+  return { token, name: name as PlaceholderName, position };
 }
 
 /** The placeholders `text` uses; see scanText. */
@@ -212,19 +173,20 @@ export function scanPlaceholders(
 }
 
 /**
- * The scanned text with each placeholder replaced by `replacement(token)` and each escaped one
+ * The scanned text with each placeholder replaced by `replacement(match)` and each escaped one
  * unescaped: the escape itself goes, any backslashes before it are ordinary text.
  */
-export function fillScan(scan: PlaceholderScan, replacement: (token: string) => string): string {
+export function fillScan(scan: PlaceholderScan, replacement: (match: PlaceholderMatch) => string): string {
   const { text, matches } = scan;
   if (matches.length === 0) return text;
   const skip = ESCAPE_LENGTH[scan.style];
   let out = '';
   let at = 0;
   for (const m of matches) {
+    if (m.malformed) continue;
     out += m.escaped
       ? text.slice(at, m.start) + text.slice(m.start + skip, m.end)
-      : text.slice(at, m.open) + replacement(m.token);
+      : text.slice(at, m.open) + replacement(m);
     at = m.end;
   }
   return out + text.slice(at);
@@ -233,12 +195,14 @@ export function fillScan(scan: PlaceholderScan, replacement: (token: string) => 
 /**
  * The byte length of the filled body, computed before anything is built, so an oversized fill is
  * refused without allocating it. `scan` is of `source` read as latin1 (one character per byte);
- * `values` are the encoded bytes per token.
+ * `values` are the encoded bytes per match key (the token, for a plain placeholder).
  */
 export function filledByteLength(scan: PlaceholderScan, values: ReadonlyMap<string, Buffer>): number {
   const skip = ESCAPE_LENGTH[scan.style];
   let length = scan.text.length;
-  for (const m of scan.matches) length += m.escaped ? -skip : valueOf(values, m.token).length - (m.end - m.open);
+  for (const m of scan.matches) {
+    if (!m.malformed) length += m.escaped ? -skip : valueOf(values, m.key).length - (m.end - m.open);
+  }
   return length;
 }
 
@@ -255,12 +219,13 @@ export function fillBytes(
   let at = 0;
   let written = 0;
   for (const m of scan.matches) {
+    if (m.malformed) continue;
     if (m.escaped) {
       written += source.copy(out, written, at, m.start);
       written += source.copy(out, written, m.start + skip, m.end);
     } else {
       written += source.copy(out, written, at, m.open);
-      written += valueOf(values, m.token).copy(out, written);
+      written += valueOf(values, m.key).copy(out, written);
     }
     at = m.end;
   }
@@ -276,8 +241,49 @@ function valueOf<T>(values: ReadonlyMap<string, T>, token: string): T {
 }
 
 /**
- * Replaces each placeholder with `encode(value)`, and unescapes escaped ones. `values` is keyed by
- * token (CARD_NUMBER_1); every placeholder in `text` must have a value.
+ * What a placeholder is replaced with: the first of its NAME_X whose value is not empty (the last
+ * one's otherwise), through its functions, then escaped for `encoding` unless it ends in `| raw`.
+ * `values` is keyed by token. Throws PlaceholderError (naming the placeholder, never a value) when
+ * a function cannot take the value or the encoding cannot carry it.
+ */
+export function filledValue(
+  match: PlaceholderMatch,
+  values: ReadonlyMap<string, string>,
+  encoding: BodyEncoding,
+  secret?: (name: string) => string,
+): string {
+  let value = '';
+  for (const token of match.tokens) {
+    value = valueOf(values, token);
+    if (value !== '') break;
+  }
+  let raw = false;
+  for (const call of match.calls) {
+    if (call.name === 'raw') {
+      raw = true;
+      continue;
+    }
+    const result = applyCall(call, value, secret);
+    if (typeof result !== 'string') {
+      throw new PlaceholderError(match.key, 'bad-arguments', `{{ ${echoed(match.key)} }}: ${result.problem}`);
+    }
+    value = result;
+  }
+  if (raw) return value;
+  const encoded = encodeValue(value, encoding);
+  if (encoded === null) {
+    throw new PlaceholderError(
+      match.key,
+      'unencodable',
+      `{{ ${echoed(match.key)} }} has a character that the body (${encoding}) cannot carry`,
+    );
+  }
+  return encoded;
+}
+
+/**
+ * Replaces each placeholder with `encode(value)` (its functions applied), and unescapes escaped
+ * ones. `values` is keyed by token (CARD_NUMBER_1); every placeholder in `text` must have a value.
  */
 export function substitutePlaceholders(
   text: string,
@@ -285,9 +291,10 @@ export function substitutePlaceholders(
   encode: (value: string) => string = (v) => v,
   style: EscapeStyle = 'raw',
 ): string {
-  return fillScan({ text, style, matches: findPlaceholders(text, style), uses: [] }, (token) =>
-    encode(valueOf(values, token)),
-  );
+  return fillScan({ text, style, matches: findPlaceholders(text, style), uses: [] }, (match) => {
+    const value = filledValue(match, values, 'none');
+    return match.calls.at(-1)?.name === 'raw' ? value : encode(value);
+  });
 }
 
 /** For a JSON body: the value as the inside of a JSON string, so quotes cannot break out of it. */

@@ -1,0 +1,196 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import { createApiKey } from '../factories/api-keys';
+import { cardNumber, createCard } from '../factories/cards';
+import { createMerchantAccount } from '../factories/merchant-accounts';
+import { startWorker, WorkerProcess } from '../support/forward-jobs';
+import { http, HttpResult } from '../support/http';
+import { dropQueueKeys } from '../support/redis-keys';
+import { startTestApp, TestApp } from '../support/test-app';
+import { waitFor } from '../support/wait';
+
+/** The name that breaks an unescaped XML or form body in every way it can (issue 23). */
+const HOLDER = 'O\'Brien & <Sons> "=+%"';
+
+const SOAP =
+  '<?xml version="1.0" encoding="UTF-8"?>\n' +
+  '<soap:Envelope xmlns:soap="http://www.w3.org/2003/05/soap-envelope"><soap:Body>' +
+  '<Pay><Card holder="{{ CARDHOLDER_NAME_1 }}" code=\'{{CARDHOLDER_NAME_1}}\'>' +
+  '<Number>{{ CARD_NUMBER_1 }}</Number>' +
+  '<Expiry>{{ CARD_EXPIRATION_DATE_MM_1 }}{{ CARD_EXPIRATION_DATE_YY_1 }}</Expiry>' +
+  '<Date>{{ CARD_EXPIRATION_DATE_1 }}</Date><Name>{{ CARDHOLDER_NAME_1 }}</Name>' +
+  '</Card></Pay></soap:Body></soap:Envelope>';
+
+const FORM =
+  'holder={{ CARDHOLDER_NAME_1 }}&pan={{ CARD_NUMBER_1 }}&exp={{ CARD_EXPIRATION_DATE_1 }}' +
+  '&raw={{ CARD_EXPIRATION_DATE_1 | raw }}&note=a+b%26c';
+
+const xml = new XMLParser({
+  ignoreAttributes: false,
+  attributeNamePrefix: '@',
+  parseTagValue: false,
+  parseAttributeValue: false,
+  trimValues: false,
+  htmlEntities: true,
+});
+
+/**
+ * A SOAP endpoint and a form endpoint, as a PSP's would be: each parses what it receives with a real
+ * parser (an XML parser; URLSearchParams) and answers what it read, or 400 when it cannot parse it.
+ */
+async function startParsingDownstream() {
+  const raw: string[] = [];
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      raw.push(body);
+      const answer = (status: number, document: unknown) => {
+        res.writeHead(status, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(document));
+      };
+      if (req.url === '/soap') {
+        const valid = XMLValidator.validate(body);
+        if (valid !== true) return answer(400, { error: valid.err.msg });
+        const card = xml.parse(body)['soap:Envelope']['soap:Body'].Pay.Card;
+        return answer(200, {
+          holderAttribute: card['@holder'],
+          codeAttribute: card['@code'],
+          number: card.Number,
+          expiry: card.Expiry,
+          date: card.Date,
+          name: card.Name,
+        });
+      }
+      const form = new URLSearchParams(body);
+      answer(200, { keys: [...form.keys()], ...Object.fromEntries(form) });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    port,
+    url: `http://127.0.0.1:${port}`,
+    raw,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+describe('placeholder values are escaped for the content type the target gets (XML/SOAP and forms)', () => {
+  const env = {
+    QUEUE_BACKEND: 'redis',
+    FORWARD_QUEUE_NAME: `test-jobs-${randomUUID()}`,
+    FORWARD_RETRY_BASE_MS: '20',
+    FORWARD_INSECURE_HOSTS: '127.0.0.1',
+  };
+  let t: TestApp;
+  let worker: WorkerProcess;
+  let downstream: Awaited<ReturnType<typeof startParsingDownstream>>;
+  let token: string;
+  let card: { id: string; number: string };
+
+  beforeAll(async () => {
+    downstream = await startParsingDownstream();
+    t = await startTestApp({ env });
+    worker = await startWorker(env);
+    const merchant = (await createMerchantAccount(t)).id;
+    token = await (await createApiKey(t, merchant)).token();
+    const config = await http(t.url, '/vault-forward/configs', {
+      method: 'POST',
+      token,
+      body: { display_name: 'SOAP and forms', hosts: [`127.0.0.1:${downstream.port}`] },
+    });
+    expect(config.status).toBe(201);
+    const number = cardNumber('4', 16);
+    card = {
+      id: (await createCard(t, merchant, { number, expiration_date: '04/31', cardholder_name: HOLDER })).id,
+      number,
+    };
+  }, 90_000);
+
+  afterAll(async () => {
+    worker?.child.kill('SIGTERM');
+    await worker?.exited;
+    await t?.close();
+    await downstream?.close();
+    await dropQueueKeys(env.FORWARD_QUEUE_NAME);
+  }, 30_000);
+
+  function forward(path: string, contentType: string, body: string, queued: boolean): Promise<HttpResult> {
+    return http(t.url, '/vault-forward', {
+      method: 'POST',
+      token,
+      headers: {
+        ...(queued ? { prefer: 'respond-async' } : {}),
+        'x-vault-forward-url': `${downstream.url}${path}`,
+        'x-vault-forward-http-method': 'POST',
+        'x-vault-forward-payment-methods': card.id,
+        'content-type': contentType,
+      },
+      rawBody: body,
+    });
+  }
+
+  /** What the target answered: directly, or as the queued job's recorded answer once the worker sent it. */
+  async function answer(result: HttpResult, queued: boolean): Promise<{ status: number; body: unknown }> {
+    if (!queued) return { status: result.status, body: result.body };
+    expect(result.status).toBe(202);
+    const job = await waitFor(
+      async () => {
+        const read = await http(t.url, `/vault-forward/jobs/${result.body.id}`, { token });
+        return ['succeeded', 'failed'].includes(read.body.status) && read;
+      },
+      { timeoutMs: 20_000, what: 'the queued forward to end' },
+    );
+    return { status: job.body.response.status, body: JSON.parse(job.body.response.body) };
+  }
+
+  describe.each([
+    ['synchronously', false],
+    ['queued (Prefer: respond-async, sent by a worker)', true],
+  ])('%s', (_, queued) => {
+    it.each(['application/soap+xml; charset=utf-8', 'text/xml'])(
+      'a SOAP endpoint (%s) parses the exact name, number and expiry, as text and in both attribute quotings',
+      async (contentType) => {
+        const result = await answer(await forward('/soap', contentType, SOAP, queued), queued);
+        expect(result).toEqual({
+          status: 200,
+          body: {
+            holderAttribute: HOLDER,
+            codeAttribute: HOLDER,
+            number: card.number,
+            expiry: '0431',
+            date: '04/31',
+            name: HOLDER,
+          },
+        });
+        expect(downstream.raw.at(-1)).toContain('<Name>O&apos;Brien &amp; &lt;Sons&gt; &quot;=+%&quot;</Name>');
+      },
+    );
+
+    it('a form endpoint parses the exact name, number and expiry; | raw sends a value unencoded', async () => {
+      const result = await answer(await forward('/form', 'application/x-www-form-urlencoded', FORM, queued), queued);
+      expect(result).toEqual({
+        status: 200,
+        body: {
+          keys: ['holder', 'pan', 'exp', 'raw', 'note'],
+          holder: HOLDER,
+          pan: card.number,
+          exp: '04/31',
+          raw: '04/31',
+          note: 'a b&c',
+        },
+      });
+      expect(downstream.raw.at(-1)).toBe(
+        `holder=O%27Brien+%26+%3CSons%3E+%22%3D%2B%25%22&pan=${card.number}&exp=04%2F31&raw=04/31&note=a+b%26c`,
+      );
+    });
+  });
+});
