@@ -261,22 +261,28 @@ export class ForwardExecutor {
     if (bodyScan.matches.length === 0) return { headers, body };
     // Each placeholder is filled once, however often it appears: UTF-8, escaped for the body's content type.
     const encoded = new Map<string, Buffer>();
+    const limit = this.appConfig.forwardMaxFilledBodyBytes;
+    // Every distinct value is in the filled body at least once, in place of a placeholder of the body: once
+    // they add up past the limit plus the body, the fill is over the limit, and computing more is waste.
+    let distinct = 0;
     placeholderFailure(
       () => {
         for (const m of bodyScan.matches) {
-          if (m.escaped || m.malformed || encoded.has(m.key)) continue;
-          encoded.set(m.key, Buffer.from(filledValue(m, values, plan.bodyEncoding), 'utf8'));
+          if (m.escaped || m.malformed || encoded.has(m.key) || distinct > limit + body.length) continue;
+          const value = Buffer.from(filledValue(m, values, plan.bodyEncoding), 'utf8');
+          distinct += value.length;
+          encoded.set(m.key, value);
         }
       },
       'body',
       'body',
     );
-    const length = filledByteLength(bodyScan, encoded);
-    const limit = this.appConfig.forwardMaxFilledBodyBytes;
+    const cutShort = distinct > limit + body.length;
+    const length = cutShort ? distinct - body.length : filledByteLength(bodyScan, encoded);
     if (length > limit) {
       throw new ProblemException(
         ForwardingErrors.filledBodyTooLarge,
-        `With its placeholders filled the body would be ${length} bytes, more than the ${limit} bytes ` +
+        `With its placeholders filled the body would be ${cutShort ? 'over ' : ''}${length} bytes, more than the ${limit} bytes ` +
           `FORWARD_MAX_FILLED_BODY_BYTES allows; nothing was sent.`,
         [{ location: 'body', name: 'body', message: `filled body over ${limit} bytes` }],
       );

@@ -13,7 +13,7 @@
  */
 
 import { echoed } from '../common/problem/echo';
-import { applyCall, checkCall, FUNCTION_NAMES } from './placeholder-functions';
+import { applyCall, checkCall, FUNCTION_NAMES, MAX_CALLS } from './placeholder-functions';
 import { BodyEncoding, encodeValue } from './placeholder-encodings';
 import { ESCAPE_LENGTH, EscapeStyle, findPlaceholders, PlaceholderMatch } from './placeholder-grammar';
 
@@ -115,8 +115,16 @@ export function scanText(
       );
     }
     for (const token of m.tokens) uses.push(checkToken(token, shape));
+    if (m.calls.length > MAX_CALLS) {
+      throw new PlaceholderError(
+        m.key,
+        'bad-arguments',
+        `{{ ${echoed(m.key)} }}: at most ${MAX_CALLS} functions in one placeholder`,
+      );
+    }
+    const names = m.tokens.map((token) => token.slice(0, token.lastIndexOf('_')));
     m.calls.forEach((call, index) => {
-      const problem = checkCall(call, index === m.calls.length - 1);
+      const problem = checkCall(call, { index, count: m.calls.length, names });
       if (problem === null) return;
       const known = FUNCTION_NAMES.includes(call.name);
       throw new PlaceholderError(
@@ -250,7 +258,6 @@ export function filledValue(
   match: PlaceholderMatch,
   values: ReadonlyMap<string, string>,
   encoding: BodyEncoding,
-  secret?: (name: string) => string,
 ): string {
   let value = '';
   for (const token of match.tokens) {
@@ -263,7 +270,7 @@ export function filledValue(
       raw = true;
       continue;
     }
-    const result = applyCall(call, value, secret);
+    const result = applyCall(call, value);
     if (typeof result !== 'string') {
       throw new PlaceholderError(match.key, 'bad-arguments', `{{ ${echoed(match.key)} }}: ${result.problem}`);
     }

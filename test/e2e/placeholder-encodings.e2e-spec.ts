@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { createServer, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
@@ -6,7 +6,7 @@ import { createApiKey } from '../factories/api-keys';
 import { cardNumber, createCard } from '../factories/cards';
 import { createMerchantAccount } from '../factories/merchant-accounts';
 import { startWorker, WorkerProcess } from '../support/forward-jobs';
-import { http, HttpResult } from '../support/http';
+import { expectProblem, http, HttpResult } from '../support/http';
 import { dropQueueKeys } from '../support/redis-keys';
 import { startTestApp, TestApp } from '../support/test-app';
 import { waitFor } from '../support/wait';
@@ -191,6 +191,64 @@ describe('placeholder values are escaped for the content type the target gets (X
       expect(downstream.raw.at(-1)).toBe(
         `holder=O%27Brien+%26+%3CSons%3E+%22%3D%2B%25%22&pan=${card.number}&exp=04%2F31&raw=04/31&note=a+b%26c`,
       );
+    });
+  });
+
+  describe('functions and or (issue 23, item 4)', () => {
+    const FUNCTIONS =
+      'b64={{ CARD_NUMBER_1 | base64 }}&hex={{ CARD_NUMBER_1 | last4 | hex }}&bin={{ CARD_NUMBER_1 | bin }}' +
+      '&last4={{ CARD_NUMBER_1 | last4 | pad_left(8, "*") }}&exp={{ CARD_EXPIRATION_DATE_1 | date("MMYY") }}' +
+      '&yyyy_mm={{ CARD_EXPIRATION_DATE_1 | date("YYYY-MM") }}&sha={{ CARD_NUMBER_1 | sha256 }}' +
+      '&holder={{ CARDHOLDER_NAME_1 or CARD_NUMBER_1 | pad_left(24, "&") }}';
+
+    it.each([
+      ['synchronously', false],
+      ['queued', true],
+    ])('fill a form %s, each result escaped for the form', async (_, queued) => {
+      const result = await answer(
+        await forward('/form', 'application/x-www-form-urlencoded', FUNCTIONS, queued),
+        queued,
+      );
+      expect(result.status).toBe(200);
+      expect(result.body).toEqual({
+        keys: ['b64', 'hex', 'bin', 'last4', 'exp', 'yyyy_mm', 'sha', 'holder'],
+        b64: Buffer.from(card.number).toString('base64'),
+        hex: Buffer.from(card.number.slice(-4)).toString('hex'),
+        bin: card.number.slice(0, 6),
+        last4: `****${card.number.slice(-4)}`,
+        exp: '0431',
+        yyyy_mm: '2031-04',
+        sha: createHash('sha256').update(card.number).digest('hex'),
+        holder: `${'&'.repeat(24 - HOLDER.length)}${HOLDER}`,
+      });
+    });
+
+    it('an unknown function → 400 naming it and its offset, nothing sent, no card value in the answer', async () => {
+      const before = downstream.raw.length;
+      const body = '<Card><Number>{{ CARD_NUMBER_1 | rot13 }}</Number></Card>';
+      const result = await forward('/soap', 'text/xml', body, false);
+      const problem = expectProblem(result, 400, 'invalid-placeholder');
+      expect(problem.detail).toContain(`unknown function "rot13" at offset ${body.indexOf('rot13')}`);
+      expect(problem.errors).toEqual([expect.objectContaining({ location: 'body', name: 'body' })]);
+      expect(result.text).not.toContain(card.number);
+      expect(result.text).not.toContain(HOLDER);
+      expect(downstream.raw.length).toBe(before);
+      // The same in a forwarded header, named as the caller wrote it; and a half-written expression.
+      const header = await http(t.url, '/vault-forward', {
+        method: 'POST',
+        token,
+        headers: {
+          'x-vault-forward-url': `${downstream.url}/form`,
+          'x-vault-forward-http-method': 'POST',
+          'x-vault-forward-payment-methods': card.id,
+          'x-vault-forward-header-x-card': '{{ CARD_NUMBER_1 | last4 | ',
+        },
+      });
+      expect(expectProblem(header, 400, 'invalid-placeholder').errors).toEqual([
+        expect.objectContaining({ location: 'header', name: 'x-vault-forward-header-x-card' }),
+      ]);
+      expect(header.body.detail).toContain('is not a complete placeholder');
+      expect(downstream.raw.length).toBe(before);
     });
   });
 });
