@@ -94,13 +94,14 @@ describe('placeholder values are escaped for the content type the target gets (X
   let worker: WorkerProcess;
   let downstream: Awaited<ReturnType<typeof startParsingDownstream>>;
   let token: string;
+  let merchant: string;
   let card: { id: string; number: string };
 
   beforeAll(async () => {
     downstream = await startParsingDownstream();
     t = await startTestApp({ env });
     worker = await startWorker(env);
-    const merchant = (await createMerchantAccount(t)).id;
+    merchant = (await createMerchantAccount(t)).id;
     token = await (await createApiKey(t, merchant)).token();
     const config = await http(t.url, '/vault-forward/configs', {
       method: 'POST',
@@ -221,6 +222,33 @@ describe('placeholder values are escaped for the content type the target gets (X
         sha: createHash('sha256').update(card.number).digest('hex'),
         holder: `${'&'.repeat(24 - HOLDER.length)}${HOLDER}`,
       });
+    });
+
+    it('many distinct long results → 413 without computing them all: the executor stops past the cap', async () => {
+      // 200 CJK characters: 600 bytes, 2,400 after | hex | hex; 64 × 16 distinct expressions of ~50 bytes each
+      // would fill to ~2.4 MB, and the executor stops computing once the distinct values pass the cap.
+      const cjk = (await createCard(t, merchant, { cardholder_name: '山田太郎'.repeat(50) })).id;
+      const pads = '*#@!$%+-0123456'.split('');
+      const body = Array.from({ length: 64 }, (_, n) =>
+        pads.map((c) => `{{CARDHOLDER_NAME_1|hex|hex|pad_left(${n + 1},"${c}")}}`).join(''),
+      ).join('');
+      const before = downstream.raw.length;
+      const result = await http(t.url, '/vault-forward', {
+        method: 'POST',
+        token,
+        headers: {
+          'x-vault-forward-url': `${downstream.url}/form`,
+          'x-vault-forward-http-method': 'POST',
+          'x-vault-forward-payment-methods': cjk,
+          'content-type': 'text/plain',
+        },
+        rawBody: body,
+      });
+      const problem = expectProblem(result, 413, 'filled-body-too-large');
+      expect(problem.detail).toMatch(
+        /^With its placeholders filled the body would be over \d+ bytes, more than the 2097152 bytes/,
+      );
+      expect(downstream.raw.length).toBe(before);
     });
 
     it('an unknown function → 400 naming it and its offset, nothing sent, no card value in the answer', async () => {
