@@ -195,6 +195,22 @@ describe('placeholder values are escaped for the content type the target gets (X
     });
   });
 
+  it('the content type that decides is the one the target gets: x-vault-forward-header-content-type wins', async () => {
+    const result = await http(t.url, '/vault-forward', {
+      method: 'POST',
+      token,
+      headers: {
+        'x-vault-forward-url': `${downstream.url}/form`,
+        'x-vault-forward-http-method': 'POST',
+        'x-vault-forward-payment-methods': card.id,
+        'content-type': 'application/json',
+        'x-vault-forward-header-content-type': 'application/x-www-form-urlencoded; charset=utf-8',
+      },
+      rawBody: 'holder={{ CARDHOLDER_NAME_1 }}',
+    });
+    expect(result.body).toEqual({ keys: ['holder'], holder: HOLDER });
+  });
+
   describe('functions and or (issue 23, item 4)', () => {
     const FUNCTIONS =
       'b64={{ CARD_NUMBER_1 | base64 }}&hex={{ CARD_NUMBER_1 | last4 | hex }}&bin={{ CARD_NUMBER_1 | bin }}' +
