@@ -34,6 +34,8 @@ export interface PlaceholderMatch {
    * refuses it rather than send a half-written template on as text. Substitution leaves it as text.
    */
   malformed?: { at: number; message: string };
+  /** A tag instead of a placeholder: `{% if NAME_X %}` (its tokens are the condition), `{% else %}`, `{% endif %}`. */
+  kind?: 'if' | 'else' | 'endif';
 }
 const OPEN_BRACE = 0x7b;
 const CLOSE_BRACE = 0x7d;
@@ -48,6 +50,7 @@ const OPEN_PAREN = 0x28;
 const CLOSE_PAREN = 0x29;
 const COMMA = 0x2c;
 const QUOTE = 0x22;
+const PERCENT = 0x25;
 const SECRET_PREFIX = 'SECRET.';
 const isLower = (c: number) => c >= 0x61 && c <= 0x7a;
 const isFunctionChar = (c: number, first: boolean) => isLower(c) || (!first && (isDigit(c) || c === UNDERSCORE));
@@ -58,69 +61,121 @@ const isStringChar = (c: number) =>
 
 /**
  * The grammar's regular expression, `(\\*)\{\{ *([A-Z][A-Z0-9_]*_[0-9]+) *\}\}` (plus the expression
- * forms `NAME_X or NAME_X` and `| function(arguments)`), written as a single pass: as a regex it
- * backtracks over every run of backslashes, quadratic in the run's length (a 60 KB body of
- * backslashes held the event loop for seconds). Each character is looked at a bounded number of
- * times: an attempt at a `{{` reads only characters that cannot start the next `{{` (spaces, token
- * and function characters, punctuation of the arguments, string arguments, which may not hold a
- * brace), and the backslashes before a placeholder are counted back to the previous one.
+ * forms `NAME_X or NAME_X` and `| function(arguments)`, and the tags `{% if NAME_X %}`, `{% else %}`,
+ * `{% endif %}`), written as a single pass: as a regex it backtracks over every run of backslashes,
+ * quadratic in the run's length (a 60 KB body of backslashes held the event loop for seconds). Each
+ * character is looked at a bounded number of times: an attempt at a `{{` or `{%` reads only characters
+ * that cannot start the next one (spaces, token and function characters, punctuation of the arguments,
+ * string arguments, which may not hold a brace), and the backslashes before a placeholder are counted
+ * back to the previous one.
  */
 export function findPlaceholders(text: string, style: EscapeStyle): PlaceholderMatch[] {
   const matches: PlaceholderMatch[] = [];
   let previousEnd = 0;
-  let open = text.indexOf('{{');
+  // The open `{% if %}` (one level), and whether its `{% else %}` was seen.
+  let block: { match: PlaceholderMatch; elseSeen: boolean } | null = null;
+  let open = nextOpen(text, 0);
   while (open >= 0) {
-    let i = skipSpaces(text, open + 2);
-    const tokenStart = i;
-    while (isTokenChar(text.charCodeAt(i))) i++;
-    const tokenEnd = i;
-    i = skipSpaces(text, i);
-    const named = isName(text, tokenStart, tokenEnd);
-    const plain = named && text.charCodeAt(i) === CLOSE_BRACE && text.charCodeAt(i + 1) === CLOSE_BRACE;
-    const expression = named && !plain && startsExpression(text, i) ? parseExpression(text, i) : null;
-    if (plain || expression) {
-      let start = open;
-      while (start > previousEnd && text.charCodeAt(start - 1) === BACKSLASH) start--;
-      const escaped = open - start >= ESCAPE_LENGTH[style];
-      const token = text.slice(tokenStart, tokenEnd);
-      if (plain || !expression!.failure) {
-        const close = plain ? i : expression!.close;
-        previousEnd = close + 2;
-        matches.push({
-          start,
-          open,
-          end: previousEnd,
-          token,
-          escaped,
-          key: text.slice(tokenStart, trimEnd(text, close)),
-          tokens: plain ? [token] : [token, ...expression!.tokens],
-          calls: plain ? [] : expression!.calls,
-        });
-        open = text.indexOf('{{', previousEnd);
-        continue;
-      }
-      const { at, message } = expression!.failure;
-      if (!escaped) {
-        matches.push({
-          start,
-          open,
-          end: at,
-          token,
-          escaped,
-          key: token,
-          tokens: [token],
-          calls: [],
-          malformed: { at, message },
-        });
-      }
-      // An escaped malformed expression is text; nothing it read can open another pair.
-      i = at;
+    const found =
+      text.charCodeAt(open + 1) === PERCENT ? readTag(text, open, block !== null) : readPlaceholder(text, open);
+    if ('resume' in found) {
+      // Nothing read since the `{{` can open another pair, except its second brace with a `{` or `%` after it.
+      const second = text.charCodeAt(open + 1) === OPEN_BRACE;
+      const third = text.charCodeAt(open + 2);
+      open = second && (third === OPEN_BRACE || third === PERCENT) ? open + 1 : nextOpen(text, found.resume);
+      continue;
     }
-    // Nothing read since the braces can open another pair, except a third brace right after them.
-    open = text.charCodeAt(open + 2) === OPEN_BRACE ? open + 1 : text.indexOf('{{', i);
+    let start = open;
+    while (start > previousEnd && text.charCodeAt(start - 1) === BACKSLASH) start--;
+    const escaped = open - start >= ESCAPE_LENGTH[style];
+    if ('failure' in found) {
+      const { at, message } = found.failure;
+      // An escaped malformed expression is text; nothing it read can open another pair.
+      if (!escaped) matches.push({ ...found.match, start, open, end: at, escaped, malformed: { at, message } });
+      open = nextOpen(text, at);
+      continue;
+    }
+    previousEnd = found.close + 2;
+    const match: PlaceholderMatch = { ...found.match, start, open, end: previousEnd, escaped };
+    if (!escaped && match.kind) {
+      if (match.kind === 'if' && block) match.malformed = { at: open, message: 'an if inside an if is not supported' };
+      else if (match.kind === 'if') block = { match, elseSeen: false };
+      else if (match.kind === 'else' && block!.elseSeen) match.malformed = { at: open, message: 'a second else' };
+      else if (match.kind === 'else') block!.elseSeen = true;
+      else block = null;
+    }
+    matches.push(match);
+    open = nextOpen(text, previousEnd);
   }
+  if (block) block.match.malformed = { at: text.length, message: 'no {% endif %} closes this if' };
   return matches;
 }
+
+/** The next `{{` or `{%` from `from`. */
+function nextOpen(text: string, from: number): number {
+  let i = text.indexOf('{', from);
+  while (i >= 0 && text.charCodeAt(i + 1) !== OPEN_BRACE && text.charCodeAt(i + 1) !== PERCENT)
+    i = text.indexOf('{', i + 1);
+  return i;
+}
+
+type Found =
+  | { resume: number }
+  | { match: Omit<PlaceholderMatch, 'start' | 'open' | 'end' | 'escaped'>; close: number }
+  | { match: Omit<PlaceholderMatch, 'start' | 'open' | 'end' | 'escaped'>; failure: { at: number; message: string } };
+
+/** At a `{{`: a placeholder, a half-written expression, or text (`resume` is where to search on). */
+function readPlaceholder(text: string, open: number): Found {
+  let i = skipSpaces(text, open + 2);
+  const tokenStart = i;
+  while (isTokenChar(text.charCodeAt(i))) i++;
+  const tokenEnd = i;
+  i = skipSpaces(text, i);
+  if (!isName(text, tokenStart, tokenEnd)) return { resume: i };
+  const token = text.slice(tokenStart, tokenEnd);
+  if (text.charCodeAt(i) === CLOSE_BRACE && text.charCodeAt(i + 1) === CLOSE_BRACE) {
+    return { match: { token, key: token, tokens: [token], calls: [] }, close: i };
+  }
+  if (!startsExpression(text, i)) return { resume: i };
+  const expression = parseExpression(text, i);
+  if (expression.failure)
+    return { match: { token, key: token, tokens: [token], calls: [] }, failure: expression.failure };
+  const key = text.slice(tokenStart, trimEnd(text, expression.close));
+  return {
+    match: { token, key, tokens: [token, ...expression.tokens], calls: expression.calls },
+    close: expression.close,
+  };
+}
+
+/**
+ * At a `{%`: `if NAME_X (or NAME_X)*`, or inside an if `else` and `endif`, up to `%}`. Anything else
+ * (`{% if name %}` of another template language, an `endif` outside an if) is text.
+ */
+function readTag(text: string, open: number, inBlock: boolean): Found {
+  const i = skipSpaces(text, open + 2);
+  if (text.startsWith('if', i) && text.charCodeAt(i + 2) === SPACE) {
+    const tokenStart = skipSpaces(text, i + 2);
+    let j = tokenStart;
+    while (isTokenChar(text.charCodeAt(j))) j++;
+    if (!isName(text, tokenStart, j)) return { resume: j };
+    const token = text.slice(tokenStart, j);
+    const alternatives = parseAlternatives(text, skipSpaces(text, j));
+    const match = { kind: 'if' as const, token, key: token, tokens: [token, ...alternatives.tokens], calls: [] };
+    if (alternatives.failure) return { match, failure: alternatives.failure };
+    if (!isTagEnd(text, alternatives.end)) {
+      return { match, failure: { at: alternatives.end, message: 'expected "or" or the closing %}' } };
+    }
+    return { match: { ...match, key: text.slice(i, trimEnd(text, alternatives.end)) }, close: alternatives.end };
+  }
+  for (const kind of ['else', 'endif'] as const) {
+    if (!inBlock || !text.startsWith(kind, i)) continue;
+    const close = skipSpaces(text, i + kind.length);
+    if (isTagEnd(text, close)) return { match: { kind, token: kind, key: kind, tokens: [], calls: [] }, close };
+  }
+  return { resume: i };
+}
+
+const isTagEnd = (text: string, i: number) => text.charCodeAt(i) === PERCENT && text.charCodeAt(i + 1) === CLOSE_BRACE;
 
 function skipSpaces(text: string, i: number): number {
   while (text.charCodeAt(i) === SPACE) i++;
@@ -157,14 +212,10 @@ interface ParsedExpression {
 function parseExpression(text: string, i: number): ParsedExpression {
   const result: ParsedExpression = { tokens: [], calls: [], close: -1 };
   const fail = (at: number, message: string) => ({ ...result, failure: { at, message } });
-  while (text.startsWith('or', i) && text.charCodeAt(i + 2) === SPACE && text.charCodeAt(i - 1) === SPACE) {
-    i = skipSpaces(text, i + 2);
-    const start = i;
-    while (isTokenChar(text.charCodeAt(i))) i++;
-    if (!isName(text, start, i)) return fail(start, 'expected NAME_X after "or"');
-    result.tokens.push(text.slice(start, i));
-    i = skipSpaces(text, i);
-  }
+  const alternatives = parseAlternatives(text, i);
+  result.tokens = alternatives.tokens;
+  if (alternatives.failure) return { ...result, failure: alternatives.failure };
+  i = alternatives.end;
   while (text.charCodeAt(i) === PIPE) {
     i = skipSpaces(text, i + 1);
     const at = i;
@@ -195,6 +246,24 @@ function parseExpression(text: string, i: number): ParsedExpression {
   }
   result.close = i;
   return result;
+}
+
+/** `(or NAME_X)*` from `i` (just after a NAME_X and its spaces): the names, and where they end (spaces skipped). */
+function parseAlternatives(
+  text: string,
+  i: number,
+): { tokens: string[]; end: number; failure?: { at: number; message: string } } {
+  const tokens: string[] = [];
+  while (text.startsWith('or', i) && text.charCodeAt(i + 2) === SPACE && text.charCodeAt(i - 1) === SPACE) {
+    i = skipSpaces(text, i + 2);
+    const start = i;
+    while (isTokenChar(text.charCodeAt(i))) i++;
+    if (!isName(text, start, i))
+      return { tokens, end: i, failure: { at: start, message: 'expected NAME_X after "or"' } };
+    tokens.push(text.slice(start, i));
+    i = skipSpaces(text, i);
+  }
+  return { tokens, end: i };
 }
 
 /** `123`, `"text"` (no quote, backslash, brace or control character inside) or `SECRET.name`. */

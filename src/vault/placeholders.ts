@@ -109,9 +109,11 @@ export function scanText(
     if (m.escaped) continue;
     if (m.malformed) {
       throw new PlaceholderError(
-        m.token,
+        m.kind ? m.key : m.token,
         'malformed',
-        `{{ ${echoed(m.token)} … at offset ${m.open} is not a complete placeholder: ${m.malformed.message} at offset ${m.malformed.at}`,
+        m.kind
+          ? `{% ${echoed(m.key)} … at offset ${m.open}: ${m.malformed.message} (offset ${m.malformed.at})`
+          : `{{ ${echoed(m.token)} … at offset ${m.open} is not a complete placeholder: ${m.malformed.message} at offset ${m.malformed.at}`,
       );
     }
     for (const token of m.tokens) uses.push(checkToken(token, shape));
@@ -180,37 +182,68 @@ export function scanPlaceholders(
   return scanText(text, source, style).uses;
 }
 
+/** What a fill does with the scanned text, piece by piece (see walk). */
+interface FillSink {
+  copy(from: number, to: number): void;
+  value(match: PlaceholderMatch): void;
+}
+
 /**
- * The scanned text with each placeholder replaced by `replacement(match)` and each escaped one
- * unescaped: the escape itself goes, any backslashes before it are ordinary text.
+ * The one walk behind every fill: text outside the matches is copied, each placeholder's value
+ * inserted, each escaped one unescaped (the escape goes, any backslashes before it are ordinary
+ * text), and of an `{% if %}` block only the branch its condition chose (`truthy`) is kept, tags
+ * removed. Half-written matches are text (scanText refuses them first).
+ */
+function walk(scan: PlaceholderScan, truthy: (match: PlaceholderMatch) => boolean, sink: FillSink): void {
+  const skip = ESCAPE_LENGTH[scan.style];
+  let at = 0;
+  let skipping = false;
+  for (const m of scan.matches) {
+    if (m.malformed) continue;
+    if (!skipping) sink.copy(at, m.escaped ? m.start : m.open);
+    if (m.escaped) {
+      if (!skipping) sink.copy(m.start + skip, m.end);
+    } else if (m.kind === 'if') {
+      skipping = !truthy(m);
+    } else if (m.kind === 'else') {
+      skipping = !skipping;
+    } else if (m.kind === 'endif') {
+      skipping = false;
+    } else if (!skipping) {
+      sink.value(m);
+    }
+    at = m.end;
+  }
+  sink.copy(at, scan.text.length);
+}
+
+/**
+ * The scanned text with each placeholder replaced by `replacement(match)` (an if's condition too:
+ * its branch is chosen by whether that is empty); see walk.
  */
 export function fillScan(scan: PlaceholderScan, replacement: (match: PlaceholderMatch) => string): string {
   const { text, matches } = scan;
   if (matches.length === 0) return text;
-  const skip = ESCAPE_LENGTH[scan.style];
   let out = '';
-  let at = 0;
-  for (const m of matches) {
-    if (m.malformed) continue;
-    out += m.escaped
-      ? text.slice(at, m.start) + text.slice(m.start + skip, m.end)
-      : text.slice(at, m.open) + replacement(m);
-    at = m.end;
-  }
-  return out + text.slice(at);
+  walk(scan, (m) => replacement(m) !== '', {
+    copy: (from, to) => (out += text.slice(from, to)),
+    value: (m) => (out += replacement(m)),
+  });
+  return out;
 }
 
 /**
  * The byte length of the filled body, computed before anything is built, so an oversized fill is
  * refused without allocating it. `scan` is of `source` read as latin1 (one character per byte);
- * `values` are the encoded bytes per match key (the token, for a plain placeholder).
+ * `values` are the encoded bytes per match key (the token, for a plain placeholder; an if's condition
+ * is true when its bytes are not empty).
  */
 export function filledByteLength(scan: PlaceholderScan, values: ReadonlyMap<string, Buffer>): number {
-  const skip = ESCAPE_LENGTH[scan.style];
-  let length = scan.text.length;
-  for (const m of scan.matches) {
-    if (!m.malformed) length += m.escaped ? -skip : valueOf(values, m.key).length - (m.end - m.open);
-  }
+  let length = 0;
+  walk(scan, (m) => valueOf(values, m.key).length > 0, {
+    copy: (from, to) => (length += to - from),
+    value: (m) => (length += valueOf(values, m.key).length),
+  });
   return length;
 }
 
@@ -222,22 +255,12 @@ export function fillBytes(
   length = filledByteLength(scan, values),
 ): Buffer {
   if (scan.matches.length === 0) return source;
-  const skip = ESCAPE_LENGTH[scan.style];
   const out = Buffer.allocUnsafe(length);
-  let at = 0;
   let written = 0;
-  for (const m of scan.matches) {
-    if (m.malformed) continue;
-    if (m.escaped) {
-      written += source.copy(out, written, at, m.start);
-      written += source.copy(out, written, m.start + skip, m.end);
-    } else {
-      written += source.copy(out, written, at, m.open);
-      written += valueOf(values, m.key).copy(out, written);
-    }
-    at = m.end;
-  }
-  written += source.copy(out, written, at);
+  walk(scan, (m) => valueOf(values, m.key).length > 0, {
+    copy: (from, to) => (written += source.copy(out, written, from, to)),
+    value: (m) => (written += valueOf(values, m.key).copy(out, written)),
+  });
   if (written !== length) throw new Error(`filled ${written} bytes, expected ${length}`); // a bug, not user input
   return out;
 }

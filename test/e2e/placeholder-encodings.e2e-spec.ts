@@ -240,6 +240,14 @@ describe('placeholder values are escaped for the content type the target gets (X
       });
     });
 
+    it('an {% if %} block keeps the branch its condition chose, in a real forward', async () => {
+      const body =
+        '{% if CARDHOLDER_NAME_1 %}holder={{ CARDHOLDER_NAME_1 }}{% else %}holder=none{% endif %}' +
+        '&pan={% if CARDHOLDER_NAME_1 %}{{ CARD_NUMBER_1 | last4 }}{% endif %}';
+      const result = await answer(await forward('/form', 'application/x-www-form-urlencoded', body, true), true);
+      expect(result.body).toEqual({ keys: ['holder', 'pan'], holder: HOLDER, pan: card.number.slice(-4) });
+    });
+
     it('many distinct long results → 413 without computing them all: the executor stops past the cap', async () => {
       // 200 CJK characters: 600 bytes, 2,400 after | hex | hex; 64 × 16 distinct expressions of ~50 bytes each
       // would fill to ~2.4 MB, and the executor stops computing once the distinct values pass the cap.

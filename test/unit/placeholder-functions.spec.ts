@@ -1,5 +1,12 @@
 import { MAX_VALUE_LENGTH } from '../../src/vault/placeholder-functions';
-import { filledValue, PlaceholderError, scanText, substitutePlaceholders } from '../../src/vault/placeholders';
+import {
+  filledByteLength,
+  fillBytes,
+  filledValue,
+  PlaceholderError,
+  scanText,
+  substitutePlaceholders,
+} from '../../src/vault/placeholders';
 
 const NUMBER = '4111111111111111';
 const values = new Map([
@@ -180,5 +187,66 @@ describe('placeholder functions', () => {
     expect(filledValue(scan.matches[0], short, 'xml')).toBe('&amp;&amp;O');
     expect(filledValue(scan.matches[0], short, 'form')).toBe('%26%26O');
     expect(filledValue(scan.matches[1], short, 'form')).toBe('&&O');
+  });
+});
+
+describe('{% if %} blocks (one level, no loops)', () => {
+  const named = new Map([
+    ['CARDHOLDER_NAME_1', 'Ada'],
+    ['CARDHOLDER_NAME_2', ''],
+    ['CARD_NUMBER_1', NUMBER],
+    ['CARD_NUMBER_2', '5555555555554444'],
+  ]);
+  const filled = (template: string) => fill(template, named);
+
+  it.each([
+    ['{% if CARDHOLDER_NAME_1 %}name={{ CARDHOLDER_NAME_1 }}{% else %}none{% endif %}', 'name=Ada'],
+    ['{% if CARDHOLDER_NAME_2 %}name={{ CARDHOLDER_NAME_2 }}{% else %}none{% endif %}', 'none'],
+    ['a{% if CARDHOLDER_NAME_2 %}X{% endif %}b', 'ab'],
+    ['a{%if CARDHOLDER_NAME_1%}X{%endif%}b', 'aXb'],
+    ['a{%   if   CARDHOLDER_NAME_2 or CARDHOLDER_NAME_1   %}X{%  else  %}Y{%  endif  %}b', 'aXb'],
+    ['{% if CARDHOLDER_NAME_2 %}{{ CARD_NUMBER_1 }}{% else %}{{ CARD_NUMBER_2 | last4 }}{% endif %}', '4444'],
+    ['{% if CARD_NUMBER_1 %}1{% endif %}{% if CARDHOLDER_NAME_2 %}2{% else %}3{% endif %}', '13'],
+    // An escaped if opens no block, so its endif is text too (an endif outside an if is not a tag).
+    ['\\{% if CARD_NUMBER_1 %}x{% endif %}', '{% if CARD_NUMBER_1 %}x{% endif %}'],
+    ['\\{% if CARD_NUMBER_1 %}x\\{% endif %}', '{% if CARD_NUMBER_1 %}x\\{% endif %}'],
+    [
+      '{% if CARDHOLDER_NAME_2 %}\\{{ CARD_NUMBER_1 }}{% else %}\\{{ CARD_NUMBER_2 }}{% endif %}',
+      '{{ CARD_NUMBER_2 }}',
+    ],
+    // Another template language's tags, and ours outside an if, are text.
+    ['{% if name %}x{% endif %}', '{% if name %}x{% endif %}'],
+    ['{% endif %}{% else %}{%%}{% IF CARD_NUMBER_1 %}', '{% endif %}{% else %}{%%}{% IF CARD_NUMBER_1 %}'],
+    ['{{% if CARDHOLDER_NAME_2 %}x{% endif %}', '{'],
+  ])('%s → %s', (template, expected) => {
+    expect(filled(template)).toBe(expected);
+  });
+
+  it('fills bytes of exactly the length it predicts, the branch chosen by the encoded condition', () => {
+    const text = 'x{% if CARDHOLDER_NAME_2 %}AAAA{{ CARD_NUMBER_1 }}{% else %}é{{ CARD_NUMBER_1 | last4 }}{% endif %}y';
+    const scan = scanText(text, 2);
+    const encoded = new Map(scan.matches.map((m) => [m.key, Buffer.from(filledValue(m, named, 'none'))]));
+    const bytes = fillBytes(Buffer.from(text, 'latin1'), scan, encoded);
+    expect(bytes.toString('latin1')).toBe('xé1111y');
+    expect(filledByteLength(scan, encoded)).toBe(bytes.length);
+    expect(scan.uses.map((u) => u.token)).toEqual(['CARDHOLDER_NAME_2', 'CARD_NUMBER_1', 'CARD_NUMBER_1']);
+  });
+
+  it.each([
+    ['{% if CARD_NUMBER_1 %}{% if CARD_NUMBER_2 %}{% endif %}{% endif %}', 'an if inside an if is not supported'],
+    ['{% if CARD_NUMBER_1 %}a{% else %}b{% else %}c{% endif %}', 'a second else'],
+    ['{% if CARD_NUMBER_1 %}a', 'no {% endif %} closes this if'],
+    ['{% if CARD_NUMBER_1 x %}a{% endif %}', 'expected "or" or the closing %}'],
+    ['{% if CARD_NUMBER_1 | hex %}a{% endif %}', 'expected "or" or the closing %}'],
+    ['{% if CARD_NUMBER_1 or %}a{% endif %}', 'expected NAME_X after "or"'],
+  ])('%s is refused: %s', (template, message) => {
+    const error = refused(template);
+    expect(error.reason).toBe('malformed');
+    expect(error.message).toContain(message);
+  });
+
+  it('the condition is checked like a placeholder', () => {
+    expect(refused('{% if CARD_NUMBR_1 %}x{% endif %}').reason).toBe('unknown-name');
+    expect(refused('{% if CARD_NUMBER_1 or CARD_NUMBER_3 %}x{% endif %}').message).toContain('refers to position 3');
   });
 });

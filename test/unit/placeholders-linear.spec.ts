@@ -147,6 +147,13 @@ describe('placeholder scanning and filling are linear in the text', () => {
     ['escaped half-written expressions', '\\{{ CARD_NUMBER_1 or {{ CARD_NUMBER_1 | x('.repeat(MIB / 42)],
     ['one string argument, never closed', `{{ CARD_NUMBER_1 | date("${'M'.repeat(MIB - 30)}`],
     ['one argument list, never closed', `{{ CARD_NUMBER_1 | pad_left(${'6, '.repeat(MIB / 3 - 10)}`],
+    ['{% runs', '{%'.repeat(MIB / 2)],
+    ['{{% runs', '{{%'.repeat(MIB / 3)],
+    ['if tags, each inside the last', '{% if CARD_NUMBER_1 %}'.repeat(MIB / 22)],
+    ['one if condition, never closed', `{% if CARD_NUMBER_1${' or CARD_NUMBER_1'.repeat(MIB / 17 - 2)}`],
+    ['else and endif outside an if', '{% else %}{% endif %}'.repeat(MIB / 21)],
+    ['whole blocks', '{% if CARD_NUMBER_1 %}{{ CARD_NUMBER_1 }}{% else %}x{% endif %}'.repeat(MIB / 62)],
+    ['escaped tags', '\\{% if CARD_NUMBER_1 %}\\{% endif %}'.repeat(MIB / 36)],
     ['whole expressions', '{{ CARD_NUMBER_1 or CARD_NUMBER_1 | last4 | pad_left(8, "*") | raw }}'.repeat(MIB / 70)],
   ];
 
