@@ -1,7 +1,10 @@
 /**
- * The placeholder grammar of forwarded bodies and header values (docs/placeholders.md):
+ * The placeholder checks and fill of forwarded bodies and header values (docs/placeholders.md); the
+ * scanner is placeholder-grammar.ts, the functions placeholder-functions.ts, the escaping by content
+ * type placeholder-encodings.ts:
  *
  *   {{ NAME_X }}   or   {{NAME_X}}   (spaces inside the braces optional; only spaces)
+ *   {{ NAME_X or NAME_X | function(arguments) | raw }}      {% if NAME_X %}…{% else %}…{% endif %}
  *
  * NAME is one of PLACEHOLDER_NAMES and X (1–100) is a position among the cards the forward's source
  * lists (its payment methods, or the one card of a checkout session).
