@@ -30,7 +30,7 @@ import {
   UsableAuthenticationMethod,
 } from '../forward-authentications/forward-authentications.service';
 import { VaultForwardConfigsService } from '../vault-forward-configs/vault-forward-configs.service';
-import { filledByteLength, fillBytes, fillScan, jsonStringContent } from '../vault/placeholders';
+import { filledByteLength, fillBytes, fillScan, filledValue } from '../vault/placeholders';
 import { DownstreamClient, DownstreamProblem, DownstreamResponse } from '../outbound/downstream-client';
 import type { ForwardRecord } from '../forward-records/forward-record';
 import { ForwardRecordsService } from '../forward-records/forward-records.service';
@@ -246,30 +246,44 @@ export class ForwardExecutor {
     const headers: Record<string, string> = {};
     for (const [name, value] of plan.passedHeaders) headers[name] = value;
     plan.headerTemplates.forEach(([name], index) => {
-      headers[name] = sendableHeader(
-        name,
-        fillScan(scans.headers[index], (token) => valueFor(values, token)),
-        `${HEADER_PREFIX}${name}`,
+      const header = `${HEADER_PREFIX}${name}`;
+      // Header values are never escaped: sendableHeader refuses what a header cannot carry.
+      const filled = placeholderFailure(
+        () => fillScan(scans.headers[index], (m) => filledValue(m, values, 'none')),
+        'header',
+        header,
       );
+      headers[name] = sendableHeader(name, filled, header);
     });
 
     const body = plan.body;
     const bodyScan = scans.body;
     if (!body || !bodyScan) return { headers, body: undefined };
     if (bodyScan.matches.length === 0) return { headers, body };
-    // Each token is encoded once, however often it appears: UTF-8, JSON-escaped in a JSON body.
+    // Each placeholder is filled once, however often it appears: UTF-8, escaped for the body's content type.
     const encoded = new Map<string, Buffer>();
-    for (const m of bodyScan.matches) {
-      if (m.escaped || encoded.has(m.token)) continue;
-      const value = valueFor(values, m.token);
-      encoded.set(m.token, Buffer.from(plan.bodyStyle === 'json' ? jsonStringContent(value) : value, 'utf8'));
-    }
-    const length = filledByteLength(bodyScan, encoded);
     const limit = this.appConfig.forwardMaxFilledBodyBytes;
+    // Every distinct value is in the filled body at least once, in place of a placeholder of the body: once
+    // they add up past the limit plus the body, the fill is over the limit, and computing more is waste.
+    let distinct = 0;
+    placeholderFailure(
+      () => {
+        for (const m of bodyScan.matches) {
+          if (m.escaped || m.malformed || encoded.has(m.key) || distinct > limit + body.length) continue;
+          const value = Buffer.from(filledValue(m, values, plan.bodyEncoding), 'utf8');
+          distinct += value.length;
+          encoded.set(m.key, value);
+        }
+      },
+      'body',
+      'body',
+    );
+    const cutShort = distinct > limit + body.length;
+    const length = cutShort ? distinct - body.length : filledByteLength(bodyScan, encoded);
     if (length > limit) {
       throw new ProblemException(
         ForwardingErrors.filledBodyTooLarge,
-        `With its placeholders filled the body would be ${length} bytes, more than the ${limit} bytes ` +
+        `With its placeholders filled the body would be ${cutShort ? 'over ' : ''}${length} bytes, more than the ${limit} bytes ` +
           `FORWARD_MAX_FILLED_BODY_BYTES allows; nothing was sent.`,
         [{ location: 'body', name: 'body', message: `filled body over ${limit} bytes` }],
       );
@@ -288,8 +302,11 @@ function rescan(plan: ForwardPlan, source: PlaceholderSource): PlanScans {
   }
 }
 
-function valueFor(values: ReadonlyMap<string, string>, token: string): string {
-  const value = values.get(token);
-  if (value === undefined) throw new Error(`no value resolved for ${token}`); // a bug, not user input
-  return value;
+/** `fill()`, with a PlaceholderError (a value a function or the encoding cannot take) as a 400 naming `name`. */
+function placeholderFailure<T>(fill: () => T, location: 'body' | 'header', name: string): T {
+  try {
+    return fill();
+  } catch (error) {
+    throw placeholderProblem(error, location, name);
+  }
 }

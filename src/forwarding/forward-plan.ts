@@ -15,7 +15,8 @@
  */
 import { FORWARD_METHODS, ForwardMethod } from '../targets/http-methods';
 import type { UsableAuthenticationMethod } from '../forward-authentications/forward-authentications.service';
-import { EscapeStyle, PlaceholderScan, PlaceholderSourceShape, PlaceholderUse, scanText } from '../vault/placeholders';
+import { PlaceholderScan, PlaceholderSourceShape, PlaceholderUse, scanText } from '../vault/placeholders';
+import { BODY_ENCODINGS, BodyEncoding, bodyEncodingFor, escapeStyleFor } from '../vault/placeholder-encodings';
 
 export const FORWARD_PLAN_VERSION = 1;
 
@@ -46,8 +47,11 @@ export interface ForwardPlan {
   readonly headerTemplates: ReadonlyArray<readonly [string, string]>;
   /** The body as received (placeholders unfilled), or undefined when empty. */
   readonly body: Buffer | undefined;
-  /** How the body's placeholders are escaped: json for a JSON content type, else raw. */
-  readonly bodyStyle: EscapeStyle;
+  /**
+   * How values are written into the body, from the content type the target gets (json, xml, form or
+   * none); it also says how a placeholder is escaped (`\\` in JSON, `\` otherwise).
+   */
+  readonly bodyEncoding: BodyEncoding;
   /**
    * What planning computed and the executor may reuse in the same process (the synchronous path):
    * the scans, and the methods already looked up. Never serialised; without it the executor
@@ -79,14 +83,14 @@ export class InvalidForwardPlanError extends Error {
 
 /** The scans of a plan's templates; throws PlaceholderError as scanText does. */
 export function scanPlan(
-  plan: Pick<ForwardPlan, 'body' | 'bodyStyle' | 'headerTemplates'>,
+  plan: Pick<ForwardPlan, 'body' | 'bodyEncoding' | 'headerTemplates'>,
   shape: PlaceholderSourceShape,
 ): PlanScans {
   const count = shape;
   const uses: PlaceholderUse[] = [];
   let body: PlaceholderScan | undefined;
   if (plan.body) {
-    body = scanText(plan.body.toString('latin1'), count, plan.bodyStyle);
+    body = scanText(plan.body.toString('latin1'), count, escapeStyleFor(plan.bodyEncoding));
     uses.push(...body.uses);
   }
   const headers = plan.headerTemplates.map(([, value]) => {
@@ -115,7 +119,10 @@ interface SerializedPlan {
   passed_headers: Array<[string, string]>;
   header_templates: Array<[string, string]>;
   body_base64: string | null;
-  body_style: EscapeStyle;
+  /** The escape style alone, as plans stored before body_encoding have it (and older workers read). */
+  body_style: 'json' | 'raw';
+  /** Absent in plans stored before escaping by content type: then derived from the content type. */
+  body_encoding?: BodyEncoding;
 }
 
 /** The plan as JSON. Only on request: the synchronous path never serialises. */
@@ -136,7 +143,8 @@ export function serializePlan(plan: ForwardPlan): string {
     passed_headers: plan.passedHeaders.map(([n, v]) => [n, v]),
     header_templates: plan.headerTemplates.map(([n, v]) => [n, v]),
     body_base64: plan.body ? plan.body.toString('base64') : null,
-    body_style: plan.bodyStyle,
+    body_style: escapeStyleFor(plan.bodyEncoding),
+    body_encoding: plan.bodyEncoding,
   };
   return JSON.stringify(document);
 }
@@ -193,7 +201,11 @@ export function deserializePlan(text: string | Buffer): ForwardPlan {
     throw new InvalidForwardPlanError('body_base64 is neither null nor a string');
   if (d.merchant_initiated !== undefined && typeof d.merchant_initiated !== 'boolean')
     throw new InvalidForwardPlanError('merchant_initiated is not a boolean');
+  if (d.body_encoding !== undefined && !BODY_ENCODINGS.includes(d.body_encoding))
+    throw new InvalidForwardPlanError('body_encoding is not a body encoding');
   const body = d.body_base64 ? Buffer.from(d.body_base64, 'base64') : undefined;
+  const passedHeaders = pairs(d.passed_headers, 'passed_headers');
+  const headerTemplates = pairs(d.header_templates, 'header_templates');
   return {
     version: FORWARD_PLAN_VERSION,
     id: str(d.id, 'id'),
@@ -207,9 +219,24 @@ export function deserializePlan(text: string | Buffer): ForwardPlan {
     checkoutSessionId: d.checkout_session_id == null ? null : str(d.checkout_session_id, 'checkout_session_id'),
     authenticationIds: strings(d.authentication_ids, 'authentication_ids'),
     merchantInitiated: d.merchant_initiated ?? false,
-    passedHeaders: pairs(d.passed_headers, 'passed_headers'),
-    headerTemplates: pairs(d.header_templates, 'header_templates'),
+    passedHeaders,
+    headerTemplates,
     body: body && body.length > 0 ? body : undefined,
-    bodyStyle: d.body_style,
+    // A plan stored before body_encoding: its JSON style stays; otherwise the content type decides, as now.
+    bodyEncoding:
+      d.body_encoding ??
+      (d.body_style === 'json' ? 'json' : bodyEncodingFor(outgoingContentType(headerTemplates, passedHeaders))),
   };
+}
+
+/** The content type the target gets: x-vault-forward-header-content-type if given, else the caller's. */
+export function outgoingContentType(
+  headerTemplates: ReadonlyArray<readonly [string, string]>,
+  passedHeaders: ReadonlyArray<readonly [string, string]>,
+): string {
+  return (
+    headerTemplates.find(([name]) => name === 'content-type')?.[1] ??
+    passedHeaders.find(([name]) => name === 'content-type')?.[1] ??
+    ''
+  );
 }

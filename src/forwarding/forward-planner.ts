@@ -24,12 +24,12 @@ import { hostKey, hostsEnable, isInsecureHost } from '../targets/http-methods';
 import type { ForwardRecord } from '../forward-records/forward-record';
 import { ForwardSpec, HEADER_PREFIX, parseForwardHeaders, URL_HEADER } from './forward-headers';
 import { ForwardingErrors } from './forwarding.errors';
-import { FORWARD_PLAN_VERSION, ForwardPlan } from './forward-plan';
+import { FORWARD_PLAN_VERSION, ForwardPlan, outgoingContentType } from './forward-plan';
+import { bodyEncodingFor, escapeStyleFor } from '../vault/placeholder-encodings';
 import { PlaceholderSources } from './placeholder-sources';
 
 /** Caller headers that describe the body or the wanted answer; everything else stays here. */
 const PASSED_THROUGH = ['content-type', 'accept', 'accept-language'];
-const JSON_TYPE = /^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i;
 
 /**
  * What a header value can carry (HTTP/1.1 as undici sends it): tab, visible ASCII, and Latin-1's
@@ -96,11 +96,12 @@ export class ForwardPlanner {
         : [];
 
     const body = input.body && input.body.length > 0 ? input.body : undefined;
-    const contentType =
-      spec.headers.find(([name]) => name === 'content-type')?.[1] ?? input.headers['content-type'] ?? '';
-    const bodyStyle = JSON_TYPE.test(String(contentType)) ? 'json' : 'raw';
+    const callerType = input.headers['content-type'];
+    const bodyEncoding = bodyEncodingFor(
+      outgoingContentType(spec.headers, typeof callerType === 'string' ? [['content-type', callerType]] : []),
+    );
     const source = this.sources.for(spec);
-    const scans = scanAll(spec, body, bodyStyle, source.shape);
+    const scans = scanAll(spec, body, escapeStyleFor(bodyEncoding), source.shape);
     await source.check(input.merchantAccountId, scans.uses);
 
     const passedHeaders: Array<[string, string]> = [];
@@ -124,7 +125,7 @@ export class ForwardPlanner {
       passedHeaders,
       headerTemplates: spec.headers,
       body,
-      bodyStyle,
+      bodyEncoding,
       local: { scans, methods },
     };
   }

@@ -1,7 +1,10 @@
 /**
- * The placeholder grammar of forwarded bodies and header values (docs/placeholders.md):
+ * The placeholder checks and fill of forwarded bodies and header values (docs/placeholders.md); the
+ * scanner is placeholder-grammar.ts, the functions placeholder-functions.ts, the escaping by content
+ * type placeholder-encodings.ts:
  *
  *   {{ NAME_X }}   or   {{NAME_X}}   (spaces inside the braces optional; only spaces)
+ *   {{ NAME_X or NAME_X | function(arguments) | raw }}      {% if NAME_X %}…{% else %}…{% endif %}
  *
  * NAME is one of PLACEHOLDER_NAMES and X (1–100) is a position among the cards the forward's source
  * lists (its payment methods, or the one card of a checkout session).
@@ -13,6 +16,14 @@
  */
 
 import { echoed } from '../common/problem/echo';
+import { applyCall, checkCall, FUNCTION_NAMES, MAX_CALLS } from './placeholder-functions';
+import { BodyEncoding, encodeValue } from './placeholder-encodings';
+import { ESCAPE_LENGTH, EscapeStyle, findPlaceholders, PlaceholderMatch } from './placeholder-grammar';
+
+export type { PlaceholderArgument, PlaceholderCall } from './placeholder-functions';
+
+export { findPlaceholders } from './placeholder-grammar';
+export type { EscapeStyle, PlaceholderMatch } from './placeholder-grammar';
 export const PLACEHOLDER_NAMES = [
   'CARD_NUMBER',
   'CARD_EXPIRATION_DATE',
@@ -27,13 +38,6 @@ export const PLACEHOLDER_NAMES = [
 export type PlaceholderName = (typeof PLACEHOLDER_NAMES)[number];
 
 const KNOWN = new Set<string>(PLACEHOLDER_NAMES);
-
-/**
- * The escape before a placeholder: one backslash in raw text; in a JSON document a backslash can only
- * be written as `\\`, so there the escape is those two characters.
- */
-export type EscapeStyle = 'raw' | 'json';
-const ESCAPE_LENGTH: Record<EscapeStyle, number> = { raw: 1, json: 2 };
 
 export interface PlaceholderUse {
   /** As written between the braces, e.g. CARD_NUMBER_1. */
@@ -68,24 +72,19 @@ export function paymentMethodsShape(
 export class PlaceholderError extends Error {
   constructor(
     readonly token: string,
-    readonly reason: 'unknown-name' | 'position-out-of-range' | 'not-available',
+    readonly reason:
+      | 'unknown-name'
+      | 'position-out-of-range'
+      | 'not-available'
+      | 'malformed'
+      | 'unknown-function'
+      | 'bad-arguments'
+      | 'unencodable',
     message: string,
   ) {
     super(message);
     this.name = 'PlaceholderError';
   }
-}
-
-/**
- * One placeholder as found in the text: `start` is where its escape backslashes begin (those after
- * the previous placeholder), `open` is its `{{`, `end` is just past its `}}`.
- */
-export interface PlaceholderMatch {
-  start: number;
-  open: number;
-  end: number;
-  token: string;
-  escaped: boolean;
 }
 
 /** The result of one pass over a text: what the fill needs, so the text is never scanned twice. */
@@ -95,65 +94,6 @@ export interface PlaceholderScan {
   matches: PlaceholderMatch[];
   /** The unescaped placeholders, in text order. */
   uses: PlaceholderUse[];
-}
-
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const SPACE = 0x20;
-const BACKSLASH = 0x5c;
-const UNDERSCORE = 0x5f;
-const isUpper = (c: number) => c >= 0x41 && c <= 0x5a;
-const isDigit = (c: number) => c >= 0x30 && c <= 0x39;
-const isTokenChar = (c: number) => isUpper(c) || isDigit(c) || c === UNDERSCORE;
-
-/**
- * The grammar's regular expression, `(\\*)\{\{ *([A-Z][A-Z0-9_]*_[0-9]+) *\}\}`, written as a single
- * pass: as a regex it backtracks over every run of backslashes, quadratic in the run's length (a
- * 60 KB body of backslashes held the event loop for seconds). Each character is looked at a bounded
- * number of times: an attempt at a `{{` reads only spaces and token characters, none of which can
- * start the next `{{`, and the backslashes before a placeholder are counted back to the previous one.
- */
-export function findPlaceholders(text: string, style: EscapeStyle): PlaceholderMatch[] {
-  const matches: PlaceholderMatch[] = [];
-  let previousEnd = 0;
-  let open = text.indexOf('{{');
-  while (open >= 0) {
-    let i = open + 2;
-    while (text.charCodeAt(i) === SPACE) i++;
-    const tokenStart = i;
-    while (isTokenChar(text.charCodeAt(i))) i++;
-    const tokenEnd = i;
-    while (text.charCodeAt(i) === SPACE) i++;
-    if (
-      text.charCodeAt(i) === CLOSE_BRACE &&
-      text.charCodeAt(i + 1) === CLOSE_BRACE &&
-      isName(text, tokenStart, tokenEnd)
-    ) {
-      let start = open;
-      while (start > previousEnd && text.charCodeAt(start - 1) === BACKSLASH) start--;
-      previousEnd = i + 2;
-      matches.push({
-        start,
-        open,
-        end: previousEnd,
-        token: text.slice(tokenStart, tokenEnd),
-        escaped: open - start >= ESCAPE_LENGTH[style],
-      });
-      open = text.indexOf('{{', previousEnd);
-    } else {
-      // Nothing read since the braces can open another pair, except a third brace right after them.
-      open = text.charCodeAt(open + 2) === OPEN_BRACE ? open + 1 : text.indexOf('{{', i);
-    }
-  }
-  return matches;
-}
-
-/** NAME_X: starts with A–Z, ends in digits that follow an underscore, NAME not empty. */
-function isName(text: string, start: number, end: number): boolean {
-  if (end - start < 3 || !isUpper(text.charCodeAt(start))) return false;
-  let digits = end;
-  while (isDigit(text.charCodeAt(digits - 1))) digits--;
-  return digits < end && digits - 1 > start && text.charCodeAt(digits - 1) === UNDERSCORE;
 }
 
 /**
@@ -168,38 +108,72 @@ export function scanText(
   const shape = typeof source === 'number' ? paymentMethodsShape(source) : source;
   const matches = findPlaceholders(text, style);
   const uses: PlaceholderUse[] = [];
-  for (const { token, escaped } of matches) {
-    if (escaped) continue;
-    const underscore = token.lastIndexOf('_');
-    const name = token.slice(0, underscore);
-    const digits = token.slice(underscore + 1);
-    if (!KNOWN.has(name)) {
+  for (const m of matches) {
+    if (m.escaped) continue;
+    if (m.malformed) {
       throw new PlaceholderError(
-        token,
-        'unknown-name',
-        `{{ ${echoed(token)} }} is not a placeholder name; known: ${PLACEHOLDER_NAMES.map((n) => `${n}_X`).join(', ')}`,
+        m.kind ? m.key : m.token,
+        'malformed',
+        m.kind
+          ? `{% ${echoed(m.key)} … at offset ${m.open}: ${m.malformed.message} (offset ${m.malformed.at})`
+          : `{{ ${echoed(m.token)} … at offset ${m.open} is not a complete placeholder: ${m.malformed.message} at offset ${m.malformed.at}`,
       );
     }
-    const position = Number(digits);
-    if (position < 1 || position > shape.positions || digits.startsWith('0')) {
+    for (const token of m.tokens) uses.push(checkToken(token, shape));
+    if (m.calls.length > MAX_CALLS) {
       throw new PlaceholderError(
-        token,
-        'position-out-of-range',
-        shape.positions === 0
-          ? `{{ ${echoed(token)} }} needs ${shape.listedBy}, which lists no payment method`
-          : `{{ ${echoed(token)} }} refers to position ${digits}, but ${shape.listedBy} lists ${shape.positions}`,
+        m.key,
+        'bad-arguments',
+        `{{ ${echoed(m.key)} }}: at most ${MAX_CALLS} functions in one placeholder`,
       );
     }
-    if (name === 'CARD_SECURITY_CODE' && !shape.securityCode) {
+    const names = m.tokens.map((token) => token.slice(0, token.lastIndexOf('_')));
+    m.calls.forEach((call, index) => {
+      const problem = checkCall(call, { index, count: m.calls.length, names });
+      if (problem === null) return;
+      const known = FUNCTION_NAMES.includes(call.name);
       throw new PlaceholderError(
-        token,
-        'not-available',
-        `{{ ${echoed(token)} }} is available only with ${shape.securityCodeFrom}: stored payment methods keep no security code`,
+        m.key,
+        known ? 'bad-arguments' : 'unknown-function',
+        known
+          ? `{{ ${echoed(m.key)} }}: ${problem} (offset ${call.at})`
+          : `{{ ${echoed(m.key)} }}: unknown function "${echoed(call.name)}" at offset ${call.at}; known: ${FUNCTION_NAMES.join(', ')}`,
       );
-    }
-    uses.push({ token, name: name as PlaceholderName, position });
+    });
   }
   return { text, style, matches, uses };
+}
+
+/** One NAME_X checked against the names and the source's positions. */
+function checkToken(token: string, shape: PlaceholderSourceShape): PlaceholderUse {
+  const underscore = token.lastIndexOf('_');
+  const name = token.slice(0, underscore);
+  const digits = token.slice(underscore + 1);
+  if (!KNOWN.has(name)) {
+    throw new PlaceholderError(
+      token,
+      'unknown-name',
+      `{{ ${echoed(token)} }} is not a placeholder name; known: ${PLACEHOLDER_NAMES.map((n) => `${n}_X`).join(', ')}`,
+    );
+  }
+  const position = Number(digits);
+  if (position < 1 || position > shape.positions || digits.startsWith('0')) {
+    throw new PlaceholderError(
+      token,
+      'position-out-of-range',
+      shape.positions === 0
+        ? `{{ ${echoed(token)} }} needs ${shape.listedBy}, which lists no payment method`
+        : `{{ ${echoed(token)} }} refers to position ${digits}, but ${shape.listedBy} lists ${shape.positions}`,
+    );
+  }
+  if (name === 'CARD_SECURITY_CODE' && !shape.securityCode) {
+    throw new PlaceholderError(
+      token,
+      'not-available',
+      `{{ ${echoed(token)} }} is available only with ${shape.securityCodeFrom}: stored payment methods keep no security code`,
+    );
+  }
+  return { token, name: name as PlaceholderName, position };
 }
 
 /** The placeholders `text` uses; see scanText. */
@@ -211,34 +185,68 @@ export function scanPlaceholders(
   return scanText(text, source, style).uses;
 }
 
+/** What a fill does with the scanned text, piece by piece (see walk). */
+interface FillSink {
+  copy(from: number, to: number): void;
+  value(match: PlaceholderMatch): void;
+}
+
 /**
- * The scanned text with each placeholder replaced by `replacement(token)` and each escaped one
- * unescaped: the escape itself goes, any backslashes before it are ordinary text.
+ * The one walk behind every fill: text outside the matches is copied, each placeholder's value
+ * inserted, each escaped one unescaped (the escape goes, any backslashes before it are ordinary
+ * text), and of an `{% if %}` block only the branch its condition chose (`truthy`) is kept, tags
+ * removed. Half-written matches are text (scanText refuses them first).
  */
-export function fillScan(scan: PlaceholderScan, replacement: (token: string) => string): string {
-  const { text, matches } = scan;
-  if (matches.length === 0) return text;
+function walk(scan: PlaceholderScan, truthy: (match: PlaceholderMatch) => boolean, sink: FillSink): void {
   const skip = ESCAPE_LENGTH[scan.style];
-  let out = '';
   let at = 0;
-  for (const m of matches) {
-    out += m.escaped
-      ? text.slice(at, m.start) + text.slice(m.start + skip, m.end)
-      : text.slice(at, m.open) + replacement(m.token);
+  let skipping = false;
+  for (const m of scan.matches) {
+    if (m.malformed) continue;
+    if (!skipping) sink.copy(at, m.escaped ? m.start : m.open);
+    if (m.escaped) {
+      if (!skipping) sink.copy(m.start + skip, m.end);
+    } else if (m.kind === 'if') {
+      skipping = !truthy(m);
+    } else if (m.kind === 'else') {
+      skipping = !skipping;
+    } else if (m.kind === 'endif') {
+      skipping = false;
+    } else if (!skipping) {
+      sink.value(m);
+    }
     at = m.end;
   }
-  return out + text.slice(at);
+  sink.copy(at, scan.text.length);
+}
+
+/**
+ * The scanned text with each placeholder replaced by `replacement(match)` (an if's condition too:
+ * its branch is chosen by whether that is empty); see walk.
+ */
+export function fillScan(scan: PlaceholderScan, replacement: (match: PlaceholderMatch) => string): string {
+  const { text, matches } = scan;
+  if (matches.length === 0) return text;
+  let out = '';
+  walk(scan, (m) => replacement(m) !== '', {
+    copy: (from, to) => (out += text.slice(from, to)),
+    value: (m) => (out += replacement(m)),
+  });
+  return out;
 }
 
 /**
  * The byte length of the filled body, computed before anything is built, so an oversized fill is
  * refused without allocating it. `scan` is of `source` read as latin1 (one character per byte);
- * `values` are the encoded bytes per token.
+ * `values` are the encoded bytes per match key (the token, for a plain placeholder; an if's condition
+ * is true when its bytes are not empty).
  */
 export function filledByteLength(scan: PlaceholderScan, values: ReadonlyMap<string, Buffer>): number {
-  const skip = ESCAPE_LENGTH[scan.style];
-  let length = scan.text.length;
-  for (const m of scan.matches) length += m.escaped ? -skip : valueOf(values, m.token).length - (m.end - m.open);
+  let length = 0;
+  walk(scan, (m) => valueOf(values, m.key).length > 0, {
+    copy: (from, to) => (length += to - from),
+    value: (m) => (length += valueOf(values, m.key).length),
+  });
   return length;
 }
 
@@ -250,21 +258,12 @@ export function fillBytes(
   length = filledByteLength(scan, values),
 ): Buffer {
   if (scan.matches.length === 0) return source;
-  const skip = ESCAPE_LENGTH[scan.style];
   const out = Buffer.allocUnsafe(length);
-  let at = 0;
   let written = 0;
-  for (const m of scan.matches) {
-    if (m.escaped) {
-      written += source.copy(out, written, at, m.start);
-      written += source.copy(out, written, m.start + skip, m.end);
-    } else {
-      written += source.copy(out, written, at, m.open);
-      written += valueOf(values, m.token).copy(out, written);
-    }
-    at = m.end;
-  }
-  written += source.copy(out, written, at);
+  walk(scan, (m) => valueOf(values, m.key).length > 0, {
+    copy: (from, to) => (written += source.copy(out, written, from, to)),
+    value: (m) => (written += valueOf(values, m.key).copy(out, written)),
+  });
   if (written !== length) throw new Error(`filled ${written} bytes, expected ${length}`); // a bug, not user input
   return out;
 }
@@ -276,8 +275,48 @@ function valueOf<T>(values: ReadonlyMap<string, T>, token: string): T {
 }
 
 /**
- * Replaces each placeholder with `encode(value)`, and unescapes escaped ones. `values` is keyed by
- * token (CARD_NUMBER_1); every placeholder in `text` must have a value.
+ * What a placeholder is replaced with: the first of its NAME_X whose value is not empty (the last
+ * one's otherwise), through its functions, then escaped for `encoding` unless it ends in `| raw`.
+ * `values` is keyed by token. Throws PlaceholderError (naming the placeholder, never a value) when
+ * a function cannot take the value or the encoding cannot carry it.
+ */
+export function filledValue(
+  match: PlaceholderMatch,
+  values: ReadonlyMap<string, string>,
+  encoding: BodyEncoding,
+): string {
+  let value = '';
+  for (const token of match.tokens) {
+    value = valueOf(values, token);
+    if (value !== '') break;
+  }
+  let raw = false;
+  for (const call of match.calls) {
+    if (call.name === 'raw') {
+      raw = true;
+      continue;
+    }
+    const result = applyCall(call, value);
+    if (typeof result !== 'string') {
+      throw new PlaceholderError(match.key, 'bad-arguments', `{{ ${echoed(match.key)} }}: ${result.problem}`);
+    }
+    value = result;
+  }
+  if (raw) return value;
+  const encoded = encodeValue(value, encoding);
+  if (encoded === null) {
+    throw new PlaceholderError(
+      match.key,
+      'unencodable',
+      `{{ ${echoed(match.key)} }} has a character that the body (${encoding}) cannot carry`,
+    );
+  }
+  return encoded;
+}
+
+/**
+ * Replaces each placeholder with `encode(value)` (its functions applied), and unescapes escaped
+ * ones. `values` is keyed by token (CARD_NUMBER_1); every placeholder in `text` must have a value.
  */
 export function substitutePlaceholders(
   text: string,
@@ -285,9 +324,10 @@ export function substitutePlaceholders(
   encode: (value: string) => string = (v) => v,
   style: EscapeStyle = 'raw',
 ): string {
-  return fillScan({ text, style, matches: findPlaceholders(text, style), uses: [] }, (token) =>
-    encode(valueOf(values, token)),
-  );
+  return fillScan({ text, style, matches: findPlaceholders(text, style), uses: [] }, (match) => {
+    const value = filledValue(match, values, 'none');
+    return match.calls.at(-1)?.name === 'raw' ? value : encode(value);
+  });
 }
 
 /** For a JSON body: the value as the inside of a JSON string, so quotes cannot break out of it. */

@@ -194,6 +194,25 @@ describe('ForwardPlanner (API) → serializePlan → ForwardExecutor (worker con
     expect(row).toEqual({ status: 502, error_type: 'downstream-unreachable' });
   });
 
+  it('a plan carries how its body is escaped; one stored before it said so is escaped by its content type', async () => {
+    const form = input(
+      `${downstream.url}/form`,
+      'exp={{ CARD_EXPIRATION_DATE_1 }}&as_is={{ CARD_EXPIRATION_DATE_1 | raw }}',
+    );
+    form.headers['content-type'] = 'application/x-www-form-urlencoded';
+    const stored = JSON.parse(serializePlan(await t.get(ForwardPlanner).plan(form)));
+    expect(stored).toMatchObject({ body_style: 'raw', body_encoding: 'form' });
+    delete stored.body_encoding;
+    const old = deserializePlan(JSON.stringify(stored));
+    expect(old.bodyEncoding).toBe('form');
+    const before = downstream.received.length;
+    expect((await worker.get(ForwardExecutor).execute(old)).status).toBe(200);
+    expect(downstream.received[before].body.toString()).toBe('exp=04%2F31&as_is=04/31');
+    expect(() => deserializePlan(JSON.stringify({ ...stored, body_encoding: 'yaml' }))).toThrow(
+      'body_encoding is not a body encoding',
+    );
+  });
+
   it('a garbled stored plan is refused when read back', () => {
     expect(() => deserializePlan('{"v":2}')).toThrow(/not a forward plan/);
     expect(() => deserializePlan('nope')).toThrow(/not a forward plan/);
