@@ -40,21 +40,47 @@ const BAD_DATA = new Set(['CKR_ENCRYPTED_DATA_INVALID', 'CKR_ENCRYPTED_DATA_LEN_
 class BadData extends Error {}
 
 /** One loaded library per path and process: C_Initialize may run only once. */
-const modules = new Map<string, pkcs11js.PKCS11>();
+const modules = new Map<string, { library: pkcs11js.PKCS11; reinitializedAt: number }>();
 
-function loadModule(path: string): pkcs11js.PKCS11 {
-  let module = modules.get(path);
-  if (!module) {
-    module = new pkcs11js.PKCS11();
-    module.load(path);
-    try {
-      module.C_Initialize();
-    } catch (error) {
-      if (codeOf(error) !== 'CKR_CRYPTOKI_ALREADY_INITIALIZED') throw error;
-    }
-    modules.set(path, module);
+export function loadModule(path: string): pkcs11js.PKCS11 {
+  let loaded = modules.get(path);
+  if (!loaded) {
+    const library = new pkcs11js.PKCS11();
+    library.load(path);
+    initialize(library);
+    loaded = { library, reinitializedAt: 0 };
+    modules.set(path, loaded);
   }
-  return module;
+  return loaded.library;
+}
+
+function initialize(library: pkcs11js.PKCS11): void {
+  try {
+    library.C_Initialize();
+  } catch (error) {
+    if (codeOf(error) !== 'CKR_CRYPTOKI_ALREADY_INITIALIZED') throw error;
+  }
+}
+
+/** A library is re-initialised at most this often; in between, a token that is away fails fast. */
+const REINITIALIZE_INTERVAL_MS = 1000;
+
+/**
+ * C_Finalize and C_Initialize again: some libraries (SoftHSM2 among them; network HSM clients after a
+ * failover) keep a slot broken until then, even once the token is back. Every session of the
+ * process ends, so other Pkcs11Tokens on this library re-open theirs on their next call.
+ */
+function reinitialize(path: string, now: boolean): boolean {
+  const loaded = modules.get(path);
+  if (!loaded || (!now && performance.now() - loaded.reinitializedAt < REINITIALIZE_INTERVAL_MS)) return false;
+  loaded.reinitializedAt = performance.now();
+  try {
+    loaded.library.C_Finalize();
+  } catch {
+    // Not initialised any more, or the library is as broken as the token: initialise anyway.
+  }
+  initialize(loaded.library);
+  return true;
 }
 
 function codeOf(error: unknown): string {
@@ -78,10 +104,17 @@ export class Pkcs11Token implements KeyStore {
 
   /** Opens the session now: a wrong module, token, PIN or key label stops the start-up, not the first card. */
   connect(labels: readonly string[]): void {
-    this.timed('connect', () => {
+    const connect = () => {
       this.open();
       for (const label of labels) this.handle(label);
-    });
+    };
+    try {
+      this.timed('connect', connect);
+    } catch {
+      // A library left broken by an earlier outage in this process (reinitialize) gets one fresh start.
+      if (!this.reinitialize(true)) throw new Error('unreachable');
+      this.timed('connect', connect);
+    }
   }
 
   /**
@@ -90,7 +123,9 @@ export class Pkcs11Token implements KeyStore {
    */
   run<T>(label: string, operation: 'wrap' | 'unwrap', op: (m: pkcs11js.PKCS11, s: Buffer, key: Buffer) => T): T {
     let lastError: unknown;
-    for (let attempt = 0; attempt < 2; attempt++) {
+    // A new session first; then, when that fails too, the library re-initialised (reinitialize).
+    for (let attempt = 0; attempt < 3; attempt++) {
+      if (attempt === 2 && !this.reinitialize()) break;
       const started = performance.now();
       try {
         const module = this.open();
@@ -111,6 +146,15 @@ export class Pkcs11Token implements KeyStore {
       lastError instanceof Error && !/CKR_/.test(lastError.message) ? lastError.message : codeOf(lastError);
     this.logger.error(`master key "${label}": the token does not answer (${reason})`);
     throw new VaultKeyUnavailableError(label, reason);
+  }
+
+  private reinitialize(now = false): boolean {
+    try {
+      return reinitialize(this.config.module, now);
+    } catch (error) {
+      this.logger.error(`re-initialising the PKCS#11 library failed (${codeOf(error)})`);
+      return false;
+    }
   }
 
   close(): void {

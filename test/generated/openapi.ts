@@ -2662,7 +2662,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `/errors/service-unavailable` Service unavailable */
+            /** @description `/errors/service-unavailable` Service unavailable; `/errors/vault-key-store-unavailable` Vault key store unavailable */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2670,7 +2670,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "service-unavailable";
+                        code?: "service-unavailable" | "vault-key-store-unavailable";
                     };
                 };
             };
@@ -6636,7 +6636,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `/errors/forward-capacity-exceeded` Forwarding capacity exceeded; `/errors/forward-queue-unavailable` Queued forwarding unavailable; `/errors/service-unavailable` Service unavailable */
+            /** @description `/errors/forward-capacity-exceeded` Forwarding capacity exceeded; `/errors/forward-queue-unavailable` Queued forwarding unavailable; `/errors/service-unavailable` Service unavailable; `/errors/vault-key-store-unavailable` Vault key store unavailable */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6644,7 +6644,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "forward-capacity-exceeded" | "forward-queue-unavailable" | "service-unavailable";
+                        code?: "forward-capacity-exceeded" | "forward-queue-unavailable" | "service-unavailable" | "vault-key-store-unavailable";
                     };
                 };
             };
