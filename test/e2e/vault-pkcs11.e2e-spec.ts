@@ -10,7 +10,10 @@ import { createIsolatedDatabase, IsolatedDatabase } from '../support/isolated-da
 import { createSoftHsmToken, removeSoftHsmConfig, SOFTHSM2_MODULE, SoftHsmToken } from '../support/softhsm';
 import { startTestApp, TEST_MASTER_KEY_1, TestApp } from '../support/test-app';
 import { Metrics } from '../../src/metrics/metrics.service';
+import { unwrapSecret, VaultDecryptionError, wrapSecret } from '../../src/vault/envelope';
+import { VAULT_KEYRING, VaultKeyring } from '../../src/vault/keyring';
 import { KeyRotationService } from '../../src/vault/key-rotation.service';
+import { SecretSealer } from '../../src/vault/secret-sealer';
 import { loadModule } from '../../src/vault/pkcs11-keyring';
 
 /** Runs the compiled CLI with exactly `env` (and PATH). */
@@ -221,6 +224,26 @@ describe('Vault master keys in a PKCS#11 token (SoftHSM2)', () => {
     const metrics = await app.get(Metrics).registry.metrics();
     expect(metrics).toMatch(
       /vault_forward_key_store_duration_seconds_count\{operation="unwrap",outcome="error"\} [1-9]/,
+    );
+  });
+
+  it('a wrapped key moved onto another record or altered does not open, even with the data key cached', async () => {
+    const app = await start('hsm-1');
+    const sealer = app.get(SecretSealer);
+    const sealed = sealer.seal('record-a', Buffer.from('secret'));
+    expect(sealer.open('record-a', sealed, 'a').toString()).toBe('secret');
+    // Warm in the cache under record-a: record-b must still go to the token, which refuses it.
+    expect(() => sealer.open('record-b', sealed, 'b')).toThrow(VaultDecryptionError);
+    const altered = Buffer.from(sealed.wrappedKey);
+    altered[20] ^= 1;
+    expect(() => sealer.open('record-a', { ...sealed, wrappedKey: altered }, 'a')).toThrow(VaultDecryptionError);
+    // A bare secret has no second layer: only the cache entry's binding to the AAD stops it.
+    const keyring = app.get<VaultKeyring>(VAULT_KEYRING);
+    const wrapped = wrapSecret(Buffer.from('fingerprint key'), 'merchant-a', keyring.current);
+    expect(unwrapSecret(wrapped, 'hsm-1', 'merchant-a', keyring, 'a').toString()).toBe('fingerprint key');
+    expect(() => unwrapSecret(wrapped, 'hsm-1', 'merchant-b', keyring, 'b')).toThrow(VaultDecryptionError);
+    expect(() => sealer.open('record-a', { ...sealed, masterKeyId: 'hsm-2' }, 'a')).toThrow(
+      'which VAULT_PKCS11_KEY_LABELS (or VAULT_MASTER_KEYS) does not hold',
     );
   });
 
