@@ -266,10 +266,23 @@ async function rotateKeys(args: string[]): Promise<void> {
   if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 10_000)
     throw new UsageError('--batch-size must be a whole number from 1 to 10000');
   const { KeyRotationService } = await import('../vault/key-rotation.service');
-  const result = await withServices((app) => app.get(KeyRotationService).rotate(batchSize));
+  const { VAULT_KEYRING } = await import('../vault/keyring');
+  const { result, keyIds } = await withServices(async (app) => ({
+    result: await app.get(KeyRotationService).rotate(batchSize),
+    keyIds: app.get<import('../vault/keyring').VaultKeyring>(VAULT_KEYRING).keys.map((k) => k.id),
+  }));
   print(result);
   // Rows could not be re-wrapped (named in the output) or were skipped: the old key must stay.
-  if (result.remaining > 0) process.exitCode = 1;
+  if (result.remaining > 0) {
+    process.exitCode = 1;
+    process.stderr.write(`${result.remaining} rows are still under other master keys: keep every configured key.\n`);
+  } else if (keyIds.length > 1) {
+    const old = keyIds.filter((id) => id !== result.master_key_id).join(', ');
+    process.stderr.write(
+      `Every row is under master key "${result.master_key_id}": ${old} may now be removed ` +
+        '(from VAULT_MASTER_KEYS or VAULT_PKCS11_KEY_LABELS, then from the token).\n',
+    );
+  }
 }
 
 async function vaultKeyCreate(args: string[]): Promise<void> {

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { readdirSync, renameSync } from 'node:fs';
 import * as pkcs11js from 'pkcs11js';
 import { createForwardingMerchant, ForwardingMerchant } from '../factories/forwarding-merchants';
@@ -6,6 +7,8 @@ import { cardNumber, createCard } from '../factories/cards';
 import { Downstream, startHttpDownstream } from '../support/downstream';
 import { http } from '../support/http';
 import { waitFor } from '../support/wait';
+import { testTempDir } from '../support/temp-data-dir';
+import { CardVault } from '../../src/vault/card-vault.service';
 import { createIsolatedDatabase, IsolatedDatabase } from '../support/isolated-database';
 import { createSoftHsmToken, removeSoftHsmConfig, SOFTHSM2_MODULE, SoftHsmToken } from '../support/softhsm';
 import { startTestApp, TEST_MASTER_KEY_1, TestApp } from '../support/test-app';
@@ -289,6 +292,94 @@ describe('Vault master keys in a PKCS#11 token (SoftHSM2)', () => {
       app = await start('hsm-2', {}, own.url);
       for (const card of cards) {
         expect((await forward(app, m, card)).status).toBe(200);
+      }
+      await app.close();
+      t = undefined;
+    } finally {
+      await own.drop();
+    }
+  });
+
+  it('rotates 10,000 env-wrapped cards into the token with the CLI while forwards run, none failing', async () => {
+    const own = await createIsolatedDatabase('pkcs11_rotate_10k');
+    try {
+      const envOnly = Object.fromEntries(Object.keys(hsm.env('')).map((name) => [name, '']));
+      let app = await start('', { ...envOnly, VAULT_MASTER_KEYS: TEST_MASTER_KEY_1 }, own.url);
+      const m = await createForwardingMerchant(app, downstream.port, 'HSM 10k shop');
+      // Sealed by the real CardVault under the env key, inserted in bulk (the API would take minutes).
+      const vault = app.get(CardVault);
+      const cards = new Map<string, string>([[m.card.id, m.card.number]]);
+      for (let chunk = 0; chunk < 5; chunk++) {
+        const rows = Array.from({ length: 2000 }, () => {
+          const id = randomUUID();
+          const number = cardNumber();
+          cards.set(id, number);
+          return { id, number, sealed: vault.seal(m.id, id, { number, cardholderName: null }) };
+        });
+        await app.db.query(
+          `INSERT INTO payment_methods (id, merchant_account_id, method, scheme, label, expiration_date, fingerprint,
+             ciphertext, wrapped_key, master_key_id)
+           SELECT id, $1, 'card', 'visa', label, '12/30', 'bulk', ciphertext, wrapped_key, $2
+             FROM unnest($3::uuid[], $4::text[], $5::bytea[], $6::bytea[]) AS r(id, label, ciphertext, wrapped_key)`,
+          [
+            m.id,
+            'test-k1',
+            rows.map((r) => r.id),
+            rows.map((r) => r.number.slice(-4)),
+            rows.map((r) => r.sealed.ciphertext),
+            rows.map((r) => r.sealed.wrappedKey),
+          ],
+        );
+      }
+      await app.close();
+
+      app = await start('hsm-2', { VAULT_MASTER_KEYS: TEST_MASTER_KEY_1 }, own.url);
+      const ids = [...cards.keys()];
+      let rotating = true;
+      const statuses: number[] = [];
+      const forwards = (async () => {
+        while (rotating) {
+          const id = ids[Math.floor(Math.random() * ids.length)];
+          const answer = await forward(app, m, id);
+          statuses.push(answer.status);
+          if (answer.status === 200) expect(sentNumber()).toBe(cards.get(id));
+        }
+      })();
+      const cliEnv = {
+        DATABASE_URL: own.url,
+        DATA_DIR: testTempDir('vf-pkcs11-cli-'),
+        ...hsm.env('hsm-2'),
+        VAULT_MASTER_KEYS: TEST_MASTER_KEY_1,
+      };
+      const rotate = () => cli(cliEnv, 'vault', 'rotate-keys', '--batch-size', '1000');
+      const during = await rotate().finally(() => (rotating = false));
+      await forwards;
+      // Rows a forward's usage update held locked are skipped (SKIP LOCKED), reported as remaining, exit 1.
+      const first = JSON.parse(during.stdout) as { rewrapped_payment_methods: number; remaining: number };
+      expect(first.rewrapped_payment_methods + first.remaining).toBe(cards.size);
+      expect(during.code).toBe(first.remaining === 0 ? 0 : 1);
+      // Run again, as docs/vault.md says: it resumes with what is left.
+      const again = await rotate();
+      expect({ code: again.code, stderr: again.stderr }).toEqual({
+        code: 0,
+        stderr:
+          'Every row is under master key "hsm-2": test-k1 may now be removed ' +
+          '(from VAULT_MASTER_KEYS or VAULT_PKCS11_KEY_LABELS, then from the token).\n',
+      });
+      expect(JSON.parse(again.stdout)).toMatchObject({
+        master_key_id: 'hsm-2',
+        rewrapped_payment_methods: first.remaining,
+        remaining: 0,
+      });
+      expect(statuses.length).toBeGreaterThan(0);
+      expect(statuses.filter((status) => status !== 200)).toEqual([]);
+      await app.close();
+
+      // The raw key gone: a sample of the rotated cards opens with the token alone.
+      app = await start('hsm-2', {}, own.url);
+      for (const id of ids.slice(0, 20)) {
+        expect((await forward(app, m, id)).status).toBe(200);
+        expect(sentNumber()).toBe(cards.get(id));
       }
       await app.close();
       t = undefined;
