@@ -13,6 +13,8 @@ const QUICK_EXIT_MS = 10_000;
 const CRASH_LOOP = 5;
 /** A process that does not stop within this after SIGTERM (its own grace is 25 s) is killed. */
 const STOP_GRACE_MS = 30_000;
+/** How long a retiring process may finish its open connections before its graceful stop begins. */
+const DRAIN_MS = 5_000;
 
 /** In a process of a group: tells the supervisor this process is serving. A no-op in a lone process. */
 export function reportReady(): void {
@@ -134,18 +136,26 @@ class Supervisor {
     }
   }
 
-  /** SIGTERM, and SIGKILL if it has not exited within STOP_GRACE_MS. */
-  private retire(worker: Worker): Promise<void> {
+  /**
+   * Stops handing it connections, lets it finish what it holds, then SIGTERM (its graceful stop), and SIGKILL
+   * if it has not exited within STOP_GRACE_MS. The disconnect comes first: a process that is closing answers
+   * what still reaches it with 503 (fastify's return503OnClosing, right for a lone process behind a
+   * balancer), and until its listening socket is closed the supervisor would go on handing it connections.
+   * Its 'disconnect' comes once its open connections have ended, or DRAIN_MS bounds the wait (keep-alive).
+   */
+  private async retire(worker: Worker): Promise<void> {
     this.retiring.add(worker);
-    if (worker.isDead()) return Promise.resolve();
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => worker.process.kill('SIGKILL'), STOP_GRACE_MS);
-      worker.once('exit', () => {
-        clearTimeout(timer);
-        resolve();
-      });
-      worker.process.kill('SIGTERM');
-    });
+    if (worker.isDead()) return;
+    const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+    if (worker.isConnected()) {
+      const drained = new Promise<void>((resolve) => worker.once('disconnect', () => resolve()));
+      worker.disconnect();
+      await Promise.race([drained, exited, new Promise((resolve) => setTimeout(resolve, DRAIN_MS).unref())]);
+    }
+    if (!worker.isDead()) worker.process.kill('SIGTERM');
+    const timer = setTimeout(() => worker.process.kill('SIGKILL'), STOP_GRACE_MS);
+    await exited;
+    clearTimeout(timer);
   }
 
   private async stop(code = 0): Promise<void> {

@@ -21,7 +21,10 @@ const USAGE = `Usage: npm run --silent cli -- <command>
   api-key revoke ID                   the key and its tokens stop working in every API process
   token --key FILE|- [--key-id ID] [--scopes a,b] [--ttl SECONDS]
                                       --key - reads the PEM from stdin; the key id is worked out from the key
-  vault rotate-keys [--batch-size N]   re-wrap every data key under the first VAULT_MASTER_KEYS key
+  vault rotate-keys [--batch-size N]   re-wrap every data key under the current master key (the first of
+                                      VAULT_PKCS11_KEY_LABELS with VAULT_KEY_PROVIDER=pkcs11, else of VAULT_MASTER_KEYS)
+  vault key create --label NAME       make a non-extractable AES-256 master key in the PKCS#11 token
+                                      (VAULT_PKCS11_MODULE, VAULT_PKCS11_TOKEN_LABEL, VAULT_PKCS11_PIN_FILE or _PIN)
 Each command prints one JSON object on stdout; logs, usage and errors go to stderr (exit 2 for usage, 1 otherwise).`;
 
 class UsageError extends Error {}
@@ -263,10 +266,53 @@ async function rotateKeys(args: string[]): Promise<void> {
   if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 10_000)
     throw new UsageError('--batch-size must be a whole number from 1 to 10000');
   const { KeyRotationService } = await import('../vault/key-rotation.service');
-  const result = await withServices((app) => app.get(KeyRotationService).rotate(batchSize));
+  const { VAULT_KEYRING } = await import('../vault/keyring');
+  const { result, keyIds } = await withServices(async (app) => ({
+    result: await app.get(KeyRotationService).rotate(batchSize),
+    keyIds: app.get<import('../vault/keyring').VaultKeyring>(VAULT_KEYRING).keys.map((k) => k.id),
+  }));
   print(result);
   // Rows could not be re-wrapped (named in the output) or were skipped: the old key must stay.
-  if (result.remaining > 0) process.exitCode = 1;
+  if (result.remaining > 0) {
+    process.exitCode = 1;
+    process.stderr.write(`${result.remaining} rows are still under other master keys: keep every configured key.\n`);
+  } else if (keyIds.length > 1) {
+    const old = keyIds.filter((id) => id !== result.master_key_id).join(', ');
+    process.stderr.write(
+      `Every row is under master key "${result.master_key_id}": ${old} may now be removed ` +
+        '(from VAULT_MASTER_KEYS or VAULT_PKCS11_KEY_LABELS, then from the token).\n',
+    );
+  }
+}
+
+async function vaultKeyCreate(args: string[]): Promise<void> {
+  const { values } = parse(args, { label: { type: 'string' } });
+  if (!values.label) throw new UsageError('vault key create needs --label NAME');
+  if (!/^[A-Za-z0-9._-]{1,64}$/.test(values.label))
+    throw new UsageError('--label must be 1–64 letters, digits, . _ or -');
+  const { ConfigError, vaultPkcs11 } = await import('../config/config');
+  let settings: ReturnType<typeof vaultPkcs11>;
+  try {
+    // The token's settings only: no database, and the label need not be in VAULT_PKCS11_KEY_LABELS yet.
+    settings = vaultPkcs11(process.env, [], false);
+  } catch (error) {
+    if (error instanceof ConfigError) throw new CliConfigError(`Configuration error: ${error.message}`);
+    throw error;
+  }
+  const { Pkcs11Token } = await import('../vault/pkcs11-keyring');
+  const token = new Pkcs11Token({ ...settings, dataKeyCacheSize: 0 });
+  try {
+    token.createKey(values.label);
+  } finally {
+    token.close();
+  }
+  print({
+    label: values.label,
+    token_label: settings.tokenLabel,
+    key_type: 'AES-256',
+    extractable: false,
+    sensitive: true,
+  });
 }
 
 async function main(argv: string[]): Promise<void> {
@@ -278,6 +324,7 @@ async function main(argv: string[]): Promise<void> {
   }
   if (command === 'migrate') return migrate();
   if (command === 'vault' && sub === 'rotate-keys') return rotateKeys(rest);
+  if (command === 'vault' && sub === 'key' && rest[0] === 'create') return vaultKeyCreate(rest.slice(1));
   if (command === 'merchant' && sub === 'create') return merchantCreate(rest);
   if (command === 'api-key' && sub === 'create') return apiKeyCreate(rest);
   if (command === 'api-key' && sub === 'list') return apiKeyList(rest);

@@ -1,6 +1,10 @@
-import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
+import { ConfigError, durationSeconds, Env, integer, optional, readableFile } from './env';
+import { VaultKeyProvider, vaultKeys, VaultMasterKey, VaultPkcs11Config } from './vault-config';
+
+export { ConfigError } from './env';
+export * from './vault-config';
 
 /**
  * The whole typed configuration, parsed once from the environment at start-up.
@@ -19,7 +23,11 @@ export interface AppConfig {
   redisUrl: string | null;
   dataDir: string;
   embeddedDatabasePort: number;
+  /** With `pkcs11`, VAULT_MASTER_KEYS (if any) only unwrap, until a rotation moves their rows into the token. */
+  vaultKeyProvider: VaultKeyProvider;
   vaultMasterKeys: VaultMasterKey[];
+  /** Set exactly when vaultKeyProvider is `pkcs11`. */
+  vaultPkcs11: VaultPkcs11Config | null;
   tokenCacheSize: number;
   /**
    * HMAC key that makes pagination cursors tamper-evident; every API process must share it.
@@ -110,39 +118,8 @@ export interface HttpServerLimits {
 export const QUEUE_BACKENDS = ['redis', 'postgres', 'none'] as const;
 export type QueueBackend = (typeof QUEUE_BACKENDS)[number];
 
-export interface VaultMasterKey {
-  id: string;
-  key: Buffer;
-}
-
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
-
-export class ConfigError extends Error {
-  constructor(
-    readonly variable: string,
-    problem: string,
-  ) {
-    super(`${variable}: ${problem}`);
-    this.name = 'ConfigError';
-  }
-}
-
-type Env = Record<string, string | undefined>;
-
-function optional(env: Env, name: string): string | undefined {
-  const value = env[name];
-  return value === undefined || value.trim() === '' ? undefined : value.trim();
-}
-
-function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const raw = optional(env, name);
-  if (raw === undefined) return fallback;
-  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be a whole number, got "${raw}"`);
-  const value = Number(raw);
-  if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
-  return value;
-}
 
 function url(env: Env, name: string, protocols: string[]): string | null {
   const raw = optional(env, name);
@@ -158,76 +135,6 @@ function url(env: Env, name: string, protocols: string[]): string | null {
     throw new ConfigError(name, `must use ${protocols.map((p) => `${p}//`).join(' or ')}, got ${parsed.protocol}//`);
   }
   return raw;
-}
-
-const MASTER_KEY_ID = /^[A-Za-z0-9._-]{1,64}$/;
-
-/**
- * `VAULT_MASTER_KEYS` holds `id:base64key` pairs, either as a comma list or as a JSON array of strings
- * or `{id, key}` objects. The first key is the current one (used to wrap new data keys); the others
- * stay only to unwrap older records until they are rotated.
- */
-export function parseVaultMasterKeys(raw: string | undefined): VaultMasterKey[] {
-  const name = 'VAULT_MASTER_KEYS';
-  if (raw === undefined) return [];
-  let entries: Array<{ id: string; key: string }>;
-  if (raw.startsWith('[') || raw.startsWith('{')) {
-    let json: unknown;
-    try {
-      json = JSON.parse(raw);
-    } catch {
-      throw new ConfigError(name, 'looks like JSON but does not parse');
-    }
-    const list = Array.isArray(json) ? json : [json];
-    entries = (list as unknown[]).map((item, index) => {
-      if (typeof item === 'string') return splitPair(item, index);
-      const entry = item as { id?: unknown; key?: unknown } | null;
-      if (entry && typeof entry === 'object' && typeof entry.id === 'string' && typeof entry.key === 'string') {
-        return { id: entry.id, key: entry.key };
-      }
-      throw new ConfigError(name, `entry ${index + 1} must be "id:base64key" or {"id","key"}`);
-    });
-  } else {
-    entries = raw.split(',').map((pair, index) => splitPair(pair.trim(), index));
-  }
-  if (entries.length === 0) throw new ConfigError(name, 'lists no key');
-  const seen = new Set<string>();
-  return entries.map(({ id, key }, index) => {
-    if (!MASTER_KEY_ID.test(id))
-      throw new ConfigError(name, `entry ${index + 1} has an invalid id (letters, digits, . _ -)`);
-    if (seen.has(id)) throw new ConfigError(name, `key id "${id}" appears twice`);
-    seen.add(id);
-    const bytes = Buffer.from(key, 'base64');
-    if (bytes.length !== 32 || bytes.toString('base64').replace(/=+$/, '') !== key.replace(/=+$/, '')) {
-      throw new ConfigError(name, `key "${id}" must be 32 bytes of standard base64 (openssl rand -base64 32)`);
-    }
-    return { id, key: bytes };
-  });
-
-  function splitPair(pair: string, index: number): { id: string; key: string } {
-    const at = pair.indexOf(':');
-    if (at <= 0) throw new ConfigError(name, `entry ${index + 1} must be "id:base64key"`);
-    return { id: pair.slice(0, at), key: pair.slice(at + 1) };
-  }
-}
-
-function vaultMasterKeys(env: Env, nodeEnv: string): VaultMasterKey[] {
-  const keys = parseVaultMasterKeys(optional(env, 'VAULT_MASTER_KEYS'));
-  if (keys.length === 0 && nodeEnv === 'production') {
-    throw new ConfigError(
-      'VAULT_MASTER_KEYS',
-      'is required in production: "id:base64key" (openssl rand -base64 32), the first one current',
-    );
-  }
-  return keys;
-}
-
-function readableFile(env: Env, name: string): string | null {
-  const raw = optional(env, name);
-  if (raw === undefined) return null;
-  const path = resolve(raw);
-  if (!existsSync(path)) throw new ConfigError(name, `no file at ${path}`);
-  return path;
 }
 
 function forwardInsecureHosts(env: Env): ReadonlySet<string> {
@@ -294,20 +201,6 @@ function queueBackend(env: Env, redisUrl: string | null): QueueBackend {
   return raw as QueueBackend;
 }
 
-const DURATION_UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 };
-
-/** Seconds, written as a whole number of seconds or with a unit: `45s`, `30m`, `12h`, `7d`. */
-function durationSeconds(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const raw = optional(env, name);
-  if (raw === undefined) return fallback;
-  const match = /^(\d{1,9})([smhd]?)$/.exec(raw.toLowerCase());
-  if (!match)
-    throw new ConfigError(name, `must be a duration like 7d, 12h, 30m, 45s or a number of seconds, got "${raw}"`);
-  const value = Number(match[1]) * DURATION_UNITS[match[2] || 's'];
-  if (value < min || value > max) throw new ConfigError(name, `must be between ${min}s and ${max}s, got ${value}s`);
-  return value;
-}
-
 export function loadConfig(env: Env = process.env): AppConfig {
   const nodeEnvRaw = optional(env, 'NODE_ENV') ?? 'development';
   if (!['development', 'production', 'test'].includes(nodeEnvRaw)) {
@@ -331,7 +224,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     redisUrl,
     dataDir,
     embeddedDatabasePort: integer(env, 'EMBEDDED_DATABASE_PORT', 0, 0, 65535),
-    vaultMasterKeys: vaultMasterKeys(env, nodeEnvRaw),
+    ...vaultKeys(env, nodeEnvRaw),
     tokenCacheSize: integer(env, 'TOKEN_CACHE_SIZE', 10_000, 0, 1_000_000),
     cursorSecret: cursorSecret(env, nodeEnvRaw),
     forwardInsecureHosts: forwardInsecureHosts(env),

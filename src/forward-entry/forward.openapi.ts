@@ -8,6 +8,7 @@ import { ForwardJobErrors } from '../forward-jobs/forward-jobs.errors';
 import { IdempotencyErrors } from '../idempotency/idempotency.errors';
 import { FORWARD_ROUTE } from './forward-route';
 import { ForwardingErrors } from '../forwarding/forwarding.errors';
+import { VaultErrors } from '../vault/vault.errors';
 
 /** The schema name of the queued job (ForwardJobResponse, documented by GET /vault-forward/jobs/{id}). */
 const JOB_SCHEMA_REF = '#/components/schemas/ForwardJobResponse';
@@ -57,6 +58,7 @@ export function forwardOperation(): { path: string; method: 'post'; operation: R
     IdempotencyErrors.keyInProgress,
     IdempotencyErrors.keyReused,
     ForwardJobErrors.queueUnavailable,
+    VaultErrors.keyStoreUnavailable,
   ]);
   const ownError = {
     description: 'Always `true` on an error of this service, never on the downstream’s answer.',

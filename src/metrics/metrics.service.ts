@@ -20,6 +20,9 @@ export class Metrics {
   private readonly forwards: Counter<'status_class' | 'error_type'>;
   private readonly forwardSeconds: Histogram<'part'>;
   private readonly cacheLookupsTotal: Counter<'cache' | 'result'>;
+  private readonly keyStoreSeconds: Histogram<'operation' | 'outcome'>;
+  private readonly dataKeyUnwraps: Counter<'source'>;
+  private readonly keyRotations: Counter<'table'>;
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: PREFIX });
@@ -52,6 +55,41 @@ export class Metrics {
       labelNames: ['cache', 'result'],
       registers: [this.registry],
     });
+    this.keyStoreSeconds = new Histogram({
+      name: `${PREFIX}key_store_duration_seconds`,
+      help:
+        'Calls into the vault key store (VAULT_KEY_PROVIDER=pkcs11): operation wrap, unwrap or connect; outcome ok, ' +
+        'or error when the token did not answer (each error is also logged).',
+      labelNames: ['operation', 'outcome'],
+      buckets: LATENCY_BUCKETS,
+      registers: [this.registry],
+    });
+    this.dataKeyUnwraps = new Counter({
+      name: `${PREFIX}data_key_unwraps_total`,
+      help: 'Data keys unwrapped under a PKCS#11 master key, by source: the in-memory cache or the key store.',
+      labelNames: ['source'],
+      registers: [this.registry],
+    });
+    this.keyRotations = new Counter({
+      name: `${PREFIX}key_rotation_rows_total`,
+      help: 'Rows re-wrapped under the current master key by `vault rotate-keys`, by table.',
+      labelNames: ['table'],
+      registers: [this.registry],
+    });
+  }
+
+  /** A call into the vault's key store (the PKCS#11 token): its latency, and whether the token answered. */
+  keyStoreCall(operation: string, seconds: number, ok: boolean): void {
+    this.keyStoreSeconds.observe({ operation, outcome: ok ? 'ok' : 'error' }, seconds);
+  }
+
+  /** A data key unwrapped, from the cache or by the key store (an audited key use). */
+  dataKeyUnwrapped(cached: boolean): void {
+    this.dataKeyUnwraps.inc({ source: cached ? 'cache' : 'key_store' });
+  }
+
+  rowsRewrapped(table: string, rows: number): void {
+    this.keyRotations.inc({ table }, rows);
   }
 
   forwardFinished(status: number | null, errorType: string | null, seconds: number): void {

@@ -4,6 +4,7 @@ import { MerchantScoped } from '../auth/merchant-scoped';
 import { MerchantAccountId } from '../auth/principal';
 import { RequireScope } from '../auth/scopes';
 import { ApiProblems } from '../common/openapi/api-problems';
+import { VaultErrors } from '../vault/vault.errors';
 import { KeysetRequest } from '../common/pagination/keyset';
 import { Keyset, Paginated } from '../common/pagination/paginated.decorator';
 import { CommonErrors } from '../common/problem/common.errors';
@@ -40,6 +41,7 @@ export class PaymentMethodsController {
     CheckoutSessionErrors.expired,
     CheckoutSessionErrors.noCard,
     CheckoutSessionErrors.cardIsStored,
+    VaultErrors.keyStoreUnavailable,
   )
   async create(
     @MerchantAccountId() merchant: string,

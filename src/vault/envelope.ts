@@ -1,20 +1,15 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { decrypt, encrypt, KEY_BYTES } from './aes-gcm';
 import type { MasterKey, VaultKeyring } from './keyring';
 
 /**
- * Envelope encryption with AES-256-GCM (node:crypto): each record has its own random data key, which
- * encrypts the record; the data key is stored wrapped (encrypted) by a master key, whose id is
- * stored beside it. Both layers authenticate an "additional authenticated data" string that names
- * the record and its merchant account, so a ciphertext copied onto another row, or another
- * merchant's row, fails to decrypt instead of yielding someone else's card.
- *
- * Blob layout: version (1 byte) | IV (12) | tag (16) | ciphertext.
+ * Envelope encryption with AES-256-GCM: each record has its own random data key, which encrypts the
+ * record (node:crypto, aes-gcm.ts); the data key is stored wrapped (encrypted) by a master key, whose
+ * id is stored beside it. The master key does its wrapping itself (MasterKey.wrap): in this process
+ * for `env` keys, inside the token for `pkcs11` ones. Both layers authenticate an "additional
+ * authenticated data" string that names the record and its merchant account, so a ciphertext copied
+ * onto another row, or another merchant's row, fails to decrypt instead of yielding someone else's card.
  */
-const VERSION = 1;
-const IV_BYTES = 12;
-const TAG_BYTES = 16;
-const KEY_BYTES = 32;
-
 export interface SealedRecord {
   ciphertext: Buffer;
   wrappedKey: Buffer;
@@ -29,29 +24,6 @@ export class VaultDecryptionError extends Error {
   }
 }
 
-function encrypt(key: Buffer, plaintext: Buffer, aad: string): Buffer {
-  const iv = randomBytes(IV_BYTES);
-  const cipher = createCipheriv('aes-256-gcm', key, iv);
-  cipher.setAAD(Buffer.from(aad, 'utf8'));
-  const body = Buffer.concat([cipher.update(plaintext), cipher.final()]);
-  return Buffer.concat([Buffer.from([VERSION]), iv, cipher.getAuthTag(), body]);
-}
-
-function decrypt(key: Buffer, blob: Buffer, aad: string): Buffer | null {
-  if (blob.length < 1 + IV_BYTES + TAG_BYTES || blob[0] !== VERSION) return null;
-  try {
-    const decipher = createDecipheriv('aes-256-gcm', key, blob.subarray(1, 1 + IV_BYTES));
-    decipher.setAAD(Buffer.from(aad, 'utf8'));
-    decipher.setAuthTag(blob.subarray(1 + IV_BYTES, 1 + IV_BYTES + TAG_BYTES));
-    // GCM is a stream mode: update() returns every byte and final() only checks the tag.
-    const plaintext = decipher.update(blob.subarray(1 + IV_BYTES + TAG_BYTES));
-    decipher.final();
-    return plaintext;
-  } catch {
-    return null; // authentication failed
-  }
-}
-
 function wrapAad(masterKeyId: string, aad: string): string {
   return `wrap\n${masterKeyId}\n${aad}`;
 }
@@ -61,7 +33,7 @@ export function seal(plaintext: Buffer, aad: string, master: MasterKey): SealedR
   try {
     return {
       ciphertext: encrypt(dataKey, plaintext, aad),
-      wrappedKey: encrypt(master.key, dataKey, wrapAad(master.id, aad)),
+      wrappedKey: master.wrap(dataKey, wrapAad(master.id, aad)),
       masterKeyId: master.id,
     };
   } finally {
@@ -78,10 +50,10 @@ function unwrap(
   const master = keyring.get(record.masterKeyId);
   if (!master) {
     throw new VaultDecryptionError(
-      `${what}: wrapped by master key "${record.masterKeyId}", which VAULT_MASTER_KEYS does not hold`,
+      `${what}: wrapped by master key "${record.masterKeyId}", which ${keyring.source} does not hold`,
     );
   }
-  const dataKey = decrypt(master.key, record.wrappedKey, wrapAad(master.id, aad));
+  const dataKey = master.unwrap(record.wrappedKey, wrapAad(master.id, aad));
   if (!dataKey)
     throw new VaultDecryptionError(
       `${what}: the data key does not authenticate for this record (moved, tampered or wrong master key)`,
@@ -114,7 +86,7 @@ export function rewrap(
 ): Buffer {
   const dataKey = unwrap(record, aad, keyring, what);
   try {
-    return encrypt(to.key, dataKey, wrapAad(to.id, aad));
+    return to.wrap(dataKey, wrapAad(to.id, aad));
   } finally {
     dataKey.fill(0);
   }
@@ -122,7 +94,7 @@ export function rewrap(
 
 /** A bare secret (not a record) wrapped directly under a master key, e.g. a merchant's fingerprint key. */
 export function wrapSecret(secret: Buffer, aad: string, master: MasterKey): Buffer {
-  return encrypt(master.key, secret, wrapAad(master.id, aad));
+  return master.wrap(secret, wrapAad(master.id, aad));
 }
 
 export function unwrapSecret(
@@ -157,7 +129,7 @@ export function sealParts(plaintexts: Record<string, Buffer | null>, aad: string
     const parts: Record<string, Buffer | null> = {};
     for (const [name, plaintext] of Object.entries(plaintexts))
       parts[name] = plaintext ? encrypt(dataKey, plaintext, partAad(aad, name)) : null;
-    return { parts, wrappedKey: encrypt(master.key, dataKey, wrapAad(master.id, aad)), masterKeyId: master.id };
+    return { parts, wrappedKey: master.wrap(dataKey, wrapAad(master.id, aad)), masterKeyId: master.id };
   } finally {
     dataKey.fill(0);
   }

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
+import { Metrics } from '../metrics/metrics.service';
 import { SharedCaches } from '../queue/shared-cache';
 import { rewrap, unwrapSecret, VaultDecryptionError, wrapSecret } from './envelope';
 import { VAULT_KEYRING, VaultKeyring } from './keyring';
@@ -48,6 +49,7 @@ export class KeyRotationService {
     @Inject(VAULT_KEYRING) private readonly keyring: VaultKeyring,
     @InjectDataSource() private readonly db: DataSource,
     private readonly caches: SharedCaches,
+    private readonly metrics: Metrics,
   ) {}
 
   async rotate(batchSize = 500, tables: readonly SealedTable[] = SEALED_TABLES): Promise<RotationResult> {
@@ -77,7 +79,12 @@ export class KeyRotationService {
       const result = await this.db.transaction((tx) => this.rewrapBatch(tx, table, after, batchSize));
       done += result.done;
       failed.push(...result.failed);
-      if (result.done > 0) this.logger.log(`re-wrapped ${done} rows of ${table.table} so far`);
+      if (result.done > 0) {
+        this.metrics.rowsRewrapped(table.name, result.done);
+        this.logger.log(
+          `re-wrapped ${done} rows of ${table.table} under master key "${this.keyring.current.id}" so far`,
+        );
+      }
       if (result.seen < batchSize || result.last === null) break;
       after = result.last;
     }

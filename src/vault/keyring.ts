@@ -1,19 +1,61 @@
 import { Logger } from '@nestjs/common';
 import type { AppConfig } from '../config/config';
 import { readOrCreateDevSecret } from '../config/dev-secret';
+import { decrypt, encrypt } from './aes-gcm';
 
+/**
+ * A master key, wherever it lives: it wraps and unwraps data keys (and bare secrets) itself, so a
+ * provider that keeps its keys in hardware never hands them to this process.
+ */
 export interface MasterKey {
-  id: string;
-  key: Buffer;
+  readonly id: string;
+  /** Encrypts `plaintext` (a data key) bound to `aad`. */
+  wrap(plaintext: Buffer, aad: string): Buffer;
+  /**
+   * The plaintext, which the caller zeroes; null when the blob does not authenticate for `aad`.
+   * Throws VaultKeyUnavailableError (a 503 problem) when the key store cannot answer.
+   */
+  unwrap(blob: Buffer, aad: string): Buffer | null;
 }
 
-/** The master keys from VAULT_MASTER_KEYS: the first wraps new data keys, all of them unwrap. */
+/** A raw AES-256 key from VAULT_MASTER_KEYS (or the development key), used in this process's memory. */
+export class EnvMasterKey implements MasterKey {
+  constructor(
+    readonly id: string,
+    private readonly key: Buffer,
+  ) {}
+
+  wrap(plaintext: Buffer, aad: string): Buffer {
+    return encrypt(this.key, plaintext, aad);
+  }
+
+  unwrap(blob: Buffer, aad: string): Buffer | null {
+    return decrypt(this.key, blob, aad);
+  }
+}
+
+/** Something the keyring must release when the application closes (a PKCS#11 session). */
+export interface KeyStore {
+  close(): void;
+}
+
+/** The master keys: the first wraps new data keys, all of them unwrap. */
 export class VaultKeyring {
+  readonly keys: MasterKey[];
   private readonly byId: Map<string, MasterKey>;
 
-  constructor(readonly keys: MasterKey[]) {
+  /**
+   * @param keys MasterKeys, or raw `{id, key}` pairs taken as env keys.
+   * @param source names where the keys are configured, in errors ("VAULT_MASTER_KEYS").
+   */
+  constructor(
+    keys: ReadonlyArray<MasterKey | { id: string; key: Buffer }>,
+    readonly source = 'VAULT_MASTER_KEYS',
+    private readonly stores: readonly KeyStore[] = [],
+  ) {
     if (keys.length === 0) throw new Error('a vault keyring needs at least one master key');
-    this.byId = new Map(keys.map((k) => [k.id, k]));
+    this.keys = keys.map((k) => ('key' in k ? new EnvMasterKey(k.id, k.key) : k));
+    this.byId = new Map(this.keys.map((k) => [k.id, k]));
   }
 
   get current(): MasterKey {
@@ -23,6 +65,10 @@ export class VaultKeyring {
   get(id: string): MasterKey | undefined {
     return this.byId.get(id);
   }
+
+  close(): void {
+    for (const store of this.stores) store.close();
+  }
 }
 
 export const VAULT_KEYRING = Symbol('VAULT_KEYRING');
@@ -30,9 +76,10 @@ export const VAULT_KEYRING = Symbol('VAULT_KEYRING');
 /**
  * VAULT_MASTER_KEYS when set (required in production, where the config refuses to start without it).
  * In development, a generated key kept in DATA_DIR, announced loudly: it protects nothing if the
- * data directory leaks, and losing it loses every stored card.
+ * data directory leaks, and losing it loses every stored card. With VAULT_KEY_PROVIDER=pkcs11 see
+ * pkcs11-keyring.ts, which this module does not load unless asked (a native addon).
  */
-export function keyringFromConfig(config: AppConfig): VaultKeyring {
+export function envKeyringFromConfig(config: AppConfig): VaultKeyring {
   if (config.vaultMasterKeys.length > 0) return new VaultKeyring(config.vaultMasterKeys);
   const { secret, file, created } = readOrCreateDevSecret(config.dataDir, 'vault-master-key');
   new Logger('Vault').warn(

@@ -1,9 +1,12 @@
-import { Module } from '@nestjs/common';
+import { Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
 import { CardVault } from './card-vault.service';
 import { KeyRotationService } from './key-rotation.service';
-import { keyringFromConfig, VAULT_KEYRING } from './keyring';
+import { Metrics } from '../metrics/metrics.service';
+import { envKeyringFromConfig, VAULT_KEYRING, VaultKeyring } from './keyring';
+// Registers the vault's problem types (GET /errors/...) even when no PKCS#11 keyring is loaded.
+import './vault.errors';
 import { PaymentMethodResolver } from './payment-method-resolver.service';
 import { SecretSealer } from './secret-sealer';
 
@@ -13,7 +16,7 @@ import { SecretSealer } from './secret-sealer';
  */
 @Module({
   providers: [
-    { provide: VAULT_KEYRING, inject: [APP_CONFIG], useFactory: (config: AppConfig) => keyringFromConfig(config) },
+    { provide: VAULT_KEYRING, inject: [APP_CONFIG, Metrics], useFactory: keyringFromConfig },
     CardVault,
     PaymentMethodResolver,
     KeyRotationService,
@@ -21,4 +24,20 @@ import { SecretSealer } from './secret-sealer';
   ],
   exports: [CardVault, PaymentMethodResolver, KeyRotationService, SecretSealer],
 })
-export class VaultModule {}
+export class VaultModule implements OnApplicationShutdown {
+  constructor(@Inject(VAULT_KEYRING) private readonly keyring: VaultKeyring) {}
+
+  onApplicationShutdown(): void {
+    this.keyring.close();
+  }
+}
+
+/** pkcs11-keyring.ts loads a native addon: only when asked for. */
+async function keyringFromConfig(config: AppConfig, metrics: Metrics): Promise<VaultKeyring> {
+  if (config.vaultKeyProvider === 'env') return envKeyringFromConfig(config);
+  const { pkcs11KeyringFromConfig } = await import('./pkcs11-keyring');
+  return pkcs11KeyringFromConfig(config, {
+    tokenCall: (operation, seconds, ok) => metrics.keyStoreCall(operation, seconds, ok),
+    unwrapLookup: (cached) => metrics.dataKeyUnwrapped(cached),
+  });
+}

@@ -3133,7 +3133,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `/errors/service-unavailable` Service unavailable */
+            /** @description `/errors/service-unavailable` Service unavailable; `/errors/vault-key-store-unavailable` Vault key store unavailable */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3141,11 +3141,11 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "service-unavailable";
+                        code?: "service-unavailable" | "vault-key-store-unavailable";
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "service-unavailable";
+                        code?: "service-unavailable" | "vault-key-store-unavailable";
                     };
                 };
             };
@@ -8827,7 +8827,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `/errors/forward-capacity-exceeded` Forwarding capacity exceeded; `/errors/forward-queue-unavailable` Queued forwarding unavailable; `/errors/service-unavailable` Service unavailable */
+            /** @description `/errors/forward-capacity-exceeded` Forwarding capacity exceeded; `/errors/forward-queue-unavailable` Queued forwarding unavailable; `/errors/service-unavailable` Service unavailable; `/errors/vault-key-store-unavailable` Vault key store unavailable */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8835,11 +8835,11 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "forward-capacity-exceeded" | "forward-queue-unavailable" | "service-unavailable";
+                        code?: "forward-capacity-exceeded" | "forward-queue-unavailable" | "service-unavailable" | "vault-key-store-unavailable";
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "forward-capacity-exceeded" | "forward-queue-unavailable" | "service-unavailable";
+                        code?: "forward-capacity-exceeded" | "forward-queue-unavailable" | "service-unavailable" | "vault-key-store-unavailable";
                     };
                 };
             };

@@ -1,5 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Client } from 'pg';
 import { createDataSource } from '../../src/database/data-source';
 import { runMigrations } from '../../src/database/migrate';
@@ -23,6 +25,10 @@ export default async function globalSetup(): Promise<void> {
   process.env.TEST_DATABASE_URL = url.toString();
   process.env.TEST_DATABASE_NAME = name;
   process.env.TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+  // SoftHSM2 reads SOFTHSM2_CONF from the C environment, which a test file cannot change (Jest gives
+  // it a copy of process.env): the workers inherit this path, where the PKCS#11 test writes its
+  // token's config, in the run's own temporary directory (test/support/softhsm.ts).
+  process.env.SOFTHSM2_CONF = join(tmpdir(), 'vf-softhsm2.conf');
 
   const dataSource = createDataSource({ url: url.toString(), poolSize: 2 });
   await dataSource.initialize();

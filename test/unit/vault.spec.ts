@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { cardNumberProblem, luhnValid, normaliseCardNumber, parseExpirationDate, schemeOf } from '../../src/vault/card';
 import { open, rewrap, seal, unwrapSecret, VaultDecryptionError, wrapSecret } from '../../src/vault/envelope';
-import { VaultKeyring } from '../../src/vault/keyring';
+import { EnvMasterKey, VaultKeyring } from '../../src/vault/keyring';
 import {
   jsonStringContent,
   PlaceholderError,
@@ -56,8 +56,9 @@ describe('card rules', () => {
 });
 
 describe('envelope encryption', () => {
-  const k1 = { id: 'k1', key: randomBytes(32) };
-  const k2 = { id: 'k2', key: randomBytes(32) };
+  const raw2 = randomBytes(32);
+  const k1 = new EnvMasterKey('k1', randomBytes(32));
+  const k2 = new EnvMasterKey('k2', raw2);
   const secret = Buffer.from('{"n":"4111111111111111"}');
 
   it('round-trips, and the ciphertext does not contain the plaintext', () => {
@@ -111,7 +112,7 @@ describe('envelope encryption', () => {
     expect(() => unwrapSecret(wrapped, 'k1', 'merchant-n', new VaultKeyring([k1]), 'm')).toThrow(
       /data key does not authenticate/,
     );
-    expect(() => unwrapSecret(wrapped, 'k1', 'merchant-m', new VaultKeyring([{ id: 'k1', key: k2.key }]), 'm')).toThrow(
+    expect(() => unwrapSecret(wrapped, 'k1', 'merchant-m', new VaultKeyring([{ id: 'k1', key: raw2 }]), 'm')).toThrow(
       VaultDecryptionError,
     );
   });

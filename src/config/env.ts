@@ -1,0 +1,51 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+
+/** The parsers every part of the typed configuration shares (config.ts, vault-config.ts). */
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    problem: string,
+  ) {
+    super(`${variable}: ${problem}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export type Env = Record<string, string | undefined>;
+
+export function optional(env: Env, name: string): string | undefined {
+  const value = env[name];
+  return value === undefined || value.trim() === '' ? undefined : value.trim();
+}
+
+export function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = optional(env, name);
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be a whole number, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+const DURATION_UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 };
+
+/** Seconds, written as a whole number of seconds or with a unit: `45s`, `30m`, `12h`, `7d`. */
+export function durationSeconds(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = optional(env, name);
+  if (raw === undefined) return fallback;
+  const match = /^(\d{1,9})([smhd]?)$/.exec(raw.toLowerCase());
+  if (!match)
+    throw new ConfigError(name, `must be a duration like 7d, 12h, 30m, 45s or a number of seconds, got "${raw}"`);
+  const value = Number(match[1]) * DURATION_UNITS[match[2] || 's'];
+  if (value < min || value > max) throw new ConfigError(name, `must be between ${min}s and ${max}s, got ${value}s`);
+  return value;
+}
+
+export function readableFile(env: Env, name: string): string | null {
+  const raw = optional(env, name);
+  if (raw === undefined) return null;
+  const path = resolve(raw);
+  if (!existsSync(path)) throw new ConfigError(name, `no file at ${path}`);
+  return path;
+}

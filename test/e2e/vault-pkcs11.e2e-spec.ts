@@ -1,0 +1,390 @@
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { readdirSync, renameSync } from 'node:fs';
+import * as pkcs11js from 'pkcs11js';
+import { createForwardingMerchant, ForwardingMerchant } from '../factories/forwarding-merchants';
+import { cardNumber, createCard } from '../factories/cards';
+import { Downstream, startHttpDownstream } from '../support/downstream';
+import { http } from '../support/http';
+import { waitFor } from '../support/wait';
+import { testTempDir } from '../support/temp-data-dir';
+import { CardVault } from '../../src/vault/card-vault.service';
+import { createIsolatedDatabase, IsolatedDatabase } from '../support/isolated-database';
+import { createSoftHsmToken, removeSoftHsmConfig, SOFTHSM2_MODULE, SoftHsmToken } from '../support/softhsm';
+import { startTestApp, TEST_MASTER_KEY_1, TestApp } from '../support/test-app';
+import { Metrics } from '../../src/metrics/metrics.service';
+import { unwrapSecret, VaultDecryptionError, wrapSecret } from '../../src/vault/envelope';
+import { VAULT_KEYRING, VaultKeyring } from '../../src/vault/keyring';
+import { KeyRotationService } from '../../src/vault/key-rotation.service';
+import { SecretSealer } from '../../src/vault/secret-sealer';
+import { loadModule } from '../../src/vault/pkcs11-keyring';
+
+/** Runs the compiled CLI with exactly `env` (and PATH). */
+function cli(
+  env: Record<string, string>,
+  ...args: string[]
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['dist/cli/main.js', ...args],
+      { env: { PATH: process.env.PATH, ...env } },
+      (error, stdout, stderr) =>
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+describe('Vault master keys in a PKCS#11 token (SoftHSM2)', () => {
+  let hsm: SoftHsmToken;
+  let db: IsolatedDatabase;
+  let downstream: Downstream;
+  let t: TestApp | undefined;
+
+  beforeAll(async () => {
+    hsm = createSoftHsmToken();
+    [db, downstream] = await Promise.all([createIsolatedDatabase('pkcs11'), startHttpDownstream()]);
+    for (const label of ['hsm-1', 'hsm-2']) {
+      const made = await cli(
+        { ...hsm.env(''), VAULT_PKCS11_KEY_LABELS: '' },
+        'vault',
+        'key',
+        'create',
+        '--label',
+        label,
+      );
+      expect({ code: made.code, stderr: made.stderr }).toEqual({ code: 0, stderr: '' });
+      expect(JSON.parse(made.stdout)).toEqual({
+        label,
+        token_label: hsm.label,
+        key_type: 'AES-256',
+        extractable: false,
+        sensitive: true,
+      });
+    }
+  });
+  afterEach(async () => {
+    await t?.close();
+    t = undefined;
+  });
+  afterAll(async () => {
+    await Promise.all([downstream.close(), db.drop()]);
+    removeSoftHsmConfig();
+  });
+
+  /** An app on the test's database whose master keys are the token's `labels` (and no VAULT_MASTER_KEYS unless given). */
+  const start = async (labels: string, extra: Record<string, string> = {}, databaseUrl = db.url) =>
+    (t = await startTestApp({
+      env: {
+        DATABASE_URL: databaseUrl,
+        FORWARD_INSECURE_HOSTS: `127.0.0.1:${downstream.port}`,
+        VAULT_MASTER_KEYS: '',
+        ...hsm.env(labels),
+        ...extra,
+      },
+    }));
+
+  const forward = (app: TestApp, m: ForwardingMerchant, card = m.card.id) =>
+    http(app.url, '/vault-forward', {
+      method: 'POST',
+      token: m.token,
+      headers: {
+        'x-vault-forward-url': `${downstream.url}/charge`,
+        'x-vault-forward-http-method': 'POST',
+        'x-vault-forward-payment-methods': card,
+        'content-type': 'application/json',
+      },
+      rawBody: '{"number":"{{ CARD_NUMBER_1 }}"}',
+    });
+
+  const sentNumber = () => JSON.parse(downstream.received.at(-1)!.body.toString()).number as string;
+
+  it('refuses a second key of the same label, and a wrong PIN, naming neither the PIN nor key bytes', async () => {
+    const again = await cli(hsm.env(''), 'vault', 'key', 'create', '--label', 'hsm-1');
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('already holds a key labelled "hsm-1"');
+    const wrongPin = await cli(
+      { ...hsm.env(''), VAULT_PKCS11_PIN_FILE: '', VAULT_PKCS11_PIN: '11112222' },
+      'vault',
+      'key',
+      'create',
+      '--label',
+      'hsm-3',
+    );
+    expect(wrongPin.code).toBe(1);
+    expect(wrongPin.stderr).toContain('CKR_PIN_INCORRECT');
+    expect(wrongPin.stderr).not.toContain('11112222');
+    const noLabel = await cli(hsm.env(''), 'vault', 'key', 'create');
+    expect(noLabel.code).toBe(2);
+    expect(noLabel.stderr).toContain('vault key create needs --label NAME');
+  });
+
+  it('stores cards and forwards them, again after a restart, with no master key in the environment, the database or DATA_DIR', async () => {
+    let app = await start('hsm-1');
+    const m = await createForwardingMerchant(app, downstream.port, 'HSM shop');
+    const first = await forward(app, m);
+    expect(first.status).toBe(200);
+    expect(sentNumber()).toBe(m.card.number);
+
+    const [row] = await app.db.query<Array<{ wrapped_key: Buffer; master_key_id: string; ciphertext: Buffer }>>(
+      'SELECT wrapped_key, master_key_id, ciphertext FROM payment_methods WHERE id = $1',
+      [m.card.id],
+    );
+    // Wrapped inside the token (version 2: IV, ciphertext and tag of CKM_AES_GCM), under the token key's label.
+    expect(row.master_key_id).toBe('hsm-1');
+    expect(row.wrapped_key[0]).toBe(2);
+    expect(row.wrapped_key).toHaveLength(1 + 12 + 32 + 16);
+    const [keys] = await app.db.query<Array<{ ids: string[] }>>(
+      `SELECT array_agg(DISTINCT master_key_id) AS ids FROM (
+         SELECT master_key_id FROM payment_methods UNION ALL SELECT master_key_id FROM vault_merchant_keys) k`,
+    );
+    expect(keys.ids).toEqual(['hsm-1']);
+    // No raw key anywhere this process could read: not configured, and no development key generated.
+    expect(app.config.vaultMasterKeys).toEqual([]);
+    expect(Object.keys(process.env).filter((name) => name.startsWith('VAULT_MASTER'))).toEqual([]);
+    expect(readdirSync(app.config.dataDir).filter((name) => name.includes('vault-master-key'))).toEqual([]);
+
+    await app.close();
+    app = await start('hsm-1');
+    const again = await forward(app, m);
+    expect(again.status).toBe(200);
+    expect(sentNumber()).toBe(m.card.number);
+    const another = await createCard(app, m.id, { number: cardNumber() });
+    expect((await forward(app, m, another.id)).status).toBe(200);
+
+    // Every unwrap that missed the cache went to the token, and was counted with its latency.
+    const metrics = await app.get(Metrics).registry.metrics();
+    expect(metrics).toMatch(/vault_forward_data_key_unwraps_total\{source="key_store"\} [1-9]/);
+    expect(metrics).toMatch(/vault_forward_key_store_duration_seconds_count\{operation="unwrap",outcome="ok"\} [1-9]/);
+  });
+
+  it('keeps the master key in the token: CKA_VALUE is refused, the key is sensitive and never extractable', () => {
+    // The keyring's own instance of the library: a second one would finalise it when collected.
+    const module = loadModule(SOFTHSM2_MODULE);
+    const slot = module.C_GetSlotList(true).find((s) => module.C_GetTokenInfo(s).label.trim() === hsm.label)!;
+    const session = module.C_OpenSession(slot, pkcs11js.CKF_SERIAL_SESSION);
+    try {
+      try {
+        module.C_Login(session, pkcs11js.CKU_USER, hsm.pin);
+      } catch (error) {
+        if (!/CKR_USER_ALREADY_LOGGED_IN/.test((error as Error).message)) throw error;
+      }
+      module.C_FindObjectsInit(session, [{ type: pkcs11js.CKA_LABEL, value: 'hsm-1' }]);
+      const [key] = module.C_FindObjects(session, 2);
+      module.C_FindObjectsFinal(session);
+      expect(() => module.C_GetAttributeValue(session, key, [{ type: pkcs11js.CKA_VALUE }])).toThrow(
+        /CKR_ATTRIBUTE_SENSITIVE/,
+      );
+      const [sensitive, extractable, neverExtractable] = module.C_GetAttributeValue(session, key, [
+        { type: pkcs11js.CKA_SENSITIVE },
+        { type: pkcs11js.CKA_EXTRACTABLE },
+        { type: pkcs11js.CKA_NEVER_EXTRACTABLE },
+      ]);
+      expect([sensitive.value, extractable.value, neverExtractable.value]).toEqual([
+        Buffer.from([1]),
+        Buffer.from([0]),
+        Buffer.from([1]),
+      ]);
+    } finally {
+      module.C_CloseSession(session);
+    }
+  });
+
+  it('answers 503 vault-key-store-unavailable while the token is away, sends nothing, and recovers when it is back', async () => {
+    // No cache: every forward needs the token.
+    const app = await start('hsm-1', { VAULT_DATA_KEY_CACHE_SIZE: '0' });
+    const m = await createForwardingMerchant(app, downstream.port, 'HSM outage shop');
+    expect((await forward(app, m)).status).toBe(200);
+    const sent = downstream.received.length;
+
+    // The token's storage disappears under the running process (a network HSM gone, a removed token).
+    renameSync(hsm.tokenDir, `${hsm.tokenDir}-away`);
+    try {
+      const refused = await forward(app, m);
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get('content-type')).toContain('application/problem+json');
+      expect(refused.headers.get('retry-after')).toBe('5');
+      expect(refused.body).toMatchObject({
+        type: '/errors/vault-key-store-unavailable',
+        status: 503,
+        code: 'vault-key-store-unavailable',
+      });
+      expect(refused.body.detail).toContain('master key "hsm-1"');
+      const store = await http(app.url, '/payment-methods', {
+        method: 'POST',
+        token: m.token,
+        body: { method: 'card', number: cardNumber(), expiration_date: '12/30' },
+      });
+      expect(store.status).toBe(503);
+      expect(store.body.code).toBe('vault-key-store-unavailable');
+      expect(downstream.received.length).toBe(sent);
+    } finally {
+      renameSync(`${hsm.tokenDir}-away`, hsm.tokenDir);
+    }
+    // Back within about a second: the library is re-initialised at most once a second (pkcs11-keyring.ts).
+    await waitFor(async () => (await forward(app, m)).status === 200, { intervalMs: 200, what: 'a forward to pass' });
+    expect(sentNumber()).toBe(m.card.number);
+    const metrics = await app.get(Metrics).registry.metrics();
+    expect(metrics).toMatch(
+      /vault_forward_key_store_duration_seconds_count\{operation="unwrap",outcome="error"\} [1-9]/,
+    );
+  });
+
+  it('a wrapped key moved onto another record or altered does not open, even with the data key cached', async () => {
+    const app = await start('hsm-1');
+    const sealer = app.get(SecretSealer);
+    const sealed = sealer.seal('record-a', Buffer.from('secret'));
+    expect(sealer.open('record-a', sealed, 'a').toString()).toBe('secret');
+    // Warm in the cache under record-a: record-b must still go to the token, which refuses it.
+    expect(() => sealer.open('record-b', sealed, 'b')).toThrow(VaultDecryptionError);
+    const altered = Buffer.from(sealed.wrappedKey);
+    altered[20] ^= 1;
+    expect(() => sealer.open('record-a', { ...sealed, wrappedKey: altered }, 'a')).toThrow(VaultDecryptionError);
+    // A bare secret has no second layer: only the cache entry's binding to the AAD stops it.
+    const keyring = app.get<VaultKeyring>(VAULT_KEYRING);
+    const wrapped = wrapSecret(Buffer.from('fingerprint key'), 'merchant-a', keyring.current);
+    expect(unwrapSecret(wrapped, 'hsm-1', 'merchant-a', keyring, 'a').toString()).toBe('fingerprint key');
+    expect(() => unwrapSecret(wrapped, 'hsm-1', 'merchant-b', keyring, 'b')).toThrow(VaultDecryptionError);
+    expect(() => sealer.open('record-a', { ...sealed, masterKeyId: 'hsm-2' }, 'a')).toThrow(
+      'which VAULT_PKCS11_KEY_LABELS (or VAULT_MASTER_KEYS) does not hold',
+    );
+  });
+
+  it('a warm cache forwards a known card while the token is away, and counts the hit', async () => {
+    const app = await start('hsm-1');
+    const m = await createForwardingMerchant(app, downstream.port, 'HSM cache shop');
+    expect((await forward(app, m)).status).toBe(200);
+    renameSync(hsm.tokenDir, `${hsm.tokenDir}-away`);
+    try {
+      expect((await forward(app, m)).status).toBe(200);
+      expect(sentNumber()).toBe(m.card.number);
+    } finally {
+      renameSync(`${hsm.tokenDir}-away`, hsm.tokenDir);
+    }
+    const metrics = await app.get(Metrics).registry.metrics();
+    expect(metrics).toMatch(/vault_forward_data_key_unwraps_total\{source="cache"\} [1-9]/);
+  });
+
+  it('rotates an env keyring into the token: old cards keep forwarding, then the raw key can go', async () => {
+    // A database of its own: the rows the other tests wrapped under hsm-1 are not this rotation's.
+    const own = await createIsolatedDatabase('pkcs11_rotate');
+    try {
+      const envOnly = Object.fromEntries(Object.keys(hsm.env('')).map((name) => [name, '']));
+      let app = await start('', { ...envOnly, VAULT_MASTER_KEYS: TEST_MASTER_KEY_1 }, own.url);
+      const m = await createForwardingMerchant(app, downstream.port, 'HSM rotation shop');
+      const cards = [m.card.id];
+      for (let i = 0; i < 5; i++) cards.push((await createCard(app, m.id)).id);
+      await app.close();
+
+      // Both: the token's key current, the env key only unwraps.
+      app = await start('hsm-2', { VAULT_MASTER_KEYS: TEST_MASTER_KEY_1 }, own.url);
+      expect((await forward(app, m)).status).toBe(200);
+      const result = await app.get(KeyRotationService).rotate(2);
+      expect(result).toMatchObject({
+        master_key_id: 'hsm-2',
+        rewrapped_payment_methods: 6,
+        rewrapped_merchant_keys: 1,
+        remaining: 0,
+      });
+      await app.close();
+
+      // The raw key removed: everything opens with the token alone.
+      app = await start('hsm-2', {}, own.url);
+      for (const card of cards) {
+        expect((await forward(app, m, card)).status).toBe(200);
+      }
+      await app.close();
+      t = undefined;
+    } finally {
+      await own.drop();
+    }
+  });
+
+  it('rotates 10,000 env-wrapped cards into the token with the CLI while forwards run, none failing', async () => {
+    const own = await createIsolatedDatabase('pkcs11_rotate_10k');
+    try {
+      const envOnly = Object.fromEntries(Object.keys(hsm.env('')).map((name) => [name, '']));
+      let app = await start('', { ...envOnly, VAULT_MASTER_KEYS: TEST_MASTER_KEY_1 }, own.url);
+      const m = await createForwardingMerchant(app, downstream.port, 'HSM 10k shop');
+      // Sealed by the real CardVault under the env key, inserted in bulk (the API would take minutes).
+      const vault = app.get(CardVault);
+      const cards = new Map<string, string>([[m.card.id, m.card.number]]);
+      for (let chunk = 0; chunk < 5; chunk++) {
+        const rows = Array.from({ length: 2000 }, () => {
+          const id = randomUUID();
+          const number = cardNumber();
+          cards.set(id, number);
+          return { id, number, sealed: vault.seal(m.id, id, { number, cardholderName: null }) };
+        });
+        await app.db.query(
+          `INSERT INTO payment_methods (id, merchant_account_id, method, scheme, label, expiration_date, fingerprint,
+             ciphertext, wrapped_key, master_key_id)
+           SELECT id, $1, 'card', 'visa', label, '12/30', 'bulk', ciphertext, wrapped_key, $2
+             FROM unnest($3::uuid[], $4::text[], $5::bytea[], $6::bytea[]) AS r(id, label, ciphertext, wrapped_key)`,
+          [
+            m.id,
+            'test-k1',
+            rows.map((r) => r.id),
+            rows.map((r) => r.number.slice(-4)),
+            rows.map((r) => r.sealed.ciphertext),
+            rows.map((r) => r.sealed.wrappedKey),
+          ],
+        );
+      }
+      await app.close();
+
+      app = await start('hsm-2', { VAULT_MASTER_KEYS: TEST_MASTER_KEY_1 }, own.url);
+      const ids = [...cards.keys()];
+      let rotating = true;
+      const statuses: number[] = [];
+      const forwards = (async () => {
+        while (rotating) {
+          const id = ids[Math.floor(Math.random() * ids.length)];
+          const answer = await forward(app, m, id);
+          statuses.push(answer.status);
+          if (answer.status === 200) expect(sentNumber()).toBe(cards.get(id));
+        }
+      })();
+      const cliEnv = {
+        DATABASE_URL: own.url,
+        DATA_DIR: testTempDir('vf-pkcs11-cli-'),
+        ...hsm.env('hsm-2'),
+        VAULT_MASTER_KEYS: TEST_MASTER_KEY_1,
+      };
+      const rotate = () => cli(cliEnv, 'vault', 'rotate-keys', '--batch-size', '1000');
+      const during = await rotate().finally(() => (rotating = false));
+      await forwards;
+      // Rows a forward's usage update held locked are skipped (SKIP LOCKED), reported as remaining, exit 1.
+      const first = JSON.parse(during.stdout) as { rewrapped_payment_methods: number; remaining: number };
+      expect(first.rewrapped_payment_methods + first.remaining).toBe(cards.size);
+      expect(during.code).toBe(first.remaining === 0 ? 0 : 1);
+      // Run again, as docs/vault.md says: it resumes with what is left.
+      const again = await rotate();
+      expect({ code: again.code, stderr: again.stderr }).toEqual({
+        code: 0,
+        stderr:
+          'Every row is under master key "hsm-2": test-k1 may now be removed ' +
+          '(from VAULT_MASTER_KEYS or VAULT_PKCS11_KEY_LABELS, then from the token).\n',
+      });
+      expect(JSON.parse(again.stdout)).toMatchObject({
+        master_key_id: 'hsm-2',
+        rewrapped_payment_methods: first.remaining,
+        remaining: 0,
+      });
+      expect(statuses.length).toBeGreaterThan(0);
+      expect(statuses.filter((status) => status !== 200)).toEqual([]);
+      await app.close();
+
+      // The raw key gone: a sample of the rotated cards opens with the token alone.
+      app = await start('hsm-2', {}, own.url);
+      for (const id of ids.slice(0, 20)) {
+        expect((await forward(app, m, id)).status).toBe(200);
+        expect(sentNumber()).toBe(cards.get(id));
+      }
+      await app.close();
+      t = undefined;
+    } finally {
+      await own.drop();
+    }
+  });
+});
