@@ -52,6 +52,11 @@ export class PostgresPools {
     return this.workerPool?.options.max ?? 0;
   }
 
+  /** The connections the consumers' pool holds now. */
+  get workerOpen(): number {
+    return this.workerPool?.totalCount ?? 0;
+  }
+
   /**
    * BullMQ's migrations (idempotent, in one transaction under its advisory lock, so any number of
    * processes may start at once), run once through the producers' pool: a BullMQ Queue given a pool

@@ -1,4 +1,11 @@
-import { BeforeApplicationShutdown, Inject, Logger, OnApplicationBootstrap, OnModuleInit, Optional } from '@nestjs/common';
+import {
+  BeforeApplicationShutdown,
+  Inject,
+  Logger,
+  OnApplicationBootstrap,
+  OnModuleInit,
+  Optional,
+} from '@nestjs/common';
 import { WorkerHost } from '@nestjs/bullmq';
 import { DelayedError, Job } from 'bullmq';
 import { isDatabaseUnavailable } from '../database/errors';

@@ -1,4 +1,13 @@
-import { DynamicModule, Global, Inject, Logger, Module, OnApplicationShutdown, Optional, Provider } from '@nestjs/common';
+import {
+  DynamicModule,
+  Global,
+  Inject,
+  Logger,
+  Module,
+  OnApplicationShutdown,
+  Optional,
+  Provider,
+} from '@nestjs/common';
 import { BullModule } from '@nestjs/bullmq';
 import type Redis from 'ioredis';
 import type { AppConfig } from '../config/config';
@@ -89,7 +98,11 @@ export class QueueModule implements OnApplicationShutdown {
               // A queue given a pool checks BullMQ's schema at once: migrated first. A failure is reported
               // by PostgresForwardQueue.start (memoized), which on the embedded database turns queueing off.
               await pools!.migrate().catch(() => undefined);
-              return { ...shared, engine: 'postgres', connection: pools!.producer() } satisfies EngineQueueOptions as never;
+              return {
+                ...shared,
+                engine: 'postgres',
+                connection: pools!.producer(),
+              } satisfies EngineQueueOptions as never;
             },
             extraOptions: { manualRegistration: true },
           });
