@@ -151,8 +151,13 @@ export class PostgresForwardQueue extends ForwardQueue {
       queueName: this.queue.name,
       options: {
         engine: 'postgres',
-        // The consumers' pool, shared with the other queue's Worker and grown by this one's share.
-        connection: this.pools.worker(this.consumerShare(concurrency)),
+        // The consumers' pool, shared with the other queue's Worker and grown by this one's share. Not on the
+        // embedded database: there a Worker whose LISTEN connection came out of a shared pool left the
+        // start-up housekeeping failing ("relation does not exist") for seconds, so each Worker has a pool
+        // of one and a LISTEN connection of its own, as before (docs/decisions/0092).
+        connection: this.options.sharedSession
+          ? { ...this.pools.ownedConnection(), max: 1 }
+          : this.pools.worker(this.consumerShare(concurrency)),
         concurrency,
         ...LOCK_OPTIONS(lockMs),
       },
@@ -165,7 +170,7 @@ export class PostgresForwardQueue extends ForwardQueue {
    * at a time, and its socket server takes 16 connections in all, 10 of which are the application's pool.
    */
   protected consumerShare(concurrency: number): number {
-    return 1 + (this.options.sharedSession ? 2 : Math.min(20, Math.max(4, Math.ceil(concurrency / 3))));
+    return 1 + Math.min(20, Math.max(4, Math.ceil(concurrency / 3)));
   }
 
   /** PostgreSQL keeps its schedulers and jobs through restarts: no onReconnected here. */
@@ -230,8 +235,8 @@ export class PostgresForwardQueue extends ForwardQueue {
 
 /**
  * The job-end callbacks' queue on PostgreSQL: the same pools as the forward queue (PostgresPools); its
- * Worker adds its LISTEN connection to the consumers' pool, plus two for queries off the embedded
- * database (its sends wait on receivers, not on PostgreSQL; docs/decisions/0092).
+ * Worker adds its LISTEN connection and two for queries to the consumers' pool (its sends wait on
+ * receivers, not on PostgreSQL; docs/decisions/0092).
  */
 @Injectable()
 export class PostgresCallbackQueue extends PostgresForwardQueue {
@@ -244,6 +249,6 @@ export class PostgresCallbackQueue extends PostgresForwardQueue {
   }
 
   protected override consumerShare(): number {
-    return this.options.sharedSession ? 1 : 3;
+    return 3;
   }
 }

@@ -47,6 +47,18 @@ export class PostgresPools {
     return this.workerPool;
   }
 
+  /**
+   * Settings for a pool BullMQ makes and owns (a Worker on the embedded database): BullMQ adds the
+   * search_path and opens a LISTEN connection of its own beside it.
+   */
+  ownedConnection() {
+    return {
+      connectionString: this.settings.databaseUrl,
+      connectionTimeoutMillis: this.settings.connectionTimeoutMillis,
+      application_name: `vault-forward-${this.settings.role}-queue-worker`,
+    };
+  }
+
   /** The most connections the consumers' pool may open (for tests and the decision's figures). */
   get workerMax(): number {
     return this.workerPool?.options.max ?? 0;
