@@ -1,6 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { BullRegistrar, Processor } from '@nestjs/bullmq';
-import type { QueueWorkerHost } from './queue-worker-host';
+import type { ForwardQueue } from './forward-queue';
+
+/** What QueueConsumers needs of a consumer (a QueueWorkerHost, which imports this file). */
+export interface QueueConsumer {
+  readonly queue: Pick<ForwardQueue, 'consumer'>;
+  consumerOptions(): { concurrency: number; lockMs: number };
+}
 
 /**
  * The consumers (QueueWorkerHosts) of this process, registered with BullModule together.
@@ -11,13 +17,13 @@ import type { QueueWorkerHost } from './queue-worker-host';
  */
 @Injectable()
 export class QueueConsumers {
-  private readonly hosts: QueueWorkerHost[] = [];
+  private readonly hosts: QueueConsumer[] = [];
   private registered = false;
 
   constructor(@Inject(BullRegistrar) private readonly registrar: BullRegistrar) {}
 
   /** Called by each host at module init, before any host's bootstrap. */
-  add(host: QueueWorkerHost): void {
+  add(host: QueueConsumer): void {
     this.hosts.push(host);
   }
 
