@@ -6,7 +6,7 @@ import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
 import { backoffMs } from '../forward-jobs/retry-policy';
 import { DownstreamClient } from '../outbound/downstream-client';
-import { ForwardJobData, ForwardQueue } from '../job-queue/forward-queue';
+import { CALLBACK_QUEUE, ForwardJobData, ForwardQueue } from '../job-queue/forward-queue';
 import { loggableUrl } from '../logging/redaction';
 import { hostKey, isInsecureHost } from '../targets/http-methods';
 import { boundAad, SecretSealer } from '../vault/secret-sealer';
@@ -49,7 +49,7 @@ interface DueRow {
 /**
  * Job-end callbacks, delivered at least once. `deliver` (or `schedule` for a job) seals the body,
  * stores a delivery row (the durable record) and enqueues its first attempt as a BullMQ job
- * (CALLBACK_JOB_NAME) on the one job queue, which the worker's processor runs through `handle`: it
+ * (CALLBACK_JOB_NAME) on the callbacks' own queue, which the worker's CallbackDeliveryProcessor runs through `handle`: it
  * claims the attempt in the row (so an attempt runs once however often its BullMQ job does), signs it
  * per Standard Webhooks (same webhook-id on every attempt, fresh timestamp), POSTs it through the
  * forwarding DownstreamClient (the SSRF guard applies) and, on any non-2xx or network failure, enqueues
@@ -67,7 +67,7 @@ export class CallbackDeliveries {
     private readonly signer: WebhookSigner,
     private readonly downstream: DownstreamClient,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    @Optional() private readonly queue?: ForwardQueue,
+    @Optional() @Inject(CALLBACK_QUEUE) private readonly queue?: ForwardQueue,
     @Optional() @Inject(CALLBACK_JOB_SOURCE) private readonly jobs?: CallbackJobSource,
   ) {}
 
@@ -159,7 +159,7 @@ export class CallbackDeliveries {
   }
 
   /**
-   * Runs attempt `attempt` of delivery `jobId` (the processor's handler of CALLBACK_JOB_NAME jobs). The
+   * Runs attempt `attempt` of delivery `jobId` (CallbackDeliveryProcessor's handler of CALLBACK_JOB_NAME jobs). The
    * claim takes the attempt only if the row waits for exactly it and is not waiting for a secret, so a
    * BullMQ job run twice (stalled-job recovery, an enqueue repeated by the housekeeping) sends once;
    * it also leases the row (next_attempt_at), so a worker that dies mid-attempt leaves it overdue.
@@ -194,7 +194,7 @@ export class CallbackDeliveries {
 
   /**
    * Deletes delivered and failed callbacks (their sealed bodies) older than FORWARD_JOB_RETENTION, like
-   * the jobs' responses; run by the queued forwards' housekeeping job (ForwardJobProcessor).
+   * the jobs' responses; run by the queued forwards' housekeeping job (ForwardJobProcessor), one for both queues.
    */
   async purgeEnded(): Promise<number> {
     // A delivery still waiting for a secret after the retention will not be wanted any more: failed, with why.

@@ -9,7 +9,7 @@ export interface DueDelivery {
 }
 
 /**
- * Enqueues job-end callback attempts (CALLBACK_JOB_NAME) on the one job queue. The delivery row is
+ * Enqueues job-end callback attempts (CALLBACK_JOB_NAME) on their own queue (CALLBACK_QUEUE). The delivery row is
  * the durable record: an enqueue that fails (the engine down, or QUEUE_BACKEND=none) is logged and
  * left to the housekeeping, which enqueues pending deliveries overdue for their attempt again
  * (CallbackDeliveries.sweep), so an outage delays a callback and never loses it.

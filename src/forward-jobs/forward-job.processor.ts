@@ -30,11 +30,6 @@ const START_PASS_TRIES = 5;
 const START_PASS_RETRY_MS = 1_000;
 /** Overdue jobs enqueued again per pass at most (the next pass takes the rest). */
 const SWEEP_BATCH = 1_000;
-/**
- * A job whose handler found the database unreachable is put off by this much (plus up to as much
- * again of jitter, so a backlog does not come back all at once), its BullMQ tries untouched.
- */
-const DATABASE_OUTAGE_DELAY_MS = 2_000;
 /** Between tries of an attempt's end while the database is unreachable (doubling from the first). */
 const END_RETRY_FIRST_MS = 250;
 const END_RETRY_MAX_MS = 5_000;
@@ -46,8 +41,8 @@ const MAX_UNCERTAIN_CLAIMS = 10_000;
  * attempt number. The job's row is the truth: an attempt is written (without outcome) before it is
  * sent, so a worker killed mid-attempt leaves a trace the next one counts (stalled-job recovery runs
  * the same BullMQ job again, which finds its attempt unfinished and closes it as `worker-lost`).
- * A WorkerHost of the job queue (ForwardQueueProcessor), which also runs job-end callbacks' attempts
- * and the housekeeping scheduler's jobs.
+ * A WorkerHost of the forward queue (ForwardQueueProcessor), which also runs the housekeeping
+ * scheduler's jobs (for both queues' rows); job-end callbacks have their own (CallbackDeliveryProcessor).
  */
 @Injectable()
 @Processor(VAULT_FORWARD_QUEUE)
@@ -76,7 +71,7 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
     super();
   }
 
-  protected consumerOptions() {
+  consumerOptions() {
     return { concurrency: this.config.workerConcurrency, lockMs: this.config.queueLockMs };
   }
 
@@ -84,20 +79,8 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
     return this.handle(job);
   }
 
-  /** Job-end callbacks' attempts: jobs of this queue too, with their delivery rows as the truth. */
-  protected handleCallback(job: ForwardJobData): Promise<void> {
-    return this.callbacks.handle(job);
-  }
-
   protected async handleScheduled(name: string): Promise<void> {
     if (name === HOUSEKEEPING_JOB) await this.houseKeep();
-  }
-
-  /** The database unreachable is no try of the job: put off, however long the outage (docs/decisions/0056). */
-  protected retryLater(error: unknown): number | null {
-    return isDatabaseUnavailable(error)
-      ? DATABASE_OUTAGE_DELAY_MS + Math.floor(Math.random() * DATABASE_OUTAGE_DELAY_MS)
-      : null;
   }
 
   /**

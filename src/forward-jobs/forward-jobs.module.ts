@@ -22,13 +22,14 @@ export class ForwardJobsCoreModule {}
 
 /** The worker's side: the processor, with no route, guard or pagination. ForwardQueue comes from the global QueueModule. */
 @Module({
-  // Job-end callbacks (src/forward-callbacks/): the processor runs their attempts' jobs.
+  // Job-end callbacks (src/forward-callbacks/), with their own queue's consumer.
   imports: [
     ForwardJobsCoreModule,
     ForwardingCoreModule,
     ForwardCallbacksModule.forRoot({
       jobSource: ForwardJobCallbackSource,
       imports: [ForwardJobsCoreModule],
+      consume: true,
     }),
   ],
   providers: [ForwardJobProcessor],

@@ -25,7 +25,7 @@ export interface EnqueueOptions {
   replaceFailed?: boolean;
   /**
    * The kind of job: a forward's attempt (FORWARD_JOB_NAME, the default) or a job-end callback's
-   * (CALLBACK_JOB_NAME, whose id is the delivery row's). Both go through the one queue and worker.
+   * (CALLBACK_JOB_NAME, whose id is the delivery row's, on the callback queue: CALLBACK_QUEUE).
    */
   name?: QueuedJobName;
 }
@@ -86,6 +86,12 @@ export interface ConsumerSettings {
   queueName: string;
   options: EngineWorkerOptions;
 }
+
+/**
+ * The job-end callbacks' queue: a ForwardQueue facade of its own BullMQ queue (VAULT_CALLBACK_QUEUE) on
+ * the same engine, consumed by the callbacks' WorkerHost (docs/decisions/0092).
+ */
+export const CALLBACK_QUEUE = Symbol('CALLBACK_QUEUE');
 
 /** QUEUE_BACKEND=none: queued forwarding is off; the synchronous path is unaffected. */
 export class NoForwardQueue extends ForwardQueue {

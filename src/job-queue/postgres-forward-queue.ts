@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectQueue } from '@nestjs/bullmq';
 import { Client } from 'pg';
-import { VAULT_FORWARD_QUEUE } from '../queue/queues';
+import { VAULT_CALLBACK_QUEUE, VAULT_FORWARD_QUEUE } from '../queue/queues';
 import {
   batchedEnqueues,
   bullJobId,
@@ -15,9 +15,11 @@ import {
 } from './forward-queue';
 import type { EngineQueue, EngineWorker } from './engine';
 import { LOCK_OPTIONS } from './job-options';
+import { PostgresPools } from './postgres-pools';
 import { withTimeout } from '../common/with-timeout';
 
 export const POSTGRES_QUEUE_OPTIONS = Symbol('POSTGRES_QUEUE_OPTIONS');
+export const POSTGRES_POOLS = Symbol('POSTGRES_POOLS');
 
 export interface PostgresQueueOptions {
   databaseUrl: string;
@@ -56,27 +58,20 @@ const PROBE_INTERVAL_MS = 1_000;
 /** A job id no job has (ours are `<uuid>.<attempt>`): looking its state up is one indexed read through the queue's pool. */
 const PROBE_JOB_ID = 'availability-probe';
 
-/**
- * A pool of BullMQ's connections to its schema (`bullmq`) in the application's database, which BullMQ
- * creates and upgrades: its migrations run in one transaction under its advisory lock, so any number of
- * API and worker processes may start at once. A connection waits no longer than an enqueue may.
- */
-export function postgresConnection(options: PostgresQueueOptions, max: number) {
-  return {
-    connectionString: options.databaseUrl,
-    migrate: true,
-    max,
-    connectionTimeoutMillis: enqueueTimeoutMs(options),
-    application_name: `vault-forward-${options.role}-queue`,
-  };
+/** The producers' pool: a few connections (shared by both queues), one on the embedded database. */
+export function producerPoolMax(options: PostgresQueueOptions): number {
+  return options.sharedSession ? 1 : options.role === 'api' ? 4 : 2;
 }
 
-/** The producer's pool: a few connections, one on the embedded database. */
-export function producerConnection(options: PostgresQueueOptions) {
-  return postgresConnection(options, options.sharedSession ? 1 : options.role === 'api' ? 4 : 2);
+/** The pools of BullMQ's connections to its schema (`bullmq`), shared by the two queues. */
+export function postgresPools(options: PostgresQueueOptions): PostgresPools {
+  return new PostgresPools(
+    { databaseUrl: options.databaseUrl, role: options.role, connectionTimeoutMillis: enqueueTimeoutMs(options) },
+    producerPoolMax(options),
+  );
 }
 
-function enqueueTimeoutMs(options: PostgresQueueOptions): number {
+export function enqueueTimeoutMs(options: PostgresQueueOptions): number {
   return options.sharedSession ? EMBEDDED_ENQUEUE_TIMEOUT_MS : POSTGRES_ENQUEUE_TIMEOUT_MS;
 }
 
@@ -98,7 +93,8 @@ export class PostgresForwardQueue extends ForwardQueue {
 
   constructor(
     @InjectQueue(VAULT_FORWARD_QUEUE) private readonly queue: EngineQueue,
-    @Inject(POSTGRES_QUEUE_OPTIONS) private readonly options: PostgresQueueOptions,
+    @Inject(POSTGRES_QUEUE_OPTIONS) protected readonly options: PostgresQueueOptions,
+    @Inject(POSTGRES_POOLS) private readonly pools: PostgresPools,
   ) {
     super();
     this.enqueueTimeoutMs = enqueueTimeoutMs(options);
@@ -107,6 +103,7 @@ export class PostgresForwardQueue extends ForwardQueue {
 
   /** Applies BullMQ's migrations (idempotent, under its advisory lock) and checks the schema. */
   async start(): Promise<void> {
+    await this.pools.migrate();
     await this.queue.waitUntilReady();
     if (this.options.sharedSession) await this.joinSharedSearchPath();
   }
@@ -150,18 +147,30 @@ export class PostgresForwardQueue extends ForwardQueue {
   consumer(concurrency: number, lockMs: number): ConsumerSettings {
     if (this.consumed) throw new Error('this queue is consumed already');
     this.consumed = true;
-    // More connections than this buy nothing at 2 cores. PGlite runs one statement at a time, and its
-    // socket server takes 16 connections in all, 10 of which are the application's pool.
-    const max = this.options.sharedSession ? 2 : Math.min(20, Math.max(4, Math.ceil(concurrency / 3)));
     return {
       queueName: this.queue.name,
       options: {
         engine: 'postgres',
-        connection: postgresConnection(this.options, max),
+        // The consumers' pool, shared with the other queue's Worker and grown by this one's share. Not on the
+        // embedded database: there a Worker whose LISTEN connection came out of a shared pool left the
+        // start-up housekeeping failing ("relation does not exist") for seconds, so each Worker has a pool
+        // of one and a LISTEN connection of its own, as before (docs/decisions/0092).
+        connection: this.options.sharedSession
+          ? { ...this.pools.ownedConnection(), max: 1 }
+          : this.pools.worker(this.consumerShare(concurrency)),
         concurrency,
         ...LOCK_OPTIONS(lockMs),
       },
     };
+  }
+
+  /**
+   * Connections this consumer adds to the consumers' pool: its Worker's LISTEN connection, and the
+   * queries of the forwards' Worker. More than this buys nothing at 2 cores. PGlite runs one statement
+   * at a time, and its socket server takes 16 connections in all, 10 of which are the application's pool.
+   */
+  protected consumerShare(concurrency: number): number {
+    return 1 + Math.min(20, Math.max(4, Math.ceil(concurrency / 3)));
   }
 
   /** PostgreSQL keeps its schedulers and jobs through restarts: no onReconnected here. */
@@ -173,7 +182,8 @@ export class PostgresForwardQueue extends ForwardQueue {
   close(): Promise<void> {
     this.closed ??= (async () => {
       if (this.probe) clearTimeout(this.probe);
-      // The consumer's Worker (and its pool) is closed first, by ForwardQueueProcessor before shutdown.
+      // The consumer's Worker is closed first (its WorkerHost, before shutdown); the shared pools after
+      // both queues (QueueModule).
       await this.queue.close().catch(() => undefined);
     })();
     return this.closed;
@@ -220,5 +230,25 @@ export class PostgresForwardQueue extends ForwardQueue {
       this.available = true;
     };
     this.probe = setTimeout(() => void probe(), PROBE_INTERVAL_MS).unref();
+  }
+}
+
+/**
+ * The job-end callbacks' queue on PostgreSQL: the same pools as the forward queue (PostgresPools); its
+ * Worker adds its LISTEN connection and two for queries to the consumers' pool (its sends wait on
+ * receivers, not on PostgreSQL; docs/decisions/0092).
+ */
+@Injectable()
+export class PostgresCallbackQueue extends PostgresForwardQueue {
+  constructor(
+    @InjectQueue(VAULT_CALLBACK_QUEUE) queue: EngineQueue,
+    @Inject(POSTGRES_QUEUE_OPTIONS) options: PostgresQueueOptions,
+    @Inject(POSTGRES_POOLS) pools: PostgresPools,
+  ) {
+    super(queue, options, pools);
+  }
+
+  protected override consumerShare(): number {
+    return 3;
   }
 }

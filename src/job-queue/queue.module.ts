@@ -1,19 +1,32 @@
-import { DynamicModule, Global, Inject, Logger, Module, OnApplicationShutdown, Provider } from '@nestjs/common';
+import {
+  DynamicModule,
+  Global,
+  Inject,
+  Logger,
+  Module,
+  OnApplicationShutdown,
+  Optional,
+  Provider,
+} from '@nestjs/common';
 import { BullModule } from '@nestjs/bullmq';
 import type Redis from 'ioredis';
 import type { AppConfig } from '../config/config';
-import { VAULT_FORWARD_QUEUE } from '../queue/queues';
+import { CALLBACK_QUEUE_SUFFIX, VAULT_CALLBACK_QUEUE, VAULT_FORWARD_QUEUE } from '../queue/queues';
 import { REDIS, REDIS_AVAILABILITY, RedisAvailability } from '../queue/redis';
 import { EngineQueue, EngineQueueOptions, EngineWorker } from './engine';
-import { ForwardQueue, NoForwardQueue } from './forward-queue';
+import { CALLBACK_QUEUE, ForwardQueue, NoForwardQueue } from './forward-queue';
 import { JOB_OPTIONS, MAX_LEN_EVENTS } from './job-options';
 import {
+  POSTGRES_POOLS,
   POSTGRES_QUEUE_OPTIONS,
+  PostgresCallbackQueue,
   PostgresForwardQueue,
   PostgresQueueOptions,
-  producerConnection,
+  postgresPools,
 } from './postgres-forward-queue';
-import { RedisForwardQueue, redisProducer } from './redis-forward-queue';
+import { PostgresPools } from './postgres-pools';
+import { QueueConsumers } from './queue-consumers';
+import { RedisCallbackQueue, RedisForwardQueue, redisProducer } from './redis-forward-queue';
 
 export interface QueueModuleOptions {
   config: AppConfig;
@@ -37,15 +50,22 @@ export interface QueueModuleOptions {
 @Global()
 @Module({})
 export class QueueModule implements OnApplicationShutdown {
-  constructor(@Inject(ForwardQueue) private readonly queue: ForwardQueue) {}
+  constructor(
+    @Inject(ForwardQueue) private readonly queue: ForwardQueue,
+    @Inject(CALLBACK_QUEUE) private readonly callbackQueue: ForwardQueue,
+    @Optional() @Inject(POSTGRES_POOLS) private readonly pools?: PostgresPools,
+  ) {}
 
   static forRoot(options: QueueModuleOptions): DynamicModule {
     const { config } = options;
     if (config.queueBackend === 'none')
       return {
         module: QueueModule,
-        providers: [{ provide: ForwardQueue, useValue: new NoForwardQueue() }],
-        exports: [ForwardQueue],
+        providers: [
+          { provide: ForwardQueue, useValue: new NoForwardQueue() },
+          { provide: CALLBACK_QUEUE, useValue: new NoForwardQueue() },
+        ],
+        exports: [ForwardQueue, CALLBACK_QUEUE],
       };
     // The engine is chosen per queue and worker from their options (EngineQueue), not process-wide.
     BullModule.queueClass = EngineQueue;
@@ -60,6 +80,8 @@ export class QueueModule implements OnApplicationShutdown {
       role: options.role,
       sharedSession: config.databaseUrl === null,
     };
+    // Both queues' connections on PostgreSQL: one producers' pool, one consumers' pool (docs/decisions/0092).
+    const pools = config.queueBackend === 'postgres' ? postgresPools(postgres) : null;
     const root =
       config.queueBackend === 'redis'
         ? BullModule.forRootAsync({
@@ -72,40 +94,68 @@ export class QueueModule implements OnApplicationShutdown {
             extraOptions: { manualRegistration: true },
           })
         : BullModule.forRootAsync({
-            useFactory: () =>
-              ({
+            useFactory: async () => {
+              // A queue given a pool checks BullMQ's schema at once: migrated first. A failure is reported
+              // by PostgresForwardQueue.start (memoized), which on the embedded database turns queueing off.
+              await pools!.migrate().catch(() => undefined);
+              return {
                 ...shared,
                 engine: 'postgres',
-                connection: producerConnection(postgres),
-              }) satisfies EngineQueueOptions as never,
+                connection: pools!.producer(),
+              } satisfies EngineQueueOptions as never;
+            },
             extraOptions: { manualRegistration: true },
           });
     const engine: Provider[] =
       config.queueBackend === 'redis'
-        ? [RedisForwardQueue, { provide: ForwardQueue, useExisting: RedisForwardQueue }]
+        ? [
+            RedisForwardQueue,
+            { provide: ForwardQueue, useExisting: RedisForwardQueue },
+            RedisCallbackQueue,
+            { provide: CALLBACK_QUEUE, useExisting: RedisCallbackQueue },
+          ]
         : [
             { provide: POSTGRES_QUEUE_OPTIONS, useValue: postgres },
+            { provide: POSTGRES_POOLS, useValue: pools },
             PostgresForwardQueue,
             {
               provide: ForwardQueue,
               inject: [PostgresForwardQueue],
               useFactory: (queue: PostgresForwardQueue) => startPostgres(queue, postgres.sharedSession),
             },
+            PostgresCallbackQueue,
+            {
+              provide: CALLBACK_QUEUE,
+              inject: [PostgresCallbackQueue, ForwardQueue],
+              // Off with the forward queue (the embedded database could not take BullMQ's schema).
+              useFactory: (queue: PostgresCallbackQueue, forwards: ForwardQueue) =>
+                forwards.backend === 'none' ? closed(queue) : startPostgres(queue, postgres.sharedSession),
+            },
           ];
     return {
       module: QueueModule,
       imports: [
         root,
-        BullModule.registerQueueAsync({ name: VAULT_FORWARD_QUEUE, useFactory: () => ({ name: queueName }) }),
+        BullModule.registerQueueAsync(
+          { name: VAULT_FORWARD_QUEUE, useFactory: () => ({ name: queueName }) },
+          { name: VAULT_CALLBACK_QUEUE, useFactory: () => ({ name: `${queueName}${CALLBACK_QUEUE_SUFFIX}` }) },
+        ),
       ],
-      providers: engine,
-      exports: [ForwardQueue],
+      providers: [...engine, QueueConsumers],
+      exports: [ForwardQueue, CALLBACK_QUEUE, QueueConsumers],
     };
   }
 
   async onApplicationShutdown(): Promise<void> {
+    await this.callbackQueue.close();
     await this.queue.close();
+    await this.pools?.close();
   }
+}
+
+async function closed(queue: ForwardQueue): Promise<ForwardQueue> {
+  await queue.close().catch(() => undefined);
+  return new NoForwardQueue();
 }
 
 /** Migrates BullMQ's schema; on the embedded database a failure turns queued forwarding off instead of failing start-up. */

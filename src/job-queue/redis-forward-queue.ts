@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectQueue } from '@nestjs/bullmq';
 import type Redis from 'ioredis';
 import { closeRedis, NO_READY_CHECK, REDIS, REDIS_AVAILABILITY, RedisAvailability } from '../queue/redis';
-import { VAULT_FORWARD_QUEUE } from '../queue/queues';
+import { VAULT_CALLBACK_QUEUE, VAULT_FORWARD_QUEUE } from '../queue/queues';
 import {
   batchedEnqueues,
   bullJobId,
@@ -52,6 +52,8 @@ export class RedisForwardQueue extends ForwardQueue {
   private workerConnection: Redis | null = null;
   private closed: Promise<void> | null = null;
   private readonly adds = batchedEnqueues(() => this.queue);
+  /** The producer connection is BullModule's shared one: closed by the forward queue's facade only. */
+  protected readonly ownsProducer: boolean = true;
 
   constructor(
     @InjectQueue(VAULT_FORWARD_QUEUE) private readonly queue: EngineQueue,
@@ -103,7 +105,7 @@ export class RedisForwardQueue extends ForwardQueue {
     if (this.workerConnection) throw new Error('this queue is consumed already');
     // Blocking commands wait for Redis through an outage; only consumers hold such connections.
     this.workerConnection = this.redis.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true });
-    this.availability?.watch('queue-worker', this.workerConnection);
+    this.availability?.watch(this.ownsProducer ? 'queue-worker' : 'queue-worker-callbacks', this.workerConnection);
     return {
       queueName: this.queue.name,
       options: { engine: 'redis', connection: this.workerConnection, concurrency, ...LOCK_OPTIONS(lockMs) },
@@ -129,8 +131,26 @@ export class RedisForwardQueue extends ForwardQueue {
       // The consumer's Worker is closed first (ForwardQueueProcessor, before shutdown); the queue and connections go after.
       await this.queue.close().catch(() => undefined);
       if (this.workerConnection) await closeRedis(this.workerConnection);
-      await closeRedis(this.producer);
+      if (this.ownsProducer) await closeRedis(this.producer);
     })();
     return this.closed;
+  }
+}
+
+/**
+ * The job-end callbacks' queue on Redis: the forward queue's producer connection (BullModule's shared
+ * configuration), and a blocking connection of its own for its consumer (a BullMQ Worker blocks on one
+ * connection per queue; docs/decisions/0092).
+ */
+@Injectable()
+export class RedisCallbackQueue extends RedisForwardQueue {
+  protected override readonly ownsProducer = false;
+
+  constructor(
+    @InjectQueue(VAULT_CALLBACK_QUEUE) queue: EngineQueue,
+    @Inject(REDIS) redis: Redis,
+    @Inject(REDIS_AVAILABILITY) availability: RedisAvailability | null,
+  ) {
+    super(queue, redis, availability);
   }
 }

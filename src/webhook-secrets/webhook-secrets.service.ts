@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { Injectable, Logger, Optional } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { DataSource, Repository } from 'typeorm';
 import { KeysetRequest, seekPage } from '../common/pagination/keyset';
 import { DueDelivery, enqueueDeliveries } from '../forward-callbacks/callback-jobs';
-import { ForwardQueue } from '../job-queue/forward-queue';
+import { CALLBACK_QUEUE, ForwardQueue } from '../job-queue/forward-queue';
 import { SecretSealer } from '../vault/secret-sealer';
 import { CreatedWebhookSecretResponse, WebhookSecretResponse } from './dto/webhook-secret.dto';
 import { WebhookSecret } from './webhook-secret.entity';
@@ -19,7 +19,7 @@ export class WebhookSecretsService {
     @InjectRepository(WebhookSecret) private readonly secrets: Repository<WebhookSecret>,
     private readonly dataSource: DataSource,
     private readonly sealer: SecretSealer,
-    @Optional() private readonly queue?: ForwardQueue,
+    @Optional() @Inject(CALLBACK_QUEUE) private readonly queue?: ForwardQueue,
   ) {}
 
   /**

@@ -30,17 +30,14 @@ class RecordingProcessor extends ForwardQueueProcessor {
   constructor(@Inject(RECORDER) private readonly recorder: Recorder) {
     super();
   }
-  protected consumerOptions() {
+  consumerOptions() {
     return this.recorder;
   }
   protected handleForward(job: ForwardJobData) {
     return this.recorder.handle(job);
   }
-  protected handleCallback(job: ForwardJobData) {
-    return this.recorder.handle(job);
-  }
   protected async handleScheduled() {}
-  protected retryLater() {
+  protected override retryLater() {
     return null;
   }
   protected onReconnected() {}
@@ -373,7 +370,6 @@ describe('QueueModule in the API', () => {
       class Recording extends ForwardQueueProcessor {
         consumerOptions() { return { concurrency: 32, lockMs: 30000 }; }
         async handleForward(job) { seen.set(job.jobId, (seen.get(job.jobId) || 0) + 1); }
-        async handleCallback() {}
         async handleScheduled() {}
         retryLater() { return null; }
         onReconnected() {}

@@ -31,7 +31,7 @@ describe('no file polls PostgreSQL on a timer for due work (issue 21, item 6)', 
     expect(repeating.sort()).toEqual(Object.keys(TIMERS).sort());
   });
 
-  it('job-end callbacks use no timer: their attempts are BullMQ jobs of the one queue', () => {
+  it('job-end callbacks use no timer: their attempts are BullMQ jobs of their own queue', () => {
     const callbacks = sources.filter(({ file }) => file.startsWith('forward-callbacks/'));
     expect(callbacks.length).toBeGreaterThan(0);
     for (const { file, text } of callbacks)

@@ -1,0 +1,45 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { Processor } from '@nestjs/bullmq';
+import type { AppConfig } from '../config/config';
+import { APP_CONFIG } from '../config/config.module';
+import { CALLBACK_JOB_NAME, CALLBACK_QUEUE, ForwardJobData, ForwardQueue } from '../job-queue/forward-queue';
+import { QueueWorkerHost } from '../job-queue/queue-worker-host';
+import { VAULT_CALLBACK_QUEUE } from '../queue/queues';
+import { CallbackDeliveries } from './callback-deliveries';
+
+/**
+ * The consumer of the job-end callbacks' queue (docs/decisions/0092): each job is one attempt of a
+ * delivery, which CallbackDeliveries claims in its row (the durable record) and sends. A database
+ * outage puts the job off without spending a try (QueueWorkerHost.retryLater). Lost jobs are the
+ * forward queue's housekeeping's business (CallbackDeliveries.sweep), one pass for both queues; the
+ * embedded database's wake-up scheduler's jobs land here too and do nothing.
+ */
+@Injectable()
+@Processor(VAULT_CALLBACK_QUEUE)
+export class CallbackDeliveryProcessor extends QueueWorkerHost {
+  protected readonly jobName = CALLBACK_JOB_NAME;
+
+  constructor(
+    @Inject(CALLBACK_QUEUE) readonly queue: ForwardQueue,
+    private readonly deliveries: CallbackDeliveries,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {
+    super();
+  }
+
+  /** As many sends at a time as forwards: each holds a slot for at most its 10 s timeout. */
+  consumerOptions() {
+    return { concurrency: this.config.workerConcurrency, lockMs: this.config.queueLockMs };
+  }
+
+  protected handleJob(job: ForwardJobData): Promise<void> {
+    return this.deliveries.handle(job);
+  }
+
+  protected async handleScheduled(): Promise<void> {}
+
+  /** The forwards' WorkerHost sweeps both queues' rows when the engine is back. */
+  protected onReconnected(): void {}
+
+  protected async onConsuming(): Promise<void> {}
+}

@@ -1,0 +1,171 @@
+import { randomUUID } from 'node:crypto';
+import { DynamicModule, Global, Inject, INestApplicationContext, Injectable, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { Processor } from '@nestjs/bullmq';
+import Redis from 'ioredis';
+import { Client } from 'pg';
+import { testConfig } from '../support/test-app';
+import { waitFor } from '../support/wait';
+import type { AppConfig, QueueBackend } from '../../src/config/config';
+import {
+  CALLBACK_JOB_NAME,
+  CALLBACK_QUEUE,
+  ForwardJobData,
+  ForwardQueue,
+  FORWARD_JOB_NAME,
+} from '../../src/job-queue/forward-queue';
+import { ForwardQueueProcessor } from '../../src/job-queue/forward-queue.processor';
+import { QueueWorkerHost } from '../../src/job-queue/queue-worker-host';
+import { QueueModule } from '../../src/job-queue/queue.module';
+import { POSTGRES_POOLS } from '../../src/job-queue/postgres-forward-queue';
+import type { PostgresPools } from '../../src/job-queue/postgres-pools';
+import { CALLBACK_QUEUE_SUFFIX, VAULT_CALLBACK_QUEUE, VAULT_FORWARD_QUEUE } from '../../src/queue/queues';
+import { dropQueueKeys } from '../support/redis-keys';
+import { REDIS, REDIS_AVAILABILITY, RedisAvailability, SHARED_CLIENT_OPTIONS } from '../../src/queue/redis';
+
+/** Job-end callbacks on their own queue with their own WorkerHost (issue 21, item 6; docs/decisions/0092). */
+
+const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const SEEN = Symbol('SEEN');
+const CONCURRENCY = 32;
+
+interface Seen {
+  forwards: ForwardJobData[];
+  callbacks: ForwardJobData[];
+}
+
+@Injectable()
+@Processor(VAULT_FORWARD_QUEUE)
+class RecordingForwards extends ForwardQueueProcessor {
+  constructor(@Inject(SEEN) private readonly seen: Seen) {
+    super();
+  }
+  consumerOptions() {
+    return { concurrency: CONCURRENCY, lockMs: 10_000 };
+  }
+  protected async handleForward(job: ForwardJobData) {
+    this.seen.forwards.push(job);
+  }
+  protected async handleScheduled() {}
+  protected onReconnected() {}
+  protected async onConsuming() {}
+}
+
+@Injectable()
+@Processor(VAULT_CALLBACK_QUEUE)
+class RecordingCallbacks extends QueueWorkerHost {
+  protected readonly jobName = CALLBACK_JOB_NAME;
+  constructor(
+    @Inject(CALLBACK_QUEUE) readonly queue: ForwardQueue,
+    @Inject(SEEN) private readonly seen: Seen,
+  ) {
+    super();
+  }
+  consumerOptions() {
+    return { concurrency: CONCURRENCY, lockMs: 10_000 };
+  }
+  protected async handleJob(job: ForwardJobData) {
+    this.seen.callbacks.push(job);
+  }
+  protected async handleScheduled() {}
+  protected onReconnected() {}
+  protected async onConsuming() {}
+}
+
+@Global()
+@Module({})
+class TestRedisModule {
+  static forRoot(redis: Redis | null, availability: RedisAvailability | null): DynamicModule {
+    return {
+      module: TestRedisModule,
+      providers: [
+        { provide: REDIS, useValue: redis },
+        { provide: REDIS_AVAILABILITY, useValue: availability },
+      ],
+      exports: [REDIS, REDIS_AVAILABILITY],
+    };
+  }
+}
+
+@Module({})
+class CallbackQueueTestModule {}
+
+/** A worker context: QueueModule with both queues' consumers recording what they receive. */
+async function workerApp(config: AppConfig, queueName: string, seen: Seen) {
+  const redis = config.queueBackend === 'redis' ? new Redis(REDIS_URL, SHARED_CLIENT_OPTIONS) : null;
+  const availability = redis ? new RedisAvailability(REDIS_URL) : null;
+  const app: INestApplicationContext = await NestFactory.createApplicationContext(
+    {
+      module: CallbackQueueTestModule,
+      imports: [
+        TestRedisModule.forRoot(redis, availability),
+        QueueModule.forRoot({ config, databaseUrl: config.databaseUrl!, role: 'worker', queueName }),
+      ],
+      providers: [{ provide: SEEN, useValue: seen }, RecordingForwards, RecordingCallbacks],
+    },
+    { logger: false },
+  );
+  await app.init();
+  return {
+    app,
+    async close() {
+      await app.close();
+      redis?.disconnect();
+    },
+  };
+}
+
+describe.each(['redis', 'postgres'] as const)('Job-end callbacks on their own queue (%s)', (backend: QueueBackend) => {
+  it('callback jobs go to the callbacks queue and its WorkerHost, forward jobs to the forward one', async () => {
+    const config = testConfig({ QUEUE_BACKEND: backend });
+    const queueName = `test-${randomUUID()}`;
+    const seen: Seen = { forwards: [], callbacks: [] };
+    const worker = await workerApp(config, queueName, seen);
+    try {
+      const forwards = worker.app.get<ForwardQueue>(ForwardQueue);
+      const callbacks = worker.app.get<ForwardQueue>(CALLBACK_QUEUE);
+      expect(callbacks).not.toBe(forwards);
+      const forwardIds = Array.from({ length: 5 }, () => randomUUID());
+      const callbackIds = Array.from({ length: 5 }, () => randomUUID());
+      await Promise.all([
+        ...forwardIds.map((id) => forwards.enqueue(id, { name: FORWARD_JOB_NAME })),
+        ...callbackIds.map((id) => callbacks.enqueue(id, { name: CALLBACK_JOB_NAME })),
+      ]);
+      await waitFor(() => seen.forwards.length >= 5 && seen.callbacks.length >= 5, {
+        timeoutMs: 10_000,
+        what: 'both kinds of job',
+      });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(seen.forwards.map((job) => job.jobId).sort()).toEqual([...forwardIds].sort());
+      expect(seen.callbacks.map((job) => job.jobId).sort()).toEqual([...callbackIds].sort());
+
+      if (backend === 'postgres') {
+        // Each Worker LISTENs on one connection of the shared consumers' pool, named after its queue.
+        const client = new Client({ connectionString: config.databaseUrl! });
+        await client.connect();
+        try {
+          const { rows } = await client.query<{ application_name: string }>(
+            `SELECT application_name FROM pg_stat_activity WHERE application_name IN ($1, $2) ORDER BY 1`,
+            [queueName, `${queueName}${CALLBACK_QUEUE_SUFFIX}`],
+          );
+          expect(rows.map((row) => row.application_name)).toEqual([queueName, `${queueName}${CALLBACK_QUEUE_SUFFIX}`]);
+        } finally {
+          await client.end();
+        }
+        // Every connection of both queues is one of the two shared pools': producers 2 (a worker's), and
+        // the consumers' max(4, ⌈32/3⌉) = 11 queries + 1 LISTEN for forwards, 2 queries + 1 LISTEN for callbacks.
+        const pools = worker.app.get<PostgresPools>(POSTGRES_POOLS);
+        expect(pools.workerMax).toBe(11 + 1 + 3);
+        const open = pools.producer().totalCount + pools.workerOpen;
+        expect(open).toBeLessThanOrEqual(2 + 15);
+        process.stdout.write(`callback-queue connections open after a burst: ${open} (limit ${2 + 15})\n`);
+      }
+    } finally {
+      await worker.close();
+      if (backend === 'redis') {
+        await dropQueueKeys(queueName, REDIS_URL);
+        await dropQueueKeys(`${queueName}${CALLBACK_QUEUE_SUFFIX}`, REDIS_URL);
+      }
+    }
+  });
+});
