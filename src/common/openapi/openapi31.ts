@@ -27,7 +27,7 @@ function nullableTo31(schema: Json): void {
     return;
   }
   if (typeof schema.type === 'string') schema.type = [schema.type, 'null'];
-  if (Array.isArray(schema.enum) && !schema.enum.includes(null)) schema.enum = [...schema.enum, null];
+  if (Array.isArray(schema.enum) && !schema.enum.includes(null)) schema.enum = [...(schema.enum as unknown[]), null];
 }
 
 /** Every schema object below `node` (iterative: the document is deep but has no cycles of objects). */
@@ -35,7 +35,7 @@ function walkSchemas(node: unknown, visit: (schema: Json) => void): void {
   const stack: unknown[] = [node];
   while (stack.length > 0) {
     const current = stack.pop();
-    if (Array.isArray(current)) stack.push(...current);
+    if (Array.isArray(current)) stack.push(...(current as unknown[]));
     else if (isObject(current)) {
       visit(current);
       stack.push(...Object.values(current));
