@@ -132,7 +132,7 @@ export class Contract {
       );
       return;
     }
-    let status = String(response.status);
+    const status = String(response.status);
     if (
       entry.template === '/vault-forward' &&
       method === 'post' &&
@@ -140,9 +140,9 @@ export class Contract {
     ) {
       // The downstream's answer is relayed as it is (the `default` response); only a queued job is ours.
       if (response.headers.get('preference-applied') !== 'respond-async') return;
+      // 202 queued, or 200: an Idempotency-Key replay with the same job; each is its own response in the document.
       if (status !== '200' && status !== '202')
         throw new ContractViolation(`${where} queued a job but answered ${status}`);
-      status = '202'; // an Idempotency-Key replay answers 200 with the same job
     }
     const declared = operation.responses?.[status] as Json | undefined;
     if (!declared) {
