@@ -7,12 +7,13 @@ import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import type { OperationObject } from '@nestjs/swagger';
 import { ApiModule } from '../api.module';
 import { Gr4vyErrorSchema, ProblemSchema, withProblems } from '../common/openapi/api-problems';
+import { toOpenApi31 } from '../common/openapi/openapi31';
 import { CommonErrors } from '../common/problem/common.errors';
 import { ProblemDefinition, problemDefinitions, problemType } from '../common/problem/problem';
 import { loadConfig } from '../config/config';
 import { forwardAuthenticationSchemas } from '../forward-authentications/openapi';
 import { ForwardJobResponse } from '../forward-jobs/dto/forward-job.dto';
-import { forwardOperation } from '../forward-entry/forward.openapi';
+import { admitDownstreamAnswers, forwardOperation } from '../forward-entry/forward.openapi';
 
 /** The package's own version, so the document says which build it describes. */
 function packageVersion(): string {
@@ -90,7 +91,7 @@ function documentConfig(): Omit<OpenAPIObject, 'paths'> {
 /**
  * The OpenAPI document of the API as `app` mounts it: the decorators' operations, POST /vault-forward
  * (written by hand, see forward.openapi.ts), the authentication-method schemas, the problems common
- * to every route, and `security: []` on every route that needs no token.
+ * to every route, and `security: []` on every route that needs no token; as OpenAPI 3.1 (openapi31.ts).
  */
 export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   const document = SwaggerModule.createDocument(app, documentConfig(), {
@@ -110,9 +111,10 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
       // Routes behind a token say so through @ApiBearerAuth (the Require*Scope decorators); the rest are public.
       operation.security ??= [];
       operation.responses = withProblems(operation.responses, commonProblems(operation));
+      if ((operation as unknown) === forward.operation) admitDownstreamAnswers(operation.responses);
     }
   }
-  return document;
+  return toOpenApi31(document);
 }
 
 /** Serves the document at /openapi.json and /openapi.yaml, and the browsable page at /docs. */

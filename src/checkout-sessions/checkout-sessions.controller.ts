@@ -1,5 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
 import {
+  ApiBody,
   ApiCreatedResponse,
   ApiNoContentResponse,
   ApiOkResponse,
@@ -32,6 +33,8 @@ export class CheckoutSessionsController {
   @HttpCode(201)
   @RequireScope('checkout-sessions.write')
   @ApiOperation({ summary: 'Create a checkout session (expires_in seconds, 1–3600, default 3600)' })
+  // The server takes no body at all as `{}` (every field has a default), so the document must not say required.
+  @ApiBody({ type: CheckoutSessionCreateDto, required: false })
   @ApiCreatedResponse({ type: CheckoutSessionResponse })
   @ApiProblems(CommonErrors.validationFailed)
   async create(

@@ -71,6 +71,16 @@ export function forwardOperation(): { path: string; method: 'post'; operation: R
   for (const response of Object.values<{ headers?: Record<string, unknown> }>(problems)) {
     response.headers = { 'x-vault-forward-error': ownError };
   }
+  const job = {
+    headers: {
+      location: { description: 'The job: /vault-forward/jobs/{id}.', schema: { type: 'string' } },
+      'preference-applied': {
+        description: 'Always `respond-async`.',
+        schema: { type: 'string', enum: ['respond-async'] },
+      },
+    },
+    content: { 'application/json': { schema: { $ref: JOB_SCHEMA_REF } } },
+  };
   return {
     path: FORWARD_ROUTE,
     method: 'post',
@@ -152,18 +162,21 @@ export function forwardOperation(): { path: string; method: 'post'; operation: R
       },
       responses: {
         ...problems,
+        '200': {
+          description:
+            'Prefer: respond-async repeated with the same Idempotency-Key: the job the first request queued, ' +
+            'as it is now, with Idempotent-Replayed: true.',
+          ...job,
+          headers: {
+            ...job.headers,
+            'idempotent-replayed': { description: 'Always `true`.', schema: { type: 'string', enum: ['true'] } },
+          },
+        },
         '202': {
           description:
             'Prefer: respond-async: the job, queued. A repeat with the same Idempotency-Key answers 200 with the ' +
             'same job and Idempotent-Replayed: true.',
-          headers: {
-            location: { description: 'The job: /vault-forward/jobs/{id}.', schema: { type: 'string' } },
-            'preference-applied': {
-              description: 'Always `respond-async`.',
-              schema: { type: 'string', enum: ['respond-async'] },
-            },
-          },
-          content: { 'application/json': { schema: { $ref: JOB_SCHEMA_REF } } },
+          ...job,
         },
         default: {
           description:
@@ -174,4 +187,33 @@ export function forwardOperation(): { path: string; method: 'post'; operation: R
       },
     },
   };
+}
+
+/**
+ * The downstream answers with the statuses of our problems too, with any body: only
+ * x-vault-forward-error tells a client which one it has, so each error response of POST
+ * /vault-forward admits any body beside ours (decision 0093). Applied after the problems common to
+ * every route are merged in, so those statuses say it as well.
+ */
+export function admitDownstreamAnswers(responses: Record<string, unknown>): void {
+  for (const [status, value] of Object.entries(responses)) {
+    if (!/^[45]\d\d$/.test(status)) continue;
+    const response = value as {
+      description: string;
+      headers?: Record<string, unknown>;
+      content?: Record<string, { schema: unknown }>;
+    };
+    response.description +=
+      '. Without `x-vault-forward-error: true` this status is the downstream’s own answer, whatever its body.';
+    response.headers = {
+      'x-vault-forward-error': {
+        description: '`true` on an error of this service; absent on the downstream’s answer.',
+        schema: { type: 'string', enum: ['true'] },
+      },
+    };
+    for (const media of Object.values(response.content ?? {})) {
+      media.schema = { anyOf: [media.schema, { description: 'The downstream’s body, whatever it is.' }] };
+    }
+    response.content = { ...response.content, '*/*': { schema: { description: 'The downstream’s body.' } } };
+  }
 }

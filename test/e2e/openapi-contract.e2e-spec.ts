@@ -137,7 +137,7 @@ describe('The OpenAPI document as a contract', () => {
 
   it('is a Contract built from any document, so test-only routes are held to theirs', () => {
     const contract = new Contract({
-      openapi: '3.0.0',
+      openapi: '3.1.0',
       paths: { '/x': { get: { responses: { '204': { description: 'none' } } } } },
       components: { schemas: {} },
     });

@@ -3567,7 +3567,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": components["schemas"]["CheckoutSessionCreateDto"];
             };
@@ -8642,6 +8642,21 @@ export interface operations {
             };
         };
         responses: {
+            /** @description Prefer: respond-async repeated with the same Idempotency-Key: the job the first request queued, as it is now, with Idempotent-Replayed: true. */
+            200: {
+                headers: {
+                    /** @description The job: /vault-forward/jobs/{id}. */
+                    location?: string;
+                    /** @description Always `respond-async`. */
+                    "preference-applied"?: "respond-async";
+                    /** @description Always `true`. */
+                    "idempotent-replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ForwardJobResponse"];
+                };
+            };
             /** @description Prefer: respond-async: the job, queued. A repeat with the same Idempotency-Key answers 200 with the same job and Idempotent-Replayed: true. */
             202: {
                 headers: {
@@ -8655,210 +8670,232 @@ export interface operations {
                     "application/json": components["schemas"]["ForwardJobResponse"];
                 };
             };
-            /** @description `/errors/insecure-target` Target must use https; `/errors/invalid-forward-header` Missing or malformed forwarding header; `/errors/invalid-idempotency-key` Malformed Idempotency-Key; `/errors/invalid-json` Malformed JSON body; `/errors/invalid-payment-methods-header` Malformed x-vault-forward-payment-methods; `/errors/invalid-placeholder` Unknown placeholder; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/unknown-checkout-session` Checkout session not found; `/errors/unknown-forward-header` Unknown or misspelled forwarding header; `/errors/unknown-payment-method` Payment method not found; `/errors/validation-failed` Invalid request */
+            /** @description `/errors/insecure-target` Target must use https; `/errors/invalid-forward-header` Missing or malformed forwarding header; `/errors/invalid-idempotency-key` Malformed Idempotency-Key; `/errors/invalid-json` Malformed JSON body; `/errors/invalid-payment-methods-header` Malformed x-vault-forward-payment-methods; `/errors/invalid-placeholder` Unknown placeholder; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/unknown-checkout-session` Checkout session not found; `/errors/unknown-forward-header` Unknown or misspelled forwarding header; `/errors/unknown-payment-method` Payment method not found; `/errors/validation-failed` Invalid request. Without `x-vault-forward-error: true` this status is the downstream’s own answer, whatever its body. */
             400: {
                 headers: {
+                    /** @description `true` on an error of this service; absent on the downstream’s answer. */
+                    "x-vault-forward-error"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
+                    "application/problem+json": (components["schemas"]["Problem"] & {
                         /** @enum {string} */
                         code?: "insecure-target" | "invalid-forward-header" | "invalid-idempotency-key" | "invalid-json" | "invalid-payment-methods-header" | "invalid-placeholder" | "json-too-deep" | "merchant-account-unknown" | "unknown-checkout-session" | "unknown-forward-header" | "unknown-payment-method" | "validation-failed";
-                    };
-                    "application/json": components["schemas"]["Gr4vyError"] & {
+                    }) | unknown;
+                    "application/json": (components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "insecure-target" | "invalid-forward-header" | "invalid-idempotency-key" | "invalid-json" | "invalid-payment-methods-header" | "invalid-placeholder" | "json-too-deep" | "merchant-account-unknown" | "unknown-checkout-session" | "unknown-forward-header" | "unknown-payment-method" | "validation-failed";
-                    };
+                    }) | unknown;
+                    "*/*": unknown;
                 };
             };
-            /** @description `/errors/unauthorized` Missing or invalid access token */
+            /** @description `/errors/unauthorized` Missing or invalid access token. Without `x-vault-forward-error: true` this status is the downstream’s own answer, whatever its body. */
             401: {
                 headers: {
-                    /** @description Always `true` on an error of this service, never on the downstream’s answer. */
+                    /** @description `true` on an error of this service; absent on the downstream’s answer. */
                     "x-vault-forward-error"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
+                    "application/problem+json": (components["schemas"]["Problem"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
-                    };
-                    "application/json": components["schemas"]["Gr4vyError"] & {
+                    }) | unknown;
+                    "application/json": (components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unauthorized";
-                    };
+                    }) | unknown;
+                    "*/*": unknown;
                 };
             };
-            /** @description `/errors/endpoint-not-enabled` Target not enabled; `/errors/forbidden` Missing scope; `/errors/merchant-account-mismatch` Merchant account not allowed for this key; `/errors/target-address-forbidden` Target address not allowed */
+            /** @description `/errors/endpoint-not-enabled` Target not enabled; `/errors/forbidden` Missing scope; `/errors/merchant-account-mismatch` Merchant account not allowed for this key; `/errors/target-address-forbidden` Target address not allowed. Without `x-vault-forward-error: true` this status is the downstream’s own answer, whatever its body. */
             403: {
                 headers: {
-                    /** @description Always `true` on an error of this service, never on the downstream’s answer. */
+                    /** @description `true` on an error of this service; absent on the downstream’s answer. */
                     "x-vault-forward-error"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
+                    "application/problem+json": (components["schemas"]["Problem"] & {
                         /** @enum {string} */
                         code?: "endpoint-not-enabled" | "forbidden" | "merchant-account-mismatch" | "target-address-forbidden";
-                    };
-                    "application/json": components["schemas"]["Gr4vyError"] & {
+                    }) | unknown;
+                    "application/json": (components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "endpoint-not-enabled" | "forbidden" | "merchant-account-mismatch" | "target-address-forbidden";
-                    };
+                    }) | unknown;
+                    "*/*": unknown;
                 };
             };
-            /** @description `/errors/checkout-session-has-no-card` Checkout session holds no card; `/errors/checkout-session-in-use` Security code in use; `/errors/idempotency-key-in-progress` A request with this Idempotency-Key is still running */
+            /** @description `/errors/checkout-session-has-no-card` Checkout session holds no card; `/errors/checkout-session-in-use` Security code in use; `/errors/idempotency-key-in-progress` A request with this Idempotency-Key is still running. Without `x-vault-forward-error: true` this status is the downstream’s own answer, whatever its body. */
             409: {
                 headers: {
-                    /** @description Always `true` on an error of this service, never on the downstream’s answer. */
+                    /** @description `true` on an error of this service; absent on the downstream’s answer. */
                     "x-vault-forward-error"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
+                    "application/problem+json": (components["schemas"]["Problem"] & {
                         /** @enum {string} */
                         code?: "checkout-session-has-no-card" | "checkout-session-in-use" | "idempotency-key-in-progress";
-                    };
-                    "application/json": components["schemas"]["Gr4vyError"] & {
+                    }) | unknown;
+                    "application/json": (components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "checkout-session-has-no-card" | "checkout-session-in-use" | "idempotency-key-in-progress";
-                    };
+                    }) | unknown;
+                    "*/*": unknown;
                 };
             };
-            /** @description `/errors/checkout-session-expired` Checkout session expired; `/errors/checkout-session-security-code-erased` Security code already used */
+            /** @description `/errors/checkout-session-expired` Checkout session expired; `/errors/checkout-session-security-code-erased` Security code already used. Without `x-vault-forward-error: true` this status is the downstream’s own answer, whatever its body. */
             410: {
                 headers: {
-                    /** @description Always `true` on an error of this service, never on the downstream’s answer. */
+                    /** @description `true` on an error of this service; absent on the downstream’s answer. */
                     "x-vault-forward-error"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
+                    "application/problem+json": (components["schemas"]["Problem"] & {
                         /** @enum {string} */
                         code?: "checkout-session-expired" | "checkout-session-security-code-erased";
-                    };
-                    "application/json": components["schemas"]["Gr4vyError"] & {
+                    }) | unknown;
+                    "application/json": (components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "checkout-session-expired" | "checkout-session-security-code-erased";
-                    };
+                    }) | unknown;
+                    "*/*": unknown;
                 };
             };
-            /** @description `/errors/filled-body-too-large` Filled body too large; `/errors/payload-too-large` Request body too large */
+            /** @description `/errors/filled-body-too-large` Filled body too large; `/errors/payload-too-large` Request body too large. Without `x-vault-forward-error: true` this status is the downstream’s own answer, whatever its body. */
             413: {
                 headers: {
+                    /** @description `true` on an error of this service; absent on the downstream’s answer. */
+                    "x-vault-forward-error"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
+                    "application/problem+json": (components["schemas"]["Problem"] & {
                         /** @enum {string} */
                         code?: "filled-body-too-large" | "payload-too-large";
-                    };
-                    "application/json": components["schemas"]["Gr4vyError"] & {
+                    }) | unknown;
+                    "application/json": (components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "filled-body-too-large" | "payload-too-large";
-                    };
+                    }) | unknown;
+                    "*/*": unknown;
                 };
             };
-            /** @description `/errors/unsupported-media-type` Unsupported media type */
+            /** @description `/errors/unsupported-media-type` Unsupported media type. Without `x-vault-forward-error: true` this status is the downstream’s own answer, whatever its body. */
             415: {
                 headers: {
+                    /** @description `true` on an error of this service; absent on the downstream’s answer. */
+                    "x-vault-forward-error"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
+                    "application/problem+json": (components["schemas"]["Problem"] & {
                         /** @enum {string} */
                         code?: "unsupported-media-type";
-                    };
-                    "application/json": components["schemas"]["Gr4vyError"] & {
+                    }) | unknown;
+                    "application/json": (components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "unsupported-media-type";
-                    };
+                    }) | unknown;
+                    "*/*": unknown;
                 };
             };
-            /** @description `/errors/authentication-method-invalid` Authentication method cannot be applied; `/errors/authentication-method-not-usable` Authentication method not usable for this forward; `/errors/authentication-methods-conflict` Authentication methods cannot be combined; `/errors/idempotency-key-reused` Idempotency-Key used for a different request */
+            /** @description `/errors/authentication-method-invalid` Authentication method cannot be applied; `/errors/authentication-method-not-usable` Authentication method not usable for this forward; `/errors/authentication-methods-conflict` Authentication methods cannot be combined; `/errors/idempotency-key-reused` Idempotency-Key used for a different request. Without `x-vault-forward-error: true` this status is the downstream’s own answer, whatever its body. */
             422: {
                 headers: {
-                    /** @description Always `true` on an error of this service, never on the downstream’s answer. */
+                    /** @description `true` on an error of this service; absent on the downstream’s answer. */
                     "x-vault-forward-error"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
+                    "application/problem+json": (components["schemas"]["Problem"] & {
                         /** @enum {string} */
                         code?: "authentication-method-invalid" | "authentication-method-not-usable" | "authentication-methods-conflict" | "idempotency-key-reused";
-                    };
-                    "application/json": components["schemas"]["Gr4vyError"] & {
+                    }) | unknown;
+                    "application/json": (components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "authentication-method-invalid" | "authentication-method-not-usable" | "authentication-methods-conflict" | "idempotency-key-reused";
-                    };
+                    }) | unknown;
+                    "*/*": unknown;
                 };
             };
-            /** @description `/errors/authentication-method-unreadable` Authentication method could not be decrypted; `/errors/internal-error` Internal error */
+            /** @description `/errors/authentication-method-unreadable` Authentication method could not be decrypted; `/errors/internal-error` Internal error. Without `x-vault-forward-error: true` this status is the downstream’s own answer, whatever its body. */
             500: {
                 headers: {
+                    /** @description `true` on an error of this service; absent on the downstream’s answer. */
+                    "x-vault-forward-error"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
+                    "application/problem+json": (components["schemas"]["Problem"] & {
                         /** @enum {string} */
                         code?: "authentication-method-unreadable" | "internal-error";
-                    };
-                    "application/json": components["schemas"]["Gr4vyError"] & {
+                    }) | unknown;
+                    "application/json": (components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "authentication-method-unreadable" | "internal-error";
-                    };
+                    }) | unknown;
+                    "*/*": unknown;
                 };
             };
-            /** @description `/errors/downstream-response-too-large` Downstream response too large; `/errors/downstream-unreachable` Downstream unreachable */
+            /** @description `/errors/downstream-response-too-large` Downstream response too large; `/errors/downstream-unreachable` Downstream unreachable. Without `x-vault-forward-error: true` this status is the downstream’s own answer, whatever its body. */
             502: {
                 headers: {
-                    /** @description Always `true` on an error of this service, never on the downstream’s answer. */
+                    /** @description `true` on an error of this service; absent on the downstream’s answer. */
                     "x-vault-forward-error"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
+                    "application/problem+json": (components["schemas"]["Problem"] & {
                         /** @enum {string} */
                         code?: "downstream-response-too-large" | "downstream-unreachable";
-                    };
-                    "application/json": components["schemas"]["Gr4vyError"] & {
+                    }) | unknown;
+                    "application/json": (components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "downstream-response-too-large" | "downstream-unreachable";
-                    };
+                    }) | unknown;
+                    "*/*": unknown;
                 };
             };
-            /** @description `/errors/forward-capacity-exceeded` Forwarding capacity exceeded; `/errors/forward-queue-unavailable` Queued forwarding unavailable; `/errors/service-unavailable` Service unavailable; `/errors/vault-key-store-unavailable` Vault key store unavailable */
+            /** @description `/errors/forward-capacity-exceeded` Forwarding capacity exceeded; `/errors/forward-queue-unavailable` Queued forwarding unavailable; `/errors/service-unavailable` Service unavailable; `/errors/vault-key-store-unavailable` Vault key store unavailable. Without `x-vault-forward-error: true` this status is the downstream’s own answer, whatever its body. */
             503: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "forward-capacity-exceeded" | "forward-queue-unavailable" | "service-unavailable" | "vault-key-store-unavailable";
-                    };
-                    "application/json": components["schemas"]["Gr4vyError"] & {
-                        /** @enum {string} */
-                        code?: "forward-capacity-exceeded" | "forward-queue-unavailable" | "service-unavailable" | "vault-key-store-unavailable";
-                    };
-                };
-            };
-            /** @description `/errors/downstream-timeout` Downstream timed out */
-            504: {
-                headers: {
-                    /** @description Always `true` on an error of this service, never on the downstream’s answer. */
+                    /** @description `true` on an error of this service; absent on the downstream’s answer. */
                     "x-vault-forward-error"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
+                    "application/problem+json": (components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "forward-capacity-exceeded" | "forward-queue-unavailable" | "service-unavailable" | "vault-key-store-unavailable";
+                    }) | unknown;
+                    "application/json": (components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forward-capacity-exceeded" | "forward-queue-unavailable" | "service-unavailable" | "vault-key-store-unavailable";
+                    }) | unknown;
+                    "*/*": unknown;
+                };
+            };
+            /** @description `/errors/downstream-timeout` Downstream timed out. Without `x-vault-forward-error: true` this status is the downstream’s own answer, whatever its body. */
+            504: {
+                headers: {
+                    /** @description `true` on an error of this service; absent on the downstream’s answer. */
+                    "x-vault-forward-error"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": (components["schemas"]["Problem"] & {
                         /** @enum {string} */
                         code?: "downstream-timeout";
-                    };
-                    "application/json": components["schemas"]["Gr4vyError"] & {
+                    }) | unknown;
+                    "application/json": (components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "downstream-timeout";
-                    };
+                    }) | unknown;
+                    "*/*": unknown;
                 };
             };
             /** @description The downstream’s own answer, whatever its status, headers and body (no x-vault-forward-error header). */

@@ -1,5 +1,6 @@
 import Ajv, { ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
+import { StrictContract } from './strict-contract';
 
 /**
  * The OpenAPI document held against real answers. `http()` (test/support/http.ts) passes every
@@ -87,8 +88,11 @@ export class Contract {
   private readonly ajv = new Ajv({ strict: false, allErrors: true });
   private readonly validators = new Map<string, ValidateFunction>();
   private readonly paths: PathEntry[];
+  /** The second check of each body, by another validator in strict mode (strict-contract.ts). */
+  private readonly strict: StrictContract;
 
   constructor(private readonly document: Json) {
+    this.strict = new StrictContract(document);
     addFormats(this.ajv);
     const schemas = Object.entries<unknown>(document.components?.schemas ?? {}).map(([name, schema]) => [
       name,
@@ -128,7 +132,7 @@ export class Contract {
       );
       return;
     }
-    let status = String(response.status);
+    const status = String(response.status);
     if (
       entry.template === '/vault-forward' &&
       method === 'post' &&
@@ -136,9 +140,9 @@ export class Contract {
     ) {
       // The downstream's answer is relayed as it is (the `default` response); only a queued job is ours.
       if (response.headers.get('preference-applied') !== 'respond-async') return;
+      // 202 queued, or 200: an Idempotency-Key replay with the same job; each is its own response in the document.
       if (status !== '200' && status !== '202')
         throw new ContractViolation(`${where} queued a job but answered ${status}`);
-      status = '202'; // an Idempotency-Key replay answers 200 with the same job
     }
     const declared = operation.responses?.[status] as Json | undefined;
     if (!declared) {
@@ -186,6 +190,13 @@ export class Contract {
       throw new ContractViolation(
         `${where} answered ${response.status} with a body its schema refuses:\n  ${errors.join('\n  ')}\n  body: ` +
           `${response.text.slice(0, 500)}`,
+      );
+    }
+    const strictErrors = this.strict.errors(validatorKey, media.schema as Json, body);
+    if (strictErrors.length > 0) {
+      throw new ContractViolation(
+        `${where} answered ${response.status} with a body the strict (JSON Schema 2020-12) check refuses:\n  ` +
+          `${strictErrors.join('\n  ')}\n  body: ${response.text.slice(0, 500)}`,
       );
     }
   }

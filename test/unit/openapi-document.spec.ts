@@ -94,7 +94,9 @@ describe('The OpenAPI document', () => {
             missing.push(`${key} ${status}: no application/json schema`);
         }
         for (const status of statuses.filter((s) => /^[45]\d\d$/.test(s))) {
-          const schema = op.responses[status].content?.['application/problem+json']?.schema;
+          const declared = op.responses[status].content?.['application/problem+json']?.schema;
+          // POST /vault-forward: ours or the downstream's answer (anyOf), told apart by x-vault-forward-error.
+          const schema = key === 'POST /vault-forward' ? declared?.anyOf?.[0] : declared;
           if (!schema?.allOf?.[1]?.properties?.code?.enum?.length)
             missing.push(`${key} ${status}: not a problem with its codes`);
         }
@@ -139,7 +141,7 @@ describe('The OpenAPI document', () => {
     walk(document.paths, '#/paths');
     expect(bare).toEqual([]);
     const buyer = document.components!.schemas!.CreateBuyerDto as { properties: Record<string, unknown> };
-    expect(buyer.properties.external_identifier).toMatchObject({ type: 'string', nullable: true, maxLength: 200 });
+    expect(buyer.properties.external_identifier).toMatchObject({ type: ['string', 'null'], maxLength: 200 });
   });
 
   it('documents POST /vault-forward without a route that only throws', () => {

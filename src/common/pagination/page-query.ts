@@ -15,7 +15,7 @@ export const CURSOR_DESCRIPTION = 'next_cursor or previous_cursor of an earlier 
  */
 export class PageQuery {}
 ApiPropertyOptional({ type: String, description: CURSOR_DESCRIPTION })(PageQuery.prototype, 'cursor');
-ApiPropertyOptional({ type: Number, minimum: 1 })(PageQuery.prototype, 'limit');
+ApiPropertyOptional({ type: 'integer', minimum: 1 })(PageQuery.prototype, 'limit');
 
 export interface PagedQuery {
   cursor?: string;

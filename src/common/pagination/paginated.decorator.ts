@@ -61,7 +61,8 @@ export function Paginated<Row extends KeysetRow, Item, Filters = Record<string, 
       ApiQuery({
         name: 'limit',
         required: false,
-        type: Number,
+        // Only whole numbers pass (page-query.ts): `integer`, which Number would document as `number`.
+        type: 'integer',
         minimum: 1,
         maximum: options.max,
         default: options.default,
