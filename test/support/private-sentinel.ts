@@ -15,7 +15,7 @@ async function startRedisProcess(args: string[], ready: RegExp): Promise<ChildPr
   let out = '';
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`redis-server ${args[0]} did not start:\n${out}`)), 10_000);
-    child.stdout!.on('data', (d: Buffer) => {
+    child.stdout.on('data', (d: Buffer) => {
       out += d.toString();
       if (ready.test(out)) {
         clearTimeout(timer);
@@ -28,8 +28,8 @@ async function startRedisProcess(args: string[], ready: RegExp): Promise<ChildPr
     });
   });
   // Drained, so a chatty server never blocks on a full pipe.
-  child.stdout!.resume();
-  child.stderr!.resume();
+  child.stdout.resume();
+  child.stderr.resume();
   return child;
 }
 
