@@ -1,10 +1,12 @@
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { ConfigError, durationSeconds, Env, integer, optional, readableFile } from './env';
+import { RedisSentinelConfig, redisSentinel } from './redis-config';
 import { VaultKeyProvider, vaultKeys, VaultMasterKey, VaultPkcs11Config } from './vault-config';
 
 export { ConfigError } from './env';
 export * from './vault-config';
+export type { RedisSentinelConfig } from './redis-config';
 
 /**
  * The whole typed configuration, parsed once from the environment at start-up.
@@ -21,6 +23,12 @@ export interface AppConfig {
   databasePoolSize: number;
   /** null → no queue: queued forwarding is off, synchronous forwarding still works. */
   redisUrl: string | null;
+  /**
+   * REDIS_SENTINELS + REDIS_SENTINEL_NAME: every Redis client asks these sentinels for the master (ioredis's
+   * sentinel mode) instead of REDIS_URL's host, which is then ignored; REDIS_URL still gives the master's
+   * password, database and TLS (decision 0094). null → REDIS_URL's host directly.
+   */
+  redisSentinel: RedisSentinelConfig | null;
   dataDir: string;
   embeddedDatabasePort: number;
   /** With `pkcs11`, VAULT_MASTER_KEYS (if any) only unwrap, until a rotation moves their rows into the token. */
@@ -222,6 +230,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     databaseUrl,
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 200),
     redisUrl,
+    redisSentinel: redisSentinel(env, redisUrl),
     dataDir,
     embeddedDatabasePort: integer(env, 'EMBEDDED_DATABASE_PORT', 0, 0, 65535),
     ...vaultKeys(env, nodeEnvRaw),

@@ -1,6 +1,7 @@
 import { DynamicModule, Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import Redis from 'ioredis';
-import { closeRedis, REDIS, REDIS_AVAILABILITY, RedisAvailability, SHARED_CLIENT_OPTIONS } from './redis';
+import type { RedisSentinelConfig } from '../config/config';
+import { closeRedis, REDIS, REDIS_AVAILABILITY, RedisAvailability, sharedRedis } from './redis';
 import { SharedCaches } from './shared-cache';
 
 /**
@@ -12,16 +13,19 @@ import { SharedCaches } from './shared-cache';
 export class RedisModule implements OnApplicationShutdown {
   constructor(@Inject(REDIS) private readonly redis: Redis | null) {}
 
-  static forRoot(url: string | null): DynamicModule {
+  static forRoot(url: string | null, sentinel: RedisSentinelConfig | null = null): DynamicModule {
     return {
       module: RedisModule,
       providers: [
-        { provide: REDIS_AVAILABILITY, useFactory: () => (url ? new RedisAvailability(url) : null) },
+        {
+          provide: REDIS_AVAILABILITY,
+          useFactory: () => (url ? new RedisAvailability(url, sentinel?.password ?? null) : null),
+        },
         {
           provide: REDIS,
           inject: [REDIS_AVAILABILITY],
           useFactory: (availability: RedisAvailability | null) =>
-            url && availability ? availability.watch('shared', new Redis(url, SHARED_CLIENT_OPTIONS)) : null,
+            url && availability ? availability.watch('shared', sharedRedis(url, sentinel)) : null,
         },
         SharedCaches,
       ],

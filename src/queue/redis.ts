@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import Redis, { RedisOptions } from 'ioredis';
+import type { RedisSentinelConfig } from '../config/config';
 
 /** The shared ioredis connection (RedisModule), or null when REDIS_URL is unset. */
 export const REDIS = Symbol('REDIS');
@@ -44,6 +45,27 @@ export const SHARED_CLIENT_OPTIONS: RedisOptions = {
 };
 
 /**
+ * Sentinel mode (decision 0094): ioredis asks the sentinels for the master of `name` and, after a failover,
+ * asks again on reconnection, so a promoted replica is found without a restart. Set on the shared connection
+ * only: every other connection is its duplicate(), which copies these options.
+ */
+export function sentinelOptions(sentinel: RedisSentinelConfig | null): RedisOptions {
+  if (!sentinel) return {};
+  return {
+    sentinels: sentinel.sentinels,
+    name: sentinel.name,
+    ...(sentinel.password === null ? {} : { sentinelPassword: sentinel.password }),
+    // Not ioredis's failoverDetector: its subscriptions to the sentinels outlive quit() and hold the process open.
+    // A failover closes the old master's sockets (or they fail), and the reconnection asks the sentinels again.
+  };
+}
+
+/** The process's shared connection: REDIS_URL, through the sentinels when configured. */
+export function sharedRedis(url: string, sentinel: RedisSentinelConfig | null): Redis {
+  return new Redis(url, { ...SHARED_CLIENT_OPTIONS, ...sentinelOptions(sentinel) });
+}
+
+/**
  * A connection whose commands time out must not run ioredis's ready check (an INFO command): it is
  * subject to the same short timeout, and one that a busy machine answers late counts as a fatal
  * connection error, so the connection is dropped and "redis unavailable" is logged with Redis up.
@@ -77,10 +99,10 @@ export class RedisAvailability {
 
   private readonly logger = new Logger('Redis');
 
-  constructor(url: string) {
+  constructor(url: string, sentinelPassword: string | null = null) {
     const { username, password } = new URL(url);
     // Reasons come from sockets and Redis replies; they should never carry the URL, but must not leak it if they do.
-    this.secrets = [password, safeDecode(password), url].filter((s) => s.length >= 3);
+    this.secrets = [password, safeDecode(password), url, sentinelPassword ?? ''].filter((s) => s.length >= 3);
     if (username && password) this.secrets.push(`${username}:${password}`);
   }
 

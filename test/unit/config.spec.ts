@@ -40,6 +40,23 @@ describe('loadConfig', () => {
     [{ WEB_CONCURRENCY: '0' }, 'WEB_CONCURRENCY: must be between 1 and 256'],
     [{ WEB_CONCURRENCY: '2' }, 'WEB_CONCURRENCY: must be 1 without DATABASE_URL'],
     [{ WORKER_PROCESSES: '3' }, 'WORKER_PROCESSES: must be 1 without DATABASE_URL'],
+    [{ REDIS_SENTINELS: 'h:26379', REDIS_SENTINEL_NAME: 'm' }, 'REDIS_SENTINELS: needs REDIS_URL too'],
+    [{ REDIS_URL: 'redis://x', REDIS_SENTINELS: 'h:26379' }, 'REDIS_SENTINEL_NAME: is required with REDIS_SENTINELS'],
+    [{ REDIS_URL: 'redis://x', REDIS_SENTINEL_NAME: 'm' }, 'REDIS_SENTINEL_NAME: is set but REDIS_SENTINELS is unset'],
+    [{ REDIS_SENTINEL_PASSWORD: 'p' }, 'REDIS_SENTINEL_PASSWORD: is set but REDIS_SENTINELS is unset'],
+    [
+      { REDIS_URL: 'redis://x', REDIS_SENTINELS: 'h', REDIS_SENTINEL_NAME: 'm' },
+      'REDIS_SENTINELS: "h" is not host:port',
+    ],
+    [
+      { REDIS_URL: 'redis://x', REDIS_SENTINELS: 'h:0', REDIS_SENTINEL_NAME: 'm' },
+      'REDIS_SENTINELS: "h:0" is not host:port',
+    ],
+    [{ REDIS_URL: 'redis://x', REDIS_SENTINELS: ' , ', REDIS_SENTINEL_NAME: 'm' }, 'REDIS_SENTINELS: must list 1–32'],
+    [
+      { REDIS_URL: 'redis://x', REDIS_SENTINELS: 'h:1', REDIS_SENTINEL_NAME: 'a b' },
+      'REDIS_SENTINEL_NAME: must be 1–64 letters',
+    ],
   ])('refuses %p with a message naming the variable', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);
@@ -62,6 +79,25 @@ describe('loadConfig', () => {
     expect(loadConfig({ ...production, WEB_CONCURRENCY: '3', WORKER_PROCESSES: '2' })).toMatchObject({
       webConcurrency: 3,
       workerProcesses: 2,
+    });
+  });
+
+  it("reads Redis Sentinel: host:port list (IPv6 in brackets), the master name, the sentinels' password", () => {
+    expect(loadConfig({ REDIS_URL: 'redis://:pw@ignored:6379/2' }).redisSentinel).toBeNull();
+    expect(
+      loadConfig({
+        REDIS_URL: 'redis://:pw@ignored:6379/2',
+        REDIS_SENTINELS: 's1:26379, [::1]:26380',
+        REDIS_SENTINEL_NAME: 'mymaster',
+        REDIS_SENTINEL_PASSWORD: 'sentinel-secret',
+      }).redisSentinel,
+    ).toEqual({
+      sentinels: [
+        { host: 's1', port: 26379 },
+        { host: '::1', port: 26380 },
+      ],
+      name: 'mymaster',
+      password: 'sentinel-secret',
     });
   });
 

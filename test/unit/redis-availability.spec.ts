@@ -62,4 +62,13 @@ describe('RedisAvailability', () => {
     expect(text).toContain('redis unavailable');
     expect(text).not.toContain('s3cr');
   });
+
+  it("never logs the sentinels' password either", () => {
+    const availability = new RedisAvailability('redis://127.0.0.1:6379', 'sentinel-pw-9');
+    const shared = availability.watch('shared', client());
+    shared.emit('error', new Error('All sentinels are unreachable (auth sentinel-pw-9 refused)'));
+    const text = JSON.stringify(lines);
+    expect(text).toContain('redis unavailable');
+    expect(text).not.toContain('sentinel-pw-9');
+  });
 });
