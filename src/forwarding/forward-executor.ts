@@ -29,7 +29,8 @@ import {
   ForwardAuthenticationsService,
   UsableAuthenticationMethod,
 } from '../forward-authentications/forward-authentications.service';
-import { VaultForwardConfigsService } from '../vault-forward-configs/vault-forward-configs.service';
+import { EnabledConfig, VaultForwardConfigsService } from '../vault-forward-configs/vault-forward-configs.service';
+import { ResponseFilter, ResponsePolicy } from '../forward-responses/response-filter';
 import { filledByteLength, fillBytes, fillScan, jsonStringContent } from '../vault/placeholders';
 import { DownstreamClient, DownstreamProblem, DownstreamResponse } from '../outbound/downstream-client';
 import type { ForwardRecord } from '../forward-records/forward-record';
@@ -53,6 +54,8 @@ export interface ExecuteOptions {
   /** performance.now() when the forward began, for the record's duration; default now. */
   started?: number;
 }
+
+const NO_RULES: ResponsePolicy = { responseRules: [], unmatchedPan: 'pass' };
 
 /** Codes whose cause may pass: the target unreachable or slow, this service briefly without room or database. */
 const RETRYABLE_CODES = new Set([
@@ -113,6 +116,7 @@ export class ForwardExecutor {
     private readonly configs: VaultForwardConfigsService,
     private readonly steps: AuthenticationSteps,
     private readonly metrics: Metrics,
+    private readonly responses: ResponseFilter,
     @Inject(APP_CONFIG) private readonly appConfig: AppConfig,
   ) {}
 
@@ -160,7 +164,7 @@ export class ForwardExecutor {
   ): Promise<DownstreamResponse> {
     // A plan from elsewhere (a queued job) is judged when it is sent, as a synchronous forward would be:
     // its config, hosts and methods may have changed or gone since it was planned.
-    const target = plan.local ? { trusted: plan.trusted, configId: plan.configId } : await this.target(plan);
+    const target = plan.local ? await this.localTarget(plan) : await this.target(plan);
     record.configId = target.configId;
     const methods =
       plan.local?.methods ??
@@ -182,7 +186,8 @@ export class ForwardExecutor {
     await source
       .answered(plan.merchantAccountId, scans.uses, response.status)
       .catch((error: unknown) => this.sourceFailed(plan, error));
-    return response;
+    // Before the answer is returned or sealed: what the config's rules take out never leaves (issue 27).
+    return this.responses.filter(plan.merchantAccountId, target.policy, response);
   }
 
   private sourceFailed(plan: ForwardPlan, error: unknown): void {
@@ -225,10 +230,23 @@ export class ForwardExecutor {
    * (one indexed prepared statement per attempt, next to the claim, disclosure and end statements an
    * attempt runs anyway).
    */
-  private async target(plan: ForwardPlan): Promise<{ trusted: boolean; configId: string }> {
+  private async target(plan: ForwardPlan): Promise<{ trusted: boolean; configId: string; policy: ResponsePolicy }> {
     const trusted = checkTransport(this.appConfig.forwardInsecureHosts, plan.url);
     const configs = await this.configs.enabledConfigs(plan.merchantAccountId, { fresh: true });
-    return { trusted, configId: enablingConfig(configs, plan.url, plan.method, plan.configId).id };
+    const config = enablingConfig(configs, plan.url, plan.method, plan.configId);
+    return { trusted, configId: config.id, policy: config };
+  }
+
+  /**
+   * A plan made in this process a moment ago: its config's response rules come from the cache planning
+   * read. Only a config deleted in between is missing there, and its rules went with it.
+   */
+  private async localTarget(
+    plan: ForwardPlan,
+  ): Promise<{ trusted: boolean; configId: string; policy: ResponsePolicy }> {
+    const configs = await this.configs.enabledConfigs(plan.merchantAccountId);
+    const config: EnabledConfig | undefined = configs.find((c) => c.id === plan.configId);
+    return { trusted: plan.trusted, configId: plan.configId, policy: config ?? NO_RULES };
   }
 
   /**
