@@ -10,7 +10,9 @@
  */
 import { Readable } from 'node:stream';
 import { Injectable } from '@nestjs/common';
+import { CommonErrors } from '../common/problem/common.errors';
 import { ProblemDefinition, ProblemException, ProblemFieldError } from '../common/problem/problem';
+import { isDatabaseUnavailable } from '../database/errors';
 import { DownstreamProblem, type DownstreamResponse } from '../outbound/downstream-client';
 import { PaymentMethodsService } from '../payment-methods/payment-methods.service';
 import type { CompiledRule, UnmatchedPanAction } from '../vault-forward-configs/response-rules';
@@ -85,7 +87,15 @@ export class ResponseFilter {
     for (const card of cards) {
       let id = ids.get(card.number);
       if (id === undefined) {
-        const stored = await this.paymentMethods.storeAnswered(merchantAccountId, card);
+        const stored = await this.paymentMethods.storeAnswered(merchantAccountId, card).catch((error: unknown) => {
+          // The target has answered: a queued job must not take this for a request that never left.
+          if (!isDatabaseUnavailable(error)) throw error;
+          throw refused(
+            CommonErrors.serviceUnavailable,
+            'The card in the downstream’s answer could not be stored: the database is unavailable. The answer was not returned.',
+            [{ location: 'body', name: `response_rules[${card.rule}]`, message: 'the card could not be stored now' }],
+          );
+        });
         if (stored === null) {
           throw cardUnusable(card.rule, 'expiration_date', 'the card is new and the answer gives no expiry');
         }

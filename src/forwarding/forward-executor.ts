@@ -8,7 +8,8 @@
  *     enabling its host and method (read fresh). Resolves the card values, fills, looks the
  *     authentication methods up again (unless the plan carries them from planning in this process)
  *     and applies them, makes the record durable when
- *     the plan lists cards, sends, and records the outcome (one record per call; a streamed answer
+ *     the plan lists cards, sends, puts the answer through its config's response rules
+ *     (forward-responses/), and records the outcome (one record per call; a streamed answer
  *     is recorded when the stream ends). Throws a ProblemException (or, for a database outage, the
  *     driver's error) after recording it.
  *   isRetryable(error): boolean      whether trying the same plan again later may succeed
@@ -29,7 +30,7 @@ import {
   ForwardAuthenticationsService,
   UsableAuthenticationMethod,
 } from '../forward-authentications/forward-authentications.service';
-import { EnabledConfig, VaultForwardConfigsService } from '../vault-forward-configs/vault-forward-configs.service';
+import { VaultForwardConfigsService } from '../vault-forward-configs/vault-forward-configs.service';
 import { ResponseFilter, ResponsePolicy } from '../forward-responses/response-filter';
 import { filledByteLength, fillBytes, fillScan, jsonStringContent } from '../vault/placeholders';
 import { DownstreamClient, DownstreamProblem, DownstreamResponse } from '../outbound/downstream-client';
@@ -54,8 +55,6 @@ export interface ExecuteOptions {
   /** performance.now() when the forward began, for the record's duration; default now. */
   started?: number;
 }
-
-const NO_RULES: ResponsePolicy = { responseRules: [], unmatchedPan: 'pass' };
 
 /** Codes whose cause may pass: the target unreachable or slow, this service briefly without room or database. */
 const RETRYABLE_CODES = new Set([
@@ -164,7 +163,9 @@ export class ForwardExecutor {
   ): Promise<DownstreamResponse> {
     // A plan from elsewhere (a queued job) is judged when it is sent, as a synchronous forward would be:
     // its config, hosts and methods may have changed or gone since it was planned.
-    const target = plan.local ? await this.localTarget(plan) : await this.target(plan);
+    const target = plan.local
+      ? { trusted: plan.trusted, configId: plan.configId, policy: plan.local.policy }
+      : await this.target(plan);
     record.configId = target.configId;
     const methods =
       plan.local?.methods ??
@@ -235,18 +236,6 @@ export class ForwardExecutor {
     const configs = await this.configs.enabledConfigs(plan.merchantAccountId, { fresh: true });
     const config = enablingConfig(configs, plan.url, plan.method, plan.configId);
     return { trusted, configId: config.id, policy: config };
-  }
-
-  /**
-   * A plan made in this process a moment ago: its config's response rules come from the cache planning
-   * read. Only a config deleted in between is missing there, and its rules went with it.
-   */
-  private async localTarget(
-    plan: ForwardPlan,
-  ): Promise<{ trusted: boolean; configId: string; policy: ResponsePolicy }> {
-    const configs = await this.configs.enabledConfigs(plan.merchantAccountId);
-    const config: EnabledConfig | undefined = configs.find((c) => c.id === plan.configId);
-    return { trusted: plan.trusted, configId: plan.configId, policy: config ?? NO_RULES };
   }
 
   /**
