@@ -206,6 +206,21 @@ describe('Response rules on the synchronous path', () => {
     expect(Buffer.concat([rows[0].ciphertext, rows[0].wrapped_key]).includes(pan)).toBe(false);
   });
 
+  it('answers with the same new card at once store it once: one payment method, one id', async () => {
+    const { merchant, token } = await merchantWithConfig(t, psp, { response_rules: RULES });
+    const pan = cardNumber('4', 16);
+    const path = `/card-${randomUUID()}`;
+    psp.answers.set(path, {
+      type: 'application/json',
+      body: JSON.stringify({ card: { number: pan, expiry: '03/32' } }),
+    });
+    const answers = await Promise.all(Array.from({ length: 8 }, () => forward(t, token, `${psp.url}${path}`)));
+    const ids = new Set(answers.map((a) => a.body.card.number));
+    expect(ids.size).toBe(1);
+    const rows = await t.db.query(`SELECT id FROM payment_methods WHERE merchant_account_id = $1`, [merchant]);
+    expect(rows).toEqual([{ id: [...ids][0] }]);
+  });
+
   it('the same card in another merchant account becomes that merchant’s own payment method', async () => {
     const pan = cardNumber('5', 16);
     const path = `/card-${randomUUID()}`;
