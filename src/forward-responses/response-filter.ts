@@ -4,9 +4,9 @@
  * before the answer is returned or sealed.
  *
  *   filter(merchantAccountId, config, response): Promise<DownstreamResponse>
- *     The answer unchanged (streamed too) when the config has no rules and passes unmatched numbers;
- *     else read whole (at most RULES_MAX_BYTES), the rules applied, unmatched numbers masked or
- *     refused. Throws a ProblemException (502, ForwardResponseErrors) when it cannot return the answer.
+ *     The answer unchanged (streamed too) when no rule applies to it (none, or JSON rules and an
+ *     answer of another type, with unmatched numbers passed); else read whole (at most
+ *     RULES_MAX_BYTES), the rules applied, unmatched numbers masked or refused. Throws a ProblemException (502, ForwardResponseErrors) when it cannot return the answer.
  */
 import { Readable } from 'node:stream';
 import { Injectable } from '@nestjs/common';
@@ -43,14 +43,15 @@ export class ResponseFilter {
     policy: ResponsePolicy,
     response: DownstreamResponse,
   ): Promise<DownstreamResponse> {
-    if (policy.responseRules.length === 0 && policy.unmatchedPan === 'pass') return response;
+    const isJson = /^application\/(?:[\w.+-]+\+)?json\b/i.test(header(response, 'content-type') ?? '');
+    // No rule applies to this answer: it goes as it came, streamed or whole (decisions/0099).
+    if (policy.unmatchedPan === 'pass' && (policy.responseRules.length === 0 || !isJson)) return response;
     const body = response.body instanceof Readable ? await readCapped(response.body) : response.body;
     if (body.length === 0) return { ...response, body };
     const encoding = header(response, 'content-encoding');
     if (encoding !== undefined && encoding.toLowerCase() !== 'identity') {
       throw notProcessable('it is compressed (content-encoding), and the rules read the plain answer');
     }
-    const isJson = /^application\/(?:[\w.+-]+\+)?json\b/i.test(header(response, 'content-type') ?? '');
     const out = isJson ? await this.filterJson(merchantAccountId, policy, body) : body;
     const checked = this.unmatched(policy.unmatchedPan, out, isJson);
     if (checked === body) return { ...response, body };

@@ -291,7 +291,7 @@ describe('Response rules on the synchronous path', () => {
     expect(refused.headers.get('x-vault-forward-error')).toBe('true');
   });
 
-  it('an answer over 1 MiB streams through without rules, and is refused with them', async () => {
+  it('an answer over 1 MiB streams through without rules (or when none applies to its type), and is refused with them', async () => {
     const path = `/big-${randomUUID()}`;
     const big = JSON.stringify({ filler: 'a'.repeat(1024 * 1024 + 10) });
     psp.answers.set(path, { type: 'application/json', body: big });
@@ -305,6 +305,12 @@ describe('Response rules on the synchronous path', () => {
     expect(expectProblem(refused, 502, 'response-too-large-for-rules').errors).toEqual([
       { location: 'body', name: 'response_rules', message: 'answer over 1048576 bytes' },
     ]);
+    // JSON rules do not apply to another type of answer: it streams through.
+    const other = `/big-text-${randomUUID()}`;
+    psp.answers.set(other, { type: 'application/octet-stream', body: big });
+    const streamed = await forward(t, ruled.token, `${psp.url}${other}`);
+    expect(streamed.status).toBe(200);
+    expect(streamed.text.length).toBe(big.length);
   });
 
   describe('unmatched_pan', () => {
