@@ -6,7 +6,8 @@
  *   filter(merchantAccountId, config, response): Promise<DownstreamResponse>
  *     The answer unchanged (streamed too) when no rule applies to it (none, or JSON rules and an
  *     answer of another type, with unmatched numbers passed); else read whole (at most
- *     RULES_MAX_BYTES), the rules applied, unmatched numbers masked or refused. Throws a ProblemException (502, ForwardResponseErrors) when it cannot return the answer.
+ *     RULES_MAX_BYTES), the rules applied, unmatched numbers masked or refused. Throws a
+ *     ProblemException (502 ForwardResponseErrors, or 503) when it cannot return the answer.
  */
 import { Readable } from 'node:stream';
 import { Injectable } from '@nestjs/common';
