@@ -9,6 +9,7 @@
  *   (c0) the same route without payment methods, to split the vault's cost from the rest.
  *   (c+hmac) (c) with an hmac-signature method; (c+mtls) (c) with a mutual-tls method, to a local
  *        HTTPS echo server that requires a client certificate and counts its TLS handshakes.
+ *   (c+rules) (c) with three JSON-path response rules and unmatched_pan mask on the answer (issue 27).
  * Each server runs in its own process; the load generator runs here. BENCH_API_PROFILE=DIR writes a
  * CPU profile of the API process; BENCH_NODE_FLAGS replaces the API's Node flags.
  */
@@ -192,6 +193,28 @@ async function main(): Promise<void> {
     }
     rows['(c+hmac) (c) with an hmac-signature method'] = signed;
     rows['(c+mtls) (c) with a mutual-tls method, TLS downstream'] = mutual;
+    {
+      // Issue 27: (c) whose answer goes through three JSON-path rules (two match, so it is parsed, changed and
+      // written again; unmatched_pan mask reads it once more). Last: the rules stay on the config.
+      const put = await fetch(`${api}/vault-forward/configs/${config.id}`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          response_rules: [
+            { match: '$.received', action: 'mask' },
+            { match: '$.ok', action: 'remove' },
+            { match: '$.card.number', action: 'mask' },
+          ],
+          unmatched_pan: 'mask',
+        }),
+      });
+      if (!put.ok) throw new Error(`response rules not set: ${put.status}`);
+      rows['(c+rules) (c) with three response rules'] = await load(
+        `${api}/vault-forward`,
+        { ...forwardHeaders, ...cardHeaders },
+        apiProcess,
+      );
+    }
     console.log(
       `\n${CONNECTIONS} connections, ${DURATION} s each after a 2 s warm-up, body ${BODY.length} bytes with two card placeholders\n`,
     );

@@ -8,7 +8,8 @@
  *     enabling its host and method (read fresh). Resolves the card values, fills, looks the
  *     authentication methods up again (unless the plan carries them from planning in this process)
  *     and applies them, makes the record durable when
- *     the plan lists cards, sends, and records the outcome (one record per call; a streamed answer
+ *     the plan lists cards, sends, puts the answer through its config's response rules
+ *     (forward-responses/), and records the outcome (one record per call; a streamed answer
  *     is recorded when the stream ends). Throws a ProblemException (or, for a database outage, the
  *     driver's error) after recording it.
  *   isRetryable(error): boolean      whether trying the same plan again later may succeed
@@ -30,6 +31,7 @@ import {
   UsableAuthenticationMethod,
 } from '../forward-authentications/forward-authentications.service';
 import { VaultForwardConfigsService } from '../vault-forward-configs/vault-forward-configs.service';
+import { ResponseFilter, ResponsePolicy } from '../forward-responses/response-filter';
 import { filledByteLength, fillBytes, fillScan, filledValue } from '../vault/placeholders';
 import { DownstreamClient, DownstreamProblem, DownstreamResponse } from '../outbound/downstream-client';
 import type { ForwardRecord } from '../forward-records/forward-record';
@@ -113,6 +115,7 @@ export class ForwardExecutor {
     private readonly configs: VaultForwardConfigsService,
     private readonly steps: AuthenticationSteps,
     private readonly metrics: Metrics,
+    private readonly responses: ResponseFilter,
     @Inject(APP_CONFIG) private readonly appConfig: AppConfig,
   ) {}
 
@@ -160,7 +163,9 @@ export class ForwardExecutor {
   ): Promise<DownstreamResponse> {
     // A plan from elsewhere (a queued job) is judged when it is sent, as a synchronous forward would be:
     // its config, hosts and methods may have changed or gone since it was planned.
-    const target = plan.local ? { trusted: plan.trusted, configId: plan.configId } : await this.target(plan);
+    const target = plan.local
+      ? { trusted: plan.trusted, configId: plan.configId, policy: plan.local.policy }
+      : await this.target(plan);
     record.configId = target.configId;
     const methods =
       plan.local?.methods ??
@@ -182,7 +187,8 @@ export class ForwardExecutor {
     await source
       .answered(plan.merchantAccountId, scans.uses, response.status)
       .catch((error: unknown) => this.sourceFailed(plan, error));
-    return response;
+    // Before the answer is returned or sealed: what the config's rules take out never leaves (issue 27).
+    return this.responses.filter(plan.merchantAccountId, target.policy, response);
   }
 
   private sourceFailed(plan: ForwardPlan, error: unknown): void {
@@ -225,10 +231,11 @@ export class ForwardExecutor {
    * (one indexed prepared statement per attempt, next to the claim, disclosure and end statements an
    * attempt runs anyway).
    */
-  private async target(plan: ForwardPlan): Promise<{ trusted: boolean; configId: string }> {
+  private async target(plan: ForwardPlan): Promise<{ trusted: boolean; configId: string; policy: ResponsePolicy }> {
     const trusted = checkTransport(this.appConfig.forwardInsecureHosts, plan.url);
     const configs = await this.configs.enabledConfigs(plan.merchantAccountId, { fresh: true });
-    return { trusted, configId: enablingConfig(configs, plan.url, plan.method, plan.configId).id };
+    const config = enablingConfig(configs, plan.url, plan.method, plan.configId);
+    return { trusted, configId: config.id, policy: config };
   }
 
   /**

@@ -17,6 +17,7 @@ import { FORWARD_METHODS, ForwardMethod } from '../targets/http-methods';
 import type { UsableAuthenticationMethod } from '../forward-authentications/forward-authentications.service';
 import { PlaceholderScan, PlaceholderSourceShape, PlaceholderUse, scanText } from '../vault/placeholders';
 import { BODY_ENCODINGS, BodyEncoding, bodyEncodingFor, escapeStyleFor } from '../vault/placeholder-encodings';
+import type { ResponsePolicy } from '../forward-responses/response-filter';
 
 export const FORWARD_PLAN_VERSION = 1;
 
@@ -54,7 +55,7 @@ export interface ForwardPlan {
   readonly bodyEncoding: BodyEncoding;
   /**
    * What planning computed and the executor may reuse in the same process (the synchronous path):
-   * the scans, and the methods already looked up. Never serialised; without it the executor
+   * the scans, the methods already looked up and the config's response policy. Never serialised; without it the executor
    * re-scans the templates and looks the methods up again.
    */
   readonly local?: PlanLocal;
@@ -71,6 +72,8 @@ export interface PlanScans {
 export interface PlanLocal {
   scans: PlanScans;
   methods: UsableAuthenticationMethod[];
+  /** The enabling config's response rules and unmatched_pan, as planning read them. */
+  policy: ResponsePolicy;
 }
 
 /** A stored plan that cannot be read back (corrupt, another version, or edited). */

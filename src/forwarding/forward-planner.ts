@@ -83,11 +83,8 @@ export class ForwardPlanner {
       record.merchantInitiated = spec.merchantInitiated;
     }
     const trusted = checkTransport(this.appConfig.forwardInsecureHosts, spec.url);
-    const configId = enablingConfig(
-      await this.configs.enabledConfigs(input.merchantAccountId),
-      spec.url,
-      spec.method,
-    ).id;
+    const config = enablingConfig(await this.configs.enabledConfigs(input.merchantAccountId), spec.url, spec.method);
+    const configId = config.id;
     if (record) record.configId = configId;
     // Each id must be a usable method of this merchant and config, before any card is looked at.
     const methods =
@@ -126,7 +123,7 @@ export class ForwardPlanner {
       headerTemplates: spec.headers,
       body,
       bodyEncoding,
-      local: { scans, methods },
+      local: { scans, methods, policy: config },
     };
   }
 

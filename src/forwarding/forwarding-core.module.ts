@@ -10,6 +10,7 @@ import { ForwardPlanner } from './forward-planner';
 import { ForwardRecordsService } from '../forward-records/forward-records.service';
 import { InflightBytes } from '../outbound/inflight-bytes';
 import { AuthenticationSteps } from '../outbound/authentication-steps';
+import { ForwardResponsesModule } from '../forward-responses/forward-responses.module';
 
 /**
  * Sending forwards, without HTTP routes, the auth guard or pagination: the planner, the executor and
@@ -17,7 +18,13 @@ import { AuthenticationSteps } from '../outbound/authentication-steps';
  * has one DownstreamClient (one set of connection pools) and one record writer.
  */
 @Module({
-  imports: [VaultModule, CheckoutSessionsCoreModule, VaultForwardConfigsCoreModule, ForwardAuthenticationsCoreModule],
+  imports: [
+    VaultModule,
+    CheckoutSessionsCoreModule,
+    VaultForwardConfigsCoreModule,
+    ForwardAuthenticationsCoreModule,
+    ForwardResponsesModule,
+  ],
   providers: [
     PlaceholderSources,
     ForwardPlanner,

@@ -1,10 +1,13 @@
 import { defineProblem } from '../common/problem/problem';
 import { OutboundErrors } from '../outbound/outbound.errors';
+import { ForwardResponseErrors } from '../forward-responses/forward-responses.errors';
 
 /** Problems of POST /vault-forward; each response also carries `x-vault-forward-error: true`. */
 export const ForwardingErrors = {
   // Sending's own problems (outbound/ cannot import this file) are problems of POST /vault-forward too.
   ...OutboundErrors,
+  // So are the answer's, under a config's response rules (issue 27).
+  ...ForwardResponseErrors,
   unknownHeader: defineProblem({
     code: 'unknown-forward-header',
     status: 400,

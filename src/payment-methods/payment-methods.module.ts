@@ -1,18 +1,11 @@
 import { Module } from '@nestjs/common';
-import { TypeOrmModule } from '@nestjs/typeorm';
-import { Buyer } from '../buyers/buyer.entity';
-import { VaultModule } from '../vault/vault.module';
-import { CheckoutSessionsCoreModule } from '../checkout-sessions/checkout-sessions.module';
 import { BuyerPaymentMethodsController } from './buyer-payment-methods.controller';
-import { PaymentMethod } from './payment-method.entity';
 import { PaymentMethodsController } from './payment-methods.controller';
-import { PaymentMethodsService } from './payment-methods.service';
+import { PaymentMethodsCoreModule } from './payment-methods-core.module';
 
 @Module({
-  // Buyer too: the card lists join each card's buyer (PaymentMethodsService.withBuyer).
-  imports: [TypeOrmModule.forFeature([PaymentMethod, Buyer]), VaultModule, CheckoutSessionsCoreModule],
+  imports: [PaymentMethodsCoreModule],
   controllers: [PaymentMethodsController, BuyerPaymentMethodsController],
-  providers: [PaymentMethodsService],
-  exports: [PaymentMethodsService],
+  exports: [PaymentMethodsCoreModule],
 })
 export class PaymentMethodsModule {}

@@ -105,6 +105,64 @@ export class PaymentMethodsService {
     return this.create(merchantAccountId, stored);
   }
 
+  /**
+   * A card that came back in a downstream's answer (a `tokenize` response rule, decisions/0097), stored
+   * as a buyerless payment method. The same card again (the merchant's fingerprint) gives the oldest
+   * payment method with it, its expiry brought up to date when the answer has one; the merchant's
+   * fingerprint lock makes two answers with a new card at once store it once. Null when the card is
+   * new and the answer gives no expiry: a payment method cannot be stored without one.
+   */
+  async storeAnswered(
+    merchantAccountId: string,
+    card: { number: string; expirationDate: string | null; cardholderName: string | null },
+  ): Promise<string | null> {
+    const fingerprint = await this.vault.fingerprint(merchantAccountId, card.number);
+    return this.paymentMethods.manager.transaction(async (manager) => {
+      await manager.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 27))', [
+        `${merchantAccountId}:${fingerprint}`,
+      ]);
+      const [existing] = await manager.query<Array<{ id: string }>>(
+        `SELECT id FROM payment_methods WHERE merchant_account_id = $1 AND fingerprint = $2
+          ORDER BY created_at, id LIMIT 1`,
+        [merchantAccountId, fingerprint],
+      );
+      if (existing) {
+        if (card.expirationDate !== null) {
+          const [, changed] = await manager.query<[unknown, number]>(
+            `UPDATE payment_methods SET expiration_date = $2, updated_at = now()
+              WHERE id = $1 AND expiration_date <> $2`,
+            [existing.id, card.expirationDate],
+          );
+          // Forwards read cards through the resolver's cache: a new expiry must reach them.
+          if (changed) await this.resolver.forget(merchantAccountId, existing.id);
+        }
+        return existing.id;
+      }
+      if (card.expirationDate === null) return null;
+      const id = randomUUID();
+      const sealed = this.vault.seal(merchantAccountId, id, {
+        number: card.number,
+        cardholderName: card.cardholderName,
+      });
+      await manager.insert(PaymentMethod, {
+        id,
+        merchantAccountId,
+        buyerId: null,
+        method: 'card',
+        scheme: schemeOf(card.number),
+        label: card.number.slice(-4),
+        bin: binOf(card.number),
+        expirationDate: card.expirationDate,
+        fingerprint,
+        externalIdentifier: null,
+        ciphertext: sealed.ciphertext,
+        wrappedKey: sealed.wrappedKey,
+        masterKeyId: sealed.masterKeyId,
+      });
+      return id;
+    });
+  }
+
   async get(merchantAccountId: string, id: string): Promise<PaymentMethod> {
     const found = isUuid(id) ? await this.withBuyer(merchantAccountId).andWhere('pm.id = :id', { id }).getOne() : null;
     if (!found) throw notFound(id);

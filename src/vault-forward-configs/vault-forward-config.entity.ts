@@ -1,5 +1,6 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 import { Timestamp } from '../database/timestamp';
+import type { ResponseRuleInput, UnmatchedPanAction } from './response-rules';
 
 /** An allow-list entry: the hosts (and methods) a merchant may forward to. */
 @Entity({ name: 'vault_forward_configs' })
@@ -29,6 +30,14 @@ export class VaultForwardConfig {
 
   @Column({ type: 'boolean' })
   enabled!: boolean;
+
+  /** What is done to card data in a JSON answer (response-rules.ts, decisions/0097). */
+  @Column({ type: 'jsonb', name: 'response_rules' })
+  responseRules!: ResponseRuleInput[];
+
+  /** A card number in the answer that no rule covers (decisions/0098). */
+  @Column({ type: 'text', name: 'unmatched_pan' })
+  unmatchedPan!: UnmatchedPanAction;
 
   @Column({ type: 'timestamptz', name: 'created_at', insert: false, update: false })
   createdAt!: Timestamp;

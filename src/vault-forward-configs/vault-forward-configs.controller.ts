@@ -66,6 +66,8 @@ export class VaultForwardConfigsController {
           hosts: body.hosts!,
           methods: body.methods,
           enabled: body.enabled,
+          responseRules: body.response_rules,
+          unmatchedPan: body.unmatched_pan,
         }),
       );
     }
@@ -78,6 +80,8 @@ export class VaultForwardConfigsController {
         hosts: definition.hosts,
         methods: body.methods,
         enabled: body.enabled,
+        responseRules: body.response_rules,
+        unmatchedPan: body.unmatched_pan,
       }),
     );
   }
@@ -141,6 +145,8 @@ export class VaultForwardConfigsController {
         hosts: body.hosts,
         methods: body.methods,
         enabled: body.enabled,
+        responseRules: body.response_rules,
+        unmatchedPan: body.unmatched_pan,
       }),
     );
   }

@@ -14,6 +14,13 @@ import { isUniqueViolation } from '../database/errors';
 import { VaultForwardConfig } from './vault-forward-config.entity';
 import { VaultForwardConfigErrors } from './vault-forward-configs.errors';
 import { isUuid } from '../common/uuid';
+import {
+  checkResponseRules,
+  CompiledRule,
+  compileResponseRules,
+  ResponseRuleInput,
+  UnmatchedPanAction,
+} from './response-rules';
 
 /** Bounds staleness when a change notice is missed (no Redis, or a dropped subscription). */
 const CACHE_TTL_MS = 10_000;
@@ -23,6 +30,9 @@ export interface EnabledConfig {
   id: string;
   hosts: ReadonlySet<string>;
   methods: ReadonlySet<string>;
+  /** Empty, with unmatchedPan 'pass', when the answer goes back as it came. */
+  responseRules: CompiledRule[];
+  unmatchedPan: UnmatchedPanAction;
 }
 
 export interface ConfigChanges {
@@ -30,6 +40,9 @@ export interface ConfigChanges {
   hosts?: string[];
   methods?: string[];
   enabled?: boolean;
+  /** Unchecked (a request body's); checked here. */
+  responseRules?: unknown;
+  unmatchedPan?: UnmatchedPanAction;
 }
 
 @Injectable()
@@ -52,8 +65,13 @@ export class VaultForwardConfigsService {
    */
   async create(
     merchantAccountId: string,
-    input: { definitionId?: string; displayName: string; hosts: string[]; methods?: string[]; enabled?: boolean },
+    input: { definitionId?: string; displayName: string; hosts: string[] } & Omit<
+      ConfigChanges,
+      'displayName' | 'hosts'
+    >,
   ): Promise<VaultForwardConfig> {
+    const responseRules: ResponseRuleInput[] =
+      input.responseRules === undefined ? [] : checkResponseRules(input.responseRules);
     const id = randomUUID();
     const definitionId = input.definitionId ?? `custom-${id}`;
     try {
@@ -65,6 +83,8 @@ export class VaultForwardConfigsService {
         hosts: this.normaliseHosts(input.hosts),
         methods: input.methods ?? DEFAULT_CONFIG_METHODS,
         enabled: input.enabled ?? true,
+        responseRules,
+        unmatchedPan: input.unmatchedPan ?? 'pass',
       });
     } catch (error) {
       if (!isUniqueViolation(error, 'vault_forward_configs_definition_key')) throw error;
@@ -112,12 +132,25 @@ export class VaultForwardConfigsService {
       }
     }
     const hosts = changes.hosts === undefined ? null : this.normaliseHosts(changes.hosts);
+    const rules =
+      changes.responseRules === undefined ? null : JSON.stringify(checkResponseRules(changes.responseRules));
     const [, affected] = await this.configs.query<[unknown, number]>(
       `UPDATE vault_forward_configs
           SET display_name = COALESCE($3, display_name), hosts = COALESCE($4, hosts),
-              methods = COALESCE($5, methods), enabled = COALESCE($6, enabled), updated_at = now()
+              methods = COALESCE($5, methods), enabled = COALESCE($6, enabled),
+              response_rules = COALESCE($7::jsonb, response_rules), unmatched_pan = COALESCE($8, unmatched_pan),
+              updated_at = now()
         WHERE id = $1 AND merchant_account_id = $2`,
-      [id, merchantAccountId, changes.displayName ?? null, hosts, changes.methods ?? null, changes.enabled ?? null],
+      [
+        id,
+        merchantAccountId,
+        changes.displayName ?? null,
+        hosts,
+        changes.methods ?? null,
+        changes.enabled ?? null,
+        rules,
+        changes.unmatchedPan ?? null,
+      ],
     );
     if (!affected) throw notFound(id);
     await this.changed(merchantAccountId);
@@ -139,12 +172,25 @@ export class VaultForwardConfigsService {
     const cached = options.fresh ? undefined : this.enabledCache.get(merchantAccountId);
     if (cached) return cached;
     const snapshot = this.enabledCache.snapshot();
-    const rows = await this.sql.prepared<{ id: string; hosts: string[]; methods: string[] }>(
+    const rows = await this.sql.prepared<{
+      id: string;
+      hosts: string[];
+      methods: string[];
+      response_rules: ResponseRuleInput[];
+      unmatched_pan: UnmatchedPanAction;
+    }>(
       'forwarding.enabled-configs',
-      'SELECT id, hosts, methods FROM vault_forward_configs WHERE merchant_account_id = $1 AND enabled ORDER BY created_at, id',
+      `SELECT id, hosts, methods, response_rules, unmatched_pan FROM vault_forward_configs
+        WHERE merchant_account_id = $1 AND enabled ORDER BY created_at, id`,
       [merchantAccountId],
     );
-    const configs = rows.map((r) => ({ id: r.id, hosts: new Set(r.hosts), methods: new Set(r.methods) }));
+    const configs = rows.map((r) => ({
+      id: r.id,
+      hosts: new Set(r.hosts),
+      methods: new Set(r.methods),
+      responseRules: compileResponseRules(r.response_rules),
+      unmatchedPan: r.unmatched_pan,
+    }));
     this.enabledCache.set(merchantAccountId, configs, snapshot);
     return configs;
   }

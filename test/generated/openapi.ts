@@ -1169,7 +1169,33 @@ export interface components {
             hosts: string[];
             authentications: components["schemas"]["AuthenticationDefinitionDto"][];
         };
+        ResponseRuleDto: {
+            /**
+             * @description A JSON path: $, then .name, [n] or [*].
+             * @example $.card.number
+             */
+            match: string;
+            /** @enum {string} */
+            action: "tokenize" | "mask" | "remove";
+            /**
+             * @description tokenize: where the expiry is (MM/YY, MM/YYYY or YYYY-MM); [*] take the index of match’s.
+             * @example $.card.expiry
+             */
+            expiration_date?: string;
+            /**
+             * @description tokenize: where the cardholder name is.
+             * @example $.card.name
+             */
+            cardholder_name?: string;
+        };
         CreateVaultForwardConfigDto: {
+            /** @description What is done to card data in the downstream’s JSON answers, before they are returned or stored: `tokenize` stores the card as a payment method of the merchant (the same card again gives the same id) and puts its id in place, `mask` keeps the BIN and last four, `remove` deletes the member. Each rule is checked here (400 naming `response_rules[i].field`). */
+            response_rules?: components["schemas"]["ResponseRuleDto"][];
+            /**
+             * @description A Luhn-valid 13–19 digit number in the answer that no rule covers: sent on (`pass`), masked, or the forward is refused with 502 unmatched-card-number.
+             * @enum {string}
+             */
+            unmatched_pan?: "pass" | "mask" | "refuse";
             /**
              * @description Gr4vy: the definition to configure; the config takes its hosts, and `display_name` defaults to its name. Without it (ours), `display_name` and `hosts` are required and the config gets its own custom definition.
              * @example amadeus
@@ -1214,6 +1240,13 @@ export interface components {
             hosts: string[];
             methods: ("GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPTIONS")[];
             enabled: boolean;
+            /** @description What is done to card data in the downstream’s JSON answers, before they are returned or stored: `tokenize` stores the card as a payment method of the merchant (the same card again gives the same id) and puts its id in place, `mask` keeps the BIN and last four, `remove` deletes the member. Each rule is checked here (400 naming `response_rules[i].field`). */
+            response_rules: components["schemas"]["ResponseRuleDto"][];
+            /**
+             * @description A Luhn-valid 13–19 digit number in the answer that no rule covers: sent on (`pass`), masked, or the forward is refused with 502 unmatched-card-number.
+             * @enum {string}
+             */
+            unmatched_pan: "pass" | "mask" | "refuse";
             /**
              * Format: date-time
              * @description RFC 3339, microsecond precision, UTC (`+00:00`).
@@ -1248,6 +1281,13 @@ export interface components {
             previous_cursor: string | null;
         };
         UpdateVaultForwardConfigDto: {
+            /** @description What is done to card data in the downstream’s JSON answers, before they are returned or stored: `tokenize` stores the card as a payment method of the merchant (the same card again gives the same id) and puts its id in place, `mask` keeps the BIN and last four, `remove` deletes the member. Each rule is checked here (400 naming `response_rules[i].field`). */
+            response_rules?: components["schemas"]["ResponseRuleDto"][];
+            /**
+             * @description A Luhn-valid 13–19 digit number in the answer that no rule covers: sent on (`pass`), masked, or the forward is refused with 502 unmatched-card-number.
+             * @enum {string}
+             */
+            unmatched_pan?: "pass" | "mask" | "refuse";
             display_name?: string;
             /**
              * @example [
@@ -8841,7 +8881,7 @@ export interface operations {
                     "*/*": unknown;
                 };
             };
-            /** @description `/errors/downstream-response-too-large` Downstream response too large; `/errors/downstream-unreachable` Downstream unreachable. Without `x-vault-forward-error: true` this status is the downstream’s own answer, whatever its body. */
+            /** @description `/errors/downstream-response-too-large` Downstream response too large; `/errors/downstream-unreachable` Downstream unreachable; `/errors/response-card-unusable` A card in the answer cannot be tokenized; `/errors/response-not-processable` Answer cannot be put through the response rules; `/errors/response-too-large-for-rules` Answer too large for the response rules; `/errors/unmatched-card-number` Card number in the answer. Without `x-vault-forward-error: true` this status is the downstream’s own answer, whatever its body. */
             502: {
                 headers: {
                     /** @description `true` on an error of this service; absent on the downstream’s answer. */
@@ -8851,11 +8891,11 @@ export interface operations {
                 content: {
                     "application/problem+json": (components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "downstream-response-too-large" | "downstream-unreachable";
+                        code?: "downstream-response-too-large" | "downstream-unreachable" | "response-card-unusable" | "response-not-processable" | "response-too-large-for-rules" | "unmatched-card-number";
                     }) | unknown;
                     "application/json": (components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "downstream-response-too-large" | "downstream-unreachable";
+                        code?: "downstream-response-too-large" | "downstream-unreachable" | "response-card-unusable" | "response-not-processable" | "response-too-large-for-rules" | "unmatched-card-number";
                     }) | unknown;
                     "*/*": unknown;
                 };

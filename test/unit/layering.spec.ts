@@ -52,6 +52,12 @@ const RULES: Rule[] = [
   { from: ['forward-jobs'], not: ['forward-entry'], why: 'the entry uses the queue, not the other way round' },
   { from: ['outbound'], not: ['forwarding', 'forward-records'], why: 'sending knows nothing of the request or record' },
   { from: ['forward-records'], not: ['forwarding'], why: 'the record is written by the request, never the reverse' },
+  // The response side (issue 27) sits beside the three rooms: forwarding hands it the answer, it stores cards.
+  {
+    from: ['forward-responses'],
+    not: ['forwarding', 'forward-records', ...ABOVE],
+    why: 'the executor calls the response rules, never the reverse',
+  },
 ];
 
 /**

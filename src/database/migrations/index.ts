@@ -14,6 +14,7 @@ import { ForwardJobCallbackUrls1763923600000 } from './1763923600000-ForwardJobC
 import { CheckoutSessionCodeClaims1763924000000 } from './1763924000000-CheckoutSessionCodeClaims';
 import { ForwardRecordMerchantInitiated1763927600000 } from './1763927600000-ForwardRecordMerchantInitiated';
 import { VaultForwardDefinitions1763930000000 } from './1763930000000-VaultForwardDefinitions';
+import { VaultForwardResponseRules1763933600000 } from './1763933600000-VaultForwardResponseRules';
 
 /** In order. Listed explicitly so the same set runs from ts (tests) and from dist/ (npm start). */
 export const MIGRATIONS = [
@@ -33,4 +34,5 @@ export const MIGRATIONS = [
   CheckoutSessionCodeClaims1763924000000,
   ForwardRecordMerchantInitiated1763927600000,
   VaultForwardDefinitions1763930000000,
+  VaultForwardResponseRules1763933600000,
 ];

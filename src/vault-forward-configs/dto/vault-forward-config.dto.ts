@@ -16,6 +16,50 @@ import {
 import { FORWARD_METHODS } from '../../targets/http-methods';
 import { MAX_EMBEDDED_AUTHENTICATIONS } from '../config-authentications';
 import { VaultForwardConfig } from '../vault-forward-config.entity';
+import {
+  MAX_RESPONSE_RULES,
+  RESPONSE_RULE_ACTIONS,
+  ResponseRuleInput,
+  UNMATCHED_PAN_ACTIONS,
+  UnmatchedPanAction,
+} from '../response-rules';
+
+export class ResponseRuleDto {
+  @ApiProperty({ example: '$.card.number', maxLength: 200, description: 'A JSON path: $, then .name, [n] or [*].' })
+  match!: string;
+  @ApiProperty({ enum: RESPONSE_RULE_ACTIONS })
+  action!: 'tokenize' | 'mask' | 'remove';
+  @ApiPropertyOptional({
+    example: '$.card.expiry',
+    description: 'tokenize: where the expiry is (MM/YY, MM/YYYY or YYYY-MM); [*] take the index of match’s.',
+  })
+  expiration_date?: string;
+  @ApiPropertyOptional({ example: '$.card.name', description: 'tokenize: where the cardholder name is.' })
+  cardholder_name?: string;
+}
+
+const RESPONSE_RULES_DOC =
+  'What is done to card data in the downstream’s JSON answers, before they are returned or stored: `tokenize` ' +
+  'stores the card as a payment method of the merchant (the same card again gives the same id) and puts its id ' +
+  'in place, `mask` keeps the BIN and last four, `remove` deletes the member. Each rule is checked here (400 ' +
+  'naming `response_rules[i].field`).';
+const UNMATCHED_PAN_DOC =
+  'A Luhn-valid 13–19 digit number in the answer that no rule covers: sent on (`pass`), masked, or the forward ' +
+  'is refused with 502 unmatched-card-number.';
+
+/** The two fields create and update share; their content is checked by the service (response-rules.ts). */
+class ResponseFields {
+  @ApiPropertyOptional({ type: [ResponseRuleDto], maxItems: MAX_RESPONSE_RULES, description: RESPONSE_RULES_DOC })
+  @ValidateIf((_, v) => v !== undefined)
+  @IsArray()
+  @ArrayMaxSize(MAX_RESPONSE_RULES)
+  response_rules?: ResponseRuleInput[];
+
+  @ApiPropertyOptional({ enum: UNMATCHED_PAN_ACTIONS, description: UNMATCHED_PAN_DOC })
+  @ValidateIf((_, v) => v !== undefined)
+  @IsIn(UNMATCHED_PAN_ACTIONS, { message: `must be one of ${UNMATCHED_PAN_ACTIONS.join(', ')}` })
+  unmatched_pan?: UnmatchedPanAction;
+}
 
 /** host, host:port, [v6], [v6]:port — exact names, no scheme, path or wildcard. */
 const DNS_LABEL = '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
@@ -27,7 +71,7 @@ const HOST_MESSAGE = 'each entry must be a host, host:port or an origin (https:/
 /** A definition's id as Gr4vy spells them: a slug. */
 const DEFINITION_ID = /^[a-z0-9](?:[a-z0-9-]{0,48}[a-z0-9])?$/;
 
-export class CreateVaultForwardConfigDto {
+export class CreateVaultForwardConfigDto extends ResponseFields {
   @ApiPropertyOptional({
     example: 'amadeus',
     maxLength: 50,
@@ -82,7 +126,7 @@ export class CreateVaultForwardConfigDto {
   enabled?: boolean;
 }
 
-export class UpdateVaultForwardConfigDto {
+export class UpdateVaultForwardConfigDto extends ResponseFields {
   @ApiPropertyOptional({ minLength: 1, maxLength: 50 })
   @ValidateIf((_, v) => v !== undefined)
   @IsString()
@@ -141,6 +185,10 @@ export class VaultForwardConfigResponse {
   methods!: string[];
   @ApiProperty()
   enabled!: boolean;
+  @ApiProperty({ type: [ResponseRuleDto], description: RESPONSE_RULES_DOC })
+  response_rules!: ResponseRuleInput[];
+  @ApiProperty({ enum: UNMATCHED_PAN_ACTIONS, description: UNMATCHED_PAN_DOC })
+  unmatched_pan!: UnmatchedPanAction;
   @ApiTimestamp()
   created_at!: string;
   @ApiTimestamp()
@@ -172,6 +220,8 @@ export class VaultForwardConfigResponse {
       hosts: config.hosts,
       methods: config.methods,
       enabled: config.enabled,
+      response_rules: config.responseRules,
+      unmatched_pan: config.unmatchedPan,
       created_at: config.createdAt.toISOString(),
       updated_at: config.updatedAt.toISOString(),
       creator: null,

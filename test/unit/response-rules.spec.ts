@@ -1,0 +1,161 @@
+import {
+  applyRules,
+  holdsCardNumber,
+  maskCardNumbers,
+  maskCardNumbersIn,
+  maskValue,
+  normaliseExpiry,
+} from '../../src/forward-responses/response-rules-engine';
+import { compileResponseRules, parsePath, ResponseRuleInput } from '../../src/vault-forward-configs/response-rules';
+
+const VISA = '4111111111111111';
+const AMEX = '378282246310005';
+
+const rules = (...input: ResponseRuleInput[]) => compileResponseRules(input);
+
+describe('response rule paths (decisions/0097)', () => {
+  it.each([
+    ['$.card.number', [{ name: 'card' }, { name: 'number' }]],
+    ['$.cards[*].pan', [{ name: 'cards' }, { any: true }, { name: 'pan' }]],
+    ['$[0].a-b_c', [{ index: 0 }, { name: 'a-b_c' }]],
+  ])('%s parses', (path, segments) => expect(parsePath(path)).toEqual(segments));
+
+  it.each([
+    'card',
+    '$',
+    '$..a',
+    '$.a[01]',
+    '$.a[-1]',
+    '$.a[?(@)]',
+    '$.a.',
+    `$${'.a'.repeat(33)}`,
+    `$.${'a'.repeat(200)}`,
+  ])('%s is refused with a reason', (path) => expect(typeof parsePath(path)).toBe('string'));
+});
+
+describe('applyRules', () => {
+  it('tokenize finds each card with the expiry and name at the same [*] index', () => {
+    const answer = {
+      cards: [
+        { n: VISA, e: '12/2030', h: 'Ada' },
+        { n: AMEX, e: '2031-04', h: 'Bob' },
+        { n: null, e: '01/30' },
+      ],
+    };
+    const found = applyRules(
+      answer,
+      rules({
+        match: '$.cards[*].n',
+        action: 'tokenize',
+        expiration_date: '$.cards[*].e',
+        cardholder_name: '$.cards[*].h',
+      }),
+    );
+    expect(
+      found.cards.map(({ number, expirationDate, cardholderName }) => [number, expirationDate, cardholderName]),
+    ).toEqual([
+      [VISA, '12/30', 'Ada'],
+      [AMEX, '04/31', 'Bob'],
+    ]);
+    found.cards.forEach((card, i) => card.put(`id-${i}`));
+    expect(answer.cards.map((c) => c.n)).toEqual(['id-0', 'id-1', null]);
+  });
+
+  it('remove deletes members and array elements (compacted once), mask keeps BIN and last four', () => {
+    const answer = { a: [1, 2, 3, 4], b: { pan: VISA, keep: true }, c: { pan: 4111111111111111 } };
+    const found = applyRules(
+      answer,
+      rules(
+        { match: '$.a[*]', action: 'remove' },
+        { match: '$.b.pan', action: 'mask' },
+        { match: '$.c', action: 'remove' },
+      ),
+    );
+    expect(found.changed).toBe(true);
+    expect(answer).toEqual({ a: [], b: { pan: '411111******1111', keep: true } });
+  });
+
+  it('a rule that matches nothing changes nothing', () => {
+    const answer = { a: { b: 1 } };
+    expect(
+      applyRules(answer, rules({ match: '$.a.c', action: 'remove' }, { match: '$.x[3]', action: 'mask' })).changed,
+    ).toBe(false);
+    expect(answer).toEqual({ a: { b: 1 } });
+  });
+
+  it('a tokenize rule on a value that is no card number fails naming the rule', () => {
+    expect(() => applyRules({ a: { n: '4111111111111112' } }, rules({ match: '$.a.n', action: 'tokenize' }))).toThrow(
+      'the value it matched is not a card number',
+    );
+  });
+});
+
+describe('masking and finding card numbers', () => {
+  it.each([
+    [VISA, '411111******1111'],
+    [AMEX, '378282*****0005'],
+    ['4111-1111-1111-1111', '4111-11**-****-1111'],
+    ['4222222222222', '*********2222'],
+    ['12345', '*****'],
+  ])('maskValue(%s) is %s', (value, masked) => expect(maskValue(value)).toBe(masked));
+
+  it('finds only Luhn-valid 13–19 digit runs with no digit beside them', () => {
+    expect(holdsCardNumber(`x${VISA}y`)).toBe(true);
+    expect(holdsCardNumber(`1${VISA}`)).toBe(false); // 17 digits, Luhn fails
+    expect(holdsCardNumber('4111111111111112')).toBe(false);
+    expect(holdsCardNumber('1'.repeat(25))).toBe(false);
+    expect(maskCardNumbers(`a ${VISA} b 4111111111111112`)).toBe('a 411111******1111 b 4111111111111112');
+  });
+
+  it('maskCardNumbersIn masks strings and numbers at any depth without recursion', () => {
+    let deep: unknown = { pan: Number(AMEX) };
+    for (let i = 0; i < 100_000; i++) deep = [deep];
+    const root = { value: { s: `card ${VISA}`, deep } };
+    maskCardNumbersIn(root);
+    let inner = root.value.deep;
+    while (Array.isArray(inner)) inner = inner[0];
+    expect(inner).toEqual({ pan: '378282*****0005' });
+    expect(root.value.s).toBe('card 411111******1111');
+  });
+
+  it.each([
+    ['12/30', '12/30'],
+    ['12/2030', '12/30'],
+    ['2030-12', '12/30'],
+    ['13/30', null],
+    ['1230', null],
+  ])('normaliseExpiry(%s) is %s', (value, out) => expect(normaliseExpiry(value)).toBe(out));
+});
+
+/** CPU milliseconds of `run`, the best of five (a loaded machine swells single runs). */
+function timed(run: () => unknown): number {
+  let best = Infinity;
+  for (let i = 0; i < 5; i++) {
+    const started = process.cpuUsage();
+    run();
+    const spent = process.cpuUsage(started);
+    best = Math.min(best, (spent.user + spent.system) / 1000);
+  }
+  return best;
+}
+
+describe('cost is linear in the answer’s size (issue 27, item 4)', () => {
+  const answer = (n: number) => ({ items: Array.from({ length: n }, (_, i) => ({ pan: VISA, id: i, note: 'x' })) });
+  const twenty = rules(
+    ...Array.from({ length: 19 }, (_, i) => ({ match: `$.items[*].missing${i}`, action: 'mask' as const })),
+    { match: '$.items[*]', action: 'remove' },
+  );
+
+  it('twenty rules over 4x the items cost at most about 4x (not 16x)', () => {
+    const small = timed(() => applyRules(answer(5_000), twenty));
+    const large = timed(() => applyRules(answer(20_000), twenty));
+    expect(large / Math.max(small, 1)).toBeLessThan(9);
+    expect(large).toBeLessThan(1000);
+  });
+
+  it('the card number search reads 1 MiB of digits, or of near-PANs, in well under 100 ms', () => {
+    for (const text of ['7'.repeat(1024 * 1024), `${'4'.repeat(18)} `.repeat((1024 * 1024) / 19)]) {
+      expect(timed(() => maskCardNumbers(text))).toBeLessThan(100);
+    }
+  });
+});
