@@ -14,7 +14,7 @@ import {
   placeholderValue,
   UnknownPaymentMethodError,
 } from '../vault/payment-method-resolver.service';
-import { paymentMethodsShape, PlaceholderSourceShape, PlaceholderUse } from '../vault/placeholders';
+import { paymentMethodsShape, PlaceholderSourceShape, PlaceholderUse } from '../placeholders/placeholders';
 import { CHECKOUT_SESSION_HEADER, PAYMENT_METHODS_HEADER } from './forward-headers';
 import { ForwardingErrors } from './forwarding.errors';
 

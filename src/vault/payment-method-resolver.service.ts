@@ -3,7 +3,7 @@ import { SharedCache, SharedCaches } from '../queue/shared-cache';
 import { Sql } from '../database/sql';
 import { parseExpirationDate } from './card';
 import { CardSecrets, CardVault } from './card-vault.service';
-import { PLACEHOLDER_NAMES, PlaceholderName, PlaceholderUse } from './placeholders';
+import { PLACEHOLDER_NAMES, PlaceholderName, PlaceholderUse } from '../placeholders/placeholders';
 
 /**
  * A listed payment method that is not this merchant's (unknown, deleted, another merchant's). The

@@ -12,7 +12,7 @@ import {
   scanText,
   substitutePlaceholders,
   type EscapeStyle,
-} from '../../src/vault/placeholders';
+} from '../../src/placeholders/placeholders';
 
 /**
  * The grammar as regular expressions (docs/placeholders.md gives the first): the reference the
