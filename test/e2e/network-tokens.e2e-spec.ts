@@ -2,20 +2,31 @@ import { createApiKey } from '../factories/api-keys';
 import { cardNumber, createCard } from '../factories/cards';
 import { createCheckoutSession } from '../factories/checkout-sessions';
 import { createMerchantAccount } from '../factories/merchant-accounts';
-import { startScriptedDownstream } from '../support/forward-jobs';
+import { randomUUID } from 'node:crypto';
+import { startScriptedDownstream, startWorker, WorkerProcess } from '../support/forward-jobs';
 import { expectProblem, http } from '../support/http';
+import { dropQueueKeys } from '../support/redis-keys';
 import { startTestApp, TestApp } from '../support/test-app';
+import { waitFor } from '../support/wait';
 
 /** Network tokens of stored cards and the placeholders they fill (issue 23, item 2). */
 describe('network tokens', () => {
+  const env = {
+    QUEUE_BACKEND: 'redis',
+    FORWARD_QUEUE_NAME: `test-jobs-${randomUUID()}`,
+    FORWARD_RETRY_BASE_MS: '20',
+    FORWARD_INSECURE_HOSTS: '127.0.0.1',
+  };
   let t: TestApp;
+  let worker: WorkerProcess;
   let downstream: Awaited<ReturnType<typeof startScriptedDownstream>>;
   let token: string;
   let merchant: string;
 
   beforeAll(async () => {
     downstream = await startScriptedDownstream();
-    t = await startTestApp({ env: { FORWARD_INSECURE_HOSTS: '127.0.0.1' } });
+    t = await startTestApp({ env });
+    worker = await startWorker(env);
     merchant = (await createMerchantAccount(t)).id;
     token = await (await createApiKey(t, merchant)).token();
     const config = await http(t.url, '/vault-forward/configs', {
@@ -24,12 +35,15 @@ describe('network tokens', () => {
       body: { display_name: 'Tokens', hosts: [`127.0.0.1:${downstream.port}`] },
     });
     expect(config.status).toBe(201);
-  }, 60_000);
+  }, 90_000);
 
   afterAll(async () => {
+    worker?.child.kill('SIGTERM');
+    await worker?.exited;
     await t?.close();
     await downstream?.close();
-  });
+    await dropQueueKeys(env.FORWARD_QUEUE_NAME);
+  }, 30_000);
 
   /** A DPAN-shaped token, random so that finding it anywhere means it leaked. */
   const networkToken = () => cardNumber('4895', 16);
@@ -118,11 +132,12 @@ describe('network tokens', () => {
       without = (await createCard(t, merchant)).id;
     });
 
-    function forward(ids: string[], body: string) {
+    function forward(ids: string[], body: string, queued = false) {
       return http(t.url, '/vault-forward', {
         method: 'POST',
         token,
         headers: {
+          ...(queued ? { prefer: 'respond-async' } : {}),
           'x-vault-forward-url': `${downstream.url}/pay`,
           'x-vault-forward-http-method': 'POST',
           'x-vault-forward-payment-methods': ids.join(','),
@@ -161,6 +176,25 @@ describe('network tokens', () => {
         expect([sent[`a${suffix}`], sent[`b${suffix}`], sent[`c${suffix}`]]).toEqual([value, value, '']);
       }
       expect(t.logs.text).not.toContain(withToken.value);
+    });
+
+    it('fill the same when queued (Prefer: respond-async, sent by a worker); a missing token is refused when asked', async () => {
+      const body = '{"t":"{{ CARD_NETWORK_TOKEN_1 }}","e":"{{ CARD_NETWORK_TOKEN_EXPIRATION_DATE_MMYY_1 }}"}';
+      const accepted = await forward([withToken.id], body, true);
+      expect(accepted.status).toBe(202);
+      const job = await waitFor(
+        async () => {
+          const read = await http(t.url, `/vault-forward/jobs/${accepted.body.id}`, { token });
+          return ['succeeded', 'failed'].includes(read.body.status) && read;
+        },
+        { timeoutMs: 20_000, what: 'the queued forward to end' },
+      );
+      expect(job.body.status).toBe('succeeded');
+      expect(JSON.parse(JSON.parse(job.body.response.body).echo)).toEqual({ t: withToken.value, e: '0328' });
+      const refused = await forward([without], '{"t":"{{ CARD_NETWORK_TOKEN_1 }}"}', true);
+      expectProblem(refused, 400, 'invalid-placeholder');
+      const rows = await t.db.query(`SELECT * FROM vault_forward_job_plans p WHERE p.job_id = $1`, [accepted.body.id]);
+      expect(JSON.stringify(rows)).not.toContain(withToken.value);
     });
 
     it('a plain one for a card without a token is a 400 naming the card and the placeholder, and nothing is sent', async () => {
