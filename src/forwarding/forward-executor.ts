@@ -32,7 +32,7 @@ import {
 } from '../forward-authentications/forward-authentications.service';
 import { VaultForwardConfigsService } from '../vault-forward-configs/vault-forward-configs.service';
 import { ResponseFilter, ResponsePolicy } from '../forward-responses/response-filter';
-import { filledByteLength, fillBytes, fillScan, filledValue } from '../vault/placeholders';
+import { filledByteLength, fillBytes, fillScan, filledValue } from '../placeholders/placeholders';
 import { DownstreamClient, DownstreamProblem, DownstreamResponse } from '../outbound/downstream-client';
 import type { ForwardRecord } from '../forward-records/forward-record';
 import { ForwardRecordsService } from '../forward-records/forward-records.service';

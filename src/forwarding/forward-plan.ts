@@ -15,8 +15,8 @@
  */
 import { FORWARD_METHODS, ForwardMethod } from '../targets/http-methods';
 import type { UsableAuthenticationMethod } from '../forward-authentications/forward-authentications.service';
-import { PlaceholderScan, PlaceholderSourceShape, PlaceholderUse, scanText } from '../vault/placeholders';
-import { BODY_ENCODINGS, BodyEncoding, bodyEncodingFor, escapeStyleFor } from '../vault/placeholder-encodings';
+import { PlaceholderScan, PlaceholderSourceShape, PlaceholderUse, scanText } from '../placeholders/placeholders';
+import { BODY_ENCODINGS, BodyEncoding, bodyEncodingFor, escapeStyleFor } from '../placeholders/placeholder-encodings';
 import type { ResponsePolicy } from '../forward-responses/response-filter';
 
 export const FORWARD_PLAN_VERSION = 1;

@@ -18,14 +18,14 @@ import {
   PlaceholderSourceShape,
   PlaceholderUse,
   scanText,
-} from '../vault/placeholders';
+} from '../placeholders/placeholders';
 import { literalBlockReason } from '../targets/addresses';
 import { hostKey, hostsEnable, isInsecureHost } from '../targets/http-methods';
 import type { ForwardRecord } from '../forward-records/forward-record';
 import { ForwardSpec, HEADER_PREFIX, parseForwardHeaders, URL_HEADER } from './forward-headers';
 import { ForwardingErrors } from './forwarding.errors';
 import { FORWARD_PLAN_VERSION, ForwardPlan, outgoingContentType } from './forward-plan';
-import { bodyEncodingFor, escapeStyleFor } from '../vault/placeholder-encodings';
+import { bodyEncodingFor, escapeStyleFor } from '../placeholders/placeholder-encodings';
 import { PlaceholderSources } from './placeholder-sources';
 
 /** Caller headers that describe the body or the wanted answer; everything else stays here. */

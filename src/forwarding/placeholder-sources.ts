@@ -10,11 +10,12 @@ import { Injectable } from '@nestjs/common';
 import { ProblemException } from '../common/problem/problem';
 import { CheckoutSessionCards, SecurityCodeClaim, SessionCard } from '../checkout-sessions/checkout-session-cards';
 import {
+  MissingNetworkTokenError,
   PaymentMethodResolver,
   placeholderValue,
   UnknownPaymentMethodError,
 } from '../vault/payment-method-resolver.service';
-import { paymentMethodsShape, PlaceholderSourceShape, PlaceholderUse } from '../vault/placeholders';
+import { paymentMethodsShape, PlaceholderSourceShape, PlaceholderUse } from '../placeholders/placeholders';
 import { CHECKOUT_SESSION_HEADER, PAYMENT_METHODS_HEADER } from './forward-headers';
 import { ForwardingErrors } from './forwarding.errors';
 
@@ -48,6 +49,12 @@ export interface PlaceholderSource {
 const SESSION_AT = { location: 'header', name: CHECKOUT_SESSION_HEADER } as const;
 
 function paymentMethodProblem(error: unknown): Error {
+  if (error instanceof MissingNetworkTokenError) {
+    // Names the card (position and id) and the placeholder, never a value.
+    return new ProblemException(ForwardingErrors.invalidPlaceholder, error.message, [
+      { location: 'header', name: PAYMENT_METHODS_HEADER, message: error.message },
+    ]);
+  }
   if (!(error instanceof UnknownPaymentMethodError)) return error instanceof Error ? error : new Error(String(error));
   return new ProblemException(ForwardingErrors.unknownPaymentMethod, error.message, [
     { location: 'header', name: PAYMENT_METHODS_HEADER, message: error.message },
@@ -66,9 +73,9 @@ class PaymentMethodSource implements PlaceholderSource {
     this.discloses = ids.length > 0;
   }
 
-  check(merchantAccountId: string): Promise<void> {
+  check(merchantAccountId: string, uses: readonly PlaceholderUse[]): Promise<void> {
     return this.resolver
-      .check(merchantAccountId, this.ids)
+      .check(merchantAccountId, this.ids, uses)
       .catch((error: unknown) => Promise.reject(paymentMethodProblem(error)));
   }
 
@@ -96,6 +103,7 @@ class CheckoutSessionSource implements PlaceholderSource {
   readonly shape: PlaceholderSourceShape = {
     positions: 1,
     securityCode: true,
+    networkTokens: false,
     listedBy: CHECKOUT_SESSION_HEADER,
     securityCodeFrom: CHECKOUT_SESSION_HEADER,
   };

@@ -3,7 +3,50 @@ import { SharedCache, SharedCaches } from '../queue/shared-cache';
 import { Sql } from '../database/sql';
 import { parseExpirationDate } from './card';
 import { CardSecrets, CardVault } from './card-vault.service';
-import { PLACEHOLDER_NAMES, PlaceholderName, PlaceholderUse } from './placeholders';
+import {
+  isNetworkTokenName,
+  orEmptyString,
+  PLACEHOLDER_NAMES,
+  PlaceholderName,
+  PlaceholderUse,
+} from '../placeholders/placeholders';
+import { boundAad, SecretSealer } from './secret-sealer';
+
+/** Binds a network token's envelope to its merchant, card and own id (docs/decisions/0085). */
+export function networkTokenAad(merchantAccountId: string, paymentMethodId: string, id: string): string {
+  return boundAad('network-token', merchantAccountId, paymentMethodId, id);
+}
+
+/** A placeholder needs the network token of a card that has no active one. */
+export class MissingNetworkTokenError extends Error {
+  constructor(
+    readonly token: string,
+    /** 1-based position in the list given. */
+    readonly position: number,
+    readonly id: string,
+  ) {
+    super(
+      `{{ ${token} }}: the payment method at position ${position} (${id}) has no active network token; ` +
+        `the _OR_EMPTY_STRING variant gives "" instead`,
+    );
+    this.name = 'MissingNetworkTokenError';
+  }
+}
+
+/** A card's network token as the placeholders need it; the token itself is opened only when used. */
+export interface NetworkTokenValues {
+  expirationDate: string;
+  token: () => string;
+}
+
+interface NetworkTokenRow {
+  id: string;
+  payment_method_id: string;
+  expiration_date: string;
+  ciphertext: Buffer;
+  wrapped_key: Buffer;
+  master_key_id: string;
+}
 
 /**
  * A listed payment method that is not this merchant's (unknown, deleted, another merchant's). The
@@ -45,6 +88,7 @@ export class PaymentMethodResolver {
 
   constructor(
     private readonly vault: CardVault,
+    private readonly sealer: SecretSealer,
     private readonly sql: Sql,
     caches: SharedCaches,
   ) {
@@ -82,8 +126,53 @@ export class PaymentMethodResolver {
    * otherwise), opening none: planning checks this, so a queued forward is refused when asked for.
    * The rows land in the cache, so the resolve that follows costs no query.
    */
-  async check(merchantAccountId: string, ids: readonly string[]): Promise<void> {
-    if (ids.length > 0) await this.present(merchantAccountId, ids);
+  async check(merchantAccountId: string, ids: readonly string[], uses: readonly PlaceholderUse[] = []): Promise<void> {
+    if (ids.length === 0) return;
+    await this.present(merchantAccountId, ids);
+    await this.networkTokens(merchantAccountId, ids, uses);
+  }
+
+  /**
+   * The newest active network token of each card that a network-token placeholder uses (one query;
+   * not cached, as tokens change apart from cards). MissingNetworkTokenError for a plain name whose
+   * card has none; an `_OR_EMPTY_STRING` one is then `""`.
+   */
+  private async networkTokens(
+    merchantAccountId: string,
+    ids: readonly string[],
+    uses: readonly PlaceholderUse[],
+  ): Promise<Map<number, NetworkTokenValues>> {
+    const byPosition = new Map<number, NetworkTokenValues>();
+    const wanted = uses.filter((use) => isNetworkTokenName(use.name));
+    if (wanted.length === 0) return byPosition;
+    const cards = [...new Set(wanted.map((use) => ids[use.position - 1]))];
+    const rows = await this.sql.prepared<NetworkTokenRow & Record<string, unknown>>(
+      'vault.resolve-network-tokens',
+      `SELECT DISTINCT ON (payment_method_id) id, payment_method_id, expiration_date, ciphertext, wrapped_key, master_key_id
+       FROM payment_method_network_tokens
+       WHERE merchant_account_id = $1 AND payment_method_id = ANY($2::uuid[]) AND status = 'active'
+       ORDER BY payment_method_id, created_at DESC, id`,
+      [merchantAccountId, cards],
+    );
+    const byCard = new Map(rows.map((row) => [row.payment_method_id, row]));
+    for (const use of wanted) {
+      const id = ids[use.position - 1];
+      const row = byCard.get(id);
+      if (!row) {
+        if (!orEmptyString(use.name).orEmpty) throw new MissingNetworkTokenError(use.token, use.position, id);
+        continue;
+      }
+      byPosition.set(use.position, {
+        expirationDate: row.expiration_date,
+        token: () =>
+          this.sealer.openJson<{ t: string }>(
+            networkTokenAad(merchantAccountId, id, row.id),
+            { ciphertext: row.ciphertext, wrappedKey: row.wrapped_key, masterKeyId: row.master_key_id },
+            `network token ${row.id}`,
+          ).t,
+      });
+    }
+    return byPosition;
   }
 
   private async present(merchantAccountId: string, ids: readonly string[]): Promise<Map<string, SealedRow>> {
@@ -112,6 +201,7 @@ export class PaymentMethodResolver {
       ids.flatMap((_, index) =>
         CARD_PLACEHOLDER_NAMES.map((name) => ({ token: `${name}_${index + 1}`, name, position: index + 1 })),
       );
+    const tokens = await this.networkTokens(merchantAccountId, ids, wanted);
     const opened = new Map<number, CardSecrets>();
     for (const use of wanted) {
       if (values.has(use.token)) continue;
@@ -129,14 +219,19 @@ export class PaymentMethodResolver {
         }
         return secrets;
       };
-      values.set(use.token, placeholderValue(use.name, row.expiration_date, card));
+      values.set(use.token, placeholderValue(use.name, row.expiration_date, card, undefined, tokens.get(use.position)));
     }
     return values;
   }
 }
 
-/** The names a stored payment method fills: every one but the security code, which it never holds. */
-const CARD_PLACEHOLDER_NAMES = PLACEHOLDER_NAMES.filter((name) => name !== 'CARD_SECURITY_CODE');
+/**
+ * The names a stored payment method fills when no uses are given: the card's own, so neither the
+ * security code (which it never holds) nor a network token's (asked for only by name).
+ */
+const CARD_PLACEHOLDER_NAMES = PLACEHOLDER_NAMES.filter(
+  (name) => name !== 'CARD_SECURITY_CODE' && !isNetworkTokenName(name),
+);
 
 /**
  * One placeholder's value from a card: `card` opens it (called only for number or holder name),
@@ -147,17 +242,33 @@ export function placeholderValue(
   expirationDate: string,
   card: () => CardSecrets,
   securityCode?: () => string,
+  networkToken?: NetworkTokenValues,
 ): string {
+  if (isNetworkTokenName(name)) {
+    // The scan or the resolver refused a plain name without a token; what is left is "".
+    if (!networkToken) return '';
+    const base = orEmptyString(name).base;
+    if (base === 'CARD_NETWORK_TOKEN') return networkToken.token();
+    const expiry = parseExpirationDate(networkToken.expirationDate)!;
+    return expiryPart(base.slice('CARD_NETWORK_TOKEN_'.length), networkToken.expirationDate, expiry);
+  }
   if (name === 'CARD_NUMBER') return card().number;
   if (name === 'CARDHOLDER_NAME') return card().cardholderName ?? '';
   if (name === 'CARD_SECURITY_CODE') {
     if (!securityCode) throw new Error('no security code for this card'); // the scan refuses it first: a bug, not user input
     return securityCode();
   }
-  if (name === 'CARD_EXPIRATION_DATE') return expirationDate;
-  const expiry = parseExpirationDate(expirationDate)!;
-  if (name === 'CARD_EXPIRATION_DATE_M') return String(expiry.month);
-  if (name === 'CARD_EXPIRATION_DATE_MM') return String(expiry.month).padStart(2, '0');
-  if (name === 'CARD_EXPIRATION_DATE_YY') return String(expiry.year).slice(2);
-  return String(expiry.year);
+  return expiryPart(name.slice('CARD_'.length), expirationDate, parseExpirationDate(expirationDate)!);
+}
+
+/** EXPIRATION_DATE(_M|_MM|_YY|_YYYY|_MMYY) of an `MM/YY` expiry. */
+function expiryPart(part: string, expirationDate: string, expiry: { month: number; year: number }): string {
+  const mm = String(expiry.month).padStart(2, '0');
+  const yy = String(expiry.year).slice(2);
+  if (part === 'EXPIRATION_DATE_M') return String(expiry.month);
+  if (part === 'EXPIRATION_DATE_MM') return mm;
+  if (part === 'EXPIRATION_DATE_YY') return yy;
+  if (part === 'EXPIRATION_DATE_YYYY') return String(expiry.year);
+  if (part === 'EXPIRATION_DATE_MMYY') return mm + yy;
+  return expirationDate;
 }

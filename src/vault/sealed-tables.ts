@@ -132,4 +132,14 @@ export const SEALED_TABLES: readonly SealedTable[] = [
     aadColumns: ['merchant_account_id', 'id'],
     describe: 'checkout session',
   },
+  {
+    name: 'network_tokens',
+    table: 'payment_method_network_tokens',
+    key: 'id',
+    keyType: 'uuid',
+    layout: 'record',
+    purpose: 'network-token',
+    aadColumns: ['merchant_account_id', 'payment_method_id', 'id'],
+    describe: 'network token',
+  },
 ];

@@ -12,6 +12,8 @@ import { startTestApp, TestApp } from '../support/test-app';
  * generated custom definition, and they forward as before, unchanged. A database of its own, set back
  * to the schema before that migration.
  */
+const DEFINITIONS = 'VaultForwardDefinitions1763930000000';
+
 describe('the definitions migration keeps configs made before it', () => {
   let database: IsolatedDatabase;
   let downstream: Downstream;
@@ -24,18 +26,24 @@ describe('the definitions migration keeps configs made before it', () => {
     const dataSource: DataSource = createDataSource({ url: database.url, poolSize: 2 });
     await dataSource.initialize();
     try {
-      await dataSource.undoLastMigration({ transaction: 'each' });
-      const [last] = await dataSource.query<Array<{ name: string }>>(
-        `SELECT name FROM schema_migrations ORDER BY id DESC LIMIT 1`,
-      );
-      expect(last.name).not.toBe('VaultForwardDefinitions1763930000000');
+      // Back to the schema before the definitions migration: the migrations after it first, newest first.
+      const lastApplied = async () =>
+        (
+          await dataSource.query<Array<{ name: string }>>(`SELECT name FROM schema_migrations ORDER BY id DESC LIMIT 1`)
+        )[0].name;
+      const undone: string[] = [];
+      while (!undone.includes(DEFINITIONS)) {
+        undone.push(await lastApplied());
+        await dataSource.undoLastMigration({ transaction: 'each' });
+      }
+      expect(await lastApplied()).not.toBe(DEFINITIONS);
       await dataSource.query(`INSERT INTO merchant_accounts (id, display_name) VALUES ('before', 'Before')`);
       await dataSource.query(
         `INSERT INTO vault_forward_configs (id, merchant_account_id, display_name, hosts, methods, enabled)
          VALUES ($1, 'before', 'Made before', $2, '{POST}', true)`,
         [configId, [`127.0.0.1:${downstream.port}`]],
       );
-      expect(await runMigrations(dataSource)).toEqual(['VaultForwardDefinitions1763930000000']);
+      expect(await runMigrations(dataSource)).toEqual(undone.reverse());
     } finally {
       await dataSource.destroy();
     }

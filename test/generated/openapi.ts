@@ -133,6 +133,41 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/payment-methods/{payment_method_id}/network-tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the network tokens of a card, newest first */
+        get: operations["NetworkTokensController_list"];
+        put?: never;
+        /** Store a network token of a card (encrypted; only its last four digits are returned) */
+        post: operations["NetworkTokensController_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/payment-methods/{payment_method_id}/network-tokens/{network_token_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete a network token and its ciphertext */
+        delete: operations["NetworkTokensController_delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/checkout/sessions": {
         parameters: {
             query?: never;
@@ -956,6 +991,57 @@ export interface components {
         BuyerPaymentMethodsResponse: {
             /** @description At most 100 cards, in the order asked for. */
             items: components["schemas"]["PaymentMethodSummaryResponse"][];
+        };
+        CreateNetworkTokenDto: {
+            /**
+             * @description 12–19 digits. Stored encrypted; never returned.
+             * @example 4111123456789012
+             */
+            token: string;
+            /** @example 12/30 */
+            expiration_date: string;
+            /**
+             * @default active
+             * @enum {string}
+             */
+            status: "active" | "suspended";
+        };
+        NetworkTokenResponse: {
+            /** @enum {string} */
+            type: "network-token";
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            payment_method_id: string;
+            /** @enum {string} */
+            status: "active" | "suspended";
+            /** @example 12/30 */
+            expiration_date: string;
+            /**
+             * @description The last four digits of the token; the token is never returned.
+             * @example 9012
+             */
+            label: string;
+            /**
+             * @description The scheme of the card the token stands for.
+             * @example visa
+             */
+            scheme: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339, microsecond precision, UTC (`+00:00`).
+             * @example 2026-11-20T09:14:03.123456+00:00
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339, microsecond precision, UTC (`+00:00`).
+             * @example 2026-11-20T09:14:03.123456+00:00
+             */
+            updated_at: string;
+        };
+        NetworkTokensResponse: {
+            items: components["schemas"]["NetworkTokenResponse"][];
         };
         CheckoutSessionCreateDto: {
             /**
@@ -3558,6 +3644,456 @@ export interface operations {
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "buyer-not-found";
+                    };
+                };
+            };
+            /** @description `/errors/internal-error` Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
+                };
+            };
+            /** @description `/errors/service-unavailable` Service unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                };
+            };
+        };
+    };
+    NetworkTokensController_list: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Merchant account to act for (instance keys; default "default"). A merchant-bound key may send only its own id. */
+                "x-merchant-account-id"?: string;
+                /** @description Alias of x-merchant-account-id. */
+                "x-gr4vy-merchant-account-id"?: string;
+            };
+            path: {
+                payment_method_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NetworkTokensResponse"];
+                };
+            };
+            /** @description `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "merchant-account-unknown" | "validation-failed";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "merchant-account-unknown" | "validation-failed";
+                    };
+                };
+            };
+            /** @description `/errors/unauthorized` Missing or invalid access token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description `/errors/forbidden` Missing scope; `/errors/merchant-account-mismatch` Merchant account not allowed for this key */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
+                };
+            };
+            /** @description `/errors/payment-method-not-found` Payment method not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "payment-method-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "payment-method-not-found";
+                    };
+                };
+            };
+            /** @description `/errors/uri-too-long` URI too long */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
+                };
+            };
+            /** @description `/errors/internal-error` Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
+                };
+            };
+            /** @description `/errors/service-unavailable` Service unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                };
+            };
+        };
+    };
+    NetworkTokensController_create: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Merchant account to act for (instance keys; default "default"). A merchant-bound key may send only its own id. */
+                "x-merchant-account-id"?: string;
+                /** @description Alias of x-merchant-account-id. */
+                "x-gr4vy-merchant-account-id"?: string;
+            };
+            path: {
+                payment_method_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateNetworkTokenDto"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NetworkTokenResponse"];
+                };
+            };
+            /** @description `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                    };
+                };
+            };
+            /** @description `/errors/unauthorized` Missing or invalid access token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description `/errors/forbidden` Missing scope; `/errors/merchant-account-mismatch` Merchant account not allowed for this key */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
+                };
+            };
+            /** @description `/errors/payment-method-not-found` Payment method not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "payment-method-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "payment-method-not-found";
+                    };
+                };
+            };
+            /** @description `/errors/payload-too-large` Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
+                };
+            };
+            /** @description `/errors/uri-too-long` URI too long */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
+                };
+            };
+            /** @description `/errors/unsupported-media-type` Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
+                    };
+                };
+            };
+            /** @description `/errors/internal-error` Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
+                };
+            };
+            /** @description `/errors/service-unavailable` Service unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                };
+            };
+        };
+    };
+    NetworkTokensController_delete: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Merchant account to act for (instance keys; default "default"). A merchant-bound key may send only its own id. */
+                "x-merchant-account-id"?: string;
+                /** @description Alias of x-merchant-account-id. */
+                "x-gr4vy-merchant-account-id"?: string;
+            };
+            path: {
+                payment_method_id: string;
+                network_token_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "merchant-account-unknown" | "validation-failed";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "merchant-account-unknown" | "validation-failed";
+                    };
+                };
+            };
+            /** @description `/errors/unauthorized` Missing or invalid access token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description `/errors/forbidden` Missing scope; `/errors/merchant-account-mismatch` Merchant account not allowed for this key */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
+                };
+            };
+            /** @description `/errors/network-token-not-found` Network token not found; `/errors/payment-method-not-found` Payment method not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "network-token-not-found" | "payment-method-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "network-token-not-found" | "payment-method-not-found";
+                    };
+                };
+            };
+            /** @description `/errors/uri-too-long` URI too long */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
                     };
                 };
             };

@@ -26,6 +26,8 @@ export function rotationResult(changes: Record<string, unknown>): Record<string,
     failed_forward_job_callback_urls: [],
     rewrapped_checkout_sessions: 0,
     failed_checkout_sessions: [],
+    rewrapped_network_tokens: 0,
+    failed_network_tokens: [],
     remaining: 0,
     ...changes,
   };

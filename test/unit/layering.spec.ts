@@ -26,6 +26,9 @@ type Rule = { from: string[]; why: string } & ({ only: string[] } | { not: strin
 const RULES: Rule[] = [
   { from: ['database'], only: FOUNDATION, why: 'entities are registered by their own modules (forFeature)' },
   { from: ['common'], only: FOUNDATION, why: 'features plug into shared mechanisms from the composition root' },
+  // The placeholder language (issue 23) is pure text work: it learns what a name is worth through the shapes and
+  // sources its callers hand it, never by reaching into the vault, payment methods or forwarding.
+  { from: ['placeholders'], only: FOUNDATION, why: 'the scanner knows no feature; features hand it their values' },
   // The forwarding stack is one-way (issue 10): targets ← vault-forward-configs ← forward-authentications ← forwarding.
   { from: ['targets'], only: [], why: 'the target rules both configs and forwarding use import no feature' },
   { from: ['vault-forward-configs'], not: ['forward-authentications', ...FORWARD_ROOMS, ...ABOVE], why: 'one-way' },

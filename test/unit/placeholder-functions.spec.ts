@@ -1,4 +1,4 @@
-import { MAX_VALUE_LENGTH } from '../../src/vault/placeholder-functions';
+import { MAX_VALUE_LENGTH } from '../../src/placeholders/placeholder-functions';
 import {
   filledByteLength,
   fillBytes,
@@ -6,7 +6,7 @@ import {
   PlaceholderError,
   scanText,
   substitutePlaceholders,
-} from '../../src/vault/placeholders';
+} from '../../src/placeholders/placeholders';
 
 const NUMBER = '4111111111111111';
 const values = new Map([

@@ -7,7 +7,7 @@ import {
   PlaceholderError,
   scanPlaceholders,
   substitutePlaceholders,
-} from '../../src/vault/placeholders';
+} from '../../src/placeholders/placeholders';
 
 describe('card rules', () => {
   it('normalises spaces and dashes, refuses anything else', () => {

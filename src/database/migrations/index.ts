@@ -1,3 +1,4 @@
+import { NetworkTokens1763937200000 } from './1763937200000-NetworkTokens';
 import { Foundation1763888400000 } from './1763888400000-Foundation';
 import { Buyers1763892000000 } from './1763892000000-Buyers';
 import { Vault1763895600000 } from './1763895600000-Vault';
@@ -35,4 +36,5 @@ export const MIGRATIONS = [
   ForwardRecordMerchantInitiated1763927600000,
   VaultForwardDefinitions1763930000000,
   VaultForwardResponseRules1763933600000,
+  NetworkTokens1763937200000,
 ];

@@ -24,6 +24,21 @@ export type { PlaceholderArgument, PlaceholderCall } from './placeholder-functio
 
 export { findPlaceholders } from './placeholder-grammar';
 export type { EscapeStyle, PlaceholderMatch } from './placeholder-grammar';
+/**
+ * Filled from a stored card's newest active network token (Gr4vy's names). Each has an
+ * `_OR_EMPTY_STRING` twin that is `""` where the card has no token, instead of a 400.
+ */
+const NETWORK_TOKEN_NAMES = [
+  'CARD_NETWORK_TOKEN',
+  'CARD_NETWORK_TOKEN_EXPIRATION_DATE',
+  'CARD_NETWORK_TOKEN_EXPIRATION_DATE_M',
+  'CARD_NETWORK_TOKEN_EXPIRATION_DATE_MM',
+  'CARD_NETWORK_TOKEN_EXPIRATION_DATE_YY',
+  'CARD_NETWORK_TOKEN_EXPIRATION_DATE_YYYY',
+  'CARD_NETWORK_TOKEN_EXPIRATION_DATE_MMYY',
+] as const;
+const OR_EMPTY = '_OR_EMPTY_STRING';
+
 export const PLACEHOLDER_NAMES = [
   'CARD_NUMBER',
   'CARD_EXPIRATION_DATE',
@@ -34,8 +49,23 @@ export const PLACEHOLDER_NAMES = [
   'CARDHOLDER_NAME',
   // Only a checkout session holds one (briefly): stored payment methods never keep a security code.
   'CARD_SECURITY_CODE',
+  ...NETWORK_TOKEN_NAMES,
+  ...NETWORK_TOKEN_NAMES.map((name) => `${name}${OR_EMPTY}` as const),
 ] as const;
 export type PlaceholderName = (typeof PLACEHOLDER_NAMES)[number];
+export type NetworkTokenName = (typeof NETWORK_TOKEN_NAMES)[number];
+
+/** The plain name behind an `_OR_EMPTY_STRING` one (itself for a plain one), and whether it was one. */
+export function orEmptyString(name: PlaceholderName): { base: string; orEmpty: boolean } {
+  return name.endsWith(OR_EMPTY)
+    ? { base: name.slice(0, -OR_EMPTY.length), orEmpty: true }
+    : { base: name, orEmpty: false };
+}
+
+/** Whether the name is filled from a card's network token (docs/decisions/0086). */
+export function isNetworkTokenName(name: PlaceholderName): boolean {
+  return name.startsWith('CARD_NETWORK_TOKEN');
+}
 
 const KNOWN = new Set<string>(PLACEHOLDER_NAMES);
 
@@ -54,6 +84,8 @@ export interface PlaceholderUse {
 export interface PlaceholderSourceShape {
   positions: number;
   securityCode: boolean;
+  /** Whether its cards can have network tokens (stored payment methods; a checkout session's card cannot). */
+  networkTokens: boolean;
   /** Names what lists the cards, e.g. "x-vault-forward-payment-methods". */
   listedBy: string;
   /** Names what would offer the security code, for the message that it is not available here. */
@@ -66,7 +98,7 @@ export function paymentMethodsShape(
   listedBy = 'x-vault-forward-payment-methods',
   securityCodeFrom = 'a checkout session',
 ): PlaceholderSourceShape {
-  return { positions: count, securityCode: false, listedBy, securityCodeFrom };
+  return { positions: count, securityCode: false, networkTokens: true, listedBy, securityCodeFrom };
 }
 
 export class PlaceholderError extends Error {
@@ -171,6 +203,14 @@ function checkToken(token: string, shape: PlaceholderSourceShape): PlaceholderUs
       token,
       'not-available',
       `{{ ${echoed(token)} }} is available only with ${shape.securityCodeFrom}: stored payment methods keep no security code`,
+    );
+  }
+  if (!shape.networkTokens && name.startsWith('CARD_NETWORK_TOKEN') && !name.endsWith(OR_EMPTY)) {
+    throw new PlaceholderError(
+      token,
+      'not-available',
+      `{{ ${echoed(token)} }} needs a stored payment method's network token, which ${shape.listedBy} ` +
+        `cannot have; ${name}${OR_EMPTY}_${digits} gives "" instead`,
     );
   }
   return { token, name: name as PlaceholderName, position };
