@@ -130,13 +130,21 @@ describe('Entry points as a user runs them (compiled dist/)', () => {
         rawBody: '{"number":"{{ CARD_NUMBER_1 }}"}',
       });
       expect(accepted.status).toBe(202);
+      let lastSeen: unknown;
       const job = await waitFor(
         async () => {
           const found = await http(url, `/vault-forward/jobs/${accepted.body.id}`, { token });
+          lastSeen = found.body;
           return found.body.status === 'succeeded' && found.body;
         },
-        { what: 'the queued forward to succeed in embedded mode', timeoutMs: 20_000 },
-      );
+        // A job runs within a second or two here; the margin is for a loaded CI machine (PGlite is slow under load).
+        { what: 'the queued forward to succeed in embedded mode', timeoutMs: 60_000 },
+      ).catch((error: Error) => {
+        // What the job and the API said, so that a failure here can be read rather than guessed at.
+        throw new Error(
+          `${error.message}\njob: ${JSON.stringify(lastSeen)}\nAPI output:\n${api.output().all.slice(-4000)}`,
+        );
+      });
       expect(job.response.status).toBe(200);
       expect(target.received.at(-1)!.body.toString()).toBe('{"number":"4111111111111111"}');
     } finally {
