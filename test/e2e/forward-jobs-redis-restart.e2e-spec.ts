@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createApiKey } from '../factories/api-keys';
 import { createMerchantAccount } from '../factories/merchant-accounts';
-import { startScriptedDownstream, startWorker, WorkerProcess } from '../support/forward-jobs';
+import { startScriptedDownstream, startWorker, WorkerProcess, queuedLoad } from '../support/forward-jobs';
 import { http } from '../support/http';
 import { PrivateRedis } from '../support/private-redis';
 import { startTestApp, TestApp } from '../support/test-app';
@@ -62,33 +62,7 @@ describe('Queued forwards survive a Redis restart that loses its data', () => {
     await redis?.kill();
   }, 30_000);
 
-  /** `count` queued forwards, 20 at a time; returns the ids of those answered 202 (a 503 during the outage is not accepted). */
-  async function load(count: number): Promise<{ accepted: string[]; refused: number }> {
-    const accepted: string[] = [];
-    let refused = 0;
-    for (let sent = 0; sent < count; sent += 20) {
-      const answers = await Promise.all(
-        Array.from({ length: Math.min(20, count - sent) }, () =>
-          http(t.url, '/vault-forward', {
-            method: 'POST',
-            token,
-            headers: {
-              prefer: 'respond-async',
-              'x-vault-forward-url': `${downstream.url}/load`,
-              'x-vault-forward-http-method': 'POST',
-            },
-            body: { n: sent },
-          }),
-        ),
-      );
-      for (const answer of answers) {
-        if (answer.status === 202) accepted.push(answer.body.id as string);
-        else if (answer.status === 503) refused++;
-        else throw new Error(`unexpected ${answer.status}: ${JSON.stringify(answer.body)}`);
-      }
-    }
-    return { accepted, refused };
-  }
+  const load = (count: number) => queuedLoad(t.url, token, `${downstream.url}/load`, count);
 
   it('kills Redis under load and starts it again empty: every accepted job ends succeeded, each sent exactly once', async () => {
     const before = await load(160);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createApiKey } from '../factories/api-keys';
 import { createMerchantAccount } from '../factories/merchant-accounts';
-import { startScriptedDownstream, startWorker, WorkerProcess } from '../support/forward-jobs';
+import { startScriptedDownstream, startWorker, WorkerProcess, queuedLoad } from '../support/forward-jobs';
 import { http } from '../support/http';
 import { PrivateSentinel, SENTINEL_NAME } from '../support/private-sentinel';
 import { startTestApp, TestApp } from '../support/test-app';
@@ -64,33 +64,7 @@ describe('Redis Sentinel: a failover under load', () => {
     await sentinel?.stop();
   }, 30_000);
 
-  /** `count` queued forwards, 20 at a time; the ids answered 202 (a 503 while no master is known is not accepted). */
-  async function load(count: number): Promise<{ accepted: string[]; refused: number }> {
-    const accepted: string[] = [];
-    let refused = 0;
-    for (let sent = 0; sent < count; sent += 20) {
-      const answers = await Promise.all(
-        Array.from({ length: Math.min(20, count - sent) }, () =>
-          http(t.url, '/vault-forward', {
-            method: 'POST',
-            token,
-            headers: {
-              prefer: 'respond-async',
-              'x-vault-forward-url': `${downstream.url}/load`,
-              'x-vault-forward-http-method': 'POST',
-            },
-            body: { n: sent },
-          }),
-        ),
-      );
-      for (const answer of answers) {
-        if (answer.status === 202) accepted.push(answer.body.id as string);
-        else if (answer.status === 503) refused++;
-        else throw new Error(`unexpected ${answer.status}: ${JSON.stringify(answer.body)}`);
-      }
-    }
-    return { accepted, refused };
-  }
+  const load = (count: number) => queuedLoad(t.url, token, `${downstream.url}/load`, count);
 
   it('kills the master under load: the replica takes over, every 202 ends succeeded, each sent exactly once', async () => {
     const before = await load(160);

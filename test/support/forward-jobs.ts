@@ -2,6 +2,7 @@ import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createServer, IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startEntryPoint } from './entry-point';
+import { http } from './http';
 import { entryPointEnv } from './test-app';
 
 export interface WorkerProcess {
@@ -101,4 +102,40 @@ export async function startScriptedDownstream() {
         server.close(() => resolve());
       }),
   };
+}
+
+/**
+ * `count` queued forwards (Prefer: respond-async) to `targetUrl`, 20 at a time; the ids answered 202. A 503
+ * (the queue unreachable for a moment) is counted as refused, not accepted; any other answer throws.
+ */
+export async function queuedLoad(
+  apiUrl: string,
+  token: string,
+  targetUrl: string,
+  count: number,
+): Promise<{ accepted: string[]; refused: number }> {
+  const accepted: string[] = [];
+  let refused = 0;
+  for (let sent = 0; sent < count; sent += 20) {
+    const answers = await Promise.all(
+      Array.from({ length: Math.min(20, count - sent) }, () =>
+        http(apiUrl, '/vault-forward', {
+          method: 'POST',
+          token,
+          headers: {
+            prefer: 'respond-async',
+            'x-vault-forward-url': targetUrl,
+            'x-vault-forward-http-method': 'POST',
+          },
+          body: { n: sent },
+        }),
+      ),
+    );
+    for (const answer of answers) {
+      if (answer.status === 202) accepted.push(answer.body.id as string);
+      else if (answer.status === 503) refused++;
+      else throw new Error(`unexpected ${answer.status}: ${JSON.stringify(answer.body)}`);
+    }
+  }
+  return { accepted, refused };
 }
