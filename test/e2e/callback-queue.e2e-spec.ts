@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { DynamicModule, Global, Inject, INestApplicationContext, Injectable, Module } from '@nestjs/common';
+import { Inject, INestApplicationContext, Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Processor } from '@nestjs/bullmq';
 import Redis from 'ioredis';
@@ -21,7 +21,8 @@ import { POSTGRES_POOLS } from '../../src/job-queue/postgres-forward-queue';
 import type { PostgresPools } from '../../src/job-queue/postgres-pools';
 import { CALLBACK_QUEUE_SUFFIX, VAULT_CALLBACK_QUEUE, VAULT_FORWARD_QUEUE } from '../../src/queue/queues';
 import { dropQueueKeys } from '../support/redis-keys';
-import { REDIS, REDIS_AVAILABILITY, RedisAvailability, SHARED_CLIENT_OPTIONS } from '../../src/queue/redis';
+import { RedisAvailability, SHARED_CLIENT_OPTIONS } from '../../src/queue/redis';
+import { TestRedisModule } from '../support/test-redis.module';
 
 /** Job-end callbacks on their own queue with their own WorkerHost (issue 21, item 6; docs/decisions/0092). */
 
@@ -70,21 +71,6 @@ class RecordingCallbacks extends QueueWorkerHost {
   protected async handleScheduled() {}
   protected onReconnected() {}
   protected async onConsuming() {}
-}
-
-@Global()
-@Module({})
-class TestRedisModule {
-  static forRoot(redis: Redis | null, availability: RedisAvailability | null): DynamicModule {
-    return {
-      module: TestRedisModule,
-      providers: [
-        { provide: REDIS, useValue: redis },
-        { provide: REDIS_AVAILABILITY, useValue: availability },
-      ],
-      exports: [REDIS, REDIS_AVAILABILITY],
-    };
-  }
 }
 
 @Module({})

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { DynamicModule, Global, Inject, INestApplicationContext, Injectable, Module } from '@nestjs/common';
+import { Inject, INestApplicationContext, Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Processor } from '@nestjs/bullmq';
 import Redis from 'ioredis';
@@ -12,7 +12,8 @@ import { ForwardQueueProcessor } from '../../src/job-queue/forward-queue.process
 import { QueueModule } from '../../src/job-queue/queue.module';
 import { VAULT_FORWARD_QUEUE } from '../../src/queue/queues';
 import { dropQueueKeys } from '../support/redis-keys';
-import { REDIS, REDIS_AVAILABILITY, RedisAvailability, SHARED_CLIENT_OPTIONS } from '../../src/queue/redis';
+import { RedisAvailability, SHARED_CLIENT_OPTIONS } from '../../src/queue/redis';
+import { TestRedisModule } from '../support/test-redis.module';
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -42,21 +43,6 @@ class RecordingProcessor extends ForwardQueueProcessor {
   }
   protected onReconnected() {}
   protected async onConsuming() {}
-}
-
-@Global()
-@Module({})
-class TestRedisModule {
-  static forRoot(redis: Redis | null, availability: RedisAvailability | null): DynamicModule {
-    return {
-      module: TestRedisModule,
-      providers: [
-        { provide: REDIS, useValue: redis },
-        { provide: REDIS_AVAILABILITY, useValue: availability },
-      ],
-      exports: [REDIS, REDIS_AVAILABILITY],
-    };
-  }
 }
 
 @Module({})
