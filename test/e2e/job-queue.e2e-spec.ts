@@ -247,7 +247,8 @@ describe('Job queue on redis: producers fail fast while Redis is unreachable', (
       (e: unknown) => e,
     );
     expect(error).toBeInstanceOf(QueueUnavailableError);
-    expect(Date.now() - started).toBeLessThan(1_300);
+    // A second of ENQUEUE_TIMEOUT_MS plus slack for a loaded machine; a hang would be the test's own 60 s.
+    expect(Date.now() - started).toBeLessThan(3_000);
   }
 
   it('rejects within a second when the connection is cut or blackholed, and works again once Redis is back', async () => {
