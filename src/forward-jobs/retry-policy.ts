@@ -3,6 +3,8 @@
  * unit tests share.
  */
 
+import { jitteredMs } from '../common/jitter';
+
 /** Downstream statuses worth another attempt: the downstream's own "not now". */
 export const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([408, 425, 429, 500, 502, 503, 504]);
 
@@ -40,7 +42,7 @@ export function backoffMs(
 ): number {
   if (retryAfterMs !== null) return Math.min(MAX_BACKOFF_MS, Math.max(0, retryAfterMs));
   const ceiling = Math.min(MAX_BACKOFF_MS, baseMs * 2 ** Math.min(attempt - 1, 30));
-  return Math.floor(random() * ceiling);
+  return jitteredMs(0, ceiling, random);
 }
 
 /** Retry-After as delay-seconds or an HTTP date (RFC 9110 §10.2.3); null when absent or unreadable. */

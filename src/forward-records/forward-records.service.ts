@@ -5,6 +5,7 @@ import { Metrics } from '../metrics/metrics.service';
 import { DatabaseUnavailableError, isDatabaseUnavailable, serviceUnavailableProblem } from '../database/errors';
 import { Sql } from '../database/sql';
 import { StatementBatcher } from '../common/statement-batcher';
+import { withTimeout } from '../common/with-timeout';
 import type { ForwardRecord } from './forward-record';
 import { ForwardRecordSpool, SpoolEntry } from './forward-record-spool';
 
@@ -19,6 +20,11 @@ const MAX_BATCH = 500;
  */
 /** A disclosure not committed within this goes to the spool instead (the forward waits at most this long for it). */
 export const DURABLE_WITHIN_MS = 2_000;
+/**
+ * What missing that bound rejects with (withTimeout): it counts as the database being unavailable, so the
+ * records are spooled. The commit may still land later; that is harmless (the statements are idempotent).
+ */
+const noCommitInTime = () => new DatabaseUnavailableError(`no commit within ${DURABLE_WITHIN_MS} ms`);
 /** How often the spool is looked at, and the database probed while it is thought down. */
 const REPLAY_EVERY_MS = 1_000;
 /** Outcomes kept in memory when neither the table nor the spool takes them, retried with the next flush. */
@@ -198,8 +204,10 @@ export class ForwardRecordsService implements OnApplicationBootstrap, OnModuleDe
   private async makeDurable(records: ForwardRecord[]): Promise<void> {
     if (!this.databaseDown) {
       try {
-        await this.withinBound(
+        await withTimeout(
           this.sql.prepared('forwarding.record-pending', INSERT_PENDING, columns(records.map(asPending))),
+          DURABLE_WITHIN_MS,
+          noCommitInTime,
         );
         for (const record of records) {
           record.disclosedInTable = true;
@@ -228,7 +236,7 @@ export class ForwardRecordsService implements OnApplicationBootstrap, OnModuleDe
   private async writeOutcomes(batch: ForwardRecord[]): Promise<void> {
     if (!this.databaseDown) {
       try {
-        await this.withinBound(this.writeOutcomesToTable(latestById(batch)));
+        await withTimeout(this.writeOutcomesToTable(latestById(batch)), DURABLE_WITHIN_MS, noCommitInTime);
         return;
       } catch (error) {
         this.databaseFailed(error, `could not record ${batch.length} forwards; spooling them`);
@@ -278,7 +286,7 @@ export class ForwardRecordsService implements OnApplicationBootstrap, OnModuleDe
     const files = await this.spool.replayable();
     if (files.length === 0 && !this.spool.writing && !this.databaseDown) return;
     try {
-      await this.withinBound(this.sql.prepared('forwarding.probe', 'SELECT 1', []));
+      await withTimeout(this.sql.prepared('forwarding.probe', 'SELECT 1', []), DURABLE_WITHIN_MS, noCommitInTime);
     } catch {
       return;
     }
@@ -327,7 +335,7 @@ export class ForwardRecordsService implements OnApplicationBootstrap, OnModuleDe
     const rows = (list: SpoolEntry[]) =>
       toColumns(latestById(list.map((e) => ({ ...e.record, spooledAt: e.record.spooledAt ?? e.at }))));
     try {
-      await this.withinBound(this.sql.prepared(name, statement, rows(entries)));
+      await withTimeout(this.sql.prepared(name, statement, rows(entries)), DURABLE_WITHIN_MS, noCommitInTime);
       return;
     } catch (error) {
       if (isDatabaseUnavailable(error) || entries.length === 1) throw error;
@@ -335,7 +343,7 @@ export class ForwardRecordsService implements OnApplicationBootstrap, OnModuleDe
     const refused: SpoolEntry[] = [];
     for (const entry of entries) {
       try {
-        await this.withinBound(this.sql.prepared(name, statement, rows([entry])));
+        await withTimeout(this.sql.prepared(name, statement, rows([entry])), DURABLE_WITHIN_MS, noCommitInTime);
       } catch (error) {
         if (isDatabaseUnavailable(error)) throw error;
         refused.push(entry);
@@ -350,19 +358,6 @@ export class ForwardRecordsService implements OnApplicationBootstrap, OnModuleDe
   private databaseFailed(error: unknown, what: string): void {
     if (isDatabaseUnavailable(error)) this.databaseDown = true;
     this.logger.error(`${what}: ${message(error)}`);
-  }
-
-  /** The commit either happens within the bound or the caller moves on; a late commit is harmless (idempotent). */
-  private withinBound<T>(work: Promise<T>): Promise<T> {
-    work.catch(() => undefined);
-    let timer: NodeJS.Timeout;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new DatabaseUnavailableError(`no commit within ${DURABLE_WITHIN_MS} ms`)),
-        DURABLE_WITHIN_MS,
-      );
-    });
-    return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
   }
 }
 

@@ -8,6 +8,7 @@ import {
 } from '@nestjs/common';
 import { WorkerHost } from '@nestjs/bullmq';
 import { DelayedError, Job } from 'bullmq';
+import { jitteredMs } from '../common/jitter';
 import { isDatabaseUnavailable } from '../database/errors';
 import type { EngineWorker } from './engine';
 import { ForwardJobData, ForwardQueue, parseJobData } from './forward-queue';
@@ -16,6 +17,11 @@ import { QueueConsumers } from './queue-consumers';
 /**
  * A job whose handler found the database unreachable is put off by this much (plus up to as much
  * again of jitter, so a backlog does not come back all at once), its BullMQ tries untouched.
+ *
+ * The jitter is the retry policy's one formula (common/jitter.ts), with a floor where the backoff
+ * between attempts has none: a wait of ~0 ms would run the job again at once against a database that
+ * is still down, a busy loop through the worker's slots (each turn a failed database call). Nor does
+ * it grow with the attempt, since an outage is not an attempt (docs/decisions/0056, 0070).
  */
 const DATABASE_OUTAGE_DELAY_MS = 2_000;
 
@@ -65,9 +71,7 @@ export abstract class QueueWorkerHost
    * failed set (docs/decisions/0056).
    */
   protected retryLater(error: unknown): number | null {
-    return isDatabaseUnavailable(error)
-      ? DATABASE_OUTAGE_DELAY_MS + Math.floor(Math.random() * DATABASE_OUTAGE_DELAY_MS)
-      : null;
+    return isDatabaseUnavailable(error) ? jitteredMs(DATABASE_OUTAGE_DELAY_MS, 2 * DATABASE_OUTAGE_DELAY_MS) : null;
   }
 
   onModuleInit(): void {

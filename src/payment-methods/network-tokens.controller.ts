@@ -6,7 +6,7 @@ import { RequireScope } from '../auth/scopes';
 import { ApiProblems } from '../common/openapi/api-problems';
 import { CommonErrors } from '../common/problem/common.errors';
 import { CreateNetworkTokenDto, NetworkTokenResponse, NetworkTokensResponse } from './dto/network-token.dto';
-import { NetworkTokensService } from './network-tokens.service';
+import { NETWORK_TOKENS_MAX, NetworkTokensService } from './network-tokens.service';
 import { NetworkTokenErrors, PaymentMethodErrors } from './payment-methods.errors';
 
 @ApiTags('Payment methods - Network tokens')
@@ -31,7 +31,9 @@ export class NetworkTokensController {
 
   @Get()
   @RequireScope('payment-methods.read')
-  @ApiOperation({ summary: 'List the network tokens of a card, newest first' })
+  @ApiOperation({
+    summary: `List the network tokens of a card, newest first (at most ${NETWORK_TOKENS_MAX}, not paginated: a card keeps few)`,
+  })
   @ApiOkResponse({ type: NetworkTokensResponse })
   @ApiProblems(PaymentMethodErrors.notFound)
   async list(

@@ -18,6 +18,19 @@ interface Parameter {
   schema?: { minimum?: number; maximum?: number; default?: number };
 }
 
+interface Schema {
+  $ref?: string;
+  type?: string | string[];
+  properties?: Record<string, Schema>;
+  required?: string[];
+}
+
+interface Operation {
+  summary?: string;
+  parameters?: Parameter[];
+  responses?: Record<string, { headers?: Record<string, unknown>; content?: Record<string, { schema?: Schema }> }>;
+}
+
 /**
  * Every list of the service, and what its cursors were bound to before the PaginationInterceptor
  * (endpoint name, merchant account, filters): a cursor issued then must still be accepted.
@@ -53,6 +66,35 @@ const LISTS: Record<string, { instance?: boolean; binding: (ids: Ids) => CursorS
   },
 };
 
+/**
+ * The GET routes that answer a list whole, not page by page, each with why (issue 21: every other list goes through
+ * the PaginationInterceptor). `data`: a list of stored rows, whose OpenAPI summary must say it is not paginated; the
+ * others are the service's own fixed catalogs.
+ */
+const WHOLE_LISTS: Record<string, { why: string; data: boolean }> = {
+  '/buyers/payment-methods': {
+    why: "the SDK's response (PaymentMethodSummaries) has no cursor; at most 100 cards, all on GET /payment-methods",
+    data: true,
+  },
+  '/payment-methods/{payment_method_id}/network-tokens': {
+    why: 'a card keeps few network tokens (one per token requestor): at most 20',
+    data: true,
+  },
+  '/vault-forward/definitions': {
+    why: "the shipped catalog and the instance's own definitions: a small set",
+    data: true,
+  },
+  '/vault-forward/authentication-kinds': { why: 'the fixed catalog of authentication kinds', data: false },
+  '/errors': { why: 'the fixed catalog of problem types', data: false },
+};
+
+/** GET routes whose path names no single resource (no trailing `{id}`) yet answer no list. */
+const NOT_LISTS: Record<string, string> = {
+  '/vault-forward/activity': 'per-minute counts over a window of minutes (a time series, not a list of resources)',
+  '/health/live': 'a status',
+  '/health/ready': 'a status',
+};
+
 interface Ids {
   merchant: string;
   config: string;
@@ -63,7 +105,10 @@ describe('Every list route is served by the PaginationInterceptor (issue 21, ite
   let ids: Ids;
   let merchantToken: string;
   let instanceToken: string;
-  let document: { paths: Record<string, Record<string, { parameters?: Parameter[] }>> };
+  let document: {
+    paths: Record<string, Record<string, Operation>>;
+    components: { schemas: Record<string, Schema> };
+  };
   let codec: CursorCodec;
 
   beforeAll(async () => {
@@ -127,10 +172,60 @@ describe('Every list route is served by the PaginationInterceptor (issue 21, ite
       .map((link) => /^<([^>]+)>; rel="([a-z]+)"$/.exec(link))
       .find((match) => match?.[2] === rel)?.[1];
 
-  it('the OpenAPI document lists exactly these list routes (a GET with cursor and limit)', () => {
-    const lists = Object.entries(document.paths)
-      .filter(([, operations]) => {
-        const names = (operations.get?.parameters ?? []).filter((p) => p.in === 'query').map((p) => p.name);
+  const resolve = (schema: Schema | undefined): Schema | undefined =>
+    schema?.$ref ? document.components.schemas[schema.$ref.split('/').pop()!] : schema;
+  const okSchema = (operation: Operation) =>
+    resolve(operation.responses?.['200']?.content?.['application/json']?.schema);
+  const gets = () =>
+    Object.entries(document.paths)
+      .filter(([, operations]) => operations.get)
+      .map(([path, operations]) => [path, operations.get] as const);
+
+  /*
+   * Which GETs answer a list is found without asking the decorator (whose absence would also take away the cursor
+   * and limit parameters and the page schema it documents): a GET whose path ends in a collection, not an `{id}`,
+   * or whose 200 answer has an `items` array. Each must be a paginated list (LISTS), a list answered whole on purpose
+   * (WHOLE_LISTS) or no list (NOT_LISTS): a list route added without @Paginated fails here until it is decided.
+   */
+  it('finds every list route independently of @Paginated: each is paginated, or answered whole with a reason', () => {
+    const found = gets()
+      .filter(([path, get]) => !/\/\{[^}]+\}$/.test(path) || okSchema(get)?.properties?.items?.type === 'array')
+      .map(([path]) => path)
+      .sort();
+    expect(found).toEqual([...Object.keys(LISTS), ...Object.keys(WHOLE_LISTS), ...Object.keys(NOT_LISTS)].sort());
+  });
+
+  it('documents each paginated list as @Paginated does: cursor, limit, the page envelope and a Link header', () => {
+    for (const route of Object.keys(LISTS)) {
+      const get = document.paths[route].get;
+      const query = (get.parameters ?? []).filter((p) => p.in === 'query').map((p) => p.name);
+      expect({ route, cursor: query.includes('cursor'), limit: query.includes('limit') }).toEqual({
+        route,
+        cursor: true,
+        limit: true,
+      });
+      const page = okSchema(get);
+      expect({ route, envelope: Object.keys(page?.properties ?? {}).sort() }).toEqual({
+        route,
+        envelope: ['items', 'limit', 'next_cursor', 'previous_cursor'],
+      });
+      expect({ route, link: Object.keys(get.responses?.['200']?.headers ?? {}) }).toEqual({ route, link: ['Link'] });
+    }
+  });
+
+  it('the lists of stored rows answered whole say so in their summary', () => {
+    for (const [route, { data }] of Object.entries(WHOLE_LISTS)) {
+      const { summary, parameters } = document.paths[route].get;
+      if (data)
+        expect({ route, summary }).toEqual({ route, summary: expect.stringMatching(/not paginated|answered whole/) });
+      expect({ route, cursor: (parameters ?? []).some((p) => p.name === 'cursor') }).toEqual({ route, cursor: false });
+    }
+  });
+
+  it('the OpenAPI document offers cursor and limit on exactly the paginated lists', () => {
+    const lists = gets()
+      .filter(([, get]) => {
+        const names = (get.parameters ?? []).filter((p) => p.in === 'query').map((p) => p.name);
         return names.includes('cursor') && names.includes('limit');
       })
       .map(([path]) => path)

@@ -140,7 +140,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the network tokens of a card, newest first */
+        /** List the network tokens of a card, newest first (at most 20, not paginated: a card keeps few) */
         get: operations["NetworkTokensController_list"];
         put?: never;
         /** Store a network token of a card (encrypted; only its last four digits are returned) */

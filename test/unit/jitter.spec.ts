@@ -1,0 +1,32 @@
+import { jitteredMs } from '../../src/common/jitter';
+import { DatabaseUnavailableError } from '../../src/database/errors';
+import { backoffMs } from '../../src/forward-jobs/retry-policy';
+import { QueueWorkerHost } from '../../src/job-queue/queue-worker-host';
+
+describe('the one jitter formula (issue 21, item 6)', () => {
+  it('draws a whole number of milliseconds uniformly from [floor, ceiling)', () => {
+    expect(jitteredMs(0, 1000, () => 0)).toBe(0);
+    expect(jitteredMs(0, 1000, () => 0.5)).toBe(500);
+    expect(jitteredMs(0, 1000, () => 0.9999)).toBe(999);
+    expect(jitteredMs(2000, 4000, () => 0)).toBe(2000);
+    expect(jitteredMs(2000, 4000, () => 0.9999)).toBe(3999);
+  });
+
+  it('is what the backoff between attempts draws from: full jitter below the exponential ceiling', () => {
+    for (const r of [0, 0.25, 0.999]) expect(backoffMs(3, 1000, null, () => r)).toBe(jitteredMs(0, 4000, () => r));
+  });
+
+  it('puts a job off 2–4 s when its handler found the database down, and not for any other error', () => {
+    const retryLater = (error: unknown) => QueueWorkerHost.prototype['retryLater'].call(undefined, error);
+    const random = jest.spyOn(Math, 'random');
+    try {
+      random.mockReturnValue(0);
+      expect(retryLater(new DatabaseUnavailableError('down'))).toBe(2000);
+      random.mockReturnValue(0.9999);
+      expect(retryLater(new DatabaseUnavailableError('down'))).toBe(3999);
+      expect(retryLater(new Error('a bug'))).toBeNull();
+    } finally {
+      random.mockRestore();
+    }
+  });
+});
