@@ -1,9 +1,6 @@
 /** @type {import('jest').Config} */
 // Transpile only (types are checked once by `npm run typecheck`).
-const tsJest = [
-  'ts-jest',
-  { tsconfig: { isolatedModules: true, sourceMap: true }, diagnostics: false },
-];
+const tsJest = ['ts-jest', { tsconfig: { isolatedModules: true, sourceMap: true }, diagnostics: false }];
 
 const common = {
   testEnvironment: 'node',
