@@ -1,17 +1,13 @@
 /** @type {import('jest').Config} */
-// Transpile only (types are checked once by `npm run typecheck`); allowJs so ESM-only packages
-// such as jose can be turned into CommonJS for Jest's module system.
-const tsJest = [
-  'ts-jest',
-  { tsconfig: { allowJs: true, isolatedModules: true, sourceMap: true }, diagnostics: false },
-];
+// Transpile only (types are checked once by `npm run typecheck`).
+const tsJest = ['ts-jest', { tsconfig: { isolatedModules: true, sourceMap: true }, diagnostics: false }];
 
 const common = {
   testEnvironment: 'node',
-  transform: { '^.+\\.(t|j)s$': tsJest },
-  // jose and content-disposition (2.x, which @fastify/static >= 10.1.4 uses) ship ESM only; Jest's module
-  // system needs them transformed to CommonJS.
-  transformIgnorePatterns: ['/node_modules/(?!(jose|content-disposition)/)'],
+  transform: { '^.+\\.ts$': tsJest },
+  // Packages that ship ES modules only (NestJS 12, jose, content-disposition) are loaded as ES modules, not
+  // transformed: Jest runs with --experimental-vm-modules (the `jest` npm script) and requires them as Node does.
+  transformIgnorePatterns: ['/node_modules/'],
   moduleFileExtensions: ['ts', 'js', 'json'],
 };
 

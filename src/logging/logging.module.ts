@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { DynamicModule, Module } from '@nestjs/common';
+import { DynamicModule, Module, RequestMethod } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
 import { pino, type DestinationStream, type Level } from 'pino';
 import type { Options as PinoHttpOptions } from 'pino-http';
@@ -100,7 +100,14 @@ export class LoggingModule {
     return {
       module: LoggingModule,
       global: true,
-      imports: [LoggerModule.forRoot({ pinoHttp: [httpOptions, stream] })],
+      imports: [
+        LoggerModule.forRoot({
+          pinoHttp: [httpOptions, stream],
+          // nestjs-pino's default route, `{/*splat}`, matches no request under NestJS 12's fastify adapter
+          // (the request log line silently disappeared), and `*path` misses `/`; `{*path}` matches every path.
+          forRoutes: [{ path: '{*path}', method: RequestMethod.ALL }],
+        }),
+      ],
       providers: [AppLogger, { provide: REQUEST_LOG, useFactory: () => requestLog(options.level, stream) }],
       exports: [AppLogger, REQUEST_LOG],
     };

@@ -266,6 +266,18 @@ describe('Authentication and authorisation (API keys, JWT bearer tokens, scopes)
   });
 
   describe('logs', () => {
+    // nestjs-pino's middleware route decides which requests get a line: its default matched none under
+    // NestJS 12's fastify adapter, and `*path` matches every path but `/`.
+    it.each(['/', '/health/live', '/no-such-route', '/buyers'])(
+      'a request to %s has its request log line',
+      async (path) => {
+        const requestId = `test-${randomUUID()}`;
+        await fetch(`${t.url}${path}`, { headers: { 'x-request-id': requestId } });
+        const line = await waitFor(() => t.logs.requestLine(requestId), { what: `the log line of ${path}` });
+        expect(line.req.url).toBe(path);
+      },
+    );
+
     it('never contain the bearer token or forwarded credentials', async () => {
       const token = await merchantKey.token();
       const secret = `Bearer downstream-secret-${randomUUID()}`;
