@@ -5,6 +5,8 @@ import * as pkcs11js from 'pkcs11js';
 import { createForwardingMerchant, ForwardingMerchant } from '../factories/forwarding-merchants';
 import { cardNumber, createCard } from '../factories/cards';
 import { Downstream, startHttpDownstream } from '../support/downstream';
+import { startWorker } from '../support/forward-jobs';
+import { dropQueueKeys } from '../support/redis-keys';
 import { http } from '../support/http';
 import { waitFor } from '../support/wait';
 import { testTempDir } from '../support/temp-data-dir';
@@ -229,6 +231,97 @@ describe('Vault master keys in a PKCS#11 token (SoftHSM2)', () => {
       /vault_forward_key_store_duration_seconds_count\{operation="unwrap",outcome="error"\} [1-9]/,
     );
   });
+
+  it('queued forwards wait while the token is away, send no card, and all succeed once each after it is back', async () => {
+    // No cache anywhere: every plan and card the worker opens needs the token.
+    const env = {
+      QUEUE_BACKEND: 'redis',
+      FORWARD_QUEUE_NAME: `test-pkcs11-jobs-${randomUUID()}`,
+      FORWARD_RETRY_BASE_MS: '20',
+      VAULT_DATA_KEY_CACHE_SIZE: '0',
+    };
+    const app = await start('hsm-1', env);
+    const worker = await startWorker({
+      ...env,
+      DATABASE_URL: db.url,
+      FORWARD_INSECURE_HOSTS: `127.0.0.1:${downstream.port}`,
+      VAULT_MASTER_KEYS: '',
+      ...hsm.env('hsm-1'),
+    });
+    try {
+      const m = await createForwardingMerchant(app, downstream.port, 'HSM queued shop');
+      const queue = (n: number) =>
+        http(app.url, '/vault-forward', {
+          method: 'POST',
+          token: m.token,
+          headers: {
+            prefer: 'respond-async',
+            'x-vault-forward-url': `${downstream.url}/queued`,
+            'x-vault-forward-http-method': 'POST',
+            'x-vault-forward-payment-methods': m.card.id,
+            'content-type': 'application/json',
+          },
+          rawBody: `{"number":"{{ CARD_NUMBER_1 }}","n":${n}}`,
+        });
+      const toQueued = () => downstream.received.filter((r) => r.url === '/queued');
+
+      // Accepted while the token is there (the API seals each plan in it); the worker is held meanwhile.
+      worker.child.kill('SIGSTOP');
+      const jobs: string[] = [];
+      try {
+        for (let n = 0; n < 8; n++) {
+          const accepted = await queue(n);
+          expect(accepted.status).toBe(202);
+          jobs.push(accepted.body.id as string);
+        }
+        renameSync(hsm.tokenDir, `${hsm.tokenDir}-away`);
+      } finally {
+        worker.child.kill('SIGCONT');
+      }
+      try {
+        // While it is away: nothing new is accepted (503, nothing stored), and the worker's tries send nothing.
+        const refused = await queue(99);
+        expect(refused.status).toBe(503);
+        expect(refused.body.code).toBe('vault-key-store-unavailable');
+        // Several rounds of the worker's tries (each logs the token's silence), far longer than a job's five
+        // attempts at FORWARD_RETRY_BASE_MS=20 would last; cut short should a job leave `queued`.
+        const states = async () =>
+          Promise.all(
+            jobs.map(async (id) => (await http(app.url, `/vault-forward/jobs/${id}`, { token: m.token })).body),
+          );
+        await waitFor(
+          async () =>
+            worker.output().split('the token does not answer').length > 2 * jobs.length ||
+            (await states()).some((job) => job.status !== 'queued'),
+          { timeoutMs: 30_000, intervalMs: 200, what: 'the worker to try every job about twice' },
+        );
+        expect(toQueued()).toEqual([]);
+        // Put off, not tried: no attempt is counted against any job.
+        for (const job of await states()) expect(job).toMatchObject({ status: 'queued', attempts: [] });
+      } finally {
+        renameSync(`${hsm.tokenDir}-away`, hsm.tokenDir);
+      }
+
+      for (const id of jobs) {
+        const job = await waitFor(
+          async () => {
+            const answer = await http(app.url, `/vault-forward/jobs/${id}`, { token: m.token });
+            return ['succeeded', 'failed', 'cancelled'].includes(answer.body.status as string) && answer.body;
+          },
+          { timeoutMs: 30_000, intervalMs: 100, what: `job ${id} to end` },
+        );
+        expect(job).toMatchObject({ status: 'succeeded', attempts: [{ number: 1, status: 200 }] });
+      }
+      // Each job's request exactly once, with the card filled in.
+      const sent = toQueued().map((r) => JSON.parse(r.body.toString()) as { number: string; n: number });
+      expect(sent.map((body) => body.n).sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+      expect(new Set(sent.map((body) => body.number))).toEqual(new Set([m.card.number]));
+    } finally {
+      worker.child.kill('SIGTERM');
+      await worker.exited;
+      await dropQueueKeys(env.FORWARD_QUEUE_NAME);
+    }
+  }, 120_000);
 
   it('a wrapped key moved onto another record or altered does not open, even with the data key cached', async () => {
     const app = await start('hsm-1');
