@@ -17,6 +17,7 @@ import { startTestApp, TEST_MASTER_KEY_1, TestApp } from '../support/test-app';
 import { Metrics } from '../../src/metrics/metrics.service';
 import { unwrapSecret, VaultDecryptionError, wrapSecret } from '../../src/vault/envelope';
 import { VAULT_KEYRING, VaultKeyring } from '../../src/vault/keyring';
+import { cardAad } from '../../src/vault/card-vault.service';
 import { KeyRotationService } from '../../src/vault/key-rotation.service';
 import { SecretSealer } from '../../src/vault/secret-sealer';
 import { loadModule } from '../../src/vault/pkcs11-keyring';
@@ -151,6 +152,7 @@ describe('Vault master keys in a PKCS#11 token (SoftHSM2)', () => {
     const again = await forward(app, m);
     expect(again.status).toBe(200);
     expect(sentNumber()).toBe(m.card.number);
+
     const another = await createCard(app, m.id, { number: cardNumber() });
     expect((await forward(app, m, another.id)).status).toBe(200);
 
@@ -292,12 +294,18 @@ describe('Vault master keys in a PKCS#11 token (SoftHSM2)', () => {
         await waitFor(
           async () =>
             worker.output().split('the token does not answer').length > 2 * jobs.length ||
-            (await states()).some((job) => job.status !== 'queued'),
+            (await states()).some((job) => !['queued', 'running'].includes(job.status as string)),
           { timeoutMs: 30_000, intervalMs: 200, what: 'the worker to try every job about twice' },
         );
         expect(toQueued()).toEqual([]);
-        // Put off, not tried: no attempt is counted against any job.
-        for (const job of await states()) expect(job).toMatchObject({ status: 'queued', attempts: [] });
+        // Put off, not tried: no attempt is counted against any job (one may be between its claim and giving
+        // it back: running, its attempt without an outcome). Each ends below with exactly one attempt.
+        for (const job of await states()) {
+          expect(['queued', 'running']).toContain(job.status);
+          expect((job.attempts as Array<{ duration_ms: number | null }>).map((a) => a.duration_ms)).toEqual(
+            job.status === 'queued' ? [] : [null],
+          );
+        }
       } finally {
         renameSync(`${hsm.tokenDir}-away`, hsm.tokenDir);
       }
@@ -316,6 +324,49 @@ describe('Vault master keys in a PKCS#11 token (SoftHSM2)', () => {
       const sent = toQueued().map((r) => JSON.parse(r.body.toString()) as { number: string; n: number });
       expect(sent.map((body) => body.n).sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
       expect(new Set(sent.map((body) => body.number))).toEqual(new Set([m.card.number]));
+
+      // The key-use audit: with no cache, every plan and card the worker opened was an unwrap by the token, each
+      // logged with the key's label, what the data key is bound to, the time taken and the outcome.
+      const audit = worker
+        .output()
+        .split('\n')
+        .filter((line) => line.includes('"context":"VaultKeyUse"'))
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+      const use = (purpose: string, owners: string[], outcome: string) =>
+        expect.objectContaining({
+          msg: 'data key unwrapped by the key store',
+          provider: 'pkcs11',
+          token_label: hsm.label,
+          key_label: 'hsm-1',
+          purpose,
+          owners,
+          duration_ms: expect.any(Number),
+          outcome,
+        });
+      for (const id of jobs) {
+        expect(audit).toContainEqual(use('forward-job-plan', [m.id, id], 'unavailable'));
+        expect(audit).toContainEqual(use('forward-job-plan', [m.id, id], 'ok'));
+      }
+      expect(audit).toContainEqual(use('payment-method', [m.id, m.card.id], 'ok'));
+      // Unavailable is a warning, ok is info; no line holds key material: not the card's data key, not its
+      // wrapped form, not the PIN, nor the card number.
+      expect(new Set(audit.map((line) => `${line.outcome as string}:${line.level as number}`))).toEqual(
+        new Set(['unavailable:40', 'ok:30']),
+      );
+      const [row] = await app.db.query<Array<{ wrapped_key: Buffer }>>(
+        'SELECT wrapped_key FROM payment_methods WHERE id = $1',
+        [m.card.id],
+      );
+      const keyring = app.get<VaultKeyring>(VAULT_KEYRING);
+      const dataKey = unwrapSecret(row.wrapped_key, 'hsm-1', cardAad(m.id, m.card.id), keyring, 'the card');
+      expect(dataKey).toHaveLength(32);
+      const logged = worker.output();
+      for (const secret of [dataKey, row.wrapped_key, row.wrapped_key.subarray(13)])
+        for (const encoding of ['hex', 'base64', 'base64url'] as const)
+          expect(logged).not.toContain(secret.toString(encoding));
+      expect(logged).not.toContain(hsm.pin);
+      expect(logged).not.toContain(m.card.number);
+      dataKey.fill(0);
     } finally {
       worker.child.kill('SIGTERM');
       await worker.exited;
@@ -453,12 +504,30 @@ describe('Vault master keys in a PKCS#11 token (SoftHSM2)', () => {
       expect(during.code).toBe(first.remaining === 0 ? 0 : 1);
       // Run again, as docs/vault.md says: it resumes with what is left.
       const again = await rotate();
-      expect({ code: again.code, stderr: again.stderr }).toEqual({
+      // stderr: the rotation's log lines (JSON, its audit trail), then what the operator may do now.
+      const stderrLines = again.stderr.trimEnd().split('\n');
+      expect({ code: again.code, last: stderrLines.pop() }).toEqual({
         code: 0,
-        stderr:
+        last:
           'Every row is under master key "hsm-2": test-k1 may now be removed ' +
-          '(from VAULT_MASTER_KEYS or VAULT_PKCS11_KEY_LABELS, then from the token).\n',
+          '(from VAULT_MASTER_KEYS or VAULT_PKCS11_KEY_LABELS, then from the token).',
       });
+      const logLines = stderrLines.map((line) => JSON.parse(line) as Record<string, unknown>);
+      expect(logLines.filter((line) => (line.level as number) >= 40)).toEqual([]);
+      const finished = (run: string) =>
+        run
+          .split('\n')
+          .filter((line) => line.startsWith('{') && line.includes('master key rotation finished'))
+          .map((line) => JSON.parse(line) as Record<string, unknown>);
+      expect(finished(during.stderr)).toEqual([
+        expect.objectContaining({
+          context: 'KeyRotation',
+          master_key_id: 'hsm-2',
+          rewrapped: expect.objectContaining({ rewrapped_payment_methods: first.rewrapped_payment_methods }),
+          remaining: first.remaining,
+        }),
+      ]);
+      expect(finished(again.stderr)).toHaveLength(1);
       expect(JSON.parse(again.stdout)).toMatchObject({
         master_key_id: 'hsm-2',
         rewrapped_payment_methods: first.remaining,
