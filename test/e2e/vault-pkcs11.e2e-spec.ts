@@ -409,6 +409,37 @@ describe('Vault master keys in a PKCS#11 token (SoftHSM2)', () => {
     expect(metrics).toMatch(/vault_forward_data_key_unwraps_total\{source="cache"\} [1-9]/);
   });
 
+  it('the data-key cache keeps VAULT_DATA_KEY_CACHE_SIZE keys, least recently used out first, for VAULT_DATA_KEY_CACHE_TTL', async () => {
+    const app = await start('hsm-1', { VAULT_DATA_KEY_CACHE_SIZE: '2', VAULT_DATA_KEY_CACHE_TTL: '1' });
+    const sealer = app.get(SecretSealer);
+    const sealed = Object.fromEntries(
+      ['a', 'b', 'c'].map((name) => [name, sealer.seal(`record-${name}`, Buffer.from(`secret ${name}`))]),
+    );
+    const unwraps = async (source: 'cache' | 'key_store') =>
+      Number(
+        new RegExp(`vault_forward_data_key_unwraps_total\\{source="${source}"\\} (\\d+)`).exec(
+          await app.get(Metrics).registry.metrics(),
+        )?.[1] ?? 0,
+      );
+    /** Opens each record in turn; how many of the opens the token answered (the others came from the cache). */
+    const byToken = async (...names: string[]) => {
+      const before = await unwraps('key_store');
+      for (const name of names)
+        expect(sealer.open(`record-${name}`, sealed[name], name).toString()).toBe(`secret ${name}`);
+      return (await unwraps('key_store')) - before;
+    };
+    expect(await byToken('a', 'a', 'b')).toBe(2); // a and b cached
+    expect(await byToken('a', 'b')).toBe(0);
+    expect(await byToken('c')).toBe(1); // a, the least recently used, makes room for c
+    expect(await byToken('b', 'c')).toBe(0);
+    expect(await byToken('a')).toBe(1); // and back, b out
+    expect(await byToken('c', 'a')).toBe(0);
+    // Past the TTL (1 s) every entry has expired, however recently used.
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    expect(await byToken('a', 'c', 'a')).toBe(2);
+    expect(await unwraps('cache')).toBe(8);
+  });
+
   it('rotates an env keyring into the token: old cards keep forwarding, then the raw key can go', async () => {
     // A database of its own: the rows the other tests wrapped under hsm-1 are not this rotation's.
     const own = await createIsolatedDatabase('pkcs11_rotate');
