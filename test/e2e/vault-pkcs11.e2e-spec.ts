@@ -235,7 +235,9 @@ describe('Vault master keys in a PKCS#11 token (SoftHSM2)', () => {
   });
 
   it('queued forwards wait while the token is away, send no card, and all succeed once each after it is back', async () => {
-    // No cache anywhere: every plan and card the worker opens needs the token.
+    // No cache anywhere: every plan and card the worker opens needs the token. Half the jobs are queued through an
+    // API whose plans are sealed under a raw key the worker also holds (a rotation into the token half done): their
+    // plans open without the token and their cards do not, so both the claim and the send are put off.
     const env = {
       QUEUE_BACKEND: 'redis',
       FORWARD_QUEUE_NAME: `test-pkcs11-jobs-${randomUUID()}`,
@@ -243,17 +245,27 @@ describe('Vault master keys in a PKCS#11 token (SoftHSM2)', () => {
       VAULT_DATA_KEY_CACHE_SIZE: '0',
     };
     const app = await start('hsm-1', env);
+    const envOnly = Object.fromEntries(Object.keys(hsm.env('')).map((name) => [name, '']));
+    const rawKeyApp = await startTestApp({
+      env: {
+        ...env,
+        DATABASE_URL: db.url,
+        FORWARD_INSECURE_HOSTS: `127.0.0.1:${downstream.port}`,
+        ...envOnly,
+        VAULT_MASTER_KEYS: TEST_MASTER_KEY_1,
+      },
+    });
     const worker = await startWorker({
       ...env,
       DATABASE_URL: db.url,
       FORWARD_INSECURE_HOSTS: `127.0.0.1:${downstream.port}`,
-      VAULT_MASTER_KEYS: '',
       ...hsm.env('hsm-1'),
+      VAULT_MASTER_KEYS: TEST_MASTER_KEY_1,
     });
     try {
       const m = await createForwardingMerchant(app, downstream.port, 'HSM queued shop');
       const queue = (n: number) =>
-        http(app.url, '/vault-forward', {
+        http(n >= 4 && n < 8 ? rawKeyApp.url : app.url, '/vault-forward', {
           method: 'POST',
           token: m.token,
           headers: {
@@ -343,10 +355,13 @@ describe('Vault master keys in a PKCS#11 token (SoftHSM2)', () => {
           duration_ms: expect.any(Number),
           outcome,
         });
-      for (const id of jobs) {
+      for (const id of jobs.slice(0, 4)) {
         expect(audit).toContainEqual(use('forward-job-plan', [m.id, id], 'unavailable'));
         expect(audit).toContainEqual(use('forward-job-plan', [m.id, id], 'ok'));
       }
+      // The other half's plans opened with the raw key (not audited), their cards only with the token.
+      for (const id of jobs.slice(4)) expect(audit).not.toContainEqual(use('forward-job-plan', [m.id, id], 'ok'));
+      expect(audit).toContainEqual(use('payment-method', [m.id, m.card.id], 'unavailable'));
       expect(audit).toContainEqual(use('payment-method', [m.id, m.card.id], 'ok'));
       // Unavailable is a warning, ok is info; no line holds key material: not the card's data key, not its
       // wrapped form, not the PIN, nor the card number.
@@ -370,6 +385,7 @@ describe('Vault master keys in a PKCS#11 token (SoftHSM2)', () => {
     } finally {
       worker.child.kill('SIGTERM');
       await worker.exited;
+      await rawKeyApp.close();
       await dropQueueKeys(env.FORWARD_QUEUE_NAME);
     }
   }, 120_000);
