@@ -38,6 +38,11 @@ function print(result: object): void {
 /** Boots only what the command needs, against the same database `npm start` uses. */
 async function withServices<T>(
   run: (app: INestApplicationContext, appliedMigrations: string[]) => Promise<T>,
+  /**
+   * A command whose log is its audit trail (key rotation): the services' own log lines (Nest's Logger) reach
+   * stderr, info lines included. Otherwise only what is logged through pino directly, warnings and worse.
+   */
+  logInfo = false,
 ): Promise<T> {
   const [
     { NestFactory },
@@ -54,6 +59,7 @@ async function withServices<T>(
     import('../database/resolve-database'),
     import('./cli.module'),
   ]);
+  const { AppLogger } = await import('../logging/app-logger');
   let config: ReturnType<typeof loadConfig>;
   try {
     config = loadConfig(process.env);
@@ -63,12 +69,16 @@ async function withServices<T>(
     throw error;
   }
   // stdout carries the command's JSON; anything the service logs goes to stderr.
-  const quietConfig = { ...config, logLevel: config.logLevel === 'info' ? ('warn' as const) : config.logLevel };
+  const quietConfig = {
+    ...config,
+    logLevel: config.logLevel === 'info' && !logInfo ? ('warn' as const) : config.logLevel,
+  };
   const database = await resolveDatabase(config, 'cli');
   const app = await NestFactory.createApplicationContext(
     CliModule.forRoot({ config: quietConfig, databaseUrl: database.url, logStream: process.stderr }),
     { logger: false },
   );
+  if (logInfo) app.useLogger(app.get(AppLogger));
   try {
     // Idempotent and locked: the CLI works on a fresh database, and beside a running API.
     const applied = await runMigrations(app.get(DataSource));
@@ -267,10 +277,14 @@ async function rotateKeys(args: string[]): Promise<void> {
     throw new UsageError('--batch-size must be a whole number from 1 to 10000');
   const { KeyRotationService } = await import('../vault/key-rotation.service');
   const { VAULT_KEYRING } = await import('../vault/keyring');
-  const { result, keyIds } = await withServices(async (app) => ({
-    result: await app.get(KeyRotationService).rotate(batchSize),
-    keyIds: app.get<import('../vault/keyring').VaultKeyring>(VAULT_KEYRING).keys.map((k) => k.id),
-  }));
+  // Its info lines (each batch, the summary, each unwrap by an HSM) are the rotation's audit trail, on stderr.
+  const { result, keyIds } = await withServices(
+    async (app) => ({
+      result: await app.get(KeyRotationService).rotate(batchSize),
+      keyIds: app.get<import('../vault/keyring').VaultKeyring>(VAULT_KEYRING).keys.map((k) => k.id),
+    }),
+    true,
+  );
   print(result);
   // Rows could not be re-wrapped (named in the output) or were skipped: the old key must stay.
   if (result.remaining > 0) {

@@ -14,6 +14,7 @@ import type { ForwardPlan } from '../forwarding/forward-plan';
 import { ForwardJobData } from '../job-queue/forward-queue';
 import { ForwardQueueProcessor } from '../job-queue/forward-queue.processor';
 import { VAULT_FORWARD_QUEUE } from '../queue/queues';
+import { VaultKeyUnavailableError } from '../vault/vault.errors';
 import { ENDED_STATUSES, ForwardJob, JobAttempt } from './forward-job.entity';
 import { ForwardJobStore, StoredResponse } from './forward-job-store';
 import { epochMsNow, isoMicros } from './job-clock';
@@ -35,6 +36,12 @@ const END_RETRY_FIRST_MS = 250;
 const END_RETRY_MAX_MS = 5_000;
 /** Claims of unknown outcome remembered at most (the oldest go first). */
 const MAX_UNCERTAIN_CLAIMS = 10_000;
+/**
+ * A job whose plan or cards could not be opened because the vault's key store (the HSM) did not
+ * answer is put off by this much plus up to as much again of jitter, its tries untouched: the same
+ * as for a database outage (QueueWorkerHost, docs/decisions/0056 and 0088).
+ */
+const KEY_STORE_OUTAGE_DELAY_MS = 2_000;
 
 /**
  * Runs queued forwards in a worker: one BullMQ job per attempt, carrying only the job's id and the
@@ -77,6 +84,16 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
 
   protected handleForward(job: ForwardJobData): Promise<void> {
     return this.handle(job);
+  }
+
+  /**
+   * The key store away is no try either: the attempt was given back before anything was sent
+   * (giveBack), and BullMQ puts the job off without counting it.
+   */
+  protected override retryLater(error: unknown): number | null {
+    if (error instanceof VaultKeyUnavailableError)
+      return KEY_STORE_OUTAGE_DELAY_MS + Math.floor(Math.random() * KEY_STORE_OUTAGE_DELAY_MS);
+    return super.retryLater(error);
   }
 
   protected async handleScheduled(name: string): Promise<void> {
@@ -145,7 +162,7 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
     const entry = uncertain ? { ...uncertain, started_at: isoMicros() } : newAttempt(attempt);
     let claimed;
     try {
-      claimed = await this.store.claim(jobId, entry);
+      claimed = await this.claim(jobId, entry);
     } catch (error) {
       // The connection went with the statement: it may have committed. Kept, so the next delivery can tell.
       if (isDatabaseUnavailable(error)) this.rememberUncertainClaim(key, entry);
@@ -171,7 +188,7 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
         last.duration_ms === null &&
         !this.running.has(jobId)
       )
-        return this.run(job, last, await this.store.openPlan(job));
+        return this.run(job, last, await this.untilGivenBack(job.id, last, () => this.store.openPlan(job)));
       // This attempt's BullMQ job again, its worker gone (stalled-job recovery): count what it did. Unless
       // this worker still runs it (its BullMQ lock lapsed while the database was away, say): it ends it.
       if (attempt === done && last && last.duration_ms === null && !this.running.has(jobId))
@@ -186,8 +203,38 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
     }
     // Queued, and this BullMQ job names a later attempt than the row's next one: run the row's next.
     const next = newAttempt(done + 1);
-    const retaken = await this.store.claim(jobId, next);
+    const retaken = await this.claim(jobId, next);
     if (retaken) await this.run(retaken.job, next, retaken.plan);
+  }
+
+  /** The store's claim; a plan the key store cannot open now gives the attempt back (untilGivenBack). */
+  private claim(jobId: string, entry: JobAttempt): ReturnType<ForwardJobStore['claim']> {
+    return this.untilGivenBack(jobId, entry, () => this.store.claim(jobId, entry));
+  }
+
+  /** `step`; when it finds the key store away (VaultKeyUnavailableError), the attempt is given back first. */
+  private async untilGivenBack<T>(jobId: string, entry: JobAttempt, step: () => Promise<T>): Promise<T> {
+    try {
+      return await step();
+    } catch (error) {
+      if (error instanceof VaultKeyUnavailableError) await this.giveBack(jobId, entry);
+      throw error;
+    }
+  }
+
+  /**
+   * An attempt that the key store's outage stopped before anything was sent (its plan or its cards
+   * did not open): removed from the row, which waits queued for the same attempt again, so an HSM
+   * outage of any length delays the job without using up its attempts. BullMQ then puts this attempt's
+   * job off (retryLater). Only this attempt is taken back: the row must still be running it.
+   */
+  private async giveBack(jobId: string, entry: JobAttempt): Promise<void> {
+    await this.untilDatabaseAnswers(async () => {
+      const job = await this.store.find(jobId);
+      if (job?.status !== 'running' || job.attempts.length !== entry.number) return;
+      if (job.attempts[entry.number - 1].request_id !== entry.request_id) return;
+      await this.store.requeue({ id: jobId, attempts: job.attempts.slice(0, -1) }, isoMicros());
+    });
   }
 
   private rememberUncertainClaim(key: string, entry: JobAttempt): void {
@@ -223,6 +270,11 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
       stored = { status: response.status, headers: response.headers, body_base64: body.toString('base64') };
       outcome = { kind: 'response', status: response.status, retryAfterMs: retryAfterOf(response) };
     } catch (error) {
+      // Nothing left (the cards did not open): not a try; the job waits for the key store.
+      if (error instanceof VaultKeyUnavailableError && !reachedDownstream(error)) {
+        await this.giveBack(job.id, entry);
+        throw error;
+      }
       errorType = error instanceof ProblemException ? error.definition.code : 'internal-error';
       if (!(error instanceof ProblemException))
         this.logger.warn({
@@ -271,15 +323,17 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
 
   /**
    * An attempt's end (requeue, finish) tried until the database takes it: the downstream has answered,
-   * and throwing it away would have the attempt closed as worker-lost and sent again. The job holds its
-   * worker slot meanwhile; nothing else could run without the database anyway.
+   * and throwing it away would have the attempt closed as worker-lost and sent again. The same while the
+   * key store is away (finish seals the answer under a new data key). The job holds its worker slot
+   * meanwhile; nothing else could run without the database anyway.
    */
   private async untilDatabaseAnswers(write: () => Promise<void>): Promise<void> {
     for (let waitMs = END_RETRY_FIRST_MS; ; waitMs = Math.min(waitMs * 2, END_RETRY_MAX_MS)) {
       try {
         return await write();
       } catch (error) {
-        if (!isDatabaseUnavailable(error) || this.closing) throw error;
+        const outage = isDatabaseUnavailable(error) || error instanceof VaultKeyUnavailableError;
+        if (!outage || this.closing) throw error;
       }
       await new Promise((resolve) => setTimeout(resolve, waitMs));
     }

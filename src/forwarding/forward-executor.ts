@@ -77,11 +77,16 @@ export function isRetryable(error: unknown): boolean {
   return isDatabaseUnavailable(error);
 }
 
+/** Errors thrown once the downstream had answered (its answer's response rules: a card stored, the key store away). */
+const afterAnswer = new WeakSet<object>();
+
 /**
  * False when nothing of the request can have reached the downstream: it failed before the send
- * (any problem that is not a DownstreamProblem), or the connection was never made.
+ * (any problem that is not a DownstreamProblem, and was not thrown after the answer), or the
+ * connection was never made.
  */
 export function reachedDownstream(error: unknown): boolean {
+  if (typeof error === 'object' && error !== null && afterAnswer.has(error)) return true;
   return error instanceof DownstreamProblem && error.reachedDownstream;
 }
 
@@ -188,7 +193,13 @@ export class ForwardExecutor {
       .answered(plan.merchantAccountId, scans.uses, response.status)
       .catch((error: unknown) => this.sourceFailed(plan, error));
     // Before the answer is returned or sealed: what the config's rules take out never leaves (issue 27).
-    return this.responses.filter(plan.merchantAccountId, target.policy, response);
+    try {
+      return await this.responses.filter(plan.merchantAccountId, target.policy, response);
+    } catch (error) {
+      // The request was sent: a queued job must not take this for a failure before the send.
+      if (typeof error === 'object' && error !== null) afterAnswer.add(error);
+      throw error;
+    }
   }
 
   private sourceFailed(plan: ForwardPlan, error: unknown): void {

@@ -72,7 +72,9 @@ export class Metrics {
     });
     this.keyRotations = new Counter({
       name: `${PREFIX}key_rotation_rows_total`,
-      help: 'Rows re-wrapped under the current master key by `vault rotate-keys`, by table.',
+      help:
+        'Rows re-wrapped under the current master key, by table, in this process only (`vault rotate-keys` runs in the ' +
+        'CLI, which prints and logs its counts instead).',
       labelNames: ['table'],
       registers: [this.registry],
     });

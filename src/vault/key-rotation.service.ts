@@ -67,7 +67,16 @@ export class KeyRotationService {
     const [{ remaining }] = await this.db.query<Array<{ remaining: string }>>(`SELECT ${counts} AS remaining`, [
       this.keyring.current.id,
     ]);
-    return { master_key_id: this.keyring.current.id, ...rewrapped, ...failed, remaining: Number(remaining) };
+    const result = { master_key_id: this.keyring.current.id, ...rewrapped, ...failed, remaining: Number(remaining) };
+    // The rotation's audit line: what moved under which key (ids of failed rows are in their own error lines).
+    this.logger.log({
+      msg: 'master key rotation finished',
+      master_key_id: result.master_key_id,
+      rewrapped,
+      failed: Object.fromEntries(Object.entries(failed).map(([name, ids]) => [name, ids.length])),
+      remaining: result.remaining,
+    });
+    return result;
   }
 
   private async walk(table: SealedTable, batchSize: number): Promise<{ done: number; failed: string[] }> {

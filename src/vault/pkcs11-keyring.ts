@@ -26,9 +26,28 @@ export interface KeyUseObserver {
   tokenCall(operation: 'wrap' | 'unwrap' | 'connect', seconds: number, ok: boolean): void;
   /** An unwrap answered from the cache (true) or by the token (false). */
   unwrapLookup(cached: boolean): void;
+  /** An unwrap that missed the cache, once the token has answered (or not): the key-use audit's entry. */
+  unwrapped(use: KeyUse): void;
 }
 
-const NO_OBSERVER: KeyUseObserver = { tokenCall: () => undefined, unwrapLookup: () => undefined };
+/**
+ * One use of a master key in the token, without key material: the key's label, what the data key is
+ * bound to (its AAD: purpose and owner ids, e.g. a card's merchant and id), how long the token took,
+ * and whether it unwrapped (`ok`), refused the blob (`refused`: it does not authenticate) or did not
+ * answer (`unavailable`).
+ */
+export interface KeyUse {
+  keyLabel: string;
+  aad: string;
+  seconds: number;
+  outcome: 'ok' | 'refused' | 'unavailable';
+}
+
+const NO_OBSERVER: KeyUseObserver = {
+  tokenCall: () => undefined,
+  unwrapLookup: () => undefined,
+  unwrapped: () => undefined,
+};
 
 /**
  * C_Decrypt's answers that mean "this blob does not authenticate" rather than "the token is away".
@@ -296,6 +315,9 @@ export class Pkcs11MasterKey implements MasterKey {
     const cached = entry ? cache.get(entry) : undefined;
     this.observer.unwrapLookup(cached !== undefined);
     if (cached) return Buffer.from(cached);
+    const started = performance.now();
+    const audit = (outcome: KeyUse['outcome']) =>
+      this.observer.unwrapped({ keyLabel: this.id, aad, seconds: (performance.now() - started) / 1000, outcome });
     let plaintext: Buffer;
     try {
       plaintext = this.token.run(this.id, 'unwrap', (m, session, key) => {
@@ -308,9 +330,11 @@ export class Pkcs11MasterKey implements MasterKey {
         }
       });
     } catch (error) {
+      audit(error instanceof BadData ? 'refused' : 'unavailable');
       if (error instanceof BadData) return null;
       throw error;
     }
+    audit('ok');
     if (entry) cache.set(entry, Buffer.from(plaintext));
     return plaintext;
   }

@@ -1,4 +1,4 @@
-import { Inject, Module, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Logger, Module, OnApplicationShutdown } from '@nestjs/common';
 import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
 import { CardVault } from './card-vault.service';
@@ -36,8 +36,36 @@ export class VaultModule implements OnApplicationShutdown {
 async function keyringFromConfig(config: AppConfig, metrics: Metrics): Promise<VaultKeyring> {
   if (config.vaultKeyProvider === 'env') return envKeyringFromConfig(config);
   const { pkcs11KeyringFromConfig } = await import('./pkcs11-keyring');
+  const audit = new Logger('VaultKeyUse');
   return pkcs11KeyringFromConfig(config, {
     tokenCall: (operation, seconds, ok) => metrics.keyStoreCall(operation, seconds, ok),
     unwrapLookup: (cached) => metrics.dataKeyUnwrapped(cached),
+    // The key-use audit (docs/vault.md): one line per unwrap by the token, never key bytes, blobs or the PIN.
+    unwrapped: ({ keyLabel, aad, seconds, outcome }) => {
+      const { purpose, owners } = binding(aad);
+      const line = {
+        msg: 'data key unwrapped by the key store',
+        provider: 'pkcs11',
+        token_label: config.vaultPkcs11!.tokenLabel,
+        key_label: keyLabel,
+        purpose,
+        owners,
+        duration_ms: Math.round(seconds * 1e6) / 1e3,
+        outcome,
+      };
+      if (outcome === 'ok') audit.log(line);
+      else audit.warn(line);
+    },
   });
+}
+
+/**
+ * What a wrapped data key is bound to, from the AAD its master key sees: `wrap`, the key id, then the
+ * record's AAD (envelope.ts), which is `purpose`, `v1`, owner ids (boundAad in secret-sealer.ts).
+ */
+function binding(aad: string): { purpose: string; owners: string[] } {
+  const parts = aad.split('\n');
+  const record = parts[0] === 'wrap' ? parts.slice(2) : parts;
+  const [purpose = '', ...rest] = record;
+  return { purpose, owners: rest[0] === 'v1' ? rest.slice(1) : rest };
 }

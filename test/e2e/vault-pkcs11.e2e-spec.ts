@@ -5,6 +5,8 @@ import * as pkcs11js from 'pkcs11js';
 import { createForwardingMerchant, ForwardingMerchant } from '../factories/forwarding-merchants';
 import { cardNumber, createCard } from '../factories/cards';
 import { Downstream, startHttpDownstream } from '../support/downstream';
+import { startWorker } from '../support/forward-jobs';
+import { dropQueueKeys } from '../support/redis-keys';
 import { http } from '../support/http';
 import { waitFor } from '../support/wait';
 import { testTempDir } from '../support/temp-data-dir';
@@ -15,6 +17,7 @@ import { startTestApp, TEST_MASTER_KEY_1, TestApp } from '../support/test-app';
 import { Metrics } from '../../src/metrics/metrics.service';
 import { unwrapSecret, VaultDecryptionError, wrapSecret } from '../../src/vault/envelope';
 import { VAULT_KEYRING, VaultKeyring } from '../../src/vault/keyring';
+import { cardAad } from '../../src/vault/card-vault.service';
 import { KeyRotationService } from '../../src/vault/key-rotation.service';
 import { SecretSealer } from '../../src/vault/secret-sealer';
 import { loadModule } from '../../src/vault/pkcs11-keyring';
@@ -149,6 +152,7 @@ describe('Vault master keys in a PKCS#11 token (SoftHSM2)', () => {
     const again = await forward(app, m);
     expect(again.status).toBe(200);
     expect(sentNumber()).toBe(m.card.number);
+
     const another = await createCard(app, m.id, { number: cardNumber() });
     expect((await forward(app, m, another.id)).status).toBe(200);
 
@@ -230,6 +234,162 @@ describe('Vault master keys in a PKCS#11 token (SoftHSM2)', () => {
     );
   });
 
+  it('queued forwards wait while the token is away, send no card, and all succeed once each after it is back', async () => {
+    // No cache anywhere: every plan and card the worker opens needs the token. Half the jobs are queued through an
+    // API whose plans are sealed under a raw key the worker also holds (a rotation into the token half done): their
+    // plans open without the token and their cards do not, so both the claim and the send are put off.
+    const env = {
+      QUEUE_BACKEND: 'redis',
+      FORWARD_QUEUE_NAME: `test-pkcs11-jobs-${randomUUID()}`,
+      FORWARD_RETRY_BASE_MS: '20',
+      VAULT_DATA_KEY_CACHE_SIZE: '0',
+    };
+    const app = await start('hsm-1', env);
+    const envOnly = Object.fromEntries(Object.keys(hsm.env('')).map((name) => [name, '']));
+    const rawKeyApp = await startTestApp({
+      env: {
+        ...env,
+        DATABASE_URL: db.url,
+        FORWARD_INSECURE_HOSTS: `127.0.0.1:${downstream.port}`,
+        ...envOnly,
+        VAULT_MASTER_KEYS: TEST_MASTER_KEY_1,
+      },
+    });
+    const worker = await startWorker({
+      ...env,
+      DATABASE_URL: db.url,
+      FORWARD_INSECURE_HOSTS: `127.0.0.1:${downstream.port}`,
+      ...hsm.env('hsm-1'),
+      VAULT_MASTER_KEYS: TEST_MASTER_KEY_1,
+    });
+    try {
+      const m = await createForwardingMerchant(app, downstream.port, 'HSM queued shop');
+      const queue = (n: number) =>
+        http(n >= 4 && n < 8 ? rawKeyApp.url : app.url, '/vault-forward', {
+          method: 'POST',
+          token: m.token,
+          headers: {
+            prefer: 'respond-async',
+            'x-vault-forward-url': `${downstream.url}/queued`,
+            'x-vault-forward-http-method': 'POST',
+            'x-vault-forward-payment-methods': m.card.id,
+            'content-type': 'application/json',
+          },
+          rawBody: `{"number":"{{ CARD_NUMBER_1 }}","n":${n}}`,
+        });
+      const toQueued = () => downstream.received.filter((r) => r.url === '/queued');
+
+      // Accepted while the token is there (the API seals each plan in it); the worker is held meanwhile.
+      worker.child.kill('SIGSTOP');
+      const jobs: string[] = [];
+      try {
+        for (let n = 0; n < 8; n++) {
+          const accepted = await queue(n);
+          expect(accepted.status).toBe(202);
+          jobs.push(accepted.body.id as string);
+        }
+        renameSync(hsm.tokenDir, `${hsm.tokenDir}-away`);
+      } finally {
+        worker.child.kill('SIGCONT');
+      }
+      try {
+        // While it is away: nothing new is accepted (503, nothing stored), and the worker's tries send nothing.
+        const refused = await queue(99);
+        expect(refused.status).toBe(503);
+        expect(refused.body.code).toBe('vault-key-store-unavailable');
+        // Several rounds of the worker's tries (each logs the token's silence), far longer than a job's five
+        // attempts at FORWARD_RETRY_BASE_MS=20 would last; cut short should a job leave `queued`.
+        const states = async () =>
+          Promise.all(
+            jobs.map(async (id) => (await http(app.url, `/vault-forward/jobs/${id}`, { token: m.token })).body),
+          );
+        await waitFor(
+          async () =>
+            worker.output().split('the token does not answer').length > 2 * jobs.length ||
+            (await states()).some((job) => !['queued', 'running'].includes(job.status as string)),
+          { timeoutMs: 30_000, intervalMs: 200, what: 'the worker to try every job about twice' },
+        );
+        expect(toQueued()).toEqual([]);
+        // Put off, not tried: no attempt is counted against any job (one may be between its claim and giving
+        // it back: running, its attempt without an outcome). Each ends below with exactly one attempt.
+        for (const job of await states()) {
+          expect(['queued', 'running']).toContain(job.status);
+          expect((job.attempts as Array<{ duration_ms: number | null }>).map((a) => a.duration_ms)).toEqual(
+            job.status === 'queued' ? [] : [null],
+          );
+        }
+      } finally {
+        renameSync(`${hsm.tokenDir}-away`, hsm.tokenDir);
+      }
+
+      for (const id of jobs) {
+        const job = await waitFor(
+          async () => {
+            const answer = await http(app.url, `/vault-forward/jobs/${id}`, { token: m.token });
+            return ['succeeded', 'failed', 'cancelled'].includes(answer.body.status as string) && answer.body;
+          },
+          { timeoutMs: 30_000, intervalMs: 100, what: `job ${id} to end` },
+        );
+        expect(job).toMatchObject({ status: 'succeeded', attempts: [{ number: 1, status: 200 }] });
+      }
+      // Each job's request exactly once, with the card filled in.
+      const sent = toQueued().map((r) => JSON.parse(r.body.toString()) as { number: string; n: number });
+      expect(sent.map((body) => body.n).sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+      expect(new Set(sent.map((body) => body.number))).toEqual(new Set([m.card.number]));
+
+      // The key-use audit: with no cache, every plan and card the worker opened was an unwrap by the token, each
+      // logged with the key's label, what the data key is bound to, the time taken and the outcome.
+      const audit = worker
+        .output()
+        .split('\n')
+        .filter((line) => line.includes('"context":"VaultKeyUse"'))
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+      const use = (purpose: string, owners: string[], outcome: string) =>
+        expect.objectContaining({
+          msg: 'data key unwrapped by the key store',
+          provider: 'pkcs11',
+          token_label: hsm.label,
+          key_label: 'hsm-1',
+          purpose,
+          owners,
+          duration_ms: expect.any(Number),
+          outcome,
+        });
+      for (const id of jobs.slice(0, 4)) {
+        expect(audit).toContainEqual(use('forward-job-plan', [m.id, id], 'unavailable'));
+        expect(audit).toContainEqual(use('forward-job-plan', [m.id, id], 'ok'));
+      }
+      // The other half's plans opened with the raw key (not audited), their cards only with the token.
+      for (const id of jobs.slice(4)) expect(audit).not.toContainEqual(use('forward-job-plan', [m.id, id], 'ok'));
+      expect(audit).toContainEqual(use('payment-method', [m.id, m.card.id], 'unavailable'));
+      expect(audit).toContainEqual(use('payment-method', [m.id, m.card.id], 'ok'));
+      // Unavailable is a warning, ok is info; no line holds key material: not the card's data key, not its
+      // wrapped form, not the PIN, nor the card number.
+      expect(new Set(audit.map((line) => `${line.outcome as string}:${line.level as number}`))).toEqual(
+        new Set(['unavailable:40', 'ok:30']),
+      );
+      const [row] = await app.db.query<Array<{ wrapped_key: Buffer }>>(
+        'SELECT wrapped_key FROM payment_methods WHERE id = $1',
+        [m.card.id],
+      );
+      const keyring = app.get<VaultKeyring>(VAULT_KEYRING);
+      const dataKey = unwrapSecret(row.wrapped_key, 'hsm-1', cardAad(m.id, m.card.id), keyring, 'the card');
+      expect(dataKey).toHaveLength(32);
+      const logged = worker.output();
+      for (const secret of [dataKey, row.wrapped_key, row.wrapped_key.subarray(13)])
+        for (const encoding of ['hex', 'base64', 'base64url'] as const)
+          expect(logged).not.toContain(secret.toString(encoding));
+      expect(logged).not.toContain(hsm.pin);
+      expect(logged).not.toContain(m.card.number);
+      dataKey.fill(0);
+    } finally {
+      worker.child.kill('SIGTERM');
+      await worker.exited;
+      await rawKeyApp.close();
+      await dropQueueKeys(env.FORWARD_QUEUE_NAME);
+    }
+  }, 120_000);
+
   it('a wrapped key moved onto another record or altered does not open, even with the data key cached', async () => {
     const app = await start('hsm-1');
     const sealer = app.get(SecretSealer);
@@ -263,6 +423,37 @@ describe('Vault master keys in a PKCS#11 token (SoftHSM2)', () => {
     }
     const metrics = await app.get(Metrics).registry.metrics();
     expect(metrics).toMatch(/vault_forward_data_key_unwraps_total\{source="cache"\} [1-9]/);
+  });
+
+  it('the data-key cache keeps VAULT_DATA_KEY_CACHE_SIZE keys, least recently used out first, for VAULT_DATA_KEY_CACHE_TTL', async () => {
+    const app = await start('hsm-1', { VAULT_DATA_KEY_CACHE_SIZE: '2', VAULT_DATA_KEY_CACHE_TTL: '1' });
+    const sealer = app.get(SecretSealer);
+    const sealed = Object.fromEntries(
+      ['a', 'b', 'c'].map((name) => [name, sealer.seal(`record-${name}`, Buffer.from(`secret ${name}`))]),
+    );
+    const unwraps = async (source: 'cache' | 'key_store') =>
+      Number(
+        new RegExp(`vault_forward_data_key_unwraps_total\\{source="${source}"\\} (\\d+)`).exec(
+          await app.get(Metrics).registry.metrics(),
+        )?.[1] ?? 0,
+      );
+    /** Opens each record in turn; how many of the opens the token answered (the others came from the cache). */
+    const byToken = async (...names: string[]) => {
+      const before = await unwraps('key_store');
+      for (const name of names)
+        expect(sealer.open(`record-${name}`, sealed[name], name).toString()).toBe(`secret ${name}`);
+      return (await unwraps('key_store')) - before;
+    };
+    expect(await byToken('a', 'a', 'b')).toBe(2); // a and b cached
+    expect(await byToken('a', 'b')).toBe(0);
+    expect(await byToken('c')).toBe(1); // a, the least recently used, makes room for c
+    expect(await byToken('b', 'c')).toBe(0);
+    expect(await byToken('a')).toBe(1); // and back, b out
+    expect(await byToken('c', 'a')).toBe(0);
+    // Past the TTL (1 s) every entry has expired, however recently used.
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    expect(await byToken('a', 'c', 'a')).toBe(2);
+    expect(await unwraps('cache')).toBe(8);
   });
 
   it('rotates an env keyring into the token: old cards keep forwarding, then the raw key can go', async () => {
@@ -360,12 +551,30 @@ describe('Vault master keys in a PKCS#11 token (SoftHSM2)', () => {
       expect(during.code).toBe(first.remaining === 0 ? 0 : 1);
       // Run again, as docs/vault.md says: it resumes with what is left.
       const again = await rotate();
-      expect({ code: again.code, stderr: again.stderr }).toEqual({
+      // stderr: the rotation's log lines (JSON, its audit trail), then what the operator may do now.
+      const stderrLines = again.stderr.trimEnd().split('\n');
+      expect({ code: again.code, last: stderrLines.pop() }).toEqual({
         code: 0,
-        stderr:
+        last:
           'Every row is under master key "hsm-2": test-k1 may now be removed ' +
-          '(from VAULT_MASTER_KEYS or VAULT_PKCS11_KEY_LABELS, then from the token).\n',
+          '(from VAULT_MASTER_KEYS or VAULT_PKCS11_KEY_LABELS, then from the token).',
       });
+      const logLines = stderrLines.map((line) => JSON.parse(line) as Record<string, unknown>);
+      expect(logLines.filter((line) => (line.level as number) >= 40)).toEqual([]);
+      const finished = (run: string) =>
+        run
+          .split('\n')
+          .filter((line) => line.startsWith('{') && line.includes('master key rotation finished'))
+          .map((line) => JSON.parse(line) as Record<string, unknown>);
+      expect(finished(during.stderr)).toEqual([
+        expect.objectContaining({
+          context: 'KeyRotation',
+          master_key_id: 'hsm-2',
+          rewrapped: expect.objectContaining({ rewrapped_payment_methods: first.rewrapped_payment_methods }),
+          remaining: first.remaining,
+        }),
+      ]);
+      expect(finished(again.stderr)).toHaveLength(1);
       expect(JSON.parse(again.stdout)).toMatchObject({
         master_key_id: 'hsm-2',
         rewrapped_payment_methods: first.remaining,
