@@ -55,7 +55,17 @@ describe('Vault Forward definitions (Gr4vy’s catalog model)', () => {
     expect(list.status).toBe(200);
     expectGr4vy('PCIForwardDefinitions', list.body);
     const ids = list.body.items.map((d: { id: string }) => d.id);
-    expect(ids).toEqual(expect.arrayContaining(['amadeus', 'cybersource', 'mastercard', 'visa', 'worldpay']));
+    expect(ids).toEqual(
+      expect.arrayContaining([
+        'amadeus',
+        'checkout-com',
+        'cybersource',
+        'mastercard',
+        'paypal-nvp',
+        'visa',
+        'worldpay',
+      ]),
+    );
     const visa = list.body.items.find((d: { id: string }) => d.id === 'visa');
     expect(visa).toMatchObject({
       type: 'vault-forward-definition',
