@@ -137,6 +137,8 @@ export class Contract {
       // No such operation: the answer can only be the service refusing it.
       if (response.status < 400)
         throw new ContractViolation(`${where} is no operation of the document, yet answered ${response.status}`);
+      // A HEAD answer has no body to hold against anything.
+      if (response.method.toUpperCase() === 'HEAD') return;
       this.validateBody(
         where,
         response,
