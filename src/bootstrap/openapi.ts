@@ -31,26 +31,34 @@ type Operation = {
 
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'] as const;
 
+/** Methods whose request body the HTTP layer reads (and may refuse) whether or not the route takes one. */
+const BODY_METHODS = new Set(['post', 'put', 'patch', 'delete', 'options']);
+
 /**
  * The problems any route can answer with, whatever its feature: its own failure (500), a dependency
  * away (503, on routes that read the database: every route behind a token), and, on routes that
- * take a body or a path parameter, what the HTTP layer and the validation pipe refuse before the
- * handler runs.
+ * take a body (or are called with a method whose body the HTTP layer parses: a DELETE sent a body it
+ * cannot read is 415 or 400 before any handler) or a path parameter, what the HTTP layer and the
+ * validation pipe refuse before the handler runs.
  */
-function commonProblems(operation: Operation): ProblemDefinition[] {
+function commonProblems(operation: Operation, method: string): ProblemDefinition[] {
   const problems: ProblemDefinition[] = [CommonErrors.internalError];
   if (operation.security === undefined || operation.security.length > 0) problems.push(CommonErrors.serviceUnavailable);
-  if (operation.requestBody !== undefined) {
+  if (operation.requestBody !== undefined || BODY_METHODS.has(method)) {
+    // bad-request: a body the HTTP layer cannot read at all (bytes that are not UTF-8 make fastify's
+    // count disagree with Content-Length), before any JSON parsing.
     problems.push(
       CommonErrors.invalidJson,
       CommonErrors.jsonTooDeep,
       CommonErrors.payloadTooLarge,
       CommonErrors.unsupportedMediaType,
+      CommonErrors.badRequest,
     );
   }
-  // A path parameter longer than any id (414), or with a NUL character, which PostgreSQL cannot take (400).
+  // A path parameter longer than any id (414), with a NUL character, which PostgreSQL cannot take (400
+  // validation-failed), or not valid percent-encoded UTF-8, which the router cannot decode (400 bad-request).
   if (operation.parameters?.some((p) => p.in === 'path'))
-    problems.push(CommonErrors.uriTooLong, CommonErrors.validationFailed);
+    problems.push(CommonErrors.uriTooLong, CommonErrors.validationFailed, CommonErrors.badRequest);
   return problems;
 }
 
@@ -110,7 +118,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
       if (!operation) continue;
       // Routes behind a token say so through @ApiBearerAuth (the Require*Scope decorators); the rest are public.
       operation.security ??= [];
-      operation.responses = withProblems(operation.responses, commonProblems(operation));
+      operation.responses = withProblems(operation.responses, commonProblems(operation, method));
       if ((operation as unknown) === forward.operation) admitDownstreamAnswers(operation.responses);
     }
   }

@@ -52,6 +52,13 @@ function mtls(description: string): AuthenticationDefinition {
   };
 }
 
+/*
+ * Only third parties that take one of our kinds are listed: Gr4vy's definition has at least one
+ * authentication. A PSP whose API takes just a key in a header (Stripe, Adyen, Braintree, PayPal's REST
+ * API, Checkout.com's standard origin) needs no method and no definition: a config with its hosts of its own
+ * (`{display_name, hosts}`), and the key sent with `x-vault-forward-header-authorization` (or
+ * `x-vault-forward-header-x-api-key`), passed through as it is (docs/forwarding.md).
+ */
 export const CATALOG: readonly Definition[] = [
   {
     id: 'amadeus',
@@ -59,6 +66,19 @@ export const CATALOG: readonly Definition[] = [
     hosts: ['https://api.amadeus.com', 'https://test.api.amadeus.com'],
     source: 'catalog',
     authentications: [mtls('The client certificate Amadeus issued for your account.')],
+  },
+  {
+    id: 'checkout-com',
+    display_name: 'Checkout.com (mTLS private connection)',
+    hosts: ['https://mtls.api.checkout.com', 'https://mtls.api.sandbox.checkout.com'],
+    source: 'catalog',
+    authentications: [
+      mtls(
+        'Checkout.com’s mTLS origins, in certificate authentication mode: a leaf certificate and key issued by your ' +
+          'own private CA, whose root you registered with Checkout.com. (Its standard origin, api.checkout.com, ' +
+          'takes a secret key in the Authorization header instead: no method, see the catalog’s notes.)',
+      ),
+    ],
   },
   {
     id: 'cybersource',
@@ -99,6 +119,20 @@ export const CATALOG: readonly Definition[] = [
     hosts: ['https://api.mastercard.com', 'https://sandbox.api.mastercard.com'],
     source: 'catalog',
     authentications: [mtls('The client certificate of your Mastercard Developers project.')],
+  },
+  {
+    id: 'paypal-nvp',
+    display_name: 'PayPal NVP/SOAP API (API certificate)',
+    hosts: ['https://api.paypal.com', 'https://api.sandbox.paypal.com'],
+    source: 'catalog',
+    authentications: [
+      mtls(
+        'The API certificate of PayPal’s NVP/SOAP API: the certificate and the private key from the ' +
+          'cert_key_pem.txt PayPal lets you download (it holds both, in PEM). The API username and password go in ' +
+          'the request body, as the caller sends it. (API signature credentials use other hosts, api-3t.…, and ' +
+          'need no method.)',
+      ),
+    ],
   },
   {
     id: 'visa',

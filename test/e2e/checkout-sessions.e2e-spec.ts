@@ -10,11 +10,15 @@ import { createCheckoutSession } from '../factories/checkout-sessions';
 import { createMerchantAccount } from '../factories/merchant-accounts';
 import { Downstream, startHttpDownstream } from '../support/downstream';
 import { startWorker, WorkerProcess } from '../support/forward-jobs';
+import { checkedGr4vy, expectNoSdkViolations } from '../support/checked-clients';
 import { expectProblem, http, HttpResult } from '../support/http';
 import { startTestApp, TestApp } from '../support/test-app';
 import { waitFor } from '../support/wait';
 
 const run = promisify(execFile);
+
+// Every SDK answer is held against the document (and the strict check) in its response hook.
+afterEach(expectNoSdkViolations);
 
 /**
  * Checkout sessions end to end: the official SDK for the session routes and for storing a session's
@@ -44,8 +48,7 @@ describe('Checkout sessions', () => {
     merchant = (await createMerchantAccount(t)).id;
     const key = await createApiKey(t, merchant);
     token = await key.token();
-    gr4vy = new Gr4vy({
-      serverURL: t.url,
+    gr4vy = checkedGr4vy(t.url, {
       merchantAccountId: merchant,
       bearerAuth: withToken({ privateKey: key.privateKeyPem }),
     });

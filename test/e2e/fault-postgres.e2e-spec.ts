@@ -5,6 +5,7 @@ import { createApiKey } from '../factories/api-keys';
 import { createCard } from '../factories/cards';
 import { createMerchantAccount } from '../factories/merchant-accounts';
 import { Downstream, startHttpDownstream } from '../support/downstream';
+import { checkedFetch } from '../support/checked-clients';
 import { http } from '../support/http';
 import { TcpProxy } from '../support/tcp-proxy';
 import { startTestApp, TestApp } from '../support/test-app';
@@ -93,7 +94,7 @@ describe('PostgreSQL unreachable mid-load (behind a TCP proxy that is cut and re
             body: JSON.stringify({ n: '{{ CARD_NUMBER_1 }}' }),
           }
         : { headers: { authorization: `Bearer ${bearer}` } };
-    const response = await fetch(`${t.url}${route === 'forward' ? '/vault-forward' : '/buyers'}`, {
+    const response = await checkedFetch(t.url, route === 'forward' ? '/vault-forward' : '/buyers', {
       ...init,
       signal: AbortSignal.timeout(ANSWER_BOUND_MS + 5_000),
     });
@@ -206,7 +207,7 @@ describe('PostgreSQL unreachable mid-load (behind a TCP proxy that is cut and re
     await proxy.cut();
     let answer: Response;
     try {
-      answer = await fetch(`${t.url}/vault-forward`, {
+      answer = await checkedFetch(t.url, '/vault-forward', {
         method: 'POST',
         headers: {
           authorization: `Bearer ${token}`,

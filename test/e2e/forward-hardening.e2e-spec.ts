@@ -5,6 +5,7 @@ import { InflightBytes } from '../../src/outbound/inflight-bytes';
 import { createApiKey } from '../factories/api-keys';
 import { cardNumber, createCard } from '../factories/cards';
 import { createMerchantAccount } from '../factories/merchant-accounts';
+import { checkedFetch } from '../support/checked-clients';
 import { expectProblem, http, HttpResult } from '../support/http';
 import { startTestApp, TestApp } from '../support/test-app';
 import { waitFor } from '../support/wait';
@@ -192,7 +193,7 @@ describe('POST /vault-forward hardening (issue 9)', () => {
       expect((await forward(tokenA, '/echo', { body, headers: { 'x-vault-forward-timeout': 'soon' } })).status).toBe(
         400,
       );
-      const streamed = await fetch(`${t.url}/vault-forward`, {
+      const streamed = await checkedFetch(t.url, '/vault-forward', {
         method: 'POST',
         headers: {
           authorization: `Bearer ${tokenA}`,
@@ -205,7 +206,7 @@ describe('POST /vault-forward hardening (issue 9)', () => {
       expect(streamed.status).toBe(200);
       await streamed.text().catch(() => undefined);
       const controller = new AbortController();
-      const leaving = fetch(`${t.url}/vault-forward`, {
+      const leaving = checkedFetch(t.url, '/vault-forward', {
         method: 'POST',
         signal: controller.signal,
         headers: {
@@ -238,7 +239,7 @@ describe('POST /vault-forward hardening (issue 9)', () => {
 
     it('an answer already streaming is cut at the deadline, and its record says downstream-timeout', async () => {
       const started = performance.now();
-      const response = await fetch(`${t.url}/vault-forward`, {
+      const response = await checkedFetch(t.url, '/vault-forward', {
         method: 'POST',
         headers: {
           authorization: `Bearer ${tokenA}`,

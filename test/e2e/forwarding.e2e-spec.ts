@@ -14,6 +14,7 @@ import {
   startHttpsDownstream,
   streamed,
 } from '../support/downstream';
+import { checkedFetch } from '../support/checked-clients';
 import { expectProblem, http, HttpResult } from '../support/http';
 import { startTestApp, TestApp } from '../support/test-app';
 import { waitFor } from '../support/wait';
@@ -610,7 +611,7 @@ describe('POST /vault-forward against real downstream servers', () => {
 
   describe('answers stream back', () => {
     async function rawForward(path: string): Promise<Response> {
-      return fetch(`${t.url}/vault-forward`, {
+      return checkedFetch(t.url, '/vault-forward', {
         method: 'POST',
         headers: {
           authorization: `Bearer ${token}`,
@@ -637,7 +638,7 @@ describe('POST /vault-forward against real downstream servers', () => {
 
     it('a caller that leaves mid-answer is recorded as such, and the target connection is let go', async () => {
       const controller = new AbortController();
-      const response = await fetch(`${t.url}/vault-forward`, {
+      const response = await checkedFetch(t.url, '/vault-forward', {
         method: 'POST',
         signal: controller.signal,
         headers: {

@@ -5,9 +5,14 @@ import { createApiKey } from '../factories/api-keys';
 import { cardNumber } from '../factories/cards';
 import { createForwardingMerchant } from '../factories/forwarding-merchants';
 import { createMerchantAccount } from '../factories/merchant-accounts';
+import { contractStats } from '../support/contract';
 import { Downstream, startHttpDownstream } from '../support/downstream';
+import { checkedFetch, checkedGr4vy, expectNoSdkViolations } from '../support/checked-clients';
 import { expectProblem, http } from '../support/http';
 import { startTestApp, TestApp } from '../support/test-app';
+
+// Every SDK answer is held against the document (and the strict check) in its response hook.
+afterEach(expectNoSdkViolations);
 
 /**
  * A client nobody here wrote: the official Gr4vy TypeScript SDK, pointed at this service with
@@ -23,8 +28,7 @@ describe('Official @gr4vy/sdk client against the service (buyers)', () => {
     t = await startTestApp();
     merchant = (await createMerchantAccount(t)).id;
     const key = await createApiKey(t, merchant);
-    gr4vy = new Gr4vy({
-      serverURL: t.url,
+    gr4vy = checkedGr4vy(t.url, {
       merchantAccountId: merchant,
       bearerAuth: withToken({ privateKey: key.privateKeyPem }),
     });
@@ -67,7 +71,10 @@ describe('Official @gr4vy/sdk client against the service (buyers)', () => {
     });
 
     await gr4vy.buyers.delete(created[3].id!);
+    // The SDK's answers go through the contract checks of http(): one check per answer, the 404 too.
+    const checked = contractStats.checked;
     await expect(gr4vy.buyers.get(created[3].id!)).rejects.toMatchObject({ statusCode: 404 });
+    expect(contractStats.checked).toBe(checked + 1);
   });
 });
 
@@ -82,7 +89,7 @@ describe('Official @gr4vy/sdk client against the service (merchant accounts, pay
   beforeAll(async () => {
     t = await startTestApp();
     const instanceKey = await createApiKey(t, null);
-    admin = new Gr4vy({ serverURL: t.url, bearerAuth: withToken({ privateKey: instanceKey.privateKeyPem }) });
+    admin = checkedGr4vy(t.url, { bearerAuth: withToken({ privateKey: instanceKey.privateKeyPem }) });
   });
   afterAll(() => t.close());
 
@@ -130,8 +137,7 @@ describe('Official @gr4vy/sdk client against the service (merchant accounts, pay
       await admin.merchantAccounts.create({ id: `sdk-${randomUUID().slice(0, 8)}`, displayName: 'Cards' })
     ).id;
     const key = await createApiKey(t, merchant);
-    const gr4vy = new Gr4vy({
-      serverURL: t.url,
+    const gr4vy = checkedGr4vy(t.url, {
       merchantAccountId: merchant,
       bearerAuth: withToken({ privateKey: key.privateKeyPem }),
     });
@@ -245,7 +251,7 @@ describe('Official @gr4vy/sdk client against the service (typed errors, scope sp
     t = await startTestApp({ env: { FORWARD_INSECURE_HOSTS: '127.0.0.1' } });
     merchant = (await createMerchantAccount(t)).id;
     privateKey = (await createApiKey(t, merchant)).privateKeyPem;
-    gr4vy = new Gr4vy({ serverURL: t.url, merchantAccountId: merchant, bearerAuth: withToken({ privateKey }) });
+    gr4vy = checkedGr4vy(t.url, { merchantAccountId: merchant, bearerAuth: withToken({ privateKey }) });
   });
   afterAll(async () => {
     await t.close();
@@ -286,8 +292,7 @@ describe('Official @gr4vy/sdk client against the service (typed errors, scope sp
     const stranger = generateKeyPairSync('ec', { namedCurve: 'secp521r1' })
       .privateKey.export({ type: 'pkcs8', format: 'pem' })
       .toString();
-    const unknownKey = new Gr4vy({
-      serverURL: t.url,
+    const unknownKey = checkedGr4vy(t.url, {
       merchantAccountId: merchant,
       bearerAuth: withToken({ privateKey: stranger }),
     });
@@ -295,8 +300,7 @@ describe('Official @gr4vy/sdk client against the service (typed errors, scope sp
     expect(unauthorized).toBeInstanceOf(errors.Error401);
     expect(unauthorized).toMatchObject({ code: 'unauthorized', status: 401 });
 
-    const readOnly = new Gr4vy({
-      serverURL: t.url,
+    const readOnly = checkedGr4vy(t.url, {
       merchantAccountId: merchant,
       bearerAuth: withToken({ privateKey, scopes: [JWTScope.BuyersRead] }),
     });
@@ -337,7 +341,7 @@ describe('Official @gr4vy/sdk client against the service (typed errors, scope sp
       });
       expectProblem(answer, 404, 'buyer-not-found');
     }
-    const noAccept = await fetch(`${t.url}${path}`, { headers: { ...headers, authorization: `Bearer ${token}` } });
+    const noAccept = await checkedFetch(t.url, path, { headers: { ...headers, authorization: `Bearer ${token}` } });
     // fetch adds `accept: */*` of its own; a raw request without any is in errors.e2e-spec.ts.
     expect(noAccept.headers.get('content-type')).toMatch(/^application\/problem\+json/);
 

@@ -1,3 +1,4 @@
+import { getToken, JWTScope } from '@gr4vy/sdk';
 import { createApiKey } from '../factories/api-keys';
 import { createMerchantAccount } from '../factories/merchant-accounts';
 import { expectGr4vy } from '../support/gr4vy-schemas';
@@ -54,7 +55,17 @@ describe('Vault Forward definitions (Gr4vy’s catalog model)', () => {
     expect(list.status).toBe(200);
     expectGr4vy('PCIForwardDefinitions', list.body);
     const ids = list.body.items.map((d: { id: string }) => d.id);
-    expect(ids).toEqual(expect.arrayContaining(['amadeus', 'cybersource', 'mastercard', 'visa', 'worldpay']));
+    expect(ids).toEqual(
+      expect.arrayContaining([
+        'amadeus',
+        'checkout-com',
+        'cybersource',
+        'mastercard',
+        'paypal-nvp',
+        'visa',
+        'worldpay',
+      ]),
+    );
     const visa = list.body.items.find((d: { id: string }) => d.id === 'visa');
     expect(visa).toMatchObject({
       type: 'vault-forward-definition',
@@ -120,11 +131,18 @@ describe('Vault Forward definitions (Gr4vy’s catalog model)', () => {
 
   it('is for instance keys only, with the vault-forward-definitions scopes', async () => {
     expectProblem(await admin('POST', '', examplePsp('merchant-psp'), token), 403, 'instance-key-required');
-    const readOnly = await (await createApiKey(t, merchant)).token(['vault-forward-definitions.read']);
-    expect((await http(t.url, '/vault-forward/definitions', { token: readOnly })).status).toBe(200);
-    const configsOnly = await (await createApiKey(t, merchant)).token(['vault-forward-configs.read']);
+    // Tokens the official SDK makes, with its own spelling of the scopes (JWTScope).
+    const sdkToken = async (merchantAccountId: string | null, scope: JWTScope) =>
+      getToken({ privateKey: (await createApiKey(t, merchantAccountId)).privateKeyPem, scopes: [scope] });
+    const readOnly = await sdkToken(merchant, JWTScope.VaultForwardDefinitionsRead);
+    const listed = await http(t.url, '/vault-forward/definitions', { token: readOnly });
+    expect(listed.status).toBe(200);
+    expectGr4vy('PCIForwardDefinitions', listed.body);
+    expect(listed.body.items.map((d: { id: string }) => d.id)).toEqual(expect.arrayContaining(['visa', 'amadeus']));
+    expect((await http(t.url, '/vault-forward/definitions/visa', { token: readOnly })).status).toBe(200);
+    const configsOnly = await sdkToken(merchant, JWTScope.VaultForwardConfigsRead);
     expectProblem(await http(t.url, '/vault-forward/definitions', { token: configsOnly }), 403, 'forbidden');
-    const instanceRead = await (await createApiKey(t, null)).token(['vault-forward-definitions.read']);
+    const instanceRead = await sdkToken(null, JWTScope.VaultForwardDefinitionsRead);
     expectProblem(await admin('POST', '', examplePsp('read-psp'), instanceRead), 403, 'forbidden');
   });
 

@@ -2267,7 +2267,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `/errors/validation-failed` Invalid request */
+            /** @description `/errors/bad-request` Bad request; `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/validation-failed` Invalid request */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2275,11 +2275,11 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "validation-failed";
+                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "validation-failed";
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "validation-failed";
+                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "validation-failed";
                     };
                 };
             };
@@ -2331,6 +2331,22 @@ export interface operations {
                     };
                 };
             };
+            /** @description `/errors/payload-too-large` Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
+                };
+            };
             /** @description `/errors/uri-too-long` URI too long */
             414: {
                 headers: {
@@ -2344,6 +2360,22 @@ export interface operations {
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "uri-too-long";
+                    };
+                };
+            };
+            /** @description `/errors/unsupported-media-type` Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
                     };
                 };
             };
@@ -2507,7 +2539,7 @@ export interface operations {
                     "application/json": components["schemas"]["MerchantAccountResponse"];
                 };
             };
-            /** @description `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/validation-failed` Invalid request */
+            /** @description `/errors/bad-request` Bad request; `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/validation-failed` Invalid request */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2515,11 +2547,11 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "invalid-json" | "json-too-deep" | "validation-failed";
+                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "validation-failed";
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "invalid-json" | "json-too-deep" | "validation-failed";
+                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "validation-failed";
                     };
                 };
             };
@@ -2672,7 +2704,7 @@ export interface operations {
                     "application/json": components["schemas"]["MerchantAccountResponse"];
                 };
             };
-            /** @description `/errors/validation-failed` Invalid request */
+            /** @description `/errors/bad-request` Bad request; `/errors/validation-failed` Invalid request */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2680,11 +2712,11 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "validation-failed";
+                        code?: "bad-request" | "validation-failed";
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "validation-failed";
+                        code?: "bad-request" | "validation-failed";
                     };
                 };
             };
@@ -2809,7 +2841,7 @@ export interface operations {
                     "application/json": components["schemas"]["MerchantAccountResponse"];
                 };
             };
-            /** @description `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/validation-failed` Invalid request */
+            /** @description `/errors/bad-request` Bad request; `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/validation-failed` Invalid request */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2817,11 +2849,11 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "invalid-json" | "json-too-deep" | "validation-failed";
+                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "validation-failed";
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "invalid-json" | "json-too-deep" | "validation-failed";
+                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "validation-failed";
                     };
                 };
             };
@@ -3115,7 +3147,7 @@ export interface operations {
                     "application/json": components["schemas"]["PaymentMethodResponse"];
                 };
             };
-            /** @description `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            /** @description `/errors/bad-request` Bad request; `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3123,11 +3155,11 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
                     };
                 };
             };
@@ -3301,7 +3333,7 @@ export interface operations {
                     "application/json": components["schemas"]["PaymentMethodResponse"];
                 };
             };
-            /** @description `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            /** @description `/errors/bad-request` Bad request; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3309,11 +3341,11 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "merchant-account-unknown" | "validation-failed";
+                        code?: "bad-request" | "merchant-account-unknown" | "validation-failed";
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "merchant-account-unknown" | "validation-failed";
+                        code?: "bad-request" | "merchant-account-unknown" | "validation-failed";
                     };
                 };
             };
@@ -3438,7 +3470,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            /** @description `/errors/bad-request` Bad request; `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3446,11 +3478,11 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "merchant-account-unknown" | "validation-failed";
+                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "merchant-account-unknown" | "validation-failed";
+                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
                     };
                 };
             };
@@ -3502,6 +3534,22 @@ export interface operations {
                     };
                 };
             };
+            /** @description `/errors/payload-too-large` Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
+                };
+            };
             /** @description `/errors/uri-too-long` URI too long */
             414: {
                 headers: {
@@ -3515,6 +3563,22 @@ export interface operations {
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "uri-too-long";
+                    };
+                };
+            };
+            /** @description `/errors/unsupported-media-type` Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
                     };
                 };
             };
@@ -3705,7 +3769,7 @@ export interface operations {
                     "application/json": components["schemas"]["NetworkTokensResponse"];
                 };
             };
-            /** @description `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            /** @description `/errors/bad-request` Bad request; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3713,11 +3777,11 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "merchant-account-unknown" | "validation-failed";
+                        code?: "bad-request" | "merchant-account-unknown" | "validation-failed";
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "merchant-account-unknown" | "validation-failed";
+                        code?: "bad-request" | "merchant-account-unknown" | "validation-failed";
                     };
                 };
             };
@@ -3847,7 +3911,7 @@ export interface operations {
                     "application/json": components["schemas"]["NetworkTokenResponse"];
                 };
             };
-            /** @description `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            /** @description `/errors/bad-request` Bad request; `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3855,11 +3919,11 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
                     };
                 };
             };
@@ -4017,7 +4081,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            /** @description `/errors/bad-request` Bad request; `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4025,11 +4089,11 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "merchant-account-unknown" | "validation-failed";
+                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "merchant-account-unknown" | "validation-failed";
+                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
                     };
                 };
             };
@@ -4081,6 +4145,22 @@ export interface operations {
                     };
                 };
             };
+            /** @description `/errors/payload-too-large` Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
+                };
+            };
             /** @description `/errors/uri-too-long` URI too long */
             414: {
                 headers: {
@@ -4094,6 +4174,22 @@ export interface operations {
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "uri-too-long";
+                    };
+                };
+            };
+            /** @description `/errors/unsupported-media-type` Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
                     };
                 };
             };
@@ -4157,7 +4253,7 @@ export interface operations {
                     "application/json": components["schemas"]["CheckoutSessionResponse"];
                 };
             };
-            /** @description `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            /** @description `/errors/bad-request` Bad request; `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4165,11 +4261,11 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
                     };
                 };
             };
@@ -4296,7 +4392,7 @@ export interface operations {
                     "application/json": components["schemas"]["CheckoutSessionResponse"];
                 };
             };
-            /** @description `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            /** @description `/errors/bad-request` Bad request; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4304,11 +4400,11 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "merchant-account-unknown" | "validation-failed";
+                        code?: "bad-request" | "merchant-account-unknown" | "validation-failed";
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "merchant-account-unknown" | "validation-failed";
+                        code?: "bad-request" | "merchant-account-unknown" | "validation-failed";
                     };
                 };
             };
@@ -4455,7 +4551,7 @@ export interface operations {
                     "application/json": components["schemas"]["CheckoutSessionResponse"];
                 };
             };
-            /** @description `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            /** @description `/errors/bad-request` Bad request; `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4463,11 +4559,11 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
                     };
                 };
             };
@@ -4641,7 +4737,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            /** @description `/errors/bad-request` Bad request; `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4649,11 +4745,11 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "merchant-account-unknown" | "validation-failed";
+                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "merchant-account-unknown" | "validation-failed";
+                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
                     };
                 };
             };
@@ -4705,6 +4801,22 @@ export interface operations {
                     };
                 };
             };
+            /** @description `/errors/payload-too-large` Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
+                };
+            };
             /** @description `/errors/uri-too-long` URI too long */
             414: {
                 headers: {
@@ -4718,6 +4830,22 @@ export interface operations {
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "uri-too-long";
+                    };
+                };
+            };
+            /** @description `/errors/unsupported-media-type` Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
                     };
                 };
             };
@@ -4784,7 +4912,7 @@ export interface operations {
                     "application/json": components["schemas"]["CheckoutSessionResponse"];
                 };
             };
-            /** @description `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            /** @description `/errors/bad-request` Bad request; `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4792,11 +4920,11 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
                     };
                 };
             };
@@ -5086,7 +5214,7 @@ export interface operations {
                     "application/json": components["schemas"]["BuyerResponse"];
                 };
             };
-            /** @description `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            /** @description `/errors/bad-request` Bad request; `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5094,11 +5222,11 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
                     };
                 };
             };
@@ -5240,7 +5368,7 @@ export interface operations {
                     "application/json": components["schemas"]["BuyerResponse"];
                 };
             };
-            /** @description `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            /** @description `/errors/bad-request` Bad request; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5248,11 +5376,11 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "merchant-account-unknown" | "validation-failed";
+                        code?: "bad-request" | "merchant-account-unknown" | "validation-failed";
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "merchant-account-unknown" | "validation-failed";
+                        code?: "bad-request" | "merchant-account-unknown" | "validation-failed";
                     };
                 };
             };
@@ -5382,7 +5510,7 @@ export interface operations {
                     "application/json": components["schemas"]["BuyerResponse"];
                 };
             };
-            /** @description `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            /** @description `/errors/bad-request` Bad request; `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5390,11 +5518,11 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
                     };
                 };
             };
@@ -5567,7 +5695,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            /** @description `/errors/bad-request` Bad request; `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5575,11 +5703,11 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "merchant-account-unknown" | "validation-failed";
+                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "merchant-account-unknown" | "validation-failed";
+                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
                     };
                 };
             };
@@ -5631,6 +5759,22 @@ export interface operations {
                     };
                 };
             };
+            /** @description `/errors/payload-too-large` Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
+                };
+            };
             /** @description `/errors/uri-too-long` URI too long */
             414: {
                 headers: {
@@ -5644,6 +5788,22 @@ export interface operations {
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "uri-too-long";
+                    };
+                };
+            };
+            /** @description `/errors/unsupported-media-type` Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
                     };
                 };
             };
@@ -5806,7 +5966,7 @@ export interface operations {
                     "application/json": components["schemas"]["VaultForwardDefinitionResponse"];
                 };
             };
-            /** @description `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/validation-failed` Invalid request */
+            /** @description `/errors/bad-request` Bad request; `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/validation-failed` Invalid request */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5814,11 +5974,11 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "invalid-json" | "json-too-deep" | "validation-failed";
+                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "validation-failed";
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "invalid-json" | "json-too-deep" | "validation-failed";
+                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "validation-failed";
                     };
                 };
             };
@@ -5960,7 +6120,7 @@ export interface operations {
                     "application/json": components["schemas"]["VaultForwardDefinitionResponse"];
                 };
             };
-            /** @description `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            /** @description `/errors/bad-request` Bad request; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5968,11 +6128,11 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "merchant-account-unknown" | "validation-failed";
+                        code?: "bad-request" | "merchant-account-unknown" | "validation-failed";
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "merchant-account-unknown" | "validation-failed";
+                        code?: "bad-request" | "merchant-account-unknown" | "validation-failed";
                     };
                 };
             };
@@ -6097,7 +6257,7 @@ export interface operations {
                     "application/json": components["schemas"]["VaultForwardDefinitionResponse"];
                 };
             };
-            /** @description `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/validation-failed` Invalid request */
+            /** @description `/errors/bad-request` Bad request; `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/validation-failed` Invalid request */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6105,11 +6265,11 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "invalid-json" | "json-too-deep" | "validation-failed";
+                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "validation-failed";
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "invalid-json" | "json-too-deep" | "validation-failed";
+                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "validation-failed";
                     };
                 };
             };
@@ -6277,7 +6437,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `/errors/validation-failed` Invalid request */
+            /** @description `/errors/bad-request` Bad request; `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/validation-failed` Invalid request */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6285,11 +6445,11 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "validation-failed";
+                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "validation-failed";
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "validation-failed";
+                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "validation-failed";
                     };
                 };
             };
@@ -6357,6 +6517,22 @@ export interface operations {
                     };
                 };
             };
+            /** @description `/errors/payload-too-large` Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
+                };
+            };
             /** @description `/errors/uri-too-long` URI too long */
             414: {
                 headers: {
@@ -6370,6 +6546,22 @@ export interface operations {
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "uri-too-long";
+                    };
+                };
+            };
+            /** @description `/errors/unsupported-media-type` Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
                     };
                 };
             };
@@ -6543,7 +6735,7 @@ export interface operations {
                     "application/json": components["schemas"]["VaultForwardConfigResponse"];
                 };
             };
-            /** @description `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            /** @description `/errors/bad-request` Bad request; `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6551,11 +6743,11 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
                     };
                 };
             };
@@ -6697,7 +6889,7 @@ export interface operations {
                     "application/json": components["schemas"]["VaultForwardConfigResponse"];
                 };
             };
-            /** @description `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            /** @description `/errors/bad-request` Bad request; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6705,11 +6897,11 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "merchant-account-unknown" | "validation-failed";
+                        code?: "bad-request" | "merchant-account-unknown" | "validation-failed";
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "merchant-account-unknown" | "validation-failed";
+                        code?: "bad-request" | "merchant-account-unknown" | "validation-failed";
                     };
                 };
             };
@@ -6839,7 +7031,7 @@ export interface operations {
                     "application/json": components["schemas"]["VaultForwardConfigResponse"];
                 };
             };
-            /** @description `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            /** @description `/errors/bad-request` Bad request; `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6847,11 +7039,11 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
                     };
                 };
             };
@@ -7008,7 +7200,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            /** @description `/errors/bad-request` Bad request; `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7016,11 +7208,11 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "merchant-account-unknown" | "validation-failed";
+                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "merchant-account-unknown" | "validation-failed";
+                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
                     };
                 };
             };
@@ -7072,6 +7264,22 @@ export interface operations {
                     };
                 };
             };
+            /** @description `/errors/payload-too-large` Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
+                };
+            };
             /** @description `/errors/uri-too-long` URI too long */
             414: {
                 headers: {
@@ -7085,6 +7293,22 @@ export interface operations {
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "uri-too-long";
+                    };
+                };
+            };
+            /** @description `/errors/unsupported-media-type` Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
                     };
                 };
             };
@@ -7152,7 +7376,7 @@ export interface operations {
                     "application/json": components["schemas"]["ForwardAuthenticationPage"];
                 };
             };
-            /** @description `/errors/invalid-cursor` Invalid cursor; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            /** @description `/errors/bad-request` Bad request; `/errors/invalid-cursor` Invalid cursor; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7160,11 +7384,11 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "invalid-cursor" | "merchant-account-unknown" | "validation-failed";
+                        code?: "bad-request" | "invalid-cursor" | "merchant-account-unknown" | "validation-failed";
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "invalid-cursor" | "merchant-account-unknown" | "validation-failed";
+                        code?: "bad-request" | "invalid-cursor" | "merchant-account-unknown" | "validation-failed";
                     };
                 };
             };
@@ -7294,7 +7518,7 @@ export interface operations {
                     "application/json": components["schemas"]["ForwardAuthenticationHmacSignatureResponse"] | components["schemas"]["ForwardAuthenticationMutualTlsResponse"] | components["schemas"]["ForwardAuthenticationJwePayloadResponse"] | components["schemas"]["ForwardAuthenticationGr4vyResponse"];
                 };
             };
-            /** @description `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            /** @description `/errors/bad-request` Bad request; `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7302,11 +7526,11 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
                     };
                 };
             };
@@ -7465,7 +7689,7 @@ export interface operations {
                     "application/json": components["schemas"]["ForwardAuthenticationHmacSignatureResponse"] | components["schemas"]["ForwardAuthenticationMutualTlsResponse"] | components["schemas"]["ForwardAuthenticationJwePayloadResponse"] | components["schemas"]["ForwardAuthenticationGr4vyResponse"];
                 };
             };
-            /** @description `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            /** @description `/errors/bad-request` Bad request; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7473,11 +7697,11 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "merchant-account-unknown" | "validation-failed";
+                        code?: "bad-request" | "merchant-account-unknown" | "validation-failed";
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "merchant-account-unknown" | "validation-failed";
+                        code?: "bad-request" | "merchant-account-unknown" | "validation-failed";
                     };
                 };
             };
@@ -7608,7 +7832,7 @@ export interface operations {
                     "application/json": components["schemas"]["ForwardAuthenticationHmacSignatureResponse"] | components["schemas"]["ForwardAuthenticationMutualTlsResponse"] | components["schemas"]["ForwardAuthenticationJwePayloadResponse"] | components["schemas"]["ForwardAuthenticationGr4vyResponse"];
                 };
             };
-            /** @description `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            /** @description `/errors/bad-request` Bad request; `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7616,11 +7840,11 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
                     };
                 };
             };
@@ -7778,7 +8002,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            /** @description `/errors/bad-request` Bad request; `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7786,11 +8010,11 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "merchant-account-unknown" | "validation-failed";
+                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "merchant-account-unknown" | "validation-failed";
+                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
                     };
                 };
             };
@@ -7842,6 +8066,22 @@ export interface operations {
                     };
                 };
             };
+            /** @description `/errors/payload-too-large` Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
+                };
+            };
             /** @description `/errors/uri-too-long` URI too long */
             414: {
                 headers: {
@@ -7855,6 +8095,22 @@ export interface operations {
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "uri-too-long";
+                    };
+                };
+            };
+            /** @description `/errors/unsupported-media-type` Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
                     };
                 };
             };
@@ -8237,7 +8493,7 @@ export interface operations {
                     "application/json": components["schemas"]["ForwardRecordResponse"];
                 };
             };
-            /** @description `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            /** @description `/errors/bad-request` Bad request; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8245,11 +8501,11 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "merchant-account-unknown" | "validation-failed";
+                        code?: "bad-request" | "merchant-account-unknown" | "validation-failed";
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "merchant-account-unknown" | "validation-failed";
+                        code?: "bad-request" | "merchant-account-unknown" | "validation-failed";
                     };
                 };
             };
@@ -8483,7 +8739,7 @@ export interface operations {
                     "application/json": components["schemas"]["CreatedWebhookSecretResponse"];
                 };
             };
-            /** @description `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            /** @description `/errors/bad-request` Bad request; `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8491,11 +8747,11 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "merchant-account-unknown" | "validation-failed";
+                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "merchant-account-unknown" | "validation-failed";
+                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
                     };
                 };
             };
@@ -8528,6 +8784,38 @@ export interface operations {
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "forbidden" | "merchant-account-mismatch";
+                    };
+                };
+            };
+            /** @description `/errors/payload-too-large` Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
+                };
+            };
+            /** @description `/errors/unsupported-media-type` Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
                     };
                 };
             };
@@ -8706,7 +8994,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemTypeResponse"];
                 };
             };
-            /** @description `/errors/validation-failed` Invalid request */
+            /** @description `/errors/bad-request` Bad request; `/errors/validation-failed` Invalid request */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8714,11 +9002,11 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "validation-failed";
+                        code?: "bad-request" | "validation-failed";
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "validation-failed";
+                        code?: "bad-request" | "validation-failed";
                     };
                 };
             };
@@ -8907,7 +9195,7 @@ export interface operations {
                     "application/json": components["schemas"]["ForwardJobResponse"];
                 };
             };
-            /** @description `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            /** @description `/errors/bad-request` Bad request; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8915,11 +9203,11 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "merchant-account-unknown" | "validation-failed";
+                        code?: "bad-request" | "merchant-account-unknown" | "validation-failed";
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "merchant-account-unknown" | "validation-failed";
+                        code?: "bad-request" | "merchant-account-unknown" | "validation-failed";
                     };
                 };
             };
@@ -9045,7 +9333,7 @@ export interface operations {
                     "application/json": components["schemas"]["ForwardJobResponse"];
                 };
             };
-            /** @description `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            /** @description `/errors/bad-request` Bad request; `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9053,11 +9341,11 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "merchant-account-unknown" | "validation-failed";
+                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "merchant-account-unknown" | "validation-failed";
+                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
                     };
                 };
             };
@@ -9125,6 +9413,22 @@ export interface operations {
                     };
                 };
             };
+            /** @description `/errors/payload-too-large` Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
+                };
+            };
             /** @description `/errors/uri-too-long` URI too long */
             414: {
                 headers: {
@@ -9138,6 +9442,22 @@ export interface operations {
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "uri-too-long";
+                    };
+                };
+            };
+            /** @description `/errors/unsupported-media-type` Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
                     };
                 };
             };
@@ -9246,7 +9566,7 @@ export interface operations {
                     "application/json": components["schemas"]["ForwardJobResponse"];
                 };
             };
-            /** @description `/errors/insecure-target` Target must use https; `/errors/invalid-forward-header` Missing or malformed forwarding header; `/errors/invalid-idempotency-key` Malformed Idempotency-Key; `/errors/invalid-json` Malformed JSON body; `/errors/invalid-payment-methods-header` Malformed x-vault-forward-payment-methods; `/errors/invalid-placeholder` Unknown placeholder; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/unknown-checkout-session` Checkout session not found; `/errors/unknown-forward-header` Unknown or misspelled forwarding header; `/errors/unknown-payment-method` Payment method not found; `/errors/validation-failed` Invalid request. Without `x-vault-forward-error: true` this status is the downstream’s own answer, whatever its body. */
+            /** @description `/errors/bad-request` Bad request; `/errors/insecure-target` Target must use https; `/errors/invalid-forward-header` Missing or malformed forwarding header; `/errors/invalid-idempotency-key` Malformed Idempotency-Key; `/errors/invalid-json` Malformed JSON body; `/errors/invalid-payment-methods-header` Malformed x-vault-forward-payment-methods; `/errors/invalid-placeholder` Unknown placeholder; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/unknown-checkout-session` Checkout session not found; `/errors/unknown-forward-header` Unknown or misspelled forwarding header; `/errors/unknown-payment-method` Payment method not found; `/errors/validation-failed` Invalid request. Without `x-vault-forward-error: true` this status is the downstream’s own answer, whatever its body. */
             400: {
                 headers: {
                     /** @description `true` on an error of this service; absent on the downstream’s answer. */
@@ -9256,11 +9576,11 @@ export interface operations {
                 content: {
                     "application/problem+json": (components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "insecure-target" | "invalid-forward-header" | "invalid-idempotency-key" | "invalid-json" | "invalid-payment-methods-header" | "invalid-placeholder" | "json-too-deep" | "merchant-account-unknown" | "unknown-checkout-session" | "unknown-forward-header" | "unknown-payment-method" | "validation-failed";
+                        code?: "bad-request" | "insecure-target" | "invalid-forward-header" | "invalid-idempotency-key" | "invalid-json" | "invalid-payment-methods-header" | "invalid-placeholder" | "json-too-deep" | "merchant-account-unknown" | "unknown-checkout-session" | "unknown-forward-header" | "unknown-payment-method" | "validation-failed";
                     }) | unknown;
                     "application/json": (components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "insecure-target" | "invalid-forward-header" | "invalid-idempotency-key" | "invalid-json" | "invalid-payment-methods-header" | "invalid-placeholder" | "json-too-deep" | "merchant-account-unknown" | "unknown-checkout-session" | "unknown-forward-header" | "unknown-payment-method" | "validation-failed";
+                        code?: "bad-request" | "insecure-target" | "invalid-forward-header" | "invalid-idempotency-key" | "invalid-json" | "invalid-payment-methods-header" | "invalid-placeholder" | "json-too-deep" | "merchant-account-unknown" | "unknown-checkout-session" | "unknown-forward-header" | "unknown-payment-method" | "validation-failed";
                     }) | unknown;
                     "*/*": unknown;
                 };

@@ -1,4 +1,5 @@
 import { connect } from 'node:net';
+import { Contract, contractOf, ContractViolation } from './contract';
 
 export interface RawResponse {
   status: number;
@@ -13,10 +14,49 @@ export interface RawResponse {
  * ask for `connection: close`, so the answer ends with the socket. The server may answer and close
  * before reading everything sent (413, 401): an answer that arrived counts, whatever happens after.
  */
-export function rawExchange(
+export async function rawExchange(
   baseUrl: string,
   parts: Array<string | Buffer>,
   options: { encoding?: BufferEncoding; timeoutMs?: number; describe?: () => string } = {},
+): Promise<RawResponse> {
+  // Fetched before the request, as http() does; unreachable (not this service): no check.
+  const contract = await contractOf(baseUrl).catch(() => null);
+  const response = await exchange(baseUrl, parts, options);
+  try {
+    checkRaw(contract, parts, response);
+  } catch (error) {
+    if (!(error instanceof ContractViolation)) throw error;
+    const describe = options.describe ?? (() => String(parts[0]).split('\r\n')[0].slice(0, 200));
+    error.message += `\n  request: ${describe()}`;
+    throw error;
+  }
+  return response;
+}
+
+/**
+ * The answer held against the document as http() holds its answers, when it is the service's: an answer
+ * without `x-request-id` is Node's own HTTP parser refusing bytes before any route ran (a bare 400 or
+ * 431), and a request line whose target is no path (`*`, an absolute URL) names no operation.
+ */
+function checkRaw(contract: Contract | null, parts: Array<string | Buffer>, response: RawResponse): void {
+  if (!contract || response.headers['x-request-id'] === undefined) return;
+  const [method, target] = String(parts[0]).split('\r\n')[0].split(' ');
+  if (!method || !target?.startsWith('/')) return;
+  // A `#` cannot be in a request target; the router reads the path up to it, and decodes percent-encoded
+  // unreserved characters (RFC 3986, 6.2.2.2: `%2D` is `-`), so the check does too.
+  const routed = target.split('#')[0].replace(/%([0-9A-Fa-f]{2})/g, (escape, hex: string) => {
+    const char = String.fromCharCode(parseInt(hex, 16));
+    return /[A-Za-z0-9\-._~]/.test(char) ? char : escape;
+  });
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(response.headers)) headers.set(name, value);
+  contract.check({ method, target: routed, status: response.status, headers, text: response.text });
+}
+
+function exchange(
+  baseUrl: string,
+  parts: Array<string | Buffer>,
+  options: { encoding?: BufferEncoding; timeoutMs?: number; describe?: () => string },
 ): Promise<RawResponse> {
   const { hostname, port } = new URL(baseUrl);
   const describe = options.describe ?? (() => String(parts[0]).split('\r\n')[0].slice(0, 200));

@@ -51,13 +51,17 @@ export class TestCa {
     return new TestCa(testTempDir('vf-pki-'), name);
   }
 
-  /** A leaf signed by this CA: a server certificate for 127.0.0.1, or a client certificate. */
-  issue(commonName: string, usage: 'server' | 'client'): Pem {
+  /**
+   * A leaf signed by this CA: a server certificate for 127.0.0.1 (and for `dnsNames`, when given), or a
+   * client certificate.
+   */
+  issue(commonName: string, usage: 'server' | 'client', dnsNames: string[] = []): Pem {
     const base = join(this.dir, `${commonName}-${this.serial++}`);
     openssl(['req', ...newP256Key(`${base}.key`), '-out', `${base}.csr`, '-subj', `/CN=${commonName}`]);
     const ext =
       usage === 'server'
-        ? 'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n'
+        ? `subjectAltName=${[...dnsNames.map((name) => `DNS:${name}`), 'IP:127.0.0.1'].join(',')}\n` +
+          'basicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n'
         : 'basicConstraints=CA:FALSE\nextendedKeyUsage=clientAuth\n';
     writeFileSync(`${base}.ext`, ext);
     openssl([

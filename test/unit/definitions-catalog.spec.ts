@@ -15,9 +15,36 @@ describe('the shipped definitions catalog', () => {
       expect(d.hosts.map((h) => parseOrigin(h))).toEqual(d.hosts);
       expect(d.hosts.every((h) => h.startsWith('https://'))).toBe(true);
       expect(authenticationDefinitionErrors(d.authentications)).toEqual([]);
+      // The lengths an administrator's definition is held to (CreateVaultForwardDefinitionDto).
+      expect(d.display_name.length).toBeGreaterThan(0);
+      expect(d.display_name.length).toBeLessThanOrEqual(50);
+      for (const a of d.authentications) {
+        expect(a.title.length).toBeLessThanOrEqual(100);
+        expect(a.description.length).toBeLessThanOrEqual(1000);
+      }
       expect(gr4vyErrors('PCIForwardDefinition', VaultForwardDefinitionResponse.from(d))).toEqual([]);
     },
   );
+
+  it('lists these third parties, each with at least one of our kinds (Gr4vy’s definition has one at least)', () => {
+    expect(CATALOG.map((d) => [d.id, d.authentications.map((a) => a.kind)])).toEqual([
+      ['amadeus', ['mtls']],
+      ['checkout-com', ['mtls']],
+      ['cybersource', ['mtls', 'signature']],
+      ['mastercard', ['mtls']],
+      ['paypal-nvp', ['mtls']],
+      ['visa', ['mtls', 'mle']],
+      ['worldpay', ['mtls']],
+    ]);
+    expect(CATALOG.find((d) => d.id === 'checkout-com')!.hosts).toEqual([
+      'https://mtls.api.checkout.com',
+      'https://mtls.api.sandbox.checkout.com',
+    ]);
+    expect(CATALOG.find((d) => d.id === 'paypal-nvp')!.hosts).toEqual([
+      'https://api.paypal.com',
+      'https://api.sandbox.paypal.com',
+    ]);
+  });
 
   it('has unique ids', () => {
     expect(new Set(CATALOG.map((d) => d.id)).size).toBe(CATALOG.length);
