@@ -2,10 +2,12 @@ import dns from 'node:dns';
 import { generateKeyPairSync, randomInt } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import type { IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createServer, Server } from 'node:https';
 import { join } from 'node:path';
 import { getToken, JWTScope } from '@gr4vy/sdk';
 import { compactDecrypt, importPKCS8 } from 'jose';
+import { CATALOG } from '../../src/vault-forward-definitions/catalog';
 import { createApiKey } from '../factories/api-keys';
 import { cardNumber, createCard } from '../factories/cards';
 import { createMerchantAccount } from '../factories/merchant-accounts';
@@ -23,8 +25,21 @@ import { TestCa } from '../support/test-pki';
  * address in this process (node:dns `lookup`, which the service's trusted connections use; the host
  * is in FORWARD_INSECURE_HOSTS, so no address guard refuses a loopback answer). The downstream
  * decrypts the JWE with jose and the private key this test generated, not with any code of ours.
+ * Where port 443 cannot be bound (a user without the right), the config is made instead from an
+ * instance definition that is the catalog's Visa definition with the server's port in its origin, so
+ * the flow still runs whole for every newcomer; run as root (CI here) it uses the catalog's own.
  */
 const HOST = 'sandbox.api.visa.com';
+
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
 
 interface Received {
   url: string;
@@ -41,6 +56,9 @@ describe('Gr4vy’s mle method on a config of the Visa definition, forwarded and
   const address = `127.${randomInt(1, 255)}.${randomInt(0, 256)}.${randomInt(1, 255)}`;
   const lookup = dns.lookup;
   const recipient = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  let port = 443;
+  const definitionId = `visa-port-${randomInt(1, 1_000_000)}`;
+  const definitionOf = () => (port === 443 ? 'visa' : definitionId);
   const publicKeyPem = recipient.publicKey.export({ type: 'spki', format: 'pem' }).toString();
   const privateKeyPem = recipient.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
 
@@ -58,14 +76,14 @@ describe('Gr4vy’s mle method on a config of the Visa definition, forwarded and
         res.end('{"status":"accepted"}');
       });
     });
-    await new Promise<void>((resolve, reject) => {
-      https.once('error', (error: NodeJS.ErrnoException) =>
-        reject(
-          new Error(`this test listens on ${address}:443 (Visa's port), which needs the right to: ${error.message}`),
-        ),
-      );
-      https.listen(443, address, resolve);
-    });
+    port = await listen(https, 443, address).then(
+      () => 443,
+      async (error: NodeJS.ErrnoException) => {
+        if (error.code !== 'EACCES') throw error;
+        await listen(https, 0, address);
+        return (https.address() as AddressInfo).port;
+      },
+    );
     (dns as { lookup: unknown }).lookup = (hostname: string, options: unknown, callback: unknown) => {
       if (hostname !== HOST) return (lookup as (...args: unknown[]) => void)(hostname, options, callback);
       const done = (typeof options === 'function' ? options : callback) as (...args: unknown[]) => void;
@@ -76,6 +94,20 @@ describe('Gr4vy’s mle method on a config of the Visa definition, forwarded and
 
     t = await startTestApp({ env: { FORWARD_INSECURE_HOSTS: HOST, FORWARD_EXTRA_CA_FILE: caFile } });
     merchant = (await createMerchantAccount(t)).id;
+    if (port !== 443) {
+      const visa = CATALOG.find((d) => d.id === 'visa')!;
+      const copy = await http(t.url, '/vault-forward/definitions', {
+        method: 'POST',
+        token: await (await createApiKey(t, null)).token(),
+        body: {
+          id: definitionId,
+          display_name: visa.display_name,
+          hosts: [`https://${HOST}:${port}`],
+          authentications: visa.authentications,
+        },
+      });
+      expect(copy.status).toBe(201);
+    }
     token = await getToken({
       privateKey: (await createApiKey(t, merchant)).privateKeyPem,
       // The SDK's own spellings, one scope per step of the flow.
@@ -97,17 +129,17 @@ describe('Gr4vy’s mle method on a config of the Visa definition, forwarded and
   });
 
   it('creates the config from the definition, adds mle with fields[], and the downstream decrypts the card number', async () => {
-    const definition = await http(t.url, '/vault-forward/definitions/visa', { token });
+    const definition = await http(t.url, `/vault-forward/definitions/${definitionOf()}`, { token });
     expect(definition.status).toBe(200);
     expectGr4vy('PCIForwardDefinition', definition.body);
     const mle = definition.body.authentications.find((a: { kind: string }) => a.kind === 'mle');
     expect(mle.fields.map((f: { key: string }) => f.key)).toEqual(['key_id', 'server_public_key', 'encryption']);
-    expect(definition.body.hosts).toContain(`https://${HOST}`);
+    expect(definition.body.hosts).toContain(port === 443 ? `https://${HOST}` : `https://${HOST}:${port}`);
 
     const config = await http(t.url, '/vault-forward/configs', {
       method: 'POST',
       token,
-      body: { definition_id: 'visa' },
+      body: { definition_id: definitionOf() },
     });
     expect(config.status).toBe(201);
     expectGr4vy('PCIForwardConfig', config.body);
@@ -139,7 +171,7 @@ describe('Gr4vy’s mle method on a config of the Visa definition, forwarded and
       method: 'POST',
       token,
       headers: {
-        'x-vault-forward-url': `https://${HOST}/visadirect/fundstransfer/v1/pushfundstransactions`,
+        'x-vault-forward-url': `https://${HOST}${port === 443 ? '' : `:${port}`}/visadirect/fundstransfer/v1/pushfundstransactions`,
         'x-vault-forward-http-method': 'POST',
         'x-vault-forward-payment-methods': card.id,
         'x-vault-forward-authentications': method.body.id,
