@@ -85,32 +85,14 @@ export const CATALOG: readonly Definition[] = [
     display_name: 'Cybersource',
     hosts: ['https://api.cybersource.com', 'https://apitest.cybersource.com'],
     source: 'catalog',
+    // Cybersource's own request authentication (HTTP Signature over host, date, request-target, digest and
+    // v-c-merchant-id, or a JWT) is not a template our HMAC signer can express, so it is not offered as a
+    // `signature` method here: the caller computes those headers and sends them with x-vault-forward-header-*.
     authentications: [
-      mtls('A client certificate registered with Cybersource for mutual authentication.'),
-      {
-        kind: 'signature',
-        title: 'Request signature',
-        description:
-          'An HMAC-SHA256 signature of the request (`{timestamp}.{body}`), base64, in the `signature` header, ' +
-          'with the signing time in `v-c-date`.',
-        fields: [
-          {
-            key: 'shared_secret',
-            display_name: 'Shared secret',
-            required: true,
-            format: 'text',
-            secret: true,
-            maps_to: 'secret',
-          },
-        ],
-        settings: {
-          algorithm: 'sha256',
-          encoding: 'base64',
-          header: 'signature',
-          timestamp_header: 'v-c-date',
-          template: '{timestamp}.{body}',
-        },
-      },
+      mtls(
+        'A client certificate registered with Cybersource for mutual authentication. Cybersource’s HTTP Signature ' +
+          'or JWT headers are computed by the caller and passed through.',
+      ),
     ],
   },
   {

@@ -30,7 +30,7 @@ describe('the shipped definitions catalog', () => {
     expect(CATALOG.map((d) => [d.id, d.authentications.map((a) => a.kind)])).toEqual([
       ['amadeus', ['mtls']],
       ['checkout-com', ['mtls']],
-      ['cybersource', ['mtls', 'signature']],
+      ['cybersource', ['mtls']],
       ['mastercard', ['mtls']],
       ['paypal-nvp', ['mtls']],
       ['visa', ['mtls', 'mle']],
