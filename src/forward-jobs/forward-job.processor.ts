@@ -6,6 +6,7 @@ import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
 import { isDatabaseUnavailable } from '../database/errors';
 import { ProblemException } from '../common/problem/problem';
+import { jitteredMs } from '../common/jitter';
 import { CallbackDeliveries } from '../forward-callbacks/callback-deliveries';
 import { ForwardExecutor, isRetryable, reachedDownstream } from '../forwarding/forward-executor';
 import { ForwardingErrors } from '../forwarding/forwarding.errors';
@@ -92,7 +93,7 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
    */
   protected override retryLater(error: unknown): number | null {
     if (error instanceof VaultKeyUnavailableError)
-      return KEY_STORE_OUTAGE_DELAY_MS + Math.floor(Math.random() * KEY_STORE_OUTAGE_DELAY_MS);
+      return jitteredMs(KEY_STORE_OUTAGE_DELAY_MS, 2 * KEY_STORE_OUTAGE_DELAY_MS);
     return super.retryLater(error);
   }
 
