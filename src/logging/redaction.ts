@@ -2,7 +2,15 @@
  * Headers whose values never reach a log line. `x-vault-forward-header-*` carry downstream
  * credentials by design (spec 5.2), so the whole family is matched by prefix, not listed one by one.
  */
-const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'set-cookie', 'x-api-key']);
+const SECRET_HEADERS = new Set([
+  'authorization',
+  'proxy-authorization',
+  'cookie',
+  'set-cookie',
+  'x-api-key',
+  // Per-request cryptograms of network tokens (docs/decisions/0100).
+  'x-vault-forward-cryptograms',
+]);
 const SECRET_HEADER_PREFIXES = ['x-vault-forward-header-'];
 
 export const REDACTED = '[Redacted]';

@@ -25,8 +25,10 @@ export type { PlaceholderArgument, PlaceholderCall } from './placeholder-functio
 export { findPlaceholders } from './placeholder-grammar';
 export type { EscapeStyle, PlaceholderMatch } from './placeholder-grammar';
 /**
- * Filled from a stored card's newest active network token (Gr4vy's names). Each has an
- * `_OR_EMPTY_STRING` twin that is `""` where the card has no token, instead of a 400.
+ * Filled from a stored card's newest active network token (Gr4vy's names), and CARD_CRYPTOGRAM from
+ * the per-request cryptogram for that token (the caller's x-vault-forward-cryptograms, or the token
+ * requestor's; never stored, docs/decisions/0100). Each has an `_OR_EMPTY_STRING` twin that is `""`
+ * where the card has no token, instead of a 400.
  */
 const NETWORK_TOKEN_NAMES = [
   'CARD_NETWORK_TOKEN',
@@ -36,6 +38,7 @@ const NETWORK_TOKEN_NAMES = [
   'CARD_NETWORK_TOKEN_EXPIRATION_DATE_YY',
   'CARD_NETWORK_TOKEN_EXPIRATION_DATE_YYYY',
   'CARD_NETWORK_TOKEN_EXPIRATION_DATE_MMYY',
+  'CARD_CRYPTOGRAM',
 ] as const;
 const OR_EMPTY = '_OR_EMPTY_STRING';
 
@@ -62,9 +65,14 @@ export function orEmptyString(name: PlaceholderName): { base: string; orEmpty: b
     : { base: name, orEmpty: false };
 }
 
-/** Whether the name is filled from a card's network token (docs/decisions/0086). */
-export function isNetworkTokenName(name: PlaceholderName): boolean {
-  return name.startsWith('CARD_NETWORK_TOKEN');
+/** Whether the name is filled from a card's network token (docs/decisions/0086), its cryptogram included (0100). */
+export function isNetworkTokenName(name: string): boolean {
+  return name.startsWith('CARD_NETWORK_TOKEN') || name.startsWith('CARD_CRYPTOGRAM');
+}
+
+/** Whether the name is the per-request cryptogram of a card's network token (plain or `_OR_EMPTY_STRING`). */
+export function isCryptogramName(name: string): boolean {
+  return name.startsWith('CARD_CRYPTOGRAM');
 }
 
 const KNOWN = new Set<string>(PLACEHOLDER_NAMES);
@@ -205,7 +213,7 @@ function checkToken(token: string, shape: PlaceholderSourceShape): PlaceholderUs
       `{{ ${echoed(token)} }} is available only with ${shape.securityCodeFrom}: stored payment methods keep no security code`,
     );
   }
-  if (!shape.networkTokens && name.startsWith('CARD_NETWORK_TOKEN') && !name.endsWith(OR_EMPTY)) {
+  if (!shape.networkTokens && isNetworkTokenName(name) && !name.endsWith(OR_EMPTY)) {
     throw new PlaceholderError(
       token,
       'not-available',
