@@ -9197,6 +9197,8 @@ export interface operations {
                 "x-vault-forward-timeout"?: string;
                 /** @description Gr4vy’s: `true` when the merchant, not the cardholder, starts this forward (a merchant-initiated use of a stored card). Recorded on the forward record (`merchant_initiated`); default `false`. */
                 "x-vault-forward-merchant-initiated"?: "true" | "false";
+                /** @description Per-request cryptograms of the listed cards’ network tokens, comma-separated by position as in x-vault-forward-payment-methods (an empty entry: none for that card); each 8–128 base64 or hex characters. Fills CARD_CRYPTOGRAM_X; never logged or stored. Refused on a queued forward (the worker asks the token requestor instead). See docs/placeholders.md#cryptograms. */
+                "x-vault-forward-cryptograms"?: string;
                 /** @description Sent downstream as Authorization. Any x-vault-forward-header-NAME is sent as NAME. */
                 "x-vault-forward-header-authorization"?: string;
                 /** @description `respond-async` (RFC 7240) queues the forward: checked as now, then answered 202 with the job (Location: /vault-forward/jobs/{id}, Preference-Applied: respond-async); a worker sends it and retries. */
@@ -9417,7 +9419,7 @@ export interface operations {
                     "*/*": unknown;
                 };
             };
-            /** @description `/errors/downstream-response-too-large` Downstream response too large; `/errors/downstream-unreachable` Downstream unreachable; `/errors/response-card-unusable` A card in the answer cannot be tokenized; `/errors/response-not-processable` Answer cannot be put through the response rules; `/errors/response-too-large-for-rules` Answer too large for the response rules; `/errors/unmatched-card-number` Card number in the answer. Without `x-vault-forward-error: true` this status is the downstream’s own answer, whatever its body. */
+            /** @description `/errors/downstream-response-too-large` Downstream response too large; `/errors/downstream-unreachable` Downstream unreachable; `/errors/response-card-unusable` A card in the answer cannot be tokenized; `/errors/response-not-processable` Answer cannot be put through the response rules; `/errors/response-too-large-for-rules` Answer too large for the response rules; `/errors/token-requestor-failed` Token requestor failed; `/errors/unmatched-card-number` Card number in the answer. Without `x-vault-forward-error: true` this status is the downstream’s own answer, whatever its body. */
             502: {
                 headers: {
                     /** @description `true` on an error of this service; absent on the downstream’s answer. */
@@ -9427,11 +9429,11 @@ export interface operations {
                 content: {
                     "application/problem+json": (components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "downstream-response-too-large" | "downstream-unreachable" | "response-card-unusable" | "response-not-processable" | "response-too-large-for-rules" | "unmatched-card-number";
+                        code?: "downstream-response-too-large" | "downstream-unreachable" | "response-card-unusable" | "response-not-processable" | "response-too-large-for-rules" | "token-requestor-failed" | "unmatched-card-number";
                     }) | unknown;
                     "application/json": (components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "downstream-response-too-large" | "downstream-unreachable" | "response-card-unusable" | "response-not-processable" | "response-too-large-for-rules" | "unmatched-card-number";
+                        code?: "downstream-response-too-large" | "downstream-unreachable" | "response-card-unusable" | "response-not-processable" | "response-too-large-for-rules" | "token-requestor-failed" | "unmatched-card-number";
                     }) | unknown;
                     "*/*": unknown;
                 };
@@ -9455,7 +9457,7 @@ export interface operations {
                     "*/*": unknown;
                 };
             };
-            /** @description `/errors/downstream-timeout` Downstream timed out. Without `x-vault-forward-error: true` this status is the downstream’s own answer, whatever its body. */
+            /** @description `/errors/downstream-timeout` Downstream timed out; `/errors/token-requestor-timeout` Token requestor timed out. Without `x-vault-forward-error: true` this status is the downstream’s own answer, whatever its body. */
             504: {
                 headers: {
                     /** @description `true` on an error of this service; absent on the downstream’s answer. */
@@ -9465,11 +9467,11 @@ export interface operations {
                 content: {
                     "application/problem+json": (components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "downstream-timeout";
+                        code?: "downstream-timeout" | "token-requestor-timeout";
                     }) | unknown;
                     "application/json": (components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "downstream-timeout";
+                        code?: "downstream-timeout" | "token-requestor-timeout";
                     }) | unknown;
                     "*/*": unknown;
                 };
