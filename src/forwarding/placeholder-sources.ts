@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { ProblemException } from '../common/problem/problem';
 import { CheckoutSessionCards, SecurityCodeClaim, SessionCard } from '../checkout-sessions/checkout-session-cards';
+import { THREE_D_SECURE_FIELDS } from '../checkout-sessions/dto/three-d-secure.dto';
 import {
   CryptogramSupplier,
   MissingCryptogramError,
@@ -19,6 +20,7 @@ import {
 } from '../vault/payment-method-resolver.service';
 import {
   isCryptogramName,
+  isThreeDSecureName,
   orEmptyString,
   paymentMethodsShape,
   PlaceholderSourceShape,
@@ -163,6 +165,7 @@ class CheckoutSessionSource implements PlaceholderSource {
     positions: 1,
     securityCode: true,
     networkTokens: false,
+    threeDSecure: true,
     listedBy: CHECKOUT_SESSION_HEADER,
     securityCodeFrom: CHECKOUT_SESSION_HEADER,
   };
@@ -180,13 +183,16 @@ class CheckoutSessionSource implements PlaceholderSource {
 
   async check(merchantAccountId: string, uses: readonly PlaceholderUse[]): Promise<void> {
     // The code's presence is checked too (not opened): a forward that needs it is refused when asked for.
-    await this.cards.load(
+    const card = await this.cards.load(
       merchantAccountId,
       this.id,
       { requireSecurityCode: usesSecurityCode(uses) },
       SESSION_AT,
       ForwardingErrors.unknownCheckoutSession,
     );
+    // A plain CARD_3DS_* name needs the session's 3-D Secure values (decision 0101); its twin is "" without.
+    const plain = uses.find((u) => isThreeDSecureName(u.name) && !orEmptyString(u.name).orEmpty);
+    if (plain && !card.hasThreeDSecure) throw threeDSecureProblem(plain, this.id);
   }
 
   async values(merchantAccountId: string, uses: readonly PlaceholderUse[]): Promise<Map<string, string>> {
@@ -198,7 +204,12 @@ class CheckoutSessionSource implements PlaceholderSource {
     const card: SessionCard = await this.cards.load(
       merchantAccountId,
       this.id,
-      { number: wantsNumber, securityCode: claim !== null, claim: claim ?? undefined },
+      {
+        number: wantsNumber,
+        securityCode: claim !== null,
+        claim: claim ?? undefined,
+        threeDSecure: uses.some((u) => isThreeDSecureName(u.name)),
+      },
       SESSION_AT,
       ForwardingErrors.unknownCheckoutSession,
     );
@@ -207,6 +218,17 @@ class CheckoutSessionSource implements PlaceholderSource {
     const values = new Map<string, string>();
     for (const use of uses) {
       if (values.has(use.token)) continue;
+      if (isThreeDSecureName(use.name)) {
+        const { base, orEmpty } = orEmptyString(use.name);
+        const field = THREE_D_SECURE_FIELDS[base.slice('CARD_3DS_'.length) as keyof typeof THREE_D_SECURE_FIELDS];
+        const value = card.threeDSecure?.[field];
+        if (value === undefined && !orEmpty) {
+          await this.abandoned(merchantAccountId);
+          throw threeDSecureProblem(use, this.id);
+        }
+        values.set(use.token, value ?? '');
+        continue;
+      }
       values.set(
         use.token,
         placeholderValue(
@@ -239,6 +261,14 @@ class CheckoutSessionSource implements PlaceholderSource {
     this.claim = null;
     await this.cards.releaseSecurityCode(merchantAccountId, this.id, claim.token);
   }
+}
+
+/** A plain CARD_3DS_* name the session cannot fill; names the placeholder and the session, never a value. */
+function threeDSecureProblem(use: PlaceholderUse, sessionId: string): ProblemException {
+  const message =
+    `{{ ${use.token} }}: checkout session ${sessionId} holds no such 3-D Secure value ` +
+    `(PUT /checkout/sessions/{id}/three-d-secure); the _OR_EMPTY_STRING variant gives "" instead`;
+  return new ProblemException(ForwardingErrors.invalidPlaceholder, message, [{ ...SESSION_AT, message }]);
 }
 
 function usesSecurityCode(uses: readonly PlaceholderUse[]): boolean {

@@ -6,6 +6,7 @@ import { CardSecrets, CardVault } from './card-vault.service';
 import {
   isCryptogramName,
   isNetworkTokenName,
+  isThreeDSecureName,
   orEmptyString,
   PLACEHOLDER_NAMES,
   PlaceholderName,
@@ -289,7 +290,7 @@ export class PaymentMethodResolver {
  * security code (which it never holds) nor a network token's (asked for only by name).
  */
 const CARD_PLACEHOLDER_NAMES = PLACEHOLDER_NAMES.filter(
-  (name) => name !== 'CARD_SECURITY_CODE' && !isNetworkTokenName(name),
+  (name) => name !== 'CARD_SECURITY_CODE' && !isNetworkTokenName(name) && !isThreeDSecureName(name),
 );
 
 /**
@@ -303,6 +304,9 @@ export function placeholderValue(
   securityCode?: () => string,
   networkToken?: NetworkTokenValues,
 ): string {
+  // A stored card holds no 3-D Secure values: the scan refused the plain names, the twins are "".
+  // (A checkout session's come from CheckoutSessionSource, which fills them before asking here.)
+  if (isThreeDSecureName(name)) return '';
   if (isNetworkTokenName(name)) {
     // The scan or the resolver refused a plain name without a token; what is left is "".
     if (!networkToken) return '';
