@@ -173,6 +173,13 @@ describe('cryptograms from the caller', () => {
     });
     expectProblem(session, 400, 'invalid-forward-header');
     expect(session.body.detail).toContain('x-vault-forward-payment-methods');
+    // A misspelt header is refused as unknown, and its value is redacted from the logs all the same.
+    const misspelt = await forward([withToken.id], '{"c":"{{ CARD_CRYPTOGRAM_OR_EMPTY_STRING_1 }}"}', {
+      'x-vault-forward-cryptogram': secret,
+    });
+    expectProblem(misspelt, 400, 'unknown-forward-header');
+    expect(misspelt.body.detail).toContain('x-vault-forward-cryptograms');
+    expect(JSON.stringify(misspelt.body)).not.toContain(secret);
     expect(t.logs.text).not.toContain(secret);
   });
 
