@@ -6,6 +6,7 @@ import { isUuid } from '../common/uuid';
 import { CardVault } from '../vault/card-vault.service';
 import { boundAad, SecretSealer } from '../vault/secret-sealer';
 import { CheckoutSessionErrors } from './checkout-sessions.errors';
+import type { ThreeDSecureValues } from './dto/three-d-secure.dto';
 
 /** Binds a session's envelope to its merchant and id (SEALED_TABLES: checkout_sessions). */
 export function checkoutSessionAad(merchantAccountId: string, id: string): string {
@@ -15,12 +16,15 @@ export function checkoutSessionAad(merchantAccountId: string, id: string): strin
 /** The part names of a session's envelope (SecretSealer.sealParts). */
 export const CARD_PART = 'card-number';
 export const SECURITY_CODE_PART = 'security-code';
+/** 3-D Secure values as JSON (decision 0101). */
+export const THREE_D_SECURE_PART = 'three-d-secure';
 
 /**
  * What erasing a session leaves: no secret, no card column, no metadata. One statement for the
  * purge, the read-time check and the routes alike.
  */
-export const ERASE_COLUMNS = `ciphertext = NULL, security_code_ciphertext = NULL, wrapped_key = NULL, master_key_id = NULL,
+export const ERASE_COLUMNS = `ciphertext = NULL, security_code_ciphertext = NULL, three_d_secure_ciphertext = NULL,
+  wrapped_key = NULL, master_key_id = NULL,
   card_source = NULL, payment_method_id = NULL, scheme = NULL, label = NULL, expiration_date = NULL, metadata = NULL,
   security_code_claim = NULL, security_code_claimed_until = NULL, erased_at = now(), updated_at = now()`;
 
@@ -35,6 +39,7 @@ interface CardRow {
   expiration_date: string | null;
   ciphertext: Buffer | null;
   security_code_ciphertext: Buffer | null;
+  three_d_secure_ciphertext: Buffer | null;
   security_code_erased: boolean;
   wrapped_key: Buffer | null;
   master_key_id: string | null;
@@ -52,11 +57,16 @@ export interface SessionCard {
   number?: string;
   cardholderName?: string | null;
   securityCode?: string;
+  /** Whether the session holds 3-D Secure values (known without opening them). */
+  hasThreeDSecure: boolean;
+  /** Present when asked for and held. */
+  threeDSecure?: ThreeDSecureValues;
 }
 
 export interface SessionCardWants {
   number?: boolean;
   securityCode?: boolean;
+  threeDSecure?: boolean;
   /** The code must be there, but is not opened (planning). */
   requireSecurityCode?: boolean;
   /**
@@ -166,6 +176,7 @@ export class CheckoutSessionCards {
       source: row.card_source!,
       paymentMethodId: row.payment_method_id,
       expirationDate: (storedCard ? row.pm_expiration_date : row.expiration_date)!,
+      hasThreeDSecure: row.three_d_secure_ciphertext !== null,
     };
     const aad = checkoutSessionAad(merchantAccountId, id);
     const sealed = { wrappedKey: row.wrapped_key!, masterKeyId: row.master_key_id! };
@@ -196,13 +207,25 @@ export class CheckoutSessionCards {
       card.securityCode = plaintext.toString('utf8');
       plaintext.fill(0);
     }
+    if (wants.threeDSecure && row.three_d_secure_ciphertext !== null) {
+      const plaintext = this.sealer.openPart(
+        aad,
+        sealed,
+        THREE_D_SECURE_PART,
+        row.three_d_secure_ciphertext,
+        `checkout session ${id}`,
+      );
+      card.threeDSecure = JSON.parse(plaintext.toString('utf8')) as ThreeDSecureValues;
+      plaintext.fill(0);
+    }
     return card;
   }
 
   private async row(merchantAccountId: string, id: string): Promise<CardRow | undefined> {
     const rows = await this.db.query<CardRow[]>(
       `SELECT s.expires_at <= now() AS expired, s.erased_at IS NOT NULL AS erased, s.card_source, s.payment_method_id, s.expiration_date,
-              s.ciphertext, s.security_code_ciphertext, s.security_code_erased_at IS NOT NULL AS security_code_erased,
+              s.ciphertext, s.security_code_ciphertext, s.three_d_secure_ciphertext,
+              s.security_code_erased_at IS NOT NULL AS security_code_erased,
               s.wrapped_key, s.master_key_id, pm.expiration_date AS pm_expiration_date, pm.ciphertext AS pm_ciphertext,
               pm.wrapped_key AS pm_wrapped_key, pm.master_key_id AS pm_master_key_id
          FROM checkout_sessions s

@@ -43,6 +43,10 @@ export class CheckoutSession {
   @Column({ type: 'bytea', name: 'security_code_ciphertext', select: false, nullable: true })
   securityCodeCiphertext!: Buffer | null;
 
+  /** 3-D Secure values (JSON), a part of the same envelope; null when none were given (decision 0101). */
+  @Column({ type: 'bytea', name: 'three_d_secure_ciphertext', select: false, nullable: true })
+  threeDSecureCiphertext!: Buffer | null;
+
   @Column({ type: 'bytea', name: 'wrapped_key', select: false, nullable: true })
   wrappedKey!: Buffer | null;
 

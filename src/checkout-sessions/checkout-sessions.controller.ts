@@ -14,6 +14,7 @@ import { RequireScope } from '../auth/scopes';
 import { ApiProblems } from '../common/openapi/api-problems';
 import { CommonErrors } from '../common/problem/common.errors';
 import { CheckoutSessionErrors } from './checkout-sessions.errors';
+import { CheckoutSessionThreeDSecureDto } from './dto/three-d-secure.dto';
 import { CheckoutSessionsService } from './checkout-sessions.service';
 import {
   CheckoutSessionCreateDto,
@@ -85,6 +86,30 @@ export class CheckoutSessionsController {
     @Body() body: CheckoutSessionFieldsDto,
   ): Promise<CheckoutSessionResponse> {
     return CheckoutSessionResponse.from(await this.sessions.setFields(merchant, id, body.payment_method));
+  }
+
+  @Put(':session_id/three-d-secure')
+  @RequireScope('checkout-sessions.write')
+  @ApiOperation({
+    summary:
+      'Store the 3-D Secure outcome for the session’s card (Gr4vy’s three_d_secure_data shape); sealed, never returned, ' +
+      'erased with the session; fills CARD_3DS_*_1',
+  })
+  @SESSION_ID
+  @ApiOkResponse({ type: CheckoutSessionResponse })
+  @ApiProblems(
+    CommonErrors.validationFailed,
+    CommonErrors.conflict,
+    CheckoutSessionErrors.notFound,
+    CheckoutSessionErrors.expired,
+    CheckoutSessionErrors.noCard,
+  )
+  async threeDSecure(
+    @MerchantAccountId() merchant: string,
+    @Param('session_id') id: string,
+    @Body() body: CheckoutSessionThreeDSecureDto,
+  ): Promise<CheckoutSessionResponse> {
+    return CheckoutSessionResponse.from(await this.sessions.setThreeDSecure(merchant, id, body));
   }
 
   @Delete(':session_id')

@@ -8,13 +8,20 @@ import { isUuid } from '../common/uuid';
 import { normaliseCardNumber, schemeOf } from '../vault/card';
 import { SecretSealer } from '../vault/secret-sealer';
 import { CheckoutSession } from './checkout-session.entity';
-import { CARD_PART, CheckoutSessionCards, checkoutSessionAad, SECURITY_CODE_PART } from './checkout-session-cards';
+import {
+  CARD_PART,
+  CheckoutSessionCards,
+  checkoutSessionAad,
+  SECURITY_CODE_PART,
+  THREE_D_SECURE_PART,
+} from './checkout-session-cards';
 import { CheckoutSessionErrors } from './checkout-sessions.errors';
 import {
   CheckoutSessionCreateDto,
   CheckoutSessionFieldsPaymentMethodDto,
   MAX_EXPIRES_IN_SECONDS,
 } from './dto/checkout-session.dto';
+import { CheckoutSessionThreeDSecureDto, THREE_D_SECURE_FIELDS, ThreeDSecureValues } from './dto/three-d-secure.dto';
 
 /**
  * Checkout sessions: create, read, update, delete, and collecting a card into one. Expiry is judged
@@ -115,6 +122,7 @@ export class CheckoutSessionsService {
     const [rows] = await this.sessions.query<[unknown[], number]>(
       `UPDATE checkout_sessions SET card_source = $3, payment_method_id = $4, scheme = $5, label = $6, expiration_date = $7,
               ciphertext = $8, security_code_ciphertext = $9, wrapped_key = $10, master_key_id = $11,
+              three_d_secure_ciphertext = NULL,
               security_code_erased_at = NULL, updated_at = now()
         WHERE merchant_account_id = $1 AND id = $2 AND expires_at > now() AND erased_at IS NULL RETURNING id`,
       [
@@ -133,6 +141,57 @@ export class CheckoutSessionsService {
     );
     if (rows.length === 0) throw expired_(id);
     return this.get(merchantAccountId, id);
+  }
+
+  /**
+   * The 3-D Secure outcome for the session's card (decision 0101): sealed as one more part of the
+   * envelope the card is in, so it is erased with the session and rotated with it. It belongs to that
+   * card: collecting another card (setFields) drops it. 409 checkout-session-has-no-card before a card.
+   */
+  async setThreeDSecure(
+    merchantAccountId: string,
+    id: string,
+    input: CheckoutSessionThreeDSecureDto,
+  ): Promise<CheckoutSession> {
+    await this.get(merchantAccountId, id);
+    const values: ThreeDSecureValues = {};
+    for (const field of Object.values(THREE_D_SECURE_FIELDS))
+      if (input[field] !== undefined) values[field] = input[field];
+    const aad = checkoutSessionAad(merchantAccountId, id);
+    // The envelope read and written back in one statement's condition: a card collected (new data key) or a
+    // key rotation (new wrapping) in between leaves no row to update, and the read is tried once more.
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const [row] = await this.sessions.query<Array<{ wrapped_key: Buffer | null; master_key_id: string | null }>>(
+        `SELECT wrapped_key, master_key_id FROM checkout_sessions WHERE merchant_account_id = $1 AND id = $2`,
+        [merchantAccountId, id],
+      );
+      if (!row?.wrapped_key || !row.master_key_id)
+        throw new ProblemException(
+          CheckoutSessionErrors.noCard,
+          `Checkout session ${id} holds no card; collect one (PUT /checkout/sessions/${id}/fields) before its 3-D Secure values.`,
+        );
+      const plaintext = Buffer.from(JSON.stringify(values), 'utf8');
+      const ciphertext = this.sealer.sealPart(
+        aad,
+        { wrappedKey: row.wrapped_key, masterKeyId: row.master_key_id },
+        THREE_D_SECURE_PART,
+        plaintext,
+        `checkout session ${id}`,
+      );
+      plaintext.fill(0);
+      const [rows] = await this.sessions.query<[unknown[], number]>(
+        `UPDATE checkout_sessions SET three_d_secure_ciphertext = $4, updated_at = now()
+          WHERE merchant_account_id = $1 AND id = $2 AND wrapped_key = $3 AND expires_at > now() AND erased_at IS NULL
+          RETURNING id`,
+        [merchantAccountId, id, row.wrapped_key, ciphertext],
+      );
+      if (rows.length > 0) return this.get(merchantAccountId, id);
+      await this.get(merchantAccountId, id); // expired or deleted meanwhile: 410 or 404
+    }
+    throw new ProblemException(
+      CommonErrors.conflict,
+      `Checkout session ${id} changed while its 3-D Secure values were stored; retry.`,
+    );
   }
 
   private async cardOf(

@@ -3,10 +3,12 @@ import { resolve } from 'node:path';
 import { ConfigError, durationSeconds, Env, integer, optional, readableFile } from './env';
 import { RedisSentinelConfig, redisSentinel } from './redis-config';
 import { VaultKeyProvider, vaultKeys, VaultMasterKey, VaultPkcs11Config } from './vault-config';
+import { TokenRequestorConfig, tokenRequestorConfig } from './token-requestor-config';
 
 export { ConfigError } from './env';
 export * from './vault-config';
 export type { RedisSentinelConfig } from './redis-config';
+export type { TokenRequestorConfig } from './token-requestor-config';
 
 /**
  * The whole typed configuration, parsed once from the environment at start-up.
@@ -105,6 +107,11 @@ export interface AppConfig {
   queueLockMs: number;
   /** Timeouts and the per-address connection cap of the API's HTTP server (and the metrics server). */
   http: HttpServerLimits;
+  /**
+   * NETWORK_TOKEN_REQUESTOR_URL (+ _AUTHORIZATION, _TIMEOUT_MS): where a cryptogram is asked for when a
+   * forward uses CARD_CRYPTOGRAM_X without sending one (docs/decisions/0100). null → none.
+   */
+  networkTokenRequestor: TokenRequestorConfig | null;
 }
 
 /**
@@ -257,6 +264,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     forwardJobSweepSeconds: durationSeconds(env, 'FORWARD_JOB_SWEEP_INTERVAL', 60, 1, 86_400),
     queueLockMs: integer(env, 'QUEUE_LOCK_DURATION_MS', 10_000, 1_000, 300_000),
     http: httpServerLimits(env),
+    networkTokenRequestor: tokenRequestorConfig(env, nodeEnvRaw),
   };
 }
 

@@ -47,6 +47,8 @@ export function forwardOperation(): { path: string; method: 'post'; operation: R
     ForwardingErrors.responseNotProcessable,
     ForwardingErrors.responseCardUnusable,
     ForwardingErrors.unmatchedCardNumber,
+    ForwardingErrors.tokenRequestorFailed,
+    ForwardingErrors.tokenRequestorTimeout,
     ForwardAuthenticationErrors.notUsable,
     ForwardAuthenticationErrors.conflict,
     ForwardAuthenticationErrors.invalid,
@@ -135,6 +137,14 @@ export function forwardOperation(): { path: string; method: 'post'; operation: R
           ),
           schema: { type: 'string', enum: ['true', 'false'] },
         },
+        header(
+          'x-vault-forward-cryptograms',
+          false,
+          'Per-request cryptograms of the listed cards’ network tokens, comma-separated by position as in ' +
+            'x-vault-forward-payment-methods (an empty entry: none for that card); each 8–128 base64 or hex ' +
+            'characters. Fills CARD_CRYPTOGRAM_X; never logged or stored. Refused on a queued forward (the ' +
+            'worker asks the token requestor instead). See docs/placeholders.md#cryptograms.',
+        ),
         header(
           'x-vault-forward-header-authorization',
           false,

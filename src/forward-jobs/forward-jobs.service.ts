@@ -6,6 +6,7 @@ import { ProblemException } from '../common/problem/problem';
 import { isUuid } from '../common/uuid';
 import {
   CALLBACK_URL_HEADER,
+  CRYPTOGRAMS_HEADER,
   headerUrl,
   invalidHeader,
   MAX_ATTEMPTS_HEADER,
@@ -57,6 +58,13 @@ export class ForwardJobsService {
   ) {}
 
   async submit(input: SubmitInput): Promise<{ job: ForwardJobResponse; replayed: boolean }> {
+    // A cryptogram is single-use and never stored, not even in a sealed plan (docs/decisions/0100).
+    if (input.headers[CRYPTOGRAMS_HEADER] !== undefined)
+      throw invalidHeader(
+        CRYPTOGRAMS_HEADER,
+        'is not accepted on a queued forward: a cryptogram is never stored; the worker asks the token requestor ' +
+          '(NETWORK_TOKEN_REQUESTOR_URL) for one per attempt, or send the forward without Prefer: respond-async',
+      );
     const maxAttempts = parseMaxAttempts(singleHeader(input.headers, MAX_ATTEMPTS_HEADER));
     // One rule for Idempotency-Key on both paths (src/idempotency/).
     const idempotencyKey = idempotencyKeyOf(input.headers) ?? null;

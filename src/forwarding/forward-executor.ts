@@ -62,6 +62,9 @@ const RETRYABLE_CODES = new Set([
   CheckoutSessionErrors.inUse.code,
   ForwardingErrors.downstreamUnreachable.code,
   ForwardingErrors.downstreamTimeout.code,
+  // The token requestor away or slow (decision 0100): a later attempt asks it again.
+  ForwardingErrors.tokenRequestorFailed.code,
+  ForwardingErrors.tokenRequestorTimeout.code,
   CommonErrors.serviceUnavailable.code,
 ]);
 

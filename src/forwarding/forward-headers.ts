@@ -5,6 +5,7 @@ import { ForwardingErrors } from './forwarding.errors';
 import { FORWARD_METHODS, ForwardMethod } from '../targets/http-methods';
 import { isUuid } from '../common/uuid';
 import { HOP_BY_HOP } from '../outbound/outbound-request';
+import { isCryptogram } from '../network-tokens/token-requestor';
 
 export const URL_HEADER = 'x-vault-forward-url';
 export const PAYMENT_METHODS_HEADER = 'x-vault-forward-payment-methods';
@@ -16,6 +17,12 @@ export const TIMEOUT_HEADER = 'x-vault-forward-timeout';
 /** Gr4vy's: the merchant, not the cardholder, starts this forward (a stored-credential, merchant-initiated use). */
 export const MERCHANT_INITIATED_HEADER = 'x-vault-forward-merchant-initiated';
 export const HEADER_PREFIX = 'x-vault-forward-header-';
+/**
+ * Per-request cryptograms of the listed cards' network tokens, by position as in
+ * x-vault-forward-payment-methods (an empty entry: none for that card). Never logged, stored or queued
+ * (docs/decisions/0100).
+ */
+export const CRYPTOGRAMS_HEADER = 'x-vault-forward-cryptograms';
 /** Headers of a queued forward (Prefer: respond-async); forward-jobs/ reads them. */
 export const MAX_ATTEMPTS_HEADER = 'x-vault-forward-max-attempts';
 export const CALLBACK_URL_HEADER = 'x-vault-forward-callback-url';
@@ -27,6 +34,7 @@ const KNOWN = [
   AUTHENTICATIONS_HEADER,
   TIMEOUT_HEADER,
   MERCHANT_INITIATED_HEADER,
+  CRYPTOGRAMS_HEADER,
   MAX_ATTEMPTS_HEADER,
   CALLBACK_URL_HEADER,
 ];
@@ -58,6 +66,34 @@ export function parsePaymentMethodIds(raw: string): string[] {
   });
   return ids.map((id) => id.toLowerCase());
 }
+/**
+ * "c1,,c3" → cryptograms by position (null where empty). Each problem names the header and a
+ * position, never a value: a cryptogram is a secret even when malformed.
+ */
+export function parseCryptograms(raw: string, paymentMethods: number): Array<string | null> {
+  if (paymentMethods === 0)
+    throw invalidHeader(
+      CRYPTOGRAMS_HEADER,
+      `needs ${PAYMENT_METHODS_HEADER}: a cryptogram goes with a stored card's network token (a checkout session's card has none)`,
+    );
+  const entries = raw.split(',').map((part) => part.trim());
+  if (entries.length > paymentMethods)
+    throw invalidHeader(
+      CRYPTOGRAMS_HEADER,
+      `lists ${entries.length} positions but ${PAYMENT_METHODS_HEADER} lists ${paymentMethods}`,
+    );
+  if (entries.every((entry) => entry === '')) throw invalidHeader(CRYPTOGRAMS_HEADER, 'holds no cryptogram');
+  return entries.map((entry, index) => {
+    if (entry === '') return null;
+    if (!isCryptogram(entry))
+      throw invalidHeader(
+        CRYPTOGRAMS_HEADER,
+        `position ${index + 1} is not a cryptogram (8 to 128 base64 or hex characters, comma-separated by position)`,
+      );
+    return entry;
+  });
+}
+
 const TOKEN = /^[!#$%&'*+.^_`|~0-9a-z-]+$/;
 
 const SET_BY_SERVICE = new Set(['host', 'content-length']);
@@ -76,6 +112,8 @@ export interface ForwardSpec {
   merchantInitiated: boolean;
   /** From x-vault-forward-header-NAME, as [NAME, value]; values may hold placeholders. */
   headers: Array<[string, string]>;
+  /** x-vault-forward-cryptograms by position (null: none there); empty when absent. Never log it. */
+  cryptograms: Array<string | null>;
 }
 
 /** 400 invalid-forward-header naming the header. */
@@ -268,10 +306,14 @@ export function parseForwardHeaders(headers: IncomingHttpHeaders, rawHeaders: st
     merchantInitiated = value === 'true';
   }
 
+  const rawCryptograms = singleHeader(headers, CRYPTOGRAMS_HEADER);
+  const cryptograms = rawCryptograms === undefined ? [] : parseCryptograms(rawCryptograms, paymentMethodIds.length);
+
   return {
     url,
     method: method as ForwardMethod,
     merchantInitiated,
+    cryptograms,
     paymentMethodIds,
     checkoutSessionId,
     authenticationIds,

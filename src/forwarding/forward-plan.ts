@@ -54,6 +54,12 @@ export interface ForwardPlan {
    */
   readonly bodyEncoding: BodyEncoding;
   /**
+   * x-vault-forward-cryptograms by position (null: none there). In memory only, for the synchronous
+   * path: never serialised (a queued forward refuses the header; its worker asks the token requestor
+   * per attempt), never logged (docs/decisions/0100).
+   */
+  readonly cryptograms?: ReadonlyArray<string | null>;
+  /**
    * What planning computed and the executor may reuse in the same process (the synchronous path):
    * the scans, the methods already looked up and the config's response policy. Never serialised; without it the executor
    * re-scans the templates and looks the methods up again.
@@ -130,6 +136,8 @@ interface SerializedPlan {
 
 /** The plan as JSON. Only on request: the synchronous path never serialises. */
 export function serializePlan(plan: ForwardPlan): string {
+  // A cryptogram is single-use and never stored: the queued path refuses it before planning.
+  if (plan.cryptograms?.some((c) => c !== null)) throw new Error('a plan with cryptograms is never serialised');
   const document: SerializedPlan = {
     v: plan.version,
     id: plan.id,

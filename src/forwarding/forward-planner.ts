@@ -123,6 +123,7 @@ export class ForwardPlanner {
       headerTemplates: spec.headers,
       body,
       bodyEncoding,
+      cryptograms: spec.cryptograms,
       local: { scans, methods, policy: config },
     };
   }

@@ -11,6 +11,7 @@ import { ForwardRecordsService } from '../forward-records/forward-records.servic
 import { InflightBytes } from '../outbound/inflight-bytes';
 import { AuthenticationSteps } from '../outbound/authentication-steps';
 import { ForwardResponsesModule } from '../forward-responses/forward-responses.module';
+import { NetworkTokensModule } from '../network-tokens/network-tokens.module';
 
 /**
  * Sending forwards, without HTTP routes, the auth guard or pagination: the planner, the executor and
@@ -24,6 +25,7 @@ import { ForwardResponsesModule } from '../forward-responses/forward-responses.m
     VaultForwardConfigsCoreModule,
     ForwardAuthenticationsCoreModule,
     ForwardResponsesModule,
+    NetworkTokensModule,
   ],
   providers: [
     PlaceholderSources,

@@ -1,6 +1,7 @@
 import { defineProblem } from '../common/problem/problem';
 import { OutboundErrors } from '../outbound/outbound.errors';
 import { ForwardResponseErrors } from '../forward-responses/forward-responses.errors';
+import { TokenRequestorErrors } from '../network-tokens/token-requestor';
 
 /** Problems of POST /vault-forward; each response also carries `x-vault-forward-error: true`. */
 export const ForwardingErrors = {
@@ -8,6 +9,8 @@ export const ForwardingErrors = {
   ...OutboundErrors,
   // So are the answer's, under a config's response rules (issue 27).
   ...ForwardResponseErrors,
+  // And the token requestor's, when CARD_CRYPTOGRAM_X asks it for a cryptogram (decision 0100).
+  ...TokenRequestorErrors,
   unknownHeader: defineProblem({
     code: 'unknown-forward-header',
     status: 400,

@@ -6,17 +6,33 @@
  * header the caller used: the vault and the sessions know no header.
  */
 import { randomUUID } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { ProblemException } from '../common/problem/problem';
 import { CheckoutSessionCards, SecurityCodeClaim, SessionCard } from '../checkout-sessions/checkout-session-cards';
+import { THREE_D_SECURE_FIELDS } from '../checkout-sessions/dto/three-d-secure.dto';
 import {
+  CryptogramSupplier,
+  MissingCryptogramError,
   MissingNetworkTokenError,
   PaymentMethodResolver,
   placeholderValue,
   UnknownPaymentMethodError,
 } from '../vault/payment-method-resolver.service';
-import { paymentMethodsShape, PlaceholderSourceShape, PlaceholderUse } from '../placeholders/placeholders';
-import { CHECKOUT_SESSION_HEADER, PAYMENT_METHODS_HEADER } from './forward-headers';
+import {
+  isCryptogramName,
+  isThreeDSecureName,
+  orEmptyString,
+  paymentMethodsShape,
+  PlaceholderSourceShape,
+  PlaceholderUse,
+} from '../placeholders/placeholders';
+import {
+  TOKEN_REQUESTOR,
+  TokenRequestor,
+  TokenRequestorError,
+  TokenRequestorErrors,
+} from '../network-tokens/token-requestor';
+import { CHECKOUT_SESSION_HEADER, CRYPTOGRAMS_HEADER, PAYMENT_METHODS_HEADER } from './forward-headers';
 import { ForwardingErrors } from './forwarding.errors';
 
 /** What a plan says about its cards: ids only. */
@@ -30,6 +46,10 @@ export interface CardReferences {
    * code while it is in flight; planning, which holds nothing, has none.
    */
   readonly id?: string;
+  /** x-vault-forward-cryptograms by position (synchronous forwards only; never stored). */
+  readonly cryptograms?: ReadonlyArray<string | null>;
+  /** x-vault-forward-merchant-initiated, passed to the token requestor. */
+  readonly merchantInitiated?: boolean;
 }
 
 export interface PlaceholderSource {
@@ -55,9 +75,22 @@ function paymentMethodProblem(error: unknown): Error {
       { location: 'header', name: PAYMENT_METHODS_HEADER, message: error.message },
     ]);
   }
+  if (error instanceof MissingCryptogramError) return cryptogramProblem(error.message);
+  if (error instanceof TokenRequestorError) {
+    // Ours, not the target's (x-vault-forward-error: true); nothing was sent to the target.
+    const definition =
+      error.kind === 'timeout' ? TokenRequestorErrors.tokenRequestorTimeout : TokenRequestorErrors.tokenRequestorFailed;
+    return new ProblemException(definition, `No cryptogram for CARD_CRYPTOGRAM_X: ${error.message}; nothing was sent.`);
+  }
   if (!(error instanceof UnknownPaymentMethodError)) return error instanceof Error ? error : new Error(String(error));
   return new ProblemException(ForwardingErrors.unknownPaymentMethod, error.message, [
     { location: 'header', name: PAYMENT_METHODS_HEADER, message: error.message },
+  ]);
+}
+
+function cryptogramProblem(message: string): ProblemException {
+  return new ProblemException(ForwardingErrors.invalidPlaceholder, message, [
+    { location: 'header', name: CRYPTOGRAMS_HEADER, message },
   ]);
 }
 
@@ -68,20 +101,48 @@ class PaymentMethodSource implements PlaceholderSource {
   constructor(
     private readonly resolver: PaymentMethodResolver,
     private readonly ids: readonly string[],
+    private readonly requestor: TokenRequestor,
+    private readonly cryptograms: ReadonlyArray<string | null>,
+    private readonly merchantInitiated: boolean,
   ) {
     this.shape = paymentMethodsShape(ids.length, PAYMENT_METHODS_HEADER, CHECKOUT_SESSION_HEADER);
     this.discloses = ids.length > 0;
   }
 
-  check(merchantAccountId: string, uses: readonly PlaceholderUse[]): Promise<void> {
-    return this.resolver
+  async check(merchantAccountId: string, uses: readonly PlaceholderUse[]): Promise<void> {
+    await this.resolver
       .check(merchantAccountId, this.ids, uses)
       .catch((error: unknown) => Promise.reject(paymentMethodProblem(error)));
+    // Every card that a plain CARD_CRYPTOGRAM_X uses has a network token (checked above); its cryptogram
+    // must come from the caller or a token requestor, else it is refused now, before anything is sent.
+    if (this.requestor.configured) return;
+    for (const use of uses) {
+      if (!isCryptogramName(use.name) || orEmptyString(use.name).orEmpty) continue;
+      if (!this.cryptograms[use.position - 1])
+        throw cryptogramProblem(
+          `{{ ${use.token} }}: ${CRYPTOGRAMS_HEADER} has no cryptogram at position ${use.position} and no token ` +
+            `requestor is configured; the _OR_EMPTY_STRING variant gives "" instead`,
+        );
+    }
   }
 
   values(merchantAccountId: string, uses: readonly PlaceholderUse[]): Promise<Map<string, string>> {
+    // The caller's cryptogram for a position, else the token requestor's (asked per card and attempt).
+    const supply: CryptogramSupplier = async (position, paymentMethodId, token) => {
+      const given = this.cryptograms[position - 1];
+      if (given) return given;
+      if (!this.requestor.configured) return null;
+      return this.requestor.cryptogram({
+        merchantAccountId,
+        paymentMethodId,
+        networkTokenId: token.id,
+        token: token.token(),
+        expirationDate: token.expirationDate,
+        merchantInitiated: this.merchantInitiated,
+      });
+    };
     return this.resolver
-      .resolve(merchantAccountId, this.ids, uses)
+      .resolve(merchantAccountId, this.ids, uses, supply)
       .catch((error: unknown) => Promise.reject(paymentMethodProblem(error)));
   }
 
@@ -104,6 +165,7 @@ class CheckoutSessionSource implements PlaceholderSource {
     positions: 1,
     securityCode: true,
     networkTokens: false,
+    threeDSecure: true,
     listedBy: CHECKOUT_SESSION_HEADER,
     securityCodeFrom: CHECKOUT_SESSION_HEADER,
   };
@@ -121,13 +183,16 @@ class CheckoutSessionSource implements PlaceholderSource {
 
   async check(merchantAccountId: string, uses: readonly PlaceholderUse[]): Promise<void> {
     // The code's presence is checked too (not opened): a forward that needs it is refused when asked for.
-    await this.cards.load(
+    const card = await this.cards.load(
       merchantAccountId,
       this.id,
       { requireSecurityCode: usesSecurityCode(uses) },
       SESSION_AT,
       ForwardingErrors.unknownCheckoutSession,
     );
+    // A plain CARD_3DS_* name needs the session's 3-D Secure values (decision 0101); its twin is "" without.
+    const plain = uses.find((u) => isThreeDSecureName(u.name) && !orEmptyString(u.name).orEmpty);
+    if (plain && !card.hasThreeDSecure) throw threeDSecureProblem(plain, this.id);
   }
 
   async values(merchantAccountId: string, uses: readonly PlaceholderUse[]): Promise<Map<string, string>> {
@@ -139,7 +204,12 @@ class CheckoutSessionSource implements PlaceholderSource {
     const card: SessionCard = await this.cards.load(
       merchantAccountId,
       this.id,
-      { number: wantsNumber, securityCode: claim !== null, claim: claim ?? undefined },
+      {
+        number: wantsNumber,
+        securityCode: claim !== null,
+        claim: claim ?? undefined,
+        threeDSecure: uses.some((u) => isThreeDSecureName(u.name)),
+      },
       SESSION_AT,
       ForwardingErrors.unknownCheckoutSession,
     );
@@ -148,6 +218,17 @@ class CheckoutSessionSource implements PlaceholderSource {
     const values = new Map<string, string>();
     for (const use of uses) {
       if (values.has(use.token)) continue;
+      if (isThreeDSecureName(use.name)) {
+        const { base, orEmpty } = orEmptyString(use.name);
+        const field = THREE_D_SECURE_FIELDS[base.slice('CARD_3DS_'.length) as keyof typeof THREE_D_SECURE_FIELDS];
+        const value = card.threeDSecure?.[field];
+        if (value === undefined && !orEmpty) {
+          await this.abandoned(merchantAccountId);
+          throw threeDSecureProblem(use, this.id);
+        }
+        values.set(use.token, value ?? '');
+        continue;
+      }
       values.set(
         use.token,
         placeholderValue(
@@ -182,6 +263,14 @@ class CheckoutSessionSource implements PlaceholderSource {
   }
 }
 
+/** A plain CARD_3DS_* name the session cannot fill; names the placeholder and the session, never a value. */
+function threeDSecureProblem(use: PlaceholderUse, sessionId: string): ProblemException {
+  const message =
+    `{{ ${use.token} }}: checkout session ${sessionId} holds no such 3-D Secure value ` +
+    `(PUT /checkout/sessions/{id}/three-d-secure); the _OR_EMPTY_STRING variant gives "" instead`;
+  return new ProblemException(ForwardingErrors.invalidPlaceholder, message, [{ ...SESSION_AT, message }]);
+}
+
 function usesSecurityCode(uses: readonly PlaceholderUse[]): boolean {
   return uses.some((u) => u.name === 'CARD_SECURITY_CODE');
 }
@@ -191,11 +280,18 @@ export class PlaceholderSources {
   constructor(
     private readonly resolver: PaymentMethodResolver,
     private readonly sessions: CheckoutSessionCards,
+    @Inject(TOKEN_REQUESTOR) private readonly requestor: TokenRequestor,
   ) {}
 
   for(refs: CardReferences): PlaceholderSource {
     return refs.checkoutSessionId !== null
       ? new CheckoutSessionSource(this.sessions, refs.checkoutSessionId, refs.timeoutMs, refs.id)
-      : new PaymentMethodSource(this.resolver, refs.paymentMethodIds);
+      : new PaymentMethodSource(
+          this.resolver,
+          refs.paymentMethodIds,
+          this.requestor,
+          refs.cryptograms ?? [],
+          refs.merchantInitiated ?? false,
+        );
   }
 }

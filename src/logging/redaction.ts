@@ -3,7 +3,11 @@
  * credentials by design (spec 5.2), so the whole family is matched by prefix, not listed one by one.
  */
 const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'set-cookie', 'x-api-key']);
-const SECRET_HEADER_PREFIXES = ['x-vault-forward-header-'];
+/**
+ * `x-vault-forward-cryptogram…` too: per-request cryptograms of network tokens (docs/decisions/0100),
+ * by prefix so that a misspelt `x-vault-forward-cryptogram` (refused, but logged) leaks nothing either.
+ */
+const SECRET_HEADER_PREFIXES = ['x-vault-forward-header-', 'x-vault-forward-cryptogram'];
 
 export const REDACTED = '[Redacted]';
 

@@ -25,8 +25,10 @@ export type { PlaceholderArgument, PlaceholderCall } from './placeholder-functio
 export { findPlaceholders } from './placeholder-grammar';
 export type { EscapeStyle, PlaceholderMatch } from './placeholder-grammar';
 /**
- * Filled from a stored card's newest active network token (Gr4vy's names). Each has an
- * `_OR_EMPTY_STRING` twin that is `""` where the card has no token, instead of a 400.
+ * Filled from a stored card's newest active network token (Gr4vy's names), and CARD_CRYPTOGRAM from
+ * the per-request cryptogram for that token (the caller's x-vault-forward-cryptograms, or the token
+ * requestor's; never stored, docs/decisions/0100). Each has an `_OR_EMPTY_STRING` twin that is `""`
+ * where the card has no token, instead of a 400.
  */
 const NETWORK_TOKEN_NAMES = [
   'CARD_NETWORK_TOKEN',
@@ -36,8 +38,24 @@ const NETWORK_TOKEN_NAMES = [
   'CARD_NETWORK_TOKEN_EXPIRATION_DATE_YY',
   'CARD_NETWORK_TOKEN_EXPIRATION_DATE_YYYY',
   'CARD_NETWORK_TOKEN_EXPIRATION_DATE_MMYY',
+  'CARD_CRYPTOGRAM',
 ] as const;
 const OR_EMPTY = '_OR_EMPTY_STRING';
+/**
+ * A checkout session's 3-D Secure values (decision 0101), with `_OR_EMPTY_STRING` twins that are `""`
+ * where the session holds none (or not that one), and for stored payment methods, which never do.
+ */
+export const THREE_D_SECURE_NAMES = [
+  'CARD_3DS_CAVV',
+  'CARD_3DS_ECI',
+  'CARD_3DS_VERSION',
+  'CARD_3DS_DIRECTORY_RESPONSE',
+  'CARD_3DS_AUTHENTICATION_RESPONSE',
+  'CARD_3DS_SERVER_TRANSACTION_ID',
+  'CARD_3DS_DS_TRANSACTION_ID',
+  'CARD_3DS_SCHEME',
+] as const;
+export type ThreeDSecureName = (typeof THREE_D_SECURE_NAMES)[number];
 
 export const PLACEHOLDER_NAMES = [
   'CARD_NUMBER',
@@ -51,6 +69,8 @@ export const PLACEHOLDER_NAMES = [
   'CARD_SECURITY_CODE',
   ...NETWORK_TOKEN_NAMES,
   ...NETWORK_TOKEN_NAMES.map((name) => `${name}${OR_EMPTY}` as const),
+  ...THREE_D_SECURE_NAMES,
+  ...THREE_D_SECURE_NAMES.map((name) => `${name}${OR_EMPTY}` as const),
 ] as const;
 export type PlaceholderName = (typeof PLACEHOLDER_NAMES)[number];
 export type NetworkTokenName = (typeof NETWORK_TOKEN_NAMES)[number];
@@ -62,9 +82,19 @@ export function orEmptyString(name: PlaceholderName): { base: string; orEmpty: b
     : { base: name, orEmpty: false };
 }
 
-/** Whether the name is filled from a card's network token (docs/decisions/0086). */
-export function isNetworkTokenName(name: PlaceholderName): boolean {
-  return name.startsWith('CARD_NETWORK_TOKEN');
+/** Whether the name is filled from a card's network token (docs/decisions/0086), its cryptogram included (0100). */
+export function isNetworkTokenName(name: string): boolean {
+  return name.startsWith('CARD_NETWORK_TOKEN') || name.startsWith('CARD_CRYPTOGRAM');
+}
+
+/** Whether the name is a checkout session's 3-D Secure value (plain or `_OR_EMPTY_STRING`), decision 0101. */
+export function isThreeDSecureName(name: string): boolean {
+  return name.startsWith('CARD_3DS_');
+}
+
+/** Whether the name is the per-request cryptogram of a card's network token (plain or `_OR_EMPTY_STRING`). */
+export function isCryptogramName(name: string): boolean {
+  return name.startsWith('CARD_CRYPTOGRAM');
 }
 
 const KNOWN = new Set<string>(PLACEHOLDER_NAMES);
@@ -86,6 +116,8 @@ export interface PlaceholderSourceShape {
   securityCode: boolean;
   /** Whether its cards can have network tokens (stored payment methods; a checkout session's card cannot). */
   networkTokens: boolean;
+  /** Whether it can hold 3-D Secure values (a checkout session; stored payment methods cannot). */
+  threeDSecure?: boolean;
   /** Names what lists the cards, e.g. "x-vault-forward-payment-methods". */
   listedBy: string;
   /** Names what would offer the security code, for the message that it is not available here. */
@@ -205,11 +237,19 @@ function checkToken(token: string, shape: PlaceholderSourceShape): PlaceholderUs
       `{{ ${echoed(token)} }} is available only with ${shape.securityCodeFrom}: stored payment methods keep no security code`,
     );
   }
-  if (!shape.networkTokens && name.startsWith('CARD_NETWORK_TOKEN') && !name.endsWith(OR_EMPTY)) {
+  if (!shape.networkTokens && isNetworkTokenName(name) && !name.endsWith(OR_EMPTY)) {
     throw new PlaceholderError(
       token,
       'not-available',
       `{{ ${echoed(token)} }} needs a stored payment method's network token, which ${shape.listedBy} ` +
+        `cannot have; ${name}${OR_EMPTY}_${digits} gives "" instead`,
+    );
+  }
+  if (!shape.threeDSecure && isThreeDSecureName(name) && !name.endsWith(OR_EMPTY)) {
+    throw new PlaceholderError(
+      token,
+      'not-available',
+      `{{ ${echoed(token)} }} needs a checkout session's 3-D Secure values, which ${shape.listedBy} ` +
         `cannot have; ${name}${OR_EMPTY}_${digits} gives "" instead`,
     );
   }

@@ -135,6 +135,23 @@ export function sealParts(plaintexts: Record<string, Buffer | null>, aad: string
   }
 }
 
+/** One more part sealed under an existing sealParts record's data key (opened, used, zeroed). */
+export function sealPart(
+  record: Pick<SealedRecord, 'wrappedKey' | 'masterKeyId'>,
+  part: string,
+  plaintext: Buffer,
+  aad: string,
+  keyring: VaultKeyring,
+  what: string,
+): Buffer {
+  const dataKey = unwrap(record, aad, keyring, what);
+  try {
+    return encrypt(dataKey, plaintext, partAad(aad, part));
+  } finally {
+    dataKey.fill(0);
+  }
+}
+
 /** One part of a sealParts record; the caller zeroes the plaintext when done. */
 export function openPart(
   record: Pick<SealedRecord, 'wrappedKey' | 'masterKeyId'>,

@@ -4,7 +4,9 @@ import { Sql } from '../database/sql';
 import { parseExpirationDate } from './card';
 import { CardSecrets, CardVault } from './card-vault.service';
 import {
+  isCryptogramName,
   isNetworkTokenName,
+  isThreeDSecureName,
   orEmptyString,
   PLACEHOLDER_NAMES,
   PlaceholderName,
@@ -35,8 +37,36 @@ export class MissingNetworkTokenError extends Error {
 
 /** A card's network token as the placeholders need it; the token itself is opened only when used. */
 export interface NetworkTokenValues {
+  /** The stored token's id. */
+  id: string;
   expirationDate: string;
   token: () => string;
+  /** Its cryptogram for this request, when CARD_CRYPTOGRAM(_OR_EMPTY_STRING) is used and one was supplied. */
+  cryptogram?: string;
+}
+
+/**
+ * The cryptogram of the card at `position` (1-based) for its network token, or null when there is
+ * none (neither the caller's nor a token requestor's). Its failures pass through resolve unchanged.
+ */
+export type CryptogramSupplier = (
+  position: number,
+  paymentMethodId: string,
+  token: NetworkTokenValues,
+) => Promise<string | null>;
+
+/** CARD_CRYPTOGRAM_X (plain) for a card with a network token but no cryptogram to give. */
+export class MissingCryptogramError extends Error {
+  constructor(
+    readonly token: string,
+    readonly position: number,
+  ) {
+    super(
+      `{{ ${token} }}: no cryptogram for the payment method at position ${position}; send it in ` +
+        `x-vault-forward-cryptograms or configure a token requestor (the _OR_EMPTY_STRING variant gives "" instead)`,
+    );
+    this.name = 'MissingCryptogramError';
+  }
 }
 
 interface NetworkTokenRow {
@@ -162,7 +192,9 @@ export class PaymentMethodResolver {
         if (!orEmptyString(use.name).orEmpty) throw new MissingNetworkTokenError(use.token, use.position, id);
         continue;
       }
+      if (byPosition.has(use.position)) continue;
       byPosition.set(use.position, {
+        id: row.id,
         expirationDate: row.expiration_date,
         token: () =>
           this.sealer.openJson<{ t: string }>(
@@ -173,6 +205,32 @@ export class PaymentMethodResolver {
       });
     }
     return byPosition;
+  }
+
+  /**
+   * Asks `supply` once per card whose CARD_CRYPTOGRAM(_OR_EMPTY_STRING) is used and that has a token
+   * (one at a time: a token requestor is asked no more than needed). A plain name left without one is
+   * MissingCryptogramError; an `_OR_EMPTY_STRING` one is then `""`.
+   */
+  private async cryptograms(
+    ids: readonly string[],
+    uses: readonly PlaceholderUse[],
+    tokens: Map<number, NetworkTokenValues>,
+    supply: CryptogramSupplier | undefined,
+  ): Promise<void> {
+    const asked = new Set<number>();
+    for (const use of uses) {
+      if (!isCryptogramName(use.name)) continue;
+      const token = tokens.get(use.position);
+      if (!token) continue; // no network token: refused already (plain) or "" (_OR_EMPTY_STRING)
+      if (!asked.has(use.position)) {
+        asked.add(use.position);
+        const cryptogram = supply ? await supply(use.position, ids[use.position - 1], token) : null;
+        if (cryptogram !== null) token.cryptogram = cryptogram;
+      }
+      if (token.cryptogram === undefined && !orEmptyString(use.name).orEmpty)
+        throw new MissingCryptogramError(use.token, use.position);
+    }
   }
 
   private async present(merchantAccountId: string, ids: readonly string[]): Promise<Map<string, SealedRow>> {
@@ -192,6 +250,7 @@ export class PaymentMethodResolver {
     merchantAccountId: string,
     ids: readonly string[],
     uses?: readonly PlaceholderUse[],
+    cryptograms?: CryptogramSupplier,
   ): Promise<Map<string, string>> {
     const values = new Map<string, string>();
     if (ids.length === 0) return values;
@@ -202,6 +261,7 @@ export class PaymentMethodResolver {
         CARD_PLACEHOLDER_NAMES.map((name) => ({ token: `${name}_${index + 1}`, name, position: index + 1 })),
       );
     const tokens = await this.networkTokens(merchantAccountId, ids, wanted);
+    await this.cryptograms(ids, wanted, tokens, cryptograms);
     const opened = new Map<number, CardSecrets>();
     for (const use of wanted) {
       if (values.has(use.token)) continue;
@@ -230,7 +290,7 @@ export class PaymentMethodResolver {
  * security code (which it never holds) nor a network token's (asked for only by name).
  */
 const CARD_PLACEHOLDER_NAMES = PLACEHOLDER_NAMES.filter(
-  (name) => name !== 'CARD_SECURITY_CODE' && !isNetworkTokenName(name),
+  (name) => name !== 'CARD_SECURITY_CODE' && !isNetworkTokenName(name) && !isThreeDSecureName(name),
 );
 
 /**
@@ -244,11 +304,16 @@ export function placeholderValue(
   securityCode?: () => string,
   networkToken?: NetworkTokenValues,
 ): string {
+  // A stored card holds no 3-D Secure values: the scan refused the plain names, the twins are "".
+  // (A checkout session's come from CheckoutSessionSource, which fills them before asking here.)
+  if (isThreeDSecureName(name)) return '';
   if (isNetworkTokenName(name)) {
     // The scan or the resolver refused a plain name without a token; what is left is "".
     if (!networkToken) return '';
     const base = orEmptyString(name).base;
     if (base === 'CARD_NETWORK_TOKEN') return networkToken.token();
+    // The resolver refused a plain name without a cryptogram; what is left is "".
+    if (base === 'CARD_CRYPTOGRAM') return networkToken.cryptogram ?? '';
     const expiry = parseExpirationDate(networkToken.expirationDate)!;
     return expiryPart(base.slice('CARD_NETWORK_TOKEN_'.length), networkToken.expirationDate, expiry);
   }

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { open, openPart, seal, SealedParts, SealedRecord, sealParts } from './envelope';
+import { open, openPart, seal, SealedParts, SealedRecord, sealPart, sealParts } from './envelope';
 import { VAULT_KEYRING, VaultKeyring } from './keyring';
 
 /**
@@ -57,6 +57,17 @@ export class SecretSealer {
   /** Several secrets under one data key, each erasable alone (envelope.sealParts). */
   sealParts(aad: string, plaintexts: Record<string, Buffer | null>): SealedParts {
     return sealParts(plaintexts, aad, this.keyring.current);
+  }
+
+  /** One more part under the data key of a sealParts record (envelope.sealPart). */
+  sealPart(
+    aad: string,
+    record: Pick<SealedRecord, 'wrappedKey' | 'masterKeyId'>,
+    part: string,
+    plaintext: Buffer,
+    what: string,
+  ): Buffer {
+    return sealPart(record, part, plaintext, aad, this.keyring, what);
   }
 
   openPart(

@@ -2,8 +2,8 @@ import { createApiKey } from '../factories/api-keys';
 import { cardNumber, createCard } from '../factories/cards';
 import { createCheckoutSession } from '../factories/checkout-sessions';
 import { createMerchantAccount } from '../factories/merchant-accounts';
-import { randomUUID } from 'node:crypto';
-import { startScriptedDownstream, startWorker, WorkerProcess } from '../support/forward-jobs';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { startScriptedDownstream, startWorker, Step, WorkerProcess } from '../support/forward-jobs';
 import { expectProblem, http } from '../support/http';
 import { dropQueueKeys } from '../support/redis-keys';
 import { startTestApp, TestApp } from '../support/test-app';
@@ -16,6 +16,10 @@ describe('network tokens', () => {
     FORWARD_QUEUE_NAME: `test-jobs-${randomUUID()}`,
     FORWARD_RETRY_BASE_MS: '20',
     FORWARD_INSECURE_HOSTS: '127.0.0.1',
+    // The token requestor is a path of the local downstream (set once it listens); decision 0100.
+    NETWORK_TOKEN_REQUESTOR_URL: '',
+    NETWORK_TOKEN_REQUESTOR_AUTHORIZATION: 'Bearer requestor-secret-7f3a',
+    NETWORK_TOKEN_REQUESTOR_TIMEOUT_MS: '1000',
   };
   let t: TestApp;
   let worker: WorkerProcess;
@@ -25,6 +29,7 @@ describe('network tokens', () => {
 
   beforeAll(async () => {
     downstream = await startScriptedDownstream();
+    env.NETWORK_TOKEN_REQUESTOR_URL = `${downstream.url}/token-requestor`;
     t = await startTestApp({ env });
     worker = await startWorker(env);
     merchant = (await createMerchantAccount(t)).id;
@@ -208,6 +213,123 @@ describe('network tokens', () => {
       const expiry = await forward([without], '{"t":"{{ CARD_NETWORK_TOKEN_EXPIRATION_DATE_MMYY_1 }}"}');
       expectProblem(expiry, 400, 'invalid-placeholder');
       expect(JSON.stringify([result.body, expiry.body])).not.toContain(withToken.value);
+    });
+
+    describe('cryptograms from the token requestor', () => {
+      /** A TAVV-shaped cryptogram, random so that finding it anywhere means it leaked. */
+      const cryptogram = () => randomBytes(20).toString('base64');
+      const quiet = (ids: string[], body: string, headers: Record<string, string> = {}) =>
+        http(t.url, '/vault-forward', {
+          method: 'POST',
+          token,
+          headers: {
+            'x-vault-forward-url': `${downstream.url}/quiet`,
+            'x-vault-forward-http-method': 'POST',
+            'x-vault-forward-payment-methods': ids.join(','),
+            'content-type': 'application/json',
+            ...headers,
+          },
+          rawBody: body,
+        });
+      const lastSent = () => JSON.parse(downstream.requestsTo('/quiet').at(-1)!.body.toString('utf8'));
+      // The target answers without echoing: what the caller gets back is ours alone.
+      beforeAll(() => downstream.script('/quiet', [{ status: 200, body: '{"ok":true}' }]));
+
+      it('is asked (token, expiry, card, authorization) when the caller sent none; the caller’s wins', async () => {
+        const issued = cryptogram();
+        downstream.script('/token-requestor', [{ status: 200, body: JSON.stringify({ cryptogram: issued }) }]);
+        const asked = downstream.requestsTo('/token-requestor').length;
+        const body =
+          '{"t":"{{ CARD_NETWORK_TOKEN_1 }}","c":"{{ CARD_CRYPTOGRAM_1 }}","d":"{{ CARD_CRYPTOGRAM_OR_EMPTY_STRING_1 }}"}';
+        const result = await quiet([withToken.id], body, { 'x-vault-forward-merchant-initiated': 'true' });
+        expect(result.status).toBe(200);
+        expect(lastSent()).toEqual({ t: withToken.value, c: issued, d: issued });
+        const requests = downstream.requestsTo('/token-requestor');
+        expect(requests.length).toBe(asked + 1); // once per card, however many placeholders use it
+        const request = requests.at(-1)!;
+        expect(request.method).toBe('POST');
+        expect(request.headers.authorization).toBe(env.NETWORK_TOKEN_REQUESTOR_AUTHORIZATION);
+        expect(JSON.parse(request.body.toString('utf8'))).toEqual({
+          payment_method_id: withToken.id,
+          network_token_id: expect.any(String),
+          network_token: withToken.value,
+          expiration_date: '03/28',
+          merchant_initiated: true,
+        });
+
+        const given = cryptogram();
+        const own = await quiet([withToken.id], '{"c":"{{ CARD_CRYPTOGRAM_1 }}"}', {
+          'x-vault-forward-cryptograms': given,
+        });
+        expect(own.status).toBe(200);
+        expect(lastSent()).toEqual({ c: given });
+        expect(downstream.requestsTo('/token-requestor').length).toBe(asked + 1);
+        // A card without a network token is never asked about: its twin is "".
+        const none = await quiet([without], '{"c":"{{ CARD_CRYPTOGRAM_OR_EMPTY_STRING_1 }}"}');
+        expect(none.status).toBe(200);
+        expect(lastSent()).toEqual({ c: '' });
+        expect(downstream.requestsTo('/token-requestor').length).toBe(asked + 1);
+
+        for (const secret of [issued, given, withToken.value, 'requestor-secret-7f3a']) {
+          expect(t.logs.text).not.toContain(secret);
+          expect(JSON.stringify([result.body, own.body])).not.toContain(secret);
+        }
+      });
+
+      it('failing is a 502, slow a 504, both marked ours and naming no value; nothing is sent to the target', async () => {
+        const sentBefore = downstream.requestsTo('/quiet').length;
+        const cases: Array<[Step, number, string]> = [
+          [{ status: 500, body: '{"error":"down"}' }, 502, 'token-requestor-failed'],
+          [{ status: 200, body: '{"cryptogram":"not one, with spaces"}' }, 502, 'token-requestor-failed'],
+          [{ status: 200, body: 'no json' }, 502, 'token-requestor-failed'],
+          [
+            { status: 200, body: JSON.stringify({ cryptogram: cryptogram() }), delayMs: 3000 },
+            504,
+            'token-requestor-timeout',
+          ],
+        ];
+        for (const [step, status, code] of cases) {
+          downstream.script('/token-requestor', [step]);
+          const result = await quiet([withToken.id], '{"c":"{{ CARD_CRYPTOGRAM_OR_EMPTY_STRING_1 }}"}');
+          expectProblem(result, status, code);
+          expect(result.headers.get('x-vault-forward-error')).toBe('true');
+          expect(JSON.stringify(result.body)).not.toContain(withToken.value);
+          expect(JSON.stringify(result.body)).not.toContain('not one');
+        }
+        expect(downstream.requestsTo('/quiet').length).toBe(sentBefore);
+        expect(t.logs.text).not.toContain(withToken.value);
+      }, 30_000);
+
+      it('a queued forward asks it from the worker; no cryptogram in the plan, job or logs', async () => {
+        const issued = cryptogram();
+        downstream.script('/token-requestor', [{ status: 200, body: JSON.stringify({ cryptogram: issued }) }]);
+        const accepted = await quiet([withToken.id], '{"c":"{{ CARD_CRYPTOGRAM_1 }}"}', { prefer: 'respond-async' });
+        expect(accepted.status).toBe(202);
+        const job = await waitFor(
+          async () => {
+            const read = await http(t.url, `/vault-forward/jobs/${accepted.body.id}`, { token });
+            return ['succeeded', 'failed'].includes(read.body.status) && read;
+          },
+          { timeoutMs: 20_000, what: 'the queued forward to end' },
+        );
+        expect(job.body.status).toBe('succeeded');
+        expect(lastSent()).toEqual({ c: issued });
+        const rows = await t.db.query(
+          `SELECT j.*, p.* FROM vault_forward_jobs j LEFT JOIN vault_forward_job_plans p ON p.job_id = j.id WHERE j.id = $1`,
+          [accepted.body.id],
+        );
+        const rawText = JSON.stringify(rows, (_, v: unknown) =>
+          v && typeof v === 'object' && (v as { type?: string }).type === 'Buffer'
+            ? Buffer.from((v as { data: number[] }).data).toString('latin1')
+            : v,
+        );
+        for (const secret of [issued, withToken.value]) {
+          expect(rawText).not.toContain(secret);
+          expect(JSON.stringify(job.body)).not.toContain(secret);
+          expect(t.logs.text).not.toContain(secret);
+          expect(worker.output()).not.toContain(secret);
+        }
+      });
     });
 
     it('a checkout session has no network token: plain names are refused at the scan, _OR_EMPTY_STRING ones are ""', async () => {

@@ -221,6 +221,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/checkout/sessions/{session_id}/three-d-secure": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Store the 3-D Secure outcome for the session’s card (Gr4vy’s three_d_secure_data shape); sealed, never returned, erased with the session; fills CARD_3DS_*_1 */
+        put: operations["CheckoutSessionsController_threeDSecure"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/buyers": {
         parameters: {
             query?: never;
@@ -1135,6 +1152,39 @@ export interface components {
         };
         CheckoutSessionFieldsDto: {
             payment_method: components["schemas"]["CheckoutSessionFieldsPaymentMethodDto"];
+        };
+        CheckoutSessionThreeDSecureDto: {
+            /** @description The cardholder authentication value (CAVV/AAV), base64 or hex. */
+            cavv: string;
+            /**
+             * @description The electronic commerce indicator, two digits.
+             * @example 05
+             */
+            eci: string;
+            /**
+             * @description The 3-D Secure version used.
+             * @example 2.2.0
+             */
+            version: string;
+            /**
+             * @description The transaction status of the ARes (version 1: the enrolment response).
+             * @example Y
+             */
+            directory_response: string;
+            /**
+             * @description The transaction status of the RReq, after a challenge.
+             * @example Y
+             */
+            authentication_response?: string;
+            /** @description The directory server transaction id (dsTransID). */
+            directory_transaction_id: string;
+            /** @description The 3DS Server transaction id (threeDSServerTransID). */
+            server_transaction_id?: string;
+            /**
+             * @description The card scheme 3-D Secure ran for.
+             * @example visa
+             */
+            scheme?: string;
         };
         CreateBuyerDto: {
             /** @example John Doe */
@@ -4973,6 +5023,213 @@ export interface operations {
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "checkout-session-not-found";
+                    };
+                };
+            };
+            /** @description `/errors/checkout-session-expired` Checkout session expired */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "checkout-session-expired";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "checkout-session-expired";
+                    };
+                };
+            };
+            /** @description `/errors/payload-too-large` Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
+                };
+            };
+            /** @description `/errors/uri-too-long` URI too long */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
+                };
+            };
+            /** @description `/errors/unsupported-media-type` Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
+                    };
+                };
+            };
+            /** @description `/errors/internal-error` Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
+                };
+            };
+            /** @description `/errors/service-unavailable` Service unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                };
+            };
+        };
+    };
+    CheckoutSessionsController_threeDSecure: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Merchant account to act for (instance keys; default "default"). A merchant-bound key may send only its own id. */
+                "x-merchant-account-id"?: string;
+                /** @description Alias of x-merchant-account-id. */
+                "x-gr4vy-merchant-account-id"?: string;
+            };
+            path: {
+                /** @description The checkout session. */
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CheckoutSessionThreeDSecureDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CheckoutSessionResponse"];
+                };
+            };
+            /** @description `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                    };
+                };
+            };
+            /** @description `/errors/unauthorized` Missing or invalid access token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description `/errors/forbidden` Missing scope; `/errors/merchant-account-mismatch` Merchant account not allowed for this key */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
+                };
+            };
+            /** @description `/errors/checkout-session-not-found` Checkout session not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "checkout-session-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "checkout-session-not-found";
+                    };
+                };
+            };
+            /** @description `/errors/checkout-session-has-no-card` Checkout session holds no card; `/errors/conflict` Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "checkout-session-has-no-card" | "conflict";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "checkout-session-has-no-card" | "conflict";
                     };
                 };
             };
@@ -9517,6 +9774,8 @@ export interface operations {
                 "x-vault-forward-timeout"?: string;
                 /** @description Gr4vy’s: `true` when the merchant, not the cardholder, starts this forward (a merchant-initiated use of a stored card). Recorded on the forward record (`merchant_initiated`); default `false`. */
                 "x-vault-forward-merchant-initiated"?: "true" | "false";
+                /** @description Per-request cryptograms of the listed cards’ network tokens, comma-separated by position as in x-vault-forward-payment-methods (an empty entry: none for that card); each 8–128 base64 or hex characters. Fills CARD_CRYPTOGRAM_X; never logged or stored. Refused on a queued forward (the worker asks the token requestor instead). See docs/placeholders.md#cryptograms. */
+                "x-vault-forward-cryptograms"?: string;
                 /** @description Sent downstream as Authorization. Any x-vault-forward-header-NAME is sent as NAME. */
                 "x-vault-forward-header-authorization"?: string;
                 /** @description `respond-async` (RFC 7240) queues the forward: checked as now, then answered 202 with the job (Location: /vault-forward/jobs/{id}, Preference-Applied: respond-async); a worker sends it and retries. */
@@ -9737,7 +9996,7 @@ export interface operations {
                     "*/*": unknown;
                 };
             };
-            /** @description `/errors/downstream-response-too-large` Downstream response too large; `/errors/downstream-unreachable` Downstream unreachable; `/errors/response-card-unusable` A card in the answer cannot be tokenized; `/errors/response-not-processable` Answer cannot be put through the response rules; `/errors/response-too-large-for-rules` Answer too large for the response rules; `/errors/unmatched-card-number` Card number in the answer. Without `x-vault-forward-error: true` this status is the downstream’s own answer, whatever its body. */
+            /** @description `/errors/downstream-response-too-large` Downstream response too large; `/errors/downstream-unreachable` Downstream unreachable; `/errors/response-card-unusable` A card in the answer cannot be tokenized; `/errors/response-not-processable` Answer cannot be put through the response rules; `/errors/response-too-large-for-rules` Answer too large for the response rules; `/errors/token-requestor-failed` Token requestor failed; `/errors/unmatched-card-number` Card number in the answer. Without `x-vault-forward-error: true` this status is the downstream’s own answer, whatever its body. */
             502: {
                 headers: {
                     /** @description `true` on an error of this service; absent on the downstream’s answer. */
@@ -9747,11 +10006,11 @@ export interface operations {
                 content: {
                     "application/problem+json": (components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "downstream-response-too-large" | "downstream-unreachable" | "response-card-unusable" | "response-not-processable" | "response-too-large-for-rules" | "unmatched-card-number";
+                        code?: "downstream-response-too-large" | "downstream-unreachable" | "response-card-unusable" | "response-not-processable" | "response-too-large-for-rules" | "token-requestor-failed" | "unmatched-card-number";
                     }) | unknown;
                     "application/json": (components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "downstream-response-too-large" | "downstream-unreachable" | "response-card-unusable" | "response-not-processable" | "response-too-large-for-rules" | "unmatched-card-number";
+                        code?: "downstream-response-too-large" | "downstream-unreachable" | "response-card-unusable" | "response-not-processable" | "response-too-large-for-rules" | "token-requestor-failed" | "unmatched-card-number";
                     }) | unknown;
                     "*/*": unknown;
                 };
@@ -9775,7 +10034,7 @@ export interface operations {
                     "*/*": unknown;
                 };
             };
-            /** @description `/errors/downstream-timeout` Downstream timed out. Without `x-vault-forward-error: true` this status is the downstream’s own answer, whatever its body. */
+            /** @description `/errors/downstream-timeout` Downstream timed out; `/errors/token-requestor-timeout` Token requestor timed out. Without `x-vault-forward-error: true` this status is the downstream’s own answer, whatever its body. */
             504: {
                 headers: {
                     /** @description `true` on an error of this service; absent on the downstream’s answer. */
@@ -9785,11 +10044,11 @@ export interface operations {
                 content: {
                     "application/problem+json": (components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "downstream-timeout";
+                        code?: "downstream-timeout" | "token-requestor-timeout";
                     }) | unknown;
                     "application/json": (components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "downstream-timeout";
+                        code?: "downstream-timeout" | "token-requestor-timeout";
                     }) | unknown;
                     "*/*": unknown;
                 };

@@ -50,6 +50,10 @@ describe('slugify', () => {
 describe('header redaction', () => {
   it('redacts credentials and every x-vault-forward-header-* header, keeps the rest', () => {
     expect(isSecretHeader('X-Vault-Forward-Header-X-Api-Key')).toBe(true);
+    // Cryptograms (decision 0100), misspelt ones included.
+    expect(isSecretHeader('x-vault-forward-cryptograms')).toBe(true);
+    expect(isSecretHeader('X-Vault-Forward-Cryptogram')).toBe(true);
+    expect(isSecretHeader('x-vault-forward-cryptogram-1')).toBe(true);
     expect(
       redactHeaders({
         authorization: 'Bearer x',

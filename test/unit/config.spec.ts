@@ -57,9 +57,40 @@ describe('loadConfig', () => {
       { REDIS_URL: 'redis://x', REDIS_SENTINELS: 'h:1', REDIS_SENTINEL_NAME: 'a b' },
       'REDIS_SENTINEL_NAME: must be 1–64 letters',
     ],
+    [{ NETWORK_TOKEN_REQUESTOR_URL: 'not a url' }, 'NETWORK_TOKEN_REQUESTOR_URL: is not a valid URL'],
+    [{ NETWORK_TOKEN_REQUESTOR_URL: 'ftp://tr.example' }, 'NETWORK_TOKEN_REQUESTOR_URL: must use https:// or http://'],
+    [
+      { NETWORK_TOKEN_REQUESTOR_URL: 'https://u:p@tr.example/c' },
+      'NETWORK_TOKEN_REQUESTOR_URL: must not carry credentials',
+    ],
+    [
+      { NETWORK_TOKEN_REQUESTOR_AUTHORIZATION: 'Bearer x' },
+      'NETWORK_TOKEN_REQUESTOR_AUTHORIZATION: is set but NETWORK_TOKEN_REQUESTOR_URL is not',
+    ],
+    [
+      { NETWORK_TOKEN_REQUESTOR_URL: 'https://tr.example/c', NETWORK_TOKEN_REQUESTOR_TIMEOUT_MS: '50' },
+      'NETWORK_TOKEN_REQUESTOR_TIMEOUT_MS: must be between 100 and 30000',
+    ],
   ])('refuses %p with a message naming the variable', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  it('reads the token requestor: none by default; a URL, its authorization and a 5 s timeout otherwise', () => {
+    expect(loadConfig({}).networkTokenRequestor).toBeNull();
+    expect(loadConfig({ NETWORK_TOKEN_REQUESTOR_URL: 'https://tr.example/cryptograms' }).networkTokenRequestor).toEqual(
+      {
+        url: 'https://tr.example/cryptograms',
+        authorization: null,
+        timeoutMs: 5000,
+      },
+    );
+    const set = loadConfig({
+      NETWORK_TOKEN_REQUESTOR_URL: 'http://127.0.0.1:9/c',
+      NETWORK_TOKEN_REQUESTOR_AUTHORIZATION: 'Bearer s3cret',
+      NETWORK_TOKEN_REQUESTOR_TIMEOUT_MS: '250',
+    }).networkTokenRequestor;
+    expect(set).toEqual({ url: 'http://127.0.0.1:9/c', authorization: 'Bearer s3cret', timeoutMs: 250 });
   });
 
   it('runs one process of each kind unless production with a database, where it is one per core', () => {

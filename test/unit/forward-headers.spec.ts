@@ -13,6 +13,8 @@ describe('misspelled forwarding headers', () => {
     ['x-vault-forward-foo', 'x-vault-forward-header-foo'],
     ['x-vault-forward-urll', 'x-vault-forward-url'],
     ['x-valut-forward-header-x-api-key', 'x-vault-forward-header-x-api-key'],
+    ['x-vault-forward-cryptogram', 'x-vault-forward-cryptograms'],
+    ['x-vault-forward-cryptogams', 'x-vault-forward-cryptograms'],
   ])('%s → %s', (name, meant) => expect(intendedHeader(name)).toBe(meant));
 
   it.each([

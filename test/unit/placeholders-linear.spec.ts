@@ -76,6 +76,10 @@ const REFERENCE_NAMES = [
   'CARD_NETWORK_TOKEN',
   'CARD_NETWORK_TOKEN_OR_EMPTY_STRING',
   'CARD_NETWORK_TOKEN_EXPIRATION_DATE_MMYY_OR_EMPTY_STRING',
+  'CARD_CRYPTOGRAM',
+  'CARD_CRYPTOGRAM_OR_EMPTY_STRING',
+  'CARD_3DS_CAVV_OR_EMPTY_STRING',
+  'CARD_3DS_DS_TRANSACTION_ID_OR_EMPTY_STRING',
 ];
 
 function referenceProblem(key: string, count: number): string | null {
@@ -119,6 +123,9 @@ const SUBSTITUTED = new Map(
     'CARD_NETWORK_TOKEN_1',
     'CARD_NETWORK_TOKEN_OR_EMPTY_STRING_1',
     'CARD_NETWORK_TOKEN_EXPIRATION_DATE_MMYY_OR_EMPTY_STRING_1',
+    'CARD_CRYPTOGRAM_1',
+    'CARD_CRYPTOGRAM_OR_EMPTY_STRING_1',
+    'CARD_3DS_CAVV_OR_EMPTY_STRING_1',
   ].map((token) => [token, '4111111111111111']),
 );
 /**
@@ -173,6 +180,16 @@ describe('placeholder scanning and filling are linear in the text', () => {
     ['escaped tags', '\\{% if CARD_NUMBER_1 %}\\{% endif %}'.repeat(MIB / 36)],
     ['network-token names', '{{ CARD_NETWORK_TOKEN_EXPIRATION_DATE_MMYY_OR_EMPTY_STRING_1 }}'.repeat(MIB / 62)],
     ['almost network-token names', '{{ CARD_NETWORK_TOKEN_EXPIRATION_DATE_MMYY_OR_EMPTY_STRIN'.repeat(MIB / 56)],
+    ['cryptogram names', '{{ CARD_CRYPTOGRAM_OR_EMPTY_STRING_1 }}{{CARD_CRYPTOGRAM_1}}'.repeat(MIB / 60)],
+    ['almost cryptogram names', '{{ CARD_CRYPTOGRAM_OR_EMPTY_STRIN'.repeat(MIB / 33)],
+    ['3-D Secure names', '{{ CARD_3DS_CAVV_OR_EMPTY_STRING_1 }}'.repeat(MIB / 37)],
+    ['almost 3-D Secure names', '{{ CARD_3DS_DS_TRANSACTION_ID_OR_EMPTY_STRIN'.repeat(MIB / 45)],
+    [
+      'cryptogram or-chains in if tags',
+      '{% if CARD_CRYPTOGRAM_OR_EMPTY_STRING_1 or CARD_CRYPTOGRAM_1 %}{{ CARD_CRYPTOGRAM_1 | raw }}{% endif %}'.repeat(
+        MIB / 100,
+      ),
+    ],
     [
       'network-token or-chains in if tags',
       '{% if CARD_NETWORK_TOKEN_OR_EMPTY_STRING_1 or CARD_NUMBER_1 %}{{ CARD_NETWORK_TOKEN_1 }}{% endif %}'.repeat(
@@ -243,6 +260,9 @@ describe('the single-pass scanner keeps the grammar exactly', () => {
     'CARD_NUMBER',
     'CARDHOLDER_NAME',
     'CARD_NETWORK_TOKEN',
+    'CARD_CRYPTOGRAM',
+    'CARD_3DS_',
+    'CAVV',
     '_OR_EMPTY_STRING',
     '_EXPIRATION_DATE_MMYY',
     'X',
@@ -277,6 +297,13 @@ describe('the single-pass scanner keeps the grammar exactly', () => {
     'CARD_NETWORK_TOKEN_EXPIRATION_DATE_MMYY_OR_EMPTY_STRING_1',
     'CARD_NETWORK_TOKEN_OR_EMPTY_STRIN_1',
     'CARD_NETWORK_TOKEN_OR_EMPTY_STRING',
+    'CARD_CRYPTOGRAM_1',
+    'CARD_CRYPTOGRAM_OR_EMPTY_STRING_2',
+    'CARD_CRYPTOGRAM_OR_EMPTY_STRIN_1',
+    'CARD_CRYPTOGRAMS_1',
+    'CARD_3DS_CAVV_OR_EMPTY_STRING_1',
+    'CARD_3DS_DS_TRANSACTION_ID_OR_EMPTY_STRING_2',
+    'CARD_3DS_CAVV_1',
     'A_1_2',
     'card_1',
     'CARD_NUMBER',

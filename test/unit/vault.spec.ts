@@ -1,6 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { cardNumberProblem, luhnValid, normaliseCardNumber, parseExpirationDate, schemeOf } from '../../src/vault/card';
-import { open, rewrap, seal, unwrapSecret, VaultDecryptionError, wrapSecret } from '../../src/vault/envelope';
+import {
+  open,
+  openPart,
+  rewrap,
+  seal,
+  sealPart,
+  sealParts,
+  unwrapSecret,
+  VaultDecryptionError,
+  wrapSecret,
+} from '../../src/vault/envelope';
 import { EnvMasterKey, VaultKeyring } from '../../src/vault/keyring';
 import {
   jsonStringContent,
@@ -123,6 +133,23 @@ describe('envelope encryption', () => {
     const wrappedKey = rewrap(sealed, 'aad-a', both, k2, 'pm');
     const moved = { ciphertext: sealed.ciphertext, wrappedKey, masterKeyId: 'k2' };
     expect(open(moved, 'aad-a', new VaultKeyring([k2]), 'pm').toString()).toBe(secret.toString());
+  });
+
+  it('seals one more part under an existing record’s data key; it opens after a rewrap, bound to its name and AAD', () => {
+    // A checkout session's 3-D Secure values join its card's envelope later (decision 0101).
+    const record = sealParts({ card: Buffer.from('4111111111111111') }, 'aad-s', k1);
+    const keyring = new VaultKeyring([k1]);
+    const part = sealPart(record, 'three-d-secure', Buffer.from('{"eci":"05"}'), 'aad-s', keyring, 'session');
+    expect(part.includes(Buffer.from('"05"'))).toBe(false);
+    const both = new VaultKeyring([k2, k1]);
+    const moved = { wrappedKey: rewrap(record, 'aad-s', both, k2, 'session'), masterKeyId: 'k2' };
+    const onlyNew = new VaultKeyring([k2]);
+    expect(openPart(moved, 'three-d-secure', part, 'aad-s', onlyNew, 'session').toString()).toBe('{"eci":"05"}');
+    expect(openPart(moved, 'card', record.parts.card!, 'aad-s', onlyNew, 'session').toString()).toBe(
+      '4111111111111111',
+    );
+    expect(() => openPart(moved, 'card', part, 'aad-s', onlyNew, 'session')).toThrow(VaultDecryptionError);
+    expect(() => sealPart(record, 'x', Buffer.from('y'), 'aad-t', keyring, 'session')).toThrow(VaultDecryptionError);
   });
 });
 

@@ -1,4 +1,5 @@
 import { NetworkTokens1763937200000 } from './1763937200000-NetworkTokens';
+import { CheckoutSessionThreeDSecure1763940800000 } from './1763940800000-CheckoutSessionThreeDSecure';
 import { Foundation1763888400000 } from './1763888400000-Foundation';
 import { Buyers1763892000000 } from './1763892000000-Buyers';
 import { Vault1763895600000 } from './1763895600000-Vault';
@@ -37,4 +38,5 @@ export const MIGRATIONS = [
   VaultForwardDefinitions1763930000000,
   VaultForwardResponseRules1763933600000,
   NetworkTokens1763937200000,
+  CheckoutSessionThreeDSecure1763940800000,
 ];
