@@ -282,6 +282,9 @@ describe('network tokens', () => {
           [{ status: 500, body: '{"error":"down"}' }, 502, 'token-requestor-failed'],
           [{ status: 200, body: '{"cryptogram":"not one, with spaces"}' }, 502, 'token-requestor-failed'],
           [{ status: 200, body: 'no json' }, 502, 'token-requestor-failed'],
+          // A redirect is not followed, and an answer past 16 KiB is not read whole.
+          [{ status: 302, headers: { location: '/token-requestor' } }, 502, 'token-requestor-failed'],
+          [{ status: 200, body: JSON.stringify({ cryptogram: 'A'.repeat(20_000) }) }, 502, 'token-requestor-failed'],
           [
             { status: 200, body: JSON.stringify({ cryptogram: cryptogram() }), delayMs: 3000 },
             504,
@@ -297,6 +300,7 @@ describe('network tokens', () => {
           expect(JSON.stringify(result.body)).not.toContain('not one');
         }
         expect(downstream.requestsTo('/quiet').length).toBe(sentBefore);
+        expect(t.logs.text).toContain('token requestor answered more than 16384 bytes');
         expect(t.logs.text).not.toContain(withToken.value);
       }, 30_000);
 
