@@ -6,14 +6,15 @@ import { startTestApp, TestApp } from '../support/test-app';
 import { waitFor } from '../support/wait';
 
 /**
- * The periodic purge of expired keys (IdempotencyService.onModuleInit): it runs every PURGE_EVERY_MS,
- * and a pass that fails (the database away) is logged, not thrown. The timer is driven by Jest's fake
+ * What IdempotencyService does in the background, with the database cut: the periodic purge of
+ * expired keys (onModuleInit) runs every PURGE_EVERY_MS, and a pass that fails (the database away) is
+ * logged, not thrown; a claim refused by an outage is released once the database is back (releaseLater). The timer is driven by Jest's fake
  * setInterval (only that: everything else, the database included, is real); the app reaches
  * PostgreSQL through a TCP proxy the test cuts. A file of its own: nestjs-pino sends the lines logged
  * outside a request to the first app's stream of the module registry (one per test file), so this app
  * must be the file's first to have its warning in its own log capture.
  */
-describe('Idempotency-Key purge timer', () => {
+describe('Idempotency-Key in the background: the purge timer, releases of refused claims', () => {
   let proxy: TcpProxy;
   let t: TestApp;
   let merchant: string;
@@ -83,5 +84,28 @@ describe('Idempotency-Key purge timer', () => {
     );
     expect(warning).toMatchObject({ level: 40, msg: expect.stringMatching(/^purge of expired keys failed: \S/) });
     await proxy.restore();
+  });
+
+  it('a claim refused because the database is away is released once it is back; one refused for another reason is not', async () => {
+    const idempotency = t.get(IdempotencyService);
+    const released = () =>
+      t.logs.lines.filter(
+        (line) => line.context === 'Idempotency' && line.msg === 'released Idempotency-Key claims of refused requests',
+      );
+    const before = released().length;
+    // A real database error that is not an outage (no such merchant account: a foreign key): nothing to release.
+    await expect(idempotency.claim(randomUUID(), `k-${randomUUID()}`, Buffer.alloc(32), 'sync')).rejects.toThrow(
+      /foreign key/,
+    );
+    await proxy.cut();
+    // The INSERT may have committed with its answer lost: the claim is released once the database answers.
+    await expect(idempotency.claim(merchant, `k-${randomUUID()}`, Buffer.alloc(32), 'sync')).rejects.toThrow();
+    await proxy.restore();
+    const line = await waitFor(() => released().at(before), {
+      timeoutMs: 10_000,
+      what: 'the refused claim to be released',
+    });
+    // Only the outage's claim was pending, not the foreign-key one.
+    expect(line).toMatchObject({ count: 1 });
   });
 });
