@@ -19,14 +19,19 @@ const [unit, e2e] = base.projects;
 
 // Every e2e file that covers a module of stryker.config.json's `mutate`: the whole list is hours of
 // mutants at about ten seconds each, so runs name their group's files (docs/benchmarks.md).
+// checkout-sessions starts the compiled worker (dist/worker.js, never mutated): `npm run build` first;
+// stryker.config.json copies dist/ into the sandbox for it.
 const DEFAULT_E2E = [
   'auth',
   'forward-access',
   'idempotency',
+  'idempotency-purge',
+  'idempotency-streamed',
   'merchant-isolation',
   'forward-activity',
   'forward-callbacks',
   'webhook-secrets',
+  'webhook-signer',
   'checkout-sessions',
   'forward-authentication-methods',
 ];

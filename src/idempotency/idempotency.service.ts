@@ -29,7 +29,8 @@ const MAX_PENDING_RELEASES = 10_000;
  */
 const RELEASE = `DELETE FROM vault_forward_idempotency_keys k WHERE k.id = ANY($1::uuid[])
     AND (k.job_id IS NULL OR NOT EXISTS (SELECT 1 FROM vault_forward_jobs j WHERE j.id = k.job_id))`;
-const PURGE_EVERY_MS = 10 * 60 * 1000;
+/** How often each API process purges expired keys (onModuleInit). */
+export const PURGE_EVERY_MS = 10 * 60 * 1000;
 const PURGE_BATCH = 5_000;
 
 /** The Idempotency-Key claim a job was to be created under no longer holds the key (taken over after its lease): no job. */

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { Gr4vy, withToken } from '@gr4vy/sdk';
 import { ResponseValidationError } from '@gr4vy/sdk/models/errors/responsevalidationerror';
+import { CheckoutSessionCards } from '../../src/checkout-sessions/checkout-session-cards';
 import { CheckoutSessionPurge } from '../../src/checkout-sessions/checkout-session-purge';
 import { createApiKey } from '../factories/api-keys';
 import { cardNumber, createCard } from '../factories/cards';
@@ -225,11 +226,15 @@ describe('Checkout sessions', () => {
     expect(row.security_code_ciphertext).toBeNull();
     expect(row.ciphertext).not.toBeNull();
     expect(row.security_code_erased_at).not.toBeNull();
-    expectProblem(
-      await forward({ 'x-vault-forward-checkout-session': session.id }, FULL_BODY),
-      410,
-      'checkout-session-security-code-erased',
-    );
+    expect(
+      expectProblem(
+        await forward({ 'x-vault-forward-checkout-session': session.id }, FULL_BODY),
+        410,
+        'checkout-session-security-code-erased',
+      ).errors,
+    ).toEqual([
+      { location: 'header', name: 'x-vault-forward-checkout-session', message: 'security code erased after use' },
+    ]);
     const again = await forward({ 'x-vault-forward-checkout-session': session.id }, '{"number":"{{ CARD_NUMBER_1 }}"}');
     expect(again.status).toBe(200);
   });
@@ -277,7 +282,11 @@ describe('Checkout sessions', () => {
       ]).toContainEqual([refused.status, problem.code]);
       if (problem.code === 'checkout-session-in-use')
         expect(problem.errors).toEqual([
-          expect.objectContaining({ location: 'header', name: 'x-vault-forward-checkout-session' }),
+          {
+            location: 'header',
+            name: 'x-vault-forward-checkout-session',
+            message: 'security code in use by another forward',
+          },
         ]);
     }
     expect(answers.some((a) => a.body?.code === 'checkout-session-in-use')).toBe(true);
@@ -545,11 +554,13 @@ describe('Checkout sessions', () => {
           .due,
       { timeoutMs: 5_000, intervalMs: 100 },
     );
-    expectProblem(
-      await forward({ 'x-vault-forward-checkout-session': session.id }, '{"n":"{{ CARD_NUMBER_1 }}"}'),
-      410,
-      'checkout-session-expired',
-    );
+    expect(
+      expectProblem(
+        await forward({ 'x-vault-forward-checkout-session': session.id }, '{"n":"{{ CARD_NUMBER_1 }}"}'),
+        410,
+        'checkout-session-expired',
+      ).errors,
+    ).toEqual([{ location: 'header', name: 'x-vault-forward-checkout-session', message: 'checkout session expired' }]);
     const [row] = await t.db.query(
       `SELECT ciphertext, security_code_ciphertext, wrapped_key, erased_at FROM checkout_sessions WHERE id = $1`,
       [session.id],
@@ -558,15 +569,91 @@ describe('Checkout sessions', () => {
     expect(row.erased_at).not.toBeNull();
   });
 
+  it('the purge erases expired sessions and deletes those a day past expiry, and says how many', async () => {
+    const erasedOnly = await createCheckoutSession(t, token, { card: card() });
+    const deletedToo = await createCheckoutSession(t, token, { card: card() });
+    await t.db.query(`UPDATE checkout_sessions SET expires_at = now() - interval '1 second' WHERE id = $1`, [
+      erasedOnly.id,
+    ]);
+    await t.db.query(`UPDATE checkout_sessions SET expires_at = now() - interval '2 days' WHERE id = $1`, [
+      deletedToo.id,
+    ]);
+    // Called directly for its counts (the timer's run() only logs them); other files' sessions may be counted too.
+    const counts = await t.get(CheckoutSessionCards).purgeExpired();
+    expect(counts).toEqual({ erased: expect.any(Number), deleted: expect.any(Number) });
+    expect(counts.erased).toBeGreaterThanOrEqual(2);
+    expect(counts.deleted).toBeGreaterThanOrEqual(1);
+    const rows = await t.db.query<Array<{ id: string; erased: boolean }>>(
+      `SELECT id, erased_at IS NOT NULL AS erased FROM checkout_sessions WHERE id = ANY($1::uuid[])`,
+      [[erasedOnly.id, deletedToo.id]],
+    );
+    expect(rows).toEqual([{ id: erasedOnly.id, erased: true }]);
+  });
+
+  it('a stored card deleted after it was named: 409 no card, and the hold the forward took on the code is let go', async () => {
+    const c = card();
+    const pm = await createCard(t, merchant, { number: c.number, expiration_date: '09/32' });
+    const session = await createCheckoutSession(t, token);
+    const fields = await http(t.url, `/checkout/sessions/${session.id}/fields`, {
+      method: 'PUT',
+      token,
+      body: { payment_method: { method: 'id', id: pm.id, security_code: c.security_code } },
+    });
+    expect(fields.status).toBe(200);
+    expect((await http(t.url, `/payment-methods/${pm.id}`, { method: 'DELETE', token })).status).toBe(204);
+    const before = downstream.received.length;
+    // The code is there (the claim succeeds); the card is not: the forward fails after taking the hold.
+    const refused = await forward({ 'x-vault-forward-checkout-session': session.id }, FULL_BODY);
+    expect(expectProblem(refused, 409, 'checkout-session-has-no-card').errors).toEqual([
+      { location: 'header', name: 'x-vault-forward-checkout-session', message: 'no card collected' },
+    ]);
+    expect(downstream.received.length).toBe(before);
+    const [row] = await t.db.query(
+      `SELECT security_code_claim, security_code_claimed_until, security_code_ciphertext IS NOT NULL AS code
+         FROM checkout_sessions WHERE id = $1`,
+      [session.id],
+    );
+    expect(row).toEqual({ security_code_claim: null, security_code_claimed_until: null, code: true });
+  });
+
+  it('a sealed card or code that does not open: 500, nothing sent, the log names the session, the hold is let go', async () => {
+    for (const column of ['ciphertext', 'security_code_ciphertext']) {
+      const session = await createCheckoutSession(t, token, { card: card() });
+      // One bit of the sealed part flipped, as in a damaged or tampered row: planning does not open it, the send does.
+      const [{ sealed }] = await t.db.query(`SELECT ${column} AS sealed FROM checkout_sessions WHERE id = $1`, [
+        session.id,
+      ]);
+      const flipped = Buffer.from(sealed as Buffer);
+      flipped[flipped.length - 1] ^= 1;
+      await t.db.query(`UPDATE checkout_sessions SET ${column} = $2 WHERE id = $1`, [session.id, flipped]);
+      const before = downstream.received.length;
+      expectProblem(
+        await forward({ 'x-vault-forward-checkout-session': session.id }, FULL_BODY),
+        500,
+        'internal-error',
+      );
+      expect(downstream.received.length).toBe(before);
+      const part = column === 'ciphertext' ? 'card-number' : 'security-code';
+      expect(t.logs.text).toContain(`checkout session ${session.id}: the ${part} does not authenticate`);
+      const [row] = await t.db.query(
+        `SELECT security_code_claim, security_code_claimed_until FROM checkout_sessions WHERE id = $1`,
+        [session.id],
+      );
+      expect([column, row]).toEqual([column, { security_code_claim: null, security_code_claimed_until: null }]);
+    }
+  });
+
   it('deleting a session deletes its row, secrets with it', async () => {
     const session = await createCheckoutSession(t, token, { card: card() });
     expect((await http(t.url, `/checkout/sessions/${session.id}`, { method: 'DELETE', token })).status).toBe(204);
     expect(await t.db.query(`SELECT 1 FROM checkout_sessions WHERE id = $1`, [session.id])).toEqual([]);
-    expectProblem(
-      await forward({ 'x-vault-forward-checkout-session': session.id }, '{"n":"{{ CARD_NUMBER_1 }}"}'),
-      400,
-      'unknown-checkout-session',
-    );
+    expect(
+      expectProblem(
+        await forward({ 'x-vault-forward-checkout-session': session.id }, '{"n":"{{ CARD_NUMBER_1 }}"}'),
+        400,
+        'unknown-checkout-session',
+      ).errors,
+    ).toEqual([{ location: 'header', name: 'x-vault-forward-checkout-session', message: 'unknown checkout session' }]);
   });
 
   describe('bad cases', () => {

@@ -1,4 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { createServer, Server } from 'node:http';
+import { AddressInfo } from 'node:net';
+import { MAX_STORED_RESPONSE_BYTES } from '../../src/idempotency/forward-idempotency';
 import { IdempotencyService } from '../../src/idempotency/idempotency.service';
 import { createApiKey } from '../factories/api-keys';
 import { createCard } from '../factories/cards';
@@ -7,6 +10,45 @@ import { createMerchantAccount } from '../factories/merchant-accounts';
 import { Downstream, startHttpDownstream } from '../support/downstream';
 import { expectProblem, http } from '../support/http';
 import { startTestApp, TestApp } from '../support/test-app';
+
+/** A Luhn-valid number, sent as a JSON number: unmatched_pan "mask" turns it into a quoted string, 2 bytes longer. */
+const CARD_AS_NUMBER = 4111111111111111;
+const CARDS_PER_ANSWER = 20_000;
+
+/**
+ * A downstream whose answer to `/masked/<n>` is JSON that a config with unmatched_pan "mask" returns
+ * as exactly n bytes (each card number, a JSON number, becomes a masked string), read whole by the
+ * response filter: so the idempotency layer gets a whole (not streamed) answer above 64 KiB, of a
+ * size the test chooses. Counts the requests per path.
+ */
+async function startMaskingDownstream(): Promise<{
+  port: number;
+  url: string;
+  hits: Map<string, number>;
+  close(): Promise<void>;
+}> {
+  const hits = new Map<string, number>();
+  const server: Server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      hits.set(req.url!, (hits.get(req.url!) ?? 0) + 1);
+      const masked = Number(/^\/masked\/(\d+)$/.exec(req.url!)?.[1] ?? 0);
+      const cards: number[] = new Array<number>(CARDS_PER_ANSWER).fill(CARD_AS_NUMBER);
+      const bare = JSON.stringify({ pad: '', cards }).length;
+      const body = JSON.stringify({ pad: 'x'.repeat(masked - bare - 2 * CARDS_PER_ANSWER), cards });
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+      res.end(body);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    port,
+    url: `http://127.0.0.1:${port}`,
+    hits,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
 
 /** Issue 11, item 7, synchronous path: Idempotency-Key replays the stored (sealed) answer. */
 describe('Idempotency-Key on POST /vault-forward (synchronous)', () => {
@@ -150,6 +192,64 @@ describe('Idempotency-Key on POST /vault-forward (synchronous)', () => {
     expect(hits(key)).toBe(2);
   });
 
+  it('an answer of exactly 1 MiB is stored and replayed; one byte more is passed on, not stored, and sent again', async () => {
+    const masking = await startMaskingDownstream();
+    try {
+      const id = (await createMerchantAccount(t)).id;
+      const token = await (await createApiKey(t, id)).token();
+      const config = await http(t.url, '/vault-forward/configs', {
+        method: 'POST',
+        token,
+        body: {
+          display_name: 'Idempotency sizes',
+          hosts: [`127.0.0.1:${masking.port}`],
+          methods: ['POST'],
+          unmatched_pan: 'mask',
+        },
+      });
+      expect(config.status).toBe(201);
+      for (const [bytes, stored] of [
+        [MAX_STORED_RESPONSE_BYTES, true],
+        [MAX_STORED_RESPONSE_BYTES + 1, false],
+      ] as const) {
+        const key = `k-${randomUUID()}`;
+        const path = `/masked/${bytes}`;
+        const send = () =>
+          http(t.url, '/vault-forward', {
+            method: 'POST',
+            token,
+            headers: {
+              'x-vault-forward-url': `${masking.url}${path}`,
+              'x-vault-forward-http-method': 'POST',
+              'content-type': 'application/json',
+              'idempotency-key': key,
+            },
+            rawBody: '{}',
+          });
+        const first = await send();
+        expect(first.status).toBe(200);
+        // The answer is the size under test (masked, so whole: read by the response filter, not streamed).
+        expect(Buffer.byteLength(first.text)).toBe(bytes);
+        expect(first.text).not.toContain(String(CARD_AS_NUMBER));
+        const again = await send();
+        expect(again.status).toBe(200);
+        expect(again.text).toBe(first.text);
+        expect({ bytes, replayed: again.headers.get('idempotent-replayed'), sent: masking.hits.get(path) }).toEqual({
+          bytes,
+          replayed: stored ? 'true' : null,
+          sent: stored ? 1 : 2,
+        });
+        const rows = await t.db.query(
+          `SELECT state FROM vault_forward_idempotency_keys WHERE merchant_account_id = $1 AND key = $2`,
+          [id, key],
+        );
+        expect(rows).toEqual(stored ? [{ state: 'done' }] : []);
+      }
+    } finally {
+      await masking.close();
+    }
+  });
+
   it('a failed forward releases its key; a malformed key is a 400 naming the header', async () => {
     const key = `k-${randomUUID()}`;
     const refused = await http(t.url, '/vault-forward', {
@@ -276,6 +376,52 @@ describe('Idempotency-Key on POST /vault-forward with Prefer: respond-async', ()
     }
     const repeats = await Promise.all(keys.map((key, i) => queue(key, `{"n":"{{ CARD_NUMBER_1 }}","i":${i}}`)));
     expect(repeats.map((a) => [a.status, a.body.id])).toEqual(answers.map((a) => [200, a.body.id]));
+  });
+
+  it('a queued duplicate waits for the running claim: it gets the job once attached, within one 250 ms backoff step', async () => {
+    const idempotency = t.get(IdempotencyService);
+    const key = `k-${randomUUID()}`;
+    const fingerprint = Buffer.alloc(32, 7);
+    const first = await idempotency.claim(merchant, key, fingerprint, 'async');
+    if (first.outcome !== 'new') throw new Error(`expected a new claim, got ${first.outcome}`);
+    const jobId = randomUUID();
+    const started = Date.now();
+    // The job is attached 2 s later (as ForwardJobStore.create does: done, with its job id).
+    const attached = new Promise((resolve) => setTimeout(resolve, 2_000)).then(() =>
+      t.db.query(`UPDATE vault_forward_idempotency_keys SET state = 'done', job_id = $2 WHERE id = $1`, [
+        first.id,
+        jobId,
+      ]),
+    );
+    const waiter = await idempotency.claim(merchant, key, fingerprint, 'async', { waitMs: 10_000 });
+    const elapsed = Date.now() - started;
+    await attached;
+    expect(waiter).toEqual({ outcome: 'replay', jobId });
+    // Polled with a backoff capped at 250 ms, well before the 10 s deadline (not a sleep to the deadline, nor
+    // one that keeps doubling: 250, 500, 1000, 2000 ms would see the job at about 3.75 s).
+    expect(elapsed).toBeGreaterThanOrEqual(2_000);
+    expect(elapsed).toBeLessThan(3_200);
+    await first.release();
+  });
+
+  it('a queued duplicate of a claim that never attaches a job gets in-progress at its deadline, not before', async () => {
+    const idempotency = t.get(IdempotencyService);
+    const key = `k-${randomUUID()}`;
+    const fingerprint = Buffer.alloc(32, 8);
+    const first = await idempotency.claim(merchant, key, fingerprint, 'async');
+    expect(first.outcome).toBe('new');
+    const started = Date.now();
+    expect(await idempotency.claim(merchant, key, fingerprint, 'async', { waitMs: 1_500 })).toEqual({
+      outcome: 'in-progress',
+    });
+    const elapsed = Date.now() - started;
+    expect(elapsed).toBeGreaterThanOrEqual(1_500);
+    expect(elapsed).toBeLessThan(3_000);
+    // Without waitMs (the synchronous path): at once.
+    const at = Date.now();
+    expect(await idempotency.claim(merchant, key, fingerprint, 'async')).toEqual({ outcome: 'in-progress' });
+    expect(Date.now() - at).toBeLessThan(1_000);
+    if (first.outcome === 'new') await first.release();
   });
 
   it('a key used synchronously cannot be reused for a queued forward', async () => {
