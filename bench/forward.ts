@@ -18,19 +18,13 @@ import { Client } from 'pg';
 import autocannon from 'autocannon';
 import { TestCa } from '../test/support/test-pki';
 import { ADMIN_URL, BENCH_API_ENV, benchDatabase, benchMerchantToken, REDIS_URL, startApi } from './bench-api';
-import { children, cpuMs, forkServer, postJson } from './support';
+import { children, cpuMs, forkServer, postJson, LOAD, TWO_CARD_BODY } from './support';
 
 /** As `npm start` and the Dockerfile run the API; BENCH_NODE_FLAGS overrides ("" for Node's defaults). */
 const API_NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? '--max-semi-space-size=64').split(' ').filter(Boolean);
-// Issue 24 states its throughput targets at 32 connections.
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
-const DURATION = Number(process.env.BENCH_DURATION ?? 10);
-const BODY = JSON.stringify({
-  cards: [
-    { number: '{{ CARD_NUMBER_1 }}', expiry: '{{ CARD_EXPIRATION_DATE_1 }}', cvv: '123' },
-    { number: '{{ CARD_NUMBER_2 }}', expiry: '{{ CARD_EXPIRATION_DATE_2 }}', cvv: '456' },
-  ],
-});
+const CONNECTIONS = LOAD.connections;
+const DURATION = LOAD.durationS;
+const BODY = TWO_CARD_BODY;
 
 interface Result {
   rps: number;

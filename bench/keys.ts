@@ -16,16 +16,11 @@ import { Client } from 'pg';
 import autocannon from 'autocannon';
 import { initSoftHsmToken } from '../test/support/softhsm-token';
 import { ADMIN_URL, BENCH_API_ENV, benchDatabase, benchMerchantToken, REDIS_URL, ROOT, startApi } from './bench-api';
-import { children, cpuMs, forkServer, postJson } from './support';
+import { children, cpuMs, forkServer, postJson, LOAD, TWO_CARD_BODY } from './support';
 
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
-const DURATION = Number(process.env.BENCH_DURATION ?? 10);
-const BODY = JSON.stringify({
-  cards: [
-    { number: '{{ CARD_NUMBER_1 }}', expiry: '{{ CARD_EXPIRATION_DATE_1 }}', cvv: '123' },
-    { number: '{{ CARD_NUMBER_2 }}', expiry: '{{ CARD_EXPIRATION_DATE_2 }}', cvv: '456' },
-  ],
-});
+const CONNECTIONS = LOAD.connections;
+const DURATION = LOAD.durationS;
+const BODY = TWO_CARD_BODY;
 
 interface Row {
   rps: number;

@@ -140,3 +140,17 @@ export async function postJson(url: string, token: string, body: unknown): Promi
   if (!response.ok) throw new Error(`${url}: ${response.status} ${await response.text()}`);
   return response.json();
 }
+
+/** Load settings of the autocannon benches (issue 24 states its throughput targets at 32 connections). */
+export const LOAD = {
+  connections: Number(process.env.BENCH_CONNECTIONS ?? 32),
+  durationS: Number(process.env.BENCH_DURATION ?? 10),
+};
+
+/** The card forward the benches send: two cards, each a number, an expiry and a literal code. */
+export const TWO_CARD_BODY = JSON.stringify({
+  cards: [
+    { number: '{{ CARD_NUMBER_1 }}', expiry: '{{ CARD_EXPIRATION_DATE_1 }}', cvv: '123' },
+    { number: '{{ CARD_NUMBER_2 }}', expiry: '{{ CARD_EXPIRATION_DATE_2 }}', cvv: '456' },
+  ],
+});
