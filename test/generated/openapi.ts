@@ -5153,7 +5153,7 @@ export interface operations {
                     "application/json": components["schemas"]["CheckoutSessionResponse"];
                 };
             };
-            /** @description `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            /** @description `/errors/bad-request` Bad request; `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5161,11 +5161,11 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
                     };
                 };
             };
