@@ -28,7 +28,7 @@ import { ForwardAuthentication } from './forward-authentication.entity';
 import { ForwardAuthenticationErrors } from './forward-authentications.errors';
 import { ForwardAuthenticationsList } from './forward-authentications.list';
 import { ForwardAuthenticationsService } from './forward-authentications.service';
-import { AUTHENTICATION_KINDS, KINDS } from './kinds';
+import { AUTHENTICATION_KINDS, KINDS } from '../authentication-kinds/kinds';
 import { REQUEST_SCHEMA, RESPONSE_SCHEMA, UPDATE_SCHEMA_NAME } from './openapi';
 
 @ApiTags('Forwarding authentication methods')

@@ -21,10 +21,10 @@ import { ourFields, readEntries } from '../vault-forward-definitions/definition-
 import { boundAad, SecretSealer } from '../vault/secret-sealer';
 import { ForwardAuthentication } from './forward-authentication.entity';
 import { ForwardAuthenticationErrors, notFound, throwIfAny } from './forward-authentications.errors';
-import { AuthenticationKind, KINDS } from './kinds';
+import { AuthenticationKind, KINDS } from '../authentication-kinds/kinds';
 import { fieldErrors, secretWarnings } from './method-fields';
 
-export type { AuthenticationKind } from './kinds';
+export type { AuthenticationKind } from '../authentication-kinds/kinds';
 
 /** What a forward needs of one method: every field as entered, secrets decrypted. Never log it. */
 export interface UsableAuthenticationMethod {

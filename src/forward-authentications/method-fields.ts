@@ -1,6 +1,6 @@
 import { createPrivateKey, createPublicKey, KeyObject, X509Certificate } from 'node:crypto';
 import type { ProblemFieldError } from '../common/problem/problem';
-import { AuthenticationKind, FieldDescription, KINDS, SIGNING_TEMPLATE_VARIABLES } from './kinds';
+import { AuthenticationKind, FieldDescription, KINDS, SIGNING_TEMPLATE_VARIABLES } from '../authentication-kinds/kinds';
 
 /**
  * The rules that the kind descriptions (kinds.ts) imply: what refuses a request (400, naming the

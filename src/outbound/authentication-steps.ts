@@ -10,7 +10,7 @@ import {
   ForwardAuthenticationsService,
   UsableAuthenticationMethod,
 } from '../forward-authentications/forward-authentications.service';
-import { DEFAULT_SIGNING_TEMPLATE, SIGNING_TEMPLATE_VARIABLES } from '../forward-authentications/kinds';
+import { DEFAULT_SIGNING_TEMPLATE, SIGNING_TEMPLATE_VARIABLES } from '../authentication-kinds/kinds';
 import { parseCertificates } from '../forward-authentications/method-fields';
 import type { ClientIdentity, OutboundRequest } from './outbound-request';
 

@@ -1,5 +1,5 @@
 import type { ProblemFieldError } from '../common/problem/problem';
-import { AuthenticationKind, KINDS } from '../forward-authentications/kinds';
+import { AuthenticationKind, KINDS } from '../authentication-kinds/kinds';
 import { fieldErrors } from '../forward-authentications/method-fields';
 
 /**

@@ -7,7 +7,7 @@ import {
   ForwardAuthenticationsService,
   UsableAuthenticationMethod,
 } from '../../src/forward-authentications/forward-authentications.service';
-import { AUTHENTICATION_KINDS, KINDS } from '../../src/forward-authentications/kinds';
+import { AUTHENTICATION_KINDS, KINDS } from '../../src/authentication-kinds/kinds';
 import { KeyRotationService } from '../../src/vault/key-rotation.service';
 import { createApiKey } from '../factories/api-keys';
 import { createMerchantAccount } from '../factories/merchant-accounts';

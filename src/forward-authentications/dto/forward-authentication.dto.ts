@@ -9,7 +9,7 @@ import {
 } from '../../vault-forward-definitions/definition';
 import { gr4vyFields, keyFor } from '../../vault-forward-definitions/definition-fields';
 import { ForwardAuthentication } from '../forward-authentication.entity';
-import { AUTHENTICATION_KINDS, AuthenticationKind } from '../kinds';
+import { AUTHENTICATION_KINDS, AuthenticationKind } from '../../authentication-kinds/kinds';
 import { describePublicFields, MethodDetails, MethodWarning } from '../method-fields';
 
 const ALL_KINDS = [...AUTHENTICATION_KINDS, ...DEFINITION_KINDS];
