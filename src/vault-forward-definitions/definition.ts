@@ -17,7 +17,8 @@ export const OUR_KIND: Readonly<Record<DefinitionKind, AuthenticationKind>> = {
   mtls: 'mutual-tls',
   signature: 'hmac-signature',
 };
-export const DEFINITION_KIND_OF: Readonly<Record<AuthenticationKind, DefinitionKind>> = {
+/** Ours to Gr4vy's; `template-secrets` is ours only (decision 0102), so no Gr4vy-shaped method has it. */
+export const DEFINITION_KIND_OF: Readonly<Partial<Record<AuthenticationKind, DefinitionKind>>> = {
   'jwe-payload': 'mle',
   'mutual-tls': 'mtls',
   'hmac-signature': 'signature',

@@ -135,7 +135,8 @@ function gr4vyView(
     id: method.id,
     config_id: method.configId,
     merchant_account_id: method.merchantAccountId,
-    kind: DEFINITION_KIND_OF[method.kind],
+    // Only methods made from a definition are shown in Gr4vy's shape, and each has a Gr4vy kind.
+    kind: DEFINITION_KIND_OF[method.kind]!,
     label: method.label,
     display_name: method.label,
     fields: gr4vyFields(definition, method.fields),
