@@ -156,6 +156,15 @@ describe('hmac_sha256(SECRET.name) with a template-secrets authentication method
     expect(read.body).toMatchObject({ kind: 'template-secrets', fields: { name: 'psp_key' } });
     expect(read.body.fields).not.toHaveProperty('value');
     expect(read.text).not.toContain(SECRET);
+    // Ours only: no Gr4vy form to update it with.
+    const gr4vy = await http(t.url, `/vault-forward/configs/${configId}/authentications/${methodId}`, {
+      method: 'PUT',
+      token,
+      body: { display_name: 'renamed', fields: [{ key: 'value', value: OTHER_SECRET }] },
+    });
+    expect(expectProblem(gr4vy, 400, 'validation-failed').detail).toContain(
+      'template-secrets method has no Gr4vy form',
+    );
   });
 
   it.each([

@@ -9828,7 +9828,7 @@ export interface operations {
                 "x-vault-forward-payment-methods"?: string;
                 /** @description Instead of x-vault-forward-payment-methods: one checkout session id; its card fills the _1 placeholders and CARD_SECURITY_CODE_1. */
                 "x-vault-forward-checkout-session"?: string;
-                /** @description Authentication method UUIDs of the target’s config, comma-separated, applied in order after the placeholders are filled. */
+                /** @description Authentication method UUIDs of the target’s config, comma-separated, applied in order after the placeholders are filled; a template-secrets method applies nothing and lends its secret to `hmac_sha256(SECRET.name)` (docs/placeholders.md#secrets-for-hmac_sha256). */
                 "x-vault-forward-authentications"?: string;
                 /** @description Whole seconds, 1–120 (default 30). */
                 "x-vault-forward-timeout"?: string;
