@@ -1,6 +1,10 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { createServer, IncomingHttpHeaders, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { deserializePlan, serializePlan } from '../../src/forwarding/forward-plan';
+import { ForwardExecutor } from '../../src/forwarding/forward-executor';
+import { ForwardPlanner } from '../../src/forwarding/forward-planner';
+import { ProblemException } from '../../src/common/problem/problem';
 import { createApiKey } from '../factories/api-keys';
 import { cardNumber, createCard } from '../factories/cards';
 import { createMerchantAccount } from '../factories/merchant-accounts';
@@ -13,6 +17,7 @@ import { waitFor } from '../support/wait';
 /** Distinctive enough to be searched for in logs, answers and rows (decision 0102). */
 const SECRET = 'tmpl-SECRET-7c41e9-do-not-leak ü';
 const OTHER_SECRET = 'other-SECRET-2b8d55-do-not-leak';
+const PLAN_SECRETS = ['plan-SECRET-a-91c0d3', 'plan-SECRET-b-5e7f12'];
 
 /** The downstream's own HMAC, computed from the key it shares with the merchant (not our code). */
 const mac = (key: string, value: string) => createHmac('sha256', Buffer.from(key, 'utf8')).update(value).digest('hex');
@@ -256,6 +261,53 @@ describe('hmac_sha256(SECRET.name) with a template-secrets authentication method
     expect(downstream.seen.length).toBe(before);
   });
 
+  it('a serialised plan holds the method id, never its secret; the secret is read again when the plan is sent', async () => {
+    const [first, second] = PLAN_SECRETS;
+    const id = await newSecret(token, configId, 'plan_key', first);
+    const headers = {
+      'x-vault-forward-url': `${downstream.url}/pay`,
+      'x-vault-forward-http-method': 'POST',
+      'x-vault-forward-payment-methods': card.id,
+      'x-vault-forward-authentications': id,
+      'content-type': 'application/json',
+    };
+    const body = '{"pan": "{{ CARD_NUMBER_1 }}", "mac": "{{ CARD_NUMBER_1 | hmac_sha256(SECRET.plan_key) }}"}';
+    const plan = await t.get(ForwardPlanner).plan({
+      merchantAccountId: merchant,
+      requestId: randomUUID(),
+      headers,
+      rawHeaders: Object.entries(headers).flat(),
+      body: Buffer.from(body),
+    });
+    const stored = serializePlan(plan);
+    expect(stored).toContain(id);
+    expect(stored).not.toContain(first);
+    expect(stored).not.toContain(Buffer.from(first).toString('base64').slice(0, 12));
+    // The method changes after planning: the send uses the secret as it is then.
+    const replaced = await http(t.url, `/vault-forward/configs/${configId}/authentications/${id}`, {
+      method: 'PUT',
+      token,
+      body: { fields: { name: 'plan_key', value: second } },
+    });
+    expect(replaced.status).toBe(200);
+    const response = await t.get(ForwardExecutor).execute(deserializePlan(Buffer.from(stored)));
+    expect(response.status).toBe(200);
+    expect(JSON.parse(downstream.seen.at(-1)!.body).mac).toBe(mac(second, card.number));
+    // Deleted since: the plan is refused when sent, naming the method, and nothing goes out.
+    expect(
+      (await http(t.url, `/vault-forward/configs/${configId}/authentications/${id}`, { method: 'DELETE', token }))
+        .status,
+    ).toBe(204);
+    const before = downstream.seen.length;
+    const refused = await t
+      .get(ForwardExecutor)
+      .execute(deserializePlan(Buffer.from(stored)))
+      .catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(ProblemException);
+    expect((refused as ProblemException).message).toContain(id);
+    expect(downstream.seen.length).toBe(before);
+  });
+
   it('no secret in the logs of the API or the worker, nor in any raw row of methods, records or jobs', async () => {
     const rows = JSON.stringify(
       await t.db.query(
@@ -267,7 +319,7 @@ describe('hmac_sha256(SECRET.name) with a template-secrets authentication method
     );
     expect(rows).toContain('psp_key');
     expect(rows).toContain(card.id);
-    for (const secret of [SECRET, OTHER_SECRET, mac(SECRET, card.number)]) {
+    for (const secret of [SECRET, OTHER_SECRET, ...PLAN_SECRETS, mac(SECRET, card.number)]) {
       expect(rows).not.toContain(secret);
       expect(t.logs.text).not.toContain(secret);
       expect(worker.output()).not.toContain(secret);
