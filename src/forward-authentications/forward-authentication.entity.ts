@@ -1,6 +1,6 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 import { Timestamp } from '../database/timestamp';
-import type { AuthenticationKind } from './kinds';
+import type { AuthenticationKind } from '../authentication-kinds/kinds';
 import type { MethodWarning } from './method-fields';
 
 /**

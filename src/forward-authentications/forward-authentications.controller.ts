@@ -28,7 +28,7 @@ import { ForwardAuthentication } from './forward-authentication.entity';
 import { ForwardAuthenticationErrors } from './forward-authentications.errors';
 import { ForwardAuthenticationsList } from './forward-authentications.list';
 import { ForwardAuthenticationsService } from './forward-authentications.service';
-import { AUTHENTICATION_KINDS, KINDS } from './kinds';
+import { AUTHENTICATION_KINDS, KINDS } from '../authentication-kinds/kinds';
 import { REQUEST_SCHEMA, RESPONSE_SCHEMA, UPDATE_SCHEMA_NAME } from './openapi';
 
 @ApiTags('Forwarding authentication methods')
@@ -177,7 +177,9 @@ type AnyAuthenticationResponse = ForwardAuthenticationResponse | Gr4vyForwardAut
 /** The two shapes do not mix: ours names a method by `label`, Gr4vy's by `display_name`. */
 function refuseOurs(value: unknown, name: string, instead: string, ours = false): void {
   if (value === undefined) return;
-  const kinds = ours ? 'our kinds (hmac-signature, mutual-tls, jwe-payload)' : 'Gr4vy’s kinds (mle, mtls, signature)';
+  const kinds = ours
+    ? 'our kinds (hmac-signature, mutual-tls, jwe-payload, template-secrets)'
+    : 'Gr4vy’s kinds (mle, mtls, signature)';
   throw new ProblemException(CommonErrors.validationFailed, `${name} does not go with ${kinds}; send ${instead}.`, [
     { location: 'body', name, message: `not with these kinds; send ${instead}` },
   ]);

@@ -1,6 +1,6 @@
 import { CommonErrors } from '../common/problem/common.errors';
 import { defineProblem, ProblemException, type ProblemFieldError } from '../common/problem/problem';
-import type { AuthenticationKind } from './kinds';
+import type { AuthenticationKind } from '../authentication-kinds/kinds';
 
 export const ForwardAuthenticationErrors = {
   notFound: defineProblem({

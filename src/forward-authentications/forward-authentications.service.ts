@@ -21,10 +21,10 @@ import { ourFields, readEntries } from '../vault-forward-definitions/definition-
 import { boundAad, SecretSealer } from '../vault/secret-sealer';
 import { ForwardAuthentication } from './forward-authentication.entity';
 import { ForwardAuthenticationErrors, notFound, throwIfAny } from './forward-authentications.errors';
-import { AuthenticationKind, KINDS } from './kinds';
+import { AuthenticationKind, KINDS } from '../authentication-kinds/kinds';
 import { fieldErrors, secretWarnings } from './method-fields';
 
-export type { AuthenticationKind } from './kinds';
+export type { AuthenticationKind } from '../authentication-kinds/kinds';
 
 /** What a forward needs of one method: every field as entered, secrets decrypted. Never log it. */
 export interface UsableAuthenticationMethod {
@@ -225,11 +225,15 @@ export class ForwardAuthenticationsService {
     if (changes.fields === undefined)
       return this.update(merchantAccountId, configId, id, { label: changes.displayName });
     const existing = await this.get(merchantAccountId, configId, id);
-    const { auth, definitionId } = await this.authenticationDefinition(
-      merchantAccountId,
-      configId,
-      DEFINITION_KIND_OF[existing.kind],
-    );
+    const definitionKind = DEFINITION_KIND_OF[existing.kind];
+    if (!definitionKind) {
+      throw new ProblemException(
+        CommonErrors.validationFailed,
+        `A ${existing.kind} method has no Gr4vy form; send label or a fields object.`,
+        [{ location: 'body', name: 'fields', message: `${existing.kind} takes a fields object` }],
+      );
+    }
+    const { auth, definitionId } = await this.authenticationDefinition(merchantAccountId, configId, definitionKind);
     const row = (await this.sealedRows(merchantAccountId, [existing.id])).get(existing.id);
     if (!row) throw notFound(id);
     const read = readEntries(changes.fields, auth, definitionId);

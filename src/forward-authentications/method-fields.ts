@@ -1,6 +1,12 @@
 import { createPrivateKey, createPublicKey, KeyObject, X509Certificate } from 'node:crypto';
 import type { ProblemFieldError } from '../common/problem/problem';
-import { AuthenticationKind, FieldDescription, KINDS, SIGNING_TEMPLATE_VARIABLES } from './kinds';
+import {
+  AuthenticationKind,
+  FieldDescription,
+  KINDS,
+  SECRET_NAME,
+  SIGNING_TEMPLATE_VARIABLES,
+} from '../authentication-kinds/kinds';
 
 /**
  * The rules that the kind descriptions (kinds.ts) imply: what refuses a request (400, naming the
@@ -96,6 +102,8 @@ function fieldProblem(field: FieldDescription, value: string): string | null {
       return headerValueProblem(value);
     case 'signing-template':
       return templateProblem(value);
+    case 'secret-name':
+      return SECRET_NAME.test(value) ? null : 'may hold only letters, digits, _ and - (as SECRET.name spells it)';
     case 'pem-certificates':
     case 'public-key':
       // Non-secret fields are returned to callers: a private key pasted here would be echoed.

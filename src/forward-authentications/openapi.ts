@@ -1,4 +1,4 @@
-import { AUTHENTICATION_KINDS, AuthenticationKind, KINDS } from './kinds';
+import { AUTHENTICATION_KINDS, AuthenticationKind, KINDS } from '../authentication-kinds/kinds';
 
 /**
  * OpenAPI components built from the kind descriptions: for each kind a request schema (its fields,

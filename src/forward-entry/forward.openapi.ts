@@ -125,7 +125,9 @@ export function forwardOperation(): { path: string; method: 'post'; operation: R
         header(
           'x-vault-forward-authentications',
           false,
-          'Authentication method UUIDs of the target’s config, comma-separated, applied in order after the placeholders are filled.',
+          'Authentication method UUIDs of the target’s config, comma-separated, applied in order after the placeholders ' +
+            'are filled; a template-secrets method applies nothing and lends its secret to `hmac_sha256(SECRET.name)` ' +
+            '(docs/placeholders.md#secrets-for-hmac_sha256).',
         ),
         header('x-vault-forward-timeout', false, 'Whole seconds, 1–120 (default 30).'),
         {

@@ -32,7 +32,7 @@ import {
 } from '../forward-authentications/forward-authentications.service';
 import { VaultForwardConfigsService } from '../vault-forward-configs/vault-forward-configs.service';
 import { ResponseFilter, ResponsePolicy } from '../forward-responses/response-filter';
-import { filledByteLength, fillBytes, fillScan, filledValue } from '../placeholders/placeholders';
+import { filledByteLength, fillBytes, fillScan, filledValue, TemplateSecrets } from '../placeholders/placeholders';
 import { DownstreamClient, DownstreamProblem, DownstreamResponse } from '../outbound/downstream-client';
 import type { ForwardRecord } from '../forward-records/forward-record';
 import { ForwardRecordsService } from '../forward-records/forward-records.service';
@@ -43,6 +43,7 @@ import { checkTransport, enablingConfig, placeholderProblem, sendableHeader } fr
 import type { InflightLease } from '../outbound/inflight-bytes';
 import { AuthenticationSteps } from '../outbound/authentication-steps';
 import { PlaceholderSource, PlaceholderSources } from './placeholder-sources';
+import { templateSecrets } from './template-secrets';
 import type { OutboundRequest } from '../outbound/outbound-request';
 
 export interface ExecuteOptions {
@@ -222,7 +223,9 @@ export class ForwardExecutor {
     record: ForwardRecord,
     trusted: boolean,
   ): Promise<DownstreamResponse> {
-    const filled = await this.fill(plan, source, scans, lease);
+    // Read from the methods as they are now (the plan holds their ids only); never logged.
+    const secrets = templateSecrets(methods, scans, plan.headerTemplates);
+    const filled = await this.fill(plan, source, scans, secrets, lease);
     let request: OutboundRequest = {
       url: plan.url,
       method: plan.method,
@@ -260,6 +263,7 @@ export class ForwardExecutor {
     plan: ForwardPlan,
     source: PlaceholderSource,
     scans: PlanScans,
+    secrets: TemplateSecrets,
     lease: InflightLease | undefined,
   ): Promise<{ headers: Record<string, string>; body: Buffer | undefined }> {
     const values = await source.values(plan.merchantAccountId, scans.uses);
@@ -270,7 +274,7 @@ export class ForwardExecutor {
       const header = `${HEADER_PREFIX}${name}`;
       // Header values are never escaped: sendableHeader refuses what a header cannot carry.
       const filled = placeholderFailure(
-        () => fillScan(scans.headers[index], (m) => filledValue(m, values, 'none')),
+        () => fillScan(scans.headers[index], (m) => filledValue(m, values, 'none', secrets)),
         'header',
         header,
       );
@@ -291,7 +295,7 @@ export class ForwardExecutor {
       () => {
         for (const m of bodyScan.matches) {
           if (m.escaped || m.malformed || encoded.has(m.key) || distinct > limit + body.length) continue;
-          const value = Buffer.from(filledValue(m, values, plan.bodyEncoding), 'utf8');
+          const value = Buffer.from(filledValue(m, values, plan.bodyEncoding, secrets), 'utf8');
           distinct += value.length;
           encoded.set(m.key, value);
         }

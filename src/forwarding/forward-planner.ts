@@ -27,6 +27,7 @@ import { ForwardingErrors } from './forwarding.errors';
 import { FORWARD_PLAN_VERSION, ForwardPlan, outgoingContentType } from './forward-plan';
 import { bodyEncodingFor, escapeStyleFor } from '../placeholders/placeholder-encodings';
 import { PlaceholderSources } from './placeholder-sources';
+import { templateSecrets } from './template-secrets';
 
 /** Caller headers that describe the body or the wanted answer; everything else stays here. */
 const PASSED_THROUGH = ['content-type', 'accept', 'accept-language'];
@@ -99,6 +100,8 @@ export class ForwardPlanner {
     );
     const source = this.sources.for(spec);
     const scans = scanAll(spec, body, escapeStyleFor(bodyEncoding), source.shape);
+    // Every SECRET.name must be held by one listed template-secrets method (checked again at send time).
+    templateSecrets(methods, scans, spec.headers);
     await source.check(input.merchantAccountId, scans.uses);
 
     const passedHeaders: Array<[string, string]> = [];

@@ -51,8 +51,9 @@ export const ForwardingErrors = {
     description:
       'The body or a forwarded header uses a placeholder whose name is unknown, whose position exceeds the ' +
       'listed cards, or that its source cannot fill (CARD_SECURITY_CODE_X without ' +
-      'x-vault-forward-checkout-session); an expression that is half-written or calls an unknown function; or a ' +
-      'value the body’s content type cannot carry. Nothing was sent. See docs/placeholders.md.',
+      'x-vault-forward-checkout-session); an expression that is half-written or calls an unknown function; a ' +
+      'SECRET.name that no template-secrets method listed in x-vault-forward-authentications holds, or that two ' +
+      'hold; or a value the body’s content type cannot carry. Nothing was sent. See docs/placeholders.md.',
   }),
   insecureTarget: defineProblem({
     code: 'insecure-target',

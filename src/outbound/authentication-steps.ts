@@ -10,7 +10,7 @@ import {
   ForwardAuthenticationsService,
   UsableAuthenticationMethod,
 } from '../forward-authentications/forward-authentications.service';
-import { DEFAULT_SIGNING_TEMPLATE, SIGNING_TEMPLATE_VARIABLES } from '../forward-authentications/kinds';
+import { DEFAULT_SIGNING_TEMPLATE, SIGNING_TEMPLATE_VARIABLES } from '../authentication-kinds/kinds';
 import { parseCertificates } from '../forward-authentications/method-fields';
 import type { ClientIdentity, OutboundRequest } from './outbound-request';
 
@@ -48,7 +48,12 @@ interface TlsMaterial {
   identity: ClientIdentity;
 }
 
-type Material = HmacMaterial | JweMaterial | TlsMaterial;
+/** Read by the fill (`hmac_sha256(SECRET.name)`, decision 0102); nothing to apply to the request. */
+interface TemplateSecretsMaterial {
+  kind: 'template-secrets';
+}
+
+type Material = HmacMaterial | JweMaterial | TlsMaterial | TemplateSecretsMaterial;
 
 /** Why a stored method cannot be used; the message never holds a field's value. */
 class Unusable extends Error {}
@@ -133,6 +138,8 @@ async function step(request: OutboundRequest, material: Material, nowMs: number)
       // Over plain http (an operator-listed insecure host) the certificate would silently not be presented.
       if (request.url.protocol !== 'https:') throw new Unusable('mutual TLS needs an https target');
       return { ...request, identity: material.identity };
+    case 'template-secrets':
+      return request;
   }
 }
 
@@ -211,6 +218,8 @@ function prepare(method: UsableAuthenticationMethod): Material {
       checkIdentity(identity);
       return { kind: 'mutual-tls', identity };
     }
+    case 'template-secrets':
+      return { kind: 'template-secrets' };
     default:
       throw new Unusable('its kind is not supported here');
   }

@@ -3,7 +3,7 @@
  * "Functions". The scan checks each call (name, arguments, place) before anything is opened; the fill
  * applies them to a card value. Every result is bounded in length, and no message names a value.
  */
-import { createHash } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 
 /** One argument of a function in a placeholder: `12`, `"MMYY"` or `SECRET.name`. */
 export type PlaceholderArgument =
@@ -24,11 +24,14 @@ export interface CallContext {
   names: readonly string[];
 }
 
+/** Template secrets by name (`SECRET.name`), as the forward's listed methods hold them (decision 0102). */
+export type TemplateSecrets = ReadonlyMap<string, Buffer>;
+
 interface FunctionSpec {
   /** The problem with the call's arguments (or its place), or null. */
   check(call: PlaceholderCall, context: CallContext): string | null;
-  /** The value through the function (checked arguments, so it cannot fail on them). */
-  apply(value: string, call: PlaceholderCall): string;
+  /** The value through the function (checked arguments; a secret it names is in `secrets`). */
+  apply(value: string, call: PlaceholderCall, secrets: TemplateSecrets): string;
 }
 
 /** At most this many functions in one placeholder: each may grow the value, and the fill computes every one. */
@@ -88,6 +91,17 @@ const FUNCTIONS: Record<string, FunctionSpec> = {
   base64: { check: noArguments, apply: (value) => Buffer.from(value, 'utf8').toString('base64') },
   hex: { check: noArguments, apply: (value) => Buffer.from(value, 'utf8').toString('hex') },
   sha256: { check: noArguments, apply: (value) => createHash('sha256').update(value, 'utf8').digest('hex') },
+  // Lower-case hex of HMAC-SHA256 over the value's UTF-8 bytes, keyed with the secret's bytes: always 64 characters.
+  hmac_sha256: {
+    check: (call) =>
+      call.args.length === 1 && call.args[0].kind === 'secret'
+        ? null
+        : 'hmac_sha256 takes one secret: hmac_sha256(SECRET.name)',
+    apply: (value, call, secrets) =>
+      createHmac('sha256', secrets.get(secretName(call))!)
+        .update(value, 'utf8')
+        .digest('hex'),
+  },
   // By code point, so a name is never cut inside a surrogate pair; a shorter value is kept whole.
   last4: { check: noArguments, apply: (value) => Array.from(value).slice(-4).join('') },
   bin: {
@@ -140,6 +154,13 @@ const FUNCTIONS: Record<string, FunctionSpec> = {
 
 export const FUNCTION_NAMES: readonly string[] = Object.keys(FUNCTIONS);
 
+const NO_SECRETS: TemplateSecrets = new Map();
+
+function secretName(call: PlaceholderCall): string {
+  const arg = call.args[0];
+  return arg?.kind === 'secret' ? arg.name : '';
+}
+
 /** The problem with `call` (unknown function, arguments, place), or null when it may run. */
 export function checkCall(call: PlaceholderCall, context: CallContext): string | null {
   const spec = Object.hasOwn(FUNCTIONS, call.name) ? FUNCTIONS[call.name] : undefined;
@@ -147,9 +168,20 @@ export function checkCall(call: PlaceholderCall, context: CallContext): string |
   return spec.check(call, context);
 }
 
-/** `value` through `call`, which checkCall accepted; a result over MAX_VALUE_LENGTH is a problem. */
-export function applyCall(call: PlaceholderCall, value: string): string | { problem: string } {
-  const result = FUNCTIONS[call.name].apply(value, call);
+/**
+ * `value` through `call`, which checkCall accepted; a result over MAX_VALUE_LENGTH, or a secret that `secrets`
+ * lacks (the caller checks the names first), is a problem. The problem names the secret, never its value.
+ */
+export function applyCall(
+  call: PlaceholderCall,
+  value: string,
+  secrets: TemplateSecrets = NO_SECRETS,
+): string | { problem: string } {
+  for (const arg of call.args) {
+    if (arg.kind === 'secret' && !secrets.has(arg.name))
+      return { problem: `SECRET.${arg.name} is not held by a method listed in x-vault-forward-authentications` };
+  }
+  const result = FUNCTIONS[call.name].apply(value, call, secrets);
   return result.length > MAX_VALUE_LENGTH
     ? { problem: `${call.name} would make the value longer than ${MAX_VALUE_LENGTH} characters` }
     : result;

@@ -16,11 +16,11 @@
  */
 
 import { echoed } from '../common/problem/echo';
-import { applyCall, checkCall, FUNCTION_NAMES, MAX_CALLS } from './placeholder-functions';
+import { applyCall, checkCall, FUNCTION_NAMES, MAX_CALLS, TemplateSecrets } from './placeholder-functions';
 import { BodyEncoding, encodeValue } from './placeholder-encodings';
 import { ESCAPE_LENGTH, EscapeStyle, findPlaceholders, PlaceholderMatch } from './placeholder-grammar';
 
-export type { PlaceholderArgument, PlaceholderCall } from './placeholder-functions';
+export type { PlaceholderArgument, PlaceholderCall, TemplateSecrets } from './placeholder-functions';
 
 export { findPlaceholders } from './placeholder-grammar';
 export type { EscapeStyle, PlaceholderMatch } from './placeholder-grammar';
@@ -256,6 +256,26 @@ function checkToken(token: string, shape: PlaceholderSourceShape): PlaceholderUs
   return { token, name: name as PlaceholderName, position };
 }
 
+/** A `SECRET.name` argument in a scanned text: the name, its placeholder and the offset of its function. */
+export interface SecretUse {
+  name: string;
+  /** The placeholder, as a message names it. */
+  placeholder: string;
+  at: number;
+}
+
+/** Every `SECRET.name` that the unescaped placeholders of a scan read, in text order (one walk over its calls). */
+export function secretUses(scan: PlaceholderScan): SecretUse[] {
+  const found: SecretUse[] = [];
+  for (const m of scan.matches) {
+    if (m.escaped || m.malformed) continue;
+    for (const call of m.calls)
+      for (const arg of call.args)
+        if (arg.kind === 'secret') found.push({ name: arg.name, placeholder: `{{ ${echoed(m.key)} }}`, at: call.at });
+  }
+  return found;
+}
+
 /** The placeholders `text` uses; see scanText. */
 export function scanPlaceholders(
   text: string,
@@ -364,6 +384,7 @@ export function filledValue(
   match: PlaceholderMatch,
   values: ReadonlyMap<string, string>,
   encoding: BodyEncoding,
+  secrets?: TemplateSecrets,
 ): string {
   let value = '';
   for (const token of match.tokens) {
@@ -376,7 +397,7 @@ export function filledValue(
       raw = true;
       continue;
     }
-    const result = applyCall(call, value);
+    const result = applyCall(call, value, secrets);
     if (typeof result !== 'string') {
       throw new PlaceholderError(match.key, 'bad-arguments', `{{ ${echoed(match.key)} }}: ${result.problem}`);
     }

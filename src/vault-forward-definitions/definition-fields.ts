@@ -1,5 +1,5 @@
 import type { ProblemFieldError } from '../common/problem/problem';
-import { AuthenticationKind } from '../forward-authentications/kinds';
+import { AuthenticationKind } from '../authentication-kinds/kinds';
 import { fieldErrors } from '../forward-authentications/method-fields';
 import type { AuthenticationDefinition } from './definition';
 

@@ -1,5 +1,5 @@
 import type { ProblemFieldError } from '../common/problem/problem';
-import { AuthenticationKind, KINDS } from '../forward-authentications/kinds';
+import { AuthenticationKind, KINDS } from '../authentication-kinds/kinds';
 import { fieldErrors } from '../forward-authentications/method-fields';
 
 /**
@@ -17,7 +17,8 @@ export const OUR_KIND: Readonly<Record<DefinitionKind, AuthenticationKind>> = {
   mtls: 'mutual-tls',
   signature: 'hmac-signature',
 };
-export const DEFINITION_KIND_OF: Readonly<Record<AuthenticationKind, DefinitionKind>> = {
+/** Ours to Gr4vy's; `template-secrets` is ours only (decision 0102), so no Gr4vy-shaped method has it. */
+export const DEFINITION_KIND_OF: Readonly<Partial<Record<AuthenticationKind, DefinitionKind>>> = {
   'jwe-payload': 'mle',
   'mutual-tls': 'mtls',
   'hmac-signature': 'signature',

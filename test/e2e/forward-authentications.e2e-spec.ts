@@ -7,7 +7,7 @@ import {
   ForwardAuthenticationsService,
   UsableAuthenticationMethod,
 } from '../../src/forward-authentications/forward-authentications.service';
-import { AUTHENTICATION_KINDS, KINDS } from '../../src/forward-authentications/kinds';
+import { AUTHENTICATION_KINDS, KINDS } from '../../src/authentication-kinds/kinds';
 import { KeyRotationService } from '../../src/vault/key-rotation.service';
 import { createApiKey } from '../factories/api-keys';
 import { createMerchantAccount } from '../factories/merchant-accounts';
@@ -532,9 +532,9 @@ describe('Authentication methods (issue 10: resource, kinds, sealing, forForward
     const body = post.requestBody.content['application/json'].schema;
     expect(body.discriminator.propertyName).toBe('kind');
     // One per kind of ours, and Gr4vy's shape (issue 22, item 3) for its three kinds.
-    expect(body.oneOf).toHaveLength(4);
+    expect(body.oneOf).toHaveLength(AUTHENTICATION_KINDS.length + 1);
     const created = post.responses['201'].content['application/json'].schema;
-    expect(created.oneOf).toHaveLength(4);
+    expect(created.oneOf).toHaveLength(AUTHENTICATION_KINDS.length + 1);
     for (const kind of ['mle', 'mtls', 'signature']) {
       expect(body.discriminator.mapping[kind]).toBe('#/components/schemas/ForwardAuthenticationGr4vyRequest');
       expect(created.discriminator.mapping[kind]).toBe('#/components/schemas/ForwardAuthenticationGr4vyResponse');

@@ -1443,7 +1443,7 @@ export interface components {
             config_id: string;
             merchant_account_id: string;
             /** @enum {string} */
-            kind: "hmac-signature" | "mutual-tls" | "jwe-payload";
+            kind: "hmac-signature" | "mutual-tls" | "jwe-payload" | "template-secrets";
             label: string;
             /** @description The non-secret fields, as entered. Secret fields are never returned. */
             fields: {
@@ -1472,7 +1472,7 @@ export interface components {
         };
         ForwardAuthenticationPage: {
             /** @description Each method in the shape it was created in. */
-            items: (components["schemas"]["ForwardAuthenticationHmacSignatureResponse"] | components["schemas"]["ForwardAuthenticationMutualTlsResponse"] | components["schemas"]["ForwardAuthenticationJwePayloadResponse"] | components["schemas"]["ForwardAuthenticationGr4vyResponse"])[];
+            items: (components["schemas"]["ForwardAuthenticationHmacSignatureResponse"] | components["schemas"]["ForwardAuthenticationMutualTlsResponse"] | components["schemas"]["ForwardAuthenticationJwePayloadResponse"] | components["schemas"]["ForwardAuthenticationTemplateSecretsResponse"] | components["schemas"]["ForwardAuthenticationGr4vyResponse"])[];
             /**
              * @description The page size applied to this response.
              * @example 20
@@ -1495,7 +1495,7 @@ export interface components {
         };
         AuthenticationKindResponse: {
             /** @enum {string} */
-            kind: "hmac-signature" | "mutual-tls" | "jwe-payload";
+            kind: "hmac-signature" | "mutual-tls" | "jwe-payload" | "template-secrets";
             title: string;
             description: string;
             fields: components["schemas"]["AuthenticationKindFieldResponse"][];
@@ -2111,6 +2111,66 @@ export interface components {
             /** @example 2026-11-20T09:14:03.123456+00:00 */
             updated_at: string;
         };
+        /** @description Secret for placeholder functions. Holds one named secret for `{{ … | hmac_sha256(SECRET.name) }}` in a forwarded body or header; listing it changes nothing else in the request. Ours only (Gr4vy has no such kind); see docs/placeholders.md. */
+        ForwardAuthenticationTemplateSecretsRequest: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "template-secrets";
+            /** @example Acme PSP signing key */
+            label: string;
+            /**
+             * @example {
+             *       "name": "psp_signing_key",
+             *       "value": "sk_9f2c…"
+             *     }
+             */
+            fields: {
+                /** @description What `SECRET.name` calls it: letters, digits, `_` and `-`. */
+                name: string;
+                /** @description The secret, used byte for byte as entered (UTF-8) as the HMAC key. Secret: write-only, encrypted at rest, never returned. */
+                value: string;
+            };
+        };
+        /** @description Secret for placeholder functions. Holds one named secret for `{{ … | hmac_sha256(SECRET.name) }}` in a forwarded body or header; listing it changes nothing else in the request. Ours only (Gr4vy has no such kind); see docs/placeholders.md. */
+        ForwardAuthenticationTemplateSecretsResponse: {
+            /** @enum {string} */
+            type: "vault-forward-authentication";
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            config_id: string;
+            merchant_account_id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "template-secrets";
+            label: string;
+            /**
+             * @example {
+             *       "name": "psp_signing_key"
+             *     }
+             */
+            fields: {
+                /** @description What `SECRET.name` calls it: letters, digits, `_` and `-`. */
+                name: string;
+            };
+            /** @description Facts derived from the non-secret fields (certificates: subject, issuer, not_after, fingerprint_sha256; public key type). */
+            details: {
+                [key: string]: unknown;
+            };
+            warnings: {
+                code: string;
+                field: string;
+                message: string;
+            }[];
+            /** @example 2026-11-20T09:14:03.123456+00:00 */
+            created_at: string;
+            /** @example 2026-11-20T09:14:03.123456+00:00 */
+            updated_at: string;
+        };
         /** @description Gr4vy’s shape: `mle`, `mtls` and `signature` are our jwe-payload, mutual-tls and hmac-signature; the method is answered in this shape. */
         ForwardAuthenticationGr4vyRequest: {
             /**
@@ -2178,7 +2238,7 @@ export interface components {
         /** @description A new label, and/or a whole new fields set for the method’s kind (secrets are never merged with the stored ones). */
         ForwardAuthenticationOurUpdateRequest: {
             label?: string;
-            /** @description The complete fields of the method’s kind: ForwardAuthenticationHmacSignatureRequest.fields, ForwardAuthenticationMutualTlsRequest.fields, ForwardAuthenticationJwePayloadRequest.fields. */
+            /** @description The complete fields of the method’s kind: ForwardAuthenticationHmacSignatureRequest.fields, ForwardAuthenticationMutualTlsRequest.fields, ForwardAuthenticationJwePayloadRequest.fields, ForwardAuthenticationTemplateSecretsRequest.fields. */
             fields?: {
                 [key: string]: string;
             };
@@ -7763,7 +7823,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ForwardAuthenticationHmacSignatureRequest"] | components["schemas"]["ForwardAuthenticationMutualTlsRequest"] | components["schemas"]["ForwardAuthenticationJwePayloadRequest"] | components["schemas"]["ForwardAuthenticationGr4vyRequest"];
+                "application/json": components["schemas"]["ForwardAuthenticationHmacSignatureRequest"] | components["schemas"]["ForwardAuthenticationMutualTlsRequest"] | components["schemas"]["ForwardAuthenticationJwePayloadRequest"] | components["schemas"]["ForwardAuthenticationTemplateSecretsRequest"] | components["schemas"]["ForwardAuthenticationGr4vyRequest"];
             };
         };
         responses: {
@@ -7772,7 +7832,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ForwardAuthenticationHmacSignatureResponse"] | components["schemas"]["ForwardAuthenticationMutualTlsResponse"] | components["schemas"]["ForwardAuthenticationJwePayloadResponse"] | components["schemas"]["ForwardAuthenticationGr4vyResponse"];
+                    "application/json": components["schemas"]["ForwardAuthenticationHmacSignatureResponse"] | components["schemas"]["ForwardAuthenticationMutualTlsResponse"] | components["schemas"]["ForwardAuthenticationJwePayloadResponse"] | components["schemas"]["ForwardAuthenticationTemplateSecretsResponse"] | components["schemas"]["ForwardAuthenticationGr4vyResponse"];
                 };
             };
             /** @description `/errors/bad-request` Bad request; `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
@@ -7943,7 +8003,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ForwardAuthenticationHmacSignatureResponse"] | components["schemas"]["ForwardAuthenticationMutualTlsResponse"] | components["schemas"]["ForwardAuthenticationJwePayloadResponse"] | components["schemas"]["ForwardAuthenticationGr4vyResponse"];
+                    "application/json": components["schemas"]["ForwardAuthenticationHmacSignatureResponse"] | components["schemas"]["ForwardAuthenticationMutualTlsResponse"] | components["schemas"]["ForwardAuthenticationJwePayloadResponse"] | components["schemas"]["ForwardAuthenticationTemplateSecretsResponse"] | components["schemas"]["ForwardAuthenticationGr4vyResponse"];
                 };
             };
             /** @description `/errors/bad-request` Bad request; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
@@ -8086,7 +8146,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ForwardAuthenticationHmacSignatureResponse"] | components["schemas"]["ForwardAuthenticationMutualTlsResponse"] | components["schemas"]["ForwardAuthenticationJwePayloadResponse"] | components["schemas"]["ForwardAuthenticationGr4vyResponse"];
+                    "application/json": components["schemas"]["ForwardAuthenticationHmacSignatureResponse"] | components["schemas"]["ForwardAuthenticationMutualTlsResponse"] | components["schemas"]["ForwardAuthenticationJwePayloadResponse"] | components["schemas"]["ForwardAuthenticationTemplateSecretsResponse"] | components["schemas"]["ForwardAuthenticationGr4vyResponse"];
                 };
             };
             /** @description `/errors/bad-request` Bad request; `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
@@ -9768,7 +9828,7 @@ export interface operations {
                 "x-vault-forward-payment-methods"?: string;
                 /** @description Instead of x-vault-forward-payment-methods: one checkout session id; its card fills the _1 placeholders and CARD_SECURITY_CODE_1. */
                 "x-vault-forward-checkout-session"?: string;
-                /** @description Authentication method UUIDs of the target’s config, comma-separated, applied in order after the placeholders are filled. */
+                /** @description Authentication method UUIDs of the target’s config, comma-separated, applied in order after the placeholders are filled; a template-secrets method applies nothing and lends its secret to `hmac_sha256(SECRET.name)` (docs/placeholders.md#secrets-for-hmac_sha256). */
                 "x-vault-forward-authentications"?: string;
                 /** @description Whole seconds, 1–120 (default 30). */
                 "x-vault-forward-timeout"?: string;

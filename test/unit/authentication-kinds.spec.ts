@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { kindsMarkdown } from '../../src/forward-authentications/kinds-markdown';
-import { AUTHENTICATION_KINDS, KINDS } from '../../src/forward-authentications/kinds';
+import { kindsMarkdown } from '../../src/authentication-kinds/kinds-markdown';
+import { AUTHENTICATION_KINDS, KINDS } from '../../src/authentication-kinds/kinds';
 import { fieldErrors, secretWarnings } from '../../src/forward-authentications/method-fields';
 
 describe('authentication method kinds', () => {

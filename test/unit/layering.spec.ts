@@ -31,6 +31,8 @@ const RULES: Rule[] = [
   { from: ['placeholders'], only: FOUNDATION, why: 'the scanner knows no feature; features hand it their values' },
   // The forwarding stack is one-way (issue 10): targets ← vault-forward-configs ← forward-authentications ← forwarding.
   { from: ['targets'], only: [], why: 'the target rules both configs and forwarding use import no feature' },
+  // The kind descriptions of authentication methods (data and pure functions), read by methods, definitions and steps.
+  { from: ['authentication-kinds'], only: [], why: 'the kind descriptions import no feature' },
   { from: ['vault-forward-configs'], not: ['forward-authentications', ...FORWARD_ROOMS, ...ABOVE], why: 'one-way' },
   { from: ['forward-authentications'], not: [...FORWARD_ROOMS, ...ABOVE], why: 'one-way' },
   // Definitions (issue 22) sit between configs and authentication methods, whose kind descriptions (data and pure
@@ -41,7 +43,7 @@ const RULES: Rule[] = [
       ...FOUNDATION,
       'auth',
       'vault-forward-configs',
-      'forward-authentications/kinds.ts',
+      'authentication-kinds',
       'forward-authentications/method-fields.ts',
     ],
     why: 'one-way: of the methods, only their kind descriptions',

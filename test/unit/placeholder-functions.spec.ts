@@ -1,10 +1,13 @@
+import { execFileSync } from 'node:child_process';
 import { MAX_VALUE_LENGTH } from '../../src/placeholders/placeholder-functions';
 import {
   filledByteLength,
   fillBytes,
   filledValue,
+  fillScan,
   PlaceholderError,
   scanText,
+  secretUses,
   substitutePlaceholders,
 } from '../../src/placeholders/placeholders';
 
@@ -81,13 +84,10 @@ describe('placeholder functions', () => {
     const error = refused('{"pan": "{{ CARD_NUMBER_1 | rot13 }}"}');
     expect(error.reason).toBe('unknown-function');
     expect(error.message).toBe(
-      '{{ CARD_NUMBER_1 | rot13 }}: unknown function "rot13" at offset 28; known: raw, base64, hex, sha256, last4, bin, pad_left, date',
+      '{{ CARD_NUMBER_1 | rot13 }}: unknown function "rot13" at offset 28; ' +
+        'known: raw, base64, hex, sha256, hmac_sha256, last4, bin, pad_left, date',
     );
     expect('{"pan": "{{ CARD_NUMBER_1 | rot13 }}"}'.indexOf('rot13')).toBe(28);
-    // Not yet: secrets of authentication methods are not reachable from a template (docs/placeholders.md).
-    expect(refused('{{ CARD_NUMBER_1 | hmac_sha256(SECRET.key) }}').message).toContain(
-      'unknown function "hmac_sha256"',
-    );
   });
 
   it.each([
@@ -109,6 +109,10 @@ describe('placeholder functions', () => {
     ['{{ CARD_EXPIRATION_DATE_1 or CARD_NUMBER_1 | date("MMYY") }}', 'date applies only to CARD_EXPIRATION_DATE_X'],
     ['{{ CARD_EXPIRATION_DATE_1 | last4 | date("MMYY") }}', 'as the first function'],
     ['{{ CARD_NUMBER_1 | raw | hex }}', 'raw must be the last function'],
+    ['{{ CARD_NUMBER_1 | hmac_sha256 }}', 'hmac_sha256 takes one secret: hmac_sha256(SECRET.name)'],
+    ['{{ CARD_NUMBER_1 | hmac_sha256("key") }}', 'hmac_sha256 takes one secret'],
+    ['{{ CARD_NUMBER_1 | hmac_sha256(1) }}', 'hmac_sha256 takes one secret'],
+    ['{{ CARD_NUMBER_1 | hmac_sha256(SECRET.a, SECRET.b) }}', 'hmac_sha256 takes one secret'],
     ['{{ CARD_NUMBER_1 | hex | hex | hex | hex | hex | hex | hex | hex | hex }}', 'at most 8 functions'],
   ])('%s is refused: %s', (template, message) => {
     const error = refused(template);
@@ -248,5 +252,87 @@ describe('{% if %} blocks (one level, no loops)', () => {
   it('the condition is checked like a placeholder', () => {
     expect(refused('{% if CARD_NUMBR_1 %}x{% endif %}').reason).toBe('unknown-name');
     expect(refused('{% if CARD_NUMBER_1 or CARD_NUMBER_3 %}x{% endif %}').message).toContain('refers to position 3');
+  });
+});
+
+/** `openssl dgst -sha256 -hmac KEY` over `data`: an implementation independent of node:crypto's createHmac use here. */
+function opensslHmac(key: string, data: string): string {
+  const out = execFileSync('openssl', ['dgst', '-sha256', '-hmac', key], { input: Buffer.from(data, 'utf8') });
+  return out.toString('latin1').trim().split('= ').pop()!;
+}
+
+describe('hmac_sha256(SECRET.name) (decision 0102)', () => {
+  const RFC_4231_DATA = 'what do ya want for nothing?';
+  const withData = new Map([...values, ['CARDHOLDER_NAME_2', RFC_4231_DATA]]);
+
+  /** The template filled as a header value, with these template secrets. */
+  function fillWith(template: string, secrets: Map<string, Buffer>, encoding: 'none' | 'json' = 'none'): string {
+    const scan = scanText(template, 2);
+    return fillScan(scan, (m) => filledValue(m, withData, encoding, secrets));
+  }
+  const secret = (key: string) => new Map([['k', Buffer.from(key, 'utf8')]]);
+
+  it('is RFC 4231 test case 2 (key "Jefe"), as lower-case hex', () => {
+    expect(fillWith('{{ CARDHOLDER_NAME_2 | hmac_sha256(SECRET.k) }}', secret('Jefe'))).toBe(
+      '5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843',
+    );
+  });
+
+  it.each([
+    ['an ASCII key over a card number', 'whsec_5f2b', 'CARD_NUMBER_1', NUMBER],
+    ['a UTF-8 key over a UTF-8 name', 'clé 😀 ', 'CARDHOLDER_NAME_1', 'Zoë 😀 Smith'],
+    ['a key longer than the block (64 bytes)', 'k'.repeat(200), 'CARD_NUMBER_2', '5555555555554444'],
+    ['an empty value', 'Jefe', 'CARDHOLDER_NAME_2', ''],
+  ])('agrees with openssl: %s', (_, key, token, value) => {
+    const vals = new Map([...values, [token, value]]);
+    const scan = scanText(`{{ ${token} | hmac_sha256(SECRET.k) }}`, 2);
+    const filled = fillScan(scan, (m) => filledValue(m, vals, 'none', secret(key)));
+    expect(filled).toBe(opensslHmac(key, value));
+    expect(filled).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('composes: functions before it change what is signed, functions after it see the 64 hex characters', () => {
+    const key = 'Jefe';
+    const mac = opensslHmac(key, RFC_4231_DATA);
+    expect(fillWith('{{ CARDHOLDER_NAME_2 | hmac_sha256(SECRET.k) | base64 }}', secret(key))).toBe(
+      Buffer.from(mac).toString('base64'),
+    );
+    expect(fillWith('{{ CARDHOLDER_NAME_2 | hmac_sha256(SECRET.k) | last4 }}', secret(key))).toBe(mac.slice(-4));
+    expect(fillWith('{{ CARD_NUMBER_1 | last4 | hmac_sha256(SECRET.k) }}', secret(key))).toBe(opensslHmac(key, '1111'));
+    expect(fillWith('{{ CARDHOLDER_NAME_2 or CARD_NUMBER_1 | hmac_sha256(SECRET.k) }}', secret(key))).toBe(mac);
+    expect(fillWith('{{ CARD_NUMBER_1 | hmac_sha256(SECRET.k) | hmac_sha256(SECRET.k) }}', secret(key))).toBe(
+      opensslHmac(key, opensslHmac(key, NUMBER)),
+    );
+    // Two secrets by name, each its own.
+    const two = new Map([
+      ['a', Buffer.from('one')],
+      ['b-2', Buffer.from('two')],
+    ]);
+    expect(
+      fillWith('{{ CARD_NUMBER_1 | hmac_sha256(SECRET.a) }}.{{ CARD_NUMBER_1 | hmac_sha256(SECRET.b-2) }}', two),
+    ).toBe(`${opensslHmac('one', NUMBER)}.${opensslHmac('two', NUMBER)}`);
+  });
+
+  it('a secret the fill is not given is refused naming it, never with a value', () => {
+    let error: unknown;
+    try {
+      fillWith('{{ CARD_NUMBER_1 | hmac_sha256(SECRET.other) }}', secret('Jefe'));
+    } catch (thrown) {
+      error = thrown;
+    }
+    expect(error).toBeInstanceOf(PlaceholderError);
+    expect((error as PlaceholderError).message).toContain('SECRET.other is not held by a method listed');
+    expect((error as PlaceholderError).message).not.toContain('Jefe');
+    expect((error as PlaceholderError).message).not.toContain(NUMBER);
+  });
+
+  it('secretUses lists each SECRET.name of the unescaped placeholders with its placeholder and offset', () => {
+    const text =
+      '{"a": "{{ CARD_NUMBER_1 | hmac_sha256(SECRET.k) }}", "b": "\\\\{{ CARD_NUMBER_1 | hmac_sha256(SECRET.x) }}"}';
+    const scan = scanText(text, 2, 'json');
+    expect(secretUses(scan)).toEqual([
+      { name: 'k', placeholder: '{{ CARD_NUMBER_1 | hmac_sha256(SECRET.k) }}', at: text.indexOf('hmac_sha256') },
+    ]);
+    expect(secretUses(scanText('{{ CARD_NUMBER_1 | last4 }}', 2))).toEqual([]);
   });
 });

@@ -5,11 +5,13 @@ import {
   fillBytes,
   findPlaceholders,
   fillScan,
+  filledValue,
   type PlaceholderScan,
   jsonStringContent,
   PlaceholderError,
   scanPlaceholders,
   scanText,
+  secretUses,
   substitutePlaceholders,
   type EscapeStyle,
 } from '../../src/placeholders/placeholders';
@@ -63,11 +65,11 @@ function referenceFill(text: string, style: EscapeStyle, value: (key: string) =>
 }
 
 const CALL_AT = new RegExp(` *\\| *([a-z][a-z0-9_]*)(?: *\\( *(${ARG}(?: *, *${ARG})*) *\\))?`, 'y');
-const ARGUMENT_AT = new RegExp(` *(?:([0-9]+)|"([^"]*)"|SECRET\\.[A-Za-z0-9_-]+) *,?`, 'y');
+const ARGUMENT_AT = new RegExp(` *(?:([0-9]+)|"([^"]*)"|SECRET\\.([A-Za-z0-9_-]+)) *,?`, 'y');
 
 /**
  * What scanText should refuse in a whole expression, by the documented rules, for the names and
- * functions the generator can write (REFERENCE_NAMES; hex, raw, pad_left): the bad
+ * functions the generator can write (REFERENCE_NAMES; hex, raw, pad_left, hmac_sha256): the bad
  * NAME_X, or the expression for a bad function; null when it is fine.
  */
 const REFERENCE_NAMES = [
@@ -90,19 +92,20 @@ function referenceProblem(key: string, count: number): string | null {
     const badPosition = Number(digits) < 1 || Number(digits) > count || digits.startsWith('0');
     if (!REFERENCE_NAMES.includes(name) || badPosition) return token;
   }
-  const calls: Array<{ name: string; args: Array<{ number?: string; text?: string }> | null }> = [];
+  const calls: Array<{ name: string; args: Array<{ number?: string; text?: string; secret?: string }> | null }> = [];
   CALL_AT.lastIndex = alternatives.length;
   for (let m = CALL_AT.exec(key); m; m = CALL_AT.exec(key)) {
-    const args: Array<{ number?: string; text?: string }> = [];
+    const args: Array<{ number?: string; text?: string; secret?: string }> = [];
     ARGUMENT_AT.lastIndex = 0;
     for (let a = ARGUMENT_AT.exec(m[2] ?? ''); a && m[2] !== undefined && a[0] !== ''; a = ARGUMENT_AT.exec(m[2])) {
-      args.push({ number: a[1], text: a[2] });
+      args.push({ number: a[1], text: a[2], secret: a[3] });
     }
     calls.push({ name: m[1], args: m[2] === undefined ? null : args });
   }
   if (calls.length > 8) return key;
   const fine = ({ name, args }: (typeof calls)[number], index: number) =>
     (name === 'hex' && args === null) ||
+    (name === 'hmac_sha256' && args?.length === 1 && args[0].secret !== undefined) ||
     (name === 'raw' && args === null && index === calls.length - 1) ||
     (name === 'pad_left' &&
       args?.length === 2 &&
@@ -197,12 +200,35 @@ describe('placeholder scanning and filling are linear in the text', () => {
       ),
     ],
     ['whole expressions', '{{ CARD_NUMBER_1 or CARD_NUMBER_1 | last4 | pad_left(8, "*") | raw }}'.repeat(MIB / 70)],
+    ['half-written secret arguments', '{{ CARD_NUMBER_1 | hmac_sha256(SECRET.'.repeat(MIB / 38)],
+    ['one secret name, never closed', `{{ CARD_NUMBER_1 | hmac_sha256(SECRET.${'k'.repeat(MIB - 40)}`],
+    ['secret arguments, never closed', `{{ CARD_NUMBER_1 | hmac_sha256(${'SECRET.k, '.repeat(MIB / 10 - 4)}`],
   ];
 
   it.each(adversarial)('scans 1 MiB of %s well under 100 ms, in both escape styles', (_, text) => {
     for (const style of ['raw', 'json'] as const) {
       expect(timed(() => findPlaceholders(text, style))).toBeLessThan(BUDGET_MS);
       expect(timed(() => scanUntilRefused(text, style))).toBeLessThan(BUDGET_MS);
+    }
+  });
+
+  it('scans and fills 1 MiB of whole hmac_sha256(SECRET.name) expressions well under 100 ms', () => {
+    const count = Math.floor(MIB / 53);
+    const text = '{{ CARD_NUMBER_1 | hmac_sha256(SECRET.k) | base64 }}'.repeat(count);
+    const secrets = new Map([['k', Buffer.from('key')]]);
+    for (const style of ['raw', 'json'] as const) {
+      expect(timed(() => scanUntilRefused(text, style))).toBeLessThan(BUDGET_MS);
+      const scan = scanText(text, 1, style);
+      expect(timed(() => secretUses(scan))).toBeLessThan(BUDGET_MS);
+      expect(secretUses(scan)).toHaveLength(count);
+      // As the executor fills: each distinct expression once, then the bytes.
+      const fill = () => {
+        const values = new Map<string, Buffer>();
+        for (const m of scan.matches)
+          if (!values.has(m.key)) values.set(m.key, Buffer.from(filledValue(m, SUBSTITUTED, 'none', secrets)));
+        return fillBytes(Buffer.from(text, 'latin1'), scan, values);
+      };
+      expect(timed(fill)).toBeLessThan(BUDGET_MS);
     }
   });
 
@@ -283,6 +309,7 @@ describe('the single-pass scanner keeps the grammar exactly', () => {
     '6',
     'pad_left(6, "*")',
     'SECRET.k',
+    'hmac_sha256(SECRET.k)',
   ];
   // Placeholder-like runs built from the grammar's parts, each right or slightly wrong, so that whole and
   // half-written expressions are frequent: random pieces alone seldom write a function with arguments.
@@ -324,6 +351,8 @@ describe('the single-pass scanner keeps the grammar exactly', () => {
     '"é"',
     'SECRET.k',
     'SECRET.',
+    'SECRET.a-B_9',
+    'SECRET.k.j',
     "'x'",
     '',
   );
@@ -340,7 +369,7 @@ describe('the single-pass scanner keeps the grammar exactly', () => {
       spaces,
       fc.constantFrom('|', '|', ''),
       spaces,
-      fc.constantFrom('hex', 'raw', 'pad_left', 'Hex', '', 'x1', 'a_b'),
+      fc.constantFrom('hex', 'raw', 'pad_left', 'hmac_sha256', 'Hex', '', 'x1', 'a_b'),
       fc.option(argumentList, { nil: '' }),
     )
     .map((p) => p.join(''));

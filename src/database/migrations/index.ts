@@ -1,5 +1,6 @@
 import { NetworkTokens1763937200000 } from './1763937200000-NetworkTokens';
 import { CheckoutSessionThreeDSecure1763940800000 } from './1763940800000-CheckoutSessionThreeDSecure';
+import { TemplateSecrets1763944400000 } from './1763944400000-TemplateSecrets';
 import { Foundation1763888400000 } from './1763888400000-Foundation';
 import { Buyers1763892000000 } from './1763892000000-Buyers';
 import { Vault1763895600000 } from './1763895600000-Vault';
@@ -39,4 +40,5 @@ export const MIGRATIONS = [
   VaultForwardResponseRules1763933600000,
   NetworkTokens1763937200000,
   CheckoutSessionThreeDSecure1763940800000,
+  TemplateSecrets1763944400000,
 ];

@@ -9,7 +9,7 @@ import {
 } from '../../vault-forward-definitions/definition';
 import { gr4vyFields, keyFor } from '../../vault-forward-definitions/definition-fields';
 import { ForwardAuthentication } from '../forward-authentication.entity';
-import { AUTHENTICATION_KINDS, AuthenticationKind } from '../kinds';
+import { AUTHENTICATION_KINDS, AuthenticationKind } from '../../authentication-kinds/kinds';
 import { describePublicFields, MethodDetails, MethodWarning } from '../method-fields';
 
 const ALL_KINDS = [...AUTHENTICATION_KINDS, ...DEFINITION_KINDS];
@@ -135,7 +135,8 @@ function gr4vyView(
     id: method.id,
     config_id: method.configId,
     merchant_account_id: method.merchantAccountId,
-    kind: DEFINITION_KIND_OF[method.kind],
+    // Only methods made from a definition are shown in Gr4vy's shape, and each has a Gr4vy kind.
+    kind: DEFINITION_KIND_OF[method.kind]!,
     label: method.label,
     display_name: method.label,
     fields: gr4vyFields(definition, method.fields),

@@ -4,7 +4,7 @@
  * docs/authentication-methods.md all read it; a new kind is a new entry here plus its step at forward
  * time.
  */
-export const AUTHENTICATION_KINDS = ['hmac-signature', 'mutual-tls', 'jwe-payload'] as const;
+export const AUTHENTICATION_KINDS = ['hmac-signature', 'mutual-tls', 'jwe-payload', 'template-secrets'] as const;
 export type AuthenticationKind = (typeof AUTHENTICATION_KINDS)[number];
 
 /**
@@ -27,7 +27,9 @@ export type FieldFormat =
   /** A PEM private key (PKCS#8, PKCS#1 or SEC1; encrypted with `passphrase` or not). */
   | 'pem-private-key'
   /** A public key as PEM (SPKI or PKCS#1) or as a JWK (JSON). */
-  | 'public-key';
+  | 'public-key'
+  /** The name of a template secret, as `SECRET.name` spells it: letters, digits, `_` and `-`. */
+  | 'secret-name';
 
 export interface FieldDescription {
   name: string;
@@ -241,7 +243,36 @@ export const KINDS: Readonly<Record<AuthenticationKind, KindDescription>> = {
       content_type: 'application/json',
     },
   },
+  'template-secrets': {
+    kind: 'template-secrets',
+    title: 'Secret for placeholder functions',
+    description:
+      'Holds one named secret for `{{ … | hmac_sha256(SECRET.name) }}` in a forwarded body or header; listing it ' +
+      'changes nothing else in the request. Ours only (Gr4vy has no such kind); see docs/placeholders.md.',
+    fields: [
+      {
+        name: 'name',
+        secret: false,
+        required: true,
+        format: 'secret-name',
+        maxLength: 64,
+        description: 'What `SECRET.name` calls it: letters, digits, `_` and `-`.',
+      },
+      {
+        name: 'value',
+        secret: true,
+        required: true,
+        format: 'text',
+        maxLength: 4096,
+        description: 'The secret, used byte for byte as entered (UTF-8) as the HMAC key.',
+      },
+    ],
+    example: { name: 'psp_signing_key', value: 'sk_9f2c…' },
+  },
 };
+
+/** What `SECRET.name` may read (decision 0102): letters, digits, `_` and `-`, as the placeholder grammar takes them. */
+export const SECRET_NAME = /^[A-Za-z0-9_-]+$/;
 
 export function isAuthenticationKind(value: unknown): value is AuthenticationKind {
   return typeof value === 'string' && (AUTHENTICATION_KINDS as readonly string[]).includes(value);
