@@ -24,9 +24,15 @@ describe('prefersGr4vyError (issue 22: which clients get Gr4vy’s error body)',
 
   it('reads a long header in one pass', () => {
     const long = `${'text/x-a;q=0.1, '.repeat(10_000)}application/json`;
-    const started = performance.now();
-    expect(prefersGr4vyError(long)).toBe(true);
-    expect(performance.now() - started).toBeLessThan(200);
+    // The best of seven runs' CPU time: a loaded machine's stalls (one CI run saw 2.3 s of wall time) are
+    // not this process's CPU, while a pass per range (quadratic) costs seconds of it on 160 KB.
+    const cpuMs = Array.from({ length: 7 }, () => {
+      const before = process.cpuUsage();
+      expect(prefersGr4vyError(long)).toBe(true);
+      const spent = process.cpuUsage(before);
+      return (spent.user + spent.system) / 1000;
+    });
+    expect(Math.min(...cpuMs)).toBeLessThan(200);
   });
 });
 
