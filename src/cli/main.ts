@@ -1,3 +1,4 @@
+import './compile-cache';
 import 'reflect-metadata';
 import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { resolve } from 'node:path';
