@@ -15,10 +15,9 @@
  */
 import { ChildProcess } from 'node:child_process';
 import { Client } from 'pg';
-import autocannon from 'autocannon';
 import { TestCa } from '../test/support/test-pki';
 import { ADMIN_URL, BENCH_API_ENV, benchDatabase, benchMerchantToken, REDIS_URL, startApi } from './bench-api';
-import { children, cpuMs, forkServer, postJson, LOAD, TWO_CARD_BODY } from './support';
+import { children, cpuPerRequest, forkServer, LOAD, LoadResult, loadRun, postJson, TWO_CARD_BODY } from './support';
 
 /** As `npm start` and the Dockerfile run the API; BENCH_NODE_FLAGS overrides ("" for Node's defaults). */
 const API_NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? '--max-semi-space-size=64').split(' ').filter(Boolean);
@@ -26,46 +25,10 @@ const CONNECTIONS = LOAD.connections;
 const DURATION = LOAD.durationS;
 const BODY = TWO_CARD_BODY;
 
-interface Result {
-  rps: number;
-  p50: number;
-  p99: number;
-  errors: number;
-  non2xx: number;
-  /** CPU the serving process spent per request, in µs (user, system): what ratios cannot show on a shared machine. */
-  cpuPerRequestUs: { user: number; system: number } | null;
-}
+type Result = LoadResult;
 
-async function load(
-  url: string,
-  headers: Record<string, string>,
-  server: ChildProcess | null,
-  body = BODY,
-): Promise<Result> {
-  const options = {
-    url,
-    method: 'POST' as const,
-    headers: { 'content-type': 'application/json', ...headers },
-    body,
-    connections: CONNECTIONS,
-  };
-  await autocannon({ ...options, duration: 2 }); // warm-up: pools, JIT, caches
-  const before = cpuMs(server?.pid);
-  const result = await autocannon({ ...options, duration: DURATION });
-  const after = cpuMs(server?.pid);
-  const perRequest = (a: number, b: number) => ((a - b) * 1000) / result.requests.total;
-  const cpuPerRequestUs =
-    before && after
-      ? { user: perRequest(after.user, before.user), system: perRequest(after.system, before.system) }
-      : null;
-  return {
-    rps: result.requests.average,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    errors: result.errors,
-    non2xx: result.non2xx,
-    cpuPerRequestUs,
-  };
+function load(url: string, headers: Record<string, string>, server: ChildProcess | null, body = BODY): Promise<Result> {
+  return loadRun(url, headers, server?.pid, body);
 }
 
 async function main(): Promise<void> {
@@ -228,7 +191,7 @@ async function main(): Promise<void> {
     console.log(
       `(c)/(b+) throughput: ${cbPlus.toFixed(2)}  (the service's own logic; target ≥ 0.8: ${verdict(cbPlus >= 0.8)})`,
     );
-    const cpu = (r: Result) => (r.cpuPerRequestUs ? r.cpuPerRequestUs.user + r.cpuPerRequestUs.system : NaN);
+    const cpu = cpuPerRequest;
     const hmacExtra = cpu(signed) / cpu(ours) - 1;
     console.log(
       `(c+hmac)/(c) API CPU per request: ${hmacExtra >= 0 ? '+' : ''}${(hmacExtra * 100).toFixed(1)} %  (target ` +

@@ -13,23 +13,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import autocannon from 'autocannon';
 import { initSoftHsmToken } from '../test/support/softhsm-token';
 import { ADMIN_URL, BENCH_API_ENV, benchDatabase, benchMerchantToken, REDIS_URL, ROOT, startApi } from './bench-api';
-import { children, cpuMs, forkServer, postJson, LOAD, TWO_CARD_BODY } from './support';
+import { children, cpuPerRequest, forkServer, LOAD, LoadResult, loadRun, postJson } from './support';
 
 const CONNECTIONS = LOAD.connections;
 const DURATION = LOAD.durationS;
-const BODY = TWO_CARD_BODY;
-
-interface Row {
-  rps: number;
-  p50: number;
-  p99: number;
-  errors: number;
-  non2xx: number;
-  cpuUs: number | null;
-}
 
 /** A merchant, a config for the echo server and two cards, through the API itself; the forward's headers. */
 async function cardForward(api: string, databaseUrl: string, echoPort: number): Promise<Record<string, string>> {
@@ -52,31 +41,6 @@ async function cardForward(api: string, databaseUrl: string, echoPort: number): 
   };
 }
 
-async function load(api: string, headers: Record<string, string>, pid: number | undefined): Promise<Row> {
-  const options = {
-    url: `${api}/vault-forward`,
-    method: 'POST' as const,
-    headers,
-    body: BODY,
-    connections: CONNECTIONS,
-  };
-  await autocannon({ ...options, duration: 2 }); // warm-up: pools, JIT, and the data-key cache when there is one
-  const before = cpuMs(pid);
-  const result = await autocannon({ ...options, duration: DURATION });
-  const after = cpuMs(pid);
-  return {
-    rps: result.requests.average,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    errors: result.errors,
-    non2xx: result.non2xx,
-    cpuUs:
-      before && after
-        ? ((after.user + after.system - before.user - before.system) * 1000) / result.requests.total
-        : null,
-  };
-}
-
 async function main(): Promise<void> {
   const client = new Client({ connectionString: ADMIN_URL });
   await client.connect();
@@ -90,7 +54,7 @@ async function main(): Promise<void> {
       stdio: ['ignore', 'ignore', 'inherit'],
     });
     const echo = await forkServer('echo-server.js');
-    const rows: Record<string, Row> = {};
+    const rows: Record<string, LoadResult> = {};
     const run = async (
       label: string,
       env: Record<string, string>,
@@ -100,7 +64,7 @@ async function main(): Promise<void> {
       const api = await startApi({ ...BENCH_API_ENV, DATABASE_URL: databaseUrl, REDIS_URL, ...env });
       try {
         const forward = headers ?? (await cardForward(api.url, databaseUrl, echo.port));
-        rows[label] = await load(api.url, forward, api.process.pid);
+        rows[label] = await loadRun(`${api.url}/vault-forward`, forward, api.process.pid);
         return forward;
       } finally {
         api.process.kill('SIGTERM');
@@ -122,14 +86,16 @@ async function main(): Promise<void> {
     );
     console.log('| case | requests/s | p50 ms | p99 ms | errors | non-2xx | API CPU µs/request |');
     console.log('|---|---:|---:|---:|---:|---:|---:|');
-    for (const [label, r] of Object.entries(rows))
-      console.log(
-        `| ${label} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.non2xx} | ${r.cpuUs?.toFixed(0) ?? 'n/a'} |`,
-      );
+    for (const [label, r] of Object.entries(rows)) {
+      const cpu = r.cpuPerRequestUs ? cpuPerRequest(r).toFixed(0) : 'n/a';
+      console.log(`| ${label} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.non2xx} | ${cpu} |`);
+    }
     const [env, warm, cold] = Object.values(rows);
-    const ratio = (a: Row, b: Row) =>
+    const ratio = (a: LoadResult, b: LoadResult) =>
       `throughput ${(a.rps / b.rps).toFixed(2)}, p50 ${(a.p50 / b.p50).toFixed(2)}×` +
-      (a.cpuUs && b.cpuUs ? `, CPU per request ${(a.cpuUs / b.cpuUs).toFixed(2)}×` : '');
+      (a.cpuPerRequestUs && b.cpuPerRequestUs
+        ? `, CPU per request ${(cpuPerRequest(a) / cpuPerRequest(b)).toFixed(2)}×`
+        : '');
     console.log(`\n(pkcs11)/(env): ${ratio(warm, env)}`);
     console.log(`(no cache)/(env): ${ratio(cold, env)}`);
     console.log(`(no cache)/(pkcs11): ${ratio(cold, warm)}`);

@@ -3,6 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import autocannon from 'autocannon';
 
 export interface Stats {
   median: number;
@@ -154,3 +155,51 @@ export const TWO_CARD_BODY = JSON.stringify({
     { number: '{{ CARD_NUMBER_2 }}', expiry: '{{ CARD_EXPIRATION_DATE_2 }}', cvv: '456' },
   ],
 });
+
+/** What one loaded run measured; the CPU is the serving process's, per request, when it could be read. */
+export interface LoadResult {
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+  /** CPU the serving process spent per request, in µs (user, system): what ratios cannot show on a shared machine. */
+  cpuPerRequestUs: { user: number; system: number } | null;
+}
+
+/** POSTs `body` to `url` for LOAD.durationS at LOAD.connections after a 2 s warm-up, reading `pid`'s CPU around it. */
+export async function loadRun(
+  url: string,
+  headers: Record<string, string>,
+  pid: number | undefined,
+  body = TWO_CARD_BODY,
+): Promise<LoadResult> {
+  const options = {
+    url,
+    method: 'POST' as const,
+    headers: { 'content-type': 'application/json', ...headers },
+    body,
+    connections: LOAD.connections,
+  };
+  await autocannon({ ...options, duration: 2 }); // warm-up: pools, JIT, caches (the data-key cache when there is one)
+  const before = cpuMs(pid);
+  const result = await autocannon({ ...options, duration: LOAD.durationS });
+  const after = cpuMs(pid);
+  const perRequest = (a: number, b: number) => ((a - b) * 1000) / result.requests.total;
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors,
+    non2xx: result.non2xx,
+    cpuPerRequestUs:
+      before && after
+        ? { user: perRequest(after.user, before.user), system: perRequest(after.system, before.system) }
+        : null,
+  };
+}
+
+/** A result's CPU per request, user and system together (NaN when it could not be read). */
+export function cpuPerRequest(r: LoadResult): number {
+  return r.cpuPerRequestUs ? r.cpuPerRequestUs.user + r.cpuPerRequestUs.system : NaN;
+}
