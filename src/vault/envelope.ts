@@ -61,19 +61,35 @@ function unwrap(
   return dataKey;
 }
 
-/** @param what names the record in error messages (an id, never content). */
-export function open(record: SealedRecord, aad: string, keyring: VaultKeyring, what: string): Buffer {
+/**
+ * Runs `use` with the record's data key, unwrapped for this one use and zeroed afterwards whatever `use`
+ * does: an unwrapped data key lives no longer than one operation.
+ */
+function withDataKey<T>(
+  record: Pick<SealedRecord, 'wrappedKey' | 'masterKeyId'>,
+  aad: string,
+  keyring: VaultKeyring,
+  what: string,
+  use: (dataKey: Buffer) => T,
+): T {
   const dataKey = unwrap(record, aad, keyring, what);
   try {
+    return use(dataKey);
+  } finally {
+    dataKey.fill(0);
+  }
+}
+
+/** @param what names the record in error messages (an id, never content). */
+export function open(record: SealedRecord, aad: string, keyring: VaultKeyring, what: string): Buffer {
+  return withDataKey(record, aad, keyring, what, (dataKey) => {
     const plaintext = decrypt(dataKey, record.ciphertext, aad);
     if (!plaintext)
       throw new VaultDecryptionError(
         `${what}: the ciphertext does not authenticate for this record (moved or tampered)`,
       );
     return plaintext;
-  } finally {
-    dataKey.fill(0);
-  }
+  });
 }
 
 /** Re-wraps the data key under `to`; the record's ciphertext is untouched. */
@@ -84,12 +100,7 @@ export function rewrap(
   to: MasterKey,
   what: string,
 ): Buffer {
-  const dataKey = unwrap(record, aad, keyring, what);
-  try {
-    return to.wrap(dataKey, wrapAad(to.id, aad));
-  } finally {
-    dataKey.fill(0);
-  }
+  return withDataKey(record, aad, keyring, what, (dataKey) => to.wrap(dataKey, wrapAad(to.id, aad)));
 }
 
 /** A bare secret (not a record) wrapped directly under a master key, e.g. a merchant's fingerprint key. */
@@ -144,12 +155,7 @@ export function sealPart(
   keyring: VaultKeyring,
   what: string,
 ): Buffer {
-  const dataKey = unwrap(record, aad, keyring, what);
-  try {
-    return encrypt(dataKey, plaintext, partAad(aad, part));
-  } finally {
-    dataKey.fill(0);
-  }
+  return withDataKey(record, aad, keyring, what, (dataKey) => encrypt(dataKey, plaintext, partAad(aad, part)));
 }
 
 /** One part of a sealParts record; the caller zeroes the plaintext when done. */
@@ -161,13 +167,10 @@ export function openPart(
   keyring: VaultKeyring,
   what: string,
 ): Buffer {
-  const dataKey = unwrap(record, aad, keyring, what);
-  try {
+  return withDataKey(record, aad, keyring, what, (dataKey) => {
     const plaintext = decrypt(dataKey, ciphertext, partAad(aad, part));
     if (!plaintext)
       throw new VaultDecryptionError(`${what}: the ${part} does not authenticate for this record (moved or tampered)`);
     return plaintext;
-  } finally {
-    dataKey.fill(0);
-  }
+  });
 }
