@@ -13,6 +13,11 @@ const common = {
 
 module.exports = {
   testTimeout: 60_000,
+  // On two cores Jest would run every file in its main process, one after another, and the ES-module
+  // registry it builds per file (--experimental-vm-modules) is never freed: the heap passed 3.7 GB and the
+  // run died of it (CI, stop 29). With a limit Jest runs the files in a worker instead, still one at a
+  // time here, and replaces the worker when a file leaves it above the limit.
+  workerIdleMemoryLimit: '1GB',
   // Fails the run if a test wrote into the checkout (data/, *.pem) instead of a temporary directory.
   globalSetup: '<rootDir>/test/support/checkout-guard-setup.ts',
   globalTeardown: '<rootDir>/test/support/checkout-guard-teardown.ts',

@@ -12,9 +12,14 @@ import { signToken } from '../src/auth/token-signer';
 import { createDataSource } from '../src/database/data-source';
 import { Metrics } from '../src/metrics/metrics.service';
 import { SharedCaches } from '../src/queue/shared-cache';
-import { children, freePort } from './support';
+import { children, freePort, listeningChildren } from './support';
 
 export const ROOT = join(__dirname, '..', '..');
+/**
+ * The build the benches run: dist/ unless BENCH_DIST names another (a copy of dist/ from an earlier commit,
+ * with its package.json one folder up, kept inside this tree so it finds node_modules), for before/after runs.
+ */
+export const DIST = process.env.BENCH_DIST ?? join(ROOT, 'dist');
 export const ADMIN_URL = process.env.BENCH_POSTGRES_ADMIN_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 export const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -38,16 +43,17 @@ export async function benchDatabase(admin: Client, label: string): Promise<{ url
 
 /**
  * Starts the compiled API (dist/main.js) as `npm start` does and waits until it is ready. `flags` are
- * its Node flags; `profileDir` makes it write a V8 CPU profile there on exit.
+ * its Node flags; `profileDir` makes it write a V8 CPU profile there on exit; `main` runs another build
+ * (e.g. a copy of dist/ from an earlier commit, to compare two trees in one interleaved run).
  */
 export async function startApi(
   env: Record<string, string>,
-  options: { flags?: string[]; profileDir?: string } = {},
+  options: { flags?: string[]; profileDir?: string; main?: string } = {},
 ): Promise<{ url: string; process: ChildProcess }> {
   const port = await freePort();
   const profile = options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`] : [];
   const flags = options.flags ?? ['--max-semi-space-size=64'];
-  const child = spawn(process.execPath, [...profile, ...flags, join(ROOT, 'dist/main.js')], {
+  const child = spawn(process.execPath, [...profile, ...flags, options.main ?? join(DIST, 'main.js')], {
     env: { PATH: process.env.PATH!, PORT: String(port), ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -59,7 +65,9 @@ export async function startApi(
       (r) => r.ok,
       () => false,
     );
-    if (ready) return { url, process: child };
+    // A group (WEB_CONCURRENCY) is ready once each of its processes holds the socket they share.
+    const group = Number(env.WEB_CONCURRENCY ?? 1);
+    if (ready && (group <= 1 || listeningChildren(child.pid!, port) >= group)) return { url, process: child };
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error('API did not become ready');

@@ -3,32 +3,66 @@
  * (same connections, duration and body with two card placeholders for every case):
  *   (a) direct calls to a local echo server,
  *   (b) a minimal undici pass-through proxy (bench/passthrough-proxy.ts),
+ *   (b×2) the same in two processes (node:cluster, one shared socket), the like-for-like baseline of (c×2),
  *   (b+) the same plus opening the two cards and filling the placeholders (bench/card-proxy.ts): the
  *        floor any vault-forwarding service stands on,
  *   (c) our /vault-forward (the compiled API, real PostgreSQL and Redis, cards from the vault).
+ *   (c×2) the same with WEB_CONCURRENCY=2 (two API processes on one port), printed beside (b×2) with the
+ *        ratios each way, and the PostgreSQL commits and Redis commands (c) costs per forward.
  *   (c0) the same route without payment methods, to split the vault's cost from the rest.
  *   (c+hmac) (c) with an hmac-signature method; (c+mtls) (c) with a mutual-tls method, to a local
  *        HTTPS echo server that requires a client certificate and counts its TLS handshakes.
  *   (c+rules) (c) with three JSON-path response rules and unmatched_pan mask on the answer (issue 27).
+ *   (c-bodies) (c) from a second API process with FORWARD_RECORD_BODY_RETENTION_DAYS=0: what keeping the
+ *        redacted request and answer on each record (decision 0104) costs, as (c) minus this.
  * Each server runs in its own process; the load generator runs here. BENCH_API_PROFILE=DIR writes a
  * CPU profile of the API process; BENCH_NODE_FLAGS replaces the API's Node flags.
  */
 import { ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { Client } from 'pg';
 import { TestCa } from '../test/support/test-pki';
 import { ADMIN_URL, BENCH_API_ENV, benchDatabase, benchMerchantToken, REDIS_URL, startApi } from './bench-api';
-import { children, cpuPerRequest, forkServer, LOAD, LoadResult, loadRun, postJson, TWO_CARD_BODY } from './support';
+import {
+  children,
+  cpuPerRequest,
+  cpuSpentMs,
+  databaseBackendsCpuMs,
+  databaseCommits,
+  forkServer,
+  LOAD,
+  LoadResult,
+  loadRun,
+  postJson,
+  redisCommands,
+  TWO_CARD_BODY,
+} from './support';
 
 /** As `npm start` and the Dockerfile run the API; BENCH_NODE_FLAGS overrides ("" for Node's defaults). */
 const API_NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? '--max-semi-space-size=64').split(' ').filter(Boolean);
 const CONNECTIONS = LOAD.connections;
 const DURATION = LOAD.durationS;
 const BODY = TWO_CARD_BODY;
+/** BENCH_FORWARD_ROWS=processes: only (a), (b), (b×2), (b+), (c) and (c×2), for repeated runs of issue 24's item 3. */
+const ONLY_PROCESSES = process.env.BENCH_FORWARD_ROWS === 'processes';
 
 type Result = LoadResult;
 
 function load(url: string, headers: Record<string, string>, server: ChildProcess | null, body = BODY): Promise<Result> {
   return loadRun(url, headers, server?.pid, body);
+}
+
+function printTable(rows: Record<string, Result>): void {
+  console.log(
+    `\n${CONNECTIONS} connections, ${DURATION} s each after a 2 s warm-up, body ${BODY.length} bytes with two card placeholders\n`,
+  );
+  console.log('| case | requests/s | p50 ms | p99 ms | errors | non-2xx | server CPU µs/request (user + system) |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|');
+  for (const [label, r] of Object.entries(rows)) {
+    const us = r.cpuPerRequestUs;
+    const cpu = us ? `${(us.user + us.system).toFixed(0)} (${us.user.toFixed(0)} + ${us.system.toFixed(0)})` : 'n/a';
+    console.log(`| ${label} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.non2xx} | ${cpu} |`);
+  }
 }
 
 async function main(): Promise<void> {
@@ -39,6 +73,7 @@ async function main(): Promise<void> {
     const echo = await forkServer('echo-server.js');
     const echoPort = echo.port;
     const proxy = await forkServer('passthrough-proxy.js');
+    const proxyPair = await forkServer('passthrough-proxy.js', { BENCH_PROCESSES: '2' });
     const cardProxy = await forkServer('card-proxy.js');
     const pki = TestCa.create('Bench CA');
     const serverCert = pki.issue('127.0.0.1', 'server');
@@ -97,16 +132,68 @@ async function main(): Promise<void> {
     const forwardHeaders = { 'x-vault-forward-url': target, 'x-vault-forward-http-method': 'POST' };
     const direct = await load(target, {}, echo.process);
     const passthrough = await load(`http://127.0.0.1:${proxy.port}/`, forwardHeaders, proxy.process);
+    const passthroughPair = await load(`http://127.0.0.1:${proxyPair.port}/`, forwardHeaders, proxyPair.process);
     const floor = await load(`http://127.0.0.1:${cardProxy.port}/`, forwardHeaders, cardProxy.process);
-    const ours = await load(
-      `${api}/vault-forward`,
-      {
-        ...forwardHeaders,
-        authorization: `Bearer ${token}`,
-        'x-vault-forward-payment-methods': cards.map((c: { id: string }) => c.id).join(','),
-      },
-      apiProcess,
+    const oursHeaders = {
+      ...forwardHeaders,
+      authorization: `Bearer ${token}`,
+      'x-vault-forward-payment-methods': cards.map((c: { id: string }) => c.id).join(','),
+    };
+    // What one forward costs the database and Redis (the run's own database; Redis as a whole, so a private
+    // one via BENCH_REDIS_URL gives a clean count): warm-up included, divided by every request sent.
+    // One unmeasured round first: the API's first load since its start did not reach the card path's steady
+    // state within load()'s 2 s warm-up (its (c) row cost 30–50 % more CPU than "(c) again" minutes later).
+    await load(`${api}/vault-forward`, oursHeaders, apiProcess);
+    const commitsBefore = await databaseCommits(client, database.url);
+    const redisBefore = await redisCommands(REDIS_URL);
+    const postgresCpuBefore = databaseBackendsCpuMs(database.url);
+    const ours = await load(`${api}/vault-forward`, oursHeaders, apiProcess);
+    // The run's database's backends only: other users of a shared server are left out, and so is the WAL writer.
+    const postgresUsPerForward =
+      (cpuSpentMs(postgresCpuBefore, databaseBackendsCpuMs(database.url)) * 1000) / ours.sent;
+    const commitsPerForward = ((await databaseCommits(client, database.url)) - commitsBefore) / ours.sent;
+    const redisPerForward = ((await redisCommands(REDIS_URL)) - redisBefore) / ours.sent;
+    // Two API processes on one port (WEB_CONCURRENCY=2), the single one idle meanwhile.
+    const { url: apiPair, process: apiPairProcess } = await startApi(
+      { ...BENCH_API_ENV, DATABASE_URL: database.url, REDIS_URL, WEB_CONCURRENCY: '2' },
+      { flags: API_NODE_FLAGS },
     );
+    const oursPair = await load(`${apiPair}/vault-forward`, oursHeaders, apiPairProcess);
+    apiPairProcess.kill('SIGTERM');
+    // Issue 24 item 3: one and two processes of each, side by side, the ratios each way.
+    const printProcesses = () => {
+      console.log(
+        `\nTwo processes: (b×2)/(b) ${(passthroughPair.rps / passthrough.rps).toFixed(2)}, (c×2)/(c) ` +
+          `${(oursPair.rps / ours.rps).toFixed(2)}; (c)/(b) ${(ours.rps / passthrough.rps).toFixed(2)}, (c×2)/(b×2) ` +
+          `${(oursPair.rps / passthroughPair.rps).toFixed(2)}; (b)/(c) ${(passthrough.rps / ours.rps).toFixed(2)}, (b×2)/(c×2) ` +
+          `${(passthroughPair.rps / oursPair.rps).toFixed(2)}`,
+      );
+      console.log(
+        `CPU per forward: (c×2) ${cpuPerRequest(oursPair).toFixed(0)} µs vs (c) ${cpuPerRequest(ours).toFixed(0)} µs; (b×2) ` +
+          `${cpuPerRequest(passthroughPair).toFixed(0)} µs vs (b) ${cpuPerRequest(passthrough).toFixed(0)} µs (all processes of the group)`,
+      );
+      const split = (r: Result) => r.byProcess.map((p) => p.us.toFixed(0)).join(' + ');
+      console.log(`  by process, supervisor first: (c×2) ${split(oursPair)}; (b×2) ${split(passthroughPair)}`);
+      console.log(
+        `(c) per forward: ${commitsPerForward.toFixed(2)} PostgreSQL commits, ${redisPerForward.toFixed(2)} Redis ` +
+          `commands (${REDIS_URL}); PostgreSQL backends' CPU ${postgresUsPerForward.toFixed(0)} µs`,
+      );
+      console.log(`load average at the end: ${readFileSync('/proc/loadavg', 'utf8').trim()}`);
+    };
+    // The rows of every run; a full run adds its own below.
+    const rows: Record<string, Result> = {
+      '(a) direct to downstream': direct,
+      '(b) undici pass-through proxy': passthrough,
+      '(b×2) (b) in 2 processes (node:cluster, one shared socket)': passthroughPair,
+      '(b+) pass-through + opening the cards': floor,
+      '(c) POST /vault-forward': ours,
+      '(c×2) (c) with WEB_CONCURRENCY=2': oursPair,
+    };
+    if (ONLY_PROCESSES) {
+      printTable(rows);
+      printProcesses();
+      return;
+    }
 
     const cardHeaders = {
       authorization: `Bearer ${token}`,
@@ -132,12 +219,6 @@ async function main(): Promise<void> {
     const mtlsHandshakes = (await handshakes()) - handshakesBefore;
     const mtlsSeconds = (Date.now() - mtlsStarted) / 1000;
 
-    const rows: Record<string, Result> = {
-      '(a) direct to downstream': direct,
-      '(b) undici pass-through proxy': passthrough,
-      '(b+) pass-through + opening the cards': floor,
-      '(c) POST /vault-forward': ours,
-    };
     {
       // The same route without payment methods (placeholders escaped): no vault lookup, no decryption.
       // The difference to (c) is the vault's share; the rest is the framework, auth and checks.
@@ -150,6 +231,21 @@ async function main(): Promise<void> {
     }
     rows['(c+hmac) (c) with an hmac-signature method'] = signed;
     rows['(c+mtls) (c) with a mutual-tls method, TLS downstream'] = mutual;
+    let withoutBodies: Result;
+    let withBodies: Result;
+    {
+      // Decision 0104: the same forward through an API that keeps no bodies (same database, the first API idle).
+      const { url: bare, process: bareProcess } = await startApi(
+        { ...BENCH_API_ENV, DATABASE_URL: database.url, REDIS_URL, FORWARD_RECORD_BODY_RETENTION_DAYS: '0' },
+        { flags: API_NODE_FLAGS },
+      );
+      withoutBodies = await load(`${bare}/vault-forward`, { ...forwardHeaders, ...cardHeaders }, bareProcess);
+      rows['(c-bodies) (c) without the redacted bodies on the record'] = withoutBodies;
+      bareProcess.kill('SIGTERM');
+      // (c) again right after, so the pair compared ran under the same load (a shared machine's drifts).
+      withBodies = await load(`${api}/vault-forward`, { ...forwardHeaders, ...cardHeaders }, apiProcess);
+      rows['(c) again, right after (c-bodies)'] = withBodies;
+    }
     {
       // Issue 27: (c) whose answer goes through three JSON-path rules (two match, so it is parsed, changed and
       // written again; unmatched_pan mask reads it once more). Last: the rules stay on the config.
@@ -172,16 +268,7 @@ async function main(): Promise<void> {
         apiProcess,
       );
     }
-    console.log(
-      `\n${CONNECTIONS} connections, ${DURATION} s each after a 2 s warm-up, body ${BODY.length} bytes with two card placeholders\n`,
-    );
-    console.log('| case | requests/s | p50 ms | p99 ms | errors | non-2xx | server CPU µs/request (user + system) |');
-    console.log('|---|---:|---:|---:|---:|---:|---:|');
-    for (const [label, r] of Object.entries(rows)) {
-      const us = r.cpuPerRequestUs;
-      const cpu = us ? `${(us.user + us.system).toFixed(0)} (${us.user.toFixed(0)} + ${us.system.toFixed(0)})` : 'n/a';
-      console.log(`| ${label} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.non2xx} | ${cpu} |`);
-    }
+    printTable(rows);
     const cb = ours.rps / passthrough.rps;
     const cbPlus = ours.rps / floor.rps;
     const verdict = (met: boolean) => (met ? 'met' : 'NOT met');
@@ -197,6 +284,11 @@ async function main(): Promise<void> {
       `(c+hmac)/(c) API CPU per request: ${hmacExtra >= 0 ? '+' : ''}${(hmacExtra * 100).toFixed(1)} %  (target ` +
         `≤ 15 %: ${hmacExtra <= 0.15 ? 'met' : 'NOT met'})`,
     );
+    const bodiesExtra = cpu(withBodies) / cpu(withoutBodies) - 1;
+    console.log(
+      `(c again)/(c-bodies) API CPU per request, the redacted bodies on the record: ` +
+        `${bodiesExtra >= 0 ? '+' : ''}${(bodiesExtra * 100).toFixed(1)} %`,
+    );
     const mtlsRequests = Math.round(mutual.rps * DURATION);
     console.log(
       `(c+mtls) TLS handshakes at the downstream: ${mtlsHandshakes} for ~${Math.round(mutual.rps * mtlsSeconds)} ` +
@@ -208,6 +300,7 @@ async function main(): Promise<void> {
     );
     console.log(`p50 added over (a): ${(ours.p50 - direct.p50).toFixed(2)} ms (one connection: npm run bench:latency)`);
     console.log(`p50 added over (b): ${(ours.p50 - passthrough.p50).toFixed(2)} ms`);
+    printProcesses();
   } finally {
     for (const child of children) child.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 500));

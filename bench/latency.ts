@@ -7,19 +7,28 @@
  *   GET /health/live (no auth)                     GET /buyers/{unknown} (authenticated 404, no row)
  *   GET /buyers?limit=20 (authenticated list)      POST /vault-forward without cards / with one card
  * BENCH_LATENCY_ROUNDS (default 2,000) after 300 warm-up rounds; BENCH_API_PROFILE=DIR writes a CPU profile
- * of the API process.
+ * of the API process. BENCH_TRACING=1 adds a second API process with OpenTelemetry on (OTEL_EXPORTER_OTLP_ENDPOINT
+ * at a local sink that answers 200) and its list and card-forward cases, beside the same cases with tracing
+ * off (decision 0109).
+ * BENCH_BASELINE_MAIN=PATH (a dist/main.js built from another commit, kept inside this
+ * tree so it finds node_modules) starts that API too, on the same database, and adds its API rows to the
+ * same round-robin: a before/after in one interleaved run. Each API's CPU per request (all its cases
+ * together) is printed beside, read from /proc.
  */
 import { randomUUID } from 'node:crypto';
+import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { Client as Pg } from 'pg';
 import { Client } from 'undici';
 import { ADMIN_URL, BENCH_API_ENV, benchDatabase, benchMerchantToken, REDIS_URL, startApi } from './bench-api';
-import { children, forkServer, postJson } from './support';
+import { children, cpuMs, forkServer, postJson } from './support';
 
 const ROUNDS = Number(process.env.BENCH_LATENCY_ROUNDS ?? 2_000);
+const TRACING = process.env.BENCH_TRACING === '1';
 const WARMUP = 300;
 /** Target of issue 24: a card forward adds at most this much p50 over a direct call. */
 const CARD_FORWARD_TARGET_MS = 0.5;
+const BASELINE_MAIN = process.env.BENCH_BASELINE_MAIN;
 const BODY = JSON.stringify({ card: { number: '{{ CARD_NUMBER_1 }}', expiry: '{{ CARD_EXPIRATION_DATE_1 }}' } });
 
 interface Case {
@@ -43,10 +52,16 @@ async function main(): Promise<void> {
   try {
     const echo = await forkServer('echo-server.js');
     const proxy = await forkServer('passthrough-proxy.js');
-    const { url: api } = await startApi(
-      { ...BENCH_API_ENV, DATABASE_URL: database.url, REDIS_URL },
-      { profileDir: process.env.BENCH_API_PROFILE },
-    );
+    const env = { ...BENCH_API_ENV, DATABASE_URL: database.url, REDIS_URL };
+    const { url: api, process: apiProcess } = await startApi(env, { profileDir: process.env.BENCH_API_PROFILE });
+    const baseline = BASELINE_MAIN ? await startApi(env, { main: BASELINE_MAIN }) : null;
+    // The same database, a second process with tracing on; its spans go to a sink that only answers 200.
+    const traced = TRACING
+      ? await startApi({
+          ...env,
+          OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(await forkServer('echo-server.js')).port}`,
+        })
+      : null;
     const token = await benchMerchantToken(database.url);
     await postJson(`${api}/vault-forward/configs`, token, { display_name: 'Echo', hosts: [`127.0.0.1:${echo.port}`] });
     const card = await postJson(`${api}/payment-methods`, token, {
@@ -110,8 +125,32 @@ async function main(): Promise<void> {
         body: BODY,
         expect: 200,
       },
+      ...(traced
+        ? {
+            'GET /buyers?limit=20 (list), tracing on': {
+              origin: traced.url,
+              path: '/buyers?limit=20',
+              method: 'GET' as const,
+              headers: auth,
+              expect: 200,
+            },
+            'POST /vault-forward, one card, tracing on': {
+              origin: traced.url,
+              path: '/vault-forward',
+              method: 'POST' as const,
+              headers: { ...json, ...auth, ...forward, 'x-vault-forward-payment-methods': card.id },
+              body: BODY,
+              expect: 200,
+            },
+          }
+        : {}),
     };
 
+    if (baseline) {
+      for (const [name, c] of Object.entries(cases)) {
+        if (c.origin === api) cases[`[baseline] ${name}`] = { ...c, origin: baseline.url };
+      }
+    }
     const runs = Object.entries(cases).map(([name, c]) => {
       const client = new Client(new URL(c.origin).origin, { pipelining: 1, keepAliveTimeout: 60_000 });
       clients.push(client);
@@ -126,9 +165,26 @@ async function main(): Promise<void> {
       };
       return { name, once, samples };
     });
+    const apiCpu: Array<{ label: string; pid: number | undefined; before?: ReturnType<typeof cpuMs> }> = [
+      { label: 'API', pid: apiProcess.pid },
+      ...(baseline ? [{ label: '[baseline] API', pid: baseline.process.pid }] : []),
+    ];
     for (let round = 0; round < WARMUP + ROUNDS; round++) {
+      if (round === WARMUP) for (const p of apiCpu) p.before = cpuMs(p.pid);
       for (const run of runs) await run.once(round >= WARMUP);
     }
+    const apiRequests = (origin: string) => Object.values(cases).filter((c) => c.origin === origin).length * ROUNDS;
+    const cpuLines = apiCpu.map((p, i) => {
+      const after = cpuMs(p.pid);
+      if (!after || !p.before) return `${p.label}: CPU not readable`;
+      const requests = apiRequests(i === 0 ? api : baseline!.url);
+      const us = (ms: number) => ((ms * 1000) / requests).toFixed(0);
+      return (
+        `${p.label} CPU per request (its ${requests / ROUNDS} cases together): ` +
+        `${us(after.user + after.system - p.before.user - p.before.system)} µs ` +
+        `(${us(after.user - p.before.user)} user + ${us(after.system - p.before.system)} system)`
+      );
+    });
 
     const rows = runs.map(({ name, samples }) => {
       const sorted = [...samples].sort((x, y) => x - y);
@@ -141,10 +197,11 @@ async function main(): Promise<void> {
     console.log('| case | p50 ms | p99 ms | p50 added over (a) | p50 added over (b) |');
     console.log('|---|---:|---:|---:|---:|');
     for (const r of rows) {
-      const forwards = r.name.startsWith('POST /vault-forward') || r.name.startsWith('(b)');
+      const forwards = r.name.includes('POST /vault-forward') || r.name.startsWith('(b)');
       const over = (base: number) => (forwards ? (r.p50 - base).toFixed(3) : '');
       console.log(`| ${r.name} | ${r.p50.toFixed(3)} | ${r.p99.toFixed(3)} | ${over(direct)} | ${over(bare)} |`);
     }
+    console.log(`\n${cpuLines.join('\n')}`);
     const added = p50('POST /vault-forward, one card') - direct;
     console.log(
       `\ncard forward adds ${added.toFixed(3)} ms p50 over a direct call (target ≤ ${CARD_FORWARD_TARGET_MS} ms: ` +
@@ -152,6 +209,19 @@ async function main(): Promise<void> {
     );
     const framework = p50('GET /buyers/{unknown} (auth, 404)') - p50('GET /health/live (no auth)');
     console.log(`authentication + routing + the error path: ${framework.toFixed(3)} ms p50 (404 minus /health/live)`);
+    if (traced) {
+      const cost = (name: string) => (p50(`${name}, tracing on`) - p50(name)).toFixed(3);
+      console.log(
+        `tracing on adds ${cost('POST /vault-forward, one card')} ms p50 to a card forward, ` +
+          `${cost('GET /buyers?limit=20 (list)')} ms to a list (loadavg ${loadavg()
+            .map((l) => l.toFixed(2))
+            .join(' ')})`,
+      );
+    }
+    if (baseline) {
+      const was = p50('[baseline] POST /vault-forward, one card') - direct;
+      console.log(`[baseline] card forward adds ${was.toFixed(3)} ms p50 over a direct call`);
+    }
   } finally {
     await Promise.all(clients.map((client) => client.close()));
     for (const child of children) child.kill('SIGTERM');

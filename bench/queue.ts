@@ -5,6 +5,19 @@
  * BENCH_QUEUE_JOBS (default 20,000) forwards with one card each, sent by autocannon while the worker
  * already runs. Prints the enqueue rate (202s per second), the completion rate (jobs ended per second,
  * from the first request to the last job ended) and the CPU the API and the worker spent per job.
+ *
+ * BENCH_PGBOUNCER=1: the API and the worker reach PostgreSQL through a PgBouncer of the bench's own in
+ * transaction mode (BENCH_PGBOUNCER_POOL_SIZE server connections, default 20), as decision 0108 runs
+ * them: DATABASE_TRANSACTION_POOLING=true, BullMQ's PostgreSQL engine over DATABASE_DIRECT_URL.
+ * BENCH_UNNAMED_STATEMENTS=1 without it: DATABASE_TRANSACTION_POOLING=true straight on PostgreSQL, to tell the
+ * cost of unnamed statements from the cost of the pooler's hop.
+ *
+ * BENCH_DIST runs another build (bench-api.ts), to compare two commits in alternating runs.
+ *
+ * BENCH_WORKERS=1,2,3 runs each engine with that many worker processes (WORKER_PROCESSES) in turn; the
+ * worker CPU per job is then the group's, and per process that divided by the count. Each row also
+ * gives the PostgreSQL commits (the run's database) and Redis commands (INFO commandstats; a private
+ * Redis via BENCH_REDIS_URL gives a clean count) per job.
  */
 import 'reflect-metadata';
 import { ChildProcess, spawn } from 'node:child_process';
@@ -14,12 +27,27 @@ import { Client } from 'pg';
 import autocannon from 'autocannon';
 import { createDataSource } from '../src/database/data-source';
 import { dropQueueKeys } from '../test/support/redis-keys';
-import { ADMIN_URL, BENCH_API_ENV, benchDatabase, benchMerchantToken, REDIS_URL, ROOT, startApi } from './bench-api';
-import { children, commandCpuMs, cpuMs, cpuSpentMs, forkServer, machineCpuMs, postJson } from './support';
+import { PrivatePgBouncer } from '../test/support/private-pgbouncer';
+import { ADMIN_URL, BENCH_API_ENV, benchDatabase, benchMerchantToken, DIST, REDIS_URL, startApi } from './bench-api';
+import {
+  children,
+  commandCpuMs,
+  cpuMs,
+  cpuSpentMs,
+  databaseBackendsCpuMs,
+  databaseCommits,
+  forkServer,
+  machineCpuMs,
+  postJson,
+  redisCommands,
+  treeCpuMs,
+} from './support';
+import { readFileSync } from 'node:fs';
 
 const JOBS = Number(process.env.BENCH_QUEUE_JOBS ?? 20_000);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const BACKENDS = (process.env.BENCH_QUEUE_BACKENDS ?? 'redis,postgres').split(',') as Array<'redis' | 'postgres'>;
+const WORKERS = (process.env.BENCH_WORKERS ?? '1').split(',').map(Number);
 const BODY = JSON.stringify({
   card: { number: '{{ CARD_NUMBER_1 }}', expiry: '{{ CARD_EXPIRATION_DATE_1 }}', cvv: '123' },
   amount: 1299,
@@ -29,9 +57,13 @@ const BODY = JSON.stringify({
 const PROFILE_DIR = process.env.BENCH_CPU_PROF;
 const PROFILE = PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', PROFILE_DIR] : [];
 
-async function startWorker(env: Record<string, string>): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [...PROFILE, join(ROOT, 'dist/worker.js')], {
-    env: { PATH: process.env.PATH!, ...env, LOG_LEVEL: 'info' },
+const PGBOUNCER = process.env.BENCH_PGBOUNCER === '1';
+const PGBOUNCER_POOL_SIZE = Number(process.env.BENCH_PGBOUNCER_POOL_SIZE ?? 20);
+const UNNAMED = process.env.BENCH_UNNAMED_STATEMENTS === '1';
+
+async function startWorker(env: Record<string, string>, processes: number): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [...PROFILE, join(DIST, 'worker.js')], {
+    env: { PATH: process.env.PATH!, ...env, LOG_LEVEL: 'info', WORKER_PROCESSES: String(processes) },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   children.push(child);
@@ -39,8 +71,9 @@ async function startWorker(env: Record<string, string>): Promise<ChildProcess> {
     let out = '';
     child.stdout.on('data', (d: Buffer) => {
       out += d.toString();
-      if (/waiting for jobs/.test(out)) resolve();
-      if (out.length > 100_000) out = out.slice(-1_000);
+      // Each process of a group says it once.
+      if ((out.match(/waiting for jobs/g) ?? []).length >= processes) resolve();
+      if (out.length > 100_000) out = out.slice(-10_000);
     });
     child.once('exit', (code) => reject(new Error(`worker exited with ${code}`)));
   });
@@ -57,16 +90,35 @@ interface EngineResult {
   apiCpuUsPerJob: number;
   workerCpuUsPerJob: number;
   postgresCpuUsPerJob: number;
+  /** The run's database's backends only (a shared server's other users left out; its WAL writer too). */
+  backendsCpuUsPerJob: number;
   redisCpuUsPerJob: number;
+  pgbouncerCpuUsPerJob: number;
+  commitsPerJob: number;
+  redisCommandsPerJob: number;
   /** Share of both cores busy (anything on the machine) from the first request to the last job ended. */
   machineBusy: number;
 }
 
-async function runEngine(backend: 'redis' | 'postgres', echoPort: number, admin: Client): Promise<EngineResult> {
+async function runEngine(
+  backend: 'redis' | 'postgres',
+  workers: number,
+  echoPort: number,
+  admin: Client,
+  bouncer: PrivatePgBouncer | null,
+): Promise<EngineResult> {
   const database = await benchDatabase(admin, `queue_${backend}`);
   const env = {
     ...BENCH_API_ENV,
     DATABASE_URL: database.url,
+    ...(UNNAMED ? { DATABASE_TRANSACTION_POOLING: 'true', DATABASE_DIRECT_URL: database.url } : {}),
+    ...(bouncer
+      ? {
+          DATABASE_URL: bouncer.urlFor(database.url),
+          DATABASE_TRANSACTION_POOLING: 'true',
+          DATABASE_DIRECT_URL: database.url,
+        }
+      : {}),
     REDIS_URL,
     QUEUE_BACKEND: backend,
     FORWARD_QUEUE_NAME: `bench-${backend}-${randomUUID()}`,
@@ -84,7 +136,7 @@ async function runEngine(backend: 'redis' | 'postgres', echoPort: number, admin:
       number: '4111111111111111',
       expiration_date: '12/30',
     });
-    const worker = await startWorker(env);
+    const worker = await startWorker(env, workers);
     started.push(worker);
 
     const headers = {
@@ -95,10 +147,14 @@ async function runEngine(backend: 'redis' | 'postgres', echoPort: number, admin:
       'x-vault-forward-http-method': 'PUT',
       'x-vault-forward-payment-methods': card.id,
     };
+    const commitsBefore = await databaseCommits(admin, database.url);
+    const commandsBefore = await redisCommands(REDIS_URL);
     const apiBefore = cpuMs(apiProcess.pid);
-    const workerBefore = cpuMs(worker.pid);
+    const workerBefore = treeCpuMs(worker.pid);
     const postgresBefore = commandCpuMs('postgres');
+    const backendsBefore = databaseBackendsCpuMs(database.url);
     const redisBefore = commandCpuMs('redis-server');
+    const pgbouncerBefore = commandCpuMs('pgbouncer');
     const machineBefore = machineCpuMs();
     const t0 = Date.now();
     const load = await autocannon({
@@ -129,11 +185,15 @@ async function runEngine(backend: 'redis' | 'postgres', echoPort: number, admin:
     );
     const enqueueSeconds = (Number(times.created) - t0) / 1000;
     const endedSeconds = (Number(times.finished) - t0) / 1000;
-    const workerAfter = cpuMs(worker.pid);
+    const workerAfter = treeCpuMs(worker.pid);
     const postgresMs = cpuSpentMs(postgresBefore, commandCpuMs('postgres'));
+    const backendsMs = cpuSpentMs(backendsBefore, databaseBackendsCpuMs(database.url));
     const redisMs = cpuSpentMs(redisBefore, commandCpuMs('redis-server'));
+    const pgbouncerMs = cpuSpentMs(pgbouncerBefore, commandCpuMs('pgbouncer'));
     const machineAfter = machineCpuMs();
     await db.destroy();
+    const commits = (await databaseCommits(admin, database.url)) - commitsBefore;
+    const commands = (await redisCommands(REDIS_URL)) - commandsBefore;
     type Cpu = { user: number; system: number } | null;
     const perJob = (after: Cpu, before: Cpu) =>
       after && before
@@ -149,7 +209,11 @@ async function runEngine(backend: 'redis' | 'postgres', echoPort: number, admin:
       apiCpuUsPerJob: perJob(apiAfter, apiBefore),
       workerCpuUsPerJob: perJob(workerAfter, workerBefore),
       postgresCpuUsPerJob: (postgresMs * 1000) / Math.max(1, accepted),
+      backendsCpuUsPerJob: (backendsMs * 1000) / Math.max(1, accepted),
       redisCpuUsPerJob: (redisMs * 1000) / Math.max(1, accepted),
+      pgbouncerCpuUsPerJob: (pgbouncerMs * 1000) / Math.max(1, accepted),
+      commitsPerJob: commits / Math.max(1, accepted),
+      redisCommandsPerJob: commands / Math.max(1, accepted),
       machineBusy: (machineAfter.busy - machineBefore.busy) / Math.max(1, machineAfter.total - machineBefore.total),
     };
   } finally {
@@ -166,22 +230,35 @@ async function runEngine(backend: 'redis' | 'postgres', echoPort: number, admin:
 async function main(): Promise<void> {
   const admin = new Client({ connectionString: ADMIN_URL });
   await admin.connect();
+  let bouncer: PrivatePgBouncer | null = null;
   try {
     const echo = await forkServer('echo-server.js');
-    const results: Record<string, EngineResult> = {};
-    for (const backend of BACKENDS) results[backend] = await runEngine(backend, echo.port, admin);
+    bouncer = PGBOUNCER
+      ? await PrivatePgBouncer.start({ poolMode: 'transaction', poolSize: PGBOUNCER_POOL_SIZE })
+      : null;
+    const results: Array<{ backend: string; workers: number; r: EngineResult }> = [];
+    // Interleaved: each worker count on each engine, so the machine's load falls on all alike.
+    for (const workers of WORKERS)
+      for (const backend of BACKENDS)
+        results.push({ backend, workers, r: await runEngine(backend, workers, echo.port, admin, bouncer) });
     console.log(
-      `\n${JOBS} queued forwards (one card each, ${CONNECTIONS} connections), one worker process ` +
-        `(WORKER_CONCURRENCY ${process.env.WORKER_CONCURRENCY ?? 32}), local echo downstream\n`,
+      `\n${JOBS} queued forwards (one card each, ${CONNECTIONS} connections), worker processes ${WORKERS.join(', ')} ` +
+        `(WORKER_CONCURRENCY ${process.env.WORKER_CONCURRENCY ?? 32} each), local echo downstream` +
+        (bouncer ? `, through PgBouncer (transaction mode, pool size ${PGBOUNCER_POOL_SIZE})` : '') +
+        (UNNAMED && !bouncer ? ', unnamed statements (DATABASE_TRANSACTION_POOLING=true) on PostgreSQL directly' : '') +
+        '\n',
     );
     console.log(
-      '| engine | 202s | refused | enqueue 202/s | all ended after s | completed jobs/s | succeeded | failed | ' +
-        'API CPU µs/job | worker CPU µs/job | PostgreSQL CPU µs/job | Redis CPU µs/job | machine busy |',
+      '| engine | worker processes | 202s | refused | enqueue 202/s | all ended after s | completed jobs/s | succeeded | ' +
+        "failed | API CPU µs/job | workers CPU µs/job (per process) | PostgreSQL CPU µs/job (this database's backends) | " +
+        'Redis CPU µs/job | PgBouncer CPU µs/job | ' +
+        'PostgreSQL commits/job | Redis commands/job | machine busy |',
     );
-    console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
-    for (const [backend, r] of Object.entries(results)) {
+    console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+    for (const { backend, workers, r } of results) {
       const cells = [
         backend,
+        workers,
         r.accepted,
         r.refused,
         (r.accepted / r.enqueueSeconds).toFixed(0),
@@ -190,16 +267,20 @@ async function main(): Promise<void> {
         r.succeeded,
         r.failed,
         r.apiCpuUsPerJob.toFixed(0),
-        r.workerCpuUsPerJob.toFixed(0),
-        r.postgresCpuUsPerJob.toFixed(0),
+        `${r.workerCpuUsPerJob.toFixed(0)} (${(r.workerCpuUsPerJob / workers).toFixed(0)})`,
+        `${r.postgresCpuUsPerJob.toFixed(0)} (${r.backendsCpuUsPerJob.toFixed(0)})`,
         r.redisCpuUsPerJob.toFixed(0),
+        r.pgbouncerCpuUsPerJob.toFixed(0),
+        r.commitsPerJob.toFixed(2),
+        r.redisCommandsPerJob.toFixed(1),
         `${(r.machineBusy * 100).toFixed(0)} %`,
       ];
       console.log(`| ${cells.join(' | ')} |`);
     }
     // Issue 24's targets, one worker process on this 2-core machine.
     const targets: Record<string, number> = { redis: 1_500, postgres: 1_000 };
-    for (const [backend, r] of Object.entries(results)) {
+    for (const { backend, workers, r } of results) {
+      if (workers !== 1) continue;
       const rate = r.accepted / r.endedSeconds;
       const target = targets[backend];
       console.log(
@@ -207,8 +288,10 @@ async function main(): Promise<void> {
           `${rate >= target ? 'met' : 'NOT met'})`,
       );
     }
+    console.log(`load average at the end: ${readFileSync('/proc/loadavg', 'utf8').trim()}`);
   } finally {
     for (const child of children) child.kill('SIGTERM');
+    await bouncer?.stop();
     await admin.end();
   }
 }

@@ -1,9 +1,11 @@
 import { ChildProcess, fork } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
+import Redis from 'ioredis';
+import type { Client } from 'pg';
 
 export interface Stats {
   median: number;
@@ -93,6 +95,99 @@ export function cpuMs(pid: number | undefined): { user: number; system: number }
 }
 
 /**
+ * CPU of a process and its children (a supervisor and the processes of its group, WEB_CONCURRENCY /
+ * WORKER_PROCESSES, or a proxy under node:cluster), user and system summed each, in ms; null if it is gone.
+ * A child that exited in between takes its time with it.
+ */
+export function treeCpuMs(pid: number | undefined): { user: number; system: number } | null {
+  const byPid = treeCpuByPid(pid);
+  if (byPid.size === 0) return null;
+  const sum = { user: 0, system: 0 };
+  for (const cpu of byPid.values()) {
+    sum.user += cpu.user;
+    sum.system += cpu.system;
+  }
+  return sum;
+}
+
+/** The same, by process: the supervisor (or lone process) and each of its children. */
+export function treeCpuByPid(pid: number | undefined): Map<number, { user: number; system: number }> {
+  const byPid = new Map<number, { user: number; system: number }>();
+  const own = cpuMs(pid);
+  if (!own || pid === undefined) return byPid;
+  byPid.set(pid, own);
+  for (const entry of readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(entry)) continue;
+    try {
+      const fields = readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1].split(' ');
+      if (Number(fields[1]) !== pid) continue;
+      byPid.set(Number(entry), { user: Number(fields[11]) * 10, system: Number(fields[12]) * 10 });
+    } catch {
+      // gone in between
+    }
+  }
+  return byPid;
+}
+
+/**
+ * How many of `pid`'s children hold the socket listening on `port` (/proc/net/tcp, then each child's fds):
+ * the processes of a group (WEB_CONCURRENCY) that have started listening on the socket they share.
+ */
+export function listeningChildren(pid: number, port: number): number {
+  const hex = `:${port.toString(16).toUpperCase().padStart(4, '0')}`;
+  const inodes = new Set(
+    readFileSync('/proc/net/tcp', 'utf8')
+      .split('\n')
+      .map((line) => line.trim().split(/\s+/))
+      .filter((fields) => fields[1]?.endsWith(hex) && fields[3] === '0A')
+      .map((fields) => `socket:[${fields[9]}]`),
+  );
+  let count = 0;
+  for (const child of treeCpuByPid(pid).keys()) {
+    if (child === pid) continue;
+    try {
+      if (readdirSync(`/proc/${child}/fd`).some((fd) => inodes.has(readlinkSafe(`/proc/${child}/fd/${fd}`)))) count++;
+    } catch {
+      // gone in between
+    }
+  }
+  return count;
+}
+
+function readlinkSafe(path: string): string {
+  try {
+    return readlinkSync(path);
+  } catch {
+    return '';
+  }
+}
+
+/** Commands a Redis has run since its start (INFO commandstats, summed): what a run cost it, as a difference. */
+export async function redisCommands(url: string): Promise<number> {
+  const redis = new Redis(url, { maxRetriesPerRequest: 1 });
+  try {
+    const info = await redis.info('commandstats');
+    return [...info.matchAll(/calls=(\d+)/g)].reduce((sum, m) => sum + Number(m[1]), 0);
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/**
+ * Transactions committed in one database (pg_stat_database), read after a pause: backends report their
+ * counts at most once a second. `admin` is a connection to any database of the server.
+ */
+export async function databaseCommits(admin: Client, databaseUrl: string): Promise<number> {
+  await new Promise((resolve) => setTimeout(resolve, 1_500));
+  const name = new URL(databaseUrl).pathname.slice(1);
+  const { rows } = await admin.query<{ n: string }>(
+    `SELECT xact_commit::text AS n FROM pg_stat_database WHERE datname = $1`,
+    [name],
+  );
+  return Number(rows[0]?.n ?? NaN);
+}
+
+/**
  * CPU time (user + system, ms) of every running process with this command name (`postgres`,
  * `redis-server`), so a run can say what the servers it shares the machine with spent. A process
  * that exits in between takes its time with it: the servers' connections here outlive a run.
@@ -108,6 +203,24 @@ export function commandCpuMs(command: string): Map<number, number> {
       if (stat.slice(open + 1, close) !== command) continue;
       const fields = stat.slice(close + 2).split(' ');
       byPid.set(Number(entry), (Number(fields[11]) + Number(fields[12])) * 10);
+    } catch {
+      // gone in between
+    }
+  }
+  return byPid;
+}
+
+/**
+ * CPU time (user + system, ms) of the PostgreSQL backends serving one database, by pid: a backend's process
+ * title names its database, so other users of a shared server are left out (and so are the server's own
+ * background processes, the WAL writer among them, which a commit also costs).
+ */
+export function databaseBackendsCpuMs(databaseUrl: string): Map<number, number> {
+  const name = new URL(databaseUrl).pathname.slice(1);
+  const byPid = new Map<number, number>();
+  for (const [pid, ms] of commandCpuMs('postgres')) {
+    try {
+      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(` ${name} `)) byPid.set(pid, ms);
     } catch {
       // gone in between
     }
@@ -159,15 +272,25 @@ export const TWO_CARD_BODY = JSON.stringify({
 /** What one loaded run measured; the CPU is the serving process's, per request, when it could be read. */
 export interface LoadResult {
   rps: number;
+  /** Requests sent, the warm-up's included (what a server-side counter read around the run saw). */
+  sent: number;
   p50: number;
   p99: number;
   errors: number;
   non2xx: number;
-  /** CPU the serving process spent per request, in µs (user, system): what ratios cannot show on a shared machine. */
+  /** The same CPU by process (the serving one first, then its children), user + system, µs per request. */
+  byProcess: Array<{ pid: number; us: number }>;
+  /**
+   * CPU the serving process (with its group's processes, if it supervises one) spent per request, in µs (user,
+   * system): what ratios cannot show on a shared machine.
+   */
   cpuPerRequestUs: { user: number; system: number } | null;
 }
 
-/** POSTs `body` to `url` for LOAD.durationS at LOAD.connections after a 2 s warm-up, reading `pid`'s CPU around it. */
+/**
+ * POSTs `body` to `url` for LOAD.durationS at LOAD.connections after a 2 s warm-up, reading the CPU of `pid`
+ * and its children around it.
+ */
 export async function loadRun(
   url: string,
   headers: Record<string, string>,
@@ -181,13 +304,21 @@ export async function loadRun(
     body,
     connections: LOAD.connections,
   };
-  await autocannon({ ...options, duration: 2 }); // warm-up: pools, JIT, caches (the data-key cache when there is one)
-  const before = cpuMs(pid);
+  const warmup = await autocannon({ ...options, duration: 2 }); // warm-up: pools, JIT, caches (the data-key cache)
+  const beforeByPid = treeCpuByPid(pid);
+  const before = treeCpuMs(pid);
   const result = await autocannon({ ...options, duration: LOAD.durationS });
-  const after = cpuMs(pid);
+  const after = treeCpuMs(pid);
+  const afterByPid = treeCpuByPid(pid);
   const perRequest = (a: number, b: number) => ((a - b) * 1000) / result.requests.total;
+  const byProcess = [...afterByPid].map(([p, cpu]) => {
+    const was = beforeByPid.get(p) ?? { user: 0, system: 0 };
+    return { pid: p, us: perRequest(cpu.user + cpu.system, was.user + was.system) };
+  });
   return {
+    byProcess,
     rps: result.requests.average,
+    sent: warmup.requests.total + result.requests.total,
     p50: result.latency.p50,
     p99: result.latency.p99,
     errors: result.errors,

@@ -53,7 +53,7 @@ export class CoreModule {
           // layer lists none and an entry point maps the entities of the modules it loads.
           autoLoadEntities: true,
         }),
-        RedisModule.forRoot(config.redisUrl, config.redisSentinel),
+        RedisModule.forRoot(config.redisUrl, { sentinel: config.redisSentinel, cluster: config.redisCluster }),
         MetricsModule.forRoot(options.role !== 'cli'),
       ],
     };

@@ -1,4 +1,6 @@
 import 'reflect-metadata';
+// First: OpenTelemetry, when OTEL_EXPORTER_OTLP_ENDPOINT is set, must start before what it instruments loads.
+import './telemetry/api-tracing';
 import { Logger } from 'nestjs-pino';
 import { DataSource } from 'typeorm';
 import { createApiApp } from './bootstrap/api-app';

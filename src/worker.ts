@@ -1,4 +1,6 @@
 import 'reflect-metadata';
+// First: OpenTelemetry, when OTEL_EXPORTER_OTLP_ENDPOINT is set, must start before what it instruments loads.
+import './telemetry/worker-tracing';
 import { NestFactory } from '@nestjs/core';
 import { Logger } from 'nestjs-pino';
 import { AppLogger } from './logging/app-logger';
@@ -6,9 +8,8 @@ import { loadConfigOrExit } from './bootstrap/load-config';
 import { reportReady, runProcessGroup } from './bootstrap/processes';
 import { closeOnSignals } from './bootstrap/shutdown';
 import { WorkerModule } from './worker.module';
-import type Redis from 'ioredis';
 import type { AppConfig } from './config/config';
-import { REDIS } from './queue/redis';
+import { REDIS, RedisClient } from './queue/redis';
 
 /**
  * The queue worker entry point: an application context with no HTTP server, scaled apart from the
@@ -34,7 +35,7 @@ async function main(config: AppConfig): Promise<void> {
   app.useLogger(app.get(AppLogger));
   closeOnSignals(app);
   await app.init();
-  await app.get<Redis | null>(REDIS)?.ping();
+  await app.get<RedisClient | null>(REDIS)?.ping();
   app
     .get(Logger)
     .log(

@@ -28,6 +28,8 @@ export type FieldFormat =
   | 'pem-private-key'
   /** A public key as PEM (SPKI or PKCS#1) or as a JWK (JSON). */
   | 'public-key'
+  /** An unencrypted private key as PEM or as a private JWK (JSON), RSA 2048–8192 or EC P-256/384/521 (response-keys.ts). */
+  | 'private-key'
   /** The name of a template secret, as `SECRET.name` spells it: letters, digits, `_` and `-`. */
   | 'secret-name';
 
@@ -233,6 +235,19 @@ export const KINDS: Readonly<Record<AuthenticationKind, KindDescription>> = {
         format: 'header-value',
         maxLength: 256,
         description: 'Sent as the `cty` header parameter.',
+      },
+      {
+        name: 'response_private_key',
+        secret: true,
+        required: false,
+        format: 'private-key',
+        maxLength: PEM_MAX,
+        description:
+          'Your private key for encrypted answers (decision 0103): an answer that is a compact JWE (`application/jose`, ' +
+          'or JSON `{"encData": "<JWE>"}` as Visa answers) is decrypted with it before the response rules, and the ' +
+          'caller receives the plaintext; other answers pass untouched. Unencrypted PEM (PKCS#8, PKCS#1, SEC1) or a ' +
+          'private JWK as JSON; RSA 2048 to 8192 bits or EC P-256, P-384, P-521. Answers show only ' +
+          '`details.response_private_key` (type, size, public key thumbprint).',
       },
     ],
     example: {

@@ -13,6 +13,7 @@ import { AppLogger } from '../logging/app-logger';
 import { requestIdFor } from '../logging/logging.module';
 import { ForwardHttpHandler } from '../forward-entry/forward-http-handler';
 import { isForwardPath } from '../forward-entry/forward-route';
+import { nameSpansByRoute } from '../telemetry/route-spans';
 import { dashboardRoot, registerDashboard } from '../web/dashboard-site';
 import { applyServerLimits, serverOptions } from './http-limits';
 import { buildOpenApiDocument, serveOpenApi } from './openapi';
@@ -106,6 +107,7 @@ export async function createApiApp(
     bodyParser: false,
   });
   registerBodyParsers(app);
+  nameSpansByRoute(app.getHttpAdapter().getInstance());
   app.useLogger(app.get(AppLogger));
   // Every response, errors included, names the request id that its log line carries.
   app
@@ -190,14 +192,30 @@ const frameworkLogger = new NestLogger('ProblemFilter');
 function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   // Node's own rule: an answer already under way on this connection cannot be followed by another.
-  const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean; req?: IncomingMessage } })
+    ._httpMessage;
   if (!socket.writable || inFlight?.headersSent) {
     socket.destroy(error);
     return;
   }
   const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
-  const failure = Object.assign(new Error('client error'), { statusCode: status, code: 'CLIENT_ERROR' });
-  const problem = problemResponse(failure, undefined, undefined, frameworkLogger, isForwardPath);
+  // A request timeout after the headers arrived: the request is known (its path, its Accept, whether it is a
+  // forward, whose errors must say they are ours), and what was late is its body. (A request already received
+  // whole, still being answered, is not the one that timed out: a pipelined one behind it is.)
+  const request = status === 408 && inFlight?.req?.complete === false ? inFlight.req : undefined;
+  const failure = request
+    ? new ProblemException(CommonErrors.requestTimeout, 'The request body did not arrive whole in time.', [
+        { location: 'body', name: 'body', message: 'did not arrive whole within the request timeout' },
+      ])
+    : Object.assign(new Error('client error'), { statusCode: status, code: 'CLIENT_ERROR' });
+  const problem = problemResponse(
+    failure,
+    request?.url,
+    undefined,
+    frameworkLogger,
+    isForwardPath,
+    request?.headers.accept,
+  );
   const head = Object.entries({
     ...problem.headers,
     'content-length': String(Buffer.byteLength(problem.body)),

@@ -62,6 +62,20 @@ function commonProblems(operation: Operation, method: string): ProblemDefinition
   return problems;
 }
 
+/**
+ * What Node's HTTP server answers before any route is known (api-app.ts: `clientError`, `checkExpectation`):
+ * bytes it cannot parse, a request that did not arrive in time, headers over 16 KiB, an Expect other than
+ * 100-continue. Listed once, at the document's root, keyed by status as an operation's responses are, rather
+ * than on every operation: such a request may name no operation at all (`HELLO WORLD`, a timeout mid-line).
+ */
+export const HTTP_LAYER_RESPONSES_KEY = 'x-http-layer-responses';
+const HTTP_LAYER_PROBLEMS: ProblemDefinition[] = [
+  CommonErrors.badRequest,
+  CommonErrors.requestTimeout,
+  CommonErrors.expectationFailed,
+  CommonErrors.headerFieldsTooLarge,
+];
+
 /** The document's header: what, which version, where, how to authenticate, and every problem type. */
 function documentConfig(): Omit<OpenAPIObject, 'paths'> {
   const problemList = problemDefinitions()
@@ -82,8 +96,9 @@ function documentConfig(): Omit<OpenAPIObject, 'paths'> {
             '`application/problem+json`; no Accept or `*/*` gets the problem. ' +
             'Each operation lists, per status, the problem codes it can answer with, in both shapes. ' +
             'Requests the HTTP layer cannot parse at all (a malformed request line, headers over 16 KiB, an ' +
-            'Expect other than 100-continue) ' +
-            'and unknown routes are answered with a problem too. Problem types:',
+            'Expect other than 100-continue) or that do not arrive whole in time (408 `request-timeout`, and the ' +
+            'connection is closed) are answered with a problem too, listed by status in the document’s ' +
+            `\`${HTTP_LAYER_RESPONSES_KEY}\`; so are unknown routes. Problem types:`,
           problemList,
         ].join('\n'),
       )
@@ -122,6 +137,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
       if ((operation as unknown) === forward.operation) admitDownstreamAnswers(operation.responses);
     }
   }
+  Object.assign(document, { [HTTP_LAYER_RESPONSES_KEY]: withProblems({}, HTTP_LAYER_PROBLEMS) });
   return toOpenApi31(document);
 }
 

@@ -27,7 +27,7 @@ export function inProcessGroup(): boolean {
 }
 
 /**
- * Runs `start` in `count` processes of this script (node:cluster) that share the listening port, or
+ * Runs `start` in `count` processes of this script (node:cluster) that share one listening socket, or
  * in this process when `count` is 1. The supervisor (the process that was started) serves nothing
  * itself: it starts the group, replaces a process that dies (giving up after a crash loop), replaces
  * them one at a time on SIGHUP, each new one serving before its predecessor is stopped, stops them
@@ -68,6 +68,11 @@ class Supervisor {
   }
 
   start(): void {
+    // API processes accept from the one listening socket themselves (decision 0106): under the default
+    // round-robin the supervisor accepts each connection and keeps its copy open until the process it
+    // handed it to says it took it, so a process killed in that moment left its caller hanging for good.
+    // Set before the first fork, as node:cluster requires.
+    if (this.role === 'api') cluster.schedulingPolicy = cluster.SCHED_NONE;
     this.logger.info({ msg: `starting ${this.count} ${this.role} processes`, processes: this.count });
     for (let i = 0; i < this.count; i++) this.fork();
     process.on('SIGTERM', () => void this.stop());
@@ -137,10 +142,11 @@ class Supervisor {
   }
 
   /**
-   * Stops handing it connections, lets it finish what it holds, then SIGTERM (its graceful stop), and SIGKILL
+   * Stops it taking connections, lets it finish what it holds, then SIGTERM (its graceful stop), and SIGKILL
    * if it has not exited within STOP_GRACE_MS. The disconnect comes first: a process that is closing answers
    * what still reaches it with 503 (fastify's return503OnClosing, right for a lone process behind a
-   * balancer), and until its listening socket is closed the supervisor would go on handing it connections.
+   * balancer), and until it closes its copy of the listening socket it would go on accepting connections
+   * (the socket itself stays open for the others, with what waits in its queue).
    * Its 'disconnect' comes once its open connections have ended, or DRAIN_MS bounds the wait (keep-alive).
    */
   private async retire(worker: Worker): Promise<void> {

@@ -1,5 +1,6 @@
 import cluster from 'node:cluster';
 import { INestApplicationContext } from '@nestjs/common';
+import { activeTelemetry } from '../telemetry/telemetry';
 
 /**
  * On SIGTERM/SIGINT: stop taking work, let Nest run its shutdown hooks (close HTTP, pools, Redis),
@@ -20,6 +21,12 @@ export function closeOnSignals(app: INestApplicationContext, afterClose: () => P
       app
         .close()
         .then(afterClose)
+        // The spans of the last requests and jobs, still in the exporter's batch (tracing on only).
+        .then(() =>
+          activeTelemetry()
+            ?.shutdown()
+            .catch(() => undefined),
+        )
         .then(
           () => process.exit(0),
           (error: unknown) => {

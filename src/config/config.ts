@@ -1,13 +1,16 @@
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
-import { ConfigError, durationSeconds, Env, integer, optional, readableFile } from './env';
-import { RedisSentinelConfig, redisSentinel } from './redis-config';
+import { ConfigError, durationSeconds, Env, integer, optional, readableFile, url } from './env';
+import { DatabaseRouting, databaseRouting } from './database-config';
+import { RedisClusterConfig, redisCluster, RedisSentinelConfig, redisSentinel } from './redis-config';
 import { VaultKeyProvider, vaultKeys, VaultMasterKey, VaultPkcs11Config } from './vault-config';
 import { TokenRequestorConfig, tokenRequestorConfig } from './token-requestor-config';
+import { telemetryConfig } from './telemetry-config';
 
 export { ConfigError } from './env';
 export * from './vault-config';
-export type { RedisSentinelConfig } from './redis-config';
+export type { RedisClusterConfig, RedisNode, RedisSentinelConfig } from './redis-config';
+export type { DatabaseRouting } from './database-config';
 export type { TokenRequestorConfig } from './token-requestor-config';
 
 /**
@@ -23,6 +26,11 @@ export interface AppConfig {
   /** null → embedded PostgreSQL (PGlite) under `dataDir`. */
   databaseUrl: string | null;
   databasePoolSize: number;
+  /**
+   * DATABASE_TRANSACTION_POOLING and DATABASE_DIRECT_URL: whether DATABASE_URL is a PgBouncer in transaction
+   * mode, and the session-keeping URL for what cannot go through one (decision 0108).
+   */
+  database: DatabaseRouting;
   /** null → no queue: queued forwarding is off, synchronous forwarding still works. */
   redisUrl: string | null;
   /**
@@ -31,6 +39,11 @@ export interface AppConfig {
    * password, database and TLS (decision 0094). null → REDIS_URL's host directly.
    */
   redisSentinel: RedisSentinelConfig | null;
+  /**
+   * REDIS_CLUSTER_NODES: every Redis client is an ioredis Cluster learning the topology from these nodes;
+   * REDIS_URL gives every node's username, password and TLS (decision 0107). Excludes redisSentinel.
+   */
+  redisCluster: RedisClusterConfig | null;
   dataDir: string;
   embeddedDatabasePort: number;
   /** With `pkcs11`, VAULT_MASTER_KEYS (if any) only unwrap, until a rotation moves their rows into the token. */
@@ -64,6 +77,11 @@ export interface AppConfig {
    * the table once it is back (forward-records/forward-record-spool.ts). DATA_DIR/forward-record-spool by default.
    */
   forwardRecordSpoolDir: string;
+  /**
+   * Days the redacted request and response bodies of a forward record are kept before the purge nulls
+   * them (forward-records/forward-record-body-purge.ts, decision 0104); 0 → bodies are not recorded.
+   */
+  forwardRecordBodyRetentionDays: number;
   /** Port of the Prometheus endpoint (GET /metrics), apart from the API; null → no metrics endpoint. */
   metricsPort: number | null;
   /**
@@ -112,6 +130,8 @@ export interface AppConfig {
    * forward uses CARD_CRYPTOGRAM_X without sending one (docs/decisions/0100). null → none.
    */
   networkTokenRequestor: TokenRequestorConfig | null;
+  /** OTEL_EXPORTER_OTLP_ENDPOINT is set: spans go to it (decision 0109; src/telemetry/). */
+  tracing: boolean;
 }
 
 /**
@@ -135,22 +155,6 @@ export type QueueBackend = (typeof QUEUE_BACKENDS)[number];
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
-
-function url(env: Env, name: string, protocols: string[]): string | null {
-  const raw = optional(env, name);
-  if (raw === undefined) return null;
-  let parsed: URL;
-  try {
-    parsed = new URL(raw);
-  } catch {
-    // Never echo the value: connection strings carry passwords.
-    throw new ConfigError(name, 'is not a valid URL');
-  }
-  if (!protocols.includes(parsed.protocol)) {
-    throw new ConfigError(name, `must use ${protocols.map((p) => `${p}//`).join(' or ')}, got ${parsed.protocol}//`);
-  }
-  return raw;
-}
 
 function forwardInsecureHosts(env: Env): ReadonlySet<string> {
   const raw = optional(env, 'FORWARD_INSECURE_HOSTS');
@@ -236,8 +240,10 @@ export function loadConfig(env: Env = process.env): AppConfig {
     logLevel: logLevel as LogLevel,
     databaseUrl,
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 200),
+    database: databaseRouting(env, databaseUrl, queueBackend(env, redisUrl)),
     redisUrl,
     redisSentinel: redisSentinel(env, redisUrl),
+    redisCluster: redisCluster(env, redisUrl),
     dataDir,
     embeddedDatabasePort: integer(env, 'EMBEDDED_DATABASE_PORT', 0, 0, 65535),
     ...vaultKeys(env, nodeEnvRaw),
@@ -249,6 +255,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     forwardRecordSpoolDir: resolve(
       optional(env, 'FORWARD_RECORD_SPOOL_DIR') ?? resolve(dataDir, 'forward-record-spool'),
     ),
+    forwardRecordBodyRetentionDays: integer(env, 'FORWARD_RECORD_BODY_RETENTION_DAYS', 30, 0, 3650),
     metricsPort: optional(env, 'METRICS_PORT') === undefined ? null : integer(env, 'METRICS_PORT', 0, 0, 65535),
     queueBackend: queueBackend(env, redisUrl),
     workerConcurrency: integer(env, 'WORKER_CONCURRENCY', 32, 1, 1024),
@@ -265,6 +272,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
     queueLockMs: integer(env, 'QUEUE_LOCK_DURATION_MS', 10_000, 1_000, 300_000),
     http: httpServerLimits(env),
     networkTokenRequestor: tokenRequestorConfig(env, nodeEnvRaw),
+    // Started before this runs (src/telemetry/start.ts); checked here too so every config user sees a bad value.
+    tracing: telemetryConfig(env, 'api') !== null,
   };
 }
 

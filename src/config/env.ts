@@ -49,3 +49,27 @@ export function readableFile(env: Env, name: string): string | null {
   if (!existsSync(path)) throw new ConfigError(name, `no file at ${path}`);
   return path;
 }
+
+export function url(env: Env, name: string, protocols: string[]): string | null {
+  const raw = optional(env, name);
+  if (raw === undefined) return null;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    // Never echo the value: connection strings carry passwords.
+    throw new ConfigError(name, 'is not a valid URL');
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(name, `must use ${protocols.map((p) => `${p}//`).join(' or ')}, got ${parsed.protocol}//`);
+  }
+  return raw;
+}
+
+export function boolean(env: Env, name: string, fallback: boolean): boolean {
+  const raw = optional(env, name)?.toLowerCase();
+  if (raw === undefined) return fallback;
+  if (['true', '1', 'yes', 'on'].includes(raw)) return true;
+  if (['false', '0', 'no', 'off'].includes(raw)) return false;
+  throw new ConfigError(name, `must be true or false, got "${raw.slice(0, 20)}"`);
+}

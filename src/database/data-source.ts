@@ -1,4 +1,4 @@
-import { types as pgTypesDefault } from 'pg';
+import { ClientBase, types as pgTypesDefault } from 'pg';
 import { DataSource, DataSourceOptions } from 'typeorm';
 import { MIGRATIONS } from './migrations';
 import { Timestamp } from './timestamp';
@@ -50,6 +50,19 @@ export interface DatabaseOptions {
 export const CONNECT_TIMEOUT_MS = 3_000;
 const KEEPALIVE_IDLE_MS = 10_000;
 
+/**
+ * Set once per new connection, as a SET rather than the start-up parameter `options=-c TimeZone=UTC`:
+ * PgBouncer refuses a connection carrying `options` (`unsupported startup parameter`), and in transaction
+ * mode a session setting would stay behind on the server connection for the next client. TimeZone is
+ * one of the few settings PgBouncer tracks per client: it replays the client's value on whichever server
+ * connection the client gets next (decision 0108). On PostgreSQL itself it is an ordinary session SET.
+ */
+export const SET_UTC = "SET TimeZone TO 'UTC'";
+
+async function speakUtc(client: ClientBase): Promise<void> {
+  await client.query(SET_UTC);
+}
+
 export function dataSourceOptions(options: DatabaseOptions): DataSourceOptions {
   return {
     type: 'postgres',
@@ -66,7 +79,7 @@ export function dataSourceOptions(options: DatabaseOptions): DataSourceOptions {
       max: options.poolSize,
       types: pgTypes,
       // Sessions speak UTC, so timestamps print with +00 regardless of the server's TimeZone setting.
-      options: '-c TimeZone=UTC',
+      onConnect: speakUtc,
       application_name: options.applicationName ?? 'vault-forward',
       connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
       keepAlive: true,

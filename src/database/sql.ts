@@ -1,7 +1,9 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { PoolClient, QueryResultRow } from 'pg';
 import { DataSource, Driver } from 'typeorm';
+import type { AppConfig } from '../config/config';
+import { APP_CONFIG } from '../config/config.module';
 
 /**
  * Named, prepared queries on a connection of TypeORM's own pg pool, for the forwarding hot path: no
@@ -9,13 +11,22 @@ import { DataSource, Driver } from 'typeorm';
  * Same pool, same connection settings (UTC, microsecond timestamps) as everything else. The connection
  * comes from the driver's public `obtainMasterConnection` (pg's `pool.connect`), not from the pool
  * object itself, which is the driver's internal state (docs/decisions.md, "Node.js 24 and current majors").
+ *
+ * Behind PgBouncer in transaction mode (DATABASE_TRANSACTION_POOLING) the statements are unnamed: a named
+ * statement lives on one server connection, which the pooler gives to other clients between transactions,
+ * so one client's Parse finds another's "p1" already there and another's Bind finds none (decision 0108).
+ * The embedded database (no DATABASE_URL) is the same case: PGlite is one session that pglite-socket lends
+ * to every client connection, so a second connection preparing a name the first prepared fails with
+ * "prepared statement … already exists" (a queued forward in embedded mode ended `internal-error` on it).
  */
 @Injectable()
 export class Sql {
   private readonly driver: Driver;
+  private readonly named: boolean;
 
-  constructor(@InjectDataSource() dataSource: DataSource) {
+  constructor(@InjectDataSource() dataSource: DataSource, @Inject(APP_CONFIG) config: AppConfig) {
     this.driver = dataSource.driver;
+    this.named = config.databaseUrl !== null && !config.database.transactionPooling;
   }
 
   async prepared<Row extends QueryResultRow>(name: string, text: string, values: unknown[]): Promise<Row[]> {
@@ -33,7 +44,7 @@ export class Sql {
     };
     client.once('error', done);
     try {
-      const result = await client.query<Row>({ name, text, values });
+      const result = await client.query<Row>(this.named ? { name, text, values } : { text, values });
       done();
       return result.rows;
     } catch (error) {

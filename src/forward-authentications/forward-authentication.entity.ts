@@ -1,7 +1,7 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 import { Timestamp } from '../database/timestamp';
 import type { AuthenticationKind } from '../authentication-kinds/kinds';
-import type { MethodWarning } from './method-fields';
+import type { MethodDetails, MethodWarning } from './method-fields';
 
 /**
  * A stored authentication method of one forwarding config. Secret fields exist only inside
@@ -35,6 +35,10 @@ export class ForwardAuthentication {
   /** The warnings that needed the secrets to work out, stored at write time. */
   @Column({ type: 'jsonb' })
   warnings!: MethodWarning[];
+
+  /** What may be shown of the secret fields (a response key's facts), stored at write time. */
+  @Column({ type: 'jsonb', name: 'secret_details' })
+  secretDetails!: MethodDetails;
 
   @Column({ type: 'bytea', select: false })
   ciphertext!: Buffer;

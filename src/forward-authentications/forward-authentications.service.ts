@@ -22,7 +22,7 @@ import { boundAad, SecretSealer } from '../vault/secret-sealer';
 import { ForwardAuthentication } from './forward-authentication.entity';
 import { ForwardAuthenticationErrors, notFound, throwIfAny } from './forward-authentications.errors';
 import { AuthenticationKind, KINDS } from '../authentication-kinds/kinds';
-import { fieldErrors, secretWarnings } from './method-fields';
+import { fieldErrors, secretDetails, secretWarnings } from './method-fields';
 
 export type { AuthenticationKind } from '../authentication-kinds/kinds';
 
@@ -190,11 +190,13 @@ export class ForwardAuthenticationsService {
     shape: 'ours' | 'gr4vy',
   ): Promise<ForwardAuthentication> {
     const id = randomUUID();
-    const { publicFields, sealed, warnings } = this.seal(merchantAccountId, configId, id, kind, fields);
+    const sealing = await this.seal(merchantAccountId, configId, id, kind, fields);
+    const { publicFields, sealed, warnings, secretDetails } = sealing;
     await this.methods.query(
       `INSERT INTO vault_forward_authentications
-         (id, merchant_account_id, config_id, kind, label, fields, warnings, ciphertext, wrapped_key, master_key_id, shape)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+         (id, merchant_account_id, config_id, kind, label, fields, warnings, ciphertext, wrapped_key, master_key_id, shape,
+          secret_details)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
       [
         id,
         merchantAccountId,
@@ -207,6 +209,7 @@ export class ForwardAuthenticationsService {
         sealed.wrappedKey,
         sealed.masterKeyId,
         shape,
+        JSON.stringify(secretDetails),
       ],
     );
     return this.get(merchantAccountId, configId, id);
@@ -271,11 +274,12 @@ export class ForwardAuthenticationsService {
       );
     } else {
       const fields = this.validFields(existing.kind, changes.fields);
-      const { publicFields, sealed, warnings } = this.seal(merchantAccountId, configId, id, existing.kind, fields);
+      const sealing = await this.seal(merchantAccountId, configId, id, existing.kind, fields);
+      const { publicFields, sealed, warnings, secretDetails } = sealing;
       [, affected] = await this.methods.query<[unknown, number]>(
         `UPDATE vault_forward_authentications
             SET label = COALESCE($4, label), fields = $5, warnings = $6, ciphertext = $7, wrapped_key = $8, master_key_id = $9,
-                version = version + 1, updated_at = now()
+                secret_details = $10, version = version + 1, updated_at = now()
           WHERE id = $1 AND merchant_account_id = $2 AND config_id = $3`,
         [
           id,
@@ -287,6 +291,7 @@ export class ForwardAuthenticationsService {
           sealed.ciphertext,
           sealed.wrappedKey,
           sealed.masterKeyId,
+          JSON.stringify(secretDetails),
         ],
       );
     }
@@ -417,7 +422,7 @@ export class ForwardAuthenticationsService {
     return fields as Record<string, string>;
   }
 
-  private seal(
+  private async seal(
     merchantAccountId: string,
     configId: string,
     id: string,
@@ -434,6 +439,7 @@ export class ForwardAuthenticationsService {
     return {
       publicFields,
       warnings: secretWarnings(kind, fields),
+      secretDetails: await secretDetails(kind, fields),
       sealed: this.sealer.sealJson(authenticationAad(merchantAccountId, configId, id), secrets),
     };
   }

@@ -7,6 +7,7 @@ import {
   SECRET_NAME,
   SIGNING_TEMPLATE_VARIABLES,
 } from '../authentication-kinds/kinds';
+import { readResponseKey, ResponseKeyFacts, responseKeyFacts } from '../authentication-kinds/response-keys';
 
 /**
  * The rules that the kind descriptions (kinds.ts) imply: what refuses a request (400, naming the
@@ -34,6 +35,8 @@ export interface MethodDetails {
   certificates?: CertificateFacts[];
   ca_certificates?: CertificateFacts[];
   public_key?: { type: string; size_bits?: number; curve?: string };
+  /** Stored at write time (the key itself is sealed): that one is set, and which. */
+  response_private_key?: ResponseKeyFacts;
 }
 
 const WHITESPACE = ' \t\r\n';
@@ -104,6 +107,11 @@ function fieldProblem(field: FieldDescription, value: string): string | null {
       return templateProblem(value);
     case 'secret-name':
       return SECRET_NAME.test(value) ? null : 'may hold only letters, digits, _ and - (as SECRET.name spells it)';
+    case 'private-key': {
+      // Refused rather than warned about (decision 0103): a key that cannot decrypt would fail every answer.
+      const read = readResponseKey(value);
+      return 'problem' in read ? read.problem : null;
+    }
     case 'pem-certificates':
     case 'public-key':
       // Non-secret fields are returned to callers: a private key pasted here would be echoed.
@@ -363,4 +371,14 @@ export function secretWarnings(kind: AuthenticationKind, fields: Readonly<Record
     }
   }
   return warnings;
+}
+
+/** What may be shown of the secret fields, stored with the method: a response key's facts (decision 0103). */
+export async function secretDetails(
+  kind: AuthenticationKind,
+  fields: Readonly<Record<string, string>>,
+): Promise<MethodDetails> {
+  const value = kind === 'jwe-payload' ? fields.response_private_key : undefined;
+  const read = value === undefined ? null : readResponseKey(value);
+  return read && 'key' in read ? { response_private_key: await responseKeyFacts(read.key) } : {};
 }

@@ -55,6 +55,23 @@ function ref(name: string): Schema {
   return { $ref: `#/components/schemas/${name}` };
 }
 
+/** details.response_private_key (decision 0103): present when the method holds a response key; never the key. */
+const RESPONSE_KEY_FACTS: Schema = {
+  type: 'object',
+  description:
+    'The method holds a private key for encrypted answers: its type, size and public key thumbprint, never the key.',
+  required: ['type', 'public_key_thumbprint'],
+  properties: {
+    type: { type: 'string', enum: ['rsa', 'ec'] },
+    size_bits: { type: 'integer' },
+    curve: { type: 'string', enum: ['P-256', 'P-384', 'P-521'] },
+    public_key_thumbprint: {
+      type: 'string',
+      description: 'RFC 7638 SHA-256 JWK thumbprint (base64url) of the public key.',
+    },
+  },
+};
+
 function fieldsSchema(kind: AuthenticationKind, secrets: boolean): Schema {
   const fields = KINDS[kind].fields.filter((f) => secrets || !f.secret);
   const properties: Record<string, Schema> = {};
@@ -124,7 +141,9 @@ export function forwardAuthenticationSchemas(): Record<string, Schema> {
           type: 'object',
           additionalProperties: true,
           description:
-            'Facts derived from the non-secret fields (certificates: subject, issuer, not_after, fingerprint_sha256; public key type).',
+            'Facts derived from the non-secret fields (certificates: subject, issuer, not_after, fingerprint_sha256; public key ' +
+            'type), and of a response key only its type, size and public key thumbprint (`response_private_key`).',
+          ...(kind === 'jwe-payload' ? { properties: { response_private_key: RESPONSE_KEY_FACTS } } : {}),
         },
         warnings: {
           type: 'array',
@@ -183,7 +202,7 @@ export function forwardAuthenticationSchemas(): Record<string, Schema> {
         1,
         'The non-secret fields that are set, by the definition’s keys. Secret fields are never returned.',
       ),
-      details: { type: 'object', additionalProperties: true },
+      details: { type: 'object', additionalProperties: true, properties: { response_private_key: RESPONSE_KEY_FACTS } },
       warnings: {
         type: 'array',
         items: {

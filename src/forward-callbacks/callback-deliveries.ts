@@ -10,6 +10,7 @@ import { CALLBACK_QUEUE, ForwardJobData, ForwardQueue } from '../job-queue/forwa
 import { loggableUrl } from '../logging/redaction';
 import { hostKey, isInsecureHost } from '../targets/http-methods';
 import { boundAad, SecretSealer } from '../vault/secret-sealer';
+import { VaultKeyUnavailableError } from '../vault/vault.errors';
 import { NoWebhookSecretError, WebhookSigner } from '../webhook-secrets/webhook-signer';
 import { DueDelivery, enqueueDeliveries } from './callback-jobs';
 
@@ -163,7 +164,8 @@ export class CallbackDeliveries {
    * claim takes the attempt only if the row waits for exactly it and is not waiting for a secret, so a
    * BullMQ job run twice (stalled-job recovery, an enqueue repeated by the housekeeping) sends once;
    * it also leases the row (next_attempt_at), so a worker that dies mid-attempt leaves it overdue.
-   * The database unreachable throws, and the processor puts the job off without spending a try.
+   * The database unreachable throws, and the processor puts the job off without spending a try; so
+   * does the vault's key store away, once the claim is given back (giveBack).
    */
   async handle({ jobId, attempt }: ForwardJobData): Promise<void> {
     const rows = await this.dataSource.query<[DueRow[], number]>(
@@ -226,32 +228,56 @@ export class CallbackDeliveries {
    * or wakes this row.
    */
   private async waitForSecret(row: DueRow): Promise<void> {
-    await this.dataSource.transaction(async (manager) => {
+    const due = await this.dataSource.transaction(async (manager) => {
       await manager.query(`SELECT pg_advisory_xact_lock(hashtext('vault-forward-webhook-secrets'), hashtext($1))`, [
         row.merchant_account_id,
       ]);
-      await manager.query(
+      const [rows] = await manager.query<[Array<{ due: boolean }>, number]>(
         `UPDATE vault_forward_callback_deliveries
             SET attempts = attempts - 1, last_error = $3,
                 next_attempt_at = CASE WHEN EXISTS (
                   SELECT 1 FROM vault_forward_webhook_secrets
                    WHERE merchant_account_id = $2 AND (expires_at IS NULL OR expires_at > now())
                 ) THEN now() ELSE 'infinity' END
-          WHERE id = $1`,
+          WHERE id = $1
+          RETURNING next_attempt_at <> 'infinity' AS due`,
         [row.id, row.merchant_account_id, WAITING_FOR_SECRET],
       );
+      return rows[0]?.due === true;
     });
-    // A secret created between the signing and the lock leaves the row due now: its BullMQ job is this
-    // one, still running (an add of its id is a no-op), so the housekeeping's sweep enqueues it again.
+    // A secret created between the signing and the lock left the row due now, and nothing enqueued it
+    // (the creation wakes waiting rows only): this attempt's job is put off and claims it again.
+    if (due) throw new SecretCreatedMeanwhile();
     if (row.attempts === 1)
       this.logger.warn(
         `callback ${row.message_id} waits for a webhook signing secret of merchant account ${row.merchant_account_id}`,
       );
   }
 
+  /**
+   * An attempt the key store's outage stopped before anything was sent (the message or the webhook
+   * secret did not open): the claim is taken back (due now, the lease dropped), so an HSM outage of any
+   * length delays the callback without using up its attempts, and the error thrown on has the processor
+   * put this attempt's BullMQ job off (retryLater), which claims the same attempt again. Guarded by the
+   * attempt, so a claim the sweep has since handed on is not undone. Should the database fail the
+   * statement too, the row keeps its claim and lease: the sweep enqueues its next attempt once the
+   * lease is FORWARD_JOB_OVERDUE late (one try spent, nothing stranded, nothing sent twice); a
+   * statement that committed unanswered leaves it due now, which this job's next run claims.
+   */
+  private async giveBack(row: DueRow, failure: VaultKeyUnavailableError): Promise<never> {
+    await this.dataSource.query(
+      `UPDATE vault_forward_callback_deliveries
+          SET attempts = attempts - 1, next_attempt_at = now(), last_error = $3
+        WHERE id = $1 AND state = 'pending' AND attempts = $2`,
+      [row.id, row.attempts, failure.detail],
+    );
+    throw failure;
+  }
+
   private async attempt(row: DueRow): Promise<void> {
     let status: number | null = null;
     let error: string | null = null;
+    let sending = false;
     try {
       const message = openedMessage(
         this.sealer.open(
@@ -267,6 +293,7 @@ export class CallbackDeliveries {
         timestamp: Math.floor(Date.now() / 1000),
         body,
       });
+      sending = true;
       const response = await this.downstream.send({
         url,
         method: 'POST',
@@ -282,6 +309,7 @@ export class CallbackDeliveries {
       else response.body.destroy();
     } catch (failure) {
       if (failure instanceof NoWebhookSecretError) return this.waitForSecret(row);
+      if (failure instanceof VaultKeyUnavailableError && !sending) return this.giveBack(row, failure);
       // Our own messages only (no receiver content, no secret): a problem's detail, or the error's name.
       error = failure instanceof ProblemException ? failure.detail : (failure as Error).name;
     }
@@ -307,6 +335,14 @@ export class CallbackDeliveries {
         `callback ${row.message_id} of merchant account ${row.merchant_account_id} failed after ${row.attempts} attempts` +
           (status === 410 ? ' (the receiver answered 410 Gone)' : ''),
       );
+  }
+}
+
+/** A delivery's try found no webhook secret, and one was created before it could put itself off: run it again. */
+export class SecretCreatedMeanwhile extends Error {
+  constructor() {
+    super('a webhook secret was created while the delivery was being put off');
+    this.name = 'SecretCreatedMeanwhile';
   }
 }
 

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Logger } from '@nestjs/common';
 import { CALLBACK_JOB_NAME, ForwardQueue } from '../job-queue/forward-queue';
 
@@ -19,9 +20,12 @@ export async function enqueueDeliveries(
   queue: ForwardQueue | null | undefined,
   due: DueDelivery[],
   logger: Logger,
-  options: { replaceFailed?: boolean } = {},
+  options: { replaceFailed?: boolean; wake?: boolean } = {},
 ): Promise<number> {
   if (!queue || queue.backend === 'none' || due.length === 0) return 0;
+  // A wake-up's job has an id of its own: the try that put the delivery off may still be finishing
+  // under the attempt's id, and an add of that id would be a no-op (EnqueueOptions.copy).
+  const copy = options.wake ? `w${randomBytes(6).toString('hex')}` : undefined;
   const results = await Promise.allSettled(
     due.map((delivery) =>
       queue.enqueue(delivery.id, {
@@ -29,6 +33,7 @@ export async function enqueueDeliveries(
         attempt: delivery.attempt,
         delayMs: delivery.delayMs,
         replaceFailed: options.replaceFailed,
+        copy,
       }),
     ),
   );

@@ -6,7 +6,6 @@ import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
 import { isDatabaseUnavailable } from '../database/errors';
 import { ProblemException } from '../common/problem/problem';
-import { jitteredMs } from '../common/jitter';
 import { CallbackDeliveries } from '../forward-callbacks/callback-deliveries';
 import { ForwardExecutor, isRetryable, reachedDownstream } from '../forwarding/forward-executor';
 import { ForwardingErrors } from '../forwarding/forwarding.errors';
@@ -19,7 +18,7 @@ import { VaultKeyUnavailableError } from '../vault/vault.errors';
 import { ENDED_STATUSES, ForwardJob, JobAttempt } from './forward-job.entity';
 import { ForwardJobStore, StoredResponse } from './forward-job-store';
 import { epochMsNow, isoMicros } from './job-clock';
-import { AttemptOutcome, backoffMs, mayRetry, parseRetryAfter } from './retry-policy';
+import { AttemptOutcome, backoffMs, keyStoreOutageDelayMs, mayRetry, parseRetryAfter } from './retry-policy';
 
 /** The most of a downstream answer a job keeps (the same limit as the synchronous path's). */
 const MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
@@ -37,12 +36,6 @@ const END_RETRY_FIRST_MS = 250;
 const END_RETRY_MAX_MS = 5_000;
 /** Claims of unknown outcome remembered at most (the oldest go first). */
 const MAX_UNCERTAIN_CLAIMS = 10_000;
-/**
- * A job whose plan or cards could not be opened because the vault's key store (the HSM) did not
- * answer is put off by this much plus up to as much again of jitter, its tries untouched: the same
- * as for a database outage (QueueWorkerHost, docs/decisions/0056 and 0088).
- */
-const KEY_STORE_OUTAGE_DELAY_MS = 2_000;
 
 /**
  * Runs queued forwards in a worker: one BullMQ job per attempt, carrying only the job's id and the
@@ -92,8 +85,7 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
    * (giveBack), and BullMQ puts the job off without counting it.
    */
   protected override retryLater(error: unknown): number | null {
-    if (error instanceof VaultKeyUnavailableError)
-      return jitteredMs(KEY_STORE_OUTAGE_DELAY_MS, 2 * KEY_STORE_OUTAGE_DELAY_MS);
+    if (error instanceof VaultKeyUnavailableError) return keyStoreOutageDelayMs();
     return super.retryLater(error);
   }
 
@@ -266,13 +258,13 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
     let stored: StoredResponse | null = null;
     let errorType: string | null = null;
     try {
-      const response = await this.executor.execute(sent, { recordId: entry.request_id });
+      const response = await this.executor.execute(sent, { recordId: entry.request_id, putOff: keyStoreAway });
       const body = await readWhole(response.body);
       stored = { status: response.status, headers: response.headers, body_base64: body.toString('base64') };
       outcome = { kind: 'response', status: response.status, retryAfterMs: retryAfterOf(response) };
     } catch (error) {
-      // Nothing left (the cards did not open): not a try; the job waits for the key store.
-      if (error instanceof VaultKeyUnavailableError && !reachedDownstream(error)) {
+      // Nothing left (the cards did not open): not a try, nor a forward on record; the job waits for the key store.
+      if (keyStoreAway(error)) {
         await this.giveBack(job.id, entry);
         throw error;
       }
@@ -390,6 +382,11 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
       return false;
     }
   }
+}
+
+/** The key store away before anything of the attempt was sent: put off, not tried. */
+function keyStoreAway(error: unknown): boolean {
+  return error instanceof VaultKeyUnavailableError && !reachedDownstream(error);
 }
 
 function newAttempt(number: number): JobAttempt {

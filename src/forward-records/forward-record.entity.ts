@@ -2,7 +2,9 @@ import { Column, Entity, PrimaryColumn } from 'typeorm';
 import { Timestamp } from '../database/timestamp';
 
 /**
- * A forward record: what one forward did, never a body, never a header value. The public API calls it
+ * A forward record: what one forward did. Its bodies and header values only in the redacted, capped
+ * form of decision 0104, sealed, kept FORWARD_RECORD_BODY_RETENTION_DAYS; not selected by default (the
+ * list does not show them), opened by ForwardRecordsReader.get. The public API calls it
  * a vault forward request (`/vault-forward/requests`, `type: "vault-forward-request"`), as Gr4vy does;
  * the code calls it a forward record everywhere.
  */
@@ -48,6 +50,25 @@ export class ForwardRecordEntity {
   /** The problem code when the service itself answered with an error. */
   @Column({ type: 'text', name: 'error_type', nullable: true })
   errorType!: string | null;
+
+  /**
+   * The redacted request headers, request body and answer (decision 0104) as one JSON value sealed with
+   * SecretSealer (AAD: forward-record-bodies, merchant, id); null when not recorded or purged.
+   */
+  @Column({ type: 'bytea', nullable: true, select: false })
+  ciphertext!: Buffer | null;
+
+  @Column({ type: 'bytea', name: 'wrapped_key', nullable: true, select: false })
+  wrappedKey!: Buffer | null;
+
+  @Column({ type: 'text', name: 'master_key_id', nullable: true, select: false })
+  masterKeyId!: string | null;
+
+  @Column({ type: 'boolean', name: 'request_body_truncated', default: false, select: false })
+  requestBodyTruncated!: boolean;
+
+  @Column({ type: 'boolean', name: 'response_body_truncated', default: false, select: false })
+  responseBodyTruncated!: boolean;
 
   @Column({ type: 'timestamptz', name: 'created_at', insert: false, update: false })
   createdAt!: Timestamp;

@@ -17,10 +17,35 @@ export interface ForwardRecord {
   /** x-vault-forward-merchant-initiated (absent in spool entries written before it: false). */
   merchantInitiated?: boolean;
   errorType: string | null;
+  /** Decision 0104: the redacted request and answer (set only while FORWARD_RECORD_BODY_RETENTION_DAYS > 0). */
+  bodies?: RecordedBodies;
+  /** The bodies sealed by ForwardRecordsService.write (base64, so a spool line carries them): never plain text. */
+  sealedBodies?: SealedBodies;
   /** Set when the disclosure went to the spool: the row's created_at if the outcome reaches the table first. */
   spooledAt?: string;
   /** Set when the disclosure was committed to the table: the outcome is then an UPDATE of that row. */
   disclosedInTable?: boolean;
   /** Set once the disclosure is durable (table or spool): the card data was released, so its outcome counts a use of each card. */
   disclosed?: boolean;
+}
+
+/**
+ * What a record keeps of a forward's request and answer (decision 0104): already redacted, capped and
+ * with card numbers masked when it is put on the record. Absent fields are written as null.
+ */
+export interface RecordedBodies {
+  requestHeaders?: Record<string, string>;
+  requestBody?: string | null;
+  requestBodyTruncated?: boolean;
+  responseBody?: string | null;
+  responseBodyTruncated?: boolean;
+}
+
+/** RecordedBodies as stored: the three texts sealed as one JSON value, the truncation flags beside it. */
+export interface SealedBodies {
+  ciphertext: string;
+  wrappedKey: string;
+  masterKeyId: string;
+  requestBodyTruncated: boolean;
+  responseBodyTruncated: boolean;
 }

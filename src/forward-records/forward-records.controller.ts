@@ -8,7 +8,7 @@ import { KeysetRequest } from '../common/pagination/keyset';
 import { Keyset, Paginated } from '../common/pagination/paginated.decorator';
 import { CommonErrors } from '../common/problem/common.errors';
 import { ForwardActivityQuery, ForwardActivityResponse } from './dto/forward-activity.dto';
-import { ForwardRecordResponse } from './dto/forward-record.dto';
+import { ForwardRecordDetailResponse, ForwardRecordResponse } from './dto/forward-record.dto';
 import { ForwardRecordEntity } from './forward-record.entity';
 
 /** The dashboard's chart: the last hour. */
@@ -29,7 +29,9 @@ export class ForwardingController {
 
   @Get('requests')
   @RequireScope('vault-forwards.read')
-  @ApiOperation({ summary: 'List forward records, newest first, with cursor pagination (no bodies, no header values)' })
+  @ApiOperation({
+    summary: 'List forward records, newest first, with cursor pagination (no bodies, no header values: see /{id})',
+  })
   @Paginated({ default: 20, max: 100, scope: 'vault-forward-requests', item: ForwardRecordResponse })
   list(@MerchantAccountId() merchant: string, @Keyset() keyset: KeysetRequest): Promise<ForwardRecordEntity[]> {
     return this.records.list(merchant, keyset);
@@ -51,10 +53,13 @@ export class ForwardingController {
 
   @Get('requests/:id')
   @RequireScope('vault-forwards.read')
-  @ApiOperation({ summary: 'Get one forward record by its request id' })
-  @ApiOkResponse({ type: ForwardRecordResponse })
+  @ApiOperation({
+    summary: 'Get one forward record by its request id, with its redacted request and answer while they are kept',
+  })
+  @ApiOkResponse({ type: ForwardRecordDetailResponse })
   @ApiProblems(ForwardRecordErrors.recordNotFound)
-  async get(@MerchantAccountId() merchant: string, @Param('id') id: string): Promise<ForwardRecordResponse> {
-    return ForwardRecordResponse.from(await this.records.get(merchant, id));
+  async get(@MerchantAccountId() merchant: string, @Param('id') id: string): Promise<ForwardRecordDetailResponse> {
+    const { record, bodies } = await this.records.get(merchant, id);
+    return ForwardRecordDetailResponse.detail(record, bodies);
   }
 }

@@ -7,6 +7,8 @@ import { ProblemException } from '../common/problem/problem';
 import { ForwardActivityResponse } from './dto/forward-activity.dto';
 import { ForwardRecordEntity } from './forward-record.entity';
 import { ForwardRecordErrors } from './forward-records.errors';
+import { SecretSealer } from '../vault/secret-sealer';
+import { openBodies, OpenedBodies } from './sealed-bodies';
 
 /**
  * Forwards per minute by outcome, zeros included: one index range scan (merchant, created_at) per
@@ -30,6 +32,28 @@ const ACTIVITY = `
    GROUP BY m.minute, w.last
    ORDER BY m.minute`;
 
+/** Every column of a record, the sealed bodies (select: false in the entity) included. */
+const DETAIL_COLUMNS = {
+  id: true,
+  merchantAccountId: true,
+  configId: true,
+  method: true,
+  targetUrl: true,
+  status: true,
+  durationMs: true,
+  paymentMethodIds: true,
+  checkoutSessionId: true,
+  authenticationIds: true,
+  merchantInitiated: true,
+  errorType: true,
+  createdAt: true,
+  ciphertext: true,
+  wrappedKey: true,
+  masterKeyId: true,
+  requestBodyTruncated: true,
+  responseBodyTruncated: true,
+} satisfies { [K in keyof ForwardRecordEntity]: true };
+
 interface ActivityRow {
   minute: { toISOString(): string };
   until: { toISOString(): string };
@@ -45,16 +69,22 @@ export class ForwardRecordsReader {
   constructor(
     @InjectRepository(ForwardRecordEntity) private readonly records: Repository<ForwardRecordEntity>,
     @Inject(CLOCK) private readonly clock: Clock,
+    private readonly sealer: SecretSealer,
   ) {}
 
-  async get(merchantAccountId: string, id: string): Promise<ForwardRecordEntity> {
-    const found = id.length <= 128 ? await this.records.findOneBy({ id, merchantAccountId }) : null;
+  /** One record with its bodies opened (decision 0104). */
+  async get(merchantAccountId: string, id: string): Promise<{ record: ForwardRecordEntity; bodies: OpenedBodies }> {
+    // The bodies are not selected by default (the list leaves them out): named here, with every other column.
+    const found =
+      id.length <= 128
+        ? await this.records.findOne({ where: { id, merchantAccountId }, select: DETAIL_COLUMNS })
+        : null;
     if (!found)
       throw new ProblemException(
         ForwardRecordErrors.recordNotFound,
         `No forward "${id.slice(0, 64)}" exists in this merchant account.`,
       );
-    return found;
+    return { record: found, bodies: openBodies(this.sealer, found) };
   }
 
   async activity(merchantAccountId: string, minutes: number): Promise<ForwardActivityResponse> {

@@ -6,18 +6,17 @@ import { DatabaseUnavailableError, isDatabaseUnavailable, serviceUnavailableProb
 import { Sql } from '../database/sql';
 import { StatementBatcher } from '../common/statement-batcher';
 import { withTimeout } from '../common/with-timeout';
+import { SecretSealer } from '../vault/secret-sealer';
 import type { ForwardRecord } from './forward-record';
+import { bodyColumns, sealBodies } from './sealed-bodies';
+import { columns, finalColumns, latestById, values } from './forward-record-columns';
 import { ForwardRecordSpool, SpoolEntry } from './forward-record-spool';
 
 /** Outcomes are written in batches: one multi-row statement (one commit, one WAL flush) per batch. */
 const FLUSH_EVERY_MS = 50;
 const MAX_BATCH = 500;
-/*
- * Disclosure batches commit one at a time (StatementBatcher's group commit): a forward arriving during
- * a commit joins the next batch. Two or four in flight overlapped the waits but made smaller batches,
- * and cost more CPU per forward than they saved (bench:forward, 10 connections: 2571 → 1931 / 1843
- * requests/s).
- */
+// Disclosure batches commit one at a time (StatementBatcher's group commit): a forward arriving during a commit joins the next
+// batch. Two or four in flight made smaller batches and cost more CPU than they saved (bench:forward: 2571 → 1931 / 1843 req/s).
 /** A disclosure not committed within this goes to the spool instead (the forward waits at most this long for it). */
 export const DURABLE_WITHIN_MS = 2_000;
 /**
@@ -38,8 +37,24 @@ const ROWS = `SELECT id, merchant, config, method, target, status, duration, pms
   FROM unnest($1::text[], $2::text[], $3::uuid[], $4::text[], $5::text[], $6::int[], $7::float8[], $8::text[], $9::text[],
               $10::text[], $11::timestamptz[], $12::uuid[], $13::bool[])
        AS r(id, merchant, config, method, target, status, duration, pms, auths, error, at, session, mit)`;
+/** The outcome's columns: the disclosure's and the redacted bodies (decision 0104), which only the outcome carries. */
+const FINAL_COLUMNS =
+  `${COLUMNS.slice(0, -1)}, ciphertext, wrapped_key, master_key_id, request_body_truncated, ` +
+  `response_body_truncated)`;
+const SET_BODIES =
+  `ciphertext = EXCLUDED.ciphertext, wrapped_key = EXCLUDED.wrapped_key, master_key_id = EXCLUDED.master_key_id, ` +
+  `request_body_truncated = EXCLUDED.request_body_truncated, response_body_truncated = EXCLUDED.response_body_truncated`;
 /** A disclosure: who sent what where, with no outcome yet (status NULL). Replaying it again changes nothing. */
 const INSERT_PENDING = `INSERT INTO vault_forward_requests ${COLUMNS} ${ROWS} ON CONFLICT (id) DO NOTHING`;
+/**
+ * INSERT_PENDING for a batch of one, the usual case at low load: a plain VALUES row, which PostgreSQL
+ * plans and runs without unnest's thirteen array parameters to parse and expand (docs/benchmarks.md,
+ * "Issue 24: this session"). Same parameters, one value each; same effect.
+ */
+const INSERT_ONE_PENDING = `INSERT INTO vault_forward_requests ${COLUMNS}
+  VALUES ($1::text, $2::text, $3::uuid, $4::text, $5::text, $6::int, $7::float8, $8::text::uuid[], $9::text::uuid[],
+          $10::text, coalesce($11::timestamptz, now()), $12::uuid, $13::bool)
+  ON CONFLICT (id) DO NOTHING`;
 /**
  * Counts one use of each card of each record in `source` (rows id, merchant_account_id,
  * payment_method_ids, created_at): usage_count + 1 per forward, last_used_at the latest forward's
@@ -71,14 +86,19 @@ const countUses = (source: string) => `uses AS (
  */
 const UPSERT_FINAL = `WITH r AS (
     SELECT id, merchant, config, method, target, status, duration, pms::uuid[] AS pms, auths::uuid[] AS auths, error,
-           coalesce(at, now()) AS at, session, mit, disclosed
+           coalesce(at, now()) AS at, session, mit, disclosed, decode(ct, 'base64') AS ct, decode(wk, 'base64') AS wk, mk,
+           coalesce(rbt, false) AS rbt, coalesce(sbt, false) AS sbt
       FROM unnest($1::text[], $2::text[], $3::uuid[], $4::text[], $5::text[], $6::int[], $7::float8[], $8::text[], $9::text[],
-                  $10::text[], $11::timestamptz[], $12::uuid[], $13::bool[], $14::bool[])
-           AS r(id, merchant, config, method, target, status, duration, pms, auths, error, at, session, mit, disclosed)
+                  $10::text[], $11::timestamptz[], $12::uuid[], $13::bool[], $14::bool[],
+                  $15::text[], $16::text[], $17::text[], $18::bool[], $19::bool[])
+           AS r(id, merchant, config, method, target, status, duration, pms, auths, error, at, session, mit, disclosed,
+                ct, wk, mk, rbt, sbt)
   ), done AS (
-    INSERT INTO vault_forward_requests ${COLUMNS}
-    SELECT id, merchant, config, method, target, status, duration, pms, auths, error, at, session, mit FROM r
-    ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status, duration_ms = EXCLUDED.duration_ms, error_type = EXCLUDED.error_type
+    INSERT INTO vault_forward_requests ${FINAL_COLUMNS}
+    SELECT id, merchant, config, method, target, status, duration, pms, auths, error, at, session, mit, ct, wk, mk, rbt, sbt
+      FROM r
+    ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status, duration_ms = EXCLUDED.duration_ms, error_type = EXCLUDED.error_type,
+      ${SET_BODIES}
     WHERE vault_forward_requests.status IS NULL
     RETURNING id, merchant_account_id, payment_method_ids, created_at
   ), released AS (
@@ -91,8 +111,11 @@ const UPSERT_FINAL = `WITH r AS (
  * Every row here released card data, so each one it sets counts its cards' uses.
  */
 const UPDATE_OUTCOME = `WITH done AS (
-    UPDATE vault_forward_requests AS t SET status = u.status, duration_ms = u.duration, error_type = u.error
-      FROM unnest($1::text[], $2::int[], $3::float8[], $4::text[]) AS u(id, status, duration, error)
+    UPDATE vault_forward_requests AS t SET status = u.status, duration_ms = u.duration, error_type = u.error,
+           ciphertext = decode(u.ct, 'base64'), wrapped_key = decode(u.wk, 'base64'), master_key_id = u.mk,
+           request_body_truncated = coalesce(u.rbt, false), response_body_truncated = coalesce(u.sbt, false)
+      FROM unnest($1::text[], $2::int[], $3::float8[], $4::text[], $5::text[], $6::text[], $7::text[], $8::bool[], $9::bool[])
+           AS u(id, status, duration, error, ct, wk, mk, rbt, sbt)
      WHERE t.id = u.id AND t.status IS NULL
     RETURNING t.id, t.merchant_account_id, t.payment_method_ids, t.created_at
   ), ${countUses('done')}
@@ -136,6 +159,7 @@ export class ForwardRecordsService implements OnApplicationBootstrap, OnModuleDe
     private readonly sql: Sql,
     @Inject(APP_CONFIG) config: AppConfig,
     metrics: Metrics,
+    private readonly sealer: SecretSealer,
   ) {
     this.spool = new ForwardRecordSpool(config.forwardRecordSpoolDir);
     metrics.gauge(
@@ -193,6 +217,16 @@ export class ForwardRecordsService implements OnApplicationBootstrap, OnModuleDe
    * be written is spooled, or kept and retried, never dropped.
    */
   write(record: ForwardRecord): void {
+    // Sealed before it is queued, so neither the spool nor the table ever holds the bodies in plain text. The bodies
+    // are a convenience, the record is the guarantee: a key store that cannot seal (an HSM away) drops the bodies only.
+    if (record.bodies) {
+      try {
+        record.sealedBodies = sealBodies(this.sealer, record);
+      } catch (error) {
+        this.logger.warn(`forward record ${record.id} kept without its bodies: ${message(error)}`);
+      }
+      record.bodies = undefined;
+    }
     this.outcomes.submit(record);
   }
 
@@ -204,8 +238,11 @@ export class ForwardRecordsService implements OnApplicationBootstrap, OnModuleDe
   private async makeDurable(records: ForwardRecord[]): Promise<void> {
     if (!this.databaseDown) {
       try {
+        const pending = records.map(asPending);
         await withTimeout(
-          this.sql.prepared('forwarding.record-pending', INSERT_PENDING, columns(records.map(asPending))),
+          pending.length === 1
+            ? this.sql.prepared('forwarding.record-one-pending', INSERT_ONE_PENDING, values(pending[0]))
+            : this.sql.prepared('forwarding.record-pending', INSERT_PENDING, columns(pending)),
           DURABLE_WITHIN_MS,
           noCommitInTime,
         );
@@ -267,6 +304,7 @@ export class ForwardRecordsService implements OnApplicationBootstrap, OnModuleDe
         known.map((r) => r.status),
         known.map((r) => r.durationMs),
         known.map((r) => r.errorType),
+        ...bodyColumns(known),
       ]);
       const done = new Set(updated.map((row) => row.id));
       rest = batch.filter((r) => !done.has(r.id));
@@ -362,39 +400,17 @@ export class ForwardRecordsService implements OnApplicationBootstrap, OnModuleDe
 }
 
 function asPending(record: ForwardRecord): ForwardRecord {
-  return { ...record, status: null, durationMs: 0, errorType: null, spooledAt: undefined, disclosedInTable: undefined };
-}
-
-/** One row per id: ON CONFLICT DO UPDATE may not touch a row twice in one statement. */
-function latestById(records: ForwardRecord[]): ForwardRecord[] {
-  if (records.length < 2) return records;
-  return [...new Map(records.map((r) => [r.id, r])).values()];
-}
-
-function columns(batch: ForwardRecord[]): unknown[] {
-  const column = <K extends keyof ForwardRecord>(key: K) => batch.map((r) => r[key] ?? null);
-  // Arrays of arrays do not fit unnest(); the id lists travel as text and are cast per row.
-  const ids = (key: 'paymentMethodIds' | 'authenticationIds') => batch.map((r) => `{${r[key].join(',')}}`);
-  return [
-    column('id'),
-    column('merchantAccountId'),
-    column('configId'),
-    column('method'),
-    column('targetUrl'),
-    column('status'),
-    column('durationMs'),
-    ids('paymentMethodIds'),
-    ids('authenticationIds'),
-    column('errorType'),
-    column('spooledAt'),
-    column('checkoutSessionId'),
-    batch.map((r) => r.merchantInitiated === true),
-  ];
-}
-
-/** UPSERT_FINAL's parameters: the common columns and whether each record released card data. */
-function finalColumns(batch: ForwardRecord[]): unknown[] {
-  return [...columns(batch), batch.map((r) => r.disclosed === true)];
+  // The bodies go with the outcome only: a disclosure (and its spool line) stays small.
+  return {
+    ...record,
+    status: null,
+    durationMs: 0,
+    errorType: null,
+    spooledAt: undefined,
+    disclosedInTable: undefined,
+    bodies: undefined,
+    sealedBodies: undefined,
+  };
 }
 
 function message(error: unknown): string {

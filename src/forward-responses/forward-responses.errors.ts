@@ -41,4 +41,23 @@ export const ForwardResponseErrors = {
       'The downstream’s answer holds a Luhn-valid 13 to 19 digit number that no response rule covers, and the ' +
       'config’s unmatched_pan is refuse. The answer was not returned.',
   }),
+  responseNotDecryptable: defineProblem({
+    code: 'response-not-decryptable',
+    status: 502,
+    title: 'Encrypted answer cannot be decrypted',
+    description:
+      'A method of the forward holds a response_private_key and the downstream answered with a compact JWE ' +
+      '(application/jose, or JSON {"encData": …}) that does not decrypt with it: encrypted to another key, altered, ' +
+      'malformed, or with an alg/enc we do not accept. It was not returned; `errors` names the method. Answers ' +
+      'that are no JWE pass untouched (decision 0103).',
+  }),
+  responseTooLargeToDecrypt: defineProblem({
+    code: 'response-too-large-to-decrypt',
+    status: 502,
+    title: 'Answer too large to decrypt',
+    description:
+      'A method of the forward holds a response_private_key, and the downstream’s application/jose or JSON answer ' +
+      'is larger than the 1 MiB read to look for and decrypt a JWE (the cap of the response rules). It was not ' +
+      'returned.',
+  }),
 };

@@ -150,23 +150,27 @@ function serialise(value: unknown): Buffer {
   }
 }
 
-/** The whole stream, or 502 once it passes RULES_MAX_BYTES (the rest is not waited for). */
-async function readCapped(stream: Readable): Promise<Buffer> {
+/** The whole stream, or `tooLarge()` (502) once it passes RULES_MAX_BYTES (the rest is not waited for). */
+export async function readCapped(stream: Readable, tooLarge = tooLargeForRules): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of stream) {
     size += (chunk as Buffer).length;
     if (size > RULES_MAX_BYTES) {
       stream.destroy();
-      throw refused(
-        ForwardResponseErrors.responseTooLargeForRules,
-        `The downstream’s answer is larger than the ${RULES_MAX_BYTES} bytes response rules are applied to; it was not returned.`,
-        [{ location: 'body', name: 'response_rules', message: `answer over ${RULES_MAX_BYTES} bytes` }],
-      );
+      throw tooLarge();
     }
     chunks.push(chunk as Buffer);
   }
   return Buffer.concat(chunks, size);
+}
+
+function tooLargeForRules(): ProblemException {
+  return refused(
+    ForwardResponseErrors.responseTooLargeForRules,
+    `The downstream’s answer is larger than the ${RULES_MAX_BYTES} bytes response rules are applied to; it was not returned.`,
+    [{ location: 'body', name: 'response_rules', message: `answer over ${RULES_MAX_BYTES} bytes` }],
+  );
 }
 
 function notProcessable(why: string): ProblemException {

@@ -10,7 +10,8 @@
  *     and applies them, makes the record durable when
  *     the plan lists cards, sends, puts the answer through its config's response rules
  *     (forward-responses/), and records the outcome (one record per call; a streamed answer
- *     is recorded when the stream ends). Throws a ProblemException (or, for a database outage, the
+ *     is recorded when the stream ends), with the redacted request and answer of decision 0104
+ *     unless FORWARD_RECORD_BODY_RETENTION_DAYS is 0. Throws a ProblemException (or, for a database outage, the
  *     driver's error) after recording it.
  *   isRetryable(error): boolean      whether trying the same plan again later may succeed
  *   reachedDownstream(error): boolean  false when nothing of the request can have reached the target
@@ -32,7 +33,15 @@ import {
 } from '../forward-authentications/forward-authentications.service';
 import { VaultForwardConfigsService } from '../vault-forward-configs/vault-forward-configs.service';
 import { ResponseFilter, ResponsePolicy } from '../forward-responses/response-filter';
-import { filledByteLength, fillBytes, fillScan, filledValue, TemplateSecrets } from '../placeholders/placeholders';
+import { MleAnswers } from '../forward-responses/mle-answers';
+import {
+  filledByteLength,
+  fillBytes,
+  fillScan,
+  filledValue,
+  PlaceholderMatch,
+  TemplateSecrets,
+} from '../placeholders/placeholders';
 import { DownstreamClient, DownstreamProblem, DownstreamResponse } from '../outbound/downstream-client';
 import type { ForwardRecord } from '../forward-records/forward-record';
 import { ForwardRecordsService } from '../forward-records/forward-records.service';
@@ -45,6 +54,8 @@ import { AuthenticationSteps } from '../outbound/authentication-steps';
 import { PlaceholderSource, PlaceholderSources } from './placeholder-sources';
 import { templateSecrets } from './template-secrets';
 import type { OutboundRequest } from '../outbound/outbound-request';
+import { redactedBytes, redactedText } from '../placeholders/placeholder-redaction';
+import { BodyTap, CAPTURED_BYTES, recordedHeaders, recordedText, tapped } from '../forward-record-bodies/body-capture';
 
 export interface ExecuteOptions {
   /** Counts the filled body among the bytes in flight (the HTTP handler's lease; a worker may have none). */
@@ -55,6 +66,11 @@ export interface ExecuteOptions {
   recordId?: string;
   /** performance.now() when the forward began, for the record's duration; default now. */
   started?: number;
+  /**
+   * A failure the caller puts off without counting it as a try (a queued forward whose cards the key
+   * store could not open): if nothing was disclosed, it leaves no record and no forward in the metrics.
+   */
+  putOff?: (error: unknown) => boolean;
 }
 
 /** Codes whose cause may pass: the target unreachable or slow, this service briefly without room or database. */
@@ -112,9 +128,25 @@ export function recordForPlan(plan: ForwardPlan, id = plan.id): ForwardRecord {
   };
 }
 
+/** The fill's result, with the redacted form of what it filled when the record keeps bodies (decision 0104). */
+interface Filled {
+  headers: Record<string, string>;
+  body: Buffer | undefined;
+  redacted?: {
+    headers: Map<string, string>;
+    body: { head: Buffer; total: number } | null;
+    /** Every filled value, what the record shows in placeholder form: looked for in the answer (a downstream may echo). */
+    withheld: string[];
+  };
+}
+
 @Injectable()
 export class ForwardExecutor {
   private readonly logger = new Logger('Forwarding');
+  /** Whether records keep the redacted bodies (decision 0104): FORWARD_RECORD_BODY_RETENTION_DAYS above 0. */
+  private readonly recordBodies: boolean;
+  /** Per record: the values its request carried and its record withholds (never on the record, so never stored). */
+  private readonly withheld = new WeakMap<ForwardRecord, string[]>();
 
   constructor(
     private readonly sources: PlaceholderSources,
@@ -125,8 +157,11 @@ export class ForwardExecutor {
     private readonly steps: AuthenticationSteps,
     private readonly metrics: Metrics,
     private readonly responses: ResponseFilter,
+    private readonly mle: MleAnswers,
     @Inject(APP_CONFIG) private readonly appConfig: AppConfig,
-  ) {}
+  ) {
+    this.recordBodies = appConfig.forwardRecordBodyRetentionDays > 0;
+  }
 
   async execute(plan: ForwardPlan, options: ExecuteOptions = {}): Promise<DownstreamResponse> {
     const started = options.started ?? performance.now();
@@ -135,20 +170,29 @@ export class ForwardExecutor {
     try {
       response = await this.send(plan, options.lease, record);
     } catch (error) {
-      this.recordFailure(record, started, error);
+      // The disclosure log: a try given back before any card was released discloses nothing (decision 0088).
+      if (!(options.putOff?.(error) && !record.disclosed)) this.recordFailure(record, started, error);
       throw error;
     }
     record.status = response.status;
     if (!(response.body instanceof Readable)) {
+      if (record.bodies) {
+        const withheld = this.withheld.get(record);
+        Object.assign(record.bodies, answerOf(recordedText(response.body, response.body.length, withheld)));
+      }
       this.finish(record, started);
       return response;
     }
+    // The answer after the rules, as the caller (or the worker that seals it) reads it: its first bytes.
+    const tap = record.bodies ? new BodyTap() : null;
+    const body = tap ? tapped(response.body, tap) : response.body;
     // A streamed answer is recorded once it has gone through, or with what cut it off.
-    finished(response.body, (error) => {
+    finished(body, (error) => {
       if (error) record.errorType = error instanceof ProblemException ? error.definition.code : 'client-disconnected';
+      if (tap && record.bodies) Object.assign(record.bodies, answerOf(tap.result(this.withheld.get(record))));
       this.finish(record, started);
     });
-    return response;
+    return tap ? { ...response, body } : response;
   }
 
   /** Records a forward that failed with `error` (also for a failure while planning). */
@@ -196,9 +240,11 @@ export class ForwardExecutor {
     await source
       .answered(plan.merchantAccountId, scans.uses, response.status)
       .catch((error: unknown) => this.sourceFailed(plan, error));
-    // Before the answer is returned or sealed: what the config's rules take out never leaves (issue 27).
+    // Before the answer is returned or sealed: an encrypted answer opened (decision 0103), then what the
+    // config's rules take out never leaves (issue 27).
     try {
-      return await this.responses.filter(plan.merchantAccountId, target.policy, response);
+      const opened = await this.mle.open(methods, response);
+      return await this.responses.filter(plan.merchantAccountId, target.policy, opened);
     } catch (error) {
       // The request was sent: a queued job must not take this for a failure before the send.
       if (typeof error === 'object' && error !== null) afterAnswer.add(error);
@@ -232,10 +278,26 @@ export class ForwardExecutor {
       timeoutMs: plan.timeoutMs,
       trusted,
       identity: null,
-      ...filled,
+      headers: filled.headers,
+      body: filled.body,
     };
     // After the placeholders, in the caller's order: what a method signs or encrypts is what is sent.
     if (methods.length > 0) request = await this.steps.apply(request, methods);
+    if (filled.redacted) {
+      // What was sent, with placeholder text for every filled value (decision 0104); a JWE step's ciphertext
+      // is not kept: the record holds the redacted body it encrypted.
+      const body = filled.redacted.body ? recordedText(filled.redacted.body.head, filled.redacted.body.total) : null;
+      // Headers a method set or changed (a signature), and the query string, which the record leaves out too.
+      const withheld = [...filled.redacted.withheld, plan.url.search.slice(1)];
+      for (const [name, value] of Object.entries(request.headers))
+        if (filled.headers[name] !== value && name !== 'content-type') withheld.push(value);
+      this.withheld.set(record, withheld);
+      record.bodies = {
+        requestHeaders: recordedHeaders(request.headers, filled.headers, filled.redacted.headers),
+        requestBody: body?.text ?? null,
+        requestBodyTruncated: body?.truncated ?? false,
+      };
+    }
     // Card data leaves only once its disclosure is on record: committed, or spooled and fsync'd (or 503, nothing sent).
     if (source.discloses) await this.records.disclose(record);
     return this.downstream.send(request);
@@ -265,26 +327,39 @@ export class ForwardExecutor {
     scans: PlanScans,
     secrets: TemplateSecrets,
     lease: InflightLease | undefined,
-  ): Promise<{ headers: Record<string, string>; body: Buffer | undefined }> {
+  ): Promise<Filled> {
     const values = await source.values(plan.merchantAccountId, scans.uses);
 
     const headers: Record<string, string> = {};
     for (const [name, value] of plan.passedHeaders) headers[name] = value;
+    const redacted = this.recordBodies
+      ? { headers: new Map<string, string>(), body: null, withheld: [] as string[] }
+      : undefined;
     plan.headerTemplates.forEach(([name], index) => {
       const header = `${HEADER_PREFIX}${name}`;
+      const fill = (m: PlaceholderMatch) => filledValue(m, values, 'none', secrets);
       // Header values are never escaped: sendableHeader refuses what a header cannot carry.
-      const filled = placeholderFailure(
-        () => fillScan(scans.headers[index], (m) => filledValue(m, values, 'none', secrets)),
-        'header',
-        header,
-      );
+      const filled = placeholderFailure(() => fillScan(scans.headers[index], fill), 'header', header);
       headers[name] = sendableHeader(name, filled, header);
+      // The whole value (a credential typed by the caller) and each filled part of it.
+      redacted?.withheld.push(filled, ...scans.headers[index].matches.filter((m) => !m.escaped && !m.kind).map(fill));
+      // The same branches as the fill (an if's condition is filled again: headers are short, ifs rare).
+      redacted?.headers.set(
+        name,
+        redactedText(scans.headers[index], (m) => fill(m) !== ''),
+      );
     });
 
     const body = plan.body;
     const bodyScan = scans.body;
-    if (!body || !bodyScan) return { headers, body: undefined };
-    if (bodyScan.matches.length === 0) return { headers, body };
+    if (!body || !bodyScan) return { headers, body: undefined, redacted };
+    if (bodyScan.matches.length === 0) {
+      return {
+        headers,
+        body,
+        redacted: redacted && { ...redacted, body: { head: body.subarray(0, CAPTURED_BYTES), total: body.length } },
+      };
+    }
     // Each placeholder is filled once, however often it appears: UTF-8, escaped for the body's content type.
     const encoded = new Map<string, Buffer>();
     const limit = this.appConfig.forwardMaxFilledBodyBytes;
@@ -314,8 +389,22 @@ export class ForwardExecutor {
       );
     }
     lease?.take(length, { location: 'body', name: 'body', message: 'no room for the filled body now' });
-    return { headers, body: fillBytes(body, bodyScan, encoded, length) };
+    const filledBody = fillBytes(body, bodyScan, encoded, length);
+    if (!redacted) return { headers, body: filledBody };
+    // One more walk over the template, never a search of the filled body: placeholder text where values went.
+    const truthy = (m: PlaceholderMatch) => (encoded.get(m.key)?.length ?? 0) > 0;
+    for (const value of encoded.values()) redacted.withheld.push(value.toString('utf8'));
+    return {
+      headers,
+      body: filledBody,
+      redacted: { ...redacted, body: redactedBytes(body, bodyScan, truthy, CAPTURED_BYTES) },
+    };
   }
+}
+
+/** The answer's part of a record's bodies. */
+function answerOf(answer: { text: string; truncated: boolean }) {
+  return { responseBody: answer.text, responseBodyTruncated: answer.truncated };
 }
 
 /** A deserialised plan's scans; planning checked the same templates, so a failure here is the plan's. */

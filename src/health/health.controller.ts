@@ -1,7 +1,6 @@
 import { Controller, Get, Inject, Optional } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type Redis from 'ioredis';
 import { DataSource } from 'typeorm';
 import { Public } from '../auth/scopes';
 import { ApiProblems } from '../common/openapi/api-problems';
@@ -10,7 +9,7 @@ import { CommonErrors } from '../common/problem/common.errors';
 import { ProblemException } from '../common/problem/problem';
 import { DATABASE_RETRY_AFTER_SECONDS } from '../database/errors';
 import { ForwardQueue } from '../job-queue/forward-queue';
-import { REDIS } from '../queue/redis';
+import { REDIS, RedisClient } from '../queue/redis';
 
 type Check = 'up' | 'down' | 'disabled';
 
@@ -48,7 +47,7 @@ class ReadinessResponse {
 export class HealthController {
   constructor(
     @InjectDataSource() private readonly db: DataSource,
-    @Inject(REDIS) private readonly redis: Redis | null,
+    @Inject(REDIS) private readonly redis: RedisClient | null,
     @Optional() private readonly queue?: ForwardQueue,
   ) {}
 

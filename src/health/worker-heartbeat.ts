@@ -1,12 +1,11 @@
 import { writeFile } from 'node:fs/promises';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type Redis from 'ioredis';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG } from '../config/config.module';
 import { withTimeout } from '../common/with-timeout';
 import type { AppConfig } from '../config/config';
-import { REDIS } from '../queue/redis';
+import { REDIS, RedisClient } from '../queue/redis';
 import { HEARTBEAT_INTERVAL_MS } from './worker-heartbeat.constants';
 
 const CHECK_TIMEOUT_MS = 2_000;
@@ -24,7 +23,7 @@ export class WorkerHeartbeat implements OnApplicationBootstrap, OnApplicationShu
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @InjectDataSource() private readonly db: DataSource,
-    @Inject(REDIS) private readonly redis: Redis | null,
+    @Inject(REDIS) private readonly redis: RedisClient | null,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {

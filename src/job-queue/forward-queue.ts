@@ -1,5 +1,6 @@
 import { StatementBatcher } from '../common/statement-batcher';
 import type { QueueBackend } from '../config/config';
+import { activeTelemetry } from '../telemetry/telemetry';
 import type { EngineWorker, EngineWorkerOptions } from './engine';
 
 /** What a queued forward's BullMQ job carries: the id of its row, nothing else of the request. */
@@ -23,6 +24,13 @@ export interface EnqueueOptions {
    * a job its row says is overdue. The claim still refuses a second run of an attempt that ran.
    */
   replaceFailed?: boolean;
+  /**
+   * A copy of the attempt under a BullMQ id of its own (`<id>.<attempt>.<copy>`, letters and digits),
+   * for a wake-up that must not be swallowed by the attempt's own job while BullMQ still holds it
+   * (running, finishing): a webhook secret created just as a callback's try put itself off. Two copies
+   * of one attempt are harmless, its claim lets one run.
+   */
+  copy?: string;
   /**
    * The kind of job: a forward's attempt (FORWARD_JOB_NAME, the default) or a job-end callback's
    * (CALLBACK_JOB_NAME, whose id is the delivery row's, on the callback queue: CALLBACK_QUEUE).
@@ -123,11 +131,12 @@ export class NoForwardQueue extends ForwardQueue {
 /** Job ids are ours (UUIDs); anything else would let a caller's text reach BullMQ's keys. */
 const JOB_ID = /^[A-Za-z0-9_-]{1,100}$/;
 
-export function bullJobId(jobId: string, attempt: number): string {
+export function bullJobId(jobId: string, attempt: number, copy?: string): string {
   if (!JOB_ID.test(jobId)) throw new Error('a queued forward id must be 1–100 letters, digits, - or _');
   if (!Number.isInteger(attempt) || attempt < 1) throw new Error('attempt must be a whole number from 1');
+  if (copy !== undefined && !/^[A-Za-z0-9]{1,20}$/.test(copy)) throw new Error('a copy is 1–20 letters or digits');
   // BullMQ refuses ':' in custom ids and purely numeric ones.
-  return `${jobId}.${attempt}`;
+  return copy === undefined ? `${jobId}.${attempt}` : `${jobId}.${attempt}.${copy}`;
 }
 
 /** A scheduler's job carries nothing; typed as the queue's data, which only forwards' jobs are parsed as. */
@@ -161,17 +170,32 @@ export async function removeFailedCopy(
 
 /** The two calls of a BullMQ queue an enqueue needs, on either engine. */
 interface JobAdder {
-  add(name: string, data: ForwardJobData, opts: { jobId: string; delay: number }): Promise<unknown>;
-  addBulk(
-    jobs: Array<{ name: string; data: ForwardJobData; opts: { jobId: string; delay: number } }>,
-  ): Promise<unknown>;
+  add(name: string, data: ForwardJobData, opts: JobOpts): Promise<unknown>;
+  addBulk(jobs: Array<{ name: string; data: ForwardJobData; opts: JobOpts }>): Promise<unknown>;
 }
+
+type JobOpts = { jobId: string; delay: number; telemetry?: { metadata: string } };
 
 export interface Enqueue {
   name: QueuedJobName;
   jobId: string;
   attempt: number;
   delayMs: number;
+  copy?: string;
+  /** The trace context of whoever asked for the job (tracing on only; see EnqueueBatcher). */
+  trace?: string;
+}
+
+/**
+ * With tracing on, each enqueue takes its caller's trace context along: the batch it joins runs in
+ * whichever caller's context started it, and one addBulk would otherwise give every job the first
+ * caller's trace. The context goes in the job's options (BullMQ's telemetry metadata), which both
+ * engines store with the job, so the worker's span is a child of the request that enqueued it.
+ */
+class EnqueueBatcher extends StatementBatcher<Enqueue, void> {
+  override run(item: Enqueue): Promise<void> {
+    return super.run({ ...item, trace: item.trace ?? activeTelemetry()?.capture() });
+  }
 }
 
 /**
@@ -183,13 +207,21 @@ export function batchedEnqueues(queue: () => JobAdder): StatementBatcher<Enqueue
   const job = (item: Enqueue) => ({
     name: item.name,
     data: { jobId: item.jobId, attempt: item.attempt },
-    opts: { jobId: bullJobId(item.jobId, item.attempt), delay: item.delayMs },
+    opts: {
+      jobId: bullJobId(item.jobId, item.attempt, item.copy),
+      delay: item.delayMs,
+      ...(item.trace ? { telemetry: { metadata: item.trace } } : {}),
+    },
   });
-  return new StatementBatcher<Enqueue, void>({
+  return new EnqueueBatcher({
     isOutage: () => true,
     one: async (item) => {
       const { name, data, opts } = job(item);
-      await queue().add(name, data, opts);
+      // BullMQ's add() puts the active context in the job: its caller's, not that of the batch before.
+      const telemetry = activeTelemetry();
+      await (telemetry
+        ? telemetry.within(item.trace, () => queue().add(name, data, opts))
+        : queue().add(name, data, opts));
     },
     many: async (items) => {
       await queue().addBulk(items.map(job));

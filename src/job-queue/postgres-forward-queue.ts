@@ -110,7 +110,7 @@ export class PostgresForwardQueue extends ForwardQueue {
 
   async enqueue(jobId: string, options: EnqueueOptions = {}): Promise<void> {
     const attempt = options.attempt ?? 1;
-    bullJobId(jobId, attempt);
+    bullJobId(jobId, attempt, options.copy);
     try {
       if (options.replaceFailed) await withTimeout(removeFailedCopy(this.queue, jobId, attempt), this.enqueueTimeoutMs);
       await withTimeout(
@@ -119,6 +119,7 @@ export class PostgresForwardQueue extends ForwardQueue {
           jobId,
           attempt,
           delayMs: Math.max(0, Math.round(options.delayMs ?? 0)),
+          copy: options.copy,
         }),
         this.enqueueTimeoutMs,
       );

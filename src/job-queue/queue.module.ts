@@ -9,10 +9,9 @@ import {
   Provider,
 } from '@nestjs/common';
 import { BullModule } from '@nestjs/bullmq';
-import type Redis from 'ioredis';
 import type { AppConfig } from '../config/config';
 import { CALLBACK_QUEUE_SUFFIX, VAULT_CALLBACK_QUEUE, VAULT_FORWARD_QUEUE } from '../queue/queues';
-import { REDIS, REDIS_AVAILABILITY, RedisAvailability } from '../queue/redis';
+import { CLUSTER_QUEUE_PREFIX, REDIS, REDIS_AVAILABILITY, RedisAvailability, RedisClient } from '../queue/redis';
 import { EngineQueue, EngineQueueOptions, EngineWorker } from './engine';
 import { CALLBACK_QUEUE, ForwardQueue, NoForwardQueue } from './forward-queue';
 import { JOB_OPTIONS, MAX_LEN_EVENTS } from './job-options';
@@ -74,9 +73,18 @@ export class QueueModule implements OnApplicationShutdown {
     const shared = {
       defaultJobOptions: JOB_OPTIONS(config.forwardRetryBaseMs),
       streams: { events: { maxLen: MAX_LEN_EVENTS } },
+      // On a Redis Cluster (decision 0107): each queue's keys in one slot (BullMQ's scripts touch many at once), and
+      // no version check on the producer: BullMQ's INFO goes to a node socket not yet connected, under the producer's
+      // 1 s command timeout, and one that fails on a busy machine fails the queue for good (BullMQ memoizes its
+      // start-up). The consumer's connection has no timeout and still checks.
+      ...(config.queueBackend === 'redis' && config.redisCluster
+        ? { prefix: CLUSTER_QUEUE_PREFIX, skipVersionCheck: true }
+        : {}),
     };
     const postgres: PostgresQueueOptions = {
-      databaseUrl: options.databaseUrl,
+      // BullMQ's engine LISTENs and pins its schema with a session search_path: not through a transaction
+      // pooler, but over DATABASE_DIRECT_URL when one is set (decision 0108).
+      databaseUrl: config.database.directUrl ?? options.databaseUrl,
       role: options.role,
       sharedSession: config.databaseUrl === null,
     };
@@ -86,7 +94,7 @@ export class QueueModule implements OnApplicationShutdown {
       config.queueBackend === 'redis'
         ? BullModule.forRootAsync({
             inject: [REDIS, REDIS_AVAILABILITY],
-            useFactory: async (redis: Redis | null, availability: RedisAvailability | null) => {
+            useFactory: async (redis: RedisClient | null, availability: RedisAvailability | null) => {
               if (!redis) throw new Error('QUEUE_BACKEND is redis but there is no Redis connection');
               const connection = await redisProducer(redis, availability);
               return { ...shared, engine: 'redis', connection } satisfies EngineQueueOptions as never;

@@ -1,7 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectQueue } from '@nestjs/bullmq';
-import type Redis from 'ioredis';
-import { closeRedis, NO_READY_CHECK, REDIS, REDIS_AVAILABILITY, RedisAvailability } from '../queue/redis';
+import {
+  closeRedis,
+  duplicateRedis,
+  NO_READY_CHECK,
+  REDIS,
+  REDIS_AVAILABILITY,
+  RedisAvailability,
+  RedisClient,
+} from '../queue/redis';
 import { VAULT_CALLBACK_QUEUE, VAULT_FORWARD_QUEUE } from '../queue/queues';
 import {
   batchedEnqueues,
@@ -25,8 +32,8 @@ import { withTimeout } from '../common/with-timeout';
  * moment to connect, so the first requests after start-up find it ready; that never fails start-up (BullMQ's
  * queue waits for it to be ready before its own start-up commands).
  */
-export async function redisProducer(redis: Redis, availability: RedisAvailability | null): Promise<Redis> {
-  const producer = redis.duplicate({
+export async function redisProducer(redis: RedisClient, availability: RedisAvailability | null): Promise<RedisClient> {
+  const producer = duplicateRedis(redis, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     commandTimeout: ENQUEUE_TIMEOUT_MS,
@@ -48,8 +55,8 @@ export async function redisProducer(redis: Redis, availability: RedisAvailabilit
 @Injectable()
 export class RedisForwardQueue extends ForwardQueue {
   readonly backend = 'redis' as const;
-  private readonly producer: Redis;
-  private workerConnection: Redis | null = null;
+  private readonly producer: RedisClient;
+  private workerConnection: RedisClient | null = null;
   private closed: Promise<void> | null = null;
   private readonly adds = batchedEnqueues(() => this.queue);
   /** The producer connection is BullModule's shared one: closed by the forward queue's facade only. */
@@ -57,18 +64,18 @@ export class RedisForwardQueue extends ForwardQueue {
 
   constructor(
     @InjectQueue(VAULT_FORWARD_QUEUE) private readonly queue: EngineQueue,
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisClient,
     @Inject(REDIS_AVAILABILITY) private readonly availability: RedisAvailability | null,
   ) {
     super();
-    this.producer = (queue.opts as unknown as EngineQueueOptions).connection as Redis;
+    this.producer = (queue.opts as unknown as EngineQueueOptions).connection as RedisClient;
     // RedisAvailability logs the outage once; BullMQ re-emits every connection error here.
     this.queue.on('error', () => undefined);
   }
 
   async enqueue(jobId: string, options: EnqueueOptions = {}): Promise<void> {
     const attempt = options.attempt ?? 1;
-    bullJobId(jobId, attempt);
+    bullJobId(jobId, attempt, options.copy);
     if (this.producer.status !== 'ready')
       throw new QueueUnavailableError('redis', `connection ${this.producer.status}`);
     try {
@@ -79,6 +86,7 @@ export class RedisForwardQueue extends ForwardQueue {
           jobId,
           attempt,
           delayMs: Math.max(0, Math.round(options.delayMs ?? 0)),
+          copy: options.copy,
         }),
         ENQUEUE_TIMEOUT_MS,
       );
@@ -104,11 +112,18 @@ export class RedisForwardQueue extends ForwardQueue {
   consumer(concurrency: number, lockMs: number): ConsumerSettings {
     if (this.workerConnection) throw new Error('this queue is consumed already');
     // Blocking commands wait for Redis through an outage; only consumers hold such connections.
-    this.workerConnection = this.redis.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true });
+    this.workerConnection = duplicateRedis(this.redis, { maxRetriesPerRequest: null, enableOfflineQueue: true });
     this.availability?.watch(this.ownsProducer ? 'queue-worker' : 'queue-worker-callbacks', this.workerConnection);
     return {
       queueName: this.queue.name,
-      options: { engine: 'redis', connection: this.workerConnection, concurrency, ...LOCK_OPTIONS(lockMs) },
+      options: {
+        engine: 'redis',
+        connection: this.workerConnection,
+        // The queue's (BullModule's shared configuration): hash-tagged on a Cluster.
+        prefix: this.queue.opts.prefix,
+        concurrency,
+        ...LOCK_OPTIONS(lockMs),
+      },
     };
   }
 
@@ -148,7 +163,7 @@ export class RedisCallbackQueue extends RedisForwardQueue {
 
   constructor(
     @InjectQueue(VAULT_CALLBACK_QUEUE) queue: EngineQueue,
-    @Inject(REDIS) redis: Redis,
+    @Inject(REDIS) redis: RedisClient,
     @Inject(REDIS_AVAILABILITY) availability: RedisAvailability | null,
   ) {
     super(queue, redis, availability);

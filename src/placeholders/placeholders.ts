@@ -286,7 +286,7 @@ export function scanPlaceholders(
 }
 
 /** What a fill does with the scanned text, piece by piece (see walk). */
-interface FillSink {
+export interface FillSink {
   copy(from: number, to: number): void;
   value(match: PlaceholderMatch): void;
 }
@@ -297,7 +297,7 @@ interface FillSink {
  * text), and of an `{% if %}` block only the branch its condition chose (`truthy`) is kept, tags
  * removed. Half-written matches are text (scanText refuses them first).
  */
-function walk(scan: PlaceholderScan, truthy: (match: PlaceholderMatch) => boolean, sink: FillSink): void {
+export function walk(scan: PlaceholderScan, truthy: (match: PlaceholderMatch) => boolean, sink: FillSink): void {
   const skip = ESCAPE_LENGTH[scan.style];
   let at = 0;
   let skipping = false;

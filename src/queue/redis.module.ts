@@ -1,7 +1,13 @@
 import { DynamicModule, Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
-import Redis from 'ioredis';
-import type { RedisSentinelConfig } from '../config/config';
-import { closeRedis, REDIS, REDIS_AVAILABILITY, RedisAvailability, sharedRedis } from './redis';
+import {
+  closeRedis,
+  REDIS,
+  REDIS_AVAILABILITY,
+  RedisAvailability,
+  RedisClient,
+  RedisTopology,
+  sharedRedis,
+} from './redis';
 import { SharedCaches } from './shared-cache';
 
 /**
@@ -11,21 +17,21 @@ import { SharedCaches } from './shared-cache';
 @Global()
 @Module({})
 export class RedisModule implements OnApplicationShutdown {
-  constructor(@Inject(REDIS) private readonly redis: Redis | null) {}
+  constructor(@Inject(REDIS) private readonly redis: RedisClient | null) {}
 
-  static forRoot(url: string | null, sentinel: RedisSentinelConfig | null = null): DynamicModule {
+  static forRoot(url: string | null, topology: RedisTopology = { sentinel: null, cluster: null }): DynamicModule {
     return {
       module: RedisModule,
       providers: [
         {
           provide: REDIS_AVAILABILITY,
-          useFactory: () => (url ? new RedisAvailability(url, sentinel?.password ?? null) : null),
+          useFactory: () => (url ? new RedisAvailability(url, topology.sentinel?.password ?? null) : null),
         },
         {
           provide: REDIS,
           inject: [REDIS_AVAILABILITY],
           useFactory: (availability: RedisAvailability | null) =>
-            url && availability ? availability.watch('shared', sharedRedis(url, sentinel)) : null,
+            url && availability ? availability.watch('shared', sharedRedis(url, topology)) : null,
         },
         SharedCaches,
       ],

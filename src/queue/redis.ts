@@ -1,6 +1,27 @@
 import { Logger } from '@nestjs/common';
-import Redis, { RedisOptions } from 'ioredis';
-import type { RedisSentinelConfig } from '../config/config';
+import Redis, { Cluster, ClusterOptions, RedisOptions } from 'ioredis';
+import type { RedisClusterConfig, RedisSentinelConfig } from '../config/config';
+
+/**
+ * Any connection of ours: one server (REDIS_URL, or the master the sentinels name), or a Redis Cluster
+ * (REDIS_CLUSTER_NODES, decision 0107). Both speak the same commands and events; only duplicate() differs,
+ * so every connection after the shared one is made with duplicateRedis().
+ */
+export type RedisClient = Redis | Cluster;
+
+/** Where the process's Redis is: REDIS_URL's server, through sentinels, or a Cluster (at most one of the two). */
+export interface RedisTopology {
+  sentinel: RedisSentinelConfig | null;
+  cluster: RedisClusterConfig | null;
+}
+
+/**
+ * BullMQ's key prefix on a Cluster. A BullMQ script touches many keys of one queue at once, so they must
+ * hash to one slot: BullMQ's docs ask for a prefix in braces (a hash tag). Both queues share it (one slot,
+ * one master): nothing of ours spans the two, and one slot is one place to look. On one server the
+ * prefix stays BullMQ's default, so an upgrade does not strand the jobs already queued under it.
+ */
+export const CLUSTER_QUEUE_PREFIX = '{vault-forward}';
 
 /** The shared ioredis connection (RedisModule), or null when REDIS_URL is unset. */
 export const REDIS = Symbol('REDIS');
@@ -14,7 +35,7 @@ export const REDIS_AVAILABILITY = Symbol('REDIS_AVAILABILITY');
 export const PUBLISH_TIMEOUT_MS = 500;
 
 /** QUIT waits for a connection that may never come (Redis down); then just drop the socket. */
-export async function closeRedis(client: Redis): Promise<void> {
+export async function closeRedis(client: RedisClient): Promise<void> {
   if (client.status === 'ready') await client.quit().catch(() => client.disconnect());
   else client.disconnect();
 }
@@ -60,9 +81,65 @@ export function sentinelOptions(sentinel: RedisSentinelConfig | null): RedisOpti
   };
 }
 
-/** The process's shared connection: REDIS_URL, through the sentinels when configured. */
-export function sharedRedis(url: string, sentinel: RedisSentinelConfig | null): Redis {
-  return new Redis(url, { ...SHARED_CLIENT_OPTIONS, ...sentinelOptions(sentinel) });
+/**
+ * Cluster mode (decision 0107): ioredis's Cluster learns the slots from the nodes listed, follows MOVED/ASK,
+ * and after a master is lost retries its commands (every 100 ms, up to 16 times) while asking the nodes for
+ * the slots again, so a promoted replica is found without a restart. REDIS_URL gives every node's username,
+ * password and TLS. Options of one connection (timeouts, retries per request) apply to each node's socket;
+ * whether commands wait offline and the ready check are the Cluster's own.
+ */
+export function clusterOptions(url: string, options: RedisOptions): ClusterOptions {
+  const { username, password, protocol } = new URL(url);
+  const { retryStrategy, ...rest } = options;
+  const { redisOptions: node, ...cluster } = splitClusterOptions(rest);
+  return {
+    ...cluster,
+    // Used only when every node is lost (a lost node is left to MOVED and the slots refresh).
+    ...(retryStrategy ? { clusterRetryStrategy: retryStrategy } : {}),
+    // ioredis's 1 s failed on a busy machine. No periodic refresh (slotsRefreshInterval): a refresh in flight at
+    // quit() re-arms its timer and keeps the process alive; MOVED and closed nodes trigger a refresh anyway.
+    slotsRefreshTimeout: 2_000,
+    redisOptions: {
+      ...node,
+      ...(username ? { username: decodeURIComponent(username) } : {}),
+      ...(password ? { password: decodeURIComponent(password) } : {}),
+      ...(protocol === 'rediss:' ? { tls: {} } : {}),
+    },
+  };
+}
+
+/** The process's shared connection: REDIS_URL, through the sentinels or the Cluster when configured. */
+export function sharedRedis(url: string, topology: RedisTopology): RedisClient {
+  if (topology.cluster) return new Cluster(topology.cluster.nodes, clusterOptions(url, SHARED_CLIENT_OPTIONS));
+  return new Redis(url, { ...SHARED_CLIENT_OPTIONS, ...sentinelOptions(topology.sentinel) });
+}
+
+/**
+ * A new connection like `client` with `options` on top: Redis#duplicate(options), or for a Cluster the same
+ * nodes with the options split as clusterOptions() does (Cluster#duplicate takes them in another shape).
+ */
+export function duplicateRedis(client: RedisClient, options: RedisOptions = {}): RedisClient {
+  if (!(client instanceof Cluster)) return client.duplicate(options);
+  return client.duplicate([], splitClusterOptions(options));
+}
+
+/**
+ * Connection options as a Cluster takes them: the offline queue and lazy connection are the Cluster's; the
+ * ready check is both the Cluster's (CLUSTER INFO) and each node socket's (INFO), and off means off for both
+ * (NO_READY_CHECK's reason holds for either); everything else is each node socket's.
+ */
+function splitClusterOptions(options: RedisOptions): ClusterOptions & { redisOptions: RedisOptions } {
+  const { enableOfflineQueue, enableReadyCheck, lazyConnect, ...node } = options;
+  return {
+    ...(enableOfflineQueue === undefined ? {} : { enableOfflineQueue }),
+    ...(enableReadyCheck === undefined ? {} : { enableReadyCheck }),
+    ...(lazyConnect === undefined ? {} : { lazyConnect }),
+    redisOptions: enableReadyCheck === false ? { ...node, enableReadyCheck } : node,
+  };
+}
+
+export function isCluster(client: RedisClient): client is Cluster {
+  return client instanceof Cluster;
 }
 
 /**
@@ -110,7 +187,7 @@ export class RedisAvailability {
     return this.failed.size === 0;
   }
 
-  watch(name: string, client: Redis): Redis {
+  watch<C extends RedisClient>(name: string, client: C): C {
     client.on('error', (error: Error & { code?: string }) =>
       this.fail(name, error.code ?? this.scrub(error.message), error),
     );

@@ -1,8 +1,23 @@
 import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
-import type Redis from 'ioredis';
 import { LRUCache } from 'lru-cache';
 import { Metrics } from '../metrics/metrics.service';
-import { closeRedis, PUBLISHER_OPTIONS, REDIS, REDIS_AVAILABILITY, RedisAvailability } from './redis';
+import {
+  closeRedis,
+  duplicateRedis,
+  isCluster,
+  PUBLISHER_OPTIONS,
+  REDIS,
+  REDIS_AVAILABILITY,
+  RedisAvailability,
+  RedisClient,
+} from './redis';
+
+/**
+ * On a Cluster the subscription lives on one node; when that node is lost ioredis moves it to another,
+ * and notices published in between are lost. Caches start afresh when a node leaves, and once more after
+ * this long, by when the subscription has moved (a reconnection to a live node takes milliseconds).
+ */
+const CLUSTER_RESUBSCRIBE_MS = 1_000;
 
 const CHANNEL = 'vault-forward:cache-invalidation';
 
@@ -109,13 +124,14 @@ export class SharedCaches implements OnModuleDestroy {
   private readonly logger = new Logger('SharedCaches');
   /** Each cache's drop(), by name. */
   private readonly caches = new Map<string, (key: string | null) => void>();
-  private subscriber: Redis | null = null;
-  private publisher: Redis | null = null;
+  private subscriber: RedisClient | null = null;
+  private publisher: RedisClient | null = null;
+  private resubscribeTimer: NodeJS.Timeout | undefined;
   private publisherWasReady = false;
   private subscribed: Promise<void> = Promise.resolve();
 
   constructor(
-    @Inject(REDIS) private readonly redis: Redis | null,
+    @Inject(REDIS) private readonly redis: RedisClient | null,
     @Inject(REDIS_AVAILABILITY) private readonly availability: RedisAvailability | null,
     private readonly metrics: Metrics,
   ) {}
@@ -150,12 +166,13 @@ export class SharedCaches implements OnModuleDestroy {
   async onModuleDestroy(): Promise<void> {
     if (this.subscriber) await closeRedis(this.subscriber);
     if (this.publisher) await closeRedis(this.publisher);
+    clearTimeout(this.resubscribeTimer);
   }
 
-  private publisherClient(): Redis | null {
+  private publisherClient(): RedisClient | null {
     if (!this.redis) return null;
     if (!this.publisher) {
-      const publisher = this.redis.duplicate(PUBLISHER_OPTIONS);
+      const publisher = duplicateRedis(this.redis, PUBLISHER_OPTIONS);
       this.availability?.watch('publisher', publisher);
       publisher.on('ready', () => (this.publisherWasReady = true));
       this.publisher = publisher;
@@ -181,7 +198,7 @@ export class SharedCaches implements OnModuleDestroy {
   private subscribe(): void {
     if (!this.redis || this.subscriber) return;
     // Retried without limit: a subscription that failed at start would otherwise never be made, and nothing waits on it.
-    const subscriber = this.redis.duplicate({ maxRetriesPerRequest: null });
+    const subscriber = duplicateRedis(this.redis, { maxRetriesPerRequest: null });
     this.availability?.watch('subscriber', subscriber);
     this.subscriber = subscriber;
     let connectedBefore = false;
@@ -199,12 +216,23 @@ export class SharedCaches implements OnModuleDestroy {
     });
     subscriber.on('ready', () => {
       // Notices sent while the connection was down are lost: start every cache afresh.
-      if (connectedBefore) for (const drop of this.caches.values()) drop(null);
+      if (connectedBefore) this.dropAll();
       connectedBefore = true;
     });
+    // A Cluster stays ready when one node goes; PUBLISH reaches every node, so only the subscription's own may matter.
+    if (isCluster(subscriber))
+      subscriber.on('-node', () => {
+        this.dropAll();
+        clearTimeout(this.resubscribeTimer);
+        this.resubscribeTimer = setTimeout(() => this.dropAll(), CLUSTER_RESUBSCRIBE_MS).unref();
+      });
     // Not awaited: with Redis down the API still starts, and the TTLs bound staleness. ioredis
     // resubscribes by itself on every reconnection; failures are logged by RedisAvailability.
     this.subscribed = subscriber.subscribe(CHANNEL).then(() => undefined);
     this.subscribed.catch(() => undefined);
+  }
+
+  private dropAll(): void {
+    for (const drop of this.caches.values()) drop(null);
   }
 }

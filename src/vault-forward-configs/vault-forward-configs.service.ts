@@ -10,6 +10,7 @@ import { literalAddress, literalBlockReason } from '../targets/addresses';
 import { DEFAULT_CONFIG_METHODS, hostKey, isInsecureHost } from '../targets/http-methods';
 import { SharedCache, SharedCaches } from '../queue/shared-cache';
 import { Sql } from '../database/sql';
+import { StatementBatcher } from '../common/statement-batcher';
 import { isUniqueViolation } from '../database/errors';
 import { VaultForwardConfig } from './vault-forward-config.entity';
 import { VaultForwardConfigErrors } from './vault-forward-configs.errors';
@@ -24,6 +25,18 @@ import {
 
 /** Bounds staleness when a change notice is missed (no Redis, or a dropped subscription). */
 const CACHE_TTL_MS = 10_000;
+
+interface EnabledConfigRow {
+  merchant_account_id: string;
+  id: string;
+  hosts: string[];
+  methods: string[];
+  response_rules: ResponseRuleInput[];
+  unmatched_pan: UnmatchedPanAction;
+}
+const ENABLED_COLUMNS = 'merchant_account_id, id, hosts, methods, response_rules, unmatched_pan';
+/** Fresh reads per statement at most; a worker runs WORKER_CONCURRENCY attempts at once. */
+const MAX_FRESH_BATCH = 200;
 
 /** What the forwarding hot path needs to know about one enabled config. */
 export interface EnabledConfig {
@@ -57,6 +70,48 @@ export class VaultForwardConfigsService {
     caches: SharedCaches,
   ) {
     this.enabledCache = caches.create('forwarding-configs', { max: 10_000, ttlMs: CACHE_TTL_MS });
+  }
+
+  /**
+   * Fresh reads, group-committed like the forward records (StatementBatcher): a read asked for while
+   * one is in flight joins the next statement, which starts after it was asked for, so it is as fresh
+   * as a read of its own. A queued attempt reads its merchant's configs on every send: one statement
+   * per attempt was half of a worker's statements (docs/benchmarks.md, "Issue 24: this session").
+   */
+  private readonly freshReads = new StatementBatcher<string, EnabledConfig[]>({
+    many: async (merchants) => {
+      const rows = await this.sql.prepared<EnabledConfigRow>(
+        'forwarding.enabled-configs-many',
+        `SELECT ${ENABLED_COLUMNS} FROM vault_forward_configs
+          WHERE merchant_account_id = ANY($1::text[]) AND enabled ORDER BY created_at, id`,
+        [[...new Set(merchants)]],
+      );
+      const byMerchant = new Map<string, EnabledConfigRow[]>();
+      for (const row of rows) {
+        const list = byMerchant.get(row.merchant_account_id);
+        if (list) list.push(row);
+        else byMerchant.set(row.merchant_account_id, [row]);
+      }
+      // One compiled list per merchant, shared by its callers as a cached one is.
+      const compiled = new Map<string, EnabledConfig[]>();
+      return merchants.map((merchant) => {
+        let configs = compiled.get(merchant);
+        if (!configs) compiled.set(merchant, (configs = (byMerchant.get(merchant) ?? []).map(enabledConfig)));
+        return configs;
+      });
+    },
+    one: (merchant) => this.readEnabled(merchant),
+    maxBatch: MAX_FRESH_BATCH,
+  });
+
+  private async readEnabled(merchantAccountId: string): Promise<EnabledConfig[]> {
+    const rows = await this.sql.prepared<EnabledConfigRow>(
+      'forwarding.enabled-configs',
+      `SELECT ${ENABLED_COLUMNS} FROM vault_forward_configs
+        WHERE merchant_account_id = $1 AND enabled ORDER BY created_at, id`,
+      [merchantAccountId],
+    );
+    return rows.map(enabledConfig);
   }
 
   /**
@@ -172,25 +227,9 @@ export class VaultForwardConfigsService {
     const cached = options.fresh ? undefined : this.enabledCache.get(merchantAccountId);
     if (cached) return cached;
     const snapshot = this.enabledCache.snapshot();
-    const rows = await this.sql.prepared<{
-      id: string;
-      hosts: string[];
-      methods: string[];
-      response_rules: ResponseRuleInput[];
-      unmatched_pan: UnmatchedPanAction;
-    }>(
-      'forwarding.enabled-configs',
-      `SELECT id, hosts, methods, response_rules, unmatched_pan FROM vault_forward_configs
-        WHERE merchant_account_id = $1 AND enabled ORDER BY created_at, id`,
-      [merchantAccountId],
-    );
-    const configs = rows.map((r) => ({
-      id: r.id,
-      hosts: new Set(r.hosts),
-      methods: new Set(r.methods),
-      responseRules: compileResponseRules(r.response_rules),
-      unmatchedPan: r.unmatched_pan,
-    }));
+    const configs = options.fresh
+      ? await this.freshReads.run(merchantAccountId)
+      : await this.readEnabled(merchantAccountId);
     this.enabledCache.set(merchantAccountId, configs, snapshot);
     return configs;
   }
@@ -266,4 +305,14 @@ function notFound(id: string): ProblemException {
     VaultForwardConfigErrors.notFound,
     `No forwarding config "${id.slice(0, 64)}" exists in this merchant account.`,
   );
+}
+
+function enabledConfig(r: EnabledConfigRow): EnabledConfig {
+  return {
+    id: r.id,
+    hosts: new Set(r.hosts),
+    methods: new Set(r.methods),
+    responseRules: compileResponseRules(r.response_rules),
+    unmatchedPan: r.unmatched_pan,
+  };
 }

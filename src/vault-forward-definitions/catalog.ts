@@ -128,7 +128,8 @@ export const CATALOG: readonly Definition[] = [
         title: 'Message Level Encryption',
         description:
           'The request body encrypted as a compact JWE (RSA-OAEP-256) to the server encryption key of your project, ' +
-          'with its key id.',
+          'with its key id; with your MLE private key, Visa’s encrypted answers ({"encData": …}) are decrypted ' +
+          'before the response rules and returned in plain.',
         fields: [
           {
             key: 'key_id',
@@ -153,6 +154,14 @@ export const CATALOG: readonly Definition[] = [
             format: 'text',
             secret: false,
             maps_to: 'encryption',
+          },
+          {
+            key: 'client_private_key',
+            display_name: 'Your MLE private key, for encrypted answers (PEM)',
+            required: false,
+            format: 'multiline',
+            secret: true,
+            maps_to: 'response_private_key',
           },
         ],
         settings: { algorithm: 'RSA-OAEP-256' },

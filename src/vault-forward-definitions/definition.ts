@@ -65,7 +65,7 @@ export function customDefinitionId(configId: string): string {
   return `${CUSTOM_PREFIX}${configId}`;
 }
 
-const MULTILINE_FORMATS = new Set(['pem-certificates', 'pem-private-key', 'public-key']);
+const MULTILINE_FORMATS = new Set(['pem-certificates', 'pem-private-key', 'public-key', 'private-key']);
 
 /**
  * The definition of a config made with our own `hosts`: every kind, every field of ours under its own

@@ -1,4 +1,4 @@
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHmac, createSecretKey, randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { LRUCache } from 'lru-cache';
@@ -63,7 +63,8 @@ export class CardVault {
    */
   async fingerprint(merchantAccountId: string, number: string): Promise<string> {
     const key = await this.fingerprintKey(merchantAccountId);
-    return createHmac('sha256', key).update(number).digest('base64url');
+    // A KeyObject, not the Buffer: Node.js 24 checks a Buffer key at ~25 µs a call (docs/decisions/0105).
+    return createHmac('sha256', createSecretKey(key)).update(number).digest('base64url');
   }
 
   private async fingerprintKey(merchantAccountId: string): Promise<Buffer> {

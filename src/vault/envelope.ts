@@ -1,6 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import { decrypt, encrypt, KEY_BYTES } from './aes-gcm';
 import type { MasterKey, VaultKeyring } from './keyring';
+import { randomBytesFromPool } from './random-pool';
 
 /**
  * Envelope encryption with AES-256-GCM: each record has its own random data key, which encrypts the
@@ -29,7 +29,7 @@ function wrapAad(masterKeyId: string, aad: string): string {
 }
 
 export function seal(plaintext: Buffer, aad: string, master: MasterKey): SealedRecord {
-  const dataKey = randomBytes(KEY_BYTES);
+  const dataKey = randomBytesFromPool(KEY_BYTES);
   try {
     return {
       ciphertext: encrypt(dataKey, plaintext, aad),
@@ -135,7 +135,7 @@ function partAad(aad: string, part: string): string {
 }
 
 export function sealParts(plaintexts: Record<string, Buffer | null>, aad: string, master: MasterKey): SealedParts {
-  const dataKey = randomBytes(KEY_BYTES);
+  const dataKey = randomBytesFromPool(KEY_BYTES);
   try {
     const parts: Record<string, Buffer | null> = {};
     for (const [name, plaintext] of Object.entries(plaintexts))

@@ -1,3 +1,4 @@
+import { createSecretKey, type KeyObject } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import type { AppConfig } from '../config/config';
 import { readOrCreateDevSecret } from '../config/dev-secret';
@@ -20,17 +21,22 @@ export interface MasterKey {
 
 /** A raw AES-256 key from VAULT_MASTER_KEYS (or the development key), used in this process's memory. */
 export class EnvMasterKey implements MasterKey {
+  /** Made once: a cipher on a KeyObject skips node:crypto's costly checks of a Buffer key (aes-gcm.ts). */
+  private readonly material: KeyObject;
+
   constructor(
     readonly id: string,
-    private readonly key: Buffer,
-  ) {}
+    key: Buffer,
+  ) {
+    this.material = createSecretKey(key);
+  }
 
   wrap(plaintext: Buffer, aad: string): Buffer {
-    return encrypt(this.key, plaintext, aad);
+    return encrypt(this.material, plaintext, aad);
   }
 
   unwrap(blob: Buffer, aad: string): Buffer | null {
-    return decrypt(this.key, blob, aad);
+    return decrypt(this.material, blob, aad);
   }
 }
 

@@ -71,6 +71,16 @@ export const SEALED_TABLES: readonly SealedTable[] = [
     describe: 'webhook signing secret',
   },
   {
+    name: 'forward_record_bodies',
+    table: 'vault_forward_requests',
+    key: 'id',
+    keyType: 'text',
+    layout: 'record',
+    purpose: 'forward-record-bodies',
+    aadColumns: ['merchant_account_id', 'id'],
+    describe: 'bodies of forward record',
+  },
+  {
     name: 'forward_job_plans',
     table: 'vault_forward_job_plans',
     key: 'job_id',

@@ -56,7 +56,7 @@ export class WebhookSecretsService {
         );
         return rows;
       });
-      await enqueueDeliveries(this.queue, woken, this.logger);
+      await enqueueDeliveries(this.queue, woken, this.logger, { wake: true });
       const row = await this.secrets.findOneByOrFail({ id, merchantAccountId });
       return { ...WebhookSecretResponse.from(row), secret: formatSecret(key) };
     } finally {

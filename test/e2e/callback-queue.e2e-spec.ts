@@ -150,7 +150,6 @@ describe.each(['redis', 'postgres'] as const)('Job-end callbacks on their own qu
       await worker.close();
       if (backend === 'redis') {
         await dropQueueKeys(queueName, REDIS_URL);
-        await dropQueueKeys(`${queueName}${CALLBACK_QUEUE_SUFFIX}`, REDIS_URL);
       }
     }
   });

@@ -9,8 +9,9 @@ import { createApiKey } from '../factories/api-keys';
 import { cardNumber, createCard } from '../factories/cards';
 import { createMerchantAccount } from '../factories/merchant-accounts';
 import { closedPort } from '../support/downstream';
-import { startScriptedDownstream } from '../support/forward-jobs';
+import { queuedForwardEnv, startScriptedDownstream } from '../support/forward-jobs';
 import { http } from '../support/http';
+import { dropQueueKeys } from '../support/redis-keys';
 import { hmac } from '../support/independent-crypto';
 import { startTestApp, TestApp } from '../support/test-app';
 import { waitFor } from '../support/wait';
@@ -57,6 +58,7 @@ function startVerifyingDownstream() {
 
 describe('dashboard (real Chromium against the real API)', () => {
   let t: TestApp;
+  const env = queuedForwardEnv('test-dashboard');
   let browser: Browser;
   let page: Page;
   let downstream: Awaited<ReturnType<typeof startVerifyingDownstream>>;
@@ -78,12 +80,7 @@ describe('dashboard (real Chromium against the real API)', () => {
     mkdirSync(ARTIFACTS, { recursive: true });
     downstream = await startVerifyingDownstream();
     t = await startTestApp({
-      env: {
-        FORWARD_INSECURE_HOSTS: '127.0.0.1',
-        QUEUE_BACKEND: 'redis',
-        FORWARD_QUEUE_NAME: `test-dashboard-${randomUUID()}`,
-        FORWARD_RETRY_BASE_MS: '20',
-      },
+      env,
       // Queued forwards run in this process, so a failed job exists without a worker process.
       imports: [ForwardJobsWorkerModule],
     });
@@ -173,6 +170,7 @@ describe('dashboard (real Chromium against the real API)', () => {
     await browser?.close();
     await t?.close();
     await downstream?.close();
+    await dropQueueKeys(env.FORWARD_QUEUE_NAME);
   });
 
   it('serves /dashboard with a strict CSP, X-Frame-Options DENY, and keeps it out of the API document', async () => {
@@ -480,10 +478,18 @@ describe('dashboard (real Chromium against the real API)', () => {
         .first()
         .getAttribute('aria-expanded'),
     ).toBe('true');
-    await page
+    const charge = page
+      .getByRole('region', { name: 'Forward records' })
       .getByRole('row', { name: /\/charge/ })
-      .first()
-      .waitFor();
+      .first();
+    await charge.waitFor();
+    // Its redacted request and answer (decision 0104): placeholder text where the card number was filled.
+    await charge.getByRole('button', { name: /Request and answer of forward/ }).click();
+    const detail = page.locator('[data-testid^="record-detail-"]').first();
+    await detail.getByText('Request body (as sent)').waitFor();
+    expect(await detail.textContent()).toContain('{"number":"{{ CARD_NUMBER_1 }}"}');
+    expect(await detail.textContent()).toContain('{"verified":true}');
+    expect(await page.content()).not.toContain(card.number);
     await shot('activity');
   });
 

@@ -5,15 +5,17 @@ import { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG } from '../../src/config/config.module';
-import { CallbackDeliveries } from '../../src/forward-callbacks/callback-deliveries';
+import { CallbackDeliveries, SecretCreatedMeanwhile } from '../../src/forward-callbacks/callback-deliveries';
+import { CALLBACK_JOB_NAME, CALLBACK_QUEUE, ForwardQueue } from '../../src/job-queue/forward-queue';
 import { ForwardJobProcessor } from '../../src/forward-jobs/forward-job.processor';
 import { DownstreamClient } from '../../src/outbound/downstream-client';
 import { SecretSealer } from '../../src/vault/secret-sealer';
-import { WebhookSigner } from '../../src/webhook-secrets/webhook-signer';
+import { NoWebhookSecretError, WebhookSigner } from '../../src/webhook-secrets/webhook-signer';
 import { WorkerModule } from '../../src/worker.module';
 import { createApiKey } from '../factories/api-keys';
 import { createMerchantAccount } from '../factories/merchant-accounts';
 import { http } from '../support/http';
+import { dropQueueKeys } from '../support/redis-keys';
 import { LogCapture } from '../support/log-capture';
 import { startTestApp, testConfig, TestApp } from '../support/test-app';
 import { waitFor } from '../support/wait';
@@ -90,13 +92,14 @@ describe('Job-end callbacks (issue 11, item 5: delivery)', () => {
   let merchant: string;
   let token: string;
   const secrets: string[] = [];
+  const queueName = `test-callbacks-${randomUUID()}`;
 
   beforeAll(async () => {
     receiver = await startReceiver();
     const env = {
       FORWARD_INSECURE_HOSTS: '127.0.0.1',
       FORWARD_RETRY_BASE_MS: '50',
-      FORWARD_QUEUE_NAME: `test-callbacks-${randomUUID()}`,
+      FORWARD_QUEUE_NAME: queueName,
     };
     t = await startTestApp({ env });
     const config = testConfig(env);
@@ -125,6 +128,7 @@ describe('Job-end callbacks (issue 11, item 5: delivery)', () => {
     await worker?.close();
     await t?.close();
     await new Promise((resolve) => receiver?.server.close(resolve));
+    await dropQueueKeys(queueName);
   });
 
   const deliveriesTo = (path: string) => receiver.received.filter((r) => r.url === path);
@@ -373,24 +377,45 @@ describe('Job-end callbacks (issue 11, item 5: delivery)', () => {
     }
   });
 
-  it('without a webhook secret a callback waits, uncounted, and is delivered once one is created (issue 19)', async () => {
-    const lonely = (await createMerchantAccount(t)).id;
-    const lonelyToken = await (await createApiKey(t, lonely)).token();
-    const deliveries = t.get(CallbackDeliveries);
+  /**
+   * A callback of a merchant account that has no webhook secret yet, stored through `deliveries` (the
+   * app's own by default), and its row as the database has it.
+   */
+  async function secretlessDelivery(n: number, deliveries = t.get(CallbackDeliveries)) {
+    const merchantAccountId = (await createMerchantAccount(t)).id;
+    const merchantToken = await (await createApiKey(t, merchantAccountId)).token();
     const path = `/hook/${randomUUID()}`;
-    const messageId = await deliveries.deliver(lonely, `http://127.0.0.1:${receiver.port}${path}`, { n: 5 });
+    const messageId = await deliveries.deliver(merchantAccountId, `http://127.0.0.1:${receiver.port}${path}`, { n });
     const row = () =>
       t.db
         .query(
-          `SELECT state, attempts, last_error, next_attempt_at = 'infinity' AS waiting
+          `SELECT id, state, attempts, last_error, next_attempt_at = 'infinity' AS waiting, next_attempt_at <= now() AS due
              FROM vault_forward_callback_deliveries WHERE message_id = $1`,
           [messageId],
         )
-        .then((rows: Array<Record<string, unknown>>) => rows[0]);
+        .then(
+          (
+            rows: Array<{
+              id: string;
+              state: string;
+              attempts: number;
+              last_error: string;
+              waiting: boolean;
+              due: boolean;
+            }>,
+          ) => rows[0],
+        );
+    const createSecret = () => http(t.url, '/vault-forward/webhook-secrets', { method: 'POST', token: merchantToken });
+    return { path, messageId, row, createSecret };
+  }
+
+  it('without a webhook secret a callback waits, uncounted, and is delivered once one is created (issue 19)', async () => {
+    const deliveries = t.get(CallbackDeliveries);
+    const { path, messageId, row, createSecret } = await secretlessDelivery(5);
     await until(row, (r) => r?.waiting === true);
     // However many housekeeping sweeps run, nothing is sent and no attempt is spent.
     for (let i = 0; i < 3; i++) await deliveries.sweep();
-    expect(await row()).toEqual({
+    expect(await row()).toMatchObject({
       state: 'pending',
       attempts: 0,
       last_error: expect.stringContaining('webhook signing secret'),
@@ -398,7 +423,7 @@ describe('Job-end callbacks (issue 11, item 5: delivery)', () => {
     });
     expect(deliveriesTo(path)).toHaveLength(0);
 
-    const created = await http(t.url, '/vault-forward/webhook-secrets', { method: 'POST', token: lonelyToken });
+    const created = await createSecret();
     expect(created.status).toBe(201);
     const [delivery] = await until(
       () => deliveriesTo(path),
@@ -407,6 +432,51 @@ describe('Job-end callbacks (issue 11, item 5: delivery)', () => {
     expect(delivery.headers['webhook-id']).toBe(messageId);
     expect(verifiedBy([created.body.secret], delivery.headers, delivery.body)).toBe(1);
     expect(await until(row, (r) => r?.state === 'delivered')).toMatchObject({ state: 'delivered', attempts: 1 });
+  });
+
+  it("a secret created while the waiting try's BullMQ job is still held wakes the callback at once, not at the next sweep", async () => {
+    const { path, row, createSecret } = await secretlessDelivery(7);
+    const { id } = await until(row, (r) => r?.waiting === true);
+    // BullMQ holds job <id>.1 as when the try that put the delivery off is still finishing (here delayed
+    // for two minutes, so that only the wake-up can deliver within the test's 15 s).
+    await t.get<ForwardQueue>(CALLBACK_QUEUE).enqueue(id, { name: CALLBACK_JOB_NAME, attempt: 1, delayMs: 120_000 });
+    expect((await createSecret()).status).toBe(201);
+
+    await until(
+      () => deliveriesTo(path),
+      (d) => d.length === 1,
+    );
+    expect(await until(row, (r) => r?.state === 'delivered')).toMatchObject({ state: 'delivered', attempts: 1 });
+  });
+
+  it('a try that finds no secret, one created before it puts itself off, runs again instead of waiting for a sweep', async () => {
+    // The signer looks, finds nothing, and the secret is created right after: the window between the
+    // signing and the put-off's lock, made certain here.
+    let createSecret: () => Promise<{ status: number }> = () => Promise.reject(new Error('not yet'));
+    const lateSigner = Object.create(t.get(WebhookSigner), {
+      signWebhook: {
+        value: async () => {
+          expect((await createSecret()).status).toBe(201);
+          throw new NoWebhookSecretError();
+        },
+      },
+    }) as WebhookSigner;
+    const queueless = new CallbackDeliveries(
+      t.get(DataSource),
+      t.get(SecretSealer),
+      lateSigner,
+      t.get(DownstreamClient),
+      t.get(APP_CONFIG),
+    );
+    const delivery = await secretlessDelivery(8, queueless);
+    createSecret = delivery.createSecret;
+    const { id } = await delivery.row();
+    // The processor puts the job off at once on this error (no try spent); the row is due, attempt 1 free.
+    await expect(queueless.handle({ jobId: id, attempt: 1 })).rejects.toBeInstanceOf(SecretCreatedMeanwhile);
+    expect(await delivery.row()).toMatchObject({ state: 'pending', attempts: 0, waiting: false, due: true });
+    // The same job run again claims attempt 1 and delivers.
+    await t.get(CallbackDeliveries).handle({ jobId: id, attempt: 1 });
+    expect(deliveriesTo(delivery.path)).toHaveLength(1);
   });
 
   it('a callback still waiting for a webhook secret after FORWARD_JOB_RETENTION ends failed, saying why (issue 19)', async () => {

@@ -1,10 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { createApiKey } from '../factories/api-keys';
-import { createMerchantAccount } from '../factories/merchant-accounts';
-import { startScriptedDownstream, startWorker, WorkerProcess, queuedLoad } from '../support/forward-jobs';
+import {
+  expectEachSucceededOnce,
+  FAILOVER_QUEUE_ENV,
+  QueuedLoad,
+  QueuedStack,
+  startQueuedStack,
+  startWorker,
+} from '../support/forward-jobs';
 import { http } from '../support/http';
 import { PrivateRedis } from '../support/private-redis';
-import { startTestApp, TestApp } from '../support/test-app';
 import { waitFor } from '../support/wait';
 
 const ENDED = ['succeeded', 'failed', 'cancelled'];
@@ -17,55 +21,30 @@ const ENDED = ['succeeded', 'failed', 'cancelled'];
  */
 describe('Queued forwards survive a Redis restart that loses its data', () => {
   let redis: PrivateRedis;
-  let t: TestApp;
-  let worker: WorkerProcess;
-  let downstream: Awaited<ReturnType<typeof startScriptedDownstream>>;
-  let token: string;
-  let merchant: string;
-  let env: Record<string, string>;
+  let stack: QueuedStack;
 
   beforeAll(async () => {
     redis = await PrivateRedis.start();
-    downstream = await startScriptedDownstream();
     // Slow answers and few slots: a backlog waits in Redis when it dies.
-    downstream.script('/load', [{ status: 200, body: '{"ok":true}', delayMs: 40 }]);
-    env = {
-      QUEUE_BACKEND: 'redis',
-      REDIS_URL: redis.url,
-      FORWARD_QUEUE_NAME: `test-redis-restart-${randomUUID()}`,
-      FORWARD_RETRY_BASE_MS: '20',
-      FORWARD_INSECURE_HOSTS: '127.0.0.1',
-      FORWARD_JOB_OVERDUE: '2s',
-      FORWARD_JOB_SWEEP_INTERVAL: '1s',
-      WORKER_CONCURRENCY: '4',
-      QUEUE_LOCK_DURATION_MS: '2000',
-    };
-    t = await startTestApp({ env });
-    worker = await startWorker(env);
-    merchant = (await createMerchantAccount(t)).id;
-    token = await (await createApiKey(t, merchant)).token();
-    expect(
-      (
-        await http(t.url, '/vault-forward/configs', {
-          method: 'POST',
-          token,
-          body: { display_name: 'x', hosts: [`127.0.0.1:${downstream.port}`], methods: ['POST', 'PUT'] },
-        })
-      ).status,
-    ).toBe(201);
+    stack = await startQueuedStack(
+      {
+        ...FAILOVER_QUEUE_ENV,
+        REDIS_URL: redis.url,
+        FORWARD_QUEUE_NAME: `test-redis-restart-${randomUUID()}`,
+        WORKER_CONCURRENCY: '4',
+      },
+      { loadDelayMs: 40, methods: ['POST', 'PUT'] },
+    );
   }, 90_000);
 
   afterAll(async () => {
-    if (worker && worker.child.exitCode === null && worker.child.signalCode === null) await worker.kill();
-    await t?.close();
-    await downstream?.close();
+    await stack?.close();
     await redis?.kill();
   }, 30_000);
 
-  const load = (count: number) => queuedLoad(t.url, token, `${downstream.url}/load`, count);
-
   it('kills Redis under load and starts it again empty: every accepted job ends succeeded, each sent exactly once', async () => {
-    const before = await load(160);
+    const { t, merchant } = stack;
+    const before = await stack.load(160);
     expect(before.refused).toBe(0);
     // What the restart takes away: jobs accepted and still waiting in Redis.
     const waiting = Number(
@@ -79,101 +58,78 @@ describe('Queued forwards survive a Redis restart that loses its data', () => {
     expect(waiting).toBeGreaterThan(20);
 
     await redis.kill();
-    const during = await load(20);
+    const during = await stack.load(20);
     await redis.restart();
     // Load goes on while the API and the worker reconnect: refused with 503 until the API's producer is back
     // (ioredis retries with a growing delay, so that can take a second or two), then accepted again.
-    const after = { accepted: [] as string[], refused: 0 };
+    const after: QueuedLoad[] = [];
+    const acceptedAfter = () => after.reduce((n, batch) => n + batch.accepted.length, 0);
     const deadline = Date.now() + 20_000;
-    while (after.accepted.length < 120 && Date.now() < deadline) {
-      const batch = await load(20);
-      after.accepted.push(...batch.accepted);
-      after.refused += batch.refused;
+    while (acceptedAfter() < 120 && Date.now() < deadline) {
+      const batch = await stack.load(20);
+      after.push(batch);
       if (batch.accepted.length === 0) await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    const accepted = [...before.accepted, ...during.accepted, ...after.accepted];
-    expect(after.accepted.length).toBeGreaterThanOrEqual(120);
+    expect(acceptedAfter()).toBeGreaterThanOrEqual(120);
 
-    await waitFor(
-      async () => {
-        const [row] = await t.db.query(
-          `SELECT count(*) AS n FROM vault_forward_jobs WHERE id = ANY($1::uuid[]) AND status = ANY($2::text[])`,
-          [accepted, ENDED],
-        );
-        return Number(row.n) === accepted.length;
-      },
-      { timeoutMs: 90_000, what: `all ${accepted.length} accepted jobs to end` },
-    );
-    const rows = await t.db.query<Array<{ status: string; attempts: number }>>(
-      `SELECT status, jsonb_array_length(attempts) AS attempts FROM vault_forward_jobs WHERE id = ANY($1::uuid[])`,
-      [accepted],
-    );
-    expect(rows).toHaveLength(accepted.length);
-    expect(rows.filter((r) => r.status !== 'succeeded' || Number(r.attempts) !== 1)).toEqual([]);
-    // A 503 kept no job, so the merchant's jobs are exactly the accepted ones (the run's database is shared by its
-    // test files); and no job was sent twice.
-    expect(
-      Number(
-        (await t.db.query(`SELECT count(*) AS n FROM vault_forward_jobs WHERE merchant_account_id = $1`, [merchant]))[0]
-          .n,
-      ),
-    ).toBe(accepted.length);
-    expect(downstream.requestsTo('/load')).toHaveLength(accepted.length);
+    await expectEachSucceededOnce(stack, [before, during, ...after], { timeoutMs: 90_000 });
     // The lost ones came back through the sweep, not by chance.
-    expect(worker.output()).toMatch(/overdue for their attempt, or running with a lapsed lease, were enqueued again/);
+    expect(stack.worker.output()).toMatch(
+      /overdue for their attempt, or running with a lapsed lease, were enqueued again/,
+    );
   }, 180_000);
 
   /** A queued PUT to `path` (scripted to hold it first); resolves with the job's id once the downstream holds the request. */
   async function running(path: string): Promise<string> {
-    const accepted = await http(t.url, '/vault-forward', {
+    const accepted = await http(stack.t.url, '/vault-forward', {
       method: 'POST',
-      token,
+      token: stack.token,
       headers: {
         prefer: 'respond-async',
-        'x-vault-forward-url': `${downstream.url}${path}`,
+        'x-vault-forward-url': `${stack.downstream.url}${path}`,
         'x-vault-forward-http-method': 'PUT',
       },
       body: { path },
     });
     expect(accepted.status).toBe(202);
-    await waitFor(() => downstream.requestsTo(path).length === 1, { what: `the attempt to reach ${path}` });
+    await waitFor(() => stack.downstream.requestsTo(path).length === 1, { what: `the attempt to reach ${path}` });
     return accepted.body.id as string;
   }
 
   const jobRow = async (id: string) =>
     (
-      await t.db.query<
+      await stack.t.db.query<
         Array<{ status: string; attempts: Array<{ status: number | null; error_type: string | null }> }>
       >(`SELECT status, attempts FROM vault_forward_jobs WHERE id = $1`, [id])
     )[0];
 
   it('a job running when its worker is killed and Redis loses its data is taken again once its lease lapses', async () => {
-    downstream.script('/held', [{ hold: true }, { status: 200, body: '{"second":true}' }]);
+    stack.downstream.script('/held', [{ hold: true }, { status: 200, body: '{"second":true}' }]);
     const id = await running('/held');
     // Both at once: BullMQ's copy of the running job (and its lock) gone with Redis, its worker gone too.
     // Only the row's lease says the attempt is not running any more.
-    await worker.kill();
+    await stack.worker.kill();
     await redis.kill();
     await redis.restart();
     expect((await jobRow(id)).status).toBe('running');
-    worker = await startWorker(env);
+    stack.worker = await startWorker(stack.env);
     const ended = await waitFor(async () => ENDED.includes((await jobRow(id)).status) && jobRow(id), {
       timeoutMs: 30_000,
       what: 'the job to end',
     });
     expect(ended.status).toBe('succeeded');
     expect(ended.attempts.map((a) => a.error_type ?? a.status)).toEqual(['worker-lost', 200]);
-    expect(downstream.requestsTo('/held')).toHaveLength(2);
-    expect(worker.output()).toMatch(/running with a lapsed lease, were enqueued again/);
+    expect(stack.downstream.requestsTo('/held')).toHaveLength(2);
+    expect(stack.worker.output()).toMatch(/running with a lapsed lease, were enqueued again/);
   }, 90_000);
 
   it('a job still running while Redis loses its data keeps its lease, renewed by its worker: it is not sent twice', async () => {
-    downstream.script('/long', [{ hold: true }]);
+    stack.downstream.script('/long', [{ hold: true }]);
     const id = await running('/long');
     const lease = async () =>
       Number(
         (
-          await t.db.query<Array<{ ms: number }>>(
+          await stack.t.db.query<Array<{ ms: number }>>(
             `SELECT extract(epoch FROM lease_expires_at) * 1000 AS ms FROM vault_forward_jobs WHERE id = $1`,
             [id],
           )
@@ -185,7 +141,7 @@ describe('Queued forwards survive a Redis restart that loses its data', () => {
     // Well past the first lease (2 s), with the sweep running every second: renewed, so never enqueued again.
     await waitFor(async () => (await lease()) > first + 4_000, { timeoutMs: 15_000, what: 'the lease to be renewed' });
     // (The previous test's held request is in the list too, its connection long closed.)
-    downstream.held
+    stack.downstream.held
       .find((held) => held.req.url === '/long')!
       .writeHead(200)
       .end('late but once');
@@ -194,6 +150,6 @@ describe('Queued forwards survive a Redis restart that loses its data', () => {
       what: 'the job to end',
     });
     expect(ended).toMatchObject({ status: 'succeeded', attempts: [{ status: 200 }] });
-    expect(downstream.requestsTo('/long')).toHaveLength(1);
+    expect(stack.downstream.requestsTo('/long')).toHaveLength(1);
   }, 60_000);
 });

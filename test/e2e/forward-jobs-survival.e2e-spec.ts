@@ -1,8 +1,8 @@
-import { randomUUID } from 'node:crypto';
 import { createApiKey } from '../factories/api-keys';
 import { createMerchantAccount } from '../factories/merchant-accounts';
-import { startScriptedDownstream, startWorker, WorkerProcess } from '../support/forward-jobs';
+import { queuedForwardEnv, startScriptedDownstream, startWorker, WorkerProcess } from '../support/forward-jobs';
 import { expectProblem, http, HttpResult } from '../support/http';
+import { dropQueueKeys } from '../support/redis-keys';
 import { TcpProxy } from '../support/tcp-proxy';
 import { startTestApp, TestApp } from '../support/test-app';
 import { waitFor } from '../support/wait';
@@ -19,12 +19,7 @@ describe('Queued forwards survive their workers and their queue', () => {
   let downstream: Awaited<ReturnType<typeof startScriptedDownstream>>;
   let token: string;
   const workers: WorkerProcess[] = [];
-  const env = {
-    QUEUE_BACKEND: 'redis',
-    FORWARD_QUEUE_NAME: `test-survival-${randomUUID()}`,
-    FORWARD_RETRY_BASE_MS: '20',
-    FORWARD_INSECURE_HOSTS: '127.0.0.1',
-  };
+  const env = queuedForwardEnv('test-survival');
 
   async function worker(): Promise<WorkerProcess> {
     const started = await startWorker(env);
@@ -61,6 +56,7 @@ describe('Queued forwards survive their workers and their queue', () => {
     await t?.close();
     await downstream?.close();
     await proxy?.close();
+    await dropQueueKeys(env.FORWARD_QUEUE_NAME);
   }, 30_000);
 
   const queue = (path: string, extra: Record<string, string> = {}) =>

@@ -5,21 +5,15 @@ import { ForwardQueue } from '../../src/job-queue/forward-queue';
 import { createApiKey } from '../factories/api-keys';
 import { cardNumber, createCard } from '../factories/cards';
 import { createMerchantAccount } from '../factories/merchant-accounts';
-import { startScriptedDownstream, startWorker } from '../support/forward-jobs';
+import { queuedForwardEnv, startScriptedDownstream, startWorker, stopQueuedSetup } from '../support/forward-jobs';
 import { expectProblem, http, HttpResult } from '../support/http';
 import { hmac } from '../support/independent-crypto';
 import { startTestApp, TestApp } from '../support/test-app';
-import { dropQueueKeys } from '../support/redis-keys';
 import { waitFor } from '../support/wait';
 
 /** One API, one real worker process and a scripted downstream, on a queue of this run's own. */
 async function setUp(backend: 'redis' | 'postgres') {
-  const env = {
-    QUEUE_BACKEND: backend,
-    FORWARD_QUEUE_NAME: `test-jobs-${randomUUID()}`,
-    FORWARD_RETRY_BASE_MS: '20',
-    FORWARD_INSECURE_HOSTS: '127.0.0.1',
-  };
+  const env = queuedForwardEnv('test-jobs', backend);
   const downstream = await startScriptedDownstream();
   const t = await startTestApp({ env });
   const worker = await startWorker(env);
@@ -85,15 +79,6 @@ async function deliverEndedAttemptAgain(s: Setup, path: string, held: (bullJobId
   expect(after).toMatchObject({ status: 'succeeded', attempts: [{ status: 200 }] });
 }
 
-async function teardown(s: Setup | undefined) {
-  if (!s) return;
-  s.worker.child.kill('SIGTERM');
-  await s.worker.exited;
-  await s.t.close();
-  await s.downstream.close();
-  if (s.env.QUEUE_BACKEND === 'redis') await dropQueueKeys(s.env.FORWARD_QUEUE_NAME);
-}
-
 describe('Queued forwards (Prefer: respond-async) with a real worker, on Redis', () => {
   let s: Setup;
 
@@ -101,7 +86,7 @@ describe('Queued forwards (Prefer: respond-async) with a real worker, on Redis',
     s = await setUp('redis');
   }, 90_000);
 
-  afterAll(async () => teardown(s), 30_000);
+  afterAll(async () => stopQueuedSetup(s), 30_000);
 
   it('answers 202 with the job, Location and Preference-Applied; the worker sends it, the job ends succeeded with the answer', async () => {
     const accepted = await queue(s, '/charge?x=1', { headers: { prefer: 'wait=5, Respond-Async' } });
@@ -516,7 +501,7 @@ describe('Queued forwards on PostgreSQL (QUEUE_BACKEND=postgres)', () => {
     s = await setUp('postgres');
   }, 90_000);
 
-  afterAll(async () => teardown(s), 30_000);
+  afterAll(async () => stopQueuedSetup(s), 30_000);
 
   it('the 202 flow, a retried 503 and a 400 end as on Redis', async () => {
     s.downstream.script('/pg-flaky', [{ status: 503 }, { status: 200, body: '{"ok":1}' }]);

@@ -684,7 +684,7 @@ describe('POST /vault-forward against real downstream servers', () => {
     });
   });
 
-  it('records every forward without bodies or header values, readable through /vault-forward/requests', async () => {
+  it('records every forward, with no credential, query or card number even in the bodies it keeps (decision 0104)', async () => {
     const ok = await forward({
       url: `${plain.url}/echo?secret=query`,
       method: 'PUT',

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { createServer, Server } from 'node:https';
 import { join } from 'node:path';
 import { getToken, JWTScope } from '@gr4vy/sdk';
-import { compactDecrypt, importPKCS8 } from 'jose';
+import { CompactEncrypt, compactDecrypt, importPKCS8 } from 'jose';
 import { CATALOG } from '../../src/vault-forward-definitions/catalog';
 import { createApiKey } from '../factories/api-keys';
 import { cardNumber, createCard } from '../factories/cards';
@@ -56,6 +56,9 @@ describe('Gr4vy’s mle method on a config of the Visa definition, forwarded and
   const address = `127.${randomInt(1, 255)}.${randomInt(0, 256)}.${randomInt(1, 255)}`;
   const lookup = dns.lookup;
   const recipient = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  /** The merchant's MLE key pair: Visa encrypts its answers to the public half (decision 0103). */
+  const merchantMle = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const merchantMlePem = merchantMle.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
   let port = 443;
   const definitionId = `visa-port-${randomInt(1, 1_000_000)}`;
   const definitionOf = () => (port === 443 ? 'visa' : definitionId);
@@ -72,8 +75,14 @@ describe('Gr4vy’s mle method on a config of the Visa definition, forwarded and
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
         received.push({ url: req.url!, headers: req.headers, body: Buffer.concat(chunks).toString('latin1') });
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end('{"status":"accepted"}');
+        // Visa's MLE answer: {"encData": "<compact JWE>"} to the merchant's key, encrypted with jose here.
+        void new CompactEncrypt(Buffer.from('{"status":"accepted"}'))
+          .setProtectedHeader({ alg: 'RSA-OAEP-256', enc: 'A128GCM' })
+          .encrypt(merchantMle.publicKey)
+          .then((encData) => {
+            res.writeHead(200, { 'content-type': 'application/json' });
+            res.end(JSON.stringify({ encData }));
+          });
       });
     });
     port = await listen(https, 443, address).then(
@@ -128,12 +137,17 @@ describe('Gr4vy’s mle method on a config of the Visa definition, forwarded and
     });
   });
 
-  it('creates the config from the definition, adds mle with fields[], and the downstream decrypts the card number', async () => {
+  it('adds mle with fields[] to a config of the definition; the downstream decrypts the card number, we decrypt its answer', async () => {
     const definition = await http(t.url, `/vault-forward/definitions/${definitionOf()}`, { token });
     expect(definition.status).toBe(200);
     expectGr4vy('PCIForwardDefinition', definition.body);
     const mle = definition.body.authentications.find((a: { kind: string }) => a.kind === 'mle');
-    expect(mle.fields.map((f: { key: string }) => f.key)).toEqual(['key_id', 'server_public_key', 'encryption']);
+    expect(mle.fields.map((f: { key: string }) => f.key)).toEqual([
+      'key_id',
+      'server_public_key',
+      'encryption',
+      'client_private_key',
+    ]);
     expect(definition.body.hosts).toContain(port === 443 ? `https://${HOST}` : `https://${HOST}:${port}`);
 
     const config = await http(t.url, '/vault-forward/configs', {
@@ -154,6 +168,7 @@ describe('Gr4vy’s mle method on a config of the Visa definition, forwarded and
           { key: 'key_id', value: 'mle-key-2026' },
           { key: 'server_public_key', value: publicKeyPem },
           { key: 'encryption', value: 'A256GCM' },
+          { key: 'client_private_key', value: merchantMlePem },
         ],
       },
     });
@@ -164,6 +179,10 @@ describe('Gr4vy’s mle method on a config of the Visa definition, forwarded and
       kind: 'mle',
       display_name: 'Visa MLE',
     });
+    // The key is sealed: only its facts come back, under the definition's keys nothing secret.
+    expect(method.text).not.toContain(merchantMlePem.split('\n')[3]);
+    expect(method.body.fields.map((f: { key: string }) => f.key)).not.toContain('client_private_key');
+    expect(method.body.details.response_private_key).toMatchObject({ type: 'rsa', size_bits: 2048 });
 
     const number = cardNumber('4', 16);
     const card = await createCard(t, merchant, { number, expiration_date: '09/31' });
@@ -180,6 +199,7 @@ describe('Gr4vy’s mle method on a config of the Visa definition, forwarded and
       rawBody: '{"recipientPrimaryAccountNumber":"{{ CARD_NUMBER_1 }}","amount":"10.00"}',
     });
     expect(forwarded.status).toBe(200);
+    // Decrypted with the method's client_private_key before it came back.
     expect(forwarded.body).toEqual({ status: 'accepted' });
 
     expect(received).toHaveLength(1);

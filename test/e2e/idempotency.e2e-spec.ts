@@ -9,6 +9,7 @@ import { createForwardingMerchant } from '../factories/forwarding-merchants';
 import { createMerchantAccount } from '../factories/merchant-accounts';
 import { Downstream, startHttpDownstream } from '../support/downstream';
 import { expectProblem, http } from '../support/http';
+import { dropQueueKeys } from '../support/redis-keys';
 import { startTestApp, TestApp } from '../support/test-app';
 
 /** A Luhn-valid number, sent as a JSON number: unmatched_pan "mask" turns it into a quoted string, 2 bytes longer. */
@@ -288,13 +289,12 @@ describe('Idempotency-Key on POST /vault-forward with Prefer: respond-async', ()
   let token: string;
   let cardId: string;
   let merchant: string;
+  const queueName = `test-idem-${randomUUID()}`;
 
   beforeAll(async () => {
     downstream = await startHttpDownstream();
     // A queue of this file's own, with no worker: jobs stay queued, which is all idempotency needs.
-    t = await startTestApp({
-      env: { FORWARD_INSECURE_HOSTS: '127.0.0.1', FORWARD_QUEUE_NAME: `test-idem-${randomUUID()}` },
-    });
+    t = await startTestApp({ env: { FORWARD_INSECURE_HOSTS: '127.0.0.1', FORWARD_QUEUE_NAME: queueName } });
     merchant = (await createMerchantAccount(t)).id;
     token = await (await createApiKey(t, merchant)).token();
     const created = await http(t.url, '/vault-forward/configs', {
@@ -308,6 +308,7 @@ describe('Idempotency-Key on POST /vault-forward with Prefer: respond-async', ()
   afterAll(async () => {
     await t?.close();
     await downstream?.close();
+    await dropQueueKeys(queueName);
   });
 
   function queue(key: string, body: string) {

@@ -1,21 +1,23 @@
-import { createApiKey } from '../factories/api-keys';
 import { cardNumber, createCard } from '../factories/cards';
 import { createCheckoutSession } from '../factories/checkout-sessions';
-import { createMerchantAccount } from '../factories/merchant-accounts';
-import { randomBytes, randomUUID } from 'node:crypto';
-import { startScriptedDownstream, startWorker, Step, WorkerProcess } from '../support/forward-jobs';
+import { createMerchantWithConfig, createMerchantWithToken } from '../factories/forwarding-merchants';
+import { randomBytes } from 'node:crypto';
+import {
+  endedJob,
+  queuedForwardEnv,
+  startScriptedDownstream,
+  startWorker,
+  Step,
+  WorkerProcess,
+} from '../support/forward-jobs';
 import { expectProblem, http } from '../support/http';
 import { dropQueueKeys } from '../support/redis-keys';
 import { startTestApp, TestApp } from '../support/test-app';
-import { waitFor } from '../support/wait';
 
 /** Network tokens of stored cards and the placeholders they fill (issue 23, item 2). */
 describe('network tokens', () => {
   const env = {
-    QUEUE_BACKEND: 'redis',
-    FORWARD_QUEUE_NAME: `test-jobs-${randomUUID()}`,
-    FORWARD_RETRY_BASE_MS: '20',
-    FORWARD_INSECURE_HOSTS: '127.0.0.1',
+    ...queuedForwardEnv(),
     // The token requestor is a path of the local downstream (set once it listens); decision 0100.
     NETWORK_TOKEN_REQUESTOR_URL: '',
     NETWORK_TOKEN_REQUESTOR_AUTHORIZATION: 'Bearer requestor-secret-7f3a',
@@ -32,14 +34,7 @@ describe('network tokens', () => {
     env.NETWORK_TOKEN_REQUESTOR_URL = `${downstream.url}/token-requestor`;
     t = await startTestApp({ env });
     worker = await startWorker(env);
-    merchant = (await createMerchantAccount(t)).id;
-    token = await (await createApiKey(t, merchant)).token();
-    const config = await http(t.url, '/vault-forward/configs', {
-      method: 'POST',
-      token,
-      body: { display_name: 'Tokens', hosts: [`127.0.0.1:${downstream.port}`] },
-    });
-    expect(config.status).toBe(201);
+    ({ id: merchant, token } = await createMerchantWithConfig(t, downstream.port, 'Tokens'));
   }, 90_000);
 
   afterAll(async () => {
@@ -115,8 +110,7 @@ describe('network tokens', () => {
 
   it("another merchant's card cannot receive, list or use a token", async () => {
     const card = await createCard(t, merchant);
-    const stranger = await createMerchantAccount(t);
-    const strangerToken = await (await createApiKey(t, stranger.id)).token();
+    const { token: strangerToken } = await createMerchantWithToken(t);
     const list = await http(t.url, `/payment-methods/${card.id}/network-tokens`, { token: strangerToken });
     expectProblem(list, 404, 'payment-method-not-found');
   });
@@ -187,13 +181,7 @@ describe('network tokens', () => {
       const body = '{"t":"{{ CARD_NETWORK_TOKEN_1 }}","e":"{{ CARD_NETWORK_TOKEN_EXPIRATION_DATE_MMYY_1 }}"}';
       const accepted = await forward([withToken.id], body, true);
       expect(accepted.status).toBe(202);
-      const job = await waitFor(
-        async () => {
-          const read = await http(t.url, `/vault-forward/jobs/${accepted.body.id}`, { token });
-          return ['succeeded', 'failed'].includes(read.body.status) && read;
-        },
-        { timeoutMs: 20_000, what: 'the queued forward to end' },
-      );
+      const job = await endedJob(t.url, token, accepted.body.id);
       expect(job.body.status).toBe('succeeded');
       expect(JSON.parse(JSON.parse(job.body.response.body).echo)).toEqual({ t: withToken.value, e: '0328' });
       const refused = await forward([without], '{"t":"{{ CARD_NETWORK_TOKEN_1 }}"}', true);
@@ -309,13 +297,7 @@ describe('network tokens', () => {
         downstream.script('/token-requestor', [{ status: 200, body: JSON.stringify({ cryptogram: issued }) }]);
         const accepted = await quiet([withToken.id], '{"c":"{{ CARD_CRYPTOGRAM_1 }}"}', { prefer: 'respond-async' });
         expect(accepted.status).toBe(202);
-        const job = await waitFor(
-          async () => {
-            const read = await http(t.url, `/vault-forward/jobs/${accepted.body.id}`, { token });
-            return ['succeeded', 'failed'].includes(read.body.status) && read;
-          },
-          { timeoutMs: 20_000, what: 'the queued forward to end' },
-        );
+        const job = await endedJob(t.url, token, accepted.body.id);
         expect(job.body.status).toBe('succeeded');
         expect(lastSent()).toEqual({ c: issued });
         const rows = await t.db.query(

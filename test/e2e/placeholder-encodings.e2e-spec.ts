@@ -1,15 +1,12 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { createServer, Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
-import { createApiKey } from '../factories/api-keys';
-import { cardNumber, createCard } from '../factories/cards';
-import { createMerchantAccount } from '../factories/merchant-accounts';
-import { startWorker, WorkerProcess } from '../support/forward-jobs';
+import { createCard, storeCard } from '../factories/cards';
+import { createMerchantWithToken } from '../factories/forwarding-merchants';
+import { listenOnLoopback } from '../support/downstream';
+import { endedJob, queuedForwardEnv, startWorker, stopQueuedSetup, WorkerProcess } from '../support/forward-jobs';
 import { expectProblem, http, HttpResult } from '../support/http';
-import { dropQueueKeys } from '../support/redis-keys';
 import { startTestApp, TestApp } from '../support/test-app';
-import { waitFor } from '../support/wait';
 
 /** The name that breaks an unescaped XML or form body in every way it can (issue 23). */
 const HOLDER = 'O\'Brien & <Sons> "=+%"';
@@ -69,27 +66,14 @@ async function startParsingDownstream() {
       answer(200, { keys: [...form.keys()], ...Object.fromEntries(form) });
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
   return {
-    port,
-    url: `http://127.0.0.1:${port}`,
+    ...(await listenOnLoopback(server)),
     raw,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
   };
 }
 
 describe('placeholder values are escaped for the content type the target gets (XML/SOAP and forms)', () => {
-  const env = {
-    QUEUE_BACKEND: 'redis',
-    FORWARD_QUEUE_NAME: `test-jobs-${randomUUID()}`,
-    FORWARD_RETRY_BASE_MS: '20',
-    FORWARD_INSECURE_HOSTS: '127.0.0.1',
-  };
+  const env = queuedForwardEnv();
   let t: TestApp;
   let worker: WorkerProcess;
   let downstream: Awaited<ReturnType<typeof startParsingDownstream>>;
@@ -101,28 +85,17 @@ describe('placeholder values are escaped for the content type the target gets (X
     downstream = await startParsingDownstream();
     t = await startTestApp({ env });
     worker = await startWorker(env);
-    merchant = (await createMerchantAccount(t)).id;
-    token = await (await createApiKey(t, merchant)).token();
+    ({ id: merchant, token } = await createMerchantWithToken(t));
     const config = await http(t.url, '/vault-forward/configs', {
       method: 'POST',
       token,
       body: { display_name: 'SOAP and forms', hosts: [`127.0.0.1:${downstream.port}`] },
     });
     expect(config.status).toBe(201);
-    const number = cardNumber('4', 16);
-    card = {
-      id: (await createCard(t, merchant, { number, expiration_date: '04/31', cardholder_name: HOLDER })).id,
-      number,
-    };
+    card = await storeCard(t, merchant, { expiration_date: '04/31', cardholder_name: HOLDER });
   }, 90_000);
 
-  afterAll(async () => {
-    worker?.child.kill('SIGTERM');
-    await worker?.exited;
-    await t?.close();
-    await downstream?.close();
-    await dropQueueKeys(env.FORWARD_QUEUE_NAME);
-  }, 30_000);
+  afterAll(() => stopQueuedSetup({ env, worker, t, downstream: downstream }), 30_000);
 
   function forward(path: string, contentType: string, body: string, queued: boolean): Promise<HttpResult> {
     return http(t.url, '/vault-forward', {
@@ -143,13 +116,7 @@ describe('placeholder values are escaped for the content type the target gets (X
   async function answer(result: HttpResult, queued: boolean): Promise<{ status: number; body: unknown }> {
     if (!queued) return { status: result.status, body: result.body };
     expect(result.status).toBe(202);
-    const job = await waitFor(
-      async () => {
-        const read = await http(t.url, `/vault-forward/jobs/${result.body.id}`, { token });
-        return ['succeeded', 'failed'].includes(read.body.status) && read;
-      },
-      { timeoutMs: 20_000, what: 'the queued forward to end' },
-    );
+    const job = await endedJob(t.url, token, result.body.id);
     return { status: job.body.response.status, body: JSON.parse(job.body.response.body) };
   }
 

@@ -142,7 +142,8 @@ describe('Entry points as a user runs them (compiled dist/)', () => {
       ).catch((error: Error) => {
         // What the job and the API said, so that a failure here can be read rather than guessed at.
         throw new Error(
-          `${error.message}\njob: ${JSON.stringify(lastSeen)}\nAPI output:\n${api.output().all.slice(-4000)}`,
+          `${error.message}\njob: ${JSON.stringify(lastSeen)}\nAPI warnings and errors:\n` +
+            `${warnings(api.output().all).slice(-4000)}\nAPI output:\n${api.output().all.slice(-4000)}`,
         );
       });
       expect(job.response.status).toBe(200);
@@ -207,3 +208,11 @@ describe('Entry points as a user runs them (compiled dist/)', () => {
     expect(worker.output().stderr).toContain('Configuration error: QUEUE_BACKEND');
   });
 });
+
+/** The log lines of level warn (40) and above: what a failure's cause is usually in, however much was logged after. */
+function warnings(output: string): string {
+  return output
+    .split('\n')
+    .filter((line) => /"level":(4|5|6)0\b/.test(line))
+    .join('\n');
+}

@@ -1,18 +1,15 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { createServer, IncomingHttpHeaders, Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { deserializePlan, serializePlan } from '../../src/forwarding/forward-plan';
 import { ForwardExecutor } from '../../src/forwarding/forward-executor';
 import { ForwardPlanner } from '../../src/forwarding/forward-planner';
 import { ProblemException } from '../../src/common/problem/problem';
-import { createApiKey } from '../factories/api-keys';
-import { cardNumber, createCard } from '../factories/cards';
-import { createMerchantAccount } from '../factories/merchant-accounts';
-import { startWorker, WorkerProcess } from '../support/forward-jobs';
+import { storeCard } from '../factories/cards';
+import { createMerchantWithToken } from '../factories/forwarding-merchants';
+import { listenOnLoopback } from '../support/downstream';
+import { endedJob, queuedForwardEnv, startWorker, stopQueuedSetup, WorkerProcess } from '../support/forward-jobs';
 import { expectProblem, http, HttpResult } from '../support/http';
-import { dropQueueKeys } from '../support/redis-keys';
 import { startTestApp, TestApp } from '../support/test-app';
-import { waitFor } from '../support/wait';
 
 /** Distinctive enough to be searched for in logs, answers and rows (decision 0102). */
 const SECRET = 'tmpl-SECRET-7c41e9-do-not-leak ü';
@@ -47,17 +44,9 @@ async function startVerifyingDownstream() {
       );
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
   return {
-    port,
-    url: `http://127.0.0.1:${port}`,
+    ...(await listenOnLoopback(server)),
     seen,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
   };
 }
 
@@ -66,12 +55,7 @@ const BODY =
   '"mac64": "{{ CARD_NUMBER_1 | hmac_sha256(SECRET.psp_key) | base64 }}"}';
 
 describe('hmac_sha256(SECRET.name) with a template-secrets authentication method (decision 0102)', () => {
-  const env = {
-    QUEUE_BACKEND: 'redis',
-    FORWARD_QUEUE_NAME: `test-jobs-${randomUUID()}`,
-    FORWARD_RETRY_BASE_MS: '20',
-    FORWARD_INSECURE_HOSTS: '127.0.0.1',
-  };
+  const env = queuedForwardEnv();
   let t: TestApp;
   let worker: WorkerProcess;
   let downstream: Awaited<ReturnType<typeof startVerifyingDownstream>>;
@@ -105,21 +89,13 @@ describe('hmac_sha256(SECRET.name) with a template-secrets authentication method
     downstream = await startVerifyingDownstream();
     t = await startTestApp({ env });
     worker = await startWorker(env);
-    merchant = (await createMerchantAccount(t)).id;
-    token = await (await createApiKey(t, merchant)).token();
+    ({ id: merchant, token } = await createMerchantWithToken(t));
     configId = await newConfig(token, downstream.port);
-    const number = cardNumber('4', 16);
-    card = { id: (await createCard(t, merchant, { number, expiration_date: '04/31' })).id, number };
+    card = await storeCard(t, merchant, { expiration_date: '04/31' });
     methodId = await newSecret(token, configId, 'psp_key', SECRET);
   }, 90_000);
 
-  afterAll(async () => {
-    worker?.child.kill('SIGTERM');
-    await worker?.exited;
-    await t?.close();
-    await downstream?.close();
-    await dropQueueKeys(env.FORWARD_QUEUE_NAME);
-  }, 30_000);
+  afterAll(() => stopQueuedSetup({ env, worker, t, downstream: downstream }), 30_000);
 
   function forward(
     body: string,
@@ -145,13 +121,7 @@ describe('hmac_sha256(SECRET.name) with a template-secrets authentication method
   async function answer(result: HttpResult, queued: boolean): Promise<{ status: number; body: any }> {
     if (!queued) return { status: result.status, body: result.body };
     expect(result.status).toBe(202);
-    const job = await waitFor(
-      async () => {
-        const read = await http(t.url, `/vault-forward/jobs/${result.body.id}`, { token });
-        return ['succeeded', 'failed'].includes(read.body.status) && read;
-      },
-      { timeoutMs: 20_000, what: 'the queued forward to end' },
-    );
+    const job = await endedJob(t.url, token, result.body.id);
     return { status: job.body.response.status, body: JSON.parse(job.body.response.body) };
   }
 
@@ -246,8 +216,7 @@ describe('hmac_sha256(SECRET.name) with a template-secrets authentication method
 
   it("another merchant's method (and another config's) cannot be used: 422, nothing sent", async () => {
     const before = downstream.seen.length;
-    const otherMerchant = (await createMerchantAccount(t)).id;
-    const otherToken = await (await createApiKey(t, otherMerchant)).token();
+    const { token: otherToken } = await createMerchantWithToken(t);
     const theirs = await newSecret(otherToken, await newConfig(otherToken, downstream.port), 'psp_key', OTHER_SECRET);
     for (const queued of [false, true]) {
       const result = await forward(BODY, { queued, authentications: [theirs] });

@@ -1,8 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { createApiKey } from '../factories/api-keys';
 import { cardNumber, createCard } from '../factories/cards';
 import { createCheckoutSession } from '../factories/checkout-sessions';
-import { createMerchantAccount } from '../factories/merchant-accounts';
+import { createMerchantWithConfig } from '../factories/forwarding-merchants';
 import { startScriptedDownstream } from '../support/forward-jobs';
 import { expectProblem, http } from '../support/http';
 import { startTestApp, TestApp } from '../support/test-app';
@@ -17,14 +16,7 @@ describe('3-D Secure values of a checkout session', () => {
   beforeAll(async () => {
     downstream = await startScriptedDownstream();
     t = await startTestApp({ env: { FORWARD_INSECURE_HOSTS: '127.0.0.1' } });
-    merchant = (await createMerchantAccount(t)).id;
-    token = await (await createApiKey(t, merchant)).token();
-    const config = await http(t.url, '/vault-forward/configs', {
-      method: 'POST',
-      token,
-      body: { display_name: '3DS', hosts: [`127.0.0.1:${downstream.port}`] },
-    });
-    expect(config.status).toBe(201);
+    ({ id: merchant, token } = await createMerchantWithConfig(t, downstream.port, '3DS'));
     downstream.script('/pay', [{ status: 200, body: '{"ok":true}' }]);
   }, 90_000);
 

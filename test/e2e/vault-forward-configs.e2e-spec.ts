@@ -5,6 +5,7 @@ import { expectGr4vy } from '../support/gr4vy-schemas';
 import { expectProblem, http } from '../support/http';
 import { startTestApp, TestApp } from '../support/test-app';
 import { waitFor } from '../support/wait';
+import { VaultForwardConfigsService } from '../../src/vault-forward-configs/vault-forward-configs.service';
 
 describe('Forwarding configs (the allow-list)', () => {
   let t: TestApp;
@@ -133,6 +134,40 @@ describe('Forwarding configs (the allow-list)', () => {
     );
     const list = await http(t.url, '/vault-forward/configs?limit=100', { token: other });
     expect(list.body.items).toEqual([]);
+  });
+
+  it('fresh reads asked for together (a worker sending attempts) each see their own merchant and every change before them', async () => {
+    const configs = t.get(VaultForwardConfigsService);
+    const otherMerchant = (await createMerchantAccount(t)).id;
+    const otherToken = await (await createApiKey(t, otherMerchant)).token();
+    const a = (await create({ display_name: 'Fresh A', hosts: ['fresh-a.example'] })).body;
+    const b = (await create({ display_name: 'Fresh B', hosts: ['fresh-b.example'] }, otherToken)).body;
+    const hostsOf = (list: Array<{ id: string; hosts: ReadonlySet<string> }>, id: string) => [
+      ...(list.find((c) => c.id === id)?.hosts ?? []),
+    ];
+    // Warm the cache, then change B's hosts behind it (no notice needed: fresh reads skip the cache).
+    await configs.enabledConfigs(otherMerchant);
+    await t.db.query(`UPDATE vault_forward_configs SET hosts = ARRAY['fresh-b2.example'] WHERE id = $1`, [b.id]);
+    // Asked for in one turn: the first runs alone, the rest join one statement.
+    const reads = await Promise.all(
+      [merchant, otherMerchant, merchant, otherMerchant, otherMerchant].map((m) =>
+        configs.enabledConfigs(m, { fresh: true }),
+      ),
+    );
+    for (const i of [0, 2]) {
+      expect(hostsOf(reads[i], a.id)).toEqual(['fresh-a.example']);
+      expect(hostsOf(reads[i], b.id)).toEqual([]);
+    }
+    for (const i of [1, 3, 4]) {
+      expect(hostsOf(reads[i], b.id)).toEqual(['fresh-b2.example']);
+      expect(hostsOf(reads[i], a.id)).toEqual([]);
+    }
+    // A config disabled before the read is gone from it, batched or not.
+    await t.db.query(`UPDATE vault_forward_configs SET enabled = false WHERE id = $1`, [a.id]);
+    const after = await Promise.all(
+      [merchant, merchant, otherMerchant].map((m) => configs.enabledConfigs(m, { fresh: true })),
+    );
+    expect(after.map((list, i) => hostsOf(list, i < 2 ? a.id : b.id))).toEqual([[], [], ['fresh-b2.example']]);
   });
 
   it('a change made through one API process takes effect at once in another (shared Redis)', async () => {

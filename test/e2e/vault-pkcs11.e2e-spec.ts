@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import { readdirSync, renameSync } from 'node:fs';
 import * as pkcs11js from 'pkcs11js';
 import { createForwardingMerchant, ForwardingMerchant } from '../factories/forwarding-merchants';
@@ -322,6 +322,7 @@ describe('Vault master keys in a PKCS#11 token (SoftHSM2)', () => {
         renameSync(`${hsm.tokenDir}-away`, hsm.tokenDir);
       }
 
+      const attempts: string[] = [];
       for (const id of jobs) {
         const job = await waitFor(
           async () => {
@@ -331,7 +332,22 @@ describe('Vault master keys in a PKCS#11 token (SoftHSM2)', () => {
           { timeoutMs: 30_000, intervalMs: 100, what: `job ${id} to end` },
         );
         expect(job).toMatchObject({ status: 'succeeded', attempts: [{ number: 1, status: 200 }] });
+        attempts.push((job.attempts as Array<{ request_id: string }>)[0].request_id);
       }
+      // The disclosure log holds each job's one attempt: a try put off before its cards opened disclosed nothing and
+      // left no record (the raw-key half's plans opened, their cards did not: before, a 503 record each time).
+      // Written by the worker in batches: waited for until the last outcome is in.
+      const records = await waitFor(async () => {
+        const found = await app.db.query<Array<{ id: string; status: number; error_type: string | null }>>(
+          `SELECT id, status, error_type FROM vault_forward_requests
+            WHERE merchant_account_id = $1 AND target_url LIKE '%/queued'`,
+          [m.id],
+        );
+        return found.filter((record) => record.status === 200).length === jobs.length && found;
+      });
+      expect(records.sort((a, b) => a.id.localeCompare(b.id))).toEqual(
+        attempts.sort().map((id) => ({ id, status: 200, error_type: null })),
+      );
       // Each job's request exactly once, with the card filled in.
       const sent = toQueued().map((r) => JSON.parse(r.body.toString()) as { number: string; n: number });
       expect(sent.map((body) => body.n).sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
@@ -390,6 +406,114 @@ describe('Vault master keys in a PKCS#11 token (SoftHSM2)', () => {
     }
   }, 120_000);
 
+  it('a callback that falls due while the token is away is put off, not tried, and delivered once after it is back', async () => {
+    // No cache: each try of the callback opens its sealed message (then the merchant's webhook secret) in the token.
+    const env = {
+      QUEUE_BACKEND: 'redis',
+      FORWARD_QUEUE_NAME: `test-pkcs11-callbacks-${randomUUID()}`,
+      FORWARD_RETRY_BASE_MS: '20',
+      VAULT_DATA_KEY_CACHE_SIZE: '0',
+    };
+    const app = await start('hsm-1', env);
+    const worker = await startWorker({
+      ...env,
+      DATABASE_URL: db.url,
+      FORWARD_INSECURE_HOSTS: `127.0.0.1:${downstream.port}`,
+      ...hsm.env('hsm-1'),
+    });
+    try {
+      const m = await createForwardingMerchant(app, downstream.port, 'HSM callback shop');
+      const path = `/callback/${randomUUID()}`;
+      const accepted = await http(app.url, '/vault-forward', {
+        method: 'POST',
+        token: m.token,
+        headers: {
+          prefer: 'respond-async',
+          'x-vault-forward-url': `${downstream.url}/charge`,
+          'x-vault-forward-http-method': 'POST',
+          'x-vault-forward-payment-methods': m.card.id,
+          'x-vault-forward-callback-url': `${downstream.url}${path}`,
+          'content-type': 'application/json',
+        },
+        rawBody: '{"number":"{{ CARD_NUMBER_1 }}"}',
+      });
+      expect(accepted.status).toBe(202);
+      const jobId = accepted.body.id as string;
+      const messageId = `job_${jobId.replace(/-/g, '')}`;
+      const delivery = async () =>
+        (
+          await app.db.query<Array<{ state: string; attempts: number; last_status: number | null; waiting: boolean }>>(
+            `SELECT state, attempts, last_status, next_attempt_at = 'infinity' AS waiting
+               FROM vault_forward_callback_deliveries WHERE message_id = $1`,
+            [messageId],
+          )
+        )[0];
+      const callbacks = () => downstream.received.filter((r) => r.url === path);
+
+      // The job ends with the token there; its merchant has no webhook secret yet, so the callback waits (uncounted).
+      await waitFor(async () => (await delivery())?.waiting === true, { what: 'the callback to wait for a secret' });
+      // The secret, created while the token is there, makes the callback due; the worker is held until the token is
+      // away, so every try of the callback meets the token away.
+      worker.child.kill('SIGSTOP');
+      let secret: string;
+      try {
+        const created = await http(app.url, '/vault-forward/webhook-secrets', { method: 'POST', token: m.token });
+        expect(created.status).toBe(201);
+        secret = created.body.secret as string;
+        renameSync(hsm.tokenDir, `${hsm.tokenDir}-away`);
+      } finally {
+        worker.child.kill('SIGCONT');
+      }
+      try {
+        const unavailable = () =>
+          worker
+            .output()
+            .split('\n')
+            .filter((line) => line.includes('"context":"VaultKeyUse"'))
+            .map((line) => JSON.parse(line) as { purpose: string; outcome: string })
+            .filter((line) => line.purpose === 'callback-body' && line.outcome === 'unavailable').length;
+        // Three tries at least, far more time than the callback's eight attempts at FORWARD_RETRY_BASE_MS=20 take.
+        await waitFor(async () => unavailable() >= 3 || (await delivery()).state !== 'pending', {
+          timeoutMs: 30_000,
+          intervalMs: 200,
+          what: 'the worker to try the callback three times',
+        });
+        expect(callbacks()).toEqual([]);
+        // Put off, not tried: pending, with no attempt counted (one may be between its claim and giving it back).
+        const waiting = await delivery();
+        expect(waiting).toMatchObject({ state: 'pending', waiting: false, last_status: null });
+        expect(waiting.attempts).toBeLessThanOrEqual(1);
+      } finally {
+        renameSync(`${hsm.tokenDir}-away`, hsm.tokenDir);
+      }
+
+      const delivered = await waitFor(
+        async () => {
+          const row = await delivery();
+          return row.state !== 'pending' && row;
+        },
+        { timeoutMs: 30_000, intervalMs: 100, what: 'the callback to be delivered' },
+      );
+      expect(delivered).toEqual({ state: 'delivered', attempts: 1, last_status: 200, waiting: false });
+      // Once, signed with the secret created meanwhile, carrying the job that ended with its one attempt.
+      const [sent] = callbacks();
+      expect(callbacks()).toHaveLength(1);
+      expect(sent.headers['webhook-id']).toBe(messageId);
+      const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
+      const signed = `${messageId}.${sent.headers['webhook-timestamp'] as string}.${sent.body.toString()}`;
+      expect(sent.headers['webhook-signature']).toBe(`v1,${createHmac('sha256', key).update(signed).digest('base64')}`);
+      expect(JSON.parse(sent.body.toString())).toMatchObject({
+        id: jobId,
+        status: 'succeeded',
+        attempts: [{ number: 1, status: 200 }],
+      });
+    } finally {
+      worker.child.kill('SIGTERM');
+      await worker.exited;
+      await dropQueueKeys(env.FORWARD_QUEUE_NAME);
+    }
+  }, 120_000);
+
   it('a wrapped key moved onto another record or altered does not open, even with the data key cached', async () => {
     const app = await start('hsm-1');
     const sealer = app.get(SecretSealer);
@@ -423,6 +547,19 @@ describe('Vault master keys in a PKCS#11 token (SoftHSM2)', () => {
     }
     const metrics = await app.get(Metrics).registry.metrics();
     expect(metrics).toMatch(/vault_forward_data_key_unwraps_total\{source="cache"\} [1-9]/);
+    // Its record is kept; only its redacted bodies, which need the token to be sealed, are not (decision 0104).
+    const rows = await waitFor(async () => {
+      const found = await app.db.query(
+        `SELECT status, ciphertext IS NOT NULL AS bodies FROM vault_forward_requests
+          WHERE merchant_account_id = $1 ORDER BY created_at`,
+        [m.id],
+      );
+      return found.length === 2 && found.every((row: { status: number | null }) => row.status !== null) ? found : null;
+    });
+    expect(rows).toEqual([
+      { status: 200, bodies: true },
+      { status: 200, bodies: false },
+    ]);
   });
 
   it('the data-key cache keeps VAULT_DATA_KEY_CACHE_SIZE keys, least recently used out first, for VAULT_DATA_KEY_CACHE_TTL', async () => {

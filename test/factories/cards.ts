@@ -29,3 +29,18 @@ export function createCard(
   });
   return t.get(PaymentMethodsService).create(merchantAccountId, input);
 }
+
+export interface StoredCard {
+  id: string;
+  number: string;
+}
+
+/** A card stored as `createCard` does, with its number kept for the test to look for (random unless given). */
+export async function storeCard(
+  t: TestApp,
+  merchantAccountId: string,
+  overrides: Partial<CreatePaymentMethodDto> = {},
+): Promise<StoredCard> {
+  const number = overrides.number ?? cardNumber();
+  return { id: (await createCard(t, merchantAccountId, { ...overrides, number })).id, number };
+}

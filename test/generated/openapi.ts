@@ -410,7 +410,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List forward records, newest first, with cursor pagination (no bodies, no header values) */
+        /** List forward records, newest first, with cursor pagination (no bodies, no header values: see /{id}) */
         get: operations["ForwardingController_list"];
         put?: never;
         post?: never;
@@ -444,7 +444,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get one forward record by its request id */
+        /** Get one forward record by its request id, with its redacted request and answer while they are kept */
         get: operations["ForwardingController_get"];
         put?: never;
         post?: never;
@@ -1449,7 +1449,7 @@ export interface components {
             fields: {
                 [key: string]: string;
             };
-            /** @description Facts derived from the non-secret fields (certificate subject, issuer, expiry, fingerprint; public key type). */
+            /** @description Facts derived from the non-secret fields (certificate subject, issuer, expiry, fingerprint; public key type), and of a response key only its type, size and public key thumbprint (`response_private_key`). */
             details: {
                 [key: string]: unknown;
             };
@@ -1581,6 +1581,51 @@ export interface components {
             until: string;
             /** @description One entry per minute, oldest first, zeros included. */
             minutes: components["schemas"]["ForwardActivityMinute"][];
+        };
+        ForwardRecordDetailResponse: {
+            /** @enum {string} */
+            type: "vault-forward-request";
+            /** @description The request id, also returned as x-vault-forward-request-id. */
+            id: string;
+            merchant_account_id: string;
+            /** Format: uuid */
+            config_id: string | null;
+            method: string | null;
+            /** @description Without the query string. */
+            target_url: string | null;
+            /** @description The downstream status, or the status of the service’s own error. */
+            status: number | null;
+            /** @description Milliseconds, with fractions. */
+            duration_ms: number;
+            payment_method_ids: string[];
+            /**
+             * Format: uuid
+             * @description The checkout session whose card was filled in (x-vault-forward-checkout-session).
+             */
+            checkout_session_id: string | null;
+            authentication_ids: string[];
+            /** @description x-vault-forward-merchant-initiated: the merchant, not the cardholder, started the forward (false when the header was not sent). */
+            merchant_initiated: boolean;
+            /** @description Problem code when the service answered with its own error. */
+            error_type: string | null;
+            /**
+             * Format: date-time
+             * @description RFC 3339, microsecond precision, UTC (`+00:00`).
+             * @example 2026-11-20T09:14:03.123456+00:00
+             */
+            created_at: string;
+            /** @description The forwarded headers by lower-case name: the value as sent, in placeholder form for a header filled from x-vault-forward-header-*, and "[Redacted]" for secret-bearing headers (Authorization, API keys, cookies, anything an authentication method set). Null when not recorded (refused before sending, recording off) or past the retention. */
+            request_headers: {
+                [key: string]: string;
+            } | null;
+            /** @description The request body as sent, each filled value replaced by its placeholder text ({{ CARD_NUMBER_1 }}), card numbers masked, at most 65536 bytes (request_body_truncated). Before a jwe-payload method encrypted it. Null when there was none, when not recorded or past the retention. */
+            request_body: string | null;
+            /** @description The request body was longer than 65536 bytes and is cut there. */
+            request_body_truncated: boolean;
+            /** @description The downstream’s answer as returned to the caller: after the config’s response rules, card numbers masked, at most 65536 bytes (response_body_truncated). Null when there was no answer (or it was withheld), when not recorded or past the retention. */
+            response_body: string | null;
+            /** @description The answer was longer than 65536 bytes and is cut there. */
+            response_body_truncated: boolean;
         };
         CreatedWebhookSecretResponse: {
             /** @enum {string} */
@@ -1938,7 +1983,7 @@ export interface components {
                 /** @description Text written before the signature, e.g. `sha256=`. */
                 prefix?: string;
             };
-            /** @description Facts derived from the non-secret fields (certificates: subject, issuer, not_after, fingerprint_sha256; public key type). */
+            /** @description Facts derived from the non-secret fields (certificates: subject, issuer, not_after, fingerprint_sha256; public key type), and of a response key only its type, size and public key thumbprint (`response_private_key`). */
             details: {
                 [key: string]: unknown;
             };
@@ -2004,7 +2049,7 @@ export interface components {
                 /** @description PEM bundle of certificate authorities to trust for this target instead of the system roots. */
                 ca_certificates?: string;
             };
-            /** @description Facts derived from the non-secret fields (certificates: subject, issuer, not_after, fingerprint_sha256; public key type). */
+            /** @description Facts derived from the non-secret fields (certificates: subject, issuer, not_after, fingerprint_sha256; public key type), and of a response key only its type, size and public key thumbprint (`response_private_key`). */
             details: {
                 [key: string]: unknown;
             };
@@ -2053,6 +2098,8 @@ export interface components {
                 encryption: "A256GCM" | "A128CBC-HS256";
                 /** @description Sent as the `cty` header parameter. */
                 content_type?: string;
+                /** @description Your private key for encrypted answers (decision 0103): an answer that is a compact JWE (`application/jose`, or JSON `{"encData": "<JWE>"}` as Visa answers) is decrypted with it before the response rules, and the caller receives the plaintext; other answers pass untouched. Unencrypted PEM (PKCS#8, PKCS#1, SEC1) or a private JWK as JSON; RSA 2048 to 8192 bits or EC P-256, P-384, P-521. Answers show only `details.response_private_key` (type, size, public key thumbprint). Secret: write-only, encrypted at rest, never returned. */
+                response_private_key?: string;
             };
         };
         /** @description Encrypted payload (JWE). Replaces the body, after placeholders are filled, with a compact JWE encrypted to the target’s public key; `content-type` becomes `application/jose`. */
@@ -2097,8 +2144,19 @@ export interface components {
                 /** @description Sent as the `cty` header parameter. */
                 content_type?: string;
             };
-            /** @description Facts derived from the non-secret fields (certificates: subject, issuer, not_after, fingerprint_sha256; public key type). */
+            /** @description Facts derived from the non-secret fields (certificates: subject, issuer, not_after, fingerprint_sha256; public key type), and of a response key only its type, size and public key thumbprint (`response_private_key`). */
             details: {
+                /** @description The method holds a private key for encrypted answers: its type, size and public key thumbprint, never the key. */
+                response_private_key?: {
+                    /** @enum {string} */
+                    type: "rsa" | "ec";
+                    size_bits?: number;
+                    /** @enum {string} */
+                    curve?: "P-256" | "P-384" | "P-521";
+                    /** @description RFC 7638 SHA-256 JWK thumbprint (base64url) of the public key. */
+                    public_key_thumbprint: string;
+                };
+            } & {
                 [key: string]: unknown;
             };
             warnings: {
@@ -2157,7 +2215,7 @@ export interface components {
                 /** @description What `SECRET.name` calls it: letters, digits, `_` and `-`. */
                 name: string;
             };
-            /** @description Facts derived from the non-secret fields (certificates: subject, issuer, not_after, fingerprint_sha256; public key type). */
+            /** @description Facts derived from the non-secret fields (certificates: subject, issuer, not_after, fingerprint_sha256; public key type), and of a response key only its type, size and public key thumbprint (`response_private_key`). */
             details: {
                 [key: string]: unknown;
             };
@@ -2207,6 +2265,17 @@ export interface components {
                 value: string;
             }[];
             details: {
+                /** @description The method holds a private key for encrypted answers: its type, size and public key thumbprint, never the key. */
+                response_private_key?: {
+                    /** @enum {string} */
+                    type: "rsa" | "ec";
+                    size_bits?: number;
+                    /** @enum {string} */
+                    curve?: "P-256" | "P-384" | "P-521";
+                    /** @description RFC 7638 SHA-256 JWK thumbprint (base64url) of the public key. */
+                    public_key_thumbprint: string;
+                };
+            } & {
                 [key: string]: unknown;
             };
             warnings: {
@@ -8807,7 +8876,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ForwardRecordResponse"];
+                    "application/json": components["schemas"]["ForwardRecordDetailResponse"];
                 };
             };
             /** @description `/errors/bad-request` Bad request; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */

@@ -16,6 +16,8 @@ const NOT_OPERATIONS = [/^\/docs(\/|$)/, /^\/openapi\.(json|yaml)$/, /^\/dashboa
 const PROBLEM_REF = '#/components/schemas/Problem';
 const GR4VY_ERROR_REF = '#/components/schemas/Gr4vyError';
 const DOCUMENT_ID = 'openapi.json';
+/** The document's list, by status, of what the HTTP layer answers before any route (src/bootstrap/openapi.ts). */
+const HTTP_LAYER_RESPONSES = 'x-http-layer-responses';
 
 export class ContractViolation extends Error {
   constructor(message: string) {
@@ -171,6 +173,30 @@ export class Contract {
     }
     if (response.method.toUpperCase() === 'HEAD') return;
     this.validateBody(where, response, declared.content, `${where}:${status}`);
+  }
+
+  /**
+   * An answer Node's HTTP server wrote itself before any route ran (a malformed request, a request that did not
+   * arrive in time, headers over 16 KiB, an Expect it does not meet): it belongs to no operation, so its status
+   * must be one the document's root `x-http-layer-responses` declares, and its body that status's problem.
+   */
+  checkHttpLayer(response: Pick<ContractResponse, 'status' | 'headers' | 'text'>): void {
+    contractStats.checked++;
+    const where = 'The HTTP layer';
+    const responses = (this.document[HTTP_LAYER_RESPONSES] ?? {}) as Json;
+    const declared = responses[String(response.status)] as Json | undefined;
+    if (!declared) {
+      throw new ContractViolation(
+        `${where} answered ${response.status}, which the document's ${HTTP_LAYER_RESPONSES} does not declare (it ` +
+          `declares ${Object.keys(responses).join(', ') || 'none'})\n  body: ${response.text.slice(0, 300)}`,
+      );
+    }
+    this.validateBody(
+      where,
+      { ...response, method: '', target: '' },
+      declared.content as Json | undefined,
+      `${HTTP_LAYER_RESPONSES}:${response.status}`,
+    );
   }
 
   private validateBody(where: string, response: ContractResponse, content: Json | undefined, key: string): void {

@@ -105,21 +105,29 @@ function handler(received: Received[]) {
 function listen(server: Server, protocol: 'http' | 'https', host: string): Promise<Downstream> {
   const received: Received[] = [];
   server.on('request', handler(received));
-  return new Promise((resolve) => {
-    server.listen(0, '127.0.0.1', () => {
-      const port = (server.address() as AddressInfo).port;
-      resolve({
-        url: `${protocol}://${host}:${port}`,
-        port,
-        received,
-        close: () =>
-          new Promise<void>((r) => {
-            server.closeAllConnections();
-            server.close(() => r());
-          }),
-      });
-    });
-  });
+  return listenOnLoopback(server, protocol, host).then((listening) => ({ ...listening, received }));
+}
+
+/**
+ * Listens on a free port of 127.0.0.1: the port, the URL (`protocol://host:port`) and a close that cuts the
+ * open connections first (so a held or keep-alive connection never stalls a test's afterAll).
+ */
+export async function listenOnLoopback(
+  server: Server,
+  protocol: 'http' | 'https' = 'http',
+  host = '127.0.0.1',
+): Promise<{ port: number; url: string; close(): Promise<void> }> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    port,
+    url: `${protocol}://${host}:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
 }
 
 export function startHttpDownstream(): Promise<Downstream> {

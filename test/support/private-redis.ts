@@ -1,5 +1,6 @@
-import { ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { closedPort } from './downstream';
+import { killRedisServer, NO_PERSISTENCE, startRedisServer } from './redis-server';
 
 /**
  * A redis-server of the test's own on a free port, with no persistence (`--save '' --appendonly no`):
@@ -24,27 +25,7 @@ export class PrivateRedis {
   /** Starts the server (again, empty) and resolves once it accepts connections. */
   async restart(): Promise<void> {
     if (this.child) throw new Error('the private Redis is running');
-    const child = spawn(
-      'redis-server',
-      ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    this.child = child;
-    let out = '';
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`redis-server did not start:\n${out}`)), 10_000);
-      child.stdout.on('data', (d: Buffer) => {
-        out += d.toString();
-        if (/Ready to accept connections/.test(out)) {
-          clearTimeout(timer);
-          resolve();
-        }
-      });
-      child.once('exit', (code) => {
-        clearTimeout(timer);
-        reject(new Error(`redis-server exited with ${code}:\n${out}`));
-      });
-    });
+    this.child = await startRedisServer(['--port', String(this.port), ...NO_PERSISTENCE]);
   }
 
   /** SIGKILL: every key is gone with it. */
@@ -52,9 +33,6 @@ export class PrivateRedis {
     const child = this.child;
     if (!child) return;
     this.child = null;
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGKILL');
-    await exited;
+    await killRedisServer(child);
   }
 }

@@ -1,46 +1,14 @@
-import { ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Redis from 'ioredis';
 import { closedPort } from './downstream';
+import { killRedisServer, NO_PERSISTENCE, startRedisServer } from './redis-server';
 import { testTempDir } from './temp-data-dir';
 import { waitFor } from './wait';
 
 /** The master group's name the sentinels monitor. */
 export const SENTINEL_NAME = 'vf-test-master';
-
-/** Starts `redis-server args…` and resolves once it logs `ready`. */
-async function startRedisProcess(args: string[], ready: RegExp): Promise<ChildProcess> {
-  const child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`redis-server ${args[0]} did not start:\n${out}`)), 10_000);
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-      if (ready.test(out)) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`redis-server exited with ${code}:\n${out}`));
-    });
-  });
-  // Drained, so a chatty server never blocks on a full pipe.
-  child.stdout.resume();
-  child.stderr.resume();
-  return child;
-}
-
-async function kill(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGKILL');
-  await exited;
-}
-
-const NO_PERSISTENCE = ['--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
 
 /**
  * A Redis of the test's own with Sentinel: 1 master, 1 replica and 3 sentinels, on free ports, their
@@ -58,12 +26,12 @@ export class PrivateSentinel {
   static async start(): Promise<PrivateSentinel> {
     const dir = testTempDir('vf-sentinel-');
     const masterPort = await closedPort();
-    const master = await startRedisProcess(
+    const master = await startRedisServer(
       ['--port', String(masterPort), ...NO_PERSISTENCE, '--dir', dir],
       /Ready to accept connections/,
     );
     const replicaPort = await closedPort();
-    const replica = await startRedisProcess(
+    const replica = await startRedisServer(
       ['--port', String(replicaPort), ...NO_PERSISTENCE, '--dir', dir, '--replicaof', '127.0.0.1', String(masterPort)],
       /MASTER <-> REPLICA sync: Finished with success/,
     );
@@ -84,7 +52,7 @@ export class PrivateSentinel {
           '',
         ].join('\n'),
       );
-      sentinels.push({ port, child: await startRedisProcess([file, '--sentinel'], /Sentinel ID is/) });
+      sentinels.push({ port, child: await startRedisServer([file, '--sentinel'], /Sentinel ID is/) });
     }
     const sentinel = new PrivateSentinel(
       { port: masterPort, child: master },
@@ -137,12 +105,12 @@ export class PrivateSentinel {
 
   /** SIGKILL of the master: what it had not yet copied to its replica is lost. */
   killMaster(): Promise<void> {
-    return kill(this.master.child);
+    return killRedisServer(this.master.child);
   }
 
   async stop(): Promise<void> {
-    for (const s of this.sentinels) await kill(s.child);
-    await kill(this.replica.child);
-    await kill(this.master.child);
+    for (const s of this.sentinels) await killRedisServer(s.child);
+    await killRedisServer(this.replica.child);
+    await killRedisServer(this.master.child);
   }
 }

@@ -34,12 +34,19 @@ export async function rawExchange(
 }
 
 /**
- * The answer held against the document as http() holds its answers, when it is the service's: an answer
- * without `x-request-id` is Node's own HTTP parser refusing bytes before any route ran (a bare 400 or
- * 431), and a request line whose target is no path (`*`, an absolute URL) names no operation.
+ * The answer held against the document as http() holds its answers. An answer without `x-request-id` is Node's
+ * own HTTP server refusing the request before any route ran (bad bytes, a timeout, 431, 417): it is held against
+ * the document's list of such answers, whatever the request line. Otherwise a request line whose target is no
+ * path (`*`, an absolute URL) names no operation, and is not checked.
  */
 function checkRaw(contract: Contract | null, parts: Array<string | Buffer>, response: RawResponse): void {
-  if (!contract || response.headers['x-request-id'] === undefined) return;
+  if (!contract) return;
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(response.headers)) headers.set(name, value);
+  if (response.headers['x-request-id'] === undefined) {
+    contract.checkHttpLayer({ status: response.status, headers, text: response.text });
+    return;
+  }
   const [method, target] = String(parts[0]).split('\r\n')[0].split(' ');
   if (!method || !target?.startsWith('/')) return;
   // A `#` cannot be in a request target; the router reads the path up to it, and decodes percent-encoded
@@ -48,9 +55,86 @@ function checkRaw(contract: Contract | null, parts: Array<string | Buffer>, resp
     const char = String.fromCharCode(parseInt(hex, 16));
     return /[A-Za-z0-9\-._~]/.test(char) ? char : escape;
   });
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(response.headers)) headers.set(name, value);
   contract.check({ method, target: routed, status: response.status, headers, text: response.text });
+}
+
+/**
+ * For a test that drives its own socket (a trickle of header lines, keep-alive): every whole answer in the bytes
+ * it read, in order, each held against the document as rawExchange holds its answer. `requests[i]` is the request
+ * (its first line is enough) that the i-th answer answers; a test that expects an answer must also check that
+ * one came, since no answer is nothing to check.
+ */
+export async function checkedRawAnswers(baseUrl: string, requests: string[], bytes: Buffer): Promise<RawResponse[]> {
+  const contract = await contractOf(baseUrl);
+  if (!contract) throw new Error(`${baseUrl} serves no OpenAPI document to check its answers against`);
+  const answers = parseRawResponses(bytes);
+  if (answers.length > requests.length)
+    throw new Error(
+      `${answers.length} answers to ${requests.length} requests: ${bytes.toString('latin1').slice(0, 300)}`,
+    );
+  answers.forEach((answer, i) => {
+    try {
+      checkRaw(contract, [requests[i]], answer);
+    } catch (error) {
+      if (error instanceof ContractViolation) error.message += `\n  request: ${requests[i].split('\r\n')[0]}`;
+      throw error;
+    }
+  });
+  return answers;
+}
+
+/** Each whole answer in `bytes` (several on a keep-alive connection), framed by Content-Length or chunks. */
+export function parseRawResponses(bytes: Buffer): RawResponse[] {
+  const answers: RawResponse[] = [];
+  let rest = bytes;
+  for (;;) {
+    const end = rest.indexOf('\r\n\r\n');
+    if (end < 0) return answers;
+    const head = parseHead(rest.subarray(0, end).toString('latin1'));
+    const body = rest.subarray(end + 4);
+    let next: Buffer;
+    if (head.headers['transfer-encoding'] === 'chunked') {
+      const chunked = dechunk(body);
+      if (!chunked) return answers; // not whole yet
+      answers.push({ ...head, text: chunked.body.toString('utf8') });
+      next = body.subarray(chunked.consumed);
+    } else {
+      const length = Number(head.headers['content-length'] ?? body.length);
+      if (body.length < length) return answers;
+      answers.push({ ...head, text: body.subarray(0, length).toString('utf8') });
+      next = body.subarray(length);
+    }
+    rest = next;
+  }
+}
+
+/** A chunked body's bytes and how many bytes it took, trailers ignored; null while its last chunk has not come. */
+function dechunk(bytes: Buffer): { body: Buffer; consumed: number } | null {
+  const parts: Buffer[] = [];
+  let at = 0;
+  for (;;) {
+    const line = bytes.indexOf('\r\n', at);
+    if (line < 0) return null;
+    const size = parseInt(bytes.subarray(at, line).toString('latin1'), 16);
+    if (Number.isNaN(size)) throw new Error(`not a chunk size: ${bytes.subarray(at, line).toString('latin1')}`);
+    if (size === 0) {
+      const end = bytes.indexOf('\r\n\r\n', line);
+      return end < 0 ? null : { body: Buffer.concat(parts), consumed: end + 4 };
+    }
+    if (bytes.length < line + 2 + size + 2) return null;
+    parts.push(bytes.subarray(line + 2, line + 2 + size));
+    at = line + 2 + size + 2;
+  }
+}
+
+function parseHead(head: string): Omit<RawResponse, 'text'> {
+  const [statusLine, ...lines] = head.split('\r\n');
+  const headers: Record<string, string> = {};
+  for (const line of lines) {
+    const colon = line.indexOf(':');
+    headers[line.slice(0, colon).toLowerCase()] = line.slice(colon + 1).trim();
+  }
+  return { status: Number(statusLine.split(' ')[1]), headers };
 }
 
 function exchange(
@@ -87,15 +171,10 @@ function exchange(
 export function parseRawResponse(text: string): RawResponse | null {
   const end = text.indexOf('\r\n\r\n');
   if (end < 0) return null;
-  const [statusLine, ...lines] = text.slice(0, end).split('\r\n');
-  const headers: Record<string, string> = {};
-  for (const line of lines) {
-    const colon = line.indexOf(':');
-    headers[line.slice(0, colon).toLowerCase()] = line.slice(colon + 1).trim();
-  }
+  const { status, headers } = parseHead(text.slice(0, end));
   const body = text.slice(end + 4);
   return {
-    status: Number(statusLine.split(' ')[1]),
+    status,
     headers,
     text: headers['transfer-encoding'] === 'chunked' ? unchunk(body) : body,
   };

@@ -1,9 +1,10 @@
 import Redis from 'ioredis';
+import { CALLBACK_QUEUE_SUFFIX } from '../../src/queue/queues';
 
 /**
- * Removes every key of one BullMQ queue (`bull:<queue>:*`). Tests and benchmarks share one Redis with
- * each other and with later runs on this machine: a queue left behind is thousands of keys that every
- * later SCAN has to walk.
+ * Removes every key of one forward queue and of its job-end callbacks' queue (`bull:<queue>:*` and
+ * `bull:<queue>-callbacks:*`). Tests and benchmarks share one Redis with each other and with later runs
+ * on this machine: a queue left behind is thousands of keys that every later SCAN has to walk.
  */
 export async function dropQueueKeys(
   queueName: string,
@@ -12,12 +13,14 @@ export async function dropQueueKeys(
   const redis = new Redis(url, { maxRetriesPerRequest: 1, lazyConnect: true });
   try {
     await redis.connect();
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `bull:${queueName}:*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length > 0) await redis.unlink(...keys);
-    } while (cursor !== '0');
+    for (const name of [queueName, `${queueName}${CALLBACK_QUEUE_SUFFIX}`]) {
+      let cursor = '0';
+      do {
+        const [next, keys] = await redis.scan(cursor, 'MATCH', `bull:${name}:*`, 'COUNT', 1000);
+        cursor = next;
+        if (keys.length > 0) await redis.unlink(...keys);
+      } while (cursor !== '0');
+    }
   } finally {
     redis.disconnect();
   }

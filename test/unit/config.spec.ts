@@ -23,6 +23,24 @@ describe('loadConfig', () => {
     expect(loadConfig({ HTTP_MAX_CONNECTIONS_PER_IP: '0' }).http.maxConnectionsPerIp).toBe(0);
   });
 
+  it('routes what needs a session past a transaction pooler only when told (decision 0108)', () => {
+    expect(loadConfig({ DATABASE_URL: 'postgres://db/x' }).database).toEqual({
+      transactionPooling: false,
+      directUrl: null,
+    });
+    const pooled = { DATABASE_URL: 'postgres://bouncer/x', DATABASE_TRANSACTION_POOLING: 'true' };
+    // The Redis queue needs no session of PostgreSQL's; the PostgreSQL one must name its direct URL.
+    expect(loadConfig({ ...pooled, REDIS_URL: 'redis://r' }).database).toEqual({
+      transactionPooling: true,
+      directUrl: null,
+    });
+    expect(loadConfig({ ...pooled, QUEUE_BACKEND: 'none' }).database.transactionPooling).toBe(true);
+    expect(loadConfig({ ...pooled, DATABASE_DIRECT_URL: 'postgres://db/x' }).database).toEqual({
+      transactionPooling: true,
+      directUrl: 'postgres://db/x',
+    });
+  });
+
   it.each([
     [{ PORT: '70000' }, 'PORT: must be between 0 and 65535'],
     [{ PORT: '3.5' }, 'PORT: must be a whole number'],
@@ -57,6 +75,31 @@ describe('loadConfig', () => {
       { REDIS_URL: 'redis://x', REDIS_SENTINELS: 'h:1', REDIS_SENTINEL_NAME: 'a b' },
       'REDIS_SENTINEL_NAME: must be 1–64 letters',
     ],
+    [{ DATABASE_TRANSACTION_POOLING: 'true' }, 'DATABASE_TRANSACTION_POOLING: needs DATABASE_URL'],
+    [{ DATABASE_DIRECT_URL: 'postgres://db/x' }, 'DATABASE_DIRECT_URL: needs DATABASE_URL'],
+    [{ DATABASE_URL: 'postgres://b/x', DATABASE_TRANSACTION_POOLING: 'maybe' }, 'must be true or false, got "maybe"'],
+    [
+      { DATABASE_URL: 'postgres://b/x', DATABASE_DIRECT_URL: 'http://db/x' },
+      'DATABASE_DIRECT_URL: must use postgres://',
+    ],
+    [
+      { DATABASE_URL: 'postgres://b/x', DATABASE_TRANSACTION_POOLING: 'true' },
+      'DATABASE_DIRECT_URL: is required with DATABASE_TRANSACTION_POOLING and the postgres queue backend',
+    ],
+    [{ REDIS_CLUSTER_NODES: 'h:7000' }, 'REDIS_CLUSTER_NODES: needs REDIS_URL too'],
+    [{ REDIS_URL: 'redis://x', REDIS_CLUSTER_NODES: 'h' }, 'REDIS_CLUSTER_NODES: "h" is not host:port'],
+    [{ REDIS_URL: 'redis://x', REDIS_CLUSTER_NODES: 'h:70000' }, 'REDIS_CLUSTER_NODES: "h:70000" is not host:port'],
+    [{ REDIS_URL: 'redis://x', REDIS_CLUSTER_NODES: 'h:7000,h 2:7001' }, 'REDIS_CLUSTER_NODES: "h 2:7001" is not'],
+    [{ REDIS_URL: 'redis://x', REDIS_CLUSTER_NODES: ' , ' }, 'REDIS_CLUSTER_NODES: must list 1–32'],
+    [
+      { REDIS_URL: 'redis://x', REDIS_CLUSTER_NODES: Array.from({ length: 33 }, (_, i) => `h:${7000 + i}`).join(',') },
+      'REDIS_CLUSTER_NODES: must list 1–32',
+    ],
+    [
+      { REDIS_URL: 'redis://x', REDIS_CLUSTER_NODES: 'h:7000', REDIS_SENTINELS: 'h:26379', REDIS_SENTINEL_NAME: 'm' },
+      'REDIS_CLUSTER_NODES: and REDIS_SENTINELS exclude each other',
+    ],
+    [{ REDIS_URL: 'redis://x/3', REDIS_CLUSTER_NODES: 'h:7000' }, 'REDIS_URL: must name database 0'],
     [{ NETWORK_TOKEN_REQUESTOR_URL: 'not a url' }, 'NETWORK_TOKEN_REQUESTOR_URL: is not a valid URL'],
     [{ NETWORK_TOKEN_REQUESTOR_URL: 'ftp://tr.example' }, 'NETWORK_TOKEN_REQUESTOR_URL: must use https:// or http://'],
     [
@@ -71,9 +114,18 @@ describe('loadConfig', () => {
       { NETWORK_TOKEN_REQUESTOR_URL: 'https://tr.example/c', NETWORK_TOKEN_REQUESTOR_TIMEOUT_MS: '50' },
       'NETWORK_TOKEN_REQUESTOR_TIMEOUT_MS: must be between 100 and 30000',
     ],
+    [{ FORWARD_RECORD_BODY_RETENTION_DAYS: '-1' }, 'FORWARD_RECORD_BODY_RETENTION_DAYS: must be a whole number'],
+    [{ FORWARD_RECORD_BODY_RETENTION_DAYS: '30d' }, 'FORWARD_RECORD_BODY_RETENTION_DAYS: must be a whole number'],
+    [{ FORWARD_RECORD_BODY_RETENTION_DAYS: '3651' }, 'FORWARD_RECORD_BODY_RETENTION_DAYS: must be between 0 and 3650'],
   ])('refuses %p with a message naming the variable', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  it('keeps forward record bodies 30 days by default; 0 turns their recording off (decision 0104)', () => {
+    expect(loadConfig({}).forwardRecordBodyRetentionDays).toBe(30);
+    expect(loadConfig({ FORWARD_RECORD_BODY_RETENTION_DAYS: '0' }).forwardRecordBodyRetentionDays).toBe(0);
+    expect(loadConfig({ FORWARD_RECORD_BODY_RETENTION_DAYS: '7' }).forwardRecordBodyRetentionDays).toBe(7);
   });
 
   it('reads the token requestor: none by default; a URL, its authorization and a 5 s timeout otherwise', () => {
@@ -130,6 +182,21 @@ describe('loadConfig', () => {
       name: 'mymaster',
       password: 'sentinel-secret',
     });
+  });
+
+  it('reads Redis Cluster: host:port list (IPv6 in brackets), REDIS_URL with database 0 or none', () => {
+    expect(loadConfig({ REDIS_URL: 'redis://:pw@ignored:6379/2' }).redisCluster).toBeNull();
+    expect(
+      loadConfig({ REDIS_URL: 'rediss://u:pw@ignored:6379', REDIS_CLUSTER_NODES: 'n1:7000, [::1]:7001,10.0.0.3:7002' })
+        .redisCluster,
+    ).toEqual({
+      nodes: [
+        { host: 'n1', port: 7000 },
+        { host: '::1', port: 7001 },
+        { host: '10.0.0.3', port: 7002 },
+      ],
+    });
+    expect(loadConfig({ REDIS_URL: 'redis://x/0', REDIS_CLUSTER_NODES: 'h:7000' }).redisCluster?.nodes).toHaveLength(1);
   });
 
   it('never echoes a database URL (it may hold a password)', () => {

@@ -1,5 +1,6 @@
 import { QueryFailedError } from 'typeorm';
 import { DatabaseUnavailableError, isDatabaseUnavailable } from '../../src/database/errors';
+import { toProblem } from '../../src/common/problem/problem.filter';
 
 const withCode = (code: string, message = 'x') => Object.assign(new Error(message), { code });
 
@@ -30,5 +31,17 @@ describe('isDatabaseUnavailable', () => {
     ['nothing', undefined],
   ])('%s → not unavailable', (_, error) => {
     expect(isDatabaseUnavailable(error)).toBe(false);
+  });
+});
+
+describe('toProblem', () => {
+  it("answers a caller's own aborted request 400, not 503: its ECONNRESET is the caller's socket", () => {
+    const problem = toProblem(withCode('ECONNRESET', 'aborted'));
+    expect(problem.definition.code).toBe('bad-request');
+    expect(problem.definition.status).toBe(400);
+  });
+
+  it('still answers a reset connection to the database 503', () => {
+    expect(toProblem(withCode('ECONNRESET', 'read ECONNRESET')).definition.code).toBe('service-unavailable');
   });
 });

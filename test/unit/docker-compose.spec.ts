@@ -12,6 +12,8 @@ type Service = {
   image?: string;
   pull_policy?: string;
   ports?: Array<string | { host_ip?: string; published?: string | number; target: number }>;
+  volumes?: Array<string | { type: string; source?: string; target: string }>;
+  container_name?: string;
   healthcheck?: { test: string[] };
   environment?: Record<string, unknown>;
   command?: string[];
@@ -67,10 +69,29 @@ describe('docker-compose.yml', () => {
     const ports = services.api.ports ?? [];
     expect(ports.length).toBeGreaterThan(0);
     for (const port of ports) {
-      if (typeof port === 'string') expect(port).toMatch(/^127\.0\.0\.1:\d+:\d+$/);
+      if (typeof port === 'string') expect(port).toMatch(/^127\.0\.0\.1:\d+(-\d+)?:\d+$/);
       else expect(port.host_ip).toBe('127.0.0.1');
     }
     expect(services.worker.ports).toBeUndefined();
+  });
+
+  it('scales (`docker compose up --scale api=3 --scale worker=4`): no fixed host port, no shared spool, no container name', () => {
+    for (const name of ['api', 'worker']) expect(services[name].container_name).toBeUndefined();
+    // Each published API port is a range of host ports with room for several replicas.
+    for (const port of services.api.ports ?? []) {
+      const published = typeof port === 'string' ? port.split(':').slice(-2)[0] : String(port.published);
+      const [first, last] = published.split('-').map(Number);
+      expect(last - first).toBeGreaterThanOrEqual(2);
+    }
+    // The spool directory is an anonymous volume (one per container), never a named one every replica would share.
+    const spool = (services.api.volumes ?? []).filter((v) =>
+      (typeof v === 'string' ? v : v.target).endsWith('/var/lib/vault-forward/spool'),
+    );
+    expect(spool).toHaveLength(1);
+    const volume = spool[0];
+    if (typeof volume === 'string') expect(volume).toBe('/var/lib/vault-forward/spool');
+    else expect({ type: volume.type, source: volume.source ?? '' }).toEqual({ type: 'volume', source: '' });
+    expect(services.api.environment?.FORWARD_RECORD_SPOOL_DIR).toBe('/var/lib/vault-forward/spool');
   });
 
   it('gives the worker a health check: the heartbeat file its environment names, read by a script in the image', () => {

@@ -11,6 +11,7 @@ const SRC = resolve(__dirname, '../../src');
 const TIMERS: Record<string, string> = {
   'checkout-sessions/checkout-session-purge.ts': 'deletes expired sessions (no work is due)',
   'forward-records/forward-records.service.ts': 'replays the local spool file into the table',
+  'forward-records/forward-record-body-purge.ts': 'nulls record bodies past their retention (no work is due)',
   'health/worker-heartbeat.ts': 'writes the heartbeat file while the database answers',
   'forward-jobs/forward-job.processor.ts': "renews the leases of this worker's running jobs",
   'idempotency/idempotency.service.ts': 'deletes expired idempotency keys (no work is due)',

@@ -12,6 +12,7 @@ import {
   wrapSecret,
 } from '../../src/vault/envelope';
 import { EnvMasterKey, VaultKeyring } from '../../src/vault/keyring';
+import { randomBytesFromPool } from '../../src/vault/random-pool';
 import {
   jsonStringContent,
   PlaceholderError,
@@ -150,6 +151,33 @@ describe('envelope encryption', () => {
     );
     expect(() => openPart(moved, 'card', part, 'aad-s', onlyNew, 'session')).toThrow(VaultDecryptionError);
     expect(() => sealPart(record, 'x', Buffer.from('y'), 'aad-t', keyring, 'session')).toThrow(VaultDecryptionError);
+  });
+});
+
+describe('random bytes from the pool (decision 0111)', () => {
+  it('hands out each byte once, across refills, in buffers of their own', () => {
+    // 12 × 1,000 bytes crosses the 4 KiB pool's refill twice; any repeat or overlap shows as a duplicate.
+    const drawn = Array.from({ length: 1_000 }, (_, i) => randomBytesFromPool(i % 2 ? 12 : 32));
+    expect(new Set(drawn.map((b) => b.toString('hex'))).size).toBe(drawn.length);
+    for (const [i, bytes] of drawn.entries()) {
+      expect(bytes.length).toBe(i % 2 ? 12 : 32);
+      // Its own memory: zeroing a data key after use touches nothing else.
+      expect(bytes.buffer.byteLength).toBe(bytes.length);
+    }
+    drawn[0].fill(0);
+    expect(drawn[2].equals(Buffer.alloc(32))).toBe(false);
+  });
+
+  it('looks random: every byte value turns up, none far more often than the rest', () => {
+    const counts = new Array<number>(256).fill(0);
+    for (let i = 0; i < 2_000; i++) for (const byte of randomBytesFromPool(32)) counts[byte]++;
+    // 64,000 bytes, 250 expected per value: a stuck or zeroed pool fails by far.
+    expect(Math.min(...counts)).toBeGreaterThan(150);
+    expect(Math.max(...counts)).toBeLessThan(350);
+  });
+
+  it('gives a large request its own draw', () => {
+    expect(randomBytesFromPool(8_192)).toHaveLength(8_192);
   });
 });
 

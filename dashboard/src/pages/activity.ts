@@ -13,6 +13,18 @@ interface ForwardRecord {
   created_at: string;
 }
 
+/** GET /vault-forward/requests/{id}: the record with its redacted bodies (decision 0104). */
+interface ForwardRecordDetail extends ForwardRecord {
+  request_headers: Record<string, string> | null;
+  request_body: string | null;
+  request_body_truncated: boolean;
+  response_body: string | null;
+  response_body_truncated: boolean;
+}
+
+/** The records table's columns; a record's bodies open in a row across all of them. */
+const RECORD_COLUMNS = ['Time', 'Outcome', 'Target', 'Duration', 'Request id', 'Bodies'];
+
 interface Attempt {
   number: number;
   request_id: string;
@@ -89,6 +101,7 @@ export class VfActivity extends View {
     jobs: { state: true },
     status: { state: true },
     open: { state: true },
+    details: { state: true },
     error: { state: true },
     refreshing: { state: true },
   };
@@ -98,6 +111,8 @@ export class VfActivity extends View {
   declare jobs: Page<Job> | null;
   declare status: string;
   declare open: ReadonlySet<string>;
+  /** Records whose bodies are open: loaded, or the error that kept them. */
+  declare details: ReadonlyMap<string, ForwardRecordDetail | ApiError | null>;
   declare error: ApiError | null;
   declare refreshing: boolean;
   private recordCursor: string | undefined;
@@ -112,6 +127,7 @@ export class VfActivity extends View {
     this.jobs = null;
     this.status = '';
     this.open = new Set();
+    this.details = new Map();
     this.error = null;
     this.refreshing = false;
   }
@@ -157,6 +173,56 @@ export class VfActivity extends View {
     const open = new Set(this.open);
     if (!open.delete(id)) open.add(id);
     this.open = open;
+  }
+
+  /** Opens (loading it) or closes a record's redacted request and answer. */
+  private async toggleRecord(id: string): Promise<void> {
+    const details = new Map(this.details);
+    if (details.delete(id)) {
+      this.details = details;
+      return;
+    }
+    details.set(id, null);
+    this.details = details;
+    let detail: ForwardRecordDetail | ApiError;
+    try {
+      detail = await api<ForwardRecordDetail>(`/vault-forward/requests/${encodeURIComponent(id)}`, {
+        merchant: this.merchant,
+      });
+    } catch (error) {
+      detail = error as ApiError;
+    }
+    if (this.details.has(id)) this.details = new Map(this.details).set(id, detail);
+  }
+
+  private recordDetail(id: string) {
+    const detail = this.details.get(id);
+    const body = (title: string, text: string | null, truncated: boolean) =>
+      html`<h3>${title}</h3>
+        ${text === null ? html`<p>None kept.</p>` : html`<pre class="record-body">${text}</pre>`}
+        ${truncated ? html`<p class="note">Cut at 64 KiB.</p>` : nothing}`;
+    return html`<tr class="record-detail">
+      <td colspan=${RECORD_COLUMNS.length} data-testid=${`record-detail-${id}`}>
+        ${
+          detail === null || detail === undefined
+            ? html`<p>Loading…</p>`
+            : detail instanceof ApiError
+              ? problemAlert(detail)
+              : detail.request_headers === null && detail.response_body === null
+                ? html`<p>No bodies kept: not recorded, or past their retention.</p>`
+                : html`<p class="note">
+                      Placeholder text stands where card data or secrets were filled in; secret headers are redacted.
+                    </p>
+                    <h3>Request headers</h3>
+                    <pre class="record-body">
+${Object.entries(detail.request_headers ?? {})
+                        .map(([name, value]) => `${name}: ${value}`)
+                        .join('\n')}</pre>
+                    ${body('Request body (as sent)', detail.request_body, detail.request_body_truncated)}
+                    ${body('Answer (after response rules)', detail.response_body, detail.response_body_truncated)}`
+        }
+      </td>
+    </tr>`;
   }
 
   private chart() {
@@ -307,19 +373,31 @@ export class VfActivity extends View {
         ${
           this.records
             ? html`${dataTable({
-                columns: ['Time', 'Outcome', 'Target', 'Duration', 'Request id'],
+                columns: RECORD_COLUMNS,
                 items: this.records.items,
                 row: (r) =>
                   html`<tr>
-                    <td>${formatTime(r.created_at)}</td>
-                    <td>${recordBadge(r)}</td>
-                    <td>
-                      ${r.method ?? ''} <code>${r.target_url ?? '—'}</code>
-                      ${r.merchant_initiated ? statusBadge('neutral', 'merchant-initiated') : nothing}
-                    </td>
-                    <td>${Math.round(r.duration_ms)} ms</td>
-                    <td><code>${r.id}</code></td>
-                  </tr>`,
+                      <td>${formatTime(r.created_at)}</td>
+                      <td>${recordBadge(r)}</td>
+                      <td>
+                        ${r.method ?? ''} <code>${r.target_url ?? '—'}</code>
+                        ${r.merchant_initiated ? statusBadge('neutral', 'merchant-initiated') : nothing}
+                      </td>
+                      <td>${Math.round(r.duration_ms)} ms</td>
+                      <td><code>${r.id}</code></td>
+                      <td>
+                        <button
+                          type="button"
+                          class="small"
+                          aria-expanded=${this.details.has(r.id) ? 'true' : 'false'}
+                          aria-label=${`Request and answer of forward ${r.id}`}
+                          @click=${() => void this.toggleRecord(r.id)}
+                        >
+                          Bodies
+                        </button>
+                      </td>
+                    </tr>
+                    ${this.details.has(r.id) ? this.recordDetail(r.id) : nothing}`,
                 empty: 'No forwards yet.',
               })}
               ${pager('Forward records', this.records, (c) => ((this.recordCursor = c), void this.refresh()))}`

@@ -17,7 +17,7 @@ export interface KindField {
   description: string;
 }
 
-const PEM_FORMATS = new Set(['pem-certificates', 'pem-private-key', 'public-key']);
+const PEM_FORMATS = new Set(['pem-certificates', 'pem-private-key', 'public-key', 'private-key']);
 
 /** Markdown-ish `code` in the kinds' descriptions, shown as code without any HTML from the server. */
 export function withCode(text: string) {

@@ -49,6 +49,14 @@ export const CommonErrors = {
     title: 'Request header fields too large',
     description: 'The request line and headers together exceed 16 KiB. Shorten the URL (query string) or the headers.',
   }),
+  requestTimeout: defineProblem({
+    code: 'request-timeout',
+    status: 408,
+    title: 'Request timeout',
+    description:
+      'The request line and headers did not all arrive within the headers timeout (10 s by default), or the whole ' +
+      'request within the request timeout (30 s). The connection is closed; send the request again, whole and promptly.',
+  }),
   expectationFailed: defineProblem({
     code: 'expectation-failed',
     status: 417,

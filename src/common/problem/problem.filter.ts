@@ -100,6 +100,10 @@ export function problemResponse(
  */
 export function toProblem(exception: unknown): ProblemException {
   if (exception instanceof ProblemException) return exception;
+  // Before the database check: this ECONNRESET is the caller's socket, and calling it an outage put a
+  // false 503 warning in the log for every client that went away mid-body (or that a timeout cut off).
+  if (isCallerAbort(exception))
+    return new ProblemException(CommonErrors.badRequest, 'The connection closed before the request was complete.');
   // A stopped, unreachable or saturated database is temporary: 503 with Retry-After, never a 500.
   if (isDatabaseUnavailable(exception)) return serviceUnavailableProblem();
   if (exception instanceof HttpException) return fromFrameworkError(exception);
@@ -108,6 +112,17 @@ export function toProblem(exception: unknown): ProblemException {
     CommonErrors.internalError,
     'The service failed unexpectedly; the request id identifies the log line.',
   );
+}
+
+/**
+ * Node's error on a request whose connection closed before it was complete (IncomingMessage's
+ * `aborted`), as the body's reader or fastify's parser passes it on. Duck-typed: it may come from
+ * another realm (a VM context).
+ */
+function isCallerAbort(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  return code === 'ECONNRESET' && message === 'aborted';
 }
 
 function errorName(error: Error): string {
@@ -147,7 +162,7 @@ function fromStatus(status: number, message: string, code?: string): ProblemExce
   const known: Record<number, [ProblemDefinition, string, ProblemFieldError?]> = {
     404: [CommonErrors.routeNotFound, 'No route matches this method and path.'],
     405: [CommonErrors.methodNotAllowed, 'The route does not accept this HTTP method.'],
-    408: [{ ...CommonErrors.badRequest, status: 408 }, 'The request did not arrive in time.'],
+    408: [CommonErrors.requestTimeout, 'The request did not arrive whole in time; the connection is closed.'],
     413: [CommonErrors.payloadTooLarge, 'The request body is larger than this route accepts.'],
     414: [
       CommonErrors.uriTooLong,

@@ -1,6 +1,8 @@
 import { NetworkTokens1763937200000 } from './1763937200000-NetworkTokens';
 import { CheckoutSessionThreeDSecure1763940800000 } from './1763940800000-CheckoutSessionThreeDSecure';
 import { TemplateSecrets1763944400000 } from './1763944400000-TemplateSecrets';
+import { ForwardRecordBodies1763948000000 } from './1763948000000-ForwardRecordBodies';
+import { ForwardAuthenticationSecretDetails1763948103000 } from './1763948103000-ForwardAuthenticationSecretDetails';
 import { Foundation1763888400000 } from './1763888400000-Foundation';
 import { Buyers1763892000000 } from './1763892000000-Buyers';
 import { Vault1763895600000 } from './1763895600000-Vault';
@@ -41,4 +43,6 @@ export const MIGRATIONS = [
   NetworkTokens1763937200000,
   CheckoutSessionThreeDSecure1763940800000,
   TemplateSecrets1763944400000,
+  ForwardRecordBodies1763948000000,
+  ForwardAuthenticationSecretDetails1763948103000,
 ];

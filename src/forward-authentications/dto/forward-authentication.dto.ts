@@ -86,7 +86,8 @@ export class ForwardAuthenticationResponse {
     type: 'object',
     additionalProperties: true,
     description:
-      'Facts derived from the non-secret fields (certificate subject, issuer, expiry, fingerprint; public key type).',
+      'Facts derived from the non-secret fields (certificate subject, issuer, expiry, fingerprint; public key type), ' +
+      'and of a response key only its type, size and public key thumbprint (`response_private_key`).',
   })
   details!: MethodDetails;
   @ApiProperty({
@@ -140,7 +141,7 @@ function gr4vyView(
     label: method.label,
     display_name: method.label,
     fields: gr4vyFields(definition, method.fields),
-    details: described.details,
+    details: { ...described.details, ...method.secretDetails },
     warnings: [...method.warnings, ...described.warnings].map((w) => ({ ...w, field: keyFor(definition, w.field) })),
     created_at: method.createdAt.toISOString(),
     updated_at: method.updatedAt.toISOString(),
@@ -158,7 +159,7 @@ function ourView(method: ForwardAuthentication): ForwardAuthenticationResponse {
     kind: method.kind,
     label: method.label,
     fields: method.fields,
-    details: described.details,
+    details: { ...described.details, ...method.secretDetails },
     warnings: [...method.warnings, ...described.warnings],
     created_at: method.createdAt.toISOString(),
     updated_at: method.updatedAt.toISOString(),

@@ -1,6 +1,7 @@
 import { ApiTimestamp } from '../../common/openapi/properties';
 import { ApiProperty } from '@nestjs/swagger';
 import { ForwardRecordEntity } from '../forward-record.entity';
+import type { OpenedBodies } from '../sealed-bodies';
 
 export class ForwardRecordResponse {
   @ApiProperty({ type: String, enum: ['vault-forward-request'] })
@@ -67,6 +68,57 @@ export class ForwardRecordResponse {
       merchant_initiated: r.merchantInitiated,
       error_type: r.errorType,
       created_at: r.createdAt.toISOString(),
+    };
+  }
+}
+
+/**
+ * One record read by its id: the list's fields and, for FORWARD_RECORD_BODY_RETENTION_DAYS, the
+ * redacted request and answer (decision 0104). Additive to Gr4vy's shape: its clients ignore them.
+ */
+export class ForwardRecordDetailResponse extends ForwardRecordResponse {
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: { type: 'string' },
+    nullable: true,
+    description:
+      'The forwarded headers by lower-case name: the value as sent, in placeholder form for a header filled from ' +
+      'x-vault-forward-header-*, and "[Redacted]" for secret-bearing headers (Authorization, API keys, cookies, ' +
+      'anything an authentication method set). Null when not recorded (refused before sending, recording off) ' +
+      'or past the retention.',
+  })
+  request_headers!: Record<string, string> | null;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description:
+      'The request body as sent, each filled value replaced by its placeholder text ({{ CARD_NUMBER_1 }}), card ' +
+      'numbers masked, at most 65536 bytes (request_body_truncated). Before a jwe-payload method encrypted it. ' +
+      'Null when there was none, when not recorded or past the retention.',
+  })
+  request_body!: string | null;
+  @ApiProperty({ type: Boolean, description: 'The request body was longer than 65536 bytes and is cut there.' })
+  request_body_truncated!: boolean;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description:
+      'The downstream’s answer as returned to the caller: after the config’s response rules, card numbers ' +
+      'masked, at most 65536 bytes (response_body_truncated). Null when there was no answer (or it was withheld), ' +
+      'when not recorded or past the retention.',
+  })
+  response_body!: string | null;
+  @ApiProperty({ type: Boolean, description: 'The answer was longer than 65536 bytes and is cut there.' })
+  response_body_truncated!: boolean;
+
+  static detail(r: ForwardRecordEntity, bodies: OpenedBodies): ForwardRecordDetailResponse {
+    return {
+      ...ForwardRecordResponse.from(r),
+      request_headers: bodies.request_headers,
+      request_body: bodies.request_body,
+      request_body_truncated: r.requestBodyTruncated === true,
+      response_body: bodies.response_body,
+      response_body_truncated: r.responseBodyTruncated === true,
     };
   }
 }

@@ -1,0 +1,60 @@
+import { ConfigError, Env, integer, optional } from './env';
+
+/** Which entry point a process is: its default OTEL_SERVICE_NAME. */
+export type TelemetryRole = 'api' | 'worker';
+
+/**
+ * OpenTelemetry tracing (decision 0109): off unless OTEL_EXPORTER_OTLP_ENDPOINT (or the traces-only
+ * OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set. Read by the entry points before anything else loads
+ * (src/telemetry/start.ts) and again by loadConfig, so a bad value stops the process in one line.
+ */
+export interface TelemetryConfig {
+  /** Where spans are POSTed (OTLP/HTTP, JSON): the traces endpoint, or the base endpoint + /v1/traces. */
+  tracesUrl: string;
+  serviceName: string;
+  /** OTEL_EXPORTER_OTLP_PROTOCOL: http/json (ours by default) or http/protobuf; not gRPC. */
+  protocol: 'http/json' | 'http/protobuf';
+  /** The batch processor's delay between exports (OTEL_BSP_SCHEDULE_DELAY, ms). */
+  exportDelayMs: number;
+}
+
+export function telemetryConfig(env: Env, role: TelemetryRole): TelemetryConfig | null {
+  const base = endpoint(env, 'OTEL_EXPORTER_OTLP_ENDPOINT');
+  const traces = endpoint(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT');
+  if (!base && !traces) return null;
+  const serviceName = optional(env, 'OTEL_SERVICE_NAME') ?? `vault-forward-${role}`;
+  if (!/^[A-Za-z0-9._/-]{1,100}$/.test(serviceName))
+    throw new ConfigError('OTEL_SERVICE_NAME', 'must be 1–100 letters, digits, ., _, / or -');
+  const protocolName = optional(env, 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL')
+    ? 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL'
+    : 'OTEL_EXPORTER_OTLP_PROTOCOL';
+  const protocol = optional(env, protocolName) ?? 'http/json';
+  if (protocol !== 'http/json' && protocol !== 'http/protobuf')
+    throw new ConfigError(
+      protocolName,
+      `must be http/json or http/protobuf (OTLP/HTTP), got "${protocol.slice(0, 40)}"`,
+    );
+  return {
+    // As the OTLP exporters read them: the signal's endpoint as is, the base one with the signal's path.
+    tracesUrl: traces ?? `${base!.replace(/\/+$/, '')}/v1/traces`,
+    serviceName,
+    protocol,
+    exportDelayMs: integer(env, 'OTEL_BSP_SCHEDULE_DELAY', 5_000, 10, 600_000),
+  };
+}
+
+function endpoint(env: Env, name: string): string | undefined {
+  const raw = optional(env, name);
+  if (raw === undefined) return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(name, 'must be an http:// or https:// URL');
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+    throw new ConfigError(name, `must be an http:// or https:// URL (OTLP/HTTP), got ${parsed.protocol}`);
+  if (parsed.username || parsed.password)
+    throw new ConfigError(name, 'must not carry credentials; use OTEL_EXPORTER_OTLP_HEADERS');
+  return raw;
+}
