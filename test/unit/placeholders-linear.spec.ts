@@ -1,6 +1,4 @@
 import fc from 'fast-check';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { ConfigError, loadConfig } from '../../src/config/config';
 import {
   filledByteLength,
@@ -17,6 +15,7 @@ import {
   substitutePlaceholders,
   type EscapeStyle,
 } from '../../src/placeholders/placeholders';
+import { bestCpuMs, expectLinearCost } from '../support/cpu-time';
 
 /**
  * The grammar as regular expressions (docs/placeholders.md gives the first): the reference the
@@ -140,53 +139,20 @@ const SUBSTITUTED = new Map(
 const BUDGET_MS = Number(process.env.PLACEHOLDER_TIME_BUDGET_MS ?? 100);
 
 /**
- * A full garbage collection before each best-of-seven: otherwise a major GC that happens to fall inside
- * the megabyte's run (its allocations cross a threshold the quarter's do not) marks the whole Jest heap
- * and bills it to the scanner — 128 ms against a quarter's 6.5 ms in a loaded CI run.
- */
-const collectGarbage: () => void = (() => {
-  setFlagsFromString('--expose-gc');
-  return runInNewContext('gc') as () => void;
-})();
-
-/**
- * Milliseconds of CPU this process spent on `run`, the best of seven. CPU time, not wall time: on a
- * machine busy with other work the wall clock also counts the time this process waited for a core,
- * which says nothing about the scanner. Even CPU time swells under load (GC threads, shared caches: a
- * fill that takes 6–20 ms read 106 ms in a loaded CI run), so the best of seven.
- */
-function timed(run: () => unknown): number {
-  let best = Infinity;
-  collectGarbage();
-  for (let i = 0; i < 7; i++) {
-    const started = process.cpuUsage();
-    run();
-    const spent = process.cpuUsage(started);
-    best = Math.min(best, (spent.user + spent.system) / 1000);
-  }
-  return best;
-}
-
-/**
  * That `run` is linear in its input: a megabyte within BUDGET_MS of CPU, or, where a slower or busier
  * machine takes longer, at most 8 times what a quarter of it takes, measured side by side (linear work
  * takes 4 times as long, quadratic 16 times, and minutes on a megabyte). A fixed budget alone failed on
- * a slower CPU: 100 ms is this scanner's own speed there, not a sign of backtracking. The pair is
- * measured up to four times and the lowest ratio counts: noise only ever inflates one side of a round,
- * while a quadratic scanner is 16 times slower in every round.
+ * a slower CPU: 100 ms is this scanner's own speed there, not a sign of backtracking.
  */
 function expectLinear<T>(make: (size: number) => T, run: (input: T) => unknown): void {
   const whole = make(MIB);
-  const ms = timed(() => run(whole));
-  if (ms < BUDGET_MS) return;
+  if (bestCpuMs(() => run(whole)) < BUDGET_MS) return;
   const quarter = make(MIB / 4);
-  const rounds: Array<{ ms: number; quarterMs: number }> = [];
-  for (let round = 0; round < 4; round++) {
-    const measured = { ms: round === 0 ? ms : timed(() => run(whole)), quarterMs: timed(() => run(quarter)) };
-    rounds.push(measured);
-    if (measured.ms <= 8 * measured.quarterMs) return;
-  }
-  expect({ rounds, linear: false }).toEqual({ rounds, linear: true });
+  expectLinearCost(
+    () => run(quarter),
+    () => run(whole),
+    8,
+  );
 }
 
 describe('placeholder scanning and filling are linear in the text', () => {
