@@ -1,9 +1,11 @@
 import { ChildProcess, execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { startHttpDownstream } from '../support/downstream';
 import { startEntryPoint } from '../support/entry-point';
 import { http } from '../support/http';
+import { dropQueueKeys } from '../support/redis-keys';
 import { testDataDir, testTempDir } from '../support/temp-data-dir';
 import { waitFor } from '../support/wait';
 
@@ -187,14 +189,24 @@ describe('Entry points as a user runs them (compiled dist/)', () => {
   });
 
   it('the worker boots without HTTP, connects to PostgreSQL and Redis, and stops on SIGTERM', async () => {
-    const worker = start(
-      'dist/worker.js',
-      { DATABASE_URL: process.env.TEST_DATABASE_URL!, REDIS_URL: process.env.TEST_REDIS_URL! },
-      /Worker connected to PostgreSQL and Redis/,
-    );
-    await worker.started;
-    expect(worker.output().stdout).not.toMatch(/listening/i);
-    expect(await stop(worker.child, worker.exited)).toBe(0);
+    // A queue of its own: the default name's housekeeping schedule would stay in the shared Redis.
+    const queueName = `test-smoke-${randomUUID()}`;
+    try {
+      const worker = start(
+        'dist/worker.js',
+        {
+          DATABASE_URL: process.env.TEST_DATABASE_URL!,
+          REDIS_URL: process.env.TEST_REDIS_URL!,
+          FORWARD_QUEUE_NAME: queueName,
+        },
+        /Worker connected to PostgreSQL and Redis/,
+      );
+      await worker.started;
+      expect(worker.output().stdout).not.toMatch(/listening/i);
+      expect(await stop(worker.child, worker.exited)).toBe(0);
+    } finally {
+      await dropQueueKeys(queueName);
+    }
   });
 
   it('the worker refuses to start with no queue to consume (QUEUE_BACKEND=none)', async () => {

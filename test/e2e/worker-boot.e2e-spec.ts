@@ -1,6 +1,8 @@
 import { spawn, spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { existsSync, rmSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
+import { dropQueueKeys } from '../support/redis-keys';
 import { testDataDir } from '../support/temp-data-dir';
 
 /**
@@ -9,6 +11,10 @@ import { testDataDir } from '../support/temp-data-dir';
  * dependencies (pagination, auth) and pulled in controllers and the global guard.
  */
 describe('dist/worker.js with ForwardingCoreModule', () => {
+  // A queue of its own: the default name's housekeeping schedule would stay in the shared Redis.
+  const queueName = `test-worker-boot-${randomUUID()}`;
+  afterAll(() => dropQueueKeys(queueName));
+
   it('boots against PostgreSQL and Redis, says it waits for jobs, and exits 0 on SIGTERM', async () => {
     const heartbeat = join(testDataDir(), 'worker-heartbeat');
     const child = spawn(process.execPath, ['dist/worker.js'], {
@@ -20,6 +26,7 @@ describe('dist/worker.js with ForwardingCoreModule', () => {
         WORKER_HEARTBEAT_FILE: heartbeat,
         DATABASE_URL: process.env.TEST_DATABASE_URL!,
         REDIS_URL: process.env.TEST_REDIS_URL!,
+        FORWARD_QUEUE_NAME: queueName,
         VAULT_MASTER_KEYS: `test-k1:${Buffer.alloc(32, 1).toString('base64')}`,
       },
     });
