@@ -25,6 +25,9 @@ export default async function globalSetup(): Promise<void> {
   process.env.TEST_DATABASE_URL = url.toString();
   process.env.TEST_DATABASE_NAME = name;
   process.env.TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+  // The run's own forward queue: tests that do not name one share it (as they share the database), and the
+  // teardown drops its keys — on the default name, jobs still retrying when a run ended stayed in Redis.
+  process.env.TEST_QUEUE_NAME = `test-run-${name.slice('vault_forward_test_'.length)}`;
   // SoftHSM2 reads SOFTHSM2_CONF from the C environment, which a test file cannot change (Jest gives
   // it a copy of process.env): the workers inherit this path, where the PKCS#11 test writes its
   // token's config, in the run's own temporary directory (test/support/softhsm.ts).

@@ -1,6 +1,9 @@
 import { Client } from 'pg';
+import { dropQueueKeys } from './redis-keys';
 
 export default async function globalTeardown(): Promise<void> {
+  const queueName = process.env.TEST_QUEUE_NAME;
+  if (queueName) await dropQueueKeys(queueName, process.env.TEST_REDIS_URL);
   const name = process.env.TEST_DATABASE_NAME;
   if (!name || process.env.KEEP_TEST_DATABASE) return;
   const client = new Client({

@@ -23,6 +23,11 @@ export const TEST_MASTER_KEY_1 = `test-k1:${Buffer.alloc(32, 1).toString('base64
 export const TEST_MASTER_KEY_2 = `test-k2:${Buffer.alloc(32, 2).toString('base64')}`;
 const TEST_VAULT_MASTER_KEYS = TEST_MASTER_KEY_1;
 
+/** The run's forward queue (global setup names it; the teardown drops it) unless a test names its own. */
+function runQueue(): Record<string, string> {
+  return process.env.TEST_QUEUE_NAME ? { FORWARD_QUEUE_NAME: process.env.TEST_QUEUE_NAME } : {};
+}
+
 export function testConfig(overrides: Record<string, string> = {}): AppConfig {
   const databaseUrl = process.env.TEST_DATABASE_URL;
   if (!databaseUrl) throw new Error('TEST_DATABASE_URL is unset: run e2e tests through jest (global setup)');
@@ -35,6 +40,7 @@ export function testConfig(overrides: Record<string, string> = {}): AppConfig {
     DATABASE_POOL_SIZE: '4',
     CURSOR_SECRET: 'test-cursor-secret-not-for-production-0123456789',
     VAULT_MASTER_KEYS: TEST_VAULT_MASTER_KEYS,
+    ...runQueue(),
     ...overrides,
   });
 }
@@ -51,6 +57,7 @@ export function entryPointEnv(overrides: Record<string, string> = {}): NodeJS.Pr
     REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
     VAULT_MASTER_KEYS: TEST_MASTER_KEY_1,
     LOG_LEVEL: 'info',
+    ...runQueue(),
     ...overrides,
   };
 }
