@@ -51,6 +51,14 @@ export function readableFile(env: Env, name: string): string | null {
 }
 
 export function url(env: Env, name: string, protocols: string[]): string | null {
+  return parsedUrl(env, name, protocols) && optional(env, name)!;
+}
+
+/**
+ * The variable as a URL of one of `protocols`, null when unset. With `credentials` (where they go
+ * instead), a user or password in it is refused: such URLs end up in logs.
+ */
+export function parsedUrl(env: Env, name: string, protocols: string[], credentials?: string): URL | null {
   const raw = optional(env, name);
   if (raw === undefined) return null;
   let parsed: URL;
@@ -63,7 +71,9 @@ export function url(env: Env, name: string, protocols: string[]): string | null 
   if (!protocols.includes(parsed.protocol)) {
     throw new ConfigError(name, `must use ${protocols.map((p) => `${p}//`).join(' or ')}, got ${parsed.protocol}//`);
   }
-  return raw;
+  if (credentials !== undefined && (parsed.username || parsed.password))
+    throw new ConfigError(name, `must not carry credentials; ${credentials}`);
+  return parsed;
 }
 
 export function boolean(env: Env, name: string, fallback: boolean): boolean {

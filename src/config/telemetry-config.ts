@@ -1,4 +1,4 @@
-import { ConfigError, Env, integer, optional } from './env';
+import { ConfigError, Env, integer, optional, parsedUrl } from './env';
 
 /** Which entry point a process is: its default OTEL_SERVICE_NAME. */
 export type TelemetryRole = 'api' | 'worker';
@@ -44,17 +44,6 @@ export function telemetryConfig(env: Env, role: TelemetryRole): TelemetryConfig 
 }
 
 function endpoint(env: Env, name: string): string | undefined {
-  const raw = optional(env, name);
-  if (raw === undefined) return undefined;
-  let parsed: URL;
-  try {
-    parsed = new URL(raw);
-  } catch {
-    throw new ConfigError(name, 'must be an http:// or https:// URL');
-  }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
-    throw new ConfigError(name, `must be an http:// or https:// URL (OTLP/HTTP), got ${parsed.protocol}`);
-  if (parsed.username || parsed.password)
-    throw new ConfigError(name, 'must not carry credentials; use OTEL_EXPORTER_OTLP_HEADERS');
-  return raw;
+  // OTLP over HTTP only; headers, not the URL, carry a collector's credentials.
+  return parsedUrl(env, name, ['http:', 'https:'], 'use OTEL_EXPORTER_OTLP_HEADERS') ? optional(env, name) : undefined;
 }

@@ -1,4 +1,4 @@
-import { ConfigError, Env, integer, optional } from './env';
+import { ConfigError, Env, integer, optional, parsedUrl } from './env';
 
 /** Where cryptograms for network tokens are asked for (network-tokens/, docs/decisions/0100). */
 export interface TokenRequestorConfig {
@@ -24,19 +24,12 @@ export function tokenRequestorConfig(env: Env, nodeEnv: string): TokenRequestorC
       throw new ConfigError('NETWORK_TOKEN_REQUESTOR_AUTHORIZATION', 'is set but NETWORK_TOKEN_REQUESTOR_URL is not');
     return null;
   }
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new ConfigError('NETWORK_TOKEN_REQUESTOR_URL', 'is not a valid URL');
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:')
-    throw new ConfigError('NETWORK_TOKEN_REQUESTOR_URL', `must use https:// or http://, got ${url.protocol}//`);
-  if (url.username || url.password)
-    throw new ConfigError(
-      'NETWORK_TOKEN_REQUESTOR_URL',
-      'must not carry credentials; set NETWORK_TOKEN_REQUESTOR_AUTHORIZATION instead',
-    );
+  const url = parsedUrl(
+    env,
+    'NETWORK_TOKEN_REQUESTOR_URL',
+    ['https:', 'http:'],
+    'set NETWORK_TOKEN_REQUESTOR_AUTHORIZATION instead',
+  )!;
   const loopback = ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
   if (nodeEnv === 'production' && url.protocol !== 'https:' && !loopback)
     throw new ConfigError(
