@@ -10,7 +10,7 @@ import { cardNumber, createCard } from '../factories/cards';
 import { createCheckoutSession } from '../factories/checkout-sessions';
 import { createMerchantAccount } from '../factories/merchant-accounts';
 import { Downstream, startHttpDownstream } from '../support/downstream';
-import { startWorker, WorkerProcess } from '../support/forward-jobs';
+import { endedJob, startWorker, WorkerProcess } from '../support/forward-jobs';
 import { checkedGr4vy, expectNoSdkViolations } from '../support/checked-clients';
 import { expectProblem, http, HttpResult } from '../support/http';
 import { startTestApp, TestApp } from '../support/test-app';
@@ -383,13 +383,7 @@ describe('Checkout sessions', () => {
       accepted.body.id,
     ]);
     expect((plan.ciphertext as Buffer).includes(Buffer.from(c.security_code))).toBe(false);
-    const job = await waitFor(
-      async () => {
-        const r = await http(t.url, `/vault-forward/jobs/${accepted.body.id}`, { token });
-        return ['succeeded', 'failed'].includes(r.body.status) && r;
-      },
-      { timeoutMs: 20_000, what: 'the queued forward to end' },
-    );
+    const job = await endedJob(t.url, token, accepted.body.id);
     expect(job.body.status).toBe('succeeded');
     const sent = downstream.received.map((r) => r.body.toString()).find((b) => b.includes(c.number));
     expect(JSON.parse(sent!)).toEqual({ number: c.number, expiry: '07/31', cvv: c.security_code });
@@ -471,13 +465,7 @@ describe('Checkout sessions', () => {
     });
     // Accepted (the session was alive); it then expires and the retry, loading again, finds it gone.
     expect(accepted.status).toBe(202);
-    const job = await waitFor(
-      async () => {
-        const r = await http(t.url, `/vault-forward/jobs/${accepted.body.id}`, { token });
-        return ['succeeded', 'failed'].includes(r.body.status) && r;
-      },
-      { timeoutMs: 30_000, what: 'the queued forward to end' },
-    );
+    const job = await endedJob(t.url, token, accepted.body.id, 30_000);
     expect(job.body.status).toBe('failed');
     expect(job.body.attempts.map((a: { error_type: string | null }) => a.error_type)).toContain(
       'checkout-session-expired',

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { createApiKey } from '../factories/api-keys';
 import { cardNumber } from '../factories/cards';
 import { createMerchantAccount } from '../factories/merchant-accounts';
-import { startWorker, WorkerProcess } from '../support/forward-jobs';
+import { endedJob, startWorker, WorkerProcess } from '../support/forward-jobs';
 import { expectProblem, http } from '../support/http';
 import { dropQueueKeys } from '../support/redis-keys';
 import { startTestApp, TestApp } from '../support/test-app';
@@ -399,13 +399,7 @@ describe('Response rules on the queued path', () => {
     });
     const accepted = await forward(t, token, `${psp.url}${path}`, { prefer: 'respond-async' });
     expect(accepted.status).toBe(202);
-    const job = await waitFor(
-      async () => {
-        const got = await http(t.url, `/vault-forward/jobs/${accepted.body.id}`, { token });
-        return ['succeeded', 'failed'].includes(got.body.status) && got;
-      },
-      { timeoutMs: 20_000, what: 'the job to end' },
-    );
+    const job = await endedJob(t.url, token, accepted.body.id);
     expect(job.body.status).toBe('succeeded');
     expect(job.text).not.toContain(pan);
     const id = JSON.parse(job.body.response.body).card.number as string;

@@ -4,10 +4,9 @@ import { CompactEncrypt, compactDecrypt } from 'jose';
 import { cardNumber } from '../factories/cards';
 import { createMerchantWithToken } from '../factories/forwarding-merchants';
 import { listenOnLoopback } from '../support/downstream';
-import { startWorker, stopQueuedSetup, WorkerProcess } from '../support/forward-jobs';
+import { endedJob, startWorker, stopQueuedSetup, WorkerProcess } from '../support/forward-jobs';
 import { expectProblem, http, HttpResult } from '../support/http';
 import { startTestApp, TestApp } from '../support/test-app';
-import { waitFor } from '../support/wait';
 
 /**
  * Issue 27, item 2 (decision 0103): a `jwe-payload` (Gr4vy `mle`) method holding the merchant's
@@ -226,13 +225,7 @@ describe('Encrypted answers of an MLE method (response_private_key)', () => {
   it('the queued path decrypts before the answer is sealed: the job shows the masked plaintext', async () => {
     const accepted = await forward('/visa?queued', rsaMethod, { prefer: 'respond-async' });
     expect(accepted.status).toBe(202);
-    const job = await waitFor(
-      async () => {
-        const got = await call(`/vault-forward/jobs/${accepted.body.id}`);
-        return ['succeeded', 'failed'].includes(got.body.status) && got;
-      },
-      { timeoutMs: 20_000, what: 'the job to end' },
-    );
+    const job = await endedJob(t.url, token, accepted.body.id);
     expect(job.body.status).toBe('succeeded');
     expect(JSON.parse(job.body.response.body)).toEqual({
       status: 'approved',
@@ -244,13 +237,7 @@ describe('Encrypted answers of an MLE method (response_private_key)', () => {
 
     const refused = await forward('/stranger?queued', rsaMethod, { prefer: 'respond-async' });
     expect(refused.status).toBe(202);
-    const failed = await waitFor(
-      async () => {
-        const got = await call(`/vault-forward/jobs/${refused.body.id}`);
-        return ['succeeded', 'failed'].includes(got.body.status) && got;
-      },
-      { timeoutMs: 20_000, what: 'the job to end' },
-    );
+    const failed = await endedJob(t.url, token, refused.body.id);
     expect(failed.body.status).toBe('failed');
     expect(failed.body.attempts.map((a: { error_type: string | null }) => a.error_type)).toEqual([
       'response-not-decryptable',

@@ -327,13 +327,13 @@ export async function stopQueuedSetup(
   if (s.env.QUEUE_BACKEND === 'redis' && s.env.FORWARD_QUEUE_NAME) await dropQueueKeys(s.env.FORWARD_QUEUE_NAME);
 }
 
-/** The queued job `id` once it has ended (succeeded or failed), read through the API; 20 s at most. */
-export function endedJob(url: string, token: string, id: string): Promise<HttpResult> {
+/** The queued job `id` once it has ended (succeeded or failed), read through the API; 20 s at most by default. */
+export function endedJob(url: string, token: string, id: string, timeoutMs = 20_000): Promise<HttpResult> {
   return waitFor(
     async () => {
       const read = await http(url, `/vault-forward/jobs/${id}`, { token });
       return ['succeeded', 'failed'].includes(read.body.status) && read;
     },
-    { timeoutMs: 20_000, what: 'the queued forward to end' },
+    { timeoutMs, what: 'the queued forward to end' },
   );
 }
