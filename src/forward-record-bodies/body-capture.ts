@@ -68,11 +68,18 @@ export function recordedHeaders(
 ): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(sent)) {
-    const setByMethod = filled[name] !== value && name !== 'content-type';
-    if (setByMethod || isSecretHeader(name) || CREDENTIAL_NAME.test(name)) out[name] = REDACTED;
+    if (setByMethod(name, value, filled) || isSecretHeader(name) || CREDENTIAL_NAME.test(name)) out[name] = REDACTED;
     else out[name] = maskCardNumbers(templated.get(name) ?? value);
   }
   return out;
+}
+
+/**
+ * Whether an authentication method set or changed header `name` (sent as `value`; `filled` before the
+ * methods): a signature or its timestamp. Not content-type, which a JWE step sets to its own.
+ */
+export function setByMethod(name: string, value: string, filled: Readonly<Record<string, string>>): boolean {
+  return filled[name] !== value && name !== 'content-type';
 }
 
 /** The first CAPTURED_BYTES of a streamed body, and its length, as it goes through. */

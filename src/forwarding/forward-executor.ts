@@ -55,7 +55,14 @@ import { PlaceholderSource, PlaceholderSources } from './placeholder-sources';
 import { templateSecrets } from './template-secrets';
 import type { OutboundRequest } from '../outbound/outbound-request';
 import { redactedBytes, redactedText } from '../placeholders/placeholder-redaction';
-import { BodyTap, CAPTURED_BYTES, recordedHeaders, recordedText, tapped } from '../forward-record-bodies/body-capture';
+import {
+  BodyTap,
+  CAPTURED_BYTES,
+  recordedHeaders,
+  recordedText,
+  setByMethod,
+  tapped,
+} from '../forward-record-bodies/body-capture';
 
 export interface ExecuteOptions {
   /** Counts the filled body among the bytes in flight (the HTTP handler's lease; a worker may have none). */
@@ -290,7 +297,7 @@ export class ForwardExecutor {
       // Headers a method set or changed (a signature), and the query string, which the record leaves out too.
       const withheld = [...filled.redacted.withheld, plan.url.search.slice(1)];
       for (const [name, value] of Object.entries(request.headers))
-        if (filled.headers[name] !== value && name !== 'content-type') withheld.push(value);
+        if (setByMethod(name, value, filled.headers)) withheld.push(value);
       this.withheld.set(record, withheld);
       record.bodies = {
         requestHeaders: recordedHeaders(request.headers, filled.headers, filled.redacted.headers),
@@ -357,7 +364,7 @@ export class ForwardExecutor {
       return {
         headers,
         body,
-        redacted: redacted && { ...redacted, body: { head: body.subarray(0, CAPTURED_BYTES), total: body.length } },
+        redacted: redacted && { ...redacted, body: redactedBytes(body, bodyScan, () => false, CAPTURED_BYTES) },
       };
     }
     // Each placeholder is filled once, however often it appears: UTF-8, escaped for the body's content type.
