@@ -29,7 +29,7 @@ import {
 } from '../forward-authentications/forward-authentications.service';
 import { DownstreamProblem, type DownstreamResponse } from '../outbound/downstream-client';
 import { ForwardResponseErrors } from './forward-responses.errors';
-import { readCapped, RULES_MAX_BYTES } from './response-filter';
+import { isCompressed, isJsonAnswer, readCapped, responseHeader, RULES_MAX_BYTES } from './response-filter';
 
 const KEY_MANAGEMENT = [
   'RSA-OAEP',
@@ -119,13 +119,10 @@ export class MleAnswers {
 
 /** Which wrapping the answer's type allows, or null when it cannot carry a JWE we would read. */
 function envelopeOf(response: DownstreamResponse): Envelope | null {
-  const encoding = header(response, 'content-encoding');
   // A compressed answer is not read here: it goes on (the rules refuse it if they apply).
-  if (encoding !== undefined && encoding.toLowerCase() !== 'identity') return null;
-  const type = header(response, 'content-type') ?? '';
-  if (/^application\/jose\s*(?:;|$)/i.test(type)) return 'compact';
-  if (/^application\/(?:[\w.+-]+\+)?json\b/i.test(type)) return 'json';
-  return null;
+  if (isCompressed(response)) return null;
+  if (/^application\/jose\s*(?:;|$)/i.test(responseHeader(response, 'content-type') ?? '')) return 'compact';
+  return isJsonAnswer(response) ? 'json' : null;
 }
 
 /** The compact JWE the answer is, or null when it is none. */
@@ -165,11 +162,6 @@ function reason(error: unknown): string {
   if (error instanceof jose.JOSENotSupported) return 'it uses a JWE feature or key type we do not support';
   if (error instanceof jose.JWEInvalid) return 'it is not a well-formed JWE (or inflates past the size cap)';
   return 'it does not decrypt with the response key (encrypted to another key, or altered)';
-}
-
-function header(response: DownstreamResponse, name: string): string | undefined {
-  const value = response.headers[name];
-  return Array.isArray(value) ? value.join(', ') : value;
 }
 
 /** The downstream has answered (a retry would repeat the request), but the answer is withheld. */

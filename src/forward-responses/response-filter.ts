@@ -44,13 +44,12 @@ export class ResponseFilter {
     policy: ResponsePolicy,
     response: DownstreamResponse,
   ): Promise<DownstreamResponse> {
-    const isJson = /^application\/(?:[\w.+-]+\+)?json\b/i.test(header(response, 'content-type') ?? '');
+    const isJson = isJsonAnswer(response);
     // No rule applies to this answer: it goes as it came, streamed or whole (decisions/0099).
     if (policy.unmatchedPan === 'pass' && (policy.responseRules.length === 0 || !isJson)) return response;
     const body = response.body instanceof Readable ? await readCapped(response.body) : response.body;
     if (body.length === 0) return { ...response, body };
-    const encoding = header(response, 'content-encoding');
-    if (encoding !== undefined && encoding.toLowerCase() !== 'identity') {
+    if (isCompressed(response)) {
       throw notProcessable('it is compressed (content-encoding), and the rules read the plain answer');
     }
     const out = isJson ? await this.filterJson(merchantAccountId, policy, body) : body;
@@ -136,9 +135,21 @@ export class ResponseFilter {
   }
 }
 
-function header(response: DownstreamResponse, name: string): string | undefined {
+/** The answer's header `name`, repeated values joined. */
+export function responseHeader(response: DownstreamResponse, name: string): string | undefined {
   const value = response.headers[name];
   return Array.isArray(value) ? value.join(', ') : value;
+}
+
+/** Whether the answer says it is JSON (application/json or a +json type). */
+export function isJsonAnswer(response: DownstreamResponse): boolean {
+  return /^application\/(?:[\w.+-]+\+)?json\b/i.test(responseHeader(response, 'content-type') ?? '');
+}
+
+/** Whether the answer is compressed (a content-encoding other than identity): its bytes are not its text. */
+export function isCompressed(response: DownstreamResponse): boolean {
+  const encoding = responseHeader(response, 'content-encoding');
+  return encoding !== undefined && encoding.toLowerCase() !== 'identity';
 }
 
 function serialise(value: unknown): Buffer {
