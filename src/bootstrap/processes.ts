@@ -3,6 +3,7 @@ import { createServer, Server } from 'node:http';
 import { AggregatorRegistry } from 'prom-client';
 import { pino } from 'pino';
 import type { AppConfig } from '../config/config';
+import { LINE_OPTIONS } from '../logging/logging.module';
 import { applyServerLimits, serverOptions } from './http-limits';
 
 /** What a process of a group sends its supervisor once it serves (the API listens; a worker consumes). */
@@ -50,7 +51,7 @@ export function runProcessGroup(
 }
 
 class Supervisor {
-  private readonly logger = pino({ base: { pid: process.pid, context: 'Processes' } });
+  private readonly logger = pino({ ...LINE_OPTIONS, base: { pid: process.pid, context: 'Processes' } });
   private readonly members = new Set<Worker>();
   /** Processes being replaced or stopped on purpose: their exit is not a crash. */
   private readonly retiring = new Set<Worker>();

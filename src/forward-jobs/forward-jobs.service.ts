@@ -12,7 +12,7 @@ import {
   MAX_ATTEMPTS_HEADER,
   singleHeader,
 } from '../forwarding/forward-headers';
-import { loggableUrl } from '../logging/redaction';
+import { loggableUrl, recordedUrl } from '../logging/redaction';
 import { ForwardPlanner } from '../forwarding/forward-planner';
 import { CallbackDeliveries } from '../forward-callbacks/callback-deliveries';
 import { QueuedIdempotency } from '../idempotency/forward-idempotency';
@@ -94,7 +94,7 @@ export class ForwardJobsService {
             id,
             merchantAccountId: input.merchantAccountId,
             method: plan.method,
-            targetUrl: `${plan.url.origin}${plan.url.pathname}`,
+            targetUrl: recordedUrl(plan.url),
             paymentMethodIds: plan.paymentMethodIds,
             authenticationIds: plan.authenticationIds,
             maxAttempts,

@@ -1,22 +1,24 @@
 /**
- * What a forward record keeps of a forward's request and answer (decision 0104): pure functions and a
- * stream tap, used by ForwardExecutor. The request's redacted form itself is built by the fill
- * (placeholders/placeholder-redaction.ts: placeholder text where values were inserted); here it is
- * capped, and every Luhn-valid 13–19 digit run left in either body is masked with the response rules'
- * unmatched_pan detector: a card number typed by the caller or returned by the downstream outside any
- * rule never lands in a record either.
+ * What a forward record, and a queued forward's stored answer, keep of a forward's request and answer
+ * (decisions 0104, 0113): pure functions and a stream tap, used by ForwardExecutor and the job worker.
+ * The request's redacted form itself is built by the fill (placeholders/placeholder-redaction.ts:
+ * placeholder text where values were inserted); here every kept body goes through keptText: the values
+ * the service filled withheld whatever their length, sensitive authentication data removed by field
+ * name, card numbers in any spelling masked (card-data/). Headers are kept by allow-list.
  */
 import { pipeline, Readable, Transform } from 'node:stream';
-import { maskCardNumbers } from '../forward-responses/response-rules-engine';
-import { isSecretHeader, REDACTED } from '../logging/redaction';
+import { withoutAuthenticationData } from '../card-data/authentication-data';
+import { decodeText, encodeText, maskCardNumbers, textEncodingOf } from '../card-data/card-numbers';
+import { keptHeaderValue, REDACTED } from '../logging/redaction';
 
 /** Bytes of each body a record keeps; the rest is cut and the record says so (…_truncated). */
 export const RECORDED_BODY_MAX_BYTES = 64 * 1024;
 /**
- * Bytes kept past the cap: a card number (at most 19 digits) that starts before the cut is seen whole
- * by the mask, so no part of it that is not a card number on its own survives the cut.
+ * Bytes kept past the cap: a card number or a field of authentication data that starts before the cut
+ * is seen whole by the mask (19 digits spelt as character references, with separators, fit), so no
+ * part of it that is not one on its own survives the cut.
  */
-const PAN_CONTEXT = 19;
+const PAN_CONTEXT = 512;
 /** What the capture holds of a body: the cap and the context after it. */
 export const CAPTURED_BYTES = RECORDED_BODY_MAX_BYTES + PAN_CONTEXT;
 
@@ -25,41 +27,106 @@ export interface RecordedText {
   truncated: boolean;
 }
 
-/** Withheld values shorter than this are not looked for in an answer: they would match unrelated text. */
-export const MIN_WITHHELD_LENGTH = 8;
+/**
+ * Withheld values this long or longer are removed wherever they stand; a shorter one (a security code,
+ * an expiry month) only where it stands alone, not inside a longer run of digits or a word: `123` goes
+ * from `"cvv":"123"` and `cvv=123`, not from `"amount":1234`.
+ */
+const WHOLE_MATCH_BELOW = 8;
+
+/**
+ * Whether a value filled for placeholder `key` is withheld: an expiry or a cardholder name is not
+ * authentication data, and a short one (`12`, `2030`) stands for many a number in an answer, so it is
+ * withheld from WHOLE_MATCH_BELOW characters on, as any value is; every other filled value (a number, a
+ * security code, a cryptogram, a 3-D Secure value, a secret's signature) whatever its length.
+ */
+export function isWithheld(key: string, length: number): boolean {
+  return length >= WHOLE_MATCH_BELOW || !CARD_DETAIL.test(key);
+}
+const CARD_DETAIL = /^(CARD_(NETWORK_TOKEN_)?EXPIRATION_DATE\w*|CARDHOLDER_NAME)_\d+$/;
+
+/**
+ * `text` as it may be kept: each of `withheld` (values the service filled, which a downstream may echo)
+ * replaced by [Redacted], the values of authentication-data fields removed, card numbers masked.
+ */
+export function keptText(text: string, withheld: readonly string[] = []): string {
+  let out = text;
+  for (const value of withheld) out = withoutValue(out, value);
+  return maskCardNumbers(withoutAuthenticationData(out), { bareJson: true });
+}
+
+function withoutValue(text: string, value: string): string {
+  if (value === '' || !text.includes(value)) return text;
+  if (value.length >= WHOLE_MATCH_BELOW) return text.split(value).join(REDACTED);
+  const edge = (c: string | undefined) =>
+    c === undefined ? 'none' : /\d/.test(c) ? 'digit' : /\w/.test(c) ? 'word' : 'none';
+  // A neighbour of the same kind as the value's edge makes the match part of something longer.
+  const clash = (neighbour: string | undefined, own: string) => {
+    const kind = edge(neighbour);
+    return kind !== 'none' && (kind === edge(own) || (kind === 'digit' && edge(own) === 'word'));
+  };
+  let out = '';
+  let at = 0;
+  for (let found = text.indexOf(value); found >= 0; found = text.indexOf(value, found + 1)) {
+    if (found < at) continue;
+    if (clash(text[found - 1], value[0]) || clash(text[found + value.length], value[value.length - 1])) continue;
+    out += text.slice(at, found) + REDACTED;
+    at = found + value.length;
+  }
+  return out + text.slice(at);
+}
+
+/** A whole body as a queued forward's stored answer keeps it (see keptText), in its own encoding. */
+export function keptBody(body: Buffer, contentType: string | undefined, withheld: readonly string[]): Buffer {
+  const encoding = textEncodingOf(body, contentType);
+  const inEncoding = encoding === 'latin1' ? withheld.map(asLatin1) : withheld;
+  const text = decodeText(body, encoding);
+  const kept = keptText(text, inEncoding);
+  return kept === text ? body : encodeText(kept, encoding);
+}
+
+/** An answer's headers as a queued forward's stored answer keeps them: each value through keptText. */
+export function keptHeaders(
+  headers: Readonly<Record<string, string | string[]>>,
+  withheld: readonly string[],
+): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(headers))
+    out[name] = Array.isArray(value) ? value.map((v) => keptText(v, withheld)) : keptText(value, withheld);
+  return out;
+}
+
+/** A value's UTF-8 bytes as Latin-1 text, as a body read byte for byte holds it. */
+const asLatin1 = (value: string) => Buffer.from(value, 'utf8').toString('latin1');
 
 /**
  * A body's recorded form from its first bytes (`head`, at least CAPTURED_BYTES of it when there are
- * that many) and its whole length: each of `withheld` (values the request carried that its record
- * does not show, which a downstream may echo) replaced by [Redacted], card numbers masked, cut at
- * RECORDED_BODY_MAX_BYTES, as text (bytes that are not UTF-8 become U+FFFD; NUL, which a text
- * column cannot hold, too).
+ * that many) and its whole length: keptText, cut at RECORDED_BODY_MAX_BYTES, as text (UTF-8 bytes, or
+ * UTF-16 decoded; bytes that are not text become U+FFFD; NUL, which a text column cannot hold, too).
  */
-export function recordedText(head: Buffer, total: number, withheld: readonly string[] = []): RecordedText {
-  // latin1: one character per byte, so the mask keeps offsets (it keeps lengths) and the cut is in bytes.
-  let text = head.toString('latin1');
-  for (const value of withheld) {
-    if (value.length < MIN_WITHHELD_LENGTH) continue;
-    const bytes = Buffer.from(value, 'utf8').toString('latin1');
-    if (text.includes(bytes)) text = text.split(bytes).join(REDACTED);
-  }
-  text = maskCardNumbers(text);
+export function recordedText(
+  head: Buffer,
+  total: number,
+  withheld: readonly string[] = [],
+  contentType?: string,
+): RecordedText {
+  const encoding = textEncodingOf(head, contentType);
+  // latin1: one character per byte, so the cut is in bytes; UTF-16 text is cut at as many characters.
+  const inEncoding = encoding === 'latin1' ? withheld.map(asLatin1) : withheld;
+  let text = keptText(decodeText(head, encoding), inEncoding);
   const truncated = total > head.length || text.length > RECORDED_BODY_MAX_BYTES;
   // Once cut, the digits just before the cut may form a run of their own: masked again if it is a card number.
   if (text.length > RECORDED_BODY_MAX_BYTES) text = maskCardNumbers(text.slice(0, RECORDED_BODY_MAX_BYTES));
-  return { text: Buffer.from(text, 'latin1').toString('utf8').replaceAll('\u0000', '\ufffd'), truncated };
+  const utf8 = encoding === 'latin1' ? Buffer.from(text, 'latin1').toString('utf8') : text;
+  return { text: utf8.replaceAll('\u0000', '\ufffd'), truncated };
 }
 
-/** Header names that carry credentials by convention, redacted wherever they came from. */
-const CREDENTIAL_NAME = /auth|key|token|secret|sign|password|passwd|cookie|session|credential|cryptogram|cvv|cvc/i;
-
 /**
- * The forwarded headers as a record keeps them: every name; the value in placeholder form for a
- * header the caller templated (x-vault-forward-header-*), as sent for one passed through; redacted
- * when the name is secret-bearing (Authorization, cookies, API keys, anything that looks like a
- * credential) or when an authentication method set or changed it (an HMAC signature, its timestamp).
- * `sent`: the headers as sent, after the methods; `filled`: before them; `templated`: the placeholder
- * form of each templated header.
+ * The forwarded headers as a record keeps them: every name; the value of an allow-listed header
+ * (redaction.ts) in placeholder form when the caller templated it (x-vault-forward-header-*), as sent
+ * when passed through, unless an authentication method set or changed it (a signature, its
+ * timestamp); [Redacted] for every other. `sent`: the headers as sent, after the methods; `filled`:
+ * before them; `templated`: the placeholder form of each templated header.
  */
 export function recordedHeaders(
   sent: Readonly<Record<string, string>>,
@@ -68,8 +135,9 @@ export function recordedHeaders(
 ): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(sent)) {
-    if (setByMethod(name, value, filled) || isSecretHeader(name) || CREDENTIAL_NAME.test(name)) out[name] = REDACTED;
-    else out[name] = maskCardNumbers(templated.get(name) ?? value);
+    out[name] = setByMethod(name, value, filled)
+      ? REDACTED
+      : (keptHeaderValue(name, templated.get(name) ?? value) as string);
   }
   return out;
 }
@@ -96,8 +164,8 @@ export class BodyTap {
     this.held += part.length;
   }
 
-  result(withheld: readonly string[] = []): RecordedText {
-    return recordedText(Buffer.concat(this.chunks, this.held), this.total, withheld);
+  result(withheld: readonly string[] = [], contentType?: string): RecordedText {
+    return recordedText(Buffer.concat(this.chunks, this.held), this.total, withheld, contentType);
   }
 }
 

@@ -11,6 +11,13 @@
  */
 import { Readable } from 'node:stream';
 import { Injectable } from '@nestjs/common';
+import {
+  decodeText,
+  encodeText,
+  holdsCardNumber,
+  maskCardNumbers,
+  textEncodingOf,
+} from '../card-data/card-numbers';
 import { CommonErrors } from '../common/problem/common.errors';
 import { ProblemDefinition, ProblemException, ProblemFieldError } from '../common/problem/problem';
 import { isDatabaseUnavailable } from '../database/errors';
@@ -18,14 +25,8 @@ import { DownstreamProblem, type DownstreamResponse } from '../outbound/downstre
 import { PaymentMethodsService } from '../payment-methods/payment-methods.service';
 import type { CompiledRule, UnmatchedPanAction } from '../vault-forward-configs/response-rules';
 import { ForwardResponseErrors } from './forward-responses.errors';
-import {
-  applyRules,
-  FoundCard,
-  holdsCardNumber,
-  maskCardNumbers,
-  maskCardNumbersIn,
-  RuleFailure,
-} from './response-rules-engine';
+import { applyRules, FoundCard, RuleFailure } from './response-rules-engine';
+import { parseJsonExactly } from './json-text';
 
 /** What the rules read whole; larger answers of a config with rules are refused (decisions/0099). */
 export const RULES_MAX_BYTES = 1024 * 1024;
@@ -53,7 +54,7 @@ export class ResponseFilter {
       throw notProcessable('it is compressed (content-encoding), and the rules read the plain answer');
     }
     const out = isJson ? await this.filterJson(merchantAccountId, policy, body) : body;
-    const checked = this.unmatched(policy.unmatchedPan, out, isJson);
+    const checked = this.unmatched(policy.unmatchedPan, out, isJson, responseHeader(response, 'content-type'));
     if (checked === body) return { ...response, body };
     // The length changed; the transport computes it again.
     const headers = { ...response.headers };
@@ -66,7 +67,7 @@ export class ResponseFilter {
     if (policy.responseRules.length === 0) return body;
     let root: { value: unknown };
     try {
-      root = { value: JSON.parse(body.toString('utf8')) as unknown };
+      root = { value: parseJsonExactly(body.toString('utf8')) };
     } catch {
       throw notProcessable('it says it is JSON but does not parse');
     }
@@ -107,10 +108,15 @@ export class ResponseFilter {
     }
   }
 
-  private unmatched(action: UnmatchedPanAction, body: Buffer, isJson: boolean): Buffer {
+  /**
+   * Card numbers no rule covered, found in any spelling (card-data/), in the answer's own text
+   * encoding (UTF-16 too): refused, or masked in place — a JSON number that is one becomes its masked
+   * string, written from its digits as they came, never rounded.
+   */
+  private unmatched(action: UnmatchedPanAction, body: Buffer, isJson: boolean, contentType?: string): Buffer {
     if (action === 'pass') return body;
-    // latin1 maps each byte to one character: digits are found, and the other bytes come back as they were.
-    const text = body.toString('latin1');
+    const encoding = textEncodingOf(body, contentType);
+    const text = decodeText(body, encoding);
     if (!holdsCardNumber(text)) return body;
     if (action === 'refuse') {
       throw refused(
@@ -119,19 +125,7 @@ export class ResponseFilter {
         [{ location: 'body', name: 'unmatched_pan', message: 'a card number no rule covers' }],
       );
     }
-    if (!isJson) return Buffer.from(maskCardNumbers(text), 'latin1');
-    // A number that is a card becomes a masked string: masking its digits in place would not be JSON.
-    let root: { value: unknown };
-    try {
-      root = { value: JSON.parse(body.toString('utf8')) as unknown };
-    } catch {
-      throw notProcessable('it says it is JSON but does not parse');
-    }
-    maskCardNumbersIn(root);
-    const masked = serialise(root.value);
-    // A number JSON cannot hold exactly may print differently: a last look, refusing rather than leaking.
-    if (holdsCardNumber(masked.toString('latin1'))) throw notProcessable('a card number in it could not be masked');
-    return masked;
+    return encodeText(maskCardNumbers(text, { bareJson: isJson }), encoding);
   }
 }
 

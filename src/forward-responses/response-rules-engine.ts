@@ -1,12 +1,14 @@
 /**
- * The response rules applied to a parsed JSON answer, and the search for card numbers no rule covered
- * (decisions/0097, 0098). Pure: storing a tokenized card is the caller's (ResponseFilter).
+ * The response rules applied to a parsed JSON answer (decision 0097). Pure: storing a tokenized card is
+ * the caller's (ResponseFilter); card numbers no rule covered are found by card-data/.
  *
  * Cost: each rule walks at most every value of the answer once (a path moves one level per segment, a
- * rule has a bounded number of segments, a config at most 20 rules); the card number search reads each
- * character once. Nothing recurses on the answer's depth: the value walk keeps its own stack.
+ * rule has a bounded number of segments, a config at most 20 rules). Nothing recurses on the answer's
+ * depth: the value walk keeps its own stack.
  */
-import { binOf, cardNumberProblem, luhnValid, normaliseCardNumber } from '../vault/card';
+import { binOf } from '../card-data/card-numbers';
+import { cardNumberProblem, normaliseCardNumber } from '../vault/card';
+import { scalarText } from './json-text';
 import type { CompiledRule, PathSegment } from '../vault-forward-configs/response-rules';
 
 type Container = Record<string, unknown> | unknown[];
@@ -99,13 +101,14 @@ export function applyRules(root: unknown, rules: CompiledRule[]): { cards: Found
         } else delete container[key];
         continue;
       }
-      if (typeof value !== 'string' && typeof value !== 'number') continue; // null, objects: nothing to vault
+      const text = scalarText(value);
+      if (text === null) continue; // null, objects: nothing to vault
       changed = true;
       if (rule.action === 'mask') {
-        container[key] = maskValue(String(value));
+        container[key] = maskValue(text);
         continue;
       }
-      const number = normaliseCardNumber(String(value));
+      const number = normaliseCardNumber(text);
       if (number === null || cardNumberProblem(number) !== null)
         throw new RuleFailure(index, 'match', 'the value it matched is not a card number');
       const expiry = sibling(root, rule.expirationDate, indices);
@@ -147,36 +150,4 @@ export function maskValue(value: string): string {
     const at = seen++;
     return at < head || at >= digits.length - tail ? d : '*';
   });
-}
-
-/** A run of 13 to 19 digits with no digit either side. */
-const PAN_RUN = /(?<!\d)\d{13,19}(?!\d)/g;
-
-/** Whether `text` holds a Luhn-valid 13–19 digit run. */
-export function holdsCardNumber(text: string): boolean {
-  for (const [run] of text.matchAll(PAN_RUN)) if (luhnValid(run)) return true;
-  return false;
-}
-
-/** `text` with every Luhn-valid 13–19 digit run masked (same length: byte offsets keep). */
-export function maskCardNumbers(text: string): string {
-  return text.replace(PAN_RUN, (run) => (luhnValid(run) ? maskValue(run) : run));
-}
-
-/**
- * Masks the card numbers in a parsed JSON value, in place, without recursion: in strings where they
- * stand, and a number that is one becomes its masked string.
- */
-export function maskCardNumbersIn(root: { value: unknown }): void {
-  const stack: Container[] = [root];
-  while (stack.length > 0) {
-    const container = stack.pop()! as Record<string | number, unknown>;
-    for (const key of Array.isArray(container) ? container.keys() : Object.keys(container)) {
-      const value = container[key];
-      if (typeof value === 'string') container[key] = maskCardNumbers(value);
-      else if (typeof value === 'number' && holdsCardNumber(String(value)))
-        container[key] = maskCardNumbers(String(value));
-      else if (typeof value === 'object' && value !== null) stack.push(value as Container);
-    }
-  }
 }

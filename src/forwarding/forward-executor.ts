@@ -32,7 +32,7 @@ import {
   UsableAuthenticationMethod,
 } from '../forward-authentications/forward-authentications.service';
 import { VaultForwardConfigsService } from '../vault-forward-configs/vault-forward-configs.service';
-import { ResponseFilter, ResponsePolicy } from '../forward-responses/response-filter';
+import { ResponseFilter, ResponsePolicy, responseHeader } from '../forward-responses/response-filter';
 import { MleAnswers } from '../forward-responses/mle-answers';
 import {
   filledByteLength,
@@ -46,6 +46,7 @@ import { DownstreamClient, DownstreamProblem, DownstreamResponse } from '../outb
 import type { ForwardRecord } from '../forward-records/forward-record';
 import { ForwardRecordsService } from '../forward-records/forward-records.service';
 import { HEADER_PREFIX } from './forward-headers';
+import { recordedUrl } from '../logging/redaction';
 import { ForwardingErrors } from './forwarding.errors';
 import { ForwardPlan, PlanScans, scanPlan } from './forward-plan';
 import { checkTransport, enablingConfig, placeholderProblem, sendableHeader } from './forward-planner';
@@ -58,6 +59,7 @@ import { redactedBytes, redactedText } from '../placeholders/placeholder-redacti
 import {
   BodyTap,
   CAPTURED_BYTES,
+  isWithheld,
   recordedHeaders,
   recordedText,
   setByMethod,
@@ -124,7 +126,7 @@ export function recordForPlan(plan: ForwardPlan, id = plan.id): ForwardRecord {
     merchantAccountId: plan.merchantAccountId,
     configId: plan.configId,
     method: plan.method,
-    targetUrl: `${plan.url.origin}${plan.url.pathname}`,
+    targetUrl: recordedUrl(plan.url),
     status: null,
     durationMs: 0,
     paymentMethodIds: [...plan.paymentMethodIds],
@@ -135,15 +137,21 @@ export function recordForPlan(plan: ForwardPlan, id = plan.id): ForwardRecord {
   };
 }
 
+/** The downstream's answer, and the values the request carried that nothing kept of the answer may hold. */
+export interface ExecutedResponse extends DownstreamResponse {
+  /** Every value the service filled, and what an authentication method added (see keptText). */
+  withheld: readonly string[];
+}
+
 /** The fill's result, with the redacted form of what it filled when the record keeps bodies (decision 0104). */
 interface Filled {
   headers: Record<string, string>;
   body: Buffer | undefined;
+  /** Every filled value, what the record shows in placeholder form: looked for in the answer (a downstream may echo). */
+  withheld: string[];
   redacted?: {
     headers: Map<string, string>;
     body: { head: Buffer; total: number } | null;
-    /** Every filled value, what the record shows in placeholder form: looked for in the answer (a downstream may echo). */
-    withheld: string[];
   };
 }
 
@@ -170,7 +178,7 @@ export class ForwardExecutor {
     this.recordBodies = appConfig.forwardRecordBodyRetentionDays > 0;
   }
 
-  async execute(plan: ForwardPlan, options: ExecuteOptions = {}): Promise<DownstreamResponse> {
+  async execute(plan: ForwardPlan, options: ExecuteOptions = {}): Promise<ExecutedResponse> {
     const started = options.started ?? performance.now();
     const record = options.record ?? recordForPlan(plan, options.recordId);
     let response: DownstreamResponse;
@@ -182,13 +190,13 @@ export class ForwardExecutor {
       throw error;
     }
     record.status = response.status;
+    const withheld = this.withheld.get(record) ?? [];
+    const contentType = responseHeader(response, 'content-type');
     if (!(response.body instanceof Readable)) {
-      if (record.bodies) {
-        const withheld = this.withheld.get(record);
-        Object.assign(record.bodies, answerOf(recordedText(response.body, response.body.length, withheld)));
-      }
+      const answer = record.bodies && recordedText(response.body, response.body.length, withheld, contentType);
+      if (answer) Object.assign(record.bodies!, answerOf(answer));
       this.finish(record, started);
-      return response;
+      return { ...response, withheld };
     }
     // The answer after the rules, as the caller (or the worker that seals it) reads it: its first bytes.
     const tap = record.bodies ? new BodyTap() : null;
@@ -196,10 +204,10 @@ export class ForwardExecutor {
     // A streamed answer is recorded once it has gone through, or with what cut it off.
     finished(body, (error) => {
       if (error) record.errorType = error instanceof ProblemException ? error.definition.code : 'client-disconnected';
-      if (tap && record.bodies) Object.assign(record.bodies, answerOf(tap.result(this.withheld.get(record))));
+      if (tap && record.bodies) Object.assign(record.bodies, answerOf(tap.result(withheld, contentType)));
       this.finish(record, started);
     });
-    return tap ? { ...response, body } : response;
+    return { ...response, body, withheld };
   }
 
   /** Records a forward that failed with `error` (also for a failure while planning). */
@@ -290,15 +298,18 @@ export class ForwardExecutor {
     };
     // After the placeholders, in the caller's order: what a method signs or encrypts is what is sent.
     if (methods.length > 0) request = await this.steps.apply(request, methods);
+    // Headers a method set or changed (a signature), and the query string, which the record leaves out too.
+    const withheld = [...filled.withheld, plan.url.search.slice(1)];
+    for (const [name, value] of Object.entries(request.headers))
+      if (setByMethod(name, value, filled.headers)) withheld.push(value);
+    this.withheld.set(record, withheld);
     if (filled.redacted) {
       // What was sent, with placeholder text for every filled value (decision 0104); a JWE step's ciphertext
       // is not kept: the record holds the redacted body it encrypted.
-      const body = filled.redacted.body ? recordedText(filled.redacted.body.head, filled.redacted.body.total) : null;
-      // Headers a method set or changed (a signature), and the query string, which the record leaves out too.
-      const withheld = [...filled.redacted.withheld, plan.url.search.slice(1)];
-      for (const [name, value] of Object.entries(request.headers))
-        if (setByMethod(name, value, filled.headers)) withheld.push(value);
-      this.withheld.set(record, withheld);
+      const contentType = request.headers['content-type'];
+      const body = filled.redacted.body
+        ? recordedText(filled.redacted.body.head, filled.redacted.body.total, [], contentType)
+        : null;
       record.bodies = {
         requestHeaders: recordedHeaders(request.headers, filled.headers, filled.redacted.headers),
         requestBody: body?.text ?? null,
@@ -339,17 +350,18 @@ export class ForwardExecutor {
 
     const headers: Record<string, string> = {};
     for (const [name, value] of plan.passedHeaders) headers[name] = value;
-    const redacted = this.recordBodies
-      ? { headers: new Map<string, string>(), body: null, withheld: [] as string[] }
-      : undefined;
+    const withheld: string[] = [];
+    const redacted = this.recordBodies ? { headers: new Map<string, string>(), body: null } : undefined;
     plan.headerTemplates.forEach(([name], index) => {
       const header = `${HEADER_PREFIX}${name}`;
       const fill = (m: PlaceholderMatch) => filledValue(m, values, 'none', secrets);
       // Header values are never escaped: sendableHeader refuses what a header cannot carry.
       const filled = placeholderFailure(() => fillScan(scans.headers[index], fill), 'header', header);
       headers[name] = sendableHeader(name, filled, header);
-      // The whole value (a credential typed by the caller) and each filled part of it.
-      redacted?.withheld.push(filled, ...scans.headers[index].matches.filter((m) => !m.escaped && !m.kind).map(fill));
+      const parts = scans.headers[index].matches.filter((m) => !m.escaped && !m.kind);
+      // The whole value too (a credential typed around a placeholder), unless all it fills is a short card detail.
+      if (filled.length >= 8 || parts.some((m) => isWithheld(m.key, 0))) withheld.push(filled);
+      withheld.push(...parts.map(fill).filter((value, k) => isWithheld(parts[k].key, value.length)));
       // The same branches as the fill (an if's condition is filled again: headers are short, ifs rare).
       redacted?.headers.set(
         name,
@@ -359,11 +371,12 @@ export class ForwardExecutor {
 
     const body = plan.body;
     const bodyScan = scans.body;
-    if (!body || !bodyScan) return { headers, body: undefined, redacted };
+    if (!body || !bodyScan) return { headers, body: undefined, withheld, redacted };
     if (bodyScan.matches.length === 0) {
       return {
         headers,
         body,
+        withheld,
         redacted: redacted && { ...redacted, body: redactedBytes(body, bodyScan, () => false, CAPTURED_BYTES) },
       };
     }
@@ -397,13 +410,14 @@ export class ForwardExecutor {
     }
     lease?.take(length, { location: 'body', name: 'body', message: 'no room for the filled body now' });
     const filledBody = fillBytes(body, bodyScan, encoded, length);
-    if (!redacted) return { headers, body: filledBody };
+    for (const [key, value] of encoded) if (isWithheld(key, value.length)) withheld.push(value.toString('utf8'));
+    if (!redacted) return { headers, body: filledBody, withheld };
     // One more walk over the template, never a search of the filled body: placeholder text where values went.
     const truthy = (m: PlaceholderMatch) => (encoded.get(m.key)?.length ?? 0) > 0;
-    for (const value of encoded.values()) redacted.withheld.push(value.toString('utf8'));
     return {
       headers,
       body: filledBody,
+      withheld,
       redacted: { ...redacted, body: redactedBytes(body, bodyScan, truthy, CAPTURED_BYTES) },
     };
   }

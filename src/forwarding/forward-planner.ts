@@ -20,6 +20,7 @@ import {
   scanText,
 } from '../placeholders/placeholders';
 import { literalBlockReason } from '../targets/addresses';
+import { recordedUrl } from '../logging/redaction';
 import { hostKey, hostsEnable, isInsecureHost } from '../targets/http-methods';
 import type { ForwardRecord } from '../forward-records/forward-record';
 import { ForwardSpec, HEADER_PREFIX, parseForwardHeaders, URL_HEADER } from './forward-headers';
@@ -77,7 +78,7 @@ export class ForwardPlanner {
     const spec = parseForwardHeaders(input.headers, input.rawHeaders);
     if (record) {
       record.method = spec.method;
-      record.targetUrl = `${spec.url.origin}${spec.url.pathname}`;
+      record.targetUrl = recordedUrl(spec.url);
       record.paymentMethodIds = spec.paymentMethodIds;
       record.checkoutSessionId = spec.checkoutSessionId;
       record.authenticationIds = spec.authenticationIds;

@@ -7,7 +7,7 @@ import { pino, type DestinationStream, type Level } from 'pino';
 import type { Options as PinoHttpOptions } from 'pino-http';
 import type { LogLevel } from '../config/config';
 import { AppLogger } from './app-logger';
-import { REDACT_PATHS, redactHeaders } from './redaction';
+import { maskedLogLine, REDACT_PATHS, redactHeaders } from './redaction';
 
 export interface LoggingOptions {
   level: LogLevel;
@@ -27,6 +27,16 @@ export function requestIdFor(req: IncomingMessage): string {
   return typeof header === 'string' && INCOMING_REQUEST_ID.test(header) ? header : randomUUID();
 }
 
+/**
+ * What every logger writes its lines through: the redaction paths, and the card-number mask over the
+ * whole line. The time is ISO 8601: an epoch in milliseconds is 13 digits, a card number's length.
+ */
+export const LINE_OPTIONS = {
+  redact: { paths: REDACT_PATHS, censor: '[Redacted]' },
+  timestamp: pino.stdTimeFunctions.isoTime,
+  hooks: { streamWrite: maskedLogLine },
+};
+
 /** pino-http's choice of level, shared with the forward route's own request log. */
 function levelFor(statusCode: number, error?: unknown): Level {
   return error || statusCode >= 500 ? 'error' : statusCode >= 400 ? 'warn' : 'info';
@@ -42,7 +52,7 @@ export type RequestLog = (req: IncomingMessage, res: ServerResponse, requestId: 
 export const REQUEST_LOG = Symbol('REQUEST_LOG');
 
 function requestLog(level: LogLevel, stream: DestinationStream): RequestLog {
-  const logger = pino({ level, redact: { paths: REDACT_PATHS, censor: '[Redacted]' } }, stream);
+  const logger = pino({ level, ...LINE_OPTIONS }, stream);
   return (req, res, requestId) => {
     const started = performance.now();
     res.once('close', () => {
@@ -73,7 +83,7 @@ export class LoggingModule {
     const httpOptions: PinoHttpOptions = {
       level: options.level,
       autoLogging: options.http,
-      redact: { paths: REDACT_PATHS, censor: '[Redacted]' },
+      ...LINE_OPTIONS,
       genReqId: requestIdFor,
       customLogLevel: (_req, res, err) => levelFor(res.statusCode, err),
       serializers: {

@@ -7,7 +7,8 @@ import { BuyerErrors } from '../buyers/buyers.errors';
 import { KeysetRequest, seekPage } from '../common/pagination/keyset';
 import { CommonErrors } from '../common/problem/common.errors';
 import { ProblemException } from '../common/problem/problem';
-import { binOf, normaliseCardNumber, schemeOf } from '../vault/card';
+import { binOf } from '../card-data/card-numbers';
+import { normaliseCardNumber, schemeOf } from '../vault/card';
 import { CardVault } from '../vault/card-vault.service';
 import { PaymentMethodResolver } from '../vault/payment-method-resolver.service';
 import {

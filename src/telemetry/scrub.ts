@@ -1,5 +1,6 @@
 import type { Attributes, AttributeValue, Context } from '@opentelemetry/api';
 import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace';
+import { maskCardNumbers } from '../card-data/card-numbers';
 
 export const REDACTED = '[redacted]';
 
@@ -12,7 +13,7 @@ const SECRET_NAME =
 
 /**
  * Values that are bearer tokens, JWTs (ours, a downstream's) and webhook secrets, wherever they appear
- * in a value; card numbers are CARD_NUMBER below.
+ * in a value; card numbers are masked by the one detector (card-data/).
  */
 const SECRET_VALUES = [/\beyJ[\w-]{2,}\.[\w-]{2,}\.[\w-]*/g, /\b(bearer|basic)\s+[\w.~+/=-]+/gi, /\bwhsec_[\w+/=]+/g];
 
@@ -24,31 +25,7 @@ export function scrubValue(value: string): string {
   let scrubbed = value.replace(WITH_QUERY, '$1');
   for (const pattern of SECRET_VALUES) scrubbed = scrubbed.replace(pattern, REDACTED);
   // user:password@ in a URL (a connection string).
-  return scrubCardNumbers(scrubbed.replace(/(:\/\/)[^\s/@]+@/g, `$1${REDACTED}@`));
-}
-
-/** 13–19 digits, a space or a dash allowed between any two. */
-const CARD_NUMBER = /(?<!\d)\d(?:[ -]?\d){12,18}(?!\d)/g;
-/** A UUID with a hex letter in it: an id (ours are UUIDs), not a card number written with dashes. */
-const UUID = /\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi;
-
-/**
- * Card numbers, except digit runs wholly inside an id: one random UUID in a few dozen has 13 or more
- * digits in a row across its dashes (`c1a34923-4825-4332-8ed5-…`), and redacting those put
- * `[redacted]` at random into the paths of spans. A run that reaches outside the id is still redacted.
- */
-function scrubCardNumbers(value: string): string {
-  // Found only once a run turns up: most values (every attribute of every span) have none.
-  let ids: Array<readonly [number, number]> | undefined;
-  let next = 0;
-  return value.replace(CARD_NUMBER, (run: string, offset: number) => {
-    ids ??= [...value.matchAll(UUID)]
-      .filter((m) => /[a-f]/i.test(m[0]))
-      .map((m) => [m.index, m.index + m[0].length] as const);
-    while (next < ids.length && ids[next][1] <= offset) next++;
-    const id = ids[next];
-    return id && id[0] <= offset && offset + run.length <= id[1] ? run : REDACTED;
-  });
+  return maskCardNumbers(scrubbed.replace(/(:\/\/)[^\s/@]+@/g, `$1${REDACTED}@`));
 }
 
 export function scrubAttributes(attributes: Attributes): Attributes {

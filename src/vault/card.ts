@@ -1,4 +1,5 @@
 /** Card number rules, kept apart from any storage so they can be tested exhaustively. */
+import { luhnValid, MAX_CARD_DIGITS, MIN_CARD_DIGITS } from '../card-data/card-numbers';
 
 export type CardScheme =
   'visa' | 'mastercard' | 'amex' | 'discover' | 'jcb' | 'diners' | 'unionpay' | 'maestro' | 'unknown';
@@ -9,25 +10,12 @@ export function normaliseCardNumber(input: string): string | null {
   return /^\d+$/.test(digits) ? digits : null;
 }
 
-export function luhnValid(digits: string): boolean {
-  let sum = 0;
-  for (let i = 0; i < digits.length; i++) {
-    let d = digits.charCodeAt(digits.length - 1 - i) - 48;
-    if (i % 2 === 1) {
-      d *= 2;
-      if (d > 9) d -= 9;
-    }
-    sum += d;
-  }
-  return sum % 10 === 0;
-}
-
 /** Why a number is refused, in words that never contain the number. null when it is acceptable. */
 export function cardNumberProblem(input: unknown): string | null {
   if (typeof input !== 'string') return 'must be a string of digits';
   const digits = normaliseCardNumber(input);
   if (digits === null) return 'must contain only digits (spaces and dashes are ignored)';
-  if (digits.length < 12 || digits.length > 19) return 'must have 12 to 19 digits';
+  if (digits.length < MIN_CARD_DIGITS || digits.length > MAX_CARD_DIGITS) return 'must have 12 to 19 digits';
   if (!luhnValid(digits)) return 'fails the Luhn check';
   return null;
 }
@@ -72,14 +60,4 @@ export interface Expiry {
 export function parseExpirationDate(value: string): Expiry | null {
   const match = EXPIRATION_DATE_PATTERN.exec(value);
   return match ? { month: Number(match[1]), year: 2000 + Number(match[2]) } : null;
-}
-
-/**
- * The first six digits where the card schemes' truncation rules allow showing them beside the last
- * four (PCI SSC FAQ 1091: at least five digits hidden for 15-digit numbers, six for longer ones).
- * Under 15 digits, first six and last four would leave two to four digits hidden, which Luhn narrows
- * further: no BIN is kept or shown for such numbers.
- */
-export function binOf(digits: string): string | null {
-  return digits.length >= 15 ? digits.slice(0, 6) : null;
 }

@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto';
-import { luhnValid } from '../../src/vault/card';
+import { luhnValid } from '../../src/card-data/card-numbers';
 import { PaymentMethodsService } from '../../src/payment-methods/payment-methods.service';
 import { PaymentMethod } from '../../src/payment-methods/payment-method.entity';
 import { CreatePaymentMethodDto } from '../../src/payment-methods/dto/payment-method.dto';

@@ -11,7 +11,7 @@ import {
 } from '../../src/forward-record-bodies/body-capture';
 import { redactedBytes, redactedText } from '../../src/placeholders/placeholder-redaction';
 import { fillBytes, scanText } from '../../src/placeholders/placeholders';
-import { holdsCardNumber } from '../../src/forward-responses/response-rules-engine';
+import { holdsCardNumber } from '../../src/card-data/card-numbers';
 
 const PAN = '4111111111111111';
 
@@ -75,7 +75,7 @@ describe('recordedText: the cap, and no card number left in what is kept', () =>
 });
 
 describe('recordedHeaders', () => {
-  it('redacts secret-bearing names and what a method set; templated ones in placeholder form', () => {
+  it('keeps allow-listed values (templated ones in placeholder form), redacts every other and what a method set', () => {
     const filled = {
       'content-type': 'application/json',
       authorization: 'Bearer x',
@@ -91,7 +91,7 @@ describe('recordedHeaders', () => {
     expect(recordedHeaders(sent, filled, templated)).toEqual({
       'content-type': 'application/jose',
       authorization: '[Redacted]',
-      'x-ref': 'r-{{ CARD_NUMBER_1 }}',
+      'x-ref': '[Redacted]',
       accept: '*/*',
       'x-sig': '[Redacted]',
       'x-api-token': '[Redacted]',

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { cardNumberProblem, luhnValid, normaliseCardNumber, parseExpirationDate, schemeOf } from '../../src/vault/card';
+import { luhnValid } from '../../src/card-data/card-numbers';
+import { cardNumberProblem, normaliseCardNumber, parseExpirationDate, schemeOf } from '../../src/vault/card';
 import {
   open,
   openPart,

@@ -1,14 +1,12 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional, IsString, Matches } from 'class-validator';
+import { IsIn, IsOptional, IsString, Matches, ValidateBy } from 'class-validator';
+import { isCardNumberLength } from '../../card-data/card-numbers';
 import { ApiTimestamp } from '../../common/openapi/properties';
 import type { Timestamp } from '../../database/timestamp';
 import { EXPIRATION_DATE_PATTERN } from '../../vault/card';
 
 export const NETWORK_TOKEN_STATUSES = ['active', 'suspended'] as const;
 export type NetworkTokenStatus = (typeof NETWORK_TOKEN_STATUSES)[number];
-
-/** A network token as a PAN-shaped number (a DPAN): 12–19 digits, as the networks issue them. */
-export const NETWORK_TOKEN_PATTERN = /^\d{12,19}$/;
 
 /**
  * The caller stores a token its token requestor already provisioned (docs/decisions/0085): we are a
@@ -17,7 +15,11 @@ export const NETWORK_TOKEN_PATTERN = /^\d{12,19}$/;
 export class CreateNetworkTokenDto {
   @ApiProperty({ example: '4111123456789012', description: '12–19 digits. Stored encrypted; never returned.' })
   @IsString()
-  @Matches(NETWORK_TOKEN_PATTERN, { message: 'must be 12 to 19 digits' })
+  // A PAN-shaped number (a DPAN), as the networks issue them.
+  @ValidateBy(
+    { name: 'isCardNumberLength', validator: { validate: isCardNumberLength } },
+    { message: 'must be 12 to 19 digits' },
+  )
   token!: string;
 
   @ApiProperty({ example: '12/30', pattern: EXPIRATION_DATE_PATTERN.source })
