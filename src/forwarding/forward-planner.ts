@@ -19,7 +19,7 @@ import {
   PlaceholderUse,
   scanText,
 } from '../placeholders/placeholders';
-import { literalBlockReason } from '../targets/addresses';
+import { addressKind, literalBlockReason } from '../targets/addresses';
 import { recordedUrl } from '../logging/redaction';
 import { hostKey, hostsEnable, isInsecureHost } from '../targets/http-methods';
 import type { ForwardRecord } from '../forward-records/forward-record';
@@ -169,7 +169,7 @@ export function checkTransport(
   if (reason) {
     throw new ProblemException(
       ForwardingErrors.targetAddressForbidden,
-      `The target is a ${reason} address, which may not be forwarded to.`,
+      `The target is ${addressKind(reason)}, which may not be forwarded to.`,
       [{ location: 'header', name: header, message: `${reason} address` }],
     );
   }

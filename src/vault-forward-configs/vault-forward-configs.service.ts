@@ -6,7 +6,7 @@ import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
 import { CommonErrors } from '../common/problem/common.errors';
 import { ProblemException } from '../common/problem/problem';
-import { literalAddress, literalBlockReason } from '../targets/addresses';
+import { addressKind, literalAddress, literalBlockReason } from '../targets/addresses';
 import { DEFAULT_CONFIG_METHODS, hostKey, isInsecureHost } from '../targets/http-methods';
 import { SharedCache, SharedCaches } from '../queue/shared-cache';
 import { Sql } from '../database/sql';
@@ -265,8 +265,8 @@ export class VaultForwardConfigsService {
       if (reason && !isInsecureHost(this.appConfig.forwardInsecureHosts, canonicalEntry)) {
         const what =
           canonical === bare
-            ? `${field} is a ${reason} address`
-            : `${field} "${entry}" is ${canonical}, a ${reason} address`;
+            ? `${field} is ${addressKind(reason)}`
+            : `${field} "${entry}" is ${canonical}, ${addressKind(reason)}`;
         throw new ProblemException(
           CommonErrors.validationFailed,
           `${what}, which is never forwarded to unless the operator lists it in FORWARD_INSECURE_HOSTS (for development and tests).`,

@@ -421,6 +421,13 @@ describe('POST /vault-forward against real downstream servers', () => {
       'https://10.0.0.1/',
       'https://100.64.0.1/',
       'https://0.0.0.0/',
+      // IPv6 outside global unicast: IPv4-compatible forms of 169.254.169.254, 127.0.0.1 and 10.0.0.1,
+      // ::2 and 4000::1 are refused before any connection, as the checked problem field shows.
+      'https://[::a9fe:a9fe]/latest/meta-data/',
+      'https://[::7f00:1]/',
+      'https://[::a00:1]/',
+      'https://[::2]/',
+      'https://[4000::1]/',
     ])('%s is refused (403) even when a config lists it', async (url) => {
       // The API refuses to save such a host, so the config goes in by SQL (as one saved before that
       // check existed would be), for a merchant account of its own: no process has its configs
@@ -442,6 +449,8 @@ describe('POST /vault-forward against real downstream servers', () => {
           headers: {
             'x-vault-forward-url': target,
             'x-vault-forward-http-method': 'POST',
+            // Were the address let through, an unreachable one ends in 502 or this timeout, not 403.
+            'x-vault-forward-timeout': '2',
             'content-type': 'application/json',
           },
           rawBody: '{}',
@@ -466,16 +475,38 @@ describe('POST /vault-forward against real downstream servers', () => {
       );
     });
 
-    it('configs refuse non-public IP literals when saved', async () => {
-      const result = await http(t.url, '/vault-forward/configs', {
+    it.each([
+      ['169.254.169.254', 'link-local'],
+      ['[::a9fe:a9fe]', 'IPv4-compatible'],
+      ['[::7f00:1]:8443', 'IPv4-compatible'],
+      ['[::a00:1]', 'IPv4-compatible'],
+      ['[::2]', 'IPv4-compatible'],
+      ['[4000::1]', 'reserved'],
+      ['https://[2001:db8::1]', 'documentation'],
+    ])('configs refuse the non-public IP literal %s when created or updated (%s)', async (host, reason) => {
+      const refused = (result: HttpResult) =>
+        expect(expectProblem(result, 400, 'validation-failed').errors).toEqual([
+          { location: 'body', name: 'hosts[1]', message: `${reason} addresses are not allowed` },
+        ]);
+      const hosts = ['api.public.example', host];
+      refused(
+        await http(t.url, '/vault-forward/configs', { method: 'POST', token, body: { display_name: 'Meta', hosts } }),
+      );
+      const saved = await http(t.url, '/vault-forward/configs', {
         method: 'POST',
         token,
-        body: { display_name: 'Meta', hosts: ['169.254.169.254'] },
+        body: { display_name: 'Meta', hosts: ['api.public.example'] },
       });
-      expect(expectProblem(result, 400, 'validation-failed').errors[0]).toMatchObject({
-        location: 'body',
-        name: 'hosts[0]',
-      });
+      expect(saved.status).toBe(201);
+      try {
+        refused(
+          await http(t.url, `/vault-forward/configs/${saved.body.id}`, { method: 'PUT', token, body: { hosts } }),
+        );
+        const kept = await http(t.url, `/vault-forward/configs/${saved.body.id}`, { token });
+        expect(kept.body.hosts).toEqual(['api.public.example']);
+      } finally {
+        await http(t.url, `/vault-forward/configs/${saved.body.id}`, { method: 'DELETE', token });
+      }
     });
 
     it('connection refused → 502 downstream-unreachable', async () => {

@@ -1,5 +1,6 @@
 import type { LookupAddress, LookupOptions } from 'node:dns';
 import {
+  addressKind,
   BlockedAddressError,
   blockedAddressReason,
   guardedLookup,
@@ -56,19 +57,33 @@ describe('SSRF address classification', () => {
     '2a00:1450:4001:80b::200e',
     '::ffff:8.8.8.8',
     '::ffff:808:808',
+    '::FFFF:8.8.8.8',
+    '0:0:0:0:0:ffff:8.8.8.8',
   ])('%s is allowed', (address) => {
     expect(blockedAddressReason(address)).toBeNull();
   });
 
   it('refuses what is not an address at all', () => {
-    for (const input of ['', 'example.com', '127.0.0.1.5', '::ffff:999.0.0.1', '1::2::3'])
+    for (const input of ['', 'example.com', '127.0.0.1.5', '::ffff:999.0.0.1', '1::2::3', '::010.0.0.1', '::1.2.3'])
       expect(blockedAddressReason(input)).toBe('not an IP address');
   });
 
   it('names every refused range as people write it', () => {
     expect(blockedAddressReason('192.0.2.1')).toBe('reserved');
     expect(blockedAddressReason('255.255.255.255')).toBe('broadcast');
-    expect(blockedAddressReason('2001:db8::1')).toBe('reserved');
+    expect(blockedAddressReason('2001:db8::1')).toBe('documentation');
+  });
+
+  it.each([
+    ['loopback', 'a loopback address'],
+    ['unspecified', 'an unspecified address'],
+    ['unique-local', 'a unique-local address'],
+    ['IPv4-compatible', 'an IPv4-compatible address'],
+    ['IETF protocol assignment', 'an IETF protocol assignment address'],
+    ['ORCHIDv2', 'an ORCHIDv2 address'],
+    ['NAT64', 'a NAT64 address'],
+  ])('writes the reason %s as "%s"', (reason, written) => {
+    expect(addressKind(reason)).toBe(written);
   });
 
   it('every spelling of an address reaches the same check through the URL parser', () => {
@@ -97,6 +112,106 @@ describe('SSRF address classification', () => {
     expect(literalBlockReason('[64:ff9b::7f00:1]')).toBe('NAT64');
     expect(literalBlockReason('[2606:4700:4700::1111]')).toBeNull();
     expect(literalBlockReason('api.example')).toBeNull();
+  });
+});
+
+// IPv6 is an allow-list: global unicast 2000::/3 only, minus the special-purpose ranges inside it.
+// Each range is probed at its edges, and the addresses just outside them are probed too.
+describe('IPv6: global unicast only', () => {
+  it.each([
+    // The security review's literals: IPv4-compatible forms of 169.254.169.254, 127.0.0.1, 10.0.0.1.
+    ['::a9fe:a9fe', 'IPv4-compatible'],
+    ['::169.254.169.254', 'IPv4-compatible'],
+    // ipaddr.js alone reads ::a.b.c.d as ::ffff:a.b.c.d, which would pass this one as the public 8.8.8.8.
+    ['::8.8.8.8', 'IPv4-compatible'],
+    ['0::8.8.8.8', 'IPv4-compatible'],
+    ['64:ff9b::10.0.0.1', 'NAT64'],
+    ['::7f00:1', 'IPv4-compatible'],
+    ['::a00:1', 'IPv4-compatible'],
+    ['::808:808', 'IPv4-compatible'], // a public IPv4 address inside: refused as well
+    ['::2', 'IPv4-compatible'],
+    ['::ffff:ffff', 'IPv4-compatible'],
+    ['::1:0:0', 'reserved'], // just past ::/96
+    ['4000::1', 'reserved'],
+    ['1fff:ffff:ffff:ffff:ffff:ffff:ffff:ffff', 'reserved'], // just below 2000::/3
+    ['4000::', 'reserved'], // just above it
+    ['5f00::1', 'reserved'], // SRv6 SIDs
+    ['e000::1', 'reserved'],
+    ['100::', 'discard-only'],
+    ['100::ffff:ffff:ffff:ffff', 'discard-only'],
+    ['100:0:0:1::', 'reserved'],
+    ['fe80::', 'link-local'],
+    ['febf:ffff:ffff:ffff:ffff:ffff:ffff:ffff', 'link-local'],
+    ['fec0::1', 'site-local'],
+    ['feff:ffff:ffff:ffff:ffff:ffff:ffff:ffff', 'site-local'],
+    ['fc00::', 'unique-local'],
+    ['fdff:ffff:ffff:ffff:ffff:ffff:ffff:ffff', 'unique-local'],
+    ['ff00::', 'multicast'],
+    ['::ffff:0:0:0', 'IPv4-translated'],
+    ['::ffff:0:a9fe:a9fe', 'IPv4-translated'],
+    ['64:ff9b::', 'NAT64'],
+    ['64:ff9b::ffff:ffff', 'NAT64'],
+    ['64:ff9b::1:0:0', 'reserved'],
+    ['64:ff9b:1::a9fe:a9fe', 'NAT64'],
+    ['64:ff9b:1:ffff:ffff:ffff:ffff:ffff', 'NAT64'],
+    ['64:ff9b:2::', 'reserved'],
+    // Inside 2000::/3.
+    ['2001::', 'Teredo'],
+    ['2001:0:ffff:ffff:ffff:ffff:ffff:ffff', 'Teredo'],
+    ['2001:1::', 'IETF protocol assignment'],
+    ['2001:1::4', 'IETF protocol assignment'],
+    ['2001:2::', 'benchmarking'],
+    ['2001:2:0:ffff:ffff:ffff:ffff:ffff', 'benchmarking'],
+    ['2001:2:1::', 'IETF protocol assignment'],
+    ['2001:4:111:ffff:ffff:ffff:ffff:ffff', 'IETF protocol assignment'],
+    ['2001:4:113::', 'IETF protocol assignment'],
+    ['2001:10::', 'ORCHID'],
+    ['2001:1f:ffff:ffff:ffff:ffff:ffff:ffff', 'ORCHID'],
+    ['2001:20::', 'ORCHIDv2'],
+    ['2001:2f:ffff:ffff:ffff:ffff:ffff:ffff', 'ORCHIDv2'],
+    ['2001:30::1', 'IETF protocol assignment'], // drone entity tags: identifiers, not locators
+    ['2001:1ff:ffff:ffff:ffff:ffff:ffff:ffff', 'IETF protocol assignment'],
+    ['2001:db8::', 'documentation'],
+    ['2001:db8:ffff:ffff:ffff:ffff:ffff:ffff', 'documentation'],
+    ['2002::', '6to4'],
+    ['2002:ffff:ffff:ffff:ffff:ffff:ffff:ffff', '6to4'],
+    ['3fff::', 'documentation'],
+    ['3fff:fff:ffff:ffff:ffff:ffff:ffff:ffff', 'documentation'],
+    // ISATAP interface identifiers under a global prefix embed an IPv4 address too.
+    ['2606:4700::5efe:a9fe:a9fe', 'ISATAP'],
+    ['2606:4700::200:5efe:7f00:1', 'ISATAP'],
+  ])('%s is refused (%s)', (address, reason) => {
+    expect(blockedAddressReason(address)).toBe(reason);
+  });
+
+  it.each([
+    '2000::', // the first global unicast address
+    '3fff:ffff:ffff:ffff:ffff:ffff:ffff:ffff', // the last
+    '2001:200::1', // just past the IETF protocol assignments
+    '2001:db7:ffff:ffff:ffff:ffff:ffff:ffff', // either side of 2001:db8::/32
+    '2001:db9::',
+    '2001:1::1', // PCP anycast
+    '2001:1::2', // TURN anycast
+    '2001:1::3', // DNS-SD service registration anycast
+    '2001:3::1', // AMT
+    '2001:3:ffff:ffff:ffff:ffff:ffff:ffff',
+    '2001:4:112::',
+    '2001:4:112:ffff:ffff:ffff:ffff:ffff', // AS112-v6
+    '2003::1', // just past 6to4
+    '2001:ffff::1',
+    '3ffe:ffff::1',
+    '3fff:1000::', // just past 3fff::/20
+    '2606:4700::6810:84e5',
+    '2606:4700::100:5efe:a9fe:a9fe', // not an ISATAP identifier: 0100 is neither 0000 nor 0200
+  ])('%s is allowed', (address) => {
+    expect(blockedAddressReason(address)).toBeNull();
+  });
+
+  it('the IP literals of target URLs and config hosts get the same verdict', () => {
+    for (const host of ['[::a9fe:a9fe]', '[::7f00:1]', '[::a00:1]', '[::2]', '[4000::1]']) {
+      expect(literalBlockReason(new URL(`https://${host}/`).hostname)).not.toBeNull();
+    }
+    expect(literalBlockReason(new URL('https://[::169.254.169.254]/').hostname)).toBe('IPv4-compatible');
   });
 });
 
@@ -139,6 +254,9 @@ describe('guardedLookup: the connect-time DNS check', () => {
       [[publicV4, { address: '10.0.0.7', family: 4 }], '10.0.0.7', 'private'],
       [[{ address: '169.254.169.254', family: 4 }, publicV4], '169.254.169.254', 'link-local'],
       [[publicV4, { address: '2606:4700::1111', family: 6 }, { address: '::1', family: 6 }], '::1', 'loopback'],
+      [[publicV4, { address: '::a9fe:a9fe', family: 6 }], '::a9fe:a9fe', 'IPv4-compatible'],
+      [[publicV4, { address: '::8.8.8.8', family: 6 }], '::8.8.8.8', 'IPv4-compatible'],
+      [[{ address: '4000::1', family: 6 }, publicV4], '4000::1', 'reserved'],
     ])('%j is refused, naming %s', async (addresses, address, reason) => {
       for (const options of [{}, { all: true }]) {
         const answer = await guarded(addresses, options);
