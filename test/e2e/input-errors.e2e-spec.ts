@@ -87,6 +87,26 @@ describe('Malformed input is a 4xx problem (issue 9, items 6 and 7)', () => {
       ]);
     });
 
+    it.each([
+      ['a NUL', '{"metadata":{"a\\u0000b":"v"}}', 'metadata.a\\u0000b', /NUL/],
+      ['a lone surrogate', '{"metadata":{"\\ud800":"v"}}', 'metadata.\\ud800', /surrogate/],
+    ])(
+      '%s in a key of a free-form object (checkout metadata) → 400 naming the key, escaped',
+      async (_, text, name, why) => {
+        const result = await http(t.url, '/checkout/sessions', {
+          method: 'POST',
+          token,
+          headers: { 'content-type': 'application/json' },
+          rawBody: text,
+        });
+        const problem = expectProblem(result, 400, 'validation-failed');
+        expect(problem.errors).toEqual([{ location: 'body', name, message: expect.stringMatching(why) }]);
+        expect(await t.db.query('SELECT 1 FROM checkout_sessions WHERE merchant_account_id = $1', [merchant])).toEqual(
+          [],
+        );
+      },
+    );
+
     it.each(['search', 'external_identifier'])('GET /buyers?%s=%00', async (name) => {
       const result = await http(t.url, `/buyers?${name}=%00`, { token });
       const problem = expectProblem(result, 400, 'validation-failed');

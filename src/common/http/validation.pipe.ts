@@ -39,10 +39,36 @@ const MAX_WALK_DEPTH = 100;
 const MAX_REPORTED = 10;
 
 /**
+ * The longest key of any object in a body, query or path parameter. Our own field names are far
+ * shorter; free-form objects (metadata, a method's fields, a definition's settings) hold names and
+ * header names, which their own checks bound further (decision 0115).
+ */
+export const MAX_KEY_LENGTH = 256;
+
+/** What PostgreSQL cannot store in a string, or null: a NUL or a lone UTF-16 surrogate. */
+function unstorable(text: string): string | null {
+  if (text.includes('\u0000')) return 'a NUL character (U+0000)';
+  if (!(text as unknown as { isWellFormed(): boolean }).isWellFormed()) return 'a lone UTF-16 surrogate';
+  return null;
+}
+
+/** A key as a field name may show it: a NUL or lone surrogate written as its `\uXXXX` escape. */
+function shownKey(key: string): string {
+  if (unstorable(key) === null) return key;
+  return key.replace(
+    // eslint-disable-next-line no-control-regex -- matching the NUL is the point
+    /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+}
+
+/**
  * Strings PostgreSQL cannot store, wherever they are in a body, query or path parameter: a NUL
  * (text refuses 0x00) or a lone UTF-16 surrogate (no UTF-8 encoding; it would reach the database as
  * U+FFFD, or be refused). Checked here once for every route, before any DTO, rather than per field:
- * a column that forgot the check would otherwise fail as a 500. Names are the DTO's dotted paths.
+ * a column that forgot the check would otherwise fail as a 500. Keys are checked as values are, and
+ * bounded: a free-form object (metadata) is stored as jsonb with its keys. Names are the DTO's dotted
+ * paths, a key's unstorable characters escaped.
  */
 function unstorableStrings(
   value: unknown,
@@ -52,13 +78,16 @@ function unstorableStrings(
 ) {
   if (found.length >= MAX_REPORTED || depth > MAX_WALK_DEPTH) return found;
   if (typeof value === 'string') {
-    if (value.includes('\u0000')) found.push({ name, message: 'must not contain a NUL character (U+0000)' });
-    else if (!(value as unknown as { isWellFormed(): boolean }).isWellFormed())
-      found.push({ name, message: 'must not contain a lone UTF-16 surrogate' });
+    const problem = unstorable(value);
+    if (problem) found.push({ name, message: `must not contain ${problem}` });
   } else if (typeof value === 'object' && value !== null) {
     for (const [key, item] of Object.entries(value)) {
-      const child = name ? `${name}.${key}` : key;
-      // A key is reported by the whitelist when unknown; a known key is one of ours.
+      if (found.length >= MAX_REPORTED) break;
+      const child = name ? `${name}.${shownKey(key)}` : shownKey(key);
+      const problem = unstorable(key);
+      if (problem) found.push({ name: child, message: `must not contain ${problem} in its name` });
+      else if (key.length > MAX_KEY_LENGTH)
+        found.push({ name: child, message: `must have a name of at most ${MAX_KEY_LENGTH} characters` });
       unstorableStrings(item, child, depth + 1, found);
     }
   }
