@@ -1,5 +1,5 @@
 import { createServer, IncomingMessage, ServerResponse, STATUS_CODES } from 'node:http';
-import type { Duplex } from 'node:stream';
+import type { Socket } from 'node:net';
 import { Logger as NestLogger, ModuleMetadata } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
@@ -184,25 +184,64 @@ export function jsonDeeperThan(text: string, max: number): boolean {
 const frameworkLogger = new NestLogger('ProblemFilter');
 
 /**
+ * The answer Node is writing on a connection and its request: internal fields, read as Node's own
+ * clientError answer reads them.
+ */
+type Answering = Socket & { _httpMessage?: (ServerResponse & { req?: IncomingMessage }) | null };
+
+/**
+ * Connections whose unparseable request is being answered. Node's parser stays failed after the error, so more
+ * bytes, or its request timer, would raise clientError again for the same request.
+ */
+const refusing = new WeakSet<Socket>();
+
+/**
  * What Node cannot parse into a request (bad header bytes, a bad request line, conflicting lengths,
  * headers over MAX_HEADER_BYTES, a request that timed out) never reaches fastify: Node emits
  * `clientError` with the socket only. The answer is written by hand as the problem every other error
  * is, then the connection closes, as Node's own answer does: the parser cannot resume after it.
+ *
+ * Requests pipelined ahead of it on the connection arrived whole and are being served (a forward may
+ * already be on its way to the target): their answers are written first, in order, and only then the
+ * problem. Writing it at once would end the connection under them, and a caller that retried a forward
+ * it got no answer to would send the card twice (decision 0116).
  */
-function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
-  if (error.code === 'ECONNRESET' || socket.destroyed) return;
-  // Node's own rule: an answer already under way on this connection cannot be followed by another.
-  const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean; req?: IncomingMessage } })
-    ._httpMessage;
-  if (!socket.writable || inFlight?.headersSent) {
-    socket.destroy(error);
-    return;
-  }
+function answerClientError(error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed || refusing.has(socket)) return;
+  refusing.add(socket);
+  afterWholeRequestsAnswered(socket, (unanswered) => {
+    // The last answer asked to close the connection: it closes once that answer is written.
+    if (!socket.writable) return void socket.destroySoon();
+    // Node's own rule: an answer under way, to a request that never arrived whole, cannot be followed by another.
+    if (unanswered?.headersSent) return void socket.destroy(error);
+    socket.end(clientErrorAnswer(error, unanswered?.req));
+  });
+}
+
+/**
+ * Calls `then` once every answer on the connection whose request arrived whole has been written, with the
+ * answer in progress whose request did not (the one that failed or timed out mid-body), if any. Nothing,
+ * if the connection closes first.
+ */
+function afterWholeRequestsAnswered(
+  socket: Answering,
+  then: (unanswered: (ServerResponse & { req?: IncomingMessage }) | undefined) => void,
+): void {
+  const current = socket._httpMessage;
+  if (!current || current.req?.complete === false) return then(current ?? undefined);
+  // 'close' comes once the answer is written and Node has moved on to the next one queued, or with the socket.
+  current.once('close', () => {
+    if (!socket.destroyed) afterWholeRequestsAnswered(socket, then);
+  });
+}
+
+/** The problem answering what Node could not parse, as raw HTTP/1.1 bytes that close the connection. */
+function clientErrorAnswer(error: Error & { code?: string }, unfinished: IncomingMessage | undefined): string {
   const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
   // A request timeout after the headers arrived: the request is known (its path, its Accept, whether it is a
-  // forward, whose errors must say they are ours), and what was late is its body. (A request already received
-  // whole, still being answered, is not the one that timed out: a pipelined one behind it is.)
-  const request = status === 408 && inFlight?.req?.complete === false ? inFlight.req : undefined;
+  // forward, whose errors must say they are ours), and what was late is its body. (A request received whole
+  // has been answered by now: a timeout is a pipelined one behind it.)
+  const request = status === 408 ? unfinished : undefined;
   const failure = request
     ? new ProblemException(CommonErrors.requestTimeout, 'The request body did not arrive whole in time.', [
         { location: 'body', name: 'body', message: 'did not arrive whole within the request timeout' },
@@ -223,5 +262,5 @@ function answerClientError(error: Error & { code?: string }, socket: Duplex): vo
   })
     .map(([name, value]) => `${name}: ${value}\r\n`)
     .join('');
-  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${head}\r\n${problem.body}`);
+  return `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${head}\r\n${problem.body}`;
 }

@@ -1,10 +1,10 @@
-import { connect, Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { createApiKey } from '../factories/api-keys';
 import { createMerchantAccount } from '../factories/merchant-accounts';
 import { Downstream, startHttpDownstream } from '../support/downstream';
 import { http } from '../support/http';
 import { contractStats } from '../support/contract';
-import { checkedRawAnswers, parseRawResponses } from '../support/raw-http';
+import { checkedRawAnswers, openRaw, parseRawResponses, RawConnection } from '../support/raw-http';
 import { startTestApp, TestApp } from '../support/test-app';
 import { waitFor } from '../support/wait';
 
@@ -15,29 +15,8 @@ const CAP = 8;
 /** Another loopback address (all of 127/8 is local on Linux): the flooding client, apart from the test's own. */
 const FLOODER = '127.0.0.2';
 
-/** A raw connection that records what it got and when it was closed. */
-interface Raw {
-  socket: Socket;
-  bytes: () => Buffer;
-  closed: () => boolean;
-}
-
 const GET_LIVE = 'GET /health/live HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n';
 const GET_LIVE_CLOSE = 'GET /health/live HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n\r\n';
-
-function open(baseUrl: string, localAddress?: string): Promise<Raw> {
-  const { hostname, port } = new URL(baseUrl);
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let closed = false;
-    const socket = connect({ port: Number(port), host: hostname, localAddress });
-    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
-    socket.on('error', () => undefined); // a reset counts as closed
-    socket.on('close', () => (closed = true));
-    socket.once('connect', () => resolve({ socket, bytes: () => Buffer.concat(chunks), closed: () => closed }));
-    socket.once('error', reject);
-  });
-}
 
 describe('slow clients and connection floods (issue 19, defect 5)', () => {
   let t: TestApp;
@@ -91,12 +70,12 @@ describe('slow clients and connection floods (issue 19, defect 5)', () => {
   }
 
   /** Every answer of the connection, each held against the document; `requests[i]` is what the i-th answers. */
-  async function answersOf(raw: Raw, requests: string[]) {
+  async function answersOf(raw: RawConnection, requests: string[]) {
     return checkedRawAnswers(t.url, requests, raw.bytes());
   }
 
   /** Whether `count` whole answers have come (not checked yet: a violation must fail the test, not be waited out). */
-  function answered(raw: Raw, count: number): boolean {
+  function answered(raw: RawConnection, count: number): boolean {
     return parseRawResponses(raw.bytes()).length === count;
   }
 
@@ -104,7 +83,7 @@ describe('slow clients and connection floods (issue 19, defect 5)', () => {
     ['the forward route (Node, ahead of fastify)', 'POST /vault-forward HTTP/1.1'],
     ['a fastify route', 'GET /health/live HTTP/1.1'],
   ])('%s: a client trickling header lines is answered 408 and closed within the headers timeout', async (_, line) => {
-    const raw = await open(t.url);
+    const raw = await openRaw(t.url);
     sockets.push(raw.socket);
     raw.socket.write(`${line}\r\nhost: 127.0.0.1\r\n`);
     // One header line every 100 ms: each resets no idle timer, only the headers timeout ends it.
@@ -146,7 +125,7 @@ describe('slow clients and connection floods (issue 19, defect 5)', () => {
   ])(
     '%s: a client trickling its body is answered 408 naming the body, within the request timeout',
     async (_, path, forwardMark) => {
-      const raw = await open(t.url);
+      const raw = await openRaw(t.url);
       sockets.push(raw.socket);
       const head =
         `POST ${path} HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${token}\r\n` +
@@ -186,7 +165,7 @@ describe('slow clients and connection floods (issue 19, defect 5)', () => {
   );
 
   it('an idle keep-alive connection outlives the headers timeout and serves its next request', async () => {
-    const raw = await open(t.url);
+    const raw = await openRaw(t.url);
     sockets.push(raw.socket);
     raw.socket.write(GET_LIVE);
     await waitFor(() => answered(raw, 1), { what: 'the first answer' });
@@ -200,18 +179,18 @@ describe('slow clients and connection floods (issue 19, defect 5)', () => {
 
   it('connections from one address beyond the cap are closed at once; that address keeps its open ones, others are served', async () => {
     // Keep-alive connections that each had one answer: open, idle, within the timeouts.
-    const held: Raw[] = [];
+    const held: RawConnection[] = [];
     for (let i = 0; i < CAP; i++) {
-      const raw = await open(t.url, FLOODER);
+      const raw = await openRaw(t.url, FLOODER);
       sockets.push(raw.socket);
       raw.socket.write(GET_LIVE);
       await waitFor(() => answered(raw, 1), { what: `answer ${i + 1}` });
       expect((await answersOf(raw, [GET_LIVE])).map((a) => a.status)).toEqual([200]);
       held.push(raw);
     }
-    const extras: Raw[] = [];
+    const extras: RawConnection[] = [];
     for (let i = 0; i < 3; i++) {
-      const raw = await open(t.url, FLOODER);
+      const raw = await openRaw(t.url, FLOODER);
       sockets.push(raw.socket);
       extras.push(raw);
     }
@@ -230,7 +209,7 @@ describe('slow clients and connection floods (issue 19, defect 5)', () => {
     expect((await answersOf(first, [GET_LIVE, GET_LIVE_CLOSE])).map((a) => a.status)).toEqual([200, 200]);
     const again = await waitFor(
       async () => {
-        const raw = await open(t.url, FLOODER);
+        const raw = await openRaw(t.url, FLOODER);
         sockets.push(raw.socket);
         raw.socket.write(GET_LIVE_CLOSE);
         await waitFor(raw.closed, { what: 'the new connection to end' });

@@ -1,4 +1,4 @@
-import { connect } from 'node:net';
+import { connect, Socket } from 'node:net';
 import { Contract, contractOf, ContractViolation } from './contract';
 
 export interface RawResponse {
@@ -56,6 +56,31 @@ function checkRaw(contract: Contract | null, parts: Array<string | Buffer>, resp
     return /[A-Za-z0-9\-._~]/.test(char) ? char : escape;
   });
   contract.check({ method, target: routed, status: response.status, headers, text: response.text });
+}
+
+/** A raw connection that records what it got and when it was closed. */
+export interface RawConnection {
+  socket: Socket;
+  bytes: () => Buffer;
+  closed: () => boolean;
+}
+
+/**
+ * A plain socket to `baseUrl` for a test that writes its own bytes (trickled headers, pipelined requests), from
+ * `localAddress` if given; read its answers with checkedRawAnswers, and destroy it when done.
+ */
+export function openRaw(baseUrl: string, localAddress?: string): Promise<RawConnection> {
+  const { hostname, port } = new URL(baseUrl);
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let closed = false;
+    const socket = connect({ port: Number(port), host: hostname, localAddress });
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('error', () => undefined); // a reset counts as closed
+    socket.on('close', () => (closed = true));
+    socket.once('connect', () => resolve({ socket, bytes: () => Buffer.concat(chunks), closed: () => closed }));
+    socket.once('error', reject);
+  });
 }
 
 /**
