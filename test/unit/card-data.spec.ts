@@ -1,0 +1,200 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import fc from 'fast-check';
+import { withoutAuthenticationData } from '../../src/card-data/authentication-data';
+import {
+  decodeText,
+  encodeText,
+  findCardNumbers,
+  holdsCardNumber,
+  maskCardNumbers,
+  textEncodingOf,
+} from '../../src/card-data/card-numbers';
+import { keptText } from '../../src/forward-record-bodies/body-capture';
+import { CORPUS, reveals, shownDigits, spellings, TEST_PANS } from '../support/card-spellings';
+import { expectLinearCost } from '../support/cpu-time';
+
+describe('the one card-number detector (decision 0112)', () => {
+  it(`finds and masks every spelling of the corpus (${CORPUS.length} spellings), keeping at most 6 + 4 digits`, () => {
+    expect(CORPUS.length).toBeGreaterThanOrEqual(60);
+    const missed = CORPUS.filter(({ text, pan }) => {
+      const masked = maskCardNumbers(`before ${text} after`);
+      return reveals(masked, pan) || shownDigits(masked) > (pan.length >= 15 ? 10 : 4);
+    });
+    expect(missed.map(({ pan, name }) => `${pan} ${name}`)).toEqual([]);
+  });
+
+  it('changes nothing but the hidden digits', () => {
+    expect(maskCardNumbers('card: 4111 1111 1111 1111, ok')).toBe('card: 4111 11** **** 1111, ok');
+    expect(
+      maskCardNumbers(
+        '"\\u0034\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031\\u0031"',
+      ),
+    ).toBe('"\\u0034\\u0031\\u0031\\u0031\\u0031\\u0031******\\u0031\\u0031\\u0031\\u0031"');
+    expect(maskCardNumbers('<pan>&#x34;&#49;11 1111 1111 1111</pan>')).toBe('<pan>&#x34;&#49;11 11** **** 1111</pan>');
+    expect(maskCardNumbers('n=4111+1111+1111+1111&x=1')).toBe('n=4111+11**+****+1111&x=1');
+    expect(maskCardNumbers('501800000009')).toBe('********0009');
+  });
+
+  it('turns a bare JSON number that is a card into its masked string, digit for digit, never rounded', () => {
+    const answer = '{"x":6212345678901234569,"list":[4111111111111111, 2],"n":7}';
+    const masked = maskCardNumbers(answer, { bareJson: true });
+    expect(masked).toBe('{"x":"621234*********4569","list":["411111******1111", 2],"n":7}');
+    expect(JSON.parse(masked)).toEqual({ x: '621234*********4569', list: ['411111******1111', 2], n: 7 });
+  });
+
+  it('leaves what is not a card number: ids, dates, addresses, long digit runs, Luhn failures', () => {
+    for (const text of [
+      'c1a34923-4825-4332-8ed5-403c333c7a1d',
+      '2026-11-27 12:34:56.789',
+      '192.168.100.200',
+      '+1 415 555 2671',
+      '1'.repeat(25),
+      '4111111111111112',
+      '41111111111111110', // 17 digits, a valid 16 inside: a run counts whole
+      'amount 1234.56',
+    ]) {
+      expect(maskCardNumbers(text)).toBe(text);
+    }
+  });
+
+  it('reads UTF-16 text by charset, byte-order mark or shape', () => {
+    const text = 'pan 4111 1111 1111 1111 end';
+    for (const [encoding, contentType] of [
+      ['utf16le', 'text/plain; charset=utf-16le'],
+      ['utf16be', 'text/plain; charset=UTF-16BE'],
+      ['utf16le', undefined],
+      ['utf16be', undefined],
+    ] as const) {
+      const bytes = encodeText(text, encoding);
+      expect(textEncodingOf(bytes, contentType)).toBe(encoding);
+      const masked = decodeText(encodeText(maskCardNumbers(decodeText(bytes, encoding)), encoding), encoding);
+      expect(masked).toBe('pan 4111 11** **** 1111 end');
+    }
+    expect(textEncodingOf(Buffer.from('plain ascii body, no NULs'), undefined)).toBe('latin1');
+  });
+
+  it('property: a card number in any corpus spelling, amid any text, never survives the mask', () => {
+    const spelt = TEST_PANS.flatMap((pan) => spellings(pan).map((s) => ({ pan, text: s.text })));
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...spelt),
+        fc.stringMatching(/^[a-z"{}:,<>= ]{0,30}$/),
+        fc.stringMatching(/^[a-z"{}:,<>= ]{0,30}$/),
+        ({ pan, text }, before, after) => !reveals(maskCardNumbers(`${before}${text}${after}`), pan),
+      ),
+      { numRuns: 500 },
+    );
+  });
+
+  it('property: text without a card number comes back unchanged', () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 200 }), (text) => holdsCardNumber(text) || maskCardNumbers(text) === text),
+      { numRuns: 500 },
+    );
+  });
+
+  it('is linear in its input: four times the text costs about four times as much (not sixteen)', () => {
+    const text = (n: number) =>
+      Array.from({ length: n }, (_, i) =>
+        i % 3 === 0 ? '4111 1111 1111 1111 ' : i % 3 === 1 ? `${'7'.repeat(18)}-` : '&#52;\\u0031%31 1111 ',
+      ).join('');
+    const quarter = text(5_000);
+    const whole = text(20_000);
+    expectLinearCost(
+      () => findCardNumbers(quarter),
+      () => findCardNumbers(whole),
+      8,
+    );
+  });
+});
+
+describe('sensitive authentication data by field name (decision 0113)', () => {
+  const names = [
+    'cvv',
+    'CVV',
+    'cvc',
+    'cvv2',
+    'cvc2',
+    'cid',
+    'csc',
+    'cvn',
+    'cvd',
+    'security_code',
+    'securityCode',
+    'Security-Code',
+    'card_verification_value',
+    'cardVerificationValue',
+    'cardCode',
+    'card_code',
+    'verification_value',
+    'cvv_number',
+    'CVC2',
+    'encryptedSecurityCode',
+    'track2',
+    'pin_block',
+  ];
+
+  it.each(names)('removes the value of %s in JSON, XML and form bodies', (name) => {
+    expect(withoutAuthenticationData(`{"card":{"${name}": "737","n":1}}`)).toBe(
+      `{"card":{"${name}": "[Redacted]","n":1}}`,
+    );
+    expect(withoutAuthenticationData(`{"${name}":737}`)).toBe(`{"${name}":"[Redacted]"}`);
+    expect(withoutAuthenticationData(`<card><${name}>737</${name}><n>1</n></card>`)).toBe(
+      `<card><${name}>[Redacted]</${name}><n>1</n></card>`,
+    );
+    expect(withoutAuthenticationData(`<card ${name}="737"/>`)).toBe(`<card ${name}="[Redacted]"/>`);
+    expect(withoutAuthenticationData(`a=1&${name}=737&b=2`)).toBe(`a=1&${name}=[Redacted]&b=2`);
+  });
+
+  it('reads bracketed form names, namespaced elements, and leaves other fields alone', () => {
+    expect(withoutAuthenticationData('card[cvc]=737&card%5Bcvc%5D=737')).toBe(
+      'card[cvc]=[Redacted]&card%5Bcvc%5D=[Redacted]',
+    );
+    expect(withoutAuthenticationData('<ns2:cvv>737</ns2:cvv>')).toBe('<ns2:cvv>[Redacted]</ns2:cvv>');
+    const other = '{"code":"737","civic":"x","pinned":true}&cvvx=1';
+    expect(withoutAuthenticationData(other)).toBe(other);
+  });
+
+  it('is linear in its input, hostile shapes included', () => {
+    const hostile = (n: number) => `${'"a":"'.repeat(n)}${'?cvv=1'.repeat(n)}${'<cvv a="'.repeat(n)}`;
+    expectLinearCost(
+      () => withoutAuthenticationData(hostile(5_000)),
+      () => withoutAuthenticationData(hostile(20_000)),
+      8,
+    );
+  });
+});
+
+describe('withheld values (decision 0113)', () => {
+  it('removes a short value only where it stands alone, a long one wherever it is', () => {
+    expect(keptText('{"cvv":"737","amount":17370,"ref":"A737","note":"737"}', ['737'])).toBe(
+      '{"cvv":"[Redacted]","amount":17370,"ref":"A[Redacted]","note":"[Redacted]"}',
+    );
+    expect(keptText('x=secret-value-123&y', ['secret-value-123'])).toBe('x=[Redacted]&y');
+  });
+});
+
+describe('one card-number pattern in src/ (decision 0112)', () => {
+  const SRC = resolve(__dirname, '../../src');
+  const sources = (dir: string): string[] =>
+    readdirSync(dir).flatMap((name) => {
+      const path = join(dir, name);
+      return statSync(path).isDirectory() ? sources(path) : name.endsWith('.ts') ? [path] : [];
+    });
+
+  it('no file but card-data/card-numbers.ts holds a pattern or a check for a card number', () => {
+    // A quantifier of 12 to 19 (\d{13,19}, [0-9]{12,}, {12,18}), a digit-run guard, a Luhn function or its sum.
+    const PATTERN = /\{1[2-9],\s*(1?\d)?\}|\(\?<!\\d\)|function\s+\w*luhn|%\s*10\s*===?\s*0/i;
+    const offenders = sources(SRC)
+      .filter((path) => !path.endsWith(join('card-data', 'card-numbers.ts')))
+      .flatMap((path) =>
+        readFileSync(path, 'utf8')
+          .split('\n')
+          .map((line, i) => ({ line, at: `${relative(SRC, path)}:${i + 1}` }))
+          .filter(({ line }) => PATTERN.test(line)),
+      )
+      .map(({ at, line }) => `${at}: ${line.trim()}`);
+    expect(offenders).toEqual([]);
+  });
+});
