@@ -2,7 +2,8 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, Matches } from 'class-validator';
 import { ApiTimestamp } from '../../common/openapi/properties';
 import type { Timestamp } from '../../database/timestamp';
-import { EXPIRATION_DATE_PATTERN } from '../../vault/card';
+import { Passes } from '../../common/http/passes';
+import { EXPIRATION_DATE_PATTERN, expirationDateProblem } from '../../vault/card';
 
 export const NETWORK_TOKEN_STATUSES = ['active', 'suspended'] as const;
 export type NetworkTokenStatus = (typeof NETWORK_TOKEN_STATUSES)[number];
@@ -21,8 +22,7 @@ export class CreateNetworkTokenDto {
   token!: string;
 
   @ApiProperty({ example: '12/30', pattern: EXPIRATION_DATE_PATTERN.source })
-  @IsString()
-  @Matches(EXPIRATION_DATE_PATTERN, { message: 'must be MM/YY with a month from 01 to 12' })
+  @Passes('isExpirationDate', expirationDateProblem)
   expiration_date!: string;
 
   @ApiPropertyOptional({ enum: NETWORK_TOKEN_STATUSES, default: 'active' })
