@@ -1,5 +1,9 @@
 import { ConfigError, Env, integer, optional, parsedUrl } from './env';
 
+/** What trace context the service's outgoing HTTP calls carry (decision 0118). */
+export const FORWARD_TRACE_PROPAGATIONS = ['ours', 'none'] as const;
+export type ForwardTracePropagation = (typeof FORWARD_TRACE_PROPAGATIONS)[number];
+
 /** Which entry point a process is: its default OTEL_SERVICE_NAME. */
 export type TelemetryRole = 'api' | 'worker';
 
@@ -16,9 +20,21 @@ export interface TelemetryConfig {
   protocol: 'http/json' | 'http/protobuf';
   /** The batch processor's delay between exports (OTEL_BSP_SCHEDULE_DELAY, ms). */
   exportDelayMs: number;
+  /**
+   * FORWARD_TRACE_PROPAGATION: `ours` (a traceparent of our own client span) or `none` on the requests
+   * to downstreams, callback URLs and the token requestor. Never the caller's tracestate or baggage.
+   */
+  forwardPropagation: ForwardTracePropagation;
 }
 
 export function telemetryConfig(env: Env, role: TelemetryRole): TelemetryConfig | null {
+  // Checked with tracing off too: a typo must not wait for the day tracing is turned on.
+  const forwardPropagation = (optional(env, 'FORWARD_TRACE_PROPAGATION') ?? 'ours') as ForwardTracePropagation;
+  if (!FORWARD_TRACE_PROPAGATIONS.includes(forwardPropagation))
+    throw new ConfigError(
+      'FORWARD_TRACE_PROPAGATION',
+      `must be ${FORWARD_TRACE_PROPAGATIONS.join(' or ')}, got "${forwardPropagation.slice(0, 20)}"`,
+    );
   const base = endpoint(env, 'OTEL_EXPORTER_OTLP_ENDPOINT');
   const traces = endpoint(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT');
   if (!base && !traces) return null;
@@ -40,6 +56,7 @@ export function telemetryConfig(env: Env, role: TelemetryRole): TelemetryConfig 
     serviceName,
     protocol,
     exportDelayMs: integer(env, 'OTEL_BSP_SCHEDULE_DELAY', 5_000, 10, 600_000),
+    forwardPropagation,
   };
 }
 

@@ -29,9 +29,10 @@ export const ForwardResponseErrors = {
     status: 502,
     title: 'A card in the answer cannot be tokenized',
     description:
-      'A tokenize rule matched a value that is not a card number (12 to 19 digits passing the Luhn check), or ' +
-      'a card new to the merchant account came without an expiry (MM/YY, MM/YYYY or YYYY-MM at the rule’s ' +
-      'expiration_date path). The answer was not returned; `errors` names the rule.',
+      'A tokenize rule matched a value that is not a card number (12 to 19 digits passing the Luhn check), the ' +
+      'expiry or cardholder name at its paths fails the checks of POST /payment-methods (MM/YY, MM/YYYY or ' +
+      'YYYY-MM; 1 to 200 characters without control characters), or a card new to the merchant account came ' +
+      'without an expiry. The answer was not returned; `errors` names the rule and field, never the value.',
   }),
   unmatchedCardNumber: defineProblem({
     code: 'unmatched-card-number',

@@ -7,9 +7,9 @@
  * depth: the value walk keeps its own stack.
  */
 import { binOf } from '../card-data/card-numbers';
-import { cardNumberProblem, normaliseCardNumber } from '../vault/card';
+import { cardholderNameProblem, cardNumberProblem, expirationDateProblem, normaliseCardNumber } from '../vault/card';
 import { scalarText } from './json-text';
-import type { CompiledRule, PathSegment } from '../vault-forward-configs/response-rules';
+import type { CompiledRule, OnExistingAction, PathSegment } from '../vault-forward-configs/response-rules';
 
 type Container = Record<string, unknown> | unknown[];
 
@@ -26,6 +26,7 @@ export interface FoundCard {
   number: string;
   expirationDate: string | null;
   cardholderName: string | null;
+  onExisting: OnExistingAction;
   put(value: string): void;
 }
 
@@ -111,13 +112,11 @@ export function applyRules(root: unknown, rules: CompiledRule[]): { cards: Found
       const number = normaliseCardNumber(text);
       if (number === null || cardNumberProblem(number) !== null)
         throw new RuleFailure(index, 'match', 'the value it matched is not a card number');
-      const expiry = sibling(root, rule.expirationDate, indices);
-      const name = sibling(root, rule.cardholderName, indices);
       cards.push({
         rule: index,
         number,
-        expirationDate: typeof expiry === 'string' ? normaliseExpiry(expiry) : null,
-        cardholderName: typeof name === 'string' && name.length > 0 ? name.slice(0, 200) : null,
+        ...answeredFields(root, rule, index, indices),
+        onExisting: rule.onExisting,
         put: (id) => {
           container[key] = id;
         },
@@ -130,6 +129,28 @@ export function applyRules(root: unknown, rules: CompiledRule[]): { cards: Found
     array.length = kept;
   }
   return { cards, changed };
+}
+
+/**
+ * The expiry and name a tokenize rule's sibling paths name, null where they name nothing (or null).
+ * What is there goes through the rules POST /payment-methods applies (vault/card.ts, decision 0117):
+ * an answer stores no card the API would refuse.
+ */
+function answeredFields(
+  root: unknown,
+  rule: CompiledRule,
+  index: number,
+  indices: number[],
+): Pick<FoundCard, 'expirationDate' | 'cardholderName'> {
+  const expiry = sibling(root, rule.expirationDate, indices) ?? null;
+  const name = sibling(root, rule.cardholderName, indices) ?? null;
+  const expirationDate = typeof expiry === 'string' ? (normaliseExpiry(expiry) ?? expiry) : expiry;
+  if (expirationDate !== null && expirationDateProblem(expirationDate) !== null)
+    throw new RuleFailure(index, 'expiration_date', 'the expiry it names is not MM/YY, MM/YYYY or YYYY-MM');
+  const nameProblem = name === null ? null : cardholderNameProblem(name);
+  if (nameProblem !== null)
+    throw new RuleFailure(index, 'cardholder_name', `the cardholder name it names ${nameProblem}`);
+  return { expirationDate: expirationDate as string | null, cardholderName: name as string | null };
 }
 
 /** MM/YY from MM/YY, MM/YYYY or YYYY-MM; null for anything else. */

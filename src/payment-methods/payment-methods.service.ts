@@ -108,14 +108,21 @@ export class PaymentMethodsService {
 
   /**
    * A card that came back in a downstream's answer (a `tokenize` response rule, decisions/0097), stored
-   * as a buyerless payment method. The same card again (the merchant's fingerprint) gives the oldest
-   * payment method with it, its expiry brought up to date when the answer has one; the merchant's
-   * fingerprint lock makes two answers with a new card at once store it once. Null when the card is
-   * new and the answer gives no expiry: a payment method cannot be stored without one.
+   * as a buyerless payment method; the rules engine has put its values through the checks of `create`.
+   * The same card again (the merchant's fingerprint) gives the oldest payment method with it, left as it
+   * is: only a rule's `on_existing: update_expiry` lets the answer set its expiry (decision 0117), for a
+   * target's answer is not the cardholder's word. The merchant's fingerprint lock makes two answers with
+   * a new card at once store it once. Null when the card is new and the answer gives no expiry: a
+   * payment method cannot be stored without one.
    */
   async storeAnswered(
     merchantAccountId: string,
-    card: { number: string; expirationDate: string | null; cardholderName: string | null },
+    card: {
+      number: string;
+      expirationDate: string | null;
+      cardholderName: string | null;
+      onExisting: 'keep' | 'update_expiry';
+    },
   ): Promise<string | null> {
     const fingerprint = await this.vault.fingerprint(merchantAccountId, card.number);
     return this.paymentMethods.manager.transaction(async (manager) => {
@@ -128,7 +135,7 @@ export class PaymentMethodsService {
         [merchantAccountId, fingerprint],
       );
       if (existing) {
-        if (card.expirationDate !== null) {
+        if (card.onExisting === 'update_expiry' && card.expirationDate !== null) {
           const [, changed] = await manager.query<[unknown, number]>(
             `UPDATE payment_methods SET expiration_date = $2, updated_at = now()
               WHERE id = $1 AND expiration_date <> $2`,

@@ -13,6 +13,7 @@ import { NodeSDK } from '@opentelemetry/sdk-node';
 import { BatchSpanProcessor } from '@opentelemetry/sdk-trace';
 import { BullMQOtel } from 'bullmq-otel';
 import type { TelemetryConfig } from '../config/telemetry-config';
+import { OwnTraceContextPropagator } from './propagation';
 import { ScrubbingSpanProcessor } from './scrub';
 import { setActiveTelemetry } from './telemetry';
 
@@ -38,6 +39,8 @@ export function startSdk(config: TelemetryConfig): void {
     // Not the process detector: its command line and arguments are not ours to export.
     resourceDetectors: [envDetector, hostDetector],
     resource: resourceFromAttributes({ 'service.version': packageVersion(), 'process.pid': process.pid }),
+    // Not the default W3C trace context and baggage, nor OTEL_PROPAGATORS: a caller's context is not sent on.
+    textMapPropagator: new OwnTraceContextPropagator(config.forwardPropagation),
     // Traces only: without these the SDK would also start metric and log exporters of its own to the same endpoint.
     metricReaders: [],
     logRecordProcessors: [],
@@ -50,6 +53,9 @@ export function startSdk(config: TelemetryConfig): void {
         // Outgoing calls go through undici; node:http's client is the exporter's own, which must not trace itself.
         disableOutgoingRequestInstrumentation: true,
         headersToSpanAttributes: { server: { requestHeaders: [], responseHeaders: [] } },
+        // client.address from the socket: the instrumentation would take a caller's Forwarded or
+        // X-Forwarded-For, which anyone can send; no proxy in front is trusted to set them (decision 0118).
+        startIncomingSpanHook: (request) => ({ 'client.address': request.socket?.remoteAddress }),
         // Node's server answers the forward route ahead of fastify (no route for the instrumentation to read): named here.
         requestHook: (span, request) => {
           if (!('socket' in request) || !('url' in request) || request.method !== 'POST') return;

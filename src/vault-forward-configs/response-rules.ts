@@ -13,6 +13,9 @@ import { ProblemException } from '../common/problem/problem';
 export const RESPONSE_RULE_ACTIONS = ['tokenize', 'mask', 'remove'] as const;
 export type ResponseRuleAction = (typeof RESPONSE_RULE_ACTIONS)[number];
 export const UNMATCHED_PAN_ACTIONS = ['pass', 'mask', 'refuse'] as const;
+/** What a tokenize rule does to a payment method the merchant holds already (decision 0117). */
+export const ON_EXISTING_ACTIONS = ['keep', 'update_expiry'] as const;
+export type OnExistingAction = (typeof ON_EXISTING_ACTIONS)[number];
 export type UnmatchedPanAction = (typeof UNMATCHED_PAN_ACTIONS)[number];
 
 export const MAX_RESPONSE_RULES = 20;
@@ -25,6 +28,8 @@ export interface ResponseRuleInput {
   action: ResponseRuleAction;
   expiration_date?: string;
   cardholder_name?: string;
+  /** tokenize: keep (the default) or update_expiry of a card the merchant holds already. */
+  on_existing?: OnExistingAction;
 }
 
 /** One step down: a member name, an array index, or every element of an array. */
@@ -35,6 +40,7 @@ export interface CompiledRule {
   action: ResponseRuleAction;
   expirationDate?: PathSegment[];
   cardholderName?: PathSegment[];
+  onExisting: OnExistingAction;
 }
 
 const NAME = /^[A-Za-z0-9_-]+/;
@@ -77,7 +83,7 @@ export function checkResponseRules(input: unknown): ResponseRuleInput[] {
     if (typeof rule !== 'object' || rule === null || Array.isArray(rule)) throw invalid(at, 'must be an object');
     const fields = rule as Record<string, unknown>;
     for (const key of Object.keys(fields)) {
-      if (!['match', 'action', 'expiration_date', 'cardholder_name'].includes(key))
+      if (!['match', 'action', 'expiration_date', 'cardholder_name', 'on_existing'].includes(key))
         throw invalid(`${at}.${key}`, 'is not a field of a response rule');
     }
     if (!RESPONSE_RULE_ACTIONS.includes(fields.action as ResponseRuleAction))
@@ -94,6 +100,12 @@ export function checkResponseRules(input: unknown): ResponseRuleInput[] {
       if (out.action !== 'tokenize') throw invalid(`${at}.${field}`, 'is only for action tokenize');
       out[key] = checkPath(fields[field], `${at}.${field}`);
     }
+    if (fields.on_existing !== undefined) {
+      if (out.action !== 'tokenize') throw invalid(`${at}.on_existing`, 'is only for action tokenize');
+      if (!ON_EXISTING_ACTIONS.includes(fields.on_existing as OnExistingAction))
+        throw invalid(`${at}.on_existing`, `must be one of ${ON_EXISTING_ACTIONS.join(', ')}`);
+      out.on_existing = fields.on_existing as OnExistingAction;
+    }
     return out;
   });
 }
@@ -105,6 +117,7 @@ export function compileResponseRules(rules: ResponseRuleInput[]): CompiledRule[]
     action: rule.action,
     expirationDate: rule.expiration_date === undefined ? undefined : (parsePath(rule.expiration_date) as PathSegment[]),
     cardholderName: rule.cardholder_name === undefined ? undefined : (parsePath(rule.cardholder_name) as PathSegment[]),
+    onExisting: rule.on_existing ?? 'keep',
   }));
 }
 

@@ -51,6 +51,35 @@ export function schemeOf(digits: string): CardScheme {
 
 export const EXPIRATION_DATE_PATTERN = /^(0[1-9]|1[0-2])\/(\d{2})$/;
 
+/**
+ * Why an expiry is refused, or null. The one rule for a stored card's expiry: POST /payment-methods
+ * (its DTO) and a card a response rule tokenizes from a downstream's answer (decision 0117).
+ */
+export function expirationDateProblem(value: unknown): string | null {
+  return typeof value === 'string' && EXPIRATION_DATE_PATTERN.test(value)
+    ? null
+    : 'must be MM/YY with a month from 01 to 12';
+}
+
+export const CARDHOLDER_NAME_MAX_LENGTH = 200;
+
+/**
+ * Why a cardholder name is refused, in words that never contain it; null when it is acceptable. The
+ * one rule for a stored card's name, as expirationDateProblem is for its expiry. It may be placed into
+ * forwarded header values: no line breaks or other control characters, C1 (U+0080–U+009F) included,
+ * which no header or JSON consumer expects in a name; and no lone surrogate, which has no UTF-8 form.
+ */
+export function cardholderNameProblem(value: unknown): string | null {
+  if (typeof value !== 'string') return 'must be a string';
+  if (value.length < 1 || value.length > CARDHOLDER_NAME_MAX_LENGTH)
+    return `must be 1 to ${CARDHOLDER_NAME_MAX_LENGTH} characters`;
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point
+  if (/[\u0000-\u001f\u007f-\u009f]/.test(value)) return 'must not contain control characters';
+  if (!(value as unknown as { isWellFormed(): boolean }).isWellFormed())
+    return 'must not contain a lone UTF-16 surrogate';
+  return null;
+}
+
 export interface Expiry {
   month: number;
   /** Four digits. */

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApiKey } from '../factories/api-keys';
-import { cardNumber } from '../factories/cards';
+import { cardNumber, storeCard } from '../factories/cards';
 import { createMerchantAccount } from '../factories/merchant-accounts';
 import { endedJob, startWorker, WorkerProcess } from '../support/forward-jobs';
 import { expectProblem, http } from '../support/http';
@@ -134,6 +134,16 @@ describe('Response rules on the synchronous path', () => {
       'must be a JSON path such as $.card.number',
     ],
     [[{ match: '$.a', action: 'mask', extra: 1 }], 'response_rules[0].extra', 'is not a field of a response rule'],
+    [
+      [{ match: '$.a', action: 'mask', on_existing: 'keep' }],
+      'response_rules[0].on_existing',
+      'is only for action tokenize',
+    ],
+    [
+      [{ match: '$.a', action: 'tokenize', on_existing: 'overwrite' }],
+      'response_rules[0].on_existing',
+      'must be one of keep, update_expiry',
+    ],
     [['$.a'], 'response_rules[0]', 'must be an object'],
   ])('response_rules %j is 400 naming %s', async (rules, name, message) => {
     const merchant = (await createMerchantAccount(t)).id;
@@ -280,6 +290,93 @@ describe('Response rules on the synchronous path', () => {
       'response_rules[0].expiration_date',
     );
     expect(unstorable.text).not.toContain(pan);
+  });
+
+  describe('a tokenized card passes the checks of POST /payment-methods (decision 0117)', () => {
+    /** The answer's card refused: 502 naming the rule's field, no payment method stored, the value nowhere. */
+    async function expectRefused(card: Record<string, unknown>, name: string, message: string) {
+      const { merchant, token } = await merchantWithConfig(t, psp, { response_rules: RULES });
+      const pan = cardNumber('4', 16);
+      const path = `/checked-${randomUUID()}`;
+      psp.answers.set(path, { type: 'application/json', body: JSON.stringify({ card: { number: pan, ...card } }) });
+      const refused = await forward(t, token, `${psp.url}${path}`);
+      expect(refused.headers.get('x-vault-forward-error')).toBe('true');
+      const problem = expectProblem(refused, 502, 'response-card-unusable');
+      expect(problem.errors).toEqual([{ location: 'body', name, message }]);
+      expect(refused.text).not.toContain(pan);
+      for (const value of Object.values(card)) expect(refused.text).not.toContain(JSON.stringify(value).slice(1, -1));
+      expect(await t.db.query('SELECT id FROM payment_methods WHERE merchant_account_id = $1', [merchant])).toEqual([]);
+    }
+
+    it.each([
+      ['a NUL', 'Ada\u0000Lovelace'],
+      ['a CR', 'Ada\rLovelace'],
+      ['an LF', 'Ada\nLovelace'],
+      ['a C1 control', 'Ada\u0085Lovelace'],
+    ])('a cardholder name with %s is refused as POST /payment-methods refuses it', async (_, name) => {
+      const stored = await http(t.url, '/payment-methods', {
+        method: 'POST',
+        token: (await merchantWithConfig(t, psp)).token,
+        body: { method: 'card', number: cardNumber(), expiration_date: '07/31', cardholder_name: name },
+      });
+      expect(expectProblem(stored, 400, 'validation-failed').errors).toEqual([
+        expect.objectContaining({ location: 'body', name: 'cardholder_name' }),
+      ]);
+      await expectRefused(
+        { expiry: '07/31', name },
+        'response_rules[0].cardholder_name',
+        'the cardholder name it names must not contain control characters',
+      );
+    });
+
+    it('a cardholder name over 200 characters is refused, not cut', async () => {
+      await expectRefused(
+        { expiry: '07/31', name: 'A'.repeat(201) },
+        'response_rules[0].cardholder_name',
+        'the cardholder name it names must be 1 to 200 characters',
+      );
+    });
+
+    it.each(['13/30', '00/2031', '2031-13', '7/31'])('an expiry of %s is refused', async (expiry) => {
+      await expectRefused(
+        { expiry, name: 'Ada Lovelace' },
+        'response_rules[0].expiration_date',
+        'the expiry it names is not MM/YY, MM/YYYY or YYYY-MM',
+      );
+    });
+  });
+
+  it('an answer leaves a stored card’s expiry as it is, unless the rule says on_existing: update_expiry', async () => {
+    const { merchant, token, configId } = await merchantWithConfig(t, psp, { response_rules: RULES });
+    const card = await storeCard(t, merchant, { expiration_date: '12/30' });
+    const before = await t.db.query('SELECT expiration_date, updated_at FROM payment_methods WHERE id = $1', [card.id]);
+    const path = `/existing-${randomUUID()}`;
+    psp.answers.set(path, {
+      type: 'application/json',
+      body: JSON.stringify({ card: { number: card.number, expiry: '01/2035', name: 'Someone Else' } }),
+    });
+    const kept = await forward(t, token, `${psp.url}${path}`);
+    expect(kept.status).toBe(200);
+    expect(kept.body.card.number).toBe(card.id);
+    expect(
+      await t.db.query('SELECT expiration_date, updated_at FROM payment_methods WHERE id = $1', [card.id]),
+    ).toEqual(before);
+    expect((await http(t.url, `/payment-methods/${card.id}`, { token })).body.expiration_date).toBe('12/30');
+
+    // Said explicitly: the expiry follows the answer (and forwards see it), nothing else of the card does.
+    const updating = [{ ...RULES[0], on_existing: 'update_expiry' }];
+    const put = await http(t.url, `/vault-forward/configs/${configId}`, {
+      method: 'PUT',
+      token,
+      body: { response_rules: updating },
+    });
+    expect(put.status).toBe(200);
+    expect(put.body.response_rules).toEqual(updating);
+    expect((await forward(t, token, `${psp.url}${path}`)).body.card.number).toBe(card.id);
+    const rows = await t.db.query('SELECT id, expiration_date FROM payment_methods WHERE merchant_account_id = $1', [
+      merchant,
+    ]);
+    expect(rows).toEqual([{ id: card.id, expiration_date: '01/35' }]);
   });
 
   it('a JSON answer that does not parse, under rules, is 502 response-not-processable', async () => {

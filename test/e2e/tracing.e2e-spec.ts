@@ -6,6 +6,7 @@ import { gunzipSync } from 'node:zlib';
 import { createApiKey } from '../factories/api-keys';
 import { createBuyer } from '../factories/buyers';
 import { cardNumber, createCard } from '../factories/cards';
+import { createMerchantWithConfig } from '../factories/forwarding-merchants';
 import { createMerchantAccount } from '../factories/merchant-accounts';
 import { EntryPoint, startEntryPoint } from '../support/entry-point';
 import { queuedForwardEnv, startScriptedDownstream, startWorker, WorkerProcess } from '../support/forward-jobs';
@@ -383,6 +384,120 @@ describe.each(['redis', 'postgres'] as const)(
     }, 60_000);
   },
 );
+
+/**
+ * A caller's trace context stays with us (decision 0118): its traceparent may parent our spans, but a
+ * downstream sees a traceparent of our own span (FORWARD_TRACE_PROPAGATION=ours, the default) or none,
+ * never the caller's tracestate or baggage; and client.address is the socket's, not X-Forwarded-For.
+ */
+describe('Tracing: the caller’s trace context is not sent on', () => {
+  const env = {
+    ...queuedForwardEnv('test-tracing-caller'),
+    CURSOR_SECRET: 'test-cursor-secret-not-for-production-0123456789',
+  };
+  const TRACESTATE = `caller=state${randomUUID().slice(0, 8)}`;
+  const BAGGAGE = `user.id=caller-user-${randomUUID().slice(0, 8)}`;
+  const FORWARDED_FOR = '203.0.113.9';
+  let receiver: Awaited<ReturnType<typeof startOtlpReceiver>>;
+  let downstream: Awaited<ReturnType<typeof startScriptedDownstream>>;
+  const apis: Record<'ours' | 'none', { process?: EntryPoint; url?: string }> = { ours: {}, none: {} };
+  let token: string;
+
+  beforeAll(async () => {
+    receiver = await startOtlpReceiver();
+    downstream = await startScriptedDownstream();
+    const seed = await startTestApp({ env });
+    token = (await createMerchantWithConfig(seed, downstream.port, 'Traced', ['POST'])).token;
+    await seed.close();
+    const traced = { ...env, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '100', PORT: '0' };
+    await Promise.all(
+      (['ours', 'none'] as const).map(async (setting) => {
+        const api = startEntryPoint('dist/main.js', {
+          env: entryPointEnv({ ...traced, FORWARD_TRACE_PROPAGATION: setting }),
+          ready: /API listening on (http:\/\/\S+) /,
+          timeoutMs: 90_000,
+        });
+        apis[setting].process = api;
+        apis[setting].url = (await api.started)[1];
+      }),
+    );
+  }, 180_000);
+
+  afterAll(async () => {
+    for (const { process: api } of Object.values(apis)) {
+      const p = api?.child;
+      if (p && p.exitCode === null && p.signalCode === null) {
+        p.kill('SIGTERM');
+        await new Promise((resolve) => p.once('exit', resolve));
+      }
+    }
+    await downstream?.close();
+    await receiver?.close();
+    await dropQueueKeys(env.FORWARD_QUEUE_NAME);
+  }, 60_000);
+
+  /** A synchronous forward with a caller's trace context and X-Forwarded-For; what the downstream got, and the trace. */
+  async function forwardWithCallerContext(setting: 'ours' | 'none') {
+    const callerTrace = randomUUID().replace(/-/g, '');
+    const callerSpan = randomUUID().replace(/-/g, '').slice(0, 16);
+    const path = `/caller-context/${setting}/${randomUUID()}`;
+    const answer = await http(apis[setting].url!, '/vault-forward', {
+      method: 'POST',
+      token,
+      headers: {
+        traceparent: `00-${callerTrace}-${callerSpan}-01`,
+        tracestate: TRACESTATE,
+        baggage: BAGGAGE,
+        'x-forwarded-for': FORWARDED_FOR,
+        'x-vault-forward-url': `${downstream.url}${path}`,
+        'x-vault-forward-http-method': 'POST',
+      },
+      body: { ok: true },
+    });
+    expect(answer.status).toBe(200);
+    const [sent] = downstream.requestsTo(path);
+    const inTrace = (kind: number) =>
+      receiver.spans.find(
+        (s) =>
+          s.traceId === callerTrace &&
+          s.kind === kind &&
+          (kind === SERVER
+            ? s.name === 'POST /vault-forward'
+            : JSON.stringify(s.attributes['url.full'] ?? '').includes(path)),
+      );
+    await waitFor(() => inTrace(SERVER) !== undefined && inTrace(CLIENT) !== undefined, {
+      timeoutMs: 30_000,
+      what: `the server and client spans of the forward; got ${receiver.spans.length} spans`,
+    });
+    return { sent, callerTrace, callerSpan, server: inTrace(SERVER)!, client: inTrace(CLIENT)! };
+  }
+
+  function expectNothingOfTheCaller({ sent, server }: Awaited<ReturnType<typeof forwardWithCallerContext>>) {
+    expect(sent.headers.tracestate).toBeUndefined();
+    expect(sent.headers.baggage).toBeUndefined();
+    expect(JSON.stringify(sent.headers)).not.toContain(FORWARDED_FOR);
+    // The trace records the socket's address, and nothing of the caller's tracestate or baggage.
+    expect(server.attributes['client.address']).toBe('127.0.0.1');
+    for (const span of receiver.spans)
+      for (const value of span.values)
+        for (const secret of [TRACESTATE, BAGGAGE.split('=')[1], FORWARDED_FOR]) expect(value).not.toContain(secret);
+  }
+
+  it('ours (the default): the caller’s traceparent parents our spans; downstream, a traceparent of our client span only', async () => {
+    const seen = await forwardWithCallerContext('ours');
+    expect(seen.server.parentSpanId).toBe(seen.callerSpan);
+    expect(seen.sent.headers.traceparent).toBe(`00-${seen.callerTrace}-${seen.client.spanId}-01`);
+    expect(seen.client.spanId).not.toBe(seen.callerSpan);
+    expectNothingOfTheCaller(seen);
+  }, 60_000);
+
+  it('none: the downstream gets no trace context at all; the forward is traced all the same', async () => {
+    const seen = await forwardWithCallerContext('none');
+    expect(seen.sent.headers.traceparent).toBeUndefined();
+    expect(seen.server.parentSpanId).toBe(seen.callerSpan);
+    expectNothingOfTheCaller(seen);
+  }, 60_000);
+});
 
 describe('Tracing off', () => {
   it('with OTEL_EXPORTER_OTLP_ENDPOINT unset, the entry points load no OpenTelemetry module', () => {

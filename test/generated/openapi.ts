@@ -833,7 +833,7 @@ export interface components {
             /** @description The buyer of this merchant account with this external_identifier (404 buyer-not-found if none). */
             buyer_external_identifier?: string;
             external_identifier?: string;
-            /** @description Stored encrypted; fills {{ CARDHOLDER_NAME_X }}. Never returned. */
+            /** @description Stored encrypted; fills {{ CARDHOLDER_NAME_X }}. No control characters. Never returned. */
             cardholder_name?: string;
         };
         PaymentMethodDetailsResponse: {
@@ -1323,9 +1323,14 @@ export interface components {
              * @example $.card.name
              */
             cardholder_name?: string;
+            /**
+             * @description tokenize: a card the merchant holds already is left as it is (`keep`, the default when absent), or its expiry is set to the answer’s (`update_expiry`). Its number and name are never changed.
+             * @enum {string}
+             */
+            on_existing?: "keep" | "update_expiry";
         };
         CreateVaultForwardConfigDto: {
-            /** @description What is done to card data in the downstream’s JSON answers, before they are returned or stored: `tokenize` stores the card as a payment method of the merchant (the same card again gives the same id) and puts its id in place, `mask` keeps the BIN and last four, `remove` deletes the member. Each rule is checked here (400 naming `response_rules[i].field`). */
+            /** @description What is done to card data in the downstream’s JSON answers, before they are returned or stored: `tokenize` stores the card as a payment method of the merchant (the same card again gives the same id, left as it is unless `on_existing` says otherwise; its number, expiry and name pass the checks of POST /payment-methods) and puts its id in place, `mask` keeps the BIN and last four, `remove` deletes the member. Each rule is checked here (400 naming `response_rules[i].field`). */
             response_rules?: components["schemas"]["ResponseRuleDto"][];
             /**
              * @description A Luhn-valid 13–19 digit number in the answer that no rule covers: sent on (`pass`), masked, or the forward is refused with 502 unmatched-card-number.
@@ -1376,7 +1381,7 @@ export interface components {
             hosts: string[];
             methods: ("GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPTIONS")[];
             enabled: boolean;
-            /** @description What is done to card data in the downstream’s JSON answers, before they are returned or stored: `tokenize` stores the card as a payment method of the merchant (the same card again gives the same id) and puts its id in place, `mask` keeps the BIN and last four, `remove` deletes the member. Each rule is checked here (400 naming `response_rules[i].field`). */
+            /** @description What is done to card data in the downstream’s JSON answers, before they are returned or stored: `tokenize` stores the card as a payment method of the merchant (the same card again gives the same id, left as it is unless `on_existing` says otherwise; its number, expiry and name pass the checks of POST /payment-methods) and puts its id in place, `mask` keeps the BIN and last four, `remove` deletes the member. Each rule is checked here (400 naming `response_rules[i].field`). */
             response_rules: components["schemas"]["ResponseRuleDto"][];
             /**
              * @description A Luhn-valid 13–19 digit number in the answer that no rule covers: sent on (`pass`), masked, or the forward is refused with 502 unmatched-card-number.
@@ -1417,7 +1422,7 @@ export interface components {
             previous_cursor: string | null;
         };
         UpdateVaultForwardConfigDto: {
-            /** @description What is done to card data in the downstream’s JSON answers, before they are returned or stored: `tokenize` stores the card as a payment method of the merchant (the same card again gives the same id) and puts its id in place, `mask` keeps the BIN and last four, `remove` deletes the member. Each rule is checked here (400 naming `response_rules[i].field`). */
+            /** @description What is done to card data in the downstream’s JSON answers, before they are returned or stored: `tokenize` stores the card as a payment method of the merchant (the same card again gives the same id, left as it is unless `on_existing` says otherwise; its number, expiry and name pass the checks of POST /payment-methods) and puts its id in place, `mask` keeps the BIN and last four, `remove` deletes the member. Each rule is checked here (400 naming `response_rules[i].field`). */
             response_rules?: components["schemas"]["ResponseRuleDto"][];
             /**
              * @description A Luhn-valid 13–19 digit number in the answer that no rule covers: sent on (`pass`), masked, or the forward is refused with 502 unmatched-card-number.

@@ -18,6 +18,7 @@ describe('OTEL_* configuration (decision 0109)', () => {
       serviceName: 'vault-forward-api',
       protocol: 'http/json',
       exportDelayMs: 5000,
+      forwardPropagation: 'ours',
     });
     expect(
       telemetryConfig(
@@ -44,6 +45,12 @@ describe('OTEL_* configuration (decision 0109)', () => {
     ],
     [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_SERVICE_NAME: 'a b' }, 'OTEL_SERVICE_NAME'],
     [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_BSP_SCHEDULE_DELAY: 'soon' }, 'OTEL_BSP_SCHEDULE_DELAY'],
+    [
+      { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', FORWARD_TRACE_PROPAGATION: 'caller' },
+      'FORWARD_TRACE_PROPAGATION',
+    ],
+    // Refused with tracing off too: the typo is found at start, not on the day tracing is turned on.
+    [{ FORWARD_TRACE_PROPAGATION: 'off' }, 'FORWARD_TRACE_PROPAGATION'],
   ])('refuses %j naming %s', (env, variable) => {
     expect(() => telemetryConfig(env, 'api')).toThrow(ConfigError);
     expect(() => telemetryConfig(env, 'api')).toThrow(new RegExp(`^${variable}: `));

@@ -11,11 +11,11 @@ import {
   Matches,
   Max,
   Min,
-  ValidateBy,
   ValidateIf,
   ValidateNested,
 } from 'class-validator';
-import { cardNumberProblem, CardScheme, EXPIRATION_DATE_PATTERN } from '../../vault/card';
+import { Passes } from '../../common/http/passes';
+import { cardNumberProblem, CardScheme, EXPIRATION_DATE_PATTERN, expirationDateProblem } from '../../vault/card';
 import { CheckoutSession } from '../checkout-session.entity';
 
 export const MAX_EXPIRES_IN_SECONDS = 3600;
@@ -35,27 +35,6 @@ export function metadataProblem(value: unknown): string | null {
       return `values must be at most ${METADATA_LIMITS.valueLength} characters`;
   }
   return null;
-}
-
-function IsMetadata(): PropertyDecorator {
-  return ValidateBy({
-    name: 'isMetadata',
-    validator: {
-      validate: (value: unknown) => metadataProblem(value) === null,
-      defaultMessage: (args) => metadataProblem(args?.value) ?? 'is invalid',
-    },
-  });
-}
-
-/** A card number check whose message never repeats the number. */
-function IsCardNumber(): PropertyDecorator {
-  return ValidateBy({
-    name: 'isCardNumber',
-    validator: {
-      validate: (value: unknown) => cardNumberProblem(value) === null,
-      defaultMessage: (args) => cardNumberProblem(args?.value) ?? 'is invalid',
-    },
-  });
 }
 
 const METADATA_SCHEMA = {
@@ -86,7 +65,7 @@ export class CheckoutSessionCreateDto {
 
   @ApiPropertyOptional(METADATA_SCHEMA)
   @IsOptional()
-  @IsMetadata()
+  @Passes('isMetadata', metadataProblem)
   metadata?: Record<string, string> | null;
 }
 
@@ -103,13 +82,12 @@ export class CheckoutSessionFieldsPaymentMethodDto {
     description: 'With method card: 12–19 digits, Luhn-valid. Encrypted; never returned.',
   })
   @ValidateIf((o: CheckoutSessionFieldsPaymentMethodDto) => o.method === 'card' || o.number !== undefined)
-  @IsCardNumber()
+  @Passes('isCardNumber', cardNumberProblem)
   number?: string;
 
   @ApiPropertyOptional({ example: '12/30', pattern: EXPIRATION_DATE_PATTERN.source, description: 'With method card.' })
   @ValidateIf((o: CheckoutSessionFieldsPaymentMethodDto) => o.method === 'card' || o.expiration_date !== undefined)
-  @IsString()
-  @Matches(EXPIRATION_DATE_PATTERN, { message: 'must be MM/YY with a month from 01 to 12' })
+  @Passes('isExpirationDate', expirationDateProblem)
   expiration_date?: string;
 
   @ApiPropertyOptional({ format: 'uuid', description: 'With method id: the stored payment method.' })

@@ -3,7 +3,8 @@ import { IsIn, IsOptional, IsString, Matches, ValidateBy } from 'class-validator
 import { isCardNumberLength } from '../../card-data/card-numbers';
 import { ApiTimestamp } from '../../common/openapi/properties';
 import type { Timestamp } from '../../database/timestamp';
-import { EXPIRATION_DATE_PATTERN } from '../../vault/card';
+import { Passes } from '../../common/http/passes';
+import { EXPIRATION_DATE_PATTERN, expirationDateProblem } from '../../vault/card';
 
 export const NETWORK_TOKEN_STATUSES = ['active', 'suspended'] as const;
 export type NetworkTokenStatus = (typeof NETWORK_TOKEN_STATUSES)[number];
@@ -23,8 +24,7 @@ export class CreateNetworkTokenDto {
   token!: string;
 
   @ApiProperty({ example: '12/30', pattern: EXPIRATION_DATE_PATTERN.source })
-  @IsString()
-  @Matches(EXPIRATION_DATE_PATTERN, { message: 'must be MM/YY with a month from 01 to 12' })
+  @Passes('isExpirationDate', expirationDateProblem)
   expiration_date!: string;
 
   @ApiPropertyOptional({ enum: NETWORK_TOKEN_STATUSES, default: 'active' })

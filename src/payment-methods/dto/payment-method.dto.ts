@@ -1,21 +1,18 @@
 import { ApiTimestamp } from '../../common/openapi/properties';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import {
-  ArrayMaxSize,
-  IsArray,
-  IsIn,
-  IsOptional,
-  IsString,
-  IsUUID,
-  Length,
-  Matches,
-  ValidateBy,
-  ValidateIf,
-} from 'class-validator';
+import { ArrayMaxSize, IsArray, IsIn, IsOptional, IsString, IsUUID, Length, ValidateIf } from 'class-validator';
 import { BuyerResponse } from '../../buyers/dto/buyer.dto';
 import { PageQuery } from '../../common/pagination/page-query';
-import { cardNumberProblem, CardScheme, EXPIRATION_DATE_PATTERN } from '../../vault/card';
+import { Passes } from '../../common/http/passes';
+import {
+  CARDHOLDER_NAME_MAX_LENGTH,
+  cardholderNameProblem,
+  cardNumberProblem,
+  CardScheme,
+  EXPIRATION_DATE_PATTERN,
+  expirationDateProblem,
+} from '../../vault/card';
 import { PaymentMethod } from '../payment-method.entity';
 
 /** Gr4vy's payment method statuses; a stored card is always `succeeded` (the others belong to redirect methods). */
@@ -27,17 +24,6 @@ export const PAYMENT_METHOD_STATUSES = [
   'paused',
 ] as const;
 export type PaymentMethodStatus = (typeof PAYMENT_METHOD_STATUSES)[number];
-
-/** Validates a card number; the message says what is wrong and never repeats the number. */
-function IsCardNumber(): PropertyDecorator {
-  return ValidateBy({
-    name: 'isCardNumber',
-    validator: {
-      validate: (value: unknown) => cardNumberProblem(value) === null,
-      defaultMessage: (args) => cardNumberProblem(args?.value) ?? 'is invalid',
-    },
-  });
-}
 
 const isCard = (o: CreatePaymentMethodDto) => o.method !== 'checkout-session';
 const isSession = (o: CreatePaymentMethodDto) => o.method === 'checkout-session';
@@ -56,7 +42,7 @@ export class CreatePaymentMethodDto {
     description: 'With method card (required): 12–19 digits (spaces and dashes ignored), Luhn-valid. Never returned.',
   })
   @ValidateIf((o: CreatePaymentMethodDto) => isCard(o) || o.number !== undefined)
-  @IsCardNumber()
+  @Passes('isCardNumber', cardNumberProblem)
   number!: string;
 
   @ApiPropertyOptional({
@@ -65,8 +51,7 @@ export class CreatePaymentMethodDto {
     description: 'With method card (required).',
   })
   @ValidateIf((o: CreatePaymentMethodDto) => isCard(o) || o.expiration_date !== undefined)
-  @IsString()
-  @Matches(EXPIRATION_DATE_PATTERN, { message: 'must be MM/YY with a month from 01 to 12' })
+  @Passes('isExpirationDate', expirationDateProblem)
   expiration_date!: string;
 
   @ApiPropertyOptional({
@@ -103,16 +88,11 @@ export class CreatePaymentMethodDto {
 
   @ApiPropertyOptional({
     minLength: 1,
-    maxLength: 200,
-    description: 'Stored encrypted; fills {{ CARDHOLDER_NAME_X }}. Never returned.',
+    maxLength: CARDHOLDER_NAME_MAX_LENGTH,
+    description: 'Stored encrypted; fills {{ CARDHOLDER_NAME_X }}. No control characters. Never returned.',
   })
   @IsOptional()
-  @IsString()
-  @Length(1, 200)
-  // It may be placed into forwarded header values: no line breaks or other control characters, C1
-  // (U+0080–U+009F) included, which no header or JSON consumer expects in a name.
-  // eslint-disable-next-line no-control-regex -- matching control characters is the point
-  @Matches(/^[^\u0000-\u001f\u007f-\u009f]*$/, { message: 'must not contain control characters' })
+  @Passes('isCardholderName', cardholderNameProblem)
   cardholder_name?: string;
 }
 

@@ -18,6 +18,8 @@ import { MAX_EMBEDDED_AUTHENTICATIONS } from '../config-authentications';
 import { VaultForwardConfig } from '../vault-forward-config.entity';
 import {
   MAX_RESPONSE_RULES,
+  ON_EXISTING_ACTIONS,
+  OnExistingAction,
   RESPONSE_RULE_ACTIONS,
   ResponseRuleInput,
   UNMATCHED_PAN_ACTIONS,
@@ -36,13 +38,21 @@ export class ResponseRuleDto {
   expiration_date?: string;
   @ApiPropertyOptional({ example: '$.card.name', description: 'tokenize: where the cardholder name is.' })
   cardholder_name?: string;
+  @ApiPropertyOptional({
+    enum: ON_EXISTING_ACTIONS,
+    description:
+      'tokenize: a card the merchant holds already is left as it is (`keep`, the default when absent), or its ' +
+      'expiry is set to the answer’s (`update_expiry`). Its number and name are never changed.',
+  })
+  on_existing?: OnExistingAction;
 }
 
 const RESPONSE_RULES_DOC =
   'What is done to card data in the downstream’s JSON answers, before they are returned or stored: `tokenize` ' +
-  'stores the card as a payment method of the merchant (the same card again gives the same id) and puts its id ' +
-  'in place, `mask` keeps the BIN and last four, `remove` deletes the member. Each rule is checked here (400 ' +
-  'naming `response_rules[i].field`).';
+  'stores the card as a payment method of the merchant (the same card again gives the same id, left as it is ' +
+  'unless `on_existing` says otherwise; its number, expiry and name pass the checks of POST /payment-methods) ' +
+  'and puts its id in place, `mask` keeps the BIN and last four, `remove` deletes the member. Each rule is ' +
+  'checked here (400 naming `response_rules[i].field`).';
 const UNMATCHED_PAN_DOC =
   'A Luhn-valid 13–19 digit number in the answer that no rule covers: sent on (`pass`), masked, or the forward ' +
   'is refused with 502 unmatched-card-number.';
