@@ -11,13 +11,7 @@
  */
 import { Readable } from 'node:stream';
 import { Injectable } from '@nestjs/common';
-import {
-  decodeText,
-  encodeText,
-  holdsCardNumber,
-  maskCardNumbers,
-  textEncodingOf,
-} from '../card-data/card-numbers';
+import { decodeText, encodeText, holdsCardNumber, maskCardNumbers, textEncodingOf } from '../card-data/card-numbers';
 import { CommonErrors } from '../common/problem/common.errors';
 import { ProblemDefinition, ProblemException, ProblemFieldError } from '../common/problem/problem';
 import { isDatabaseUnavailable } from '../database/errors';

@@ -66,7 +66,9 @@ export function unspelt(text: string): string {
 
 /** Whether `text` still holds `pan` whole, in any spelling this file knows (separators dropped). */
 export function reveals(text: string, pan: string): boolean {
-  return unspelt(text).replace(/[\s\-.+\u2010]/g, '').includes(pan);
+  return unspelt(text)
+    .replace(/[\s\-.+\u2010]/g, '')
+    .includes(pan);
 }
 
 /** How many of `pan`'s digits a masked form shows: the digits left where the number was. */

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional, IsString, Matches, ValidateBy } from 'class-validator';
+import { IsIn, IsOptional, IsString } from 'class-validator';
 import { isCardNumberLength } from '../../card-data/card-numbers';
 import { ApiTimestamp } from '../../common/openapi/properties';
 import type { Timestamp } from '../../database/timestamp';
@@ -17,10 +17,7 @@ export class CreateNetworkTokenDto {
   @ApiProperty({ example: '4111123456789012', description: '12–19 digits. Stored encrypted; never returned.' })
   @IsString()
   // A PAN-shaped number (a DPAN), as the networks issue them.
-  @ValidateBy(
-    { name: 'isCardNumberLength', validator: { validate: isCardNumberLength } },
-    { message: 'must be 12 to 19 digits' },
-  )
+  @Passes('isNetworkToken', (value) => (isCardNumberLength(value) ? null : 'must be 12 to 19 digits'))
   token!: string;
 
   @ApiProperty({ example: '12/30', pattern: EXPIRATION_DATE_PATTERN.source })
