@@ -9,7 +9,7 @@ import { ProblemException } from '../common/problem/problem';
 import { CallbackDeliveries } from '../forward-callbacks/callback-deliveries';
 import { ForwardExecutor, isRetryable, reachedDownstream } from '../forwarding/forward-executor';
 import { ForwardingErrors } from '../forwarding/forwarding.errors';
-import { keptBody, keptHeaders } from '../forward-record-bodies/body-capture';
+import { keptAnswer } from '../forward-record-bodies/body-capture';
 import type { DownstreamResponse } from '../outbound/downstream-client';
 import type { ForwardPlan } from '../forwarding/forward-plan';
 import { ForwardJobData } from '../job-queue/forward-queue';
@@ -261,17 +261,8 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
     try {
       const response = await this.executor.execute(sent, { recordId: entry.request_id, putOff: keyStoreAway });
       // Kept for FORWARD_JOB_RETENTION: what a record may keep of it, no more (decision 0113).
-      const contentType = response.headers['content-type'];
-      const body = keptBody(
-        await readWhole(response.body),
-        Array.isArray(contentType) ? contentType[0] : contentType,
-        response.withheld,
-      );
-      stored = {
-        status: response.status,
-        headers: keptHeaders(response.headers, response.withheld),
-        body_base64: body.toString('base64'),
-      };
+      const kept = keptAnswer({ headers: response.headers, body: await readWhole(response.body) }, response.withheld);
+      stored = { status: response.status, headers: kept.headers, body_base64: kept.body.toString('base64') };
       outcome = { kind: 'response', status: response.status, retryAfterMs: retryAfterOf(response) };
     } catch (error) {
       // Nothing left (the cards did not open): not a try, nor a forward on record; the job waits for the key store.

@@ -37,13 +37,16 @@ const WHOLE_MATCH_BELOW = 8;
 /**
  * Whether a value filled for placeholder `key` is withheld: an expiry or a cardholder name is not
  * authentication data, and a short one (`12`, `2030`) stands for many a number in an answer, so it is
- * withheld from WHOLE_MATCH_BELOW characters on, as any value is; every other filled value (a number, a
- * security code, a cryptogram, a 3-D Secure value, a secret's signature) whatever its length.
+ * withheld from WHOLE_MATCH_BELOW characters on, as any value is, and so is a number's last4 or bin; every
+ * other filled value (a number, a security code, a cryptogram, a 3-D Secure value, a secret's signature)
+ * whatever its length.
  */
 export function isWithheld(key: string, length: number): boolean {
-  return length >= WHOLE_MATCH_BELOW || !CARD_DETAIL.test(key);
+  return length >= WHOLE_MATCH_BELOW || !(CARD_DETAIL.test(key) || TRUNCATED.test(key));
 }
 const CARD_DETAIL = /^(CARD_(NETWORK_TOKEN_)?EXPIRATION_DATE\w*|CARDHOLDER_NAME)_\d+$/;
+/** What last4 and bin leave of a number is what PCI DSS 3.4 allows showing. */
+const TRUNCATED = /\|\s*(last4|bin)\b/;
 
 /**
  * `text` as it may be kept: each of `withheld` (values the service filled, which a downstream may echo)
@@ -76,8 +79,8 @@ function withoutValue(text: string, value: string): string {
   return out + text.slice(at);
 }
 
-/** A whole body as a queued forward's stored answer keeps it (see keptText), in its own encoding. */
-export function keptBody(body: Buffer, contentType: string | undefined, withheld: readonly string[]): Buffer {
+/** A whole body as it may rest (see keptText), in its own encoding. */
+function keptBody(body: Buffer, contentType: string | undefined, withheld: readonly string[]): Buffer {
   const encoding = textEncodingOf(body, contentType);
   const inEncoding = encoding === 'latin1' ? withheld.map(asLatin1) : withheld;
   const text = decodeText(body, encoding);
@@ -85,15 +88,21 @@ export function keptBody(body: Buffer, contentType: string | undefined, withheld
   return kept === text ? body : encodeText(kept, encoding);
 }
 
-/** An answer's headers as a queued forward's stored answer keeps them: each value through keptText. */
-export function keptHeaders(
-  headers: Readonly<Record<string, string | string[]>>,
+type Headers = Record<string, string | string[]>;
+
+/**
+ * A whole answer as it may rest (a queued forward's stored answer, an idempotent forward's replay): the
+ * body through keptBody, each header value through keptText.
+ */
+export function keptAnswer(
+  answer: { headers: Readonly<Headers>; body: Buffer },
   withheld: readonly string[],
-): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(headers))
-    out[name] = Array.isArray(value) ? value.map((v) => keptText(v, withheld)) : keptText(value, withheld);
-  return out;
+): { headers: Headers; body: Buffer } {
+  const headers: Headers = {};
+  for (const [name, value] of Object.entries(answer.headers))
+    headers[name] = Array.isArray(value) ? value.map((v) => keptText(v, withheld)) : keptText(value, withheld);
+  const contentType = answer.headers['content-type'];
+  return { headers, body: keptBody(answer.body, Array.isArray(contentType) ? contentType[0] : contentType, withheld) };
 }
 
 /** A value's UTF-8 bytes as Latin-1 text, as a body read byte for byte holds it. */

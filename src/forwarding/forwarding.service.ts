@@ -1,7 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { Injectable } from '@nestjs/common';
-import type { DownstreamResponse } from '../outbound/downstream-client';
-import { ForwardExecutor } from './forward-executor';
+import { ExecutedResponse, ForwardExecutor } from './forward-executor';
 import type { ForwardPlan } from './forward-plan';
 import { ForwardPlanInput, ForwardPlanner } from './forward-planner';
 import type { ForwardRecord } from '../forward-records/forward-record';
@@ -25,7 +24,7 @@ export class ForwardingService {
     private readonly executor: ForwardExecutor,
   ) {}
 
-  async forward(input: ForwardInput): Promise<DownstreamResponse> {
+  async forward(input: ForwardInput): Promise<ExecutedResponse> {
     const started = performance.now();
     const record: ForwardRecord = {
       id: input.requestId,

@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { Readable } from 'node:stream';
 import { Injectable } from '@nestjs/common';
 import type { DownstreamResponse } from '../outbound/downstream-client';
+import { keptAnswer } from '../forward-record-bodies/body-capture';
 import {
   IdempotencyClaimLostError,
   IdempotencyService,
@@ -17,12 +18,15 @@ export const REPLAYED_HEADER = 'idempotent-replayed';
 
 /**
  * Idempotency-Key on the synchronous POST /vault-forward: the first request sends and its answer is
- * sealed and stored; a repeat within 24 h (same merchant account, same key, same request) gets that
- * answer again, marked `idempotent-replayed: true`, and nothing reaches the downstream. A repeat
+ * sealed and stored as a record keeps it (no filled value, security code or whole card number); a repeat
+ * within 24 h (same merchant account, same key, same request) gets that answer again, marked `idempotent-replayed: true`, and nothing reaches the downstream. A repeat
  * while the first still runs is a 409 (the caller retries; waiting would hold a connection for up to
  * the forward's timeout). A forward that fails with our own problem (nothing usable came back), or
  * whose answer is streamed or above 1 MiB, releases the key (once the database is back, if it is not).
  */
+/** The answer of a forward, with the values the request carried that what rests of it must not hold. */
+type SentResponse = DownstreamResponse & { withheld: readonly string[] };
+
 @Injectable()
 export class ForwardIdempotency {
   constructor(private readonly idempotency: IdempotencyService) {}
@@ -31,7 +35,7 @@ export class ForwardIdempotency {
     merchantAccountId: string,
     headers: IncomingHttpHeaders,
     body: Buffer,
-    send: () => Promise<DownstreamResponse>,
+    send: () => Promise<SentResponse>,
   ): Promise<DownstreamResponse> {
     const key = idempotencyKeyOf(headers);
     if (key === undefined) return send();
@@ -43,7 +47,7 @@ export class ForwardIdempotency {
       const stored = claim.response!;
       return { status: stored.status, headers: { ...stored.headers, [REPLAYED_HEADER]: 'true' }, body: stored.body };
     }
-    let response: DownstreamResponse;
+    let response: SentResponse;
     try {
       response = await send();
     } catch (error) {
@@ -54,7 +58,9 @@ export class ForwardIdempotency {
       await claim.release();
       return response;
     }
-    await claim.complete({ status: response.status, headers: response.headers, body: response.body });
+    // Kept for 24 h: what a record may keep of it, no more (decision 0113); the first caller gets the answer whole.
+    const kept = keptAnswer({ headers: response.headers, body: response.body }, response.withheld);
+    await claim.complete({ status: response.status, ...kept });
     return response;
   }
 }

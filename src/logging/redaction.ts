@@ -40,6 +40,12 @@ const CLEAR_HEADERS: ReadonlySet<string> = new Set([
   'via',
   'x-request-id',
   'x-correlation-id',
+  'x-merchant-account-id',
+  'x-content-type-options',
+  'x-frame-options',
+  'link',
+  'strict-transport-security',
+  'content-security-policy',
   'request-id',
   'ratelimit',
   'ratelimit-limit',
@@ -59,6 +65,9 @@ const CLEAR_HEADERS: ReadonlySet<string> = new Set([
   'x-vault-forward-merchant-initiated',
   'x-vault-forward-max-attempts',
   'x-vault-forward-callback-url',
+  // Ours on the answer: which record a forward left, and why a forward failed.
+  'x-vault-forward-request-id',
+  'x-vault-forward-error',
 ]);
 
 /** Headers that hold a URL: kept as loggableUrl gives them (targets put API keys in query strings). */
