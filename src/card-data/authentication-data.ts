@@ -70,6 +70,8 @@ export function isAuthenticationDataField(name: string): boolean {
 
 /** JSON: a member name, then its string or scalar value. */
 const JSON_MEMBER = /"((?:[^"\\\n]|\\.){1,64})"(\s*:\s*)("(?:[^"\\]|\\.)*"|-?[\w.+-]+)/g;
+/** JSON inside a JSON string (an answer that echoes a request as a string): `\"cvv\":\"123\"`. */
+const ESCAPED_JSON_MEMBER = /\\"([^"\\]{1,64})\\"(\s*:\s*)(\\"(?:[^"\\]|\\[^"])*?\\"|-?[\w.+-]+)/g;
 /** XML: an element's text content (no nested element), `<cvv>123</cvv>` or `<ns:cvv a="b">123</ns:cvv>`. */
 const XML_ELEMENT = /<([\w.:-]{1,64})(\s[^<>]{0,512})?>([^<]*)<\/\1\s*>/g;
 /** XML: an attribute, `cvv="123"`. */
@@ -82,10 +84,15 @@ const FORM_VALUE_END = /[&;\n]/g;
 /** `text` with the value of every field of sensitive authentication data replaced, in each syntax. */
 export function withoutAuthenticationData(text: string): string {
   let out = text;
-  if (out.includes('"'))
+  if (out.includes('"')) {
     out = out.replace(JSON_MEMBER, (whole, name: string, colon: string) =>
       isAuthenticationDataField(name) ? `"${name}"${colon}"${REDACTED_VALUE}"` : whole,
     );
+    if (out.includes('\\"'))
+      out = out.replace(ESCAPED_JSON_MEMBER, (whole, name: string, colon: string) =>
+        isAuthenticationDataField(name) ? `\\"${name}\\"${colon}\\"${REDACTED_VALUE}\\"` : whole,
+      );
+  }
   if (out.includes('<')) {
     out = out.replace(XML_ELEMENT, (whole, name: string, attributes: string | undefined, value: string) =>
       isAuthenticationDataField(name) && value !== ''

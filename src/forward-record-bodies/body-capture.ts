@@ -102,7 +102,10 @@ export function keptAnswer(
   for (const [name, value] of Object.entries(answer.headers))
     headers[name] = Array.isArray(value) ? value.map((v) => keptText(v, withheld)) : keptText(value, withheld);
   const contentType = answer.headers['content-type'];
-  return { headers, body: keptBody(answer.body, Array.isArray(contentType) ? contentType[0] : contentType, withheld) };
+  const body = keptBody(answer.body, Array.isArray(contentType) ? contentType[0] : contentType, withheld);
+  // A body that changed has another length; the transport computes it again.
+  if (body !== answer.body) delete headers['content-length'];
+  return { headers, body };
 }
 
 /** A value's UTF-8 bytes as Latin-1 text, as a body read byte for byte holds it. */

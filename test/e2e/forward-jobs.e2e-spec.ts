@@ -120,7 +120,8 @@ describe('Queued forwards (Prefer: respond-async) with a real worker, on Redis',
     expect(got[0].url).toBe('/charge?x=1');
     expect(got[0].body.toString()).toBe(`{"n":"${s.card.number}","cvv":"739"}`);
     expect(job.body.response.status).toBe(200);
-    expect(JSON.parse(job.body.response.body)).toEqual({ echo: `{"n":"${s.card.number}","cvv":"739"}` });
+    // Stored as a record keeps it (decision 0113): the filled number withheld, the security code removed by name.
+    expect(JSON.parse(job.body.response.body)).toEqual({ echo: '{"n":"[Redacted]","cvv":"[Redacted]"}' });
     // The attempt's forward record exists like a synchronous forward's.
     const record = await waitFor(
       async () => {

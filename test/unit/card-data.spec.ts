@@ -152,6 +152,10 @@ describe('sensitive authentication data by field name (decision 0113)', () => {
       'card[cvc]=[Redacted]&card%5Bcvc%5D=[Redacted]',
     );
     expect(withoutAuthenticationData('<ns2:cvv>737</ns2:cvv>')).toBe('<ns2:cvv>[Redacted]</ns2:cvv>');
+    // A request echoed back as a JSON string inside the answer.
+    expect(withoutAuthenticationData(JSON.stringify({ echo: JSON.stringify({ n: 1, cvv: '737' }) }))).toBe(
+      '{"echo":"{\\"n\\":1,\\"cvv\\":\\"[Redacted]\\"}"}',
+    );
     const other = '{"code":"737","civic":"x","pinned":true}&cvvx=1';
     expect(withoutAuthenticationData(other)).toBe(other);
   });
