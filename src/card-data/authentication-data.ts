@@ -5,8 +5,8 @@
  * `securityCode` and `Security-Code` are one name; a bracketed form name (`card[cvc]`, `card%5Bcvc%5D`)
  * and a namespaced XML element (`<ns:cvv>`) are judged by their last part.
  *
- * The list is the names payment APIs use for a card's security code, its track data and a PIN
- * (docs/vault.md lists it). Values are replaced with REDACTED_VALUE; everything else is left as written.
+ * The list is the names payment APIs use for a card's security code, its track data and a PIN, and
+ * the common names of credentials (decision 0113 lists them). Values are replaced with REDACTED_VALUE; everything else is left as written.
  * Linear: each pattern below matches a field name first, then reads the value only after a listed name.
  */
 export const SECURITY_CODE_FIELDS = [
@@ -48,7 +48,31 @@ export const OTHER_AUTHENTICATION_FIELDS = [
   'pinblock',
 ];
 
-const NAMES: ReadonlySet<string> = new Set([...SECURITY_CODE_FIELDS, ...OTHER_AUTHENTICATION_FIELDS]);
+/**
+ * Credentials a caller may type into a body for the target (a merchant password, an API secret): not card
+ * data, but no record needs them either.
+ */
+export const CREDENTIAL_FIELDS = [
+  'password',
+  'passwd',
+  'pwd',
+  'passphrase',
+  'secret',
+  'clientsecret',
+  'apisecret',
+  'apikey',
+  'accesstoken',
+  'refreshtoken',
+  'authtoken',
+  'privatekey',
+  'sharedsecret',
+];
+
+const NAMES: ReadonlySet<string> = new Set([
+  ...SECURITY_CODE_FIELDS,
+  ...OTHER_AUTHENTICATION_FIELDS,
+  ...CREDENTIAL_FIELDS,
+]);
 
 export const REDACTED_VALUE = '[Redacted]';
 

@@ -133,6 +133,8 @@ describe('sensitive authentication data by field name (decision 0113)', () => {
     'encryptedSecurityCode',
     'track2',
     'pin_block',
+    'password',
+    'client_secret',
   ];
 
   it.each(names)('removes the value of %s in JSON, XML and form bodies', (name) => {
