@@ -1,12 +1,11 @@
-import { execFileSync } from 'node:child_process';
-import { createServer } from 'node:http';
 import { createMerchantWithToken } from '../factories/forwarding-merchants';
 import { CORPUS, reveals, shownDigits, spellings, TEST_PANS } from '../support/card-spellings';
-import { listenOnLoopback } from '../support/downstream';
+import { BARE_NUMBER, ECHO_TYPES as TYPES, startEcho } from '../support/echo-downstream';
 import { endedJob, queuedForwardEnv, startWorker, stopQueuedSetup, WorkerProcess } from '../support/forward-jobs';
 import { expectProblem, http, HttpResult } from '../support/http';
 import { createIsolatedDatabase, IsolatedDatabase } from '../support/isolated-database';
 import { startOtlpReceiver, OtlpReceiver } from '../support/otlp-receiver';
+import { dataDump, logStrings, stringsOf } from '../support/sink-texts';
 import { startTestApp, TestApp } from '../support/test-app';
 import { waitFor } from '../support/wait';
 
@@ -21,11 +20,10 @@ import { waitFor } from '../support/wait';
 const MARK = '|CARD|';
 const KINDS = ['json', 'text', 'xml'] as const;
 type Kind = (typeof KINDS)[number];
-const TYPES: Record<Kind, string> = { json: 'application/json', text: 'text/plain', xml: 'application/xml' };
+
 /** Spellings that can stand in a URL path as they are. */
 const URL_SAFE = new Set(['plain', 'dashes', 'dots', 'plus (form)', '%20', 'percent-encoded digits']);
 const NAMES = spellings(TEST_PANS[0]).map((s) => s.name);
-const BARE_NUMBER = '6212345678901234569';
 
 /** The eight numbers in spelling `name`, each between marks, as a body of `kind`. */
 function bodyOf(name: string, kind: Kind): string {
@@ -41,71 +39,6 @@ function pathOf(index: number, kind: string): string {
   const name = NAMES[index];
   const texts = CORPUS.filter((c) => c.name === name).map((c) => c.text);
   return URL_SAFE.has(name) ? `/${kind}/m${index}/cards/${texts.join('/')}/x` : `/${kind}/m${index}/x`;
-}
-
-/**
- * The PSP: echoes the request's URL and body (embedded as they came, so every spelling stays one) as
- * JSON, text or XML by the path's first segment; /number answers a card number as a bare JSON number;
- * /utf16 echoes a UTF-16LE body as it came.
- */
-async function startEcho() {
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks);
-      const url = req.url!;
-      const kind = url.split('/')[1];
-      if (kind === 'number') {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        return res.end(`{"x":${BARE_NUMBER}}`);
-      }
-      if (kind === 'utf16') {
-        res.writeHead(200, { 'content-type': 'text/plain; charset=utf-16le' });
-        return res.end(body);
-      }
-      const text = body.toString('utf8');
-      const answer =
-        kind === 'json'
-          ? `{"url":"${url}","got":${text}}`
-          : kind === 'xml'
-            ? `<echo><url>${url}</url><got>${text}</got></echo>`
-            : `${url}\n${text}`;
-      res.writeHead(200, { 'content-type': TYPES[kind as Kind] ?? 'text/plain' });
-      res.end(answer);
-    });
-  });
-  return listenOnLoopback(server);
-}
-
-/** Every string in a parsed JSON value (log lines, span attributes): escapes undone, as a reader sees them. */
-function stringsOf(value: unknown): string[] {
-  if (typeof value === 'string') {
-    try {
-      const inner: unknown = JSON.parse(value);
-      if (inner !== null && typeof inner === 'object') return [value, ...stringsOf(inner)];
-    } catch {
-      /* not JSON */
-    }
-    return [value];
-  }
-  if (Array.isArray(value)) return value.flatMap(stringsOf);
-  if (value !== null && typeof value === 'object') return Object.values(value).flatMap(stringsOf);
-  return [];
-}
-
-/** The lines of a log text, parsed where they are JSON, whole otherwise. */
-function logStrings(text: string): string[] {
-  return text
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .flatMap((line) => {
-      try {
-        return [line, ...stringsOf(JSON.parse(line))];
-      } catch {
-        return [line];
-      }
-    });
 }
 
 /** The corpus numbers `texts` reveal, as "number in where" lines (empty when none). */
@@ -327,9 +260,7 @@ describe('Card numbers in every spelling reach no sink whole (card-data/)', () =
       timeoutMs: 15_000,
       what: 'the queued forwards’ spans',
     });
-    const dump = execFileSync('pg_dump', ['--data-only', database.url], { maxBuffer: 256 * 1024 * 1024 }).toString(
-      'utf8',
-    );
+    const dump = dataDump(database.url);
     expect(dump).toContain('vault_forward_requests');
     expect(recordIds.length).toBeGreaterThan(NAMES.length * 4);
     const texts: Array<[string, string]> = [
