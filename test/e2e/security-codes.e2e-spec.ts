@@ -1,6 +1,7 @@
 import { cardNumber } from '../factories/cards';
 import { createCheckoutSession } from '../factories/checkout-sessions';
 import { createMerchantWithConfig } from '../factories/forwarding-merchants';
+import { SECURITY_CODE_SPELLINGS } from '../support/card-spellings';
 import { EchoDownstream, ECHO_TYPES, startEcho } from '../support/echo-downstream';
 import { endedJob, queuedForwardEnv, startWorker, stopQueuedSetup, WorkerProcess } from '../support/forward-jobs';
 import { expectProblem, http, HttpResult } from '../support/http';
@@ -17,29 +18,7 @@ import { waitFor } from '../support/wait';
  */
 
 /** Field names of JSON and XML bodies (XML: those that are element names). */
-const FIELDS = [
-  'cvv',
-  'CVV',
-  'cvc',
-  'cvv2',
-  'cvc2',
-  'CVC2',
-  'cid',
-  'csc',
-  'cvn',
-  'cvd',
-  'security_code',
-  'securityCode',
-  'Security-Code',
-  'card_verification_value',
-  'cardVerificationValue',
-  'cardCode',
-  'card_code',
-  'verification_value',
-  'cvv_number',
-  'encryptedSecurityCode',
-  'card.cvv',
-];
+const FIELDS = [...SECURITY_CODE_SPELLINGS, 'card.cvv'];
 const FORM_FIELDS = [...FIELDS, 'card[cvc]', 'payment[card][security_code]'];
 /** Codes no id, timestamp or duration holds as a word of its own once UUIDs are taken out. */
 const TYPED = '7373';
