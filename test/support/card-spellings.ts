@@ -99,3 +99,8 @@ export const SECURITY_CODE_SPELLINGS = [
   'cvv_number',
   'encryptedSecurityCode',
 ] as const;
+
+/** `text` as what rests of an answer shows it (decision 0113): each filled value the target echoed withheld. */
+export function asKept(text: string, ...filled: string[]): string {
+  return filled.reduce((out, value) => out.split(value).join('[Redacted]'), text);
+}
