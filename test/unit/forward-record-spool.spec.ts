@@ -34,24 +34,23 @@ class FillingDisk {
   readonly open: OpenSpoolFile = async (path) => {
     this.opened++;
     const handle = await open(path, 'wx', 0o600);
-    const disk = this; // eslint-disable-line @typescript-eslint/no-this-alias
     let size = 0;
     const file: SpoolFile = {
-      async write(data, offset, length) {
-        disk.writes++;
-        if (disk.free <= 0)
+      write: async (data, offset, length) => {
+        this.writes++;
+        if (this.free <= 0)
           throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
-        const n = Math.min(length, disk.free, disk.maxWrite);
+        const n = Math.min(length, this.free, this.maxWrite);
         const { bytesWritten } = await handle.write(data, offset, n, size);
         size += bytesWritten;
-        disk.free -= bytesWritten;
+        this.free -= bytesWritten;
         return { bytesWritten };
       },
       datasync: () => handle.datasync(),
-      async truncate(length) {
-        if (disk.truncateFails) throw Object.assign(new Error('EIO: i/o error, ftruncate'), { code: 'EIO' });
+      truncate: async (length) => {
+        if (this.truncateFails) throw Object.assign(new Error('EIO: i/o error, ftruncate'), { code: 'EIO' });
         await handle.truncate(length);
-        disk.free += size - length;
+        this.free += size - length;
         size = length;
       },
       close: () => handle.close(),
