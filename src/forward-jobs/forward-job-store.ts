@@ -287,27 +287,6 @@ export class ForwardJobStore {
     return rows.map((row) => ({ id: row.id, attempt: Number(row.attempt) }));
   }
 
-  /**
-   * Queued jobs after `afterId` in id order (keyset; from the first with null), whatever their due time,
-   * with the attempt they wait for and how long until it is due (0 when due): what a queue engine that
-   * lost its data held, to enqueue again at once instead of once overdue.
-   */
-  async queuedAfter(
-    afterId: string | null,
-    limit: number,
-  ): Promise<Array<{ id: string; attempt: number; delayMs: number }>> {
-    const rows = await this.sql.prepared<{ id: string; attempt: number; delay_ms: string }>(
-      'forward-jobs.queued-after',
-      `SELECT id, jsonb_array_length(attempts) + 1 AS attempt,
-              GREATEST(0, ceil(extract(epoch FROM next_attempt_at - now()) * 1000))::bigint AS delay_ms
-         FROM vault_forward_jobs
-        WHERE status = 'queued' AND id > COALESCE($1::uuid, '00000000-0000-0000-0000-000000000000'::uuid)
-        ORDER BY id LIMIT $2`,
-      [afterId, limit],
-    );
-    return rows.map((row) => ({ id: row.id, attempt: Number(row.attempt), delayMs: Number(row.delay_ms ?? 0) }));
-  }
-
   /** The row, or null. */
   async find(jobId: string): Promise<ForwardJob | null> {
     const [row] = await this.sql.prepared<JobRow>(

@@ -19,6 +19,7 @@ import { VaultKeyUnavailableError } from '../vault/vault.errors';
 import { ENDED_STATUSES, ForwardJob, JobAttempt } from './forward-job.entity';
 import { ForwardJobStore, StoredResponse } from './forward-job-store';
 import { epochMsNow, isoMicros } from './job-clock';
+import { LostJobRecovery } from './lost-job-recovery';
 import { AttemptOutcome, backoffMs, keyStoreOutageDelayMs, mayRetry, parseRetryAfter } from './retry-policy';
 
 /** The most of a downstream answer a job keeps (the same limit as the synchronous path's). */
@@ -32,8 +33,6 @@ const START_PASS_TRIES = 5;
 const START_PASS_RETRY_MS = 1_000;
 /** Overdue jobs enqueued again per pass at most (the next pass takes the rest). */
 const SWEEP_BATCH = 1_000;
-/** Queued jobs read and enqueued again per page of a recovery sweep (the pages follow each other at once). */
-const RECOVERY_PAGE = 1_000;
 /** Between tries of an attempt's end while the database is unreachable (doubling from the first). */
 const END_RETRY_FIRST_MS = 250;
 const END_RETRY_MAX_MS = 5_000;
@@ -65,14 +64,13 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
   private readonly uncertainClaims = new Map<string, JobAttempt>();
   /** Set on shutdown: an attempt's end stops waiting for the database (its lease then lets another worker close it). */
   private closing = false;
-  /** The recovery sweep under way in this process, which a reconnect and a pass then join. */
-  private recovery: Promise<void> | null = null;
 
   constructor(
     private readonly store: ForwardJobStore,
     private readonly executor: ForwardExecutor,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly callbacks: CallbackDeliveries,
+    private readonly lostJobs: LostJobRecovery,
   ) {
     super();
   }
@@ -345,9 +343,10 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
   }
 
   /**
-   * Queued jobs overdue by FORWARD_JOB_OVERDUE enqueued again (their BullMQ job was lost: Redis lost
-   * its data, or an enqueue failed after the row's commit), and running ones whose lease lapsed (their
-   * worker died, and the BullMQ job may have gone with Redis's data); sealed responses and callbacks past
+   * Every queued job enqueued again when the engine lost its data (LostJobRecovery); queued jobs overdue
+   * by FORWARD_JOB_OVERDUE enqueued again (their BullMQ job was lost otherwise: an enqueue failed after
+   * the row's commit), and running ones whose lease lapsed (their worker died, and the BullMQ job may
+   * have gone with Redis's data); sealed responses and callbacks past
    * FORWARD_JOB_RETENTION purged; pending callback deliveries overdue for their attempt enqueued
    * again. Every statement is idempotent, so passes of several workers at
    * once do no harm, and an attempt enqueued twice runs once: one BullMQ job (its id) while BullMQ
@@ -356,7 +355,7 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
    */
   async houseKeep(quiet = false): Promise<boolean> {
     try {
-      await this.recoverLostJobs();
+      await this.lostJobs.recover();
       const stranded = await this.store.stranded(this.config.forwardJobOverdueSeconds, SWEEP_BATCH);
       // BullMQ may keep the attempt's copy as failed (its tries ran out): replaced, or the add would be a no-op.
       for (const { id, attempt } of stranded) await this.queue.enqueue(id, { attempt, replaceFailed: true });
@@ -388,36 +387,6 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
       else this.logger.warn(entry);
       return false;
     }
-  }
-
-  /**
-   * When the engine may have lost its jobs (Redis back without its data, a new Redis, or none swept into
-   * it yet), every queued job is enqueued again now, due or not (a retry keeps its delay): a page of rows
-   * by id after the last one (keyset), one page after another as soon as each is in, until one comes back
-   * short; then the engine is marked swept. So a backlog is back in seconds, at the pace the engine takes
-   * adds, instead of once FORWARD_JOB_OVERDUE late and SWEEP_BATCH per pass. An add is a no-op for an
-   * attempt BullMQ still holds (its id is the job's id and the attempt), and the claim refuses a second
-   * run of one that ran. A sweep that fails leaves the mark unset, so the next pass sweeps again.
-   */
-  private recoverLostJobs(): Promise<void> {
-    this.recovery ??= (async () => {
-      if (!(await this.queue.mayHaveLostJobs())) return;
-      let count = 0;
-      for (let after: string | null = null; ;) {
-        const page = await this.store.queuedAfter(after, RECOVERY_PAGE);
-        await Promise.all(page.map(({ id, attempt, delayMs }) => this.queue.enqueue(id, { attempt, delayMs })));
-        count += page.length;
-        if (page.length < RECOVERY_PAGE) break;
-        after = page[page.length - 1].id;
-      }
-      await this.queue.markSwept();
-      if (count > 0)
-        this.logger.warn({
-          msg: 'the job queue may have lost its jobs: every queued forward was enqueued again',
-          count,
-        });
-    })().finally(() => (this.recovery = null));
-    return this.recovery;
   }
 }
 
