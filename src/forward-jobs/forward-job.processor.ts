@@ -19,6 +19,7 @@ import { VaultKeyUnavailableError } from '../vault/vault.errors';
 import { ENDED_STATUSES, ForwardJob, JobAttempt } from './forward-job.entity';
 import { ForwardJobStore, StoredResponse } from './forward-job-store';
 import { epochMsNow, isoMicros } from './job-clock';
+import { LostJobRecovery } from './lost-job-recovery';
 import { AttemptOutcome, backoffMs, keyStoreOutageDelayMs, mayRetry, parseRetryAfter } from './retry-policy';
 
 /** The most of a downstream answer a job keeps (the same limit as the synchronous path's). */
@@ -69,6 +70,7 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
     private readonly executor: ForwardExecutor,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly callbacks: CallbackDeliveries,
+    private readonly lostJobs: LostJobRecovery,
   ) {
     super();
   }
@@ -341,9 +343,10 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
   }
 
   /**
-   * Queued jobs overdue by FORWARD_JOB_OVERDUE enqueued again (their BullMQ job was lost: Redis lost
-   * its data, or an enqueue failed after the row's commit), and running ones whose lease lapsed (their
-   * worker died, and the BullMQ job may have gone with Redis's data); sealed responses and callbacks past
+   * Every queued job enqueued again when the engine lost its data (LostJobRecovery); queued jobs overdue
+   * by FORWARD_JOB_OVERDUE enqueued again (their BullMQ job was lost otherwise: an enqueue failed after
+   * the row's commit), and running ones whose lease lapsed (their worker died, and the BullMQ job may
+   * have gone with Redis's data); sealed responses and callbacks past
    * FORWARD_JOB_RETENTION purged; pending callback deliveries overdue for their attempt enqueued
    * again. Every statement is idempotent, so passes of several workers at
    * once do no harm, and an attempt enqueued twice runs once: one BullMQ job (its id) while BullMQ
@@ -352,6 +355,7 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
    */
   async houseKeep(quiet = false): Promise<boolean> {
     try {
+      await this.lostJobs.recover();
       const stranded = await this.store.stranded(this.config.forwardJobOverdueSeconds, SWEEP_BATCH);
       // BullMQ may keep the attempt's copy as failed (its tries ran out): replaced, or the add would be a no-op.
       for (const { id, attempt } of stranded) await this.queue.enqueue(id, { attempt, replaceFailed: true });
