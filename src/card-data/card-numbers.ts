@@ -33,8 +33,7 @@ const MIN_GROUP_DIGITS = 4;
 /** Whether `value` is a string of as many ASCII digits as a card number has (a network token's shape). */
 export function isCardNumberLength(value: unknown): boolean {
   if (typeof value !== 'string' || value.length < MIN_CARD_DIGITS || value.length > MAX_CARD_DIGITS) return false;
-  for (let i = 0; i < value.length; i++)
-    if (digitOf(value.charCodeAt(i)) < 0 || value.charCodeAt(i) > 0x39) return false;
+  for (let i = 0; i < value.length; i++) if (value.charCodeAt(i) < 0x30 || value.charCodeAt(i) > 0x39) return false;
   return true;
 }
 

@@ -1,6 +1,7 @@
 /**
- * What a forward record, and a queued forward's stored answer, keep of a forward's request and answer
- * (decisions 0104, 0113): pure functions and a stream tap, used by ForwardExecutor and the job worker.
+ * What rests of a forward's request and answer — its record, a queued forward's stored answer, an
+ * idempotent forward's replay (decisions 0104, 0113): pure functions and a stream tap, used by
+ * ForwardExecutor, the job worker and ForwardIdempotency.
  * The request's redacted form itself is built by the fill (placeholders/placeholder-redaction.ts:
  * placeholder text where values were inserted); here every kept body goes through keptText: the values
  * the service filled withheld whatever their length, sensitive authentication data removed by field
