@@ -4,9 +4,8 @@ import { readdirSync } from 'node:fs';
 import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { Client } from 'pg';
-import { createApiKey } from '../factories/api-keys';
 import { createCard } from '../factories/cards';
-import { createMerchantAccount } from '../factories/merchant-accounts';
+import { createMerchantWithConfig } from '../factories/forwarding-merchants';
 import { http, HttpResult } from '../support/http';
 import { TcpProxy } from '../support/tcp-proxy';
 import { testTempDir } from '../support/temp-data-dir';
@@ -59,18 +58,9 @@ describe('A full spool disk during a PostgreSQL outage (a 256 KiB tmpfs)', () =>
         FORWARD_RECORD_SPOOL_DIR: spoolMount,
       },
     });
-    const merchant = (await createMerchantAccount(t)).id;
-    token = await (await createApiKey(t, merchant)).token();
-    const config = await http(t.url, '/vault-forward/configs', {
-      method: 'POST',
-      token,
-      body: {
-        display_name: 'Full spool downstream',
-        hosts: [downstreamUrl.slice('http://'.length)],
-        methods: ['POST'],
-      },
-    });
-    expect(config.status).toBe(201);
+    const port = Number(new URL(downstreamUrl).port);
+    let merchant: string;
+    ({ id: merchant, token } = await createMerchantWithConfig(t, port, 'Full spool downstream', ['POST']));
     for (let i = 0; i < 8; i++) cards.push((await createCard(t, merchant)).id);
   });
 
