@@ -74,17 +74,22 @@ const CLAIM = `WITH claimed AS (
 /**
  * Ends a job: its sealed response stored (when there is one), its plan deleted (the request, with
  * literal CVVs and forwarded credentials, is no longer needed), the row ended with its attempts. One
- * statement, so one commit.
+ * statement, so one commit. Only while the job is running attempt $9 (the row's last): an attempt
+ * superseded meanwhile, or a job that has ended, changes nothing here (docs/decisions/0120); the
+ * answer, the plan's deletion and the row's end all hang on that one conditional UPDATE.
  */
-const FINISH = `WITH response AS (
+const FINISH = `WITH ended AS (
+    UPDATE vault_forward_jobs
+       SET status = $3, attempts = $4::jsonb, next_attempt_at = NULL, response_status = $5, updated_at = now(), finished_at = now()
+     WHERE id = $1 AND status = 'running' AND attempts -> -1 ->> 'request_id' = $9::text
+    RETURNING id),
+  response AS (
     INSERT INTO vault_forward_job_responses (job_id, merchant_account_id, ciphertext, wrapped_key, master_key_id)
-    SELECT $1, $2, $6::bytea, $7::bytea, $8::text WHERE $6::bytea IS NOT NULL
+    SELECT id, $2, $6::bytea, $7::bytea, $8::text FROM ended WHERE $6::bytea IS NOT NULL
     ON CONFLICT (job_id) DO UPDATE
       SET ciphertext = EXCLUDED.ciphertext, wrapped_key = EXCLUDED.wrapped_key, master_key_id = EXCLUDED.master_key_id),
-  plan AS (DELETE FROM vault_forward_job_plans WHERE job_id = $1)
-  UPDATE vault_forward_jobs
-     SET status = $3, attempts = $4::jsonb, next_attempt_at = NULL, response_status = $5, updated_at = now(), finished_at = now()
-   WHERE id = $1`;
+  plan AS (DELETE FROM vault_forward_job_plans WHERE job_id IN (SELECT id FROM ended))
+  SELECT id FROM ended`;
 
 const J_COLUMNS = JOB_COLUMNS.split(',')
   .map((column) => `j.${column.trim()}`)
@@ -120,25 +125,47 @@ const CLAIM_MANY = `WITH input AS (SELECT * FROM unnest($1::uuid[], $2::jsonb[],
     RETURNING ${J_COLUMNS})
   SELECT c.*, p.ciphertext, p.wrapped_key, p.master_key_id FROM claimed c LEFT JOIN vault_forward_job_plans p ON p.job_id = c.id`;
 
-/** FINISH for many jobs (a job named twice fails the batch, which then runs item by item). */
+/** FINISH for many jobs (a job named twice fails the batch, which then runs item by item), each on its own condition. */
 const FINISH_MANY = `WITH input AS (
-    SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::jsonb[], $5::int[], $6::bytea[], $7::bytea[], $8::text[])
-      AS i(id, merchant, status, attempts, response_status, ciphertext, wrapped_key, master_key_id)),
+    SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::jsonb[], $5::int[], $6::bytea[], $7::bytea[], $8::text[],
+                         $9::text[])
+      AS i(id, merchant, status, attempts, response_status, ciphertext, wrapped_key, master_key_id, request_id)),
+  ended AS (
+    UPDATE vault_forward_jobs j
+       SET status = i.status, attempts = i.attempts, next_attempt_at = NULL, response_status = i.response_status,
+           updated_at = now(), finished_at = now()
+      FROM input i WHERE j.id = i.id AND j.status = 'running' AND j.attempts -> -1 ->> 'request_id' = i.request_id
+    RETURNING j.id),
   response AS (
     INSERT INTO vault_forward_job_responses (job_id, merchant_account_id, ciphertext, wrapped_key, master_key_id)
-    SELECT id, merchant, ciphertext, wrapped_key, master_key_id FROM input WHERE ciphertext IS NOT NULL
+    SELECT i.id, i.merchant, i.ciphertext, i.wrapped_key, i.master_key_id FROM input i JOIN ended e ON e.id = i.id
+     WHERE i.ciphertext IS NOT NULL
     ON CONFLICT (job_id) DO UPDATE
       SET ciphertext = EXCLUDED.ciphertext, wrapped_key = EXCLUDED.wrapped_key, master_key_id = EXCLUDED.master_key_id),
-  plan AS (DELETE FROM vault_forward_job_plans p USING input i WHERE p.job_id = i.id)
-  UPDATE vault_forward_jobs j
-     SET status = i.status, attempts = i.attempts, next_attempt_at = NULL, response_status = i.response_status,
-         updated_at = now(), finished_at = now()
-    FROM input i WHERE j.id = i.id`;
+  plan AS (DELETE FROM vault_forward_job_plans p USING ended e WHERE p.job_id = e.id)
+  SELECT id FROM ended`;
 
-/** An attempt that is retried: the row waits for the next one (its BullMQ job carries the delay). */
+/**
+ * An attempt that is retried (or, with its entry removed, given back): the row waits for the next one
+ * (its BullMQ job carries the delay). Only while the job is running attempt $4, as FINISH.
+ */
 const REQUEUE =
   `UPDATE vault_forward_jobs SET status = 'queued', attempts = $2::jsonb, next_attempt_at = $3, updated_at = now() ` +
-  `WHERE id = $1 AND status = 'running'`;
+  `WHERE id = $1 AND status = 'running' AND attempts -> -1 ->> 'request_id' = $4::text RETURNING id`;
+
+/**
+ * The outcome of an attempt that no longer owns its job (superseded, or the job ended): kept in that
+ * attempt's entry of the history, the job's status and answer untouched. It replaces an entry without
+ * outcome, or one closed as outcome-unknown by the worker that took the job over: the late answer is
+ * what happened. The entry's next_attempt_at stays the row's (the next attempt that did follow, if any).
+ */
+const RECORD_LATE = `UPDATE vault_forward_jobs
+     SET attempts = jsonb_set(attempts, ARRAY[$2::int::text],
+                              $3::jsonb || jsonb_build_object('next_attempt_at', attempts -> $2::int -> 'next_attempt_at')),
+         updated_at = now()
+   WHERE id = $1 AND attempts -> $2::int ->> 'request_id' = $4::text
+     AND (attempts -> $2::int -> 'duration_ms' = 'null'::jsonb OR attempts -> $2::int ->> 'error_type' = 'outcome-unknown')
+   RETURNING id`;
 
 /**
  * Job rows and their sealed parts. The plan (literal CVVs, forwarded header values) and the response
@@ -156,7 +183,8 @@ export class ForwardJobStore {
   /** A create whose idempotency claim no longer holds its key gives no row (undefined). */
   private readonly creates: StatementBatcher<unknown[], JobRow | undefined>;
   private readonly claims: StatementBatcher<ClaimItem, ClaimedRow | null>;
-  private readonly finishes: StatementBatcher<unknown[], void>;
+  /** Whether the job ended (false: its attempt did not own it any more). */
+  private readonly finishes: StatementBatcher<unknown[], boolean>;
 
   /** How long a claimed job's lease lasts unrenewed: the queue's lock duration (renewLeases). */
   private readonly leaseMs: number;
@@ -198,11 +226,16 @@ export class ForwardJobStore {
         return items.map((item) => byAttempt.get(item.requestId) ?? null);
       },
     });
-    this.finishes = new StatementBatcher<unknown[], void>({
-      one: async (values) => void (await this.sql.prepared('forward-jobs.finish', FINISH, values)),
+    this.finishes = new StatementBatcher<unknown[], boolean>({
+      one: async (values) => (await this.sql.prepared('forward-jobs.finish', FINISH, values)).length > 0,
       many: async (items) => {
-        await this.sql.prepared('forward-jobs.finish-many', FINISH_MANY, transpose(items, []));
-        return items.map(() => undefined);
+        const rows = await this.sql.prepared<{ id: string }>(
+          'forward-jobs.finish-many',
+          FINISH_MANY,
+          transpose(items, []),
+        );
+        const ended = new Set(rows.map((row) => row.id));
+        return items.map((values) => ended.has(values[0] as string));
       },
     });
   }
@@ -259,14 +292,40 @@ export class ForwardJobStore {
     return { job, plan: row.ciphertext ? this.openSealedPlan(job, row as SealedRow) : null };
   }
 
-  /** Extends the leases of the running jobs a worker holds; a job that has ended meanwhile is left alone. */
-  async renewLeases(jobIds: string[]): Promise<void> {
-    await this.sql.prepared(
+  /**
+   * Extends the leases of the running attempts a worker holds (job id → attempt's request_id), also a
+   * lease that lapsed while the database was away, as long as the attempt still owns its job. Returns
+   * the jobs whose attempt does not own them any more (ended, or superseded by another worker).
+   */
+  async renewLeases(attempts: ReadonlyMap<string, string>): Promise<string[]> {
+    const ids = [...attempts.keys()];
+    const rows = await this.sql.prepared<{ id: string }>(
       'forward-jobs.renew-leases',
-      `UPDATE vault_forward_jobs SET lease_expires_at = now() + make_interval(secs => $2::int / 1000.0)
-        WHERE id = ANY($1::uuid[]) AND status = 'running'`,
-      [jobIds, this.leaseMs],
+      `UPDATE vault_forward_jobs j SET lease_expires_at = now() + make_interval(secs => $3::int / 1000.0)
+         FROM unnest($1::uuid[], $2::text[]) AS i(id, request_id)
+        WHERE j.id = i.id AND j.status = 'running' AND j.attempts -> -1 ->> 'request_id' = i.request_id
+        RETURNING j.id`,
+      [ids, ids.map((id) => attempts.get(id)), this.leaseMs],
     );
+    const renewed = new Set(rows.map((row) => row.id));
+    return ids.filter((id) => !renewed.has(id));
+  }
+
+  /**
+   * The lease of attempt `requestId` while it owns its running job: its expiry as stored (compared as
+   * is: the same text means nobody renewed it) and how long it still runs by the database's clock (0
+   * once lapsed). Null when the job is not running that attempt any more.
+   */
+  async leaseOf(jobId: string, requestId: string): Promise<{ expiresAt: string; remainingMs: number } | null> {
+    const [row] = await this.sql.prepared<{ expires_at: string | null; remaining_ms: number | null }>(
+      'forward-jobs.lease-of',
+      `SELECT lease_expires_at::text AS expires_at,
+              greatest(0, ceil(extract(epoch FROM lease_expires_at - now()) * 1000))::float8 AS remaining_ms
+         FROM vault_forward_jobs WHERE id = $1 AND status = 'running' AND attempts -> -1 ->> 'request_id' = $2::text`,
+      [jobId, requestId],
+    );
+    if (!row) return null;
+    return { expiresAt: row.expires_at ?? 'none', remainingMs: Number(row.remaining_ms ?? 0) };
   }
 
   /**
@@ -297,14 +356,18 @@ export class ForwardJobStore {
     return row ? jobOf(row) : null;
   }
 
-  /** Ends a job (see FINISH); the response is sealed here. */
+  /**
+   * Ends a job (see FINISH) while attempt `owner` (a request_id) owns it; the response is sealed here.
+   * False when that attempt does not own the job any more: nothing changed.
+   */
   async finish(
     job: Pick<ForwardJob, 'id' | 'merchantAccountId' | 'attempts'>,
+    owner: string,
     status: JobStatus,
     response: StoredResponse | null,
-  ): Promise<void> {
+  ): Promise<boolean> {
     const sealed = response ? this.sealer.sealJson(responseAad(job.merchantAccountId, job.id), response) : null;
-    await this.finishes.run([
+    return this.finishes.run([
       job.id,
       job.merchantAccountId,
       status,
@@ -313,12 +376,33 @@ export class ForwardJobStore {
       sealed?.ciphertext ?? null,
       sealed?.wrappedKey ?? null,
       sealed?.masterKeyId ?? null,
+      owner,
     ]);
   }
 
-  /** Back to queued after a retried attempt, due at `nextAttemptAt` (ISO, µs). */
-  async requeue(job: Pick<ForwardJob, 'id' | 'attempts'>, nextAttemptAt: string): Promise<void> {
-    await this.sql.prepared('forward-jobs.requeue', REQUEUE, [job.id, JSON.stringify(job.attempts), nextAttemptAt]);
+  /**
+   * Back to queued after a retried attempt, due at `nextAttemptAt` (ISO, µs), while attempt `owner`
+   * owns the job (see REQUEUE). False when it does not any more: nothing changed.
+   */
+  async requeue(job: Pick<ForwardJob, 'id' | 'attempts'>, owner: string, nextAttemptAt: string): Promise<boolean> {
+    const rows = await this.sql.prepared('forward-jobs.requeue', REQUEUE, [
+      job.id,
+      JSON.stringify(job.attempts),
+      nextAttemptAt,
+      owner,
+    ]);
+    return rows.length > 0;
+  }
+
+  /** Keeps the outcome of an attempt that no longer owns its job in its history entry (see RECORD_LATE). */
+  async recordLateOutcome(jobId: string, entry: JobAttempt): Promise<boolean> {
+    const rows = await this.sql.prepared('forward-jobs.record-late', RECORD_LATE, [
+      jobId,
+      entry.number - 1,
+      JSON.stringify(entry),
+      entry.request_id,
+    ]);
+    return rows.length > 0;
   }
 
   /** The job's plan, or null once it is gone (the job ended). */

@@ -35,14 +35,29 @@ const SWEEP_BATCH = 1_000;
 /** Between tries of an attempt's end while the database is unreachable (doubling from the first). */
 const END_RETRY_FIRST_MS = 250;
 const END_RETRY_MAX_MS = 5_000;
-/** Claims of unknown outcome remembered at most (the oldest go first). */
-const MAX_UNCERTAIN_CLAIMS = 10_000;
+/** Claims of unknown outcome, and lapsed leases seen, remembered at most (the oldest go first). */
+const MAX_REMEMBERED = 10_000;
+/** Added to a live owner's remaining lease before its job is looked at again, so the lease has surely lapsed or been renewed. */
+const LEASE_MARGIN_MS = 250;
+
+/**
+ * Another worker's attempt owns the job (its lease runs, or lapsed too recently to tell): this
+ * delivery is put off by `delayMs` without a try (retryLater), and looks again then.
+ */
+export class JobOwnedElsewhereError extends Error {
+  constructor(readonly delayMs: number) {
+    super('the job is running in another worker, under its lease');
+  }
+}
 
 /**
  * Runs queued forwards in a worker: one BullMQ job per attempt, carrying only the job's id and the
  * attempt number. The job's row is the truth: an attempt is written (without outcome) before it is
  * sent, so a worker killed mid-attempt leaves a trace the next one counts (stalled-job recovery runs
- * the same BullMQ job again, which finds its attempt unfinished and closes it as `worker-lost`).
+ * the same BullMQ job again, which finds its attempt unfinished). The row's lease, not BullMQ's lock,
+ * says who owns a running attempt: a delivery of a job whose lease another worker renews waits for it;
+ * only a lease that stayed lapsed for a whole lease period closes the attempt as `outcome-unknown`, and
+ * every transition of the row is conditional on the attempt that owns it (docs/decisions/0120).
  * A WorkerHost of the forward queue (ForwardQueueProcessor), which also runs the housekeeping
  * scheduler's jobs (for both queues' rows); job-end callbacks have their own (CallbackDeliveryProcessor).
  */
@@ -50,8 +65,15 @@ const MAX_UNCERTAIN_CLAIMS = 10_000;
 @Processor(VAULT_FORWARD_QUEUE)
 export class ForwardJobProcessor extends ForwardQueueProcessor implements BeforeApplicationShutdown {
   private readonly logger = new Logger('ForwardJobs');
-  /** Jobs this worker is running, whose leases it renews every half lease (QUEUE_LOCK_DURATION_MS). */
-  private readonly running = new Set<string>();
+  /** Jobs this worker is running (id → its attempt's request_id), whose leases it renews every half lease (QUEUE_LOCK_DURATION_MS). */
+  private readonly running = new Map<string, string>();
+  /**
+   * Lapsed leases of other workers' attempts as this worker first saw them (by request_id): the lease's
+   * stored expiry and when it was seen. The attempt's owner is taken for gone only when the same lease
+   * is still there, lapsed, a whole lease period later: a live owner cut off from the database renews
+   * within half a lease of its return, so an outage of any length does not make it look gone.
+   */
+  private readonly lapsedLeases = new Map<string, { expiresAt: string; seenAt: number }>();
   private leaseTimer: NodeJS.Timeout | null = null;
   /**
    * Attempts whose claim failed with the database unreachable, by BullMQ job id: the statement may have
@@ -87,6 +109,7 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
    */
   protected override retryLater(error: unknown): number | null {
     if (error instanceof VaultKeyUnavailableError) return keyStoreOutageDelayMs();
+    if (error instanceof JobOwnedElsewhereError) return error.delayMs;
     return super.retryLater(error);
   }
 
@@ -110,9 +133,15 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
   private async renewLeases(): Promise<void> {
     if (this.running.size === 0) return;
     try {
-      await this.store.renewLeases([...this.running]);
+      const lost = await this.store.renewLeases(this.running);
+      if (lost.length > 0)
+        this.logger.warn({
+          msg: 'running queued forwards no longer own their jobs (ended, or taken over after their lease lapsed)',
+          count: lost.length,
+        });
     } catch (error) {
-      // BullMQ's lock covers the job meanwhile; a lease that lapses only lets the sweep enqueue an attempt BullMQ still holds (a no-op).
+      // Renewed at the next tick once the database answers; no other worker takes the job before
+      // its lease has stayed lapsed a whole lease period.
       this.logger.warn({
         msg: 'could not renew the leases of running queued forwards',
         error: (error as Error).message,
@@ -175,18 +204,21 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
     const done = job.attempts.length;
     if (job.status === 'running') {
       const last = job.attempts[done - 1];
+      // This worker runs it (its BullMQ lock lapsed while the lock's store was away, say): its handler ends it.
+      if (attempt !== done || !last || last.duration_ms !== null || this.running.has(jobId)) return;
       // Our own claim of an earlier delivery, committed though its answer was lost: nothing was sent yet.
-      if (
-        attempt === done &&
-        last?.request_id === entry.request_id &&
-        last.duration_ms === null &&
-        !this.running.has(jobId)
-      )
+      if (last.request_id === entry.request_id)
         return this.run(job, last, await this.untilGivenBack(job.id, last, () => this.store.openPlan(job)));
-      // This attempt's BullMQ job again, its worker gone (stalled-job recovery): count what it did. Unless
-      // this worker still runs it (its BullMQ lock lapsed while the database was away, say): it ends it.
-      if (attempt === done && last && last.duration_ms === null && !this.running.has(jobId))
-        await this.conclude(job, last, { kind: 'error', retryable: true, reached: true }, null, 'worker-lost');
+      // This attempt's BullMQ job again (stalled-job recovery, or the sweep of a lapsed lease): another
+      // worker's attempt. Waited for while its lease says it lives; closed only once its owner is gone.
+      const waitMs = await this.ownerGoneIn(job.id, last.request_id);
+      if (waitMs === null) return;
+      if (waitMs > 0) throw new JobOwnedElsewhereError(waitMs);
+      this.logger.warn({
+        msg: 'a queued forward attempt whose worker is gone has an unknown outcome; the job goes on by the retry rules',
+        job: { id: job.id, attempt: last.number },
+      });
+      await this.conclude(job, last, { kind: 'error', retryable: true, reached: true }, null, 'outcome-unknown');
       return;
     }
     if (attempt <= done) {
@@ -226,20 +258,44 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
     await this.untilDatabaseAnswers(async () => {
       const job = await this.store.find(jobId);
       if (job?.status !== 'running' || job.attempts.length !== entry.number) return;
-      if (job.attempts[entry.number - 1].request_id !== entry.request_id) return;
-      await this.store.requeue({ id: jobId, attempts: job.attempts.slice(0, -1) }, isoMicros());
+      await this.store.requeue({ id: jobId, attempts: job.attempts.slice(0, -1) }, entry.request_id, isoMicros());
     });
   }
 
   private rememberUncertainClaim(key: string, entry: JobAttempt): void {
-    this.uncertainClaims.delete(key);
-    if (this.uncertainClaims.size >= MAX_UNCERTAIN_CLAIMS)
-      this.uncertainClaims.delete(this.uncertainClaims.keys().next().value!);
-    this.uncertainClaims.set(key, entry);
+    remember(this.uncertainClaims, key, entry);
+  }
+
+  /**
+   * How long until attempt `requestId` of a running job may be taken for gone: its lease's remainder
+   * (plus a margin) while it runs; once lapsed, a whole lease period from when this worker first saw
+   * that same lapsed lease; 0 when it has stayed lapsed that long; null when the attempt no longer owns
+   * the job (it ended, or was closed meanwhile).
+   */
+  private async ownerGoneIn(jobId: string, requestId: string): Promise<number | null> {
+    const lease = await this.store.leaseOf(jobId, requestId);
+    if (!lease) {
+      this.lapsedLeases.delete(requestId);
+      return null;
+    }
+    if (lease.remainingMs > 0) {
+      this.lapsedLeases.delete(requestId);
+      return lease.remainingMs + LEASE_MARGIN_MS;
+    }
+    const now = Date.now();
+    const seen = this.lapsedLeases.get(requestId);
+    if (!seen || seen.expiresAt !== lease.expiresAt) {
+      remember(this.lapsedLeases, requestId, { expiresAt: lease.expiresAt, seenAt: now });
+      return this.config.queueLockMs + LEASE_MARGIN_MS;
+    }
+    const left = seen.seenAt + this.config.queueLockMs - now;
+    if (left > 0) return left + LEASE_MARGIN_MS;
+    this.lapsedLeases.delete(requestId);
+    return 0;
   }
 
   private async run(job: ForwardJob, entry: JobAttempt, plan: ForwardPlan | null): Promise<void> {
-    this.running.add(job.id);
+    this.running.set(job.id, entry.request_id);
     try {
       await this.attempt(job, entry, plan);
     } finally {
@@ -306,11 +362,17 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
         outcome.kind === 'response' ? outcome.retryAfterMs : null,
       );
       entry.next_attempt_at = isoMicros(nowMs + delayMs);
-      await this.untilDatabaseAnswers(() => this.store.requeue(job, entry.next_attempt_at!));
+      const requeued = await this.untilDatabaseAnswers(() =>
+        this.store.requeue(job, entry.request_id, entry.next_attempt_at!),
+      );
+      if (!requeued && !(await this.alreadyRecorded(job.id, entry))) return this.superseded(job, entry, errorType);
       await this.enqueueNext(job.id, entry.number + 1, BigInt(Math.round((nowMs + delayMs) * 1000)));
       return;
     }
-    await this.untilDatabaseAnswers(() => this.store.finish(job, succeeded ? 'succeeded' : 'failed', stored));
+    const ended = await this.untilDatabaseAnswers(() =>
+      this.store.finish(job, entry.request_id, succeeded ? 'succeeded' : 'failed', stored),
+    );
+    if (!ended && !(await this.alreadyRecorded(job.id, entry))) return this.superseded(job, entry, errorType);
     // The callback (src/forward-callbacks/): its delivery row stored, its attempt enqueued. A failure here
     // throws, so BullMQ runs this handler again, which finds the job ended and schedules once more.
     if (job.callbackUrl) await this.callbacks.schedule(job.id);
@@ -322,7 +384,7 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
    * key store is away (finish seals the answer under a new data key). The job holds its worker slot
    * meanwhile; nothing else could run without the database anyway.
    */
-  private async untilDatabaseAnswers(write: () => Promise<void>): Promise<void> {
+  private async untilDatabaseAnswers<T>(write: () => Promise<T>): Promise<T> {
     for (let waitMs = END_RETRY_FIRST_MS; ; waitMs = Math.min(waitMs * 2, END_RETRY_MAX_MS)) {
       try {
         return await write();
@@ -332,6 +394,36 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
       }
       await new Promise((resolve) => setTimeout(resolve, waitMs));
     }
+  }
+
+  /**
+   * Whether the row already holds this very outcome of the attempt as its last: the transition
+   * committed on an earlier try whose answer the database outage took (untilDatabaseAnswers).
+   */
+  private async alreadyRecorded(jobId: string, entry: JobAttempt): Promise<boolean> {
+    const job = await this.untilDatabaseAnswers(() => this.store.find(jobId));
+    const last = job?.attempts[job.attempts.length - 1];
+    return (
+      last?.request_id === entry.request_id &&
+      last.duration_ms === entry.duration_ms &&
+      last.status === entry.status &&
+      last.error_type === entry.error_type
+    );
+  }
+
+  /**
+   * The attempt no longer owns its job (another worker took it over after its lease lapsed, or it
+   * ended): its outcome goes to its own entry in the history, the job's state, answer and callback stay
+   * as the owning attempt left them. A worker taking over records nothing here: its outcome-unknown
+   * never replaces what the attempt itself reported.
+   */
+  private async superseded(job: ForwardJob, entry: JobAttempt, errorType: string | null): Promise<void> {
+    if (errorType === 'outcome-unknown') return;
+    this.logger.warn({
+      msg: 'a queued forward attempt ended after another took its job over; its outcome is kept in its own attempt only',
+      job: { id: job.id, attempt: entry.number },
+    });
+    await this.untilDatabaseAnswers(() => this.store.recordLateOutcome(job.id, entry));
   }
 
   private async enqueueNext(jobId: string, attempt: number, dueEpochMicros: bigint): Promise<void> {
@@ -425,4 +517,11 @@ async function readWhole(body: Buffer | Readable): Promise<Buffer> {
     chunks.push(chunk);
   }
   return Buffer.concat(chunks, size);
+}
+
+/** Sets `key` in a map bounded to MAX_REMEMBERED entries, the oldest going first. */
+function remember<V>(map: Map<string, V>, key: string, value: V): void {
+  map.delete(key);
+  if (map.size >= MAX_REMEMBERED) map.delete(map.keys().next().value!);
+  map.set(key, value);
 }
