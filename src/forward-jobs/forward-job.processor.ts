@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { Readable } from 'node:stream';
 import { BeforeApplicationShutdown, Inject, Injectable, Logger } from '@nestjs/common';
 import { Processor } from '@nestjs/bullmq';
 import type { AppConfig } from '../config/config';
@@ -8,9 +7,7 @@ import { isDatabaseUnavailable } from '../database/errors';
 import { ProblemException } from '../common/problem/problem';
 import { CallbackDeliveries } from '../forward-callbacks/callback-deliveries';
 import { ForwardExecutor, isRetryable, reachedDownstream } from '../forwarding/forward-executor';
-import { ForwardingErrors } from '../forwarding/forwarding.errors';
 import { keptAnswer } from '../forward-record-bodies/body-capture';
-import type { DownstreamResponse } from '../outbound/downstream-client';
 import type { ForwardPlan } from '../forwarding/forward-plan';
 import { ForwardJobData } from '../job-queue/forward-queue';
 import { ForwardQueueProcessor } from '../job-queue/forward-queue.processor';
@@ -19,10 +16,10 @@ import { VaultKeyUnavailableError } from '../vault/vault.errors';
 import { ENDED_STATUSES, ForwardJob, JobAttempt } from './forward-job.entity';
 import { ForwardJobStore, StoredResponse } from './forward-job-store';
 import { epochMsNow, isoMicros } from './job-clock';
-import { AttemptOutcome, backoffMs, keyStoreOutageDelayMs, mayRetry, parseRetryAfter } from './retry-policy';
+import { readWhole, retryAfterOf } from './job-answer';
+import { JobOwnedElsewhereError, LeaseWatch, remember } from './lease-watch';
+import { AttemptOutcome, backoffMs, keyStoreOutageDelayMs, mayRetry } from './retry-policy';
 
-/** The most of a downstream answer a job keeps (the same limit as the synchronous path's). */
-const MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
 /**
  * The repeatable BullMQ job (a job scheduler, one per queue however many workers upsert it) that
  * re-enqueues overdue jobs and purges sealed responses and callbacks past FORWARD_JOB_RETENTION.
@@ -35,21 +32,6 @@ const SWEEP_BATCH = 1_000;
 /** Between tries of an attempt's end while the database is unreachable (doubling from the first). */
 const END_RETRY_FIRST_MS = 250;
 const END_RETRY_MAX_MS = 5_000;
-/** Claims of unknown outcome, and lapsed leases seen, remembered at most (the oldest go first). */
-const MAX_REMEMBERED = 10_000;
-/** Added to a live owner's remaining lease before its job is looked at again, so the lease has surely lapsed or been renewed. */
-const LEASE_MARGIN_MS = 250;
-
-/**
- * Another worker's attempt owns the job (its lease runs, or lapsed too recently to tell): this
- * delivery is put off by `delayMs` without a try (retryLater), and looks again then.
- */
-export class JobOwnedElsewhereError extends Error {
-  constructor(readonly delayMs: number) {
-    super('the job is running in another worker, under its lease');
-  }
-}
-
 /**
  * Runs queued forwards in a worker: one BullMQ job per attempt, carrying only the job's id and the
  * attempt number. The job's row is the truth: an attempt is written (without outcome) before it is
@@ -67,22 +49,17 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
   private readonly logger = new Logger('ForwardJobs');
   /** Jobs this worker is running (id → its attempt's request_id), whose leases it renews every half lease (QUEUE_LOCK_DURATION_MS). */
   private readonly running = new Map<string, string>();
-  /**
-   * Lapsed leases of other workers' attempts as this worker first saw them (by request_id): the lease's
-   * stored expiry and when it was seen. The attempt's owner is taken for gone only when the same lease
-   * is still there, lapsed, a whole lease period later: a live owner cut off from the database renews
-   * within half a lease of its return, so an outage of any length does not make it look gone.
-   */
-  private readonly lapsedLeases = new Map<string, { expiresAt: string; seenAt: number }>();
   private leaseTimer: NodeJS.Timeout | null = null;
   /**
    * Attempts whose claim failed with the database unreachable, by BullMQ job id: the statement may have
    * committed with its answer lost. The next delivery claims with the same entry, so if the row
-   * already has it, it knows the claim was its own (nothing sent) instead of closing it as worker-lost,
+   * already has it, it knows the claim was its own (nothing sent) instead of closing it as outcome-unknown,
    * which refuses a POST without Idempotency-Key a second try. Bounded; a delivery to another worker
-   * falls back to worker-lost.
+   * falls back to outcome-unknown.
    */
   private readonly uncertainClaims = new Map<string, JobAttempt>();
+  /** Whether another worker's running attempt still owns its job (the row's lease). */
+  private readonly leases: LeaseWatch;
   /** Set on shutdown: an attempt's end stops waiting for the database (its lease then lets another worker close it). */
   private closing = false;
 
@@ -93,6 +70,7 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
     private readonly callbacks: CallbackDeliveries,
   ) {
     super();
+    this.leases = new LeaseWatch(store, config.queueLockMs);
   }
 
   consumerOptions() {
@@ -211,7 +189,7 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
         return this.run(job, last, await this.untilGivenBack(job.id, last, () => this.store.openPlan(job)));
       // This attempt's BullMQ job again (stalled-job recovery, or the sweep of a lapsed lease): another
       // worker's attempt. Waited for while its lease says it lives; closed only once its owner is gone.
-      const waitMs = await this.ownerGoneIn(job.id, last.request_id);
+      const waitMs = await this.leases.ownerGoneIn(job.id, last.request_id);
       if (waitMs === null) return;
       if (waitMs > 0) throw new JobOwnedElsewhereError(waitMs);
       this.logger.warn({
@@ -264,34 +242,6 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
 
   private rememberUncertainClaim(key: string, entry: JobAttempt): void {
     remember(this.uncertainClaims, key, entry);
-  }
-
-  /**
-   * How long until attempt `requestId` of a running job may be taken for gone: its lease's remainder
-   * (plus a margin) while it runs; once lapsed, a whole lease period from when this worker first saw
-   * that same lapsed lease; 0 when it has stayed lapsed that long; null when the attempt no longer owns
-   * the job (it ended, or was closed meanwhile).
-   */
-  private async ownerGoneIn(jobId: string, requestId: string): Promise<number | null> {
-    const lease = await this.store.leaseOf(jobId, requestId);
-    if (!lease) {
-      this.lapsedLeases.delete(requestId);
-      return null;
-    }
-    if (lease.remainingMs > 0) {
-      this.lapsedLeases.delete(requestId);
-      return lease.remainingMs + LEASE_MARGIN_MS;
-    }
-    const now = Date.now();
-    const seen = this.lapsedLeases.get(requestId);
-    if (!seen || seen.expiresAt !== lease.expiresAt) {
-      remember(this.lapsedLeases, requestId, { expiresAt: lease.expiresAt, seenAt: now });
-      return this.config.queueLockMs + LEASE_MARGIN_MS;
-    }
-    const left = seen.seenAt + this.config.queueLockMs - now;
-    if (left > 0) return left + LEASE_MARGIN_MS;
-    this.lapsedLeases.delete(requestId);
-    return 0;
   }
 
   private async run(job: ForwardJob, entry: JobAttempt, plan: ForwardPlan | null): Promise<void> {
@@ -380,7 +330,7 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
 
   /**
    * An attempt's end (requeue, finish) tried until the database takes it: the downstream has answered,
-   * and throwing it away would have the attempt closed as worker-lost and sent again. The same while the
+   * and throwing it away would have the attempt closed as outcome-unknown and sent again. The same while the
    * key store is away (finish seals the answer under a new data key). The job holds its worker slot
    * meanwhile; nothing else could run without the database anyway.
    */
@@ -493,35 +443,4 @@ function newAttempt(number: number): JobAttempt {
     error_type: null,
     next_attempt_at: null,
   };
-}
-
-function retryAfterOf(response: DownstreamResponse): number | null {
-  if (response.status !== 429 && response.status !== 503) return null;
-  return parseRetryAfter(response.headers['retry-after']);
-}
-
-/** The answer whole; a stream from the downstream client already fails past 10 MiB, this is the job's own bound. */
-async function readWhole(body: Buffer | Readable): Promise<Buffer> {
-  if (!(body instanceof Readable)) return body;
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_RESPONSE_BYTES) {
-      body.destroy();
-      throw new ProblemException(
-        ForwardingErrors.downstreamResponseTooLarge,
-        `The target answered with more than ${MAX_RESPONSE_BYTES} bytes.`,
-      );
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks, size);
-}
-
-/** Sets `key` in a map bounded to MAX_REMEMBERED entries, the oldest going first. */
-function remember<V>(map: Map<string, V>, key: string, value: V): void {
-  map.delete(key);
-  if (map.size >= MAX_REMEMBERED) map.delete(map.keys().next().value!);
-  map.set(key, value);
 }
