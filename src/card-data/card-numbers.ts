@@ -12,7 +12,8 @@
  *   dot, `+` (form encoding), or any of those escaped as above (`%20`, `\u0020`, `&#32;`). Every group but
  *   the last has at least four digits, which is how card numbers are printed (4-4-4-4, 4-6-5, 4-4-4-4-3)
  *   and what dates, IP addresses and phone numbers are not;
- * - UTF-16 text (LE or BE, by charset, byte-order mark or shape): decoded, searched and encoded back.
+ * - UTF-16 text (LE or BE, by charset, byte-order mark or shape): decoded, searched and encoded back;
+ *   UTF-8 text searched as Latin-1 (one character a byte), its multi-byte characters read whole.
  * A run of digits with no separator counts only whole: 20 digits in a row are an id, not a card number
  * with a digit more. Digit runs wholly inside a UUID are ids too (one random UUID in a few dozen holds a
  * Luhn-valid run across its dashes).
@@ -111,6 +112,18 @@ function readUnit(text: string, i: number): void {
     if (k === first || text.charCodeAt(k) !== 0x3b /* ; */) return;
     unit.value = value;
     unit.length = k + 1 - i;
+  } else if (c >= 0xc2 && c <= 0xef) {
+    // UTF-8 read one byte a character (bodies are searched as Latin-1, byte for byte): a no-break space,
+    // a Unicode dash or a fullwidth digit is two or three such characters.
+    const trail = c >= 0xe0 ? 2 : 1;
+    let value = c & (trail === 2 ? 0x0f : 0x1f);
+    for (let k = 1; k <= trail; k++) {
+      const next = text.charCodeAt(i + k);
+      if (next < 0x80 || next > 0xbf) return;
+      value = (value << 6) | (next & 0x3f);
+    }
+    unit.value = value;
+    unit.length = trail + 1;
   }
 }
 
@@ -205,7 +218,7 @@ export function findCardNumbers(text: string): FoundCardNumber[] {
     let value = c;
     let length = 1;
     // Most characters are none of the escapes: read in place.
-    if (c === 0x5c || c === 0x25 || c === 0x26) {
+    if (c === 0x5c || c === 0x25 || c === 0x26 || (c >= 0xc2 && c <= 0xef)) {
       readUnit(text, i);
       value = unit.value;
       length = unit.length;

@@ -18,6 +18,7 @@ import { ForwardJobStore, StoredResponse } from './forward-job-store';
 import { epochMsNow, isoMicros } from './job-clock';
 import { readWhole, retryAfterOf } from './job-answer';
 import { JobOwnedElsewhereError, LeaseWatch, remember } from './lease-watch';
+import { LostJobRecovery } from './lost-job-recovery';
 import { AttemptOutcome, backoffMs, keyStoreOutageDelayMs, mayRetry } from './retry-policy';
 
 /**
@@ -68,6 +69,7 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
     private readonly executor: ForwardExecutor,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly callbacks: CallbackDeliveries,
+    private readonly lostJobs: LostJobRecovery,
   ) {
     super();
     this.leases = new LeaseWatch(store, config.queueLockMs);
@@ -166,7 +168,7 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
       claimed = await this.claim(jobId, entry);
     } catch (error) {
       // The connection went with the statement: it may have committed. Kept, so the next delivery can tell.
-      if (isDatabaseUnavailable(error)) this.rememberUncertainClaim(key, entry);
+      if (isDatabaseUnavailable(error)) remember(this.uncertainClaims, key, entry);
       throw error;
     }
     this.uncertainClaims.delete(key);
@@ -238,10 +240,6 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
       if (job?.status !== 'running' || job.attempts.length !== entry.number) return;
       await this.store.requeue({ id: jobId, attempts: job.attempts.slice(0, -1) }, entry.request_id, isoMicros());
     });
-  }
-
-  private rememberUncertainClaim(key: string, entry: JobAttempt): void {
-    remember(this.uncertainClaims, key, entry);
   }
 
   private async run(job: ForwardJob, entry: JobAttempt, plan: ForwardPlan | null): Promise<void> {
@@ -383,9 +381,10 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
   }
 
   /**
-   * Queued jobs overdue by FORWARD_JOB_OVERDUE enqueued again (their BullMQ job was lost: Redis lost
-   * its data, or an enqueue failed after the row's commit), and running ones whose lease lapsed (their
-   * worker died, and the BullMQ job may have gone with Redis's data); sealed responses and callbacks past
+   * Every queued job enqueued again when the engine lost its data (LostJobRecovery); queued jobs overdue
+   * by FORWARD_JOB_OVERDUE enqueued again (their BullMQ job was lost otherwise: an enqueue failed after
+   * the row's commit), and running ones whose lease lapsed (their worker died, and the BullMQ job may
+   * have gone with Redis's data); sealed responses and callbacks past
    * FORWARD_JOB_RETENTION purged; pending callback deliveries overdue for their attempt enqueued
    * again. Every statement is idempotent, so passes of several workers at
    * once do no harm, and an attempt enqueued twice runs once: one BullMQ job (its id) while BullMQ
@@ -394,6 +393,7 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
    */
   async houseKeep(quiet = false): Promise<boolean> {
     try {
+      await this.lostJobs.recover();
       const stranded = await this.store.stranded(this.config.forwardJobOverdueSeconds, SWEEP_BATCH);
       // BullMQ may keep the attempt's copy as failed (its tries ran out): replaced, or the add would be a no-op.
       for (const { id, attempt } of stranded) await this.queue.enqueue(id, { attempt, replaceFailed: true });

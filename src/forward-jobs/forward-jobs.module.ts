@@ -11,6 +11,7 @@ import { ForwardJobStore } from './forward-job-store';
 import { ForwardJobProcessor } from './forward-job.processor';
 import { ForwardJobsController } from './forward-jobs.controller';
 import { ForwardJobsService } from './forward-jobs.service';
+import { LostJobRecovery } from './lost-job-recovery';
 
 /** Job rows and their sealed plans and responses, for the API and the worker. */
 @Module({
@@ -32,7 +33,7 @@ export class ForwardJobsCoreModule {}
       consume: true,
     }),
   ],
-  providers: [ForwardJobProcessor],
+  providers: [ForwardJobProcessor, LostJobRecovery],
 })
 export class ForwardJobsWorkerModule {}
 

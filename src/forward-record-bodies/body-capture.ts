@@ -44,7 +44,7 @@ const WHOLE_MATCH_BELOW = 8;
 export function isWithheld(key: string, length: number): boolean {
   return length >= WHOLE_MATCH_BELOW || !(CARD_DETAIL.test(key) || TRUNCATED.test(key));
 }
-const CARD_DETAIL = /^(CARD_(NETWORK_TOKEN_)?EXPIRATION_DATE\w*|CARDHOLDER_NAME)_\d+$/;
+const CARD_DETAIL = /^(CARD_(NETWORK_TOKEN_)?EXPIRATION_DATE\w*|CARDHOLDER_NAME)_\d+(\s*\|.*)?$/;
 /** What last4 and bin leave of a number is what PCI DSS 3.4 allows showing. */
 const TRUNCATED = /\|\s*(last4|bin)\b/;
 

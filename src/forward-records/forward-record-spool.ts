@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { constants, createReadStream } from 'node:fs';
-import { mkdir, open, readdir, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import type { ForwardRecord } from './forward-record';
 
 /**
@@ -20,6 +19,26 @@ const OPEN_SUFFIX = '.open.jsonl';
 const SEALED_SUFFIX = '.jsonl';
 const CLAIM_MARK = '.claimed-';
 
+/**
+ * What an append does to its file: node's FileHandle has all of it. A file system that fills up answers a
+ * write with fewer bytes than asked and no error, then ENOSPC; tests give a file that does exactly that.
+ */
+export interface SpoolFile {
+  write(data: Uint8Array, offset: number, length: number): Promise<{ bytesWritten: number }>;
+  datasync(): Promise<void>;
+  truncate(length: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Creates a new spool file for appending (it must not exist yet). */
+export type OpenSpoolFile = (path: string) => Promise<SpoolFile>;
+
+/** Nest token for another OpenSpoolFile than the real file system's (tests); optional. */
+export const OPEN_SPOOL_FILE = Symbol('OPEN_SPOOL_FILE');
+
+const openForAppend: OpenSpoolFile = (path) =>
+  open(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_EXCL, 0o600);
+
 /** This process, as named in its files: the pid, plus a token, since a restarted container often reuses its pid. */
 const OWNER = `${process.pid}-${randomBytes(4).toString('hex')}`;
 
@@ -31,29 +50,44 @@ const OWNER = `${process.pid}-${randomBytes(4).toString('hex')}`;
  *   <pid>-<token>-<n>.jsonl               sealed by its writer: anyone may replay it
  *   <name>.jsonl.claimed-<pid>-<token>    being replayed by that process (renamed to claim it)
  *
- * Every append is one write and one fdatasync for the whole batch; the directory is fsync'd when a
- * file appears, is renamed or disappears. A file of a process that is no longer running is
- * claimable as it is, whatever its state, so a crash loses nothing that was acknowledged.
+ * Every append writes the whole batch (a short write is continued until every byte is written or
+ * the file system fails) and then one fdatasync; the directory is fsync'd when a file appears, is
+ * renamed or disappears. A batch that failed is cut off again (the file truncated to its length
+ * before the batch), so the file holds whole batches only and the same file takes the next append;
+ * if even the truncate fails, the next append retries it first and is refused if it fails again.
+ * A file of a process that is no longer running is claimable as it is, whatever its state, so a
+ * crash loses nothing that was acknowledged; a line cut by that crash has no newline and is skipped.
  */
 export class ForwardRecordSpool {
-  private file: { handle: FileHandle; path: string } | null = null;
+  private file: AppendFile | null = null;
   private sequence = 0;
   private chain: Promise<unknown> = Promise.resolve();
 
-  constructor(readonly dir: string) {}
+  constructor(
+    readonly dir: string,
+    private readonly openFile: OpenSpoolFile = openForAppend,
+  ) {}
 
-  /** Appends the entries and returns once they are on disk. Rejects if they may not be. */
+  /** Appends the entries and returns once they are on disk. Rejects, leaving the file as it was, if they may not be. */
   append(entries: SpoolEntry[]): Promise<void> {
-    const text = entries.map((entry) => `${JSON.stringify(entry)}\n`).join('');
+    const bytes = asLines(entries);
     return this.serially(async () => {
-      const file = this.file ?? (await this.openFile());
+      const file = this.file ?? (await this.newFile());
       try {
-        await file.handle.write(text);
+        if (file.torn) await file.handle.truncate(file.length);
+        file.torn = true; // until the whole batch is on disk
+        await writeAll(file.handle, bytes);
         await file.handle.datasync();
+        file.torn = false;
+        file.length += bytes.length;
       } catch (error) {
-        // The file may end in a torn line now; nothing more goes into it (replay skips a torn line).
-        this.file = null;
-        await file.handle.close().catch(() => undefined);
+        // Refused, so none of it may stay: a line of it would be replayed as a record of a forward never sent, and
+        // a torn one would swallow the first line of the next append.
+        if (file.torn)
+          await file.handle.truncate(file.length).then(
+            () => (file.torn = false),
+            () => undefined,
+          );
         throw error;
       }
     });
@@ -90,6 +124,7 @@ export class ForwardRecordSpool {
       const file = this.file;
       if (!file) return;
       this.file = null;
+      if (file.torn) await file.handle.truncate(file.length).catch(() => undefined);
       await file.handle.close().catch(() => undefined);
       await rename(file.path, file.path.slice(0, -OPEN_SUFFIX.length) + SEALED_SUFFIX);
       await this.syncDir();
@@ -138,12 +173,12 @@ export class ForwardRecordSpool {
   }
 
   /**
-   * The entries of a claimed file, read as a stream (a long outage makes a long file); a line that
-   * does not parse (torn by a crash mid-write) is counted in `torn` and skipped.
+   * The entries of a claimed file, read as a stream (a long outage makes a long file). Only a line
+   * ended by its newline is whole: the last line without one (a crash mid-write) is counted in
+   * `torn` and skipped even if it parses, as is a line that does not parse.
    */
   async *read(path: string, torn: { count: number }): AsyncGenerator<SpoolEntry> {
-    const lines = createInterface({ input: createReadStream(path, { encoding: 'utf8' }), crlfDelay: Infinity });
-    for await (const line of lines) {
+    for await (const line of wholeLines(path, torn)) {
       if (line === '') continue;
       let entry: SpoolEntry | undefined;
       try {
@@ -170,7 +205,7 @@ export class ForwardRecordSpool {
     const path = join(dir, `${OWNER}-${Date.now()}.jsonl`);
     const handle = await open(path, 'a', 0o600);
     try {
-      await handle.write(entries.map((entry) => `${JSON.stringify(entry)}\n`).join(''));
+      await writeAll(handle, asLines(entries));
       await handle.datasync();
     } finally {
       await handle.close();
@@ -185,21 +220,19 @@ export class ForwardRecordSpool {
     });
   }
 
-  private async openFile(): Promise<{ handle: FileHandle; path: string }> {
+  private async newFile(): Promise<AppendFile> {
     await mkdir(this.dir, { recursive: true, mode: 0o700 });
     const path = join(this.dir, `${OWNER}-${Date.now()}-${++this.sequence}${OPEN_SUFFIX}`);
-    const handle = await open(
-      path,
-      constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_EXCL,
-      0o600,
-    );
+    const handle = await this.openFile(path);
     try {
       await this.syncDir();
     } catch (error) {
+      // Not kept: an empty file, removed again so that failing appends do not leave one each.
       await handle.close().catch(() => undefined);
+      await unlink(path).catch(() => undefined);
       throw error;
     }
-    this.file = { handle, path };
+    this.file = { handle, path, length: 0, torn: false };
     return this.file;
   }
 
@@ -218,6 +251,45 @@ export class ForwardRecordSpool {
     this.chain = run.catch(() => undefined);
     return run;
   }
+}
+
+interface AppendFile {
+  handle: SpoolFile;
+  path: string;
+  /** Bytes of whole, fdatasync'd batches: what the file is cut back to after a failed append. */
+  length: number;
+  /** Whether bytes past `length` may be there (an append failed and its truncate did not succeed yet). */
+  torn: boolean;
+}
+
+/** One JSON line per entry, each ended by the newline that says it is whole. */
+function asLines(entries: SpoolEntry[]): Buffer {
+  return Buffer.from(entries.map((entry) => `${JSON.stringify(entry)}\n`).join(''), 'utf8');
+}
+
+/** Writes every byte: a write may take fewer than asked (a filling file system) without an error. */
+async function writeAll(handle: SpoolFile, bytes: Buffer): Promise<void> {
+  for (let written = 0; written < bytes.length;) {
+    const { bytesWritten } = await handle.write(bytes, written, bytes.length - written);
+    if (bytesWritten <= 0) throw noSpace();
+    written += bytesWritten;
+  }
+}
+
+/** What a write that took nothing and reported nothing means: the file system is full. */
+function noSpace(): NodeJS.ErrnoException {
+  return Object.assign(new Error('the spool file took no more bytes (file system full)'), { code: 'ENOSPC' });
+}
+
+/** The newline-ended lines of a file, streamed; a last line without its newline is counted in `torn`, not given. */
+async function* wholeLines(path: string, torn: { count: number }): AsyncGenerator<string> {
+  let rest = '';
+  for await (const chunk of createReadStream(path, { encoding: 'utf8' }) as AsyncIterable<string>) {
+    const lines = (rest + chunk).split('\n');
+    rest = lines.pop()!;
+    yield* lines;
+  }
+  if (rest !== '') torn.count++;
 }
 
 /** Whether this process may take a file owned by `<pid>-<token>`: its own, or one whose owner is no longer running here. */

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy, Optional } from '@nestjs/common';
 import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
 import { Metrics } from '../metrics/metrics.service';
@@ -10,7 +10,7 @@ import { SecretSealer } from '../vault/secret-sealer';
 import type { ForwardRecord } from './forward-record';
 import { bodyColumns, sealBodies } from './sealed-bodies';
 import { columns, finalColumns, latestById, values } from './forward-record-columns';
-import { ForwardRecordSpool, SpoolEntry } from './forward-record-spool';
+import { ForwardRecordSpool, OPEN_SPOOL_FILE, type OpenSpoolFile, SpoolEntry } from './forward-record-spool';
 
 /** Outcomes are written in batches: one multi-row statement (one commit, one WAL flush) per batch. */
 const FLUSH_EVERY_MS = 50;
@@ -151,6 +151,11 @@ export class ForwardRecordsService implements OnApplicationBootstrap, OnModuleDe
   });
   /** Set when a write failed for want of the database: writes go straight to the spool until a probe succeeds. */
   private databaseDown = false;
+  /**
+   * Spool appends failed since the last one that succeeded (0: the spool works). A full disk fails every
+   * append: the first failure is logged, then one line when an append succeeds again, never a line each.
+   */
+  private spoolFailures = 0;
   private replayTimer: NodeJS.Timeout | null = null;
   private replaying: Promise<void> | null = null;
   private closing = false;
@@ -160,8 +165,9 @@ export class ForwardRecordsService implements OnApplicationBootstrap, OnModuleDe
     @Inject(APP_CONFIG) config: AppConfig,
     metrics: Metrics,
     private readonly sealer: SecretSealer,
+    @Optional() @Inject(OPEN_SPOOL_FILE) openSpoolFile?: OpenSpoolFile,
   ) {
-    this.spool = new ForwardRecordSpool(config.forwardRecordSpoolDir);
+    this.spool = new ForwardRecordSpool(config.forwardRecordSpoolDir, openSpoolFile);
     metrics.gauge(
       'forward_disclosures_waiting',
       'Forwards with card data waiting for their record to be committed or spooled before they are sent.',
@@ -257,9 +263,9 @@ export class ForwardRecordsService implements OnApplicationBootstrap, OnModuleDe
     }
     const at = new Date().toISOString();
     try {
-      await this.spool.append(records.map((record) => ({ kind: 'pending', at, record: asPending(record) })));
+      await this.spoolAppend(records.map((record) => ({ kind: 'pending', at, record: asPending(record) })));
     } catch (error) {
-      this.logger.error(`could not spool ${records.length} disclosures, refusing them: ${message(error)}`);
+      this.spoolFailed(`could not spool ${records.length} disclosures, refusing them`, error);
       throw serviceUnavailableProblem(
         'The forward could not be recorded (database and local spool unavailable); nothing was sent. Retry shortly.',
       );
@@ -281,16 +287,15 @@ export class ForwardRecordsService implements OnApplicationBootstrap, OnModuleDe
     }
     const at = new Date().toISOString();
     try {
-      await this.spool.append(
+      await this.spoolAppend(
         batch.map((record) => ({ kind: 'final', at, record: { ...record, disclosedInTable: undefined } })),
       );
     } catch (error) {
       // No retry once shutting down: nothing would be left to write to.
       const kept = !this.closing && this.outcomes.size + batch.length <= MAX_HELD_OUTCOMES;
-      this.logger.error(
-        `could not spool ${batch.length} forward records ` +
-          `(${kept ? 'kept in memory, retried' : 'LOST: shutting down or memory bound reached'}): ${message(error)}`,
-      );
+      const what = `could not spool ${batch.length} forward records`;
+      if (kept) this.spoolFailed(`${what} (kept in memory, retried)`, error);
+      else this.logger.error(`${what} (LOST: shutting down or memory bound reached): ${message(error)}`);
       if (kept) this.outcomes.retry(batch, REPLAY_EVERY_MS);
     }
   }
@@ -330,6 +335,7 @@ export class ForwardRecordsService implements OnApplicationBootstrap, OnModuleDe
     }
     if (this.databaseDown) this.logger.log('the database answers again; forward records go to it');
     this.databaseDown = false;
+    this.spoolEpisodeEnded('the database answers again');
     if (this.spool.writing) {
       await this.spool.seal();
       files.push(...(await this.spool.replayable()).filter((name) => !files.includes(name)));
@@ -390,6 +396,24 @@ export class ForwardRecordsService implements OnApplicationBootstrap, OnModuleDe
     if (refused.length > 0) {
       const kept = await this.spool.reject(refused);
       this.logger.error(`the table refused ${refused.length} spooled forward records; kept in ${kept}`);
+    }
+  }
+
+  private async spoolAppend(entries: SpoolEntry[]): Promise<void> {
+    await this.spool.append(entries);
+    this.spoolEpisodeEnded('the spool takes them again');
+  }
+
+  /** Ends an episode of failing spool appends: the spool took a batch, or the database is back and takes them. */
+  private spoolEpisodeEnded(how: string): void {
+    if (this.spoolFailures === 0) return;
+    this.logger.log(`forward records are written again (${how}), after ${this.spoolFailures} failed spool appends`);
+    this.spoolFailures = 0;
+  }
+
+  private spoolFailed(what: string, error: unknown): void {
+    if (this.spoolFailures++ === 0) {
+      this.logger.error(`${what}: ${message(error)} (logged once until an append succeeds again)`);
     }
   }
 

@@ -16,17 +16,18 @@ import {
 export const MAX_STORED_RESPONSE_BYTES = 1024 * 1024;
 export const REPLAYED_HEADER = 'idempotent-replayed';
 
-/**
- * Idempotency-Key on the synchronous POST /vault-forward: the first request sends and its answer is
- * sealed and stored as a record keeps it (no filled value, security code or whole card number); a repeat
- * within 24 h (same merchant account, same key, same request) gets that answer again, marked `idempotent-replayed: true`, and nothing reaches the downstream. A repeat
- * while the first still runs is a 409 (the caller retries; waiting would hold a connection for up to
- * the forward's timeout). A forward that fails with our own problem (nothing usable came back), or
- * whose answer is streamed or above 1 MiB, releases the key (once the database is back, if it is not).
- */
 /** The answer of a forward, with the values the request carried that what rests of it must not hold. */
 type SentResponse = DownstreamResponse & { withheld: readonly string[] };
 
+/**
+ * Idempotency-Key on the synchronous POST /vault-forward: the first request sends and its answer is
+ * sealed and stored as a record keeps it (no filled value, security code or whole card number); a
+ * repeat within 24 h (same merchant account, same key, same request) gets that answer again, marked
+ * `idempotent-replayed: true`, and nothing reaches the downstream. A repeat while the first still
+ * runs is a 409 (the caller retries; waiting would hold a connection for up to
+ * the forward's timeout). A forward that fails with our own problem (nothing usable came back), or
+ * whose answer is streamed or above 1 MiB, releases the key (once the database is back, if it is not).
+ */
 @Injectable()
 export class ForwardIdempotency {
   constructor(private readonly idempotency: IdempotencyService) {}

@@ -73,6 +73,16 @@ export abstract class ForwardQueue {
   abstract schedule(name: string, everyMs: number): Promise<void>;
 
   /**
+   * Whether the engine may have lost its jobs since `markSwept()` was last called on it (Redis restarted
+   * without its data, flushed, or a new one): the job rows must then be swept in full, not only the
+   * overdue ones. Rejects while the engine is unreachable.
+   */
+  abstract mayHaveLostJobs(): Promise<boolean>;
+
+  /** Records that the job rows were swept into the engine as it now is (see mayHaveLostJobs). */
+  abstract markSwept(): Promise<void>;
+
+  /**
    * The BullMQ queue name and Worker options of this process's consumer (ForwardQueueProcessor): its
    * own connection (a blocking one on Redis, a pool on PostgreSQL), closed by close().
    */
@@ -116,6 +126,12 @@ export class NoForwardQueue extends ForwardQueue {
   schedule(): Promise<void> {
     return Promise.reject(new QueueUnavailableError('none', 'QUEUE_BACKEND is none'));
   }
+
+  mayHaveLostJobs(): Promise<boolean> {
+    return Promise.resolve(false);
+  }
+
+  async markSwept(): Promise<void> {}
 
   consumer(): ConsumerSettings {
     throw new Error('QUEUE_BACKEND is none: there is no queue to take jobs from');

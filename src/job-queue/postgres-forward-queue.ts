@@ -145,6 +145,13 @@ export class PostgresForwardQueue extends ForwardQueue {
     );
   }
 
+  /** Its jobs are rows of the same database as the job rows: they are lost with them or not at all. */
+  mayHaveLostJobs(): Promise<boolean> {
+    return Promise.resolve(false);
+  }
+
+  async markSwept(): Promise<void> {}
+
   consumer(concurrency: number, lockMs: number): ConsumerSettings {
     if (this.consumed) throw new Error('this queue is consumed already');
     this.consumed = true;

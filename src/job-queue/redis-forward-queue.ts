@@ -25,6 +25,9 @@ import type { EngineQueue, EngineQueueOptions, EngineWorker } from './engine';
 import { ENQUEUE_TIMEOUT_MS, LOCK_OPTIONS } from './job-options';
 import { withTimeout } from '../common/with-timeout';
 
+/** The suffix of the key that says the job rows were swept into this Redis (see mayHaveLostJobs). */
+const SWEPT_KEY = 'vault-swept';
+
 /**
  * The producer's connection (BullModule's shared configuration on Redis): no offline queue and a command
  * timeout, so an enqueue during an outage fails at once (or within ENQUEUE_TIMEOUT_MS on a silent network)
@@ -76,8 +79,7 @@ export class RedisForwardQueue extends ForwardQueue {
   async enqueue(jobId: string, options: EnqueueOptions = {}): Promise<void> {
     const attempt = options.attempt ?? 1;
     bullJobId(jobId, attempt, options.copy);
-    if (this.producer.status !== 'ready')
-      throw new QueueUnavailableError('redis', `connection ${this.producer.status}`);
+    this.refuseUnlessReady();
     try {
       if (options.replaceFailed) await withTimeout(removeFailedCopy(this.queue, jobId, attempt), ENQUEUE_TIMEOUT_MS);
       await withTimeout(
@@ -100,13 +102,37 @@ export class RedisForwardQueue extends ForwardQueue {
   }
 
   async schedule(name: string, everyMs: number): Promise<void> {
-    if (this.producer.status !== 'ready')
-      throw new QueueUnavailableError('redis', `connection ${this.producer.status}`);
+    this.refuseUnlessReady();
     await this.queue.upsertJobScheduler(
       name,
       { every: everyMs },
       { name, data: SCHEDULED_DATA, opts: { removeOnComplete: true, removeOnFail: true } },
     );
+  }
+
+  /**
+   * A key of ours beside BullMQ's (same prefix and queue name, so the same Cluster slot and gone with an
+   * obliterate): written after a full sweep, absent once Redis lost its data. Redis keeps no key but by
+   * noeviction, which BullMQ requires anyway.
+   */
+  async mayHaveLostJobs(): Promise<boolean> {
+    this.refuseUnlessReady();
+    return (await withTimeout(this.producer.exists(this.sweptKey), ENQUEUE_TIMEOUT_MS)) === 0;
+  }
+
+  async markSwept(): Promise<void> {
+    this.refuseUnlessReady();
+    await withTimeout(this.producer.set(this.sweptKey, new Date().toISOString()), ENQUEUE_TIMEOUT_MS);
+  }
+
+  /** Fails at once while the producer is not connected (it has no offline queue to wait in). */
+  private refuseUnlessReady(): void {
+    if (this.producer.status !== 'ready')
+      throw new QueueUnavailableError('redis', `connection ${this.producer.status}`);
+  }
+
+  private get sweptKey(): string {
+    return this.queue.toKey(SWEPT_KEY);
   }
 
   consumer(concurrency: number, lockMs: number): ConsumerSettings {

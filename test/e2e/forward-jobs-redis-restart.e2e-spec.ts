@@ -16,8 +16,8 @@ const ENDED = ['succeeded', 'failed', 'cancelled'];
 /**
  * Redis restarting mid-load without persistence (a private redis-server, SIGKILLed and started again
  * empty): every BullMQ job waiting in it is lost, with the housekeeping scheduler. The job rows in
- * PostgreSQL are the truth: the worker puts its scheduler back when Redis returns, and the sweep
- * enqueues the overdue queued jobs again, so every 202 ends in a final state, each sent once.
+ * PostgreSQL are the truth: the worker puts its scheduler back when Redis returns and, finding its
+ * swept-marker key gone, enqueues every queued job again, so every 202 ends in a final state, each sent once.
  */
 describe('Queued forwards survive a Redis restart that loses its data', () => {
   let redis: PrivateRedis;
@@ -73,9 +73,9 @@ describe('Queued forwards survive a Redis restart that loses its data', () => {
     expect(acceptedAfter()).toBeGreaterThanOrEqual(120);
 
     await expectEachSucceededOnce(stack, [before, during, ...after], { timeoutMs: 90_000 });
-    // The lost ones came back through the sweep, not by chance.
+    // The lost ones came back through the recovery sweep, not by chance.
     expect(stack.worker.output()).toMatch(
-      /overdue for their attempt, or running with a lapsed lease, were enqueued again/,
+      /the job queue may have lost its jobs: every queued forward was enqueued again/,
     );
   }, 180_000);
 

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { asKept } from '../support/card-spellings';
 import { createForwardingMerchant, ForwardingMerchant } from '../factories/forwarding-merchants';
 import { Downstream, startHttpDownstream } from '../support/downstream';
 import { expectProblem, http } from '../support/http';
@@ -105,15 +106,16 @@ describe('Merchant isolation: forward records and Idempotency-Key', () => {
 
   it('the same Idempotency-Key for two merchants: each request is sent once and replays its own answer, never the other’s', async () => {
     const key = `k-${randomUUID()}`;
-    const body = `{"n":"{{ CARD_NUMBER_1 }}","ref":"${key}"}`;
+    // Each merchant's own literal: a replay shows it, while the echoed card number is withheld (decision 0113).
+    const bodyOf = (m: ForwardingMerchant) => `{"n":"{{ CARD_NUMBER_1 }}","ref":"${key}","own":"${m.card.id}"}`;
     const hits = () => downstream.received.filter((r) => r.body.toString().includes(key)).length;
 
-    const firstA = await forward(a, body, key);
+    const firstA = await forward(a, bodyOf(a), key);
     expect(firstA.status).toBe(200);
     expect(firstA.headers.get('idempotent-replayed')).toBeNull();
     expect(firstA.text).toContain(a.card.number);
 
-    const firstB = await forward(b, body, key);
+    const firstB = await forward(b, bodyOf(b), key);
     expect(firstB.status).toBe(200);
     expect(firstB.headers.get('idempotent-replayed')).toBeNull();
     expect(firstB.text).toContain(b.card.number);
@@ -121,14 +123,14 @@ describe('Merchant isolation: forward records and Idempotency-Key', () => {
     expect(hits()).toBe(2);
 
     for (let round = 0; round < 3; round++) {
-      const replayB = await forward(b, body, key);
+      const replayB = await forward(b, bodyOf(b), key);
       expect(replayB.status).toBe(200);
       expect(replayB.headers.get('idempotent-replayed')).toBe('true');
-      expect(replayB.text).toBe(firstB.text);
-      const replayA = await forward(a, body, key);
+      expect(replayB.text).toBe(asKept(firstB.text, b.card.number));
+      const replayA = await forward(a, bodyOf(a), key);
       expect(replayA.status).toBe(200);
       expect(replayA.headers.get('idempotent-replayed')).toBe('true');
-      expect(replayA.text).toBe(firstA.text);
+      expect(replayA.text).toBe(asKept(firstA.text, a.card.number));
     }
     expect(hits()).toBe(2);
   });

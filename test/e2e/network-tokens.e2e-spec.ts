@@ -183,7 +183,12 @@ describe('network tokens', () => {
       expect(accepted.status).toBe(202);
       const job = await endedJob(t.url, token, accepted.body.id);
       expect(job.body.status).toBe('succeeded');
-      expect(JSON.parse(JSON.parse(job.body.response.body).echo)).toEqual({ t: withToken.value, e: '0328' });
+      expect(JSON.parse(downstream.requestsTo('/pay').at(-1)!.body.toString('utf8'))).toEqual({
+        t: withToken.value,
+        e: '0328',
+      });
+      // The stored answer keeps what a record may keep (decision 0113): the filled token withheld.
+      expect(JSON.parse(JSON.parse(job.body.response.body).echo)).toEqual({ t: '[Redacted]', e: '0328' });
       const refused = await forward([without], '{"t":"{{ CARD_NETWORK_TOKEN_1 }}"}', true);
       expectProblem(refused, 400, 'invalid-placeholder');
       const rows = await t.db.query(`SELECT * FROM vault_forward_job_plans p WHERE p.job_id = $1`, [accepted.body.id]);

@@ -75,3 +75,32 @@ export function reveals(text: string, pan: string): boolean {
 export function shownDigits(text: string): number {
   return unspelt(text).replace(/[^0-9]/g, '').length;
 }
+
+/** Field names a card's security code goes by in payment APIs, in the spellings they use (decision 0113). */
+export const SECURITY_CODE_SPELLINGS = [
+  'cvv',
+  'CVV',
+  'cvc',
+  'cvv2',
+  'cvc2',
+  'CVC2',
+  'cid',
+  'csc',
+  'cvn',
+  'cvd',
+  'security_code',
+  'securityCode',
+  'Security-Code',
+  'card_verification_value',
+  'cardVerificationValue',
+  'cardCode',
+  'card_code',
+  'verification_value',
+  'cvv_number',
+  'encryptedSecurityCode',
+] as const;
+
+/** `text` as what rests of an answer shows it (decision 0113): each filled value the target echoed withheld. */
+export function asKept(text: string, ...filled: string[]): string {
+  return filled.reduce((out, value) => out.split(value).join('[Redacted]'), text);
+}

@@ -11,7 +11,7 @@ import {
   textEncodingOf,
 } from '../../src/card-data/card-numbers';
 import { keptText } from '../../src/forward-record-bodies/body-capture';
-import { CORPUS, reveals, shownDigits, spellings, TEST_PANS } from '../support/card-spellings';
+import { CORPUS, reveals, SECURITY_CODE_SPELLINGS, shownDigits, spellings, TEST_PANS } from '../support/card-spellings';
 import { expectLinearCost } from '../support/cpu-time';
 
 describe('the one card-number detector (decision 0112)', () => {
@@ -110,32 +110,7 @@ describe('the one card-number detector (decision 0112)', () => {
 });
 
 describe('sensitive authentication data by field name (decision 0113)', () => {
-  const names = [
-    'cvv',
-    'CVV',
-    'cvc',
-    'cvv2',
-    'cvc2',
-    'cid',
-    'csc',
-    'cvn',
-    'cvd',
-    'security_code',
-    'securityCode',
-    'Security-Code',
-    'card_verification_value',
-    'cardVerificationValue',
-    'cardCode',
-    'card_code',
-    'verification_value',
-    'cvv_number',
-    'CVC2',
-    'encryptedSecurityCode',
-    'track2',
-    'pin_block',
-    'password',
-    'client_secret',
-  ];
+  const names = [...SECURITY_CODE_SPELLINGS, 'track2', 'pin_block', 'password', 'client_secret'];
 
   it.each(names)('removes the value of %s in JSON, XML and form bodies', (name) => {
     expect(withoutAuthenticationData(`{"card":{"${name}": "737","n":1}}`)).toBe(

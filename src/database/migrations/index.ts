@@ -14,6 +14,7 @@ import { IdempotencyKeys1763913600000 } from './1763913600000-IdempotencyKeys';
 import { CallbackDeliveries1763913700000 } from './1763913700000-CallbackDeliveries';
 import { CheckoutSessions1763917200000 } from './1763917200000-CheckoutSessions';
 import { PaymentMethodUsage1763917300000 } from './1763917300000-PaymentMethodUsage';
+import { ForwardJobQueuedIds1763951700000 } from './1763951700000-ForwardJobQueuedIds';
 import { ForwardJobLeases1763920000000 } from './1763920000000-ForwardJobLeases';
 import { ForwardJobCallbackUrls1763923600000 } from './1763923600000-ForwardJobCallbackUrls';
 import { CheckoutSessionCodeClaims1763924000000 } from './1763924000000-CheckoutSessionCodeClaims';
@@ -45,4 +46,5 @@ export const MIGRATIONS = [
   TemplateSecrets1763944400000,
   ForwardRecordBodies1763948000000,
   ForwardAuthenticationSecretDetails1763948103000,
+  ForwardJobQueuedIds1763951700000,
 ];
