@@ -11,6 +11,8 @@ const JOBS = 20;
 const DOWNSTREAM_MS = 40_000;
 /** The outage: twice the lock (QUEUE_LOCK_DURATION_MS, 10 s by default), so every BullMQ lock lapses. */
 const OUTAGE_MS = 20_000;
+/** Each forward's own timeout (x-vault-forward-timeout, seconds): well past the downstream's answer. */
+const FORWARD_TIMEOUT_S = 120;
 const ENDED = ['succeeded', 'failed', 'cancelled'];
 
 /**
@@ -67,6 +69,8 @@ describe('Once means once: a live owner is never overtaken when the lock store g
             'idempotency-key': `once-${randomUUID()}`,
             'x-vault-forward-url': `${s.downstream.url}${path}`,
             'x-vault-forward-http-method': 'POST',
+            // Above the downstream's delay (the default, 30 s, would time every job out and retry it).
+            'x-vault-forward-timeout': String(FORWARD_TIMEOUT_S),
             'x-vault-forward-payment-methods': s.card,
             'x-vault-forward-callback-url': `${s.downstream.url}/callback/${n}`,
           },
@@ -86,7 +90,21 @@ describe('Once means once: a live owner is never overtaken when the lock store g
   /** The outage's length: the fault itself, not a wait for a result. */
   const outage = () => new Promise((resolve) => setTimeout(resolve, OUTAGE_MS));
 
+  /** The check, with both workers' logs printed when it fails (what each saw of the fault). */
   async function expectEachOnce(jobs: Array<{ id: string; path: string; callback: string }>) {
+    try {
+      await checkEachOnce(jobs);
+    } catch (error) {
+      for (const [name, worker] of [
+        ['first', stack?.worker],
+        ['second', second],
+      ] as const)
+        console.error(`--- the ${name} worker's log ---\n${worker?.output() ?? ''}`);
+      throw error;
+    }
+  }
+
+  async function checkEachOnce(jobs: Array<{ id: string; path: string; callback: string }>) {
     const s = stack!;
     const rows = await waitFor(
       async () => {
