@@ -10,6 +10,17 @@ import { StatementBatcher, textArrayLiteral } from '../common/statement-batcher'
 import type { Timestamp } from '../database/timestamp';
 import { IdempotencyClaimLostError } from '../idempotency/idempotency.service';
 import { ForwardJob, JobAttempt, JobStatus } from './forward-job.entity';
+import {
+  JOB_COLUMNS,
+  CREATE,
+  CLAIM,
+  FINISH,
+  CREATE_MANY,
+  CLAIM_MANY,
+  FINISH_MANY,
+  REQUEUE,
+  RECORD_LATE,
+} from './forward-job-statements';
 
 /** A finished job's answer as stored (sealed) and shown. */
 export interface StoredResponse {
@@ -34,112 +45,6 @@ const planAad = (merchantAccountId: string, jobId: string) => boundAad('forward-
 const responseAad = (merchantAccountId: string, jobId: string) =>
   boundAad('forward-job-response', merchantAccountId, jobId);
 
-/** The job's columns as a prepared statement returns them (ForwardJob's, under their SQL names). */
-const JOB_COLUMNS = `id, merchant_account_id, status, method, target_url, payment_method_ids, authentication_ids, max_attempts,
-  idempotency_key, callback_url, attempts, next_attempt_at, response_status, created_at, updated_at, finished_at`;
-
-/**
- * The row, its sealed plan and (for an Idempotency-Key) the key's link to the job, in one statement:
- * one round trip and one commit, and a key is never left claimed without its job. With a claim, the job
- * is created only while that claim still holds the key (locked here): a claim whose request outlived
- * its lease may have been taken over by a retry, which then creates the key's one job instead.
- */
-const CREATE = `WITH claim AS (
-    SELECT id FROM vault_forward_idempotency_keys WHERE id = $13::uuid AND state = 'running' FOR UPDATE),
-  job AS (
-    INSERT INTO vault_forward_jobs
-      (id, merchant_account_id, method, target_url, payment_method_ids, authentication_ids, max_attempts, idempotency_key, callback_url)
-    SELECT $1::uuid, $2::text, $3::text, $4::text, $5::text[], $6::text[], $7::int, $8::text, $9::text
-     WHERE $13::uuid IS NULL OR EXISTS (SELECT 1 FROM claim)
-    RETURNING ${JOB_COLUMNS}),
-  plan AS (
-    INSERT INTO vault_forward_job_plans (job_id, merchant_account_id, ciphertext, wrapped_key, master_key_id)
-    SELECT id, merchant_account_id, $10, $11, $12 FROM job),
-  idempotency AS (
-    UPDATE vault_forward_idempotency_keys SET state = 'done', job_id = $1 WHERE id IN (SELECT id FROM claim))
-  SELECT * FROM job`;
-
-/**
- * Takes attempt $3 + 1 of a queued job (status running, the attempt written without outcome) and
- * returns the row with its sealed plan: one statement. Nothing when the job is not queued at that
- * attempt (cancelled, ended, taken, or this BullMQ job is a repeat): the caller then reads the row.
- */
-const CLAIM = `WITH claimed AS (
-    UPDATE vault_forward_jobs SET status = 'running', attempts = attempts || $2::jsonb, next_attempt_at = NULL, updated_at = now(),
-           lease_expires_at = now() + make_interval(secs => $4::int / 1000.0)
-     WHERE id = $1 AND status = 'queued' AND jsonb_array_length(attempts) = $3
-    RETURNING ${JOB_COLUMNS})
-  SELECT c.*, p.ciphertext, p.wrapped_key, p.master_key_id FROM claimed c LEFT JOIN vault_forward_job_plans p ON p.job_id = c.id`;
-
-/**
- * Ends a job: its sealed response stored (when there is one), its plan deleted (the request, with
- * literal CVVs and forwarded credentials, is no longer needed), the row ended with its attempts. One
- * statement, so one commit.
- */
-const FINISH = `WITH response AS (
-    INSERT INTO vault_forward_job_responses (job_id, merchant_account_id, ciphertext, wrapped_key, master_key_id)
-    SELECT $1, $2, $6::bytea, $7::bytea, $8::text WHERE $6::bytea IS NOT NULL
-    ON CONFLICT (job_id) DO UPDATE
-      SET ciphertext = EXCLUDED.ciphertext, wrapped_key = EXCLUDED.wrapped_key, master_key_id = EXCLUDED.master_key_id),
-  plan AS (DELETE FROM vault_forward_job_plans WHERE job_id = $1)
-  UPDATE vault_forward_jobs
-     SET status = $3, attempts = $4::jsonb, next_attempt_at = NULL, response_status = $5, updated_at = now(), finished_at = now()
-   WHERE id = $1`;
-
-const J_COLUMNS = JOB_COLUMNS.split(',')
-  .map((column) => `j.${column.trim()}`)
-  .join(', ');
-
-/** CREATE for many jobs (StatementBatcher); the id lists travel as array literals (arrays of arrays do not fit unnest()). */
-const CREATE_MANY = `WITH input AS (
-    SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[], $8::text[],
-                         $9::text[], $10::bytea[], $11::bytea[], $12::text[], $13::uuid[])
-      AS i(id, merchant, method, target, pms, auths, max_attempts, idempotency_key, callback_url,
-           ciphertext, wrapped_key, master_key_id, claim_id)),
-  claim AS (
-    SELECT k.id FROM vault_forward_idempotency_keys k JOIN input i ON k.id = i.claim_id WHERE k.state = 'running' FOR UPDATE OF k),
-  accepted AS (SELECT * FROM input WHERE claim_id IS NULL OR claim_id IN (SELECT id FROM claim)),
-  job AS (
-    INSERT INTO vault_forward_jobs
-      (id, merchant_account_id, method, target_url, payment_method_ids, authentication_ids, max_attempts, idempotency_key, callback_url)
-    SELECT id, merchant, method, target, pms::text[], auths::text[], max_attempts, idempotency_key, callback_url FROM accepted
-    RETURNING ${JOB_COLUMNS}),
-  plan AS (
-    INSERT INTO vault_forward_job_plans (job_id, merchant_account_id, ciphertext, wrapped_key, master_key_id)
-    SELECT id, merchant, ciphertext, wrapped_key, master_key_id FROM accepted),
-  idempotency AS (
-    UPDATE vault_forward_idempotency_keys k SET state = 'done', job_id = a.id FROM accepted a WHERE k.id = a.claim_id)
-  SELECT * FROM job`;
-
-/** CLAIM for many (job, attempt) pairs; a job named twice is claimed once (its row's last attempt says by which). */
-const CLAIM_MANY = `WITH input AS (SELECT * FROM unnest($1::uuid[], $2::jsonb[], $3::int[]) AS i(id, entry, done)),
-  claimed AS (
-    UPDATE vault_forward_jobs j SET status = 'running', attempts = j.attempts || i.entry, next_attempt_at = NULL, updated_at = now(),
-           lease_expires_at = now() + make_interval(secs => $4::int / 1000.0)
-      FROM input i WHERE j.id = i.id AND j.status = 'queued' AND jsonb_array_length(j.attempts) = i.done
-    RETURNING ${J_COLUMNS})
-  SELECT c.*, p.ciphertext, p.wrapped_key, p.master_key_id FROM claimed c LEFT JOIN vault_forward_job_plans p ON p.job_id = c.id`;
-
-/** FINISH for many jobs (a job named twice fails the batch, which then runs item by item). */
-const FINISH_MANY = `WITH input AS (
-    SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::jsonb[], $5::int[], $6::bytea[], $7::bytea[], $8::text[])
-      AS i(id, merchant, status, attempts, response_status, ciphertext, wrapped_key, master_key_id)),
-  response AS (
-    INSERT INTO vault_forward_job_responses (job_id, merchant_account_id, ciphertext, wrapped_key, master_key_id)
-    SELECT id, merchant, ciphertext, wrapped_key, master_key_id FROM input WHERE ciphertext IS NOT NULL
-    ON CONFLICT (job_id) DO UPDATE
-      SET ciphertext = EXCLUDED.ciphertext, wrapped_key = EXCLUDED.wrapped_key, master_key_id = EXCLUDED.master_key_id),
-  plan AS (DELETE FROM vault_forward_job_plans p USING input i WHERE p.job_id = i.id)
-  UPDATE vault_forward_jobs j
-     SET status = i.status, attempts = i.attempts, next_attempt_at = NULL, response_status = i.response_status,
-         updated_at = now(), finished_at = now()
-    FROM input i WHERE j.id = i.id`;
-
-/** An attempt that is retried: the row waits for the next one (its BullMQ job carries the delay). */
-const REQUEUE =
-  `UPDATE vault_forward_jobs SET status = 'queued', attempts = $2::jsonb, next_attempt_at = $3, updated_at = now() ` +
-  `WHERE id = $1 AND status = 'running'`;
-
 /**
  * Job rows and their sealed parts. The plan (literal CVVs, forwarded header values) and the response
  * are sealed before they reach PostgreSQL, each bound to its merchant and job (a blob moved to another
@@ -156,7 +61,8 @@ export class ForwardJobStore {
   /** A create whose idempotency claim no longer holds its key gives no row (undefined). */
   private readonly creates: StatementBatcher<unknown[], JobRow | undefined>;
   private readonly claims: StatementBatcher<ClaimItem, ClaimedRow | null>;
-  private readonly finishes: StatementBatcher<unknown[], void>;
+  /** Whether the job ended (false: its attempt did not own it any more). */
+  private readonly finishes: StatementBatcher<unknown[], boolean>;
 
   /** How long a claimed job's lease lasts unrenewed: the queue's lock duration (renewLeases). */
   private readonly leaseMs: number;
@@ -198,11 +104,16 @@ export class ForwardJobStore {
         return items.map((item) => byAttempt.get(item.requestId) ?? null);
       },
     });
-    this.finishes = new StatementBatcher<unknown[], void>({
-      one: async (values) => void (await this.sql.prepared('forward-jobs.finish', FINISH, values)),
+    this.finishes = new StatementBatcher<unknown[], boolean>({
+      one: async (values) => (await this.sql.prepared('forward-jobs.finish', FINISH, values)).length > 0,
       many: async (items) => {
-        await this.sql.prepared('forward-jobs.finish-many', FINISH_MANY, transpose(items, []));
-        return items.map(() => undefined);
+        const rows = await this.sql.prepared<{ id: string }>(
+          'forward-jobs.finish-many',
+          FINISH_MANY,
+          transpose(items, []),
+        );
+        const ended = new Set(rows.map((row) => row.id));
+        return items.map((values) => ended.has(values[0] as string));
       },
     });
   }
@@ -259,20 +170,46 @@ export class ForwardJobStore {
     return { job, plan: row.ciphertext ? this.openSealedPlan(job, row as SealedRow) : null };
   }
 
-  /** Extends the leases of the running jobs a worker holds; a job that has ended meanwhile is left alone. */
-  async renewLeases(jobIds: string[]): Promise<void> {
-    await this.sql.prepared(
+  /**
+   * Extends the leases of the running attempts a worker holds (job id → attempt's request_id), also a
+   * lease that lapsed while the database was away, as long as the attempt still owns its job. Returns
+   * the jobs whose attempt does not own them any more (ended, or superseded by another worker).
+   */
+  async renewLeases(attempts: ReadonlyMap<string, string>): Promise<string[]> {
+    const ids = [...attempts.keys()];
+    const rows = await this.sql.prepared<{ id: string }>(
       'forward-jobs.renew-leases',
-      `UPDATE vault_forward_jobs SET lease_expires_at = now() + make_interval(secs => $2::int / 1000.0)
-        WHERE id = ANY($1::uuid[]) AND status = 'running'`,
-      [jobIds, this.leaseMs],
+      `UPDATE vault_forward_jobs j SET lease_expires_at = now() + make_interval(secs => $3::int / 1000.0)
+         FROM unnest($1::uuid[], $2::text[]) AS i(id, request_id)
+        WHERE j.id = i.id AND j.status = 'running' AND j.attempts -> -1 ->> 'request_id' = i.request_id
+        RETURNING j.id`,
+      [ids, ids.map((id) => attempts.get(id)), this.leaseMs],
     );
+    const renewed = new Set(rows.map((row) => row.id));
+    return ids.filter((id) => !renewed.has(id));
+  }
+
+  /**
+   * The lease of attempt `requestId` while it owns its running job: its expiry as stored (compared as
+   * is: the same text means nobody renewed it) and how long it still runs by the database's clock (0
+   * once lapsed). Null when the job is not running that attempt any more.
+   */
+  async leaseOf(jobId: string, requestId: string): Promise<{ expiresAt: string; remainingMs: number } | null> {
+    const [row] = await this.sql.prepared<{ expires_at: string | null; remaining_ms: number | null }>(
+      'forward-jobs.lease-of',
+      `SELECT lease_expires_at::text AS expires_at,
+              greatest(0, ceil(extract(epoch FROM lease_expires_at - now()) * 1000))::float8 AS remaining_ms
+         FROM vault_forward_jobs WHERE id = $1 AND status = 'running' AND attempts -> -1 ->> 'request_id' = $2::text`,
+      [jobId, requestId],
+    );
+    if (!row) return null;
+    return { expiresAt: row.expires_at ?? 'none', remainingMs: Number(row.remaining_ms ?? 0) };
   }
 
   /**
    * Jobs whose BullMQ job may be gone, with the attempt to enqueue again: queued ones overdue by
    * `overdueSeconds` (the next attempt), and running ones whose lease lapsed (the running attempt,
-   * whose next delivery closes it as worker-lost).
+   * whose next delivery closes it as outcome-unknown once its owner is surely gone).
    */
   async stranded(overdueSeconds: number, limit: number): Promise<Array<{ id: string; attempt: number }>> {
     const rows = await this.sql.prepared<{ id: string; attempt: number }>(
@@ -297,14 +234,18 @@ export class ForwardJobStore {
     return row ? jobOf(row) : null;
   }
 
-  /** Ends a job (see FINISH); the response is sealed here. */
+  /**
+   * Ends a job (see FINISH) while attempt `owner` (a request_id) owns it; the response is sealed here.
+   * False when that attempt does not own the job any more: nothing changed.
+   */
   async finish(
     job: Pick<ForwardJob, 'id' | 'merchantAccountId' | 'attempts'>,
+    owner: string,
     status: JobStatus,
     response: StoredResponse | null,
-  ): Promise<void> {
+  ): Promise<boolean> {
     const sealed = response ? this.sealer.sealJson(responseAad(job.merchantAccountId, job.id), response) : null;
-    await this.finishes.run([
+    return this.finishes.run([
       job.id,
       job.merchantAccountId,
       status,
@@ -313,12 +254,33 @@ export class ForwardJobStore {
       sealed?.ciphertext ?? null,
       sealed?.wrappedKey ?? null,
       sealed?.masterKeyId ?? null,
+      owner,
     ]);
   }
 
-  /** Back to queued after a retried attempt, due at `nextAttemptAt` (ISO, µs). */
-  async requeue(job: Pick<ForwardJob, 'id' | 'attempts'>, nextAttemptAt: string): Promise<void> {
-    await this.sql.prepared('forward-jobs.requeue', REQUEUE, [job.id, JSON.stringify(job.attempts), nextAttemptAt]);
+  /**
+   * Back to queued after a retried attempt, due at `nextAttemptAt` (ISO, µs), while attempt `owner`
+   * owns the job (see REQUEUE). False when it does not any more: nothing changed.
+   */
+  async requeue(job: Pick<ForwardJob, 'id' | 'attempts'>, owner: string, nextAttemptAt: string): Promise<boolean> {
+    const rows = await this.sql.prepared('forward-jobs.requeue', REQUEUE, [
+      job.id,
+      JSON.stringify(job.attempts),
+      nextAttemptAt,
+      owner,
+    ]);
+    return rows.length > 0;
+  }
+
+  /** Keeps the outcome of an attempt that no longer owns its job in its history entry (see RECORD_LATE). */
+  async recordLateOutcome(jobId: string, entry: JobAttempt): Promise<boolean> {
+    const rows = await this.sql.prepared('forward-jobs.record-late', RECORD_LATE, [
+      jobId,
+      entry.number - 1,
+      JSON.stringify(entry),
+      entry.request_id,
+    ]);
+    return rows.length > 0;
   }
 
   /** The job's plan, or null once it is gone (the job ended). */

@@ -17,7 +17,7 @@ export interface JobAttempt {
   duration_ms: number | null;
   /** The downstream's status, or null when no answer came. */
   status: number | null;
-  /** Why no answer counted: a problem code (downstream-unreachable, …) or `worker-lost`. */
+  /** Why no answer counted: a problem code (downstream-unreachable, …) or `outcome-unknown` (its worker was lost mid-attempt). */
   error_type: string | null;
   /** When the next attempt runs, if this one is retried. */
   next_attempt_at: string | null;

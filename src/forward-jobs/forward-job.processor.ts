@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { Readable } from 'node:stream';
 import { BeforeApplicationShutdown, Inject, Injectable, Logger } from '@nestjs/common';
 import { Processor } from '@nestjs/bullmq';
 import type { AppConfig } from '../config/config';
@@ -8,9 +7,7 @@ import { isDatabaseUnavailable } from '../database/errors';
 import { ProblemException } from '../common/problem/problem';
 import { CallbackDeliveries } from '../forward-callbacks/callback-deliveries';
 import { ForwardExecutor, isRetryable, reachedDownstream } from '../forwarding/forward-executor';
-import { ForwardingErrors } from '../forwarding/forwarding.errors';
 import { keptAnswer } from '../forward-record-bodies/body-capture';
-import type { DownstreamResponse } from '../outbound/downstream-client';
 import type { ForwardPlan } from '../forwarding/forward-plan';
 import { ForwardJobData } from '../job-queue/forward-queue';
 import { ForwardQueueProcessor } from '../job-queue/forward-queue.processor';
@@ -19,11 +16,11 @@ import { VaultKeyUnavailableError } from '../vault/vault.errors';
 import { ENDED_STATUSES, ForwardJob, JobAttempt } from './forward-job.entity';
 import { ForwardJobStore, StoredResponse } from './forward-job-store';
 import { epochMsNow, isoMicros } from './job-clock';
+import { readWhole, retryAfterOf } from './job-answer';
+import { JobOwnedElsewhereError, LeaseWatch, remember } from './lease-watch';
 import { LostJobRecovery } from './lost-job-recovery';
-import { AttemptOutcome, backoffMs, keyStoreOutageDelayMs, mayRetry, parseRetryAfter } from './retry-policy';
+import { AttemptOutcome, backoffMs, keyStoreOutageDelayMs, mayRetry } from './retry-policy';
 
-/** The most of a downstream answer a job keeps (the same limit as the synchronous path's). */
-const MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
 /**
  * The repeatable BullMQ job (a job scheduler, one per queue however many workers upsert it) that
  * re-enqueues overdue jobs and purges sealed responses and callbacks past FORWARD_JOB_RETENTION.
@@ -36,14 +33,14 @@ const SWEEP_BATCH = 1_000;
 /** Between tries of an attempt's end while the database is unreachable (doubling from the first). */
 const END_RETRY_FIRST_MS = 250;
 const END_RETRY_MAX_MS = 5_000;
-/** Claims of unknown outcome remembered at most (the oldest go first). */
-const MAX_UNCERTAIN_CLAIMS = 10_000;
-
 /**
  * Runs queued forwards in a worker: one BullMQ job per attempt, carrying only the job's id and the
  * attempt number. The job's row is the truth: an attempt is written (without outcome) before it is
  * sent, so a worker killed mid-attempt leaves a trace the next one counts (stalled-job recovery runs
- * the same BullMQ job again, which finds its attempt unfinished and closes it as `worker-lost`).
+ * the same BullMQ job again, which finds its attempt unfinished). The row's lease, not BullMQ's lock,
+ * says who owns a running attempt: a delivery of a job whose lease another worker renews waits for it;
+ * only a lease that stayed lapsed for a whole lease period closes the attempt as `outcome-unknown`, and
+ * every transition of the row is conditional on the attempt that owns it (docs/decisions/0120).
  * A WorkerHost of the forward queue (ForwardQueueProcessor), which also runs the housekeeping
  * scheduler's jobs (for both queues' rows); job-end callbacks have their own (CallbackDeliveryProcessor).
  */
@@ -51,17 +48,19 @@ const MAX_UNCERTAIN_CLAIMS = 10_000;
 @Processor(VAULT_FORWARD_QUEUE)
 export class ForwardJobProcessor extends ForwardQueueProcessor implements BeforeApplicationShutdown {
   private readonly logger = new Logger('ForwardJobs');
-  /** Jobs this worker is running, whose leases it renews every half lease (QUEUE_LOCK_DURATION_MS). */
-  private readonly running = new Set<string>();
+  /** Jobs this worker is running (id → its attempt's request_id), whose leases it renews every half lease (QUEUE_LOCK_DURATION_MS). */
+  private readonly running = new Map<string, string>();
   private leaseTimer: NodeJS.Timeout | null = null;
   /**
    * Attempts whose claim failed with the database unreachable, by BullMQ job id: the statement may have
    * committed with its answer lost. The next delivery claims with the same entry, so if the row
-   * already has it, it knows the claim was its own (nothing sent) instead of closing it as worker-lost,
+   * already has it, it knows the claim was its own (nothing sent) instead of closing it as outcome-unknown,
    * which refuses a POST without Idempotency-Key a second try. Bounded; a delivery to another worker
-   * falls back to worker-lost.
+   * falls back to outcome-unknown.
    */
   private readonly uncertainClaims = new Map<string, JobAttempt>();
+  /** Whether another worker's running attempt still owns its job (the row's lease). */
+  private readonly leases: LeaseWatch;
   /** Set on shutdown: an attempt's end stops waiting for the database (its lease then lets another worker close it). */
   private closing = false;
 
@@ -73,6 +72,7 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
     private readonly lostJobs: LostJobRecovery,
   ) {
     super();
+    this.leases = new LeaseWatch(store, config.queueLockMs);
   }
 
   consumerOptions() {
@@ -89,6 +89,7 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
    */
   protected override retryLater(error: unknown): number | null {
     if (error instanceof VaultKeyUnavailableError) return keyStoreOutageDelayMs();
+    if (error instanceof JobOwnedElsewhereError) return error.delayMs;
     return super.retryLater(error);
   }
 
@@ -112,9 +113,15 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
   private async renewLeases(): Promise<void> {
     if (this.running.size === 0) return;
     try {
-      await this.store.renewLeases([...this.running]);
+      const lost = await this.store.renewLeases(this.running);
+      if (lost.length > 0)
+        this.logger.warn({
+          msg: 'running queued forwards no longer own their jobs (ended, or taken over after their lease lapsed)',
+          count: lost.length,
+        });
     } catch (error) {
-      // BullMQ's lock covers the job meanwhile; a lease that lapses only lets the sweep enqueue an attempt BullMQ still holds (a no-op).
+      // Renewed at the next tick once the database answers; no other worker takes the job before
+      // its lease has stayed lapsed a whole lease period.
       this.logger.warn({
         msg: 'could not renew the leases of running queued forwards',
         error: (error as Error).message,
@@ -161,7 +168,7 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
       claimed = await this.claim(jobId, entry);
     } catch (error) {
       // The connection went with the statement: it may have committed. Kept, so the next delivery can tell.
-      if (isDatabaseUnavailable(error)) this.rememberUncertainClaim(key, entry);
+      if (isDatabaseUnavailable(error)) remember(this.uncertainClaims, key, entry);
       throw error;
     }
     this.uncertainClaims.delete(key);
@@ -177,18 +184,21 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
     const done = job.attempts.length;
     if (job.status === 'running') {
       const last = job.attempts[done - 1];
+      // This worker runs it (its BullMQ lock lapsed while the lock's store was away, say): its handler ends it.
+      if (attempt !== done || !last || last.duration_ms !== null || this.running.has(jobId)) return;
       // Our own claim of an earlier delivery, committed though its answer was lost: nothing was sent yet.
-      if (
-        attempt === done &&
-        last?.request_id === entry.request_id &&
-        last.duration_ms === null &&
-        !this.running.has(jobId)
-      )
+      if (last.request_id === entry.request_id)
         return this.run(job, last, await this.untilGivenBack(job.id, last, () => this.store.openPlan(job)));
-      // This attempt's BullMQ job again, its worker gone (stalled-job recovery): count what it did. Unless
-      // this worker still runs it (its BullMQ lock lapsed while the database was away, say): it ends it.
-      if (attempt === done && last && last.duration_ms === null && !this.running.has(jobId))
-        await this.conclude(job, last, { kind: 'error', retryable: true, reached: true }, null, 'worker-lost');
+      // This attempt's BullMQ job again (stalled-job recovery, or the sweep of a lapsed lease): another
+      // worker's attempt. Waited for while its lease says it lives; closed only once its owner is gone.
+      const waitMs = await this.leases.ownerGoneIn(job.id, last.request_id);
+      if (waitMs === null) return;
+      if (waitMs > 0) throw new JobOwnedElsewhereError(waitMs);
+      this.logger.warn({
+        msg: 'a queued forward attempt whose worker is gone has an unknown outcome; the job goes on by the retry rules',
+        job: { id: job.id, attempt: last.number },
+      });
+      await this.conclude(job, last, { kind: 'error', retryable: true, reached: true }, null, 'outcome-unknown');
       return;
     }
     if (attempt <= done) {
@@ -228,20 +238,12 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
     await this.untilDatabaseAnswers(async () => {
       const job = await this.store.find(jobId);
       if (job?.status !== 'running' || job.attempts.length !== entry.number) return;
-      if (job.attempts[entry.number - 1].request_id !== entry.request_id) return;
-      await this.store.requeue({ id: jobId, attempts: job.attempts.slice(0, -1) }, isoMicros());
+      await this.store.requeue({ id: jobId, attempts: job.attempts.slice(0, -1) }, entry.request_id, isoMicros());
     });
   }
 
-  private rememberUncertainClaim(key: string, entry: JobAttempt): void {
-    this.uncertainClaims.delete(key);
-    if (this.uncertainClaims.size >= MAX_UNCERTAIN_CLAIMS)
-      this.uncertainClaims.delete(this.uncertainClaims.keys().next().value!);
-    this.uncertainClaims.set(key, entry);
-  }
-
   private async run(job: ForwardJob, entry: JobAttempt, plan: ForwardPlan | null): Promise<void> {
-    this.running.add(job.id);
+    this.running.set(job.id, entry.request_id);
     try {
       await this.attempt(job, entry, plan);
     } finally {
@@ -308,11 +310,17 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
         outcome.kind === 'response' ? outcome.retryAfterMs : null,
       );
       entry.next_attempt_at = isoMicros(nowMs + delayMs);
-      await this.untilDatabaseAnswers(() => this.store.requeue(job, entry.next_attempt_at!));
+      const requeued = await this.untilDatabaseAnswers(() =>
+        this.store.requeue(job, entry.request_id, entry.next_attempt_at!),
+      );
+      if (!requeued && !(await this.alreadyRecorded(job.id, entry))) return this.superseded(job, entry, errorType);
       await this.enqueueNext(job.id, entry.number + 1, BigInt(Math.round((nowMs + delayMs) * 1000)));
       return;
     }
-    await this.untilDatabaseAnswers(() => this.store.finish(job, succeeded ? 'succeeded' : 'failed', stored));
+    const ended = await this.untilDatabaseAnswers(() =>
+      this.store.finish(job, entry.request_id, succeeded ? 'succeeded' : 'failed', stored),
+    );
+    if (!ended && !(await this.alreadyRecorded(job.id, entry))) return this.superseded(job, entry, errorType);
     // The callback (src/forward-callbacks/): its delivery row stored, its attempt enqueued. A failure here
     // throws, so BullMQ runs this handler again, which finds the job ended and schedules once more.
     if (job.callbackUrl) await this.callbacks.schedule(job.id);
@@ -320,11 +328,11 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
 
   /**
    * An attempt's end (requeue, finish) tried until the database takes it: the downstream has answered,
-   * and throwing it away would have the attempt closed as worker-lost and sent again. The same while the
+   * and throwing it away would have the attempt closed as outcome-unknown and sent again. The same while the
    * key store is away (finish seals the answer under a new data key). The job holds its worker slot
    * meanwhile; nothing else could run without the database anyway.
    */
-  private async untilDatabaseAnswers(write: () => Promise<void>): Promise<void> {
+  private async untilDatabaseAnswers<T>(write: () => Promise<T>): Promise<T> {
     for (let waitMs = END_RETRY_FIRST_MS; ; waitMs = Math.min(waitMs * 2, END_RETRY_MAX_MS)) {
       try {
         return await write();
@@ -334,6 +342,36 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
       }
       await new Promise((resolve) => setTimeout(resolve, waitMs));
     }
+  }
+
+  /**
+   * Whether the row already holds this very outcome of the attempt as its last: the transition
+   * committed on an earlier try whose answer the database outage took (untilDatabaseAnswers).
+   */
+  private async alreadyRecorded(jobId: string, entry: JobAttempt): Promise<boolean> {
+    const job = await this.untilDatabaseAnswers(() => this.store.find(jobId));
+    const last = job?.attempts[job.attempts.length - 1];
+    return (
+      last?.request_id === entry.request_id &&
+      last.duration_ms === entry.duration_ms &&
+      last.status === entry.status &&
+      last.error_type === entry.error_type
+    );
+  }
+
+  /**
+   * The attempt no longer owns its job (another worker took it over after its lease lapsed, or it
+   * ended): its outcome goes to its own entry in the history, the job's state, answer and callback stay
+   * as the owning attempt left them. A worker taking over records nothing here: its outcome-unknown
+   * never replaces what the attempt itself reported.
+   */
+  private async superseded(job: ForwardJob, entry: JobAttempt, errorType: string | null): Promise<void> {
+    if (errorType === 'outcome-unknown') return;
+    this.logger.warn({
+      msg: 'a queued forward attempt ended after another took its job over; its outcome is kept in its own attempt only',
+      job: { id: job.id, attempt: entry.number },
+    });
+    await this.untilDatabaseAnswers(() => this.store.recordLateOutcome(job.id, entry));
   }
 
   private async enqueueNext(jobId: string, attempt: number, dueEpochMicros: bigint): Promise<void> {
@@ -405,28 +443,4 @@ function newAttempt(number: number): JobAttempt {
     error_type: null,
     next_attempt_at: null,
   };
-}
-
-function retryAfterOf(response: DownstreamResponse): number | null {
-  if (response.status !== 429 && response.status !== 503) return null;
-  return parseRetryAfter(response.headers['retry-after']);
-}
-
-/** The answer whole; a stream from the downstream client already fails past 10 MiB, this is the job's own bound. */
-async function readWhole(body: Buffer | Readable): Promise<Buffer> {
-  if (!(body instanceof Readable)) return body;
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_RESPONSE_BYTES) {
-      body.destroy();
-      throw new ProblemException(
-        ForwardingErrors.downstreamResponseTooLarge,
-        `The target answered with more than ${MAX_RESPONSE_BYTES} bytes.`,
-      );
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks, size);
 }

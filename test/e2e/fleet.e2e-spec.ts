@@ -178,7 +178,7 @@ describe.each(VARIANTS)('A fleet: two APIs and three workers on one database and
     expect(statuses.filter((s) => s !== 'succeeded')).toEqual([]);
 
     // The downstream saw every accepted job; a job seen twice is one whose worker died mid-attempt (the record
-    // says worker-lost), and both deliveries carried the job's idempotency key, so the target applies it once.
+    // says outcome-unknown), and both deliveries carried the job's idempotency key, so the target applies it once.
     const deliveries = new Map<string, Array<string | undefined>>();
     for (const r of downstream.received) {
       const keys = deliveries.get(r.url) ?? [];
@@ -192,7 +192,7 @@ describe.each(VARIANTS)('A fleet: two APIs and three workers on one database and
       expect({ path, seen: seen.length > 0 }).toEqual({ path, seen: true });
       if (seen.length > 1) {
         twice++;
-        expect(result.body.attempts.some((a: { error_type: string }) => a.error_type === 'worker-lost')).toBe(true);
+        expect(result.body.attempts.some((a: { error_type: string }) => a.error_type === 'outcome-unknown')).toBe(true);
         expect(new Set(seen).size).toBe(1);
       }
     });
@@ -209,7 +209,7 @@ describe.each(VARIANTS)('A fleet: two APIs and three workers on one database and
       `${tag} RSS (MiB): ${loaded.map((p) => `${p.name} ${Math.round(rss(p) / 1024)}`).join(', ')}\n`,
     );
     process.stdout.write(
-      `${tag} load: every one of ${ids.length} accepted jobs succeeded; ${twice} delivered twice after worker-lost, ` +
+      `${tag} load: every one of ${ids.length} accepted jobs succeeded; ${twice} delivered twice after outcome-unknown, ` +
         `${unanswered.length} sent though their client saw the connection cut\n`,
     );
     // The fleet whole again, as an orchestrator makes it (beforeEach would otherwise, at the next test's cost).

@@ -118,7 +118,7 @@ describe('Queued forwards survive a Redis restart that loses its data', () => {
       what: 'the job to end',
     });
     expect(ended.status).toBe('succeeded');
-    expect(ended.attempts.map((a) => a.error_type ?? a.status)).toEqual(['worker-lost', 200]);
+    expect(ended.attempts.map((a) => a.error_type ?? a.status)).toEqual(['outcome-unknown', 200]);
     expect(stack.downstream.requestsTo('/held')).toHaveLength(2);
     expect(stack.worker.output()).toMatch(/running with a lapsed lease, were enqueued again/);
   }, 90_000);

@@ -250,7 +250,7 @@ describe('Process groups: SIGKILL of one process loses no accepted forward', () 
           `${takenBy(survivor)}, replacement ${takenBy(workerPids[2])}\n`,
       );
       const lost = (job: { attempts: Array<{ error_type?: string }> }) =>
-        job.attempts.some((attempt) => attempt.error_type === 'worker-lost');
+        job.attempts.some((attempt) => attempt.error_type === 'outcome-unknown');
       for (const job of jobs) {
         const { id, method } = sent.get(job.id)!;
         const seen = downstream.seen.get(id) ?? 0;
@@ -261,7 +261,7 @@ describe('Process groups: SIGKILL of one process loses no accepted forward', () 
           if (seen > 1) expect(lost(job)).toBe(true);
         } else {
           // A POST whose worker was killed mid-attempt: ended, with the attempt saying why, and sent at most once.
-          expect(job).toMatchObject({ status: 'failed', attempts: [{ error_type: 'worker-lost' }] });
+          expect(job).toMatchObject({ status: 'failed', attempts: [{ error_type: 'outcome-unknown' }] });
           expect(seen).toBeLessThanOrEqual(1);
         }
       }

@@ -1752,7 +1752,7 @@ export interface components {
             duration_ms: number | null;
             /** @description The downstream’s status; null when it gave no answer. */
             status: number | null;
-            /** @description Why there was no answer: a problem code such as downstream-unreachable, or worker-lost (the worker stopped mid-attempt). */
+            /** @description Why there was no answer: a problem code such as downstream-unreachable, or outcome-unknown (its worker was lost mid-attempt: whether the downstream got it is not known). */
             error_type: string | null;
             /**
              * Format: date-time

@@ -181,6 +181,8 @@ export interface QueuedStack {
   downstream: ScriptedDownstream;
   merchant: string;
   token: string;
+  /** The id of a card stored for the merchant. */
+  card: string;
   /** `queuedLoad` of `count` forwards to the downstream's `/load`. */
   load(count: number): Promise<QueuedLoad>;
   /** Loads of 20 every 200 ms until one has no 503 (the queue is reachable again; 30 s at most): all of them. */
@@ -198,7 +200,16 @@ export interface QueuedStack {
  */
 export async function startQueuedStack(
   env: Record<string, string>,
-  { loadDelayMs, methods = ['POST'] }: { loadDelayMs: number; methods?: string[] },
+  {
+    loadDelayMs,
+    methods = ['POST'],
+    databaseUrl = (url) => url,
+  }: {
+    loadDelayMs: number;
+    methods?: string[];
+    /** The DATABASE_URL the API and worker get for the stack's database (a test's proxy in front of it, say). */
+    databaseUrl?: (url: string) => string;
+  },
 ): Promise<QueuedStack> {
   const downstream = await startScriptedDownstream();
   downstream.script('/load', [{ status: 200, body: '{"ok":true}', delayMs: loadDelayMs }]);
@@ -207,7 +218,7 @@ export async function startQueuedStack(
   let worker: WorkerProcess | undefined;
   try {
     database = await createIsolatedDatabase('queued_stack');
-    env = { ...env, DATABASE_URL: database.url };
+    env = { ...env, DATABASE_URL: databaseUrl(database.url) };
     t = await startTestApp({ env });
     worker = await startWorker(env);
     const merchant = await createForwardingMerchant(t, downstream.port, 'x', methods);
@@ -219,6 +230,7 @@ export async function startQueuedStack(
       downstream,
       merchant: merchant.id,
       token: merchant.token,
+      card: merchant.card.id,
       load: (count) => queuedLoad(app.url, merchant.token, `${downstream.url}/load`, count),
       loadUntilAccepted: async (what) => {
         const loads: QueuedLoad[] = [];

@@ -46,7 +46,8 @@ export class ForwardJobAttemptResponse {
     type: String,
     nullable: true,
     description:
-      'Why there was no answer: a problem code such as downstream-unreachable, or worker-lost (the worker stopped mid-attempt).',
+      'Why there was no answer: a problem code such as downstream-unreachable, or outcome-unknown ' +
+      '(its worker was lost mid-attempt: whether the downstream got it is not known).',
   })
   error_type!: string | null;
   @ApiTimestamp({ nullable: true, description: 'When the next attempt is due, if this one is retried.' })
