@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { QueuedStack, startQueuedStack, startWorker, WorkerProcess } from '../support/forward-jobs';
 import { http } from '../support/http';
+import { PrivatePostgres } from '../support/private-postgres';
 import { PrivateRedis } from '../support/private-redis';
-import { TcpProxy } from '../support/tcp-proxy';
 import { waitFor } from '../support/wait';
 
 /** Jobs in flight when the lock's store goes away. */
@@ -18,8 +18,8 @@ const ENDED = ['succeeded', 'failed', 'cancelled'];
 /**
  * "Once means once" (docs/decisions/0120): two worker processes run 20 keyed forwards to a downstream
  * that answers after 40 s, and the store of BullMQ's locks goes away for 20 s meanwhile (Redis frozen,
- * Redis killed and restarted from its append-only file, PostgreSQL unreachable on the PostgreSQL
- * engine). BullMQ's stalled check hands the jobs on; the job rows' leases, renewed by their live owner,
+ * Redis killed and restarted from its append-only file, PostgreSQL stopped and started again on the
+ * PostgreSQL engine). BullMQ's stalled check hands the jobs on; the job rows' leases, renewed by their live owner,
  * keep the other worker from sending them again. Every job reaches the downstream exactly once, ends
  * succeeded with one attempt (what the downstream saw), and gets one callback telling so.
  */
@@ -27,20 +27,21 @@ describe('Once means once: a live owner is never overtaken when the lock store g
   let stack: QueuedStack | undefined;
   let second: WorkerProcess | undefined;
   let redis: PrivateRedis | undefined;
-  let proxy: TcpProxy | undefined;
+  let postgres: PrivatePostgres | undefined;
 
   afterEach(async () => {
     redis?.thaw();
-    await proxy?.restore();
+    // Back up, so the stack's database can be dropped; the cluster goes with it after.
+    await postgres?.restart().catch(() => undefined);
     if (second && second.child.exitCode === null && second.child.signalCode === null) await second.kill();
     await stack?.close();
     await redis?.kill();
-    await proxy?.close();
-    stack = second = redis = proxy = undefined;
+    await postgres?.stop();
+    stack = second = redis = postgres = undefined;
   }, 60_000);
 
   /** The stack with a second worker; 20 keyed forwards with callbacks, each to a path of its own, all held by the downstream. */
-  async function inFlight(env: Record<string, string>, databaseUrl?: (url: string) => string) {
+  async function inFlight(env: Record<string, string>, postgresAdminUrl?: string) {
     stack = await startQueuedStack(
       {
         FORWARD_QUEUE_NAME: `test-once-${randomUUID()}`,
@@ -50,7 +51,7 @@ describe('Once means once: a live owner is never overtaken when the lock store g
         WORKER_CONCURRENCY: '16',
         ...env,
       },
-      { loadDelayMs: 0, databaseUrl },
+      { loadDelayMs: 0, postgresAdminUrl },
     );
     second = await startWorker(stack.env);
     const s = stack;
@@ -153,18 +154,17 @@ describe('Once means once: a live owner is never overtaken when the lock store g
     await expectEachOnce(jobs);
   }, 240_000);
 
-  it('PostgreSQL engine, PostgreSQL unreachable for 20 s: each job sent once', async () => {
-    const pg = new URL(process.env.TEST_DATABASE_URL!);
-    proxy = await TcpProxy.start(pg.hostname, Number(pg.port || 5432));
-    const via = proxy.address;
-    const jobs = await inFlight({ QUEUE_BACKEND: 'postgres', REDIS_URL: '' }, (url) => {
-      const proxied = new URL(url);
-      proxied.host = via;
-      return proxied.toString();
-    });
-    await proxy.cut();
+  it('PostgreSQL engine, PostgreSQL stopped (fast shutdown) for 20 s: each job sent once', async () => {
+    // A cluster of the test's own: a real stop ends every session and refuses connections, as the
+    // machine's PostgreSQL going down does; the shared server stays up for the other test files.
+    // Unlike the Redis scenarios this one passes without the row's lease too: BullMQ's PostgreSQL
+    // engine renews a lapsed lock that no stalled pass took back, and its stalled check waits 5 s
+    // after a connection error, so the owner renews first. It guards the path, it does not reproduce.
+    postgres = await PrivatePostgres.start();
+    const jobs = await inFlight({ QUEUE_BACKEND: 'postgres', REDIS_URL: '' }, postgres.adminUrl);
+    await postgres.stop();
     await outage();
-    await proxy.restore();
+    await postgres.restart();
     await expectEachOnce(jobs);
   }, 240_000);
 });

@@ -204,11 +204,14 @@ export async function startQueuedStack(
     loadDelayMs,
     methods = ['POST'],
     databaseUrl = (url) => url,
+    postgresAdminUrl,
   }: {
     loadDelayMs: number;
     methods?: string[];
     /** The DATABASE_URL the API and worker get for the stack's database (a test's proxy in front of it, say). */
     databaseUrl?: (url: string) => string;
+    /** The server the stack's database is created on (a private PostgreSQL's adminUrl); the shared one by default. */
+    postgresAdminUrl?: string;
   },
 ): Promise<QueuedStack> {
   const downstream = await startScriptedDownstream();
@@ -217,7 +220,7 @@ export async function startQueuedStack(
   let t: TestApp | undefined;
   let worker: WorkerProcess | undefined;
   try {
-    database = await createIsolatedDatabase('queued_stack');
+    database = await createIsolatedDatabase('queued_stack', postgresAdminUrl);
     env = { ...env, DATABASE_URL: databaseUrl(database.url) };
     t = await startTestApp({ env });
     worker = await startWorker(env);

@@ -11,10 +11,11 @@ export interface IsolatedDatabase {
 /**
  * A database of the test's own, created and migrated like the run's (global-setup.ts). For tests
  * whose operation is not scoped to rows they own — key rotation re-wraps every row of the database
- * — and so would change what the other test files, running in parallel, read.
+ * — and so would change what the other test files, running in parallel, read. On the shared server, or on
+ * the server of `adminUrl` (a private PostgreSQL a test stops or freezes).
  */
-export async function createIsolatedDatabase(label: string): Promise<IsolatedDatabase> {
-  const admin = process.env.TEST_POSTGRES_ADMIN_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+export async function createIsolatedDatabase(label: string, adminUrl?: string): Promise<IsolatedDatabase> {
+  const admin = adminUrl ?? process.env.TEST_POSTGRES_ADMIN_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
   const name = `vault_forward_test_${label}_${Date.now()}_${randomBytes(3).toString('hex')}`;
   const adminQuery = async (sql: string) => {
     const client = new Client({ connectionString: admin });

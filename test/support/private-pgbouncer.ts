@@ -3,6 +3,7 @@ import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { createServer, AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { untilReady } from './child-ready';
 
 /** A port nothing listens on now (the bench compiles this file too, so no import of the test downstreams). */
 async function freePort(): Promise<number> {
@@ -74,29 +75,8 @@ export class PrivatePgBouncer {
     });
     const bouncer = new PrivatePgBouncer(port, dir, child);
     try {
-      await new Promise<void>((resolve, reject) => {
-        let out = '';
-        const timer = setTimeout(() => reject(new Error(`pgbouncer did not start:\n${out}`)), 10_000);
-        const read = (d: Buffer) => {
-          out += d.toString();
-          if (out.length > 20_000) out = out.slice(-5_000);
-          if (/process up/.test(out)) {
-            clearTimeout(timer);
-            resolve();
-          }
-        };
-        child.stdout.on('data', read);
-        child.stderr.on('data', read);
-        child.once('exit', (code) => {
-          clearTimeout(timer);
-          reject(new Error(`pgbouncer exited with ${code}:\n${out}`));
-        });
-        // Not installed: `apt-get install pgbouncer` (.ci/run does).
-        child.once('error', (error) => {
-          clearTimeout(timer);
-          reject(error);
-        });
-      });
+      // Not installed: `apt-get install pgbouncer` (.ci/run does).
+      await untilReady(child, /process up/, 'pgbouncer', 10_000);
     } catch (error) {
       await bouncer.stop();
       throw error;
