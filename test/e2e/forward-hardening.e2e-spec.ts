@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
@@ -337,7 +338,7 @@ describe('POST /vault-forward hardening (issue 9)', () => {
 
   describe('item 8: the target URL is logged without its query string', () => {
     it('x-vault-forward-url appears in the request log line as the record keeps it', async () => {
-      const requestId = `hardening-log-${Date.now()}`;
+      const requestId = `hardening-log-${randomUUID()}`;
       const result = await forward(tokenA, '/echo?api_key=SECRETVALUE&x=1', { headers: { 'x-request-id': requestId } });
       expect(result.status).toBe(200);
       await waitFor(() => t.logs.requestLine(requestId) !== undefined, {
@@ -349,7 +350,7 @@ describe('POST /vault-forward hardening (issue 9)', () => {
     });
 
     it('also on the other routes’ pino-http lines, and credentials in the URL go too', async () => {
-      const requestId = `hardening-log-other-${Date.now()}`;
+      const requestId = `hardening-log-other-${randomUUID()}`;
       const result = await http(t.url, '/buyers', {
         token: tokenA,
         headers: {

@@ -760,7 +760,7 @@ describe('POST /vault-forward against real downstream servers', () => {
   });
 
   it('logs one request line per forward, like every other route’s, with credentials redacted', async () => {
-    const requestId = `fwd-log-${Date.now()}`;
+    const requestId = `fwd-log-${randomUUID()}`;
     const result = await forward({
       url: `${plain.url}/echo`,
       body: '{}',
@@ -792,7 +792,7 @@ describe('POST /vault-forward against real downstream servers', () => {
   it('wrote no card number and no forwarded credential into any log line of the whole run', async () => {
     // Absence proves something only once the lines of every earlier request are in: lines are
     // written in order, so wait for the line of one last request.
-    const marker = `fwd-last-${Date.now()}`;
+    const marker = `fwd-last-${randomUUID()}`;
     await forward({ url: `${plain.url}/echo`, body: '{}', headers: { 'x-request-id': marker } });
     await waitFor(() => t.logs.requestLine(marker), { what: 'the last request’s line' });
     const logs = t.logs.text;
