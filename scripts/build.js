@@ -2,7 +2,7 @@
 // Compiles src/ to dist/ and bundles the dashboard into dist/dashboard. With --if-stale each part is
 // rebuilt only when one of its inputs is newer than its last build, so `npm run cli` on a built
 // checkout starts in well under a second instead of paying for tsc on every call
-// (docs/benchmarks.md, "CLI start-up"). Diagnostics go to stderr: stdout belongs to the command that
+// (docs/benchmarks-history.md, "CLI start-up"). Diagnostics go to stderr: stdout belongs to the command that
 // runs after it (the CLI's JSON).
 'use strict';
 const { spawnSync } = require('node:child_process');

@@ -10,7 +10,7 @@ import { MERCHANT_ACCOUNT_ID_PATTERN, slugify } from '../merchant-accounts/merch
 /*
  * Start-up time is the CLI's latency: Nest, TypeORM and the services load (about half a second) only
  * inside the commands that talk to the database, through the `await import()`s below. `--help`, usage
- * errors and `token` load none of it (docs/benchmarks.md, "CLI start-up").
+ * errors and `token` load none of it (docs/benchmarks-history.md, "CLI start-up").
  */
 
 const USAGE = `Usage: npm run --silent cli -- <command>

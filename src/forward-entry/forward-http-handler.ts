@@ -23,7 +23,7 @@ const ACCESS = { kind: 'merchant', scope: 'vault-forwards.write' } as const sati
 /**
  * POST /vault-forward on Node's own request and response, ahead of fastify and Nest's pipeline: the
  * route is the product's hot path, and that pipeline (routing, middleware, guards, interceptors,
- * async context) cost more than everything the forward itself does (docs/benchmarks.md). It applies
+ * async context) cost more than everything the forward itself does (docs/benchmarks-history.md). It applies
  * the same rules as every other route through the same pieces: Authenticator (the AuthGuard's
  * rules), problemResponse (the ProblemFilter's rendering), and a request log line like pino-http's.
  * The controller keeps the route's OpenAPI description.

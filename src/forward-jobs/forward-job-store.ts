@@ -50,7 +50,7 @@ const responseAad = (merchantAccountId: string, jobId: string) =>
  * are sealed before they reach PostgreSQL, each bound to its merchant and job (a blob moved to another
  * row does not open), and rotate with `vault rotate-keys` (SEALED_TABLES). The queued path's steps
  * (create, claim, finish, requeue) are one prepared statement each on Sql, with no TypeORM (the
- * round trips were most of a job's CPU, docs/benchmarks.md); the resource's reads use the repository.
+ * round trips were most of a job's CPU, docs/benchmarks-history.md); the resource's reads use the repository.
  */
 @Injectable()
 export class ForwardJobStore {

@@ -48,7 +48,7 @@ const SET_BODIES =
 const INSERT_PENDING = `INSERT INTO vault_forward_requests ${COLUMNS} ${ROWS} ON CONFLICT (id) DO NOTHING`;
 /**
  * INSERT_PENDING for a batch of one, the usual case at low load: a plain VALUES row, which PostgreSQL
- * plans and runs without unnest's thirteen array parameters to parse and expand (docs/benchmarks.md,
+ * plans and runs without unnest's thirteen array parameters to parse and expand (docs/benchmarks-history.md,
  * "Issue 24: this session"). Same parameters, one value each; same effect.
  */
 const INSERT_ONE_PENDING = `INSERT INTO vault_forward_requests ${COLUMNS}

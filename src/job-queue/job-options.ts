@@ -31,7 +31,7 @@ export const KEEP_FAILED_JOB_SECONDS = 3_600;
  * refuses a second run of an attempt, and keeping it costs on every completion (Redis trims its
  * completed set; PostgreSQL's age-based retention deletes with a cached generic plan that cannot use its
  * partial index, so every completion scanned all the queue's kept jobs: 25 ms each after 20,000
- * forwards, docs/benchmarks.md).
+ * forwards, docs/benchmarks-history.md).
  */
 export function JOB_OPTIONS(retryBaseMs: number): DefaultJobOptions {
   return {
