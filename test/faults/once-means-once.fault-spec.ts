@@ -19,8 +19,9 @@ const ENDED = ['succeeded', 'failed', 'cancelled'];
  * "Once means once" (docs/decisions/0120): two worker processes run 20 keyed forwards to a downstream
  * that answers after 40 s, and the store of BullMQ's locks goes away for 20 s meanwhile (Redis frozen,
  * Redis killed and restarted from its append-only file, PostgreSQL stopped and started again on the
- * PostgreSQL engine). BullMQ's stalled check hands the jobs on; the job rows' leases, renewed by their live owner,
- * keep the other worker from sending them again. Every job reaches the downstream exactly once, ends
+ * PostgreSQL engine, its owner slower back than the other worker). BullMQ's stalled check hands the jobs
+ * on; the job rows' leases, renewed by their live owner, keep the other worker from sending them again.
+ * Every job reaches the downstream exactly once, ends
  * succeeded with one attempt (what the downstream saw), and gets one callback telling so.
  */
 describe('Once means once: a live owner is never overtaken when the lock store goes away', () => {
@@ -40,8 +41,12 @@ describe('Once means once: a live owner is never overtaken when the lock store g
     stack = second = redis = postgres = undefined;
   }, 60_000);
 
-  /** The stack with a second worker; 20 keyed forwards with callbacks, each to a path of its own, all held by the downstream. */
-  async function inFlight(env: Record<string, string>, postgresAdminUrl?: string) {
+  /**
+   * The stack with a second worker; 20 keyed forwards with callbacks, each to a path of its own, all held by the
+   * downstream. With `secondAfterSends`, the second worker starts once every job has reached the downstream, so
+   * the first one owns them all.
+   */
+  async function inFlight(env: Record<string, string>, postgresAdminUrl?: string, secondAfterSends = false) {
     stack = await startQueuedStack(
       {
         FORWARD_QUEUE_NAME: `test-once-${randomUUID()}`,
@@ -53,7 +58,7 @@ describe('Once means once: a live owner is never overtaken when the lock store g
       },
       { loadDelayMs: 0, postgresAdminUrl },
     );
-    second = await startWorker(stack.env);
+    if (!secondAfterSends) second = await startWorker(stack.env);
     const s = stack;
     expect((await http(s.t.url, '/vault-forward/webhook-secrets', { method: 'POST', token: s.token })).status).toBe(
       201,
@@ -85,6 +90,7 @@ describe('Once means once: a live owner is never overtaken when the lock store g
       timeoutMs: 30_000,
       what: 'every job to reach the downstream',
     });
+    if (secondAfterSends) second = await startWorker(stack.env);
     return jobs;
   }
 
@@ -154,17 +160,38 @@ describe('Once means once: a live owner is never overtaken when the lock store g
     await expectEachOnce(jobs);
   }, 240_000);
 
-  it('PostgreSQL engine, PostgreSQL stopped (fast shutdown) for 20 s: each job sent once', async () => {
+  it('PostgreSQL engine, PostgreSQL stopped 20 s, its owner slower back: each job sent once', async () => {
     // A cluster of the test's own: a real stop ends every session and refuses connections, as the
     // machine's PostgreSQL going down does; the shared server stays up for the other test files.
-    // Unlike the Redis scenarios this one passes without the row's lease too: BullMQ's PostgreSQL
-    // engine renews a lapsed lock that no stalled pass took back, and its stalled check waits 5 s
-    // after a connection error, so the owner renews first. It guards the path, it does not reproduce.
+    // BullMQ's PostgreSQL engine marks every active job on one stalled pass and takes back, on the next,
+    // those whose lock has lapsed; after an outage the owner's lock renewal and the other worker's pass
+    // race. The owner (which holds every job here) is held (SIGSTOP) from the stop until the other
+    // worker's pass has taken its jobs back, so that race always goes the way that sent jobs twice.
     postgres = await PrivatePostgres.start();
-    const jobs = await inFlight({ QUEUE_BACKEND: 'postgres', REDIS_URL: '' }, postgres.adminUrl);
+    // One worker runs all 20 at once before the other starts.
+    const jobs = await inFlight(
+      { QUEUE_BACKEND: 'postgres', REDIS_URL: '', WORKER_CONCURRENCY: String(JOBS) },
+      postgres.adminUrl,
+      true,
+    );
+    const owner = stack!.worker.child;
     await postgres.stop();
-    await outage();
-    await postgres.restart();
+    owner.kill('SIGSTOP');
+    try {
+      await outage();
+      await postgres.restart();
+      await waitFor(
+        async () => {
+          const [taken] = await stack!.t.db
+            .query<Array<{ n: number }>>(`SELECT count(*)::int AS n FROM bullmq.job WHERE stalled_count > 0`)
+            .catch(() => [{ n: 0 }]);
+          return taken.n >= JOBS;
+        },
+        { timeoutMs: 60_000, intervalMs: 100, what: "the other worker's stalled pass to take the owner's jobs back" },
+      );
+    } finally {
+      owner.kill('SIGCONT');
+    }
     await expectEachOnce(jobs);
   }, 240_000);
 });
