@@ -1,11 +1,11 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ForwardRecordSpool, SpoolEntry } from '../../src/forward-records/forward-record-spool';
+import { ForwardRecordSpool, SpoolEntry } from '../../src/modules/forwarding/records/forward-record-spool';
 import { testTempDir } from '../support/temp-data-dir';
 
 /** The compiled spool (the e2e global setup builds dist/), so each child is a process of its own. */
-const SPOOL_MODULE = join(__dirname, '..', '..', 'dist', 'forward-records', 'forward-record-spool.js');
+const SPOOL_MODULE = join(__dirname, '..', '..', 'dist', 'modules', 'forwarding', 'records', 'forward-record-spool.js');
 
 function child(script: string, dir: string): { process: ChildProcess; output: Promise<string> } {
   const proc = spawn(

@@ -6,13 +6,13 @@ import Redis from 'ioredis';
 import { testConfig, startTestApp } from '../support/test-app';
 import { TcpProxy } from '../support/tcp-proxy';
 import { waitFor } from '../support/wait';
-import type { AppConfig, QueueBackend } from '../../src/config/config';
-import { ForwardJobData, ForwardQueue, QueueUnavailableError } from '../../src/job-queue/forward-queue';
-import { ForwardQueueProcessor } from '../../src/job-queue/forward-queue.processor';
-import { QueueModule } from '../../src/job-queue/queue.module';
-import { VAULT_FORWARD_QUEUE } from '../../src/queue/queues';
+import type { AppConfig, QueueBackend } from '../../src/platform/config/config';
+import { ForwardJobData, ForwardQueue, QueueUnavailableError } from '../../src/platform/job-queue/forward-queue';
+import { ForwardQueueProcessor } from '../../src/platform/job-queue/forward-queue.processor';
+import { QueueModule } from '../../src/platform/job-queue/queue.module';
+import { VAULT_FORWARD_QUEUE } from '../../src/platform/redis/queues';
 import { dropQueueKeys } from '../support/redis-keys';
-import { RedisAvailability, SHARED_CLIENT_OPTIONS } from '../../src/queue/redis';
+import { RedisAvailability, SHARED_CLIENT_OPTIONS } from '../../src/platform/redis/redis';
 import { TestRedisModule } from '../support/test-redis.module';
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -345,14 +345,14 @@ describe('QueueModule in the API', () => {
       const { mkdtempSync, rmSync } = require('node:fs');
       const { join } = require('node:path');
       const { Client } = require('pg');
-      const { loadConfig } = require('./dist/config/config');
-      const { startEmbeddedDatabase } = require('./dist/database/embedded');
+      const { loadConfig } = require('./dist/platform/config/config');
+      const { startEmbeddedDatabase } = require('./dist/platform/database/embedded');
       const { Injectable, Module } = require('@nestjs/common');
       const { NestFactory } = require('@nestjs/core');
       const { Processor } = require('@nestjs/bullmq');
-      const { ForwardQueue } = require('./dist/job-queue/forward-queue');
-      const { ForwardQueueProcessor } = require('./dist/job-queue/forward-queue.processor');
-      const { QueueModule } = require('./dist/job-queue/queue.module');
+      const { ForwardQueue } = require('./dist/platform/job-queue/forward-queue');
+      const { ForwardQueueProcessor } = require('./dist/platform/job-queue/forward-queue.processor');
+      const { QueueModule } = require('./dist/platform/job-queue/queue.module');
       const seen = new Map();
       class Recording extends ForwardQueueProcessor {
         consumerOptions() { return { concurrency: 32, lockMs: 30000 }; }

@@ -394,9 +394,10 @@ describe('Tracing off', () => {
       process.execPath,
       [
         '-e',
-        "require('./dist/telemetry/api-tracing'); require('./dist/telemetry/worker-tracing');" +
-          "require('./dist/telemetry/route-spans');" +
-          "require('./dist/job-queue/engine'); require('./dist/job-queue/forward-queue'); require('./dist/bootstrap/shutdown');" +
+        "require('./dist/platform/telemetry/api-tracing'); require('./dist/platform/telemetry/worker-tracing');" +
+          "require('./dist/platform/telemetry/route-spans');" +
+          "require('./dist/platform/job-queue/engine'); require('./dist/platform/job-queue/forward-queue');" +
+          "require('./dist/app/bootstrap/shutdown');" +
           'process.stdout.write(JSON.stringify(Object.keys(require.cache).filter((k) => /opentelemetry|bullmq-otel/.test(k))));',
       ],
       { env: { PATH: process.env.PATH }, encoding: 'utf8' },
@@ -408,9 +409,9 @@ describe('Tracing off', () => {
       process.execPath,
       [
         '-e',
-        "require('./dist/telemetry/worker-tracing');" +
+        "require('./dist/platform/telemetry/worker-tracing');" +
           "process.stdout.write(String(Object.keys(require.cache).some((k) => k.includes('@opentelemetry/sdk-node'))));" +
-          "require('./dist/telemetry/telemetry').activeTelemetry().shutdown();",
+          "require('./dist/platform/telemetry/telemetry').activeTelemetry().shutdown();",
       ],
       { env: { PATH: process.env.PATH, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9' }, encoding: 'utf8' },
     );

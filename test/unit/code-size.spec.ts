@@ -1,10 +1,11 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 
 /**
- * Issue 21: no file in src/ over ~450 lines unless it says why at its top (a comment line starting
- * "Long file:" in its first 20 lines), and no folder directly under src/ over ~2,000 lines: past those,
- * a file or a folder holds more than one thing and should be split before it grows further.
+ * No file in src/ over ~450 lines unless it says why at its top (a comment line starting "Long file:" in its
+ * first 20 lines), and no folder whose own files (its sub-folders apart, a feature's dto/ counted with it) pass
+ * ~2,000 lines: past those, a file or a folder holds more than one thing and should be split. The cap is on
+ * what a folder holds itself, so a context grows by sub-folders, never by a cap drawing its top-level lines.
  */
 const SRC = resolve(__dirname, '../../src');
 const MAX_FILE_LINES = 450;
@@ -35,15 +36,15 @@ describe('code size', () => {
     expect(unexplained).toEqual([]);
   });
 
-  it(`no folder under src/ holds over ${MAX_FOLDER_LINES} lines`, () => {
-    const large = readdirSync(SRC)
-      .map((name) => join(SRC, name))
-      .filter((path) => statSync(path).isDirectory())
-      .map((path) => ({
-        folder: relative(SRC, path),
-        lines: sources(path).reduce((sum, file) => sum + lines(file), 0),
-      }))
-      .filter((folder) => folder.lines > MAX_FOLDER_LINES);
+  it(`no folder in src/ holds over ${MAX_FOLDER_LINES} lines of its own`, () => {
+    const byFolder = new Map<string, number>();
+    for (const file of sources(SRC)) {
+      const folder = relative(SRC, dirname(file)).replace(/(^|\/)dto$/, '');
+      byFolder.set(folder, (byFolder.get(folder) ?? 0) + lines(file));
+    }
+    const large = [...byFolder]
+      .filter(([, total]) => total > MAX_FOLDER_LINES)
+      .map(([folder, total]) => `${folder}: ${total} lines`);
     expect(large).toEqual([]);
   });
 });

@@ -1,10 +1,5 @@
-import {
-  backoffMs,
-  MAX_BACKOFF_MS,
-  mayRetry,
-  parseRetryAfter,
-  prefersAsync,
-} from '../../src/forward-jobs/retry-policy';
+import { backoffMs, MAX_BACKOFF_MS } from '../../src/platform/job-queue/backoff';
+import { mayRetry, parseRetryAfter, prefersAsync } from '../../src/modules/forwarding/jobs/retry-policy';
 
 describe('queued forward retry rules', () => {
   it('retries the listed statuses, never another 4xx; POST/PATCH only with an Idempotency-Key', () => {
