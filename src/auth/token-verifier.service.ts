@@ -8,7 +8,7 @@ import { SharedCache, SharedCaches } from '../queue/shared-cache';
 import { API_KEY_CACHE, ApiKeysService } from './api-keys.service';
 import { unauthorized } from './auth.errors';
 
-export interface VerifiedToken {
+interface VerifiedToken {
   keyId: string;
   keyMerchantAccountId: string | null;
   scopes: ReadonlySet<string>;

@@ -9,8 +9,7 @@ import { telemetryConfig } from './telemetry-config';
 
 export { ConfigError } from './env';
 export * from './vault-config';
-export type { RedisClusterConfig, RedisNode, RedisSentinelConfig } from './redis-config';
-export type { DatabaseRouting } from './database-config';
+export type { RedisClusterConfig, RedisSentinelConfig } from './redis-config';
 export type { TokenRequestorConfig } from './token-requestor-config';
 
 /**
@@ -150,10 +149,10 @@ export interface HttpServerLimits {
   maxConnectionsPerIp: number;
 }
 
-export const QUEUE_BACKENDS = ['redis', 'postgres', 'none'] as const;
+const QUEUE_BACKENDS = ['redis', 'postgres', 'none'] as const;
 export type QueueBackend = (typeof QUEUE_BACKENDS)[number];
 
-export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 function forwardInsecureHosts(env: Env): ReadonlySet<string> {

@@ -14,7 +14,7 @@ import { VaultKeyUnavailableError } from '../vault/vault.errors';
 import { NoWebhookSecretError, WebhookSigner } from '../webhook-secrets/webhook-signer';
 import { DueDelivery, enqueueDeliveries } from './callback-jobs';
 
-export const DEFAULT_CALLBACK_ATTEMPTS = 8;
+const DEFAULT_CALLBACK_ATTEMPTS = 8;
 const CALLBACK_TIMEOUT_MS = 10_000;
 /**
  * A claimed delivery whose process died is overdue this long after its claim (plus
@@ -24,7 +24,7 @@ const CLAIM_LEASE_SECONDS = 60;
 /** Overdue deliveries enqueued again per housekeeping pass at most (the next pass takes the rest). */
 const SWEEP_BATCH = 1_000;
 /** last_error of a delivery that waits for its merchant account's first webhook secret. */
-export const WAITING_FOR_SECRET = 'waiting for a webhook signing secret (POST /vault-forward/webhook-secrets)';
+const WAITING_FOR_SECRET = 'waiting for a webhook signing secret (POST /vault-forward/webhook-secrets)';
 
 /**
  * What a job's end looks like to the callback: H10a's job store provides it (the job resource as the

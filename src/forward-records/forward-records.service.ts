@@ -18,7 +18,7 @@ const MAX_BATCH = 500;
 // Disclosure batches commit one at a time (StatementBatcher's group commit): a forward arriving during a commit joins the next
 // batch. Two or four in flight made smaller batches and cost more CPU than they saved (bench:forward: 2571 → 1931 / 1843 req/s).
 /** A disclosure not committed within this goes to the spool instead (the forward waits at most this long for it). */
-export const DURABLE_WITHIN_MS = 2_000;
+const DURABLE_WITHIN_MS = 2_000;
 /**
  * What missing that bound rejects with (withTimeout): it counts as the database being unavailable, so the
  * records are spooled. The commit may still land later; that is harmless (the statements are idempotent).

@@ -66,7 +66,7 @@ import {
   tapped,
 } from '../forward-record-bodies/body-capture';
 
-export interface ExecuteOptions {
+interface ExecuteOptions {
   /** Counts the filled body among the bytes in flight (the HTTP handler's lease; a worker may have none). */
   lease?: InflightLease;
   /** The record planning started (the synchronous path); otherwise one is made from the plan. */
@@ -120,7 +120,7 @@ export function reachedDownstream(error: unknown): boolean {
 }
 
 /** A record with what the plan knows and no outcome yet. */
-export function recordForPlan(plan: ForwardPlan, id = plan.id): ForwardRecord {
+function recordForPlan(plan: ForwardPlan, id = plan.id): ForwardRecord {
   return {
     id,
     merchantAccountId: plan.merchantAccountId,

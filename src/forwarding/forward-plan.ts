@@ -75,7 +75,7 @@ export interface PlanScans {
   uses: PlaceholderUse[];
 }
 
-export interface PlanLocal {
+interface PlanLocal {
   scans: PlanScans;
   methods: UsableAuthenticationMethod[];
   /** The enabling config's response rules and unmatched_pan, as planning read them. */
@@ -83,7 +83,7 @@ export interface PlanLocal {
 }
 
 /** A stored plan that cannot be read back (corrupt, another version, or edited). */
-export class InvalidForwardPlanError extends Error {
+class InvalidForwardPlanError extends Error {
   constructor(message: string) {
     super(`not a forward plan: ${message}`);
     this.name = 'InvalidForwardPlanError';

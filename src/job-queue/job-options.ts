@@ -21,7 +21,7 @@ export const MAX_LEN_EVENTS = 1_000;
  * How long BullMQ keeps a failed job (it holds only our id and the attempt number): its failure is
  * worth a look, and while it is kept, enqueueing the same attempt again is a no-op.
  */
-export const KEEP_FAILED_JOB_SECONDS = 3_600;
+const KEEP_FAILED_JOB_SECONDS = 3_600;
 
 /**
  * The same on both engines. BullMQ's own attempts cover a handler that throws (a bug; the database

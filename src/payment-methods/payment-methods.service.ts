@@ -26,7 +26,7 @@ import { CheckoutSessionCards } from '../checkout-sessions/checkout-session-card
 import { CheckoutSessionErrors } from '../checkout-sessions/checkout-sessions.errors';
 
 /** A buyer's cards come in one unpaginated answer (the SDK's shape); this bounds it. */
-export const BUYER_PAYMENT_METHODS_MAX = 100;
+const BUYER_PAYMENT_METHODS_MAX = 100;
 
 @Injectable()
 export class PaymentMethodsService {

@@ -20,7 +20,7 @@ import { applyCall, checkCall, FUNCTION_NAMES, MAX_CALLS, TemplateSecrets } from
 import { BodyEncoding, encodeValue } from './placeholder-encodings';
 import { ESCAPE_LENGTH, EscapeStyle, findPlaceholders, PlaceholderMatch } from './placeholder-grammar';
 
-export type { PlaceholderArgument, PlaceholderCall, TemplateSecrets } from './placeholder-functions';
+export type { TemplateSecrets } from './placeholder-functions';
 
 export { findPlaceholders } from './placeholder-grammar';
 export type { EscapeStyle, PlaceholderMatch } from './placeholder-grammar';
@@ -45,7 +45,7 @@ const OR_EMPTY = '_OR_EMPTY_STRING';
  * A checkout session's 3-D Secure values (decision 0101), with `_OR_EMPTY_STRING` twins that are `""`
  * where the session holds none (or not that one), and for stored payment methods, which never do.
  */
-export const THREE_D_SECURE_NAMES = [
+const THREE_D_SECURE_NAMES = [
   'CARD_3DS_CAVV',
   'CARD_3DS_ECI',
   'CARD_3DS_VERSION',
@@ -55,7 +55,6 @@ export const THREE_D_SECURE_NAMES = [
   'CARD_3DS_DS_TRANSACTION_ID',
   'CARD_3DS_SCHEME',
 ] as const;
-export type ThreeDSecureName = (typeof THREE_D_SECURE_NAMES)[number];
 
 export const PLACEHOLDER_NAMES = [
   'CARD_NUMBER',
@@ -73,7 +72,6 @@ export const PLACEHOLDER_NAMES = [
   ...THREE_D_SECURE_NAMES.map((name) => `${name}${OR_EMPTY}` as const),
 ] as const;
 export type PlaceholderName = (typeof PLACEHOLDER_NAMES)[number];
-export type NetworkTokenName = (typeof NETWORK_TOKEN_NAMES)[number];
 
 /** The plain name behind an `_OR_EMPTY_STRING` one (itself for a plain one), and whether it was one. */
 export function orEmptyString(name: PlaceholderName): { base: string; orEmpty: boolean } {
@@ -257,7 +255,7 @@ function checkToken(token: string, shape: PlaceholderSourceShape): PlaceholderUs
 }
 
 /** A `SECRET.name` argument in a scanned text: the name, its placeholder and the offset of its function. */
-export interface SecretUse {
+interface SecretUse {
   name: string;
   /** The placeholder, as a message names it. */
   placeholder: string;
@@ -286,7 +284,7 @@ export function scanPlaceholders(
 }
 
 /** What a fill does with the scanned text, piece by piece (see walk). */
-export interface FillSink {
+interface FillSink {
   copy(from: number, to: number): void;
   value(match: PlaceholderMatch): void;
 }

@@ -11,7 +11,7 @@ import { CommonErrors } from '../common/problem/common.errors';
 import { ProblemException } from '../common/problem/problem';
 
 export const RESPONSE_RULE_ACTIONS = ['tokenize', 'mask', 'remove'] as const;
-export type ResponseRuleAction = (typeof RESPONSE_RULE_ACTIONS)[number];
+type ResponseRuleAction = (typeof RESPONSE_RULE_ACTIONS)[number];
 export const UNMATCHED_PAN_ACTIONS = ['pass', 'mask', 'refuse'] as const;
 /** What a tokenize rule does to a payment method the merchant holds already (decision 0117). */
 export const ON_EXISTING_ACTIONS = ['keep', 'update_expiry'] as const;

@@ -48,7 +48,7 @@ export interface EnabledConfig {
   unmatchedPan: UnmatchedPanAction;
 }
 
-export interface ConfigChanges {
+interface ConfigChanges {
   displayName?: string;
   hosts?: string[];
   methods?: string[];
