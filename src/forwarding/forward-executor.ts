@@ -39,6 +39,7 @@ import {
   fillBytes,
   fillScan,
   filledValue,
+  filledValues,
   PlaceholderMatch,
   TemplateSecrets,
 } from '../placeholders/placeholders';
@@ -381,20 +382,10 @@ export class ForwardExecutor {
       };
     }
     // Each placeholder is filled once, however often it appears: UTF-8, escaped for the body's content type.
-    const encoded = new Map<string, Buffer>();
     const limit = this.appConfig.forwardMaxFilledBodyBytes;
-    // Every distinct value is in the filled body at least once, in place of a placeholder of the body: once
-    // they add up past the limit plus the body, the fill is over the limit, and computing more is waste.
-    let distinct = 0;
-    placeholderFailure(
-      () => {
-        for (const m of bodyScan.matches) {
-          if (m.escaped || m.malformed || encoded.has(m.key) || distinct > limit + body.length) continue;
-          const value = Buffer.from(filledValue(m, values, plan.bodyEncoding, secrets), 'utf8');
-          distinct += value.length;
-          encoded.set(m.key, value);
-        }
-      },
+    // Each value replaces a placeholder of the body: past the limit plus the body, the fill is over the limit.
+    const { encoded, total: distinct } = placeholderFailure(
+      () => filledValues(bodyScan, values, plan.bodyEncoding, secrets, limit + body.length),
       'body',
       'body',
     );

@@ -22,8 +22,7 @@ import { ESCAPE_LENGTH, EscapeStyle, findPlaceholders, PlaceholderMatch } from '
 
 export type { TemplateSecrets } from './placeholder-functions';
 
-export { findPlaceholders } from './placeholder-grammar';
-export type { EscapeStyle, PlaceholderMatch } from './placeholder-grammar';
+export type { PlaceholderMatch } from './placeholder-grammar';
 /**
  * Filled from a stored card's newest active network token (Gr4vy's names), and CARD_CRYPTOGRAM from
  * the per-request cryptogram for that token (the caller's x-vault-forward-cryptograms, or the token
@@ -274,15 +273,6 @@ export function secretUses(scan: PlaceholderScan): SecretUse[] {
   return found;
 }
 
-/** The placeholders `text` uses; see scanText. */
-export function scanPlaceholders(
-  text: string,
-  source: number | PlaceholderSourceShape,
-  style: EscapeStyle = 'raw',
-): PlaceholderUse[] {
-  return scanText(text, source, style).uses;
-}
-
 /** What a fill does with the scanned text, piece by piece (see walk). */
 interface FillSink {
   copy(from: number, to: number): void;
@@ -414,22 +404,25 @@ export function filledValue(
 }
 
 /**
- * Replaces each placeholder with `encode(value)` (its functions applied), and unescapes escaped
- * ones. `values` is keyed by token (CARD_NUMBER_1); every placeholder in `text` must have a value.
+ * The values of a body's placeholders for fillBytes: each distinct one filled once (filledValue, escaped for
+ * `encoding`), as UTF-8 bytes keyed by match key. Every distinct value is in the filled body at least once, so
+ * once they add up past `enough` bytes the fill is known to be too large and the rest is not computed: `total`
+ * (their sum so far) then exceeds `enough`.
  */
-export function substitutePlaceholders(
-  text: string,
+export function filledValues(
+  scan: PlaceholderScan,
   values: ReadonlyMap<string, string>,
-  encode: (value: string) => string = (v) => v,
-  style: EscapeStyle = 'raw',
-): string {
-  return fillScan({ text, style, matches: findPlaceholders(text, style), uses: [] }, (match) => {
-    const value = filledValue(match, values, 'none');
-    return match.calls.at(-1)?.name === 'raw' ? value : encode(value);
-  });
-}
-
-/** For a JSON body: the value as the inside of a JSON string, so quotes cannot break out of it. */
-export function jsonStringContent(value: string): string {
-  return JSON.stringify(value).slice(1, -1);
+  encoding: BodyEncoding,
+  secrets?: TemplateSecrets,
+  enough = Infinity,
+): { encoded: Map<string, Buffer>; total: number } {
+  const encoded = new Map<string, Buffer>();
+  let total = 0;
+  for (const m of scan.matches) {
+    if (m.escaped || m.malformed || encoded.has(m.key) || total > enough) continue;
+    const value = Buffer.from(filledValue(m, values, encoding, secrets), 'utf8');
+    total += value.length;
+    encoded.set(m.key, value);
+  }
+  return { encoded, total };
 }
