@@ -100,7 +100,7 @@ export interface AppConfig {
   workerProcesses: number;
   /**
    * The worker touches this file while PostgreSQL (and Redis, when used) answer; the container's
-   * health check reads its age (dist/worker-healthcheck.js). null → no heartbeat.
+   * health check reads its age (dist/health/worker-healthcheck.js). null → no heartbeat.
    */
   workerHeartbeatFile: string | null;
   /** Base of the exponential backoff (full jitter) between attempts of a queued forward. */
@@ -136,7 +136,7 @@ export interface AppConfig {
 /**
  * What one client may hold of a server's connections and for how long (bootstrap/http-limits.ts):
  * without them a client trickling header lines keeps its sockets forever, and enough of them reach
- * the open-files limit (issue 19).
+ * the open-files limit.
  */
 export interface HttpServerLimits {
   /** A request whose headers have not all arrived this long after its first byte gets 408 and is closed. */

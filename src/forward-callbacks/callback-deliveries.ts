@@ -86,7 +86,7 @@ export class CallbackDeliveries {
   ): Promise<string> {
     const messageId = options.messageId ?? `msg_${randomUUID().replace(/-/g, '')}`;
     const id = randomUUID();
-    // The whole URL travels sealed with the body; the url column holds it as logged (issue 19).
+    // The whole URL travels sealed with the body; the url column holds it as logged (its query may carry a token).
     const sealed = this.sealer.seal(callbackAad(merchantAccountId, id), sealedMessage(url, body));
     await this.dataSource.query(
       `INSERT INTO vault_forward_callback_deliveries

@@ -1,5 +1,5 @@
 /**
- * When a queued forward is tried again (issue 11, item 3), as pure functions the processor and the
+ * When a queued forward is tried again, as pure functions the processor and the
  * unit tests share.
  */
 

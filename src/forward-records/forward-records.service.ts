@@ -48,8 +48,8 @@ const SET_BODIES =
 const INSERT_PENDING = `INSERT INTO vault_forward_requests ${COLUMNS} ${ROWS} ON CONFLICT (id) DO NOTHING`;
 /**
  * INSERT_PENDING for a batch of one, the usual case at low load: a plain VALUES row, which PostgreSQL
- * plans and runs without unnest's thirteen array parameters to parse and expand (docs/benchmarks.md,
- * "Issue 24: this session"). Same parameters, one value each; same effect.
+ * plans and runs without unnest's thirteen array parameters to parse and expand (docs/benchmarks.md
+ * measures both). Same parameters, one value each; same effect.
  */
 const INSERT_ONE_PENDING = `INSERT INTO vault_forward_requests ${COLUMNS}
   VALUES ($1::text, $2::text, $3::uuid, $4::text, $5::text, $6::int, $7::float8, $8::text::uuid[], $9::text::uuid[],

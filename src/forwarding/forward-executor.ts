@@ -257,7 +257,7 @@ export class ForwardExecutor {
       .answered(plan.merchantAccountId, scans.uses, response.status)
       .catch((error: unknown) => this.sourceFailed(plan, error));
     // Before the answer is returned or sealed: an encrypted answer opened (decision 0103), then what the
-    // config's rules take out never leaves (issue 27).
+    // config's rules take out never leaves (decision 0097).
     try {
       const opened = await this.mle.open(methods, response);
       return await this.responses.filter(plan.merchantAccountId, target.policy, opened);

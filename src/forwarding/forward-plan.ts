@@ -1,7 +1,7 @@
 /**
  * A forward, planned: everything needed to send it except card values and method secrets.
  *
- * Seam for the queued path (issue 11):
+ * The seam between planning and sending, so that a queued forward is planned at once and sent by a worker:
  *
  *   ForwardPlanner.plan(input: ForwardPlanInput, record?: ForwardRecord): Promise<ForwardPlan>
  *   ForwardExecutor.execute(plan: ForwardPlan, options?: ExecuteOptions): Promise<DownstreamResponse>

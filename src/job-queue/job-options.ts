@@ -25,7 +25,7 @@ const KEEP_FAILED_JOB_SECONDS = 3_600;
 
 /**
  * The same on both engines. BullMQ's own attempts cover a handler that throws (a bug; the database
- * gone is put off without a try, ProcessOptions.retryLater); a forward's downstream retries are
+ * gone is put off without a try, QueueWorkerHost.retryLater); a forward's downstream retries are
  * separate jobs (attempt + 1) the handler enqueues.
  * A completed job is removed at once: the row holds everything, the claim (not BullMQ's id) is what
  * refuses a second run of an attempt, and keeping it costs on every completion (Redis trims its

@@ -160,9 +160,9 @@ export class PostgresForwardQueue extends ForwardQueue {
       options: {
         engine: 'postgres',
         // The consumers' pool, shared with the other queue's Worker and grown by this one's share. Not on the
-        // embedded database: there a Worker whose LISTEN connection came out of a shared pool left the
+        // embedded database: there a Worker whose LISTEN connection comes out of a shared pool leaves the
         // start-up housekeeping failing ("relation does not exist") for seconds, so each Worker has a pool
-        // of one and a LISTEN connection of its own, as before (docs/decisions/0092).
+        // of one and a LISTEN connection of its own (docs/decisions/0092).
         connection: this.options.sharedSession
           ? { ...this.pools.ownedConnection(), max: 1 }
           : this.pools.worker(this.consumerShare(concurrency)),

@@ -250,7 +250,8 @@ export class PaymentMethodsService {
 
   /**
    * The buyer named by buyer_id or buyer_external_identifier (at most one of them), or null. An unknown
-   * buyer_id stays the 400 it always was; an unknown buyer_external_identifier is 404 buyer-not-found.
+   * buyer_id in a body is a 400 naming the field; an unknown buyer_external_identifier (or buyer_id in a
+   * query) is 404 buyer-not-found.
    */
   private async buyerOf(
     merchantAccountId: string,

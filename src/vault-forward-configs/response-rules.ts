@@ -1,5 +1,5 @@
 /**
- * Response rules of a config (issue 27, decisions/0097): which values of a downstream's JSON answer are
+ * Response rules of a config (decisions/0097): which values of a downstream's JSON answer are
  * tokenized, masked or removed. Parsed and checked when the config is written, so a forward never meets
  * a rule it cannot apply; stored as written, compiled again (cheaply) when the enabled configs are read.
  *

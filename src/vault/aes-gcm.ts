@@ -13,7 +13,7 @@ export const KEY_BYTES = 32;
 /**
  * A key as node:crypto takes it fastest. Node.js 24 spends ~11 µs per cipher telling a Buffer key from a
  * KeyObject or CryptoKey (its brand checks throw and catch for a Buffer), against ~1 µs to make a
- * KeyObject from the Buffer (docs/benchmarks.md, "Issue 24: this session"). The KeyObject copies the
+ * KeyObject from the Buffer (docs/decisions/0105). The KeyObject copies the
  * key into native memory that is cleared when it is collected, as the cipher's own context does: it
  * lives no longer than the cipher made with it. Long-lived keys (a master key) pass their own KeyObject.
  */

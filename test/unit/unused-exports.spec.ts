@@ -1,4 +1,4 @@
-import { readdirSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import * as ts from 'typescript';
 
@@ -145,6 +145,29 @@ function madeUpProgram(files: Record<string, string>): ts.Program {
   );
 }
 
+/** Every comment of a file: each node's leading and trailing comments, once each. */
+function comments(file: string): Array<{ line: number; text: string }> {
+  const text = readFileSync(file, 'utf8');
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const found = new Map<number, string>();
+  const collect = (ranges: ts.CommentRange[] | undefined) => {
+    for (const range of ranges ?? []) found.set(range.pos, text.slice(range.pos, range.end));
+  };
+  const visit = (node: ts.Node) => {
+    collect(ts.getLeadingCommentRanges(text, node.pos));
+    collect(ts.getTrailingCommentRanges(text, node.end));
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return [...found].map(([pos, comment]) => ({
+    line: source.getLineAndCharacterOfPosition(pos).line + 1,
+    text: comment,
+  }));
+}
+
+/** A comment says why the code is as it is; which issue or change brought it there is the history's to tell. */
+const HISTORY = /\bissues? #?\d+/i;
+
 describe('exports of src/', () => {
   it('are each imported by another file (or are not exported)', () => {
     const program = repositoryProgram();
@@ -194,5 +217,25 @@ describe('exports of src/', () => {
       "src/barrel.ts: export * from './c';",
       'src/c.ts: c',
     ]);
+  });
+});
+
+describe('comments in src/', () => {
+  it('name no issue (they say why, not which change)', () => {
+    const found = sourceFiles(join(ROOT, 'src')).flatMap((file) =>
+      comments(file)
+        .filter((comment) => HISTORY.test(comment.text))
+        .map((comment) => `${relative(ROOT, file)}:${comment.line}: ${HISTORY.exec(comment.text)![0]}`),
+    );
+    expect(found).toEqual([]);
+  });
+
+  it('are all read, block, line and doc comments alike (checked on this file)', () => {
+    const own = comments(__filename).map((comment) => comment.text);
+    expect(own.some((text) => text.startsWith('/**') && text.includes('Every export of src/'))).toBe(true);
+    expect(own.some((text) => text.startsWith('/** A comment says why'))).toBe(true);
+    expect(HISTORY.test('// see (issue 19)')).toBe(true);
+    expect(HISTORY.test('// see issue #7')).toBe(true);
+    expect(HISTORY.test('// tissue 3')).toBe(false);
   });
 });
