@@ -1,4 +1,4 @@
-import { BodyEncoding, escapeStyleFor } from '../../src/placeholders/placeholder-encodings';
+import { BodyEncoding, escapeStyleFor } from '../../src/modules/vault/placeholders/placeholder-encodings';
 import {
   fillBytes,
   filledValue,
@@ -7,7 +7,7 @@ import {
   PlaceholderSourceShape,
   scanText,
   TemplateSecrets,
-} from '../../src/placeholders/placeholders';
+} from '../../src/modules/vault/placeholders/placeholders';
 
 /**
  * Placeholder fills as the forward executor makes them, out of the functions it calls: the template is scanned

@@ -1,7 +1,11 @@
 import fc from 'fast-check';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
-import { bodyEncodingFor, encodeValue, escapeStyleFor } from '../../src/placeholders/placeholder-encodings';
-import { filledValue, PlaceholderError, scanText } from '../../src/placeholders/placeholders';
+import {
+  bodyEncodingFor,
+  encodeValue,
+  escapeStyleFor,
+} from '../../src/modules/vault/placeholders/placeholder-encodings';
+import { filledValue, PlaceholderError, scanText } from '../../src/modules/vault/placeholders/placeholders';
 import { fillBody } from '../support/placeholder-fill';
 
 /** A real XML parser, with character references decoded as the XML specification says. */

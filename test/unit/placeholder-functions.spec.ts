@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { MAX_VALUE_LENGTH } from '../../src/placeholders/placeholder-functions';
+import { MAX_VALUE_LENGTH } from '../../src/modules/vault/placeholders/placeholder-functions';
 import {
   filledByteLength,
   fillBytes,
@@ -8,7 +8,7 @@ import {
   PlaceholderError,
   scanText,
   secretUses,
-} from '../../src/placeholders/placeholders';
+} from '../../src/modules/vault/placeholders/placeholders';
 import { fillHeaderValue } from '../support/placeholder-fill';
 
 const NUMBER = '4111111111111111';

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
-import { ConfigError, loadConfig } from '../../src/config/config';
-import { type EscapeStyle, findPlaceholders } from '../../src/placeholders/placeholder-grammar';
+import { ConfigError, loadConfig } from '../../src/platform/config/config';
+import { type EscapeStyle, findPlaceholders } from '../../src/modules/vault/placeholders/placeholder-grammar';
 import {
   filledByteLength,
   fillBytes,
@@ -11,7 +11,7 @@ import {
   PlaceholderError,
   scanText,
   secretUses,
-} from '../../src/placeholders/placeholders';
+} from '../../src/modules/vault/placeholders/placeholders';
 import { bestCpuMs, expectLinearCost } from '../support/cpu-time';
 import { fillBody, fillHeaderValue } from '../support/placeholder-fill';
 

@@ -11,7 +11,7 @@ import * as ts from 'typescript';
 const ROOT = resolve(__dirname, '../..');
 const READERS = ['src', 'test', 'bench', 'dashboard/src', 'scripts'];
 /** Started by node, not imported: what they export has no importer to find. */
-const ENTRY_POINTS = ['src/main.ts', 'src/worker.ts', 'src/cli/main.ts', 'src/openapi.ts'];
+const ENTRY_POINTS = ['src/main.ts', 'src/worker.ts', 'src/cli/main.ts', 'src/app/openapi.ts'];
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
