@@ -19,22 +19,22 @@ import { applyServerLimits, serverOptions } from '../platform/http/http-limits';
 import { buildOpenApiDocument, serveOpenApi } from './openapi-document';
 
 /** Request bodies above this are refused with 413 before any handler runs. */
-export const BODY_LIMIT_BYTES = 1024 * 1024;
+const BODY_LIMIT_BYTES = 1024 * 1024;
 
 /** Request line plus headers (Node's default, stated): beyond it, 431 header-fields-too-large. */
-export const MAX_HEADER_BYTES = 16 * 1024;
+const MAX_HEADER_BYTES = 16 * 1024;
 
 /**
  * Longest path parameter (fastify's default, stated): ids are UUIDs, slugs of at most 64 characters
  * or problem codes; a longer one is a 414 before any handler or query runs.
  */
-export const MAX_PARAM_LENGTH = 100;
+const MAX_PARAM_LENGTH = 100;
 
 /**
  * Deepest nesting of arrays and objects a JSON body may have. No DTO nests more than two levels, and
  * class-transformer and class-validator recurse per level: 5,000 levels overflowed the stack (a 500).
  */
-export const MAX_JSON_DEPTH = 64;
+const MAX_JSON_DEPTH = 64;
 
 /**
  * Builds the HTTP application exactly as `npm start` runs it; e2e tests call this too, so they

@@ -70,7 +70,7 @@ function commonProblems(operation: Operation, method: string): ProblemDefinition
  * 100-continue. Listed once, at the document's root, keyed by status as an operation's responses are, rather
  * than on every operation: such a request may name no operation at all (`HELLO WORLD`, a timeout mid-line).
  */
-export const HTTP_LAYER_RESPONSES_KEY = 'x-http-layer-responses';
+const HTTP_LAYER_RESPONSES_KEY = 'x-http-layer-responses';
 const HTTP_LAYER_PROBLEMS: ProblemDefinition[] = [
   CommonErrors.badRequest,
   CommonErrors.requestTimeout,

@@ -5,12 +5,8 @@ import {
   encodeValue,
   escapeStyleFor,
 } from '../../src/modules/vault/placeholders/placeholder-encodings';
-import {
-  filledValue,
-  PlaceholderError,
-  scanText,
-  substitutePlaceholders,
-} from '../../src/modules/vault/placeholders/placeholders';
+import { filledValue, PlaceholderError, scanText } from '../../src/modules/vault/placeholders/placeholders';
+import { fillBody } from '../support/placeholder-fill';
 
 /** A real XML parser, with character references decoded as the XML specification says. */
 const xml = new XMLParser({
@@ -27,9 +23,7 @@ const NAME = 'O\'Brien & <Sons> "=+%"';
 /** `value` as an XML template would carry it, once as text and once in each kind of quoted attribute. */
 function xmlRoundTrip(value: string): { text: string; double: string; single: string } {
   const template = `<r d="{{ CARDHOLDER_NAME_1 }}" s='{{ CARDHOLDER_NAME_1 }}'>{{ CARDHOLDER_NAME_1 }}</r>`;
-  const document = substitutePlaceholders(template, new Map([['CARDHOLDER_NAME_1', value]]), (v) =>
-    encodeValue(v, 'xml')!,
-  );
+  const document = fillBody(template, new Map([['CARDHOLDER_NAME_1', value]]), 'xml');
   expect(XMLValidator.validate(document)).toBe(true);
   const r = (xml.parse(document) as { r: Record<string, string> | string }).r;
   return typeof r === 'string'
@@ -95,13 +89,13 @@ describe('escaping by the content type the target gets', () => {
         fc.string({ unit: 'grapheme', maxLength: 30 }),
         fc.string({ unit: 'grapheme', maxLength: 30 }),
         (a, b) => {
-          const body = substitutePlaceholders(
+          const body = fillBody(
             'holder={{ CARDHOLDER_NAME_1 }}&other={{ CARDHOLDER_NAME_2 }}',
             new Map([
               ['CARDHOLDER_NAME_1', a],
               ['CARDHOLDER_NAME_2', b],
             ]),
-            (v) => encodeValue(v, 'form')!,
+            'form',
           );
           const parsed = new URLSearchParams(body);
           expect([...parsed.keys()]).toEqual(['holder', 'other']);

@@ -1,21 +1,19 @@
 import fc from 'fast-check';
 import { ConfigError, loadConfig } from '../../src/platform/config/config';
+import { type EscapeStyle, findPlaceholders } from '../../src/modules/vault/placeholders/placeholder-grammar';
 import {
   filledByteLength,
   fillBytes,
-  findPlaceholders,
   fillScan,
   filledValue,
+  filledValues,
   type PlaceholderScan,
-  jsonStringContent,
   PlaceholderError,
-  scanPlaceholders,
   scanText,
   secretUses,
-  substitutePlaceholders,
-  type EscapeStyle,
 } from '../../src/modules/vault/placeholders/placeholders';
 import { bestCpuMs, expectLinearCost } from '../support/cpu-time';
+import { fillBody, fillHeaderValue } from '../support/placeholder-fill';
 
 /**
  * The grammar as regular expressions (docs/placeholders.md gives the first): the reference the
@@ -227,12 +225,8 @@ describe('placeholder scanning and filling are linear in the text', () => {
       expectLinear(scanned, (scan) => secretUses(scan));
       expect(secretUses(scanned(MIB))).toHaveLength(Math.floor(MIB / expression.length));
       // As the executor fills: each distinct expression once, then the bytes.
-      const fill = ({ text, scan }: { text: string; scan: PlaceholderScan }) => {
-        const values = new Map<string, Buffer>();
-        for (const m of scan.matches)
-          if (!values.has(m.key)) values.set(m.key, Buffer.from(filledValue(m, SUBSTITUTED, 'none', secrets)));
-        return fillBytes(Buffer.from(text, 'latin1'), scan, values);
-      };
+      const fill = ({ text, scan }: { text: string; scan: PlaceholderScan }) =>
+        fillBytes(Buffer.from(text, 'latin1'), scan, filledValues(scan, SUBSTITUTED, 'none', secrets).encoded);
       expectLinear((n) => ({ text: make(n), scan: scanned(n) }), fill);
     }
   });
@@ -246,7 +240,11 @@ describe('placeholder scanning and filling are linear in the text', () => {
         return { text, bytes: Buffer.from(text, 'latin1'), scan, values };
       };
       expectLinear(prepared, ({ bytes, scan, values }) => fillBytes(bytes, scan, values));
-      expectLinear(make, (text) => substitutePlaceholders(text, SUBSTITUTED, undefined, style));
+      // The values as the executor computes them (filledValue, each distinct one once), on every whole match.
+      const encoding = style === 'json' ? 'json' : 'none';
+      expectLinear(prepared, ({ bytes, scan }) =>
+        fillBytes(bytes, scan, filledValues(scan, SUBSTITUTED, encoding).encoded),
+      );
       expectLinear(prepared, ({ scan }) => fillScan(scan, (m) => m.key));
     }
   });
@@ -429,8 +427,9 @@ describe('the single-pass scanner keeps the grammar exactly', () => {
         expect(filledByteLength(scan, encoded)).toBe(expected.length);
         expect(fillBytes(Buffer.from(text, 'latin1'), scan, encoded).toString('latin1')).toBe(expected);
         if (scan.matches.every((m) => m.key === m.token)) {
+          // With each value looked up by its token, as the executor fills a header value.
           const tokens = new Map(scan.matches.map((m) => [m.token, value(m.token)]));
-          expect(substitutePlaceholders(text, tokens, undefined, style)).toBe(expected);
+          expect(fillScan(scan, (m) => filledValue(m, tokens, 'none'))).toBe(expected);
         }
       }),
       { numRuns: 10_000 },
@@ -448,7 +447,7 @@ describe('the single-pass scanner keeps the grammar exactly', () => {
         }
         let thrown: string | null = null;
         try {
-          scanPlaceholders(text, count, style);
+          scanText(text, count, style);
         } catch (error) {
           if (!(error instanceof PlaceholderError)) throw error;
           thrown = error.token;
@@ -461,16 +460,14 @@ describe('the single-pass scanner keeps the grammar exactly', () => {
 
   it('keeps the documented examples', () => {
     const values = new Map([['CARD_NUMBER_1', '4111']]);
-    expect(substitutePlaceholders('\\{{ CARD_NUMBER_1 }}', values)).toBe('{{ CARD_NUMBER_1 }}');
-    expect(substitutePlaceholders('\\\\{{ CARD_NUMBER_1 }}', values)).toBe('\\{{ CARD_NUMBER_1 }}');
-    expect(substitutePlaceholders('"\\\\{{ CARD_NUMBER_1 }}"', values, jsonStringContent, 'json')).toBe(
-      '"{{ CARD_NUMBER_1 }}"',
-    );
-    expect(substitutePlaceholders('"\\\\\\\\{{ CARD_NUMBER_1 }}"', values, jsonStringContent, 'json')).toBe(
-      '"\\\\{{ CARD_NUMBER_1 }}"',
-    );
-    expect(substitutePlaceholders('"\\{{ CARD_NUMBER_1 }}"', values, jsonStringContent, 'json')).toBe('"\\4111"');
-    expect(substitutePlaceholders('{{   CARD_NUMBER_1  }}{{CARD_NUMBER_1}}', values)).toBe('41114111');
+    for (const fill of [fillHeaderValue, fillBody]) {
+      expect(fill('\\{{ CARD_NUMBER_1 }}', values)).toBe('{{ CARD_NUMBER_1 }}');
+      expect(fill('\\\\{{ CARD_NUMBER_1 }}', values)).toBe('\\{{ CARD_NUMBER_1 }}');
+      expect(fill('{{   CARD_NUMBER_1  }}{{CARD_NUMBER_1}}', values)).toBe('41114111');
+    }
+    expect(fillBody('"\\\\{{ CARD_NUMBER_1 }}"', values, 'json')).toBe('"{{ CARD_NUMBER_1 }}"');
+    expect(fillBody('"\\\\\\\\{{ CARD_NUMBER_1 }}"', values, 'json')).toBe('"\\\\{{ CARD_NUMBER_1 }}"');
+    expect(fillBody('"\\{{ CARD_NUMBER_1 }}"', values, 'json')).toBe('"\\4111"');
     for (const untouched of [
       '{{ card_number_1 }}',
       '{{ CARD_NUMBER }}',
@@ -480,12 +477,13 @@ describe('the single-pass scanner keeps the grammar exactly', () => {
       '{ { CARD_NUMBER_1 } }',
       '{{\tCARD_NUMBER_1}}',
     ]) {
-      expect(scanPlaceholders(untouched, 1)).toEqual([]);
-      expect(substitutePlaceholders(untouched, values)).toBe(untouched);
+      expect(scanText(untouched, 1).uses).toEqual([]);
+      expect(fillHeaderValue(untouched, values)).toBe(untouched);
+      expect(fillBody(untouched, values)).toBe(untouched);
     }
-    expect(() => scanPlaceholders('{{ CARD_NUMBER_1_2 }}', 1)).toThrow('is not a placeholder name');
-    expect(() => scanPlaceholders('{{ CARD_NUMBER_01 }}', 1)).toThrow('position 01');
-    expect(scanPlaceholders('\\{{ CARD_NUMBR_1 }}', 0)).toEqual([]);
+    expect(() => scanText('{{ CARD_NUMBER_1_2 }}', 1)).toThrow('is not a placeholder name');
+    expect(() => scanText('{{ CARD_NUMBER_01 }}', 1)).toThrow('position 01');
+    expect(scanText('\\{{ CARD_NUMBR_1 }}', 0).uses).toEqual([]);
   });
 });
 

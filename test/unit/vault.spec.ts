@@ -14,12 +14,8 @@ import {
 } from '../../src/modules/vault/envelope';
 import { EnvMasterKey, VaultKeyring } from '../../src/modules/vault/keyring';
 import { randomBytesFromPool } from '../../src/modules/vault/random-pool';
-import {
-  jsonStringContent,
-  PlaceholderError,
-  scanPlaceholders,
-  substitutePlaceholders,
-} from '../../src/modules/vault/placeholders/placeholders';
+import { PlaceholderError, scanText } from '../../src/modules/vault/placeholders/placeholders';
+import { fillBody, fillHeaderValue } from '../support/placeholder-fill';
 
 describe('card rules', () => {
   it('normalises spaces and dashes, refuses anything else', () => {
@@ -186,33 +182,30 @@ describe('placeholders', () => {
   it('finds {{ NAME_X }} and {{NAME_X}}, skipping escaped ones and non-placeholders', () => {
     const text =
       '{"a":"{{ CARD_NUMBER_1 }}","b":"{{CARD_EXPIRATION_DATE_2}}","c":"\\{{ CARD_NUMBER_1 }}","d":"{{ lower_1 }}","e":{"f":{}}}';
-    expect(scanPlaceholders(text, 2).map((u) => [u.name, u.position])).toEqual([
+    expect(scanText(text, 2).uses.map((u) => [u.name, u.position])).toEqual([
       ['CARD_NUMBER', 1],
       ['CARD_EXPIRATION_DATE', 2],
     ]);
   });
 
   it('refuses unknown names and out-of-range positions, naming the token', () => {
-    expect(() => scanPlaceholders('{{ CARD_NUMBR_1 }}', 1)).toThrow(PlaceholderError);
-    expect(() => scanPlaceholders('{{ CARD_NUMBR_1 }}', 1)).toThrow('CARD_NUMBR_1');
-    expect(() => scanPlaceholders('{{ CARD_NUMBER_2 }}', 1)).toThrow('position 2');
-    expect(() => scanPlaceholders('{{ CARD_NUMBER_0 }}', 1)).toThrow('position 0');
-    expect(() => scanPlaceholders('{{ CARD_NUMBER_1 }}', 0)).toThrow('lists no payment method');
+    expect(() => scanText('{{ CARD_NUMBR_1 }}', 1)).toThrow(PlaceholderError);
+    expect(() => scanText('{{ CARD_NUMBR_1 }}', 1)).toThrow('CARD_NUMBR_1');
+    expect(() => scanText('{{ CARD_NUMBER_2 }}', 1)).toThrow('position 2');
+    expect(() => scanText('{{ CARD_NUMBER_0 }}', 1)).toThrow('position 0');
+    expect(() => scanText('{{ CARD_NUMBER_1 }}', 0)).toThrow('lists no payment method');
   });
 
   it('substitutes, unescapes, and JSON-escapes when asked', () => {
     const values = new Map([['CARDHOLDER_NAME_1', 'O"Brien \\ </x>']]);
-    expect(substitutePlaceholders('{"n":"{{ CARDHOLDER_NAME_1 }}"}', values, jsonStringContent)).toBe(
-      '{"n":"O\\"Brien \\\\ </x>"}',
-    );
-    expect(JSON.parse(substitutePlaceholders('{"n":"{{ CARDHOLDER_NAME_1 }}"}', values, jsonStringContent)).n).toBe(
-      'O"Brien \\ </x>',
-    );
-    expect(substitutePlaceholders('x \\{{ CARDHOLDER_NAME_1 }} y', values)).toBe('x {{ CARDHOLDER_NAME_1 }} y');
+    expect(fillBody('{"n":"{{ CARDHOLDER_NAME_1 }}"}', values, 'json')).toBe('{"n":"O\\"Brien \\\\ </x>"}');
+    expect(JSON.parse(fillBody('{"n":"{{ CARDHOLDER_NAME_1 }}"}', values, 'json')).n).toBe('O"Brien \\ </x>');
+    expect(fillHeaderValue('x \\{{ CARDHOLDER_NAME_1 }} y', values)).toBe('x {{ CARDHOLDER_NAME_1 }} y');
+    expect(fillBody('x \\{{ CARDHOLDER_NAME_1 }} y', values)).toBe('x {{ CARDHOLDER_NAME_1 }} y');
     // In JSON the escape is an escaped backslash, and the result stays valid JSON.
     const json = '{"literal":"\\\\{{ CARD_NUMBER_1 }}"}';
-    expect(scanPlaceholders(json, 0, 'json')).toEqual([]);
-    expect(JSON.parse(substitutePlaceholders(json, values, jsonStringContent, 'json'))).toEqual({
+    expect(scanText(json, 0, 'json').uses).toEqual([]);
+    expect(JSON.parse(fillBody(json, values, 'json'))).toEqual({
       literal: '{{ CARD_NUMBER_1 }}',
     });
   });

@@ -22,11 +22,6 @@ export function reportReady(): void {
   if (cluster.isWorker) process.send?.({ type: READY });
 }
 
-/** Whether this process is one of a group run by a supervisor (WEB_CONCURRENCY / WORKER_PROCESSES > 1). */
-export function inProcessGroup(): boolean {
-  return cluster.isWorker;
-}
-
 /**
  * Runs `start` in `count` processes of this script (node:cluster) that share one listening socket, or
  * in this process when `count` is 1. The supervisor (the process that was started) serves nothing

@@ -12,7 +12,7 @@ import {
   problemType,
 } from '../../platform/problem/problem';
 
-export class ProblemTypeResponse {
+class ProblemTypeResponse {
   @ApiProperty({ example: '/errors/validation-failed' })
   type!: string;
   @ApiProperty({ example: 'validation-failed', pattern: '^[a-z0-9]+(-[a-z0-9]+)*$' })
@@ -25,7 +25,7 @@ export class ProblemTypeResponse {
   description!: string;
 }
 
-export class ProblemTypeListResponse {
+class ProblemTypeListResponse {
   @ApiProperty({ type: [ProblemTypeResponse] })
   items!: ProblemTypeResponse[];
 }

@@ -4,14 +4,14 @@ import fastifyStatic from '@fastify/static';
 import type { FastifyInstance } from 'fastify';
 
 /** Where the dashboard is served. Its routes are fastify's, not Nest's: public, and no API operations. */
-export const DASHBOARD_PREFIX = '/dashboard';
+const DASHBOARD_PREFIX = '/dashboard';
 
 /**
  * The dashboard is a static bundle that talks to the API with the caller's own token; nothing in it
  * may run that the bundle did not ship. Lit styles travel as constructed stylesheets, which
  * `style-src 'self'` allows; `connect-src 'self'` keeps tokens from being sent anywhere else.
  */
-export const DASHBOARD_CSP = [
+const DASHBOARD_CSP = [
   "default-src 'self'",
   "script-src 'self'",
   "style-src 'self'",
@@ -24,7 +24,7 @@ export const DASHBOARD_CSP = [
   "form-action 'none'",
 ].join('; ');
 
-export const DASHBOARD_HEADERS: Readonly<Record<string, string>> = {
+const DASHBOARD_HEADERS: Readonly<Record<string, string>> = {
   'content-security-policy': DASHBOARD_CSP,
   'x-frame-options': 'DENY',
   'x-content-type-options': 'nosniff',
@@ -87,7 +87,7 @@ export async function registerDashboard(fastify: FastifyInstance, root: string):
  * `%2e%2e` is `..` to the file system) non-empty, not starting with a dot, without a backslash or
  * NUL; only the last may be empty (a folder's index).
  */
-export function isPlainAssetPath(url: string): boolean {
+function isPlainAssetPath(url: string): boolean {
   const path = url.split(/[?#]/, 1)[0];
   if (path === DASHBOARD_PREFIX) return true;
   const segments = path.slice(DASHBOARD_PREFIX.length + 1).split('/');

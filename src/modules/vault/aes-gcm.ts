@@ -5,7 +5,7 @@ import { randomBytesFromPool } from './random-pool';
  * AES-256-GCM in node:crypto, for data keys (each record's layer) and for `env` master keys.
  * Blob layout: version (1 byte, = 1) | IV (12) | tag (16) | ciphertext.
  */
-export const GCM_VERSION = 1;
+const GCM_VERSION = 1;
 export const IV_BYTES = 12;
 export const TAG_BYTES = 16;
 export const KEY_BYTES = 32;
@@ -13,11 +13,11 @@ export const KEY_BYTES = 32;
 /**
  * A key as node:crypto takes it fastest. Node.js 24 spends ~11 µs per cipher telling a Buffer key from a
  * KeyObject or CryptoKey (its brand checks throw and catch for a Buffer), against ~1 µs to make a
- * KeyObject from the Buffer (docs/benchmarks-history.md, "Issue 24: this session"). The KeyObject copies the
+ * KeyObject from the Buffer (docs/decisions/0105). The KeyObject copies the
  * key into native memory that is cleared when it is collected, as the cipher's own context does: it
  * lives no longer than the cipher made with it. Long-lived keys (a master key) pass their own KeyObject.
  */
-export function secretKey(key: Buffer | KeyObject): KeyObject {
+function secretKey(key: Buffer | KeyObject): KeyObject {
   return key instanceof KeyObject ? key : createSecretKey(key);
 }
 

@@ -17,7 +17,7 @@ export function cardAad(merchantAccountId: string, id: string): string {
   return boundAad('payment-method', merchantAccountId, id);
 }
 
-export function fingerprintKeyAad(merchantAccountId: string): string {
+function fingerprintKeyAad(merchantAccountId: string): string {
   return boundAad('fingerprint-key', merchantAccountId);
 }
 

@@ -80,7 +80,7 @@ export function cardholderNameProblem(value: unknown): string | null {
   return null;
 }
 
-export interface Expiry {
+interface Expiry {
   month: number;
   /** Four digits. */
   year: number;

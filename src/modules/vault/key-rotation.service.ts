@@ -12,7 +12,7 @@ import { boundAad } from './secret-sealer';
  * `rewrapped_<table>` and `failed_<table>` for every entry of SEALED_TABLES (payment_methods,
  * merchant_keys, authentication_methods), plus:
  */
-export interface RotationResult {
+interface RotationResult {
   master_key_id: string;
   /**
    * Rows still wrapped by another key after the run: the failed ones, plus any another transaction

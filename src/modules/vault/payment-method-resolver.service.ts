@@ -36,7 +36,7 @@ export class MissingNetworkTokenError extends Error {
 }
 
 /** A card's network token as the placeholders need it; the token itself is opened only when used. */
-export interface NetworkTokenValues {
+interface NetworkTokenValues {
   /** The stored token's id. */
   id: string;
   expirationDate: string;

@@ -22,7 +22,7 @@ import { VaultKeyUnavailableError } from './vault.errors';
 const PKCS11_VERSION = 2;
 
 /** Records every call into the token and every unwrap, for /metrics and the audit log. */
-export interface KeyUseObserver {
+interface KeyUseObserver {
   tokenCall(operation: 'wrap' | 'unwrap' | 'connect', seconds: number, ok: boolean): void;
   /** An unwrap answered from the cache (true) or by the token (false). */
   unwrapLookup(cached: boolean): void;
@@ -36,7 +36,7 @@ export interface KeyUseObserver {
  * and whether it unwrapped (`ok`), refused the blob (`refused`: it does not authenticate) or did not
  * answer (`unavailable`).
  */
-export interface KeyUse {
+interface KeyUse {
   keyLabel: string;
   aad: string;
   seconds: number;
@@ -291,7 +291,7 @@ function gcm(iv: Buffer, aad: string): pkcs11js.Mechanism {
   return { mechanism: pkcs11js.CKM_AES_GCM, parameter };
 }
 
-export class Pkcs11MasterKey implements MasterKey {
+class Pkcs11MasterKey implements MasterKey {
   constructor(
     readonly id: string,
     private readonly token: Pkcs11Token,

@@ -9,7 +9,7 @@
  * the common names of credentials (decision 0113 lists them). Values are replaced with REDACTED_VALUE; everything else is left as written.
  * Linear: each pattern below matches a field name first, then reads the value only after a listed name.
  */
-export const SECURITY_CODE_FIELDS = [
+const SECURITY_CODE_FIELDS = [
   'cvv',
   'cvv2',
   'cvc',
@@ -38,21 +38,13 @@ export const SECURITY_CODE_FIELDS = [
 ] as const;
 
 /** Track data and PINs: the rest of sensitive authentication data. */
-export const OTHER_AUTHENTICATION_FIELDS = [
-  'track1',
-  'track2',
-  'trackdata',
-  'track1data',
-  'track2data',
-  'pin',
-  'pinblock',
-];
+const OTHER_AUTHENTICATION_FIELDS = ['track1', 'track2', 'trackdata', 'track1data', 'track2data', 'pin', 'pinblock'];
 
 /**
  * Credentials a caller may type into a body for the target (a merchant password, an API secret): not card
  * data, but no record needs them either.
  */
-export const CREDENTIAL_FIELDS = [
+const CREDENTIAL_FIELDS = [
   'password',
   'passwd',
   'pwd',
@@ -74,10 +66,10 @@ const NAMES: ReadonlySet<string> = new Set([
   ...CREDENTIAL_FIELDS,
 ]);
 
-export const REDACTED_VALUE = '[Redacted]';
+const REDACTED_VALUE = '[Redacted]';
 
 /** A field name as it is compared: lower case, without separators, its last bracketed or namespaced part. */
-export function normalisedFieldName(name: string): string {
+function normalisedFieldName(name: string): string {
   let last = name;
   const decoded = /%5[bd]/i.test(last) ? last.replace(/%5b/gi, '[').replace(/%5d/gi, ']') : last;
   const bracket = /\[([^\][]*)\]$/.exec(decoded);

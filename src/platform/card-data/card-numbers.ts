@@ -130,7 +130,7 @@ const digitOf = (value: number) =>
   value >= 0x30 && value <= 0x39 ? value - 0x30 : value >= 0xff10 && value <= 0xff19 ? value - 0xff10 : -1;
 
 /** A card number found in a text: where each of its digits is spelt, and the digits. */
-export interface FoundCardNumber {
+interface FoundCardNumber {
   digits: string;
   /** [start, end) of each digit's spelling in the text. */
   spans: Array<readonly [number, number]>;

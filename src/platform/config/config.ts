@@ -9,8 +9,7 @@ import { telemetryConfig } from './telemetry-config';
 
 export { ConfigError } from './env';
 export * from './vault-config';
-export type { RedisClusterConfig, RedisNode, RedisSentinelConfig } from './redis-config';
-export type { DatabaseRouting } from './database-config';
+export type { RedisClusterConfig, RedisSentinelConfig } from './redis-config';
 export type { TokenRequestorConfig } from './token-requestor-config';
 
 /**
@@ -101,7 +100,7 @@ export interface AppConfig {
   workerProcesses: number;
   /**
    * The worker touches this file while PostgreSQL (and Redis, when used) answer; the container's
-   * health check reads its age (dist/worker-healthcheck.js). null → no heartbeat.
+   * health check reads its age (dist/app/health/worker-healthcheck.js). null → no heartbeat.
    */
   workerHeartbeatFile: string | null;
   /** Base of the exponential backoff (full jitter) between attempts of a queued forward. */
@@ -137,7 +136,7 @@ export interface AppConfig {
 /**
  * What one client may hold of a server's connections and for how long (platform/http/http-limits.ts):
  * without them a client trickling header lines keeps its sockets forever, and enough of them reach
- * the open-files limit (issue 19).
+ * the open-files limit.
  */
 export interface HttpServerLimits {
   /** A request whose headers have not all arrived this long after its first byte gets 408 and is closed. */
@@ -150,10 +149,10 @@ export interface HttpServerLimits {
   maxConnectionsPerIp: number;
 }
 
-export const QUEUE_BACKENDS = ['redis', 'postgres', 'none'] as const;
+const QUEUE_BACKENDS = ['redis', 'postgres', 'none'] as const;
 export type QueueBackend = (typeof QUEUE_BACKENDS)[number];
 
-export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 function forwardInsecureHosts(env: Env): ReadonlySet<string> {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-export interface DevSecret {
+interface DevSecret {
   secret: Buffer;
   file: string;
   /** True when this call generated it (the caller warns loudly). */

@@ -1,6 +1,6 @@
 import { ConfigError, Env, optional } from './env';
 
-export interface RedisNode {
+interface RedisNode {
   host: string;
   port: number;
 }

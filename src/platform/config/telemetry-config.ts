@@ -1,7 +1,7 @@
 import { ConfigError, Env, integer, optional, parsedUrl } from './env';
 
 /** What trace context the service's outgoing HTTP calls carry (decision 0118). */
-export const FORWARD_TRACE_PROPAGATIONS = ['ours', 'none'] as const;
+const FORWARD_TRACE_PROPAGATIONS = ['ours', 'none'] as const;
 export type ForwardTracePropagation = (typeof FORWARD_TRACE_PROPAGATIONS)[number];
 
 /** Which entry point a process is: its default OTEL_SERVICE_NAME. */

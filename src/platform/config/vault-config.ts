@@ -7,7 +7,7 @@ export interface VaultMasterKey {
   key: Buffer;
 }
 
-export const VAULT_KEY_PROVIDERS = ['env', 'pkcs11'] as const;
+const VAULT_KEY_PROVIDERS = ['env', 'pkcs11'] as const;
 export type VaultKeyProvider = (typeof VAULT_KEY_PROVIDERS)[number];
 
 /** Where the master keys live when they live in a PKCS#11 token (an HSM; SoftHSM2 in tests). */
@@ -175,7 +175,7 @@ function pkcs11Pin(env: Env): string {
   return pin;
 }
 
-export interface VaultKeysConfig {
+interface VaultKeysConfig {
   vaultKeyProvider: VaultKeyProvider;
   vaultMasterKeys: VaultMasterKey[];
   vaultPkcs11: VaultPkcs11Config | null;

@@ -17,14 +17,14 @@ function parseTimestamptz(text: string): Timestamp | string {
  * Per-connection type parsers (not the global `pg.types`, which would leak into any other pg user in
  * the process): timestamptz arrives as a microsecond-exact Timestamp instead of a truncating Date.
  */
-export const pgTypes = {
+const pgTypes = {
   getTypeParser(oid: number, format?: 'text' | 'binary'): (value: string) => unknown {
     if (oid === TIMESTAMPTZ_OID && format !== 'binary') return parseTimestamptz;
     return pgTypesDefault.getTypeParser(oid, format) as (value: string) => unknown;
   },
 };
 
-export interface DatabaseOptions {
+interface DatabaseOptions {
   url: string;
   poolSize: number;
   applicationName?: string;
@@ -47,7 +47,7 @@ export interface DatabaseOptions {
  * within seconds, never hang it: a new connection gets CONNECT_TIMEOUT_MS, and TCP keepalive finds a
  * pooled connection whose peer vanished without a reset.
  */
-export const CONNECT_TIMEOUT_MS = 3_000;
+const CONNECT_TIMEOUT_MS = 3_000;
 const KEEPALIVE_IDLE_MS = 10_000;
 
 /**
@@ -57,7 +57,7 @@ const KEEPALIVE_IDLE_MS = 10_000;
  * one of the few settings PgBouncer tracks per client: it replays the client's value on whichever server
  * connection the client gets next (decision 0108). On PostgreSQL itself it is an ordinary session SET.
  */
-export const SET_UTC = "SET TimeZone TO 'UTC'";
+const SET_UTC = "SET TimeZone TO 'UTC'";
 
 async function speakUtc(client: ClientBase): Promise<void> {
   await client.query(SET_UTC);

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { AppConfig } from '../config/config';
 import { EmbeddedDatabase, startEmbeddedDatabase } from './embedded';
 
-export interface ResolvedDatabase {
+interface ResolvedDatabase {
   url: string;
   /** Set when this process started the embedded database (and must stop it). */
   embedded?: EmbeddedDatabase;

@@ -1,6 +1,6 @@
 import { isDatabaseUnavailable } from '../problem/database-errors';
 
-export interface StatementBatcherOptions<I, O> {
+interface StatementBatcherOptions<I, O> {
   /** One statement for many items; returns one result per item, in order. */
   many(items: I[]): Promise<O[]>;
   /**

@@ -2,7 +2,7 @@ import { createPostgresBackend, Processor, Queue, QueueOptions, Telemetry, Worke
 import { activeTelemetry } from '../telemetry/telemetry';
 
 /** The engine a BullMQ queue or worker runs on (QUEUE_BACKEND other than none). */
-export type QueueEngine = 'redis' | 'postgres';
+type QueueEngine = 'redis' | 'postgres';
 
 /** BullMQ's options plus the engine; on PostgreSQL `connection` is a PostgresConnectionOptions. */
 export type EngineQueueOptions = Omit<QueueOptions, 'connection'> & { engine: QueueEngine; connection: unknown };

@@ -162,7 +162,7 @@ export const SCHEDULED_DATA = {} as ForwardJobData;
 export const FORWARD_JOB_NAME = 'forward';
 /** The name of a job-end callback's BullMQ job: `jobId` is its delivery row's id, `attempt` the delivery attempt. */
 export const CALLBACK_JOB_NAME = 'callback';
-export type QueuedJobName = typeof FORWARD_JOB_NAME | typeof CALLBACK_JOB_NAME;
+type QueuedJobName = typeof FORWARD_JOB_NAME | typeof CALLBACK_JOB_NAME;
 
 export function parseJobData(data: unknown): ForwardJobData {
   const { jobId, attempt } = (data ?? {}) as Partial<ForwardJobData>;
@@ -192,7 +192,7 @@ interface JobAdder {
 
 type JobOpts = { jobId: string; delay: number; telemetry?: { metadata: string } };
 
-export interface Enqueue {
+interface Enqueue {
   name: QueuedJobName;
   jobId: string;
   attempt: number;

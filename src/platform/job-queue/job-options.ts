@@ -21,11 +21,11 @@ export const MAX_LEN_EVENTS = 1_000;
  * How long BullMQ keeps a failed job (it holds only our id and the attempt number): its failure is
  * worth a look, and while it is kept, enqueueing the same attempt again is a no-op.
  */
-export const KEEP_FAILED_JOB_SECONDS = 3_600;
+const KEEP_FAILED_JOB_SECONDS = 3_600;
 
 /**
  * The same on both engines. BullMQ's own attempts cover a handler that throws (a bug; the database
- * gone is put off without a try, ProcessOptions.retryLater); a forward's downstream retries are
+ * gone is put off without a try, QueueWorkerHost.retryLater); a forward's downstream retries are
  * separate jobs (attempt + 1) the handler enqueues.
  * A completed job is removed at once: the row holds everything, the claim (not BullMQ's id) is what
  * refuses a second run of an attempt, and keeping it costs on every completion (Redis trims its

@@ -50,7 +50,7 @@ const EMBEDDED_ENQUEUE_TIMEOUT_MS = 15_000;
  * there does not reliably reach the worker's LISTEN connection, so a queued forward could wait for the
  * next housekeeping run. A due scheduler job bounds that wait. Only with `sharedSession` (development).
  */
-export const EMBEDDED_WAKE_JOB = 'embedded-worker-wake';
+const EMBEDDED_WAKE_JOB = 'embedded-worker-wake';
 const EMBEDDED_WAKE_EVERY_MS = 1_000;
 
 /** Between probes of the database while the producer is unavailable. */
@@ -59,7 +59,7 @@ const PROBE_INTERVAL_MS = 1_000;
 const PROBE_JOB_ID = 'availability-probe';
 
 /** The producers' pool: a few connections (shared by both queues), one on the embedded database. */
-export function producerPoolMax(options: PostgresQueueOptions): number {
+function producerPoolMax(options: PostgresQueueOptions): number {
   return options.sharedSession ? 1 : options.role === 'api' ? 4 : 2;
 }
 
@@ -71,7 +71,7 @@ export function postgresPools(options: PostgresQueueOptions): PostgresPools {
   );
 }
 
-export function enqueueTimeoutMs(options: PostgresQueueOptions): number {
+function enqueueTimeoutMs(options: PostgresQueueOptions): number {
   return options.sharedSession ? EMBEDDED_ENQUEUE_TIMEOUT_MS : POSTGRES_ENQUEUE_TIMEOUT_MS;
 }
 
@@ -160,9 +160,9 @@ export class PostgresForwardQueue extends ForwardQueue {
       options: {
         engine: 'postgres',
         // The consumers' pool, shared with the other queue's Worker and grown by this one's share. Not on the
-        // embedded database: there a Worker whose LISTEN connection came out of a shared pool left the
+        // embedded database: there a Worker whose LISTEN connection comes out of a shared pool leaves the
         // start-up housekeeping failing ("relation does not exist") for seconds, so each Worker has a pool
-        // of one and a LISTEN connection of its own, as before (docs/decisions/0092).
+        // of one and a LISTEN connection of its own (docs/decisions/0092).
         connection: this.options.sharedSession
           ? { ...this.pools.ownedConnection(), max: 1 }
           : this.pools.worker(this.consumerShare(concurrency)),

@@ -5,7 +5,7 @@ import { runMigrations } from 'bullmq';
 const SCHEMA = 'bullmq';
 
 /** What a pool of BullMQ's connections needs to know (PostgresQueueOptions's part). */
-export interface PoolSettings {
+interface PoolSettings {
   databaseUrl: string;
   role: 'api' | 'worker';
   /** The most a connection may be waited for (an enqueue's budget). */

@@ -3,7 +3,7 @@ import { BullRegistrar, Processor } from '@nestjs/bullmq';
 import type { ForwardQueue } from './forward-queue';
 
 /** What QueueConsumers needs of a consumer (a QueueWorkerHost, which imports this file). */
-export interface QueueConsumer {
+interface QueueConsumer {
   readonly queue: Pick<ForwardQueue, 'consumer'>;
   consumerOptions(): { concurrency: number; lockMs: number };
 }

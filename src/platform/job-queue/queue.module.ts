@@ -27,7 +27,7 @@ import { PostgresPools } from './postgres-pools';
 import { QueueConsumers } from './queue-consumers';
 import { RedisCallbackQueue, RedisForwardQueue, redisProducer } from './redis-forward-queue';
 
-export interface QueueModuleOptions {
+interface QueueModuleOptions {
   config: AppConfig;
   /** The resolved database URL (DATABASE_URL, or the embedded server's). */
   databaseUrl: string;

@@ -9,7 +9,7 @@ import type { LogLevel } from '../config/config';
 import { AppLogger } from './app-logger';
 import { maskedLogLine, REDACT_PATHS, redactHeaders } from './redaction';
 
-export interface LoggingOptions {
+interface LoggingOptions {
   level: LogLevel;
   /** Where JSON lines go; stdout when omitted. Tests pass a stream to read the lines back. */
   stream?: DestinationStream;

@@ -73,11 +73,6 @@ const CLEAR_HEADERS: ReadonlySet<string> = new Set([
 /** Headers that hold a URL: kept as loggableUrl gives them (targets put API keys in query strings). */
 const URL_HEADERS = new Set(['x-vault-forward-url', 'x-vault-forward-callback-url']);
 
-/** Whether a header's value may be kept in clear (its name is on the allow-list). */
-export function isClearHeader(name: string): boolean {
-  return CLEAR_HEADERS.has(name.toLowerCase());
-}
-
 /**
  * A header's value as logs and records keep it: [Redacted] unless the name is allow-listed; URLs as
  * loggableUrl gives them; card numbers masked in what remains.

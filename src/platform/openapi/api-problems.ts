@@ -3,9 +3,9 @@ import { ApiProperty, ApiPropertyOptional, ApiSchema, DECORATORS } from '@nestjs
 import { GR4VY_ERROR_CONTENT_TYPE } from '../problem/gr4vy-error';
 import { findProblemDefinition, ProblemDefinition, problemType } from '../problem/problem';
 
-export const PROBLEM_MEDIA_TYPE = 'application/problem+json';
-export const PROBLEM_SCHEMA_REF = '#/components/schemas/Problem';
-export const GR4VY_ERROR_SCHEMA_REF = '#/components/schemas/Gr4vyError';
+const PROBLEM_MEDIA_TYPE = 'application/problem+json';
+const PROBLEM_SCHEMA_REF = '#/components/schemas/Problem';
+const GR4VY_ERROR_SCHEMA_REF = '#/components/schemas/Gr4vyError';
 
 @ApiSchema({ name: 'ProblemFieldError' })
 class ProblemFieldErrorSchema {
@@ -81,7 +81,7 @@ export class Gr4vyErrorSchema {
 }
 
 /** An OpenAPI response object (the subset this service writes). */
-export interface ProblemResponseObject {
+interface ProblemResponseObject {
   description: string;
   content: Record<string, { schema: Record<string, unknown> }>;
   headers?: Record<string, unknown>;
@@ -92,7 +92,7 @@ export interface ProblemResponseObject {
  * schema narrowed to exactly their codes, so a client (and the response check of the e2e suite)
  * knows every problem a route can answer with, and no other.
  */
-export function problemResponse(definitions: readonly ProblemDefinition[]): ProblemResponseObject {
+function problemResponse(definitions: readonly ProblemDefinition[]): ProblemResponseObject {
   const codes = [...new Set(definitions.map((d) => d.code))].sort();
   const byCode = new Map(definitions.map((d) => [d.code, d]));
   const narrowed = { type: 'object', properties: { code: { type: 'string', enum: codes } } };
@@ -106,7 +106,7 @@ export function problemResponse(definitions: readonly ProblemDefinition[]): Prob
 }
 
 /** The codes a response built by problemResponse carries, or [] for any other response. */
-export function problemCodesOf(response: unknown): string[] {
+function problemCodesOf(response: unknown): string[] {
   const schema = (response as ProblemResponseObject | undefined)?.content?.[PROBLEM_MEDIA_TYPE]?.schema as
     { allOf?: Array<{ properties?: { code?: { enum?: string[] } } }> } | undefined;
   return schema?.allOf?.[1]?.properties?.code?.enum ?? [];

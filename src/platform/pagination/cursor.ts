@@ -8,7 +8,7 @@ export interface KeysetPosition {
   id: string;
 }
 
-export type CursorDirection = 'next' | 'previous';
+type CursorDirection = 'next' | 'previous';
 
 /** What a cursor is valid for: the same endpoint, merchant account and filters that produced it. */
 export interface CursorScope {

@@ -45,7 +45,7 @@ export function seekPage<Row extends KeysetRow>(
 }
 
 /** One page of rows fetched by `seekPage`, newest first, and where its neighbours start. */
-export interface KeysetPage<Row> {
+interface KeysetPage<Row> {
   rows: Row[];
   /** Position of the last row shown, when older rows remain. */
   next: KeysetPosition | null;

@@ -19,7 +19,7 @@ export interface PaginatedRequest {
   principal?: { merchantAccountId: string | null; keyMerchantAccountId: string | null };
 }
 
-export type CursorFilters = CursorScope['filters'];
+type CursorFilters = CursorScope['filters'];
 
 export interface PaginatedOptions<Row extends KeysetRow, Item, Filters = Record<string, unknown>> extends PageLimits {
   /** The name cursors are bound to: a cursor of one list is refused by every other. */

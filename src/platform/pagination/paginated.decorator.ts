@@ -18,7 +18,7 @@ import { PaginationErrors } from './pagination.errors';
 import { KEYSET_REQUEST, PAGINATED_ROUTE, PaginatedOptions, PaginatedRoute } from './paginated-route';
 import { PaginationInterceptor } from './pagination.interceptor';
 
-export const LINK_HEADER_DESCRIPTION =
+const LINK_HEADER_DESCRIPTION =
   'RFC 8288 links to the neighbouring pages, for clients that walk pages generically: `rel="next"` (the ' +
   'older page, absent on the last page) and `rel="prev"` (the newer page, absent on the first), each a ' +
   "path-absolute reference with the same query parameters and that page's cursor. Absent when the list " +

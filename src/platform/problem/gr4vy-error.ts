@@ -8,7 +8,7 @@ import type { ProblemBody, ProblemFieldError, ProblemLocation } from './problem'
  */
 export const GR4VY_ERROR_CONTENT_TYPE = 'application/json';
 
-export interface Gr4vyErrorDetail {
+interface Gr4vyErrorDetail {
   location: ProblemLocation;
   /** The problem's code: what kind of error this field has. */
   type: string;
@@ -17,7 +17,7 @@ export interface Gr4vyErrorDetail {
   message: string;
 }
 
-export interface Gr4vyErrorBody {
+interface Gr4vyErrorBody {
   type: 'error';
   code: string;
   status: number;

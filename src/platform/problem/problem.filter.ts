@@ -5,14 +5,14 @@ import { CommonErrors } from './common.errors';
 import { GR4VY_ERROR_CONTENT_TYPE, gr4vyErrorBody, prefersGr4vyError } from './gr4vy-error';
 import { ProblemBody, ProblemDefinition, ProblemException, ProblemFieldError } from './problem';
 
-export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
 /**
  * Whether a request target is the forward route, whose callers must be able to tell our errors from
  * the downstream's answers. Handed in by the composition root (ApiModule, api-app.ts), so that this
  * shared layer imports no feature.
  */
-export type IsForwardPath = (url: string) => boolean;
+type IsForwardPath = (url: string) => boolean;
 
 /** The one place errors of Nest routes become responses (problemResponse below). */
 @Catch()

@@ -35,7 +35,7 @@ export interface ProblemBody {
 }
 
 /** Relative to the service's own base URL, where `/errors/{code}` describes the problem. */
-export const PROBLEM_TYPE_PREFIX = '/errors/';
+const PROBLEM_TYPE_PREFIX = '/errors/';
 
 const registry = new Map<string, ProblemDefinition>();
 

@@ -70,7 +70,7 @@ export const SHARED_CLIENT_OPTIONS: RedisOptions = {
  * asks again on reconnection, so a promoted replica is found without a restart. Set on the shared connection
  * only: every other connection is its duplicate(), which copies these options.
  */
-export function sentinelOptions(sentinel: RedisSentinelConfig | null): RedisOptions {
+function sentinelOptions(sentinel: RedisSentinelConfig | null): RedisOptions {
   if (!sentinel) return {};
   return {
     sentinels: sentinel.sentinels,
@@ -88,7 +88,7 @@ export function sentinelOptions(sentinel: RedisSentinelConfig | null): RedisOpti
  * password and TLS. Options of one connection (timeouts, retries per request) apply to each node's socket;
  * whether commands wait offline and the ready check are the Cluster's own.
  */
-export function clusterOptions(url: string, options: RedisOptions): ClusterOptions {
+function clusterOptions(url: string, options: RedisOptions): ClusterOptions {
   const { username, password, protocol } = new URL(url);
   const { retryStrategy, ...rest } = options;
   const { redisOptions: node, ...cluster } = splitClusterOptions(rest);

@@ -27,7 +27,7 @@ const CHANNEL = 'vault-forward:cache-invalidation';
  * when a notice is missed. Values stored here must be safe to hold in memory as they are in the
  * database (never decrypted card data).
  */
-export interface SharedCacheOptions {
+interface SharedCacheOptions {
   max: number;
   ttlMs: number;
   onDrop?: (key: string | null) => void;

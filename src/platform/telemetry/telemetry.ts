@@ -3,7 +3,7 @@
  * OTEL_EXPORTER_OTLP_ENDPOINT). Nothing of OpenTelemetry is imported here, so code that asks (the
  * job queue, the shutdown) loads no SDK when tracing is off (decision 0109).
  */
-export interface ActiveTelemetry {
+interface ActiveTelemetry {
   /** BullMQ's `telemetry` option for every queue and worker (a bullmq-otel BullMQOtel). */
   readonly bullmq: unknown;
   /**

@@ -1,5 +1,5 @@
 /**
- * The one jitter formula (issue 21, item 6): a whole number of milliseconds drawn uniformly from
+ * The one jitter formula: a whole number of milliseconds drawn uniformly from
  * [floorMs, ceilingMs), so that work that failed together does not come back together. Used for a
  * queued forward's and a callback's backoff between attempts (full jitter, floor 0:
  * modules/forwarding/jobs/retry-policy.ts) and for putting off a job whose handler found the database or the

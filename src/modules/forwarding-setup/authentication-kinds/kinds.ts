@@ -11,7 +11,7 @@ export type AuthenticationKind = (typeof AUTHENTICATION_KINDS)[number];
  * How a field's value is checked. Values are stored exactly as entered (spec 5.3 rule 4): a format
  * refuses what can never work and never rewrites anything; doubtful values earn a warning instead.
  */
-export type FieldFormat =
+type FieldFormat =
   /** Any text. */
   | 'text'
   /** An HTTP header name (RFC 9110 token). */
@@ -46,7 +46,7 @@ export interface FieldDescription {
   description: string;
 }
 
-export interface KindDescription {
+interface KindDescription {
   kind: AuthenticationKind;
   title: string;
   description: string;
@@ -288,11 +288,3 @@ export const KINDS: Readonly<Record<AuthenticationKind, KindDescription>> = {
 
 /** What `SECRET.name` may read (decision 0102): letters, digits, `_` and `-`, as the placeholder grammar takes them. */
 export const SECRET_NAME = /^[A-Za-z0-9_-]+$/;
-
-export function isAuthenticationKind(value: unknown): value is AuthenticationKind {
-  return typeof value === 'string' && (AUTHENTICATION_KINDS as readonly string[]).includes(value);
-}
-
-export function secretFieldNames(kind: AuthenticationKind): string[] {
-  return KINDS[kind].fields.filter((f) => f.secret).map((f) => f.name);
-}

@@ -16,7 +16,7 @@ export interface MethodWarning {
   message: string;
 }
 
-export interface CertificateFacts {
+interface CertificateFacts {
   subject: string;
   issuer: string;
   serial_number: string;
@@ -234,7 +234,7 @@ function expiryWarnings(field: string, certificates: X509Certificate[], now: num
 }
 
 /** node:crypto reads PEM (SPKI, PKCS#1) and JWK; a text that starts with "{" is taken for a JWK. */
-export function parsePublicKey(value: string): KeyObject | null {
+function parsePublicKey(value: string): KeyObject | null {
   try {
     if (value.trimStart().startsWith('{'))
       return createPublicKey({ key: JSON.parse(value) as import('node:crypto').JsonWebKey, format: 'jwk' });
@@ -245,7 +245,7 @@ export function parsePublicKey(value: string): KeyObject | null {
 }
 
 /** Whether a key can serve the JWE key management algorithm `alg`. */
-export function keyFitsAlgorithm(key: KeyObject, algorithm: string): boolean {
+function keyFitsAlgorithm(key: KeyObject, algorithm: string): boolean {
   if (algorithm === 'RSA-OAEP-256') return key.asymmetricKeyType === 'rsa';
   if (algorithm === 'ECDH-ES+A256KW') {
     if (key.asymmetricKeyType === 'x25519' || key.asymmetricKeyType === 'x448') return true;
@@ -309,7 +309,7 @@ export function describePublicFields(
 }
 
 /** Opens a private key as node:crypto would at forward time, or null (bad PEM, wrong or missing passphrase). */
-export function parsePrivateKey(pem: string, passphrase: string | undefined): KeyObject | null {
+function parsePrivateKey(pem: string, passphrase: string | undefined): KeyObject | null {
   try {
     return createPrivateKey(passphrase === undefined ? pem : { key: pem, passphrase });
   } catch {

@@ -9,8 +9,8 @@ import { calculateJwkThumbprint, type JWK } from 'jose';
  */
 
 /** RSA from 2048 bits (weaker is refused by every MLE issuer) to 8192 (bounds one private operation's CPU). */
-export const RSA_MIN_BITS = 2048;
-export const RSA_MAX_BITS = 8192;
+const RSA_MIN_BITS = 2048;
+const RSA_MAX_BITS = 8192;
 /** node:crypto's names of P-256, P-384 and P-521. */
 const CURVES: Readonly<Record<string, string>> = { prime256v1: 'P-256', secp384r1: 'P-384', secp521r1: 'P-521' };
 

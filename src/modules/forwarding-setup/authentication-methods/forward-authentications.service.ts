@@ -19,8 +19,6 @@ import { ForwardAuthenticationErrors, notFound, throwIfAny } from './forward-aut
 import { AuthenticationKind, KINDS } from '../authentication-kinds/kinds';
 import { fieldErrors, secretDetails, secretWarnings } from '../authentication-kinds/method-fields';
 
-export type { AuthenticationKind } from '../authentication-kinds/kinds';
-
 /** What a forward needs of one method: every field as entered, secrets decrypted. Never log it. */
 export interface UsableAuthenticationMethod {
   id: string;
@@ -33,12 +31,12 @@ export interface UsableAuthenticationMethod {
 }
 
 /** Called with the id of a method that was updated or deleted in any process, or null for "all of them". */
-export type AuthenticationMethodListener = (methodId: string | null) => void;
+type AuthenticationMethodListener = (methodId: string | null) => void;
 
 export const AUTHENTICATIONS_HEADER = 'x-vault-forward-authentications';
 
 /** The name of the SharedCache of sealed rows (also in SEALED_TABLES, so key rotation refreshes it). */
-export const SEALED_AUTHENTICATIONS_CACHE = 'sealed-forward-authentications';
+const SEALED_AUTHENTICATIONS_CACHE = 'sealed-forward-authentications';
 /** Sealed rows: bounds staleness when a change notice is missed. */
 const SEALED_TTL_MS = 60_000;
 /** Decrypted fields: short, and dropped with the sealed row on every change notice. */
@@ -56,17 +54,17 @@ interface SealedRow {
 }
 
 /** The AAD of a method's sealed secrets: its merchant account, its config and its own id. */
-export function authenticationAad(merchantAccountId: string, configId: string, id: string): string {
+function authenticationAad(merchantAccountId: string, configId: string, id: string): string {
   return boundAad('forward-authentication', merchantAccountId, configId, id);
 }
 
-export interface DefinitionMethodInput {
+interface DefinitionMethodInput {
   kind: DefinitionKind;
   displayName: string;
   fields: unknown;
 }
 
-export interface MethodInput {
+interface MethodInput {
   kind: AuthenticationKind;
   label: string;
   fields: Record<string, unknown>;

@@ -14,11 +14,11 @@ function pascal(kind: AuthenticationKind): string {
     .join('');
 }
 
-export function requestSchemaName(kind: AuthenticationKind): string {
+function requestSchemaName(kind: AuthenticationKind): string {
   return `ForwardAuthentication${pascal(kind)}Request`;
 }
 
-export function responseSchemaName(kind: AuthenticationKind): string {
+function responseSchemaName(kind: AuthenticationKind): string {
   return `ForwardAuthentication${pascal(kind)}Response`;
 }
 

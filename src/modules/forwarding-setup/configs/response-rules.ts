@@ -1,5 +1,5 @@
 /**
- * Response rules of a config (issue 27, decisions/0097): which values of a downstream's JSON answer are
+ * Response rules of a config (decisions/0097): which values of a downstream's JSON answer are
  * tokenized, masked or removed. Parsed and checked when the config is written, so a forward never meets
  * a rule it cannot apply; stored as written, compiled again (cheaply) when the enabled configs are read.
  *
@@ -11,7 +11,7 @@ import { CommonErrors } from '../../../platform/problem/common.errors';
 import { ProblemException } from '../../../platform/problem/problem';
 
 export const RESPONSE_RULE_ACTIONS = ['tokenize', 'mask', 'remove'] as const;
-export type ResponseRuleAction = (typeof RESPONSE_RULE_ACTIONS)[number];
+type ResponseRuleAction = (typeof RESPONSE_RULE_ACTIONS)[number];
 export const UNMATCHED_PAN_ACTIONS = ['pass', 'mask', 'refuse'] as const;
 /** What a tokenize rule does to a payment method the merchant holds already (decision 0117). */
 export const ON_EXISTING_ACTIONS = ['keep', 'update_expiry'] as const;

@@ -48,7 +48,7 @@ export interface EnabledConfig {
   unmatchedPan: UnmatchedPanAction;
 }
 
-export interface ConfigChanges {
+interface ConfigChanges {
   displayName?: string;
   hosts?: string[];
   methods?: string[];
@@ -76,7 +76,7 @@ export class VaultForwardConfigsService {
    * Fresh reads, group-committed like the forward records (StatementBatcher): a read asked for while
    * one is in flight joins the next statement, which starts after it was asked for, so it is as fresh
    * as a read of its own. A queued attempt reads its merchant's configs on every send: one statement
-   * per attempt was half of a worker's statements (docs/benchmarks-history.md, "Issue 24: this session").
+   * per attempt would be half of a worker's statements (docs/decisions/0105).
    */
   private readonly freshReads = new StatementBatcher<string, EnabledConfig[]>({
     many: async (merchants) => {

@@ -61,7 +61,7 @@ export const DEFINITION_ID = /^[a-z0-9](?:[a-z0-9-]{0,48}[a-z0-9])?$/;
 export const CUSTOM_PREFIX = 'custom-';
 export const FIELD_KEY = /^[a-z][a-z0-9_]{0,49}$/;
 
-export function customDefinitionId(configId: string): string {
+function customDefinitionId(configId: string): string {
   return `${CUSTOM_PREFIX}${configId}`;
 }
 

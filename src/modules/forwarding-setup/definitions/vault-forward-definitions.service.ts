@@ -19,9 +19,9 @@ import { VaultForwardDefinition } from './vault-forward-definition.entity';
 import { VaultForwardDefinitionErrors } from './vault-forward-definitions.errors';
 
 /** Bounds the list (answered whole, like the catalog) and the table. */
-export const MAX_INSTANCE_DEFINITIONS = 200;
+const MAX_INSTANCE_DEFINITIONS = 200;
 
-export interface DefinitionInput {
+interface DefinitionInput {
   displayName: string;
   hosts: string[];
   authentications: AuthenticationDefinition[];

@@ -1,7 +1,7 @@
 import { defineProblem } from '../../../platform/problem/problem';
 
 /**
- * Problems of a downstream's answer under a config's response rules (issue 27). The downstream has
+ * Problems of a downstream's answer under a config's response rules. The downstream has
  * answered, but its answer is withheld: each is a 502 of POST /vault-forward (ForwardingErrors spreads
  * them, so they carry x-vault-forward-error: true) and of a queued job's outcome. Their details name a
  * rule or a path, never a value of the answer.

@@ -3,7 +3,7 @@ import { PaymentMethodsCoreModule } from '../../payments/payment-methods/payment
 import { MleAnswers } from './mle-answers';
 import { ResponseFilter } from './response-filter';
 
-/** The response side of a forward (issue 27): encrypted answers opened, answers put through their config's response rules. */
+/** The response side of a forward: encrypted answers opened, answers put through their config's response rules. */
 @Module({
   imports: [PaymentMethodsCoreModule],
   providers: [ResponseFilter, MleAnswers],

@@ -1,5 +1,5 @@
 /**
- * Encrypted answers (message-level encryption, issue 27 item 2, decision 0103). A `jwe-payload` method may
+ * Encrypted answers (message-level encryption, decision 0103). A `jwe-payload` method may
  * hold the merchant's `response_private_key`; when a forward lists such a method and the downstream answers
  * with a compact JWE, ForwardExecutor has the answer decrypted here before the response rules run
  * (ResponseFilter), on the synchronous and the queued path alike, so the rules see the plaintext and the

@@ -1,6 +1,6 @@
 /**
- * A downstream's answer put through its config's response rules and unmatched_pan (issue 27,
- * decisions/0097, 0098, 0099), on the synchronous and the queued path alike: ForwardExecutor calls it
+ * A downstream's answer put through its config's response rules and unmatched_pan
+ * (decisions/0097, 0098, 0099), on the synchronous and the queued path alike: ForwardExecutor calls it
  * before the answer is returned or sealed.
  *
  *   filter(merchantAccountId, config, response): Promise<DownstreamResponse>

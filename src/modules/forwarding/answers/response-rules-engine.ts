@@ -14,7 +14,7 @@ import type { CompiledRule, OnExistingAction, PathSegment } from '../../forwardi
 type Container = Record<string, unknown> | unknown[];
 
 /** Where a path matched: the container, the member, and the indices [*] took on the way. */
-export interface PathMatch {
+interface PathMatch {
   parent: Container;
   key: string | number;
   indices: number[];
@@ -44,7 +44,7 @@ export class RuleFailure extends Error {
 const own = (o: object, key: string) => Object.prototype.hasOwnProperty.call(o, key);
 
 /** Every place `segments` names in `root`, in document order. */
-export function matchPath(root: unknown, segments: PathSegment[], fixed?: number[]): PathMatch[] {
+function matchPath(root: unknown, segments: PathSegment[], fixed?: number[]): PathMatch[] {
   const out: PathMatch[] = [];
   let level: Array<{ value: unknown; indices: number[] }> = [{ value: root, indices: [] }];
   segments.forEach((segment, depth) => {

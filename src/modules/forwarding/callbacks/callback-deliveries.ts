@@ -15,7 +15,7 @@ import { NoWebhookSecretError, WebhookSigner } from '../../merchants/webhook-sec
 import { WebhookSecretEvents } from '../../merchants/webhook-secrets/webhook-secret-events';
 import { DueDelivery, enqueueDeliveries } from './callback-jobs';
 
-export const DEFAULT_CALLBACK_ATTEMPTS = 8;
+const DEFAULT_CALLBACK_ATTEMPTS = 8;
 const CALLBACK_TIMEOUT_MS = 10_000;
 /**
  * A claimed delivery whose process died is overdue this long after its claim (plus
@@ -25,7 +25,7 @@ const CLAIM_LEASE_SECONDS = 60;
 /** Overdue deliveries enqueued again per housekeeping pass at most (the next pass takes the rest). */
 const SWEEP_BATCH = 1_000;
 /** last_error of a delivery that waits for its merchant account's first webhook secret. */
-export const WAITING_FOR_SECRET = 'waiting for a webhook signing secret (POST /vault-forward/webhook-secrets)';
+const WAITING_FOR_SECRET = 'waiting for a webhook signing secret (POST /vault-forward/webhook-secrets)';
 
 /**
  * What a job's end looks like to the callback: H10a's job store provides it (the job resource as the
@@ -107,7 +107,7 @@ export class CallbackDeliveries {
   ): Promise<string> {
     const messageId = options.messageId ?? `msg_${randomUUID().replace(/-/g, '')}`;
     const id = randomUUID();
-    // The whole URL travels sealed with the body; the url column holds it as logged (issue 19).
+    // The whole URL travels sealed with the body; the url column holds it as logged (its query may carry a token).
     const sealed = this.sealer.seal(callbackAad(merchantAccountId, id), sealedMessage(url, body));
     await this.dataSource.query(
       `INSERT INTO vault_forward_callback_deliveries

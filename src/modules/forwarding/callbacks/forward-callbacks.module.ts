@@ -5,7 +5,7 @@ import { WebhookSignerModule } from '../../merchants/webhook-secrets/webhook-sec
 import { CALLBACK_JOB_SOURCE, CallbackDeliveries, CallbackJobSource } from './callback-deliveries';
 import { CallbackDeliveryProcessor } from './callback-delivery.processor';
 
-export interface ForwardCallbacksOptions {
+interface ForwardCallbacksOptions {
   /** The job store's CallbackJobSource, for schedule(jobId), with the modules it needs. */
   jobSource?: Type<CallbackJobSource>;
   imports?: ModuleMetadata['imports'];

@@ -16,7 +16,7 @@ import { ForwardingService } from '../request/forwarding.service';
 import { InflightBytes, InflightLease } from '../sending/inflight-bytes';
 
 /** Request bodies above this are refused with 413 (the forward route's own limit). */
-export const FORWARD_BODY_LIMIT_BYTES = 1024 * 1024;
+const FORWARD_BODY_LIMIT_BYTES = 1024 * 1024;
 
 const ACCESS = { kind: 'merchant', scope: 'vault-forwards.write' } as const satisfies RouteAccess;
 

@@ -14,7 +14,7 @@ import {
 
 /** Answers larger than this (or streamed) are passed on but not stored: a repeat sends again. */
 export const MAX_STORED_RESPONSE_BYTES = 1024 * 1024;
-export const REPLAYED_HEADER = 'idempotent-replayed';
+const REPLAYED_HEADER = 'idempotent-replayed';
 
 /** The answer of a forward, with the values the request carried that what rests of it must not hold. */
 type SentResponse = DownstreamResponse & { withheld: readonly string[] };

@@ -6,9 +6,9 @@ import { isDatabaseUnavailable } from '../../../platform/problem/database-errors
 import { boundAad, SecretSealer } from '../../vault/secret-sealer';
 import { IdempotencyErrors } from './idempotency.errors';
 
-export const IDEMPOTENCY_HEADER = 'idempotency-key';
+const IDEMPOTENCY_HEADER = 'idempotency-key';
 /** How long a key is remembered (from its first use). */
-export const IDEMPOTENCY_TTL_HOURS = 24;
+const IDEMPOTENCY_TTL_HOURS = 24;
 /** A synchronous claim still running after this was left by a process that died mid-forward: it may be taken over. */
 const ABANDONED_AFTER_SECONDS = 300;
 /**
@@ -18,7 +18,7 @@ const ABANDONED_AFTER_SECONDS = 300;
  * be taken over. The job's create checks its claim still holds the key, so a slow request that loses
  * its claim creates nothing (ForwardJobStore.create).
  */
-export const ASYNC_CLAIM_LEASE_SECONDS = 30;
+const ASYNC_CLAIM_LEASE_SECONDS = 30;
 /** Between tries of the releases the database did not take (releaseLater), and how many are kept at most. */
 const RELEASE_RETRY_MS = 1_000;
 const MAX_PENDING_RELEASES = 10_000;
@@ -41,16 +41,16 @@ export class IdempotencyClaimLostError extends Error {
   }
 }
 
-export type IdempotencyKind = 'sync' | 'async';
+type IdempotencyKind = 'sync' | 'async';
 
 /** A synchronous forward's answer as it is stored (sealed) and replayed. */
-export interface StoredResponse {
+interface StoredResponse {
   status: number;
   headers: Record<string, string | string[]>;
   body: Buffer;
 }
 
-export interface NewClaim {
+interface NewClaim {
   outcome: 'new';
   /** The key row's id while this claim holds it. */
   id: string;
@@ -63,7 +63,7 @@ export interface NewClaim {
   complete(response: StoredResponse): Promise<void>;
 }
 
-export type IdempotencyClaim =
+type IdempotencyClaim =
   | NewClaim
   | { outcome: 'replay'; jobId?: string; response?: StoredResponse }
   | { outcome: 'conflict' }

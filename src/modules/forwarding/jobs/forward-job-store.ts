@@ -29,7 +29,7 @@ export interface StoredResponse {
   body_base64: string;
 }
 
-export interface NewJob {
+interface NewJob {
   id: string;
   merchantAccountId: string;
   method: string;

@@ -26,7 +26,7 @@ import { backoffMs, keyStoreOutageDelayMs } from '../../../platform/job-queue/ba
  * The repeatable BullMQ job (a job scheduler, one per queue however many workers upsert it) that
  * re-enqueues overdue jobs and purges sealed responses and callbacks past FORWARD_JOB_RETENTION.
  */
-export const HOUSEKEEPING_JOB = 'forward-jobs-housekeeping';
+const HOUSEKEEPING_JOB = 'forward-jobs-housekeeping';
 const START_PASS_TRIES = 5;
 const START_PASS_RETRY_MS = 1_000;
 /** Overdue jobs enqueued again per pass at most (the next pass takes the rest). */

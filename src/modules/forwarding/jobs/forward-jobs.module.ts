@@ -19,7 +19,7 @@ import { LostJobRecovery } from './lost-job-recovery';
   providers: [ForwardJobStore],
   exports: [ForwardJobStore],
 })
-export class ForwardJobsCoreModule {}
+class ForwardJobsCoreModule {}
 
 /** The worker's side: the processor, with no route, guard or pagination. ForwardQueue comes from the global QueueModule. */
 @Module({

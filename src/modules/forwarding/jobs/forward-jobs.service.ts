@@ -26,7 +26,7 @@ import { ForwardJobErrors } from './forward-jobs.errors';
 const DEFAULT_MAX_ATTEMPTS = 5;
 /** Visible ASCII and space: a key is compared byte for byte and forwarded as a header. */
 
-export interface SubmitInput {
+interface SubmitInput {
   merchantAccountId: string;
   headers: IncomingHttpHeaders;
   rawHeaders: string[];

@@ -4,7 +4,7 @@
  */
 
 /** Downstream statuses worth another attempt: the downstream's own "not now". */
-export const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([408, 425, 429, 500, 502, 503, 504]);
+const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([408, 425, 429, 500, 502, 503, 504]);
 
 /** Methods whose repetition a downstream may not expect: retried only with an Idempotency-Key, or when nothing reached it. */
 const NON_IDEMPOTENT = new Set(['POST', 'PATCH']);

@@ -23,7 +23,7 @@ const PAN_CONTEXT = 512;
 /** What the capture holds of a body: the cap and the context after it. */
 export const CAPTURED_BYTES = RECORDED_BODY_MAX_BYTES + PAN_CONTEXT;
 
-export interface RecordedText {
+interface RecordedText {
   text: string;
   truncated: boolean;
 }

@@ -4,7 +4,7 @@ import type { AppConfig } from '../../../platform/config/config';
 import { APP_CONFIG } from '../../../platform/config/config.module';
 
 /** How often each API process nulls the bodies past their retention. */
-export const BODY_PURGE_EVERY_MS = 10 * 60 * 1000;
+const BODY_PURGE_EVERY_MS = 10 * 60 * 1000;
 /** Rows per UPDATE: short transactions, row locks held briefly. */
 const BODY_PURGE_BATCH = 1_000;
 /** Batches per run: a backlog (a lowered retention, a long outage) is worked off over several runs, not in one. */

@@ -33,7 +33,7 @@ export interface ForwardRecord {
  * What a record keeps of a forward's request and answer (decision 0104): already redacted, capped and
  * with card numbers masked when it is put on the record. Absent fields are written as null.
  */
-export interface RecordedBodies {
+interface RecordedBodies {
   requestHeaders?: Record<string, string>;
   requestBody?: string | null;
   requestBodyTruncated?: boolean;

@@ -18,8 +18,8 @@ import { ForwardRecordErrors } from './forward-records.errors';
 
 /**
  * The forward records. POST /vault-forward itself is served by ForwardHttpHandler and documented by
- * modules/forwarding/entry/forward.openapi.ts. Still named ForwardingController: the class name makes the OpenAPI operationIds
- * (ForwardingController_list, …) that generated clients use.
+ * modules/forwarding/entry/forward.openapi.ts. Named ForwardingController because the class name makes the OpenAPI
+ * operationIds (ForwardingController_list, …) that generated clients use.
  */
 @ApiTags('Forwarding')
 @MerchantScoped()

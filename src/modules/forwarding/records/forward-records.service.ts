@@ -22,7 +22,7 @@ const MAX_BATCH = 500;
 // Disclosure batches commit one at a time (StatementBatcher's group commit): a forward arriving during a commit joins the next
 // batch. Two or four in flight made smaller batches and cost more CPU than they saved (bench:forward: 2571 → 1931 / 1843 req/s).
 /** A disclosure not committed within this goes to the spool instead (the forward waits at most this long for it). */
-export const DURABLE_WITHIN_MS = 2_000;
+const DURABLE_WITHIN_MS = 2_000;
 /**
  * What missing that bound rejects with (withTimeout): it counts as the database being unavailable, so the
  * records are spooled. The commit may still land later; that is harmless (the statements are idempotent).
@@ -52,8 +52,8 @@ const SET_BODIES =
 const INSERT_PENDING = `INSERT INTO vault_forward_requests ${COLUMNS} ${ROWS} ON CONFLICT (id) DO NOTHING`;
 /**
  * INSERT_PENDING for a batch of one, the usual case at low load: a plain VALUES row, which PostgreSQL
- * plans and runs without unnest's thirteen array parameters to parse and expand (docs/benchmarks-history.md,
- * "Issue 24: this session"). Same parameters, one value each; same effect.
+ * plans and runs without unnest's thirteen array parameters to parse and expand (docs/benchmarks.md
+ * measures both). Same parameters, one value each; same effect.
  */
 const INSERT_ONE_PENDING = `INSERT INTO vault_forward_requests ${COLUMNS}
   VALUES ($1::text, $2::text, $3::uuid, $4::text, $5::text, $6::int, $7::float8, $8::text::uuid[], $9::text::uuid[],

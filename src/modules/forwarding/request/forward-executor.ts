@@ -39,6 +39,7 @@ import {
   fillBytes,
   fillScan,
   filledValue,
+  filledValues,
   PlaceholderMatch,
   TemplateSecrets,
 } from '../../vault/placeholders/placeholders';
@@ -66,7 +67,7 @@ import {
   tapped,
 } from '../record-bodies/body-capture';
 
-export interface ExecuteOptions {
+interface ExecuteOptions {
   /** Counts the filled body among the bytes in flight (the HTTP handler's lease; a worker may have none). */
   lease?: InflightLease;
   /** The record planning started (the synchronous path); otherwise one is made from the plan. */
@@ -120,7 +121,7 @@ export function reachedDownstream(error: unknown): boolean {
 }
 
 /** A record with what the plan knows and no outcome yet. */
-export function recordForPlan(plan: ForwardPlan, id = plan.id): ForwardRecord {
+function recordForPlan(plan: ForwardPlan, id = plan.id): ForwardRecord {
   return {
     id,
     merchantAccountId: plan.merchantAccountId,
@@ -256,7 +257,7 @@ export class ForwardExecutor {
       .answered(plan.merchantAccountId, scans.uses, response.status)
       .catch((error: unknown) => this.sourceFailed(plan, error));
     // Before the answer is returned or sealed: an encrypted answer opened (decision 0103), then what the
-    // config's rules take out never leaves (issue 27).
+    // config's rules take out never leaves (decision 0097).
     try {
       const opened = await this.mle.open(methods, response);
       return await this.responses.filter(plan.merchantAccountId, target.policy, opened);
@@ -381,20 +382,10 @@ export class ForwardExecutor {
       };
     }
     // Each placeholder is filled once, however often it appears: UTF-8, escaped for the body's content type.
-    const encoded = new Map<string, Buffer>();
     const limit = this.appConfig.forwardMaxFilledBodyBytes;
-    // Every distinct value is in the filled body at least once, in place of a placeholder of the body: once
-    // they add up past the limit plus the body, the fill is over the limit, and computing more is waste.
-    let distinct = 0;
-    placeholderFailure(
-      () => {
-        for (const m of bodyScan.matches) {
-          if (m.escaped || m.malformed || encoded.has(m.key) || distinct > limit + body.length) continue;
-          const value = Buffer.from(filledValue(m, values, plan.bodyEncoding, secrets), 'utf8');
-          distinct += value.length;
-          encoded.set(m.key, value);
-        }
-      },
+    // Each value replaces a placeholder of the body: past the limit plus the body, the fill is over the limit.
+    const { encoded, total: distinct } = placeholderFailure(
+      () => filledValues(bodyScan, values, plan.bodyEncoding, secrets, limit + body.length),
       'body',
       'body',
     );

@@ -11,11 +11,11 @@ export const URL_HEADER = 'x-vault-forward-url';
 export const PAYMENT_METHODS_HEADER = 'x-vault-forward-payment-methods';
 /** One checkout session instead of payment methods: its card fills the _1 placeholders, and CARD_SECURITY_CODE_1 exists. */
 export const CHECKOUT_SESSION_HEADER = 'x-vault-forward-checkout-session';
-export const METHOD_HEADER = 'x-vault-forward-http-method';
-export const AUTHENTICATIONS_HEADER = 'x-vault-forward-authentications';
-export const TIMEOUT_HEADER = 'x-vault-forward-timeout';
+const METHOD_HEADER = 'x-vault-forward-http-method';
+const AUTHENTICATIONS_HEADER = 'x-vault-forward-authentications';
+const TIMEOUT_HEADER = 'x-vault-forward-timeout';
 /** Gr4vy's: the merchant, not the cardholder, starts this forward (a stored-credential, merchant-initiated use). */
-export const MERCHANT_INITIATED_HEADER = 'x-vault-forward-merchant-initiated';
+const MERCHANT_INITIATED_HEADER = 'x-vault-forward-merchant-initiated';
 export const HEADER_PREFIX = 'x-vault-forward-header-';
 /**
  * Per-request cryptograms of the listed cards' network tokens, by position as in

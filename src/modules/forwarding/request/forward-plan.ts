@@ -1,7 +1,7 @@
 /**
  * A forward, planned: everything needed to send it except card values and method secrets.
  *
- * Seam for the queued path (issue 11):
+ * The seam between planning and sending, so that a queued forward is planned at once and sent by a worker:
  *
  *   ForwardPlanner.plan(input: ForwardPlanInput, record?: ForwardRecord): Promise<ForwardPlan>
  *   ForwardExecutor.execute(plan: ForwardPlan, options?: ExecuteOptions): Promise<DownstreamResponse>
@@ -85,7 +85,7 @@ export interface PlanScans {
   uses: PlaceholderUse[];
 }
 
-export interface PlanLocal {
+interface PlanLocal {
   scans: PlanScans;
   methods: UsableAuthenticationMethod[];
   /** The enabling config's response rules and unmatched_pan, as planning read them. */
@@ -93,7 +93,7 @@ export interface PlanLocal {
 }
 
 /** A stored plan that cannot be read back (corrupt, another version, or edited). */
-export class InvalidForwardPlanError extends Error {
+class InvalidForwardPlanError extends Error {
   constructor(message: string) {
     super(`not a forward plan: ${message}`);
     this.name = 'InvalidForwardPlanError';

@@ -64,7 +64,7 @@ export interface ForwardPlanInput {
  *   opened; PlaceholderSources) → the caller's passed-through headers sendable.
  *
  * `plan(input, record?)` fills `record` (method, target, ids, config id) as it learns them, so a
- * forward refused midway is recorded with what was known, as before the split. What still depends on
+ * forward refused midway is recorded with what was known. What still depends on
  * card values (a filled header value a header cannot carry, the filled body's size) is the
  * executor's to check. Nothing here opens a card.
  */
@@ -136,7 +136,7 @@ export class ForwardPlanner {
   }
 
   /**
-   * A callback URL of a queued forward (issue 11), under a target's rules: https unless the operator
+   * A callback URL of a queued forward, under a target's rules: https unless the operator
    * lists the host, an IP literal must be public, and one of the merchant's enabled configs must list
    * the host (for any method). Names `header` in every problem.
    */

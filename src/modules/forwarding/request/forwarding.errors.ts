@@ -7,7 +7,7 @@ import { TokenRequestorErrors } from '../../payments/network-tokens/token-reques
 export const ForwardingErrors = {
   // Sending's own problems (outbound/ cannot import this file) are problems of POST /vault-forward too.
   ...OutboundErrors,
-  // So are the answer's, under a config's response rules (issue 27).
+  // So are the answer's, under a config's response rules.
   ...ForwardResponseErrors,
   // And the token requestor's, when CARD_CRYPTOGRAM_X asks it for a cryptogram (decision 0100).
   ...TokenRequestorErrors,

@@ -6,7 +6,7 @@ import { ForwardPlanInput, ForwardPlanner } from './forward-planner';
 import type { ForwardRecord } from '../records/forward-record';
 import type { InflightLease } from '../sending/inflight-bytes';
 
-export interface ForwardInput extends ForwardPlanInput {
+interface ForwardInput extends ForwardPlanInput {
   /** Counts the filled body among the bytes in flight (the handler's, which also counts the request body). */
   lease?: InflightLease;
 }

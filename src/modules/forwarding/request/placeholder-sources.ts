@@ -40,7 +40,7 @@ import { CHECKOUT_SESSION_HEADER, CRYPTOGRAMS_HEADER, PAYMENT_METHODS_HEADER } f
 import { ForwardingErrors } from './forwarding.errors';
 
 /** What a plan says about its cards: ids only. */
-export interface CardReferences {
+interface CardReferences {
   readonly paymentMethodIds: readonly string[];
   readonly checkoutSessionId: string | null;
   /** The forward's deadline: a session's security code is held for it and a margin. */

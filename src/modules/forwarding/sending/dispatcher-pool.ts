@@ -112,7 +112,7 @@ export class DispatcherPool {
       keepAliveMaxTimeout: 120_000,
       connections: 256,
       pipelining: 1,
-      // HTTP/1.1 only, as before undici 8 (which negotiates HTTP/2 by ALPN by default): the header rules,
+      // HTTP/1.1 only (undici 8 negotiates HTTP/2 by ALPN by default): the header rules,
       // the per-origin connection pool and the byte limits here are written and tested for HTTP/1.1.
       allowH2: false,
       connect: connectOptions(trusted, identity, this.defaultCa),

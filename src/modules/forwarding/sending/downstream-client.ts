@@ -17,7 +17,7 @@ const MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
 /** Answers declaring at most this many bytes are read whole before we reply; larger ones stream. */
 const BUFFERED_RESPONSE_BYTES = 64 * 1024;
 
-export type DownstreamRequest = OutboundRequest;
+type DownstreamRequest = OutboundRequest;
 
 export interface DownstreamResponse {
   status: number;

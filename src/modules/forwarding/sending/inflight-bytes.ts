@@ -9,7 +9,7 @@ import { OutboundErrors } from './outbound.errors';
  * Seconds a refused caller is told to wait. Bytes come back as forwards finish, most within a
  * second; a longer wait would only idle capacity that is already free again.
  */
-export const CAPACITY_RETRY_AFTER_SECONDS = 1;
+const CAPACITY_RETRY_AFTER_SECONDS = 1;
 
 /**
  * The bytes of request and filled bodies that forwards in flight hold in this process, in all and

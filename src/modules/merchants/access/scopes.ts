@@ -6,35 +6,32 @@ import { ApiBearerAuth, ApiExtension } from '@nestjs/swagger';
  * to `*.read` and `*.write`) work unchanged. A route needs exactly one scope; `*.read` / `*.write`
  * grant every scope with that action.
  */
-export const SCOPES = [
-  'buyers.read',
-  'buyers.write',
-  'payment-methods.read',
-  'payment-methods.write',
-  'checkout-sessions.read',
-  'checkout-sessions.write',
-  'vault-forwards.read',
-  'vault-forwards.write',
-  'vault-forward-configs.read',
-  'vault-forward-configs.write',
-  'vault-forward-authentications.read',
-  'vault-forward-authentications.write',
-  'vault-forward-definitions.read',
-  'vault-forward-definitions.write',
-  'merchant-accounts.read',
-  'merchant-accounts.write',
-  'api-keys.read',
-  'api-keys.write',
-] as const;
-export type Scope = (typeof SCOPES)[number];
-export const WILDCARD_SCOPES = ['*.read', '*.write'] as const;
+type Scope =
+  | 'buyers.read'
+  | 'buyers.write'
+  | 'payment-methods.read'
+  | 'payment-methods.write'
+  | 'checkout-sessions.read'
+  | 'checkout-sessions.write'
+  | 'vault-forwards.read'
+  | 'vault-forwards.write'
+  | 'vault-forward-configs.read'
+  | 'vault-forward-configs.write'
+  | 'vault-forward-authentications.read'
+  | 'vault-forward-authentications.write'
+  | 'vault-forward-definitions.read'
+  | 'vault-forward-definitions.write'
+  | 'merchant-accounts.read'
+  | 'merchant-accounts.write'
+  | 'api-keys.read'
+  | 'api-keys.write';
 
 /**
  * Spellings of the official Gr4vy SDK's `JWTScope` that name one of our scopes differently
  * (docs/authentication.md#scope-aliases, decisions/0076): a token minted by the SDK with them is
  * granted ours. Our own spelling stays the canonical one (routes, `x-required-scope`, 403 details).
  */
-export const SCOPE_ALIASES: Readonly<Record<string, Scope>> = {
+const SCOPE_ALIASES: Readonly<Record<string, Scope>> = {
   'vault-forward.read': 'vault-forwards.read',
   'vault-forward.write': 'vault-forwards.write',
 };

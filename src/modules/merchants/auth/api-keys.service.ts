@@ -27,7 +27,7 @@ export interface GeneratedApiKey {
  */
 export type ApiKeyOwner = { kind: 'instance' } | { kind: 'merchant'; merchantAccountId: string };
 
-export interface RevokedApiKey {
+interface RevokedApiKey {
   key: ApiKey;
   /** Whether the revocation notice reached Redis; if not, other processes drop the key within KEY_CACHE_TTL_MS. */
   announced: boolean;

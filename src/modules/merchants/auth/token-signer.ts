@@ -3,8 +3,8 @@ import { createPrivateKey } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { ApiKeyAlgorithm } from './api-key.entity';
 
-export const DEFAULT_TOKEN_SCOPES = ['*.read', '*.write'];
-export const MAX_TOKEN_TTL_SECONDS = 3600;
+const DEFAULT_TOKEN_SCOPES = ['*.read', '*.write'];
+const MAX_TOKEN_TTL_SECONDS = 3600;
 
 /** The algorithm follows from the key's curve, so a caller cannot sign with a mismatched one. */
 export function algorithmOf(privateKeyPem: string): ApiKeyAlgorithm {

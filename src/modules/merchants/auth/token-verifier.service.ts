@@ -8,7 +8,7 @@ import { SharedCache, SharedCaches } from '../../../platform/redis/shared-cache'
 import { API_KEY_CACHE, ApiKeysService } from './api-keys.service';
 import { unauthorized } from '../access/auth.errors';
 
-export interface VerifiedToken {
+interface VerifiedToken {
   keyId: string;
   keyMerchantAccountId: string | null;
   scopes: ReadonlySet<string>;

@@ -5,7 +5,7 @@ import type { EntityManager } from 'typeorm';
  * What another context does when a merchant gets a new current secret: it runs inside the creating
  * transaction (so what it changes commits with the secret) and returns what to do once that commits.
  */
-export type SecretCreatedListener = (manager: EntityManager, merchantAccountId: string) => Promise<() => Promise<void>>;
+type SecretCreatedListener = (manager: EntityManager, merchantAccountId: string) => Promise<() => Promise<void>>;
 
 /**
  * A new secret, told to whoever waits for one (job-end callbacks put off for want of a secret) without this

@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { boundAad } from '../../vault/secret-sealer';
 
 /** Standard Webhooks: the signing key is 24–64 random bytes, shown as `whsec_` + base64. */
-export const SECRET_PREFIX = 'whsec_';
-export const SECRET_BYTES = 32;
+const SECRET_PREFIX = 'whsec_';
+const SECRET_BYTES = 32;
 
 /** How long a replaced secret keeps signing beside the new one, so receivers can switch without losing a callback. */
 export const ROTATION_OVERLAP_HOURS = 24;

@@ -4,7 +4,7 @@ import { DataSource } from 'typeorm';
 import { SecretSealer } from '../../vault/secret-sealer';
 import { webhookSecretAad } from './webhook-secret-key';
 
-export interface WebhookMessage {
+interface WebhookMessage {
   /** The message id (webhook-id), the same on every delivery attempt of one message. */
   id: string;
   /** Unix seconds (webhook-timestamp) of this delivery attempt. */

@@ -4,7 +4,7 @@ import { Repository } from 'typeorm';
 import { KeysetRequest, seekPage } from '../../../platform/pagination/keyset';
 import { Buyer } from './buyer.entity';
 
-export interface BuyerFilters {
+interface BuyerFilters {
   /** Case-insensitive substring of display_name or external_identifier. */
   search?: string;
   /** Exact external_identifier. */

@@ -11,7 +11,7 @@ import { PaymentMethodResolver } from '../../vault/payment-method-resolver.servi
 
 const EXTERNAL_IDENTIFIER_INDEX = 'buyers_external_identifier_key';
 
-export interface BuyerChanges {
+interface BuyerChanges {
   displayName?: string;
   /** null clears it; undefined leaves it as is. */
   externalIdentifier?: string | null;

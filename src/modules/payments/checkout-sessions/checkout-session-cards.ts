@@ -23,13 +23,13 @@ export const THREE_D_SECURE_PART = 'three-d-secure';
  * What erasing a session leaves: no secret, no card column, no metadata. One statement for the
  * purge, the read-time check and the routes alike.
  */
-export const ERASE_COLUMNS = `ciphertext = NULL, security_code_ciphertext = NULL, three_d_secure_ciphertext = NULL,
+const ERASE_COLUMNS = `ciphertext = NULL, security_code_ciphertext = NULL, three_d_secure_ciphertext = NULL,
   wrapped_key = NULL, master_key_id = NULL,
   card_source = NULL, payment_method_id = NULL, scheme = NULL, label = NULL, expiration_date = NULL, metadata = NULL,
   security_code_claim = NULL, security_code_claimed_until = NULL, erased_at = now(), updated_at = now()`;
 
 /** Who to name in a problem about the session (the forward header, or a body field). */
-export type SessionReference = Omit<ProblemFieldError, 'message'>;
+type SessionReference = Omit<ProblemFieldError, 'message'>;
 
 interface CardRow {
   expired: boolean;
@@ -63,7 +63,7 @@ export interface SessionCard {
   threeDSecure?: ThreeDSecureValues;
 }
 
-export interface SessionCardWants {
+interface SessionCardWants {
   number?: boolean;
   securityCode?: boolean;
   threeDSecure?: boolean;

@@ -2,7 +2,7 @@ import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@ne
 import { CheckoutSessionCards } from './checkout-session-cards';
 
 /** How often each API process erases expired sessions; reads erase too, so this bounds what a row holds unread. */
-export const PURGE_EVERY_MS = 15_000;
+const PURGE_EVERY_MS = 15_000;
 
 /**
  * The periodic erasure of expired checkout sessions. Every API process runs it: it is one UPDATE …

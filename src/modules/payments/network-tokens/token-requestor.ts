@@ -11,7 +11,7 @@ import { defineProblem } from '../../../platform/problem/problem';
  * base64url or hex (Visa's TAVV and Mastercard's UCAF are 28 base64 characters), with at most two `=`
  * of padding. Anything else (a space, a quote, a line break) is refused before it is filled anywhere.
  */
-export const CRYPTOGRAM_PATTERN = /^[A-Za-z0-9+/_-]{8,128}={0,2}$/;
+const CRYPTOGRAM_PATTERN = /^[A-Za-z0-9+/_-]{8,128}={0,2}$/;
 
 export function isCryptogram(value: string): boolean {
   return CRYPTOGRAM_PATTERN.test(value);

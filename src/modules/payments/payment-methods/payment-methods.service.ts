@@ -26,7 +26,7 @@ import { CheckoutSessionCards } from '../checkout-sessions/checkout-session-card
 import { CheckoutSessionErrors } from '../checkout-sessions/checkout-sessions.errors';
 
 /** A buyer's cards come in one unpaginated answer (the SDK's shape); this bounds it. */
-export const BUYER_PAYMENT_METHODS_MAX = 100;
+const BUYER_PAYMENT_METHODS_MAX = 100;
 
 @Injectable()
 export class PaymentMethodsService {
@@ -250,7 +250,8 @@ export class PaymentMethodsService {
 
   /**
    * The buyer named by buyer_id or buyer_external_identifier (at most one of them), or null. An unknown
-   * buyer_id stays the 400 it always was; an unknown buyer_external_identifier is 404 buyer-not-found.
+   * buyer_id in a body is a 400 naming the field; an unknown buyer_external_identifier (or buyer_id in a
+   * query) is 404 buyer-not-found.
    */
   private async buyerOf(
     merchantAccountId: string,

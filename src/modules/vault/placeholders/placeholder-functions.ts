@@ -17,7 +17,7 @@ export interface PlaceholderCall {
 }
 
 /** Where a call stands: its index among the expression's calls, how many there are, the NAMEs it reads. */
-export interface CallContext {
+interface CallContext {
   index: number;
   count: number;
   /** The placeholder names (NAME of NAME_X) of the expression's alternatives. */

@@ -20,10 +20,9 @@ import { applyCall, checkCall, FUNCTION_NAMES, MAX_CALLS, TemplateSecrets } from
 import { BodyEncoding, encodeValue } from './placeholder-encodings';
 import { ESCAPE_LENGTH, EscapeStyle, findPlaceholders, PlaceholderMatch } from './placeholder-grammar';
 
-export type { PlaceholderArgument, PlaceholderCall, TemplateSecrets } from './placeholder-functions';
+export type { TemplateSecrets } from './placeholder-functions';
 
-export { findPlaceholders } from './placeholder-grammar';
-export type { EscapeStyle, PlaceholderMatch } from './placeholder-grammar';
+export type { PlaceholderMatch } from './placeholder-grammar';
 /**
  * Filled from a stored card's newest active network token (Gr4vy's names), and CARD_CRYPTOGRAM from
  * the per-request cryptogram for that token (the caller's x-vault-forward-cryptograms, or the token
@@ -45,7 +44,7 @@ const OR_EMPTY = '_OR_EMPTY_STRING';
  * A checkout session's 3-D Secure values (decision 0101), with `_OR_EMPTY_STRING` twins that are `""`
  * where the session holds none (or not that one), and for stored payment methods, which never do.
  */
-export const THREE_D_SECURE_NAMES = [
+const THREE_D_SECURE_NAMES = [
   'CARD_3DS_CAVV',
   'CARD_3DS_ECI',
   'CARD_3DS_VERSION',
@@ -55,7 +54,6 @@ export const THREE_D_SECURE_NAMES = [
   'CARD_3DS_DS_TRANSACTION_ID',
   'CARD_3DS_SCHEME',
 ] as const;
-export type ThreeDSecureName = (typeof THREE_D_SECURE_NAMES)[number];
 
 export const PLACEHOLDER_NAMES = [
   'CARD_NUMBER',
@@ -73,7 +71,6 @@ export const PLACEHOLDER_NAMES = [
   ...THREE_D_SECURE_NAMES.map((name) => `${name}${OR_EMPTY}` as const),
 ] as const;
 export type PlaceholderName = (typeof PLACEHOLDER_NAMES)[number];
-export type NetworkTokenName = (typeof NETWORK_TOKEN_NAMES)[number];
 
 /** The plain name behind an `_OR_EMPTY_STRING` one (itself for a plain one), and whether it was one. */
 export function orEmptyString(name: PlaceholderName): { base: string; orEmpty: boolean } {
@@ -257,7 +254,7 @@ function checkToken(token: string, shape: PlaceholderSourceShape): PlaceholderUs
 }
 
 /** A `SECRET.name` argument in a scanned text: the name, its placeholder and the offset of its function. */
-export interface SecretUse {
+interface SecretUse {
   name: string;
   /** The placeholder, as a message names it. */
   placeholder: string;
@@ -276,17 +273,8 @@ export function secretUses(scan: PlaceholderScan): SecretUse[] {
   return found;
 }
 
-/** The placeholders `text` uses; see scanText. */
-export function scanPlaceholders(
-  text: string,
-  source: number | PlaceholderSourceShape,
-  style: EscapeStyle = 'raw',
-): PlaceholderUse[] {
-  return scanText(text, source, style).uses;
-}
-
 /** What a fill does with the scanned text, piece by piece (see walk). */
-export interface FillSink {
+interface FillSink {
   copy(from: number, to: number): void;
   value(match: PlaceholderMatch): void;
 }
@@ -416,22 +404,25 @@ export function filledValue(
 }
 
 /**
- * Replaces each placeholder with `encode(value)` (its functions applied), and unescapes escaped
- * ones. `values` is keyed by token (CARD_NUMBER_1); every placeholder in `text` must have a value.
+ * The values of a body's placeholders for fillBytes: each distinct one filled once (filledValue, escaped for
+ * `encoding`), as UTF-8 bytes keyed by match key. Every distinct value is in the filled body at least once, so
+ * once they add up past `enough` bytes the fill is known to be too large and the rest is not computed: `total`
+ * (their sum so far) then exceeds `enough`.
  */
-export function substitutePlaceholders(
-  text: string,
+export function filledValues(
+  scan: PlaceholderScan,
   values: ReadonlyMap<string, string>,
-  encode: (value: string) => string = (v) => v,
-  style: EscapeStyle = 'raw',
-): string {
-  return fillScan({ text, style, matches: findPlaceholders(text, style), uses: [] }, (match) => {
-    const value = filledValue(match, values, 'none');
-    return match.calls.at(-1)?.name === 'raw' ? value : encode(value);
-  });
-}
-
-/** For a JSON body: the value as the inside of a JSON string, so quotes cannot break out of it. */
-export function jsonStringContent(value: string): string {
-  return JSON.stringify(value).slice(1, -1);
+  encoding: BodyEncoding,
+  secrets?: TemplateSecrets,
+  enough = Infinity,
+): { encoded: Map<string, Buffer>; total: number } {
+  const encoded = new Map<string, Buffer>();
+  let total = 0;
+  for (const m of scan.matches) {
+    if (m.escaped || m.malformed || encoded.has(m.key) || total > enough) continue;
+    const value = Buffer.from(filledValue(m, values, encoding, secrets), 'utf8');
+    total += value.length;
+    encoded.set(m.key, value);
+  }
+  return { encoded, total };
 }

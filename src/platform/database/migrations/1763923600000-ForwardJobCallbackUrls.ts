@@ -6,7 +6,7 @@ export class ForwardJobCallbackUrls1763923600000 implements MigrationInterface {
   async up(q: QueryRunner): Promise<void> {
     // A queued forward's whole callback URL, sealed (SecretSealer, AAD binding merchant and job; listed
     // in SEALED_TABLES): its query string may carry the receiver's token, so vault_forward_jobs.callback_url
-    // keeps it as logged, without query, fragment or credentials (issue 19). Jobs created before this
+    // keeps it as logged, without query, fragment or credentials. Jobs created before this
     // migration have no row here and their whole URL in callback_url.
     await q.query(`
       CREATE TABLE vault_forward_job_callback_urls (

@@ -4,7 +4,7 @@ export class CheckoutSessionCodeClaims1763924000000 implements MigrationInterfac
   name = 'CheckoutSessionCodeClaims1763924000000';
 
   async up(q: QueryRunner): Promise<void> {
-    // The forward that holds a session's security code while it is in flight (issue 19, defect 7): its id
+    // The forward that holds a session's security code while it is in flight: its id
     // and a lease, taken with one conditional UPDATE, so two forwards in any processes never both send the
     // code, and a holder that died frees it when its lease lapses (a queued job's next attempt at once).
     await q.query(

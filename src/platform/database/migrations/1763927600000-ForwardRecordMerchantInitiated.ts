@@ -4,7 +4,7 @@ export class ForwardRecordMerchantInitiated1763927600000 implements MigrationInt
   name = 'ForwardRecordMerchantInitiated1763927600000';
 
   async up(q: QueryRunner): Promise<void> {
-    // x-vault-forward-merchant-initiated (issue 22, item 6). Records made before it said nothing, which
+    // Whether the forward said x-vault-forward-merchant-initiated. Records made before it said nothing, which
     // is what false means: the header's absence. A constant default adds the column without a rewrite.
     await q.query(`ALTER TABLE vault_forward_requests ADD COLUMN merchant_initiated boolean NOT NULL DEFAULT false`);
   }

@@ -4,7 +4,7 @@ export class VaultForwardDefinitions1763930000000 implements MigrationInterface 
   name = 'VaultForwardDefinitions1763930000000';
 
   async up(q: QueryRunner): Promise<void> {
-    // Definitions an instance administrator adds (issue 22, item 1); the shipped catalog is code, not rows.
+    // Definitions an instance administrator adds; the shipped catalog is code, not rows.
     await q.query(`
       CREATE TABLE vault_forward_definitions (
         id               text PRIMARY KEY CHECK (id ~ '^[a-z0-9]([a-z0-9-]{0,48}[a-z0-9])?$' AND id NOT LIKE 'custom-%'),
@@ -14,7 +14,7 @@ export class VaultForwardDefinitions1763930000000 implements MigrationInterface 
         created_at       timestamptz NOT NULL DEFAULT now(),
         updated_at       timestamptz NOT NULL DEFAULT now()
       )`);
-    // Every config names its definition (item 2). A config made before has its own generated custom
+    // Every config names its definition. A config made before has its own generated custom
     // definition, `custom-<config id>`, derived from the config itself: its hosts, every kind of ours.
     await q.query(`ALTER TABLE vault_forward_configs ADD COLUMN definition_id text NULL`);
     await q.query(`UPDATE vault_forward_configs SET definition_id = 'custom-' || id::text`);
@@ -24,7 +24,7 @@ export class VaultForwardDefinitions1763930000000 implements MigrationInterface 
       `CREATE UNIQUE INDEX vault_forward_configs_definition_key ON vault_forward_configs (merchant_account_id, definition_id)`,
     );
     await q.query(`CREATE INDEX vault_forward_configs_definition_idx ON vault_forward_configs (definition_id)`);
-    // How a method was written, so it is answered in the same shape: ours, or Gr4vy's `fields[]` (item 3).
+    // How a method was written, so it is answered in the same shape: ours, or Gr4vy's `fields[]`.
     await q.query(
       `ALTER TABLE vault_forward_authentications ADD COLUMN shape text NOT NULL DEFAULT 'ours' CHECK (shape IN ('ours', 'gr4vy'))`,
     );

@@ -4,8 +4,8 @@ export class VaultForwardResponseRules1763933600000 implements MigrationInterfac
   name = 'VaultForwardResponseRules1763933600000';
 
   async up(q: QueryRunner): Promise<void> {
-    // Issue 27: what happens to card data in a downstream's answer (decisions/0097, 0098). Constant
-    // defaults add the columns without a rewrite, and mean what configs did before: the answer as it came.
+    // What happens to card data in a downstream's answer (decisions/0097, 0098). Constant defaults add
+    // the columns without a rewrite, and leave an existing config's answers as they come.
     await q.query(`ALTER TABLE vault_forward_configs ADD COLUMN response_rules jsonb NOT NULL DEFAULT '[]'`);
     await q.query(
       `ALTER TABLE vault_forward_configs ADD COLUMN unmatched_pan text NOT NULL DEFAULT 'pass'

@@ -4,7 +4,7 @@ export class NetworkTokens1763937200000 implements MigrationInterface {
   name = 'NetworkTokens1763937200000';
 
   async up(q: QueryRunner): Promise<void> {
-    // Network tokens of stored cards (issue 23, item 2). The token is sealed like a card number (AAD
+    // Network tokens of stored cards. The token is sealed like a card number (AAD
     // `network-token`, merchant, payment method, id); only its last four digits are kept in the clear.
     await q.query(`
       CREATE TABLE payment_method_network_tokens (

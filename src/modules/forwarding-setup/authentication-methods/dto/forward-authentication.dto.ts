@@ -166,7 +166,7 @@ function ourView(method: ForwardAuthentication): ForwardAuthenticationResponse {
   };
 }
 
-export class AuthenticationKindFieldResponse {
+class AuthenticationKindFieldResponse {
   @ApiProperty() name!: string;
   @ApiProperty() secret!: boolean;
   @ApiProperty() required!: boolean;
@@ -177,7 +177,7 @@ export class AuthenticationKindFieldResponse {
   @ApiProperty() description!: string;
 }
 
-export class AuthenticationKindResponse {
+class AuthenticationKindResponse {
   @ApiProperty({ enum: AUTHENTICATION_KINDS }) kind!: AuthenticationKind;
   @ApiProperty() title!: string;
   @ApiProperty() description!: string;

@@ -26,7 +26,7 @@ import {
   UnmatchedPanAction,
 } from '../response-rules';
 
-export class ResponseRuleDto {
+class ResponseRuleDto {
   @ApiProperty({ example: '$.card.number', maxLength: 200, description: 'A JSON path: $, then .name, [n] or [*].' })
   match!: string;
   @ApiProperty({ enum: RESPONSE_RULE_ACTIONS })
@@ -73,7 +73,7 @@ class ResponseFields {
 
 /** host, host:port, [v6], [v6]:port — exact names, no scheme, path or wildcard. */
 const DNS_LABEL = '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
-export const HOST_ENTRY = new RegExp(
+const HOST_ENTRY = new RegExp(
   `^(?:https?://)?(\\[[0-9A-Fa-f:.]+\\]|${DNS_LABEL}(?:\\.${DNS_LABEL})*)(:[1-9][0-9]{0,4})?$`,
   'i',
 );

@@ -24,7 +24,7 @@ import {
   FIELD_KEY,
 } from '../definition';
 
-export class DefinitionFieldDto {
+class DefinitionFieldDto {
   @ApiProperty({ example: 'private_key', maxLength: 50, pattern: FIELD_KEY.source })
   @IsString()
   @Matches(FIELD_KEY, { message: 'must be lower-case letters, digits and _ (at most 50), starting with a letter' })
@@ -53,7 +53,7 @@ export class DefinitionFieldDto {
   maps_to!: string;
 }
 
-export class AuthenticationDefinitionDto {
+class AuthenticationDefinitionDto {
   @ApiProperty({ enum: DEFINITION_KINDS })
   @IsIn(DEFINITION_KINDS, { message: `must be one of ${DEFINITION_KINDS.join(', ')}` })
   kind!: DefinitionKind;
@@ -127,7 +127,7 @@ export function authenticationsOf(dtos: AuthenticationDefinitionDto[]): Authenti
   }));
 }
 
-export class DefinitionFieldResponse {
+class DefinitionFieldResponse {
   @ApiProperty() key!: string;
   @ApiProperty() display_name!: string;
   @ApiProperty() required!: boolean;
@@ -135,7 +135,7 @@ export class DefinitionFieldResponse {
   @ApiProperty() secret!: boolean;
 }
 
-export class AuthenticationDefinitionResponse {
+class AuthenticationDefinitionResponse {
   @ApiProperty({ type: String, enum: ['vault-forward-authentication-definition'] })
   type!: 'vault-forward-authentication-definition';
   @ApiProperty({ enum: DEFINITION_KINDS }) kind!: DefinitionKind;

@@ -13,14 +13,14 @@ export class ListForwardJobsQuery extends PageQuery {
   status?: JobStatus;
 }
 
-export class ForwardJobTarget {
+class ForwardJobTarget {
   @ApiProperty()
   method!: string;
   @ApiProperty({ description: 'Without the query string.' })
   url!: string;
 }
 
-export class ForwardJobAttemptResponse {
+class ForwardJobAttemptResponse {
   @ApiProperty({ type: 'integer', minimum: 1 })
   number!: number;
   @ApiProperty({ description: 'The forward record of this attempt: GET /vault-forward/requests/{request_id}.' })
@@ -54,7 +54,7 @@ export class ForwardJobAttemptResponse {
   next_attempt_at!: string | null;
 }
 
-export class ForwardJobStoredResponse {
+class ForwardJobStoredResponse {
   @ApiProperty({ type: 'integer', minimum: 100, maximum: 599 })
   status!: number;
   @ApiProperty({

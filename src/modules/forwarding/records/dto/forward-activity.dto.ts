@@ -3,7 +3,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsInt, IsOptional, Max, Min } from 'class-validator';
 
-export const MAX_ACTIVITY_MINUTES = 1440;
+const MAX_ACTIVITY_MINUTES = 1440;
 
 export class ForwardActivityQuery {
   @ApiPropertyOptional({
@@ -23,7 +23,7 @@ export class ForwardActivityQuery {
   minutes?: number;
 }
 
-export class ForwardActivityMinute {
+class ForwardActivityMinute {
   @ApiTimestamp({ description: 'Start of the minute (UTC).' })
   minute!: string;
   @ApiProperty({ description: 'The downstream answered with a status below 400.' })

@@ -24,8 +24,8 @@ export const FEATURE_SETTINGS = [
   'mastercard_network_tokens_requestor_id',
   'mastercard_network_tokens_app_id',
 ] as const;
-export type FeatureSwitch = (typeof FEATURE_SWITCHES)[number];
-export type FeatureSetting = (typeof FEATURE_SETTINGS)[number];
+type FeatureSwitch = (typeof FEATURE_SWITCHES)[number];
+type FeatureSetting = (typeof FEATURE_SETTINGS)[number];
 export type MerchantAccountFeatures = Partial<Record<FeatureSwitch, boolean> & Record<FeatureSetting, unknown>>;
 
 /** What every merchant account answers for those features: switched off, not configured. */

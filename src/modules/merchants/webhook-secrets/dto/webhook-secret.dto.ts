@@ -2,7 +2,7 @@ import { ApiTimestamp } from '../../../../platform/openapi/properties';
 import { ApiProperty } from '@nestjs/swagger';
 import { WebhookSecret } from '../webhook-secret.entity';
 
-export type WebhookSecretStatus = 'active' | 'rotated' | 'expired';
+type WebhookSecretStatus = 'active' | 'rotated' | 'expired';
 
 export class WebhookSecretResponse {
   @ApiProperty({ type: String, enum: ['vault-forward-webhook-secret'] })

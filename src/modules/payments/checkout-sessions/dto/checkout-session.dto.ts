@@ -19,10 +19,10 @@ import { cardNumberProblem, CardScheme, EXPIRATION_DATE_PATTERN, expirationDateP
 import { CheckoutSession } from '../checkout-session.entity';
 
 export const MAX_EXPIRES_IN_SECONDS = 3600;
-export const METADATA_LIMITS = { keys: 20, keyLength: 40, valueLength: 500 } as const;
+const METADATA_LIMITS = { keys: 20, keyLength: 40, valueLength: 500 } as const;
 
 /** Why metadata is refused, or null: a flat object of at most 20 string values (keys ≤ 40, values ≤ 500 characters). */
-export function metadataProblem(value: unknown): string | null {
+function metadataProblem(value: unknown): string | null {
   if (value === null || value === undefined) return null;
   if (typeof value !== 'object' || Array.isArray(value)) return 'must be an object of strings';
   const entries = Object.entries(value as Record<string, unknown>);
@@ -117,7 +117,7 @@ export class CheckoutSessionFieldsDto {
 const SCHEMES = ['visa', 'mastercard', 'amex', 'discover', 'jcb', 'diners', 'unionpay', 'maestro', 'unknown'];
 
 /** The card of a session as shown: never its number or security code. */
-export class CheckoutSessionPaymentMethodResponse {
+class CheckoutSessionPaymentMethodResponse {
   @ApiProperty({ enum: ['payment-method'] })
   type!: 'payment-method';
   @ApiProperty({ enum: ['card'] })

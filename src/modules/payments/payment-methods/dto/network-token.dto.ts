@@ -6,8 +6,8 @@ import type { Timestamp } from '../../../../platform/database/timestamp';
 import { Passes } from '../../../../platform/http/passes';
 import { EXPIRATION_DATE_PATTERN, expirationDateProblem } from '../../../vault/card';
 
-export const NETWORK_TOKEN_STATUSES = ['active', 'suspended'] as const;
-export type NetworkTokenStatus = (typeof NETWORK_TOKEN_STATUSES)[number];
+const NETWORK_TOKEN_STATUSES = ['active', 'suspended'] as const;
+type NetworkTokenStatus = (typeof NETWORK_TOKEN_STATUSES)[number];
 
 /**
  * The caller stores a token its token requestor already provisioned (docs/decisions/0085): we are a

@@ -16,14 +16,8 @@ import {
 import { PaymentMethod } from '../payment-method.entity';
 
 /** Gr4vy's payment method statuses; a stored card is always `succeeded` (the others belong to redirect methods). */
-export const PAYMENT_METHOD_STATUSES = [
-  'processing',
-  'buyer_approval_required',
-  'succeeded',
-  'failed',
-  'paused',
-] as const;
-export type PaymentMethodStatus = (typeof PAYMENT_METHOD_STATUSES)[number];
+const PAYMENT_METHOD_STATUSES = ['processing', 'buyer_approval_required', 'succeeded', 'failed', 'paused'] as const;
+type PaymentMethodStatus = (typeof PAYMENT_METHOD_STATUSES)[number];
 
 const isCard = (o: CreatePaymentMethodDto) => o.method !== 'checkout-session';
 const isSession = (o: CreatePaymentMethodDto) => o.method === 'checkout-session';
@@ -192,7 +186,7 @@ export class ListBuyerPaymentMethodsQuery {
   order_by?: 'asc' | 'desc';
 }
 
-export class PaymentMethodDetailsResponse {
+class PaymentMethodDetailsResponse {
   @ApiProperty({
     type: String,
     nullable: true,
