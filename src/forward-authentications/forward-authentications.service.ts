@@ -13,7 +13,7 @@ import {
   AuthenticationDefinition,
   DEFINITION_KIND_OF,
   DefinitionKind,
-  OUR_KIND,
+  ourKindOf,
 } from '../vault-forward-definitions/definition';
 import { VaultForwardDefinitionsService } from '../vault-forward-definitions/vault-forward-definitions.service';
 import { VaultDecryptionError } from '../vault/envelope';
@@ -144,7 +144,7 @@ export class ForwardAuthenticationsService {
     input: DefinitionMethodInput,
   ): Promise<ForwardAuthentication> {
     const { auth, definitionId } = await this.authenticationDefinition(merchantAccountId, configId, input.kind);
-    const kind = OUR_KIND[input.kind];
+    const kind = ourKindOf(auth);
     const read = readEntries(input.fields, auth, definitionId);
     const built = ourFields(auth, kind, read.entries);
     throwIfAny(kind, [...read.errors, ...(read.errors.length > 0 ? [] : built.errors)]);
@@ -178,7 +178,7 @@ export class ForwardAuthenticationsService {
   ): Promise<Map<AuthenticationKind, AuthenticationDefinition>> {
     const config = await this.configs.get(merchantAccountId, configId);
     const definition = await this.definitions.get(merchantAccountId, config.definitionId);
-    return new Map(definition.authentications.map((a) => [OUR_KIND[a.kind], a]));
+    return new Map(definition.authentications.map((a) => [ourKindOf(a), a]));
   }
 
   private async insert(
@@ -229,14 +229,9 @@ export class ForwardAuthenticationsService {
       return this.update(merchantAccountId, configId, id, { label: changes.displayName });
     const existing = await this.get(merchantAccountId, configId, id);
     const definitionKind = DEFINITION_KIND_OF[existing.kind];
-    if (!definitionKind) {
-      throw new ProblemException(
-        CommonErrors.validationFailed,
-        `A ${existing.kind} method has no Gr4vy form; send label or a fields object.`,
-        [{ location: 'body', name: 'fields', message: `${existing.kind} takes a fields object` }],
-      );
-    }
+    if (!definitionKind) throw noGr4vyForm(existing.kind);
     const { auth, definitionId } = await this.authenticationDefinition(merchantAccountId, configId, definitionKind);
+    if (ourKindOf(auth) !== existing.kind) throw noGr4vyForm(existing.kind);
     const row = (await this.sealedRows(merchantAccountId, [existing.id])).get(existing.id);
     if (!row) throw notFound(id);
     const read = readEntries(changes.fields, auth, definitionId);
@@ -443,4 +438,11 @@ export class ForwardAuthenticationsService {
       sealed: this.sealer.sealJson(authenticationAad(merchantAccountId, configId, id), secrets),
     };
   }
+}
+
+/** A method with no Gr4vy form (ours only, or no longer its definition's kind) takes our shape of update only. */
+function noGr4vyForm(kind: AuthenticationKind): ProblemException {
+  const error = { location: 'body' as const, name: 'fields', message: `${kind} takes a fields object` };
+  const detail = `A ${kind} method has no Gr4vy form here; send label or a fields object.`;
+  return new ProblemException(CommonErrors.validationFailed, detail, [error]);
 }

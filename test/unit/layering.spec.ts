@@ -35,6 +35,8 @@ const RULES: Rule[] = [
   { from: ['targets'], only: [], why: 'the target rules both configs and forwarding use import no feature' },
   // The kind descriptions of authentication methods (data and pure functions), read by methods, definitions and steps.
   { from: ['authentication-kinds'], only: [], why: 'the kind descriptions import no feature' },
+  // Providers' request signing schemes (Cybersource, Mastercard, AWS, RFC 9421): pure functions over a request.
+  { from: ['request-signers'], only: [], why: 'the signing schemes import no feature' },
   { from: ['vault-forward-configs'], not: ['forward-authentications', ...FORWARD_ROOMS, ...ABOVE], why: 'one-way' },
   { from: ['forward-authentications'], not: [...FORWARD_ROOMS, ...ABOVE], why: 'one-way' },
   // Definitions (issue 22) sit between configs and authentication methods, whose kind descriptions (data and pure
