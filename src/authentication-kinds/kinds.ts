@@ -1,4 +1,4 @@
-import { FieldDescription, KindDescriptionOf, PEM_MAX } from './kind-types';
+import { KindDescriptionOf, PEM_MAX } from './kind-types';
 import { SIGNER_KINDS } from './signer-kinds';
 
 /**
