@@ -321,4 +321,97 @@ describe('Signed requests: http-signature, oauth1-rsa, aws-sigv4, http-message-s
     });
     await forwardsVerify('/rfc9421', id, messageSignatureVerifier(publicKey, 'e2e-ed25519'));
   });
+
+  it('the OpenAPI document describes each kind’s fields, secrets write-only, and GET /authentication-kinds lists them', async () => {
+    const document = (await http(t.url, '/openapi.json')).body;
+    const kinds = (await http(t.url, '/vault-forward/authentication-kinds', { token: merchant.token })).body
+      .items as Array<{
+      kind: string;
+      fields: Array<{ name: string; secret: boolean }>;
+    }>;
+    const expected: Record<string, { schema: string; secrets: string[]; fields: string[] }> = {
+      'http-signature': {
+        schema: 'HttpSignature',
+        secrets: ['shared_secret'],
+        fields: ['merchant_id', 'key_id', 'shared_secret'],
+      },
+      'oauth1-rsa': { schema: 'Oauth1Rsa', secrets: ['private_key'], fields: ['consumer_key', 'private_key'] },
+      'aws-sigv4': {
+        schema: 'AwsSigv4',
+        secrets: ['secret_access_key', 'session_token'],
+        fields: ['access_key_id', 'secret_access_key', 'session_token', 'region', 'service'],
+      },
+      'http-message-signature': {
+        schema: 'HttpMessageSignature',
+        secrets: ['private_key', 'secret'],
+        fields: [
+          'key_id',
+          'algorithm',
+          'private_key',
+          'secret',
+          'components',
+          'content_digest',
+          'label',
+          'tag',
+          'expires_in',
+        ],
+      },
+    };
+    for (const [kind, { schema, secrets, fields }] of Object.entries(expected)) {
+      const request = document.components.schemas[`ForwardAuthentication${schema}Request`];
+      const response = document.components.schemas[`ForwardAuthentication${schema}Response`];
+      const properties = request.properties.fields.properties as Record<string, { writeOnly?: boolean }>;
+      expect(Object.keys(properties)).toEqual(fields);
+      expect(Object.keys(properties).filter((name) => properties[name].writeOnly)).toEqual(secrets);
+      expect(Object.keys(response.properties.fields.properties)).toEqual(fields.filter((f) => !secrets.includes(f)));
+      const listed = kinds.find((k) => k.kind === kind)!;
+      expect(listed.fields.filter((f) => f.secret).map((f) => f.name)).toEqual(secrets);
+    }
+  });
+
+  it('the catalog’s Cybersource and Mastercard take their signature in Gr4vy’s shape, stored as our signing kind', async () => {
+    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const pem = privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+    const secret = Buffer.from('gr4vy-shape-cybersource-secret').toString('base64');
+    const cases = [
+      {
+        definition: 'cybersource',
+        fields: [
+          { key: 'merchant_id', value: 'acme_gr4vy' },
+          { key: 'key_id', value: 'key-gr4vy' },
+          { key: 'shared_secret', value: secret },
+        ],
+        shown: [
+          { key: 'merchant_id', value: 'acme_gr4vy' },
+          { key: 'key_id', value: 'key-gr4vy' },
+        ],
+      },
+      {
+        definition: 'mastercard',
+        fields: [
+          { key: 'consumer_key', value: 'gr4vy!consumer' },
+          { key: 'private_key', value: pem },
+        ],
+        shown: [{ key: 'consumer_key', value: 'gr4vy!consumer' }],
+      },
+    ];
+    for (const c of cases) {
+      const config = await http(t.url, '/vault-forward/configs', {
+        method: 'POST',
+        token: merchant.token,
+        body: { definition_id: c.definition },
+      });
+      expect(config.status).toBe(201);
+      const created = await http(t.url, `/vault-forward/configs/${config.body.id as string}/authentications`, {
+        method: 'POST',
+        token: merchant.token,
+        body: { kind: 'signature', display_name: `${c.definition} signing`, fields: c.fields },
+      });
+      expect(created.status).toBe(201);
+      expect(created.body).toMatchObject({ type: 'vault-forward-config-authentication', kind: 'signature' });
+      expect(created.body.fields).toEqual(c.shown);
+      expect(created.text).not.toContain(secret);
+      expect(created.text).not.toContain('PRIVATE KEY');
+    }
+  });
 });
