@@ -15,7 +15,7 @@ import { parseCertificates } from '../forward-authentications/method-fields';
 import { signingKeyFits } from '../authentication-kinds/signer-fields';
 import { CLOCK, Clock } from '../common/clock';
 import { DEFAULT_SIGNATURE_COMPONENTS } from '../authentication-kinds/signer-kinds';
-import { awsSigV4, cybersourceSignature, messageSignature, oauth1Signature } from '../request-signers/signers';
+import { signerHeaders } from '../request-signers/signers';
 import type { SignerMaterial } from '../request-signers/signers';
 import type { ClientIdentity, OutboundRequest } from './outbound-request';
 
@@ -153,20 +153,7 @@ async function step(request: OutboundRequest, material: Material, nowMs: number)
     case 'oauth1-rsa':
     case 'aws-sigv4':
     case 'http-message-signature':
-      return { ...request, headers: { ...request.headers, ...signedHeaders(request, material, nowMs) } };
-  }
-}
-
-function signedHeaders(request: OutboundRequest, m: SignerMaterial, nowMs: number): Record<string, string> {
-  switch (m.kind) {
-    case 'http-signature':
-      return cybersourceSignature(request, m, nowMs);
-    case 'oauth1-rsa':
-      return oauth1Signature(request, m, nowMs);
-    case 'aws-sigv4':
-      return awsSigV4(request, m, nowMs);
-    case 'http-message-signature':
-      return messageSignature(request, m, nowMs);
+      return { ...request, headers: { ...request.headers, ...signerHeaders(request, material, nowMs) } };
   }
 }
 

@@ -22,31 +22,19 @@ export type SignerMaterial =
     }
   | ({ kind: 'http-message-signature' } & MessageSignatureOptions);
 
-type Of<K extends SignerMaterial['kind']> = Extract<SignerMaterial, { kind: K }>;
-
-export function cybersourceSignature(
-  request: SignableRequest,
-  m: Of<'http-signature'>,
-  nowMs: number,
-): Record<string, string> {
-  return cybersourceHeaders(request, m, nowMs);
-}
-
-export function oauth1Signature(request: SignableRequest, m: Of<'oauth1-rsa'>, nowMs: number): Record<string, string> {
-  const timestamp = String(Math.floor(nowMs / 1000));
-  return {
-    authorization: oauthAuthorization(request, { consumerKey: m.consumerKey, timestamp, nonce: oauthNonce() }, m.key),
-  };
-}
-
-export function awsSigV4(request: SignableRequest, m: Of<'aws-sigv4'>, nowMs: number): Record<string, string> {
-  return sigV4(request, m, nowMs).headers;
-}
-
-export function messageSignature(
-  request: SignableRequest,
-  m: Of<'http-message-signature'>,
-  nowMs: number,
-): Record<string, string> {
-  return messageSignatureHeaders(request, m, nowMs);
+/** The headers a signing kind adds to the request as it will be sent, signed at `nowMs`. */
+export function signerHeaders(request: SignableRequest, m: SignerMaterial, nowMs: number): Record<string, string> {
+  switch (m.kind) {
+    case 'http-signature':
+      return cybersourceHeaders(request, m, nowMs);
+    case 'oauth1-rsa': {
+      const timestamp = String(Math.floor(nowMs / 1000));
+      const parameters = { consumerKey: m.consumerKey, timestamp, nonce: oauthNonce() };
+      return { authorization: oauthAuthorization(request, parameters, m.key) };
+    }
+    case 'aws-sigv4':
+      return sigV4(request, m, nowMs).headers;
+    case 'http-message-signature':
+      return messageSignatureHeaders(request, m, nowMs);
+  }
 }
