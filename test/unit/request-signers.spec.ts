@@ -455,6 +455,32 @@ describe('signing kinds at forward time and their fields', () => {
     expect(sent.body).toEqual(outbound.body);
   });
 
+  it('signs what a jwe-payload listed before it left: the Content-Digest is of the compact JWE', async () => {
+    const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const jwe = {
+      id: randomUUID(),
+      configId: randomUUID(),
+      kind: 'jwe-payload' as const,
+      version: '1',
+      fields: {
+        public_key: rsa.publicKey.export({ type: 'spki', format: 'pem' }) as string,
+        algorithm: 'RSA-OAEP-256',
+        encryption: 'A256GCM',
+      },
+    };
+    const signer = method('http-message-signature', {
+      key_id: 'k',
+      algorithm: 'hmac-sha256',
+      secret: Buffer.from('key').toString('base64'),
+    });
+    const sent = await steps.apply(outbound, [jwe, signer]);
+    expect(sent.headers['content-type']).toBe('application/jose');
+    expect(sent.body!.toString('latin1').split('.')).toHaveLength(5);
+    expect(sent.headers['content-digest']).toBe(
+      `sha-256=:${createHash('sha256').update(sent.body!).digest('base64')}:`,
+    );
+  });
+
   it('a key of another type is a 422 naming the method, and no value is in the message', async () => {
     const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
     const pem = privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
