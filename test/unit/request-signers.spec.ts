@@ -7,14 +7,17 @@ import {
   randomUUID,
   verify,
 } from 'node:crypto';
-import { sigV4 } from '../../src/request-signers/aws-sigv4';
-import { cybersourceHeaders, cybersourceSigningString } from '../../src/request-signers/cybersource-http-signature';
+import { sigV4 } from '../../src/modules/forwarding-setup/request-signers/aws-sigv4';
+import {
+  cybersourceHeaders,
+  cybersourceSigningString,
+} from '../../src/modules/forwarding-setup/request-signers/cybersource-http-signature';
 import {
   contentDigest,
   signatureBase,
   signBase,
   messageSignatureHeaders,
-} from '../../src/request-signers/http-message-signature';
+} from '../../src/modules/forwarding-setup/request-signers/http-message-signature';
 import {
   oauthAuthorization,
   oauthBaseUri,
@@ -22,12 +25,12 @@ import {
   oauthParameterString,
   oauthQueryParameters,
   oauthSignatureBaseString,
-} from '../../src/request-signers/mastercard-oauth1';
-import type { SignableRequest } from '../../src/request-signers/signable';
-import { ProblemException } from '../../src/common/problem/problem';
-import { AuthenticationSteps } from '../../src/outbound/authentication-steps';
-import type { OutboundRequest } from '../../src/outbound/outbound-request';
-import { fieldErrors, secretWarnings } from '../../src/forward-authentications/method-fields';
+} from '../../src/modules/forwarding-setup/request-signers/mastercard-oauth1';
+import type { SignableRequest } from '../../src/modules/forwarding-setup/request-signers/signable';
+import { ProblemException } from '../../src/platform/problem/problem';
+import { AuthenticationSteps } from '../../src/modules/forwarding/sending/authentication-steps';
+import type { OutboundRequest } from '../../src/modules/forwarding/sending/outbound-request';
+import { fieldErrors, secretWarnings } from '../../src/modules/forwarding-setup/authentication-kinds/method-fields';
 
 /** Published test vectors of each signing scheme, reproduced by our signers. */
 
