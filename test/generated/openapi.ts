@@ -1280,6 +1280,11 @@ export interface components {
             settings?: {
                 [key: string]: string;
             };
+            /**
+             * @description Ours, for a `signature` only: which of our signing kinds it is; `hmac-signature` when absent.
+             * @enum {string}
+             */
+            maps_to_kind?: "hmac-signature" | "http-signature" | "oauth1-rsa" | "aws-sigv4" | "http-message-signature";
         };
         CreateVaultForwardDefinitionDto: {
             /** @example Example PSP */
@@ -1448,7 +1453,7 @@ export interface components {
             config_id: string;
             merchant_account_id: string;
             /** @enum {string} */
-            kind: "hmac-signature" | "mutual-tls" | "jwe-payload" | "template-secrets";
+            kind: "hmac-signature" | "mutual-tls" | "jwe-payload" | "template-secrets" | "http-signature" | "oauth1-rsa" | "aws-sigv4" | "http-message-signature";
             label: string;
             /** @description The non-secret fields, as entered. Secret fields are never returned. */
             fields: {
@@ -1477,7 +1482,7 @@ export interface components {
         };
         ForwardAuthenticationPage: {
             /** @description Each method in the shape it was created in. */
-            items: (components["schemas"]["ForwardAuthenticationHmacSignatureResponse"] | components["schemas"]["ForwardAuthenticationMutualTlsResponse"] | components["schemas"]["ForwardAuthenticationJwePayloadResponse"] | components["schemas"]["ForwardAuthenticationTemplateSecretsResponse"] | components["schemas"]["ForwardAuthenticationGr4vyResponse"])[];
+            items: (components["schemas"]["ForwardAuthenticationHmacSignatureResponse"] | components["schemas"]["ForwardAuthenticationMutualTlsResponse"] | components["schemas"]["ForwardAuthenticationJwePayloadResponse"] | components["schemas"]["ForwardAuthenticationTemplateSecretsResponse"] | components["schemas"]["ForwardAuthenticationHttpSignatureResponse"] | components["schemas"]["ForwardAuthenticationOauth1RsaResponse"] | components["schemas"]["ForwardAuthenticationAwsSigv4Response"] | components["schemas"]["ForwardAuthenticationHttpMessageSignatureResponse"] | components["schemas"]["ForwardAuthenticationGr4vyResponse"])[];
             /**
              * @description The page size applied to this response.
              * @example 20
@@ -1500,7 +1505,7 @@ export interface components {
         };
         AuthenticationKindResponse: {
             /** @enum {string} */
-            kind: "hmac-signature" | "mutual-tls" | "jwe-payload" | "template-secrets";
+            kind: "hmac-signature" | "mutual-tls" | "jwe-payload" | "template-secrets" | "http-signature" | "oauth1-rsa" | "aws-sigv4" | "http-message-signature";
             title: string;
             description: string;
             fields: components["schemas"]["AuthenticationKindFieldResponse"][];
@@ -2234,7 +2239,327 @@ export interface components {
             /** @example 2026-11-20T09:14:03.123456+00:00 */
             updated_at: string;
         };
-        /** @description Gr4vy’s shape: `mle`, `mtls` and `signature` are our jwe-payload, mutual-tls and hmac-signature; the method is answered in this shape. */
+        /** @description Cybersource HTTP Signature. Cybersource’s REST HTTP Signature, as its SDKs compute it: adds `v-c-merchant-id`, `date`, `digest` (`SHA-256=` and the base64 SHA-256 of the body; not for GET and DELETE) and `signature` (HMAC-SHA256 with the base64-decoded shared secret over `host`, `date`, `request-target`, `digest` and `v-c-merchant-id`). Signs the request as it is sent: after placeholders are filled, and after a `jwe-payload` method listed before this one. */
+        ForwardAuthenticationHttpSignatureRequest: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "http-signature";
+            /** @example Acme PSP signing key */
+            label: string;
+            /**
+             * @example {
+             *       "merchant_id": "acme_corp",
+             *       "key_id": "08c94330-f618-42a3-b09d-e1e43be5efda",
+             *       "shared_secret": "c2hhcmVkLXNlY3JldC1leGFtcGxlLW5vdC1yZWFs"
+             *     }
+             */
+            fields: {
+                /** @description Your Cybersource merchant id, sent as `v-c-merchant-id` and signed. */
+                merchant_id: string;
+                /** @description The id of the shared secret key (a UUID in the Business Center), sent as `keyid`. */
+                key_id: string;
+                /** @description The shared secret key, base64 as the Business Center shows it; its decoded bytes are the HMAC key. Secret: write-only, encrypted at rest, never returned. */
+                shared_secret: string;
+            };
+        };
+        /** @description Cybersource HTTP Signature. Cybersource’s REST HTTP Signature, as its SDKs compute it: adds `v-c-merchant-id`, `date`, `digest` (`SHA-256=` and the base64 SHA-256 of the body; not for GET and DELETE) and `signature` (HMAC-SHA256 with the base64-decoded shared secret over `host`, `date`, `request-target`, `digest` and `v-c-merchant-id`). Signs the request as it is sent: after placeholders are filled, and after a `jwe-payload` method listed before this one. */
+        ForwardAuthenticationHttpSignatureResponse: {
+            /** @enum {string} */
+            type: "vault-forward-authentication";
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            config_id: string;
+            merchant_account_id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "http-signature";
+            label: string;
+            /**
+             * @example {
+             *       "merchant_id": "acme_corp",
+             *       "key_id": "08c94330-f618-42a3-b09d-e1e43be5efda"
+             *     }
+             */
+            fields: {
+                /** @description Your Cybersource merchant id, sent as `v-c-merchant-id` and signed. */
+                merchant_id: string;
+                /** @description The id of the shared secret key (a UUID in the Business Center), sent as `keyid`. */
+                key_id: string;
+            };
+            /** @description Facts derived from the non-secret fields (certificates: subject, issuer, not_after, fingerprint_sha256; public key type), and of a response key only its type, size and public key thumbprint (`response_private_key`). */
+            details: {
+                [key: string]: unknown;
+            };
+            warnings: {
+                code: string;
+                field: string;
+                message: string;
+            }[];
+            /** @example 2026-11-20T09:14:03.123456+00:00 */
+            created_at: string;
+            /** @example 2026-11-20T09:14:03.123456+00:00 */
+            updated_at: string;
+        };
+        /** @description OAuth 1.0a RSA-SHA256 (Mastercard). Sets `Authorization: OAuth …` as Mastercard’s oauth1-signer libraries do: RSA-SHA256 (PKCS#1 v1.5) over the signature base string, with `oauth_body_hash` (base64 SHA-256 of the body), a fresh nonce and the time. Signs the request as it is sent: after placeholders are filled, and after a `jwe-payload` method listed before this one. */
+        ForwardAuthenticationOauth1RsaRequest: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "oauth1-rsa";
+            /** @example Acme PSP signing key */
+            label: string;
+            /**
+             * @example {
+             *       "consumer_key": "Ab3CdE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5zA7bC9dE1f!4f9a0c2e6b8d1f3a5c7e9b2d4f6a8c0e",
+             *       "private_key": "-----BEGIN PRIVATE KEY-----\n…\n-----END PRIVATE KEY-----\n"
+             *     }
+             */
+            fields: {
+                /** @description The consumer key of your Mastercard Developers project, sent as `oauth_consumer_key`. */
+                consumer_key: string;
+                /** @description The RSA signing key of the project, unencrypted PEM (PKCS#8 or PKCS#1). Secret: write-only, encrypted at rest, never returned. */
+                private_key: string;
+            };
+        };
+        /** @description OAuth 1.0a RSA-SHA256 (Mastercard). Sets `Authorization: OAuth …` as Mastercard’s oauth1-signer libraries do: RSA-SHA256 (PKCS#1 v1.5) over the signature base string, with `oauth_body_hash` (base64 SHA-256 of the body), a fresh nonce and the time. Signs the request as it is sent: after placeholders are filled, and after a `jwe-payload` method listed before this one. */
+        ForwardAuthenticationOauth1RsaResponse: {
+            /** @enum {string} */
+            type: "vault-forward-authentication";
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            config_id: string;
+            merchant_account_id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "oauth1-rsa";
+            label: string;
+            /**
+             * @example {
+             *       "consumer_key": "Ab3CdE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5zA7bC9dE1f!4f9a0c2e6b8d1f3a5c7e9b2d4f6a8c0e"
+             *     }
+             */
+            fields: {
+                /** @description The consumer key of your Mastercard Developers project, sent as `oauth_consumer_key`. */
+                consumer_key: string;
+            };
+            /** @description Facts derived from the non-secret fields (certificates: subject, issuer, not_after, fingerprint_sha256; public key type), and of a response key only its type, size and public key thumbprint (`response_private_key`). */
+            details: {
+                [key: string]: unknown;
+            };
+            warnings: {
+                code: string;
+                field: string;
+                message: string;
+            }[];
+            /** @example 2026-11-20T09:14:03.123456+00:00 */
+            created_at: string;
+            /** @example 2026-11-20T09:14:03.123456+00:00 */
+            updated_at: string;
+        };
+        /** @description AWS Signature Version 4. Signs the request with AWS Signature Version 4: adds `x-amz-date`, `x-amz-security-token` with a session token, `x-amz-content-sha256` for S3, and `authorization`; every header sent is signed, with `host`. Signs the request as it is sent: after placeholders are filled, and after a `jwe-payload` method listed before this one. */
+        ForwardAuthenticationAwsSigv4Request: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "aws-sigv4";
+            /** @example Acme PSP signing key */
+            label: string;
+            /**
+             * @example {
+             *       "access_key_id": "AKIAIOSFODNN7EXAMPLE",
+             *       "secret_access_key": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+             *       "region": "eu-west-1",
+             *       "service": "execute-api"
+             *     }
+             */
+            fields: {
+                /** @description The access key id (`AKIA…` or, with a session token, `ASIA…`). */
+                access_key_id: string;
+                /** @description The secret access key, used byte for byte as entered. Secret: write-only, encrypted at rest, never returned. */
+                secret_access_key: string;
+                /** @description The session token of temporary credentials, sent and signed as `x-amz-security-token`. Secret: write-only, encrypted at rest, never returned. */
+                session_token?: string;
+                /** @description The region of the credential scope, e.g. `eu-west-1`. */
+                region: string;
+                /** @description The service of the credential scope, e.g. `execute-api` (`s3` signs its path as sent and adds `x-amz-content-sha256`). */
+                service: string;
+            };
+        };
+        /** @description AWS Signature Version 4. Signs the request with AWS Signature Version 4: adds `x-amz-date`, `x-amz-security-token` with a session token, `x-amz-content-sha256` for S3, and `authorization`; every header sent is signed, with `host`. Signs the request as it is sent: after placeholders are filled, and after a `jwe-payload` method listed before this one. */
+        ForwardAuthenticationAwsSigv4Response: {
+            /** @enum {string} */
+            type: "vault-forward-authentication";
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            config_id: string;
+            merchant_account_id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "aws-sigv4";
+            label: string;
+            /**
+             * @example {
+             *       "access_key_id": "AKIAIOSFODNN7EXAMPLE",
+             *       "region": "eu-west-1",
+             *       "service": "execute-api"
+             *     }
+             */
+            fields: {
+                /** @description The access key id (`AKIA…` or, with a session token, `ASIA…`). */
+                access_key_id: string;
+                /** @description The region of the credential scope, e.g. `eu-west-1`. */
+                region: string;
+                /** @description The service of the credential scope, e.g. `execute-api` (`s3` signs its path as sent and adds `x-amz-content-sha256`). */
+                service: string;
+            };
+            /** @description Facts derived from the non-secret fields (certificates: subject, issuer, not_after, fingerprint_sha256; public key type), and of a response key only its type, size and public key thumbprint (`response_private_key`). */
+            details: {
+                [key: string]: unknown;
+            };
+            warnings: {
+                code: string;
+                field: string;
+                message: string;
+            }[];
+            /** @example 2026-11-20T09:14:03.123456+00:00 */
+            created_at: string;
+            /** @example 2026-11-20T09:14:03.123456+00:00 */
+            updated_at: string;
+        };
+        /** @description HTTP Message Signature (RFC 9421). Adds `Content-Digest` (RFC 9530) when `components` cover it, `Signature-Input` and `Signature` (RFC 9421), with the parameters `created`, `expires` (with `expires_in`), `keyid`, `alg` and `tag`. A header component the request does not carry is left out of that request’s covered list. Signs the request as it is sent: after placeholders are filled, and after a `jwe-payload` method listed before this one. */
+        ForwardAuthenticationHttpMessageSignatureRequest: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "http-message-signature";
+            /** @example Acme PSP signing key */
+            label: string;
+            /**
+             * @example {
+             *       "key_id": "acme-2026-01",
+             *       "algorithm": "ed25519",
+             *       "private_key": "-----BEGIN PRIVATE KEY-----\n…\n-----END PRIVATE KEY-----\n",
+             *       "components": "@method @target-uri content-digest content-type",
+             *       "label": "sig1",
+             *       "expires_in": "300"
+             *     }
+             */
+            fields: {
+                /** @description Sent as the `keyid` parameter. */
+                key_id: string;
+                /**
+                 * @description The RFC 9421 algorithm, also sent as the `alg` parameter.
+                 * @enum {string}
+                 */
+                algorithm: "ed25519" | "ecdsa-p256-sha256" | "rsa-pss-sha512" | "hmac-sha256";
+                /** @description Unencrypted PEM private key (PKCS#8; PKCS#1 or SEC1 too) of the algorithm: Ed25519, EC P-256 or RSA. Required unless `algorithm` is `hmac-sha256`. Secret: write-only, encrypted at rest, never returned. */
+                private_key?: string;
+                /** @description The shared key of `hmac-sha256`, base64; required with it and refused with the others. Secret: write-only, encrypted at rest, never returned. */
+                secret?: string;
+                /**
+                 * @description The covered components, separated by spaces: `@method`, `@target-uri`, `@authority`, `@scheme`, `@request-target`, `@path`, `@query`, and lower-case header names (`content-digest` is added by the method).
+                 * @default @method @target-uri content-digest content-type
+                 */
+                components: string;
+                /**
+                 * @description The hash of `Content-Digest`.
+                 * @default sha-256
+                 * @enum {string}
+                 */
+                content_digest: "sha-256" | "sha-512";
+                /**
+                 * @description The signature’s label in `Signature-Input` and `Signature`.
+                 * @default sig1
+                 */
+                label: string;
+                /** @description Sent as the `tag` parameter (the application the signature is for). */
+                tag?: string;
+                /** @description Seconds after `created` for the `expires` parameter; none when absent. */
+                expires_in?: string;
+            };
+        };
+        /** @description HTTP Message Signature (RFC 9421). Adds `Content-Digest` (RFC 9530) when `components` cover it, `Signature-Input` and `Signature` (RFC 9421), with the parameters `created`, `expires` (with `expires_in`), `keyid`, `alg` and `tag`. A header component the request does not carry is left out of that request’s covered list. Signs the request as it is sent: after placeholders are filled, and after a `jwe-payload` method listed before this one. */
+        ForwardAuthenticationHttpMessageSignatureResponse: {
+            /** @enum {string} */
+            type: "vault-forward-authentication";
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            config_id: string;
+            merchant_account_id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "http-message-signature";
+            label: string;
+            /**
+             * @example {
+             *       "key_id": "acme-2026-01",
+             *       "algorithm": "ed25519",
+             *       "components": "@method @target-uri content-digest content-type",
+             *       "label": "sig1",
+             *       "expires_in": "300"
+             *     }
+             */
+            fields: {
+                /** @description Sent as the `keyid` parameter. */
+                key_id: string;
+                /**
+                 * @description The RFC 9421 algorithm, also sent as the `alg` parameter.
+                 * @enum {string}
+                 */
+                algorithm: "ed25519" | "ecdsa-p256-sha256" | "rsa-pss-sha512" | "hmac-sha256";
+                /**
+                 * @description The covered components, separated by spaces: `@method`, `@target-uri`, `@authority`, `@scheme`, `@request-target`, `@path`, `@query`, and lower-case header names (`content-digest` is added by the method).
+                 * @default @method @target-uri content-digest content-type
+                 */
+                components: string;
+                /**
+                 * @description The hash of `Content-Digest`.
+                 * @default sha-256
+                 * @enum {string}
+                 */
+                content_digest: "sha-256" | "sha-512";
+                /**
+                 * @description The signature’s label in `Signature-Input` and `Signature`.
+                 * @default sig1
+                 */
+                label: string;
+                /** @description Sent as the `tag` parameter (the application the signature is for). */
+                tag?: string;
+                /** @description Seconds after `created` for the `expires` parameter; none when absent. */
+                expires_in?: string;
+            };
+            /** @description Facts derived from the non-secret fields (certificates: subject, issuer, not_after, fingerprint_sha256; public key type), and of a response key only its type, size and public key thumbprint (`response_private_key`). */
+            details: {
+                [key: string]: unknown;
+            };
+            warnings: {
+                code: string;
+                field: string;
+                message: string;
+            }[];
+            /** @example 2026-11-20T09:14:03.123456+00:00 */
+            created_at: string;
+            /** @example 2026-11-20T09:14:03.123456+00:00 */
+            updated_at: string;
+        };
+        /** @description Gr4vy’s shape: `mle`, `mtls` and `signature` are our jwe-payload, mutual-tls and hmac-signature (or the signing kind the definition’s signature names: http-signature, oauth1-rsa, aws-sigv4, http-message-signature); the method is answered in this shape. */
         ForwardAuthenticationGr4vyRequest: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -2312,7 +2637,7 @@ export interface components {
         /** @description A new label, and/or a whole new fields set for the method’s kind (secrets are never merged with the stored ones). */
         ForwardAuthenticationOurUpdateRequest: {
             label?: string;
-            /** @description The complete fields of the method’s kind: ForwardAuthenticationHmacSignatureRequest.fields, ForwardAuthenticationMutualTlsRequest.fields, ForwardAuthenticationJwePayloadRequest.fields, ForwardAuthenticationTemplateSecretsRequest.fields. */
+            /** @description The complete fields of the method’s kind: ForwardAuthenticationHmacSignatureRequest.fields, ForwardAuthenticationMutualTlsRequest.fields, ForwardAuthenticationJwePayloadRequest.fields, ForwardAuthenticationTemplateSecretsRequest.fields, ForwardAuthenticationHttpSignatureRequest.fields, ForwardAuthenticationOauth1RsaRequest.fields, ForwardAuthenticationAwsSigv4Request.fields, ForwardAuthenticationHttpMessageSignatureRequest.fields. */
             fields?: {
                 [key: string]: string;
             };
@@ -7897,7 +8222,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ForwardAuthenticationHmacSignatureRequest"] | components["schemas"]["ForwardAuthenticationMutualTlsRequest"] | components["schemas"]["ForwardAuthenticationJwePayloadRequest"] | components["schemas"]["ForwardAuthenticationTemplateSecretsRequest"] | components["schemas"]["ForwardAuthenticationGr4vyRequest"];
+                "application/json": components["schemas"]["ForwardAuthenticationHmacSignatureRequest"] | components["schemas"]["ForwardAuthenticationMutualTlsRequest"] | components["schemas"]["ForwardAuthenticationJwePayloadRequest"] | components["schemas"]["ForwardAuthenticationTemplateSecretsRequest"] | components["schemas"]["ForwardAuthenticationHttpSignatureRequest"] | components["schemas"]["ForwardAuthenticationOauth1RsaRequest"] | components["schemas"]["ForwardAuthenticationAwsSigv4Request"] | components["schemas"]["ForwardAuthenticationHttpMessageSignatureRequest"] | components["schemas"]["ForwardAuthenticationGr4vyRequest"];
             };
         };
         responses: {
@@ -7906,7 +8231,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ForwardAuthenticationHmacSignatureResponse"] | components["schemas"]["ForwardAuthenticationMutualTlsResponse"] | components["schemas"]["ForwardAuthenticationJwePayloadResponse"] | components["schemas"]["ForwardAuthenticationTemplateSecretsResponse"] | components["schemas"]["ForwardAuthenticationGr4vyResponse"];
+                    "application/json": components["schemas"]["ForwardAuthenticationHmacSignatureResponse"] | components["schemas"]["ForwardAuthenticationMutualTlsResponse"] | components["schemas"]["ForwardAuthenticationJwePayloadResponse"] | components["schemas"]["ForwardAuthenticationTemplateSecretsResponse"] | components["schemas"]["ForwardAuthenticationHttpSignatureResponse"] | components["schemas"]["ForwardAuthenticationOauth1RsaResponse"] | components["schemas"]["ForwardAuthenticationAwsSigv4Response"] | components["schemas"]["ForwardAuthenticationHttpMessageSignatureResponse"] | components["schemas"]["ForwardAuthenticationGr4vyResponse"];
                 };
             };
             /** @description `/errors/bad-request` Bad request; `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
@@ -8077,7 +8402,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ForwardAuthenticationHmacSignatureResponse"] | components["schemas"]["ForwardAuthenticationMutualTlsResponse"] | components["schemas"]["ForwardAuthenticationJwePayloadResponse"] | components["schemas"]["ForwardAuthenticationTemplateSecretsResponse"] | components["schemas"]["ForwardAuthenticationGr4vyResponse"];
+                    "application/json": components["schemas"]["ForwardAuthenticationHmacSignatureResponse"] | components["schemas"]["ForwardAuthenticationMutualTlsResponse"] | components["schemas"]["ForwardAuthenticationJwePayloadResponse"] | components["schemas"]["ForwardAuthenticationTemplateSecretsResponse"] | components["schemas"]["ForwardAuthenticationHttpSignatureResponse"] | components["schemas"]["ForwardAuthenticationOauth1RsaResponse"] | components["schemas"]["ForwardAuthenticationAwsSigv4Response"] | components["schemas"]["ForwardAuthenticationHttpMessageSignatureResponse"] | components["schemas"]["ForwardAuthenticationGr4vyResponse"];
                 };
             };
             /** @description `/errors/bad-request` Bad request; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
@@ -8220,7 +8545,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ForwardAuthenticationHmacSignatureResponse"] | components["schemas"]["ForwardAuthenticationMutualTlsResponse"] | components["schemas"]["ForwardAuthenticationJwePayloadResponse"] | components["schemas"]["ForwardAuthenticationTemplateSecretsResponse"] | components["schemas"]["ForwardAuthenticationGr4vyResponse"];
+                    "application/json": components["schemas"]["ForwardAuthenticationHmacSignatureResponse"] | components["schemas"]["ForwardAuthenticationMutualTlsResponse"] | components["schemas"]["ForwardAuthenticationJwePayloadResponse"] | components["schemas"]["ForwardAuthenticationTemplateSecretsResponse"] | components["schemas"]["ForwardAuthenticationHttpSignatureResponse"] | components["schemas"]["ForwardAuthenticationOauth1RsaResponse"] | components["schemas"]["ForwardAuthenticationAwsSigv4Response"] | components["schemas"]["ForwardAuthenticationHttpMessageSignatureResponse"] | components["schemas"]["ForwardAuthenticationGr4vyResponse"];
                 };
             };
             /** @description `/errors/bad-request` Bad request; `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */

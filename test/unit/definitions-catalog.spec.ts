@@ -2,6 +2,7 @@ import { CATALOG } from '../../src/modules/forwarding-setup/definitions/catalog'
 import {
   authenticationDefinitionErrors,
   customDefinition,
+  ourKindOf,
   parseOrigin,
 } from '../../src/modules/forwarding-setup/definitions/definition';
 import { VaultForwardDefinitionResponse } from '../../src/modules/forwarding-setup/definitions/dto/vault-forward-definition.dto';
@@ -30,8 +31,8 @@ describe('the shipped definitions catalog', () => {
     expect(CATALOG.map((d) => [d.id, d.authentications.map((a) => a.kind)])).toEqual([
       ['amadeus', ['mtls']],
       ['checkout-com', ['mtls']],
-      ['cybersource', ['mtls']],
-      ['mastercard', ['mtls']],
+      ['cybersource', ['mtls', 'signature']],
+      ['mastercard', ['mtls', 'signature']],
       ['paypal-nvp', ['mtls']],
       ['visa', ['mtls', 'mle']],
       ['worldpay', ['mtls']],
@@ -43,6 +44,23 @@ describe('the shipped definitions catalog', () => {
     expect(CATALOG.find((d) => d.id === 'paypal-nvp')!.hosts).toEqual([
       'https://api.paypal.com',
       'https://api.sandbox.paypal.com',
+    ]);
+  });
+
+  it('Cybersource’s signature is an http-signature method, Mastercard’s an oauth1-rsa one', () => {
+    const signature = (id: string) =>
+      CATALOG.find((d) => d.id === id)!.authentications.find((a) => a.kind === 'signature')!;
+    expect([signature('cybersource'), signature('mastercard')].map(ourKindOf)).toEqual([
+      'http-signature',
+      'oauth1-rsa',
+    ]);
+    expect(signature('cybersource').fields.map((f) => [f.key, f.secret])).toEqual([
+      ['merchant_id', false],
+      ['key_id', false],
+      ['shared_secret', true],
+    ]);
+    expect(authenticationDefinitionErrors([{ ...signature('mastercard'), kind: 'mtls' }])).toEqual([
+      expect.objectContaining({ name: 'authentications.0.maps_to_kind' }),
     ]);
   });
 

@@ -98,6 +98,12 @@ const RULES: Rule[] = [
     only: [],
     why: 'the target rules both configs and forwarding use import no feature',
   },
+  // The signing schemes (Cybersource, Mastercard OAuth 1.0a, SigV4, RFC 9421): pure functions over the request.
+  {
+    from: ['modules/forwarding-setup/request-signers'],
+    only: [],
+    why: 'the signing schemes import no feature',
+  },
   // The kind descriptions of authentication methods and their field checks (data and pure functions), read by
   // methods, definitions and steps.
   {

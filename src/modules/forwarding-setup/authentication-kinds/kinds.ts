@@ -1,64 +1,28 @@
+import { KindDescriptionOf, PEM_MAX } from './kind-types';
+import { SIGNER_KINDS } from './signer-kinds';
+
 /**
  * The one description of each authentication method kind. Validation (method-fields.ts), the OpenAPI
  * schemas (openapi.ts), GET /vault-forward/authentication-kinds (for forms) and the examples in
  * docs/authentication-methods.md all read it; a new kind is a new entry here plus its step at forward
  * time.
  */
-export const AUTHENTICATION_KINDS = ['hmac-signature', 'mutual-tls', 'jwe-payload', 'template-secrets'] as const;
+export const AUTHENTICATION_KINDS = [
+  'hmac-signature',
+  'mutual-tls',
+  'jwe-payload',
+  'template-secrets',
+  'http-signature',
+  'oauth1-rsa',
+  'aws-sigv4',
+  'http-message-signature',
+] as const;
 export type AuthenticationKind = (typeof AUTHENTICATION_KINDS)[number];
-
-/**
- * How a field's value is checked. Values are stored exactly as entered (spec 5.3 rule 4): a format
- * refuses what can never work and never rewrites anything; doubtful values earn a warning instead.
- */
-type FieldFormat =
-  /** Any text. */
-  | 'text'
-  /** An HTTP header name (RFC 9110 token). */
-  | 'header-name'
-  /** Text that goes into a header value: no control characters, Latin-1 only. */
-  | 'header-value'
-  /** The signed string, with {method}, {path}, {timestamp}, {body} and {body_sha256}. */
-  | 'signing-template'
-  /** One of `enum`. */
-  | 'enum'
-  /** PEM certificates, leaf first. */
-  | 'pem-certificates'
-  /** A PEM private key (PKCS#8, PKCS#1 or SEC1; encrypted with `passphrase` or not). */
-  | 'pem-private-key'
-  /** A public key as PEM (SPKI or PKCS#1) or as a JWK (JSON). */
-  | 'public-key'
-  /** An unencrypted private key as PEM or as a private JWK (JSON), RSA 2048–8192 or EC P-256/384/521 (response-keys.ts). */
-  | 'private-key'
-  /** The name of a template secret, as `SECRET.name` spells it: letters, digits, `_` and `-`. */
-  | 'secret-name';
-
-export interface FieldDescription {
-  name: string;
-  /** Write-only: encrypted at rest, never returned, logged or echoed. */
-  secret: boolean;
-  required: boolean;
-  format: FieldFormat;
-  enum?: readonly string[];
-  /** What an absent optional field means. */
-  default?: string;
-  maxLength: number;
-  description: string;
-}
-
-interface KindDescription {
-  kind: AuthenticationKind;
-  title: string;
-  description: string;
-  fields: readonly FieldDescription[];
-  /** A complete `fields` object, for the docs and the OpenAPI examples (placeholders for PEM text). */
-  example: Readonly<Record<string, string>>;
-}
+export type { FieldDescription } from './kind-types';
+type KindDescription = KindDescriptionOf<AuthenticationKind>;
 
 export const SIGNING_TEMPLATE_VARIABLES = ['method', 'path', 'timestamp', 'body', 'body_sha256'] as const;
 export const DEFAULT_SIGNING_TEMPLATE = '{timestamp}.{body}';
-
-const PEM_MAX = 64 * 1024;
 
 export const KINDS: Readonly<Record<AuthenticationKind, KindDescription>> = {
   'hmac-signature': {
@@ -284,6 +248,7 @@ export const KINDS: Readonly<Record<AuthenticationKind, KindDescription>> = {
     ],
     example: { name: 'psp_signing_key', value: 'sk_9f2c…' },
   },
+  ...SIGNER_KINDS,
 };
 
 /** What `SECRET.name` may read (decision 0102): letters, digits, `_` and `-`, as the placeholder grammar takes them. */

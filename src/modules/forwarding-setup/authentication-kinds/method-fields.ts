@@ -2,6 +2,7 @@ import { createPrivateKey, createPublicKey, KeyObject, X509Certificate } from 'n
 import type { ProblemFieldError } from '../../../platform/problem/problem';
 import { AuthenticationKind, FieldDescription, KINDS, SECRET_NAME, SIGNING_TEMPLATE_VARIABLES } from './kinds';
 import { readResponseKey, ResponseKeyFacts, responseKeyFacts } from './response-keys';
+import { keyChoiceErrors, signerFormatProblem, signingKeyWarnings } from './signer-fields';
 
 /**
  * The rules that the kind descriptions (kinds.ts) imply: what refuses a request (400, naming the
@@ -101,6 +102,13 @@ function fieldProblem(field: FieldDescription, value: string): string | null {
       return templateProblem(value);
     case 'secret-name':
       return SECRET_NAME.test(value) ? null : 'may hold only letters, digits, _ and - (as SECRET.name spells it)';
+    case 'key-id':
+    case 'base64':
+    case 'aws-scope':
+    case 'signature-components':
+    case 'signature-label':
+    case 'seconds':
+      return signerFormatProblem(field.format, value);
     case 'private-key': {
       // Refused rather than warned about (decision 0103): a key that cannot decrypt would fail every answer.
       const read = readResponseKey(value);
@@ -163,6 +171,7 @@ export function fieldErrors(kind: AuthenticationKind, fields: unknown): ProblemF
     if (field.required && !Object.prototype.hasOwnProperty.call(fields, field.name))
       errors.push(bodyError(at(field.name), 'is required'));
   }
+  if (kind === 'http-message-signature') errors.push(...keyChoiceErrors(fields as Record<string, unknown>, bodyError));
   return errors;
 }
 
@@ -341,6 +350,10 @@ export function secretWarnings(kind: AuthenticationKind, fields: Readonly<Record
         message: `${field.name} starts with a space or line break, which is used as part of it`,
       });
     }
+  }
+  if ((kind === 'oauth1-rsa' || kind === 'http-message-signature') && fields.private_key !== undefined) {
+    const wanted = kind === 'oauth1-rsa' ? 'rsa' : fields.algorithm;
+    warnings.push(...signingKeyWarnings(fields.private_key, wanted));
   }
   if (kind === 'mutual-tls') {
     const key = parsePrivateKey(fields.private_key, fields.passphrase);

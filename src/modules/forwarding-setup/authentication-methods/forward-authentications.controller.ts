@@ -177,9 +177,7 @@ type AnyAuthenticationResponse = ForwardAuthenticationResponse | Gr4vyForwardAut
 /** The two shapes do not mix: ours names a method by `label`, Gr4vy's by `display_name`. */
 function refuseOurs(value: unknown, name: string, instead: string, ours = false): void {
   if (value === undefined) return;
-  const kinds = ours
-    ? 'our kinds (hmac-signature, mutual-tls, jwe-payload, template-secrets)'
-    : 'Gr4vy’s kinds (mle, mtls, signature)';
+  const kinds = ours ? `our kinds (${AUTHENTICATION_KINDS.join(', ')})` : 'Gr4vy’s kinds (mle, mtls, signature)';
   throw new ProblemException(CommonErrors.validationFailed, `${name} does not go with ${kinds}; send ${instead}.`, [
     { location: 'body', name, message: `not with these kinds; send ${instead}` },
   ]);

@@ -9,7 +9,7 @@ import { isUuid } from '../../../platform/http/uuid';
 import { Sql } from '../../../platform/database/sql';
 import { SharedCache, SharedCaches } from '../../../platform/redis/shared-cache';
 import { VaultForwardConfigsService } from '../configs/vault-forward-configs.service';
-import { AuthenticationDefinition, DEFINITION_KIND_OF, DefinitionKind, OUR_KIND } from '../definitions/definition';
+import { AuthenticationDefinition, DEFINITION_KIND_OF, DefinitionKind, ourKindOf } from '../definitions/definition';
 import { VaultForwardDefinitionsService } from '../definitions/vault-forward-definitions.service';
 import { VaultDecryptionError } from '../../vault/envelope';
 import { ourFields, readEntries } from '../definitions/definition-fields';
@@ -137,7 +137,7 @@ export class ForwardAuthenticationsService {
     input: DefinitionMethodInput,
   ): Promise<ForwardAuthentication> {
     const { auth, definitionId } = await this.authenticationDefinition(merchantAccountId, configId, input.kind);
-    const kind = OUR_KIND[input.kind];
+    const kind = ourKindOf(auth);
     const read = readEntries(input.fields, auth, definitionId);
     const built = ourFields(auth, kind, read.entries);
     throwIfAny(kind, [...read.errors, ...(read.errors.length > 0 ? [] : built.errors)]);
@@ -171,7 +171,7 @@ export class ForwardAuthenticationsService {
   ): Promise<Map<AuthenticationKind, AuthenticationDefinition>> {
     const config = await this.configs.get(merchantAccountId, configId);
     const definition = await this.definitions.get(merchantAccountId, config.definitionId);
-    return new Map(definition.authentications.map((a) => [OUR_KIND[a.kind], a]));
+    return new Map(definition.authentications.map((a) => [ourKindOf(a), a]));
   }
 
   private async insert(
@@ -222,14 +222,9 @@ export class ForwardAuthenticationsService {
       return this.update(merchantAccountId, configId, id, { label: changes.displayName });
     const existing = await this.get(merchantAccountId, configId, id);
     const definitionKind = DEFINITION_KIND_OF[existing.kind];
-    if (!definitionKind) {
-      throw new ProblemException(
-        CommonErrors.validationFailed,
-        `A ${existing.kind} method has no Gr4vy form; send label or a fields object.`,
-        [{ location: 'body', name: 'fields', message: `${existing.kind} takes a fields object` }],
-      );
-    }
+    if (!definitionKind) throw noGr4vyForm(existing.kind);
     const { auth, definitionId } = await this.authenticationDefinition(merchantAccountId, configId, definitionKind);
+    if (ourKindOf(auth) !== existing.kind) throw noGr4vyForm(existing.kind);
     const row = (await this.sealedRows(merchantAccountId, [existing.id])).get(existing.id);
     if (!row) throw notFound(id);
     const read = readEntries(changes.fields, auth, definitionId);
@@ -436,4 +431,11 @@ export class ForwardAuthenticationsService {
       sealed: this.sealer.sealJson(authenticationAad(merchantAccountId, configId, id), secrets),
     };
   }
+}
+
+/** A method with no Gr4vy form (ours only, or no longer its definition's kind) takes our shape of update only. */
+function noGr4vyForm(kind: AuthenticationKind): ProblemException {
+  const error = { location: 'body' as const, name: 'fields', message: `${kind} takes a fields object` };
+  const detail = `A ${kind} method has no Gr4vy form here; send label or a fields object.`;
+  return new ProblemException(CommonErrors.validationFailed, detail, [error]);
 }

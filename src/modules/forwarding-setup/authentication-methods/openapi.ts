@@ -162,8 +162,9 @@ export function forwardAuthenticationSchemas(): Record<string, Schema> {
   schemas[GR4VY_REQUEST] = {
     type: 'object',
     description:
-      'Gr4vy’s shape: `mle`, `mtls` and `signature` are our jwe-payload, mutual-tls and hmac-signature; the method ' +
-      'is answered in this shape.',
+      'Gr4vy’s shape: `mle`, `mtls` and `signature` are our jwe-payload, mutual-tls and hmac-signature (or the ' +
+      'signing kind the definition’s signature names: http-signature, oauth1-rsa, aws-sigv4, http-message-signature); ' +
+      'the method is answered in this shape.',
     required: ['kind', 'display_name', 'fields'],
     additionalProperties: false,
     properties: {

@@ -42,6 +42,14 @@ const caCertificates: DefinitionField = {
   maps_to: 'ca_certificates',
 };
 
+function text(key: string, displayName: string, mapsTo: string): DefinitionField {
+  return { key, display_name: displayName, required: true, format: 'text', secret: false, maps_to: mapsTo };
+}
+
+function secretText(key: string, displayName: string, mapsTo: string): DefinitionField {
+  return { ...text(key, displayName, mapsTo), secret: true };
+}
+
 function mtls(description: string): AuthenticationDefinition {
   return {
     kind: 'mtls',
@@ -85,14 +93,22 @@ export const CATALOG: readonly Definition[] = [
     display_name: 'Cybersource',
     hosts: ['https://api.cybersource.com', 'https://apitest.cybersource.com'],
     source: 'catalog',
-    // Cybersource's own request authentication (HTTP Signature over host, date, request-target, digest and
-    // v-c-merchant-id, or a JWT) is not a template our HMAC signer can express, so it is not offered as a
-    // `signature` method here: the caller computes those headers and sends them with x-vault-forward-header-*.
     authentications: [
-      mtls(
-        'A client certificate registered with Cybersource for mutual authentication. Cybersource’s HTTP Signature ' +
-          'or JWT headers are computed by the caller and passed through.',
-      ),
+      mtls('A client certificate registered with Cybersource for mutual authentication.'),
+      {
+        kind: 'signature',
+        maps_to_kind: 'http-signature',
+        title: 'HTTP Signature',
+        description:
+          'Cybersource’s HTTP Signature with a shared secret key from the Business Center: v-c-merchant-id, date, ' +
+          'digest and signature headers computed over each request as it is sent.',
+        fields: [
+          text('merchant_id', 'Merchant id', 'merchant_id'),
+          text('key_id', 'Shared secret key id', 'key_id'),
+          secretText('shared_secret', 'Shared secret key (base64)', 'shared_secret'),
+        ],
+        settings: {},
+      },
     ],
   },
   {
@@ -100,7 +116,19 @@ export const CATALOG: readonly Definition[] = [
     display_name: 'Mastercard',
     hosts: ['https://api.mastercard.com', 'https://sandbox.api.mastercard.com'],
     source: 'catalog',
-    authentications: [mtls('The client certificate of your Mastercard Developers project.')],
+    authentications: [
+      mtls('The client certificate of your Mastercard Developers project.'),
+      {
+        kind: 'signature',
+        maps_to_kind: 'oauth1-rsa',
+        title: 'OAuth 1.0a signature',
+        description:
+          'Mastercard’s OAuth 1.0a request signing (RSA-SHA256 with oauth_body_hash): the consumer key and the ' +
+          'signing key of your Mastercard Developers project.',
+        fields: [text('consumer_key', 'Consumer key', 'consumer_key'), privateKey],
+        settings: {},
+      },
+    ],
   },
   {
     id: 'paypal-nvp',

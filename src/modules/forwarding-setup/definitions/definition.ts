@@ -12,7 +12,7 @@ export const DEFINITION_KINDS = ['mle', 'mtls', 'signature'] as const;
 export type DefinitionKind = (typeof DEFINITION_KINDS)[number];
 
 /** Gr4vy's kinds are aliases of ours. */
-export const OUR_KIND: Readonly<Record<DefinitionKind, AuthenticationKind>> = {
+const OUR_KIND: Readonly<Record<DefinitionKind, AuthenticationKind>> = {
   mle: 'jwe-payload',
   mtls: 'mutual-tls',
   signature: 'hmac-signature',
@@ -22,7 +22,21 @@ export const DEFINITION_KIND_OF: Readonly<Partial<Record<AuthenticationKind, Def
   'jwe-payload': 'mle',
   'mutual-tls': 'mtls',
   'hmac-signature': 'signature',
+  'http-signature': 'signature',
+  'oauth1-rsa': 'signature',
+  'aws-sigv4': 'signature',
+  'http-message-signature': 'signature',
 };
+
+/** Our kinds a definition's `signature` may map onto (`maps_to_kind`); without it, hmac-signature. */
+export const SIGNATURE_KINDS = Object.entries(DEFINITION_KIND_OF)
+  .filter(([, definitionKind]) => definitionKind === 'signature')
+  .map(([kind]) => kind as AuthenticationKind);
+
+/** Our kind of a definition's authentication: its `maps_to_kind` for a signature, else the alias. */
+export function ourKindOf(auth: Pick<AuthenticationDefinition, 'kind' | 'maps_to_kind'>): AuthenticationKind {
+  return auth.kind === 'signature' && auth.maps_to_kind !== undefined ? auth.maps_to_kind : OUR_KIND[auth.kind];
+}
 
 export const FIELD_FORMATS = ['text', 'multiline', 'file', 'number'] as const;
 export type DefinitionFieldFormat = (typeof FIELD_FORMATS)[number];
@@ -44,6 +58,8 @@ export interface AuthenticationDefinition {
   fields: DefinitionField[];
   /** Our kind's non-secret fields that the definition fixes. */
   settings: Record<string, string>;
+  /** Ours, for `signature` only: which of our signing kinds (SIGNATURE_KINDS) it is; hmac-signature when absent. */
+  maps_to_kind?: AuthenticationKind;
 }
 
 export interface Definition {
@@ -127,7 +143,14 @@ export function authenticationDefinitionErrors(authentications: AuthenticationDe
     const at = `authentications.${a}`;
     if (kinds.has(auth.kind)) errors.push(err(`${at}.kind`, `${auth.kind} is listed twice`));
     kinds.add(auth.kind);
-    const ours = KINDS[OUR_KIND[auth.kind]];
+    if (
+      auth.maps_to_kind !== undefined &&
+      (auth.kind !== 'signature' || !SIGNATURE_KINDS.includes(auth.maps_to_kind))
+    ) {
+      errors.push(err(`${at}.maps_to_kind`, `only a signature takes it, as one of ${SIGNATURE_KINDS.join(', ')}`));
+      return;
+    }
+    const ours = KINDS[ourKindOf(auth)];
     const described = new Map(ours.fields.map((f) => [f.name, f]));
     const mapped = new Set<string>();
     const keys = new Set<string>();

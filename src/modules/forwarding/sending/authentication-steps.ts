@@ -1,6 +1,6 @@
-import { createHash, createHmac, createPublicKey, createSecretKey, KeyObject } from 'node:crypto';
+import { createHash, createHmac, createPrivateKey, createPublicKey, createSecretKey, KeyObject } from 'node:crypto';
 import { createSecureContext } from 'node:tls';
-import { Injectable, Optional } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { CompactEncrypt } from 'jose';
 import { LRUCache } from 'lru-cache';
 import { ProblemException } from '../../../platform/problem/problem';
@@ -15,6 +15,11 @@ import {
   SIGNING_TEMPLATE_VARIABLES,
 } from '../../forwarding-setup/authentication-kinds/kinds';
 import { parseCertificates } from '../../forwarding-setup/authentication-kinds/method-fields';
+import { signingKeyFits } from '../../forwarding-setup/authentication-kinds/signer-fields';
+import { CLOCK, Clock } from '../../../platform/time/clock';
+import { DEFAULT_SIGNATURE_COMPONENTS } from '../../forwarding-setup/authentication-kinds/signer-kinds';
+import { signerHeaders } from '../../forwarding-setup/request-signers/signers';
+import type { SignerMaterial } from '../../forwarding-setup/request-signers/signers';
 import type { ClientIdentity, OutboundRequest } from './outbound-request';
 
 const HMAC_ALGORITHMS = new Set(['sha256', 'sha512']);
@@ -57,7 +62,7 @@ interface TemplateSecretsMaterial {
   kind: 'template-secrets';
 }
 
-type Material = HmacMaterial | JweMaterial | TlsMaterial | TemplateSecretsMaterial;
+type Material = HmacMaterial | JweMaterial | TlsMaterial | TemplateSecretsMaterial | SignerMaterial;
 
 /** Why a stored method cannot be used; the message never holds a field's value. */
 class Unusable extends Error {}
@@ -81,7 +86,10 @@ export class AuthenticationSteps {
     ttl: 5 * 60_000,
   });
 
-  constructor(@Optional() authentications?: ForwardAuthenticationsService) {
+  constructor(
+    @Optional() authentications?: ForwardAuthenticationsService,
+    @Optional() @Inject(CLOCK) private readonly clock?: Clock,
+  ) {
     authentications?.onMethodChanged((methodId) => this.forget(methodId));
   }
 
@@ -94,7 +102,7 @@ export class AuthenticationSteps {
   async apply(
     request: OutboundRequest,
     methods: readonly UsableAuthenticationMethod[],
-    nowMs = Date.now(),
+    nowMs = (this.clock?.now() ?? new Date()).getTime(),
   ): Promise<OutboundRequest> {
     let current = request;
     for (const method of methods) {
@@ -144,6 +152,11 @@ async function step(request: OutboundRequest, material: Material, nowMs: number)
       return { ...request, identity: material.identity };
     case 'template-secrets':
       return request;
+    case 'http-signature':
+    case 'oauth1-rsa':
+    case 'aws-sigv4':
+    case 'http-message-signature':
+      return { ...request, headers: { ...request.headers, ...signerHeaders(request, material, nowMs) } };
   }
 }
 
@@ -224,9 +237,65 @@ function prepare(method: UsableAuthenticationMethod): Material {
     }
     case 'template-secrets':
       return { kind: 'template-secrets' };
+    case 'http-signature':
+      return {
+        kind: 'http-signature',
+        merchantId: f.merchant_id ?? '',
+        keyId: f.key_id ?? '',
+        secret: base64Key(f.shared_secret, 'shared_secret'),
+      };
+    case 'oauth1-rsa':
+      return { kind: 'oauth1-rsa', consumerKey: f.consumer_key ?? '', key: signingKey(f.private_key, 'rsa') };
+    case 'aws-sigv4':
+      if (typeof f.secret_access_key !== 'string') throw new Unusable('it has no secret_access_key');
+      return {
+        kind: 'aws-sigv4',
+        accessKeyId: f.access_key_id ?? '',
+        secretAccessKey: f.secret_access_key,
+        sessionToken: f.session_token,
+        region: f.region ?? '',
+        service: f.service ?? '',
+      };
+    case 'http-message-signature':
+      return {
+        kind: 'http-message-signature',
+        keyId: f.key_id ?? '',
+        signingKey:
+          f.algorithm === 'hmac-sha256'
+            ? { algorithm: 'hmac-sha256', secret: base64Key(f.secret, 'secret') }
+            : { algorithm: messageAlgorithm(f.algorithm), key: signingKey(f.private_key, f.algorithm) },
+        components: (f.components ?? DEFAULT_SIGNATURE_COMPONENTS).split(' '),
+        label: f.label ?? 'sig1',
+        tag: f.tag,
+        expiresIn: f.expires_in === undefined ? undefined : Number(f.expires_in),
+        digest: f.content_digest === 'sha-512' ? 'sha-512' : 'sha-256',
+      };
     default:
       throw new Unusable('its kind is not supported here');
   }
+}
+
+function base64Key(value: string | undefined, field: string): KeyObject {
+  const bytes = Buffer.from(value ?? '', 'base64');
+  if (bytes.length === 0) throw new Unusable(`its ${field} is not base64`);
+  return createSecretKey(bytes);
+}
+
+/** An unencrypted PEM private key of the type the algorithm signs with. */
+function signingKey(pem: string | undefined, algorithm: string): KeyObject {
+  let key: KeyObject;
+  try {
+    key = createPrivateKey(pem ?? '');
+  } catch {
+    throw new Unusable('its private_key does not parse as an unencrypted PEM private key');
+  }
+  if (!signingKeyFits(key, algorithm)) throw new Unusable(`its private_key is not a key for ${algorithm}`);
+  return key;
+}
+
+function messageAlgorithm(value: string): 'ed25519' | 'ecdsa-p256-sha256' | 'rsa-pss-sha512' {
+  if (value === 'ed25519' || value === 'ecdsa-p256-sha256' || value === 'rsa-pss-sha512') return value;
+  throw new Unusable('its algorithm is not one of ed25519, ecdsa-p256-sha256, rsa-pss-sha512, hmac-sha256');
 }
 
 function headerName(value: string | undefined, field: string): string {

@@ -18,11 +18,13 @@ import {
   Definition,
   DEFINITION_ID,
   DEFINITION_KINDS,
+  SIGNATURE_KINDS,
   DefinitionFieldFormat,
   DefinitionKind,
   FIELD_FORMATS,
   FIELD_KEY,
 } from '../definition';
+import type { AuthenticationKind } from '../../authentication-kinds/kinds';
 
 class DefinitionFieldDto {
   @ApiProperty({ example: 'private_key', maxLength: 50, pattern: FIELD_KEY.source })
@@ -84,6 +86,14 @@ class AuthenticationDefinitionDto {
   @IsOptional()
   @IsObject()
   settings?: Record<string, string>;
+
+  @ApiPropertyOptional({
+    enum: SIGNATURE_KINDS,
+    description: 'Ours, for a `signature` only: which of our signing kinds it is; `hmac-signature` when absent.',
+  })
+  @IsOptional()
+  @IsIn(SIGNATURE_KINDS, { message: `must be one of ${SIGNATURE_KINDS.join(', ')}` })
+  maps_to_kind?: AuthenticationKind;
 }
 
 export class UpdateVaultForwardDefinitionDto {
@@ -124,6 +134,7 @@ export function authenticationsOf(dtos: AuthenticationDefinitionDto[]): Authenti
     description: a.description,
     fields: a.fields.map((f) => ({ ...f })),
     settings: { ...(a.settings ?? {}) },
+    ...(a.maps_to_kind !== undefined ? { maps_to_kind: a.maps_to_kind } : {}),
   }));
 }
 
