@@ -7,9 +7,8 @@ import type { SignableRequest } from './signable';
  * header the request does not carry is left out of the covered list for that request (the list is in
  * Signature-Input, so the verifier sees what was covered).
  */
-const HTTP_SIGNATURE_ALGORITHMS = ['ed25519', 'ecdsa-p256-sha256', 'rsa-pss-sha512', 'hmac-sha256'] as const;
-type HttpSignatureAlgorithm = (typeof HTTP_SIGNATURE_ALGORITHMS)[number];
-const CONTENT_DIGEST_ALGORITHMS = ['sha-256', 'sha-512'] as const;
+type HttpSignatureAlgorithm = 'ed25519' | 'ecdsa-p256-sha256' | 'rsa-pss-sha512' | 'hmac-sha256';
+type ContentDigestAlgorithm = 'sha-256' | 'sha-512';
 
 /** RFC 8941 sf-string: `"` and `\` escaped. */
 function sfString(value: string): string {
@@ -17,7 +16,7 @@ function sfString(value: string): string {
 }
 
 /** RFC 9530: `sha-256=:<base64>:`. */
-export function contentDigest(algorithm: (typeof CONTENT_DIGEST_ALGORITHMS)[number], body: Buffer | undefined): string {
+export function contentDigest(algorithm: ContentDigestAlgorithm, body: Buffer | undefined): string {
   const digest = createHash(algorithm === 'sha-256' ? 'sha256' : 'sha512')
     .update(body ?? Buffer.alloc(0))
     .digest('base64');
@@ -50,10 +49,7 @@ function componentValue(request: SignableRequest, id: string): string | undefine
 }
 
 /** `("@method" "content-type");created=…;keyid="…"`: the params in the order given, integers bare. */
-function signatureParams(
-  components: readonly string[],
-  params: ReadonlyArray<[string, string | number]>,
-): string {
+function signatureParams(components: readonly string[], params: ReadonlyArray<[string, string | number]>): string {
   const list = `(${components.map(sfString).join(' ')})`;
   return list + params.map(([k, v]) => `;${k}=${typeof v === 'number' ? String(v) : sfString(v)}`).join('');
 }
@@ -94,7 +90,7 @@ export interface MessageSignatureOptions {
   label: string;
   tag: string | undefined;
   expiresIn: number | undefined;
-  digest: (typeof CONTENT_DIGEST_ALGORITHMS)[number];
+  digest: ContentDigestAlgorithm;
 }
 
 /** Content-Digest (when covered), Signature-Input and Signature for the request as it will be sent. */
