@@ -107,6 +107,8 @@ function fieldProblem(field: FieldDescription, value: string): string | null {
       return templateProblem(value);
     case 'secret-name':
       return SECRET_NAME.test(value) ? null : 'may hold only letters, digits, _ and - (as SECRET.name spells it)';
+    case 'https-url':
+      return httpsUrlProblem(value);
     case 'private-key': {
       // Refused rather than warned about (decision 0103): a key that cannot decrypt would fail every answer.
       const read = readResponseKey(value);
@@ -126,6 +128,20 @@ function fieldProblem(field: FieldDescription, value: string): string | null {
     default:
       return null;
   }
+}
+
+/** An absolute https URL; credentials in it would be returned with the method's public fields, so they are refused. */
+function httpsUrlProblem(value: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return 'must be an absolute URL';
+  }
+  if (url.protocol !== 'https:') return 'must be an https URL';
+  if (url.username || url.password) return 'must not hold a user name or password (they would be shown in answers)';
+  if (url.hash || value.includes('#')) return 'must not have a fragment';
+  return null;
 }
 
 function looksLikePrivateJwk(value: string): boolean {

@@ -1,4 +1,5 @@
 import { AUTHENTICATION_KINDS, AuthenticationKind, KINDS } from '../authentication-kinds/kinds';
+import { DEFINITION_KINDS } from '../vault-forward-definitions/definition';
 
 /**
  * OpenAPI components built from the kind descriptions: for each kind a request schema (its fields,
@@ -158,12 +159,13 @@ export function forwardAuthenticationSchemas(): Record<string, Schema> {
       },
     };
   }
-  const kinds = ['mle', 'mtls', 'signature'];
+  const kinds = [...DEFINITION_KINDS];
   schemas[GR4VY_REQUEST] = {
     type: 'object',
     description:
-      'Gr4vy’s shape: `mle`, `mtls` and `signature` are our jwe-payload, mutual-tls and hmac-signature; the method ' +
-      'is answered in this shape.',
+      'Gr4vy’s shape: `mle`, `mtls` and `signature` are our jwe-payload, mutual-tls and hmac-signature (and `oauth2`, ' +
+      'ours, is oauth2-client-credentials); the fields are those of the config’s definition, and the method is ' +
+      'answered in this shape.',
     required: ['kind', 'display_name', 'fields'],
     additionalProperties: false,
     properties: {
@@ -283,7 +285,7 @@ function oneOfByKind(name: (kind: AuthenticationKind) => string, gr4vy: string):
       propertyName: 'kind',
       mapping: {
         ...Object.fromEntries(AUTHENTICATION_KINDS.map((k) => [k, `#/components/schemas/${name(k)}`])),
-        ...Object.fromEntries(['mle', 'mtls', 'signature'].map((k) => [k, `#/components/schemas/${gr4vy}`])),
+        ...Object.fromEntries(DEFINITION_KINDS.map((k) => [k, `#/components/schemas/${gr4vy}`])),
       },
     },
   };

@@ -88,6 +88,9 @@ const RETRYABLE_CODES = new Set([
   CheckoutSessionErrors.inUse.code,
   ForwardingErrors.downstreamUnreachable.code,
   ForwardingErrors.downstreamTimeout.code,
+  // An access token not obtained (decision 0123): nothing reached the target, a later attempt asks again.
+  ForwardingErrors.tokenEndpointFailed.code,
+  ForwardingErrors.tokenEndpointTimeout.code,
   // The token requestor away or slow (decision 0100): a later attempt asks it again.
   ForwardingErrors.tokenRequestorFailed.code,
   ForwardingErrors.tokenRequestorTimeout.code,
@@ -244,7 +247,7 @@ export class ForwardExecutor {
     const scans = plan.local?.scans ?? rescan(plan, source);
     let response: DownstreamResponse;
     try {
-      response = await this.fillAndSend(plan, source, scans, methods, lease, record, target.trusted);
+      response = await this.fillAndSend(plan, source, scans, methods, lease, record, target);
     } catch (error) {
       // No answer: what the source holds (a session's security code) may be used by a retry.
       await source.abandoned(plan.merchantAccountId).catch((release: unknown) => this.sourceFailed(plan, release));
@@ -282,7 +285,7 @@ export class ForwardExecutor {
     methods: UsableAuthenticationMethod[],
     lease: InflightLease | undefined,
     record: ForwardRecord,
-    trusted: boolean,
+    target: { trusted: boolean; policy: { hosts: ReadonlySet<string> } },
   ): Promise<DownstreamResponse> {
     // Read from the methods as they are now (the plan holds their ids only); never logged.
     const secrets = templateSecrets(methods, scans, plan.headerTemplates);
@@ -291,13 +294,13 @@ export class ForwardExecutor {
       url: plan.url,
       method: plan.method,
       timeoutMs: plan.timeoutMs,
-      trusted,
+      trusted: target.trusted,
       identity: null,
       headers: filled.headers,
       body: filled.body,
     };
     // After the placeholders, in the caller's order: what a method signs or encrypts is what is sent.
-    if (methods.length > 0) request = await this.steps.apply(request, methods);
+    if (methods.length > 0) request = await this.steps.apply(request, methods, Date.now(), target.policy.hosts);
     // Headers a method set or changed (a signature), and the query string, which the record leaves out too.
     const withheld = [...filled.withheld, plan.url.search.slice(1)];
     for (const [name, value] of Object.entries(request.headers))
@@ -318,7 +321,10 @@ export class ForwardExecutor {
     }
     // Card data leaves only once its disclosure is on record: committed, or spooled and fsync'd (or 503, nothing sent).
     if (source.discloses) await this.records.disclose(record);
-    return this.downstream.send(request);
+    const response = await this.downstream.send(request);
+    // A 401 drops the access token a method sent; the forward itself is not sent again (decision 0123).
+    if (methods.length > 0) this.steps.answered(request, response.status);
+    return response;
   }
 
   /**
@@ -328,7 +334,9 @@ export class ForwardExecutor {
    * (one indexed prepared statement per attempt, next to the claim, disclosure and end statements an
    * attempt runs anyway).
    */
-  private async target(plan: ForwardPlan): Promise<{ trusted: boolean; configId: string; policy: ResponsePolicy }> {
+  private async target(
+    plan: ForwardPlan,
+  ): Promise<{ trusted: boolean; configId: string; policy: ResponsePolicy & { hosts: ReadonlySet<string> } }> {
     const trusted = checkTransport(this.appConfig.forwardInsecureHosts, plan.url);
     const configs = await this.configs.enabledConfigs(plan.merchantAccountId, { fresh: true });
     const config = enablingConfig(configs, plan.url, plan.method, plan.configId);

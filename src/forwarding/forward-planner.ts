@@ -19,9 +19,10 @@ import {
   PlaceholderUse,
   scanText,
 } from '../placeholders/placeholders';
-import { addressKind, literalBlockReason } from '../targets/addresses';
+import { addressKind } from '../targets/addresses';
+import { transportOf } from '../targets/transport';
 import { recordedUrl } from '../logging/redaction';
-import { hostKey, hostsEnable, isInsecureHost } from '../targets/http-methods';
+import { hostKey, hostsEnable } from '../targets/http-methods';
 import type { ForwardRecord } from '../forward-records/forward-record';
 import { ForwardSpec, HEADER_PREFIX, parseForwardHeaders, URL_HEADER } from './forward-headers';
 import { ForwardingErrors } from './forwarding.errors';
@@ -159,21 +160,20 @@ export function checkTransport(
   url: URL,
   header = URL_HEADER,
 ): boolean {
-  if (isInsecureHost(insecureHosts, hostKey(url))) return true;
-  if (url.protocol !== 'https:') {
+  const transport = transportOf(insecureHosts, url);
+  if (transport.refused === 'insecure') {
     throw new ProblemException(ForwardingErrors.insecureTarget, 'The target must be an https URL.', [
       { location: 'header', name: header, message: 'must use https' },
     ]);
   }
-  const reason = literalBlockReason(url.hostname);
-  if (reason) {
+  if (transport.refused === 'address') {
     throw new ProblemException(
       ForwardingErrors.targetAddressForbidden,
-      `The target is ${addressKind(reason)}, which may not be forwarded to.`,
-      [{ location: 'header', name: header, message: `${reason} address` }],
+      `The target is ${addressKind(transport.reason)}, which may not be forwarded to.`,
+      [{ location: 'header', name: header, message: `${transport.reason} address` }],
     );
   }
-  return false;
+  return transport.trusted;
 }
 
 /**

@@ -10,6 +10,7 @@ import { ForwardPlanner } from './forward-planner';
 import { ForwardRecordsService } from '../forward-records/forward-records.service';
 import { InflightBytes } from '../outbound/inflight-bytes';
 import { AuthenticationSteps } from '../outbound/authentication-steps';
+import { OAuth2Tokens } from '../outbound/oauth2-tokens';
 import { ForwardResponsesModule } from '../forward-responses/forward-responses.module';
 import { NetworkTokensModule } from '../network-tokens/network-tokens.module';
 
@@ -35,6 +36,7 @@ import { NetworkTokensModule } from '../network-tokens/network-tokens.module';
     ForwardRecordsService,
     InflightBytes,
     AuthenticationSteps,
+    OAuth2Tokens,
   ],
   exports: [ForwardPlanner, ForwardExecutor, DownstreamClient, ForwardRecordsService, InflightBytes],
 })

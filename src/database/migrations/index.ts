@@ -15,6 +15,7 @@ import { CallbackDeliveries1763913700000 } from './1763913700000-CallbackDeliver
 import { CheckoutSessions1763917200000 } from './1763917200000-CheckoutSessions';
 import { PaymentMethodUsage1763917300000 } from './1763917300000-PaymentMethodUsage';
 import { ForwardJobQueuedIds1763951700000 } from './1763951700000-ForwardJobQueuedIds';
+import { OAuth2ClientCredentials1763955300000 } from './1763955300000-OAuth2ClientCredentials';
 import { ForwardJobLeases1763920000000 } from './1763920000000-ForwardJobLeases';
 import { ForwardJobCallbackUrls1763923600000 } from './1763923600000-ForwardJobCallbackUrls';
 import { CheckoutSessionCodeClaims1763924000000 } from './1763924000000-CheckoutSessionCodeClaims';
@@ -47,4 +48,5 @@ export const MIGRATIONS = [
   ForwardRecordBodies1763948000000,
   ForwardAuthenticationSecretDetails1763948103000,
   ForwardJobQueuedIds1763951700000,
+  OAuth2ClientCredentials1763955300000,
 ];
