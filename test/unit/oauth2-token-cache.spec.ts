@@ -1,0 +1,148 @@
+import { SharedCache } from '../../src/queue/shared-cache';
+import {
+  DEFAULT_TOKEN_LIFETIME_S,
+  HeldToken,
+  IssuedToken,
+  refreshAt,
+  TokenCache,
+} from '../../src/outbound/token-cache';
+
+/** A TokenCache on a SharedCache whose notices are collected, with a clock the test moves. */
+function setUp() {
+  const clock = { now: 1_800_000_000_000 };
+  const announced: Array<string | null> = [];
+  const store = new SharedCache<HeldToken>('tokens', { max: 100, ttlMs: 24 * 3600_000 }, async (_name, key) => {
+    announced.push(key);
+  });
+  const cache = new TokenCache(store, () => clock.now);
+  /** A token endpoint the test answers by hand: each call waits until `issue` (or `fail`) settles it. */
+  const calls: Array<{ resolve: (t: IssuedToken) => void; reject: (e: Error) => void }> = [];
+  const fetch = () => new Promise<IssuedToken>((resolve, reject) => calls.push({ resolve, reject }));
+  return { clock, announced, store, cache, calls, fetch };
+}
+
+describe('TokenCache', () => {
+  it('asks once for many concurrent callers, and they all get that token', async () => {
+    const s = setUp();
+    const waiting = Array.from({ length: 50 }, () => s.cache.token('m1', '1', s.fetch));
+    expect(s.calls).toHaveLength(1);
+    s.calls[0].resolve({ accessToken: 'tok-1', expiresInS: 3600 });
+    expect(new Set(await Promise.all(waiting))).toEqual(new Set(['tok-1']));
+    expect(await s.cache.token('m1', '1', s.fetch)).toBe('tok-1');
+    expect(s.calls).toHaveLength(1);
+  });
+
+  it('each method (and each version of one) has its own token', async () => {
+    const s = setUp();
+    const a = s.cache.token('m1', '1', s.fetch);
+    const b = s.cache.token('m2', '1', s.fetch);
+    s.calls[0].resolve({ accessToken: 'tok-a', expiresInS: 3600 });
+    s.calls[1].resolve({ accessToken: 'tok-b', expiresInS: 3600 });
+    expect([await a, await b]).toEqual(['tok-a', 'tok-b']);
+    // The method was edited: version 2 never gets version 1's token.
+    const edited = s.cache.token('m1', '2', s.fetch);
+    expect(s.calls).toHaveLength(3);
+    s.calls[2].resolve({ accessToken: 'tok-a2', expiresInS: 3600 });
+    expect(await edited).toBe('tok-a2');
+  });
+
+  it('drops a token 10 % of its lifetime early, and at most 60 s early', async () => {
+    const s = setUp();
+    const start = s.clock.now;
+    const first = s.cache.token('m1', '1', s.fetch);
+    s.calls[0].resolve({ accessToken: 'short', expiresInS: 100 });
+    await first;
+    s.clock.now = start + 89_999;
+    expect(await s.cache.token('m1', '1', s.fetch)).toBe('short');
+    s.clock.now = start + 90_000; // 100 s − 10 s
+    const second = s.cache.token('m1', '1', s.fetch);
+    expect(s.calls).toHaveLength(2);
+    s.calls[1].resolve({ accessToken: 'long', expiresInS: 3600 });
+    expect(await second).toBe('long');
+    s.clock.now = start + 90_000 + 3_540_000 - 1; // 3600 s − 60 s (not 360 s)
+    expect(await s.cache.token('m1', '1', s.fetch)).toBe('long');
+    s.clock.now += 1;
+    void s.cache.token('m1', '1', s.fetch);
+    expect(s.calls).toHaveLength(3);
+  });
+
+  it('counts the lifetime from when the request was sent, not from when the answer came', async () => {
+    const s = setUp();
+    const start = s.clock.now;
+    const pending = s.cache.token('m1', '1', s.fetch);
+    s.clock.now = start + 5_000; // the endpoint took 5 s to answer
+    s.calls[0].resolve({ accessToken: 'tok', expiresInS: 10 });
+    await pending;
+    expect(refreshAt(start, 10)).toBe(start + 9_000);
+    s.clock.now = start + 9_000;
+    void s.cache.token('m1', '1', s.fetch);
+    expect(s.calls).toHaveLength(2);
+  });
+
+  it('a token without expires_in lives the documented default', async () => {
+    const s = setUp();
+    const start = s.clock.now;
+    const first = s.cache.token('m1', '1', s.fetch);
+    s.calls[0].resolve({ accessToken: 'tok', expiresInS: undefined });
+    await first;
+    expect(DEFAULT_TOKEN_LIFETIME_S).toBe(300);
+    s.clock.now = start + 270_000 - 1;
+    expect(await s.cache.token('m1', '1', s.fetch)).toBe('tok');
+    s.clock.now = start + 270_000;
+    void s.cache.token('m1', '1', s.fetch);
+    expect(s.calls).toHaveLength(2);
+  });
+
+  it('a failed request is shared by its waiters and not kept: the next caller asks again', async () => {
+    const s = setUp();
+    const waiting = [s.cache.token('m1', '1', s.fetch), s.cache.token('m1', '1', s.fetch)];
+    s.calls[0].reject(new Error('endpoint down'));
+    for (const w of waiting) await expect(w).rejects.toThrow('endpoint down');
+    const again = s.cache.token('m1', '1', s.fetch);
+    expect(s.calls).toHaveLength(2);
+    s.calls[1].resolve({ accessToken: 'tok', expiresInS: 60 });
+    expect(await again).toBe('tok');
+  });
+
+  it('a refused token is dropped here and announced to every process; a newer one is not dropped', async () => {
+    const s = setUp();
+    const first = s.cache.token('m1', '1', s.fetch);
+    s.calls[0].resolve({ accessToken: 'old', expiresInS: 3600 });
+    await first;
+    await s.cache.refused('m1', 'old');
+    expect(s.announced).toEqual(['m1']);
+    const second = s.cache.token('m1', '1', s.fetch);
+    s.calls[1].resolve({ accessToken: 'new', expiresInS: 3600 });
+    expect(await second).toBe('new');
+    // A late 401 to a forward that carried the old token leaves the new one alone.
+    await s.cache.refused('m1', 'old');
+    expect(s.announced).toEqual(['m1']);
+    expect(await s.cache.token('m1', '1', s.fetch)).toBe('new');
+  });
+
+  it('a token obtained while a notice dropped the method is used by its callers but not kept', async () => {
+    const s = setUp();
+    const pending = s.cache.token('m1', '1', s.fetch);
+    s.store.drop('m1'); // another process announced a change while the request was out
+    s.calls[0].resolve({ accessToken: 'raced', expiresInS: 3600 });
+    expect(await pending).toBe('raced');
+    void s.cache.token('m1', '1', s.fetch);
+    expect(s.calls).toHaveLength(2);
+  });
+
+  it('forget drops one method’s token, or every token', async () => {
+    const s = setUp();
+    for (const id of ['m1', 'm2']) {
+      const p = s.cache.token(id, '1', s.fetch);
+      s.calls.at(-1)!.resolve({ accessToken: `tok-${id}`, expiresInS: 3600 });
+      await p;
+    }
+    s.cache.forget('m1');
+    expect(await s.cache.token('m2', '1', s.fetch)).toBe('tok-m2');
+    void s.cache.token('m1', '1', s.fetch);
+    expect(s.calls).toHaveLength(3);
+    s.cache.forget(null);
+    void s.cache.token('m2', '1', s.fetch);
+    expect(s.calls).toHaveLength(4);
+  });
+});
