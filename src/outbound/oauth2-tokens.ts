@@ -111,7 +111,7 @@ export class OAuth2Tokens {
     }
     if (response.statusCode < 200 || response.statusCode > 299) {
       // Not read: an error answer may repeat the request, credentials included.
-      response.body.destroy();
+      discard(response.body);
       throw this.failed(client, `it answered ${response.statusCode}`);
     }
     let text: string | null;
@@ -175,10 +175,16 @@ async function readBounded(body: Dispatcher.ResponseData['body']): Promise<strin
   for await (const chunk of body as AsyncIterable<Buffer>) {
     size += chunk.length;
     if (size > MAX_ANSWER_BYTES) {
-      body.destroy();
+      discard(body);
       return null;
     }
     chunks.push(chunk);
   }
   return Buffer.concat(chunks, size).toString('utf8');
+}
+
+/** Lets go of an answer's connection unread; undici reports the abort as an error, which is expected here. */
+function discard(body: Dispatcher.ResponseData['body']): void {
+  body.on('error', () => undefined);
+  body.destroy();
 }
