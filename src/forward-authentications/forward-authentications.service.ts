@@ -22,8 +22,7 @@ import { boundAad, SecretSealer } from '../vault/secret-sealer';
 import { ForwardAuthentication } from './forward-authentication.entity';
 import { ForwardAuthenticationErrors, notFound, throwIfAny } from './forward-authentications.errors';
 import { AuthenticationKind, KINDS } from '../authentication-kinds/kinds';
-import { fieldErrors, secretDetails, secretWarnings } from './method-fields';
-import { hostsEnable } from '../targets/http-methods';
+import { fieldErrors, secretDetails, secretWarnings, tokenUrlHostErrors } from './method-fields';
 
 export type { AuthenticationKind } from '../authentication-kinds/kinds';
 
@@ -190,7 +189,6 @@ export class ForwardAuthenticationsService {
     fields: Record<string, string>,
     shape: 'ours' | 'gr4vy',
   ): Promise<ForwardAuthentication> {
-    await this.checkTokenHost(merchantAccountId, configId, kind, fields);
     const id = randomUUID();
     const sealing = await this.seal(merchantAccountId, configId, id, kind, fields);
     const { publicFields, sealed, warnings, secretDetails } = sealing;
@@ -276,7 +274,6 @@ export class ForwardAuthenticationsService {
       );
     } else {
       const fields = this.validFields(existing.kind, changes.fields);
-      await this.checkTokenHost(merchantAccountId, configId, existing.kind, fields);
       const sealing = await this.seal(merchantAccountId, configId, id, existing.kind, fields);
       const { publicFields, sealed, warnings, secretDetails } = sealing;
       [, affected] = await this.methods.query<[unknown, number]>(
@@ -420,28 +417,6 @@ export class ForwardAuthenticationsService {
     }
   }
 
-  /**
-   * A token endpoint is asked with the method's credentials: only on a host the config enables, as a
-   * target would be (checked again at every use, since the config's hosts may change).
-   */
-  private async checkTokenHost(
-    merchantAccountId: string,
-    configId: string,
-    kind: AuthenticationKind,
-    fields: Record<string, string>,
-  ): Promise<void> {
-    if (kind !== 'oauth2-client-credentials') return;
-    const config = await this.configs.get(merchantAccountId, configId);
-    if (hostsEnable(new Set(config.hosts), new URL(fields.token_url))) return;
-    throwIfAny(kind, [
-      {
-        location: 'body',
-        name: 'fields.token_url',
-        message: 'its host is not one of the hosts of this config (or of its definition); add it there first',
-      },
-    ]);
-  }
-
   private validFields(kind: AuthenticationKind, fields: Record<string, unknown>): Record<string, string> {
     throwIfAny(kind, fieldErrors(kind, fields));
     return fields as Record<string, string>;
@@ -454,6 +429,9 @@ export class ForwardAuthenticationsService {
     kind: AuthenticationKind,
     fields: Record<string, string>,
   ) {
+    // A token endpoint, asked with the method's credentials, must be on a host of the config, as a target.
+    if (kind === 'oauth2-client-credentials')
+      throwIfAny(kind, tokenUrlHostErrors(fields, (await this.configs.get(merchantAccountId, configId)).hosts));
     const publicFields: Record<string, string> = {};
     const secrets: Record<string, string> = {};
     for (const field of KINDS[kind].fields) {

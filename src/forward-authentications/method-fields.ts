@@ -8,6 +8,7 @@ import {
   SIGNING_TEMPLATE_VARIABLES,
 } from '../authentication-kinds/kinds';
 import { readResponseKey, ResponseKeyFacts, responseKeyFacts } from '../authentication-kinds/response-keys';
+import { hostsEnable } from '../targets/http-methods';
 
 /**
  * The rules that the kind descriptions (kinds.ts) imply: what refuses a request (400, naming the
@@ -152,6 +153,19 @@ function looksLikePrivateJwk(value: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * An oauth2-client-credentials method's token_url against its config's hosts (or its definition's): the
+ * token endpoint must be a host the config enables, as a target must (checked again at every use).
+ */
+export function tokenUrlHostErrors(
+  fields: Readonly<Record<string, string>>,
+  hosts: readonly string[],
+): ProblemFieldError[] {
+  if (hostsEnable(new Set(hosts), new URL(fields.token_url))) return [];
+  const message = 'its host is not one of the hosts of this config (or of its definition); add it there first';
+  return [bodyError(at('token_url'), message)];
 }
 
 /**

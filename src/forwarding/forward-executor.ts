@@ -32,7 +32,7 @@ import {
   UsableAuthenticationMethod,
 } from '../forward-authentications/forward-authentications.service';
 import { VaultForwardConfigsService } from '../vault-forward-configs/vault-forward-configs.service';
-import { ResponseFilter, ResponsePolicy, responseHeader } from '../forward-responses/response-filter';
+import { ResponseFilter, responseHeader } from '../forward-responses/response-filter';
 import { MleAnswers } from '../forward-responses/mle-answers';
 import {
   filledByteLength,
@@ -48,8 +48,8 @@ import { ForwardRecordsService } from '../forward-records/forward-records.servic
 import { HEADER_PREFIX } from './forward-headers';
 import { recordedUrl } from '../logging/redaction';
 import { ForwardingErrors } from './forwarding.errors';
-import { ForwardPlan, PlanScans, scanPlan } from './forward-plan';
-import { checkTransport, enablingConfig, placeholderProblem, sendableHeader } from './forward-planner';
+import { ForwardPlan, PlanLocal, PlanScans, scanPlan } from './forward-plan';
+import { checkTransport, enablingConfig, placeholderFailure, sendableHeader } from './forward-planner';
 import type { InflightLease } from '../outbound/inflight-bytes';
 import { AuthenticationSteps } from '../outbound/authentication-steps';
 import { PlaceholderSource, PlaceholderSources } from './placeholder-sources';
@@ -88,10 +88,9 @@ const RETRYABLE_CODES = new Set([
   CheckoutSessionErrors.inUse.code,
   ForwardingErrors.downstreamUnreachable.code,
   ForwardingErrors.downstreamTimeout.code,
-  // An access token not obtained (decision 0123): nothing reached the target, a later attempt asks again.
+  // The token requestor (decision 0100) or a token endpoint (0123) away or slow: a later attempt asks again.
   ForwardingErrors.tokenEndpointFailed.code,
   ForwardingErrors.tokenEndpointTimeout.code,
-  // The token requestor away or slow (decision 0100): a later attempt asks it again.
   ForwardingErrors.tokenRequestorFailed.code,
   ForwardingErrors.tokenRequestorTimeout.code,
   CommonErrors.serviceUnavailable.code,
@@ -244,7 +243,8 @@ export class ForwardExecutor {
         ? await this.authentications.forForward(plan.merchantAccountId, target.configId, plan.authenticationIds)
         : []);
     const source = this.sources.for(plan);
-    const scans = plan.local?.scans ?? rescan(plan, source);
+    // A deserialised plan's scans; planning checked the same templates, so a failure here is the plan's.
+    const scans = plan.local?.scans ?? placeholderFailure(() => scanPlan(plan, source.shape), 'body', 'body');
     let response: DownstreamResponse;
     try {
       response = await this.fillAndSend(plan, source, scans, methods, lease, record, target);
@@ -285,7 +285,7 @@ export class ForwardExecutor {
     methods: UsableAuthenticationMethod[],
     lease: InflightLease | undefined,
     record: ForwardRecord,
-    target: { trusted: boolean; policy: { hosts: ReadonlySet<string> } },
+    target: { trusted: boolean; policy: PlanLocal['policy'] },
   ): Promise<DownstreamResponse> {
     // Read from the methods as they are now (the plan holds their ids only); never logged.
     const secrets = templateSecrets(methods, scans, plan.headerTemplates);
@@ -322,8 +322,7 @@ export class ForwardExecutor {
     // Card data leaves only once its disclosure is on record: committed, or spooled and fsync'd (or 503, nothing sent).
     if (source.discloses) await this.records.disclose(record);
     const response = await this.downstream.send(request);
-    // A 401 drops the access token a method sent; the forward itself is not sent again (decision 0123).
-    if (methods.length > 0) this.steps.answered(request, response.status);
+    this.steps.answered(request, response.status); // a 401 drops an access token sent (no resend: decision 0123)
     return response;
   }
 
@@ -336,7 +335,7 @@ export class ForwardExecutor {
    */
   private async target(
     plan: ForwardPlan,
-  ): Promise<{ trusted: boolean; configId: string; policy: ResponsePolicy & { hosts: ReadonlySet<string> } }> {
+  ): Promise<{ trusted: boolean; configId: string; policy: PlanLocal['policy'] }> {
     const trusted = checkTransport(this.appConfig.forwardInsecureHosts, plan.url);
     const configs = await this.configs.enabledConfigs(plan.merchantAccountId, { fresh: true });
     const config = enablingConfig(configs, plan.url, plan.method, plan.configId);
@@ -434,22 +433,4 @@ export class ForwardExecutor {
 /** The answer's part of a record's bodies. */
 function answerOf(answer: { text: string; truncated: boolean }) {
   return { responseBody: answer.text, responseBodyTruncated: answer.truncated };
-}
-
-/** A deserialised plan's scans; planning checked the same templates, so a failure here is the plan's. */
-function rescan(plan: ForwardPlan, source: PlaceholderSource): PlanScans {
-  try {
-    return scanPlan(plan, source.shape);
-  } catch (error) {
-    throw placeholderProblem(error, 'body', 'body');
-  }
-}
-
-/** `fill()`, with a PlaceholderError (a value a function or the encoding cannot take) as a 400 naming `name`. */
-function placeholderFailure<T>(fill: () => T, location: 'body' | 'header', name: string): T {
-  try {
-    return fill();
-  } catch (error) {
-    throw placeholderProblem(error, location, name);
-  }
 }

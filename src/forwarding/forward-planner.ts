@@ -242,6 +242,15 @@ export function placeholderProblem(error: unknown, location: 'body' | 'header', 
   ]);
 }
 
+/** `fill()`, with a PlaceholderError (a value a function or the encoding cannot take) as a 400 naming `name`. */
+export function placeholderFailure<T>(fill: () => T, location: 'body' | 'header', name: string): T {
+  try {
+    return fill();
+  } catch (error) {
+    throw placeholderProblem(error, location, name);
+  }
+}
+
 /**
  * A header value as the target will get it, or a 400 naming the header: undici refuses to send a
  * line break, a control character or anything outside Latin-1 (a cardholder name in Chinese, say),
