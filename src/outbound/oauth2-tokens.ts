@@ -66,8 +66,7 @@ export class OAuth2Tokens {
   bearer(client: OAuth2Client, configHosts: ReadonlySet<string>, timeoutMs: number): Promise<string> {
     const transport = transportOf(this.config.forwardInsecureHosts, client.tokenUrl);
     if (transport.refused === 'insecure') throw new TokenUrlRefused('its token_url is not an https URL');
-    if (transport.refused === 'address')
-      throw new TokenUrlRefused(`its token_url is ${addressKind(transport.reason)}`);
+    if (transport.refused === 'address') throw new TokenUrlRefused(`its token_url is ${addressKind(transport.reason)}`);
     if (!hostsEnable(configHosts, client.tokenUrl))
       throw new TokenUrlRefused('the host of its token_url is not one of the hosts of its config');
     return this.cache.token(client.methodId, client.version, () =>
@@ -106,7 +105,9 @@ export class OAuth2Tokens {
       const guard = blocked(error);
       throw this.failed(
         client,
-        guard ? `its host resolves to ${addressKind(guard.reason)}` : `it could not be reached: ${unreachableReason(error)}`,
+        guard
+          ? `its host resolves to ${addressKind(guard.reason)}`
+          : `it could not be reached: ${unreachableReason(error)}`,
       );
     }
     if (response.statusCode < 200 || response.statusCode > 299) {
@@ -159,7 +160,12 @@ export class OAuth2Tokens {
   }
 
   private timedOut(client: OAuth2Client, timeoutMs: number): ProblemException {
-    this.logger.warn({ msg: 'token endpoint timed out', method: client.methodId, host: client.tokenUrl.host, timeoutMs });
+    this.logger.warn({
+      msg: 'token endpoint timed out',
+      method: client.methodId,
+      host: client.tokenUrl.host,
+      timeoutMs,
+    });
     return new ProblemException(
       OutboundErrors.tokenEndpointTimeout,
       `Authentication method ${client.methodId} could not obtain an access token: ${client.tokenUrl.host} did not ` +

@@ -59,7 +59,11 @@ export class TokenCache {
     const snapshot = this.store.snapshot();
     const request = fetch()
       .then((issued) => {
-        const value = { version, accessToken: issued.accessToken, refreshAtMs: refreshAt(obtainedMs, issued.expiresInS) };
+        const value = {
+          version,
+          accessToken: issued.accessToken,
+          refreshAtMs: refreshAt(obtainedMs, issued.expiresInS),
+        };
         this.store.set(methodId, value, snapshot);
         return issued.accessToken;
       })

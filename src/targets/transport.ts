@@ -8,9 +8,7 @@ import { hostKey, isInsecureHost } from './http-methods';
  * literal must be a public address (names are judged by the guard when they resolve).
  */
 export type Transport =
-  | { trusted: boolean; refused?: undefined }
-  | { refused: 'insecure' }
-  | { refused: 'address'; reason: string };
+  { trusted: boolean; refused?: undefined } | { refused: 'insecure' } | { refused: 'address'; reason: string };
 
 export function transportOf(insecureHosts: ReadonlySet<string>, url: URL): Transport {
   if (isInsecureHost(insecureHosts, hostKey(url))) return { trusted: true };

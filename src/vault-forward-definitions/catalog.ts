@@ -46,11 +46,7 @@ const caCertificates: DefinitionField = {
  * An oauth2-client-credentials authentication: the merchant enters the token endpoint (production or
  * test, named in `tokenUrls`) and the client credentials; how the client authenticates is the provider's.
  */
-function oauth2(
-  description: string,
-  tokenUrls: string,
-  clientAuth: 'basic' | 'body',
-): AuthenticationDefinition {
+function oauth2(description: string, tokenUrls: string, clientAuth: 'basic' | 'body'): AuthenticationDefinition {
   return {
     kind: 'oauth2',
     title: 'OAuth 2.0 client credentials',
@@ -64,7 +60,14 @@ function oauth2(
         secret: false,
         maps_to: 'token_url',
       },
-      { key: 'client_id', display_name: 'Client ID', required: true, format: 'text', secret: false, maps_to: 'client_id' },
+      {
+        key: 'client_id',
+        display_name: 'Client ID',
+        required: true,
+        format: 'text',
+        secret: false,
+        maps_to: 'client_id',
+      },
       {
         key: 'client_secret',
         display_name: 'Client secret',

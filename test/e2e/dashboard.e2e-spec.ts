@@ -166,6 +166,17 @@ describe('dashboard (real Chromium against the real API)', () => {
     );
   }, 120_000);
 
+  /** Vault Forwarding → the config's authentication methods → "Add authentication". */
+  async function openAddAuthentication(config: string) {
+    await page.locator('.breadcrumb').getByRole('link', { name: 'Vault Forwarding' }).click();
+    const row = page.getByRole('row', { name: new RegExp(config) });
+    await row.waitFor();
+    await row.getByText('Actions').click();
+    await row.getByRole('link', { name: 'Edit authentication methods' }).click();
+    await page.getByRole('heading', { name: new RegExp(`Authentication methods · ${config}`) }).waitFor();
+    await page.getByRole('button', { name: 'Add authentication' }).click();
+  }
+
   afterAll(async () => {
     await browser?.close();
     await t?.close();
@@ -389,13 +400,7 @@ describe('dashboard (real Chromium against the real API)', () => {
       (await http(t.url, '/vault-forward/configs', { method: 'POST', token, body: { definition_id: id } })).status,
     ).toBe(201);
 
-    await page.locator('.breadcrumb').getByRole('link', { name: 'Vault Forwarding' }).click();
-    const row = page.getByRole('row', { name: /Dashboard PSP/ });
-    await row.waitFor();
-    await row.getByText('Actions').click();
-    await row.getByRole('link', { name: 'Edit authentication methods' }).click();
-    await page.getByRole('heading', { name: /Authentication methods · Dashboard PSP/ }).waitFor();
-    await page.getByRole('button', { name: 'Add authentication' }).click();
+    await openAddAuthentication('Dashboard PSP');
     expect(await page.getByLabel('Method', { exact: true }).locator('option').allTextContents()).toEqual([
       'Request signature (signature)',
     ]);
@@ -431,13 +436,7 @@ describe('dashboard (real Chromium against the real API)', () => {
       body: { display_name: 'OAuth PSP', hosts: ['auth.psp.example', 'api.psp.example'] },
     });
     expect(created.status).toBe(201);
-    await page.locator('.breadcrumb').getByRole('link', { name: 'Vault Forwarding' }).click();
-    const row = page.getByRole('row', { name: /OAuth PSP/ });
-    await row.waitFor();
-    await row.getByText('Actions').click();
-    await row.getByRole('link', { name: 'Edit authentication methods' }).click();
-    await page.getByRole('heading', { name: /Authentication methods · OAuth PSP/ }).waitFor();
-    await page.getByRole('button', { name: 'Add authentication' }).click();
+    await openAddAuthentication('OAuth PSP');
     await page.getByLabel('Method', { exact: true }).selectOption('oauth2-client-credentials');
     await page.getByLabel('Label', { exact: true }).fill('PSP OAuth client');
     expect(await page.getByLabel(/^token_url/).getAttribute('type')).toBe('url');
@@ -468,13 +467,7 @@ describe('dashboard (real Chromium against the real API)', () => {
       (await http(t.url, '/vault-forward/configs', { method: 'POST', token, body: { definition_id: 'paypal-rest' } }))
         .status,
     ).toBe(201);
-    await page.locator('.breadcrumb').getByRole('link', { name: 'Vault Forwarding' }).click();
-    const paypal = page.getByRole('row', { name: /PayPal REST API/ });
-    await paypal.waitFor();
-    await paypal.getByText('Actions').click();
-    await paypal.getByRole('link', { name: 'Edit authentication methods' }).click();
-    await page.getByRole('heading', { name: /Authentication methods · PayPal REST API/ }).waitFor();
-    await page.getByRole('button', { name: 'Add authentication' }).click();
+    await openAddAuthentication('PayPal REST API');
     expect(await page.getByLabel('Method', { exact: true }).locator('option').allTextContents()).toEqual([
       'OAuth 2.0 client credentials (oauth2)',
     ]);

@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { createServer as createHttpServer, IncomingMessage, ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { createMerchantWithToken } from '../factories/forwarding-merchants';
+import { closedPort, listenOnLoopback } from '../support/downstream';
 import { cardNumber, createCard } from '../factories/cards';
 import { endedJob, queuedForwardEnv, startWorker, stopQueuedSetup, WorkerProcess } from '../support/forward-jobs';
 import { expectProblem, http, HttpResult } from '../support/http';
@@ -41,16 +41,13 @@ function formDecoded(value: string): string {
   return decodeURIComponent(value.replace(/\+/g, '%20'));
 }
 
-function startTokenEndpoint(cert: { cert: string; key: string }, clients: Map<string, string>) {
+async function startTokenEndpoint(cert: { cert: string; key: string }, clients: Map<string, string>) {
   const state = {
-    url: '',
-    port: 0,
     requests: [] as TokenRequest[],
     /** Every token issued, by client. */
     issued: new Map<string, string>(),
     behaviour: new Map<string, Behaviour>(),
     held: [] as ServerResponse[],
-    close: async () => undefined as void,
   };
   const answer = (res: ServerResponse, status: number, body: unknown) => {
     res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' });
@@ -107,36 +104,27 @@ function startTokenEndpoint(cert: { cert: string; key: string }, clients: Map<st
       }
     });
   });
-  return new Promise<typeof state>((resolve) => {
-    server.listen(0, '127.0.0.1', () => {
-      state.port = (server.address() as AddressInfo).port;
-      state.url = `https://127.0.0.1:${state.port}`;
-      state.close = () =>
-        new Promise<void>((r) => {
-          for (const res of state.held) res.destroy();
-          server.closeAllConnections();
-          server.close(() => r());
-        });
-      resolve(state);
-    });
-  });
+  const listening = await listenOnLoopback(server, 'https');
+  return {
+    ...state,
+    ...listening,
+    close: () => {
+      for (const res of state.held) res.destroy();
+      return listening.close();
+    },
+  };
 }
 
 /** RFC 6750 §3: a resource server that takes a Bearer token the endpoint issued and the test has not revoked. */
-function startTarget(issued: Map<string, string>, revoked: Set<string>) {
-  const state = {
-    url: '',
-    port: 0,
-    received: [] as Array<{ path: string; token: string | null; body: string; accepted: boolean }>,
-    close: async () => undefined as void,
-  };
+async function startTarget(issued: Map<string, string>, revoked: Set<string>) {
+  const received: Array<{ path: string; token: string | null; body: string; accepted: boolean }> = [];
   const server = createHttpServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const token = /^Bearer ([\x21-\x7e]+)$/.exec(req.headers.authorization ?? '')?.[1] ?? null;
       const accepted = token !== null && issued.has(token) && !revoked.has(token);
-      state.received.push({ path: req.url!, token, body: Buffer.concat(chunks).toString('utf8'), accepted });
+      received.push({ path: req.url!, token, body: Buffer.concat(chunks).toString('utf8'), accepted });
       if (!accepted) {
         res.writeHead(401, { 'www-authenticate': 'Bearer error="invalid_token"', 'content-type': 'application/json' });
         return res.end('{"error":"invalid_token"}');
@@ -145,18 +133,7 @@ function startTarget(issued: Map<string, string>, revoked: Set<string>) {
       res.end('{"paid":true}');
     });
   });
-  return new Promise<typeof state>((resolve) => {
-    server.listen(0, '127.0.0.1', () => {
-      state.port = (server.address() as AddressInfo).port;
-      state.url = `http://127.0.0.1:${state.port}`;
-      state.close = () =>
-        new Promise<void>((r) => {
-          server.closeAllConnections();
-          server.close(() => r());
-        });
-      resolve(state);
-    });
-  });
+  return { received, ...(await listenOnLoopback(server)) };
 }
 
 describe('oauth2-client-credentials: tokens from a real endpoint, sent to a real target', () => {
@@ -176,7 +153,7 @@ describe('oauth2-client-credentials: tokens from a real endpoint, sent to a real
   let merchant: { id: string; token: string };
   let configId: string;
   let card: { id: string; number: string };
-  let closedPort: number;
+  let refusingPort: number;
 
   beforeAll(async () => {
     const caFile = join(testTempDir('vf-oauth-ca-'), 'ca.pem');
@@ -184,10 +161,7 @@ describe('oauth2-client-credentials: tokens from a real endpoint, sent to a real
     endpoint = await startTokenEndpoint(ca.issue('127.0.0.1', 'server'), clients);
     target = await startTarget(endpoint.issued, revoked);
     // A port nothing listens on: a token endpoint that refuses connections.
-    const probe = createHttpServer();
-    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', () => r()));
-    closedPort = (probe.address() as AddressInfo).port;
-    await new Promise<void>((r) => probe.close(() => r()));
+    refusingPort = await closedPort();
     // A database of its own: its dump holds only what this file wrote.
     database = await createIsolatedDatabase('oauth2_methods');
     env = {
@@ -205,7 +179,7 @@ describe('oauth2-client-credentials: tokens from a real endpoint, sent to a real
       token: merchant.token,
       body: {
         display_name: 'OAuth PSP',
-        hosts: [`127.0.0.1:${endpoint.port}`, `127.0.0.1:${target.port}`, `127.0.0.1:${closedPort}`],
+        hosts: [`127.0.0.1:${endpoint.port}`, `127.0.0.1:${target.port}`, `127.0.0.1:${refusingPort}`],
       },
     });
     expect(config.status).toBe(201);
@@ -227,7 +201,10 @@ describe('oauth2-client-credentials: tokens from a real endpoint, sent to a real
   }
 
   /** A new client at the provider and its method here; `fields` overrides. */
-  async function createMethod(fields: Record<string, string> = {}, clientId = `client ${randomBytes(4).toString('hex')}:+/`) {
+  async function createMethod(
+    fields: Record<string, string> = {},
+    clientId = `client ${randomBytes(4).toString('hex')}:+/`,
+  ) {
     const secret = `s3cr3t ${randomBytes(12).toString('base64url')}+&=:ü`;
     clients.set(clientId, secret);
     const created = kept(
@@ -433,10 +410,10 @@ describe('oauth2-client-credentials: tokens from a real endpoint, sent to a real
       return problem;
     }
 
-    it.each([
-      ['answers 500 (repeating the secret)', { kind: 'status', status: 500 } as Behaviour, 'answered 500'],
-      ['answers a body that is not JSON', { kind: 'not-json' } as Behaviour, 'not JSON'],
-      ['answers without access_token', { kind: 'no-token' } as Behaviour, 'no access_token'],
+    it.each<[string, Behaviour, string]>([
+      ['answers 500 (repeating the secret)', { kind: 'status', status: 500 }, 'answered 500'],
+      ['answers a body that is not JSON', { kind: 'not-json' }, 'not JSON'],
+      ['answers without access_token', { kind: 'no-token' }, 'no access_token'],
     ])('%s', async (_name, behaviour, detail) => {
       const m = await createMethod();
       endpoint.behaviour.set(m.clientId, behaviour);
@@ -451,7 +428,7 @@ describe('oauth2-client-credentials: tokens from a real endpoint, sent to a real
     });
 
     it('refuses the connection', async () => {
-      const m = await createMethod({ token_url: `https://127.0.0.1:${closedPort}/oauth2/token` });
+      const m = await createMethod({ token_url: `https://127.0.0.1:${refusingPort}/oauth2/token` });
       const problem = await expectFailure(await forward(m.id), 502, 'token-endpoint-failed', m.secret);
       expect(problem.detail).toContain('refused');
     });

@@ -50,7 +50,10 @@ describe('the shipped definitions catalog', () => {
   it('PayPal REST and Amadeus take oauth2-client-credentials on their real hosts, token endpoints among them', () => {
     const tokenEndpoints: Record<string, string[]> = {
       'paypal-rest': ['https://api-m.paypal.com/v1/oauth2/token', 'https://api-m.sandbox.paypal.com/v1/oauth2/token'],
-      amadeus: ['https://api.amadeus.com/v1/security/oauth2/token', 'https://test.api.amadeus.com/v1/security/oauth2/token'],
+      amadeus: [
+        'https://api.amadeus.com/v1/security/oauth2/token',
+        'https://test.api.amadeus.com/v1/security/oauth2/token',
+      ],
     };
     for (const [id, urls] of Object.entries(tokenEndpoints)) {
       const d = CATALOG.find((c) => c.id === id)!;

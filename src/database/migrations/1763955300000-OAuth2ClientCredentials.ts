@@ -27,10 +27,9 @@ export class OAuth2ClientCredentials1763955300000 implements MigrationInterface 
 
 /** The kinds the check lists, from its definition as PostgreSQL prints it (`… ARRAY['a'::text, …]`). */
 async function allowedKinds(q: QueryRunner): Promise<string[]> {
-  const rows = (await q.query(
-    `SELECT pg_get_constraintdef(oid) AS definition FROM pg_constraint WHERE conname = $1`,
-    [CONSTRAINT],
-  )) as Array<{ definition: string }>;
+  const rows = (await q.query(`SELECT pg_get_constraintdef(oid) AS definition FROM pg_constraint WHERE conname = $1`, [
+    CONSTRAINT,
+  ])) as Array<{ definition: string }>;
   return [...(rows[0]?.definition ?? '').matchAll(/'([a-z0-9-]+)'/g)].map((match) => match[1]);
 }
 
