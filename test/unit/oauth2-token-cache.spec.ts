@@ -18,7 +18,15 @@ function setUp() {
   /** A token endpoint the test answers by hand: each call waits until `issue` (or `fail`) settles it. */
   const calls: Array<{ resolve: (t: IssuedToken) => void; reject: (e: Error) => void }> = [];
   const fetch = () => new Promise<IssuedToken>((resolve, reject) => calls.push({ resolve, reject }));
-  return { clock, announced, store, cache, calls, fetch };
+  /** A token the cache must ask the endpoint for, which answers `accessToken`. */
+  const obtain = async (methodId: string, version: string, accessToken: string, expiresInS?: number) => {
+    const asked = calls.length;
+    const pending = cache.token(methodId, version, fetch);
+    expect(calls).toHaveLength(asked + 1);
+    calls[asked].resolve({ accessToken, expiresInS });
+    return pending;
+  };
+  return { clock, announced, store, cache, calls, fetch, obtain };
 }
 
 describe('TokenCache', () => {
@@ -40,25 +48,17 @@ describe('TokenCache', () => {
     s.calls[1].resolve({ accessToken: 'tok-b', expiresInS: 3600 });
     expect([await a, await b]).toEqual(['tok-a', 'tok-b']);
     // The method was edited: version 2 never gets version 1's token.
-    const edited = s.cache.token('m1', '2', s.fetch);
-    expect(s.calls).toHaveLength(3);
-    s.calls[2].resolve({ accessToken: 'tok-a2', expiresInS: 3600 });
-    expect(await edited).toBe('tok-a2');
+    expect(await s.obtain('m1', '2', 'tok-a2', 3600)).toBe('tok-a2');
   });
 
   it('drops a token 10 % of its lifetime early, and at most 60 s early', async () => {
     const s = setUp();
     const start = s.clock.now;
-    const first = s.cache.token('m1', '1', s.fetch);
-    s.calls[0].resolve({ accessToken: 'short', expiresInS: 100 });
-    await first;
+    await s.obtain('m1', '1', 'short', 100);
     s.clock.now = start + 89_999;
     expect(await s.cache.token('m1', '1', s.fetch)).toBe('short');
     s.clock.now = start + 90_000; // 100 s − 10 s
-    const second = s.cache.token('m1', '1', s.fetch);
-    expect(s.calls).toHaveLength(2);
-    s.calls[1].resolve({ accessToken: 'long', expiresInS: 3600 });
-    expect(await second).toBe('long');
+    expect(await s.obtain('m1', '1', 'long', 3600)).toBe('long');
     s.clock.now = start + 90_000 + 3_540_000 - 1; // 3600 s − 60 s (not 360 s)
     expect(await s.cache.token('m1', '1', s.fetch)).toBe('long');
     s.clock.now += 1;
@@ -82,9 +82,7 @@ describe('TokenCache', () => {
   it('a token without expires_in lives the documented default', async () => {
     const s = setUp();
     const start = s.clock.now;
-    const first = s.cache.token('m1', '1', s.fetch);
-    s.calls[0].resolve({ accessToken: 'tok', expiresInS: undefined });
-    await first;
+    await s.obtain('m1', '1', 'tok');
     expect(DEFAULT_TOKEN_LIFETIME_S).toBe(300);
     s.clock.now = start + 270_000 - 1;
     expect(await s.cache.token('m1', '1', s.fetch)).toBe('tok');
@@ -98,22 +96,15 @@ describe('TokenCache', () => {
     const waiting = [s.cache.token('m1', '1', s.fetch), s.cache.token('m1', '1', s.fetch)];
     s.calls[0].reject(new Error('endpoint down'));
     for (const w of waiting) await expect(w).rejects.toThrow('endpoint down');
-    const again = s.cache.token('m1', '1', s.fetch);
-    expect(s.calls).toHaveLength(2);
-    s.calls[1].resolve({ accessToken: 'tok', expiresInS: 60 });
-    expect(await again).toBe('tok');
+    expect(await s.obtain('m1', '1', 'tok', 60)).toBe('tok');
   });
 
   it('a refused token is dropped here and announced to every process; a newer one is not dropped', async () => {
     const s = setUp();
-    const first = s.cache.token('m1', '1', s.fetch);
-    s.calls[0].resolve({ accessToken: 'old', expiresInS: 3600 });
-    await first;
+    await s.obtain('m1', '1', 'old', 3600);
     await s.cache.refused('m1', 'old');
     expect(s.announced).toEqual(['m1']);
-    const second = s.cache.token('m1', '1', s.fetch);
-    s.calls[1].resolve({ accessToken: 'new', expiresInS: 3600 });
-    expect(await second).toBe('new');
+    expect(await s.obtain('m1', '1', 'new', 3600)).toBe('new');
     // A late 401 to a forward that carried the old token leaves the new one alone.
     await s.cache.refused('m1', 'old');
     expect(s.announced).toEqual(['m1']);
@@ -132,11 +123,7 @@ describe('TokenCache', () => {
 
   it('forget drops one method’s token, or every token', async () => {
     const s = setUp();
-    for (const id of ['m1', 'm2']) {
-      const p = s.cache.token(id, '1', s.fetch);
-      s.calls.at(-1)!.resolve({ accessToken: `tok-${id}`, expiresInS: 3600 });
-      await p;
-    }
+    for (const id of ['m1', 'm2']) await s.obtain(id, '1', `tok-${id}`, 3600);
     s.cache.forget('m1');
     expect(await s.cache.token('m2', '1', s.fetch)).toBe('tok-m2');
     void s.cache.token('m1', '1', s.fetch);
