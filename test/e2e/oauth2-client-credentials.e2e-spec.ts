@@ -433,6 +433,25 @@ describe('oauth2-client-credentials: tokens from a real endpoint, sent to a real
       expect(problem.detail).toContain('refused');
     });
 
+    it('has a name that resolves to a loopback address: refused by the address guard', async () => {
+      // `localhost` is not in FORWARD_INSECURE_HOSTS (127.0.0.1 is): its token request goes through the guard.
+      const host = `localhost:${endpoint.port}`;
+      const config = kept(
+        await http(t.url, `/vault-forward/configs/${configId}`, {
+          method: 'PUT',
+          token: merchant.token,
+          body: {
+            hosts: [`127.0.0.1:${endpoint.port}`, `127.0.0.1:${target.port}`, `127.0.0.1:${refusingPort}`, host],
+          },
+        }),
+      );
+      expect(config.status).toBe(200);
+      const m = await createMethod({ token_url: `https://${host}/oauth2/token` });
+      const problem = await expectFailure(await forward(m.id), 502, 'token-endpoint-failed', m.secret);
+      expect(problem.detail).toContain('loopback');
+      expect(requestsOf(m.clientId)).toHaveLength(0);
+    });
+
     it('does not answer in time: 504', async () => {
       const m = await createMethod();
       endpoint.behaviour.set(m.clientId, { kind: 'hang' });

@@ -1407,7 +1407,7 @@ export interface components {
                 email_address?: string;
             } | null;
             /** @description Gr4vy: the config’s authentication methods, newest first, each in the shape it was created in (at most 20; GET /vault-forward/configs/{id}/authentications lists every one). */
-            authentications: (components["schemas"]["ForwardAuthenticationHmacSignatureResponse"] | components["schemas"]["ForwardAuthenticationMutualTlsResponse"] | components["schemas"]["ForwardAuthenticationJwePayloadResponse"] | components["schemas"]["ForwardAuthenticationGr4vyResponse"])[];
+            authentications: (components["schemas"]["ForwardAuthenticationHmacSignatureResponse"] | components["schemas"]["ForwardAuthenticationMutualTlsResponse"] | components["schemas"]["ForwardAuthenticationJwePayloadResponse"] | components["schemas"]["ForwardAuthenticationTemplateSecretsResponse"] | components["schemas"]["ForwardAuthenticationOauth2ClientCredentialsResponse"] | components["schemas"]["ForwardAuthenticationGr4vyResponse"])[];
         };
         VaultForwardConfigPage: {
             items: components["schemas"]["VaultForwardConfigResponse"][];
@@ -2252,7 +2252,10 @@ export interface components {
              *     }
              */
             fields: {
-                /** @description The token endpoint (https); its host must be one of the config’s hosts. */
+                /**
+                 * Format: uri
+                 * @description The token endpoint (https); its host must be one of the config’s hosts.
+                 */
                 token_url: string;
                 /** @description The client identifier the provider issued. */
                 client_id: string;
@@ -2293,7 +2296,10 @@ export interface components {
              *     }
              */
             fields: {
-                /** @description The token endpoint (https); its host must be one of the config’s hosts. */
+                /**
+                 * Format: uri
+                 * @description The token endpoint (https); its host must be one of the config’s hosts.
+                 */
                 token_url: string;
                 /** @description The client identifier the provider issued. */
                 client_id: string;
