@@ -200,6 +200,14 @@ describe('oauth2-client-credentials: tokens from a real endpoint, sent to a real
     return result;
   }
 
+  function postMethod(fields: Record<string, string>) {
+    return http(t.url, `/vault-forward/configs/${configId}/authentications`, {
+      method: 'POST',
+      token: merchant.token,
+      body: { kind: 'oauth2-client-credentials', label: 'PSP OAuth', fields },
+    }).then(kept);
+  }
+
   /** A new client at the provider and its method here; `fields` overrides. */
   async function createMethod(
     fields: Record<string, string> = {},
@@ -207,22 +215,12 @@ describe('oauth2-client-credentials: tokens from a real endpoint, sent to a real
   ) {
     const secret = `s3cr3t ${randomBytes(12).toString('base64url')}+&=:ü`;
     clients.set(clientId, secret);
-    const created = kept(
-      await http(t.url, `/vault-forward/configs/${configId}/authentications`, {
-        method: 'POST',
-        token: merchant.token,
-        body: {
-          kind: 'oauth2-client-credentials',
-          label: 'PSP OAuth',
-          fields: {
-            token_url: `${endpoint.url}/oauth2/token`,
-            client_id: clientId,
-            client_secret: secret,
-            ...fields,
-          },
-        },
-      }),
-    );
+    const created = await postMethod({
+      token_url: `${endpoint.url}/oauth2/token`,
+      client_id: clientId,
+      client_secret: secret,
+      ...fields,
+    });
     expect(created.status).toBe(201);
     return { id: created.body.id as string, clientId, secret, body: created.body };
   }
@@ -252,17 +250,7 @@ describe('oauth2-client-credentials: tokens from a real endpoint, sent to a real
       ['https://auth.elsewhere.example/oauth2/token', 'not one of the hosts of this config'],
       [`https://user:pw@127.0.0.1:${endpoint.port}/oauth2/token`, 'user name or password'],
     ]) {
-      const result = kept(
-        await http(t.url, `/vault-forward/configs/${configId}/authentications`, {
-          method: 'POST',
-          token: merchant.token,
-          body: {
-            kind: 'oauth2-client-credentials',
-            label: 'x',
-            fields: { token_url: tokenUrl, client_id: 'c', client_secret: 'never-stored-secret-1' },
-          },
-        }),
-      );
+      const result = await postMethod({ token_url: tokenUrl, client_id: 'c', client_secret: 'never-stored-secret-1' });
       const problem = expectProblem(result, 400, 'validation-failed');
       expect(problem.errors).toEqual([expect.objectContaining({ name: 'fields.token_url' })]);
       expect(problem.errors[0].message).toContain(message);
