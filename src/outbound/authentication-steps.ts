@@ -70,7 +70,8 @@ class Unusable extends Error {}
  * Applies stored authentication methods to an OutboundRequest, in the order the caller listed
  * them, each step taking the request as the previous one left it: jwe-payload replaces the body with
  * the compact JWE, hmac-signature signs the bytes that will be sent, mutual-tls sets the client
- * identity. Values are used exactly as entered (spec 5.3 rule 4). A method that cannot be used is a
+ * identity, oauth2-client-credentials sets `authorization: Bearer` to its access token (OAuth2Tokens;
+ * answered() drops it when the target refuses it). Values are used exactly as entered (spec 5.3 rule 4). A method that cannot be used is a
  * 422 naming its id, before anything is sent. Shared by the synchronous route and the queued worker:
  * nothing here knows about HTTP handlers.
  *
