@@ -1,11 +1,11 @@
-import { SharedCache } from '../../src/queue/shared-cache';
+import { SharedCache } from '../../src/platform/redis/shared-cache';
 import {
   DEFAULT_TOKEN_LIFETIME_S,
   HeldToken,
   IssuedToken,
   refreshAt,
   TokenCache,
-} from '../../src/outbound/token-cache';
+} from '../../src/modules/forwarding/sending/token-cache';
 
 /** A TokenCache on a SharedCache whose notices are collected, with a clock the test moves. */
 function setUp() {
