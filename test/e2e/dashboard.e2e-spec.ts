@@ -166,6 +166,17 @@ describe('dashboard (real Chromium against the real API)', () => {
     );
   }, 120_000);
 
+  /** Vault Forwarding → the config's authentication methods → "Add authentication". */
+  async function openAddAuthentication(config: string) {
+    await page.locator('.breadcrumb').getByRole('link', { name: 'Vault Forwarding' }).click();
+    const row = page.getByRole('row', { name: new RegExp(config) });
+    await row.waitFor();
+    await row.getByText('Actions').click();
+    await row.getByRole('link', { name: 'Edit authentication methods' }).click();
+    await page.getByRole('heading', { name: new RegExp(`Authentication methods · ${config}`) }).waitFor();
+    await page.getByRole('button', { name: 'Add authentication' }).click();
+  }
+
   afterAll(async () => {
     await browser?.close();
     await t?.close();
@@ -389,13 +400,7 @@ describe('dashboard (real Chromium against the real API)', () => {
       (await http(t.url, '/vault-forward/configs', { method: 'POST', token, body: { definition_id: id } })).status,
     ).toBe(201);
 
-    await page.locator('.breadcrumb').getByRole('link', { name: 'Vault Forwarding' }).click();
-    const row = page.getByRole('row', { name: /Dashboard PSP/ });
-    await row.waitFor();
-    await row.getByText('Actions').click();
-    await row.getByRole('link', { name: 'Edit authentication methods' }).click();
-    await page.getByRole('heading', { name: /Authentication methods · Dashboard PSP/ }).waitFor();
-    await page.getByRole('button', { name: 'Add authentication' }).click();
+    await openAddAuthentication('Dashboard PSP');
     expect(await page.getByLabel('Method', { exact: true }).locator('option').allTextContents()).toEqual([
       'Request signature (signature)',
     ]);
@@ -421,6 +426,54 @@ describe('dashboard (real Chromium against the real API)', () => {
     expect(await card2.textContent()).toContain('Request signature');
     expect(await card2.textContent()).toContain('PSP secret');
     expect(await page.content()).not.toContain(secret);
+  });
+
+  it('renders the oauth2-client-credentials form from the kinds, and a PayPal REST config’s from its definition', async () => {
+    const secret = `oauth-client-secret-${randomUUID()}`;
+    const created = await http(t.url, '/vault-forward/configs', {
+      method: 'POST',
+      token,
+      body: { display_name: 'OAuth PSP', hosts: ['auth.psp.example', 'api.psp.example'] },
+    });
+    expect(created.status).toBe(201);
+    await openAddAuthentication('OAuth PSP');
+    await page.getByLabel('Method', { exact: true }).selectOption('oauth2-client-credentials');
+    await page.getByLabel('Label', { exact: true }).fill('PSP OAuth client');
+    expect(await page.getByLabel(/^token_url/).getAttribute('type')).toBe('url');
+    expect(await page.getByLabel(/^client_secret/).getAttribute('type')).toBe('password');
+    expect(
+      await page
+        .getByLabel(/^client_auth/)
+        .locator('option')
+        .allTextContents(),
+    ).toEqual(['(not set)', 'basic', 'body']);
+    for (const optional of ['scope', 'audience'])
+      expect(await page.getByLabel(new RegExp(`^${optional}`)).count()).toBe(1);
+    await page.getByLabel(/^token_url/).fill('https://auth.psp.example/oauth2/token');
+    await page.getByLabel(/^client_id/).fill('dashboard-client');
+    await page.getByLabel(/^client_secret/).fill(secret);
+    await page.getByLabel(/^scope/).fill('payments');
+    await page.getByRole('button', { name: 'Add', exact: true }).click();
+    const uuid = (await page.getByTestId('added-uuid').textContent())!.trim();
+    const method = await http(t.url, `/vault-forward/configs/${created.body.id}/authentications/${uuid}`, { token });
+    expect(method.body).toMatchObject({
+      kind: 'oauth2-client-credentials',
+      fields: { token_url: 'https://auth.psp.example/oauth2/token', client_id: 'dashboard-client', scope: 'payments' },
+    });
+    expect(method.text).not.toContain(secret);
+    expect(await page.content()).not.toContain(secret);
+
+    expect(
+      (await http(t.url, '/vault-forward/configs', { method: 'POST', token, body: { definition_id: 'paypal-rest' } }))
+        .status,
+    ).toBe(201);
+    await openAddAuthentication('PayPal REST API');
+    expect(await page.getByLabel('Method', { exact: true }).locator('option').allTextContents()).toEqual([
+      'OAuth 2.0 client credentials (oauth2)',
+    ]);
+    expect(await page.getByLabel(/^Client secret/).getAttribute('type')).toBe('password');
+    expect(await page.getByLabel(/^Token URL/).count()).toBe(1);
+    await shot('oauth2-method');
   });
 
   it('pages through buyers with next and previous', async () => {

@@ -1225,7 +1225,7 @@ export interface components {
             /** @enum {string} */
             type: "vault-forward-authentication-definition";
             /** @enum {string} */
-            kind: "mle" | "mtls" | "signature";
+            kind: "mle" | "mtls" | "signature" | "oauth2";
             title: string;
             description: string;
             fields: components["schemas"]["DefinitionFieldResponse"][];
@@ -1270,7 +1270,7 @@ export interface components {
         };
         AuthenticationDefinitionDto: {
             /** @enum {string} */
-            kind: "mle" | "mtls" | "signature";
+            kind: "mle" | "mtls" | "signature" | "oauth2";
             /** @example Mutual TLS */
             title: string;
             /** @example The client certificate the third party issued. */
@@ -1412,7 +1412,7 @@ export interface components {
                 email_address?: string;
             } | null;
             /** @description Gr4vy: the config’s authentication methods, newest first, each in the shape it was created in (at most 20; GET /vault-forward/configs/{id}/authentications lists every one). */
-            authentications: (components["schemas"]["ForwardAuthenticationHmacSignatureResponse"] | components["schemas"]["ForwardAuthenticationMutualTlsResponse"] | components["schemas"]["ForwardAuthenticationJwePayloadResponse"] | components["schemas"]["ForwardAuthenticationGr4vyResponse"])[];
+            authentications: (components["schemas"]["ForwardAuthenticationHmacSignatureResponse"] | components["schemas"]["ForwardAuthenticationMutualTlsResponse"] | components["schemas"]["ForwardAuthenticationJwePayloadResponse"] | components["schemas"]["ForwardAuthenticationTemplateSecretsResponse"] | components["schemas"]["ForwardAuthenticationHttpSignatureResponse"] | components["schemas"]["ForwardAuthenticationOauth1RsaResponse"] | components["schemas"]["ForwardAuthenticationAwsSigv4Response"] | components["schemas"]["ForwardAuthenticationHttpMessageSignatureResponse"] | components["schemas"]["ForwardAuthenticationOauth2ClientCredentialsResponse"] | components["schemas"]["ForwardAuthenticationGr4vyResponse"])[];
         };
         VaultForwardConfigPage: {
             items: components["schemas"]["VaultForwardConfigResponse"][];
@@ -1453,7 +1453,7 @@ export interface components {
             config_id: string;
             merchant_account_id: string;
             /** @enum {string} */
-            kind: "hmac-signature" | "mutual-tls" | "jwe-payload" | "template-secrets" | "http-signature" | "oauth1-rsa" | "aws-sigv4" | "http-message-signature";
+            kind: "hmac-signature" | "mutual-tls" | "jwe-payload" | "template-secrets" | "http-signature" | "oauth1-rsa" | "aws-sigv4" | "http-message-signature" | "oauth2-client-credentials";
             label: string;
             /** @description The non-secret fields, as entered. Secret fields are never returned. */
             fields: {
@@ -1482,7 +1482,7 @@ export interface components {
         };
         ForwardAuthenticationPage: {
             /** @description Each method in the shape it was created in. */
-            items: (components["schemas"]["ForwardAuthenticationHmacSignatureResponse"] | components["schemas"]["ForwardAuthenticationMutualTlsResponse"] | components["schemas"]["ForwardAuthenticationJwePayloadResponse"] | components["schemas"]["ForwardAuthenticationTemplateSecretsResponse"] | components["schemas"]["ForwardAuthenticationHttpSignatureResponse"] | components["schemas"]["ForwardAuthenticationOauth1RsaResponse"] | components["schemas"]["ForwardAuthenticationAwsSigv4Response"] | components["schemas"]["ForwardAuthenticationHttpMessageSignatureResponse"] | components["schemas"]["ForwardAuthenticationGr4vyResponse"])[];
+            items: (components["schemas"]["ForwardAuthenticationHmacSignatureResponse"] | components["schemas"]["ForwardAuthenticationMutualTlsResponse"] | components["schemas"]["ForwardAuthenticationJwePayloadResponse"] | components["schemas"]["ForwardAuthenticationTemplateSecretsResponse"] | components["schemas"]["ForwardAuthenticationHttpSignatureResponse"] | components["schemas"]["ForwardAuthenticationOauth1RsaResponse"] | components["schemas"]["ForwardAuthenticationAwsSigv4Response"] | components["schemas"]["ForwardAuthenticationHttpMessageSignatureResponse"] | components["schemas"]["ForwardAuthenticationOauth2ClientCredentialsResponse"] | components["schemas"]["ForwardAuthenticationGr4vyResponse"])[];
             /**
              * @description The page size applied to this response.
              * @example 20
@@ -1505,7 +1505,7 @@ export interface components {
         };
         AuthenticationKindResponse: {
             /** @enum {string} */
-            kind: "hmac-signature" | "mutual-tls" | "jwe-payload" | "template-secrets" | "http-signature" | "oauth1-rsa" | "aws-sigv4" | "http-message-signature";
+            kind: "hmac-signature" | "mutual-tls" | "jwe-payload" | "template-secrets" | "http-signature" | "oauth1-rsa" | "aws-sigv4" | "http-message-signature" | "oauth2-client-credentials";
             title: string;
             description: string;
             fields: components["schemas"]["AuthenticationKindFieldResponse"][];
@@ -2559,13 +2559,107 @@ export interface components {
             /** @example 2026-11-20T09:14:03.123456+00:00 */
             updated_at: string;
         };
-        /** @description Gr4vy’s shape: `mle`, `mtls` and `signature` are our jwe-payload, mutual-tls and hmac-signature (or the signing kind the definition’s signature names: http-signature, oauth1-rsa, aws-sigv4, http-message-signature); the method is answered in this shape. */
+        /** @description OAuth 2.0 client credentials (Bearer token). Obtains an access token from `token_url` with the client credentials grant (RFC 6749 §4.4) and sends it as `Authorization: Bearer …`. The token is kept in memory per method version until shortly before it expires (decision 0123) and asked for once however many forwards need it; a 401 from the target drops it, so the next forward asks for a new one (the refused forward is not sent again). The token endpoint must be an https URL whose host the config enables, and is reached through the same address guard as targets. */
+        ForwardAuthenticationOauth2ClientCredentialsRequest: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "oauth2-client-credentials";
+            /** @example Acme PSP signing key */
+            label: string;
+            /**
+             * @example {
+             *       "token_url": "https://api-m.sandbox.paypal.com/v1/oauth2/token",
+             *       "client_id": "AbC1dE2fG3…",
+             *       "client_secret": "EFg4hI5jK6…",
+             *       "client_auth": "basic"
+             *     }
+             */
+            fields: {
+                /**
+                 * Format: uri
+                 * @description The token endpoint (https); its host must be one of the config’s hosts.
+                 */
+                token_url: string;
+                /** @description The client identifier the provider issued. */
+                client_id: string;
+                /** @description The client secret, used byte for byte as entered. Secret: write-only, encrypted at rest, never returned. */
+                client_secret: string;
+                /** @description Sent as `scope` in the token request (space-separated scopes). */
+                scope?: string;
+                /** @description Sent as `audience` in the token request, for providers that ask for one (Auth0, Okta). */
+                audience?: string;
+                /**
+                 * @description How the client authenticates (RFC 6749 §2.3.1): `basic`, HTTP Basic with the form-encoded id and secret; `body`, `client_id` and `client_secret` in the form body.
+                 * @default basic
+                 * @enum {string}
+                 */
+                client_auth: "basic" | "body";
+            };
+        };
+        /** @description OAuth 2.0 client credentials (Bearer token). Obtains an access token from `token_url` with the client credentials grant (RFC 6749 §4.4) and sends it as `Authorization: Bearer …`. The token is kept in memory per method version until shortly before it expires (decision 0123) and asked for once however many forwards need it; a 401 from the target drops it, so the next forward asks for a new one (the refused forward is not sent again). The token endpoint must be an https URL whose host the config enables, and is reached through the same address guard as targets. */
+        ForwardAuthenticationOauth2ClientCredentialsResponse: {
+            /** @enum {string} */
+            type: "vault-forward-authentication";
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            config_id: string;
+            merchant_account_id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "oauth2-client-credentials";
+            label: string;
+            /**
+             * @example {
+             *       "token_url": "https://api-m.sandbox.paypal.com/v1/oauth2/token",
+             *       "client_id": "AbC1dE2fG3…",
+             *       "client_auth": "basic"
+             *     }
+             */
+            fields: {
+                /**
+                 * Format: uri
+                 * @description The token endpoint (https); its host must be one of the config’s hosts.
+                 */
+                token_url: string;
+                /** @description The client identifier the provider issued. */
+                client_id: string;
+                /** @description Sent as `scope` in the token request (space-separated scopes). */
+                scope?: string;
+                /** @description Sent as `audience` in the token request, for providers that ask for one (Auth0, Okta). */
+                audience?: string;
+                /**
+                 * @description How the client authenticates (RFC 6749 §2.3.1): `basic`, HTTP Basic with the form-encoded id and secret; `body`, `client_id` and `client_secret` in the form body.
+                 * @default basic
+                 * @enum {string}
+                 */
+                client_auth: "basic" | "body";
+            };
+            /** @description Facts derived from the non-secret fields (certificates: subject, issuer, not_after, fingerprint_sha256; public key type), and of a response key only its type, size and public key thumbprint (`response_private_key`). */
+            details: {
+                [key: string]: unknown;
+            };
+            warnings: {
+                code: string;
+                field: string;
+                message: string;
+            }[];
+            /** @example 2026-11-20T09:14:03.123456+00:00 */
+            created_at: string;
+            /** @example 2026-11-20T09:14:03.123456+00:00 */
+            updated_at: string;
+        };
+        /** @description Gr4vy’s shape: `mle`, `mtls` and `signature` are our jwe-payload, mutual-tls and hmac-signature (or the signing kind the definition’s signature names: http-signature, oauth1-rsa, aws-sigv4, http-message-signature), and `oauth2`, ours, is oauth2-client-credentials; the fields are those of the config’s definition, and the method is answered in this shape. */
         ForwardAuthenticationGr4vyRequest: {
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
-            kind: "mle" | "mtls" | "signature";
+            kind: "mle" | "mtls" | "signature" | "oauth2";
             display_name: string;
             /** @description The fields the config’s definition declares for this kind (GET /vault-forward/definitions/{id}), as key and value; each maps onto a field of our kind. Missing required, unknown or malformed keys are refused naming the key. */
             fields: {
@@ -2586,7 +2680,7 @@ export interface components {
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
-            kind: "mle" | "mtls" | "signature";
+            kind: "mle" | "mtls" | "signature" | "oauth2";
             label: string;
             display_name: string;
             /** @description The non-secret fields that are set, by the definition’s keys. Secret fields are never returned. */
@@ -2637,7 +2731,7 @@ export interface components {
         /** @description A new label, and/or a whole new fields set for the method’s kind (secrets are never merged with the stored ones). */
         ForwardAuthenticationOurUpdateRequest: {
             label?: string;
-            /** @description The complete fields of the method’s kind: ForwardAuthenticationHmacSignatureRequest.fields, ForwardAuthenticationMutualTlsRequest.fields, ForwardAuthenticationJwePayloadRequest.fields, ForwardAuthenticationTemplateSecretsRequest.fields, ForwardAuthenticationHttpSignatureRequest.fields, ForwardAuthenticationOauth1RsaRequest.fields, ForwardAuthenticationAwsSigv4Request.fields, ForwardAuthenticationHttpMessageSignatureRequest.fields. */
+            /** @description The complete fields of the method’s kind: ForwardAuthenticationHmacSignatureRequest.fields, ForwardAuthenticationMutualTlsRequest.fields, ForwardAuthenticationJwePayloadRequest.fields, ForwardAuthenticationTemplateSecretsRequest.fields, ForwardAuthenticationHttpSignatureRequest.fields, ForwardAuthenticationOauth1RsaRequest.fields, ForwardAuthenticationAwsSigv4Request.fields, ForwardAuthenticationHttpMessageSignatureRequest.fields, ForwardAuthenticationOauth2ClientCredentialsRequest.fields. */
             fields?: {
                 [key: string]: string;
             };
@@ -8222,7 +8316,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ForwardAuthenticationHmacSignatureRequest"] | components["schemas"]["ForwardAuthenticationMutualTlsRequest"] | components["schemas"]["ForwardAuthenticationJwePayloadRequest"] | components["schemas"]["ForwardAuthenticationTemplateSecretsRequest"] | components["schemas"]["ForwardAuthenticationHttpSignatureRequest"] | components["schemas"]["ForwardAuthenticationOauth1RsaRequest"] | components["schemas"]["ForwardAuthenticationAwsSigv4Request"] | components["schemas"]["ForwardAuthenticationHttpMessageSignatureRequest"] | components["schemas"]["ForwardAuthenticationGr4vyRequest"];
+                "application/json": components["schemas"]["ForwardAuthenticationHmacSignatureRequest"] | components["schemas"]["ForwardAuthenticationMutualTlsRequest"] | components["schemas"]["ForwardAuthenticationJwePayloadRequest"] | components["schemas"]["ForwardAuthenticationTemplateSecretsRequest"] | components["schemas"]["ForwardAuthenticationHttpSignatureRequest"] | components["schemas"]["ForwardAuthenticationOauth1RsaRequest"] | components["schemas"]["ForwardAuthenticationAwsSigv4Request"] | components["schemas"]["ForwardAuthenticationHttpMessageSignatureRequest"] | components["schemas"]["ForwardAuthenticationOauth2ClientCredentialsRequest"] | components["schemas"]["ForwardAuthenticationGr4vyRequest"];
             };
         };
         responses: {
@@ -8231,7 +8325,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ForwardAuthenticationHmacSignatureResponse"] | components["schemas"]["ForwardAuthenticationMutualTlsResponse"] | components["schemas"]["ForwardAuthenticationJwePayloadResponse"] | components["schemas"]["ForwardAuthenticationTemplateSecretsResponse"] | components["schemas"]["ForwardAuthenticationHttpSignatureResponse"] | components["schemas"]["ForwardAuthenticationOauth1RsaResponse"] | components["schemas"]["ForwardAuthenticationAwsSigv4Response"] | components["schemas"]["ForwardAuthenticationHttpMessageSignatureResponse"] | components["schemas"]["ForwardAuthenticationGr4vyResponse"];
+                    "application/json": components["schemas"]["ForwardAuthenticationHmacSignatureResponse"] | components["schemas"]["ForwardAuthenticationMutualTlsResponse"] | components["schemas"]["ForwardAuthenticationJwePayloadResponse"] | components["schemas"]["ForwardAuthenticationTemplateSecretsResponse"] | components["schemas"]["ForwardAuthenticationHttpSignatureResponse"] | components["schemas"]["ForwardAuthenticationOauth1RsaResponse"] | components["schemas"]["ForwardAuthenticationAwsSigv4Response"] | components["schemas"]["ForwardAuthenticationHttpMessageSignatureResponse"] | components["schemas"]["ForwardAuthenticationOauth2ClientCredentialsResponse"] | components["schemas"]["ForwardAuthenticationGr4vyResponse"];
                 };
             };
             /** @description `/errors/bad-request` Bad request; `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
@@ -8402,7 +8496,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ForwardAuthenticationHmacSignatureResponse"] | components["schemas"]["ForwardAuthenticationMutualTlsResponse"] | components["schemas"]["ForwardAuthenticationJwePayloadResponse"] | components["schemas"]["ForwardAuthenticationTemplateSecretsResponse"] | components["schemas"]["ForwardAuthenticationHttpSignatureResponse"] | components["schemas"]["ForwardAuthenticationOauth1RsaResponse"] | components["schemas"]["ForwardAuthenticationAwsSigv4Response"] | components["schemas"]["ForwardAuthenticationHttpMessageSignatureResponse"] | components["schemas"]["ForwardAuthenticationGr4vyResponse"];
+                    "application/json": components["schemas"]["ForwardAuthenticationHmacSignatureResponse"] | components["schemas"]["ForwardAuthenticationMutualTlsResponse"] | components["schemas"]["ForwardAuthenticationJwePayloadResponse"] | components["schemas"]["ForwardAuthenticationTemplateSecretsResponse"] | components["schemas"]["ForwardAuthenticationHttpSignatureResponse"] | components["schemas"]["ForwardAuthenticationOauth1RsaResponse"] | components["schemas"]["ForwardAuthenticationAwsSigv4Response"] | components["schemas"]["ForwardAuthenticationHttpMessageSignatureResponse"] | components["schemas"]["ForwardAuthenticationOauth2ClientCredentialsResponse"] | components["schemas"]["ForwardAuthenticationGr4vyResponse"];
                 };
             };
             /** @description `/errors/bad-request` Bad request; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
@@ -8545,7 +8639,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ForwardAuthenticationHmacSignatureResponse"] | components["schemas"]["ForwardAuthenticationMutualTlsResponse"] | components["schemas"]["ForwardAuthenticationJwePayloadResponse"] | components["schemas"]["ForwardAuthenticationTemplateSecretsResponse"] | components["schemas"]["ForwardAuthenticationHttpSignatureResponse"] | components["schemas"]["ForwardAuthenticationOauth1RsaResponse"] | components["schemas"]["ForwardAuthenticationAwsSigv4Response"] | components["schemas"]["ForwardAuthenticationHttpMessageSignatureResponse"] | components["schemas"]["ForwardAuthenticationGr4vyResponse"];
+                    "application/json": components["schemas"]["ForwardAuthenticationHmacSignatureResponse"] | components["schemas"]["ForwardAuthenticationMutualTlsResponse"] | components["schemas"]["ForwardAuthenticationJwePayloadResponse"] | components["schemas"]["ForwardAuthenticationTemplateSecretsResponse"] | components["schemas"]["ForwardAuthenticationHttpSignatureResponse"] | components["schemas"]["ForwardAuthenticationOauth1RsaResponse"] | components["schemas"]["ForwardAuthenticationAwsSigv4Response"] | components["schemas"]["ForwardAuthenticationHttpMessageSignatureResponse"] | components["schemas"]["ForwardAuthenticationOauth2ClientCredentialsResponse"] | components["schemas"]["ForwardAuthenticationGr4vyResponse"];
                 };
             };
             /** @description `/errors/bad-request` Bad request; `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
@@ -10455,7 +10549,7 @@ export interface operations {
                     "*/*": unknown;
                 };
             };
-            /** @description `/errors/downstream-response-too-large` Downstream response too large; `/errors/downstream-unreachable` Downstream unreachable; `/errors/response-card-unusable` A card in the answer cannot be tokenized; `/errors/response-not-processable` Answer cannot be put through the response rules; `/errors/response-too-large-for-rules` Answer too large for the response rules; `/errors/token-requestor-failed` Token requestor failed; `/errors/unmatched-card-number` Card number in the answer. Without `x-vault-forward-error: true` this status is the downstream’s own answer, whatever its body. */
+            /** @description `/errors/downstream-response-too-large` Downstream response too large; `/errors/downstream-unreachable` Downstream unreachable; `/errors/response-card-unusable` A card in the answer cannot be tokenized; `/errors/response-not-processable` Answer cannot be put through the response rules; `/errors/response-too-large-for-rules` Answer too large for the response rules; `/errors/token-endpoint-failed` Access token not obtained; `/errors/token-requestor-failed` Token requestor failed; `/errors/unmatched-card-number` Card number in the answer. Without `x-vault-forward-error: true` this status is the downstream’s own answer, whatever its body. */
             502: {
                 headers: {
                     /** @description `true` on an error of this service; absent on the downstream’s answer. */
@@ -10465,11 +10559,11 @@ export interface operations {
                 content: {
                     "application/problem+json": (components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "downstream-response-too-large" | "downstream-unreachable" | "response-card-unusable" | "response-not-processable" | "response-too-large-for-rules" | "token-requestor-failed" | "unmatched-card-number";
+                        code?: "downstream-response-too-large" | "downstream-unreachable" | "response-card-unusable" | "response-not-processable" | "response-too-large-for-rules" | "token-endpoint-failed" | "token-requestor-failed" | "unmatched-card-number";
                     }) | unknown;
                     "application/json": (components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "downstream-response-too-large" | "downstream-unreachable" | "response-card-unusable" | "response-not-processable" | "response-too-large-for-rules" | "token-requestor-failed" | "unmatched-card-number";
+                        code?: "downstream-response-too-large" | "downstream-unreachable" | "response-card-unusable" | "response-not-processable" | "response-too-large-for-rules" | "token-endpoint-failed" | "token-requestor-failed" | "unmatched-card-number";
                     }) | unknown;
                     "*/*": unknown;
                 };
@@ -10493,7 +10587,7 @@ export interface operations {
                     "*/*": unknown;
                 };
             };
-            /** @description `/errors/downstream-timeout` Downstream timed out; `/errors/token-requestor-timeout` Token requestor timed out. Without `x-vault-forward-error: true` this status is the downstream’s own answer, whatever its body. */
+            /** @description `/errors/downstream-timeout` Downstream timed out; `/errors/token-endpoint-timeout` Token endpoint timed out; `/errors/token-requestor-timeout` Token requestor timed out. Without `x-vault-forward-error: true` this status is the downstream’s own answer, whatever its body. */
             504: {
                 headers: {
                     /** @description `true` on an error of this service; absent on the downstream’s answer. */
@@ -10503,11 +10597,11 @@ export interface operations {
                 content: {
                     "application/problem+json": (components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "downstream-timeout" | "token-requestor-timeout";
+                        code?: "downstream-timeout" | "token-endpoint-timeout" | "token-requestor-timeout";
                     }) | unknown;
                     "application/json": (components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "downstream-timeout" | "token-requestor-timeout";
+                        code?: "downstream-timeout" | "token-endpoint-timeout" | "token-requestor-timeout";
                     }) | unknown;
                     "*/*": unknown;
                 };

@@ -9,11 +9,25 @@ import schemas from '../fixtures/gr4vy-vault-forward-schemas.json';
  */
 export type Gr4vySchemaName = keyof (typeof schemas)['schemas'];
 
+/**
+ * Authentication kinds of ours in Gr4vy's shape beyond Gr4vy's enum, each a documented extension: `oauth2`
+ * (decision 0123), so the catalog can offer OAuth 2.0 client credentials. Everything else is Gr4vy's as
+ * published.
+ */
+export const OUR_DEFINITION_KINDS = ['oauth2'];
+
+function withOurKinds(published: typeof schemas.schemas): typeof schemas.schemas {
+  const copy = structuredClone(published);
+  for (const name of ['PCIForwardAuthenticationDefinition', 'PCIForwardConfigAuthentication'] as const)
+    copy[name].properties.kind.enum.push(...OUR_DEFINITION_KINDS);
+  return copy;
+}
+
 const ajv = new Ajv({ strict: true, allErrors: true });
 addFormats(ajv);
 // The fixture keeps Gr4vy's component names under `schemas`; refs point into it.
 ajv.addKeyword('schemas');
-ajv.addSchema({ $id: 'gr4vy', schemas: schemas.schemas });
+ajv.addSchema({ $id: 'gr4vy', schemas: withOurKinds(schemas.schemas) });
 
 export function gr4vyErrors(name: Gr4vySchemaName, body: unknown): string[] {
   const validate = ajv.getSchema(`gr4vy#/schemas/${name}`)!;

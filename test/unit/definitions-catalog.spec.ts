@@ -29,11 +29,12 @@ describe('the shipped definitions catalog', () => {
 
   it('lists these third parties, each with at least one of our kinds (Gr4vy’s definition has one at least)', () => {
     expect(CATALOG.map((d) => [d.id, d.authentications.map((a) => a.kind)])).toEqual([
-      ['amadeus', ['mtls']],
+      ['amadeus', ['mtls', 'oauth2']],
       ['checkout-com', ['mtls']],
       ['cybersource', ['mtls', 'signature']],
       ['mastercard', ['mtls', 'signature']],
       ['paypal-nvp', ['mtls']],
+      ['paypal-rest', ['oauth2']],
       ['visa', ['mtls', 'mle']],
       ['worldpay', ['mtls']],
     ]);
@@ -62,6 +63,28 @@ describe('the shipped definitions catalog', () => {
     expect(authenticationDefinitionErrors([{ ...signature('mastercard'), kind: 'mtls' }])).toEqual([
       expect.objectContaining({ name: 'authentications.0.maps_to_kind' }),
     ]);
+  });
+
+  it('PayPal REST and Amadeus take oauth2-client-credentials on their real hosts, token endpoints among them', () => {
+    const tokenEndpoints: Record<string, string[]> = {
+      'paypal-rest': ['https://api-m.paypal.com/v1/oauth2/token', 'https://api-m.sandbox.paypal.com/v1/oauth2/token'],
+      amadeus: [
+        'https://api.amadeus.com/v1/security/oauth2/token',
+        'https://test.api.amadeus.com/v1/security/oauth2/token',
+      ],
+    };
+    for (const [id, urls] of Object.entries(tokenEndpoints)) {
+      const d = CATALOG.find((c) => c.id === id)!;
+      expect(d.hosts).toEqual(urls.map((u) => new URL(u).origin));
+      const auth = d.authentications.find((a) => a.kind === 'oauth2')!;
+      expect(auth.fields.map((f) => [f.maps_to, f.required, f.secret])).toEqual([
+        ['token_url', true, false],
+        ['client_id', true, false],
+        ['client_secret', true, true],
+      ]);
+      for (const url of urls) expect(auth.fields[0].display_name).toContain(new URL(url).host);
+      expect(auth.settings).toEqual({ client_auth: id === 'amadeus' ? 'body' : 'basic' });
+    }
   });
 
   it('has unique ids', () => {

@@ -108,7 +108,7 @@ const RULES: Rule[] = [
   // methods, definitions and steps.
   {
     from: ['modules/forwarding-setup/authentication-kinds'],
-    only: ['platform'],
+    only: ['platform', 'modules/forwarding-setup/targets'],
     why: 'the kind descriptions import no feature',
   },
   {

@@ -4,7 +4,7 @@ import { describedBy, fieldError } from '../ui';
 
 /**
  * The inputs of the "Add authentication" form for one of our kinds, generated from
- * GET /vault-forward/authentication-kinds (enums as selects, PEM as text areas with a file picker).
+ * GET /vault-forward/authentication-kinds (enums as selects, PEM as text areas with a file picker, URLs as url inputs).
  */
 export interface KindField {
   name: string;
@@ -65,7 +65,7 @@ export function kindFieldInput(f: KindField, e: ApiError | null, readFile: (even
     input = html`<input
       id=${id}
       name=${name}
-      type=${f.secret ? 'password' : 'text'}
+      type=${f.secret ? 'password' : f.format === 'https-url' ? 'url' : 'text'}
       autocomplete=${f.secret ? 'new-password' : 'off'}
       spellcheck="false"
       ?required=${f.required}

@@ -36,7 +36,9 @@ type FieldFormat =
   /** An RFC 9421 signature label (an RFC 8941 key): lower-case letter or `*`, then lower-case letters, digits, `_-.*`. */
   | 'signature-label'
   /** A whole number of seconds, 1 to 86400. */
-  | 'seconds';
+  | 'seconds'
+  /** An absolute https URL, without user name, password or fragment. */
+  | 'https-url';
 
 export interface FieldDescription {
   name: string;

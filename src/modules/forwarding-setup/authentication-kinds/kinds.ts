@@ -16,6 +16,7 @@ export const AUTHENTICATION_KINDS = [
   'oauth1-rsa',
   'aws-sigv4',
   'http-message-signature',
+  'oauth2-client-credentials',
 ] as const;
 export type AuthenticationKind = (typeof AUTHENTICATION_KINDS)[number];
 export type { FieldDescription } from './kind-types';
@@ -249,6 +250,76 @@ export const KINDS: Readonly<Record<AuthenticationKind, KindDescription>> = {
     example: { name: 'psp_signing_key', value: 'sk_9f2c…' },
   },
   ...SIGNER_KINDS,
+  'oauth2-client-credentials': {
+    kind: 'oauth2-client-credentials',
+    title: 'OAuth 2.0 client credentials (Bearer token)',
+    description:
+      'Obtains an access token from `token_url` with the client credentials grant (RFC 6749 §4.4) and sends it as ' +
+      '`Authorization: Bearer …`. The token is kept in memory per method version until shortly before it expires ' +
+      '(decision 0123) and asked for once however many forwards need it; a 401 from the target drops it, so the ' +
+      'next forward asks for a new one (the refused forward is not sent again). The token endpoint must be an ' +
+      'https URL whose host the config enables, and is reached through the same address guard as targets.',
+    fields: [
+      {
+        name: 'token_url',
+        secret: false,
+        required: true,
+        format: 'https-url',
+        maxLength: 2048,
+        description: 'The token endpoint (https); its host must be one of the config’s hosts.',
+      },
+      {
+        name: 'client_id',
+        secret: false,
+        required: true,
+        format: 'text',
+        maxLength: 1024,
+        description: 'The client identifier the provider issued.',
+      },
+      {
+        name: 'client_secret',
+        secret: true,
+        required: true,
+        format: 'text',
+        maxLength: 4096,
+        description: 'The client secret, used byte for byte as entered.',
+      },
+      {
+        name: 'scope',
+        secret: false,
+        required: false,
+        format: 'text',
+        maxLength: 2048,
+        description: 'Sent as `scope` in the token request (space-separated scopes).',
+      },
+      {
+        name: 'audience',
+        secret: false,
+        required: false,
+        format: 'text',
+        maxLength: 2048,
+        description: 'Sent as `audience` in the token request, for providers that ask for one (Auth0, Okta).',
+      },
+      {
+        name: 'client_auth',
+        secret: false,
+        required: false,
+        format: 'enum',
+        enum: ['basic', 'body'],
+        default: 'basic',
+        maxLength: 5,
+        description:
+          'How the client authenticates (RFC 6749 §2.3.1): `basic`, HTTP Basic with the form-encoded id and ' +
+          'secret; `body`, `client_id` and `client_secret` in the form body.',
+      },
+    ],
+    example: {
+      token_url: 'https://api-m.sandbox.paypal.com/v1/oauth2/token',
+      client_id: 'AbC1dE2fG3…',
+      client_secret: 'EFg4hI5jK6…',
+      client_auth: 'basic',
+    },
+  },
 };
 
 /** What `SECRET.name` may read (decision 0102): letters, digits, `_` and `-`, as the placeholder grammar takes them. */

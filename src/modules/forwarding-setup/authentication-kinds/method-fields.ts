@@ -3,6 +3,7 @@ import type { ProblemFieldError } from '../../../platform/problem/problem';
 import { AuthenticationKind, FieldDescription, KINDS, SECRET_NAME, SIGNING_TEMPLATE_VARIABLES } from './kinds';
 import { readResponseKey, ResponseKeyFacts, responseKeyFacts } from './response-keys';
 import { keyChoiceErrors, signerFormatProblem, signingKeyWarnings } from './signer-fields';
+import { hostsEnable } from '../targets/http-methods';
 
 /**
  * The rules that the kind descriptions (kinds.ts) imply: what refuses a request (400, naming the
@@ -109,6 +110,8 @@ function fieldProblem(field: FieldDescription, value: string): string | null {
     case 'signature-label':
     case 'seconds':
       return signerFormatProblem(field.format, value);
+    case 'https-url':
+      return httpsUrlProblem(value);
     case 'private-key': {
       // Refused rather than warned about (decision 0103): a key that cannot decrypt would fail every answer.
       const read = readResponseKey(value);
@@ -130,6 +133,20 @@ function fieldProblem(field: FieldDescription, value: string): string | null {
   }
 }
 
+/** An absolute https URL; credentials in it would be returned with the method's public fields, so they are refused. */
+function httpsUrlProblem(value: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return 'must be an absolute URL';
+  }
+  if (url.protocol !== 'https:') return 'must be an https URL';
+  if (url.username || url.password) return 'must not hold a user name or password (they would be shown in answers)';
+  if (url.hash || value.includes('#')) return 'must not have a fragment';
+  return null;
+}
+
 function looksLikePrivateJwk(value: string): boolean {
   if (!value.trimStart().startsWith('{')) return false;
   try {
@@ -138,6 +155,19 @@ function looksLikePrivateJwk(value: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * An oauth2-client-credentials method's token_url against its config's hosts (or its definition's): the
+ * token endpoint must be a host the config enables, as a target must (checked again at every use).
+ */
+export function tokenUrlHostErrors(
+  fields: Readonly<Record<string, string>>,
+  hosts: readonly string[],
+): ProblemFieldError[] {
+  if (hostsEnable(new Set(hosts), new URL(fields.token_url))) return [];
+  const message = 'its host is not one of the hosts of this config (or of its definition); add it there first';
+  return [bodyError(at('token_url'), message)];
 }
 
 /**

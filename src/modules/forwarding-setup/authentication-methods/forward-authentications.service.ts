@@ -17,7 +17,7 @@ import { boundAad, SecretSealer } from '../../vault/secret-sealer';
 import { ForwardAuthentication } from './forward-authentication.entity';
 import { ForwardAuthenticationErrors, notFound, throwIfAny } from './forward-authentications.errors';
 import { AuthenticationKind, KINDS } from '../authentication-kinds/kinds';
-import { fieldErrors, secretDetails, secretWarnings } from '../authentication-kinds/method-fields';
+import { fieldErrors, secretDetails, secretWarnings, tokenUrlHostErrors } from '../authentication-kinds/method-fields';
 
 /** What a forward needs of one method: every field as entered, secrets decrypted. Never log it. */
 export interface UsableAuthenticationMethod {
@@ -417,6 +417,9 @@ export class ForwardAuthenticationsService {
     kind: AuthenticationKind,
     fields: Record<string, string>,
   ) {
+    // A token endpoint, asked with the method's credentials, must be on a host of the config, as a target.
+    if (kind === 'oauth2-client-credentials')
+      throwIfAny(kind, tokenUrlHostErrors(fields, (await this.configs.get(merchantAccountId, configId)).hosts));
     const publicFields: Record<string, string> = {};
     const secrets: Record<string, string> = {};
     for (const field of KINDS[kind].fields) {

@@ -1,4 +1,10 @@
 import { AUTHENTICATION_KINDS, AuthenticationKind, KINDS } from '../authentication-kinds/kinds';
+import { DEFINITION_KINDS } from '../definitions/definition';
+import {
+  GR4VY_RESPONSE_SCHEMA_NAME,
+  requestSchemaName,
+  responseSchemaName,
+} from '../authentication-kinds/schema-names';
 
 /**
  * OpenAPI components built from the kind descriptions: for each kind a request schema (its fields,
@@ -7,24 +13,8 @@ import { AUTHENTICATION_KINDS, AuthenticationKind, KINDS } from '../authenticati
  */
 type Schema = Record<string, unknown>;
 
-function pascal(kind: AuthenticationKind): string {
-  return kind
-    .split('-')
-    .map((part) => part[0].toUpperCase() + part.slice(1))
-    .join('');
-}
-
-function requestSchemaName(kind: AuthenticationKind): string {
-  return `ForwardAuthentication${pascal(kind)}Request`;
-}
-
-function responseSchemaName(kind: AuthenticationKind): string {
-  return `ForwardAuthentication${pascal(kind)}Response`;
-}
-
 export const UPDATE_SCHEMA_NAME = 'ForwardAuthenticationUpdateRequest';
 const GR4VY_REQUEST = 'ForwardAuthenticationGr4vyRequest';
-const GR4VY_RESPONSE = 'ForwardAuthenticationGr4vyResponse';
 const OUR_UPDATE = 'ForwardAuthenticationOurUpdateRequest';
 const GR4VY_UPDATE = 'ForwardAuthenticationGr4vyUpdateRequest';
 /** The name PageOf gives the list of ForwardAuthenticationResponse, replaced here so its items are either shape. */
@@ -81,6 +71,7 @@ function fieldsSchema(kind: AuthenticationKind, secrets: boolean): Schema {
       description: f.description + (f.secret ? ' Secret: write-only, encrypted at rest, never returned.' : ''),
       maxLength: f.maxLength,
       ...(f.enum ? { enum: [...f.enum] } : {}),
+      ...(f.format === 'https-url' ? { format: 'uri', pattern: '^https://' } : {}),
       ...(f.default !== undefined ? { default: f.default } : {}),
       ...(f.secret ? { writeOnly: true } : {}),
       'x-format': f.format,
@@ -158,13 +149,14 @@ export function forwardAuthenticationSchemas(): Record<string, Schema> {
       },
     };
   }
-  const kinds = ['mle', 'mtls', 'signature'];
+  const kinds = [...DEFINITION_KINDS];
   schemas[GR4VY_REQUEST] = {
     type: 'object',
     description:
       'Gr4vy’s shape: `mle`, `mtls` and `signature` are our jwe-payload, mutual-tls and hmac-signature (or the ' +
-      'signing kind the definition’s signature names: http-signature, oauth1-rsa, aws-sigv4, http-message-signature); ' +
-      'the method is answered in this shape.',
+      'signing kind the definition’s signature names: http-signature, oauth1-rsa, aws-sigv4, http-message-signature), ' +
+      'and `oauth2`, ours, is oauth2-client-credentials; the fields are those of the config’s definition, and the ' +
+      'method is answered in this shape.',
     required: ['kind', 'display_name', 'fields'],
     additionalProperties: false,
     properties: {
@@ -173,7 +165,7 @@ export function forwardAuthenticationSchemas(): Record<string, Schema> {
       fields: gr4vyEntries(0, GR4VY_FIELDS_DESCRIPTION),
     },
   };
-  schemas[GR4VY_RESPONSE] = {
+  schemas[GR4VY_RESPONSE_SCHEMA_NAME] = {
     type: 'object',
     description: 'A method created in Gr4vy’s shape (PCIForwardConfigAuthentication), plus our additive fields.',
     required: [
@@ -239,7 +231,9 @@ export function forwardAuthenticationSchemas(): Record<string, Schema> {
     properties: {
       items: {
         type: 'array',
-        items: { oneOf: [...AUTHENTICATION_KINDS.map((k) => ref(responseSchemaName(k))), ref(GR4VY_RESPONSE)] },
+        items: {
+          oneOf: [...AUTHENTICATION_KINDS.map((k) => ref(responseSchemaName(k))), ref(GR4VY_RESPONSE_SCHEMA_NAME)],
+        },
         description: 'Each method in the shape it was created in.',
       },
       limit: { type: 'number', example: 20, description: 'The page size applied to this response.' },
@@ -284,11 +278,11 @@ function oneOfByKind(name: (kind: AuthenticationKind) => string, gr4vy: string):
       propertyName: 'kind',
       mapping: {
         ...Object.fromEntries(AUTHENTICATION_KINDS.map((k) => [k, `#/components/schemas/${name(k)}`])),
-        ...Object.fromEntries(['mle', 'mtls', 'signature'].map((k) => [k, `#/components/schemas/${gr4vy}`])),
+        ...Object.fromEntries(DEFINITION_KINDS.map((k) => [k, `#/components/schemas/${gr4vy}`])),
       },
     },
   };
 }
 
 export const REQUEST_SCHEMA = oneOfByKind(requestSchemaName, GR4VY_REQUEST);
-export const RESPONSE_SCHEMA = oneOfByKind(responseSchemaName, GR4VY_RESPONSE);
+export const RESPONSE_SCHEMA = oneOfByKind(responseSchemaName, GR4VY_RESPONSE_SCHEMA_NAME);

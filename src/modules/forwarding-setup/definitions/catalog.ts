@@ -50,6 +50,45 @@ function secretText(key: string, displayName: string, mapsTo: string): Definitio
   return { ...text(key, displayName, mapsTo), secret: true };
 }
 
+/**
+ * An oauth2-client-credentials authentication: the merchant enters the token endpoint (production or
+ * test, named in `tokenUrls`) and the client credentials; how the client authenticates is the provider's.
+ */
+function oauth2(description: string, tokenUrls: string, clientAuth: 'basic' | 'body'): AuthenticationDefinition {
+  return {
+    kind: 'oauth2',
+    title: 'OAuth 2.0 client credentials',
+    description,
+    fields: [
+      {
+        key: 'token_url',
+        display_name: `Token URL (${tokenUrls})`,
+        required: true,
+        format: 'text',
+        secret: false,
+        maps_to: 'token_url',
+      },
+      {
+        key: 'client_id',
+        display_name: 'Client ID',
+        required: true,
+        format: 'text',
+        secret: false,
+        maps_to: 'client_id',
+      },
+      {
+        key: 'client_secret',
+        display_name: 'Client secret',
+        required: true,
+        format: 'text',
+        secret: true,
+        maps_to: 'client_secret',
+      },
+    ],
+    settings: { client_auth: clientAuth },
+  };
+}
+
 function mtls(description: string): AuthenticationDefinition {
   return {
     kind: 'mtls',
@@ -62,8 +101,8 @@ function mtls(description: string): AuthenticationDefinition {
 
 /*
  * Only third parties that take one of our kinds are listed: Gr4vy's definition has at least one
- * authentication. A PSP whose API takes just a key in a header (Stripe, Adyen, Braintree, PayPal's REST
- * API, Checkout.com's standard origin) needs no method and no definition: a config with its hosts of its own
+ * authentication. A PSP whose API takes just a key in a header (Stripe, Adyen, Braintree, Checkout.com's
+ * standard origin) needs no method and no definition: a config with its hosts of its own
  * (`{display_name, hosts}`), and the key sent with `x-vault-forward-header-authorization` (or
  * `x-vault-forward-header-x-api-key`), passed through as it is (docs/forwarding.md).
  */
@@ -73,7 +112,15 @@ export const CATALOG: readonly Definition[] = [
     display_name: 'Amadeus',
     hosts: ['https://api.amadeus.com', 'https://test.api.amadeus.com'],
     source: 'catalog',
-    authentications: [mtls('The client certificate Amadeus issued for your account.')],
+    authentications: [
+      mtls('The client certificate Amadeus issued for your account.'),
+      oauth2(
+        'The API key (client_id) and API secret (client_secret) of your Amadeus application, exchanged for an access ' +
+          'token at Amadeus’s token endpoint, the credentials in the form body as Amadeus asks.',
+        'https://api.amadeus.com/v1/security/oauth2/token, or test.api.amadeus.com for the test environment',
+        'body',
+      ),
+    ],
   },
   {
     id: 'checkout-com',
@@ -141,6 +188,20 @@ export const CATALOG: readonly Definition[] = [
           'cert_key_pem.txt PayPal lets you download (it holds both, in PEM). The API username and password go in ' +
           'the request body, as the caller sends it. (API signature credentials use other hosts, api-3t.…, and ' +
           'need no method.)',
+      ),
+    ],
+  },
+  {
+    id: 'paypal-rest',
+    display_name: 'PayPal REST API',
+    hosts: ['https://api-m.paypal.com', 'https://api-m.sandbox.paypal.com'],
+    source: 'catalog',
+    authentications: [
+      oauth2(
+        'The client ID and secret of your PayPal REST app, exchanged for an access token at PayPal’s token endpoint ' +
+          '(HTTP Basic, as PayPal asks).',
+        'https://api-m.paypal.com/v1/oauth2/token, or api-m.sandbox.paypal.com for the sandbox',
+        'basic',
       ),
     ],
   },

@@ -8,14 +8,24 @@ import { fieldErrors } from '../authentication-kinds/method-fields';
  * per authentication, how it maps onto one of our mechanisms: each field's `maps_to` (a field of our
  * kind) and `settings` (our non-secret fields fixed by the definition, e.g. a signature's template).
  */
-export const DEFINITION_KINDS = ['mle', 'mtls', 'signature'] as const;
+export const DEFINITION_KINDS = [
+  'mle',
+  'mtls',
+  'signature',
+  // Ours (Gr4vy has no such kind): lets a catalog definition offer oauth2-client-credentials (decision 0123).
+  'oauth2',
+] as const;
 export type DefinitionKind = (typeof DEFINITION_KINDS)[number];
+
+/** The kinds Gr4vy's contract lists. */
+const GR4VY_KINDS = ['mle', 'mtls', 'signature'] as const;
 
 /** Gr4vy's kinds are aliases of ours. */
 const OUR_KIND: Readonly<Record<DefinitionKind, AuthenticationKind>> = {
   mle: 'jwe-payload',
   mtls: 'mutual-tls',
   signature: 'hmac-signature',
+  oauth2: 'oauth2-client-credentials',
 };
 /** Ours to Gr4vy's; `template-secrets` is ours only (decision 0102), so no Gr4vy-shaped method has it. */
 export const DEFINITION_KIND_OF: Readonly<Partial<Record<AuthenticationKind, DefinitionKind>>> = {
@@ -26,6 +36,7 @@ export const DEFINITION_KIND_OF: Readonly<Partial<Record<AuthenticationKind, Def
   'oauth1-rsa': 'signature',
   'aws-sigv4': 'signature',
   'http-message-signature': 'signature',
+  'oauth2-client-credentials': 'oauth2',
 };
 
 /** Our kinds a definition's `signature` may map onto (`maps_to_kind`); without it, hmac-signature. */
@@ -93,7 +104,8 @@ export function customDefinition(configId: string, displayName: string, hosts: s
     display_name: displayName,
     hosts,
     source: 'custom',
-    authentications: DEFINITION_KINDS.map((kind) => {
+    // Gr4vy's kinds only: a custom definition stays within Gr4vy's contract (our kinds are made in our shape).
+    authentications: GR4VY_KINDS.map((kind) => {
       const ours = KINDS[OUR_KIND[kind]];
       return {
         kind,

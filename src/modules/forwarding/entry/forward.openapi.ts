@@ -53,6 +53,8 @@ export function forwardOperation(): { path: string; method: 'post'; operation: R
     ForwardingErrors.unmatchedCardNumber,
     ForwardingErrors.tokenRequestorFailed,
     ForwardingErrors.tokenRequestorTimeout,
+    ForwardingErrors.tokenEndpointFailed,
+    ForwardingErrors.tokenEndpointTimeout,
     ForwardAuthenticationErrors.notUsable,
     ForwardAuthenticationErrors.conflict,
     ForwardAuthenticationErrors.invalid,

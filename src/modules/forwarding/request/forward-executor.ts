@@ -32,7 +32,7 @@ import {
   UsableAuthenticationMethod,
 } from '../../forwarding-setup/authentication-methods/forward-authentications.service';
 import { VaultForwardConfigsService } from '../../forwarding-setup/configs/vault-forward-configs.service';
-import { ResponseFilter, ResponsePolicy, responseHeader } from '../answers/response-filter';
+import { ResponseFilter, responseHeader } from '../answers/response-filter';
 import { MleAnswers } from '../answers/mle-answers';
 import {
   filledByteLength,
@@ -49,8 +49,8 @@ import { ForwardRecordsService } from '../records/forward-records.service';
 import { HEADER_PREFIX } from './forward-headers';
 import { recordedUrl } from '../../../platform/logging/redaction';
 import { ForwardingErrors } from './forwarding.errors';
-import { ForwardPlan, PlanScans, scanPlan } from './forward-plan';
-import { checkTransport, enablingConfig, placeholderProblem, sendableHeader } from './forward-planner';
+import { ForwardPlan, PlanLocal, PlanScans, scanPlan } from './forward-plan';
+import { checkTransport, enablingConfig, placeholderFailure, sendableHeader } from './forward-planner';
 import type { InflightLease } from '../sending/inflight-bytes';
 import { AuthenticationSteps } from '../sending/authentication-steps';
 import { PlaceholderSource, PlaceholderSources } from './placeholder-sources';
@@ -89,7 +89,9 @@ const RETRYABLE_CODES = new Set([
   CheckoutSessionErrors.inUse.code,
   ForwardingErrors.downstreamUnreachable.code,
   ForwardingErrors.downstreamTimeout.code,
-  // The token requestor away or slow (decision 0100): a later attempt asks it again.
+  // The token requestor (decision 0100) or a token endpoint (0123) away or slow: a later attempt asks again.
+  ForwardingErrors.tokenEndpointFailed.code,
+  ForwardingErrors.tokenEndpointTimeout.code,
   ForwardingErrors.tokenRequestorFailed.code,
   ForwardingErrors.tokenRequestorTimeout.code,
   CommonErrors.serviceUnavailable.code,
@@ -242,10 +244,11 @@ export class ForwardExecutor {
         ? await this.authentications.forForward(plan.merchantAccountId, target.configId, plan.authenticationIds)
         : []);
     const source = this.sources.for(plan);
-    const scans = plan.local?.scans ?? rescan(plan, source);
+    // A deserialised plan's scans; planning checked the same templates, so a failure here is the plan's.
+    const scans = plan.local?.scans ?? placeholderFailure(() => scanPlan(plan, source.shape), 'body', 'body');
     let response: DownstreamResponse;
     try {
-      response = await this.fillAndSend(plan, source, scans, methods, lease, record, target.trusted);
+      response = await this.fillAndSend(plan, source, scans, methods, lease, record, target);
     } catch (error) {
       // No answer: what the source holds (a session's security code) may be used by a retry.
       await source.abandoned(plan.merchantAccountId).catch((release: unknown) => this.sourceFailed(plan, release));
@@ -283,7 +286,7 @@ export class ForwardExecutor {
     methods: UsableAuthenticationMethod[],
     lease: InflightLease | undefined,
     record: ForwardRecord,
-    trusted: boolean,
+    target: { trusted: boolean; policy: PlanLocal['policy'] },
   ): Promise<DownstreamResponse> {
     // Read from the methods as they are now (the plan holds their ids only); never logged.
     const secrets = templateSecrets(methods, scans, plan.headerTemplates);
@@ -292,13 +295,13 @@ export class ForwardExecutor {
       url: plan.url,
       method: plan.method,
       timeoutMs: plan.timeoutMs,
-      trusted,
+      trusted: target.trusted,
       identity: null,
       headers: filled.headers,
       body: filled.body,
     };
     // After the placeholders, in the caller's order: what a method signs or encrypts is what is sent.
-    if (methods.length > 0) request = await this.steps.apply(request, methods);
+    if (methods.length > 0) request = await this.steps.apply(request, methods, Date.now(), target.policy.hosts);
     // Headers a method set or changed (a signature), and the query string, which the record leaves out too.
     const withheld = [...filled.withheld, plan.url.search.slice(1)];
     for (const [name, value] of Object.entries(request.headers))
@@ -319,7 +322,9 @@ export class ForwardExecutor {
     }
     // Card data leaves only once its disclosure is on record: committed, or spooled and fsync'd (or 503, nothing sent).
     if (source.discloses) await this.records.disclose(record);
-    return this.downstream.send(request);
+    const response = await this.downstream.send(request);
+    this.steps.answered(request, response.status); // a 401 drops an access token sent (no resend: decision 0123)
+    return response;
   }
 
   /**
@@ -329,7 +334,9 @@ export class ForwardExecutor {
    * (one indexed prepared statement per attempt, next to the claim, disclosure and end statements an
    * attempt runs anyway).
    */
-  private async target(plan: ForwardPlan): Promise<{ trusted: boolean; configId: string; policy: ResponsePolicy }> {
+  private async target(
+    plan: ForwardPlan,
+  ): Promise<{ trusted: boolean; configId: string; policy: PlanLocal['policy'] }> {
     const trusted = checkTransport(this.appConfig.forwardInsecureHosts, plan.url);
     const configs = await this.configs.enabledConfigs(plan.merchantAccountId, { fresh: true });
     const config = enablingConfig(configs, plan.url, plan.method, plan.configId);
@@ -417,22 +424,4 @@ export class ForwardExecutor {
 /** The answer's part of a record's bodies. */
 function answerOf(answer: { text: string; truncated: boolean }) {
   return { responseBody: answer.text, responseBodyTruncated: answer.truncated };
-}
-
-/** A deserialised plan's scans; planning checked the same templates, so a failure here is the plan's. */
-function rescan(plan: ForwardPlan, source: PlaceholderSource): PlanScans {
-  try {
-    return scanPlan(plan, source.shape);
-  } catch (error) {
-    throw placeholderProblem(error, 'body', 'body');
-  }
-}
-
-/** `fill()`, with a PlaceholderError (a value a function or the encoding cannot take) as a 400 naming `name`. */
-function placeholderFailure<T>(fill: () => T, location: 'body' | 'header', name: string): T {
-  try {
-    return fill();
-  } catch (error) {
-    throw placeholderProblem(error, location, name);
-  }
 }

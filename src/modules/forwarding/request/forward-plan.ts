@@ -85,11 +85,14 @@ export interface PlanScans {
   uses: PlaceholderUse[];
 }
 
-interface PlanLocal {
+export interface PlanLocal {
   scans: PlanScans;
   methods: UsableAuthenticationMethod[];
-  /** The enabling config's response rules and unmatched_pan, as planning read them. */
-  policy: ResponsePolicy;
+  /**
+   * The enabling config's response rules and unmatched_pan, and its hosts (a token endpoint of its methods
+   * must be among them), as planning read them.
+   */
+  policy: ResponsePolicy & { hosts: ReadonlySet<string> };
 }
 
 /** A stored plan that cannot be read back (corrupt, another version, or edited). */

@@ -22,9 +22,10 @@ import {
   PlaceholderUse,
   scanText,
 } from '../../vault/placeholders/placeholders';
-import { addressKind, literalBlockReason } from '../../forwarding-setup/targets/addresses';
+import { addressKind } from '../../forwarding-setup/targets/addresses';
+import { transportOf } from '../../forwarding-setup/targets/transport';
 import { recordedUrl } from '../../../platform/logging/redaction';
-import { hostKey, hostsEnable, isInsecureHost } from '../../forwarding-setup/targets/http-methods';
+import { hostKey, hostsEnable } from '../../forwarding-setup/targets/http-methods';
 import type { ForwardRecord } from '../records/forward-record';
 import { ForwardSpec, HEADER_PREFIX, parseForwardHeaders, URL_HEADER } from './forward-headers';
 import { ForwardingErrors } from './forwarding.errors';
@@ -162,21 +163,20 @@ export function checkTransport(
   url: URL,
   header = URL_HEADER,
 ): boolean {
-  if (isInsecureHost(insecureHosts, hostKey(url))) return true;
-  if (url.protocol !== 'https:') {
+  const transport = transportOf(insecureHosts, url);
+  if (transport.refused === 'insecure') {
     throw new ProblemException(ForwardingErrors.insecureTarget, 'The target must be an https URL.', [
       { location: 'header', name: header, message: 'must use https' },
     ]);
   }
-  const reason = literalBlockReason(url.hostname);
-  if (reason) {
+  if (transport.refused === 'address') {
     throw new ProblemException(
       ForwardingErrors.targetAddressForbidden,
-      `The target is ${addressKind(reason)}, which may not be forwarded to.`,
-      [{ location: 'header', name: header, message: `${reason} address` }],
+      `The target is ${addressKind(transport.reason)}, which may not be forwarded to.`,
+      [{ location: 'header', name: header, message: `${transport.reason} address` }],
     );
   }
-  return false;
+  return transport.trusted;
 }
 
 /**
@@ -238,11 +238,20 @@ function scanAll(spec: ForwardSpec, body: Buffer | undefined, style: 'json' | 'r
   return { body: bodyScan, headers, uses };
 }
 
-export function placeholderProblem(error: unknown, location: 'body' | 'header', name: string): unknown {
+function placeholderProblem(error: unknown, location: 'body' | 'header', name: string): unknown {
   if (!(error instanceof PlaceholderError)) return error;
   return new ProblemException(ForwardingErrors.invalidPlaceholder, error.message, [
     { location, name, message: error.message },
   ]);
+}
+
+/** `fill()`, with a PlaceholderError (a value a function or the encoding cannot take) as a 400 naming `name`. */
+export function placeholderFailure<T>(fill: () => T, location: 'body' | 'header', name: string): T {
+  try {
+    return fill();
+  } catch (error) {
+    throw placeholderProblem(error, location, name);
+  }
 }
 
 /**

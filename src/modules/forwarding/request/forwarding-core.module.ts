@@ -10,6 +10,7 @@ import { ForwardPlanner } from './forward-planner';
 import { ForwardRecordsService } from '../records/forward-records.service';
 import { InflightBytes } from '../sending/inflight-bytes';
 import { AuthenticationSteps } from '../sending/authentication-steps';
+import { OAuth2Tokens } from '../sending/oauth2-tokens';
 import { ForwardResponsesModule } from '../answers/forward-responses.module';
 import { NetworkTokensModule } from '../../payments/network-tokens/network-tokens.module';
 
@@ -35,6 +36,7 @@ import { NetworkTokensModule } from '../../payments/network-tokens/network-token
     ForwardRecordsService,
     InflightBytes,
     AuthenticationSteps,
+    OAuth2Tokens,
   ],
   exports: [ForwardPlanner, ForwardExecutor, DownstreamClient, ForwardRecordsService, InflightBytes],
 })

@@ -21,6 +21,7 @@ import { DEFAULT_SIGNATURE_COMPONENTS } from '../../forwarding-setup/authenticat
 import { signerHeaders } from '../../forwarding-setup/request-signers/signers';
 import type { SignerMaterial } from '../../forwarding-setup/request-signers/signers';
 import type { ClientIdentity, OutboundRequest } from './outbound-request';
+import { OAuth2Client, OAuth2Tokens, TokenUrlRefused } from './oauth2-tokens';
 
 const HMAC_ALGORITHMS = new Set(['sha256', 'sha512']);
 const HMAC_ENCODINGS = new Set(['hex', 'base64']);
@@ -62,7 +63,12 @@ interface TemplateSecretsMaterial {
   kind: 'template-secrets';
 }
 
-type Material = HmacMaterial | JweMaterial | TlsMaterial | TemplateSecretsMaterial | SignerMaterial;
+/** Its token is obtained (or taken from the cache) at each use, by OAuth2Tokens. */
+interface OAuth2Material {
+  kind: 'oauth2-client-credentials';
+  client: OAuth2Client;
+}
+type Material = HmacMaterial | JweMaterial | TlsMaterial | TemplateSecretsMaterial | SignerMaterial | OAuth2Material;
 
 /** Why a stored method cannot be used; the message never holds a field's value. */
 class Unusable extends Error {}
@@ -71,7 +77,8 @@ class Unusable extends Error {}
  * Applies stored authentication methods to an OutboundRequest, in the order the caller listed
  * them, each step taking the request as the previous one left it: jwe-payload replaces the body with
  * the compact JWE, hmac-signature signs the bytes that will be sent, mutual-tls sets the client
- * identity. Values are used exactly as entered (spec 5.3 rule 4). A method that cannot be used is a
+ * identity, oauth2-client-credentials sets `authorization: Bearer` to its access token (OAuth2Tokens;
+ * answered() drops it when the target refuses it). Values are used exactly as entered (spec 5.3 rule 4). A method that cannot be used is a
  * 422 naming its id, before anything is sent. Shared by the synchronous route and the queued worker:
  * nothing here knows about HTTP handlers.
  *
@@ -86,35 +93,71 @@ export class AuthenticationSteps {
     ttl: 5 * 60_000,
   });
 
+  /** The access tokens each request carries, by the request as apply() returned it, for answered(). */
+  private readonly bearers = new WeakMap<OutboundRequest, Array<{ methodId: string; token: string }>>();
+
   constructor(
     @Optional() authentications?: ForwardAuthenticationsService,
     @Optional() @Inject(CLOCK) private readonly clock?: Clock,
+    @Optional() private readonly tokens?: OAuth2Tokens,
   ) {
     authentications?.onMethodChanged((methodId) => this.forget(methodId));
   }
 
-  /** Drops what was prepared for a method (null: for all), when it changed in any process. */
+  /** Drops what was prepared for a method (null: for all), and its access token, when it changed in any process. */
   forget(methodId: string | null): void {
     if (methodId === null) this.prepared.clear();
     else this.prepared.delete(methodId);
+    this.tokens?.forget(methodId);
   }
 
+  /**
+   * `configHosts`: the hosts of the config the methods belong to (the one enabling the target), which
+   * an oauth2-client-credentials method's token endpoint must be among.
+   */
   async apply(
     request: OutboundRequest,
     methods: readonly UsableAuthenticationMethod[],
     nowMs = (this.clock?.now() ?? new Date()).getTime(),
+    configHosts: ReadonlySet<string> = new Set(),
   ): Promise<OutboundRequest> {
     let current = request;
+    const bearers: Array<{ methodId: string; token: string }> = [];
     for (const method of methods) {
       const material = this.material(method);
       try {
-        current = await step(current, material, nowMs);
+        if (material.kind === 'oauth2-client-credentials') {
+          const token = await this.bearer(material.client, configHosts, current.timeoutMs);
+          bearers.push({ methodId: method.id, token });
+          current = { ...current, headers: { ...current.headers, authorization: `Bearer ${token}` } };
+        } else current = await step(current, material, nowMs);
       } catch (error) {
         if (error instanceof Unusable) throw unusable(method, error.message);
         throw error;
       }
     }
+    if (bearers.length > 0) this.bearers.set(current, bearers);
     return current;
+  }
+
+  /**
+   * The target answered `status` to `request` (as apply() returned it). A 401 means it refused the access
+   * token: the token is dropped in every process, so the next forward obtains a new one. The refused
+   * forward is not sent again: that would disclose its card data a second time (decision 0123).
+   */
+  answered(request: OutboundRequest, status: number): void {
+    if (status !== 401 || !this.tokens) return;
+    for (const { methodId, token } of this.bearers.get(request) ?? []) void this.tokens.refused(methodId, token);
+  }
+
+  private async bearer(client: OAuth2Client, configHosts: ReadonlySet<string>, timeoutMs: number): Promise<string> {
+    if (!this.tokens) throw new Unusable('this process cannot obtain access tokens');
+    try {
+      return await this.tokens.bearer(client, configHosts, timeoutMs);
+    } catch (error) {
+      if (error instanceof TokenUrlRefused) throw new Unusable(error.message);
+      throw error;
+    }
   }
 
   private material(method: UsableAuthenticationMethod): Material {
@@ -157,6 +200,9 @@ async function step(request: OutboundRequest, material: Material, nowMs: number)
     case 'aws-sigv4':
     case 'http-message-signature':
       return { ...request, headers: { ...request.headers, ...signerHeaders(request, material, nowMs) } };
+    case 'oauth2-client-credentials':
+      // Applied by AuthenticationSteps.apply, which holds the token cache.
+      return request;
   }
 }
 
@@ -270,6 +316,8 @@ function prepare(method: UsableAuthenticationMethod): Material {
         expiresIn: f.expires_in === undefined ? undefined : Number(f.expires_in),
         digest: f.content_digest === 'sha-512' ? 'sha-512' : 'sha-256',
       };
+    case 'oauth2-client-credentials':
+      return { kind: 'oauth2-client-credentials', client: oauth2Client(method) };
     default:
       throw new Unusable('its kind is not supported here');
   }
@@ -296,6 +344,43 @@ function signingKey(pem: string | undefined, algorithm: string): KeyObject {
 function messageAlgorithm(value: string): 'ed25519' | 'ecdsa-p256-sha256' | 'rsa-pss-sha512' {
   if (value === 'ed25519' || value === 'ecdsa-p256-sha256' || value === 'rsa-pss-sha512') return value;
   throw new Unusable('its algorithm is not one of ed25519, ecdsa-p256-sha256, rsa-pss-sha512, hmac-sha256');
+}
+
+/**
+ * The token request of a method, made once per version: RFC 6749 §4.4.2's form, and the client
+ * authenticated by HTTP Basic over the form-encoded id and secret (§2.3.1) or by both in the body.
+ */
+function oauth2Client(method: UsableAuthenticationMethod): OAuth2Client {
+  const f = method.fields;
+  let tokenUrl: URL;
+  try {
+    tokenUrl = new URL(f.token_url ?? '');
+  } catch {
+    throw new Unusable('its token_url is not a URL');
+  }
+  if (!f.client_id || typeof f.client_secret !== 'string') throw new Unusable('it has no client_id or client_secret');
+  const clientAuth = f.client_auth ?? 'basic';
+  if (clientAuth !== 'basic' && clientAuth !== 'body') throw new Unusable('its client_auth is not basic or body');
+  const form = new URLSearchParams({ grant_type: 'client_credentials' });
+  if (f.scope) form.set('scope', f.scope);
+  if (f.audience) form.set('audience', f.audience);
+  if (clientAuth === 'body') {
+    form.set('client_id', f.client_id);
+    form.set('client_secret', f.client_secret);
+  }
+  const basic = `${formEncoded(f.client_id)}:${formEncoded(f.client_secret)}`;
+  return {
+    methodId: method.id,
+    version: method.version,
+    tokenUrl,
+    form: form.toString(),
+    authorization: clientAuth === 'basic' ? `Basic ${Buffer.from(basic, 'utf8').toString('base64')}` : undefined,
+  };
+}
+
+/** application/x-www-form-urlencoded, as RFC 6749 Appendix B encodes the client id and secret for Basic. */
+function formEncoded(value: string): string {
+  return new URLSearchParams([['', value]]).toString().slice(1);
 }
 
 function headerName(value: string | undefined, field: string): string {

@@ -115,7 +115,8 @@ function errorCode(error: unknown): string | undefined {
   return (error as { code?: string }).code;
 }
 
-function blocked(error: unknown): BlockedAddressError | null {
+/** The address guard's refusal somewhere in an undici error's causes, or null. */
+export function blocked(error: unknown): BlockedAddressError | null {
   let current: unknown = error;
   for (let depth = 0; depth < 4 && current; depth++) {
     if (current instanceof BlockedAddressError) return current;
@@ -321,24 +322,28 @@ export class DownstreamClient implements OnModuleDestroy {
     }
     if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_ABORTED')
       return timedOut(request);
-    const what =
-      code === 'ENOTFOUND' || code === 'EAI_AGAIN'
-        ? 'its name does not resolve'
-        : code === 'ECONNREFUSED'
-          ? 'the connection was refused'
-          : code === 'ECONNRESET' || code === 'UND_ERR_SOCKET' || code === 'EPIPE'
-            ? 'the connection was reset'
-            : code === 'UND_ERR_CONNECT_TIMEOUT'
-              ? `no connection within ${CONNECT_TIMEOUT_MS / 1000} s`
-              : code && isTlsHandshakeCode(code)
-                ? `the TLS handshake failed (${code})`
-                : `the request failed (${code ?? 'network error'})`;
     return new DownstreamProblem(
       OutboundErrors.downstreamUnreachable,
-      `${host} could not be reached: ${what}.`,
+      `${host} could not be reached: ${unreachableReason(error)}.`,
       !notConnected(code),
     );
   }
+}
+
+/** Why a request failed on the network, in words that name a code, never a value. */
+export function unreachableReason(error: unknown): string {
+  const code = errorCode(error);
+  return code === 'ENOTFOUND' || code === 'EAI_AGAIN'
+    ? 'its name does not resolve'
+    : code === 'ECONNREFUSED'
+      ? 'the connection was refused'
+      : code === 'ECONNRESET' || code === 'UND_ERR_SOCKET' || code === 'EPIPE'
+        ? 'the connection was reset'
+        : code === 'UND_ERR_CONNECT_TIMEOUT'
+          ? `no connection within ${CONNECT_TIMEOUT_MS / 1000} s`
+          : code && isTlsHandshakeCode(code)
+            ? `the TLS handshake failed (${code})`
+            : `the request failed (${code ?? 'network error'})`;
 }
 
 function timedOut(request: DownstreamRequest): DownstreamProblem {

@@ -41,6 +41,24 @@ export const OutboundErrors = {
     title: 'Downstream response too large',
     description: 'The target answered with a body larger than 10 MiB, which is not passed back.',
   }),
+  tokenEndpointFailed: defineProblem({
+    code: 'token-endpoint-failed',
+    status: 502,
+    title: 'Access token not obtained',
+    description:
+      'An oauth2-client-credentials method listed in x-vault-forward-authentications needed an access token, and its ' +
+      'token endpoint could not be reached, or answered other than 2xx with a JSON object holding a Bearer ' +
+      '`access_token`. The detail names the method and what went wrong (a status, never the endpoint’s answer). ' +
+      'Nothing was sent to the target; retry, or check the method’s client credentials.',
+  }),
+  tokenEndpointTimeout: defineProblem({
+    code: 'token-endpoint-timeout',
+    status: 504,
+    title: 'Token endpoint timed out',
+    description:
+      'An oauth2-client-credentials method needed an access token, and its token endpoint did not answer within 10 ' +
+      's (or within the forward’s own x-vault-forward-timeout, when shorter). Nothing was sent to the target; retry.',
+  }),
   capacityExceeded: defineProblem({
     code: 'forward-capacity-exceeded',
     status: 503,

@@ -16,6 +16,7 @@ import { CheckoutSessions1763917200000 } from './1763917200000-CheckoutSessions'
 import { PaymentMethodUsage1763917300000 } from './1763917300000-PaymentMethodUsage';
 import { ForwardJobQueuedIds1763951700000 } from './1763951700000-ForwardJobQueuedIds';
 import { SigningAuthenticationKinds1763955300000 } from './1763955300000-SigningAuthenticationKinds';
+import { OAuth2ClientCredentials1763955400000 } from './1763955400000-OAuth2ClientCredentials';
 import { ForwardJobLeases1763920000000 } from './1763920000000-ForwardJobLeases';
 import { ForwardJobCallbackUrls1763923600000 } from './1763923600000-ForwardJobCallbackUrls';
 import { CheckoutSessionCodeClaims1763924000000 } from './1763924000000-CheckoutSessionCodeClaims';
@@ -49,4 +50,5 @@ export const MIGRATIONS = [
   ForwardAuthenticationSecretDetails1763948103000,
   ForwardJobQueuedIds1763951700000,
   SigningAuthenticationKinds1763955300000,
+  OAuth2ClientCredentials1763955400000,
 ];

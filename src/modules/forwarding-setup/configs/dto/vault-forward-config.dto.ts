@@ -14,6 +14,8 @@ import {
   ValidateIf,
 } from 'class-validator';
 import { FORWARD_METHODS } from '../../targets/http-methods';
+import { AUTHENTICATION_KINDS } from '../../authentication-kinds/kinds';
+import { GR4VY_RESPONSE_SCHEMA_NAME, responseSchemaName } from '../../authentication-kinds/schema-names';
 import { MAX_EMBEDDED_AUTHENTICATIONS } from '../config-authentications';
 import { VaultForwardConfig } from '../vault-forward-config.entity';
 import {
@@ -171,12 +173,8 @@ export interface Embedded {
   authentications: object[];
 }
 
-const AUTHENTICATION_RESPONSES = [
-  'ForwardAuthenticationHmacSignatureResponse',
-  'ForwardAuthenticationMutualTlsResponse',
-  'ForwardAuthenticationJwePayloadResponse',
-  'ForwardAuthenticationGr4vyResponse',
-];
+/** Every kind's answer, in our shape, and Gr4vy's. */
+const AUTHENTICATION_RESPONSES = [...AUTHENTICATION_KINDS.map(responseSchemaName), GR4VY_RESPONSE_SCHEMA_NAME];
 
 export class VaultForwardConfigResponse {
   @ApiProperty({ type: String, enum: ['vault-forward-config'] })
