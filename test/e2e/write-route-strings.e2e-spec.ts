@@ -161,6 +161,10 @@ describe('Write routes of /openapi.json refuse unstorable and over-long strings 
       card: { number: cardNumber(), expiration_date: '12/30', security_code: '123' },
     });
     const client = ca.issue('client.merchant.example', 'client');
+    const base64Secret = randomBytes(32).toString('base64');
+    const rsaKey = generateKeyPairSync('rsa', { modulusLength: 2048 })
+      .privateKey.export({ type: 'pkcs8', format: 'pem' })
+      .toString();
     const publicKey = generateKeyPairSync('ec', { namedCurve: 'P-256' })
       .publicKey.export({ type: 'spki', format: 'pem' })
       .toString();
@@ -298,6 +302,61 @@ describe('Write routes of /openapi.json refuse unstorable and over-long strings 
         methods,
         () => ({ kind: 'template-secrets', label: 'Signing key', fields: { name: slug('key'), value: `v-${MARK}` } }),
         'template-secrets',
+      ),
+      merchantRoute(
+        'POST /vault-forward/configs/{config_id}/authentications',
+        methods,
+        () => ({
+          kind: 'http-signature',
+          label: 'Cybersource',
+          fields: { merchant_id: 'psp_merchant', key_id: 'key-1', shared_secret: base64Secret },
+        }),
+        'http-signature',
+      ),
+      merchantRoute(
+        'POST /vault-forward/configs/{config_id}/authentications',
+        methods,
+        () => ({
+          kind: 'oauth1-rsa',
+          label: 'Mastercard',
+          fields: { consumer_key: 'consumer-1', private_key: rsaKey },
+        }),
+        'oauth1-rsa',
+      ),
+      merchantRoute(
+        'POST /vault-forward/configs/{config_id}/authentications',
+        methods,
+        () => ({
+          kind: 'aws-sigv4',
+          label: 'API Gateway',
+          fields: {
+            access_key_id: 'AKIDEXAMPLE',
+            secret_access_key: `s-${MARK}`,
+            region: 'eu-west-1',
+            service: 'execute-api',
+          },
+        }),
+        'aws-sigv4',
+      ),
+      merchantRoute(
+        'POST /vault-forward/configs/{config_id}/authentications',
+        methods,
+        () => ({
+          kind: 'http-message-signature',
+          label: 'RFC 9421',
+          fields: { key_id: 'key-1', algorithm: 'hmac-sha256', secret: base64Secret },
+        }),
+        'http-message-signature',
+      ),
+      merchantRoute(
+        'POST /vault-forward/configs/{config_id}/authentications',
+        methods,
+        () => ({
+          kind: 'oauth2-client-credentials',
+          label: 'Token',
+          fields: { token_url: 'https://psp.example/oauth/token', client_id: 'client-1', client_secret: `s-${MARK}` },
+        }),
+        'oauth2-client-credentials',
       ),
       merchantRoute(
         'POST /vault-forward/configs/{config_id}/authentications',
