@@ -25,7 +25,12 @@ export const CONNECTION_ERRORS = ['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE', 'UND_
  * A downstream that answers each request with a JSON echo of its body's id after `delayMs` (so the kill
  * catches forwards mid-flight), counting the ids it saw; `peer` names the process that sent each.
  */
-export async function startCountingDownstream(delayMs: number, peer: (remotePort: number) => number | undefined) {
+export async function startCountingDownstream(
+  delayMs: number,
+  peer: (remotePort: number) => number | undefined,
+  /** Requests from a sender this returns true for get no answer: they stay in flight until the sender dies. */
+  hold: (sender: number | undefined) => boolean = () => false,
+) {
   const seen = new Map<string, number>();
   const senders = new Map<string, number | undefined>();
   const server = createServer((req, res) => {
@@ -36,6 +41,7 @@ export async function startCountingDownstream(delayMs: number, peer: (remotePort
       const id = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id: string }).id;
       seen.set(id, (seen.get(id) ?? 0) + 1);
       senders.set(id, sender);
+      if (hold(sender)) return;
       setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id })), delayMs);
     });
   });
