@@ -17,12 +17,9 @@ import {
   fillScan,
   filledValue,
   findPlaceholders,
-  PlaceholderError,
-  type PlaceholderScan,
   scanText,
   secretUses,
   substitutePlaceholders,
-  type EscapeStyle,
 } from '../src/placeholders/placeholders';
 import { compileResponseRules } from '../src/vault-forward-configs/response-rules';
 import {
@@ -35,13 +32,15 @@ import {
   MIB,
   openBraces,
   PLACEHOLDER_INPUTS,
+  matchAll,
   ruleAnswer,
+  scanUntilRefused,
   SUBSTITUTED,
 } from '../test/support/hostile-inputs';
 
 const MAX_RATIO = Number(process.env.BENCH_MAX_RATIO ?? 8);
 /**
- * Under this much CPU for the whole input a case passes whatever its ratio (issue 9's 100 ms for a megabyte):
+ * Under this much CPU for the whole input a case passes whatever its ratio (the scanner's 100 ms for a megabyte):
  * a quarter that takes a millisecond or two is mostly noise, and a quadratic cost is seconds here.
  */
 const BUDGET_MS = Number(process.env.BENCH_BUDGET_MS ?? 100);
@@ -75,18 +74,6 @@ interface Case {
   make: (n: number) => unknown;
   run: (input: never) => unknown;
   size: number;
-}
-
-function scanUntilRefused(text: string, style: EscapeStyle): void {
-  try {
-    scanText(text, 1, style);
-  } catch (error) {
-    if (!(error instanceof PlaceholderError)) throw error;
-  }
-}
-
-function matchAll(text: string, style: EscapeStyle): PlaceholderScan {
-  return { text, style, matches: findPlaceholders(text, style), uses: [] };
 }
 
 function cases(): Case[] {

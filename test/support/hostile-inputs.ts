@@ -3,6 +3,13 @@
  * tests run the large size once (it must finish and be right), and `npm run bench:linear` measures the
  * CPU of a quarter against the whole, which a quadratic cost makes 16 times, a linear one 4.
  */
+import {
+  type EscapeStyle,
+  findPlaceholders,
+  PlaceholderError,
+  type PlaceholderScan,
+  scanText,
+} from '../../src/placeholders/placeholders';
 
 export const MIB = 1024 * 1024;
 
@@ -100,3 +107,17 @@ export const longAccept = (n: number): string => `${'text/x-a;q=0.1, '.repeat(n)
 
 /** A template of `n` unclosed braces before a placeholder. */
 export const openBraces = (n: number): string => '{'.repeat(n) + 'body';
+
+/** scanText, which stops at the first bad placeholder (a refusal is an answer too). */
+export function scanUntilRefused(text: string, style: EscapeStyle): void {
+  try {
+    scanText(text, 1, style);
+  } catch (error) {
+    if (!(error instanceof PlaceholderError)) throw error;
+  }
+}
+
+/** Every match, known name or not: scanText would stop at the first unknown name, which the grammar still matches. */
+export function matchAll(text: string, style: EscapeStyle): PlaceholderScan {
+  return { text, style, matches: findPlaceholders(text, style), uses: [] };
+}

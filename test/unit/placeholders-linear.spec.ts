@@ -6,7 +6,6 @@ import {
   findPlaceholders,
   fillScan,
   filledValue,
-  type PlaceholderScan,
   jsonStringContent,
   PlaceholderError,
   scanPlaceholders,
@@ -19,8 +18,10 @@ import {
   densePlaceholders,
   HMAC_EXPRESSION,
   hmacExpressions,
+  matchAll,
   MIB,
   PLACEHOLDER_INPUTS,
+  scanUntilRefused,
   SUBSTITUTED,
 } from '../support/hostile-inputs';
 
@@ -199,20 +200,6 @@ describe('placeholder scanning and filling read a megabyte of hostile text to th
     DEADLINE_MS,
   );
 });
-
-/** scanText, which stops at the first bad placeholder (a refusal is an answer too). */
-function scanUntilRefused(text: string, style: EscapeStyle): void {
-  try {
-    scanText(text, 1, style);
-  } catch (error) {
-    if (!(error instanceof PlaceholderError)) throw error;
-  }
-}
-
-/** Every match, known name or not: scanText would stop at the first unknown name, which the grammar still matches. */
-function matchAll(text: string, style: EscapeStyle): PlaceholderScan {
-  return { text, style, matches: findPlaceholders(text, style), uses: [] };
-}
 
 describe('the single-pass scanner keeps the grammar exactly', () => {
   // Texts built from the characters that matter to the grammar, so the generator hits its edges.

@@ -16,10 +16,17 @@ const RULES: Array<{ rule: string; pattern: RegExp }> = [
   { rule: 'an elapsed time', pattern: /Date\.now\(\)\s*-\s*[A-Za-z_$(]|[\w$)\]]\s*-\s*Date\.now\(\)/ },
   // A loop against the clock: waitFor does this once, with a message that says what never came.
   { rule: 'a hand-written deadline', pattern: /Date\.now\(\)\s*[<>]=?\s*[A-Za-z_$]/ },
+  // A timer that resolves (a timer that rejects is a deadline), node:timers/promises, or a sleep()/delay() helper.
   {
     rule: 'a fixed sleep',
-    pattern:
-      /setTimeout\(\s*(resolve|res|r|done|next)\s*[,)]|setTimeout\(\s*\(\)\s*=>\s*(resolve|res|r)\(|timers\/promises|(?<![\w.])(sleep|delay)\(/,
+    pattern: new RegExp(
+      [
+        String.raw`setTimeout\(\s*(resolve|res|r|done|next)\s*[,)]`,
+        String.raw`setTimeout\(\s*\(\)\s*=>\s*(resolve|res|r)\(`,
+        String.raw`timers\/promises`,
+        String.raw`(?<![\w.])(sleep|delay)\(`,
+      ].join('|'),
+    ),
   },
 ];
 
