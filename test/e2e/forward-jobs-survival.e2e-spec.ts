@@ -81,7 +81,8 @@ describe('Queued forwards survive their workers and their queue', () => {
     );
 
   it('kill -9 of the worker mid-attempt: a new worker recovers the stalled job, and the attempts say what happened', async () => {
-    const first = await worker();
+    // 2 s locks (and leases) instead of 10 s: the handover below is then seconds, not half a minute.
+    const first = await worker({ QUEUE_LOCK_DURATION_MS: '2000' });
     downstream.script('/killed', [{ hold: true }, { status: 200, body: '{"second":true}' }]);
     const id = (await queue('/killed')).body.id as string;
     await waitFor(() => downstream.requestsTo('/killed').length === 1, { timeoutMs: 10_000 });
@@ -89,10 +90,10 @@ describe('Queued forwards survive their workers and their queue', () => {
     await first.kill();
     downstream.held.splice(0).forEach((res) => res.destroy());
 
-    await worker();
-    // BullMQ hands the job on once the dead worker's lock expires (QUEUE_LOCK_DURATION_MS, 10 s by
-    // default) and a stalled check (every half of it) sees it; the new worker then waits until the row's
-    // lease has stayed lapsed a whole lease period (docs/decisions/0120): about 30 s, well within this deadline.
+    await worker({ QUEUE_LOCK_DURATION_MS: '2000' });
+    // BullMQ hands the job on once the dead worker's lock expires (QUEUE_LOCK_DURATION_MS) and a stalled
+    // check (every half of it) sees it; the new worker then waits until the row's lease has stayed lapsed a
+    // whole lease period (docs/decisions/0120): a few lock periods, well within this deadline.
     const done = await ended(id, 60_000);
     expect(done.body.status).toBe('succeeded');
     expect(done.body.attempts).toHaveLength(2);
