@@ -6,12 +6,12 @@ import 'reflect-metadata';
 import { ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import { ApiKey } from '../src/auth/api-key.entity';
-import { ApiKeysService } from '../src/auth/api-keys.service';
-import { signToken } from '../src/auth/token-signer';
-import { createDataSource } from '../src/database/data-source';
-import { Metrics } from '../src/metrics/metrics.service';
-import { SharedCaches } from '../src/queue/shared-cache';
+import { ApiKey } from '../src/modules/merchants/auth/api-key.entity';
+import { ApiKeysService } from '../src/modules/merchants/auth/api-keys.service';
+import { signToken } from '../src/modules/merchants/auth/token-signer';
+import { createDataSource } from '../src/platform/database/data-source';
+import { Metrics } from '../src/platform/metrics/metrics.service';
+import { SharedCaches } from '../src/platform/redis/shared-cache';
 import { children, freePort, listeningChildren } from './support';
 
 export const ROOT = join(__dirname, '..', '..');

@@ -6,9 +6,13 @@
  */
 import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
-import { CardVault } from '../src/vault/card-vault.service';
-import { VaultKeyring } from '../src/vault/keyring';
-import { jsonStringContent, scanPlaceholders, substitutePlaceholders } from '../src/placeholders/placeholders';
+import { CardVault } from '../src/modules/vault/card-vault.service';
+import { VaultKeyring } from '../src/modules/vault/keyring';
+import {
+  jsonStringContent,
+  scanPlaceholders,
+  substitutePlaceholders,
+} from '../src/modules/vault/placeholders/placeholders';
 import { startMinimalProxy } from './minimal-proxy';
 
 const vault = new CardVault(new VaultKeyring([{ id: 'bench', key: Buffer.alloc(32, 7) }]), null as never);

@@ -7,11 +7,11 @@
  */
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { withoutAuthenticationData } from '../src/card-data/authentication-data';
-import { findCardNumbers, maskCardNumbers } from '../src/card-data/card-numbers';
-import { prefersGr4vyError } from '../src/common/problem/gr4vy-error';
-import { applyRules } from '../src/forward-responses/response-rules-engine';
-import { parseTemplate } from '../src/outbound/authentication-steps';
+import { withoutAuthenticationData } from '../src/platform/card-data/authentication-data';
+import { findCardNumbers, maskCardNumbers } from '../src/platform/card-data/card-numbers';
+import { prefersGr4vyError } from '../src/platform/problem/gr4vy-error';
+import { applyRules } from '../src/modules/forwarding/answers/response-rules-engine';
+import { parseTemplate } from '../src/modules/forwarding/sending/authentication-steps';
 import {
   fillBytes,
   fillScan,
@@ -20,8 +20,8 @@ import {
   scanText,
   secretUses,
   substitutePlaceholders,
-} from '../src/placeholders/placeholders';
-import { compileResponseRules } from '../src/vault-forward-configs/response-rules';
+} from '../src/modules/vault/placeholders/placeholders';
+import { compileResponseRules } from '../src/modules/forwarding-setup/configs/response-rules';
 import {
   authenticationDataText,
   cardNumberText,

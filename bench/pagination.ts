@@ -10,13 +10,13 @@
 import 'reflect-metadata';
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
-import { CursorCodec } from '../src/common/pagination/cursor';
-import { PaginationService } from '../src/common/pagination/pagination.service';
-import { Buyer } from '../src/buyers/buyer.entity';
-import { BuyersRepository } from '../src/buyers/buyers.repository';
-import { BuyerResponse } from '../src/buyers/dto/buyer.dto';
-import { createDataSource } from '../src/database/data-source';
-import { runMigrations } from '../src/database/migrate';
+import { CursorCodec } from '../src/platform/pagination/cursor';
+import { PaginationService } from '../src/platform/pagination/pagination.service';
+import { Buyer } from '../src/modules/payments/buyers/buyer.entity';
+import { BuyersRepository } from '../src/modules/payments/buyers/buyers.repository';
+import { BuyerResponse } from '../src/modules/payments/buyers/dto/buyer.dto';
+import { createDataSource } from '../src/platform/database/data-source';
+import { runMigrations } from '../src/platform/database/migrate';
 import { interleaved, table } from './support';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);

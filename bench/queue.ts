@@ -25,7 +25,7 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import autocannon from 'autocannon';
-import { createDataSource } from '../src/database/data-source';
+import { createDataSource } from '../src/platform/database/data-source';
 import { dropQueueKeys } from '../test/support/redis-keys';
 import { PrivatePgBouncer } from '../test/support/private-pgbouncer';
 import { ADMIN_URL, BENCH_API_ENV, benchDatabase, benchMerchantToken, DIST, REDIS_URL, startApi } from './bench-api';

@@ -5,14 +5,14 @@
  */
 import 'reflect-metadata';
 import { exportJWK, exportPKCS8, generateKeyPair } from 'jose';
-import { ApiKey, ApiKeyAlgorithm } from '../src/auth/api-key.entity';
-import { apiKeyId, ApiKeysService } from '../src/auth/api-keys.service';
-import { signToken } from '../src/auth/token-signer';
-import { TokenVerifier } from '../src/auth/token-verifier.service';
-import { loadConfig } from '../src/config/config';
-import { SharedCaches } from '../src/queue/shared-cache';
+import { ApiKey, ApiKeyAlgorithm } from '../src/modules/merchants/auth/api-key.entity';
+import { apiKeyId, ApiKeysService } from '../src/modules/merchants/auth/api-keys.service';
+import { signToken } from '../src/modules/merchants/auth/token-signer';
+import { TokenVerifier } from '../src/modules/merchants/auth/token-verifier.service';
+import { loadConfig } from '../src/platform/config/config';
+import { SharedCaches } from '../src/platform/redis/shared-cache';
 import { interleaved, table } from './support';
-import { Metrics } from '../src/metrics/metrics.service';
+import { Metrics } from '../src/platform/metrics/metrics.service';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2000);
 

@@ -1,16 +1,16 @@
 import 'reflect-metadata';
 // First: OpenTelemetry, when OTEL_EXPORTER_OTLP_ENDPOINT is set, must start before what it instruments loads.
-import './telemetry/api-tracing';
+import './platform/telemetry/api-tracing';
 import { Logger } from 'nestjs-pino';
 import { DataSource } from 'typeorm';
-import { createApiApp } from './bootstrap/api-app';
-import { loadConfigOrExit } from './bootstrap/load-config';
-import { reportReady, runProcessGroup } from './bootstrap/processes';
-import { closeOnSignals } from './bootstrap/shutdown';
-import { runMigrations } from './database/migrate';
-import { ForwardQueue } from './job-queue/forward-queue';
-import { resolveDatabase } from './database/resolve-database';
-import type { AppConfig } from './config/config';
+import { createApiApp } from './app/api-app';
+import { loadConfigOrExit } from './app/bootstrap/load-config';
+import { reportReady, runProcessGroup } from './app/bootstrap/processes';
+import { closeOnSignals } from './app/bootstrap/shutdown';
+import { runMigrations } from './platform/database/migrate';
+import { ForwardQueue } from './platform/job-queue/forward-queue';
+import { resolveDatabase } from './platform/database/resolve-database';
+import type { AppConfig } from './platform/config/config';
 
 async function main(config: AppConfig): Promise<void> {
   const database = await resolveDatabase(config, 'api');

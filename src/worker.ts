@@ -1,15 +1,15 @@
 import 'reflect-metadata';
 // First: OpenTelemetry, when OTEL_EXPORTER_OTLP_ENDPOINT is set, must start before what it instruments loads.
-import './telemetry/worker-tracing';
+import './platform/telemetry/worker-tracing';
 import { NestFactory } from '@nestjs/core';
 import { Logger } from 'nestjs-pino';
-import { AppLogger } from './logging/app-logger';
-import { loadConfigOrExit } from './bootstrap/load-config';
-import { reportReady, runProcessGroup } from './bootstrap/processes';
-import { closeOnSignals } from './bootstrap/shutdown';
-import { WorkerModule } from './worker.module';
-import type { AppConfig } from './config/config';
-import { REDIS, RedisClient } from './queue/redis';
+import { AppLogger } from './platform/logging/app-logger';
+import { loadConfigOrExit } from './app/bootstrap/load-config';
+import { reportReady, runProcessGroup } from './app/bootstrap/processes';
+import { closeOnSignals } from './app/bootstrap/shutdown';
+import { WorkerModule } from './app/worker.module';
+import type { AppConfig } from './platform/config/config';
+import { REDIS, RedisClient } from './platform/redis/redis';
 
 /**
  * The queue worker entry point: an application context with no HTTP server, scaled apart from the

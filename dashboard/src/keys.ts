@@ -1,6 +1,6 @@
 /**
  * API keys in the browser: a PKCS#8 PEM (what `npm run cli -- api-key create` writes) becomes a
- * non-extractable WebCrypto signing key, and tokens are minted here exactly as src/auth/token-signer.ts
+ * non-extractable WebCrypto signing key, and tokens are minted here exactly as src/modules/merchants/auth/token-signer.ts
  * mints them (ES512/ES256, kid = RFC 7638 thumbprint, iat/nbf/exp/jti, scopes). The PEM text and the
  * extractable copy are dropped at once; the key lives in this tab's memory only.
  */

@@ -1,11 +1,11 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { ApiKey } from '../auth/api-key.entity';
-import { ApiKeysService } from '../auth/api-keys.service';
-import { PaginationModule } from '../common/pagination/pagination.module';
-import { CoreModule, CoreOptions } from '../core.module';
-import { MerchantAccountsModule } from '../merchant-accounts/merchant-accounts.module';
-import { VaultModule } from '../vault/vault.module';
+import { ApiKey } from '../modules/merchants/auth/api-key.entity';
+import { ApiKeysService } from '../modules/merchants/auth/api-keys.service';
+import { PaginationModule } from '../platform/pagination/pagination.module';
+import { CoreModule, CoreOptions } from '../app/core.module';
+import { MerchantAccountsModule } from '../modules/merchants/accounts/merchant-accounts.module';
+import { VaultModule } from '../modules/vault/vault.module';
 
 /** The services the CLI drives, without HTTP, the guard or the queue. */
 @Module({})

@@ -4,8 +4,8 @@ import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { INestApplicationContext } from '@nestjs/common';
-import { ProblemException } from '../common/problem/problem';
-import { MERCHANT_ACCOUNT_ID_PATTERN, slugify } from '../merchant-accounts/merchant-account-id';
+import { ProblemException } from '../platform/problem/problem';
+import { MERCHANT_ACCOUNT_ID_PATTERN, slugify } from '../modules/merchants/accounts/merchant-account-id';
 
 /*
  * Start-up time is the CLI's latency: Nest, TypeORM and the services load (about half a second) only
@@ -55,12 +55,12 @@ async function withServices<T>(
   ] = await Promise.all([
     import('@nestjs/core'),
     import('typeorm'),
-    import('../config/config'),
-    import('../database/migrate'),
-    import('../database/resolve-database'),
+    import('../platform/config/config'),
+    import('../platform/database/migrate'),
+    import('../platform/database/resolve-database'),
     import('./cli.module'),
   ]);
-  const { AppLogger } = await import('../logging/app-logger');
+  const { AppLogger } = await import('../platform/logging/app-logger');
   let config: ReturnType<typeof loadConfig>;
   try {
     config = loadConfig(process.env);
@@ -113,7 +113,7 @@ async function merchantCreate(args: string[]): Promise<void> {
   const id = values.id ?? slugify(values.name);
   if (!MERCHANT_ACCOUNT_ID_PATTERN.test(id))
     throw new UsageError(`--id must match ${MERCHANT_ACCOUNT_ID_PATTERN.source}`);
-  const { MerchantAccountsService } = await import('../merchant-accounts/merchant-accounts.service');
+  const { MerchantAccountsService } = await import('../modules/merchants/accounts/merchant-accounts.service');
   const account = await withServices((app) => app.get(MerchantAccountsService).create(id, values.name!.slice(0, 200)));
   print({ id: account.id, display_name: account.displayName });
 }
@@ -134,8 +134,8 @@ async function apiKeyCreate(args: string[]): Promise<void> {
   // The file first, exclusively: a path that cannot be written fails before a key row exists.
   const file = out === null ? null : openKeyFile(values.out, out);
   const [{ MerchantAccountsService }, { ApiKeysService }] = await Promise.all([
-    import('../merchant-accounts/merchant-accounts.service'),
-    import('../auth/api-keys.service'),
+    import('../modules/merchants/accounts/merchant-accounts.service'),
+    import('../modules/merchants/auth/api-keys.service'),
   ]);
   let written = false;
   try {
@@ -195,15 +195,15 @@ async function apiKeyList(args: string[]): Promise<void> {
     throw new UsageError(`--merchant must match ${MERCHANT_ACCOUNT_ID_PATTERN.source}`);
   }
   const [{ ApiKeysService }, { ApiKeyResponse }, { keysetPage }] = await Promise.all([
-    import('../auth/api-keys.service'),
-    import('../auth/dto/api-key.dto'),
-    import('../common/pagination/keyset'),
+    import('../modules/merchants/auth/api-keys.service'),
+    import('../modules/merchants/auth/dto/api-key.dto'),
+    import('../platform/pagination/keyset'),
   ]);
   const items = await withServices(async (app) => {
     const keys = app.get(ApiKeysService);
-    const all: import('../auth/dto/api-key.dto').ApiKeyResponse[] = [];
+    const all: import('../modules/merchants/auth/dto/api-key.dto').ApiKeyResponse[] = [];
     // Every key, in pages of the API's largest, by keyset position: no cursors to sign in a local walk.
-    let keyset: import('../common/pagination/keyset').KeysetRequest = { limit: 100, cursor: null };
+    let keyset: import('../platform/pagination/keyset').KeysetRequest = { limit: 100, cursor: null };
     for (;;) {
       const page = keysetPage(
         await keys.list({ kind: 'instance' }, { merchant_account_id: values.merchant }, keyset),
@@ -222,9 +222,9 @@ async function apiKeyRevoke(args: string[]): Promise<void> {
   const ids = args[0] === '--' ? args.slice(1) : args;
   if (ids.length !== 1) throw new UsageError('api-key revoke needs exactly one key ID');
   const [{ ApiKeysService }, { ApiKeyResponse }, { KEY_CACHE_TTL_MS }] = await Promise.all([
-    import('../auth/api-keys.service'),
-    import('../auth/dto/api-key.dto'),
-    import('../auth/token-verifier.service'),
+    import('../modules/merchants/auth/api-keys.service'),
+    import('../modules/merchants/auth/dto/api-key.dto'),
+    import('../modules/merchants/auth/token-verifier.service'),
   ]);
   const { key, announced } = await withServices((app) => app.get(ApiKeysService).revoke({ kind: 'instance' }, ids[0]));
   if (!announced) {
@@ -251,8 +251,8 @@ async function token(args: string[]): Promise<void> {
     .map((s) => s.trim())
     .filter(Boolean);
   const [{ signToken }, { apiKeyIdOfPrivateKey }] = await Promise.all([
-    import('../auth/token-signer'),
-    import('../auth/api-key-id'),
+    import('../modules/merchants/auth/token-signer'),
+    import('../modules/merchants/auth/api-key-id'),
   ]);
   const privateKeyPem = readFileSync(values.key === '-' ? 0 : values.key, 'utf8');
   let keyId = values['key-id'];
@@ -276,13 +276,13 @@ async function rotateKeys(args: string[]): Promise<void> {
   const batchSize = values['batch-size'] === undefined ? 500 : Number(values['batch-size']);
   if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 10_000)
     throw new UsageError('--batch-size must be a whole number from 1 to 10000');
-  const { KeyRotationService } = await import('../vault/key-rotation.service');
-  const { VAULT_KEYRING } = await import('../vault/keyring');
+  const { KeyRotationService } = await import('../modules/vault/key-rotation.service');
+  const { VAULT_KEYRING } = await import('../modules/vault/keyring');
   // Its info lines (each batch, the summary, each unwrap by an HSM) are the rotation's audit trail, on stderr.
   const { result, keyIds } = await withServices(
     async (app) => ({
       result: await app.get(KeyRotationService).rotate(batchSize),
-      keyIds: app.get<import('../vault/keyring').VaultKeyring>(VAULT_KEYRING).keys.map((k) => k.id),
+      keyIds: app.get<import('../modules/vault/keyring').VaultKeyring>(VAULT_KEYRING).keys.map((k) => k.id),
     }),
     true,
   );
@@ -305,7 +305,7 @@ async function vaultKeyCreate(args: string[]): Promise<void> {
   if (!values.label) throw new UsageError('vault key create needs --label NAME');
   if (!/^[A-Za-z0-9._-]{1,64}$/.test(values.label))
     throw new UsageError('--label must be 1–64 letters, digits, . _ or -');
-  const { ConfigError, vaultPkcs11 } = await import('../config/config');
+  const { ConfigError, vaultPkcs11 } = await import('../platform/config/config');
   let settings: ReturnType<typeof vaultPkcs11>;
   try {
     // The token's settings only: no database, and the label need not be in VAULT_PKCS11_KEY_LABELS yet.
@@ -314,7 +314,7 @@ async function vaultKeyCreate(args: string[]): Promise<void> {
     if (error instanceof ConfigError) throw new CliConfigError(`Configuration error: ${error.message}`);
     throw error;
   }
-  const { Pkcs11Token } = await import('../vault/pkcs11-keyring');
+  const { Pkcs11Token } = await import('../modules/vault/pkcs11-keyring');
   const token = new Pkcs11Token({ ...settings, dataKeyCacheSize: 0 });
   try {
     token.createKey(values.label);

@@ -1,5 +1,5 @@
-import { TokenVerifier } from '../../src/auth/token-verifier.service';
-import { SharedCaches } from '../../src/queue/shared-cache';
+import { TokenVerifier } from '../../src/modules/merchants/auth/token-verifier.service';
+import { SharedCaches } from '../../src/platform/redis/shared-cache';
 import { createApiKey, TestKey } from '../factories/api-keys';
 import { createMerchantAccount } from '../factories/merchant-accounts';
 import { expectProblem, http } from '../support/http';

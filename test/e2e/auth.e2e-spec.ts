@@ -1,6 +1,6 @@
 import { createHmac, generateKeyPairSync, randomUUID } from 'node:crypto';
 import { SignJWT, exportJWK } from 'jose';
-import { TokenVerifier } from '../../src/auth/token-verifier.service';
+import { TokenVerifier } from '../../src/modules/merchants/auth/token-verifier.service';
 import { createApiKey, TestKey } from '../factories/api-keys';
 import { createMerchantAccount } from '../factories/merchant-accounts';
 import { expectProblem, http } from '../support/http';

@@ -6,22 +6,22 @@ import Redis from 'ioredis';
 import { Client } from 'pg';
 import { testConfig } from '../support/test-app';
 import { waitFor } from '../support/wait';
-import type { AppConfig, QueueBackend } from '../../src/config/config';
+import type { AppConfig, QueueBackend } from '../../src/platform/config/config';
 import {
   CALLBACK_JOB_NAME,
   CALLBACK_QUEUE,
   ForwardJobData,
   ForwardQueue,
   FORWARD_JOB_NAME,
-} from '../../src/job-queue/forward-queue';
-import { ForwardQueueProcessor } from '../../src/job-queue/forward-queue.processor';
-import { QueueWorkerHost } from '../../src/job-queue/queue-worker-host';
-import { QueueModule } from '../../src/job-queue/queue.module';
-import { POSTGRES_POOLS } from '../../src/job-queue/postgres-forward-queue';
-import type { PostgresPools } from '../../src/job-queue/postgres-pools';
-import { CALLBACK_QUEUE_SUFFIX, VAULT_CALLBACK_QUEUE, VAULT_FORWARD_QUEUE } from '../../src/queue/queues';
+} from '../../src/platform/job-queue/forward-queue';
+import { ForwardQueueProcessor } from '../../src/platform/job-queue/forward-queue.processor';
+import { QueueWorkerHost } from '../../src/platform/job-queue/queue-worker-host';
+import { QueueModule } from '../../src/platform/job-queue/queue.module';
+import { POSTGRES_POOLS } from '../../src/platform/job-queue/postgres-forward-queue';
+import type { PostgresPools } from '../../src/platform/job-queue/postgres-pools';
+import { CALLBACK_QUEUE_SUFFIX, VAULT_CALLBACK_QUEUE, VAULT_FORWARD_QUEUE } from '../../src/platform/redis/queues';
 import { dropQueueKeys } from '../support/redis-keys';
-import { RedisAvailability, SHARED_CLIENT_OPTIONS } from '../../src/queue/redis';
+import { RedisAvailability, SHARED_CLIENT_OPTIONS } from '../../src/platform/redis/redis';
 import { TestRedisModule } from '../support/test-redis.module';
 
 /** Job-end callbacks on their own queue with their own WorkerHost (issue 21, item 6; docs/decisions/0092). */

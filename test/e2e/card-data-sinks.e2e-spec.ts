@@ -10,7 +10,7 @@ import { startTestApp, TestApp } from '../support/test-app';
 import { waitFor } from '../support/wait';
 
 /**
- * Acceptance of the one card-number detector (src/card-data/): every spelling of the corpus
+ * Acceptance of the one card-number detector (src/platform/card-data/): every spelling of the corpus
  * (test/support/card-spellings.ts, judged by its own reader) sent by the caller in the body and the
  * target URL, echoed by the downstream as JSON, text and XML, leaves no whole card number in any sink —
  * the raw rows (pg_dump), the records read back decrypted, log lines, exported spans, stored answers of

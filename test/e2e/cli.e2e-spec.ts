@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { http } from '../support/http';
 import { ProbeModule } from '../support/probe.module';
-import { PaymentMethodResolver } from '../../src/vault/payment-method-resolver.service';
+import { PaymentMethodResolver } from '../../src/modules/vault/payment-method-resolver.service';
 import { cardNumber, createCard } from '../factories/cards';
 import { createMerchantAccount } from '../factories/merchant-accounts';
 import { createIsolatedDatabase } from '../support/isolated-database';

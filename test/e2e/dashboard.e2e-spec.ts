@@ -4,7 +4,7 @@ import { createServer, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Browser, chromium, ConsoleMessage, Page } from 'playwright-core';
-import { ForwardJobsWorkerModule } from '../../src/forward-jobs/forward-jobs.module';
+import { ForwardJobsWorkerModule } from '../../src/modules/forwarding/jobs/forward-jobs.module';
 import { createApiKey } from '../factories/api-keys';
 import { cardNumber, createCard } from '../factories/cards';
 import { createMerchantAccount } from '../factories/merchant-accounts';

@@ -1,8 +1,8 @@
 import type { DataSource } from 'typeorm';
-import type { AppConfig } from '../../src/config/config';
-import { createDataSource } from '../../src/database/data-source';
-import { EmbeddedDatabase, startEmbeddedDatabase } from '../../src/database/embedded';
-import { Sql } from '../../src/database/sql';
+import type { AppConfig } from '../../src/platform/config/config';
+import { createDataSource } from '../../src/platform/database/data-source';
+import { EmbeddedDatabase, startEmbeddedDatabase } from '../../src/platform/database/embedded';
+import { Sql } from '../../src/platform/database/sql';
 import { testTempDir } from '../support/temp-data-dir';
 
 /**

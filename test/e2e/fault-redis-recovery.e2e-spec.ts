@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
-import { FORWARD_JOB_NAME } from '../../src/job-queue/forward-queue';
+import { FORWARD_JOB_NAME } from '../../src/platform/job-queue/forward-queue';
 import { QueuedStack, startQueuedStack } from '../support/forward-jobs';
 import { PrivateRedis } from '../support/private-redis';
 import { waitFor } from '../support/wait';

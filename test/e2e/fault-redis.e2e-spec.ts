@@ -1,6 +1,6 @@
 import type Redis from 'ioredis';
-import { REDIS } from '../../src/queue/redis';
-import { SharedCaches } from '../../src/queue/shared-cache';
+import { REDIS } from '../../src/platform/redis/redis';
+import { SharedCaches } from '../../src/platform/redis/shared-cache';
 import { createApiKey } from '../factories/api-keys';
 import { createCard } from '../factories/cards';
 import { createMerchantAccount } from '../factories/merchant-accounts';

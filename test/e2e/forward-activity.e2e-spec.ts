@@ -11,7 +11,7 @@ describe('forward activity per minute', () => {
   let token: string;
 
   /**
-   * The app's clock is pinned (src/common/clock.ts): records written relative to it stay in their
+   * The app's clock is pinned (src/platform/time/clock.ts): records written relative to it stay in their
    * minute however long the test takes, with no wait for a minute boundary to pass.
    */
   const NOW = new Date('2026-03-01T12:34:56.789Z');

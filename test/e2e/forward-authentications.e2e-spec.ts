@@ -2,13 +2,13 @@ import { execFile } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { promisify } from 'node:util';
 import { generate } from 'selfsigned';
-import { ProblemException } from '../../src/common/problem/problem';
+import { ProblemException } from '../../src/platform/problem/problem';
 import {
   ForwardAuthenticationsService,
   UsableAuthenticationMethod,
-} from '../../src/forward-authentications/forward-authentications.service';
-import { AUTHENTICATION_KINDS, KINDS } from '../../src/authentication-kinds/kinds';
-import { KeyRotationService } from '../../src/vault/key-rotation.service';
+} from '../../src/modules/forwarding-setup/authentication-methods/forward-authentications.service';
+import { AUTHENTICATION_KINDS, KINDS } from '../../src/modules/forwarding-setup/authentication-kinds/kinds';
+import { KeyRotationService } from '../../src/modules/vault/key-rotation.service';
 import { createApiKey } from '../factories/api-keys';
 import { createMerchantAccount } from '../factories/merchant-accounts';
 import { expectProblem, http } from '../support/http';

@@ -11,7 +11,7 @@ import { expectProblem, http } from '../support/http';
 import { TcpProxy } from '../support/tcp-proxy';
 import { testTempDir } from '../support/temp-data-dir';
 import { startTestApp, TestApp } from '../support/test-app';
-import { Metrics } from '../../src/metrics/metrics.service';
+import { Metrics } from '../../src/platform/metrics/metrics.service';
 import { waitFor } from '../support/wait';
 
 /** The shared waitFor, with this file's longer default (outages and replays take seconds). */

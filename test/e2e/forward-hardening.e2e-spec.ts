@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
-import { InflightBytes } from '../../src/outbound/inflight-bytes';
+import { InflightBytes } from '../../src/modules/forwarding/sending/inflight-bytes';
 import { createApiKey } from '../factories/api-keys';
 import { cardNumber, createCard } from '../factories/cards';
 import { createMerchantAccount } from '../factories/merchant-accounts';

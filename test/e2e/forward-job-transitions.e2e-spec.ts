@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { createMerchantAccount } from '../factories/merchant-accounts';
 import { startTestApp, TestApp } from '../support/test-app';
-import { ForwardJobStore } from '../../src/forward-jobs/forward-job-store';
-import type { JobAttempt } from '../../src/forward-jobs/forward-job.entity';
+import { ForwardJobStore } from '../../src/modules/forwarding/jobs/forward-job-store';
+import type { JobAttempt } from '../../src/modules/forwarding/jobs/forward-job.entity';
 
 /**
  * Every transition of a job row is conditional on its state and on the attempt that owns it (the

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { createServer, IncomingHttpHeaders, Server } from 'node:http';
-import { ForwardRecordBodyPurge } from '../../src/forward-records/forward-record-body-purge';
+import { ForwardRecordBodyPurge } from '../../src/modules/forwarding/records/forward-record-body-purge';
 import { cardNumber, createCard, storeCard } from '../factories/cards';
 import { createCheckoutSession } from '../factories/checkout-sessions';
 import { createMerchantWithToken } from '../factories/forwarding-merchants';

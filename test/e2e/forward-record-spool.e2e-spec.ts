@@ -1,7 +1,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ForwardRecordSpool, SpoolEntry } from '../../src/forward-records/forward-record-spool';
+import { ForwardRecordSpool, SpoolEntry } from '../../src/modules/forwarding/records/forward-record-spool';
 import { testTempDir } from '../support/temp-data-dir';
 
 /** The compiled spool (the e2e global setup builds dist/), so each child is a process of its own. */

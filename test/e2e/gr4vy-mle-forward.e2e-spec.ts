@@ -7,7 +7,7 @@ import { createServer, Server } from 'node:https';
 import { join } from 'node:path';
 import { getToken, JWTScope } from '@gr4vy/sdk';
 import { CompactEncrypt, compactDecrypt, importPKCS8 } from 'jose';
-import { CATALOG } from '../../src/vault-forward-definitions/catalog';
+import { CATALOG } from '../../src/modules/forwarding-setup/definitions/catalog';
 import { createApiKey } from '../factories/api-keys';
 import { cardNumber, createCard } from '../factories/cards';
 import { createMerchantAccount } from '../factories/merchant-accounts';

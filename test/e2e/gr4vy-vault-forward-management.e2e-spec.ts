@@ -351,8 +351,10 @@ describe('Gr4vy’s Vault Forward management API, as a Gr4vy client uses it', ()
         { location: 'body', name: 'fields.shared_secret', message: 'is required; it cannot be unset' },
       ]);
       const methods = await t
-        .get<import('../../src/forward-authentications/forward-authentications.service').ForwardAuthenticationsService>(
-          (await import('../../src/forward-authentications/forward-authentications.service'))
+        .get<
+          import('../../src/modules/forwarding-setup/authentication-methods/forward-authentications.service').ForwardAuthenticationsService
+        >(
+          (await import('../../src/modules/forwarding-setup/authentication-methods/forward-authentications.service'))
             .ForwardAuthenticationsService,
         )
         .forForward(unset.body.merchant_account_id, unset.body.config_id, [created.body.id]);

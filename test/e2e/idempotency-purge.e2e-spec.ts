@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { IdempotencyService, PURGE_EVERY_MS } from '../../src/idempotency/idempotency.service';
+import { IdempotencyService, PURGE_EVERY_MS } from '../../src/modules/forwarding/idempotency/idempotency.service';
 import { createMerchantAccount } from '../factories/merchant-accounts';
 import { TcpProxy } from '../support/tcp-proxy';
 import { startTestApp, TestApp } from '../support/test-app';

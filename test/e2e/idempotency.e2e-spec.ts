@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
-import { MAX_STORED_RESPONSE_BYTES } from '../../src/idempotency/forward-idempotency';
-import { IdempotencyService } from '../../src/idempotency/idempotency.service';
+import { MAX_STORED_RESPONSE_BYTES } from '../../src/modules/forwarding/idempotency/forward-idempotency';
+import { IdempotencyService } from '../../src/modules/forwarding/idempotency/idempotency.service';
 import { createApiKey } from '../factories/api-keys';
 import { createCard } from '../factories/cards';
 import { createForwardingMerchant } from '../factories/forwarding-merchants';

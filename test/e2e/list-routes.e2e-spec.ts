@@ -1,4 +1,4 @@
-import { CursorCodec, CursorScope } from '../../src/common/pagination/cursor';
+import { CursorCodec, CursorScope } from '../../src/platform/pagination/cursor';
 import { createApiKey } from '../factories/api-keys';
 import { createCard } from '../factories/cards';
 import { createMerchantAccount } from '../factories/merchant-accounts';

@@ -1,4 +1,4 @@
-import { MetricsServer } from '../../src/metrics/metrics.server';
+import { MetricsServer } from '../../src/platform/metrics/metrics.server';
 import { createApiKey } from '../factories/api-keys';
 import { createCard } from '../factories/cards';
 import { createMerchantAccount } from '../factories/merchant-accounts';

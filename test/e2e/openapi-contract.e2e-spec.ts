@@ -1,5 +1,5 @@
 import createClient, { Middleware } from 'openapi-fetch';
-import { openApiDocumentOffline } from '../../src/bootstrap/openapi';
+import { openApiDocumentOffline } from '../../src/app/openapi-document';
 import { createApiKey } from '../factories/api-keys';
 import { createMerchantAccount } from '../factories/merchant-accounts';
 import type { paths } from '../generated/openapi';

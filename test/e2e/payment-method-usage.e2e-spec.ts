@@ -1,4 +1,4 @@
-import { ForwardRecordsService } from '../../src/forward-records/forward-records.service';
+import { ForwardRecordsService } from '../../src/modules/forwarding/records/forward-records.service';
 import { createApiKey } from '../factories/api-keys';
 import { cardNumber } from '../factories/cards';
 import { createMerchantAccount } from '../factories/merchant-accounts';

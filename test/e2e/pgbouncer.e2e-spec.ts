@@ -1,10 +1,10 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
-import { loadConfig } from '../../src/config/config';
-import { createDataSource } from '../../src/database/data-source';
-import { runMigrations } from '../../src/database/migrate';
-import { Sql } from '../../src/database/sql';
+import { loadConfig } from '../../src/platform/config/config';
+import { createDataSource } from '../../src/platform/database/data-source';
+import { runMigrations } from '../../src/platform/database/migrate';
+import { Sql } from '../../src/platform/database/sql';
 import { cardNumber } from '../factories/cards';
 import { createMerchantWithToken } from '../factories/forwarding-merchants';
 import { asKept } from '../support/card-spellings';

@@ -16,7 +16,7 @@ import { entryPointEnv, startTestApp, TestApp } from '../support/test-app';
 import { waitFor } from '../support/wait';
 
 /**
- * SIGKILL of one process of a group (bootstrap/processes.ts) under load loses nothing the group
+ * SIGKILL of one process of a group (app/bootstrap/processes.ts) under load loses nothing the group
  * accepted (issue 24's acceptance for WEB_CONCURRENCY, and WORKER_PROCESSES likewise). The compiled
  * entry points run as an operator runs them; the downstream is a real HTTP server here that counts the
  * unique id each forward carries. An in-process API (the run's database) creates the merchant and key.

@@ -5,7 +5,7 @@ import { waitFor } from '../support/wait';
 
 /**
  * WEB_CONCURRENCY=2: `node dist/main.js` as an operator runs it starts a supervisor and two API
- * processes on one port (bootstrap/processes.ts). What each process answered is read from its request
+ * processes on one port (app/bootstrap/processes.ts). What each process answered is read from its request
  * log lines, which carry its pid.
  */
 describe('WEB_CONCURRENCY: several API processes on one port', () => {

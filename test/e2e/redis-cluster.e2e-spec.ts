@@ -4,8 +4,8 @@ import { expectEachSucceededOnce, FAILOVER_QUEUE_ENV, QueuedStack, startQueuedSt
 import { http } from '../support/http';
 import { PrivateRedisCluster } from '../support/private-redis-cluster';
 import { waitFor } from '../support/wait';
-import { SharedCaches } from '../../src/queue/shared-cache';
-import { CLUSTER_QUEUE_PREFIX } from '../../src/queue/redis';
+import { SharedCaches } from '../../src/platform/redis/shared-cache';
+import { CLUSTER_QUEUE_PREFIX } from '../../src/platform/redis/redis';
 
 const CHANNEL = 'vault-forward:cache-invalidation';
 

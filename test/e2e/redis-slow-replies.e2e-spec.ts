@@ -1,6 +1,11 @@
 import { Logger, LoggerService } from '@nestjs/common';
 import Redis from 'ioredis';
-import { PUBLISH_TIMEOUT_MS, PUBLISHER_OPTIONS, RedisAvailability, SHARED_CLIENT_OPTIONS } from '../../src/queue/redis';
+import {
+  PUBLISH_TIMEOUT_MS,
+  PUBLISHER_OPTIONS,
+  RedisAvailability,
+  SHARED_CLIENT_OPTIONS,
+} from '../../src/platform/redis/redis';
 import { TcpProxy } from '../support/tcp-proxy';
 import { waitFor } from '../support/wait';
 

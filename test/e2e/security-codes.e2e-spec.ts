@@ -11,7 +11,7 @@ import { startTestApp, TestApp } from '../support/test-app';
 import { waitFor } from '../support/wait';
 
 /**
- * Acceptance of withoutAuthenticationData (src/card-data/authentication-data.ts) and of withheld filled
+ * Acceptance of withoutAuthenticationData (src/platform/card-data/authentication-data.ts) and of withheld filled
  * values: a security code under any common field name, in JSON, XML and form bodies, typed by the caller
  * or filled from a checkout session, synchronous or queued, echoed whole by the target, is in no raw row,
  * no record body, no stored job answer and no log line.

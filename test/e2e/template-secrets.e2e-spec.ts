@@ -1,9 +1,9 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { createServer, IncomingHttpHeaders, Server } from 'node:http';
-import { deserializePlan, serializePlan } from '../../src/forwarding/forward-plan';
-import { ForwardExecutor } from '../../src/forwarding/forward-executor';
-import { ForwardPlanner } from '../../src/forwarding/forward-planner';
-import { ProblemException } from '../../src/common/problem/problem';
+import { deserializePlan, serializePlan } from '../../src/modules/forwarding/request/forward-plan';
+import { ForwardExecutor } from '../../src/modules/forwarding/request/forward-executor';
+import { ForwardPlanner } from '../../src/modules/forwarding/request/forward-planner';
+import { ProblemException } from '../../src/platform/problem/problem';
 import { storeCard } from '../factories/cards';
 import { createMerchantWithToken } from '../factories/forwarding-merchants';
 import { listenOnLoopback } from '../support/downstream';

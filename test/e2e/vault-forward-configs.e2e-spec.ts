@@ -5,7 +5,7 @@ import { expectGr4vy } from '../support/gr4vy-schemas';
 import { expectProblem, http } from '../support/http';
 import { startTestApp, TestApp } from '../support/test-app';
 import { waitFor } from '../support/wait';
-import { VaultForwardConfigsService } from '../../src/vault-forward-configs/vault-forward-configs.service';
+import { VaultForwardConfigsService } from '../../src/modules/forwarding-setup/configs/vault-forward-configs.service';
 
 describe('Forwarding configs (the allow-list)', () => {
   let t: TestApp;

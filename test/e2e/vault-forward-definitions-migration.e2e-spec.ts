@@ -1,6 +1,6 @@
 import { DataSource } from 'typeorm';
-import { createDataSource } from '../../src/database/data-source';
-import { runMigrations } from '../../src/database/migrate';
+import { createDataSource } from '../../src/platform/database/data-source';
+import { runMigrations } from '../../src/platform/database/migrate';
 import { createApiKey } from '../factories/api-keys';
 import { Downstream, startHttpDownstream } from '../support/downstream';
 import { http } from '../support/http';

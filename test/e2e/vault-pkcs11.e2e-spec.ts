@@ -10,17 +10,17 @@ import { dropQueueKeys } from '../support/redis-keys';
 import { http } from '../support/http';
 import { waitFor } from '../support/wait';
 import { testTempDir } from '../support/temp-data-dir';
-import { CardVault } from '../../src/vault/card-vault.service';
+import { CardVault } from '../../src/modules/vault/card-vault.service';
 import { createIsolatedDatabase, IsolatedDatabase } from '../support/isolated-database';
 import { createSoftHsmToken, removeSoftHsmConfig, SOFTHSM2_MODULE, SoftHsmToken } from '../support/softhsm';
 import { startTestApp, TEST_MASTER_KEY_1, TestApp } from '../support/test-app';
-import { Metrics } from '../../src/metrics/metrics.service';
-import { unwrapSecret, VaultDecryptionError, wrapSecret } from '../../src/vault/envelope';
-import { VAULT_KEYRING, VaultKeyring } from '../../src/vault/keyring';
-import { cardAad } from '../../src/vault/card-vault.service';
-import { KeyRotationService } from '../../src/vault/key-rotation.service';
-import { SecretSealer } from '../../src/vault/secret-sealer';
-import { loadModule } from '../../src/vault/pkcs11-keyring';
+import { Metrics } from '../../src/platform/metrics/metrics.service';
+import { unwrapSecret, VaultDecryptionError, wrapSecret } from '../../src/modules/vault/envelope';
+import { VAULT_KEYRING, VaultKeyring } from '../../src/modules/vault/keyring';
+import { cardAad } from '../../src/modules/vault/card-vault.service';
+import { KeyRotationService } from '../../src/modules/vault/key-rotation.service';
+import { SecretSealer } from '../../src/modules/vault/secret-sealer';
+import { loadModule } from '../../src/modules/vault/pkcs11-keyring';
 
 /** Runs the compiled CLI with exactly `env` (and PATH). */
 function cli(

@@ -1,15 +1,18 @@
 import { cardNumber, createCard } from '../factories/cards';
 import { createMerchantAccount } from '../factories/merchant-accounts';
-import { PaymentMethodsService } from '../../src/payment-methods/payment-methods.service';
-import { VaultDecryptionError } from '../../src/vault/envelope';
-import { KeyRotationService } from '../../src/vault/key-rotation.service';
-import { PaymentMethodResolver, UnknownPaymentMethodError } from '../../src/vault/payment-method-resolver.service';
-import { parsePaymentMethodIds } from '../../src/forwarding/forward-headers';
+import { PaymentMethodsService } from '../../src/modules/payments/payment-methods/payment-methods.service';
+import { VaultDecryptionError } from '../../src/modules/vault/envelope';
+import { KeyRotationService } from '../../src/modules/vault/key-rotation.service';
+import {
+  PaymentMethodResolver,
+  UnknownPaymentMethodError,
+} from '../../src/modules/vault/payment-method-resolver.service';
+import { parsePaymentMethodIds } from '../../src/modules/forwarding/request/forward-headers';
 import { createIsolatedDatabase } from '../support/isolated-database';
 import { startTestApp, TEST_MASTER_KEY_1, TEST_MASTER_KEY_2, TestApp } from '../support/test-app';
 import { rotationResult } from '../support/rotation';
-import { ProblemException } from '../../src/common/problem/problem';
-import { CreatePaymentMethodDto } from '../../src/payment-methods/dto/payment-method.dto';
+import { ProblemException } from '../../src/platform/problem/problem';
+import { CreatePaymentMethodDto } from '../../src/modules/payments/payment-methods/dto/payment-method.dto';
 
 describe('The vault: encryption at rest, placeholder resolution, key rotation', () => {
   let t: TestApp;

@@ -1,8 +1,8 @@
 import { execFile } from 'node:child_process';
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
-import { KeyRotationService } from '../../src/vault/key-rotation.service';
-import { NoWebhookSecretError, WebhookSigner } from '../../src/webhook-secrets/webhook-signer';
+import { KeyRotationService } from '../../src/modules/vault/key-rotation.service';
+import { NoWebhookSecretError, WebhookSigner } from '../../src/modules/merchants/webhook-secrets/webhook-signer';
 import { createApiKey } from '../factories/api-keys';
 import { createMerchantAccount } from '../factories/merchant-accounts';
 import { expectProblem, http } from '../support/http';

@@ -1,5 +1,5 @@
 import { createHmac, randomUUID } from 'node:crypto';
-import { NoWebhookSecretError, WebhookSigner } from '../../src/webhook-secrets/webhook-signer';
+import { NoWebhookSecretError, WebhookSigner } from '../../src/modules/merchants/webhook-secrets/webhook-signer';
 import { createApiKey } from '../factories/api-keys';
 import { createMerchantAccount } from '../factories/merchant-accounts';
 import { http } from '../support/http';

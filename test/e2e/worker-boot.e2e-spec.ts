@@ -21,7 +21,7 @@ describe('dist/worker.js with ForwardingCoreModule', () => {
       env: {
         PATH: process.env.PATH!,
         DATA_DIR: testDataDir(),
-        // Nest's module lines are at debug (src/logging/app-logger.ts); this test reads them.
+        // Nest's module lines are at debug (src/platform/logging/app-logger.ts); this test reads them.
         LOG_LEVEL: 'debug',
         WORKER_HEARTBEAT_FILE: heartbeat,
         DATABASE_URL: process.env.TEST_DATABASE_URL!,
@@ -73,7 +73,7 @@ describe('dist/worker.js with ForwardingCoreModule', () => {
 });
 
 function healthcheck(env: Record<string, string>): { code: number; stderr: string } {
-  const result = spawnSync(process.execPath, ['dist/health/worker-healthcheck.js'], {
+  const result = spawnSync(process.execPath, ['dist/app/health/worker-healthcheck.js'], {
     env: { PATH: process.env.PATH, ...env },
     encoding: 'utf8',
   });

@@ -1,6 +1,6 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { MAX_KEY_LENGTH } from '../../src/common/http/validation.pipe';
-import { echoed } from '../../src/common/problem/echo';
+import { MAX_KEY_LENGTH } from '../../src/platform/http/validation.pipe';
+import { echoed } from '../../src/platform/problem/echo';
 import { createApiKey } from '../factories/api-keys';
 import { createBuyer } from '../factories/buyers';
 import { cardNumber, createCard } from '../factories/cards';

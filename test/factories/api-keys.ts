@@ -1,6 +1,6 @@
-import { ApiKeyAlgorithm } from '../../src/auth/api-key.entity';
-import { ApiKeysService, GeneratedApiKey } from '../../src/auth/api-keys.service';
-import { signToken } from '../../src/auth/token-signer';
+import { ApiKeyAlgorithm } from '../../src/modules/merchants/auth/api-key.entity';
+import { ApiKeysService, GeneratedApiKey } from '../../src/modules/merchants/auth/api-keys.service';
+import { signToken } from '../../src/modules/merchants/auth/token-signer';
 import type { TestApp } from '../support/test-app';
 
 export interface TestKey extends GeneratedApiKey {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { Buyer } from '../../src/buyers/buyer.entity';
-import { BuyersService } from '../../src/buyers/buyers.service';
+import { Buyer } from '../../src/modules/payments/buyers/buyer.entity';
+import { BuyersService } from '../../src/modules/payments/buyers/buyers.service';
 import type { TestApp } from '../support/test-app';
 
 /** One buyer through the real service. */

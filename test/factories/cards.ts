@@ -1,8 +1,8 @@
 import { randomInt } from 'node:crypto';
-import { luhnValid } from '../../src/card-data/card-numbers';
-import { PaymentMethodsService } from '../../src/payment-methods/payment-methods.service';
-import { PaymentMethod } from '../../src/payment-methods/payment-method.entity';
-import { CreatePaymentMethodDto } from '../../src/payment-methods/dto/payment-method.dto';
+import { luhnValid } from '../../src/platform/card-data/card-numbers';
+import { PaymentMethodsService } from '../../src/modules/payments/payment-methods/payment-methods.service';
+import { PaymentMethod } from '../../src/modules/payments/payment-methods/payment-method.entity';
+import { CreatePaymentMethodDto } from '../../src/modules/payments/payment-methods/dto/payment-method.dto';
 import type { TestApp } from '../support/test-app';
 
 /** A random Luhn-valid number with the given prefix and length (random, so no two tests share a card). */

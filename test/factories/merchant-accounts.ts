@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { MerchantAccountsService } from '../../src/merchant-accounts/merchant-accounts.service';
-import { MerchantAccount } from '../../src/merchant-accounts/merchant-account.entity';
+import { MerchantAccountsService } from '../../src/modules/merchants/accounts/merchant-accounts.service';
+import { MerchantAccount } from '../../src/modules/merchants/accounts/merchant-account.entity';
 import type { TestApp } from '../support/test-app';
 
 /** A merchant account with a unique slug, so test files sharing the run's database never collide. */

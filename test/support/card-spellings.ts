@@ -1,7 +1,7 @@
 /**
  * The corpus of card-number spellings every sink is tested with, and a reader of them written here from
  * the formats' own rules (JSON escapes, XML character references, percent-encoding, fullwidth forms),
- * independent of src/card-data: whether a text still reveals a card number is judged by this file alone.
+ * independent of src/platform/card-data: whether a text still reveals a card number is judged by this file alone.
  */
 
 /** Luhn-valid test numbers of each length and scheme family (12 to 19 digits). */

@@ -16,7 +16,7 @@ const NOT_OPERATIONS = [/^\/docs(\/|$)/, /^\/openapi\.(json|yaml)$/, /^\/dashboa
 const PROBLEM_REF = '#/components/schemas/Problem';
 const GR4VY_ERROR_REF = '#/components/schemas/Gr4vyError';
 const DOCUMENT_ID = 'openapi.json';
-/** The document's list, by status, of what the HTTP layer answers before any route (src/bootstrap/openapi.ts). */
+/** The document's list, by status, of what the HTTP layer answers before any route (src/app/openapi-document.ts). */
 const HTTP_LAYER_RESPONSES = 'x-http-layer-responses';
 
 export class ContractViolation extends Error {

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { signToken } from '../../src/auth/token-signer';
+import { signToken } from '../../src/modules/merchants/auth/token-signer';
 import { closedPort } from './downstream';
 import { EntryPoint, startEntryPoint } from './entry-point';
 import { http, HttpResult } from './http';

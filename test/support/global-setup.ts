@@ -3,8 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import { createDataSource } from '../../src/database/data-source';
-import { runMigrations } from '../../src/database/migrate';
+import { createDataSource } from '../../src/platform/database/data-source';
+import { runMigrations } from '../../src/platform/database/migrate';
 
 /**
  * One fresh database per test run on the real local PostgreSQL, migrated with the real migrations;

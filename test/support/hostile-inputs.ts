@@ -9,7 +9,7 @@ import {
   PlaceholderError,
   type PlaceholderScan,
   scanText,
-} from '../../src/placeholders/placeholders';
+} from '../../src/modules/vault/placeholders/placeholders';
 
 export const MIB = 1024 * 1024;
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
-import { createDataSource } from '../../src/database/data-source';
-import { runMigrations } from '../../src/database/migrate';
+import { createDataSource } from '../../src/platform/database/data-source';
+import { runMigrations } from '../../src/platform/database/migrate';
 
 export interface IsolatedDatabase {
   url: string;

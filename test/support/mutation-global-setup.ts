@@ -1,6 +1,6 @@
 import { Client } from 'pg';
-import { createDataSource } from '../../src/database/data-source';
-import { runMigrations } from '../../src/database/migrate';
+import { createDataSource } from '../../src/platform/database/data-source';
+import { runMigrations } from '../../src/platform/database/migrate';
 
 const PREFIX = 'vault_forward_mutation_';
 

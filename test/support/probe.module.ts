@@ -1,8 +1,8 @@
 import { Controller, Get, Module } from '@nestjs/common';
 import { ApiOkResponse } from '@nestjs/swagger';
-import { CurrentPrincipal, MerchantAccountId, Principal } from '../../src/auth/principal';
-import { RequireScope } from '../../src/auth/scopes';
-import { MerchantScoped } from '../../src/auth/merchant-scoped';
+import { CurrentPrincipal, MerchantAccountId, Principal } from '../../src/modules/merchants/access/principal';
+import { RequireScope } from '../../src/modules/merchants/access/scopes';
+import { MerchantScoped } from '../../src/modules/merchants/auth/merchant-scoped';
 
 /**
  * A merchant-scoped route mounted only in tests: it shows which merchant account the AuthGuard

@@ -1,5 +1,5 @@
 import Redis from 'ioredis';
-import { CALLBACK_QUEUE_SUFFIX } from '../../src/queue/queues';
+import { CALLBACK_QUEUE_SUFFIX } from '../../src/platform/redis/queues';
 
 /**
  * Removes every key of one forward queue and of its job-end callbacks' queue (`bull:<queue>:*` and

@@ -1,9 +1,9 @@
 import { DynamicModule, ForwardReference, Type } from '@nestjs/common';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DataSource } from 'typeorm';
-import { createApiApp } from '../../src/bootstrap/api-app';
-import { Clock } from '../../src/common/clock';
-import { AppConfig, loadConfig } from '../../src/config/config';
+import { createApiApp } from '../../src/app/api-app';
+import { Clock } from '../../src/platform/time/clock';
+import { AppConfig, loadConfig } from '../../src/platform/config/config';
 import { LogCapture } from './log-capture';
 import { testDataDir } from './temp-data-dir';
 
@@ -70,7 +70,7 @@ export async function startTestApp(
   options: {
     env?: Record<string, string>;
     imports?: Array<Type | DynamicModule | ForwardReference>;
-    /** Pins "now" of time-dependent reads (src/common/clock.ts); the database's clock by default. */
+    /** Pins "now" of time-dependent reads (src/platform/time/clock.ts); the database's clock by default. */
     clock?: Clock;
   } = {},
 ): Promise<TestApp> {

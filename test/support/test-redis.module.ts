@@ -1,6 +1,6 @@
 import { DynamicModule, Global, Module } from '@nestjs/common';
 import type Redis from 'ioredis';
-import { REDIS, REDIS_AVAILABILITY, RedisAvailability } from '../../src/queue/redis';
+import { REDIS, REDIS_AVAILABILITY, RedisAvailability } from '../../src/platform/redis/redis';
 
 /** The Redis client and availability tracker a test made itself, where the app's RedisModule would make its own. */
 @Global()

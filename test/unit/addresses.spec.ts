@@ -8,7 +8,7 @@ import {
   literalAddress,
   ResolveAll,
   literalBlockReason,
-} from '../../src/targets/addresses';
+} from '../../src/modules/forwarding-setup/targets/addresses';
 
 describe('SSRF address classification', () => {
   it.each([

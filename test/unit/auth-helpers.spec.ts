@@ -1,8 +1,8 @@
-import { scopeGranted } from '../../src/auth/scopes';
-import { algorithmOf, signToken } from '../../src/auth/token-signer';
+import { scopeGranted } from '../../src/modules/merchants/access/scopes';
+import { algorithmOf, signToken } from '../../src/modules/merchants/auth/token-signer';
 import { generateKeyPairSync } from 'node:crypto';
-import { slugify } from '../../src/merchant-accounts/merchant-account-id';
-import { isClearHeader, redactHeaders } from '../../src/logging/redaction';
+import { slugify } from '../../src/modules/merchants/accounts/merchant-account-id';
+import { isClearHeader, redactHeaders } from '../../src/platform/logging/redaction';
 
 describe('scopeGranted', () => {
   it('grants exact scopes and same-action wildcards only', () => {

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { kindsMarkdown } from '../../src/authentication-kinds/kinds-markdown';
-import { AUTHENTICATION_KINDS, KINDS } from '../../src/authentication-kinds/kinds';
-import { fieldErrors, secretWarnings } from '../../src/forward-authentications/method-fields';
+import { kindsMarkdown } from '../../src/modules/forwarding-setup/authentication-kinds/kinds-markdown';
+import { AUTHENTICATION_KINDS, KINDS } from '../../src/modules/forwarding-setup/authentication-kinds/kinds';
+import { fieldErrors, secretWarnings } from '../../src/modules/forwarding-setup/authentication-kinds/method-fields';
 
 describe('authentication method kinds', () => {
   it('docs/authentication-methods.md shows exactly the fields the service validates', () => {

@@ -1,11 +1,11 @@
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
-import { ProblemException } from '../../src/common/problem/problem';
+import { ProblemException } from '../../src/platform/problem/problem';
 import type {
   ForwardAuthenticationsService,
   UsableAuthenticationMethod,
-} from '../../src/forward-authentications/forward-authentications.service';
-import { AuthenticationSteps, parseTemplate } from '../../src/outbound/authentication-steps';
-import type { OutboundRequest } from '../../src/outbound/outbound-request';
+} from '../../src/modules/forwarding-setup/authentication-methods/forward-authentications.service';
+import { AuthenticationSteps, parseTemplate } from '../../src/modules/forwarding/sending/authentication-steps';
+import type { OutboundRequest } from '../../src/modules/forwarding/sending/outbound-request';
 import { hmac } from '../support/independent-crypto';
 import { TestCa } from '../support/test-pki';
 

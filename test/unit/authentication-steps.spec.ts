@@ -1,11 +1,11 @@
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { compactDecrypt, importJWK } from 'jose';
-import { ProblemException } from '../../src/common/problem/problem';
-import { AuthenticationSteps, parseTemplate } from '../../src/outbound/authentication-steps';
-import { connectOptions, DispatcherPool } from '../../src/outbound/dispatcher-pool';
-import type { ClientIdentity, OutboundRequest } from '../../src/outbound/outbound-request';
-import type { UsableAuthenticationMethod } from '../../src/forward-authentications/forward-authentications.service';
-import { guardedLookup } from '../../src/targets/addresses';
+import { ProblemException } from '../../src/platform/problem/problem';
+import { AuthenticationSteps, parseTemplate } from '../../src/modules/forwarding/sending/authentication-steps';
+import { connectOptions, DispatcherPool } from '../../src/modules/forwarding/sending/dispatcher-pool';
+import type { ClientIdentity, OutboundRequest } from '../../src/modules/forwarding/sending/outbound-request';
+import type { UsableAuthenticationMethod } from '../../src/modules/forwarding-setup/authentication-methods/forward-authentications.service';
+import { guardedLookup } from '../../src/modules/forwarding-setup/targets/addresses';
 import { openBraces } from '../support/hostile-inputs';
 import { decryptRsaOaepA256Gcm, hmac, sha256Hex } from '../support/independent-crypto';
 

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import fc from 'fast-check';
-import { withoutAuthenticationData } from '../../src/card-data/authentication-data';
+import { withoutAuthenticationData } from '../../src/platform/card-data/authentication-data';
 import {
   decodeText,
   encodeText,
@@ -9,8 +9,8 @@ import {
   holdsCardNumber,
   maskCardNumbers,
   textEncodingOf,
-} from '../../src/card-data/card-numbers';
-import { keptText } from '../../src/forward-record-bodies/body-capture';
+} from '../../src/platform/card-data/card-numbers';
+import { keptText } from '../../src/modules/forwarding/record-bodies/body-capture';
 import { CORPUS, reveals, SECURITY_CODE_SPELLINGS, shownDigits, spellings, TEST_PANS } from '../support/card-spellings';
 import { authenticationDataText, cardNumberText } from '../support/hostile-inputs';
 
@@ -152,7 +152,7 @@ describe('one card-number pattern in src/ (decision 0112)', () => {
       return statSync(path).isDirectory() ? sources(path) : name.endsWith('.ts') ? [path] : [];
     });
 
-  it('no file but card-data/card-numbers.ts holds a pattern or a check for a card number', () => {
+  it('no file but platform/card-data/card-numbers.ts holds a pattern or a check for a card number', () => {
     // A quantifier of 12 to 19 (\d{13,19}, [0-9]{12,}, {12,18}), a digit-run guard, a Luhn function or its sum.
     const PATTERN = /\{1[2-9],\s*(1?\d)?\}|\(\?<!\\d\)|function\s+\w*luhn|%\s*10\s*===?\s*0/i;
     const offenders = sources(SRC)

@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os';
-import { ConfigError, loadConfig, parseVaultMasterKeys } from '../../src/config/config';
+import { ConfigError, loadConfig, parseVaultMasterKeys } from '../../src/platform/config/config';
 
 const key = (byte: number) => Buffer.alloc(32, byte).toString('base64');
 

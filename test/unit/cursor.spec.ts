@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
-import { CursorCodec, CursorScope } from '../../src/common/pagination/cursor';
-import { ProblemException } from '../../src/common/problem/problem';
+import { CursorCodec, CursorScope } from '../../src/platform/pagination/cursor';
+import { ProblemException } from '../../src/platform/problem/problem';
 
 const secret = Buffer.from('unit-test-cursor-secret-0123456789abcdef');
 const codec = new CursorCodec(secret);

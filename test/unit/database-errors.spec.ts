@@ -1,6 +1,6 @@
 import { QueryFailedError } from 'typeorm';
-import { DatabaseUnavailableError, isDatabaseUnavailable } from '../../src/database/errors';
-import { toProblem } from '../../src/common/problem/problem.filter';
+import { DatabaseUnavailableError, isDatabaseUnavailable } from '../../src/platform/problem/database-errors';
+import { toProblem } from '../../src/platform/problem/problem.filter';
 
 const withCode = (code: string, message = 'x') => Object.assign(new Error(message), { code });
 

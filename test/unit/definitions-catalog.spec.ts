@@ -1,10 +1,10 @@
-import { CATALOG } from '../../src/vault-forward-definitions/catalog';
+import { CATALOG } from '../../src/modules/forwarding-setup/definitions/catalog';
 import {
   authenticationDefinitionErrors,
   customDefinition,
   parseOrigin,
-} from '../../src/vault-forward-definitions/definition';
-import { VaultForwardDefinitionResponse } from '../../src/vault-forward-definitions/dto/vault-forward-definition.dto';
+} from '../../src/modules/forwarding-setup/definitions/definition';
+import { VaultForwardDefinitionResponse } from '../../src/modules/forwarding-setup/definitions/dto/vault-forward-definition.dto';
 import { gr4vyErrors } from '../support/gr4vy-schemas';
 
 describe('the shipped definitions catalog', () => {

@@ -1,12 +1,12 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadAll } from 'js-yaml';
-import { loadConfig } from '../../src/config/config';
+import { loadConfig } from '../../src/platform/config/config';
 
 /**
  * deploy/kubernetes (issue 25, docs/scaling.md, docs/decisions/0110), checked without a cluster: every
  * document parses, has a kind this project means to ship at its stable apiVersion, sets only settings
- * src/config/ reads (and those it requires, enough for loadConfig to accept them), probes routes the
+ * src/platform/config/ reads (and those it requires, enough for loadConfig to accept them), probes routes the
  * health controller serves, runs the Dockerfile's entry points, and its selectors select what they name.
  */
 const DIR = 'deploy/kubernetes';
@@ -70,9 +70,11 @@ const matches = (selector: Labels, labels: Labels) => Object.entries(selector).e
 
 /** Every variable the typed configuration reads: each reader is called as `reader(env, 'NAME', …)`. */
 const KNOWN = new Set(
-  readdirSync('src/config')
+  readdirSync('src/platform/config')
     .filter((name) => name.endsWith('.ts'))
-    .flatMap((name) => [...readFileSync(join('src/config', name), 'utf8').matchAll(/\(env, '([A-Z][A-Z0-9_]*)'/g)])
+    .flatMap((name) => [
+      ...readFileSync(join('src/platform/config', name), 'utf8').matchAll(/\(env, '([A-Z][A-Z0-9_]*)'/g),
+    ])
     .map((m) => m[1]),
 );
 
@@ -127,7 +129,7 @@ describe('deploy/kubernetes', () => {
     expect([...kustomization.resources!].sort()).toEqual(files.filter((f) => f !== 'kustomization.yaml').sort());
   });
 
-  it('sets only variables src/config/ reads, every required one, and values loadConfig accepts', () => {
+  it('sets only variables src/platform/config/ reads, every required one, and values loadConfig accepts', () => {
     expect(KNOWN.size).toBeGreaterThan(30); // the scan found the readers
     for (const workload of workloads)
       for (const container of containersOf(workload)) {
@@ -138,7 +140,7 @@ describe('deploy/kubernetes', () => {
             name,
             known: true,
           });
-        // What production requires of every entry point (src/config/config.ts, vault-config.ts).
+        // What production requires of every entry point (src/platform/config/config.ts, vault-config.ts).
         expect(env.NODE_ENV).toBe('production');
         for (const name of ['DATABASE_URL', 'VAULT_MASTER_KEYS', 'CURSOR_SECRET'])
           expect({ workload: workload.metadata.name, name, from: env[name] }).toEqual({
@@ -173,7 +175,7 @@ describe('deploy/kubernetes', () => {
   });
 
   it('probes the routes the health controller serves, on a port the container declares', () => {
-    const controller = readFileSync('src/health/health.controller.ts', 'utf8');
+    const controller = readFileSync('src/app/health/health.controller.ts', 'utf8');
     const base = /@Controller\('([^']+)'\)/.exec(controller)![1];
     const routes = [...controller.matchAll(/@Get\('([^']+)'\)/g)].map((m) => `/${base}/${m[1]}`);
     expect(routes).toEqual(['/health/live', '/health/ready']);
@@ -192,8 +194,8 @@ describe('deploy/kubernetes', () => {
     // The worker serves no HTTP: its probe is the heartbeat script the image carries, on the file it names.
     const worker = containersOf(byComponent('worker'))[0];
     expect(worker.ports).toBeUndefined();
-    expect(worker.livenessProbe?.exec?.command).toEqual(['node', 'dist/health/worker-healthcheck.js']);
-    expect(existsSync('src/health/worker-healthcheck.ts')).toBe(true);
+    expect(worker.livenessProbe?.exec?.command).toEqual(['node', 'dist/app/health/worker-healthcheck.js']);
+    expect(existsSync('src/app/health/worker-healthcheck.ts')).toBe(true);
     expect(environmentOf(worker).WORKER_HEARTBEAT_FILE).toMatch(/^\/tmp\//);
   });
 
@@ -243,9 +245,9 @@ describe('deploy/kubernetes', () => {
         expect(mebibytes(container.resources?.limits?.memory)).toBeGreaterThanOrEqual(request);
       }
     }
-    // src/bootstrap/shutdown.ts gives the graceful stop 25 s; Kubernetes must wait longer before SIGKILL.
+    // src/app/bootstrap/shutdown.ts gives the graceful stop 25 s; Kubernetes must wait longer before SIGKILL.
     const grace = Number(
-      /GRACE_MS = ([\d_]+)/.exec(readFileSync('src/bootstrap/shutdown.ts', 'utf8'))![1].replace('_', ''),
+      /GRACE_MS = ([\d_]+)/.exec(readFileSync('src/app/bootstrap/shutdown.ts', 'utf8'))![1].replace('_', ''),
     );
     for (const component of ['api', 'worker'])
       expect(template(byComponent(component)).spec.terminationGracePeriodSeconds! * 1000).toBeGreaterThan(grace);

@@ -95,8 +95,8 @@ describe('docker-compose.yml', () => {
   });
 
   it('gives the worker a health check: the heartbeat file its environment names, read by a script in the image', () => {
-    expect(services.worker.healthcheck?.test).toEqual(['CMD', 'node', 'dist/health/worker-healthcheck.js']);
-    expect(existsSync('src/health/worker-healthcheck.ts')).toBe(true);
+    expect(services.worker.healthcheck?.test).toEqual(['CMD', 'node', 'dist/app/health/worker-healthcheck.js']);
+    expect(existsSync('src/app/health/worker-healthcheck.ts')).toBe(true);
     expect(services.worker.environment?.WORKER_HEARTBEAT_FILE).toMatch(/^\/tmp\//);
     expect(services.api.healthcheck?.test.join(' ')).toContain('/health/ready');
   });

@@ -1,4 +1,4 @@
-import { editDistance, intendedHeader } from '../../src/forwarding/forward-headers';
+import { editDistance, intendedHeader } from '../../src/modules/forwarding/request/forward-headers';
 
 describe('misspelled forwarding headers', () => {
   it.each([

@@ -4,7 +4,7 @@ import {
   mayRetry,
   parseRetryAfter,
   prefersAsync,
-} from '../../src/forward-jobs/retry-policy';
+} from '../../src/modules/forwarding/jobs/retry-policy';
 
 describe('queued forward retry rules', () => {
   it('retries the listed statuses, never another 4xx; POST/PATCH only with an Idempotency-Key', () => {

@@ -8,10 +8,10 @@ import {
   recordedHeaders,
   recordedText,
   tapped,
-} from '../../src/forward-record-bodies/body-capture';
-import { redactedBytes, redactedText } from '../../src/placeholders/placeholder-redaction';
-import { fillBytes, scanText } from '../../src/placeholders/placeholders';
-import { holdsCardNumber } from '../../src/card-data/card-numbers';
+} from '../../src/modules/forwarding/record-bodies/body-capture';
+import { redactedBytes, redactedText } from '../../src/modules/vault/placeholders/placeholder-redaction';
+import { fillBytes, scanText } from '../../src/modules/vault/placeholders/placeholders';
+import { holdsCardNumber } from '../../src/platform/card-data/card-numbers';
 
 const PAN = '4111111111111111';
 

@@ -4,19 +4,19 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { Pool, type PoolClient } from 'pg';
 import type { DataSource } from 'typeorm';
-import type { AppConfig } from '../../src/config/config';
-import { ProblemException } from '../../src/common/problem/problem';
-import { Sql } from '../../src/database/sql';
-import type { ForwardRecord } from '../../src/forward-records/forward-record';
+import type { AppConfig } from '../../src/platform/config/config';
+import { ProblemException } from '../../src/platform/problem/problem';
+import { Sql } from '../../src/platform/database/sql';
+import type { ForwardRecord } from '../../src/modules/forwarding/records/forward-record';
 import {
   ForwardRecordSpool,
   type OpenSpoolFile,
   type SpoolEntry,
   type SpoolFile,
-} from '../../src/forward-records/forward-record-spool';
-import { ForwardRecordsService } from '../../src/forward-records/forward-records.service';
-import { Metrics } from '../../src/metrics/metrics.service';
-import type { SecretSealer } from '../../src/vault/secret-sealer';
+} from '../../src/modules/forwarding/records/forward-record-spool';
+import { ForwardRecordsService } from '../../src/modules/forwarding/records/forward-records.service';
+import { Metrics } from '../../src/platform/metrics/metrics.service';
+import type { SecretSealer } from '../../src/modules/vault/secret-sealer';
 import { testTempDir } from '../support/temp-data-dir';
 
 /**

@@ -1,4 +1,4 @@
-import { gr4vyErrorBody, prefersGr4vyError } from '../../src/common/problem/gr4vy-error';
+import { gr4vyErrorBody, prefersGr4vyError } from '../../src/platform/problem/gr4vy-error';
 import { longAccept } from '../support/hostile-inputs';
 
 describe('prefersGr4vyError (issue 22: which clients get Gr4vy’s error body)', () => {

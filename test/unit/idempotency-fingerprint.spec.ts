@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { requestFingerprint } from '../../src/idempotency/idempotency.service';
+import { requestFingerprint } from '../../src/modules/forwarding/idempotency/idempotency.service';
 
 /** The fingerprint as docs/decisions.md describes it, written again: each part as `<byte length>:<bytes>`. */
 function expected(parts: Array<string | Buffer>): Buffer {

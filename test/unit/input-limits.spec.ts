@@ -1,5 +1,5 @@
-import { jsonDeeperThan } from '../../src/bootstrap/api-app';
-import { FORWARD_ROUTE, isForwardPath } from '../../src/forward-entry/forward-route';
+import { jsonDeeperThan } from '../../src/app/api-app';
+import { FORWARD_ROUTE, isForwardPath } from '../../src/modules/forwarding/entry/forward-route';
 
 describe('jsonDeeperThan: the linear pre-scan ahead of JSON.parse', () => {
   it.each([

@@ -1,7 +1,7 @@
-import { jitteredMs } from '../../src/common/jitter';
-import { DatabaseUnavailableError } from '../../src/database/errors';
-import { backoffMs } from '../../src/forward-jobs/retry-policy';
-import { QueueWorkerHost } from '../../src/job-queue/queue-worker-host';
+import { jitteredMs } from '../../src/platform/time/jitter';
+import { DatabaseUnavailableError } from '../../src/platform/problem/database-errors';
+import { backoffMs } from '../../src/modules/forwarding/jobs/retry-policy';
+import { QueueWorkerHost } from '../../src/platform/job-queue/queue-worker-host';
 
 describe('the one jitter formula (issue 21, item 6)', () => {
   it('draws a whole number of milliseconds uniformly from [floor, ceiling)', () => {

@@ -12,7 +12,7 @@ const SRC = resolve(__dirname, '../../src');
 /** The lowest layers: shared mechanisms that features build on, and that build on nothing but each other. */
 const FOUNDATION = ['common', 'config', 'database', 'card-data'];
 
-/** The three rooms src/forwarding/ was split into: the request, the disclosure record, sending. */
+/** The three rooms src/modules/forwarding/request/ was split into: the request, the disclosure record, sending. */
 const FORWARD_ROOMS = ['forwarding', 'forward-records', 'outbound'];
 /** What sits above them: the queued path and the HTTP entry that chooses between it and the fast path. */
 const ABOVE = ['forward-jobs', 'forward-entry'];
@@ -46,7 +46,7 @@ const RULES: Rule[] = [
       'auth',
       'vault-forward-configs',
       'authentication-kinds',
-      'forward-authentications/method-fields.ts',
+      'modules/forwarding-setup/authentication-kinds/method-fields.ts',
     ],
     why: 'one-way: of the methods, only their kind descriptions',
   },
@@ -175,9 +175,11 @@ describe('module layering: the import graph of src/', () => {
   it('reads every relative import of src/ (a checker that sees no edge would pass anything)', () => {
     expect(unresolved).toEqual([]);
     expect(graph.size).toBeGreaterThan(100);
-    expect(graph.get('core.module.ts')).toContain('database/data-source.ts');
+    expect(graph.get('core.module.ts')).toContain('platform/database/data-source.ts');
     // A type-only import and a dynamic import() are edges too.
-    expect(graph.get('forward-records/forward-record-spool.ts')).toContain('forward-records/forward-record.ts');
+    expect(graph.get('modules/forwarding/records/forward-record-spool.ts')).toContain(
+      'modules/forwarding/records/forward-record.ts',
+    );
     expect(graph.get('cli/main.ts')).toContain('cli/cli.module.ts');
   });
 

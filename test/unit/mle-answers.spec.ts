@@ -1,11 +1,14 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { CompactEncrypt } from 'jose';
-import { readResponseKey, responseKeyFacts } from '../../src/authentication-kinds/response-keys';
-import { ProblemException } from '../../src/common/problem/problem';
-import type { UsableAuthenticationMethod } from '../../src/forward-authentications/forward-authentications.service';
-import { MleAnswers } from '../../src/forward-responses/mle-answers';
-import { RULES_MAX_BYTES } from '../../src/forward-responses/response-filter';
+import {
+  readResponseKey,
+  responseKeyFacts,
+} from '../../src/modules/forwarding-setup/authentication-kinds/response-keys';
+import { ProblemException } from '../../src/platform/problem/problem';
+import type { UsableAuthenticationMethod } from '../../src/modules/forwarding-setup/authentication-methods/forward-authentications.service';
+import { MleAnswers } from '../../src/modules/forwarding/answers/mle-answers';
+import { RULES_MAX_BYTES } from '../../src/modules/forwarding/answers/response-filter';
 
 /** Decision 0103: the response key's rules, and MleAnswers.open on answers built here with jose. */
 

@@ -9,12 +9,13 @@ import { join, relative, resolve } from 'node:path';
 const SRC = resolve(__dirname, '../../src');
 
 const TIMERS: Record<string, string> = {
-  'checkout-sessions/checkout-session-purge.ts': 'deletes expired sessions (no work is due)',
-  'forward-records/forward-records.service.ts': 'replays the local spool file into the table',
-  'forward-records/forward-record-body-purge.ts': 'nulls record bodies past their retention (no work is due)',
-  'health/worker-heartbeat.ts': 'writes the heartbeat file while the database answers',
-  'forward-jobs/forward-job.processor.ts': "renews the leases of this worker's running jobs",
-  'idempotency/idempotency.service.ts': 'deletes expired idempotency keys (no work is due)',
+  'modules/payments/checkout-sessions/checkout-session-purge.ts': 'deletes expired sessions (no work is due)',
+  'modules/forwarding/records/forward-records.service.ts': 'replays the local spool file into the table',
+  'modules/forwarding/records/forward-record-body-purge.ts':
+    'nulls record bodies past their retention (no work is due)',
+  'app/health/worker-heartbeat.ts': 'writes the heartbeat file while the database answers',
+  'modules/forwarding/jobs/forward-job.processor.ts': "renews the leases of this worker's running jobs",
+  'modules/forwarding/idempotency/idempotency.service.ts': 'deletes expired idempotency keys (no work is due)',
 };
 
 function files(dir: string): string[] {
@@ -37,7 +38,7 @@ describe('no file polls PostgreSQL on a timer for due work (issue 21, item 6)', 
     expect(callbacks.length).toBeGreaterThan(0);
     for (const { file, text } of callbacks)
       expect({ file, timer: /\bset(Interval|Timeout)\(/.test(text) }).toEqual({ file, timer: false });
-    const deliveries = callbacks.find(({ file }) => file === 'forward-callbacks/callback-jobs.ts');
+    const deliveries = callbacks.find(({ file }) => file === 'modules/forwarding/callbacks/callback-jobs.ts');
     expect(deliveries?.text).toContain('CALLBACK_JOB_NAME');
   });
 });

@@ -1,5 +1,5 @@
 import type { OpenAPIObject } from '@nestjs/swagger';
-import { openApiDocumentOffline } from '../../src/bootstrap/openapi';
+import { openApiDocumentOffline } from '../../src/app/openapi-document';
 import { StrictContract } from '../support/strict-contract';
 
 /** Decision 0093: the document a strict OpenAPI 3.1 client can take at its word. */

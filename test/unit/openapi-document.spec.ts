@@ -3,8 +3,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { OpenAPIObject } from '@nestjs/swagger';
-import { openApiDocumentOffline } from '../../src/bootstrap/openapi';
-import { problemDefinitions } from '../../src/common/problem/problem';
+import { openApiDocumentOffline } from '../../src/app/openapi-document';
+import { problemDefinitions } from '../../src/platform/problem/problem';
 
 const ROOT = join(__dirname, '..', '..');
 const OPERATION_METHODS = ['get', 'put', 'post', 'delete', 'patch'];
@@ -148,7 +148,7 @@ describe('The OpenAPI document', () => {
     const forward = document.paths['/vault-forward'].post!;
     expect(forward.responses).toMatchObject({ '202': expect.any(Object), default: expect.any(Object) });
     // The route itself is ForwardHttpHandler's, in front of Nest: no controller method maps it.
-    const source = readFileSync(join(ROOT, 'src/forward-records/forward-records.controller.ts'), 'utf8');
+    const source = readFileSync(join(ROOT, 'src/modules/forwarding/records/forward-records.controller.ts'), 'utf8');
     expect(source).not.toMatch(/@Post\(/);
     // Nor a published problem code that nothing answers with (authentication methods have landed).
     expect(problemDefinitions().map((p) => p.code)).not.toContain('not-implemented');

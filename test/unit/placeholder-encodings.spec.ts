@@ -1,7 +1,16 @@
 import fc from 'fast-check';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
-import { bodyEncodingFor, encodeValue, escapeStyleFor } from '../../src/placeholders/placeholder-encodings';
-import { filledValue, PlaceholderError, scanText, substitutePlaceholders } from '../../src/placeholders/placeholders';
+import {
+  bodyEncodingFor,
+  encodeValue,
+  escapeStyleFor,
+} from '../../src/modules/vault/placeholders/placeholder-encodings';
+import {
+  filledValue,
+  PlaceholderError,
+  scanText,
+  substitutePlaceholders,
+} from '../../src/modules/vault/placeholders/placeholders';
 
 /** A real XML parser, with character references decoded as the XML specification says. */
 const xml = new XMLParser({

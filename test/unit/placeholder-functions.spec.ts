@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { MAX_VALUE_LENGTH } from '../../src/placeholders/placeholder-functions';
+import { MAX_VALUE_LENGTH } from '../../src/modules/vault/placeholders/placeholder-functions';
 import {
   filledByteLength,
   fillBytes,
@@ -9,7 +9,7 @@ import {
   scanText,
   secretUses,
   substitutePlaceholders,
-} from '../../src/placeholders/placeholders';
+} from '../../src/modules/vault/placeholders/placeholders';
 
 const NUMBER = '4111111111111111';
 const values = new Map([

@@ -1,7 +1,7 @@
-import { parseCryptograms } from '../../src/forwarding/forward-headers';
-import { isCryptogram } from '../../src/network-tokens/token-requestor';
-import { PLACEHOLDER_NAMES, PlaceholderError, scanText } from '../../src/placeholders/placeholders';
-import { ProblemException } from '../../src/common/problem/problem';
+import { parseCryptograms } from '../../src/modules/forwarding/request/forward-headers';
+import { isCryptogram } from '../../src/modules/payments/network-tokens/token-requestor';
+import { PLACEHOLDER_NAMES, PlaceholderError, scanText } from '../../src/modules/vault/placeholders/placeholders';
+import { ProblemException } from '../../src/platform/problem/problem';
 
 /** CARD_CRYPTOGRAM_X and x-vault-forward-cryptograms (issue 23, item 2; decision 0100). */
 describe('cryptogram placeholders', () => {

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { ConfigError, loadConfig } from '../../src/config/config';
+import { ConfigError, loadConfig } from '../../src/platform/config/config';
 import {
   filledByteLength,
   fillBytes,
@@ -13,7 +13,7 @@ import {
   secretUses,
   substitutePlaceholders,
   type EscapeStyle,
-} from '../../src/placeholders/placeholders';
+} from '../../src/modules/vault/placeholders/placeholders';
 import {
   densePlaceholders,
   HMAC_EXPRESSION,

@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig } from '../../src/config/config';
+import { ConfigError, loadConfig } from '../../src/platform/config/config';
 
 const DB = 'postgresql://postgres@127.0.0.1:5432/x';
 const REDIS = 'redis://127.0.0.1:6379';

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { Logger, LoggerService } from '@nestjs/common';
 import type Redis from 'ioredis';
-import { RedisAvailability } from '../../src/queue/redis';
+import { RedisAvailability } from '../../src/platform/redis/redis';
 
 describe('RedisAvailability', () => {
   const lines: Array<{ level: string; message: Record<string, any> }> = [];

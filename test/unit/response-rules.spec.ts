@@ -1,7 +1,11 @@
-import { holdsCardNumber, maskCardNumbers } from '../../src/card-data/card-numbers';
-import { parseJsonExactly } from '../../src/forward-responses/json-text';
-import { applyRules, maskValue, normaliseExpiry } from '../../src/forward-responses/response-rules-engine';
-import { compileResponseRules, parsePath, ResponseRuleInput } from '../../src/vault-forward-configs/response-rules';
+import { holdsCardNumber, maskCardNumbers } from '../../src/platform/card-data/card-numbers';
+import { parseJsonExactly } from '../../src/modules/forwarding/answers/json-text';
+import { applyRules, maskValue, normaliseExpiry } from '../../src/modules/forwarding/answers/response-rules-engine';
+import {
+  compileResponseRules,
+  parsePath,
+  ResponseRuleInput,
+} from '../../src/modules/forwarding-setup/configs/response-rules';
 import { digitRuns, MIB, ruleAnswer } from '../support/hostile-inputs';
 
 const VISA = '4111111111111111';

@@ -1,4 +1,4 @@
-import { SharedCache } from '../../src/queue/shared-cache';
+import { SharedCache } from '../../src/platform/redis/shared-cache';
 
 describe('SharedCache', () => {
   const announced: Array<[string, string | null]> = [];

@@ -1,4 +1,4 @@
-import { StatementBatcher, textArrayLiteral } from '../../src/common/statement-batcher';
+import { StatementBatcher, textArrayLiteral } from '../../src/platform/database/statement-batcher';
 
 describe('StatementBatcher (group commit of a hot statement)', () => {
   it('runs a lone call at once, and batches the calls made while a statement is in flight', async () => {

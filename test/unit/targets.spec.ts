@@ -1,5 +1,5 @@
-import { BlockedAddressError, literalAddress } from '../../src/targets/addresses';
-import { hostKey, isInsecureHost } from '../../src/targets/http-methods';
+import { BlockedAddressError, literalAddress } from '../../src/modules/forwarding-setup/targets/addresses';
+import { hostKey, isInsecureHost } from '../../src/modules/forwarding-setup/targets/http-methods';
 
 describe('target host keys and FORWARD_INSECURE_HOSTS', () => {
   it('hostKey: lower-case host, the port unless it is 443 (https default) — the form of a config’s hosts', () => {

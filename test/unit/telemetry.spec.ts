@@ -1,9 +1,9 @@
-import { ConfigError } from '../../src/config/env';
-import { telemetryConfig } from '../../src/config/telemetry-config';
+import { ConfigError } from '../../src/platform/config/env';
+import { telemetryConfig } from '../../src/platform/config/telemetry-config';
 import fastify from 'fastify';
-import { nameSpansByRoute } from '../../src/telemetry/route-spans';
-import { REDACTED, scrubAttributes, scrubbedSpan, scrubValue } from '../../src/telemetry/scrub';
-import { setActiveTelemetry } from '../../src/telemetry/telemetry';
+import { nameSpansByRoute } from '../../src/platform/telemetry/route-spans';
+import { REDACTED, scrubAttributes, scrubbedSpan, scrubValue } from '../../src/platform/telemetry/scrub';
+import { setActiveTelemetry } from '../../src/platform/telemetry/telemetry';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 
 describe('OTEL_* configuration (decision 0109)', () => {

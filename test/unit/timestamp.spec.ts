@@ -1,4 +1,4 @@
-import { Timestamp } from '../../src/database/timestamp';
+import { Timestamp } from '../../src/platform/database/timestamp';
 
 describe('Timestamp (microsecond-exact timestamptz)', () => {
   it.each([

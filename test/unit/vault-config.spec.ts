@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, loadConfig } from '../../src/config/config';
+import { ConfigError, loadConfig } from '../../src/platform/config/config';
 
 const key = (byte: number) => Buffer.alloc(32, byte).toString('base64');
 

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { luhnValid } from '../../src/card-data/card-numbers';
-import { cardNumberProblem, normaliseCardNumber, parseExpirationDate, schemeOf } from '../../src/vault/card';
+import { luhnValid } from '../../src/platform/card-data/card-numbers';
+import { cardNumberProblem, normaliseCardNumber, parseExpirationDate, schemeOf } from '../../src/modules/vault/card';
 import {
   open,
   openPart,
@@ -11,15 +11,15 @@ import {
   unwrapSecret,
   VaultDecryptionError,
   wrapSecret,
-} from '../../src/vault/envelope';
-import { EnvMasterKey, VaultKeyring } from '../../src/vault/keyring';
-import { randomBytesFromPool } from '../../src/vault/random-pool';
+} from '../../src/modules/vault/envelope';
+import { EnvMasterKey, VaultKeyring } from '../../src/modules/vault/keyring';
+import { randomBytesFromPool } from '../../src/modules/vault/random-pool';
 import {
   jsonStringContent,
   PlaceholderError,
   scanPlaceholders,
   substitutePlaceholders,
-} from '../../src/placeholders/placeholders';
+} from '../../src/modules/vault/placeholders/placeholders';
 
 describe('card rules', () => {
   it('normalises spaces and dashes, refuses anything else', () => {

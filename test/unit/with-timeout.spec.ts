@@ -1,5 +1,5 @@
-import { withTimeout } from '../../src/common/with-timeout';
-import { DatabaseUnavailableError, isDatabaseUnavailable } from '../../src/database/errors';
+import { withTimeout } from '../../src/platform/time/with-timeout';
+import { DatabaseUnavailableError, isDatabaseUnavailable } from '../../src/platform/problem/database-errors';
 
 const never = () => new Promise<never>(() => undefined);
 const later = <T>(ms: number, settle: () => T) =>

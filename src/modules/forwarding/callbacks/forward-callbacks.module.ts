@@ -1,0 +1,34 @@
+import { DynamicModule, Module, ModuleMetadata, Provider, Type } from '@nestjs/common';
+import { ForwardingCoreModule } from '../request/forwarding-core.module';
+import { VaultModule } from '../../vault/vault.module';
+import { WebhookSignerModule } from '../../merchants/webhook-secrets/webhook-secrets.module';
+import { CALLBACK_JOB_SOURCE, CallbackDeliveries, CallbackJobSource } from './callback-deliveries';
+import { CallbackDeliveryProcessor } from './callback-delivery.processor';
+
+export interface ForwardCallbacksOptions {
+  /** The job store's CallbackJobSource, for schedule(jobId), with the modules it needs. */
+  jobSource?: Type<CallbackJobSource>;
+  imports?: ModuleMetadata['imports'];
+  /** The worker's side: the callbacks' queue's consumer (a WorkerHost). The API only enqueues. */
+  consume?: boolean;
+}
+
+/**
+ * Job-end callbacks (CallbackDeliveries), loadable by the API and the worker: no controller. Their
+ * attempts are jobs of their own queue (the global QueueModule's CALLBACK_QUEUE), run by the worker's
+ * CallbackDeliveryProcessor (`consume`).
+ */
+@Module({})
+export class ForwardCallbacksModule {
+  static forRoot(options: ForwardCallbacksOptions): DynamicModule {
+    const providers: Provider[] = [CallbackDeliveries];
+    if (options.jobSource) providers.push({ provide: CALLBACK_JOB_SOURCE, useClass: options.jobSource });
+    if (options.consume) providers.push(CallbackDeliveryProcessor);
+    return {
+      module: ForwardCallbacksModule,
+      imports: [VaultModule, ForwardingCoreModule, WebhookSignerModule, ...(options.imports ?? [])],
+      providers,
+      exports: [CallbackDeliveries],
+    };
+  }
+}

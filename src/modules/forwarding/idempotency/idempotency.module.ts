@@ -1,0 +1,12 @@
+import { Module } from '@nestjs/common';
+import { VaultModule } from '../../vault/vault.module';
+import { ForwardIdempotency, QueuedIdempotency } from './forward-idempotency';
+import { IdempotencyService } from './idempotency.service';
+
+/** Idempotency-Key for POST /vault-forward: IdempotencyService (claim, both paths) and the wrappers of the synchronous and queued paths. */
+@Module({
+  imports: [VaultModule],
+  providers: [IdempotencyService, ForwardIdempotency, QueuedIdempotency],
+  exports: [IdempotencyService, ForwardIdempotency, QueuedIdempotency],
+})
+export class IdempotencyModule {}

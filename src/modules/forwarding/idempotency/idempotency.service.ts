@@ -1,0 +1,323 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { ProblemException } from '../../../platform/problem/problem';
+import { isDatabaseUnavailable } from '../../../platform/problem/database-errors';
+import { boundAad, SecretSealer } from '../../vault/secret-sealer';
+import { IdempotencyErrors } from './idempotency.errors';
+
+export const IDEMPOTENCY_HEADER = 'idempotency-key';
+/** How long a key is remembered (from its first use). */
+export const IDEMPOTENCY_TTL_HOURS = 24;
+/** A synchronous claim still running after this was left by a process that died mid-forward: it may be taken over. */
+const ABANDONED_AFTER_SECONDS = 300;
+/**
+ * The lease of a queued forward's claim: creating its job takes a statement or two (each bounded by the
+ * API's 5 s query timeout), so a claim still running after this belongs to a request that has answered
+ * (its release lost with the database, and its process gone before releaseLater could retry): it may
+ * be taken over. The job's create checks its claim still holds the key, so a slow request that loses
+ * its claim creates nothing (ForwardJobStore.create).
+ */
+export const ASYNC_CLAIM_LEASE_SECONDS = 30;
+/** Between tries of the releases the database did not take (releaseLater), and how many are kept at most. */
+const RELEASE_RETRY_MS = 1_000;
+const MAX_PENDING_RELEASES = 10_000;
+/**
+ * A claim's release: its row, by id (a later claim of the same key has another id), unless a job was
+ * created under it after all (the create committed, its answer lost): then the key keeps pointing at
+ * that job, which the housekeeping runs, so a retry gets it back rather than a second job.
+ */
+const RELEASE = `DELETE FROM vault_forward_idempotency_keys k WHERE k.id = ANY($1::uuid[])
+    AND (k.job_id IS NULL OR NOT EXISTS (SELECT 1 FROM vault_forward_jobs j WHERE j.id = k.job_id))`;
+/** How often each API process purges expired keys (onModuleInit). */
+export const PURGE_EVERY_MS = 10 * 60 * 1000;
+const PURGE_BATCH = 5_000;
+
+/** The Idempotency-Key claim a job was to be created under no longer holds the key (taken over after its lease): no job. */
+export class IdempotencyClaimLostError extends Error {
+  constructor() {
+    super('the idempotency claim no longer holds its key; no job was created');
+    this.name = 'IdempotencyClaimLostError';
+  }
+}
+
+export type IdempotencyKind = 'sync' | 'async';
+
+/** A synchronous forward's answer as it is stored (sealed) and replayed. */
+export interface StoredResponse {
+  status: number;
+  headers: Record<string, string | string[]>;
+  body: Buffer;
+}
+
+export interface NewClaim {
+  outcome: 'new';
+  /** The key row's id while this claim holds it. */
+  id: string;
+  /**
+   * Forget the key (nothing worth replaying happened, the answer cannot be stored, or the job it was
+   * done with was discarded): a repeat sends again.
+   */
+  release(): Promise<void>;
+  /** Sync: seal and store the answer, which every repeat within 24 h replays. */
+  complete(response: StoredResponse): Promise<void>;
+}
+
+export type IdempotencyClaim =
+  | NewClaim
+  | { outcome: 'replay'; jobId?: string; response?: StoredResponse }
+  | { outcome: 'conflict' }
+  | { outcome: 'in-progress' };
+
+interface KeyRow {
+  id: string;
+  fingerprint: Buffer;
+  kind: IdempotencyKind;
+  state: 'running' | 'done';
+  job_id: string | null;
+  ciphertext: Buffer | null;
+  wrapped_key: Buffer | null;
+  master_key_id: string | null;
+}
+
+/** The headers that shape the request sent downstream (all x-vault-forward-*), in a stable order. */
+export function requestFingerprint(input: {
+  merchantAccountId: string;
+  key: string;
+  kind: IdempotencyKind;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+}): Buffer {
+  const hash = createHash('sha256');
+  // Lengths first, so that no two different requests print the same byte string.
+  const part = (value: string | Buffer) => {
+    const bytes = typeof value === 'string' ? Buffer.from(value, 'utf8') : value;
+    hash.update(`${bytes.length}:`);
+    hash.update(bytes);
+  };
+  // The merchant and key salt the hash: a body with a literal CVV cannot be matched against a table of guesses.
+  part(input.merchantAccountId);
+  part(input.key);
+  part(input.kind);
+  const shaping = Object.keys(input.headers)
+    .map((name) => name.toLowerCase())
+    .filter((name) => name.startsWith('x-vault-forward-') || name === 'content-type')
+    .sort();
+  for (const name of shaping) {
+    const value = input.headers[name];
+    part(name);
+    part(Array.isArray(value) ? value.join('\n') : (value ?? ''));
+  }
+  part(input.body);
+  return hash.digest();
+}
+
+/** Reads the Idempotency-Key header: undefined when absent, a 400 naming it when malformed. */
+export function idempotencyKeyOf(headers: Record<string, string | string[] | undefined>): string | undefined {
+  const value = headers[IDEMPOTENCY_HEADER];
+  if (value === undefined) return undefined;
+  // Printable ASCII only: the key goes into the sealed response's AAD and is forwarded as a header.
+  if (Array.isArray(value) || !/^[\x21-\x7e][\x20-\x7e]{0,254}$/.test(value)) {
+    throw new ProblemException(
+      IdempotencyErrors.invalidKey,
+      'Idempotency-Key must be one value of 1–255 printable ASCII characters.',
+      [{ location: 'header', name: 'Idempotency-Key', message: 'must be 1–255 printable ASCII characters' }],
+    );
+  }
+  return value;
+}
+
+export function keyReusedProblem(): ProblemException {
+  return new ProblemException(
+    IdempotencyErrors.keyReused,
+    'This Idempotency-Key was used within 24 hours for a different request; nothing was sent.',
+    [{ location: 'header', name: 'Idempotency-Key', message: 'already used for a different request' }],
+  );
+}
+
+export function keyInProgressProblem(): ProblemException {
+  return new ProblemException(
+    IdempotencyErrors.keyInProgress,
+    'The first request with this Idempotency-Key is still running; retry once it has finished.',
+    [{ location: 'header', name: 'Idempotency-Key', message: 'a request with this key is still running' }],
+  );
+}
+
+/**
+ * Idempotency-Key for POST /vault-forward, per merchant account, for 24 h. `claim` is one atomic
+ * statement (an INSERT that takes the key, or takes over an expired or abandoned row), so of any
+ * number of concurrent duplicates exactly one gets `new` and sends (or creates the job); the others
+ * see the winner's row: `in-progress` while it runs (a queued claim waits up to `waitMs` for the job
+ * to be attached), `replay` once it is done, `conflict` if their request differs.
+ */
+@Injectable()
+export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger('Idempotency');
+  private purgeTimer: NodeJS.Timeout | undefined;
+  /** Claims to release once the database answers again (releaseLater). */
+  private readonly pendingReleases = new Set<string>();
+  private releaseTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly sealer: SecretSealer,
+  ) {}
+
+  onModuleInit(): void {
+    this.purgeTimer = setInterval(
+      () =>
+        void this.purgeExpired().catch((error: unknown) =>
+          this.logger.warn(`purge of expired keys failed: ${(error as Error).message}`),
+        ),
+      PURGE_EVERY_MS,
+    );
+    this.purgeTimer.unref();
+  }
+
+  onModuleDestroy(): void {
+    clearInterval(this.purgeTimer);
+    clearTimeout(this.releaseTimer);
+  }
+
+  /**
+   * Releases a claim whose request was refused while the database could not take the release: tried
+   * again every second until it does, so the key is free as soon as the database is back (a retry would
+   * otherwise get 409 until the claim's lease runs out). Bounded: past MAX_PENDING_RELEASES the oldest
+   * are left to their lease.
+   */
+  releaseLater(claimId: string): void {
+    if (this.pendingReleases.size >= MAX_PENDING_RELEASES)
+      this.pendingReleases.delete(this.pendingReleases.values().next().value!);
+    this.pendingReleases.add(claimId);
+    this.releaseTimer ??= setTimeout(() => void this.releasePending(), RELEASE_RETRY_MS).unref();
+  }
+
+  private async releasePending(): Promise<void> {
+    const ids = [...this.pendingReleases];
+    try {
+      await this.dataSource.query(RELEASE, [ids]);
+      for (const id of ids) this.pendingReleases.delete(id);
+      this.logger.log({ msg: 'released Idempotency-Key claims of refused requests', count: ids.length });
+    } catch (error) {
+      this.logger.debug({
+        msg: 'releasing Idempotency-Key claims failed; tried again',
+        error: (error as Error).message,
+      });
+    }
+    this.releaseTimer =
+      this.pendingReleases.size > 0
+        ? setTimeout(() => void this.releasePending(), RELEASE_RETRY_MS).unref()
+        : undefined;
+  }
+
+  async claim(
+    merchantAccountId: string,
+    key: string,
+    fingerprint: Buffer,
+    kind: IdempotencyKind,
+    options: { waitMs?: number } = {},
+  ): Promise<IdempotencyClaim> {
+    const deadline = Date.now() + (options.waitMs ?? 0);
+    for (let delay = 20; ; delay = Math.min(delay * 2, 250)) {
+      const id = randomUUID();
+      const taken = await this.dataSource
+        .query<Array<{ id: string }>>(
+          `INSERT INTO vault_forward_idempotency_keys (id, merchant_account_id, key, fingerprint, kind, expires_at)
+         VALUES ($1, $2, $3, $4, $5, now() + make_interval(hours => $6))
+         ON CONFLICT (merchant_account_id, key) DO UPDATE
+            SET id = EXCLUDED.id, fingerprint = EXCLUDED.fingerprint, kind = EXCLUDED.kind, state = 'running', job_id = NULL,
+                ciphertext = NULL, wrapped_key = NULL, master_key_id = NULL, created_at = now(), expires_at = EXCLUDED.expires_at
+          WHERE vault_forward_idempotency_keys.expires_at <= now()
+             OR (vault_forward_idempotency_keys.state = 'running' AND vault_forward_idempotency_keys.kind = 'sync'
+                 AND vault_forward_idempotency_keys.created_at < now() - make_interval(secs => $7))
+             OR (vault_forward_idempotency_keys.state = 'running' AND vault_forward_idempotency_keys.kind = 'async'
+                 AND vault_forward_idempotency_keys.created_at < now() - make_interval(secs => $8))
+         RETURNING id`,
+          [
+            id,
+            merchantAccountId,
+            key,
+            fingerprint,
+            kind,
+            IDEMPOTENCY_TTL_HOURS,
+            ABANDONED_AFTER_SECONDS,
+            ASYNC_CLAIM_LEASE_SECONDS,
+          ],
+        )
+        .catch((error: unknown) => {
+          // The claim may have committed with its answer lost: it must not hold the key for a request refused here.
+          if (isDatabaseUnavailable(error)) this.releaseLater(id);
+          throw error;
+        });
+      if (taken.length === 1) return this.newClaim(merchantAccountId, key, id);
+
+      const [row] = await this.dataSource.query<KeyRow[]>(
+        `SELECT id, fingerprint, kind, state, job_id, ciphertext, wrapped_key, master_key_id
+           FROM vault_forward_idempotency_keys WHERE merchant_account_id = $1 AND key = $2 AND expires_at > now()`,
+        [merchantAccountId, key],
+      );
+      // Released or expired between the two statements: try to take it again.
+      if (!row) continue;
+      if (row.kind !== kind || !row.fingerprint.equals(fingerprint)) return { outcome: 'conflict' };
+      if (row.state === 'done') {
+        if (row.job_id) return { outcome: 'replay', jobId: row.job_id };
+        return { outcome: 'replay', response: this.openResponse(merchantAccountId, key, row) };
+      }
+      if (Date.now() >= deadline) return { outcome: 'in-progress' };
+      await new Promise((resolve) => setTimeout(resolve, Math.min(delay, Math.max(1, deadline - Date.now()))));
+    }
+  }
+
+  /**
+   * Deletes the keys whose 24 h have passed, in batches; returns how many went. Every API process runs
+   * it (the synchronous path has keys without any worker): SKIP LOCKED lets concurrent purges split the
+   * rows, and a claim taking over an expired key, instead of waiting on one another.
+   */
+  async purgeExpired(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const result = await this.dataSource.query<[unknown[], number]>(
+        `DELETE FROM vault_forward_idempotency_keys WHERE id IN
+           (SELECT id FROM vault_forward_idempotency_keys WHERE expires_at <= now() LIMIT $1 FOR UPDATE SKIP LOCKED)`,
+        [PURGE_BATCH],
+      );
+      const deleted = result[1];
+      total += deleted;
+      if (deleted < PURGE_BATCH) return total;
+    }
+  }
+
+  private newClaim(merchantAccountId: string, key: string, id: string): NewClaim {
+    return {
+      outcome: 'new',
+      id,
+      release: async () => {
+        await this.dataSource.query(RELEASE, [[id]]);
+      },
+      complete: async (response: StoredResponse) => {
+        const sealed = this.sealer.sealJson(responseAad(merchantAccountId, key, id), {
+          status: response.status,
+          headers: response.headers,
+          body: response.body.toString('base64'),
+        });
+        await this.dataSource.query(
+          `UPDATE vault_forward_idempotency_keys SET state = 'done', ciphertext = $2, wrapped_key = $3, master_key_id = $4 WHERE id = $1`,
+          [id, sealed.ciphertext, sealed.wrappedKey, sealed.masterKeyId],
+        );
+      },
+    };
+  }
+
+  private openResponse(merchantAccountId: string, key: string, row: KeyRow): StoredResponse {
+    const stored = this.sealer.openJson<{ status: number; headers: Record<string, string | string[]>; body: string }>(
+      responseAad(merchantAccountId, key, row.id),
+      { ciphertext: row.ciphertext!, wrappedKey: row.wrapped_key!, masterKeyId: row.master_key_id! },
+      `idempotent response ${row.id}`,
+    );
+    return { status: stored.status, headers: stored.headers, body: Buffer.from(stored.body, 'base64') };
+  }
+}
+
+function responseAad(merchantAccountId: string, key: string, id: string): string {
+  return boundAad('idempotent-response', merchantAccountId, key, id);
+}

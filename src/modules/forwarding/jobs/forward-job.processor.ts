@@ -1,0 +1,446 @@
+import { randomUUID } from 'node:crypto';
+import { BeforeApplicationShutdown, Inject, Injectable, Logger } from '@nestjs/common';
+import { Processor } from '@nestjs/bullmq';
+import type { AppConfig } from '../../../platform/config/config';
+import { APP_CONFIG } from '../../../platform/config/config.module';
+import { isDatabaseUnavailable } from '../../../platform/problem/database-errors';
+import { ProblemException } from '../../../platform/problem/problem';
+import { CallbackDeliveries } from '../callbacks/callback-deliveries';
+import { ForwardExecutor, isRetryable, reachedDownstream } from '../request/forward-executor';
+import { keptAnswer } from '../record-bodies/body-capture';
+import type { ForwardPlan } from '../request/forward-plan';
+import { ForwardJobData } from '../../../platform/job-queue/forward-queue';
+import { ForwardQueueProcessor } from '../../../platform/job-queue/forward-queue.processor';
+import { VAULT_FORWARD_QUEUE } from '../../../platform/redis/queues';
+import { VaultKeyUnavailableError } from '../../vault/vault.errors';
+import { ENDED_STATUSES, ForwardJob, JobAttempt } from './forward-job.entity';
+import { ForwardJobStore, StoredResponse } from './forward-job-store';
+import { epochMsNow, isoMicros } from './job-clock';
+import { readWhole, retryAfterOf } from './job-answer';
+import { JobOwnedElsewhereError, LeaseWatch, remember } from './lease-watch';
+import { LostJobRecovery } from './lost-job-recovery';
+import { AttemptOutcome, backoffMs, keyStoreOutageDelayMs, mayRetry } from './retry-policy';
+
+/**
+ * The repeatable BullMQ job (a job scheduler, one per queue however many workers upsert it) that
+ * re-enqueues overdue jobs and purges sealed responses and callbacks past FORWARD_JOB_RETENTION.
+ */
+export const HOUSEKEEPING_JOB = 'forward-jobs-housekeeping';
+const START_PASS_TRIES = 5;
+const START_PASS_RETRY_MS = 1_000;
+/** Overdue jobs enqueued again per pass at most (the next pass takes the rest). */
+const SWEEP_BATCH = 1_000;
+/** Between tries of an attempt's end while the database is unreachable (doubling from the first). */
+const END_RETRY_FIRST_MS = 250;
+const END_RETRY_MAX_MS = 5_000;
+/**
+ * Runs queued forwards in a worker: one BullMQ job per attempt, carrying only the job's id and the
+ * attempt number. The job's row is the truth: an attempt is written (without outcome) before it is
+ * sent, so a worker killed mid-attempt leaves a trace the next one counts (stalled-job recovery runs
+ * the same BullMQ job again, which finds its attempt unfinished). The row's lease, not BullMQ's lock,
+ * says who owns a running attempt: a delivery of a job whose lease another worker renews waits for it;
+ * only a lease that stayed lapsed for a whole lease period closes the attempt as `outcome-unknown`, and
+ * every transition of the row is conditional on the attempt that owns it (docs/decisions/0120).
+ * A WorkerHost of the forward queue (ForwardQueueProcessor), which also runs the housekeeping
+ * scheduler's jobs (for both queues' rows); job-end callbacks have their own (CallbackDeliveryProcessor).
+ */
+@Injectable()
+@Processor(VAULT_FORWARD_QUEUE)
+export class ForwardJobProcessor extends ForwardQueueProcessor implements BeforeApplicationShutdown {
+  private readonly logger = new Logger('ForwardJobs');
+  /** Jobs this worker is running (id → its attempt's request_id), whose leases it renews every half lease (QUEUE_LOCK_DURATION_MS). */
+  private readonly running = new Map<string, string>();
+  private leaseTimer: NodeJS.Timeout | null = null;
+  /**
+   * Attempts whose claim failed with the database unreachable, by BullMQ job id: the statement may have
+   * committed with its answer lost. The next delivery claims with the same entry, so if the row
+   * already has it, it knows the claim was its own (nothing sent) instead of closing it as outcome-unknown,
+   * which refuses a POST without Idempotency-Key a second try. Bounded; a delivery to another worker
+   * falls back to outcome-unknown.
+   */
+  private readonly uncertainClaims = new Map<string, JobAttempt>();
+  /** Whether another worker's running attempt still owns its job (the row's lease). */
+  private readonly leases: LeaseWatch;
+  /** Set on shutdown: an attempt's end stops waiting for the database (its lease then lets another worker close it). */
+  private closing = false;
+
+  constructor(
+    private readonly store: ForwardJobStore,
+    private readonly executor: ForwardExecutor,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly callbacks: CallbackDeliveries,
+    private readonly lostJobs: LostJobRecovery,
+  ) {
+    super();
+    this.leases = new LeaseWatch(store, config.queueLockMs);
+  }
+
+  consumerOptions() {
+    return { concurrency: this.config.workerConcurrency, lockMs: this.config.queueLockMs };
+  }
+
+  protected handleForward(job: ForwardJobData): Promise<void> {
+    return this.handle(job);
+  }
+
+  /**
+   * The key store away is no try either: the attempt was given back before anything was sent
+   * (giveBack), and BullMQ puts the job off without counting it.
+   */
+  protected override retryLater(error: unknown): number | null {
+    if (error instanceof VaultKeyUnavailableError) return keyStoreOutageDelayMs();
+    if (error instanceof JobOwnedElsewhereError) return error.delayMs;
+    return super.retryLater(error);
+  }
+
+  protected async handleScheduled(name: string): Promise<void> {
+    if (name === HOUSEKEEPING_JOB) await this.houseKeep();
+  }
+
+  /**
+   * The engine may have come back empty (Redis restarted without persistence): its scheduler and its
+   * waiting jobs with it. The scheduler is put back and the job rows, the truth, swept now.
+   */
+  protected onReconnected(): void {
+    void this.startHousekeeping('the job queue reconnected');
+  }
+
+  protected async onConsuming(): Promise<void> {
+    this.leaseTimer = setInterval(() => void this.renewLeases(), Math.max(250, this.config.queueLockMs / 2));
+    await this.startHousekeeping('the worker started');
+  }
+
+  private async renewLeases(): Promise<void> {
+    if (this.running.size === 0) return;
+    try {
+      const lost = await this.store.renewLeases(this.running);
+      if (lost.length > 0)
+        this.logger.warn({
+          msg: 'running queued forwards no longer own their jobs (ended, or taken over after their lease lapsed)',
+          count: lost.length,
+        });
+    } catch (error) {
+      // Renewed at the next tick once the database answers; no other worker takes the job before
+      // its lease has stayed lapsed a whole lease period.
+      this.logger.warn({
+        msg: 'could not renew the leases of running queued forwards',
+        error: (error as Error).message,
+      });
+    }
+  }
+
+  /** SIGTERM: stop taking jobs and let the running ones finish, while the database is still there. */
+  override async beforeApplicationShutdown(): Promise<void> {
+    this.closing = true;
+    await super.beforeApplicationShutdown();
+    if (this.leaseTimer) clearInterval(this.leaseTimer);
+  }
+
+  /** Upserts the housekeeping scheduler and runs one pass at once; never throws (logged, tried again at the next reconnect or start). */
+  private async startHousekeeping(why: string): Promise<void> {
+    try {
+      await this.queue.schedule(HOUSEKEEPING_JOB, this.config.forwardJobSweepSeconds * 1000);
+    } catch (error) {
+      this.logger.warn({
+        msg: 'could not schedule the queued forward housekeeping',
+        reason: why,
+        error: (error as Error).message,
+      });
+    }
+    // At start-up the pass can race BullMQ's own set-up on the embedded database, whose single shared
+    // session briefly carries BullMQ's search_path: a few quiet tries before the failure is worth a warning.
+    if (await this.houseKeep(true)) return;
+    void (async () => {
+      for (let attempt = 2; attempt <= START_PASS_TRIES; attempt++) {
+        await new Promise((resolve) => setTimeout(resolve, START_PASS_RETRY_MS).unref());
+        if (await this.houseKeep(attempt < START_PASS_TRIES)) return;
+      }
+    })();
+  }
+
+  async handle({ jobId, attempt }: ForwardJobData): Promise<void> {
+    // The usual case in one statement: the job waits for exactly this attempt; take it with its plan.
+    const key = `${jobId}.${attempt}`;
+    const uncertain = this.uncertainClaims.get(key);
+    const entry = uncertain ? { ...uncertain, started_at: isoMicros() } : newAttempt(attempt);
+    let claimed;
+    try {
+      claimed = await this.claim(jobId, entry);
+    } catch (error) {
+      // The connection went with the statement: it may have committed. Kept, so the next delivery can tell.
+      if (isDatabaseUnavailable(error)) remember(this.uncertainClaims, key, entry);
+      throw error;
+    }
+    this.uncertainClaims.delete(key);
+    if (claimed) return this.run(claimed.job, entry, claimed.plan);
+
+    const job = await this.store.find(jobId);
+    if (!job) return;
+    if (ENDED_STATUSES.includes(job.status)) {
+      // Run again after the end was committed (e.g. scheduling the callback failed): schedule it again (same webhook-id, delivered once).
+      if (job.callbackUrl) await this.callbacks.schedule(job.id);
+      return;
+    }
+    const done = job.attempts.length;
+    if (job.status === 'running') {
+      const last = job.attempts[done - 1];
+      // This worker runs it (its BullMQ lock lapsed while the lock's store was away, say): its handler ends it.
+      if (attempt !== done || !last || last.duration_ms !== null || this.running.has(jobId)) return;
+      // Our own claim of an earlier delivery, committed though its answer was lost: nothing was sent yet.
+      if (last.request_id === entry.request_id)
+        return this.run(job, last, await this.untilGivenBack(job.id, last, () => this.store.openPlan(job)));
+      // This attempt's BullMQ job again (stalled-job recovery, or the sweep of a lapsed lease): another
+      // worker's attempt. Waited for while its lease says it lives; closed only once its owner is gone.
+      const waitMs = await this.leases.ownerGoneIn(job.id, last.request_id);
+      if (waitMs === null) return;
+      if (waitMs > 0) throw new JobOwnedElsewhereError(waitMs);
+      this.logger.warn({
+        msg: 'a queued forward attempt whose worker is gone has an unknown outcome; the job goes on by the retry rules',
+        job: { id: job.id, attempt: last.number },
+      });
+      await this.conclude(job, last, { kind: 'error', retryable: true, reached: true }, null, 'outcome-unknown');
+      return;
+    }
+    if (attempt <= done) {
+      // An attempt already recorded: its BullMQ job ran again after the next was due to be enqueued.
+      if (attempt === done && job.nextAttemptAt)
+        await this.enqueueNext(job.id, done + 1, job.nextAttemptAt.toEpochMicros());
+      return;
+    }
+    // Queued, and this BullMQ job names a later attempt than the row's next one: run the row's next.
+    const next = newAttempt(done + 1);
+    const retaken = await this.claim(jobId, next);
+    if (retaken) await this.run(retaken.job, next, retaken.plan);
+  }
+
+  /** The store's claim; a plan the key store cannot open now gives the attempt back (untilGivenBack). */
+  private claim(jobId: string, entry: JobAttempt): ReturnType<ForwardJobStore['claim']> {
+    return this.untilGivenBack(jobId, entry, () => this.store.claim(jobId, entry));
+  }
+
+  /** `step`; when it finds the key store away (VaultKeyUnavailableError), the attempt is given back first. */
+  private async untilGivenBack<T>(jobId: string, entry: JobAttempt, step: () => Promise<T>): Promise<T> {
+    try {
+      return await step();
+    } catch (error) {
+      if (error instanceof VaultKeyUnavailableError) await this.giveBack(jobId, entry);
+      throw error;
+    }
+  }
+
+  /**
+   * An attempt that the key store's outage stopped before anything was sent (its plan or its cards
+   * did not open): removed from the row, which waits queued for the same attempt again, so an HSM
+   * outage of any length delays the job without using up its attempts. BullMQ then puts this attempt's
+   * job off (retryLater). Only this attempt is taken back: the row must still be running it.
+   */
+  private async giveBack(jobId: string, entry: JobAttempt): Promise<void> {
+    await this.untilDatabaseAnswers(async () => {
+      const job = await this.store.find(jobId);
+      if (job?.status !== 'running' || job.attempts.length !== entry.number) return;
+      await this.store.requeue({ id: jobId, attempts: job.attempts.slice(0, -1) }, entry.request_id, isoMicros());
+    });
+  }
+
+  private async run(job: ForwardJob, entry: JobAttempt, plan: ForwardPlan | null): Promise<void> {
+    this.running.set(job.id, entry.request_id);
+    try {
+      await this.attempt(job, entry, plan);
+    } finally {
+      this.running.delete(job.id);
+    }
+  }
+
+  private async attempt(job: ForwardJob, entry: JobAttempt, plan: ForwardPlan | null): Promise<void> {
+    if (!plan)
+      return this.conclude(job, entry, { kind: 'error', retryable: false, reached: false }, null, 'plan-missing');
+    // The caller's key goes downstream, so the target can tell a retry from a new request.
+    const sent =
+      job.idempotencyKey && !plan.headerTemplates.some(([name]) => name === 'idempotency-key')
+        ? { ...plan, passedHeaders: [...plan.passedHeaders, ['idempotency-key', job.idempotencyKey] as const] }
+        : plan;
+    let outcome: AttemptOutcome;
+    let stored: StoredResponse | null = null;
+    let errorType: string | null = null;
+    try {
+      const response = await this.executor.execute(sent, { recordId: entry.request_id, putOff: keyStoreAway });
+      // Kept for FORWARD_JOB_RETENTION: what a record may keep of it, no more (decision 0113).
+      const kept = keptAnswer({ headers: response.headers, body: await readWhole(response.body) }, response.withheld);
+      stored = { status: response.status, headers: kept.headers, body_base64: kept.body.toString('base64') };
+      outcome = { kind: 'response', status: response.status, retryAfterMs: retryAfterOf(response) };
+    } catch (error) {
+      // Nothing left (the cards did not open): not a try, nor a forward on record; the job waits for the key store.
+      if (keyStoreAway(error)) {
+        await this.giveBack(job.id, entry);
+        throw error;
+      }
+      errorType = error instanceof ProblemException ? error.definition.code : 'internal-error';
+      if (!(error instanceof ProblemException))
+        this.logger.warn({
+          msg: 'queued forward attempt failed',
+          job: { id: job.id, attempt: entry.number },
+          error: (error as Error).message,
+        });
+      outcome = { kind: 'error', retryable: isRetryable(error), reached: reachedDownstream(error) };
+    }
+    await this.conclude(job, entry, outcome, stored, errorType);
+  }
+
+  /** Records the attempt's outcome and what follows: the next attempt (queued, enqueued with its delay), or the end. */
+  private async conclude(
+    job: ForwardJob,
+    entry: JobAttempt,
+    outcome: AttemptOutcome,
+    stored: StoredResponse | null,
+    errorType: string | null,
+  ): Promise<void> {
+    const nowMs = epochMsNow();
+    entry.duration_ms = Math.max(0, Math.round((nowMs - Date.parse(entry.started_at)) * 1000) / 1000);
+    entry.status = outcome.kind === 'response' ? outcome.status : null;
+    entry.error_type = errorType;
+    // The row's attempts end with this one (claimed, or the last of a job whose worker was lost).
+    job.attempts[entry.number - 1] = entry;
+    const succeeded = outcome.kind === 'response' && outcome.status < 400;
+    const retry =
+      !succeeded && entry.number < job.maxAttempts && mayRetry(outcome, job.method, job.idempotencyKey !== null);
+    if (retry) {
+      const delayMs = backoffMs(
+        entry.number,
+        this.config.forwardRetryBaseMs,
+        outcome.kind === 'response' ? outcome.retryAfterMs : null,
+      );
+      entry.next_attempt_at = isoMicros(nowMs + delayMs);
+      const requeued = await this.untilDatabaseAnswers(() =>
+        this.store.requeue(job, entry.request_id, entry.next_attempt_at!),
+      );
+      if (!requeued && !(await this.alreadyRecorded(job.id, entry))) return this.superseded(job, entry, errorType);
+      await this.enqueueNext(job.id, entry.number + 1, BigInt(Math.round((nowMs + delayMs) * 1000)));
+      return;
+    }
+    const ended = await this.untilDatabaseAnswers(() =>
+      this.store.finish(job, entry.request_id, succeeded ? 'succeeded' : 'failed', stored),
+    );
+    if (!ended && !(await this.alreadyRecorded(job.id, entry))) return this.superseded(job, entry, errorType);
+    // The callback (src/modules/forwarding/callbacks/): its delivery row stored, its attempt enqueued. A failure here
+    // throws, so BullMQ runs this handler again, which finds the job ended and schedules once more.
+    if (job.callbackUrl) await this.callbacks.schedule(job.id);
+  }
+
+  /**
+   * An attempt's end (requeue, finish) tried until the database takes it: the downstream has answered,
+   * and throwing it away would have the attempt closed as outcome-unknown and sent again. The same while the
+   * key store is away (finish seals the answer under a new data key). The job holds its worker slot
+   * meanwhile; nothing else could run without the database anyway.
+   */
+  private async untilDatabaseAnswers<T>(write: () => Promise<T>): Promise<T> {
+    for (let waitMs = END_RETRY_FIRST_MS; ; waitMs = Math.min(waitMs * 2, END_RETRY_MAX_MS)) {
+      try {
+        return await write();
+      } catch (error) {
+        const outage = isDatabaseUnavailable(error) || error instanceof VaultKeyUnavailableError;
+        if (!outage || this.closing) throw error;
+      }
+      await new Promise((resolve) => setTimeout(resolve, waitMs));
+    }
+  }
+
+  /**
+   * Whether the row already holds this very outcome of the attempt as its last: the transition
+   * committed on an earlier try whose answer the database outage took (untilDatabaseAnswers).
+   */
+  private async alreadyRecorded(jobId: string, entry: JobAttempt): Promise<boolean> {
+    const job = await this.untilDatabaseAnswers(() => this.store.find(jobId));
+    const last = job?.attempts[job.attempts.length - 1];
+    return (
+      last?.request_id === entry.request_id &&
+      last.duration_ms === entry.duration_ms &&
+      last.status === entry.status &&
+      last.error_type === entry.error_type
+    );
+  }
+
+  /**
+   * The attempt no longer owns its job (another worker took it over after its lease lapsed, or it
+   * ended): its outcome goes to its own entry in the history, the job's state, answer and callback stay
+   * as the owning attempt left them. A worker taking over records nothing here: its outcome-unknown
+   * never replaces what the attempt itself reported.
+   */
+  private async superseded(job: ForwardJob, entry: JobAttempt, errorType: string | null): Promise<void> {
+    if (errorType === 'outcome-unknown') return;
+    this.logger.warn({
+      msg: 'a queued forward attempt ended after another took its job over; its outcome is kept in its own attempt only',
+      job: { id: job.id, attempt: entry.number },
+    });
+    await this.untilDatabaseAnswers(() => this.store.recordLateOutcome(job.id, entry));
+  }
+
+  private async enqueueNext(jobId: string, attempt: number, dueEpochMicros: bigint): Promise<void> {
+    const delayMs = Math.max(0, Number(dueEpochMicros / 1000n) - Date.now());
+    // Throws while the queue is down: BullMQ runs this handler again, which finds the attempt recorded and enqueues then.
+    await this.queue.enqueue(jobId, { attempt, delayMs });
+  }
+
+  /**
+   * Every queued job enqueued again when the engine lost its data (LostJobRecovery); queued jobs overdue
+   * by FORWARD_JOB_OVERDUE enqueued again (their BullMQ job was lost otherwise: an enqueue failed after
+   * the row's commit), and running ones whose lease lapsed (their worker died, and the BullMQ job may
+   * have gone with Redis's data); sealed responses and callbacks past
+   * FORWARD_JOB_RETENTION purged; pending callback deliveries overdue for their attempt enqueued
+   * again. Every statement is idempotent, so passes of several workers at
+   * once do no harm, and an attempt enqueued twice runs once: one BullMQ job (its id) while BullMQ
+   * keeps it, and one claim in any case.
+   * One pass; true when it went through. `quiet`: a failure is logged at debug only (it will be tried again).
+   */
+  async houseKeep(quiet = false): Promise<boolean> {
+    try {
+      await this.lostJobs.recover();
+      const stranded = await this.store.stranded(this.config.forwardJobOverdueSeconds, SWEEP_BATCH);
+      // BullMQ may keep the attempt's copy as failed (its tries ran out): replaced, or the add would be a no-op.
+      for (const { id, attempt } of stranded) await this.queue.enqueue(id, { attempt, replaceFailed: true });
+      if (stranded.length > 0)
+        this.logger.warn({
+          msg: 'queued forwards overdue for their attempt, or running with a lapsed lease, were enqueued again',
+          count: stranded.length,
+        });
+      const callbacks = await this.callbacks.sweep();
+      if (callbacks > 0)
+        this.logger.warn({
+          msg: 'job-end callbacks overdue for their attempt were enqueued again',
+          count: callbacks,
+        });
+      const purged =
+        (await this.store.purge(this.config.forwardJobRetentionSeconds)) + (await this.callbacks.purgeEnded());
+      if (purged > 0)
+        this.logger.log({
+          msg: 'purged the sealed plans, responses and callbacks of ended queued forwards',
+          count: purged,
+        });
+      return true;
+    } catch (error) {
+      const entry = {
+        msg: 'queued forward housekeeping failed; tried again at its next run',
+        error: (error as Error).message,
+      };
+      if (quiet) this.logger.debug(entry);
+      else this.logger.warn(entry);
+      return false;
+    }
+  }
+}
+
+/** The key store away before anything of the attempt was sent: put off, not tried. */
+function keyStoreAway(error: unknown): boolean {
+  return error instanceof VaultKeyUnavailableError && !reachedDownstream(error);
+}
+
+function newAttempt(number: number): JobAttempt {
+  return {
+    number,
+    request_id: randomUUID(),
+    started_at: isoMicros(),
+    duration_ms: null,
+    status: null,
+    error_type: null,
+    next_attempt_at: null,
+  };
+}

@@ -1,0 +1,56 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AuthModule } from '../../merchants/auth/auth.module';
+import { ForwardingCoreModule } from '../request/forwarding-core.module';
+import { IdempotencyModule } from '../idempotency/idempotency.module';
+import { ForwardCallbacksModule } from '../callbacks/forward-callbacks.module';
+import { ForwardJobCallbackSource } from './job-callback-source';
+import { VaultModule } from '../../vault/vault.module';
+import { ForwardJob } from './forward-job.entity';
+import { ForwardJobStore } from './forward-job-store';
+import { ForwardJobProcessor } from './forward-job.processor';
+import { ForwardJobsController } from './forward-jobs.controller';
+import { ForwardJobsService } from './forward-jobs.service';
+import { LostJobRecovery } from './lost-job-recovery';
+
+/** Job rows and their sealed plans and responses, for the API and the worker. */
+@Module({
+  imports: [TypeOrmModule.forFeature([ForwardJob]), VaultModule],
+  providers: [ForwardJobStore],
+  exports: [ForwardJobStore],
+})
+export class ForwardJobsCoreModule {}
+
+/** The worker's side: the processor, with no route, guard or pagination. ForwardQueue comes from the global QueueModule. */
+@Module({
+  // Job-end callbacks (src/modules/forwarding/callbacks/), with their own queue's consumer.
+  imports: [
+    ForwardJobsCoreModule,
+    ForwardingCoreModule,
+    ForwardCallbacksModule.forRoot({
+      jobSource: ForwardJobCallbackSource,
+      imports: [ForwardJobsCoreModule],
+      consume: true,
+    }),
+  ],
+  providers: [ForwardJobProcessor, LostJobRecovery],
+})
+export class ForwardJobsWorkerModule {}
+
+/** The API's side: accepting a queued forward (for ForwardHttpHandler) and /vault-forward/jobs. */
+@Module({
+  imports: [
+    ForwardJobsCoreModule,
+    ForwardingCoreModule,
+    AuthModule,
+    IdempotencyModule,
+    ForwardCallbacksModule.forRoot({
+      jobSource: ForwardJobCallbackSource,
+      imports: [ForwardJobsCoreModule],
+    }),
+  ],
+  controllers: [ForwardJobsController],
+  providers: [ForwardJobsService],
+  exports: [ForwardJobsService],
+})
+export class ForwardJobsModule {}

@@ -1,0 +1,446 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy, Optional } from '@nestjs/common';
+import type { AppConfig } from '../../../platform/config/config';
+import { APP_CONFIG } from '../../../platform/config/config.module';
+import { Metrics } from '../../../platform/metrics/metrics.service';
+import {
+  DatabaseUnavailableError,
+  isDatabaseUnavailable,
+  serviceUnavailableProblem,
+} from '../../../platform/problem/database-errors';
+import { Sql } from '../../../platform/database/sql';
+import { StatementBatcher } from '../../../platform/database/statement-batcher';
+import { withTimeout } from '../../../platform/time/with-timeout';
+import { SecretSealer } from '../../vault/secret-sealer';
+import type { ForwardRecord } from './forward-record';
+import { bodyColumns, sealBodies } from './sealed-bodies';
+import { columns, finalColumns, latestById, values } from './forward-record-columns';
+import { ForwardRecordSpool, OPEN_SPOOL_FILE, type OpenSpoolFile, SpoolEntry } from './forward-record-spool';
+
+/** Outcomes are written in batches: one multi-row statement (one commit, one WAL flush) per batch. */
+const FLUSH_EVERY_MS = 50;
+const MAX_BATCH = 500;
+// Disclosure batches commit one at a time (StatementBatcher's group commit): a forward arriving during a commit joins the next
+// batch. Two or four in flight made smaller batches and cost more CPU than they saved (bench:forward: 2571 → 1931 / 1843 req/s).
+/** A disclosure not committed within this goes to the spool instead (the forward waits at most this long for it). */
+export const DURABLE_WITHIN_MS = 2_000;
+/**
+ * What missing that bound rejects with (withTimeout): it counts as the database being unavailable, so the
+ * records are spooled. The commit may still land later; that is harmless (the statements are idempotent).
+ */
+const noCommitInTime = () => new DatabaseUnavailableError(`no commit within ${DURABLE_WITHIN_MS} ms`);
+/** How often the spool is looked at, and the database probed while it is thought down. */
+const REPLAY_EVERY_MS = 1_000;
+/** Outcomes kept in memory when neither the table nor the spool takes them, retried with the next flush. */
+const MAX_HELD_OUTCOMES = 100_000;
+
+const COLUMNS =
+  `(id, merchant_account_id, config_id, method, target_url, status, duration_ms, payment_method_ids, ` +
+  `authentication_ids, error_type, created_at, checkout_session_id, merchant_initiated)`;
+const ROWS = `SELECT id, merchant, config, method, target, status, duration, pms::uuid[], auths::uuid[], error,
+         coalesce(at, now()), session, mit
+  FROM unnest($1::text[], $2::text[], $3::uuid[], $4::text[], $5::text[], $6::int[], $7::float8[], $8::text[], $9::text[],
+              $10::text[], $11::timestamptz[], $12::uuid[], $13::bool[])
+       AS r(id, merchant, config, method, target, status, duration, pms, auths, error, at, session, mit)`;
+/** The outcome's columns: the disclosure's and the redacted bodies (decision 0104), which only the outcome carries. */
+const FINAL_COLUMNS =
+  `${COLUMNS.slice(0, -1)}, ciphertext, wrapped_key, master_key_id, request_body_truncated, ` +
+  `response_body_truncated)`;
+const SET_BODIES =
+  `ciphertext = EXCLUDED.ciphertext, wrapped_key = EXCLUDED.wrapped_key, master_key_id = EXCLUDED.master_key_id, ` +
+  `request_body_truncated = EXCLUDED.request_body_truncated, response_body_truncated = EXCLUDED.response_body_truncated`;
+/** A disclosure: who sent what where, with no outcome yet (status NULL). Replaying it again changes nothing. */
+const INSERT_PENDING = `INSERT INTO vault_forward_requests ${COLUMNS} ${ROWS} ON CONFLICT (id) DO NOTHING`;
+/**
+ * INSERT_PENDING for a batch of one, the usual case at low load: a plain VALUES row, which PostgreSQL
+ * plans and runs without unnest's thirteen array parameters to parse and expand (docs/benchmarks.md,
+ * "Issue 24: this session"). Same parameters, one value each; same effect.
+ */
+const INSERT_ONE_PENDING = `INSERT INTO vault_forward_requests ${COLUMNS}
+  VALUES ($1::text, $2::text, $3::uuid, $4::text, $5::text, $6::int, $7::float8, $8::text::uuid[], $9::text::uuid[],
+          $10::text, coalesce($11::timestamptz, now()), $12::uuid, $13::bool)
+  ON CONFLICT (id) DO NOTHING`;
+/**
+ * Counts one use of each card of each record in `source` (rows id, merchant_account_id,
+ * payment_method_ids, created_at): usage_count + 1 per forward, last_used_at the latest forward's
+ * start. Card rows are locked in id order, so two batches sharing cards cannot deadlock each other.
+ * A card deleted since is simply not found. Runs in the statement that writes the outcomes, and only
+ * for the rows whose outcome that statement set (status NULL before), so a record replayed or
+ * retried any number of times counts once.
+ */
+const countUses = (source: string) => `uses AS (
+    SELECT s.merchant_account_id AS merchant, card.id AS card_id, count(*) AS n, max(s.created_at) AS at
+      FROM ${source} s CROSS JOIN LATERAL unnest(s.payment_method_ids) AS card(id)
+     GROUP BY 1, 2
+  ), locked AS MATERIALIZED (
+    SELECT p.id FROM payment_methods p JOIN uses ON p.id = uses.card_id AND p.merchant_account_id = uses.merchant
+     ORDER BY p.id FOR UPDATE OF p
+  ), counted AS (
+    UPDATE payment_methods p
+       SET usage_count = LEAST(p.usage_count + uses.n, 2147483647)::int,
+           last_used_at = GREATEST(p.last_used_at, uses.at)
+      FROM locked, uses
+     WHERE p.id = locked.id AND uses.card_id = locked.id
+    RETURNING p.id
+  )`;
+/**
+ * The whole record with its outcome: inserted if its disclosure is not in the table (yet), or fills
+ * in the outcome of a pending row. It carries every column, so it and the disclosure commute: the
+ * spool can replay either after the other, any number of times. $14 says which records released
+ * card data (their uses are counted); a refused forward names its cards too but sent nothing.
+ */
+const UPSERT_FINAL = `WITH r AS (
+    SELECT id, merchant, config, method, target, status, duration, pms::uuid[] AS pms, auths::uuid[] AS auths, error,
+           coalesce(at, now()) AS at, session, mit, disclosed, decode(ct, 'base64') AS ct, decode(wk, 'base64') AS wk, mk,
+           coalesce(rbt, false) AS rbt, coalesce(sbt, false) AS sbt
+      FROM unnest($1::text[], $2::text[], $3::uuid[], $4::text[], $5::text[], $6::int[], $7::float8[], $8::text[], $9::text[],
+                  $10::text[], $11::timestamptz[], $12::uuid[], $13::bool[], $14::bool[],
+                  $15::text[], $16::text[], $17::text[], $18::bool[], $19::bool[])
+           AS r(id, merchant, config, method, target, status, duration, pms, auths, error, at, session, mit, disclosed,
+                ct, wk, mk, rbt, sbt)
+  ), done AS (
+    INSERT INTO vault_forward_requests ${FINAL_COLUMNS}
+    SELECT id, merchant, config, method, target, status, duration, pms, auths, error, at, session, mit, ct, wk, mk, rbt, sbt
+      FROM r
+    ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status, duration_ms = EXCLUDED.duration_ms, error_type = EXCLUDED.error_type,
+      ${SET_BODIES}
+    WHERE vault_forward_requests.status IS NULL
+    RETURNING id, merchant_account_id, payment_method_ids, created_at
+  ), released AS (
+    SELECT done.* FROM done JOIN r ON r.id = done.id WHERE r.disclosed
+  ), ${countUses('released')}
+  SELECT count(*)::int AS written FROM done`;
+/**
+ * The outcome of disclosures committed by this process: a plain UPDATE of known rows is cheaper than
+ * the upsert's speculative insert. A row it does not find (not expected) goes through UPSERT_FINAL.
+ * Every row here released card data, so each one it sets counts its cards' uses.
+ */
+const UPDATE_OUTCOME = `WITH done AS (
+    UPDATE vault_forward_requests AS t SET status = u.status, duration_ms = u.duration, error_type = u.error,
+           ciphertext = decode(u.ct, 'base64'), wrapped_key = decode(u.wk, 'base64'), master_key_id = u.mk,
+           request_body_truncated = coalesce(u.rbt, false), response_body_truncated = coalesce(u.sbt, false)
+      FROM unnest($1::text[], $2::int[], $3::float8[], $4::text[], $5::text[], $6::text[], $7::text[], $8::bool[], $9::bool[])
+           AS u(id, status, duration, error, ct, wk, mk, rbt, sbt)
+     WHERE t.id = u.id AND t.status IS NULL
+    RETURNING t.id, t.merchant_account_id, t.payment_method_ids, t.created_at
+  ), ${countUses('done')}
+  SELECT id FROM done`;
+
+/**
+ * Forward records, with the durability rule of docs/decisions/0049: a forward that may disclose card
+ * data is sent only once its record is committed, or fsync'd to the local spool when PostgreSQL
+ * does not commit in time; the outcome follows in batches. Spooled entries are replayed into the
+ * table in the background once PostgreSQL answers, and at start-up.
+ */
+@Injectable()
+export class ForwardRecordsService implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger('ForwardRecords');
+  private readonly spool: ForwardRecordSpool;
+  /**
+   * Group commit, no timer: a forward waits for its disclosure. A failed batch fails whole (makeDurable
+   * already spooled what the table refused; what it throws is that neither could take it).
+   */
+  private readonly disclosures = new StatementBatcher<ForwardRecord, void>({
+    many: (records) => this.makeDurable(records).then(() => records.map(() => undefined)),
+    one: (record) => this.makeDurable([record]),
+    maxBatch: MAX_BATCH,
+    isOutage: () => true,
+  });
+  /** Nobody waits for an outcome: batched by size or by delay. writeOutcomes never throws. */
+  private readonly outcomes = new StatementBatcher<ForwardRecord, void>({
+    many: (records) => this.writeOutcomes(records).then(() => records.map(() => undefined)),
+    one: (record) => this.writeOutcomes([record]),
+    maxBatch: MAX_BATCH,
+    maxDelayMs: FLUSH_EVERY_MS,
+    isOutage: () => true,
+  });
+  /** Set when a write failed for want of the database: writes go straight to the spool until a probe succeeds. */
+  private databaseDown = false;
+  /**
+   * Spool appends failed since the last one that succeeded (0: the spool works). A full disk fails every
+   * append: the first failure is logged, then one line when an append succeeds again, never a line each.
+   */
+  private spoolFailures = 0;
+  private replayTimer: NodeJS.Timeout | null = null;
+  private replaying: Promise<void> | null = null;
+  private closing = false;
+
+  constructor(
+    private readonly sql: Sql,
+    @Inject(APP_CONFIG) config: AppConfig,
+    metrics: Metrics,
+    private readonly sealer: SecretSealer,
+    @Optional() @Inject(OPEN_SPOOL_FILE) openSpoolFile?: OpenSpoolFile,
+  ) {
+    this.spool = new ForwardRecordSpool(config.forwardRecordSpoolDir, openSpoolFile);
+    metrics.gauge(
+      'forward_disclosures_waiting',
+      'Forwards with card data waiting for their record to be committed or spooled before they are sent.',
+      () => this.disclosures.size,
+    );
+    metrics.gauge(
+      'forward_outcomes_waiting',
+      'Forward outcomes queued for the next batch write (or held for a retry while neither the table nor the spool takes them).',
+      () => this.outcomes.size,
+    );
+    metrics.gauge(
+      'forward_record_spool_bytes',
+      'Bytes of forward records in the local spool directory, waiting to be replayed into PostgreSQL.',
+      () => this.spool.sizeBytes(),
+    );
+    metrics.gauge(
+      'forward_records_database_down',
+      '1 while forward records go straight to the spool because PostgreSQL did not answer, else 0.',
+      () => (this.databaseDown ? 1 : 0),
+    );
+  }
+
+  onApplicationBootstrap(): void {
+    // Files a previous process left behind (crashed or stopped mid-outage) go in now, then as they come.
+    void this.replay();
+    this.replayTimer = setInterval(() => void this.replay(), REPLAY_EVERY_MS);
+    this.replayTimer.unref();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    this.closing = true;
+    if (this.replayTimer) clearInterval(this.replayTimer);
+    await this.disclosures.flush();
+    await this.flush();
+    await this.replaying;
+    await this.spool
+      .seal()
+      .catch((error: unknown) => this.logger.error(`could not seal the spool file: ${message(error)}`));
+  }
+
+  /**
+   * Resolves once the record of a forward about to send card data is durable: committed (group
+   * commit: disclosures arriving while one batch commits form the next), or appended to the spool
+   * and fsync'd. Rejects with a 503 when neither is possible; the forward must then not be sent.
+   */
+  disclose(record: ForwardRecord): Promise<void> {
+    return this.disclosures.run(record);
+  }
+
+  /**
+   * Queues a record with its outcome; it is in the table within ~50 ms. A commit per forward would
+   * make every forward wait for a WAL flush; batching keeps that off the answer. A record that cannot
+   * be written is spooled, or kept and retried, never dropped.
+   */
+  write(record: ForwardRecord): void {
+    // Sealed before it is queued, so neither the spool nor the table ever holds the bodies in plain text. The bodies
+    // are a convenience, the record is the guarantee: a key store that cannot seal (an HSM away) drops the bodies only.
+    if (record.bodies) {
+      try {
+        record.sealedBodies = sealBodies(this.sealer, record);
+      } catch (error) {
+        this.logger.warn(`forward record ${record.id} kept without its bodies: ${message(error)}`);
+      }
+      record.bodies = undefined;
+    }
+    this.outcomes.submit(record);
+  }
+
+  /** Writes every outcome queued so far (also on shutdown). */
+  flush(): Promise<void> {
+    return this.outcomes.flush();
+  }
+
+  private async makeDurable(records: ForwardRecord[]): Promise<void> {
+    if (!this.databaseDown) {
+      try {
+        const pending = records.map(asPending);
+        await withTimeout(
+          pending.length === 1
+            ? this.sql.prepared('forwarding.record-one-pending', INSERT_ONE_PENDING, values(pending[0]))
+            : this.sql.prepared('forwarding.record-pending', INSERT_PENDING, columns(pending)),
+          DURABLE_WITHIN_MS,
+          noCommitInTime,
+        );
+        for (const record of records) {
+          record.disclosedInTable = true;
+          record.disclosed = true;
+        }
+        return;
+      } catch (error) {
+        this.databaseFailed(error, `could not commit ${records.length} disclosures; spooling them`);
+      }
+    }
+    const at = new Date().toISOString();
+    try {
+      await this.spoolAppend(records.map((record) => ({ kind: 'pending', at, record: asPending(record) })));
+    } catch (error) {
+      this.spoolFailed(`could not spool ${records.length} disclosures, refusing them`, error);
+      throw serviceUnavailableProblem(
+        'The forward could not be recorded (database and local spool unavailable); nothing was sent. Retry shortly.',
+      );
+    }
+    for (const record of records) {
+      record.spooledAt = at;
+      record.disclosed = true;
+    }
+  }
+
+  private async writeOutcomes(batch: ForwardRecord[]): Promise<void> {
+    if (!this.databaseDown) {
+      try {
+        await withTimeout(this.writeOutcomesToTable(latestById(batch)), DURABLE_WITHIN_MS, noCommitInTime);
+        return;
+      } catch (error) {
+        this.databaseFailed(error, `could not record ${batch.length} forwards; spooling them`);
+      }
+    }
+    const at = new Date().toISOString();
+    try {
+      await this.spoolAppend(
+        batch.map((record) => ({ kind: 'final', at, record: { ...record, disclosedInTable: undefined } })),
+      );
+    } catch (error) {
+      // No retry once shutting down: nothing would be left to write to.
+      const kept = !this.closing && this.outcomes.size + batch.length <= MAX_HELD_OUTCOMES;
+      const what = `could not spool ${batch.length} forward records`;
+      if (kept) this.spoolFailed(`${what} (kept in memory, retried)`, error);
+      else this.logger.error(`${what} (LOST: shutting down or memory bound reached): ${message(error)}`);
+      if (kept) this.outcomes.retry(batch, REPLAY_EVERY_MS);
+    }
+  }
+
+  private async writeOutcomesToTable(batch: ForwardRecord[]): Promise<void> {
+    let rest = batch;
+    const known = batch.filter((r) => r.disclosedInTable);
+    if (known.length > 0) {
+      const updated = await this.sql.prepared<{ id: string }>('forwarding.record-outcome', UPDATE_OUTCOME, [
+        known.map((r) => r.id),
+        known.map((r) => r.status),
+        known.map((r) => r.durationMs),
+        known.map((r) => r.errorType),
+        ...bodyColumns(known),
+      ]);
+      const done = new Set(updated.map((row) => row.id));
+      rest = batch.filter((r) => !done.has(r.id));
+    }
+    if (rest.length > 0) await this.sql.prepared('forwarding.record-final', UPSERT_FINAL, finalColumns(rest));
+  }
+
+  /** One replay pass: if the database answers, every spool file this process may take goes into the table. */
+  private replay(): Promise<void> {
+    this.replaying ??= this.replayOnce()
+      .catch((error: unknown) => this.logger.error(`spool replay failed, will retry: ${message(error)}`))
+      .finally(() => (this.replaying = null));
+    return this.replaying;
+  }
+
+  private async replayOnce(): Promise<void> {
+    const files = await this.spool.replayable();
+    if (files.length === 0 && !this.spool.writing && !this.databaseDown) return;
+    try {
+      await withTimeout(this.sql.prepared('forwarding.probe', 'SELECT 1', []), DURABLE_WITHIN_MS, noCommitInTime);
+    } catch {
+      return;
+    }
+    if (this.databaseDown) this.logger.log('the database answers again; forward records go to it');
+    this.databaseDown = false;
+    this.spoolEpisodeEnded('the database answers again');
+    if (this.spool.writing) {
+      await this.spool.seal();
+      files.push(...(await this.spool.replayable()).filter((name) => !files.includes(name)));
+    }
+    for (const name of files) {
+      const path = await this.spool.claim(name);
+      if (path) await this.replayFile(path);
+    }
+  }
+
+  private async replayFile(path: string): Promise<void> {
+    const torn = { count: 0 };
+    // Disclosures and outcomes commute, so each kind is written as its batch fills, whatever the order.
+    const batches: Record<SpoolEntry['kind'], SpoolEntry[]> = { pending: [], final: [] };
+    const statements = {
+      pending: ['forwarding.record-pending', INSERT_PENDING],
+      final: ['forwarding.record-final', UPSERT_FINAL],
+    } as const;
+    let count = 0;
+    const write = async (kind: SpoolEntry['kind']) => {
+      const batch = batches[kind];
+      batches[kind] = [];
+      if (batch.length > 0) await this.replayBatch(statements[kind][0], statements[kind][1], batch);
+    };
+    for await (const entry of this.spool.read(path, torn)) {
+      count++;
+      batches[entry.kind].push(entry);
+      if (batches[entry.kind].length >= MAX_BATCH) await write(entry.kind);
+    }
+    await write('pending');
+    await write('final');
+    if (torn.count > 0) this.logger.warn(`${path}: skipped ${torn.count} torn or unreadable lines`);
+    await this.spool.remove(path);
+    this.logger.log(`replayed ${count} spooled forward records from ${path}`);
+  }
+
+  /** A batch the table refuses for a reason other than an outage is retried row by row, and the refused rows set aside. */
+  private async replayBatch(name: string, statement: string, entries: SpoolEntry[]): Promise<void> {
+    // created_at, if the row is new: when the disclosure was spooled, else when this entry was.
+    const toColumns = statement === UPSERT_FINAL ? finalColumns : columns;
+    const rows = (list: SpoolEntry[]) =>
+      toColumns(latestById(list.map((e) => ({ ...e.record, spooledAt: e.record.spooledAt ?? e.at }))));
+    try {
+      await withTimeout(this.sql.prepared(name, statement, rows(entries)), DURABLE_WITHIN_MS, noCommitInTime);
+      return;
+    } catch (error) {
+      if (isDatabaseUnavailable(error) || entries.length === 1) throw error;
+    }
+    const refused: SpoolEntry[] = [];
+    for (const entry of entries) {
+      try {
+        await withTimeout(this.sql.prepared(name, statement, rows([entry])), DURABLE_WITHIN_MS, noCommitInTime);
+      } catch (error) {
+        if (isDatabaseUnavailable(error)) throw error;
+        refused.push(entry);
+      }
+    }
+    if (refused.length > 0) {
+      const kept = await this.spool.reject(refused);
+      this.logger.error(`the table refused ${refused.length} spooled forward records; kept in ${kept}`);
+    }
+  }
+
+  private async spoolAppend(entries: SpoolEntry[]): Promise<void> {
+    await this.spool.append(entries);
+    this.spoolEpisodeEnded('the spool takes them again');
+  }
+
+  /** Ends an episode of failing spool appends: the spool took a batch, or the database is back and takes them. */
+  private spoolEpisodeEnded(how: string): void {
+    if (this.spoolFailures === 0) return;
+    this.logger.log(`forward records are written again (${how}), after ${this.spoolFailures} failed spool appends`);
+    this.spoolFailures = 0;
+  }
+
+  private spoolFailed(what: string, error: unknown): void {
+    if (this.spoolFailures++ === 0) {
+      this.logger.error(`${what}: ${message(error)} (logged once until an append succeeds again)`);
+    }
+  }
+
+  private databaseFailed(error: unknown, what: string): void {
+    if (isDatabaseUnavailable(error)) this.databaseDown = true;
+    this.logger.error(`${what}: ${message(error)}`);
+  }
+}
+
+function asPending(record: ForwardRecord): ForwardRecord {
+  // The bodies go with the outcome only: a disclosure (and its spool line) stays small.
+  return {
+    ...record,
+    status: null,
+    durationMs: 0,
+    errorType: null,
+    spooledAt: undefined,
+    disclosedInTable: undefined,
+    bodies: undefined,
+    sealedBodies: undefined,
+  };
+}
+
+function message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,447 @@
+/**
+ * The second half of a forward: a ForwardPlan (forward-plan.ts, which describes the whole seam) in,
+ * the downstream's answer out. Used by ForwardingService (synchronous, right after planning) and by
+ * the queued worker (a plan read back from its job).
+ *
+ *   execute(plan, { lease?, record?, recordId?, started? }): Promise<DownstreamResponse>
+ *     A plan from another process (a queued job) is checked again first: transport, and a config
+ *     enabling its host and method (read fresh). Resolves the card values, fills, looks the
+ *     authentication methods up again (unless the plan carries them from planning in this process)
+ *     and applies them, makes the record durable when
+ *     the plan lists cards, sends, puts the answer through its config's response rules
+ *     (forward-responses/), and records the outcome (one record per call; a streamed answer
+ *     is recorded when the stream ends), with the redacted request and answer of decision 0104
+ *     unless FORWARD_RECORD_BODY_RETENTION_DAYS is 0. Throws a ProblemException (or, for a database outage, the
+ *     driver's error) after recording it.
+ *   isRetryable(error): boolean      whether trying the same plan again later may succeed
+ *   reachedDownstream(error): boolean  false when nothing of the request can have reached the target
+ */
+import { performance } from 'node:perf_hooks';
+import { finished, Readable } from 'node:stream';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { AppConfig } from '../../../platform/config/config';
+import { APP_CONFIG } from '../../../platform/config/config.module';
+import { CheckoutSessionErrors } from '../../payments/checkout-sessions/checkout-sessions.errors';
+import { CommonErrors } from '../../../platform/problem/common.errors';
+import { ProblemException } from '../../../platform/problem/problem';
+import { toProblem } from '../../../platform/problem/problem.filter';
+import { isDatabaseUnavailable } from '../../../platform/problem/database-errors';
+import { Metrics } from '../../../platform/metrics/metrics.service';
+import {
+  ForwardAuthenticationsService,
+  UsableAuthenticationMethod,
+} from '../../forwarding-setup/authentication-methods/forward-authentications.service';
+import { VaultForwardConfigsService } from '../../forwarding-setup/configs/vault-forward-configs.service';
+import { ResponseFilter, ResponsePolicy, responseHeader } from '../answers/response-filter';
+import { MleAnswers } from '../answers/mle-answers';
+import {
+  filledByteLength,
+  fillBytes,
+  fillScan,
+  filledValue,
+  PlaceholderMatch,
+  TemplateSecrets,
+} from '../../vault/placeholders/placeholders';
+import { DownstreamClient, DownstreamProblem, DownstreamResponse } from '../sending/downstream-client';
+import type { ForwardRecord } from '../records/forward-record';
+import { ForwardRecordsService } from '../records/forward-records.service';
+import { HEADER_PREFIX } from './forward-headers';
+import { recordedUrl } from '../../../platform/logging/redaction';
+import { ForwardingErrors } from './forwarding.errors';
+import { ForwardPlan, PlanScans, scanPlan } from './forward-plan';
+import { checkTransport, enablingConfig, placeholderProblem, sendableHeader } from './forward-planner';
+import type { InflightLease } from '../sending/inflight-bytes';
+import { AuthenticationSteps } from '../sending/authentication-steps';
+import { PlaceholderSource, PlaceholderSources } from './placeholder-sources';
+import { templateSecrets } from './template-secrets';
+import type { OutboundRequest } from '../sending/outbound-request';
+import { redactedBytes, redactedText } from '../../vault/placeholders/placeholder-redaction';
+import {
+  BodyTap,
+  CAPTURED_BYTES,
+  isWithheld,
+  recordedHeaders,
+  recordedText,
+  setByMethod,
+  tapped,
+} from '../record-bodies/body-capture';
+
+export interface ExecuteOptions {
+  /** Counts the filled body among the bytes in flight (the HTTP handler's lease; a worker may have none). */
+  lease?: InflightLease;
+  /** The record planning started (the synchronous path); otherwise one is made from the plan. */
+  record?: ForwardRecord;
+  /** The id of the record made from the plan (e.g. one per attempt of a queued job); default plan.id. */
+  recordId?: string;
+  /** performance.now() when the forward began, for the record's duration; default now. */
+  started?: number;
+  /**
+   * A failure the caller puts off without counting it as a try (a queued forward whose cards the key
+   * store could not open): if nothing was disclosed, it leaves no record and no forward in the metrics.
+   */
+  putOff?: (error: unknown) => boolean;
+}
+
+/** Codes whose cause may pass: the target unreachable or slow, this service briefly without room or database. */
+const RETRYABLE_CODES = new Set([
+  // Another forward holds the session's security code: once it is answered, the code is erased or free again.
+  CheckoutSessionErrors.inUse.code,
+  ForwardingErrors.downstreamUnreachable.code,
+  ForwardingErrors.downstreamTimeout.code,
+  // The token requestor away or slow (decision 0100): a later attempt asks it again.
+  ForwardingErrors.tokenRequestorFailed.code,
+  ForwardingErrors.tokenRequestorTimeout.code,
+  CommonErrors.serviceUnavailable.code,
+]);
+
+/**
+ * Whether the same plan may succeed later: network failures and timeouts of the downstream (502
+ * downstream-unreachable, 504 downstream-timeout), any 503 of this service (database or spool
+ * unavailable, capacity), and a checkout session's security code held by another forward (409).
+ * Every other problem (4xx: a card, method or config deleted since planning, a filled value a header
+ * cannot carry, …) would fail again.
+ */
+export function isRetryable(error: unknown): boolean {
+  if (error instanceof ProblemException) return RETRYABLE_CODES.has(error.definition.code) || error.status === 503;
+  return isDatabaseUnavailable(error);
+}
+
+/** Errors thrown once the downstream had answered (its answer's response rules: a card stored, the key store away). */
+const afterAnswer = new WeakSet<object>();
+
+/**
+ * False when nothing of the request can have reached the downstream: it failed before the send
+ * (any problem that is not a DownstreamProblem, and was not thrown after the answer), or the
+ * connection was never made.
+ */
+export function reachedDownstream(error: unknown): boolean {
+  if (typeof error === 'object' && error !== null && afterAnswer.has(error)) return true;
+  return error instanceof DownstreamProblem && error.reachedDownstream;
+}
+
+/** A record with what the plan knows and no outcome yet. */
+export function recordForPlan(plan: ForwardPlan, id = plan.id): ForwardRecord {
+  return {
+    id,
+    merchantAccountId: plan.merchantAccountId,
+    configId: plan.configId,
+    method: plan.method,
+    targetUrl: recordedUrl(plan.url),
+    status: null,
+    durationMs: 0,
+    paymentMethodIds: [...plan.paymentMethodIds],
+    checkoutSessionId: plan.checkoutSessionId,
+    authenticationIds: [...plan.authenticationIds],
+    merchantInitiated: plan.merchantInitiated,
+    errorType: null,
+  };
+}
+
+/** The downstream's answer, and the values the request carried that nothing kept of the answer may hold. */
+export interface ExecutedResponse extends DownstreamResponse {
+  /** Every value the service filled, and what an authentication method added (see keptText). */
+  withheld: readonly string[];
+}
+
+/** The fill's result, with the redacted form of what it filled when the record keeps bodies (decision 0104). */
+interface Filled {
+  headers: Record<string, string>;
+  body: Buffer | undefined;
+  /** Every filled value, what the record shows in placeholder form: looked for in the answer (a downstream may echo). */
+  withheld: string[];
+  redacted?: {
+    headers: Map<string, string>;
+    body: { head: Buffer; total: number } | null;
+  };
+}
+
+@Injectable()
+export class ForwardExecutor {
+  private readonly logger = new Logger('Forwarding');
+  /** Whether records keep the redacted bodies (decision 0104): FORWARD_RECORD_BODY_RETENTION_DAYS above 0. */
+  private readonly recordBodies: boolean;
+  /** Per record: the values its request carried and its record withholds (never on the record, so never stored). */
+  private readonly withheld = new WeakMap<ForwardRecord, string[]>();
+
+  constructor(
+    private readonly sources: PlaceholderSources,
+    private readonly downstream: DownstreamClient,
+    private readonly records: ForwardRecordsService,
+    private readonly authentications: ForwardAuthenticationsService,
+    private readonly configs: VaultForwardConfigsService,
+    private readonly steps: AuthenticationSteps,
+    private readonly metrics: Metrics,
+    private readonly responses: ResponseFilter,
+    private readonly mle: MleAnswers,
+    @Inject(APP_CONFIG) private readonly appConfig: AppConfig,
+  ) {
+    this.recordBodies = appConfig.forwardRecordBodyRetentionDays > 0;
+  }
+
+  async execute(plan: ForwardPlan, options: ExecuteOptions = {}): Promise<ExecutedResponse> {
+    const started = options.started ?? performance.now();
+    const record = options.record ?? recordForPlan(plan, options.recordId);
+    let response: DownstreamResponse;
+    try {
+      response = await this.send(plan, options.lease, record);
+    } catch (error) {
+      // The disclosure log: a try given back before any card was released discloses nothing (decision 0088).
+      if (!(options.putOff?.(error) && !record.disclosed)) this.recordFailure(record, started, error);
+      throw error;
+    }
+    record.status = response.status;
+    const withheld = this.withheld.get(record) ?? [];
+    const contentType = responseHeader(response, 'content-type');
+    if (!(response.body instanceof Readable)) {
+      const answer = record.bodies && recordedText(response.body, response.body.length, withheld, contentType);
+      if (answer) Object.assign(record.bodies!, answerOf(answer));
+      this.finish(record, started);
+      return { ...response, withheld };
+    }
+    // The answer after the rules, as the caller (or the worker that seals it) reads it: its first bytes.
+    const tap = record.bodies ? new BodyTap() : null;
+    const body = tap ? tapped(response.body, tap) : response.body;
+    // A streamed answer is recorded once it has gone through, or with what cut it off.
+    finished(body, (error) => {
+      if (error) record.errorType = error instanceof ProblemException ? error.definition.code : 'client-disconnected';
+      if (tap && record.bodies) Object.assign(record.bodies, answerOf(tap.result(withheld, contentType)));
+      this.finish(record, started);
+    });
+    return { ...response, body, withheld };
+  }
+
+  /** Records a forward that failed with `error` (also for a failure while planning). */
+  recordFailure(record: ForwardRecord, started: number, error: unknown): void {
+    const problem = toProblem(error);
+    record.status = problem.status;
+    record.errorType = problem.definition.code;
+    this.finish(record, started);
+  }
+
+  private finish(record: ForwardRecord, started: number): void {
+    record.durationMs = Math.round((performance.now() - started) * 1000) / 1000;
+    this.records.write(record);
+    this.metrics.forwardFinished(record.status, record.errorType, record.durationMs / 1000);
+  }
+
+  private async send(
+    plan: ForwardPlan,
+    lease: InflightLease | undefined,
+    record: ForwardRecord,
+  ): Promise<DownstreamResponse> {
+    // A plan from elsewhere (a queued job) is judged when it is sent, as a synchronous forward would be:
+    // its config, hosts and methods may have changed or gone since it was planned.
+    const target = plan.local
+      ? { trusted: plan.trusted, configId: plan.configId, policy: plan.local.policy }
+      : await this.target(plan);
+    record.configId = target.configId;
+    const methods =
+      plan.local?.methods ??
+      (plan.authenticationIds.length > 0
+        ? await this.authentications.forForward(plan.merchantAccountId, target.configId, plan.authenticationIds)
+        : []);
+    const source = this.sources.for(plan);
+    const scans = plan.local?.scans ?? rescan(plan, source);
+    let response: DownstreamResponse;
+    try {
+      response = await this.fillAndSend(plan, source, scans, methods, lease, record, target.trusted);
+    } catch (error) {
+      // No answer: what the source holds (a session's security code) may be used by a retry.
+      await source.abandoned(plan.merchantAccountId).catch((release: unknown) => this.sourceFailed(plan, release));
+      throw error;
+    }
+    // A checkout session's security code goes once the target has decided (PlaceholderSource.answered).
+    // Its failure (database away) must not turn a delivered answer into an error: expiry erases it anyway.
+    await source
+      .answered(plan.merchantAccountId, scans.uses, response.status)
+      .catch((error: unknown) => this.sourceFailed(plan, error));
+    // Before the answer is returned or sealed: an encrypted answer opened (decision 0103), then what the
+    // config's rules take out never leaves (issue 27).
+    try {
+      const opened = await this.mle.open(methods, response);
+      return await this.responses.filter(plan.merchantAccountId, target.policy, opened);
+    } catch (error) {
+      // The request was sent: a queued job must not take this for a failure before the send.
+      if (typeof error === 'object' && error !== null) afterAnswer.add(error);
+      throw error;
+    }
+  }
+
+  private sourceFailed(plan: ForwardPlan, error: unknown): void {
+    this.logger.warn({
+      msg: 'could not erase or release a checkout session security code; its lease and the session expiry bound it',
+      forward: plan.id,
+      error: (error as Error).message,
+    });
+  }
+
+  private async fillAndSend(
+    plan: ForwardPlan,
+    source: PlaceholderSource,
+    scans: PlanScans,
+    methods: UsableAuthenticationMethod[],
+    lease: InflightLease | undefined,
+    record: ForwardRecord,
+    trusted: boolean,
+  ): Promise<DownstreamResponse> {
+    // Read from the methods as they are now (the plan holds their ids only); never logged.
+    const secrets = templateSecrets(methods, scans, plan.headerTemplates);
+    const filled = await this.fill(plan, source, scans, secrets, lease);
+    let request: OutboundRequest = {
+      url: plan.url,
+      method: plan.method,
+      timeoutMs: plan.timeoutMs,
+      trusted,
+      identity: null,
+      headers: filled.headers,
+      body: filled.body,
+    };
+    // After the placeholders, in the caller's order: what a method signs or encrypts is what is sent.
+    if (methods.length > 0) request = await this.steps.apply(request, methods);
+    // Headers a method set or changed (a signature), and the query string, which the record leaves out too.
+    const withheld = [...filled.withheld, plan.url.search.slice(1)];
+    for (const [name, value] of Object.entries(request.headers))
+      if (setByMethod(name, value, filled.headers)) withheld.push(value);
+    this.withheld.set(record, withheld);
+    if (filled.redacted) {
+      // What was sent, with placeholder text for every filled value (decision 0104); a JWE step's ciphertext
+      // is not kept: the record holds the redacted body it encrypted.
+      const contentType = request.headers['content-type'];
+      const body = filled.redacted.body
+        ? recordedText(filled.redacted.body.head, filled.redacted.body.total, [], contentType)
+        : null;
+      record.bodies = {
+        requestHeaders: recordedHeaders(request.headers, filled.headers, filled.redacted.headers),
+        requestBody: body?.text ?? null,
+        requestBodyTruncated: body?.truncated ?? false,
+      };
+    }
+    // Card data leaves only once its disclosure is on record: committed, or spooled and fsync'd (or 503, nothing sent).
+    if (source.discloses) await this.records.disclose(record);
+    return this.downstream.send(request);
+  }
+
+  /**
+   * The send-time checks of a plan made earlier: transport under this process's FORWARD_INSECURE_HOSTS,
+   * and a config enabling the host and method now. The configs are read from the table, not the cache:
+   * a deleted config must stop a job at once in every worker, whether or not its change notice arrived
+   * (one indexed prepared statement per attempt, next to the claim, disclosure and end statements an
+   * attempt runs anyway).
+   */
+  private async target(plan: ForwardPlan): Promise<{ trusted: boolean; configId: string; policy: ResponsePolicy }> {
+    const trusted = checkTransport(this.appConfig.forwardInsecureHosts, plan.url);
+    const configs = await this.configs.enabledConfigs(plan.merchantAccountId, { fresh: true });
+    const config = enablingConfig(configs, plan.url, plan.method, plan.configId);
+    return { trusted, configId: config.id, policy: config };
+  }
+
+  /**
+   * Only what the request uses is computed, and a card is decrypted only for its number or name. The
+   * filled size is known before the body is built.
+   */
+  private async fill(
+    plan: ForwardPlan,
+    source: PlaceholderSource,
+    scans: PlanScans,
+    secrets: TemplateSecrets,
+    lease: InflightLease | undefined,
+  ): Promise<Filled> {
+    const values = await source.values(plan.merchantAccountId, scans.uses);
+
+    const headers: Record<string, string> = {};
+    for (const [name, value] of plan.passedHeaders) headers[name] = value;
+    const withheld: string[] = [];
+    const redacted = this.recordBodies ? { headers: new Map<string, string>(), body: null } : undefined;
+    plan.headerTemplates.forEach(([name], index) => {
+      const header = `${HEADER_PREFIX}${name}`;
+      const fill = (m: PlaceholderMatch) => filledValue(m, values, 'none', secrets);
+      // Header values are never escaped: sendableHeader refuses what a header cannot carry.
+      const filled = placeholderFailure(() => fillScan(scans.headers[index], fill), 'header', header);
+      headers[name] = sendableHeader(name, filled, header);
+      const parts = scans.headers[index].matches.filter((m) => !m.escaped && !m.kind);
+      // The whole value too (a credential typed around a placeholder), unless all it fills is a short card detail.
+      if (filled.length >= 8 || parts.some((m) => isWithheld(m.key, 0))) withheld.push(filled);
+      withheld.push(...parts.map(fill).filter((value, k) => isWithheld(parts[k].key, value.length)));
+      // The same branches as the fill (an if's condition is filled again: headers are short, ifs rare).
+      redacted?.headers.set(
+        name,
+        redactedText(scans.headers[index], (m) => fill(m) !== ''),
+      );
+    });
+
+    const body = plan.body;
+    const bodyScan = scans.body;
+    if (!body || !bodyScan) return { headers, body: undefined, withheld, redacted };
+    if (bodyScan.matches.length === 0) {
+      return {
+        headers,
+        body,
+        withheld,
+        redacted: redacted && { ...redacted, body: redactedBytes(body, bodyScan, () => false, CAPTURED_BYTES) },
+      };
+    }
+    // Each placeholder is filled once, however often it appears: UTF-8, escaped for the body's content type.
+    const encoded = new Map<string, Buffer>();
+    const limit = this.appConfig.forwardMaxFilledBodyBytes;
+    // Every distinct value is in the filled body at least once, in place of a placeholder of the body: once
+    // they add up past the limit plus the body, the fill is over the limit, and computing more is waste.
+    let distinct = 0;
+    placeholderFailure(
+      () => {
+        for (const m of bodyScan.matches) {
+          if (m.escaped || m.malformed || encoded.has(m.key) || distinct > limit + body.length) continue;
+          const value = Buffer.from(filledValue(m, values, plan.bodyEncoding, secrets), 'utf8');
+          distinct += value.length;
+          encoded.set(m.key, value);
+        }
+      },
+      'body',
+      'body',
+    );
+    const cutShort = distinct > limit + body.length;
+    const length = cutShort ? distinct - body.length : filledByteLength(bodyScan, encoded);
+    if (length > limit) {
+      throw new ProblemException(
+        ForwardingErrors.filledBodyTooLarge,
+        `With its placeholders filled the body would be ${cutShort ? 'over ' : ''}${length} bytes, more than the ${limit} bytes ` +
+          `FORWARD_MAX_FILLED_BODY_BYTES allows; nothing was sent.`,
+        [{ location: 'body', name: 'body', message: `filled body over ${limit} bytes` }],
+      );
+    }
+    lease?.take(length, { location: 'body', name: 'body', message: 'no room for the filled body now' });
+    const filledBody = fillBytes(body, bodyScan, encoded, length);
+    for (const [key, value] of encoded) if (isWithheld(key, value.length)) withheld.push(value.toString('utf8'));
+    if (!redacted) return { headers, body: filledBody, withheld };
+    // One more walk over the template, never a search of the filled body: placeholder text where values went.
+    const truthy = (m: PlaceholderMatch) => (encoded.get(m.key)?.length ?? 0) > 0;
+    return {
+      headers,
+      body: filledBody,
+      withheld,
+      redacted: { ...redacted, body: redactedBytes(body, bodyScan, truthy, CAPTURED_BYTES) },
+    };
+  }
+}
+
+/** The answer's part of a record's bodies. */
+function answerOf(answer: { text: string; truncated: boolean }) {
+  return { responseBody: answer.text, responseBodyTruncated: answer.truncated };
+}
+
+/** A deserialised plan's scans; planning checked the same templates, so a failure here is the plan's. */
+function rescan(plan: ForwardPlan, source: PlaceholderSource): PlanScans {
+  try {
+    return scanPlan(plan, source.shape);
+  } catch (error) {
+    throw placeholderProblem(error, 'body', 'body');
+  }
+}
+
+/** `fill()`, with a PlaceholderError (a value a function or the encoding cannot take) as a 400 naming `name`. */
+function placeholderFailure<T>(fill: () => T, location: 'body' | 'header', name: string): T {
+  try {
+    return fill();
+  } catch (error) {
+    throw placeholderProblem(error, location, name);
+  }
+}

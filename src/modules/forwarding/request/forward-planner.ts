@@ -1,0 +1,266 @@
+/**
+ * The first half of a forward (the seam for the queued path is described in forward-plan.ts):
+ *
+ *   ForwardPlanner.plan(input: ForwardPlanInput, record?: ForwardRecord): Promise<ForwardPlan>
+ *     Throws the same ProblemException the synchronous path answers (4xx; 503 when the database is
+ *     away), so a queued request is refused when it is asked for. Opens no card.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import { Inject, Injectable } from '@nestjs/common';
+import type { AppConfig } from '../../../platform/config/config';
+import { APP_CONFIG } from '../../../platform/config/config.module';
+import { ProblemException } from '../../../platform/problem/problem';
+import { ForwardAuthenticationsService } from '../../forwarding-setup/authentication-methods/forward-authentications.service';
+import {
+  EnabledConfig,
+  VaultForwardConfigsService,
+} from '../../forwarding-setup/configs/vault-forward-configs.service';
+import {
+  PlaceholderError,
+  PlaceholderScan,
+  PlaceholderSourceShape,
+  PlaceholderUse,
+  scanText,
+} from '../../vault/placeholders/placeholders';
+import { addressKind, literalBlockReason } from '../../forwarding-setup/targets/addresses';
+import { recordedUrl } from '../../../platform/logging/redaction';
+import { hostKey, hostsEnable, isInsecureHost } from '../../forwarding-setup/targets/http-methods';
+import type { ForwardRecord } from '../records/forward-record';
+import { ForwardSpec, HEADER_PREFIX, parseForwardHeaders, URL_HEADER } from './forward-headers';
+import { ForwardingErrors } from './forwarding.errors';
+import { FORWARD_PLAN_VERSION, ForwardPlan, outgoingContentType } from './forward-plan';
+import { bodyEncodingFor, escapeStyleFor } from '../../vault/placeholders/placeholder-encodings';
+import { PlaceholderSources } from './placeholder-sources';
+import { templateSecrets } from './template-secrets';
+
+/** Caller headers that describe the body or the wanted answer; everything else stays here. */
+const PASSED_THROUGH = ['content-type', 'accept', 'accept-language'];
+
+/**
+ * What a header value can carry (HTTP/1.1 as undici sends it): tab, visible ASCII, and Latin-1's
+ * upper half without its C1 controls (0x80–0x9f): undici would send those, but they are control
+ * characters a target may act on (NEL as a line break), as the docs promise. A character class, so
+ * one linear pass.
+ */
+const UNSENDABLE_HEADER_CHAR = /[^\t\x20-\x7e\xa0-\xff]/;
+
+export interface ForwardPlanInput {
+  merchantAccountId: string;
+  /** Id of this forward and of its record (x-vault-forward-request-id). */
+  requestId: string;
+  headers: IncomingHttpHeaders;
+  /** Node's raw header list, to detect repeated forwarding headers. */
+  rawHeaders: string[];
+  body: Buffer | undefined;
+}
+
+/**
+ * The first half of POST /vault-forward, shared by the synchronous and the queued path: reads the
+ * forwarding headers and checks everything that can be checked without card values, so a queued
+ * forward is refused (4xx) when it is asked for, not when a worker picks it up:
+ *
+ *   headers → transport (https, IP literals public) → config match → authentication methods usable
+ *   for this merchant and config → placeholder syntax and positions → every referenced card exists (not
+ *   opened; PlaceholderSources) → the caller's passed-through headers sendable.
+ *
+ * `plan(input, record?)` fills `record` (method, target, ids, config id) as it learns them, so a
+ * forward refused midway is recorded with what was known, as before the split. What still depends on
+ * card values (a filled header value a header cannot carry, the filled body's size) is the
+ * executor's to check. Nothing here opens a card.
+ */
+@Injectable()
+export class ForwardPlanner {
+  constructor(
+    private readonly configs: VaultForwardConfigsService,
+    private readonly sources: PlaceholderSources,
+    private readonly authentications: ForwardAuthenticationsService,
+    @Inject(APP_CONFIG) private readonly appConfig: AppConfig,
+  ) {}
+
+  async plan(input: ForwardPlanInput, record?: ForwardRecord): Promise<ForwardPlan> {
+    const spec = parseForwardHeaders(input.headers, input.rawHeaders);
+    if (record) {
+      record.method = spec.method;
+      record.targetUrl = recordedUrl(spec.url);
+      record.paymentMethodIds = spec.paymentMethodIds;
+      record.checkoutSessionId = spec.checkoutSessionId;
+      record.authenticationIds = spec.authenticationIds;
+      record.merchantInitiated = spec.merchantInitiated;
+    }
+    const trusted = checkTransport(this.appConfig.forwardInsecureHosts, spec.url);
+    const config = enablingConfig(await this.configs.enabledConfigs(input.merchantAccountId), spec.url, spec.method);
+    const configId = config.id;
+    if (record) record.configId = configId;
+    // Each id must be a usable method of this merchant and config, before any card is looked at.
+    const methods =
+      spec.authenticationIds.length > 0
+        ? await this.authentications.forForward(input.merchantAccountId, configId, spec.authenticationIds)
+        : [];
+
+    const body = input.body && input.body.length > 0 ? input.body : undefined;
+    const callerType = input.headers['content-type'];
+    const bodyEncoding = bodyEncodingFor(
+      outgoingContentType(spec.headers, typeof callerType === 'string' ? [['content-type', callerType]] : []),
+    );
+    const source = this.sources.for(spec);
+    const scans = scanAll(spec, body, escapeStyleFor(bodyEncoding), source.shape);
+    // Every SECRET.name must be held by one listed template-secrets method (checked again at send time).
+    templateSecrets(methods, scans, spec.headers);
+    await source.check(input.merchantAccountId, scans.uses);
+
+    const passedHeaders: Array<[string, string]> = [];
+    for (const name of PASSED_THROUGH) {
+      const value = input.headers[name];
+      if (typeof value === 'string') passedHeaders.push([name, sendableHeader(name, value, name)]);
+    }
+    return {
+      version: FORWARD_PLAN_VERSION,
+      id: input.requestId,
+      merchantAccountId: input.merchantAccountId,
+      configId,
+      url: spec.url,
+      method: spec.method,
+      timeoutMs: spec.timeoutMs,
+      trusted,
+      paymentMethodIds: spec.paymentMethodIds,
+      checkoutSessionId: spec.checkoutSessionId,
+      authenticationIds: spec.authenticationIds,
+      merchantInitiated: spec.merchantInitiated,
+      passedHeaders,
+      headerTemplates: spec.headers,
+      body,
+      bodyEncoding,
+      cryptograms: spec.cryptograms,
+      local: { scans, methods, policy: config },
+    };
+  }
+
+  /**
+   * A callback URL of a queued forward (issue 11), under a target's rules: https unless the operator
+   * lists the host, an IP literal must be public, and one of the merchant's enabled configs must list
+   * the host (for any method). Names `header` in every problem.
+   */
+  async checkCallbackUrl(merchantAccountId: string, url: URL, header: string): Promise<void> {
+    checkTransport(this.appConfig.forwardInsecureHosts, url, header);
+    const key = hostKey(url);
+    const configs = await this.configs.enabledConfigs(merchantAccountId);
+    if (configs.some((c) => hostsEnable(c.hosts, url))) return;
+    throw new ProblemException(
+      ForwardingErrors.endpointNotEnabled,
+      `${key} is not enabled for this merchant account.`,
+      [{ location: 'header', name: header, message: 'host not enabled' }],
+    );
+  }
+}
+
+/**
+ * https only (http for operator-listed hosts), and IP literals must be public addresses. Returns whether
+ * the target is trusted (in FORWARD_INSECURE_HOSTS). Names `header` in every problem.
+ */
+export function checkTransport(
+  insecureHosts: AppConfig['forwardInsecureHosts'],
+  url: URL,
+  header = URL_HEADER,
+): boolean {
+  if (isInsecureHost(insecureHosts, hostKey(url))) return true;
+  if (url.protocol !== 'https:') {
+    throw new ProblemException(ForwardingErrors.insecureTarget, 'The target must be an https URL.', [
+      { location: 'header', name: header, message: 'must use https' },
+    ]);
+  }
+  const reason = literalBlockReason(url.hostname);
+  if (reason) {
+    throw new ProblemException(
+      ForwardingErrors.targetAddressForbidden,
+      `The target is ${addressKind(reason)}, which may not be forwarded to.`,
+      [{ location: 'header', name: header, message: `${reason} address` }],
+    );
+  }
+  return false;
+}
+
+/**
+ * The config that enables `method` on the URL's host: `preferred` when it still does (a queued plan's
+ * own config, to which its authentication methods belong), else the first in the merchant's order;
+ * none → 403 endpoint-not-enabled, the same problem at planning and at send time.
+ */
+export function enablingConfig(
+  configs: readonly EnabledConfig[],
+  url: URL,
+  method: string,
+  preferred?: string,
+): EnabledConfig {
+  const key = hostKey(url);
+  const enables = (c: EnabledConfig) => hostsEnable(c.hosts, url) && c.methods.has(method);
+  const match = configs.find((c) => c.id === preferred && enables(c)) ?? configs.find(enables);
+  if (match) return match;
+  const hostOnly = configs.some((c) => hostsEnable(c.hosts, url));
+  throw new ProblemException(
+    ForwardingErrors.endpointNotEnabled,
+    hostOnly ? `${key} is enabled, but not for ${method}.` : `${key} is not enabled for this merchant account.`,
+    [
+      {
+        location: 'header',
+        name: URL_HEADER,
+        message: hostOnly ? `method ${method} not enabled for this host` : 'host not enabled',
+      },
+    ],
+  );
+}
+
+/**
+ * Placeholders are found before anything is decrypted, in one pass whose result the fill reuses.
+ * The body is read as latin1 (a byte-for-byte mapping), so it goes out unchanged apart from the
+ * filled values.
+ */
+function scanAll(spec: ForwardSpec, body: Buffer | undefined, style: 'json' | 'raw', shape: PlaceholderSourceShape) {
+  const count = shape;
+  const uses: PlaceholderUse[] = [];
+  let bodyScan: PlaceholderScan | undefined;
+  try {
+    if (body) {
+      bodyScan = scanText(body.toString('latin1'), count, style);
+      uses.push(...bodyScan.uses);
+    }
+  } catch (error) {
+    throw placeholderProblem(error, 'body', 'body');
+  }
+  const headers: PlaceholderScan[] = [];
+  for (const [name, value] of spec.headers) {
+    try {
+      const scan = scanText(value, count);
+      uses.push(...scan.uses);
+      headers.push(scan);
+    } catch (error) {
+      throw placeholderProblem(error, 'header', `${HEADER_PREFIX}${name}`);
+    }
+  }
+  return { body: bodyScan, headers, uses };
+}
+
+export function placeholderProblem(error: unknown, location: 'body' | 'header', name: string): unknown {
+  if (!(error instanceof PlaceholderError)) return error;
+  return new ProblemException(ForwardingErrors.invalidPlaceholder, error.message, [
+    { location, name, message: error.message },
+  ]);
+}
+
+/**
+ * A header value as the target will get it, or a 400 naming the header: undici refuses to send a
+ * line break, a control character or anything outside Latin-1 (a cardholder name in Chinese, say),
+ * and that must not surface as "downstream unreachable" after the fact.
+ */
+export function sendableHeader(target: string, value: string, header: string): string {
+  if (!UNSENDABLE_HEADER_CHAR.test(value)) return value;
+  const lineBreak = /[\r\n\0]/.test(value);
+  const message = lineBreak
+    ? 'filled value contains a line break'
+    : 'filled value has a character a header cannot carry (a control character, or one outside Latin-1)';
+  throw new ProblemException(
+    ForwardingErrors.invalidHeader,
+    lineBreak
+      ? `${header} would contain a line break once filled.`
+      : `${header} would contain a character that cannot be sent in the ${target} header once filled; nothing was sent.`,
+    [{ location: 'header', name: header, message }],
+  );
+}

@@ -1,0 +1,24 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { VaultModule } from '../../vault/vault.module';
+import { CheckoutSession } from './checkout-session.entity';
+import { CheckoutSessionCards } from './checkout-session-cards';
+import { CheckoutSessionPurge } from './checkout-session-purge';
+import { CheckoutSessionsController } from './checkout-sessions.controller';
+import { CheckoutSessionsService } from './checkout-sessions.service';
+
+/** The sessions' card loader, without routes: forwarding (API and worker) and payment methods use it. */
+@Module({
+  imports: [VaultModule],
+  providers: [CheckoutSessionCards],
+  exports: [CheckoutSessionCards],
+})
+export class CheckoutSessionsCoreModule {}
+
+/** /checkout/sessions routes and the periodic purge of expired sessions. */
+@Module({
+  imports: [TypeOrmModule.forFeature([CheckoutSession]), VaultModule, CheckoutSessionsCoreModule],
+  controllers: [CheckoutSessionsController],
+  providers: [CheckoutSessionsService, CheckoutSessionPurge],
+})
+export class CheckoutSessionsModule {}

@@ -1,0 +1,256 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { Repository } from 'typeorm';
+import { CommonErrors } from '../../../platform/problem/common.errors';
+import { ProblemException } from '../../../platform/problem/problem';
+import { isUuid } from '../../../platform/http/uuid';
+import { normaliseCardNumber, schemeOf } from '../../vault/card';
+import { SecretSealer } from '../../vault/secret-sealer';
+import { CheckoutSession } from './checkout-session.entity';
+import {
+  CARD_PART,
+  CheckoutSessionCards,
+  checkoutSessionAad,
+  SECURITY_CODE_PART,
+  THREE_D_SECURE_PART,
+} from './checkout-session-cards';
+import { CheckoutSessionErrors } from './checkout-sessions.errors';
+import {
+  CheckoutSessionCreateDto,
+  CheckoutSessionFieldsPaymentMethodDto,
+  MAX_EXPIRES_IN_SECONDS,
+} from './dto/checkout-session.dto';
+import { CheckoutSessionThreeDSecureDto, THREE_D_SECURE_FIELDS, ThreeDSecureValues } from './dto/three-d-secure.dto';
+
+/**
+ * Checkout sessions: create, read, update, delete, and collecting a card into one. Expiry is judged
+ * by PostgreSQL's clock (`now()`), the same for every process; an expired session answers 410 and is
+ * erased on that read if the purge has not reached it yet.
+ */
+@Injectable()
+export class CheckoutSessionsService {
+  constructor(
+    @InjectRepository(CheckoutSession) private readonly sessions: Repository<CheckoutSession>,
+    private readonly cards: CheckoutSessionCards,
+    private readonly sealer: SecretSealer,
+  ) {}
+
+  async create(merchantAccountId: string, input: CheckoutSessionCreateDto): Promise<CheckoutSession> {
+    const id = randomUUID();
+    await this.sessions.query(
+      `INSERT INTO checkout_sessions (id, merchant_account_id, metadata, expires_at) VALUES ($1, $2, $3, now() + ` +
+        `make_interval(secs => $4))`,
+      [id, merchantAccountId, input.metadata ?? null, input.expires_in ?? MAX_EXPIRES_IN_SECONDS],
+    );
+    return this.get(merchantAccountId, id);
+  }
+
+  /** 404 unknown (or another merchant's), 410 expired. */
+  async get(merchantAccountId: string, id: string): Promise<CheckoutSession> {
+    if (!isUuid(id)) throw notFound(id);
+    // Expiry by the database's clock, in the same read.
+    const { entities, raw } = await this.sessions
+      .createQueryBuilder('s')
+      .addSelect('s.expires_at <= now()', 'expired')
+      .where('s.merchant_account_id = :merchantAccountId AND s.id = :id', { merchantAccountId, id })
+      .getRawAndEntities<{ expired: boolean }>();
+    const found = entities[0];
+    if (!found) throw notFound(id);
+    if (raw[0].expired || found.erasedAt !== null) {
+      if (found.erasedAt === null) await this.cards.erase(merchantAccountId, id);
+      throw expired_(id);
+    }
+    return found;
+  }
+
+  /**
+   * Only what is sent changes: `metadata` (null clears it) and `expires_in`, counted from now but
+   * never past an hour after creation, so no update keeps a security code longer than that.
+   */
+  async update(merchantAccountId: string, id: string, input: CheckoutSessionCreateDto): Promise<CheckoutSession> {
+    await this.get(merchantAccountId, id);
+    const [rows] = await this.sessions.query<[unknown[], number]>(
+      `UPDATE checkout_sessions SET
+          metadata = CASE WHEN $3 THEN $4::jsonb ELSE metadata END,
+          expires_at = CASE WHEN $5::int IS NULL THEN expires_at
+                            ELSE LEAST(now() + make_interval(secs => $5::int), created_at + make_interval(secs => $6)) END,
+          updated_at = now()
+        WHERE merchant_account_id = $1 AND id = $2 AND expires_at > now() AND erased_at IS NULL RETURNING id`,
+      [
+        merchantAccountId,
+        id,
+        input.metadata !== undefined,
+        input.metadata ?? null,
+        input.expires_in ?? null,
+        MAX_EXPIRES_IN_SECONDS,
+      ],
+    );
+    if (rows.length === 0) throw expired_(id);
+    return this.get(merchantAccountId, id);
+  }
+
+  /** The row goes, secrets with it; an expired session can be deleted too. */
+  async delete(merchantAccountId: string, id: string): Promise<void> {
+    const result = isUuid(id) ? await this.sessions.delete({ id, merchantAccountId }) : { affected: 0 };
+    if (!result.affected) throw notFound(id);
+  }
+
+  /**
+   * Collects a card (or names a stored one) and its security code. Both are sealed under one data key
+   * as separate parts, so the code can be erased alone. A second call replaces the first card.
+   */
+  async setFields(
+    merchantAccountId: string,
+    id: string,
+    input: CheckoutSessionFieldsPaymentMethodDto,
+  ): Promise<CheckoutSession> {
+    await this.get(merchantAccountId, id);
+    const card = await this.cardOf(merchantAccountId, input);
+    const wantDigits = card.scheme === 'amex' ? 4 : 3;
+    if (input.security_code.length !== wantDigits) {
+      throw fieldProblem('payment_method.security_code', `must be ${wantDigits} digits for a ${card.scheme} card`);
+    }
+    const number = card.number ? Buffer.from(card.number, 'utf8') : null;
+    const code = Buffer.from(input.security_code, 'utf8');
+    const sealed = this.sealer.sealParts(checkoutSessionAad(merchantAccountId, id), {
+      [CARD_PART]: number,
+      [SECURITY_CODE_PART]: code,
+    });
+    number?.fill(0);
+    code.fill(0);
+    const [rows] = await this.sessions.query<[unknown[], number]>(
+      `UPDATE checkout_sessions SET card_source = $3, payment_method_id = $4, scheme = $5, label = $6, expiration_date = $7,
+              ciphertext = $8, security_code_ciphertext = $9, wrapped_key = $10, master_key_id = $11,
+              three_d_secure_ciphertext = NULL,
+              security_code_erased_at = NULL, updated_at = now()
+        WHERE merchant_account_id = $1 AND id = $2 AND expires_at > now() AND erased_at IS NULL RETURNING id`,
+      [
+        merchantAccountId,
+        id,
+        input.method,
+        card.paymentMethodId,
+        card.scheme,
+        card.label,
+        card.expirationDate,
+        sealed.parts[CARD_PART],
+        sealed.parts[SECURITY_CODE_PART],
+        sealed.wrappedKey,
+        sealed.masterKeyId,
+      ],
+    );
+    if (rows.length === 0) throw expired_(id);
+    return this.get(merchantAccountId, id);
+  }
+
+  /**
+   * The 3-D Secure outcome for the session's card (decision 0101): sealed as one more part of the
+   * envelope the card is in, so it is erased with the session and rotated with it. It belongs to that
+   * card: collecting another card (setFields) drops it. 409 checkout-session-has-no-card before a card.
+   */
+  async setThreeDSecure(
+    merchantAccountId: string,
+    id: string,
+    input: CheckoutSessionThreeDSecureDto,
+  ): Promise<CheckoutSession> {
+    await this.get(merchantAccountId, id);
+    const values: ThreeDSecureValues = {};
+    for (const field of Object.values(THREE_D_SECURE_FIELDS))
+      if (input[field] !== undefined) values[field] = input[field];
+    const aad = checkoutSessionAad(merchantAccountId, id);
+    // The envelope read and written back in one statement's condition: a card collected (new data key) or a
+    // key rotation (new wrapping) in between leaves no row to update, and the read is tried once more.
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const [row] = await this.sessions.query<Array<{ wrapped_key: Buffer | null; master_key_id: string | null }>>(
+        `SELECT wrapped_key, master_key_id FROM checkout_sessions WHERE merchant_account_id = $1 AND id = $2`,
+        [merchantAccountId, id],
+      );
+      if (!row?.wrapped_key || !row.master_key_id)
+        throw new ProblemException(
+          CheckoutSessionErrors.noCard,
+          `Checkout session ${id} holds no card; collect one (PUT /checkout/sessions/${id}/fields) before its 3-D Secure values.`,
+        );
+      const plaintext = Buffer.from(JSON.stringify(values), 'utf8');
+      const ciphertext = this.sealer.sealPart(
+        aad,
+        { wrappedKey: row.wrapped_key, masterKeyId: row.master_key_id },
+        THREE_D_SECURE_PART,
+        plaintext,
+        `checkout session ${id}`,
+      );
+      plaintext.fill(0);
+      const [rows] = await this.sessions.query<[unknown[], number]>(
+        `UPDATE checkout_sessions SET three_d_secure_ciphertext = $4, updated_at = now()
+          WHERE merchant_account_id = $1 AND id = $2 AND wrapped_key = $3 AND expires_at > now() AND erased_at IS NULL
+          RETURNING id`,
+        [merchantAccountId, id, row.wrapped_key, ciphertext],
+      );
+      if (rows.length > 0) return this.get(merchantAccountId, id);
+      await this.get(merchantAccountId, id); // expired or deleted meanwhile: 410 or 404
+    }
+    throw new ProblemException(
+      CommonErrors.conflict,
+      `Checkout session ${id} changed while its 3-D Secure values were stored; retry.`,
+    );
+  }
+
+  private async cardOf(
+    merchantAccountId: string,
+    input: CheckoutSessionFieldsPaymentMethodDto,
+  ): Promise<{
+    number: string | null;
+    paymentMethodId: string | null;
+    scheme: string;
+    label: string;
+    expirationDate: string;
+  }> {
+    if (input.method === 'card') {
+      if (input.id !== undefined) throw fieldProblem('payment_method.id', 'only with method id');
+      const number = normaliseCardNumber(input.number!)!;
+      return {
+        number,
+        paymentMethodId: null,
+        scheme: schemeOf(number),
+        label: number.slice(-4),
+        expirationDate: input.expiration_date!,
+      };
+    }
+    if (input.number !== undefined) throw fieldProblem('payment_method.number', 'only with method card');
+    if (input.expiration_date !== undefined)
+      throw fieldProblem('payment_method.expiration_date', 'only with method card');
+    const [pm] = await this.sessions.query<
+      Array<{ id: string; scheme: string; label: string; expiration_date: string }>
+    >(`SELECT id, scheme, label, expiration_date FROM payment_methods WHERE id = $1 AND merchant_account_id = $2`, [
+      input.id!.toLowerCase(),
+      merchantAccountId,
+    ]);
+    if (!pm) throw fieldProblem('payment_method.id', 'no payment method with this id in this merchant account');
+    return {
+      number: null,
+      paymentMethodId: pm.id,
+      scheme: pm.scheme,
+      label: pm.label,
+      expirationDate: pm.expiration_date,
+    };
+  }
+}
+
+function notFound(id: string): ProblemException {
+  return new ProblemException(
+    CheckoutSessionErrors.notFound,
+    `No checkout session "${id.slice(0, 64)}" exists in this merchant account.`,
+  );
+}
+
+function expired_(id: string): ProblemException {
+  return new ProblemException(
+    CheckoutSessionErrors.expired,
+    `Checkout session ${id} has expired; its card data is erased.`,
+  );
+}
+
+function fieldProblem(name: string, message: string): ProblemException {
+  return new ProblemException(CommonErrors.validationFailed, `${name} ${message}.`, [
+    { location: 'body', name, message },
+  ]);
+}

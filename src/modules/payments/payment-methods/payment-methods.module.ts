@@ -1,0 +1,15 @@
+import { Module } from '@nestjs/common';
+import { BuyerPaymentMethodsController } from './buyer-payment-methods.controller';
+import { PaymentMethodsController } from './payment-methods.controller';
+import { VaultModule } from '../../vault/vault.module';
+import { NetworkTokensController } from './network-tokens.controller';
+import { NetworkTokensService } from './network-tokens.service';
+import { PaymentMethodsCoreModule } from './payment-methods-core.module';
+
+@Module({
+  imports: [PaymentMethodsCoreModule, VaultModule],
+  controllers: [PaymentMethodsController, BuyerPaymentMethodsController, NetworkTokensController],
+  providers: [NetworkTokensService],
+  exports: [PaymentMethodsCoreModule],
+})
+export class PaymentMethodsModule {}

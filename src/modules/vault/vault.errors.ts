@@ -1,0 +1,32 @@
+import { defineProblem, ProblemException } from '../../platform/problem/problem';
+
+/** Problems of the vault's key store. */
+export const VaultErrors = {
+  keyStoreUnavailable: defineProblem({
+    code: 'vault-key-store-unavailable',
+    status: 503,
+    title: 'Vault key store unavailable',
+    description:
+      'The hardware security module (PKCS#11 token) that holds the master keys does not answer, so no card can be ' +
+      'encrypted or decrypted now; nothing was sent and nothing already accepted is lost. Retry after the seconds ' +
+      'Retry-After gives.',
+  }),
+};
+
+/** Seconds a caller is told to wait; reconnecting is tried on the next call anyway. */
+const RETRY_AFTER_SECONDS = 5;
+
+/** Thrown by a master key whose key store cannot answer; carries no key material, only the key's id. */
+export class VaultKeyUnavailableError extends ProblemException {
+  constructor(
+    readonly masterKeyId: string,
+    readonly reason: string,
+  ) {
+    super(
+      VaultErrors.keyStoreUnavailable,
+      `The key store holding master key "${masterKeyId}" does not answer (${reason}). Retry later.`,
+      undefined,
+      { 'retry-after': String(RETRY_AFTER_SECONDS) },
+    );
+  }
+}

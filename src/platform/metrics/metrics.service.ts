@@ -1,0 +1,133 @@
+import { Injectable } from '@nestjs/common';
+import cluster from 'node:cluster';
+import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/** Every series is named vault_forward_*; docs/metrics.md lists them. */
+const PREFIX = 'vault_forward_';
+
+/** Seconds: from a fast 1 ms answer to the longest allowed forward (x-vault-forward-timeout ≤ 60 s). */
+const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+/**
+ * The process's Prometheus registry. One per application (not prom-client's global one), so several
+ * apps in one process (tests) keep their own figures. Features push events here (counters,
+ * histograms) or register a gauge whose value is read at scrape time, so nothing is computed on the
+ * hot path for a scrape that may never come.
+ */
+@Injectable()
+export class Metrics {
+  readonly registry = new Registry();
+  private readonly forwards: Counter<'status_class' | 'error_type'>;
+  private readonly forwardSeconds: Histogram<'part'>;
+  private readonly cacheLookupsTotal: Counter<'cache' | 'result'>;
+  private readonly keyStoreSeconds: Histogram<'operation' | 'outcome'>;
+  private readonly dataKeyUnwraps: Counter<'source'>;
+  private readonly keyRotations: Counter<'table'>;
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry, prefix: PREFIX });
+    // In a group of processes the supervisor asks each one for these figures and sums them (app/bootstrap/processes.ts).
+    // prom-client answers those requests only once an AggregatorRegistry exists in the process.
+    if (cluster.isWorker) {
+      AggregatorRegistry.setRegistries([this.registry]);
+      new AggregatorRegistry();
+    }
+    this.forwards = new Counter({
+      name: `${PREFIX}forwards_total`,
+      help:
+        'Forwards finished, by the status the caller got (2xx…5xx, or "none" when the caller left first) and by ' +
+        'problem type ("none" when the downstream answered and its answer went through whole).',
+      labelNames: ['status_class', 'error_type'],
+      registers: [this.registry],
+    });
+    this.forwardSeconds = new Histogram({
+      name: `${PREFIX}forward_duration_seconds`,
+      help:
+        'Forward latency: part="total" is the whole forward as the service saw it (ours plus the downstream), ' +
+        'part="downstream" from sending the request to the downstream answer\'s headers.',
+      labelNames: ['part'],
+      buckets: LATENCY_BUCKETS,
+      registers: [this.registry],
+    });
+    this.cacheLookupsTotal = new Counter({
+      name: `${PREFIX}cache_lookups_total`,
+      help: 'Lookups in the per-process hot-path caches (SharedCache), by cache and result.',
+      labelNames: ['cache', 'result'],
+      registers: [this.registry],
+    });
+    this.keyStoreSeconds = new Histogram({
+      name: `${PREFIX}key_store_duration_seconds`,
+      help:
+        'Calls into the vault key store (VAULT_KEY_PROVIDER=pkcs11): operation wrap, unwrap or connect; outcome ok, ' +
+        'or error when the token did not answer (each error is also logged).',
+      labelNames: ['operation', 'outcome'],
+      buckets: LATENCY_BUCKETS,
+      registers: [this.registry],
+    });
+    this.dataKeyUnwraps = new Counter({
+      name: `${PREFIX}data_key_unwraps_total`,
+      help: 'Data keys unwrapped under a PKCS#11 master key, by source: the in-memory cache or the key store.',
+      labelNames: ['source'],
+      registers: [this.registry],
+    });
+    this.keyRotations = new Counter({
+      name: `${PREFIX}key_rotation_rows_total`,
+      help:
+        'Rows re-wrapped under the current master key, by table, in this process only (`vault rotate-keys` runs in the ' +
+        'CLI, which prints and logs its counts instead).',
+      labelNames: ['table'],
+      registers: [this.registry],
+    });
+  }
+
+  /** A call into the vault's key store (the PKCS#11 token): its latency, and whether the token answered. */
+  keyStoreCall(operation: string, seconds: number, ok: boolean): void {
+    this.keyStoreSeconds.observe({ operation, outcome: ok ? 'ok' : 'error' }, seconds);
+  }
+
+  /** A data key unwrapped, from the cache or by the key store (an audited key use). */
+  dataKeyUnwrapped(cached: boolean): void {
+    this.dataKeyUnwraps.inc({ source: cached ? 'cache' : 'key_store' });
+  }
+
+  rowsRewrapped(table: string, rows: number): void {
+    this.keyRotations.inc({ table }, rows);
+  }
+
+  forwardFinished(status: number | null, errorType: string | null, seconds: number): void {
+    const statusClass = status === null ? 'none' : `${Math.floor(status / 100)}xx`;
+    this.forwards.inc({ status_class: statusClass, error_type: errorType ?? 'none' });
+    this.forwardSeconds.observe({ part: 'total' }, seconds);
+  }
+
+  downstreamAnswered(seconds: number): void {
+    this.forwardSeconds.observe({ part: 'downstream' }, seconds);
+  }
+
+  /** The hit/miss counter of one cache, its label children bound once: a lookup costs one increment. */
+  cacheLookups(cache: string): (hit: boolean) => void {
+    const hits = this.cacheLookupsTotal.labels({ cache, result: 'hit' });
+    const misses = this.cacheLookupsTotal.labels({ cache, result: 'miss' });
+    return (hit) => (hit ? hits.inc() : misses.inc());
+  }
+
+  /** A gauge read when Prometheus scrapes; `read` must be cheap, and a failure leaves the last value. */
+  gauge(name: string, help: string, read: () => number | Promise<number>): void {
+    new Gauge({
+      name: `${PREFIX}${name}`,
+      help,
+      registers: [this.registry],
+      async collect() {
+        try {
+          this.set(await read());
+        } catch {
+          // A scrape must not fail because one figure could not be read.
+        }
+      },
+    });
+  }
+
+  async scrape(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+}
