@@ -13,6 +13,8 @@ const common = {
 
 module.exports = {
   testTimeout: 60_000,
+  // Each file's duration, slowest first, after Jest's own summary (CI logs show which files grow slow).
+  reporters: ['default', '<rootDir>/test/support/durations-reporter.js'],
   // On two cores Jest would run every file in its main process, one after another, and the ES-module
   // registry it builds per file (--experimental-vm-modules) is never freed: the heap passed 3.7 GB and the
   // run died of it (CI, stop 29). With a limit Jest runs the files in a worker instead, still one at a

@@ -12,9 +12,6 @@
  */
 const base = require('./jest.config.js');
 
-// Stryker's instrumented code runs about ten times slower: the placeholder timing tests get a budget
-// that still fails a quadratic scanner (see test/unit/placeholders-linear.spec.ts).
-process.env.PLACEHOLDER_TIME_BUDGET_MS ??= '5000';
 const [unit, e2e] = base.projects;
 
 // Every e2e file that covers a module of stryker.config.json's `mutate`: the whole list is hours of

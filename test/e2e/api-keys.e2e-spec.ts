@@ -5,16 +5,7 @@ import { createMerchantAccount } from '../factories/merchant-accounts';
 import { expectProblem, http } from '../support/http';
 import { ProbeModule } from '../support/probe.module';
 import { startTestApp, TestApp } from '../support/test-app';
-
-/** Calls `attempt` until it returns true or `ms` pass; returns the time it took, or null. */
-async function within(ms: number, attempt: () => Promise<boolean>): Promise<number | null> {
-  const started = Date.now();
-  while (Date.now() - started < ms) {
-    if (await attempt()) return Date.now() - started;
-    await new Promise((r) => setImmediate(r));
-  }
-  return (await attempt()) ? Date.now() - started : null;
-}
+import { waitFor } from '../support/wait';
 
 describe('API keys: listing and revocation', () => {
   let a: TestApp;
@@ -141,7 +132,7 @@ describe('API keys: listing and revocation', () => {
     expect((await revoke(mine.id, token)).status).toBe(204);
   });
 
-  it('a token verified and cached in another process stops working there within 1 s of the revocation', async () => {
+  it('a token verified and cached in another process stops working there on the revocation, not at the cache’s expiry', async () => {
     const b = await startTestApp({ imports: [ProbeModule] });
     try {
       await b.get(SharedCaches).whenSubscribed();
@@ -154,8 +145,12 @@ describe('API keys: listing and revocation', () => {
       expect(verifier.verifications).toBe(verifications); // served from B's cache
 
       expect((await revoke(key.id, instanceToken)).status).toBe(204);
-      const took = await within(1000, async () => (await http(b.url, '/__probe/merchant', { token })).status === 401);
-      expect(took).not.toBeNull();
+      // Well inside the 60 s B would otherwise serve the token from its cache (KEY_CACHE_TTL_MS): the revocation's message did it.
+      await waitFor(async () => (await http(b.url, '/__probe/merchant', { token })).status === 401, {
+        timeoutMs: 10_000,
+        intervalMs: 0,
+        what: 'the revoked token to be refused by the other process',
+      });
     } finally {
       await b.close();
     }

@@ -121,9 +121,19 @@ describe.each(['redis', 'postgres'] as const)('Job-end callbacks on their own qu
         timeoutMs: 10_000,
         what: 'both kinds of job',
       });
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      expect(seen.forwards.map((job) => job.jobId).sort()).toEqual([...forwardIds].sort());
-      expect(seen.callbacks.map((job) => job.jobId).sort()).toEqual([...callbackIds].sort());
+      // A sentinel on each queue, enqueued after every job above was taken: a job delivered to the wrong
+      // handler, or twice, would have come before its sentinel.
+      const sentinels = { forward: randomUUID(), callback: randomUUID() };
+      await forwards.enqueue(sentinels.forward, { name: FORWARD_JOB_NAME });
+      await callbacks.enqueue(sentinels.callback, { name: CALLBACK_JOB_NAME });
+      await waitFor(
+        () =>
+          seen.forwards.some((job) => job.jobId === sentinels.forward) &&
+          seen.callbacks.some((job) => job.jobId === sentinels.callback),
+        { timeoutMs: 10_000, what: 'both sentinels' },
+      );
+      expect(seen.forwards.map((job) => job.jobId).sort()).toEqual([...forwardIds, sentinels.forward].sort());
+      expect(seen.callbacks.map((job) => job.jobId).sort()).toEqual([...callbackIds, sentinels.callback].sort());
 
       if (backend === 'postgres') {
         // Each Worker LISTENs on one connection of the shared consumers' pool, named after its queue.

@@ -120,20 +120,25 @@ describe('Checkout sessions', () => {
     '"expiry":"{{ CARD_EXPIRATION_DATE_MM_1 }}/{{ CARD_EXPIRATION_DATE_YY_1 }}","cvv":"{{ CARD_SECURITY_CODE_1 }}"}';
 
   it('the SDK creates, gets, updates and deletes a session; the answers parse with its schemas', async () => {
+    // The expiry is an hour from when the service took the request: between the clock before and after it.
+    const beforeCreate = Date.now();
     const created = await gr4vy.checkoutSessions.create({ metadata: { order: 'A-1' } });
+    const afterCreate = Date.now();
     expect(created).toMatchObject({ type: 'checkout-session', metadata: { order: 'A-1' } });
     expect(created.expiresAt).toBeInstanceOf(Date);
-    const lifetime = created.expiresAt.getTime() - Date.now();
-    expect(lifetime).toBeGreaterThan(3_500_000);
-    expect(lifetime).toBeLessThanOrEqual(3_600_000);
+    expect(created.expiresAt.getTime()).toBeGreaterThanOrEqual(beforeCreate - 1_000 + 3_600_000);
+    expect(created.expiresAt.getTime()).toBeLessThanOrEqual(afterCreate + 3_600_000);
     expect(created.paymentMethod).toBeNull();
 
     expect(await gr4vy.checkoutSessions.get(created.id)).toMatchObject({ id: created.id, metadata: { order: 'A-1' } });
 
     // Shortened from now; the SDK always sends expires_in (3600 unless told otherwise).
+    const beforeUpdate = Date.now();
     const updated = await gr4vy.checkoutSessions.update({ metadata: { order: 'A-2' }, expiresIn: 600 }, created.id);
+    const afterUpdate = Date.now();
     expect(updated.metadata).toEqual({ order: 'A-2' });
-    expect(updated.expiresAt.getTime() - Date.now()).toBeLessThanOrEqual(600_000);
+    expect(updated.expiresAt.getTime()).toBeGreaterThanOrEqual(beforeUpdate - 1_000 + 600_000);
+    expect(updated.expiresAt.getTime()).toBeLessThanOrEqual(afterUpdate + 600_000);
 
     await gr4vy.checkoutSessions.delete(created.id);
     await expect(gr4vy.checkoutSessions.get(created.id)).rejects.toMatchObject({ statusCode: 404 });

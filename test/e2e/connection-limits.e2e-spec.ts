@@ -169,7 +169,15 @@ describe('slow clients and connection floods (issue 19, defect 5)', () => {
     sockets.push(raw.socket);
     raw.socket.write(GET_LIVE);
     await waitFor(() => answered(raw, 1), { what: 'the first answer' });
-    await new Promise((resolve) => setTimeout(resolve, HEADERS_TIMEOUT_MS * 3));
+    // A second connection, opened after the first went idle, starts a request it never finishes: once the
+    // server has closed it for the headers timeout, the idle one has waited longer than that timeout too.
+    const unfinished = await openRaw(t.url);
+    sockets.push(unfinished.socket);
+    unfinished.socket.write('GET /health/live HTTP/1.1\r\nhost: 127.0.0.1\r\n');
+    await waitFor(unfinished.closed, {
+      what: 'the headers timeout to close the unfinished request',
+      timeoutMs: 20_000,
+    });
     expect(raw.closed()).toBe(false);
     raw.socket.write(GET_LIVE_CLOSE);
     await waitFor(raw.closed, { what: 'the second answer to end the connection' });

@@ -12,7 +12,7 @@ import { startTestApp, TestApp } from '../support/test-app';
 import { waitFor } from '../support/wait';
 import { testTempDir } from '../support/temp-data-dir';
 
-/** No answer may take longer than this, outage or not. */
+/** No answer may take longer than this, outage or not: past it, the request is aborted and the test fails. */
 const ANSWER_BOUND_MS = 8_000;
 
 interface Answer {
@@ -21,7 +21,6 @@ interface Answer {
   code?: string;
   retryAfter: string | null;
   problem: boolean;
-  ms: number;
   forwardId: string | null;
   phase: 'before' | 'down' | 'after';
 }
@@ -79,7 +78,6 @@ describe('PostgreSQL unreachable mid-load (behind a TCP proxy that is cut and re
     card = cards[0],
     bearer = token,
   ): Promise<Answer> {
-    const started = Date.now();
     const init: RequestInit =
       route === 'forward'
         ? {
@@ -96,7 +94,7 @@ describe('PostgreSQL unreachable mid-load (behind a TCP proxy that is cut and re
         : { headers: { authorization: `Bearer ${bearer}` } };
     const response = await checkedFetch(t.url, route === 'forward' ? '/vault-forward' : '/buyers', {
       ...init,
-      signal: AbortSignal.timeout(ANSWER_BOUND_MS + 5_000),
+      signal: AbortSignal.timeout(ANSWER_BOUND_MS),
     });
     const text = await response.text();
     const problem = (response.headers.get('content-type') ?? '').startsWith('application/problem+json');
@@ -107,7 +105,6 @@ describe('PostgreSQL unreachable mid-load (behind a TCP proxy that is cut and re
       code: problem ? JSON.parse(text).code : undefined,
       retryAfter: response.headers.get('retry-after'),
       problem,
-      ms: Date.now() - started,
       forwardId: response.headers.get('x-vault-forward-request-id'),
     };
   }
@@ -121,7 +118,6 @@ describe('PostgreSQL unreachable mid-load (behind a TCP proxy that is cut and re
         ),
     );
     expect(unexpected).toEqual([]);
-    expect(Math.max(...answers.map((a) => a.ms))).toBeLessThan(ANSWER_BOUND_MS);
   }
 
   async function expectRecorded(answers: Answer[]) {

@@ -13,7 +13,10 @@ const PG = new URL(process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0
 const ENDED = ['succeeded', 'failed', 'cancelled'];
 /** Long enough for BullMQ's own five tries of a throwing handler (1 + 2 + 4 + 8 s at the default base) to run out. */
 const OUTAGE_MS = 20_000;
-/** No answer may take longer than this, outage or not (the API's query and enqueue bounds are 5 s). */
+/**
+ * No answer may take longer than this, outage or not (the API's query and enqueue bounds are 5 s): a request
+ * still unanswered then is aborted and counted as no answer (status 0), which fails the test.
+ */
 const ANSWER_BOUND_MS = 15_000;
 
 /**
@@ -84,17 +87,17 @@ interface Submitted {
   path: string;
   key: string | null;
   answer: HttpResult;
-  ms: number;
-  /** When the answer came. */
+  /** The order the answer came in, among all answers of the file (an outage returns the count at its end). */
   at: number;
 }
+
+let answersSoFar = 0;
 
 /** One queued forward to a path of its own (the downstream counts requests per path, so per job). */
 async function submit(s: Setup, options: { key?: string; path?: string } = {}): Promise<Submitted> {
   const path = options.path ?? `/job/${randomUUID()}`;
   // Each request waits a little at the downstream, so a backlog is in flight when the database goes.
   s.downstream.script(path, [{ status: 200, body: '{"ok":true}', delayMs: s.delayMs }]);
-  const started = Date.now();
   const answer = await http(s.t.url, '/vault-forward', {
     method: 'POST',
     token: s.token,
@@ -106,8 +109,14 @@ async function submit(s: Setup, options: { key?: string; path?: string } = {}): 
       ...(options.key ? { 'idempotency-key': options.key } : {}),
     },
     body: { number: '{{ CARD_NUMBER_1 }}', path },
-  });
-  return { path, key: options.key ?? null, answer, ms: Date.now() - started, at: Date.now() };
+    signal: AbortSignal.timeout(ANSWER_BOUND_MS),
+  }).catch((error: unknown): HttpResult => ({
+    status: 0,
+    headers: new Headers(),
+    body: String(error),
+    text: String(error),
+  }));
+  return { path, key: options.key ?? null, answer, at: ++answersSoFar };
 }
 
 /** 202 with a job, or (the database or queue unreachable) a 503 problem with Retry-After; never a hang or a 500. */
@@ -124,7 +133,6 @@ function expectAcceptedOrRefused(all: Submitted[]): void {
     )
     .map(({ answer: a }) => ({ status: a.status, body: a.body }));
   expect(unexpected).toEqual([]);
-  expect(Math.max(...all.map((a) => a.ms))).toBeLessThan(ANSWER_BOUND_MS);
 }
 
 /** Keeps `parallel` submissions going until stop() (before, during and after an outage). */
@@ -136,7 +144,7 @@ function keepSubmitting(s: Setup, parallel: number, key: () => string | undefine
   });
   const load = {
     all,
-    /** Waits until `count` submissions made after `since` were accepted (202). */
+    /** Waits until `count` submissions answered after the `since`-th answer were accepted (202). */
     accepted: (count: number, since: number, what: string, timeoutMs = 30_000) =>
       waitFor(() => all.filter((a) => a.answer.status === 202 && a.at > since).length >= count, {
         timeoutMs,
@@ -153,13 +161,16 @@ function keepSubmitting(s: Setup, parallel: number, key: () => string | undefine
   return load;
 }
 
-/** Holds the database away (`cut`: a killed server; `blackhole`: a paused one) for `ms`; returns when it is back. */
+/**
+ * Holds the database away (`cut`: a killed server; `blackhole`: a paused one) for `ms`; returns the count of
+ * answers so far once it is back, so that later answers can be told apart.
+ */
 async function outage(s: Setup, kind: 'cut' | 'blackhole', ms: number): Promise<number> {
   await (kind === 'cut' ? s.proxy.cut() : s.proxy.blackhole());
   const downAt = Date.now();
   await waitFor(() => Date.now() - downAt >= ms, { timeoutMs: ms + 5_000, intervalMs: 250 });
   await s.proxy.restore();
-  return Date.now();
+  return answersSoFar;
 }
 
 /** Waits until every accepted job has ended, then checks each succeeded and reached the downstream exactly once. */

@@ -10,9 +10,11 @@ import { startTestApp, TestApp } from '../support/test-app';
 import { TcpProxy } from '../support/tcp-proxy';
 import { waitFor } from '../support/wait';
 
-/** A request with a stopwatch; a hung request fails the test after `limitMs` instead of hanging it. */
-async function timed(request: Promise<HttpResult>, limitMs = 5000): Promise<{ result: HttpResult; ms: number }> {
-  const started = Date.now();
+/**
+ * A request that must be answered while Redis is away: one that waits on Redis hangs until ioredis gives
+ * up, so a deadline fails it (the test's subject is that nothing waits on Redis, not how fast the answer is).
+ */
+async function answered(request: Promise<HttpResult>, limitMs = 5000): Promise<{ result: HttpResult }> {
   let timer: NodeJS.Timeout | undefined;
   const result = await Promise.race([
     request,
@@ -20,7 +22,7 @@ async function timed(request: Promise<HttpResult>, limitMs = 5000): Promise<{ re
       (_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${limitMs} ms`)), limitMs)),
     ),
   ]).finally(() => clearTimeout(timer));
-  return { result, ms: Date.now() - started };
+  return { result };
 }
 
 /**
@@ -111,22 +113,19 @@ describe('Fault: Redis becomes unreachable under the API and comes back', () => 
     b.get<Redis>(REDIS).on('reconnecting', () => reconnects.b++);
     await proxy.cut();
 
-    const deleted = await timed(http(a.url, `/payment-methods/${doomed.id}`, { method: 'DELETE', token }));
+    const deleted = await answered(http(a.url, `/payment-methods/${doomed.id}`, { method: 'DELETE', token }));
     expect(deleted.result.status).toBe(204);
-    expect(deleted.ms).toBeLessThan(2000);
-    const updated = await timed(
+    const updated = await answered(
       http(a.url, `/vault-forward/configs/${configId}`, { method: 'PUT', token, body: { display_name: 'Renamed' } }),
     );
     expect(updated.result.status).toBe(200);
     expect(updated.result.body.display_name).toBe('Renamed');
-    expect(updated.ms).toBeLessThan(2000);
     const revokeMe = await createApiKey(a, merchant);
-    const revoked = await timed(http(a.url, `/api-keys/${revokeMe.id}`, { method: 'DELETE', token }));
+    const revoked = await answered(http(a.url, `/api-keys/${revokeMe.id}`, { method: 'DELETE', token }));
     expect(revoked.result.status).toBe(204);
-    expect(revoked.ms).toBeLessThan(2000);
 
     // Forwards go on from the database and the caches (their TTLs bound what a lost notice leaves behind).
-    for (const t of [a, b]) expect((await timed(forward(t, kept.id))).result.status).toBe(200);
+    for (const t of [a, b]) expect((await answered(forward(t, kept.id))).result.status).toBe(200);
     expectProblem(await forward(a, doomed.id), 400, 'unknown-payment-method');
     // Readiness says what is wrong.
     expectProblem(await http(a.url, '/health/ready'), 503, 'service-unavailable');
@@ -137,14 +136,14 @@ describe('Fault: Redis becomes unreachable under the API and comes back', () => 
       timeoutMs: 15_000,
     });
     for (const t of [a, b]) expect((await forward(t, kept.id)).status).toBe(200);
-    const again = await timed(
+    const again = await answered(
       http(a.url, `/vault-forward/configs/${configId}`, {
         method: 'PUT',
         token,
         body: { display_name: 'Renamed again' },
       }),
     );
-    expect(again.ms).toBeLessThan(2000);
+    expect(again.result.status).toBe(200);
 
     // One line per process, however many times ioredis retried.
     const down = redisLines(a, b);

@@ -64,13 +64,13 @@ describe('Queued forwards survive a Redis restart that loses its data', () => {
     // (ioredis retries with a growing delay, so that can take a second or two), then accepted again.
     const after: QueuedLoad[] = [];
     const acceptedAfter = () => after.reduce((n, batch) => n + batch.accepted.length, 0);
-    const deadline = Date.now() + 20_000;
-    while (acceptedAfter() < 120 && Date.now() < deadline) {
-      const batch = await stack.load(20);
-      after.push(batch);
-      if (batch.accepted.length === 0) await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    expect(acceptedAfter()).toBeGreaterThanOrEqual(120);
+    await waitFor(
+      async () => {
+        after.push(await stack.load(20));
+        return acceptedAfter() >= 120;
+      },
+      { timeoutMs: 20_000, intervalMs: 100, what: '120 queued forwards accepted after the restart' },
+    );
 
     await expectEachSucceededOnce(stack, [before, during, ...after], { timeoutMs: 90_000 });
     // The lost ones came back through the recovery sweep, not by chance.

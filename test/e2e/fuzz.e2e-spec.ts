@@ -402,9 +402,7 @@ describe('Fuzzing every operation of /openapi.json (issue 9)', () => {
   let instanceToken: string;
   let operations: Operation[];
   let resolve: (s: Schema) => Schema;
-  const started = Date.now();
   let requests = 0;
-  const timings: string[] = [];
 
   beforeAll(async () => {
     downstream = await startHttpDownstream();
@@ -464,10 +462,7 @@ describe('Fuzzing every operation of /openapi.json (issue 9)', () => {
           .join(', ')}`,
     );
 
-    console.log(
-      `fuzz: ${requests} requests in ${((Date.now() - started) / 1000).toFixed(1)} s (seed ` +
-        `${SEED})\n${lines.join('\n')}\n  ${timings.join('; ')}`,
-    );
+    console.log(`fuzz: ${requests} requests (seed ${SEED})\n${lines.join('\n')}`);
     await t?.close();
     await downstream?.close();
   });
@@ -617,12 +612,10 @@ describe('Fuzzing every operation of /openapi.json (issue 9)', () => {
   it('no operation answers a 5xx, a non-problem error or a repeated secret', async () => {
     for (const op of operations) {
       if (op.method === 'POST' && op.path === '/vault-forward') continue;
-      const opStarted = Date.now();
       await fuzz(`${op.method} ${op.path}`, operationRequest(op), RUNS_PER_OPERATION, async (sent) => {
         requests++;
         await check(`${op.method} ${op.path}`, t.url, sent);
       });
-      timings.push(`${op.method} ${op.path} ${Date.now() - opStarted} ms`);
     }
   });
 

@@ -12,6 +12,7 @@ import { Downstream, startHttpDownstream } from '../support/downstream';
 import { expectProblem, http } from '../support/http';
 import { dropQueueKeys } from '../support/redis-keys';
 import { startTestApp, TestApp } from '../support/test-app';
+import { waitFor } from '../support/wait';
 
 /** A Luhn-valid number, sent as a JSON number: unmatched_pan "mask" turns it into a quoted string, 2 bytes longer. */
 const CARD_AS_NUMBER = 4111111111111111;
@@ -382,50 +383,65 @@ describe('Idempotency-Key on POST /vault-forward with Prefer: respond-async', ()
     expect(repeats.map((a) => [a.status, a.body.id])).toEqual(answers.map((a) => [200, a.body.id]));
   });
 
-  it('a queued duplicate waits for the running claim: it gets the job once attached, within one 250 ms backoff step', async () => {
+  /**
+   * Counts the claim's looks at the winner's row (its SELECT), calling through: the waiter's polls are
+   * counted instead of timed, so a loaded machine's slow polls change nothing.
+   */
+  function countPolls(): { count: () => number; restore: () => void } {
+    let polls = 0;
+    const query = t.db.query.bind(t.db);
+    const spy = jest.spyOn(t.db, 'query').mockImplementation((sql: string, ...rest: unknown[]) => {
+      if (sql.trimStart().startsWith('SELECT id, fingerprint, kind, state')) polls++;
+      return query(sql, ...(rest as [unknown[]]));
+    });
+    return { count: () => polls, restore: () => spy.mockRestore() };
+  }
+
+  it('a queued duplicate waits for the running claim, polling with a capped backoff, and gets the job once attached', async () => {
     const idempotency = t.get(IdempotencyService);
     const key = `k-${randomUUID()}`;
     const fingerprint = Buffer.alloc(32, 7);
     const first = await idempotency.claim(merchant, key, fingerprint, 'async');
     if (first.outcome !== 'new') throw new Error(`expected a new claim, got ${first.outcome}`);
     const jobId = randomUUID();
-    const started = Date.now();
-    // The job is attached 4 s later (as ForwardJobStore.create does: done, with its job id).
-    const attached = new Promise((resolve) => setTimeout(resolve, 4_000)).then(() =>
-      t.db.query(`UPDATE vault_forward_idempotency_keys SET state = 'done', job_id = $2 WHERE id = $1`, [
+    const polls = countPolls();
+    try {
+      const waiter = idempotency.claim(merchant, key, fingerprint, 'async', { waitMs: 10_000 });
+      // Twelve polls fit in the 10 s only if the backoff stops growing (20, 40, 80, 160, then 250 ms: about
+      // 2.3 s); doubling on (…, 2560, 5120 ms) would give in-progress at the deadline after about nine.
+      await waitFor(() => polls.count() >= 12, { timeoutMs: 10_000, what: 'twelve polls of the running claim' });
+      // The job is attached as ForwardJobStore.create does: done, with its job id.
+      await t.db.query(`UPDATE vault_forward_idempotency_keys SET state = 'done', job_id = $2 WHERE id = $1`, [
         first.id,
         jobId,
-      ]),
-    );
-    const waiter = await idempotency.claim(merchant, key, fingerprint, 'async', { waitMs: 10_000 });
-    const elapsed = Date.now() - started;
-    await attached;
-    expect(waiter).toEqual({ outcome: 'replay', jobId });
-    // Polled with a backoff capped at 250 ms: seen within about 4.25 s, well before the 10 s deadline (not a
-    // sleep to the deadline, nor one that keeps doubling: 250, 500, …, 4000 ms would see the job at about 7.75 s).
-    // The bound leaves two seconds for a loaded machine's slow polls.
-    expect(elapsed).toBeGreaterThanOrEqual(4_000);
-    expect(elapsed).toBeLessThan(6_500);
+      ]);
+      expect(await waiter).toEqual({ outcome: 'replay', jobId });
+    } finally {
+      polls.restore();
+    }
     await first.release();
   });
 
-  it('a queued duplicate of a claim that never attaches a job gets in-progress at its deadline, not before', async () => {
+  it('a queued duplicate of a claim that never attaches a job polls until its deadline, then gets in-progress', async () => {
     const idempotency = t.get(IdempotencyService);
     const key = `k-${randomUUID()}`;
     const fingerprint = Buffer.alloc(32, 8);
     const first = await idempotency.claim(merchant, key, fingerprint, 'async');
     expect(first.outcome).toBe('new');
-    const started = Date.now();
-    expect(await idempotency.claim(merchant, key, fingerprint, 'async', { waitMs: 1_500 })).toEqual({
-      outcome: 'in-progress',
-    });
-    const elapsed = Date.now() - started;
-    expect(elapsed).toBeGreaterThanOrEqual(1_500);
-    expect(elapsed).toBeLessThan(3_000);
-    // Without waitMs (the synchronous path): at once.
-    const at = Date.now();
-    expect(await idempotency.claim(merchant, key, fingerprint, 'async')).toEqual({ outcome: 'in-progress' });
-    expect(Date.now() - at).toBeLessThan(1_000);
+    const polls = countPolls();
+    try {
+      expect(await idempotency.claim(merchant, key, fingerprint, 'async', { waitMs: 1_500 })).toEqual({
+        outcome: 'in-progress',
+      });
+      // It waited and looked again (1.5 s holds about nine polls), rather than answering at the first look.
+      expect(polls.count()).toBeGreaterThanOrEqual(3);
+      // Without waitMs (the synchronous path): at the first look.
+      const before = polls.count();
+      expect(await idempotency.claim(merchant, key, fingerprint, 'async')).toEqual({ outcome: 'in-progress' });
+      expect(polls.count() - before).toBe(1);
+    } finally {
+      polls.restore();
+    }
     if (first.outcome === 'new') await first.release();
   });
 

@@ -100,7 +100,6 @@ describe('Redis Cluster (REDIS_CLUSTER_NODES)', () => {
 
   it('kills the queue slot’s master under 1,000 queued forwards: the replica takes over, each 202 succeeds once', async () => {
     const { t, merchant, downstream } = stack;
-    const started = Date.now();
     const { master, replicas } = await cluster.servingKey(CLUSTER_QUEUE_PREFIX);
     expect(replicas).toHaveLength(1);
     const base = downstream.requestsTo('/load').length;
@@ -119,7 +118,6 @@ describe('Redis Cluster (REDIS_CLUSTER_NODES)', () => {
       what: 'the worker to have sent 100 forwards',
     });
     await cluster.killNode(master);
-    const killedAt = Date.now();
     const first = await loading;
     await waitFor(async () => (await cluster.servingKey(CLUSTER_QUEUE_PREFIX)).master === replicas[0], {
       timeoutMs: 30_000,
@@ -140,10 +138,6 @@ describe('Redis Cluster (REDIS_CLUSTER_NODES)', () => {
     expect(stack.worker.child.exitCode).toBeNull();
     expect(await http(t.url, '/health/ready')).toMatchObject({ status: 200 });
     await noticesFromEveryNode();
-    // Not asserted (machine load varies); printed for the record.
-    console.log(
-      `redis-cluster failover: ${accepted.length} accepted (${first.refused} refused during the failover), ` +
-        `all ended ${Math.round((Date.now() - killedAt) / 1000)} s after the kill, ${Math.round((Date.now() - started) / 1000)} s in all`,
-    );
+    console.log(`redis-cluster failover: ${accepted.length} accepted (${first.refused} refused during the failover)`);
   }, 300_000);
 });

@@ -21,6 +21,8 @@ export async function http<T = any>(
     headers?: Record<string, string>;
     body?: unknown;
     rawBody?: string | Buffer;
+    /** Aborts the request (a deadline: AbortSignal.timeout), which then rejects. */
+    signal?: AbortSignal;
   } = {},
 ): Promise<HttpResult<T>> {
   const headers: Record<string, string> = { ...(init.headers ?? {}) };
@@ -35,7 +37,7 @@ export async function http<T = any>(
   const contract = await contractOf(baseUrl).catch(() => null);
   const method = init.method ?? 'GET';
   // Never follow redirects: a test must see exactly what the service answered.
-  const response = await fetch(`${baseUrl}${path}`, { method, headers, body, redirect: 'manual' });
+  const response = await fetch(`${baseUrl}${path}`, { method, headers, body, redirect: 'manual', signal: init.signal });
   const text = await response.text();
   let parsed: unknown = text;
   try {

@@ -15,6 +15,8 @@ export class TcpProxy {
   private readonly sockets = new Set<Socket>();
   private mode: 'open' | 'blackhole' = 'open';
   private replyDelayMs = 0;
+  /** Replies (chunks) handed on late by slow(), counted as each reaches its client: a late reply is an event. */
+  lateReplies = 0;
   port = 0;
 
   constructor(
@@ -53,7 +55,12 @@ export class TcpProxy {
     const delay = this.replyDelayMs;
     // Equal delays keep the replies in order: timers of one duration fire in the order they were set.
     if (delay > 0)
-      upstream.on('data', (chunk: Buffer) => setTimeout(() => client.writable && client.write(chunk), delay));
+      upstream.on('data', (chunk: Buffer) =>
+        setTimeout(() => {
+          if (client.writable) client.write(chunk);
+          this.lateReplies++;
+        }, delay),
+      );
     else upstream.pipe(client);
     const close = () => {
       client.destroy();

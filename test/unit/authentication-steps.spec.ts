@@ -6,6 +6,7 @@ import { connectOptions, DispatcherPool } from '../../src/modules/forwarding/sen
 import type { ClientIdentity, OutboundRequest } from '../../src/modules/forwarding/sending/outbound-request';
 import type { UsableAuthenticationMethod } from '../../src/modules/forwarding-setup/authentication-methods/forward-authentications.service';
 import { guardedLookup } from '../../src/modules/forwarding-setup/targets/addresses';
+import { openBraces } from '../support/hostile-inputs';
 import { decryptRsaOaepA256Gcm, hmac, sha256Hex } from '../support/independent-crypto';
 
 const NOW = 1_800_000_000_123;
@@ -72,11 +73,9 @@ describe('authentication steps', () => {
     expect(out.headers.sig).toBe(expected);
   });
 
-  it('parseTemplate is linear on hostile input', () => {
-    const hostile = '{'.repeat(50_000) + 'body';
-    const started = Date.now();
-    expect(parseTemplate(hostile)).toHaveLength(1);
-    expect(Date.now() - started).toBeLessThan(2_000);
+  // Its CPU, a quarter against the whole, is measured by `npm run bench:linear`.
+  it('parseTemplate reads a run of unclosed braces as text', () => {
+    expect(parseTemplate(openBraces(50_000))).toEqual([Buffer.from(openBraces(50_000))]);
   });
 
   it('jwe-payload: body becomes a compact JWE a downstream decrypts with node:crypto; header alg/enc/kid/cty', async () => {

@@ -12,7 +12,7 @@ import {
 } from '../../src/platform/card-data/card-numbers';
 import { keptText } from '../../src/modules/forwarding/record-bodies/body-capture';
 import { CORPUS, reveals, SECURITY_CODE_SPELLINGS, shownDigits, spellings, TEST_PANS } from '../support/card-spellings';
-import { expectLinearCost } from '../support/cpu-time';
+import { authenticationDataText, cardNumberText } from '../support/hostile-inputs';
 
 describe('the one card-number detector (decision 0112)', () => {
   it(`finds and masks every spelling of the corpus (${CORPUS.length} spellings), keeping at most 6 + 4 digits`, () => {
@@ -94,18 +94,9 @@ describe('the one card-number detector (decision 0112)', () => {
     );
   });
 
-  it('is linear in its input: four times the text costs about four times as much (not sixteen)', () => {
-    const text = (n: number) =>
-      Array.from({ length: n }, (_, i) =>
-        i % 3 === 0 ? '4111 1111 1111 1111 ' : i % 3 === 1 ? `${'7'.repeat(18)}-` : '&#52;\\u0031%31 1111 ',
-      ).join('');
-    const quarter = text(5_000);
-    const whole = text(20_000);
-    expectLinearCost(
-      () => findCardNumbers(quarter),
-      () => findCardNumbers(whole),
-      8,
-    );
+  // Its CPU, a quarter against the whole, is measured by `npm run bench:linear`; here the large text once.
+  it('reads 20,000 pieces of card numbers, digit runs and encoded digits, and finds each card number', () => {
+    expect(findCardNumbers(cardNumberText(20_000)).length).toBeGreaterThanOrEqual(Math.ceil(20_000 / 3));
   });
 });
 
@@ -137,14 +128,10 @@ describe('sensitive authentication data by field name (decision 0113)', () => {
     expect(withoutAuthenticationData(other)).toBe(other);
   });
 
-  it('is linear in its input, hostile shapes included', () => {
-    const hostile = (n: number) => `${'"a":"'.repeat(n)}${'?cvv=1'.repeat(n)}${'<cvv a="'.repeat(n)}`;
-    expectLinearCost(
-      // Large enough that the quarter's run is milliseconds, not a fraction of one that noise can triple.
-      () => withoutAuthenticationData(hostile(20_000)),
-      () => withoutAuthenticationData(hostile(80_000)),
-      8,
-    );
+  // Its CPU, a quarter against the whole, is measured by `npm run bench:linear`; here the large text once.
+  it('reads hostile shapes to the end: 80,000 unclosed fields of each kind', () => {
+    const text = authenticationDataText(80_000);
+    expect(withoutAuthenticationData(text)).toContain('[Redacted]');
   });
 });
 

@@ -1,5 +1,5 @@
 import { gr4vyErrorBody, prefersGr4vyError } from '../../src/platform/problem/gr4vy-error';
-import { bestCpuMs } from '../support/cpu-time';
+import { longAccept } from '../support/hostile-inputs';
 
 describe('prefersGr4vyError (issue 22: which clients get Gr4vy’s error body)', () => {
   it.each([
@@ -23,12 +23,9 @@ describe('prefersGr4vyError (issue 22: which clients get Gr4vy’s error body)',
     expect(prefersGr4vyError(accept)).toBe(expected);
   });
 
-  it('reads a long header in one pass', () => {
-    const long = `${'text/x-a;q=0.1, '.repeat(10_000)}application/json`;
-    // The best of seven runs' CPU time: a loaded machine's stalls (one CI run saw 2.3 s of wall time) are
-    // not this process's CPU, while a pass per range (quadratic) costs seconds of it on 160 KB.
-    expect(prefersGr4vyError(long)).toBe(true);
-    expect(bestCpuMs(() => prefersGr4vyError(long))).toBeLessThan(200);
+  // Its CPU, a quarter against the whole, is measured by `npm run bench:linear`.
+  it('reads a long header to the end', () => {
+    expect(prefersGr4vyError(longAccept(10_000))).toBe(true);
   });
 });
 

@@ -6,7 +6,7 @@ import {
   parsePath,
   ResponseRuleInput,
 } from '../../src/modules/forwarding-setup/configs/response-rules';
-import { bestCpuMs, expectLinearCost } from '../support/cpu-time';
+import { digitRuns, MIB, ruleAnswer } from '../support/hostile-inputs';
 
 const VISA = '4111111111111111';
 const AMEX = '378282246310005';
@@ -122,26 +122,20 @@ describe('masking and finding card numbers', () => {
   ])('normaliseExpiry(%s) is %s', (value, out) => expect(normaliseExpiry(value)).toBe(out));
 });
 
-describe('cost is linear in the answer’s size (issue 27, item 4)', () => {
-  const answer = (n: number) => ({ items: Array.from({ length: n }, (_, i) => ({ pan: VISA, id: i, note: 'x' })) });
+// Their CPU, a quarter against the whole, is measured by `npm run bench:linear`; here the large inputs once.
+describe('large answers are read to the end', () => {
   const twenty = rules(
     ...Array.from({ length: 19 }, (_, i) => ({ match: `$.items[*].missing${i}`, action: 'mask' as const })),
     { match: '$.items[*]', action: 'remove' },
   );
 
-  it('twenty rules over 4x the items cost at most about 4x (not 16x)', () => {
-    expectLinearCost(
-      () => applyRules(answer(5_000), twenty),
-      () => applyRules(answer(20_000), twenty),
-      9,
-      5,
-    );
-    expect(bestCpuMs(() => applyRules(answer(20_000), twenty), 5)).toBeLessThan(1000);
+  it('twenty rules over 20,000 items remove every item', () => {
+    const answer = ruleAnswer(20_000);
+    applyRules(answer, twenty);
+    expect(answer).toEqual({ items: [] });
   });
 
-  it('the card number search reads 1 MiB of digits, or of near-PANs, in well under 100 ms', () => {
-    for (const text of ['7'.repeat(1024 * 1024), `${'4'.repeat(18)} `.repeat((1024 * 1024) / 19)]) {
-      expect(bestCpuMs(() => maskCardNumbers(text), 5)).toBeLessThan(100);
-    }
+  it('the card number search reads 1 MiB of digits, or of near-PANs, and leaves them (none is a card number)', () => {
+    for (const text of digitRuns(MIB)) expect(maskCardNumbers(text)).toBe(text);
   });
 });
