@@ -396,9 +396,13 @@ export function parseTemplate(template: string): TemplatePart[] {
   const parts: TemplatePart[] = [];
   let literal = '';
   let i = 0;
+  // The next `}` at or after i + 1, found again only once i has passed it: a long run of `{` without one
+  // would otherwise search to the end of the text from every brace.
+  let close = -2;
   while (i < template.length) {
     if (template[i] === '{') {
-      const end = template.indexOf('}', i + 1);
+      if (close !== -1 && close < i + 1) close = template.indexOf('}', i + 1);
+      const end = close;
       const name = end > 0 ? template.slice(i + 1, end) : '';
       if (TEMPLATE_TOKENS.has(name)) {
         if (literal) parts.push(Buffer.from(literal, 'utf8'));
