@@ -297,6 +297,50 @@ function folderGraph(graph: Graph): Graph {
   return folders;
 }
 
+/** Composition roots: they wire the whole service (global pipes, the SQL runner, the CLI's services). */
+const COMPOSITION_ROOTS = ['app', 'cli'];
+
+/**
+ * The classes a Nest module file provides (`providers: [...]`, with `useClass`/`useExisting` of provider objects)
+ * that it imports from outside its own folder, as `file: Class from specifier`.
+ */
+export function foreignProviders(file: string, text: string): string[] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const importedFrom = new Map<string, string>();
+  for (const statement of source.statements) {
+    if (!ts.isImportDeclaration(statement) || !statement.importClause) continue;
+    const specifier = (statement.moduleSpecifier as ts.StringLiteral).text;
+    const bindings = statement.importClause.namedBindings;
+    if (bindings && ts.isNamedImports(bindings))
+      for (const element of bindings.elements) importedFrom.set(element.name.text, specifier);
+  }
+  const provided: string[] = [];
+  const collect = (node: ts.Expression): void => {
+    if (ts.isArrayLiteralExpression(node)) node.elements.forEach(collect);
+    else if (ts.isSpreadElement(node)) collect(node.expression);
+    else if (ts.isIdentifier(node)) provided.push(node.text);
+    else if (ts.isObjectLiteralExpression(node))
+      for (const property of node.properties)
+        if (
+          ts.isPropertyAssignment(property) &&
+          ['useClass', 'useExisting'].includes(property.name.getText(source)) &&
+          ts.isIdentifier(property.initializer)
+        )
+          provided.push(property.initializer.text);
+  };
+  const visit = (node: ts.Node): void => {
+    if (ts.isPropertyAssignment(node) && node.name.getText(source) === 'providers') collect(node.initializer);
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return provided
+    .filter((name) => {
+      const specifier = importedFrom.get(name);
+      return specifier !== undefined && specifier.startsWith('.') && !specifier.startsWith('./');
+    })
+    .map((name) => `${file}: ${name} from ${importedFrom.get(name)}`);
+}
+
 function label(rule: Rule): string {
   const from = rule.from.join(', ');
   if ('only' in rule) return `${from} imports only ${[...new Set([...rule.from, ...rule.only])].join(', ')}`;
@@ -340,6 +384,12 @@ describe('module layering: the import graph of src/', () => {
     expect([...allowed].filter((circle) => !found.includes(circle))).toEqual([]);
   });
 
+  it('a module provides only classes of its own folder (composition roots apart)', () => {
+    const modules = [...graph.keys()].filter((file) => file.endsWith('.module.ts') && !within(file, COMPOSITION_ROOTS));
+    expect(modules.length).toBeGreaterThan(20);
+    expect(modules.flatMap((file) => foreignProviders(file, readFileSync(join(SRC, file), 'utf8')))).toEqual([]);
+  });
+
   it(`src/ holds only ${TOP_LEVEL.join(', ')}`, () => {
     expect(readdirSync(SRC).sort()).toEqual(TOP_LEVEL);
   });
@@ -375,6 +425,19 @@ describe('module layering: the import graph of src/', () => {
       // A forward sent now that reaches into the queued path.
       expect(violations(made, { from: SYNCHRONOUS, not: QUEUED, why: '' })).toEqual([
         'modules/forwarding/request/g.ts → modules/forwarding/jobs/h.ts',
+      ]);
+    });
+
+    it('finds a module providing a class of another folder, directly or as useClass', () => {
+      const text = [
+        "import { A } from './a';",
+        "import { B } from '../other/b';",
+        "import { C } from '../other/c';",
+        'const x = { providers: [A, B, { provide: A, useClass: C }] };',
+      ].join('\n');
+      expect(foreignProviders('m/m.module.ts', text)).toEqual([
+        'm/m.module.ts: B from ../other/b',
+        'm/m.module.ts: C from ../other/c',
       ]);
     });
 

@@ -2,7 +2,6 @@ import { Module } from '@nestjs/common';
 import { AuthModule } from '../../merchants/auth/auth.module';
 import { ForwardJobsModule } from '../jobs/forward-jobs.module';
 import { ForwardingCoreModule } from '../request/forwarding-core.module';
-import { ForwardingService } from '../request/forwarding.service';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { ForwardHttpHandler } from './forward-http-handler';
 
@@ -13,7 +12,7 @@ import { ForwardHttpHandler } from './forward-http-handler';
  */
 @Module({
   imports: [AuthModule, ForwardingCoreModule, ForwardJobsModule, IdempotencyModule],
-  providers: [ForwardingService, ForwardHttpHandler],
+  providers: [ForwardHttpHandler],
   exports: [ForwardHttpHandler, ForwardingCoreModule],
 })
 export class ForwardEntryModule {}

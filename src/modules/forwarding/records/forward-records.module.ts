@@ -6,10 +6,22 @@ import { ForwardRecordEntity } from './forward-record.entity';
 import { ForwardingController } from './forward-records.controller';
 import { ForwardRecordsReader } from './forward-records.reader';
 import { ForwardRecordBodyPurge } from './forward-record-body-purge';
+import { ForwardRecordsService } from './forward-records.service';
 
 /**
- * The records' routes (GET /vault-forward/requests, /activity), for the API. The writer (ForwardRecordsService)
- * is provided by ForwardingCoreModule, so that the API and the worker each have one writer and one spool. Every API
+ * The record writer and its spool, one per process: the API and the worker each import it through
+ * ForwardingCoreModule.
+ */
+@Module({
+  imports: [VaultModule],
+  providers: [ForwardRecordsService],
+  exports: [ForwardRecordsService],
+})
+export class ForwardRecordsCoreModule {}
+
+/**
+ * The records' routes (GET /vault-forward/requests, /activity), for the API. The writer is ForwardRecordsCoreModule's,
+ * so that the API and the worker each have one writer and one spool. Every API
  * process purges the redacted bodies past their retention (ForwardRecordBodyPurge, decision 0104).
  */
 @Module({

@@ -4,13 +4,11 @@ import { VaultForwardConfigsCoreModule } from '../../forwarding-setup/configs/va
 import { VaultModule } from '../../vault/vault.module';
 import { CheckoutSessionsCoreModule } from '../../payments/checkout-sessions/checkout-sessions.module';
 import { PlaceholderSources } from './placeholder-sources';
-import { DownstreamClient } from '../sending/downstream-client';
 import { ForwardExecutor } from './forward-executor';
 import { ForwardPlanner } from './forward-planner';
-import { ForwardRecordsService } from '../records/forward-records.service';
-import { InflightBytes } from '../sending/inflight-bytes';
-import { AuthenticationSteps } from '../sending/authentication-steps';
-import { OAuth2Tokens } from '../sending/oauth2-tokens';
+import { ForwardRecordsCoreModule } from '../records/forward-records.module';
+import { SendingModule } from '../sending/sending.module';
+import { ForwardingService } from './forwarding.service';
 import { ForwardResponsesModule } from '../answers/forward-responses.module';
 import { NetworkTokensModule } from '../../payments/network-tokens/network-tokens.module';
 
@@ -27,17 +25,10 @@ import { NetworkTokensModule } from '../../payments/network-tokens/network-token
     ForwardAuthenticationsCoreModule,
     ForwardResponsesModule,
     NetworkTokensModule,
+    SendingModule,
+    ForwardRecordsCoreModule,
   ],
-  providers: [
-    PlaceholderSources,
-    ForwardPlanner,
-    ForwardExecutor,
-    DownstreamClient,
-    ForwardRecordsService,
-    InflightBytes,
-    AuthenticationSteps,
-    OAuth2Tokens,
-  ],
-  exports: [ForwardPlanner, ForwardExecutor, DownstreamClient, ForwardRecordsService, InflightBytes],
+  providers: [PlaceholderSources, ForwardPlanner, ForwardExecutor, ForwardingService],
+  exports: [ForwardPlanner, ForwardExecutor, ForwardingService, SendingModule, ForwardRecordsCoreModule],
 })
 export class ForwardingCoreModule {}
