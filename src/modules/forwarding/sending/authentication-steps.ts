@@ -150,8 +150,8 @@ export class AuthenticationSteps {
    */
   answered(request: OutboundRequest, status: number): void {
     if (status !== 401 || !this.tokens) return;
-    for (const { methodId, version, token } of this.bearers.get(request) ?? [])
-      void this.tokens.refused(methodId, version, token);
+    for (const bearer of this.bearers.get(request) ?? [])
+      void this.tokens.refused(bearer.methodId, bearer.version, bearer.token);
   }
 
   private async bearer(client: OAuth2Client, configHosts: ReadonlySet<string>, timeoutMs: number): Promise<string> {

@@ -39,9 +39,10 @@ export class TokenUrlRefused extends Error {}
 /**
  * Obtains the access tokens of oauth2-client-credentials methods (RFC 6749 §4.4: `grant_type=
  * client_credentials`, client authentication by HTTP Basic or in the body, §2.3.1) and keeps them
- * (TokenCache, shared between processes by SharedTokens when Redis is configured). The token request follows a forward's transport rules and goes out through the
- * forwards' own dispatchers: https unless FORWARD_INSECURE_HOSTS lists the host, the host enabled by the
- * method's config, resolved and connected through the address guard; redirects are not followed. A
+ * (TokenCache, shared between processes by SharedTokens when Redis is configured). The token request
+ * follows a forward's transport rules and goes out through the forwards' own dispatchers: https unless
+ * FORWARD_INSECURE_HOSTS lists the host, the host enabled by the method's config, resolved and connected
+ * through the address guard; redirects are not followed. A
  * failure is a 502 or 504 problem of ours naming the method and a status or a network reason, never the
  * endpoint's answer, which may echo the credentials.
  */

@@ -62,7 +62,8 @@ export class SharedTokens implements SharedTokenStore {
     const found = await this.read(key, methodId, version);
     if (found) return found.held;
     const owner = randomUUID();
-    const locked = await this.command((redis) => redis.set(lock, owner, 'PX', requestTimeoutMs, 'NX'));
+    const lockMs = Math.max(1, Math.ceil(requestTimeoutMs));
+    const locked = await this.command((redis) => redis.set(lock, owner, 'PX', lockMs, 'NX'));
     if (locked === 'OK') {
       try {
         return await this.fetchAndStore(key, methodId, version, fetch);
@@ -72,7 +73,7 @@ export class SharedTokens implements SharedTokenStore {
     }
     // null: another process is asking; undefined: Redis did not answer, so no one can be waited for.
     if (locked === null) {
-      const deadline = Date.now() + requestTimeoutMs;
+      const deadline = Date.now() + lockMs;
       while (Date.now() < deadline) {
         await delay(WAIT_STEP_MS);
         const stored = await this.read(key, methodId, version);
