@@ -84,8 +84,8 @@ export class OAuth2Tokens {
   }
 
   /** The target answered 401 to a request with `accessToken`: the next forward asks for a new one. */
-  refused(methodId: string, version: string, accessToken: string): Promise<void> {
-    return this.cache.refused(methodId, version, accessToken);
+  refused(client: OAuth2Client, accessToken: string): Promise<void> {
+    return this.cache.refused(client.methodId, client.version, accessToken);
   }
 
   forget(methodId: string | null): void {
