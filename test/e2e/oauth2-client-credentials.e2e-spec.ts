@@ -11,10 +11,11 @@ import { endedJob, queuedForwardEnv, startWorker, stopQueuedSetup, WorkerProcess
 import { expectProblem, http, HttpResult } from '../support/http';
 import { createIsolatedDatabase, IsolatedDatabase } from '../support/isolated-database';
 import { dropKeys, keysMatching } from '../support/redis-keys';
+import { openVaultEnvelope } from '../support/independent-crypto';
 import { OtlpReceiver, startOtlpReceiver } from '../support/otlp-receiver';
 import { dataDump, logStrings, stringsOf } from '../support/sink-texts';
 import { testTempDir } from '../support/temp-data-dir';
-import { startTestApp, TestApp } from '../support/test-app';
+import { startTestApp, TEST_MASTER_KEY_1, TestApp } from '../support/test-app';
 import { TestCa } from '../support/test-pki';
 import { waitFor } from '../support/wait';
 
@@ -481,6 +482,16 @@ describe('oauth2-client-credentials: tokens from a real endpoint, sent to a real
           expect(decoded.includes(Buffer.from(token))).toBe(false);
         }
       }
+      // It is the vault's envelope under the test master key, bound to this method and version (docs/vault.md).
+      const sealed = JSON.parse(value!) as { k: string; w: string; c: string };
+      const [masterId, masterKey] = TEST_MASTER_KEY_1.split(':');
+      const master = { id: masterId, key: Buffer.from(masterKey, 'base64') };
+      const blobs = { wrappedKey: Buffer.from(sealed.w, 'base64'), ciphertext: Buffer.from(sealed.c, 'base64') };
+      const version = key.slice(key.lastIndexOf(':') + 1);
+      expect(sealed.k).toBe(masterId);
+      const opened = openVaultEnvelope(master, blobs, `oauth2-access-token\nv1\n${m.id}\n${version}`);
+      expect(JSON.parse(opened!.toString('utf8'))).toMatchObject({ accessToken: token });
+      expect(openVaultEnvelope(master, blobs, `oauth2-access-token\nv1\n${methodIds[0]}\n${version}`)).toBeNull();
       // Kept as long as the processes use it: a 3600 s token is dropped 60 s early.
       const ttl = await redis.pttl(key);
       expect(ttl).toBeGreaterThan(0);
