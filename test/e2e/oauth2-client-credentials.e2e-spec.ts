@@ -3,16 +3,19 @@ import { writeFileSync } from 'node:fs';
 import { createServer as createHttpServer, IncomingMessage, ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { join } from 'node:path';
+import Redis from 'ioredis';
 import { createMerchantWithToken } from '../factories/forwarding-merchants';
 import { closedPort, listenOnLoopback } from '../support/downstream';
 import { cardNumber, createCard } from '../factories/cards';
 import { endedJob, queuedForwardEnv, startWorker, stopQueuedSetup, WorkerProcess } from '../support/forward-jobs';
 import { expectProblem, http, HttpResult } from '../support/http';
 import { createIsolatedDatabase, IsolatedDatabase } from '../support/isolated-database';
+import { dropKeys, keysMatching } from '../support/redis-keys';
+import { openVaultEnvelope } from '../support/independent-crypto';
 import { OtlpReceiver, startOtlpReceiver } from '../support/otlp-receiver';
 import { dataDump, logStrings, stringsOf } from '../support/sink-texts';
 import { testTempDir } from '../support/temp-data-dir';
-import { startTestApp, TestApp } from '../support/test-app';
+import { startTestApp, TEST_MASTER_KEY_1, TestApp } from '../support/test-app';
 import { TestCa } from '../support/test-pki';
 import { waitFor } from '../support/wait';
 
@@ -28,7 +31,9 @@ type Behaviour =
   | { kind: 'status'; status: number }
   | { kind: 'not-json' }
   | { kind: 'no-token' }
-  | { kind: 'hang' };
+  | { kind: 'hang' }
+  /** Issues a token once `open` resolves. */
+  | { kind: 'gate'; open: Promise<void> };
 
 interface TokenRequest {
   clientId: string;
@@ -52,6 +57,15 @@ async function startTokenEndpoint(cert: { cert: string; key: string }, clients: 
   const answer = (res: ServerResponse, status: number, body: unknown) => {
     res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' });
     res.end(typeof body === 'string' ? body : JSON.stringify(body));
+  };
+  const issue = (res: ServerResponse, clientId: string, expiresIn: number | null) => {
+    const token = randomBytes(24).toString('base64url');
+    state.issued.set(token, clientId);
+    answer(res, 200, {
+      access_token: token,
+      token_type: 'Bearer',
+      ...(expiresIn === null ? {} : { expires_in: expiresIn }),
+    });
   };
   const server = createHttpsServer(cert, (req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
@@ -92,15 +106,11 @@ async function startTokenEndpoint(cert: { cert: string; key: string }, clients: 
         case 'hang':
           state.held.push(res);
           return;
-        case 'issue': {
-          const token = randomBytes(24).toString('base64url');
-          state.issued.set(token, clientId);
-          return answer(res, 200, {
-            access_token: token,
-            token_type: 'Bearer',
-            ...(behaviour.expiresIn === null ? {} : { expires_in: behaviour.expiresIn }),
-          });
-        }
+        case 'gate':
+          state.held.push(res);
+          return void behaviour.open.then(() => issue(res, clientId, 3600));
+        case 'issue':
+          return issue(res, clientId, behaviour.expiresIn);
       }
     });
   });
@@ -154,6 +164,12 @@ describe('oauth2-client-credentials: tokens from a real endpoint, sent to a real
   let configId: string;
   let card: { id: string; number: string };
   let refusingPort: number;
+  /** The Redis the API and the worker share, read with a client of the test's own. */
+  const redis = new Redis(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379', { maxRetriesPerRequest: 1 });
+  /** Every method created here: the shared tokens the service kept for them are removed afterwards. */
+  const methodIds: string[] = [];
+  /** Where docs/authentication-methods.md says a method's sealed token (and its request's lock) is kept. */
+  const sharedKeys = (methodId: string) => `vault-forward:oauth2-token:${methodId}:*`;
 
   beforeAll(async () => {
     const caFile = join(testTempDir('vf-oauth-ca-'), 'ca.pem');
@@ -193,6 +209,8 @@ describe('oauth2-client-credentials: tokens from a real endpoint, sent to a real
     await endpoint?.close();
     await receiver?.close();
     await database?.drop();
+    await dropKeys(methodIds.map(sharedKeys));
+    redis.disconnect();
   }, 60_000);
 
   function kept<T extends HttpResult>(result: T): T {
@@ -222,11 +240,12 @@ describe('oauth2-client-credentials: tokens from a real endpoint, sent to a real
       ...fields,
     });
     expect(created.status).toBe(201);
+    methodIds.push(created.body.id);
     return { id: created.body.id as string, clientId, secret, body: created.body };
   }
 
-  function forward(methodId: string, options: { token?: string; headers?: Record<string, string> } = {}) {
-    return http(t.url, '/vault-forward', {
+  function forward(methodId: string, options: { token?: string; headers?: Record<string, string>; url?: string } = {}) {
+    return http(options.url ?? t.url, '/vault-forward', {
       method: 'POST',
       token: options.token ?? merchant.token,
       headers: {
@@ -387,6 +406,143 @@ describe('oauth2-client-credentials: tokens from a real endpoint, sent to a real
     expect((await forward(m.id)).status).toBe(200);
     expect(requestsOf(m.clientId)).toHaveLength(2);
     expect(target.received.at(-1)!.token).toBe(tokensOf(m.clientId)[1]);
+  });
+
+  describe('one token for the API and the worker, kept in their shared Redis sealed', () => {
+    /** The service's raw Redis entries for a method, key → value. */
+    async function stored(methodId: string): Promise<Map<string, string | null>> {
+      const keys = await keysMatching(redis, sharedKeys(methodId));
+      return new Map(await Promise.all(keys.map(async (key) => [key, await redis.get(key)] as const)));
+    }
+
+    function queuedForward(methodId: string) {
+      return forward(methodId, { headers: { prefer: 'respond-async' } });
+    }
+
+    it('the API and the worker forwarding at once ask the endpoint once between them', async () => {
+      const m = await createMethod();
+      let open!: () => void;
+      endpoint.behaviour.set(m.clientId, { kind: 'gate', open: new Promise<void>((resolve) => (open = resolve)) });
+      // The worker asks first (a queued forward's plan holds no token): its request is held at the endpoint.
+      const queued = await Promise.all(Array.from({ length: 5 }, () => queuedForward(m.id)));
+      expect(queued.map((r) => r.status)).toEqual(Array(5).fill(202));
+      await waitFor(() => requestsOf(m.clientId).length === 1, {
+        timeoutMs: 15_000,
+        what: 'the worker’s token request',
+      });
+      const during = await stored(m.id);
+      expect([...during.keys()].map((key) => key.endsWith(':lock'))).toEqual([true]);
+      const [lock] = during.keys();
+      // The API's forwards find that request under way and wait for its token: seen as their checks of its lock.
+      const monitor = await redis.monitor();
+      const lockChecks: string[][] = [];
+      monitor.on('monitor', (_time: string, args: string[]) => {
+        if (args.includes(lock)) lockChecks.push(args);
+      });
+      let synchronous: Promise<HttpResult[]>;
+      try {
+        synchronous = Promise.all(Array.from({ length: 5 }, () => forward(m.id)));
+        await waitFor(() => lockChecks.some((args) => args[0].toLowerCase() === 'exists'), {
+          timeoutMs: 10_000,
+          what: 'the API waiting on the worker’s token request',
+        });
+      } finally {
+        monitor.disconnect();
+      }
+      open();
+      expect((await synchronous).map((r) => r.status)).toEqual(Array(5).fill(200));
+      for (const job of queued)
+        expect((await endedJob(t.url, merchant.token, job.body.id)).body).toMatchObject({ status: 'succeeded' });
+      expect(requestsOf(m.clientId)).toHaveLength(1);
+      const [token] = tokensOf(m.clientId);
+      expect(target.received.filter((r) => r.token === token)).toHaveLength(10);
+    });
+
+    it('Redis holds the token sealed: not in clear, nor base64 or hex of it, until it stops being used', async () => {
+      const m = await createMethod();
+      expect((await forward(m.id)).status).toBe(200);
+      const entries = await stored(m.id);
+      expect(entries.size).toBe(1); // the token; its request's lock is gone
+      const [[key, value]] = [...entries];
+      const [token] = tokensOf(m.clientId);
+      const raw = Buffer.from(token, 'base64url');
+      const spellings = [
+        token,
+        Buffer.from(token).toString('base64'),
+        Buffer.from(token).toString('base64url'),
+        Buffer.from(token).toString('hex'),
+        raw.toString('base64'),
+        raw.toString('hex'),
+      ];
+      expect(spellings.filter((spelling) => value!.includes(spelling))).toEqual([]);
+      // No run of the value decodes to the token either.
+      for (const run of value!.match(/[A-Za-z0-9+/=_-]{16,}/g) ?? []) {
+        for (const decoded of [Buffer.from(run, 'base64'), Buffer.from(run, 'hex')]) {
+          expect(decoded.includes(raw)).toBe(false);
+          expect(decoded.includes(Buffer.from(token))).toBe(false);
+        }
+      }
+      // It is the vault's envelope under the test master key, bound to this method and version (docs/vault.md).
+      const sealed = JSON.parse(value!) as { k: string; w: string; c: string };
+      const [masterId, masterKey] = TEST_MASTER_KEY_1.split(':');
+      const master = { id: masterId, key: Buffer.from(masterKey, 'base64') };
+      const blobs = { wrappedKey: Buffer.from(sealed.w, 'base64'), ciphertext: Buffer.from(sealed.c, 'base64') };
+      const version = key.slice(key.lastIndexOf(':') + 1);
+      expect(sealed.k).toBe(masterId);
+      const opened = openVaultEnvelope(master, blobs, `oauth2-access-token\nv1\n${m.id}\n${version}`);
+      expect(JSON.parse(opened!.toString('utf8'))).toMatchObject({ accessToken: token });
+      expect(openVaultEnvelope(master, blobs, `oauth2-access-token\nv1\n${methodIds[0]}\n${version}`)).toBeNull();
+      // Kept as long as the processes use it: a 3600 s token is dropped 60 s early.
+      const ttl = await redis.pttl(key);
+      expect(ttl).toBeGreaterThan(0);
+      expect(ttl).toBeLessThanOrEqual(3_540_000);
+      // The check can fail: the test's own reading of the target holds the token.
+      expect(target.received.at(-1)!.token).toBe(token);
+    });
+
+    it('a 401 in the API removes the shared token: the worker obtains a new one on its next forward', async () => {
+      const m = await createMethod();
+      expect((await forward(m.id)).status).toBe(200);
+      const [first] = tokensOf(m.clientId);
+      // The worker uses the API's token.
+      const job = await endedJob(t.url, merchant.token, (await queuedForward(m.id)).body.id);
+      expect(job.body).toMatchObject({ status: 'succeeded', response: { status: 200 } });
+      expect(requestsOf(m.clientId)).toHaveLength(1);
+      revoked.add(first);
+      expect((await forward(m.id)).status).toBe(401);
+      // Removed from Redis, then announced to every process.
+      await waitFor(async () => (await stored(m.id)).size === 0, {
+        timeoutMs: 10_000,
+        what: 'the token to leave Redis',
+      });
+      const next = await endedJob(t.url, merchant.token, (await queuedForward(m.id)).body.id);
+      expect(next.body).toMatchObject({ status: 'succeeded', response: { status: 200 } });
+      expect(requestsOf(m.clientId)).toHaveLength(2);
+      const second = tokensOf(m.clientId)[1];
+      expect(target.received.at(-1)!.token).toBe(second);
+      // …and the API takes the worker's new token from Redis.
+      expect((await forward(m.id)).status).toBe(200);
+      expect(requestsOf(m.clientId)).toHaveLength(2);
+      expect(target.received.at(-1)!.token).toBe(second);
+    });
+
+    it('with its Redis down, a process still obtains and reuses tokens by itself', async () => {
+      const m = await createMethod();
+      const alone = await startTestApp({
+        env: { ...env, REDIS_URL: `redis://127.0.0.1:${refusingPort}`, QUEUE_BACKEND: 'postgres' },
+      });
+      try {
+        const viaAlone = () => forward(m.id, { url: alone.url });
+        const results = await Promise.all(Array.from({ length: 5 }, viaAlone));
+        expect(results.map((r) => r.status)).toEqual(Array(5).fill(200));
+        expect((await viaAlone()).status).toBe(200);
+        expect(requestsOf(m.clientId)).toHaveLength(1);
+        expect(await stored(m.id)).toEqual(new Map());
+        expect(tokensOf(m.clientId).filter((token) => alone.logs.text.includes(token))).toEqual([]);
+      } finally {
+        await alone.close();
+      }
+    });
   });
 
   describe('a token endpoint that fails: our 502 or 504, nothing sent to the target', () => {

@@ -2559,7 +2559,7 @@ export interface components {
             /** @example 2026-11-20T09:14:03.123456+00:00 */
             updated_at: string;
         };
-        /** @description OAuth 2.0 client credentials (Bearer token). Obtains an access token from `token_url` with the client credentials grant (RFC 6749 §4.4) and sends it as `Authorization: Bearer …`. The token is kept in memory per method version until shortly before it expires (decision 0123) and asked for once however many forwards need it; a 401 from the target drops it, so the next forward asks for a new one (the refused forward is not sent again). The token endpoint must be an https URL whose host the config enables, and is reached through the same address guard as targets. */
+        /** @description OAuth 2.0 client credentials (Bearer token). Obtains an access token from `token_url` with the client credentials grant (RFC 6749 §4.4) and sends it as `Authorization: Bearer …`. The token is kept per method version until shortly before it expires, in memory and, with Redis, sealed by the vault for the other processes (decision 0123), and asked for once however many forwards need it; a 401 from the target drops it, so the next forward asks for a new one (the refused forward is not sent again). The token endpoint must be an https URL whose host the config enables, and is reached through the same address guard as targets. */
         ForwardAuthenticationOauth2ClientCredentialsRequest: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -2598,7 +2598,7 @@ export interface components {
                 client_auth: "basic" | "body";
             };
         };
-        /** @description OAuth 2.0 client credentials (Bearer token). Obtains an access token from `token_url` with the client credentials grant (RFC 6749 §4.4) and sends it as `Authorization: Bearer …`. The token is kept in memory per method version until shortly before it expires (decision 0123) and asked for once however many forwards need it; a 401 from the target drops it, so the next forward asks for a new one (the refused forward is not sent again). The token endpoint must be an https URL whose host the config enables, and is reached through the same address guard as targets. */
+        /** @description OAuth 2.0 client credentials (Bearer token). Obtains an access token from `token_url` with the client credentials grant (RFC 6749 §4.4) and sends it as `Authorization: Bearer …`. The token is kept per method version until shortly before it expires, in memory and, with Redis, sealed by the vault for the other processes (decision 0123), and asked for once however many forwards need it; a 401 from the target drops it, so the next forward asks for a new one (the refused forward is not sent again). The token endpoint must be an https URL whose host the config enables, and is reached through the same address guard as targets. */
         ForwardAuthenticationOauth2ClientCredentialsResponse: {
             /** @enum {string} */
             type: "vault-forward-authentication";

@@ -42,3 +42,29 @@ export function hmac(
 export function sha256Hex(bytes: Buffer): string {
   return createHash('sha256').update(bytes).digest('hex');
 }
+
+/** AES-256-GCM as docs/vault.md lays a blob out: version 1 (1 byte) | IV (12) | tag (16) | ciphertext; null if it fails. */
+function openGcmBlob(key: Buffer, blob: Buffer, aad: string): Buffer | null {
+  if (blob[0] !== 1) return null;
+  try {
+    const decipher = createDecipheriv('aes-256-gcm', key, blob.subarray(1, 13));
+    decipher.setAAD(Buffer.from(aad, 'utf8'));
+    decipher.setAuthTag(blob.subarray(13, 29));
+    return Buffer.concat([decipher.update(blob.subarray(29)), decipher.final()]);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Opens a record sealed in the vault's envelope as docs/vault.md describes it: the data key unwrapped by the
+ * master key under `wrap\n<master key id>\n<aad>`, then the record under `aad`. null when either fails.
+ */
+export function openVaultEnvelope(
+  master: { id: string; key: Buffer },
+  sealed: { wrappedKey: Buffer; ciphertext: Buffer },
+  aad: string,
+): Buffer | null {
+  const dataKey = openGcmBlob(master.key, sealed.wrappedKey, `wrap\n${master.id}\n${aad}`);
+  return dataKey && openGcmBlob(dataKey, sealed.ciphertext, aad);
+}

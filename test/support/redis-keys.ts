@@ -1,27 +1,42 @@
 import Redis from 'ioredis';
 import { CALLBACK_QUEUE_SUFFIX } from '../../src/platform/redis/queues';
 
+const DEFAULT_URL = () => process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
 /**
  * Removes every key of one forward queue and of its job-end callbacks' queue (`bull:<queue>:*` and
  * `bull:<queue>-callbacks:*`). Tests and benchmarks share one Redis with each other and with later runs
  * on this machine: a queue left behind is thousands of keys that every later SCAN has to walk.
  */
-export async function dropQueueKeys(
-  queueName: string,
-  url = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
-): Promise<void> {
+export async function dropQueueKeys(queueName: string, url = DEFAULT_URL()): Promise<void> {
+  await dropKeys(
+    [queueName, `${queueName}${CALLBACK_QUEUE_SUFFIX}`].map((name) => `bull:${name}:*`),
+    url,
+  );
+}
+
+/** Removes every key matching one of `patterns` (SCAN MATCH globs): what a test left in the shared Redis. */
+export async function dropKeys(patterns: readonly string[], url = DEFAULT_URL()): Promise<void> {
   const redis = new Redis(url, { maxRetriesPerRequest: 1, lazyConnect: true });
   try {
     await redis.connect();
-    for (const name of [queueName, `${queueName}${CALLBACK_QUEUE_SUFFIX}`]) {
-      let cursor = '0';
-      do {
-        const [next, keys] = await redis.scan(cursor, 'MATCH', `bull:${name}:*`, 'COUNT', 1000);
-        cursor = next;
-        if (keys.length > 0) await redis.unlink(...keys);
-      } while (cursor !== '0');
+    for (const pattern of patterns) {
+      const keys = await keysMatching(redis, pattern);
+      for (let i = 0; i < keys.length; i += 1000) await redis.unlink(...keys.slice(i, i + 1000));
     }
   } finally {
     redis.disconnect();
   }
+}
+
+/** Every key matching `pattern` (SCAN MATCH, so a large Redis is not blocked as KEYS would). */
+export async function keysMatching(redis: Redis, pattern: string): Promise<string[]> {
+  const found: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+    cursor = next;
+    found.push(...keys);
+  } while (cursor !== '0');
+  return found;
 }

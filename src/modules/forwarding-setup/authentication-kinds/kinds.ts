@@ -255,8 +255,9 @@ export const KINDS: Readonly<Record<AuthenticationKind, KindDescription>> = {
     title: 'OAuth 2.0 client credentials (Bearer token)',
     description:
       'Obtains an access token from `token_url` with the client credentials grant (RFC 6749 §4.4) and sends it as ' +
-      '`Authorization: Bearer …`. The token is kept in memory per method version until shortly before it expires ' +
-      '(decision 0123) and asked for once however many forwards need it; a 401 from the target drops it, so the ' +
+      '`Authorization: Bearer …`. The token is kept per method version until shortly before it expires, in memory ' +
+      'and, with Redis, sealed by the vault for the other processes (decision 0123), and asked for once however ' +
+      'many forwards need it; a 401 from the target drops it, so the ' +
       'next forward asks for a new one (the refused forward is not sent again). The token endpoint must be an ' +
       'https URL whose host the config enables, and is reached through the same address guard as targets.',
     fields: [

@@ -94,7 +94,7 @@ export class AuthenticationSteps {
   });
 
   /** The access tokens each request carries, by the request as apply() returned it, for answered(). */
-  private readonly bearers = new WeakMap<OutboundRequest, Array<{ methodId: string; token: string }>>();
+  private readonly bearers = new WeakMap<OutboundRequest, Array<{ client: OAuth2Client; token: string }>>();
 
   constructor(
     @Optional() authentications?: ForwardAuthenticationsService,
@@ -122,13 +122,13 @@ export class AuthenticationSteps {
     configHosts: ReadonlySet<string> = new Set(),
   ): Promise<OutboundRequest> {
     let current = request;
-    const bearers: Array<{ methodId: string; token: string }> = [];
+    const bearers: Array<{ client: OAuth2Client; token: string }> = [];
     for (const method of methods) {
       const material = this.material(method);
       try {
         if (material.kind === 'oauth2-client-credentials') {
           const token = await this.bearer(material.client, configHosts, current.timeoutMs);
-          bearers.push({ methodId: method.id, token });
+          bearers.push({ client: material.client, token });
           current = { ...current, headers: { ...current.headers, authorization: `Bearer ${token}` } };
         } else current = await step(current, material, nowMs);
       } catch (error) {
@@ -147,7 +147,7 @@ export class AuthenticationSteps {
    */
   answered(request: OutboundRequest, status: number): void {
     if (status !== 401 || !this.tokens) return;
-    for (const { methodId, token } of this.bearers.get(request) ?? []) void this.tokens.refused(methodId, token);
+    for (const { client, token } of this.bearers.get(request) ?? []) void this.tokens.refused(client, token);
   }
 
   private async bearer(client: OAuth2Client, configHosts: ReadonlySet<string>, timeoutMs: number): Promise<string> {

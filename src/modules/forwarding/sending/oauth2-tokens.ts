@@ -9,9 +9,10 @@ import { hostsEnable } from '../../forwarding-setup/targets/http-methods';
 import { transportOf } from '../../forwarding-setup/targets/transport';
 import { blocked, DownstreamClient, unreachableReason } from './downstream-client';
 import { OutboundErrors } from './outbound.errors';
+import { SharedTokens } from './shared-tokens';
 import { HeldToken, IssuedToken, MAX_TOKEN_LIFETIME_S, TokenCache } from './token-cache';
 
-/** The SharedCache of access tokens: in memory only; its notices drop a refused token in every process. */
+/** The SharedCache of access tokens in this process's memory; its notices drop a refused token in every process. */
 const OAUTH2_TOKENS_CACHE = 'oauth2-access-tokens';
 /** The longest a token request may take, or the forward's own timeout when shorter. */
 const TOKEN_REQUEST_TIMEOUT_MS = 10_000;
@@ -38,9 +39,10 @@ export class TokenUrlRefused extends Error {}
 /**
  * Obtains the access tokens of oauth2-client-credentials methods (RFC 6749 §4.4: `grant_type=
  * client_credentials`, client authentication by HTTP Basic or in the body, §2.3.1) and keeps them
- * (TokenCache). The token request follows a forward's transport rules and goes out through the
- * forwards' own dispatchers: https unless FORWARD_INSECURE_HOSTS lists the host, the host enabled by the
- * method's config, resolved and connected through the address guard; redirects are not followed. A
+ * (TokenCache, shared between processes by SharedTokens when Redis is configured). The token request
+ * follows a forward's transport rules and goes out through the forwards' own dispatchers: https unless
+ * FORWARD_INSECURE_HOSTS lists the host, the host enabled by the method's config, resolved and connected
+ * through the address guard; redirects are not followed. A
  * failure is a 502 or 504 problem of ours naming the method and a status or a network reason, never the
  * endpoint's answer, which may echo the credentials.
  */
@@ -53,9 +55,12 @@ export class OAuth2Tokens {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly downstream: DownstreamClient,
     caches: SharedCaches,
+    shared: SharedTokens,
   ) {
     this.cache = new TokenCache(
       caches.create<HeldToken>(OAUTH2_TOKENS_CACHE, { max: 10_000, ttlMs: MAX_TOKEN_LIFETIME_S * 1000 }),
+      Date.now,
+      shared,
     );
   }
 
@@ -69,14 +74,18 @@ export class OAuth2Tokens {
     if (transport.refused === 'address') throw new TokenUrlRefused(`its token_url is ${addressKind(transport.reason)}`);
     if (!hostsEnable(configHosts, client.tokenUrl))
       throw new TokenUrlRefused('the host of its token_url is not one of the hosts of its config');
-    return this.cache.token(client.methodId, client.version, () =>
-      this.request(client, transport.trusted, Math.min(TOKEN_REQUEST_TIMEOUT_MS, timeoutMs)),
+    const requestTimeoutMs = Math.min(TOKEN_REQUEST_TIMEOUT_MS, timeoutMs);
+    return this.cache.token(
+      client.methodId,
+      client.version,
+      () => this.request(client, transport.trusted, requestTimeoutMs),
+      requestTimeoutMs,
     );
   }
 
   /** The target answered 401 to a request with `accessToken`: the next forward asks for a new one. */
-  refused(methodId: string, accessToken: string): Promise<void> {
-    return this.cache.refused(methodId, accessToken);
+  refused(client: OAuth2Client, accessToken: string): Promise<void> {
+    return this.cache.refused(client.methodId, client.version, accessToken);
   }
 
   forget(methodId: string | null): void {

@@ -32,51 +32,93 @@ export function refreshAt(obtainedMs: number, expiresInS: number | undefined): n
 }
 
 /**
+ * Where tokens are shared between processes (SharedTokens, through Redis): `obtain` answers a token another
+ * process stored or the one `fetch` obtains, stored for the others; `refused` removes a refused token. Both
+ * fall back to this process alone when the store is unavailable, and never throw for it.
+ */
+export interface SharedTokenStore {
+  obtain(
+    methodId: string,
+    version: string,
+    fetch: () => Promise<HeldToken>,
+    requestTimeoutMs: number,
+  ): Promise<HeldToken>;
+  refused(methodId: string, version: string, accessToken: string): Promise<void>;
+}
+
+/**
  * Access tokens of oauth2-client-credentials methods, by method id: one request to the token endpoint
  * however many forwards need the token at once (single flight, per method version), reused until
- * refreshAt. Held in a SharedCache, which lives in this process's memory only (tokens are never written to
- * Redis or the database), and whose invalidation notices reach every process: a token a target refused
- * is forgotten everywhere (decision 0123). A changed method has a new version, so its old token is not
- * used again even before the change notice arrives.
+ * refreshAt. Held in a SharedCache in this process's memory, and, when a SharedTokenStore is given, sealed
+ * in Redis for the other processes, which then ask the endpoint once between them (decision 0123). The
+ * SharedCache's invalidation notices reach every process: a token a target refused is forgotten
+ * everywhere, after it has left Redis. A changed method has a new version, so its old token is not used
+ * again even before the change notice arrives.
  */
 export class TokenCache {
   /** Requests to a token endpoint in flight, by `${method id}@${version}`. */
   private readonly inflight = new Map<string, Promise<string>>();
+  /** Refused tokens being removed from the shared store, by method id: not read back meanwhile. */
+  private readonly refusing = new Map<string, Promise<void>>();
 
   constructor(
     private readonly store: SharedCache<HeldToken>,
     private readonly now: () => number = Date.now,
+    private readonly shared: SharedTokenStore | null = null,
   ) {}
 
-  /** The method's token: the one held when still fresh, else the one `fetch` obtains (shared by concurrent callers). */
-  token(methodId: string, version: string, fetch: () => Promise<IssuedToken>): Promise<string> {
-    const held = this.store.get(methodId);
+  /**
+   * The method's token: the one held when still fresh, else one from the shared store or the one `fetch`
+   * obtains (shared by concurrent callers). `requestTimeoutMs` bounds `fetch`, and so how long another
+   * process's request is waited for.
+   */
+  token(
+    methodId: string,
+    version: string,
+    fetch: () => Promise<IssuedToken>,
+    requestTimeoutMs: number,
+  ): Promise<string> {
+    const refusing = this.refusing.get(methodId);
+    const held = refusing ? undefined : this.store.get(methodId);
     if (held && held.version === version && held.refreshAtMs > this.now()) return Promise.resolve(held.accessToken);
     const flight = `${methodId}@${version}`;
     const pending = this.inflight.get(flight);
     if (pending) return pending;
-    const obtainedMs = this.now();
-    const snapshot = this.store.snapshot();
-    const request = fetch()
-      .then((issued) => {
-        const value = {
-          version,
-          accessToken: issued.accessToken,
-          refreshAtMs: refreshAt(obtainedMs, issued.expiresInS),
-        };
+    const ask = (): Promise<HeldToken> => {
+      const obtainedMs = this.now();
+      return fetch().then((issued) => ({
+        version,
+        accessToken: issued.accessToken,
+        refreshAtMs: refreshAt(obtainedMs, issued.expiresInS),
+      }));
+    };
+    const start = (): Promise<string> => {
+      const snapshot = this.store.snapshot();
+      const obtained = this.shared ? this.shared.obtain(methodId, version, ask, requestTimeoutMs) : ask();
+      return obtained.then((value) => {
         this.store.set(methodId, value, snapshot);
-        return issued.accessToken;
-      })
-      .finally(() => this.inflight.delete(flight));
+        return value.accessToken;
+      });
+    };
+    const request = (refusing ? refusing.then(start) : start()).finally(() => this.inflight.delete(flight));
     this.inflight.set(flight, request);
     return request;
   }
 
   /**
-   * A target answered 401 to a request that carried `accessToken`: it is forgotten here and in every
-   * process, unless a newer one has replaced it already.
+   * A target answered 401 to a request that carried `accessToken`: it leaves the shared store, then is
+   * forgotten here and in every process, unless a newer one has replaced it already.
    */
-  async refused(methodId: string, accessToken: string): Promise<void> {
+  async refused(methodId: string, version: string, accessToken: string): Promise<void> {
+    if (this.shared) {
+      const removed = this.shared.refused(methodId, version, accessToken);
+      this.refusing.set(methodId, removed);
+      try {
+        await removed;
+      } finally {
+        if (this.refusing.get(methodId) === removed) this.refusing.delete(methodId);
+      }
+    }
     if (this.store.get(methodId)?.accessToken === accessToken) await this.store.invalidate(methodId);
   }
 
