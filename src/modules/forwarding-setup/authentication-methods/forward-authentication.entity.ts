@@ -2,6 +2,7 @@ import { Column, Entity, PrimaryColumn } from 'typeorm';
 import { Timestamp } from '../../../platform/database/timestamp';
 import type { AuthenticationKind } from '../authentication-kinds/kinds';
 import type { MethodDetails, MethodWarning } from '../authentication-kinds/method-fields';
+import { SealedRow } from '../../vault/sealed-row';
 
 /**
  * A stored authentication method of one forwarding config. Secret fields exist only inside
@@ -9,7 +10,7 @@ import type { MethodDetails, MethodWarning } from '../authentication-kinds/metho
  * non-secret ones exactly as entered.
  */
 @Entity({ name: 'vault_forward_authentications' })
-export class ForwardAuthentication {
+export class ForwardAuthentication extends SealedRow {
   @PrimaryColumn('uuid')
   id!: string;
 
@@ -39,15 +40,6 @@ export class ForwardAuthentication {
   /** What may be shown of the secret fields (a response key's facts), stored at write time. */
   @Column({ type: 'jsonb', name: 'secret_details' })
   secretDetails!: MethodDetails;
-
-  @Column({ type: 'bytea', select: false })
-  ciphertext!: Buffer;
-
-  @Column({ type: 'bytea', name: 'wrapped_key', select: false })
-  wrappedKey!: Buffer;
-
-  @Column({ type: 'text', name: 'master_key_id', select: false })
-  masterKeyId!: string;
 
   @Column({ type: 'integer', insert: false })
   version!: number;

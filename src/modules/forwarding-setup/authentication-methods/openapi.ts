@@ -136,16 +136,7 @@ export function forwardAuthenticationSchemas(): Record<string, Schema> {
             'type), and of a response key only its type, size and public key thumbprint (`response_private_key`).',
           ...(kind === 'jwe-payload' ? { properties: { response_private_key: RESPONSE_KEY_FACTS } } : {}),
         },
-        warnings: {
-          type: 'array',
-          items: {
-            type: 'object',
-            properties: { code: { type: 'string' }, field: { type: 'string' }, message: { type: 'string' } },
-            required: ['code', 'field', 'message'],
-          },
-        },
-        created_at: { type: 'string', example: '2026-11-20T09:14:03.123456+00:00' },
-        updated_at: { type: 'string', example: '2026-11-20T09:14:03.123456+00:00' },
+        ...warningsAndTimes(),
       },
     };
   }
@@ -196,16 +187,7 @@ export function forwardAuthenticationSchemas(): Record<string, Schema> {
         'The non-secret fields that are set, by the definition’s keys. Secret fields are never returned.',
       ),
       details: { type: 'object', additionalProperties: true, properties: { response_private_key: RESPONSE_KEY_FACTS } },
-      warnings: {
-        type: 'array',
-        items: {
-          type: 'object',
-          properties: { code: { type: 'string' }, field: { type: 'string' }, message: { type: 'string' } },
-          required: ['code', 'field', 'message'],
-        },
-      },
-      created_at: { type: 'string', example: '2026-11-20T09:14:03.123456+00:00' },
-      updated_at: { type: 'string', example: '2026-11-20T09:14:03.123456+00:00' },
+      ...warningsAndTimes(),
       creator: {
         type: 'object',
         nullable: true,
@@ -286,3 +268,20 @@ function oneOfByKind(name: (kind: AuthenticationKind) => string, gr4vy: string):
 
 export const REQUEST_SCHEMA = oneOfByKind(requestSchemaName, GR4VY_REQUEST);
 export const RESPONSE_SCHEMA = oneOfByKind(responseSchemaName, GR4VY_RESPONSE_SCHEMA_NAME);
+
+/** The `warnings` list and the two timestamps, as both shapes of a method answer them. */
+function warningsAndTimes(): Record<string, Schema> {
+  const timestamp = { type: 'string', example: '2026-11-20T09:14:03.123456+00:00' };
+  return {
+    warnings: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: { code: { type: 'string' }, field: { type: 'string' }, message: { type: 'string' } },
+        required: ['code', 'field', 'message'],
+      },
+    },
+    created_at: { ...timestamp },
+    updated_at: { ...timestamp },
+  };
+}

@@ -1,26 +1,18 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 import { Timestamp } from '../../../platform/database/timestamp';
+import { SealedRow } from '../../vault/sealed-row';
 
 /**
  * A merchant account's secret for signing the callbacks of queued forwards (Standard Webhooks). Its
  * bytes exist only inside `ciphertext` (SecretSealer; listed in SEALED_TABLES for key rotation).
  */
 @Entity({ name: 'vault_forward_webhook_secrets' })
-export class WebhookSecret {
+export class WebhookSecret extends SealedRow {
   @PrimaryColumn('uuid')
   id!: string;
 
   @Column({ type: 'text', name: 'merchant_account_id' })
   merchantAccountId!: string;
-
-  @Column({ type: 'bytea', select: false })
-  ciphertext!: Buffer;
-
-  @Column({ type: 'bytea', name: 'wrapped_key', select: false })
-  wrappedKey!: Buffer;
-
-  @Column({ type: 'text', name: 'master_key_id', select: false })
-  masterKeyId!: string;
 
   @Column({ type: 'timestamptz', name: 'created_at', insert: false, update: false })
   createdAt!: Timestamp;

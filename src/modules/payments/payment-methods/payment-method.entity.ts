@@ -2,9 +2,10 @@ import { Column, Entity, PrimaryColumn } from 'typeorm';
 import type { Buyer } from '../buyers/buyer.entity';
 import { Timestamp } from '../../../platform/database/timestamp';
 import type { CardScheme } from '../../vault/card';
+import { SealedRow } from '../../vault/sealed-row';
 
 @Entity({ name: 'payment_methods' })
-export class PaymentMethod {
+export class PaymentMethod extends SealedRow {
   /** Chosen by the service before encryption: the ciphertext is bound to it. */
   @PrimaryColumn({ type: 'uuid' })
   id!: string;
@@ -45,16 +46,6 @@ export class PaymentMethod {
 
   @Column({ type: 'text', name: 'external_identifier', nullable: true })
   externalIdentifier!: string | null;
-
-  // Never selected by default: only the vault reads these, through its own queries.
-  @Column({ type: 'bytea', select: false })
-  ciphertext!: Buffer;
-
-  @Column({ type: 'bytea', name: 'wrapped_key', select: false })
-  wrappedKey!: Buffer;
-
-  @Column({ type: 'text', name: 'master_key_id', select: false })
-  masterKeyId!: string;
 
   @Column({ type: 'timestamptz', name: 'created_at', insert: false, update: false })
   createdAt!: Timestamp;

@@ -1,3 +1,4 @@
+import { applyDecorators } from '@nestjs/common';
 import { ApiTimestamp } from '../../../../platform/openapi/properties';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import {
@@ -80,6 +81,16 @@ const HOST_ENTRY = new RegExp(
   'i',
 );
 const HOST_MESSAGE = 'each entry must be a host, host:port or an origin (https://host[:port]), without path';
+
+/** 1–50 host entries, each an exact host or an origin. */
+const IsHostList = () =>
+  applyDecorators(
+    IsArray(),
+    ArrayMinSize(1),
+    ArrayMaxSize(50),
+    IsString({ each: true }),
+    Matches(HOST_ENTRY, { each: true, message: HOST_MESSAGE }),
+  );
 /** A definition's id as Gr4vy spells them: a slug. */
 const DEFINITION_ID = /^[a-z0-9](?:[a-z0-9-]{0,48}[a-z0-9])?$/;
 
@@ -112,11 +123,7 @@ export class CreateVaultForwardConfigDto extends ResponseFields {
       'rules allow), or origins (`https://host[:port]`: that scheme and port only).',
   })
   @ValidateIf((o: CreateVaultForwardConfigDto) => o.definition_id === undefined || o.hosts !== undefined)
-  @IsArray()
-  @ArrayMinSize(1)
-  @ArrayMaxSize(50)
-  @IsString({ each: true })
-  @Matches(HOST_ENTRY, { each: true, message: HOST_MESSAGE })
+  @IsHostList()
   hosts?: string[];
 
   @ApiPropertyOptional({
@@ -147,11 +154,7 @@ export class UpdateVaultForwardConfigDto extends ResponseFields {
 
   @ApiPropertyOptional({ type: [String], minItems: 1, maxItems: 50, example: ['api.acme-psp.example'] })
   @ValidateIf((_, v) => v !== undefined)
-  @IsArray()
-  @ArrayMinSize(1)
-  @ArrayMaxSize(50)
-  @IsString({ each: true })
-  @Matches(HOST_ENTRY, { each: true, message: HOST_MESSAGE })
+  @IsHostList()
   hosts?: string[];
 
   @ApiPropertyOptional({ enum: FORWARD_METHODS, isArray: true })
