@@ -10,6 +10,7 @@ import {
 import { gr4vyFields, keyFor } from '../../definitions/definition-fields';
 import { ForwardAuthentication } from '../forward-authentication.entity';
 import { AUTHENTICATION_KINDS, AuthenticationKind } from '../../authentication-kinds/kinds';
+import { SYSTEM_CLOCK } from '../../../../platform/time/clock';
 import { describePublicFields, MethodDetails, MethodWarning } from '../../authentication-kinds/method-fields';
 
 const ALL_KINDS = [...AUTHENTICATION_KINDS, ...DEFINITION_KINDS];
@@ -130,7 +131,7 @@ function gr4vyView(
   method: ForwardAuthentication,
   definition: AuthenticationDefinition | undefined,
 ): Gr4vyForwardAuthenticationResponse {
-  const described = describePublicFields(method.kind, method.fields);
+  const described = describePublicFields(method.kind, method.fields, SYSTEM_CLOCK.epochMs());
   return {
     type: 'vault-forward-config-authentication',
     id: method.id,
@@ -150,7 +151,7 @@ function gr4vyView(
 }
 
 function ourView(method: ForwardAuthentication): ForwardAuthenticationResponse {
-  const described = describePublicFields(method.kind, method.fields);
+  const described = describePublicFields(method.kind, method.fields, SYSTEM_CLOCK.epochMs());
   return {
     type: 'vault-forward-authentication',
     id: method.id,
