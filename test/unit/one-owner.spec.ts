@@ -100,8 +100,6 @@ const SYSTEM_CLOCK_USERS: Record<string, string> = {
   'modules/merchants/auth/token-signer.ts': 'signs tokens for the CLI and for tests, outside the app',
   'modules/forwarding/records/forward-record-spool.ts': 'the default of a spool opened outside the app (tests, tools)',
   'modules/forwarding/sending/authentication-steps.ts': 'the default when built without Nest (unit tests)',
-  'modules/forwarding-setup/authentication-methods/dto/forward-authentication.dto.ts':
-    'the certificate expiry warnings of a response, made by a static `from` that pagination calls with the row only',
 };
 
 describe('one clock: "now" comes from the Clock', () => {
