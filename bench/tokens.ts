@@ -11,6 +11,7 @@ import { signToken } from '../src/modules/merchants/auth/token-signer';
 import { TokenVerifier } from '../src/modules/merchants/auth/token-verifier.service';
 import { loadConfig } from '../src/platform/config/config';
 import { SharedCaches } from '../src/platform/redis/shared-cache';
+import { SYSTEM_CLOCK } from '../src/platform/time/clock';
 import { interleaved, table } from './support';
 import { Metrics } from '../src/platform/metrics/metrics.service';
 
@@ -39,8 +40,9 @@ async function main(): Promise<void> {
     keys,
     loadConfig({ TOKEN_CACHE_SIZE: '0' }),
     new SharedCaches(null, null, new Metrics()),
+    SYSTEM_CLOCK,
   );
-  const cached = new TokenVerifier(keys, loadConfig({}), new SharedCaches(null, null, new Metrics()));
+  const cached = new TokenVerifier(keys, loadConfig({}), new SharedCaches(null, null, new Metrics()), SYSTEM_CLOCK);
 
   const t512 = await signToken({ privateKeyPem: es512.privateKeyPem, keyId: es512.id });
   const t256 = await signToken({ privateKeyPem: es256.privateKeyPem, keyId: es256.id });

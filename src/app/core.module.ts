@@ -1,7 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import type { DestinationStream } from 'pino';
-import { Clock, CLOCK, DATABASE_CLOCK } from '../platform/time/clock';
+import { Clock, CLOCK, SYSTEM_CLOCK } from '../platform/time/clock';
 import { AppConfig } from '../platform/config/config';
 import { ConfigModule } from '../platform/config/config.module';
 import { dataSourceOptions } from '../platform/database/data-source';
@@ -37,7 +37,7 @@ export class CoreModule {
       module: CoreModule,
       // Shared infrastructure every feature may inject without importing it again.
       global: true,
-      providers: [Sql, { provide: CLOCK, useValue: options.clock ?? DATABASE_CLOCK }],
+      providers: [Sql, { provide: CLOCK, useValue: options.clock ?? SYSTEM_CLOCK }],
       exports: [Sql, CLOCK],
       imports: [
         ConfigModule.forRoot(config),

@@ -2,6 +2,7 @@ import { createApiKey } from '../factories/api-keys';
 import { createMerchantAccount } from '../factories/merchant-accounts';
 import { expectProblem, http } from '../support/http';
 import { startTestApp, TestApp } from '../support/test-app';
+import { SYSTEM_CLOCK } from '../../src/platform/time/clock';
 
 /** GET /vault-forward/activity: forwards per minute by outcome, from the records table. */
 describe('forward activity per minute', () => {
@@ -11,7 +12,7 @@ describe('forward activity per minute', () => {
   let token: string;
 
   /**
-   * The app's clock is pinned (src/platform/time/clock.ts): records written relative to it stay in their
+   * The app's clock is pinned in statements (Clock.now, src/platform/time/clock.ts): records written relative to it stay in their
    * minute however long the test takes, with no wait for a minute boundary to pass.
    */
   const NOW = new Date('2026-03-01T12:34:56.789Z');
@@ -32,7 +33,7 @@ describe('forward activity per minute', () => {
   }
 
   beforeAll(async () => {
-    t = await startTestApp({ clock: { now: () => NOW } });
+    t = await startTestApp({ clock: { ...SYSTEM_CLOCK, now: () => NOW } });
     merchant = (await createMerchantAccount(t)).id;
     other = (await createMerchantAccount(t)).id;
     token = await (await createApiKey(t, merchant)).token(['vault-forwards.read']);

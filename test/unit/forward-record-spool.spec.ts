@@ -16,6 +16,7 @@ import {
 } from '../../src/modules/forwarding/records/forward-record-spool';
 import { ForwardRecordsService } from '../../src/modules/forwarding/records/forward-records.service';
 import { Metrics } from '../../src/platform/metrics/metrics.service';
+import { SYSTEM_CLOCK } from '../../src/platform/time/clock';
 import type { SecretSealer } from '../../src/modules/vault/secret-sealer';
 import { testTempDir } from '../support/temp-data-dir';
 
@@ -177,6 +178,7 @@ describe('ForwardRecordsService when neither the database nor the spool takes a 
       config,
       new Metrics(),
       {} as SecretSealer,
+      SYSTEM_CLOCK,
       disk.open,
     );
   });

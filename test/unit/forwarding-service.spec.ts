@@ -14,6 +14,7 @@ import { DownstreamClient, DownstreamProblem } from '../../src/modules/forwardin
 import { loadConfig } from '../../src/platform/config/config';
 import type { Metrics } from '../../src/platform/metrics/metrics.service';
 import { ProblemException } from '../../src/platform/problem/problem';
+import { SYSTEM_CLOCK } from '../../src/platform/time/clock';
 import {
   enabledConfig,
   FakeDownstream,
@@ -66,6 +67,7 @@ describe('ForwardingService (synchronous path)', () => {
       passThrough,
       mle,
       config,
+      SYSTEM_CLOCK,
     );
     service = new ForwardingService(new ForwardPlanner(configs, sources, authentications, config), executor);
   });

@@ -423,7 +423,7 @@ describe('HTTP Message Signatures: RFC 9421 Appendix B', () => {
 });
 
 describe('signing kinds at forward time and their fields', () => {
-  const steps = new AuthenticationSteps(undefined, { now: () => new Date(Date.UTC(2021, 3, 20, 2, 7, 53)) });
+  const steps = new AuthenticationSteps(undefined, { epochMs: () => Date.UTC(2021, 3, 20, 2, 7, 53), now: () => null });
   const outbound: OutboundRequest = {
     url: new URL('https://example.com/foo?param=Value&Pet=dog'),
     method: 'POST',

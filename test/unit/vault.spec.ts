@@ -14,6 +14,7 @@ import {
 } from '../../src/modules/vault/envelope';
 import { EnvMasterKey, VaultKeyring } from '../../src/modules/vault/keyring';
 import { randomBytesFromPool } from '../../src/modules/vault/random-pool';
+import { SecretSealer } from '../../src/modules/vault/secret-sealer';
 import { PlaceholderError, scanText } from '../../src/modules/vault/placeholders/placeholders';
 import { fillBody, fillHeaderValue } from '../support/placeholder-fill';
 
@@ -148,6 +149,35 @@ describe('envelope encryption', () => {
     );
     expect(() => openPart(moved, 'card', part, 'aad-s', onlyNew, 'session')).toThrow(VaultDecryptionError);
     expect(() => sealPart(record, 'x', Buffer.from('y'), 'aad-t', keyring, 'session')).toThrow(VaultDecryptionError);
+  });
+});
+
+describe("the sealer's text forms (the one place a sealed value becomes text)", () => {
+  const k1 = new EnvMasterKey('k1', randomBytes(32));
+  const keyring = new VaultKeyring([k1]);
+  const sealer = new SecretSealer(keyring);
+  const value = { accessToken: 'at-1', refreshAtMs: 1_800_000_000_000 };
+
+  it('sealText is one JSON string {k, w, c} of base64 parts, as Redis holds it; openText opens it', () => {
+    const text = sealer.sealText('aad-t', value);
+    const { k, w, c } = JSON.parse(text) as { k: string; w: string; c: string };
+    expect(k).toBe('k1');
+    const record = { masterKeyId: k, wrappedKey: Buffer.from(w, 'base64'), ciphertext: Buffer.from(c, 'base64') };
+    expect(JSON.parse(open(record, 'aad-t', keyring, 't').toString())).toEqual(value);
+    expect(sealer.openText('aad-t', text, 't')).toEqual(value);
+    expect(() => sealer.openText('aad-u', text, 't')).toThrow(VaultDecryptionError);
+    expect(() => sealer.openText('aad-t', '{"k":"k1"}', 't')).toThrow(VaultDecryptionError);
+    expect(() => sealer.openText('aad-t', 'not json', 't')).toThrow(SyntaxError);
+  });
+
+  it('sealJsonText gives the three columns as base64, which decode to a record that opens', () => {
+    const parts = sealer.sealJsonText('aad-c', value);
+    const record = {
+      masterKeyId: parts.masterKeyId,
+      wrappedKey: Buffer.from(parts.wrappedKey, 'base64'),
+      ciphertext: Buffer.from(parts.ciphertext, 'base64'),
+    };
+    expect(sealer.openJson('aad-c', record, 'c')).toEqual(value);
   });
 });
 

@@ -5,6 +5,7 @@ import { pino } from 'pino';
 import type { AppConfig } from '../../platform/config/config';
 import { LINE_OPTIONS } from '../../platform/logging/logging.module';
 import { applyServerLimits, serverOptions } from '../../platform/http/http-limits';
+import { SYSTEM_CLOCK } from '../../platform/time/clock';
 
 /** What a process of a group sends its supervisor once it serves (the API listens; a worker consumes). */
 const READY = 'vault-forward:ready';
@@ -79,12 +80,12 @@ class Supervisor {
 
   private fork(): Worker {
     const worker = cluster.fork();
-    const started = Date.now();
+    const started = SYSTEM_CLOCK.epochMs();
     this.members.add(worker);
     worker.on('exit', (code, signal) => {
       this.members.delete(worker);
       if (this.retiring.delete(worker) || this.stopping) return;
-      const quick = Date.now() - started < QUICK_EXIT_MS;
+      const quick = SYSTEM_CLOCK.epochMs() - started < QUICK_EXIT_MS;
       this.quickExits = quick ? this.quickExits + 1 : 0;
       this.logger.error({
         msg: `${this.role} process ${worker.process.pid} exited (${signal ?? `code ${code}`}); starting another`,

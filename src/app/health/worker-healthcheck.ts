@@ -1,4 +1,5 @@
 import { statSync } from 'node:fs';
+import { SYSTEM_CLOCK } from '../../platform/time/clock';
 import { HEARTBEAT_INTERVAL_MS } from './worker-heartbeat.constants';
 
 /**
@@ -10,7 +11,7 @@ function check(file: string | undefined): string | null {
   if (!file) return 'WORKER_HEARTBEAT_FILE is unset';
   const stat = statSync(file, { throwIfNoEntry: false });
   if (!stat) return `no heartbeat yet (${file} does not exist)`;
-  const age = Date.now() - stat.mtimeMs;
+  const age = SYSTEM_CLOCK.epochMs() - stat.mtimeMs;
   return age > 3 * HEARTBEAT_INTERVAL_MS ? `last heartbeat ${Math.round(age / 1000)} s ago` : null;
 }
 

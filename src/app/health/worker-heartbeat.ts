@@ -3,6 +3,7 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdo
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG } from '../../platform/config/config.module';
+import { CLOCK, Clock } from '../../platform/time/clock';
 import { withTimeout } from '../../platform/time/with-timeout';
 import type { AppConfig } from '../../platform/config/config';
 import { REDIS, RedisClient } from '../../platform/redis/redis';
@@ -24,6 +25,7 @@ export class WorkerHeartbeat implements OnApplicationBootstrap, OnApplicationShu
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @InjectDataSource() private readonly db: DataSource,
     @Inject(REDIS) private readonly redis: RedisClient | null,
+    @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -42,7 +44,7 @@ export class WorkerHeartbeat implements OnApplicationBootstrap, OnApplicationShu
         withTimeout(this.db.query('SELECT 1'), CHECK_TIMEOUT_MS),
         this.redis ? withTimeout(this.redis.ping(), CHECK_TIMEOUT_MS) : undefined,
       ]);
-      await writeFile(this.config.workerHeartbeatFile!, `${new Date().toISOString()}\n`);
+      await writeFile(this.config.workerHeartbeatFile!, `${new Date(this.clock.epochMs()).toISOString()}\n`);
     } catch (error) {
       this.logger.warn(`No heartbeat: ${error instanceof Error ? error.message : String(error)}`);
     }

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { open, openPart, seal, SealedParts, SealedRecord, sealPart, sealParts } from './envelope';
+import { open, openPart, seal, SealedParts, SealedRecord, sealPart, sealParts, VaultDecryptionError } from './envelope';
 import { VAULT_KEYRING, VaultKeyring } from './keyring';
 
 /**
@@ -14,6 +14,23 @@ export function boundAad(purpose: string, ...owners: readonly string[]): string 
     if (part.includes('\n')) throw new Error('an AAD part cannot contain a newline');
   }
   return [purpose, 'v1', ...owners].join('\n');
+}
+
+/**
+ * A SealedRecord as text, its bytes in base64: the form for what carries only text (a spool line, a
+ * statement's text parameters that PostgreSQL decodes into the bytea columns).
+ */
+export interface SealedText {
+  ciphertext: string;
+  wrappedKey: string;
+  masterKeyId: string;
+}
+
+/** The one-string form (a Redis value): `{"k": master key id, "w": wrapped key, "c": ciphertext}`, base64. */
+interface SealedString {
+  k: string;
+  w: string;
+  c: string;
 }
 
 /**
@@ -52,6 +69,34 @@ export class SecretSealer {
     } finally {
       plaintext.fill(0);
     }
+  }
+
+  /** sealJson as text parts: three base64 strings where a record's three columns go. */
+  sealJsonText(aad: string, value: unknown): SealedText {
+    const sealed = this.sealJson(aad, value);
+    return {
+      ciphertext: sealed.ciphertext.toString('base64'),
+      wrappedKey: sealed.wrappedKey.toString('base64'),
+      masterKeyId: sealed.masterKeyId,
+    };
+  }
+
+  /** sealJson as one string, for a store that holds a single text value (Redis). */
+  sealText(aad: string, value: unknown): string {
+    const sealed = this.sealJsonText(aad, value);
+    return JSON.stringify({ k: sealed.masterKeyId, w: sealed.wrappedKey, c: sealed.ciphertext } satisfies SealedString);
+  }
+
+  /** The value of a sealText string; throws on a string that is not one, as on one that does not open. */
+  openText<T>(aad: string, text: string, what: string): T {
+    const { k, w, c } = JSON.parse(text) as Partial<SealedString>;
+    if (typeof k !== 'string' || typeof w !== 'string' || typeof c !== 'string')
+      throw new VaultDecryptionError(`${what}: not a sealed value`);
+    return this.openJson<T>(
+      aad,
+      { masterKeyId: k, wrappedKey: Buffer.from(w, 'base64'), ciphertext: Buffer.from(c, 'base64') },
+      what,
+    );
   }
 
   /** Several secrets under one data key, each erasable alone (envelope.sealParts). */

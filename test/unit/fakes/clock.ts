@@ -1,9 +1,10 @@
 import { performance } from 'node:perf_hooks';
 
 /**
- * A clock that moves only when the test says so. The services read the time through Date.now() and
- * node:perf_hooks' performance.now() (an epoch in ms is timeOrigin + now()); both are set from one
- * value here, so what a service computes from "now" (a backoff's due time, a lease's age) is exact.
+ * A clock that moves only when the test says so. The services read the time through the production Clock
+ * (SYSTEM_CLOCK, on Date.now()) and, in the jobs, node:perf_hooks' performance.now() (an epoch in ms is
+ * timeOrigin + now()); both are set from one value here, so what a service computes from "now" (a backoff's
+ * due time, a lease's age) is exact.
  * Jest's fake timers do not reach node:perf_hooks, hence spies. No timer is faked: nothing waits.
  */
 export class FakeClock {

@@ -303,7 +303,7 @@ function keyFitsAlgorithm(key: KeyObject, algorithm: string): boolean {
 export function describePublicFields(
   kind: AuthenticationKind,
   fields: Readonly<Record<string, string>>,
-  now = Date.now(),
+  now: number,
 ): { details: MethodDetails; warnings: MethodWarning[] } {
   const details: MethodDetails = {};
   const warnings: MethodWarning[] = [];

@@ -1,6 +1,7 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
+import { CLOCK, Clock } from '../../../platform/time/clock';
 import { ConfigAuthentications, MAX_EMBEDDED_AUTHENTICATIONS } from '../configs/config-authentications';
 import { ForwardAuthenticationResponse } from './dto/forward-authentication.dto';
 import { ForwardAuthentication } from './forward-authentication.entity';
@@ -12,6 +13,7 @@ export class EmbeddedAuthentications extends ConfigAuthentications {
   constructor(
     @InjectRepository(ForwardAuthentication) private readonly rows: Repository<ForwardAuthentication>,
     private readonly methods: ForwardAuthenticationsService,
+    @Inject(CLOCK) private readonly clock: Clock,
   ) {
     super();
   }
@@ -35,9 +37,10 @@ export class EmbeddedAuthentications extends ConfigAuthentications {
     const definitions = new Map<string, Awaited<ReturnType<ForwardAuthenticationsService['definitionsByKind']>>>();
     for (const configId of new Set(rows.filter((r) => r.shape === 'gr4vy').map((r) => r.configId)))
       definitions.set(configId, await this.methods.definitionsByKind(merchantAccountId, configId));
+    const readAtMs = this.clock.epochMs();
     for (const row of rows) {
       const definition = definitions.get(row.configId)?.get(row.kind);
-      byConfig.get(row.configId)?.push(ForwardAuthenticationResponse.from({ ...row, definition }));
+      byConfig.get(row.configId)?.push(ForwardAuthenticationResponse.from({ ...row, readAtMs, definition }));
     }
     return byConfig;
   }

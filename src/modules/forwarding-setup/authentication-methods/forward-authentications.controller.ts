@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Put } from '@nestjs/common';
 import {
   ApiBody,
   ApiCreatedResponse,
@@ -14,6 +14,7 @@ import { ApiProblems } from '../../../platform/openapi/api-problems';
 import { KeysetRequest } from '../../../platform/pagination/keyset';
 import { Keyset, Paginated } from '../../../platform/pagination/paginated.decorator';
 import { CommonErrors } from '../../../platform/problem/common.errors';
+import { CLOCK, Clock } from '../../../platform/time/clock';
 import { VaultForwardConfigErrors } from '../configs/vault-forward-configs.errors';
 import { ProblemException } from '../../../platform/problem/problem';
 import {
@@ -22,6 +23,7 @@ import {
   ForwardAuthenticationResponse,
   Gr4vyForwardAuthenticationResponse,
   isDefinitionKind,
+  RenderedMethod,
   UpdateForwardAuthenticationDto,
 } from './dto/forward-authentication.dto';
 import { ForwardAuthentication } from './forward-authentication.entity';
@@ -38,6 +40,7 @@ export class ForwardAuthenticationsController {
   constructor(
     private readonly methods: ForwardAuthenticationsService,
     private readonly lists: ForwardAuthenticationsList,
+    @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
   @Post()
@@ -62,13 +65,12 @@ export class ForwardAuthenticationsController {
       return this.render(merchant, configId, created);
     }
     refuseOurs(body.display_name, 'display_name', 'label', true);
-    return ForwardAuthenticationResponse.from(
-      await this.methods.create(merchant, configId, {
-        kind: body.kind,
-        label: body.label!,
-        fields: body.fields as Record<string, unknown>,
-      }),
-    );
+    const created = await this.methods.create(merchant, configId, {
+      kind: body.kind,
+      label: body.label!,
+      fields: body.fields as Record<string, unknown>,
+    });
+    return ForwardAuthenticationResponse.from({ ...created, readAtMs: this.clock.epochMs() });
   }
 
   /** One method in its shape: Gr4vy's needs its config's definition. */
@@ -77,9 +79,10 @@ export class ForwardAuthenticationsController {
     configId: string,
     method: ForwardAuthentication,
   ): Promise<AnyAuthenticationResponse> {
-    if (method.shape !== 'gr4vy') return ForwardAuthenticationResponse.from(method);
+    const readAtMs = this.clock.epochMs();
+    if (method.shape !== 'gr4vy') return ForwardAuthenticationResponse.from({ ...method, readAtMs });
     const definitions = await this.methods.definitionsByKind(merchant, configId);
-    return ForwardAuthenticationResponse.from({ ...method, definition: definitions.get(method.kind) });
+    return ForwardAuthenticationResponse.from({ ...method, readAtMs, definition: definitions.get(method.kind) });
   }
 
   @Get()
@@ -99,11 +102,12 @@ export class ForwardAuthenticationsController {
     @MerchantAccountId() merchant: string,
     @Param('config_id') configId: string,
     @Keyset() keyset: KeysetRequest,
-  ): Promise<ForwardAuthentication[]> {
+  ): Promise<RenderedMethod[]> {
     const rows = await this.lists.list(merchant, configId, keyset);
-    if (!rows.some((row) => row.shape === 'gr4vy')) return rows;
+    const readAtMs = this.clock.epochMs();
+    if (!rows.some((row) => row.shape === 'gr4vy')) return rows.map((row) => Object.assign(row, { readAtMs }));
     const definitions = await this.methods.definitionsByKind(merchant, configId);
-    return rows.map((row) => Object.assign(row, { definition: definitions.get(row.kind) }));
+    return rows.map((row) => Object.assign(row, { readAtMs, definition: definitions.get(row.kind) }));
   }
 
   @Get(':id')

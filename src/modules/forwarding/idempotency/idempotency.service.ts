@@ -1,8 +1,9 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { ProblemException } from '../../../platform/problem/problem';
 import { isDatabaseUnavailable } from '../../../platform/problem/database-errors';
+import { CLOCK, Clock } from '../../../platform/time/clock';
 import { boundAad, SecretSealer } from '../../vault/secret-sealer';
 import { IdempotencyErrors } from './idempotency.errors';
 
@@ -161,6 +162,7 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
   constructor(
     private readonly dataSource: DataSource,
     private readonly sealer: SecretSealer,
+    @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
   onModuleInit(): void {
@@ -217,7 +219,7 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
     kind: IdempotencyKind,
     options: { waitMs?: number } = {},
   ): Promise<IdempotencyClaim> {
-    const deadline = Date.now() + (options.waitMs ?? 0);
+    const deadline = this.clock.epochMs() + (options.waitMs ?? 0);
     for (let delay = 20; ; delay = Math.min(delay * 2, 250)) {
       const id = randomUUID();
       const taken = await this.dataSource
@@ -263,8 +265,9 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
         if (row.job_id) return { outcome: 'replay', jobId: row.job_id };
         return { outcome: 'replay', response: this.openResponse(merchantAccountId, key, row) };
       }
-      if (Date.now() >= deadline) return { outcome: 'in-progress' };
-      await new Promise((resolve) => setTimeout(resolve, Math.min(delay, Math.max(1, deadline - Date.now()))));
+      const left = deadline - this.clock.epochMs();
+      if (left <= 0) return { outcome: 'in-progress' };
+      await new Promise((resolve) => setTimeout(resolve, Math.min(delay, Math.max(1, left))));
     }
   }
 

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { constants, createReadStream } from 'node:fs';
 import { mkdir, open, readdir, rename, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import { SYSTEM_CLOCK } from '../../../platform/time/clock';
 import type { ForwardRecord } from './forward-record';
 
 /**
@@ -66,6 +67,8 @@ export class ForwardRecordSpool {
   constructor(
     readonly dir: string,
     private readonly openFile: OpenSpoolFile = openForAppend,
+    /** Epoch ms for the files' names. */
+    private readonly now: () => number = () => SYSTEM_CLOCK.epochMs(),
   ) {}
 
   /** Appends the entries and returns once they are on disk. Rejects, leaving the file as it was, if they may not be. */
@@ -202,7 +205,7 @@ export class ForwardRecordSpool {
   async reject(entries: SpoolEntry[]): Promise<string> {
     const dir = join(this.dir, 'rejected');
     await mkdir(dir, { recursive: true, mode: 0o700 });
-    const path = join(dir, `${OWNER}-${Date.now()}.jsonl`);
+    const path = join(dir, `${OWNER}-${this.now()}.jsonl`);
     const handle = await open(path, 'a', 0o600);
     try {
       await writeAll(handle, asLines(entries));
@@ -222,7 +225,7 @@ export class ForwardRecordSpool {
 
   private async newFile(): Promise<AppendFile> {
     await mkdir(this.dir, { recursive: true, mode: 0o700 });
-    const path = join(this.dir, `${OWNER}-${Date.now()}-${++this.sequence}${OPEN_SUFFIX}`);
+    const path = join(this.dir, `${OWNER}-${this.now()}-${++this.sequence}${OPEN_SUFFIX}`);
     const handle = await this.openFile(path);
     try {
       await this.syncDir();

@@ -1,3 +1,5 @@
+import type { SealedText } from '../../vault/secret-sealer';
+
 /**
  * One forward's disclosure record, as the writer batches it and the spool stores it: its own file so
  * that both import it and neither imports the other.
@@ -42,10 +44,7 @@ interface RecordedBodies {
 }
 
 /** RecordedBodies as stored: the three texts sealed as one JSON value, the truncation flags beside it. */
-export interface SealedBodies {
-  ciphertext: string;
-  wrappedKey: string;
-  masterKeyId: string;
+export interface SealedBodies extends SealedText {
   requestBodyTruncated: boolean;
   responseBodyTruncated: boolean;
 }

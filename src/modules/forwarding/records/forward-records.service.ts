@@ -9,6 +9,7 @@ import {
 } from '../../../platform/problem/database-errors';
 import { Sql } from '../../../platform/database/sql';
 import { StatementBatcher } from '../../../platform/database/statement-batcher';
+import { CLOCK, Clock } from '../../../platform/time/clock';
 import { withTimeout } from '../../../platform/time/with-timeout';
 import { SecretSealer } from '../../vault/secret-sealer';
 import type { ForwardRecord } from './forward-record';
@@ -169,9 +170,10 @@ export class ForwardRecordsService implements OnApplicationBootstrap, OnModuleDe
     @Inject(APP_CONFIG) config: AppConfig,
     metrics: Metrics,
     private readonly sealer: SecretSealer,
+    @Inject(CLOCK) private readonly clock: Clock,
     @Optional() @Inject(OPEN_SPOOL_FILE) openSpoolFile?: OpenSpoolFile,
   ) {
-    this.spool = new ForwardRecordSpool(config.forwardRecordSpoolDir, openSpoolFile);
+    this.spool = new ForwardRecordSpool(config.forwardRecordSpoolDir, openSpoolFile, () => clock.epochMs());
     metrics.gauge(
       'forward_disclosures_waiting',
       'Forwards with card data waiting for their record to be committed or spooled before they are sent.',
@@ -265,7 +267,7 @@ export class ForwardRecordsService implements OnApplicationBootstrap, OnModuleDe
         this.databaseFailed(error, `could not commit ${records.length} disclosures; spooling them`);
       }
     }
-    const at = new Date().toISOString();
+    const at = new Date(this.clock.epochMs()).toISOString();
     try {
       await this.spoolAppend(records.map((record) => ({ kind: 'pending', at, record: asPending(record) })));
     } catch (error) {
@@ -289,7 +291,7 @@ export class ForwardRecordsService implements OnApplicationBootstrap, OnModuleDe
         this.databaseFailed(error, `could not record ${batch.length} forwards; spooling them`);
       }
     }
-    const at = new Date().toISOString();
+    const at = new Date(this.clock.epochMs()).toISOString();
     try {
       await this.spoolAppend(
         batch.map((record) => ({ kind: 'final', at, record: { ...record, disclosedInTable: undefined } })),

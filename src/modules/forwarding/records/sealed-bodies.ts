@@ -24,11 +24,8 @@ export function sealBodies(sealer: SecretSealer, record: ForwardRecord): SealedB
     request_body: bodies.requestBody ?? null,
     response_body: bodies.responseBody ?? null,
   };
-  const sealed = sealer.sealJson(boundAad(PURPOSE, record.merchantAccountId, record.id), plaintext);
   return {
-    ciphertext: sealed.ciphertext.toString('base64'),
-    wrappedKey: sealed.wrappedKey.toString('base64'),
-    masterKeyId: sealed.masterKeyId,
+    ...sealer.sealJsonText(boundAad(PURPOSE, record.merchantAccountId, record.id), plaintext),
     requestBodyTruncated: bodies.requestBodyTruncated === true,
     responseBodyTruncated: bodies.responseBodyTruncated === true,
   };

@@ -27,6 +27,7 @@ import { ProblemException } from '../../../platform/problem/problem';
 import { toProblem } from '../../../platform/problem/problem.filter';
 import { isDatabaseUnavailable } from '../../../platform/problem/database-errors';
 import { Metrics } from '../../../platform/metrics/metrics.service';
+import { CLOCK, Clock } from '../../../platform/time/clock';
 import {
   ForwardAuthenticationsService,
   UsableAuthenticationMethod,
@@ -177,6 +178,7 @@ export class ForwardExecutor {
     private readonly responses: ResponseFilter,
     private readonly mle: MleAnswers,
     @Inject(APP_CONFIG) private readonly appConfig: AppConfig,
+    @Inject(CLOCK) private readonly clock: Clock,
   ) {
     this.recordBodies = appConfig.forwardRecordBodyRetentionDays > 0;
   }
@@ -301,7 +303,8 @@ export class ForwardExecutor {
       body: filled.body,
     };
     // After the placeholders, in the caller's order: what a method signs or encrypts is what is sent.
-    if (methods.length > 0) request = await this.steps.apply(request, methods, Date.now(), target.policy.hosts);
+    if (methods.length > 0)
+      request = await this.steps.apply(request, methods, this.clock.epochMs(), target.policy.hosts);
     // Headers a method set or changed (a signature), and the query string, which the record leaves out too.
     const withheld = [...filled.withheld, plan.url.search.slice(1)];
     for (const [name, value] of Object.entries(request.headers))

@@ -16,7 +16,7 @@ import {
 } from '../../forwarding-setup/authentication-kinds/kinds';
 import { parseCertificates } from '../../forwarding-setup/authentication-kinds/method-fields';
 import { signingKeyFits } from '../../forwarding-setup/authentication-kinds/signer-fields';
-import { CLOCK, Clock } from '../../../platform/time/clock';
+import { CLOCK, Clock, SYSTEM_CLOCK } from '../../../platform/time/clock';
 import { DEFAULT_SIGNATURE_COMPONENTS } from '../../forwarding-setup/authentication-kinds/signer-kinds';
 import { signerHeaders } from '../../forwarding-setup/request-signers/signers';
 import type { SignerMaterial } from '../../forwarding-setup/request-signers/signers';
@@ -118,7 +118,7 @@ export class AuthenticationSteps {
   async apply(
     request: OutboundRequest,
     methods: readonly UsableAuthenticationMethod[],
-    nowMs = (this.clock?.now() ?? new Date()).getTime(),
+    nowMs = (this.clock ?? SYSTEM_CLOCK).epochMs(),
     configHosts: ReadonlySet<string> = new Set(),
   ): Promise<OutboundRequest> {
     let current = request;

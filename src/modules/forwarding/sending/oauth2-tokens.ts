@@ -4,6 +4,7 @@ import type { AppConfig } from '../../../platform/config/config';
 import { APP_CONFIG } from '../../../platform/config/config.module';
 import { ProblemException } from '../../../platform/problem/problem';
 import { SharedCaches } from '../../../platform/redis/shared-cache';
+import { CLOCK, Clock } from '../../../platform/time/clock';
 import { addressKind } from '../../forwarding-setup/targets/addresses';
 import { hostsEnable } from '../../forwarding-setup/targets/http-methods';
 import { transportOf } from '../../forwarding-setup/targets/transport';
@@ -56,10 +57,11 @@ export class OAuth2Tokens {
     private readonly downstream: DownstreamClient,
     caches: SharedCaches,
     shared: SharedTokens,
+    @Inject(CLOCK) clock: Clock,
   ) {
     this.cache = new TokenCache(
       caches.create<HeldToken>(OAUTH2_TOKENS_CACHE, { max: 10_000, ttlMs: MAX_TOKEN_LIFETIME_S * 1000 }),
-      Date.now,
+      () => clock.epochMs(),
       shared,
     );
   }

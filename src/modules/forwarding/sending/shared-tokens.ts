@@ -8,6 +8,7 @@ import {
   RedisAvailability,
   RedisClient,
 } from '../../../platform/redis/redis';
+import { CLOCK, Clock } from '../../../platform/time/clock';
 import { withTimeout } from '../../../platform/time/with-timeout';
 import { boundAad, SecretSealer } from '../../vault/secret-sealer';
 import type { HeldToken, SharedTokenStore } from './token-cache';
@@ -48,6 +49,7 @@ export class SharedTokens implements SharedTokenStore {
     @Inject(REDIS) private readonly redis: RedisClient | null,
     @Inject(REDIS_AVAILABILITY) private readonly availability: RedisAvailability | null,
     private readonly sealer: SecretSealer,
+    @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
   async obtain(
@@ -73,8 +75,8 @@ export class SharedTokens implements SharedTokenStore {
     }
     // null: another process is asking; undefined: Redis did not answer, so no one can be waited for.
     if (locked === null) {
-      const deadline = Date.now() + lockMs;
-      while (Date.now() < deadline) {
+      const deadline = this.clock.epochMs() + lockMs;
+      while (this.clock.epochMs() < deadline) {
         await delay(WAIT_STEP_MS);
         const stored = await this.read(key, methodId, version);
         if (stored) return stored.held;
@@ -100,17 +102,12 @@ export class SharedTokens implements SharedTokenStore {
     fetch: () => Promise<HeldToken>,
   ): Promise<HeldToken> {
     const held = await fetch();
-    const ttlMs = Math.floor(held.refreshAtMs - Date.now());
+    const ttlMs = Math.floor(held.refreshAtMs - this.clock.epochMs());
     if (ttlMs > 0) {
-      const sealed = this.sealer.sealJson(tokenAad(methodId, version), {
+      const value = this.sealer.sealText(tokenAad(methodId, version), {
         accessToken: held.accessToken,
         refreshAtMs: held.refreshAtMs,
       } satisfies SealedToken);
-      const value = JSON.stringify({
-        k: sealed.masterKeyId,
-        w: sealed.wrappedKey.toString('base64'),
-        c: sealed.ciphertext.toString('base64'),
-      });
       await this.command((redis) => redis.set(key, value, 'PX', ttlMs));
     }
     return held;
@@ -122,18 +119,13 @@ export class SharedTokens implements SharedTokenStore {
     if (typeof raw !== 'string') return null;
     let token: SealedToken;
     try {
-      const { k, w, c } = JSON.parse(raw) as { k: string; w: string; c: string };
-      token = this.sealer.openJson<SealedToken>(
-        tokenAad(methodId, version),
-        { masterKeyId: k, wrappedKey: Buffer.from(w, 'base64'), ciphertext: Buffer.from(c, 'base64') },
-        key,
-      );
+      token = this.sealer.openText<SealedToken>(tokenAad(methodId, version), raw, key);
     } catch (error) {
       // Sealed under a master key this process lacks, or not ours: asked for again, as if absent.
       this.logger.debug(`cannot open the shared token ${key}: ${(error as Error).name}`);
       return null;
     }
-    if (!(token.refreshAtMs > Date.now())) return null;
+    if (!(token.refreshAtMs > this.clock.epochMs())) return null;
     return { held: { version, accessToken: token.accessToken, refreshAtMs: token.refreshAtMs }, raw };
   }
 

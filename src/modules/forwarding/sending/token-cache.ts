@@ -63,7 +63,7 @@ export class TokenCache {
 
   constructor(
     private readonly store: SharedCache<HeldToken>,
-    private readonly now: () => number = Date.now,
+    private readonly now: () => number,
     private readonly shared: SharedTokenStore | null = null,
   ) {}
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createPrivateKey } from 'node:crypto';
 import { SignJWT } from 'jose';
+import { SYSTEM_CLOCK } from '../../../platform/time/clock';
 import { ApiKeyAlgorithm } from './api-key.entity';
 
 const DEFAULT_TOKEN_SCOPES = ['*.read', '*.write'];
@@ -30,7 +31,7 @@ export async function signToken(options: {
     throw new RangeError(`ttl must be a whole number of seconds between 1 and ${MAX_TOKEN_TTL_SECONDS}`);
   }
   const alg = algorithmOf(options.privateKeyPem);
-  const now = Math.floor(Date.now() / 1000);
+  const now = Math.floor(SYSTEM_CLOCK.epochMs() / 1000);
   return new SignJWT({ scopes: options.scopes ?? DEFAULT_TOKEN_SCOPES })
     .setProtectedHeader({ alg, kid: options.keyId, typ: 'JWT' })
     .setIssuedAt(now)

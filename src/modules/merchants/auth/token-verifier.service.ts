@@ -3,6 +3,7 @@ import { decodeProtectedHeader, errors as joseErrors, importJWK, jwtVerify, JWTP
 import { LRUCache } from 'lru-cache';
 import { APP_CONFIG } from '../../../platform/config/config.module';
 import type { AppConfig } from '../../../platform/config/config';
+import { CLOCK, Clock } from '../../../platform/time/clock';
 import { ApiKeyAlgorithm } from './api-key.entity';
 import { SharedCache, SharedCaches } from '../../../platform/redis/shared-cache';
 import { API_KEY_CACHE, ApiKeysService } from './api-keys.service';
@@ -20,7 +21,7 @@ interface CachedKey {
   algorithm: ApiKeyAlgorithm;
   merchantAccountId: string | null;
   key: CryptoKey;
-  /** Date.now() when the row was read: no token verified with this entry is kept past its expiry. */
+  /** Epoch ms when the row was read: no token verified with this entry is kept past its expiry. */
   loadedAt: number;
 }
 
@@ -58,6 +59,7 @@ export class TokenVerifier {
     private readonly apiKeys: ApiKeysService,
     @Inject(APP_CONFIG) config: AppConfig,
     caches: SharedCaches,
+    @Inject(CLOCK) private readonly clock: Clock,
   ) {
     this.verified =
       config.tokenCacheSize > 0
@@ -76,16 +78,17 @@ export class TokenVerifier {
   async verify(token: string): Promise<VerifiedToken> {
     const cached = this.verified?.get(token);
     if (cached) {
-      if (cached.expiresAt + CLOCK_TOLERANCE_SECONDS > Date.now() / 1000) return cached;
+      if (cached.expiresAt + CLOCK_TOLERANCE_SECONDS > this.clock.epochMs() / 1000) return cached;
       this.verified?.delete(token);
     }
     // A revocation that lands while this token is being verified must not be undone by storing it.
     const snapshot = this.keys.snapshot();
     const { result, key } = await this.verifyUncached(token);
     if (this.verified && this.keys.snapshot() === snapshot) {
+      const nowMs = this.clock.epochMs();
       const ttl = Math.min(
-        key.loadedAt + KEY_CACHE_TTL_MS - Date.now(),
-        (result.expiresAt + CLOCK_TOLERANCE_SECONDS) * 1000 - Date.now(),
+        key.loadedAt + KEY_CACHE_TTL_MS - nowMs,
+        (result.expiresAt + CLOCK_TOLERANCE_SECONDS) * 1000 - nowMs,
       );
       if (ttl > 0) {
         this.verified.set(token, result, { ttl });
@@ -143,6 +146,7 @@ export class TokenVerifier {
         algorithms: [key.algorithm],
         requiredClaims: ['iat', 'nbf', 'exp', 'jti'],
         clockTolerance: CLOCK_TOLERANCE_SECONDS,
+        currentDate: new Date(this.clock.epochMs()),
       }));
     } catch (error) {
       throw unauthorized(describeJoseError(error));
@@ -153,7 +157,7 @@ export class TokenVerifier {
         `The token lives ${exp - iat} s; "exp" may be at most ${MAX_TOKEN_LIFETIME_SECONDS} s after "iat".`,
       );
     }
-    if (iat > Date.now() / 1000 + CLOCK_TOLERANCE_SECONDS) {
+    if (iat > this.clock.epochMs() / 1000 + CLOCK_TOLERANCE_SECONDS) {
       throw unauthorized('The token was issued in the future ("iat").');
     }
     const scopes = payload.scopes;
@@ -175,7 +179,7 @@ export class TokenVerifier {
     const cached = this.keys.get(id);
     if (cached) return cached;
     const snapshot = this.keys.snapshot();
-    const loadedAt = Date.now();
+    const loadedAt = this.clock.epochMs();
     const row = await this.apiKeys.findActive(id);
     if (!row) return null;
     const entry: CachedKey = {

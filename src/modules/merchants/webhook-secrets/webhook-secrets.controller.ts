@@ -5,8 +5,7 @@ import { MerchantAccountId } from '../access/principal';
 import { RequireScope } from '../access/scopes';
 import { KeysetRequest } from '../../../platform/pagination/keyset';
 import { Keyset, Paginated } from '../../../platform/pagination/paginated.decorator';
-import { CreatedWebhookSecretResponse, WebhookSecretResponse } from './dto/webhook-secret.dto';
-import { WebhookSecret } from './webhook-secret.entity';
+import { CreatedWebhookSecretResponse, ListedWebhookSecret, WebhookSecretResponse } from './dto/webhook-secret.dto';
 import { WebhookSecretsService } from './webhook-secrets.service';
 
 /**
@@ -36,7 +35,7 @@ export class WebhookSecretsController {
     summary: 'List the webhook signing secrets (never the secret), newest first, with cursor pagination',
   })
   @Paginated({ default: 20, max: 100, scope: 'vault-forward-webhook-secrets', item: WebhookSecretResponse })
-  list(@MerchantAccountId() merchant: string, @Keyset() keyset: KeysetRequest): Promise<WebhookSecret[]> {
+  list(@MerchantAccountId() merchant: string, @Keyset() keyset: KeysetRequest): Promise<ListedWebhookSecret[]> {
     return this.secrets.list(merchant, keyset);
   }
 }

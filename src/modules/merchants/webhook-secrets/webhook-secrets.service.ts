@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { DataSource, Repository } from 'typeorm';
 import { KeysetRequest, seekPage } from '../../../platform/pagination/keyset';
+import { CLOCK, Clock } from '../../../platform/time/clock';
 import { SecretSealer } from '../../vault/secret-sealer';
-import { CreatedWebhookSecretResponse, WebhookSecretResponse } from './dto/webhook-secret.dto';
+import { CreatedWebhookSecretResponse, ListedWebhookSecret, WebhookSecretResponse } from './dto/webhook-secret.dto';
 import { WebhookSecret } from './webhook-secret.entity';
 import { WebhookSecretEvents } from './webhook-secret-events';
 import { formatSecret, newSecretKey, ROTATION_OVERLAP_HOURS, webhookSecretAad } from './webhook-secret-key';
@@ -17,6 +18,7 @@ export class WebhookSecretsService {
     private readonly dataSource: DataSource,
     private readonly sealer: SecretSealer,
     private readonly events: WebhookSecretEvents,
+    @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
   /**
@@ -48,18 +50,24 @@ export class WebhookSecretsService {
       });
       await afterCommit();
       const row = await this.secrets.findOneByOrFail({ id, merchantAccountId });
-      return { ...WebhookSecretResponse.from(row), secret: formatSecret(key) };
+      return { ...WebhookSecretResponse.from(this.listed(row)), secret: formatSecret(key) };
     } finally {
       key.fill(0);
     }
   }
 
   /** One page, as `seekPage` fetches it (up to keyset.limit + 1 rows). */
-  list(merchantAccountId: string, keyset: KeysetRequest): Promise<WebhookSecret[]> {
-    return seekPage(
+  async list(merchantAccountId: string, keyset: KeysetRequest): Promise<ListedWebhookSecret[]> {
+    const rows = await seekPage(
       this.secrets.createQueryBuilder('s').where('s.merchant_account_id = :merchantAccountId', { merchantAccountId }),
       's',
       keyset,
     );
+    return rows.map((row) => this.listed(row));
+  }
+
+  private listed(row: WebhookSecret): ListedWebhookSecret {
+    const nowMicros = BigInt(Math.floor(this.clock.epochMs() * 1000));
+    return Object.assign(row, { expired: row.expiresAt !== null && row.expiresAt.toEpochMicros() <= nowMicros });
   }
 }

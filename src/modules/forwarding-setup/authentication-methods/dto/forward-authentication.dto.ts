@@ -63,6 +63,9 @@ export class UpdateForwardAuthenticationDto {
   fields?: Record<string, unknown> | unknown[];
 }
 
+/** A method as a response is made from it: when it was read, and its definition for Gr4vy's shape. */
+export type RenderedMethod = ForwardAuthentication & { readAtMs: number; definition?: AuthenticationDefinition };
+
 export class ForwardAuthenticationResponse {
   @ApiProperty({ type: String, enum: ['vault-forward-authentication'] })
   type!: 'vault-forward-authentication';
@@ -101,11 +104,11 @@ export class ForwardAuthenticationResponse {
   @ApiTimestamp()
   updated_at!: string;
 
-  /** In the shape the method was created in; Gr4vy's needs the definition's authentication of its kind. */
-  static from(
-    this: void,
-    method: ForwardAuthentication & { definition?: AuthenticationDefinition },
-  ): ForwardAuthenticationResponse | Gr4vyForwardAuthenticationResponse {
+  /**
+   * In the shape the method was created in; Gr4vy's needs the definition's authentication of its kind.
+   * `readAtMs` (the Clock's epochMs when it was read) dates the certificate expiry warnings.
+   */
+  static from(this: void, method: RenderedMethod): ForwardAuthenticationResponse | Gr4vyForwardAuthenticationResponse {
     return method.shape === 'gr4vy' ? gr4vyView(method, method.definition) : ourView(method);
   }
 }
@@ -127,10 +130,10 @@ export interface Gr4vyForwardAuthenticationResponse {
 }
 
 function gr4vyView(
-  method: ForwardAuthentication,
+  method: RenderedMethod,
   definition: AuthenticationDefinition | undefined,
 ): Gr4vyForwardAuthenticationResponse {
-  const described = describePublicFields(method.kind, method.fields);
+  const described = describePublicFields(method.kind, method.fields, method.readAtMs);
   return {
     type: 'vault-forward-config-authentication',
     id: method.id,
@@ -149,8 +152,8 @@ function gr4vyView(
   };
 }
 
-function ourView(method: ForwardAuthentication): ForwardAuthenticationResponse {
-  const described = describePublicFields(method.kind, method.fields);
+function ourView(method: RenderedMethod): ForwardAuthenticationResponse {
+  const described = describePublicFields(method.kind, method.fields, method.readAtMs);
   return {
     type: 'vault-forward-authentication',
     id: method.id,

@@ -4,6 +4,9 @@ import { WebhookSecret } from '../webhook-secret.entity';
 
 type WebhookSecretStatus = 'active' | 'rotated' | 'expired';
 
+/** A secret as listed: whether it expired, by the service's clock when it was read. */
+export type ListedWebhookSecret = WebhookSecret & { expired: boolean };
+
 export class WebhookSecretResponse {
   @ApiProperty({ type: String, enum: ['vault-forward-webhook-secret'] })
   type!: 'vault-forward-webhook-secret';
@@ -24,12 +27,11 @@ export class WebhookSecretResponse {
   })
   expires_at!: string | null;
 
-  static from(this: void, row: WebhookSecret): WebhookSecretResponse {
-    const expired = row.expiresAt !== null && row.expiresAt.toEpochMicros() <= BigInt(Date.now()) * 1000n;
+  static from(this: void, row: ListedWebhookSecret): WebhookSecretResponse {
     return {
       type: 'vault-forward-webhook-secret',
       id: row.id,
-      status: row.expiresAt === null ? 'active' : expired ? 'expired' : 'rotated',
+      status: row.expiresAt === null ? 'active' : row.expired ? 'expired' : 'rotated',
       created_at: row.createdAt.toISOString(),
       expires_at: row.expiresAt?.toISOString() ?? null,
     };
