@@ -26,7 +26,6 @@ import {
 } from './dto/forward-authentication.dto';
 import { ForwardAuthentication } from './forward-authentication.entity';
 import { ForwardAuthenticationErrors } from './forward-authentications.errors';
-import { ForwardAuthenticationsList } from './forward-authentications.list';
 import { ForwardAuthenticationsService } from './forward-authentications.service';
 import { AUTHENTICATION_KINDS, KINDS } from '../authentication-kinds/kinds';
 import { REQUEST_SCHEMA, RESPONSE_SCHEMA, UPDATE_SCHEMA_NAME } from './openapi';
@@ -35,10 +34,7 @@ import { REQUEST_SCHEMA, RESPONSE_SCHEMA, UPDATE_SCHEMA_NAME } from './openapi';
 @MerchantScoped()
 @Controller('vault-forward/configs/:config_id/authentications')
 export class ForwardAuthenticationsController {
-  constructor(
-    private readonly methods: ForwardAuthenticationsService,
-    private readonly lists: ForwardAuthenticationsList,
-  ) {}
+  constructor(private readonly methods: ForwardAuthenticationsService) {}
 
   @Post()
   @HttpCode(201)
@@ -100,7 +96,7 @@ export class ForwardAuthenticationsController {
     @Param('config_id') configId: string,
     @Keyset() keyset: KeysetRequest,
   ): Promise<ForwardAuthentication[]> {
-    const rows = await this.lists.list(merchant, configId, keyset);
+    const rows = await this.methods.list(merchant, configId, keyset);
     if (!rows.some((row) => row.shape === 'gr4vy')) return rows;
     const definitions = await this.methods.definitionsByKind(merchant, configId);
     return rows.map((row) => Object.assign(row, { definition: definitions.get(row.kind) }));
