@@ -144,7 +144,7 @@ const DETAIL_COLUMNS = {
   responseBodyTruncated: true,
 } satisfies { [K in keyof ForwardRecordEntity]: true };
 
-export interface ActivityRow {
+interface ActivityRow {
   minute: { toISOString(): string };
   until: { toISOString(): string };
   succeeded: string;

@@ -13,7 +13,7 @@ const ERASE_COLUMNS = `ciphertext = NULL, security_code_ciphertext = NULL, three
   card_source = NULL, payment_method_id = NULL, scheme = NULL, label = NULL, expiration_date = NULL, metadata = NULL,
   security_code_claim = NULL, security_code_claimed_until = NULL, erased_at = now(), updated_at = now()`;
 
-export interface CardRow {
+interface CardRow {
   expired: boolean;
   erased: boolean;
   card_source: 'card' | 'id' | null;
