@@ -40,7 +40,7 @@ export class SealedRowsRepository {
       // Identifiers come from SEALED_TABLES, never from input.
       const rows = await tx.query<SealedRow[]>(
         `SELECT ${columns}, wrapped_key, master_key_id FROM ${table.table}
-          WHERE master_key_id <> $1 AND ${table.key} > $2::${table.keyType} ORDER BY ${table.key} LIMIT $3 FOR UPDATE SKIP LOCKED`,
+        WHERE master_key_id <> $1 AND ${table.key} > $2::${table.keyType} ORDER BY ${table.key} LIMIT $3 FOR UPDATE SKIP LOCKED`,
         [currentKeyId, after, batchSize],
       );
       for (const row of rows) {

@@ -227,11 +227,11 @@ export class ForwardRecordsRepository {
   async purgeBodies(retentionDays: number, batch: number): Promise<number> {
     const [, updated] = await this.records.query<[unknown[], number]>(
       `UPDATE vault_forward_requests
-          SET ciphertext = NULL, wrapped_key = NULL, master_key_id = NULL, request_body_truncated = false,
-              response_body_truncated = false
-        WHERE id IN (SELECT id FROM vault_forward_requests
-                      WHERE wrapped_key IS NOT NULL AND created_at < now() - make_interval(days => $1)
-                      LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+            SET ciphertext = NULL, wrapped_key = NULL, master_key_id = NULL, request_body_truncated = false,
+                response_body_truncated = false
+          WHERE id IN (SELECT id FROM vault_forward_requests
+                        WHERE wrapped_key IS NOT NULL AND created_at < now() - make_interval(days => $1)
+                        LIMIT $2 FOR UPDATE SKIP LOCKED)`,
       [retentionDays, batch],
     );
     return updated;

@@ -38,7 +38,7 @@ export class WebhookSecretsRepository {
       ]);
       await manager.query(
         `UPDATE vault_forward_webhook_secrets SET rotated_at = now(), expires_at = now() + make_interval(hours => $2)
-          WHERE merchant_account_id = $1 AND rotated_at IS NULL`,
+            WHERE merchant_account_id = $1 AND rotated_at IS NULL`,
         [merchantAccountId, ROTATION_OVERLAP_HOURS],
       );
       await manager.query(

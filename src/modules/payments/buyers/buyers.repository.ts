@@ -39,10 +39,10 @@ export class BuyersRepository {
   async update(merchantAccountId: string, id: string, changes: BuyerChanges): Promise<boolean> {
     const [, affected] = await this.buyers.query<[unknown, number]>(
       `UPDATE buyers
-          SET display_name = CASE WHEN $3 THEN $4 ELSE display_name END,
-              external_identifier = CASE WHEN $5 THEN $6 ELSE external_identifier END,
-              updated_at = now()
-        WHERE id = $1 AND merchant_account_id = $2`,
+            SET display_name = CASE WHEN $3 THEN $4 ELSE display_name END,
+                external_identifier = CASE WHEN $5 THEN $6 ELSE external_identifier END,
+                updated_at = now()
+          WHERE id = $1 AND merchant_account_id = $2`,
       [
         id,
         merchantAccountId,
