@@ -7,6 +7,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { ApiKey } from '../src/modules/merchants/auth/api-key.entity';
+import { ApiKeysRepository } from '../src/modules/merchants/auth/api-keys.repository';
 import { ApiKeysService } from '../src/modules/merchants/auth/api-keys.service';
 import { signToken } from '../src/modules/merchants/auth/token-signer';
 import { createDataSource } from '../src/platform/database/data-source';
@@ -80,10 +81,8 @@ export async function benchMerchantToken(databaseUrl: string): Promise<string> {
   try {
     await db.query(`INSERT INTO merchant_accounts (id, display_name) VALUES ('bench', 'Bench')`);
     // create() needs the repository only.
-    const key = await new ApiKeysService(db.getRepository(ApiKey), new SharedCaches(null, null, new Metrics())).create(
-      'bench',
-      'ES256',
-    );
+    const keys = new ApiKeysRepository(db.getRepository(ApiKey));
+    const key = await new ApiKeysService(keys, new SharedCaches(null, null, new Metrics())).create('bench', 'ES256');
     return await signToken({ privateKeyPem: key.privateKeyPem, keyId: key.id, scopes: ['*.write', '*.read'] });
   } finally {
     await db.destroy();

@@ -5,6 +5,7 @@ import { Clock, CLOCK, SYSTEM_CLOCK } from '../platform/time/clock';
 import { AppConfig } from '../platform/config/config';
 import { ConfigModule } from '../platform/config/config.module';
 import { dataSourceOptions } from '../platform/database/data-source';
+import { DatabaseProbe } from '../platform/database/database-probe';
 import { Sql } from '../platform/database/sql';
 import { LoggingModule } from '../platform/logging/logging.module';
 import { MetricsModule } from '../platform/metrics/metrics.module';
@@ -37,8 +38,8 @@ export class CoreModule {
       module: CoreModule,
       // Shared infrastructure every feature may inject without importing it again.
       global: true,
-      providers: [Sql, { provide: CLOCK, useValue: options.clock ?? SYSTEM_CLOCK }],
-      exports: [Sql, CLOCK],
+      providers: [Sql, DatabaseProbe, { provide: CLOCK, useValue: options.clock ?? SYSTEM_CLOCK }],
+      exports: [Sql, DatabaseProbe, CLOCK],
       imports: [
         ConfigModule.forRoot(config),
         LoggingModule.forRoot({ level: config.logLevel, stream: options.logStream, http: options.role === 'api' }),

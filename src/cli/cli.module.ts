@@ -1,6 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { ApiKey } from '../modules/merchants/auth/api-key.entity';
+import { ApiKeysRepository } from '../modules/merchants/auth/api-keys.repository';
 import { ApiKeysService } from '../modules/merchants/auth/api-keys.service';
 import { PaginationModule } from '../platform/pagination/pagination.module';
 import { CoreModule, CoreOptions } from '../app/core.module';
@@ -20,7 +21,7 @@ export class CliModule {
         MerchantAccountsModule,
         VaultModule,
       ],
-      providers: [ApiKeysService],
+      providers: [ApiKeysService, ApiKeysRepository],
     };
   }
 }

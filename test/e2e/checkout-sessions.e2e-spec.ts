@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { Gr4vy, withToken } from '@gr4vy/sdk';
 import { ResponseValidationError } from '@gr4vy/sdk/models/errors/responsevalidationerror';
-import { CheckoutSessionCards } from '../../src/modules/payments/checkout-sessions/checkout-session-cards';
+import { CheckoutSessionsRepository } from '../../src/modules/payments/checkout-sessions/checkout-sessions.repository';
 import { CheckoutSessionPurge } from '../../src/modules/payments/checkout-sessions/checkout-session-purge';
 import { createApiKey } from '../factories/api-keys';
 import { cardNumber, createCard } from '../factories/cards';
@@ -572,7 +572,7 @@ describe('Checkout sessions', () => {
       deletedToo.id,
     ]);
     // Called directly for its counts (the timer's run() only logs them); other files' sessions may be counted too.
-    const counts = await t.get(CheckoutSessionCards).purgeExpired();
+    const counts = await t.get(CheckoutSessionsRepository).purgeExpired();
     expect(counts).toEqual({ erased: expect.any(Number), deleted: expect.any(Number) });
     expect(counts.erased).toBeGreaterThanOrEqual(2);
     expect(counts.deleted).toBeGreaterThanOrEqual(1);

@@ -3,10 +3,12 @@ import { open, readdir, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { Pool, type PoolClient } from 'pg';
-import type { DataSource } from 'typeorm';
+import type { DataSource, Repository } from 'typeorm';
 import type { AppConfig } from '../../src/platform/config/config';
 import { ProblemException } from '../../src/platform/problem/problem';
 import { Sql } from '../../src/platform/database/sql';
+import { ForwardRecordEntity } from '../../src/modules/forwarding/records/forward-record.entity';
+import { ForwardRecordsRepository } from '../../src/modules/forwarding/records/forward-records.repository';
 import type { ForwardRecord } from '../../src/modules/forwarding/records/forward-record';
 import {
   ForwardRecordSpool,
@@ -173,14 +175,9 @@ describe('ForwardRecordsService when neither the database nor the spool takes a 
     } as unknown as AppConfig;
     jest.spyOn(Logger.prototype, 'error').mockImplementation((text: unknown) => void errors.push(String(text)));
     jest.spyOn(Logger.prototype, 'log').mockImplementation((text: unknown) => void logs.push(String(text)));
-    service = new ForwardRecordsService(
-      new Sql(dataSource, config),
-      config,
-      new Metrics(),
-      {} as SecretSealer,
-      SYSTEM_CLOCK,
-      disk.open,
-    );
+    // The writer's statements only: the routes' TypeORM repository is never reached here.
+    const records = new ForwardRecordsRepository(new Sql(dataSource, config), {} as Repository<ForwardRecordEntity>);
+    service = new ForwardRecordsService(records, config, new Metrics(), {} as SecretSealer, SYSTEM_CLOCK, disk.open);
   });
 
   afterAll(async () => {

@@ -1,7 +1,5 @@
 import { Controller, Get, Inject, Optional } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { Public } from '../../modules/merchants/access/scopes';
 import { ApiProblems } from '../../platform/openapi/api-problems';
 import { withTimeout } from '../../platform/time/with-timeout';
@@ -10,6 +8,7 @@ import { ProblemException } from '../../platform/problem/problem';
 import { DATABASE_RETRY_AFTER_SECONDS } from '../../platform/problem/database-errors';
 import { ForwardQueue } from '../../platform/job-queue/forward-queue';
 import { REDIS, RedisClient } from '../../platform/redis/redis';
+import { DatabaseProbe } from '../../platform/database/database-probe';
 
 type Check = 'up' | 'down' | 'disabled';
 
@@ -46,7 +45,7 @@ class ReadinessResponse {
 @Public()
 export class HealthController {
   constructor(
-    @InjectDataSource() private readonly db: DataSource,
+    private readonly database: DatabaseProbe,
     @Inject(REDIS) private readonly redis: RedisClient | null,
     @Optional() private readonly queue?: ForwardQueue,
   ) {}
@@ -69,7 +68,7 @@ export class HealthController {
   @ApiProblems(CommonErrors.serviceUnavailable)
   async ready(): Promise<ReadinessResponse> {
     const [database, redis] = await Promise.all([
-      withTimeout(this.db.query('SELECT 1'), CHECK_TIMEOUT_MS).then<Check, Check>(
+      withTimeout(this.database.ping(), CHECK_TIMEOUT_MS).then<Check, Check>(
         () => 'up',
         () => 'down',
       ),

@@ -1,13 +1,12 @@
 import { writeFile } from 'node:fs/promises';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { APP_CONFIG } from '../../platform/config/config.module';
 import { CLOCK, Clock } from '../../platform/time/clock';
 import { withTimeout } from '../../platform/time/with-timeout';
 import type { AppConfig } from '../../platform/config/config';
 import { REDIS, RedisClient } from '../../platform/redis/redis';
 import { HEARTBEAT_INTERVAL_MS } from './worker-heartbeat.constants';
+import { DatabaseProbe } from '../../platform/database/database-probe';
 
 const CHECK_TIMEOUT_MS = 2_000;
 
@@ -23,7 +22,7 @@ export class WorkerHeartbeat implements OnApplicationBootstrap, OnApplicationShu
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    @InjectDataSource() private readonly db: DataSource,
+    private readonly database: DatabaseProbe,
     @Inject(REDIS) private readonly redis: RedisClient | null,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
@@ -41,7 +40,7 @@ export class WorkerHeartbeat implements OnApplicationBootstrap, OnApplicationShu
   private async beat(): Promise<void> {
     try {
       await Promise.all([
-        withTimeout(this.db.query('SELECT 1'), CHECK_TIMEOUT_MS),
+        withTimeout(this.database.ping(), CHECK_TIMEOUT_MS),
         this.redis ? withTimeout(this.redis.ping(), CHECK_TIMEOUT_MS) : undefined,
       ]);
       await writeFile(this.config.workerHeartbeatFile!, `${new Date(this.clock.epochMs()).toISOString()}\n`);

@@ -1,11 +1,10 @@
 import { createHmac, createSecretKey, randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import { LRUCache } from 'lru-cache';
-import { DataSource } from 'typeorm';
 import { open, seal, SealedRecord, unwrapSecret, wrapSecret } from './envelope';
 import { VAULT_KEYRING, VaultKeyring } from './keyring';
 import { boundAad } from './secret-sealer';
+import { MerchantKeysRepository } from './merchant-keys.repository';
 
 export interface CardSecrets {
   number: string;
@@ -34,7 +33,7 @@ export class CardVault {
 
   constructor(
     @Inject(VAULT_KEYRING) private readonly keyring: VaultKeyring,
-    @InjectDataSource() private readonly db: DataSource,
+    private readonly merchantKeys: MerchantKeysRepository,
   ) {}
 
   seal(merchantAccountId: string, id: string, secrets: CardSecrets): SealedRecord {
@@ -74,16 +73,9 @@ export class CardVault {
     const candidate = randomBytes(32);
     const current = this.keyring.current;
     // First writer wins; everyone (every process) then reads the same row.
-    await this.db.query(
-      `INSERT INTO vault_merchant_keys (merchant_account_id, wrapped_key, master_key_id) VALUES ($1, $2, $3)
-       ON CONFLICT (merchant_account_id) DO NOTHING`,
-      [merchantAccountId, wrapSecret(candidate, aad, current), current.id],
-    );
+    await this.merchantKeys.insertIfAbsent(merchantAccountId, wrapSecret(candidate, aad, current), current.id);
     candidate.fill(0);
-    const [row] = await this.db.query<Array<{ wrapped_key: Buffer; master_key_id: string }>>(
-      'SELECT wrapped_key, master_key_id FROM vault_merchant_keys WHERE merchant_account_id = $1',
-      [merchantAccountId],
-    );
+    const row = await this.merchantKeys.get(merchantAccountId);
     const key = unwrapSecret(
       row.wrapped_key,
       row.master_key_id,

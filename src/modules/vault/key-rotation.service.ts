@@ -1,11 +1,10 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
 import { Metrics } from '../../platform/metrics/metrics.service';
 import { SharedCaches } from '../../platform/redis/shared-cache';
 import { rewrap, unwrapSecret, VaultDecryptionError, wrapSecret } from './envelope';
 import { VAULT_KEYRING, VaultKeyring } from './keyring';
 import { SEALED_TABLES, SealedTable } from './sealed-tables';
+import { SealedRowsRepository } from './sealed-rows.repository';
 import { boundAad } from './secret-sealer';
 
 /**
@@ -31,8 +30,6 @@ interface Batch {
   last: string | null;
 }
 
-type Row = Record<string, string> & { wrapped_key: Buffer; master_key_id: string };
-
 /**
  * Re-wraps every data key (and bare wrapped secret) that an older master key wrapped, under the
  * current one, in every table of SEALED_TABLES. Walks each table's rows in key order in small
@@ -47,7 +44,7 @@ export class KeyRotationService {
 
   constructor(
     @Inject(VAULT_KEYRING) private readonly keyring: VaultKeyring,
-    @InjectDataSource() private readonly db: DataSource,
+    private readonly rows: SealedRowsRepository,
     private readonly caches: SharedCaches,
     private readonly metrics: Metrics,
   ) {}
@@ -63,11 +60,8 @@ export class KeyRotationService {
     // Processes hold sealed rows with the old wrapping; have them read the new one before the
     // operator retires the old key.
     for (const table of tables) if (table.cache) await this.caches.invalidate(table.cache, null);
-    const counts = tables.map((t) => `(SELECT count(*) FROM ${t.table} WHERE master_key_id <> $1)`).join(' + ');
-    const [{ remaining }] = await this.db.query<Array<{ remaining: string }>>(`SELECT ${counts} AS remaining`, [
-      this.keyring.current.id,
-    ]);
-    const result = { master_key_id: this.keyring.current.id, ...rewrapped, ...failed, remaining: Number(remaining) };
+    const remaining = await this.rows.remaining(tables, this.keyring.current.id);
+    const result = { master_key_id: this.keyring.current.id, ...rewrapped, ...failed, remaining };
     // The rotation's audit line: what moved under which key (ids of failed rows are in their own error lines).
     this.logger.log({
       msg: 'master key rotation finished',
@@ -85,7 +79,7 @@ export class KeyRotationService {
     let done = 0;
     const failed: string[] = [];
     for (;;) {
-      const result = await this.db.transaction((tx) => this.rewrapBatch(tx, table, after, batchSize));
+      const result = await this.rewrapBatch(table, after, batchSize);
       done += result.done;
       failed.push(...result.failed);
       if (result.done > 0) {
@@ -100,18 +94,11 @@ export class KeyRotationService {
     return { done, failed };
   }
 
-  private async rewrapBatch(tx: EntityManager, table: SealedTable, after: string, batchSize: number): Promise<Batch> {
+  private async rewrapBatch(table: SealedTable, after: string, batchSize: number): Promise<Batch> {
     const current = this.keyring.current;
-    const columns = [...new Set([table.key, ...table.aadColumns])].map((c) => `${c}::text AS ${c}`).join(', ');
-    // Identifiers come from SEALED_TABLES, never from input.
-    const rows = await tx.query<Row[]>(
-      `SELECT ${columns}, wrapped_key, master_key_id FROM ${table.table}
-        WHERE master_key_id <> $1 AND ${table.key} > $2::${table.keyType} ORDER BY ${table.key} LIMIT $3 FOR UPDATE SKIP LOCKED`,
-      [current.id, after, batchSize],
-    );
     const failed: string[] = [];
     let done = 0;
-    for (const row of rows) {
+    const { seen, last } = await this.rows.rewrapBatch(table, after, batchSize, current.id, (row) => {
       const id = row[table.key];
       const aad = boundAad(table.purpose, ...table.aadColumns.map((c) => row[c]));
       const what = `${table.describe} ${id}`;
@@ -137,14 +124,11 @@ export class KeyRotationService {
         if (!(error instanceof VaultDecryptionError)) throw error;
         this.logger.error(error.message);
         failed.push(id);
-        continue;
+        return null;
       }
-      await tx.query(
-        `UPDATE ${table.table} SET wrapped_key = $2, master_key_id = $3 WHERE ${table.key} = $1::${table.keyType}`,
-        [id, wrapped, current.id],
-      );
       done++;
-    }
-    return { done, failed, seen: rows.length, last: rows.length ? rows[rows.length - 1][table.key] : null };
+      return wrapped;
+    });
+    return { done, failed, seen, last };
   }
 }

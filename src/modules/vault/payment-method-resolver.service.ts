@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
 import { SharedCache, SharedCaches } from '../../platform/redis/shared-cache';
-import { Sql } from '../../platform/database/sql';
 import { parseExpirationDate } from './card';
 import { CardSecrets, CardVault } from './card-vault.service';
 import {
@@ -13,6 +12,7 @@ import {
   PlaceholderUse,
 } from './placeholders/placeholders';
 import { boundAad, SecretSealer } from './secret-sealer';
+import { SealedCardRow, SealedCardsRepository } from './sealed-cards.repository';
 
 /** Binds a network token's envelope to its merchant, card and own id (docs/decisions/0085). */
 export function networkTokenAad(merchantAccountId: string, paymentMethodId: string, id: string): string {
@@ -69,15 +69,6 @@ export class MissingCryptogramError extends Error {
   }
 }
 
-interface NetworkTokenRow {
-  id: string;
-  payment_method_id: string;
-  expiration_date: string;
-  ciphertext: Buffer;
-  wrapped_key: Buffer;
-  master_key_id: string;
-}
-
 /**
  * A listed payment method that is not this merchant's (unknown, deleted, another merchant's). The
  * caller names where it was listed (forwarding: its header); the vault knows no header.
@@ -96,14 +87,6 @@ export class UnknownPaymentMethodError extends Error {
 /** Sealed rows are kept this long at most when an invalidation notice is missed. */
 const SEALED_CACHE_TTL_MS = 60_000;
 
-interface SealedRow {
-  id: string;
-  expiration_date: string;
-  ciphertext: Buffer;
-  wrapped_key: Buffer;
-  master_key_id: string;
-}
-
 /**
  * Turns the payment methods a forward request names into placeholder values, with at most one query
  * for all of them. Values exist only in the returned map; callers must not log it.
@@ -114,12 +97,12 @@ interface SealedRow {
  */
 @Injectable()
 export class PaymentMethodResolver {
-  private readonly sealed: SharedCache<SealedRow>;
+  private readonly sealed: SharedCache<SealedCardRow>;
 
   constructor(
     private readonly vault: CardVault,
     private readonly sealer: SecretSealer,
-    private readonly sql: Sql,
+    private readonly rows: SealedCardsRepository,
     caches: SharedCaches,
   ) {
     this.sealed = caches.create('sealed-payment-methods', { max: 50_000, ttlMs: SEALED_CACHE_TTL_MS });
@@ -135,17 +118,12 @@ export class PaymentMethodResolver {
     return this.sealed.invalidateAll();
   }
 
-  private sealedRows(merchantAccountId: string, ids: readonly string[]): Promise<Map<string, SealedRow>> {
+  private sealedRows(merchantAccountId: string, ids: readonly string[]): Promise<Map<string, SealedCardRow>> {
     return this.sealed.readThrough(
       ids,
       (id) => `${merchantAccountId}:${id}`,
       async (missing) => {
-        const rows = await this.sql.prepared<SealedRow>(
-          'vault.resolve-payment-methods',
-          `SELECT id, expiration_date, ciphertext, wrapped_key, master_key_id
-           FROM payment_methods WHERE merchant_account_id = $1 AND id = ANY($2::uuid[])`,
-          [merchantAccountId, missing],
-        );
+        const rows = await this.rows.cards(merchantAccountId, missing);
         return rows.map((row) => [row.id, row] as const);
       },
     );
@@ -176,14 +154,7 @@ export class PaymentMethodResolver {
     const wanted = uses.filter((use) => isNetworkTokenName(use.name));
     if (wanted.length === 0) return byPosition;
     const cards = [...new Set(wanted.map((use) => ids[use.position - 1]))];
-    const rows = await this.sql.prepared<NetworkTokenRow & Record<string, unknown>>(
-      'vault.resolve-network-tokens',
-      `SELECT DISTINCT ON (payment_method_id) id, payment_method_id, expiration_date, ciphertext, wrapped_key, master_key_id
-       FROM payment_method_network_tokens
-       WHERE merchant_account_id = $1 AND payment_method_id = ANY($2::uuid[]) AND status = 'active'
-       ORDER BY payment_method_id, created_at DESC, id`,
-      [merchantAccountId, cards],
-    );
+    const rows = await this.rows.networkTokens(merchantAccountId, cards);
     const byCard = new Map(rows.map((row) => [row.payment_method_id, row]));
     for (const use of wanted) {
       const id = ids[use.position - 1];
@@ -233,7 +204,7 @@ export class PaymentMethodResolver {
     }
   }
 
-  private async present(merchantAccountId: string, ids: readonly string[]): Promise<Map<string, SealedRow>> {
+  private async present(merchantAccountId: string, ids: readonly string[]): Promise<Map<string, SealedCardRow>> {
     const byId = await this.sealedRows(merchantAccountId, ids);
     ids.forEach((id, index) => {
       if (!byId.has(id)) throw new UnknownPaymentMethodError(index + 1, id);

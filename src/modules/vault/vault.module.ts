@@ -9,6 +9,9 @@ import { envKeyringFromConfig, VAULT_KEYRING, VaultKeyring } from './keyring';
 import './vault.errors';
 import { PaymentMethodResolver } from './payment-method-resolver.service';
 import { SecretSealer } from './secret-sealer';
+import { MerchantKeysRepository } from './merchant-keys.repository';
+import { SealedRowsRepository } from './sealed-rows.repository';
+import { SealedCardsRepository } from './sealed-cards.repository';
 
 /**
  * Encryption of card secrets, their resolution into placeholder values, the generic SecretSealer,
@@ -21,6 +24,9 @@ import { SecretSealer } from './secret-sealer';
     PaymentMethodResolver,
     KeyRotationService,
     SecretSealer,
+    MerchantKeysRepository,
+    SealedRowsRepository,
+    SealedCardsRepository,
   ],
   exports: [CardVault, PaymentMethodResolver, KeyRotationService, SecretSealer],
 })

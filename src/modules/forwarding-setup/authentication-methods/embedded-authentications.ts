@@ -1,17 +1,15 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
 import { CLOCK, Clock } from '../../../platform/time/clock';
 import { ConfigAuthentications, MAX_EMBEDDED_AUTHENTICATIONS } from '../configs/config-authentications';
 import { ForwardAuthenticationResponse } from './dto/forward-authentication.dto';
-import { ForwardAuthentication } from './forward-authentication.entity';
+import { ForwardAuthenticationsRepository } from './forward-authentications.repository';
 import { ForwardAuthenticationsService } from './forward-authentications.service';
 
 /** Config answers' `authentications[]`: one query for every config of the answer, each method in its own shape. */
 @Injectable()
 export class EmbeddedAuthentications extends ConfigAuthentications {
   constructor(
-    @InjectRepository(ForwardAuthentication) private readonly rows: Repository<ForwardAuthentication>,
+    private readonly rows: ForwardAuthenticationsRepository,
     private readonly methods: ForwardAuthenticationsService,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {
@@ -21,18 +19,7 @@ export class EmbeddedAuthentications extends ConfigAuthentications {
   async embedded(merchantAccountId: string, configIds: readonly string[]): Promise<Map<string, object[]>> {
     const byConfig = new Map<string, object[]>(configIds.map((id) => [id, []]));
     if (configIds.length === 0) return byConfig;
-    const rows = await this.rows
-      .createQueryBuilder('m')
-      .where(
-        `m.id IN (SELECT id FROM (SELECT id, row_number() OVER (PARTITION BY config_id ORDER BY created_at DESC, id DESC) AS n
-                    FROM vault_forward_authentications
-                   WHERE merchant_account_id = :merchantAccountId AND config_id = ANY(:configIds)) ranked
-                 WHERE n <= :max)`,
-        { merchantAccountId, configIds: [...configIds], max: MAX_EMBEDDED_AUTHENTICATIONS },
-      )
-      .orderBy('m.created_at', 'DESC')
-      .addOrderBy('m.id', 'DESC')
-      .getMany();
+    const rows = await this.rows.newestOf(merchantAccountId, configIds, MAX_EMBEDDED_AUTHENTICATIONS);
     // Gr4vy-shaped methods are answered with their config's definition: one lookup per config that has any.
     const definitions = new Map<string, Awaited<ReturnType<ForwardAuthenticationsService['definitionsByKind']>>>();
     for (const configId of new Set(rows.filter((r) => r.shape === 'gr4vy').map((r) => r.configId)))

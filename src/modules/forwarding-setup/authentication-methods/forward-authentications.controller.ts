@@ -28,7 +28,6 @@ import {
 } from './dto/forward-authentication.dto';
 import { ForwardAuthentication } from './forward-authentication.entity';
 import { ForwardAuthenticationErrors } from './forward-authentications.errors';
-import { ForwardAuthenticationsList } from './forward-authentications.list';
 import { ForwardAuthenticationsService } from './forward-authentications.service';
 import { AUTHENTICATION_KINDS, KINDS } from '../authentication-kinds/kinds';
 import { REQUEST_SCHEMA, RESPONSE_SCHEMA, UPDATE_SCHEMA_NAME } from './openapi';
@@ -39,7 +38,6 @@ import { REQUEST_SCHEMA, RESPONSE_SCHEMA, UPDATE_SCHEMA_NAME } from './openapi';
 export class ForwardAuthenticationsController {
   constructor(
     private readonly methods: ForwardAuthenticationsService,
-    private readonly lists: ForwardAuthenticationsList,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
@@ -103,7 +101,7 @@ export class ForwardAuthenticationsController {
     @Param('config_id') configId: string,
     @Keyset() keyset: KeysetRequest,
   ): Promise<RenderedMethod[]> {
-    const rows = await this.lists.list(merchant, configId, keyset);
+    const rows = await this.methods.list(merchant, configId, keyset);
     const readAtMs = this.clock.epochMs();
     if (!rows.some((row) => row.shape === 'gr4vy')) return rows.map((row) => Object.assign(row, { readAtMs }));
     const definitions = await this.methods.definitionsByKind(merchant, configId);

@@ -7,10 +7,10 @@ import { ConfigAuthentications } from '../configs/config-authentications';
 import { EmbeddedAuthentications } from './embedded-authentications';
 import { ForwardAuthentication } from './forward-authentication.entity';
 import { AuthenticationKindsController, ForwardAuthenticationsController } from './forward-authentications.controller';
-import { ForwardAuthenticationsList } from './forward-authentications.list';
+import { ForwardAuthenticationsRepository } from './forward-authentications.repository';
 import { ForwardAuthenticationsService } from './forward-authentications.service';
 
-/** Stored authentication methods without routes or pagination: forForward for the forward path (API and worker). */
+/** Stored authentication methods without routes: forForward for the forward path (API and worker). */
 @Module({
   imports: [
     TypeOrmModule.forFeature([ForwardAuthentication]),
@@ -18,20 +18,16 @@ import { ForwardAuthenticationsService } from './forward-authentications.service
     VaultForwardDefinitionsCoreModule,
     VaultModule,
   ],
-  providers: [ForwardAuthenticationsService],
-  exports: [ForwardAuthenticationsService],
+  providers: [ForwardAuthenticationsService, ForwardAuthenticationsRepository],
+  exports: [ForwardAuthenticationsService, ForwardAuthenticationsRepository],
 })
 export class ForwardAuthenticationsCoreModule {}
 
 /** The API's /vault-forward/configs/{config_id}/authentications and /vault-forward/authentication-kinds routes over the core. */
 @Module({
-  imports: [
-    TypeOrmModule.forFeature([ForwardAuthentication]),
-    ForwardAuthenticationsCoreModule,
-    VaultForwardConfigsCoreModule,
-  ],
+  imports: [ForwardAuthenticationsCoreModule, VaultForwardConfigsCoreModule],
   controllers: [ForwardAuthenticationsController, AuthenticationKindsController],
-  providers: [ForwardAuthenticationsList, { provide: ConfigAuthentications, useClass: EmbeddedAuthentications }],
+  providers: [{ provide: ConfigAuthentications, useClass: EmbeddedAuthentications }],
   exports: [ForwardAuthenticationsCoreModule, ConfigAuthentications],
 })
 export class ForwardAuthenticationsModule {}

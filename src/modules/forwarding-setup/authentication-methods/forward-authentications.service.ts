@@ -1,12 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
 import { LRUCache } from 'lru-cache';
-import { Repository } from 'typeorm';
 import { CommonErrors } from '../../../platform/problem/common.errors';
 import { ProblemException } from '../../../platform/problem/problem';
 import { isUuid } from '../../../platform/http/uuid';
-import { Sql } from '../../../platform/database/sql';
+import type { KeysetRequest } from '../../../platform/pagination/keyset';
 import { SharedCache, SharedCaches } from '../../../platform/redis/shared-cache';
 import { VaultForwardConfigsService } from '../configs/vault-forward-configs.service';
 import { AuthenticationDefinition, DEFINITION_KIND_OF, DefinitionKind, ourKindOf } from '../definitions/definition';
@@ -16,6 +14,7 @@ import { ourFields, readEntries } from '../definitions/definition-fields';
 import { boundAad, SecretSealer } from '../../vault/secret-sealer';
 import { ForwardAuthentication } from './forward-authentication.entity';
 import { ForwardAuthenticationErrors, notFound, throwIfAny } from './forward-authentications.errors';
+import { ForwardAuthenticationsRepository, SealedRow } from './forward-authentications.repository';
 import { AuthenticationKind, KINDS } from '../authentication-kinds/kinds';
 import { fieldErrors, secretDetails, secretWarnings, tokenUrlHostErrors } from '../authentication-kinds/method-fields';
 
@@ -41,17 +40,6 @@ const SEALED_AUTHENTICATIONS_CACHE = 'sealed-forward-authentications';
 const SEALED_TTL_MS = 60_000;
 /** Decrypted fields: short, and dropped with the sealed row on every change notice. */
 const OPENED_TTL_MS = 30_000;
-
-interface SealedRow {
-  id: string;
-  config_id: string;
-  kind: AuthenticationKind;
-  fields: Record<string, string>;
-  ciphertext: Buffer;
-  wrapped_key: Buffer;
-  master_key_id: string;
-  version: number;
-}
 
 /** The AAD of a method's sealed secrets: its merchant account, its config and its own id. */
 function authenticationAad(merchantAccountId: string, configId: string, id: string): string {
@@ -102,11 +90,10 @@ export class ForwardAuthenticationsService {
   private readonly listeners = new Set<AuthenticationMethodListener>();
 
   constructor(
-    @InjectRepository(ForwardAuthentication) private readonly methods: Repository<ForwardAuthentication>,
+    private readonly methods: ForwardAuthenticationsRepository,
     private readonly configs: VaultForwardConfigsService,
     private readonly definitions: VaultForwardDefinitionsService,
     private readonly sealer: SecretSealer,
-    private readonly sql: Sql,
     caches: SharedCaches,
   ) {
     this.sealed = caches.create<SealedRow>(SEALED_AUTHENTICATIONS_CACHE, {
@@ -183,28 +170,8 @@ export class ForwardAuthenticationsService {
     shape: 'ours' | 'gr4vy',
   ): Promise<ForwardAuthentication> {
     const id = randomUUID();
-    const sealing = await this.seal(merchantAccountId, configId, id, kind, fields);
-    const { publicFields, sealed, warnings, secretDetails } = sealing;
-    await this.methods.query(
-      `INSERT INTO vault_forward_authentications
-         (id, merchant_account_id, config_id, kind, label, fields, warnings, ciphertext, wrapped_key, master_key_id, shape,
-          secret_details)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-      [
-        id,
-        merchantAccountId,
-        configId,
-        kind,
-        label,
-        JSON.stringify(publicFields),
-        JSON.stringify(warnings),
-        sealed.ciphertext,
-        sealed.wrappedKey,
-        sealed.masterKeyId,
-        shape,
-        JSON.stringify(secretDetails),
-      ],
-    );
+    const stored = await this.seal(merchantAccountId, configId, id, kind, fields);
+    await this.methods.insert({ id, merchantAccountId, configId, kind, label }, stored, shape);
     return this.get(merchantAccountId, configId, id);
   }
 
@@ -233,9 +200,15 @@ export class ForwardAuthenticationsService {
     return this.update(merchantAccountId, configId, id, { label: changes.displayName, fields: built.fields });
   }
 
+  /** One page of the config's methods (404 for an unknown config), as `seekPage` fetches it. */
+  async list(merchantAccountId: string, configId: string, keyset: KeysetRequest): Promise<ForwardAuthentication[]> {
+    await this.configs.get(merchantAccountId, configId);
+    return this.methods.page(merchantAccountId, configId, keyset);
+  }
+
   async get(merchantAccountId: string, configId: string, id: string): Promise<ForwardAuthentication> {
     await this.configs.get(merchantAccountId, configId);
-    const found = isUuid(id) ? await this.methods.findOneBy({ id, merchantAccountId, configId }) : null;
+    const found = isUuid(id) ? await this.methods.find(merchantAccountId, configId, id) : null;
     if (!found) throw notFound(id);
     return found;
   }
@@ -253,45 +226,23 @@ export class ForwardAuthenticationsService {
       ]);
     }
     const existing = await this.get(merchantAccountId, configId, id);
-    let affected: number;
+    let updated: boolean;
     if (changes.fields === undefined) {
-      [, affected] = await this.methods.query<[unknown, number]>(
-        `UPDATE vault_forward_authentications SET label = $4, version = version + 1, updated_at = now()
-          WHERE id = $1 AND merchant_account_id = $2 AND config_id = $3`,
-        [id, merchantAccountId, configId, changes.label],
-      );
+      updated = await this.methods.updateLabel(merchantAccountId, configId, id, changes.label);
     } else {
       const fields = this.validFields(existing.kind, changes.fields);
-      const sealing = await this.seal(merchantAccountId, configId, id, existing.kind, fields);
-      const { publicFields, sealed, warnings, secretDetails } = sealing;
-      [, affected] = await this.methods.query<[unknown, number]>(
-        `UPDATE vault_forward_authentications
-            SET label = COALESCE($4, label), fields = $5, warnings = $6, ciphertext = $7, wrapped_key = $8, master_key_id = $9,
-                secret_details = $10, version = version + 1, updated_at = now()
-          WHERE id = $1 AND merchant_account_id = $2 AND config_id = $3`,
-        [
-          id,
-          merchantAccountId,
-          configId,
-          changes.label ?? null,
-          JSON.stringify(publicFields),
-          JSON.stringify(warnings),
-          sealed.ciphertext,
-          sealed.wrappedKey,
-          sealed.masterKeyId,
-          JSON.stringify(secretDetails),
-        ],
-      );
+      const stored = await this.seal(merchantAccountId, configId, id, existing.kind, fields);
+      updated = await this.methods.updateFields(merchantAccountId, configId, id, changes.label ?? null, stored);
     }
-    if (!affected) throw notFound(id);
+    if (!updated) throw notFound(id);
     await this.sealed.invalidate(`${merchantAccountId}:${id}`);
     return this.get(merchantAccountId, configId, id);
   }
 
   async delete(merchantAccountId: string, configId: string, id: string): Promise<void> {
     await this.configs.get(merchantAccountId, configId);
-    const result = isUuid(id) ? await this.methods.delete({ id, merchantAccountId, configId }) : { affected: 0 };
-    if (!result.affected) throw notFound(id);
+    const deleted = isUuid(id) && (await this.methods.delete(merchantAccountId, configId, id));
+    if (!deleted) throw notFound(id);
     await this.sealed.invalidate(`${merchantAccountId}:${id}`);
   }
 
@@ -381,12 +332,7 @@ export class ForwardAuthenticationsService {
         // An id that is no UUID cannot be in the table (and would fail the cast): reported as unknown.
         const uuids = missing.filter(isUuid);
         if (uuids.length === 0) return [];
-        const rows = await this.sql.prepared<SealedRow>(
-          'forward-authentications.for-forward',
-          `SELECT id, config_id, kind, fields, ciphertext, wrapped_key, master_key_id, version FROM vault_forward_authentications
-          WHERE merchant_account_id = $1 AND id = ANY($2::uuid[])`,
-          [merchantAccountId, uuids],
-        );
+        const rows = await this.methods.forForward(merchantAccountId, uuids);
         return rows.map((row) => [row.id, row] as const);
       },
     );

@@ -18,7 +18,7 @@ import { ConfigAuthentications } from './config-authentications';
 import { Embedded } from './dto/vault-forward-config.dto';
 import { VaultForwardConfig } from './vault-forward-config.entity';
 import { VaultForwardConfigErrors } from './vault-forward-configs.errors';
-import { VaultForwardConfigsList } from './vault-forward-configs.list';
+import { VaultForwardConfigsRepository } from './vault-forward-configs.repository';
 import { VaultForwardConfigsService } from './vault-forward-configs.service';
 
 @ApiTags('Forwarding configs')
@@ -27,7 +27,7 @@ import { VaultForwardConfigsService } from './vault-forward-configs.service';
 export class VaultForwardConfigsController {
   constructor(
     private readonly configs: VaultForwardConfigsService,
-    private readonly lists: VaultForwardConfigsList,
+    private readonly repository: VaultForwardConfigsRepository,
     private readonly definitions: ConfigDefinitions,
     private readonly authentications: ConfigAuthentications,
   ) {}
@@ -108,7 +108,7 @@ export class VaultForwardConfigsController {
   @ApiOperation({ summary: 'List forwarding configs, newest first, with cursor pagination' })
   @Paginated({ default: 20, max: 100, scope: 'vault-forward-configs', item: VaultForwardConfigResponse })
   async list(@MerchantAccountId() merchant: string, @Keyset() keyset: KeysetRequest): Promise<VaultForwardConfig[]> {
-    return this.embed(merchant, await this.lists.list(merchant, keyset));
+    return this.embed(merchant, await this.repository.page(merchant, keyset));
   }
 
   @Get(':id')

@@ -1,9 +1,6 @@
 import { DynamicModule, Module, ModuleMetadata } from '@nestjs/common';
-import { TypeOrmModule } from '@nestjs/typeorm';
-import { VaultForwardConfig } from './vault-forward-config.entity';
 import { VaultForwardConfigsCoreModule } from './vault-forward-configs-core.module';
 import { VaultForwardConfigsController } from './vault-forward-configs.controller';
-import { VaultForwardConfigsList } from './vault-forward-configs.list';
 
 /**
  * The API's /vault-forward/configs routes over the core. A config by definition reads the definitions
@@ -11,9 +8,8 @@ import { VaultForwardConfigsList } from './vault-forward-configs.list';
  * both sit above configs, so the composition root hands the modules that provide them to wiredWith.
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([VaultForwardConfig]), VaultForwardConfigsCoreModule],
+  imports: [VaultForwardConfigsCoreModule],
   controllers: [VaultForwardConfigsController],
-  providers: [VaultForwardConfigsList],
   exports: [VaultForwardConfigsCoreModule],
 })
 export class VaultForwardConfigsModule {

@@ -1,7 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
 import type { AppConfig } from '../../../platform/config/config';
 import { APP_CONFIG } from '../../../platform/config/config.module';
 import { CommonErrors } from '../../../platform/problem/common.errors';
@@ -9,11 +7,11 @@ import { ProblemException } from '../../../platform/problem/problem';
 import { addressKind, literalAddress, literalBlockReason } from '../targets/addresses';
 import { DEFAULT_CONFIG_METHODS, hostKey, isInsecureHost } from '../targets/http-methods';
 import { SharedCache, SharedCaches } from '../../../platform/redis/shared-cache';
-import { Sql } from '../../../platform/database/sql';
 import { StatementBatcher } from '../../../platform/database/statement-batcher';
 import { isUniqueViolation } from '../../../platform/problem/database-errors';
 import { VaultForwardConfig } from './vault-forward-config.entity';
 import { VaultForwardConfigErrors } from './vault-forward-configs.errors';
+import { EnabledConfigRow, VaultForwardConfigsRepository } from './vault-forward-configs.repository';
 import { isUuid } from '../../../platform/http/uuid';
 import {
   checkResponseRules,
@@ -26,15 +24,6 @@ import {
 /** Bounds staleness when a change notice is missed (no Redis, or a dropped subscription). */
 const CACHE_TTL_MS = 10_000;
 
-interface EnabledConfigRow {
-  merchant_account_id: string;
-  id: string;
-  hosts: string[];
-  methods: string[];
-  response_rules: ResponseRuleInput[];
-  unmatched_pan: UnmatchedPanAction;
-}
-const ENABLED_COLUMNS = 'merchant_account_id, id, hosts, methods, response_rules, unmatched_pan';
 /** Fresh reads per statement at most; a worker runs WORKER_CONCURRENCY attempts at once. */
 const MAX_FRESH_BATCH = 200;
 
@@ -64,8 +53,7 @@ export class VaultForwardConfigsService {
   private readonly enabledCache: SharedCache<EnabledConfig[]>;
 
   constructor(
-    @InjectRepository(VaultForwardConfig) private readonly configs: Repository<VaultForwardConfig>,
-    private readonly sql: Sql,
+    private readonly configs: VaultForwardConfigsRepository,
     @Inject(APP_CONFIG) private readonly appConfig: AppConfig,
     caches: SharedCaches,
   ) {
@@ -80,12 +68,7 @@ export class VaultForwardConfigsService {
    */
   private readonly freshReads = new StatementBatcher<string, EnabledConfig[]>({
     many: async (merchants) => {
-      const rows = await this.sql.prepared<EnabledConfigRow>(
-        'forwarding.enabled-configs-many',
-        `SELECT ${ENABLED_COLUMNS} FROM vault_forward_configs
-          WHERE merchant_account_id = ANY($1::text[]) AND enabled ORDER BY created_at, id`,
-        [[...new Set(merchants)]],
-      );
+      const rows = await this.configs.enabledOfMany([...new Set(merchants)]);
       const byMerchant = new Map<string, EnabledConfigRow[]>();
       for (const row of rows) {
         const list = byMerchant.get(row.merchant_account_id);
@@ -105,12 +88,7 @@ export class VaultForwardConfigsService {
   });
 
   private async readEnabled(merchantAccountId: string): Promise<EnabledConfig[]> {
-    const rows = await this.sql.prepared<EnabledConfigRow>(
-      'forwarding.enabled-configs',
-      `SELECT ${ENABLED_COLUMNS} FROM vault_forward_configs
-        WHERE merchant_account_id = $1 AND enabled ORDER BY created_at, id`,
-      [merchantAccountId],
-    );
+    const rows = await this.configs.enabledOf(merchantAccountId);
     return rows.map(enabledConfig);
   }
 
@@ -155,21 +133,21 @@ export class VaultForwardConfigsService {
 
   /** How many configs, across merchant accounts, use a definition. */
   countByDefinition(definitionId: string): Promise<number> {
-    return this.configs.countBy({ definitionId });
+    return this.configs.countByDefinition(definitionId);
   }
 
   /** A definition's hosts changed: every config of it follows, in every merchant account. */
   async replaceDefinitionHosts(definitionId: string, hosts: string[]): Promise<void> {
-    await this.configs.update({ definitionId }, { hosts: this.normaliseHosts(hosts) });
+    await this.configs.setDefinitionHosts(definitionId, this.normaliseHosts(hosts));
     await this.enabledCache.invalidateAll();
   }
 
   find(merchantAccountId: string, id: string): Promise<VaultForwardConfig | null> {
-    return isUuid(id) ? this.configs.findOneBy({ id, merchantAccountId }) : Promise.resolve(null);
+    return isUuid(id) ? this.configs.find(merchantAccountId, id) : Promise.resolve(null);
   }
 
   async get(merchantAccountId: string, id: string): Promise<VaultForwardConfig> {
-    const found = isUuid(id) ? await this.configs.findOneBy({ id, merchantAccountId }) : null;
+    const found = isUuid(id) ? await this.configs.find(merchantAccountId, id) : null;
     if (!found) throw notFound(id);
     return found;
   }
@@ -189,32 +167,22 @@ export class VaultForwardConfigsService {
     const hosts = changes.hosts === undefined ? null : this.normaliseHosts(changes.hosts);
     const rules =
       changes.responseRules === undefined ? null : JSON.stringify(checkResponseRules(changes.responseRules));
-    const [, affected] = await this.configs.query<[unknown, number]>(
-      `UPDATE vault_forward_configs
-          SET display_name = COALESCE($3, display_name), hosts = COALESCE($4, hosts),
-              methods = COALESCE($5, methods), enabled = COALESCE($6, enabled),
-              response_rules = COALESCE($7::jsonb, response_rules), unmatched_pan = COALESCE($8, unmatched_pan),
-              updated_at = now()
-        WHERE id = $1 AND merchant_account_id = $2`,
-      [
-        id,
-        merchantAccountId,
-        changes.displayName ?? null,
-        hosts,
-        changes.methods ?? null,
-        changes.enabled ?? null,
-        rules,
-        changes.unmatchedPan ?? null,
-      ],
-    );
-    if (!affected) throw notFound(id);
+    const updated = await this.configs.update(merchantAccountId, id, {
+      displayName: changes.displayName ?? null,
+      hosts,
+      methods: changes.methods ?? null,
+      enabled: changes.enabled ?? null,
+      responseRules: rules,
+      unmatchedPan: changes.unmatchedPan ?? null,
+    });
+    if (!updated) throw notFound(id);
     await this.changed(merchantAccountId);
     return this.get(merchantAccountId, id);
   }
 
   async delete(merchantAccountId: string, id: string): Promise<void> {
-    const result = isUuid(id) ? await this.configs.delete({ id, merchantAccountId }) : { affected: 0 };
-    if (!result.affected) throw notFound(id);
+    const deleted = isUuid(id) && (await this.configs.delete(merchantAccountId, id));
+    if (!deleted) throw notFound(id);
     await this.changed(merchantAccountId);
   }
 

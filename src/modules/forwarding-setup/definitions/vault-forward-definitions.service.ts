@@ -1,6 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
 import { CommonErrors } from '../../../platform/problem/common.errors';
 import { ProblemException, ProblemFieldError } from '../../../platform/problem/problem';
 import { isUuid } from '../../../platform/http/uuid';
@@ -17,6 +15,7 @@ import {
 } from './definition';
 import { VaultForwardDefinition } from './vault-forward-definition.entity';
 import { VaultForwardDefinitionErrors } from './vault-forward-definitions.errors';
+import { VaultForwardDefinitionsRepository } from './vault-forward-definitions.repository';
 
 /** Bounds the list (answered whole, like the catalog) and the table. */
 const MAX_INSTANCE_DEFINITIONS = 200;
@@ -37,13 +36,13 @@ const CATALOG_BY_ID = new Map(CATALOG.map((d) => [d.id, d]));
 @Injectable()
 export class VaultForwardDefinitionsService {
   constructor(
-    @InjectRepository(VaultForwardDefinition) private readonly rows: Repository<VaultForwardDefinition>,
+    private readonly rows: VaultForwardDefinitionsRepository,
     private readonly configs: VaultForwardConfigsService,
   ) {}
 
   /** The catalog, then the administrator's definitions by id. Custom definitions are not listed. */
   async list(): Promise<Definition[]> {
-    const rows = await this.rows.find({ order: { id: 'ASC' }, take: MAX_INSTANCE_DEFINITIONS });
+    const rows = await this.rows.all(MAX_INSTANCE_DEFINITIONS);
     return [...CATALOG, ...rows.map(fromRow)];
   }
 
@@ -58,7 +57,7 @@ export class VaultForwardDefinitionsService {
       }
       throw notFound(id);
     }
-    const row = id.length <= 50 ? await this.rows.findOneBy({ id }) : null;
+    const row = id.length <= 50 ? await this.rows.find(id) : null;
     if (!row) throw notFound(id);
     return fromRow(row);
   }
@@ -84,21 +83,22 @@ export class VaultForwardDefinitionsService {
       if (isUniqueViolation(error, 'vault_forward_definitions_pkey')) throw exists(id);
       throw error;
     }
-    return fromRow(await this.rows.findOneByOrFail({ id }));
+    return fromRow(await this.rows.get(id));
   }
 
   /** Replaces the definition; configs of it take its new hosts at once. */
   async update(id: string, input: DefinitionInput): Promise<Definition> {
     this.refuseReadOnly(id);
     const hosts = this.validate(input);
-    const [, affected] = await this.rows.query<[unknown, number]>(
-      `UPDATE vault_forward_definitions SET display_name = $2, hosts = $3, authentications = $4, updated_at = now()
-        WHERE id = $1`,
-      [id, input.displayName, hosts, JSON.stringify(input.authentications)],
-    );
-    if (!affected) throw notFound(id);
+    const updated = await this.rows.update({
+      id,
+      displayName: input.displayName,
+      hosts,
+      authentications: input.authentications,
+    });
+    if (!updated) throw notFound(id);
     await this.configs.replaceDefinitionHosts(id, hosts);
-    return fromRow(await this.rows.findOneByOrFail({ id }));
+    return fromRow(await this.rows.get(id));
   }
 
   async delete(id: string): Promise<void> {
@@ -110,8 +110,8 @@ export class VaultForwardDefinitionsService {
         `${used} config(s) use definition "${id}"; delete them first.`,
       );
     }
-    const result = id.length <= 50 ? await this.rows.delete({ id }) : { affected: 0 };
-    if (!result.affected) throw notFound(id);
+    const deleted = id.length <= 50 && (await this.rows.delete(id));
+    if (!deleted) throw notFound(id);
   }
 
   private refuseReadOnly(id: string): void {

@@ -1,11 +1,11 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import { ProblemException } from '../../../platform/problem/problem';
 import { isDatabaseUnavailable } from '../../../platform/problem/database-errors';
 import { CLOCK, Clock } from '../../../platform/time/clock';
 import { boundAad, SecretSealer } from '../../vault/secret-sealer';
 import { IdempotencyErrors } from './idempotency.errors';
+import { IdempotencyKeysRepository, IdempotencyKind, KeyRow } from './idempotency-keys.repository';
 
 const IDEMPOTENCY_HEADER = 'idempotency-key';
 /** How long a key is remembered (from its first use). */
@@ -23,13 +23,6 @@ const ASYNC_CLAIM_LEASE_SECONDS = 30;
 /** Between tries of the releases the database did not take (releaseLater), and how many are kept at most. */
 const RELEASE_RETRY_MS = 1_000;
 const MAX_PENDING_RELEASES = 10_000;
-/**
- * A claim's release: its row, by id (a later claim of the same key has another id), unless a job was
- * created under it after all (the create committed, its answer lost): then the key keeps pointing at
- * that job, which the housekeeping runs, so a retry gets it back rather than a second job.
- */
-const RELEASE = `DELETE FROM vault_forward_idempotency_keys k WHERE k.id = ANY($1::uuid[])
-    AND (k.job_id IS NULL OR NOT EXISTS (SELECT 1 FROM vault_forward_jobs j WHERE j.id = k.job_id))`;
 /** How often each API process purges expired keys (onModuleInit). */
 export const PURGE_EVERY_MS = 10 * 60 * 1000;
 const PURGE_BATCH = 5_000;
@@ -41,8 +34,6 @@ export class IdempotencyClaimLostError extends Error {
     this.name = 'IdempotencyClaimLostError';
   }
 }
-
-type IdempotencyKind = 'sync' | 'async';
 
 /** A synchronous forward's answer as it is stored (sealed) and replayed. */
 interface StoredResponse {
@@ -69,17 +60,6 @@ type IdempotencyClaim =
   | { outcome: 'replay'; jobId?: string; response?: StoredResponse }
   | { outcome: 'conflict' }
   | { outcome: 'in-progress' };
-
-interface KeyRow {
-  id: string;
-  fingerprint: Buffer;
-  kind: IdempotencyKind;
-  state: 'running' | 'done';
-  job_id: string | null;
-  ciphertext: Buffer | null;
-  wrapped_key: Buffer | null;
-  master_key_id: string | null;
-}
 
 /** The headers that shape the request sent downstream (all x-vault-forward-*), in a stable order. */
 export function requestFingerprint(input: {
@@ -160,7 +140,7 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
   private releaseTimer: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly keys: IdempotencyKeysRepository,
     private readonly sealer: SecretSealer,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
@@ -197,7 +177,7 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
   private async releasePending(): Promise<void> {
     const ids = [...this.pendingReleases];
     try {
-      await this.dataSource.query(RELEASE, [ids]);
+      await this.keys.release(ids);
       for (const id of ids) this.pendingReleases.delete(id);
       this.logger.log({ msg: 'released Idempotency-Key claims of refused requests', count: ids.length });
     } catch (error) {
@@ -222,42 +202,19 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
     const deadline = this.clock.epochMs() + (options.waitMs ?? 0);
     for (let delay = 20; ; delay = Math.min(delay * 2, 250)) {
       const id = randomUUID();
-      const taken = await this.dataSource
-        .query<Array<{ id: string }>>(
-          `INSERT INTO vault_forward_idempotency_keys (id, merchant_account_id, key, fingerprint, kind, expires_at)
-         VALUES ($1, $2, $3, $4, $5, now() + make_interval(hours => $6))
-         ON CONFLICT (merchant_account_id, key) DO UPDATE
-            SET id = EXCLUDED.id, fingerprint = EXCLUDED.fingerprint, kind = EXCLUDED.kind, state = 'running', job_id = NULL,
-                ciphertext = NULL, wrapped_key = NULL, master_key_id = NULL, created_at = now(), expires_at = EXCLUDED.expires_at
-          WHERE vault_forward_idempotency_keys.expires_at <= now()
-             OR (vault_forward_idempotency_keys.state = 'running' AND vault_forward_idempotency_keys.kind = 'sync'
-                 AND vault_forward_idempotency_keys.created_at < now() - make_interval(secs => $7))
-             OR (vault_forward_idempotency_keys.state = 'running' AND vault_forward_idempotency_keys.kind = 'async'
-                 AND vault_forward_idempotency_keys.created_at < now() - make_interval(secs => $8))
-         RETURNING id`,
-          [
-            id,
-            merchantAccountId,
-            key,
-            fingerprint,
-            kind,
-            IDEMPOTENCY_TTL_HOURS,
-            ABANDONED_AFTER_SECONDS,
-            ASYNC_CLAIM_LEASE_SECONDS,
-          ],
-        )
+      const taken = await this.keys
+        .take({ id, merchantAccountId, key, fingerprint, kind }, IDEMPOTENCY_TTL_HOURS, {
+          sync: ABANDONED_AFTER_SECONDS,
+          async: ASYNC_CLAIM_LEASE_SECONDS,
+        })
         .catch((error: unknown) => {
           // The claim may have committed with its answer lost: it must not hold the key for a request refused here.
           if (isDatabaseUnavailable(error)) this.releaseLater(id);
           throw error;
         });
-      if (taken.length === 1) return this.newClaim(merchantAccountId, key, id);
+      if (taken) return this.newClaim(merchantAccountId, key, id);
 
-      const [row] = await this.dataSource.query<KeyRow[]>(
-        `SELECT id, fingerprint, kind, state, job_id, ciphertext, wrapped_key, master_key_id
-           FROM vault_forward_idempotency_keys WHERE merchant_account_id = $1 AND key = $2 AND expires_at > now()`,
-        [merchantAccountId, key],
-      );
+      const row = await this.keys.find(merchantAccountId, key);
       // Released or expired between the two statements: try to take it again.
       if (!row) continue;
       if (row.kind !== kind || !row.fingerprint.equals(fingerprint)) return { outcome: 'conflict' };
@@ -279,12 +236,7 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
   async purgeExpired(): Promise<number> {
     let total = 0;
     for (;;) {
-      const result = await this.dataSource.query<[unknown[], number]>(
-        `DELETE FROM vault_forward_idempotency_keys WHERE id IN
-           (SELECT id FROM vault_forward_idempotency_keys WHERE expires_at <= now() LIMIT $1 FOR UPDATE SKIP LOCKED)`,
-        [PURGE_BATCH],
-      );
-      const deleted = result[1];
+      const deleted = await this.keys.purgeExpired(PURGE_BATCH);
       total += deleted;
       if (deleted < PURGE_BATCH) return total;
     }
@@ -295,7 +247,7 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
       outcome: 'new',
       id,
       release: async () => {
-        await this.dataSource.query(RELEASE, [[id]]);
+        await this.keys.release([id]);
       },
       complete: async (response: StoredResponse) => {
         const sealed = this.sealer.sealJson(responseAad(merchantAccountId, key, id), {
@@ -303,10 +255,7 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
           headers: response.headers,
           body: response.body.toString('base64'),
         });
-        await this.dataSource.query(
-          `UPDATE vault_forward_idempotency_keys SET state = 'done', ciphertext = $2, wrapped_key = $3, master_key_id = $4 WHERE id = $1`,
-          [id, sealed.ciphertext, sealed.wrappedKey, sealed.masterKeyId],
-        );
+        await this.keys.complete(id, sealed);
       },
     };
   }

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import type { AppConfig } from '../../../platform/config/config';
 import { APP_CONFIG } from '../../../platform/config/config.module';
+import { ForwardRecordsRepository } from './forward-records.repository';
 
 /** How often each API process nulls the bodies past their retention. */
 const BODY_PURGE_EVERY_MS = 10 * 60 * 1000;
@@ -23,7 +23,7 @@ export class ForwardRecordBodyPurge implements OnModuleInit, OnModuleDestroy {
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly records: ForwardRecordsRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -50,15 +50,7 @@ export class ForwardRecordBodyPurge implements OnModuleInit, OnModuleDestroy {
   async purgeExpired(retentionDays = this.config.forwardRecordBodyRetentionDays): Promise<number> {
     let total = 0;
     for (let batch = 0; batch < BODY_PURGE_MAX_BATCHES; batch++) {
-      const [, updated] = await this.dataSource.query<[unknown[], number]>(
-        `UPDATE vault_forward_requests
-            SET ciphertext = NULL, wrapped_key = NULL, master_key_id = NULL, request_body_truncated = false,
-                response_body_truncated = false
-          WHERE id IN (SELECT id FROM vault_forward_requests
-                        WHERE wrapped_key IS NOT NULL AND created_at < now() - make_interval(days => $1)
-                        LIMIT $2 FOR UPDATE SKIP LOCKED)`,
-        [retentionDays, BODY_PURGE_BATCH],
-      );
+      const updated = await this.records.purgeBodies(retentionDays, BODY_PURGE_BATCH);
       total += updated;
       if (updated < BODY_PURGE_BATCH) break;
     }

@@ -6,6 +6,7 @@ import { ForwardRecordEntity } from './forward-record.entity';
 import { ForwardingController } from './forward-records.controller';
 import { ForwardRecordsReader } from './forward-records.reader';
 import { ForwardRecordBodyPurge } from './forward-record-body-purge';
+import { ForwardRecordsRepository } from './forward-records.repository';
 import { ForwardRecordsService } from './forward-records.service';
 
 /**
@@ -13,9 +14,9 @@ import { ForwardRecordsService } from './forward-records.service';
  * ForwardingCoreModule.
  */
 @Module({
-  imports: [VaultModule],
-  providers: [ForwardRecordsService],
-  exports: [ForwardRecordsService],
+  imports: [TypeOrmModule.forFeature([ForwardRecordEntity]), VaultModule],
+  providers: [ForwardRecordsService, ForwardRecordsRepository],
+  exports: [ForwardRecordsService, ForwardRecordsRepository],
 })
 export class ForwardRecordsCoreModule {}
 
@@ -25,7 +26,7 @@ export class ForwardRecordsCoreModule {}
  * process purges the redacted bodies past their retention (ForwardRecordBodyPurge, decision 0104).
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([ForwardRecordEntity]), AuthModule, VaultModule],
+  imports: [ForwardRecordsCoreModule, AuthModule, VaultModule],
   controllers: [ForwardingController],
   providers: [ForwardRecordsReader, ForwardRecordBodyPurge],
 })

@@ -7,14 +7,14 @@ import {
   isDatabaseUnavailable,
   serviceUnavailableProblem,
 } from '../../../platform/problem/database-errors';
-import { Sql } from '../../../platform/database/sql';
 import { StatementBatcher } from '../../../platform/database/statement-batcher';
 import { CLOCK, Clock } from '../../../platform/time/clock';
 import { withTimeout } from '../../../platform/time/with-timeout';
 import { SecretSealer } from '../../vault/secret-sealer';
 import type { ForwardRecord } from './forward-record';
-import { bodyColumns, sealBodies } from './sealed-bodies';
-import { columns, finalColumns, latestById, values } from './forward-record-columns';
+import { sealBodies } from './sealed-bodies';
+import { latestById } from './forward-record-columns';
+import { ForwardRecordsRepository } from './forward-records.repository';
 import { ForwardRecordSpool, OPEN_SPOOL_FILE, type OpenSpoolFile, SpoolEntry } from './forward-record-spool';
 
 /** Outcomes are written in batches: one multi-row statement (one commit, one WAL flush) per batch. */
@@ -33,98 +33,6 @@ const noCommitInTime = () => new DatabaseUnavailableError(`no commit within ${DU
 const REPLAY_EVERY_MS = 1_000;
 /** Outcomes kept in memory when neither the table nor the spool takes them, retried with the next flush. */
 const MAX_HELD_OUTCOMES = 100_000;
-
-const COLUMNS =
-  `(id, merchant_account_id, config_id, method, target_url, status, duration_ms, payment_method_ids, ` +
-  `authentication_ids, error_type, created_at, checkout_session_id, merchant_initiated)`;
-const ROWS = `SELECT id, merchant, config, method, target, status, duration, pms::uuid[], auths::uuid[], error,
-         coalesce(at, now()), session, mit
-  FROM unnest($1::text[], $2::text[], $3::uuid[], $4::text[], $5::text[], $6::int[], $7::float8[], $8::text[], $9::text[],
-              $10::text[], $11::timestamptz[], $12::uuid[], $13::bool[])
-       AS r(id, merchant, config, method, target, status, duration, pms, auths, error, at, session, mit)`;
-/** The outcome's columns: the disclosure's and the redacted bodies (decision 0104), which only the outcome carries. */
-const FINAL_COLUMNS =
-  `${COLUMNS.slice(0, -1)}, ciphertext, wrapped_key, master_key_id, request_body_truncated, ` +
-  `response_body_truncated)`;
-const SET_BODIES =
-  `ciphertext = EXCLUDED.ciphertext, wrapped_key = EXCLUDED.wrapped_key, master_key_id = EXCLUDED.master_key_id, ` +
-  `request_body_truncated = EXCLUDED.request_body_truncated, response_body_truncated = EXCLUDED.response_body_truncated`;
-/** A disclosure: who sent what where, with no outcome yet (status NULL). Replaying it again changes nothing. */
-const INSERT_PENDING = `INSERT INTO vault_forward_requests ${COLUMNS} ${ROWS} ON CONFLICT (id) DO NOTHING`;
-/**
- * INSERT_PENDING for a batch of one, the usual case at low load: a plain VALUES row, which PostgreSQL
- * plans and runs without unnest's thirteen array parameters to parse and expand (docs/benchmarks.md
- * measures both). Same parameters, one value each; same effect.
- */
-const INSERT_ONE_PENDING = `INSERT INTO vault_forward_requests ${COLUMNS}
-  VALUES ($1::text, $2::text, $3::uuid, $4::text, $5::text, $6::int, $7::float8, $8::text::uuid[], $9::text::uuid[],
-          $10::text, coalesce($11::timestamptz, now()), $12::uuid, $13::bool)
-  ON CONFLICT (id) DO NOTHING`;
-/**
- * Counts one use of each card of each record in `source` (rows id, merchant_account_id,
- * payment_method_ids, created_at): usage_count + 1 per forward, last_used_at the latest forward's
- * start. Card rows are locked in id order, so two batches sharing cards cannot deadlock each other.
- * A card deleted since is simply not found. Runs in the statement that writes the outcomes, and only
- * for the rows whose outcome that statement set (status NULL before), so a record replayed or
- * retried any number of times counts once.
- */
-const countUses = (source: string) => `uses AS (
-    SELECT s.merchant_account_id AS merchant, card.id AS card_id, count(*) AS n, max(s.created_at) AS at
-      FROM ${source} s CROSS JOIN LATERAL unnest(s.payment_method_ids) AS card(id)
-     GROUP BY 1, 2
-  ), locked AS MATERIALIZED (
-    SELECT p.id FROM payment_methods p JOIN uses ON p.id = uses.card_id AND p.merchant_account_id = uses.merchant
-     ORDER BY p.id FOR UPDATE OF p
-  ), counted AS (
-    UPDATE payment_methods p
-       SET usage_count = LEAST(p.usage_count + uses.n, 2147483647)::int,
-           last_used_at = GREATEST(p.last_used_at, uses.at)
-      FROM locked, uses
-     WHERE p.id = locked.id AND uses.card_id = locked.id
-    RETURNING p.id
-  )`;
-/**
- * The whole record with its outcome: inserted if its disclosure is not in the table (yet), or fills
- * in the outcome of a pending row. It carries every column, so it and the disclosure commute: the
- * spool can replay either after the other, any number of times. $14 says which records released
- * card data (their uses are counted); a refused forward names its cards too but sent nothing.
- */
-const UPSERT_FINAL = `WITH r AS (
-    SELECT id, merchant, config, method, target, status, duration, pms::uuid[] AS pms, auths::uuid[] AS auths, error,
-           coalesce(at, now()) AS at, session, mit, disclosed, decode(ct, 'base64') AS ct, decode(wk, 'base64') AS wk, mk,
-           coalesce(rbt, false) AS rbt, coalesce(sbt, false) AS sbt
-      FROM unnest($1::text[], $2::text[], $3::uuid[], $4::text[], $5::text[], $6::int[], $7::float8[], $8::text[], $9::text[],
-                  $10::text[], $11::timestamptz[], $12::uuid[], $13::bool[], $14::bool[],
-                  $15::text[], $16::text[], $17::text[], $18::bool[], $19::bool[])
-           AS r(id, merchant, config, method, target, status, duration, pms, auths, error, at, session, mit, disclosed,
-                ct, wk, mk, rbt, sbt)
-  ), done AS (
-    INSERT INTO vault_forward_requests ${FINAL_COLUMNS}
-    SELECT id, merchant, config, method, target, status, duration, pms, auths, error, at, session, mit, ct, wk, mk, rbt, sbt
-      FROM r
-    ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status, duration_ms = EXCLUDED.duration_ms, error_type = EXCLUDED.error_type,
-      ${SET_BODIES}
-    WHERE vault_forward_requests.status IS NULL
-    RETURNING id, merchant_account_id, payment_method_ids, created_at
-  ), released AS (
-    SELECT done.* FROM done JOIN r ON r.id = done.id WHERE r.disclosed
-  ), ${countUses('released')}
-  SELECT count(*)::int AS written FROM done`;
-/**
- * The outcome of disclosures committed by this process: a plain UPDATE of known rows is cheaper than
- * the upsert's speculative insert. A row it does not find (not expected) goes through UPSERT_FINAL.
- * Every row here released card data, so each one it sets counts its cards' uses.
- */
-const UPDATE_OUTCOME = `WITH done AS (
-    UPDATE vault_forward_requests AS t SET status = u.status, duration_ms = u.duration, error_type = u.error,
-           ciphertext = decode(u.ct, 'base64'), wrapped_key = decode(u.wk, 'base64'), master_key_id = u.mk,
-           request_body_truncated = coalesce(u.rbt, false), response_body_truncated = coalesce(u.sbt, false)
-      FROM unnest($1::text[], $2::int[], $3::float8[], $4::text[], $5::text[], $6::text[], $7::text[], $8::bool[], $9::bool[])
-           AS u(id, status, duration, error, ct, wk, mk, rbt, sbt)
-     WHERE t.id = u.id AND t.status IS NULL
-    RETURNING t.id, t.merchant_account_id, t.payment_method_ids, t.created_at
-  ), ${countUses('done')}
-  SELECT id FROM done`;
 
 /**
  * Forward records, with the durability rule of docs/decisions/0049: a forward that may disclose card
@@ -166,7 +74,7 @@ export class ForwardRecordsService implements OnApplicationBootstrap, OnModuleDe
   private closing = false;
 
   constructor(
-    private readonly sql: Sql,
+    private readonly records: ForwardRecordsRepository,
     @Inject(APP_CONFIG) config: AppConfig,
     metrics: Metrics,
     private readonly sealer: SecretSealer,
@@ -251,13 +159,7 @@ export class ForwardRecordsService implements OnApplicationBootstrap, OnModuleDe
     if (!this.databaseDown) {
       try {
         const pending = records.map(asPending);
-        await withTimeout(
-          pending.length === 1
-            ? this.sql.prepared('forwarding.record-one-pending', INSERT_ONE_PENDING, values(pending[0]))
-            : this.sql.prepared('forwarding.record-pending', INSERT_PENDING, columns(pending)),
-          DURABLE_WITHIN_MS,
-          noCommitInTime,
-        );
+        await withTimeout(this.records.insertPending(pending), DURABLE_WITHIN_MS, noCommitInTime);
         for (const record of records) {
           record.disclosedInTable = true;
           record.disclosed = true;
@@ -310,17 +212,10 @@ export class ForwardRecordsService implements OnApplicationBootstrap, OnModuleDe
     let rest = batch;
     const known = batch.filter((r) => r.disclosedInTable);
     if (known.length > 0) {
-      const updated = await this.sql.prepared<{ id: string }>('forwarding.record-outcome', UPDATE_OUTCOME, [
-        known.map((r) => r.id),
-        known.map((r) => r.status),
-        known.map((r) => r.durationMs),
-        known.map((r) => r.errorType),
-        ...bodyColumns(known),
-      ]);
-      const done = new Set(updated.map((row) => row.id));
+      const done = await this.records.updateOutcomes(known);
       rest = batch.filter((r) => !done.has(r.id));
     }
-    if (rest.length > 0) await this.sql.prepared('forwarding.record-final', UPSERT_FINAL, finalColumns(rest));
+    if (rest.length > 0) await this.records.upsertFinal(rest);
   }
 
   /** One replay pass: if the database answers, every spool file this process may take goes into the table. */
@@ -335,7 +230,7 @@ export class ForwardRecordsService implements OnApplicationBootstrap, OnModuleDe
     const files = await this.spool.replayable();
     if (files.length === 0 && !this.spool.writing && !this.databaseDown) return;
     try {
-      await withTimeout(this.sql.prepared('forwarding.probe', 'SELECT 1', []), DURABLE_WITHIN_MS, noCommitInTime);
+      await withTimeout(this.records.probe(), DURABLE_WITHIN_MS, noCommitInTime);
     } catch {
       return;
     }
@@ -356,15 +251,11 @@ export class ForwardRecordsService implements OnApplicationBootstrap, OnModuleDe
     const torn = { count: 0 };
     // Disclosures and outcomes commute, so each kind is written as its batch fills, whatever the order.
     const batches: Record<SpoolEntry['kind'], SpoolEntry[]> = { pending: [], final: [] };
-    const statements = {
-      pending: ['forwarding.record-pending', INSERT_PENDING],
-      final: ['forwarding.record-final', UPSERT_FINAL],
-    } as const;
     let count = 0;
     const write = async (kind: SpoolEntry['kind']) => {
       const batch = batches[kind];
       batches[kind] = [];
-      if (batch.length > 0) await this.replayBatch(statements[kind][0], statements[kind][1], batch);
+      if (batch.length > 0) await this.replayBatch(kind, batch);
     };
     for await (const entry of this.spool.read(path, torn)) {
       count++;
@@ -379,13 +270,12 @@ export class ForwardRecordsService implements OnApplicationBootstrap, OnModuleDe
   }
 
   /** A batch the table refuses for a reason other than an outage is retried row by row, and the refused rows set aside. */
-  private async replayBatch(name: string, statement: string, entries: SpoolEntry[]): Promise<void> {
+  private async replayBatch(kind: SpoolEntry['kind'], entries: SpoolEntry[]): Promise<void> {
     // created_at, if the row is new: when the disclosure was spooled, else when this entry was.
-    const toColumns = statement === UPSERT_FINAL ? finalColumns : columns;
     const rows = (list: SpoolEntry[]) =>
-      toColumns(latestById(list.map((e) => ({ ...e.record, spooledAt: e.record.spooledAt ?? e.at }))));
+      latestById(list.map((e) => ({ ...e.record, spooledAt: e.record.spooledAt ?? e.at })));
     try {
-      await withTimeout(this.sql.prepared(name, statement, rows(entries)), DURABLE_WITHIN_MS, noCommitInTime);
+      await withTimeout(this.records.writeSpooled(kind, rows(entries)), DURABLE_WITHIN_MS, noCommitInTime);
       return;
     } catch (error) {
       if (isDatabaseUnavailable(error) || entries.length === 1) throw error;
@@ -393,7 +283,7 @@ export class ForwardRecordsService implements OnApplicationBootstrap, OnModuleDe
     const refused: SpoolEntry[] = [];
     for (const entry of entries) {
       try {
-        await withTimeout(this.sql.prepared(name, statement, rows([entry])), DURABLE_WITHIN_MS, noCommitInTime);
+        await withTimeout(this.records.writeSpooled(kind, rows([entry])), DURABLE_WITHIN_MS, noCommitInTime);
       } catch (error) {
         if (isDatabaseUnavailable(error)) throw error;
         refused.push(entry);

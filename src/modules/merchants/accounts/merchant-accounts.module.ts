@@ -2,12 +2,13 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { MerchantAccount } from './merchant-account.entity';
 import { MerchantAccountsController } from './merchant-accounts.controller';
+import { MerchantAccountsRepository } from './merchant-accounts.repository';
 import { MerchantAccountsService } from './merchant-accounts.service';
 
 @Module({
   imports: [TypeOrmModule.forFeature([MerchantAccount])],
   controllers: [MerchantAccountsController],
-  providers: [MerchantAccountsService],
+  providers: [MerchantAccountsService, MerchantAccountsRepository],
   exports: [MerchantAccountsService],
 })
 export class MerchantAccountsModule {}

@@ -1,14 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { echoed } from '../../../platform/problem/echo';
-import { InjectRepository } from '@nestjs/typeorm';
 import { LRUCache } from 'lru-cache';
-import { Repository } from 'typeorm';
 import { isUniqueViolation } from '../../../platform/problem/database-errors';
-import { KeysetRequest, seekPage } from '../../../platform/pagination/keyset';
+import { KeysetRequest } from '../../../platform/pagination/keyset';
 import { ProblemException, ProblemFieldError } from '../../../platform/problem/problem';
 import { FEATURE_SETTINGS, FEATURE_SWITCHES, MerchantAccountFeatures } from './dto/merchant-account.dto';
 import { MerchantAccount } from './merchant-account.entity';
 import { MerchantAccountErrors } from './merchant-accounts.errors';
+import { MerchantAccountsRepository } from './merchant-accounts.repository';
 
 @Injectable()
 export class MerchantAccountsService {
@@ -18,12 +17,12 @@ export class MerchantAccountsService {
    */
   private readonly known = new LRUCache<string, true>({ max: 10_000 });
 
-  constructor(@InjectRepository(MerchantAccount) private readonly accounts: Repository<MerchantAccount>) {}
+  constructor(private readonly accounts: MerchantAccountsRepository) {}
 
   async create(id: string, displayName: string, features: MerchantAccountFeatures = {}): Promise<MerchantAccount> {
     refuseFeaturesOn(features);
     try {
-      await this.accounts.insert({ id, displayName });
+      await this.accounts.insert(id, displayName);
     } catch (error) {
       if (isUniqueViolation(error, 'merchant_accounts_pkey')) {
         throw new ProblemException(
@@ -38,7 +37,7 @@ export class MerchantAccountsService {
   }
 
   async get(id: string): Promise<MerchantAccount> {
-    const account = await this.accounts.findOneBy({ id });
+    const account = await this.accounts.find(id);
     if (!account)
       throw new ProblemException(MerchantAccountErrors.notFound, `No merchant account "${echoed(id)}" exists.`);
     return account;
@@ -46,7 +45,7 @@ export class MerchantAccountsService {
 
   /** One page, as `seekPage` fetches it (up to keyset.limit + 1 rows). */
   list(keyset: KeysetRequest): Promise<MerchantAccount[]> {
-    return seekPage(this.accounts.createQueryBuilder('m'), 'm', keyset);
+    return this.accounts.page(keyset);
   }
 
   async update(
@@ -54,19 +53,14 @@ export class MerchantAccountsService {
     changes: { displayName?: string; features?: MerchantAccountFeatures },
   ): Promise<MerchantAccount> {
     refuseFeaturesOn(changes.features ?? {});
-    // Raw UPDATE: updated_at is set by the database clock, like created_at, never by a JS Date.
-    const [, affected] = await this.accounts.query<[unknown, number]>(
-      'UPDATE merchant_accounts SET display_name = COALESCE($2, display_name), updated_at = now() WHERE id = $1',
-      [id, changes.displayName ?? null],
-    );
-    if (!affected)
+    if (!(await this.accounts.update(id, changes.displayName ?? null)))
       throw new ProblemException(MerchantAccountErrors.notFound, `No merchant account "${echoed(id)}" exists.`);
     return this.get(id);
   }
 
   async exists(id: string): Promise<boolean> {
     if (this.known.has(id)) return true;
-    const found = await this.accounts.exists({ where: { id } });
+    const found = await this.accounts.exists(id);
     if (found) this.known.set(id, true);
     return found;
   }

@@ -1,12 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
 import { exportJWK, exportPKCS8, generateKeyPair } from 'jose';
-import { IsNull, Repository } from 'typeorm';
-import { KeysetRequest, seekPage } from '../../../platform/pagination/keyset';
+import { KeysetRequest } from '../../../platform/pagination/keyset';
 import { ProblemException } from '../../../platform/problem/problem';
 import { SharedCaches } from '../../../platform/redis/shared-cache';
 import { ApiKey, ApiKeyAlgorithm } from './api-key.entity';
 import { apiKeyId, publicOnly } from './api-key-id';
+import { ApiKeysRepository } from './api-keys.repository';
 import { AuthErrors } from '../access/auth.errors';
 import { ListApiKeysQuery } from './dto/api-key.dto';
 
@@ -38,7 +37,7 @@ export { apiKeyId };
 @Injectable()
 export class ApiKeysService {
   constructor(
-    @InjectRepository(ApiKey) private readonly keys: Repository<ApiKey>,
+    private readonly keys: ApiKeysRepository,
     private readonly caches: SharedCaches,
   ) {}
 
@@ -59,22 +58,17 @@ export class ApiKeysService {
    * and a key whose private half was lost must not stay behind as an orphan.
    */
   async discard(id: string): Promise<void> {
-    await this.keys.delete({ id });
+    await this.keys.delete(id);
   }
 
   /** The key a token names, if it exists and is not revoked. */
   findActive(id: string): Promise<ApiKey | null> {
-    return this.keys.findOne({ where: { id, revokedAt: IsNull() } });
+    return this.keys.findActive(id);
   }
 
   /** Revoked keys are listed too (with revoked_at): the rows stay for audit. */
   list(owner: ApiKeyOwner, query: ListApiKeysQuery, keyset: KeysetRequest): Promise<ApiKey[]> {
-    const builder = this.keys.createQueryBuilder('k');
-    if (owner.kind === 'merchant') builder.where('k.merchant_account_id = :owner', { owner: owner.merchantAccountId });
-    if (query.merchant_account_id !== undefined) {
-      builder.andWhere('k.merchant_account_id = :merchantAccountId', { merchantAccountId: query.merchant_account_id });
-    }
-    return seekPage(builder, 'k', keyset);
+    return this.keys.page(ownerId(owner), query.merchant_account_id, keyset);
   }
 
   /**
@@ -83,13 +77,7 @@ export class ApiKeysService {
    * merchant cannot learn whether another merchant's key id exists.
    */
   async revoke(owner: ApiKeyOwner, id: string): Promise<RevokedApiKey> {
-    const [rows] = await this.keys.query<[Array<{ id: string }>, number]>(
-      `UPDATE api_keys SET revoked_at = now()
-        WHERE id = $1 AND revoked_at IS NULL AND ($2::text IS NULL OR merchant_account_id = $2)
-        RETURNING id`,
-      [id, owner.kind === 'merchant' ? owner.merchantAccountId : null],
-    );
-    if (rows.length === 0) {
+    if (!(await this.keys.revoke(id, ownerId(owner)))) {
       throw new ProblemException(
         AuthErrors.apiKeyNotFound,
         `No active API key "${id.slice(0, 64)}" is visible to this caller.`,
@@ -97,6 +85,11 @@ export class ApiKeysService {
       );
     }
     const announced = await this.caches.invalidate(API_KEY_CACHE, id);
-    return { key: await this.keys.findOneByOrFail({ id }), announced };
+    return { key: await this.keys.get(id), announced };
   }
+}
+
+/** The merchant account whose keys alone the owner sees; null for every key. */
+function ownerId(owner: ApiKeyOwner): string | null {
+  return owner.kind === 'merchant' ? owner.merchantAccountId : null;
 }

@@ -4,6 +4,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { MerchantAccountsModule } from '../accounts/merchant-accounts.module';
 import { ApiKey } from './api-key.entity';
 import { ApiKeysController } from './api-keys.controller';
+import { ApiKeysRepository } from './api-keys.repository';
 import { ApiKeysService } from './api-keys.service';
 import { AuthGuard } from './auth.guard';
 import { Authenticator } from './authenticator.service';
@@ -12,7 +13,13 @@ import { TokenVerifier } from './token-verifier.service';
 @Module({
   imports: [TypeOrmModule.forFeature([ApiKey]), MerchantAccountsModule],
   controllers: [ApiKeysController],
-  providers: [ApiKeysService, TokenVerifier, Authenticator, { provide: APP_GUARD, useClass: AuthGuard }],
+  providers: [
+    ApiKeysService,
+    ApiKeysRepository,
+    TokenVerifier,
+    Authenticator,
+    { provide: APP_GUARD, useClass: AuthGuard },
+  ],
   exports: [ApiKeysService, Authenticator],
 })
 export class AuthModule {}

@@ -3,6 +3,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { VaultModule } from '../../vault/vault.module';
 import { WebhookSecret } from './webhook-secret.entity';
 import { WebhookSecretsController } from './webhook-secrets.controller';
+import { WebhookSecretsRepository } from './webhook-secrets.repository';
 import { WebhookSecretsService } from './webhook-secrets.service';
 import { WebhookSecretEvents } from './webhook-secret-events';
 import { WebhookSigner } from './webhook-signer';
@@ -12,15 +13,15 @@ import { WebhookSigner } from './webhook-signer';
  * controller, no pagination.
  */
 @Module({
-  imports: [VaultModule],
-  providers: [WebhookSigner, WebhookSecretEvents],
-  exports: [WebhookSigner, WebhookSecretEvents],
+  imports: [TypeOrmModule.forFeature([WebhookSecret]), VaultModule],
+  providers: [WebhookSigner, WebhookSecretEvents, WebhookSecretsRepository],
+  exports: [WebhookSigner, WebhookSecretEvents, WebhookSecretsRepository],
 })
 export class WebhookSignerModule {}
 
 /** The API's /vault-forward/webhook-secrets routes. */
 @Module({
-  imports: [TypeOrmModule.forFeature([WebhookSecret]), VaultModule, WebhookSignerModule],
+  imports: [VaultModule, WebhookSignerModule],
   controllers: [WebhookSecretsController],
   providers: [WebhookSecretsService],
   exports: [WebhookSignerModule],

@@ -1,8 +1,8 @@
 import { createHmac, createSecretKey } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import { SecretSealer } from '../../vault/secret-sealer';
 import { webhookSecretAad } from './webhook-secret-key';
+import { WebhookSecretsRepository } from './webhook-secrets.repository';
 
 interface WebhookMessage {
   /** The message id (webhook-id), the same on every delivery attempt of one message. */
@@ -21,13 +21,6 @@ export class NoWebhookSecretError extends Error {
   }
 }
 
-interface SigningRow {
-  id: string;
-  ciphertext: Buffer;
-  wrapped_key: Buffer;
-  master_key_id: string;
-}
-
 /**
  * Signs a callback per the Standard Webhooks specification: HMAC-SHA256 over `id.timestamp.body`,
  * keyed by the secret's bytes (the base64 after `whsec_`). During a rotation's overlap every secret
@@ -37,7 +30,7 @@ interface SigningRow {
 @Injectable()
 export class WebhookSigner {
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly secrets: WebhookSecretsRepository,
     private readonly sealer: SecretSealer,
   ) {}
 
@@ -46,12 +39,7 @@ export class WebhookSigner {
       throw new Error('webhook timestamp must be whole Unix seconds');
     // The id goes into a header and into the signed content, where a '.' would blur its boundary.
     if (!/^[A-Za-z0-9_-]{1,100}$/.test(message.id)) throw new Error('webhook id must be 1–100 letters, digits, - or _');
-    const rows = await this.dataSource.query<SigningRow[]>(
-      `SELECT id, ciphertext, wrapped_key, master_key_id FROM vault_forward_webhook_secrets
-        WHERE merchant_account_id = $1 AND (expires_at IS NULL OR expires_at > now())
-        ORDER BY rotated_at DESC NULLS FIRST, created_at DESC`,
-      [merchantAccountId],
-    );
+    const rows = await this.secrets.signing(merchantAccountId);
     if (rows.length === 0) throw new NoWebhookSecretError();
     const timestamp = String(message.timestamp);
     const signed = Buffer.concat([

@@ -6,10 +6,18 @@ import { BuyersRepository } from './buyers.repository';
 import { BuyersService } from './buyers.service';
 import { VaultModule } from '../../vault/vault.module';
 
+/** The buyers table without routes: the payment methods look their buyers up through it. */
 @Module({
-  imports: [TypeOrmModule.forFeature([Buyer]), VaultModule],
+  imports: [TypeOrmModule.forFeature([Buyer])],
+  providers: [BuyersRepository],
+  exports: [BuyersRepository],
+})
+export class BuyersCoreModule {}
+
+@Module({
+  imports: [BuyersCoreModule, VaultModule],
   controllers: [BuyersController],
-  providers: [BuyersService, BuyersRepository],
+  providers: [BuyersService],
   exports: [BuyersService],
 })
 export class BuyersModule {}

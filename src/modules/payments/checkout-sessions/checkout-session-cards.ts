@@ -1,11 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { ProblemDefinition, ProblemException, ProblemFieldError } from '../../../platform/problem/problem';
 import { isUuid } from '../../../platform/http/uuid';
 import { CardVault } from '../../vault/card-vault.service';
 import { boundAad, SecretSealer } from '../../vault/secret-sealer';
 import { CheckoutSessionErrors } from './checkout-sessions.errors';
+import { CheckoutSessionsRepository } from './checkout-sessions.repository';
 import type { ThreeDSecureValues } from './dto/three-d-secure.dto';
 
 /** Binds a session's envelope to its merchant and id (SEALED_TABLES: checkout_sessions). */
@@ -19,35 +18,8 @@ export const SECURITY_CODE_PART = 'security-code';
 /** 3-D Secure values as JSON (decision 0101). */
 export const THREE_D_SECURE_PART = 'three-d-secure';
 
-/**
- * What erasing a session leaves: no secret, no card column, no metadata. One statement for the
- * purge, the read-time check and the routes alike.
- */
-const ERASE_COLUMNS = `ciphertext = NULL, security_code_ciphertext = NULL, three_d_secure_ciphertext = NULL,
-  wrapped_key = NULL, master_key_id = NULL,
-  card_source = NULL, payment_method_id = NULL, scheme = NULL, label = NULL, expiration_date = NULL, metadata = NULL,
-  security_code_claim = NULL, security_code_claimed_until = NULL, erased_at = now(), updated_at = now()`;
-
 /** Who to name in a problem about the session (the forward header, or a body field). */
 type SessionReference = Omit<ProblemFieldError, 'message'>;
-
-interface CardRow {
-  expired: boolean;
-  erased: boolean;
-  card_source: 'card' | 'id' | null;
-  payment_method_id: string | null;
-  expiration_date: string | null;
-  ciphertext: Buffer | null;
-  security_code_ciphertext: Buffer | null;
-  three_d_secure_ciphertext: Buffer | null;
-  security_code_erased: boolean;
-  wrapped_key: Buffer | null;
-  master_key_id: string | null;
-  pm_expiration_date: string | null;
-  pm_ciphertext: Buffer | null;
-  pm_wrapped_key: Buffer | null;
-  pm_master_key_id: string | null;
-}
 
 export interface SessionCard {
   source: 'card' | 'id';
@@ -91,7 +63,7 @@ export interface SecurityCodeClaim {
 @Injectable()
 export class CheckoutSessionCards {
   constructor(
-    @InjectDataSource() private readonly db: DataSource,
+    private readonly sessions: CheckoutSessionsRepository,
     private readonly sealer: SecretSealer,
     private readonly vault: CardVault,
   ) {}
@@ -131,7 +103,7 @@ export class CheckoutSessionCards {
     missing: ProblemDefinition,
     heldElsewhere: boolean,
   ): Promise<SessionCard> {
-    const row = isUuid(id) ? await this.row(merchantAccountId, id) : undefined;
+    const row = isUuid(id) ? await this.sessions.cardRow(merchantAccountId, id) : undefined;
     const fail = (definition: ProblemDefinition, detail: string, message: string) =>
       new ProblemException(definition, detail, [{ ...at, message }]);
     if (!row)
@@ -221,27 +193,9 @@ export class CheckoutSessionCards {
     return card;
   }
 
-  private async row(merchantAccountId: string, id: string): Promise<CardRow | undefined> {
-    const rows = await this.db.query<CardRow[]>(
-      `SELECT s.expires_at <= now() AS expired, s.erased_at IS NOT NULL AS erased, s.card_source, s.payment_method_id, s.expiration_date,
-              s.ciphertext, s.security_code_ciphertext, s.three_d_secure_ciphertext,
-              s.security_code_erased_at IS NOT NULL AS security_code_erased,
-              s.wrapped_key, s.master_key_id, pm.expiration_date AS pm_expiration_date, pm.ciphertext AS pm_ciphertext,
-              pm.wrapped_key AS pm_wrapped_key, pm.master_key_id AS pm_master_key_id
-         FROM checkout_sessions s
-         LEFT JOIN payment_methods pm ON pm.id = s.payment_method_id AND pm.merchant_account_id = s.merchant_account_id
-        WHERE s.merchant_account_id = $1 AND s.id = $2`,
-      [merchantAccountId, id],
-    );
-    return rows[0];
-  }
-
   /** Nulls every secret and card column of one expired session (read time; the purge does the rest). */
   async erase(merchantAccountId: string, id: string): Promise<void> {
-    await this.db.query(
-      `UPDATE checkout_sessions SET ${ERASE_COLUMNS} WHERE merchant_account_id = $1 AND id = $2 AND erased_at IS NULL`,
-      [merchantAccountId, id],
-    );
+    await this.sessions.erase(merchantAccountId, id);
   }
 
   /**
@@ -251,24 +205,12 @@ export class CheckoutSessionCards {
    * number of processes have one winner.
    */
   private async claimSecurityCode(merchantAccountId: string, id: string, claim: SecurityCodeClaim): Promise<boolean> {
-    const [, claimed] = await this.db.query<[unknown, number]>(
-      `UPDATE checkout_sessions
-          SET security_code_claim = $3, security_code_claimed_until = now() + make_interval(secs => $4::float8 / 1000)
-        WHERE merchant_account_id = $1 AND id = $2 AND security_code_ciphertext IS NOT NULL
-          AND expires_at > now() AND erased_at IS NULL
-          AND (security_code_claimed_until IS NULL OR security_code_claimed_until <= now() OR security_code_claim = $3)`,
-      [merchantAccountId, id, claim.token, claim.leaseMs],
-    );
-    return Number(claimed) > 0;
+    return this.sessions.claimSecurityCode(merchantAccountId, id, claim.token, claim.leaseMs);
   }
 
   /** Frees a code the forward holding `token` did not get a decision for (a 5xx, a failure): it may go again. */
   async releaseSecurityCode(merchantAccountId: string, id: string, token: string): Promise<void> {
-    await this.db.query(
-      `UPDATE checkout_sessions SET security_code_claim = NULL, security_code_claimed_until = NULL
-        WHERE merchant_account_id = $1 AND id = $2 AND security_code_claim = $3`,
-      [merchantAccountId, id, token],
-    );
+    await this.sessions.releaseSecurityCode(merchantAccountId, id, token);
   }
 
   /**
@@ -277,25 +219,6 @@ export class CheckoutSessionCards {
    * expiry stay until expiry.
    */
   async eraseSecurityCode(merchantAccountId: string, id: string): Promise<void> {
-    await this.db.query(
-      `UPDATE checkout_sessions SET security_code_ciphertext = NULL, security_code_erased_at = now(),
-              security_code_claim = NULL, security_code_claimed_until = NULL, updated_at = now()
-        WHERE merchant_account_id = $1 AND id = $2 AND security_code_ciphertext IS NOT NULL`,
-      [merchantAccountId, id],
-    );
-  }
-
-  /**
-   * Every expired session erased, in one statement: safe with any number of processes running it at
-   * once (a row already erased is not selected again). Rows a day past expiry are deleted.
-   */
-  async purgeExpired(): Promise<{ erased: number; deleted: number }> {
-    const [, erased] = await this.db.query<[unknown, number]>(
-      `UPDATE checkout_sessions SET ${ERASE_COLUMNS} WHERE expires_at <= now() AND erased_at IS NULL`,
-    );
-    const [, deleted] = await this.db.query<[unknown, number]>(
-      `DELETE FROM checkout_sessions WHERE expires_at < now() - interval '1 day'`,
-    );
-    return { erased: Number(erased) || 0, deleted: Number(deleted) || 0 };
+    await this.sessions.eraseSecurityCode(merchantAccountId, id);
   }
 }

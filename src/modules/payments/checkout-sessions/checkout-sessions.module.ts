@@ -5,19 +5,20 @@ import { CheckoutSession } from './checkout-session.entity';
 import { CheckoutSessionCards } from './checkout-session-cards';
 import { CheckoutSessionPurge } from './checkout-session-purge';
 import { CheckoutSessionsController } from './checkout-sessions.controller';
+import { CheckoutSessionsRepository } from './checkout-sessions.repository';
 import { CheckoutSessionsService } from './checkout-sessions.service';
 
 /** The sessions' card loader, without routes: forwarding (API and worker) and payment methods use it. */
 @Module({
-  imports: [VaultModule],
-  providers: [CheckoutSessionCards],
-  exports: [CheckoutSessionCards],
+  imports: [TypeOrmModule.forFeature([CheckoutSession]), VaultModule],
+  providers: [CheckoutSessionCards, CheckoutSessionsRepository],
+  exports: [CheckoutSessionCards, CheckoutSessionsRepository],
 })
 export class CheckoutSessionsCoreModule {}
 
 /** /checkout/sessions routes and the periodic purge of expired sessions. */
 @Module({
-  imports: [TypeOrmModule.forFeature([CheckoutSession]), VaultModule, CheckoutSessionsCoreModule],
+  imports: [VaultModule, CheckoutSessionsCoreModule],
   controllers: [CheckoutSessionsController],
   providers: [CheckoutSessionsService, CheckoutSessionPurge],
 })

@@ -1,7 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
 import { CommonErrors } from '../../../platform/problem/common.errors';
 import { ProblemException } from '../../../platform/problem/problem';
 import { isUuid } from '../../../platform/http/uuid';
@@ -16,6 +14,7 @@ import {
   THREE_D_SECURE_PART,
 } from './checkout-session-cards';
 import { CheckoutSessionErrors } from './checkout-sessions.errors';
+import { CheckoutSessionsRepository } from './checkout-sessions.repository';
 import {
   CheckoutSessionCreateDto,
   CheckoutSessionFieldsPaymentMethodDto,
@@ -31,17 +30,18 @@ import { CheckoutSessionThreeDSecureDto, THREE_D_SECURE_FIELDS, ThreeDSecureValu
 @Injectable()
 export class CheckoutSessionsService {
   constructor(
-    @InjectRepository(CheckoutSession) private readonly sessions: Repository<CheckoutSession>,
+    private readonly sessions: CheckoutSessionsRepository,
     private readonly cards: CheckoutSessionCards,
     private readonly sealer: SecretSealer,
   ) {}
 
   async create(merchantAccountId: string, input: CheckoutSessionCreateDto): Promise<CheckoutSession> {
     const id = randomUUID();
-    await this.sessions.query(
-      `INSERT INTO checkout_sessions (id, merchant_account_id, metadata, expires_at) VALUES ($1, $2, $3, now() + ` +
-        `make_interval(secs => $4))`,
-      [id, merchantAccountId, input.metadata ?? null, input.expires_in ?? MAX_EXPIRES_IN_SECONDS],
+    await this.sessions.insert(
+      id,
+      merchantAccountId,
+      input.metadata ?? null,
+      input.expires_in ?? MAX_EXPIRES_IN_SECONDS,
     );
     return this.get(merchantAccountId, id);
   }
@@ -50,14 +50,10 @@ export class CheckoutSessionsService {
   async get(merchantAccountId: string, id: string): Promise<CheckoutSession> {
     if (!isUuid(id)) throw notFound(id);
     // Expiry by the database's clock, in the same read.
-    const { entities, raw } = await this.sessions
-      .createQueryBuilder('s')
-      .addSelect('s.expires_at <= now()', 'expired')
-      .where('s.merchant_account_id = :merchantAccountId AND s.id = :id', { merchantAccountId, id })
-      .getRawAndEntities<{ expired: boolean }>();
-    const found = entities[0];
-    if (!found) throw notFound(id);
-    if (raw[0].expired || found.erasedAt !== null) {
+    const read = await this.sessions.find(merchantAccountId, id);
+    if (!read) throw notFound(id);
+    const found = read.session;
+    if (read.expired || found.erasedAt !== null) {
       if (found.erasedAt === null) await this.cards.erase(merchantAccountId, id);
       throw expired_(id);
     }
@@ -70,30 +66,19 @@ export class CheckoutSessionsService {
    */
   async update(merchantAccountId: string, id: string, input: CheckoutSessionCreateDto): Promise<CheckoutSession> {
     await this.get(merchantAccountId, id);
-    const [rows] = await this.sessions.query<[unknown[], number]>(
-      `UPDATE checkout_sessions SET
-          metadata = CASE WHEN $3 THEN $4::jsonb ELSE metadata END,
-          expires_at = CASE WHEN $5::int IS NULL THEN expires_at
-                            ELSE LEAST(now() + make_interval(secs => $5::int), created_at + make_interval(secs => $6)) END,
-          updated_at = now()
-        WHERE merchant_account_id = $1 AND id = $2 AND expires_at > now() AND erased_at IS NULL RETURNING id`,
-      [
-        merchantAccountId,
-        id,
-        input.metadata !== undefined,
-        input.metadata ?? null,
-        input.expires_in ?? null,
-        MAX_EXPIRES_IN_SECONDS,
-      ],
-    );
-    if (rows.length === 0) throw expired_(id);
+    const change = {
+      setMetadata: input.metadata !== undefined,
+      metadata: input.metadata ?? null,
+      expiresInSeconds: input.expires_in ?? null,
+    };
+    if (!(await this.sessions.update(merchantAccountId, id, change, MAX_EXPIRES_IN_SECONDS))) throw expired_(id);
     return this.get(merchantAccountId, id);
   }
 
   /** The row goes, secrets with it; an expired session can be deleted too. */
   async delete(merchantAccountId: string, id: string): Promise<void> {
-    const result = isUuid(id) ? await this.sessions.delete({ id, merchantAccountId }) : { affected: 0 };
-    if (!result.affected) throw notFound(id);
+    const deleted = isUuid(id) && (await this.sessions.delete(merchantAccountId, id));
+    if (!deleted) throw notFound(id);
   }
 
   /**
@@ -119,27 +104,17 @@ export class CheckoutSessionsService {
     });
     number?.fill(0);
     code.fill(0);
-    const [rows] = await this.sessions.query<[unknown[], number]>(
-      `UPDATE checkout_sessions SET card_source = $3, payment_method_id = $4, scheme = $5, label = $6, expiration_date = $7,
-              ciphertext = $8, security_code_ciphertext = $9, wrapped_key = $10, master_key_id = $11,
-              three_d_secure_ciphertext = NULL,
-              security_code_erased_at = NULL, updated_at = now()
-        WHERE merchant_account_id = $1 AND id = $2 AND expires_at > now() AND erased_at IS NULL RETURNING id`,
-      [
-        merchantAccountId,
-        id,
-        input.method,
-        card.paymentMethodId,
-        card.scheme,
-        card.label,
-        card.expirationDate,
-        sealed.parts[CARD_PART],
-        sealed.parts[SECURITY_CODE_PART],
-        sealed.wrappedKey,
-        sealed.masterKeyId,
-      ],
-    );
-    if (rows.length === 0) throw expired_(id);
+    const collected = await this.sessions.setCard(merchantAccountId, id, {
+      source: input.method,
+      paymentMethodId: card.paymentMethodId,
+      scheme: card.scheme,
+      label: card.label,
+      expirationDate: card.expirationDate,
+      number: sealed.parts[CARD_PART],
+      securityCode: sealed.parts[SECURITY_CODE_PART],
+      sealed,
+    });
+    if (!collected) throw expired_(id);
     return this.get(merchantAccountId, id);
   }
 
@@ -161,10 +136,7 @@ export class CheckoutSessionsService {
     // The envelope read and written back in one statement's condition: a card collected (new data key) or a
     // key rotation (new wrapping) in between leaves no row to update, and the read is tried once more.
     for (let attempt = 0; attempt < 2; attempt++) {
-      const [row] = await this.sessions.query<Array<{ wrapped_key: Buffer | null; master_key_id: string | null }>>(
-        `SELECT wrapped_key, master_key_id FROM checkout_sessions WHERE merchant_account_id = $1 AND id = $2`,
-        [merchantAccountId, id],
-      );
+      const row = await this.sessions.envelope(merchantAccountId, id);
       if (!row?.wrapped_key || !row.master_key_id)
         throw new ProblemException(
           CheckoutSessionErrors.noCard,
@@ -179,13 +151,8 @@ export class CheckoutSessionsService {
         `checkout session ${id}`,
       );
       plaintext.fill(0);
-      const [rows] = await this.sessions.query<[unknown[], number]>(
-        `UPDATE checkout_sessions SET three_d_secure_ciphertext = $4, updated_at = now()
-          WHERE merchant_account_id = $1 AND id = $2 AND wrapped_key = $3 AND expires_at > now() AND erased_at IS NULL
-          RETURNING id`,
-        [merchantAccountId, id, row.wrapped_key, ciphertext],
-      );
-      if (rows.length > 0) return this.get(merchantAccountId, id);
+      if (await this.sessions.setThreeDSecure(merchantAccountId, id, row.wrapped_key, ciphertext))
+        return this.get(merchantAccountId, id);
       await this.get(merchantAccountId, id); // expired or deleted meanwhile: 410 or 404
     }
     throw new ProblemException(
@@ -218,12 +185,7 @@ export class CheckoutSessionsService {
     if (input.number !== undefined) throw fieldProblem('payment_method.number', 'only with method card');
     if (input.expiration_date !== undefined)
       throw fieldProblem('payment_method.expiration_date', 'only with method card');
-    const [pm] = await this.sessions.query<
-      Array<{ id: string; scheme: string; label: string; expiration_date: string }>
-    >(`SELECT id, scheme, label, expiration_date FROM payment_methods WHERE id = $1 AND merchant_account_id = $2`, [
-      input.id!.toLowerCase(),
-      merchantAccountId,
-    ]);
+    const pm = await this.sessions.storedCard(merchantAccountId, input.id!.toLowerCase());
     if (!pm) throw fieldProblem('payment_method.id', 'no payment method with this id in this merchant account');
     return {
       number: null,

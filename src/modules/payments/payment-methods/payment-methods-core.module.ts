@@ -1,9 +1,10 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { Buyer } from '../buyers/buyer.entity';
+import { BuyersCoreModule } from '../buyers/buyers.module';
 import { VaultModule } from '../../vault/vault.module';
 import { CheckoutSessionsCoreModule } from '../checkout-sessions/checkout-sessions.module';
 import { PaymentMethod } from './payment-method.entity';
+import { PaymentMethodsRepository } from './payment-methods.repository';
 import { PaymentMethodsService } from './payment-methods.service';
 
 /**
@@ -11,9 +12,9 @@ import { PaymentMethodsService } from './payment-methods.service';
  * (forward-responses/, in the worker too) store the cards answers bring back through this.
  */
 @Module({
-  // Buyer too: the card lists join each card's buyer (PaymentMethodsService.withBuyer).
-  imports: [TypeOrmModule.forFeature([PaymentMethod, Buyer]), VaultModule, CheckoutSessionsCoreModule],
-  providers: [PaymentMethodsService],
+  // The buyers' repository: cards name their buyer, and the card lists join it (Buyer registered there).
+  imports: [TypeOrmModule.forFeature([PaymentMethod]), BuyersCoreModule, VaultModule, CheckoutSessionsCoreModule],
+  providers: [PaymentMethodsService, PaymentMethodsRepository],
   exports: [PaymentMethodsService],
 })
 export class PaymentMethodsCoreModule {}

@@ -3,13 +3,14 @@ import { BuyerPaymentMethodsController } from './buyer-payment-methods.controlle
 import { PaymentMethodsController } from './payment-methods.controller';
 import { VaultModule } from '../../vault/vault.module';
 import { NetworkTokensController } from './network-tokens.controller';
+import { NetworkTokensRepository } from './network-tokens.repository';
 import { NetworkTokensService } from './network-tokens.service';
 import { PaymentMethodsCoreModule } from './payment-methods-core.module';
 
 @Module({
   imports: [PaymentMethodsCoreModule, VaultModule],
   controllers: [PaymentMethodsController, BuyerPaymentMethodsController, NetworkTokensController],
-  providers: [NetworkTokensService],
+  providers: [NetworkTokensService, NetworkTokensRepository],
   exports: [PaymentMethodsCoreModule],
 })
 export class PaymentMethodsModule {}

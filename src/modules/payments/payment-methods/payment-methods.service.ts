@@ -1,10 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { Repository, SelectQueryBuilder } from 'typeorm';
-import { Buyer } from '../buyers/buyer.entity';
 import { BuyerErrors } from '../buyers/buyers.errors';
-import { KeysetRequest, seekPage } from '../../../platform/pagination/keyset';
+import { BuyersRepository } from '../buyers/buyers.repository';
+import { KeysetRequest } from '../../../platform/pagination/keyset';
 import { CommonErrors } from '../../../platform/problem/common.errors';
 import { ProblemException } from '../../../platform/problem/problem';
 import { binOf } from '../../../platform/card-data/card-numbers';
@@ -21,6 +19,7 @@ import {
 } from './dto/payment-method.dto';
 import { PaymentMethod } from './payment-method.entity';
 import { PaymentMethodErrors } from './payment-methods.errors';
+import { PaymentMethodsRepository } from './payment-methods.repository';
 import { isUuid } from '../../../platform/http/uuid';
 import { CheckoutSessionCards } from '../checkout-sessions/checkout-session-cards';
 import { CheckoutSessionErrors } from '../checkout-sessions/checkout-sessions.errors';
@@ -31,7 +30,8 @@ const BUYER_PAYMENT_METHODS_MAX = 100;
 @Injectable()
 export class PaymentMethodsService {
   constructor(
-    @InjectRepository(PaymentMethod) private readonly paymentMethods: Repository<PaymentMethod>,
+    private readonly paymentMethods: PaymentMethodsRepository,
+    private readonly buyers: BuyersRepository,
     private readonly vault: CardVault,
     private readonly resolver: PaymentMethodResolver,
     private readonly sessionCards: CheckoutSessionCards,
@@ -125,26 +125,15 @@ export class PaymentMethodsService {
     },
   ): Promise<string | null> {
     const fingerprint = await this.vault.fingerprint(merchantAccountId, card.number);
-    return this.paymentMethods.manager.transaction(async (manager) => {
-      await manager.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 27))', [
-        `${merchantAccountId}:${fingerprint}`,
-      ]);
-      const [existing] = await manager.query<Array<{ id: string }>>(
-        `SELECT id FROM payment_methods WHERE merchant_account_id = $1 AND fingerprint = $2
-          ORDER BY created_at, id LIMIT 1`,
-        [merchantAccountId, fingerprint],
-      );
-      if (existing) {
+    return this.paymentMethods.inFingerprintLock(merchantAccountId, fingerprint, async (locked) => {
+      const existing = await locked.oldest(merchantAccountId, fingerprint);
+      if (existing !== null) {
         if (card.onExisting === 'update_expiry' && card.expirationDate !== null) {
-          const [, changed] = await manager.query<[unknown, number]>(
-            `UPDATE payment_methods SET expiration_date = $2, updated_at = now()
-              WHERE id = $1 AND expiration_date <> $2`,
-            [existing.id, card.expirationDate],
-          );
+          const changed = await locked.updateExpiry(existing, card.expirationDate);
           // Forwards read cards through the resolver's cache: a new expiry must reach them.
-          if (changed) await this.resolver.forget(merchantAccountId, existing.id);
+          if (changed) await this.resolver.forget(merchantAccountId, existing);
         }
-        return existing.id;
+        return existing;
       }
       if (card.expirationDate === null) return null;
       const id = randomUUID();
@@ -152,7 +141,7 @@ export class PaymentMethodsService {
         number: card.number,
         cardholderName: card.cardholderName,
       });
-      await manager.insert(PaymentMethod, {
+      await locked.insert({
         id,
         merchantAccountId,
         buyerId: null,
@@ -172,38 +161,30 @@ export class PaymentMethodsService {
   }
 
   async get(merchantAccountId: string, id: string): Promise<PaymentMethod> {
-    const found = isUuid(id) ? await this.withBuyer(merchantAccountId).andWhere('pm.id = :id', { id }).getOne() : null;
+    const found = isUuid(id) ? await this.paymentMethods.find(merchantAccountId, id) : null;
     if (!found) throw notFound(id);
     return found;
   }
 
   /** Deletes the row itself, ciphertext and wrapped data key with it: nothing is kept or flagged. */
   async delete(merchantAccountId: string, id: string): Promise<void> {
-    const result = isUuid(id) ? await this.paymentMethods.delete({ id, merchantAccountId }) : { affected: 0 };
-    if (!result.affected) throw notFound(id);
+    const deleted = isUuid(id) && (await this.paymentMethods.delete(merchantAccountId, id));
+    if (!deleted) throw notFound(id);
     // Before answering, so a forward sent after this response cannot use the card (docs/decisions/0039).
     await this.resolver.forget(merchantAccountId, id);
   }
 
   /** One page of the stored cards, as `seekPage` fetches it (up to keyset.limit + 1 rows). */
   list(merchantAccountId: string, query: ListPaymentMethodsQuery, keyset: KeysetRequest): Promise<PaymentMethod[]> {
-    const builder = this.withBuyer(merchantAccountId);
-    if (query.buyer_id !== undefined) builder.andWhere('pm.buyer_id = :buyerId', { buyerId: query.buyer_id });
-    if (query.buyer_external_identifier !== undefined) {
-      // Inner in effect: a card without a buyer has no buyer identifier to match.
-      builder.andWhere('b.external_identifier = :buyerExternalIdentifier', {
-        buyerExternalIdentifier: query.buyer_external_identifier,
-      });
-    }
-    if (query.external_identifier !== undefined) {
-      builder.andWhere('pm.external_identifier = :externalIdentifier', {
-        externalIdentifier: query.external_identifier,
-      });
-    }
     const statuses = statusFilter(query);
-    // Every stored card is `succeeded`: a filter without it matches nothing.
-    if (statuses !== undefined && !statuses.includes('succeeded')) builder.andWhere('false');
-    return seekPage(builder, 'pm', keyset);
+    const filters = {
+      buyerId: query.buyer_id,
+      buyerExternalIdentifier: query.buyer_external_identifier,
+      externalIdentifier: query.external_identifier,
+      // Every stored card is `succeeded`: a filter without it matches nothing.
+      matchesAny: statuses === undefined || statuses.includes('succeeded'),
+    };
+    return this.paymentMethods.page(merchantAccountId, filters, keyset);
   }
 
   /** `GET /buyers/payment-methods`: one buyer's cards, unpaginated as the SDK expects, at most BUYER_PAYMENT_METHODS_MAX. */
@@ -224,28 +205,10 @@ export class PaymentMethodsService {
     }
     const buyerId = await this.buyerOf(merchantAccountId, query, 'query');
     const direction = query.order_by === 'asc' ? 'ASC' : 'DESC';
-    const builder = this.paymentMethods
-      .createQueryBuilder('pm')
-      .where('pm.merchant_account_id = :merchantAccountId AND pm.buyer_id = :buyerId', { merchantAccountId, buyerId });
     // desc: most recently used first, never used last; asc is its exact reverse.
-    if (query.sort_by === 'last_used_at')
-      builder.orderBy('pm.last_used_at', direction, direction === 'DESC' ? 'NULLS LAST' : 'NULLS FIRST');
-    builder.addOrderBy('pm.created_at', direction).addOrderBy('pm.id', direction);
-    const rows = await builder.limit(BUYER_PAYMENT_METHODS_MAX).getMany();
+    const order = { byLastUse: query.sort_by === 'last_used_at', direction } as const;
+    const rows = await this.paymentMethods.ofBuyer(merchantAccountId, buyerId, order, BUYER_PAYMENT_METHODS_MAX);
     return { items: rows.map(PaymentMethodSummaryResponse.from) };
-  }
-
-  /** Cards as the API shows them: with their buyer. */
-  private withBuyer(merchantAccountId: string): SelectQueryBuilder<PaymentMethod> {
-    return this.paymentMethods
-      .createQueryBuilder('pm')
-      .leftJoinAndMapOne(
-        'pm.buyer',
-        Buyer,
-        'b',
-        'b.id = pm.buyer_id AND b.merchant_account_id = pm.merchant_account_id',
-      )
-      .where('pm.merchant_account_id = :merchantAccountId', { merchantAccountId });
   }
 
   /**
@@ -289,24 +252,17 @@ export class PaymentMethodsService {
     location: 'body' | 'query',
     field: string,
   ): Promise<string> {
-    const [row] = await this.paymentMethods.query<Array<{ id: string }>>(
-      `SELECT id FROM buyers WHERE merchant_account_id = $1 AND ${column} = $2`,
-      [merchantAccountId, value],
-    );
-    if (!row) {
+    const id = await this.buyers.idBy(merchantAccountId, column, value);
+    if (id === null) {
       throw new ProblemException(BuyerErrors.notFound, `No buyer with this ${field} exists in this merchant account.`, [
         { location, name: field, message: 'no buyer with this value in this merchant account' },
       ]);
     }
-    return row.id;
+    return id;
   }
 
   private async assertBuyer(merchantAccountId: string, buyerId: string): Promise<void> {
-    const [row] = await this.paymentMethods.query<unknown[]>(
-      'SELECT 1 FROM buyers WHERE id = $1 AND merchant_account_id = $2',
-      [buyerId, merchantAccountId],
-    );
-    if (!row) {
+    if (!(await this.buyers.exists(merchantAccountId, buyerId))) {
       throw new ProblemException(CommonErrors.validationFailed, 'buyer_id names no buyer of this merchant account.', [
         { location: 'body', name: 'buyer_id', message: 'no buyer with this id in this merchant account' },
       ]);

@@ -1,0 +1,37 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { Repository } from 'typeorm';
+import { KeysetRequest, seekPage } from '../../../platform/pagination/keyset';
+import { MerchantAccount } from './merchant-account.entity';
+
+/** Every read and write of merchant_accounts. */
+@Injectable()
+export class MerchantAccountsRepository {
+  constructor(@InjectRepository(MerchantAccount) private readonly accounts: Repository<MerchantAccount>) {}
+
+  async insert(id: string, displayName: string): Promise<void> {
+    await this.accounts.insert({ id, displayName });
+  }
+
+  find(id: string): Promise<MerchantAccount | null> {
+    return this.accounts.findOneBy({ id });
+  }
+
+  /** One page, as `seekPage` fetches it (up to keyset.limit + 1 rows). */
+  page(keyset: KeysetRequest): Promise<MerchantAccount[]> {
+    return seekPage(this.accounts.createQueryBuilder('m'), 'm', keyset);
+  }
+
+  /** Whether the account was there. Raw UPDATE: updated_at is set by the database clock, like created_at. */
+  async update(id: string, displayName: string | null): Promise<boolean> {
+    const [, affected] = await this.accounts.query<[unknown, number]>(
+      'UPDATE merchant_accounts SET display_name = COALESCE($2, display_name), updated_at = now() WHERE id = $1',
+      [id, displayName],
+    );
+    return affected > 0;
+  }
+
+  exists(id: string): Promise<boolean> {
+    return this.accounts.exists({ where: { id } });
+  }
+}

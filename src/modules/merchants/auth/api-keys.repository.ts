@@ -1,0 +1,58 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { IsNull, Repository } from 'typeorm';
+import { KeysetRequest, seekPage } from '../../../platform/pagination/keyset';
+import { ApiKey, ApiKeyAlgorithm } from './api-key.entity';
+
+interface NewApiKey {
+  id: string;
+  merchantAccountId: string | null;
+  algorithm: ApiKeyAlgorithm;
+  publicKey: ApiKey['publicKey'];
+}
+
+/** Every read and write of api_keys. */
+@Injectable()
+export class ApiKeysRepository {
+  constructor(@InjectRepository(ApiKey) private readonly keys: Repository<ApiKey>) {}
+
+  async insert(key: NewApiKey): Promise<void> {
+    await this.keys.insert(key);
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.keys.delete({ id });
+  }
+
+  findActive(id: string): Promise<ApiKey | null> {
+    return this.keys.findOne({ where: { id, revokedAt: IsNull() } });
+  }
+
+  /**
+   * One page, as `seekPage` fetches it (up to keyset.limit + 1 rows): `owner` a merchant account whose keys
+   * alone are visible (null: every key), `merchantAccountId` the caller's filter.
+   */
+  page(owner: string | null, merchantAccountId: string | undefined, keyset: KeysetRequest): Promise<ApiKey[]> {
+    const builder = this.keys.createQueryBuilder('k');
+    if (owner !== null) builder.where('k.merchant_account_id = :owner', { owner });
+    if (merchantAccountId !== undefined) {
+      builder.andWhere('k.merchant_account_id = :merchantAccountId', { merchantAccountId });
+    }
+    return seekPage(builder, 'k', keyset);
+  }
+
+  /** Whether an active key with that id, visible to `owner` (null: every key), was there to revoke. */
+  async revoke(id: string, owner: string | null): Promise<boolean> {
+    const [rows] = await this.keys.query<[Array<{ id: string }>, number]>(
+      `UPDATE api_keys SET revoked_at = now()
+        WHERE id = $1 AND revoked_at IS NULL AND ($2::text IS NULL OR merchant_account_id = $2)
+        RETURNING id`,
+      [id, owner],
+    );
+    return rows.length > 0;
+  }
+
+  get(id: string): Promise<ApiKey> {
+    return this.keys.findOneByOrFail({ id });
+  }
+}
