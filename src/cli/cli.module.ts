@@ -6,7 +6,7 @@ import { ApiKeysService } from '../modules/merchants/auth/api-keys.service';
 import { PaginationModule } from '../platform/pagination/pagination.module';
 import { CoreModule, CoreOptions } from '../app/core.module';
 import { MerchantAccountsModule } from '../modules/merchants/accounts/merchant-accounts.module';
-import { VaultModule } from '../modules/vault/vault.module';
+import { VaultCoreModule } from '../modules/vault/vault.module';
 
 /** The services the CLI drives, without HTTP, the guard or the queue. */
 @Module({})
@@ -19,7 +19,7 @@ export class CliModule {
         PaginationModule,
         TypeOrmModule.forFeature([ApiKey]),
         MerchantAccountsModule,
-        VaultModule,
+        VaultCoreModule,
       ],
       providers: [ApiKeysService, ApiKeysRepository],
     };

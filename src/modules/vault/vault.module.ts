@@ -30,7 +30,7 @@ import { SealedCardsRepository } from './sealed-cards.repository';
   ],
   exports: [CardVault, PaymentMethodResolver, KeyRotationService, SecretSealer],
 })
-export class VaultModule implements OnApplicationShutdown {
+export class VaultCoreModule implements OnApplicationShutdown {
   constructor(@Inject(VAULT_KEYRING) private readonly keyring: VaultKeyring) {}
 
   onApplicationShutdown(): void {

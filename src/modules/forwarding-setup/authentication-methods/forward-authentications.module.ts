@@ -2,7 +2,7 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { VaultForwardConfigsCoreModule } from '../configs/vault-forward-configs-core.module';
 import { VaultForwardDefinitionsCoreModule } from '../definitions/vault-forward-definitions.module';
-import { VaultModule } from '../../vault/vault.module';
+import { VaultCoreModule } from '../../vault/vault.module';
 import { ConfigAuthentications } from '../configs/config-authentications';
 import { EmbeddedAuthentications } from './embedded-authentications';
 import { ForwardAuthentication } from './forward-authentication.entity';
@@ -16,7 +16,7 @@ import { ForwardAuthenticationsService } from './forward-authentications.service
     TypeOrmModule.forFeature([ForwardAuthentication]),
     VaultForwardConfigsCoreModule,
     VaultForwardDefinitionsCoreModule,
-    VaultModule,
+    VaultCoreModule,
   ],
   providers: [ForwardAuthenticationsService, ForwardAuthenticationsRepository],
   exports: [ForwardAuthenticationsService, ForwardAuthenticationsRepository],

@@ -9,4 +9,4 @@ import { ResponseFilter } from './response-filter';
   providers: [ResponseFilter, MleAnswers],
   exports: [ResponseFilter, MleAnswers],
 })
-export class ForwardResponsesModule {}
+export class ForwardResponsesCoreModule {}

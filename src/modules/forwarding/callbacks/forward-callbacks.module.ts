@@ -1,7 +1,7 @@
 import { DynamicModule, Module, ModuleMetadata, Provider, Type } from '@nestjs/common';
 import { ForwardingCoreModule } from '../request/forwarding-core.module';
-import { VaultModule } from '../../vault/vault.module';
-import { WebhookSignerModule } from '../../merchants/webhook-secrets/webhook-secrets.module';
+import { VaultCoreModule } from '../../vault/vault.module';
+import { WebhookSignerCoreModule } from '../../merchants/webhook-secrets/webhook-secrets.module';
 import { CALLBACK_JOB_SOURCE, CallbackDeliveries, CallbackJobSource } from './callback-deliveries';
 import { CallbackDeliveryProcessor } from './callback-delivery.processor';
 
@@ -26,7 +26,7 @@ export class ForwardCallbacksModule {
     if (options.consume) providers.push(CallbackDeliveryProcessor);
     return {
       module: ForwardCallbacksModule,
-      imports: [VaultModule, ForwardingCoreModule, WebhookSignerModule, ...(options.imports ?? [])],
+      imports: [VaultCoreModule, ForwardingCoreModule, WebhookSignerCoreModule, ...(options.imports ?? [])],
       providers,
       exports: [CallbackDeliveries],
     };

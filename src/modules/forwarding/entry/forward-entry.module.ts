@@ -2,7 +2,7 @@ import { Module } from '@nestjs/common';
 import { AuthModule } from '../../merchants/auth/auth.module';
 import { ForwardJobsModule } from '../jobs/forward-jobs.module';
 import { ForwardingCoreModule } from '../request/forwarding-core.module';
-import { IdempotencyModule } from '../idempotency/idempotency.module';
+import { IdempotencyCoreModule } from '../idempotency/idempotency.module';
 import { ForwardHttpHandler } from './forward-http-handler';
 
 /**
@@ -11,7 +11,7 @@ import { ForwardHttpHandler } from './forward-http-handler';
  * forwarding/ and forward-jobs/, and neither of them imports this room.
  */
 @Module({
-  imports: [AuthModule, ForwardingCoreModule, ForwardJobsModule, IdempotencyModule],
+  imports: [AuthModule, ForwardingCoreModule, ForwardJobsModule, IdempotencyCoreModule],
   providers: [ForwardHttpHandler],
   exports: [ForwardHttpHandler, ForwardingCoreModule],
 })

@@ -1,13 +1,13 @@
 import { Module } from '@nestjs/common';
-import { VaultModule } from '../../vault/vault.module';
+import { VaultCoreModule } from '../../vault/vault.module';
 import { ForwardIdempotency, QueuedIdempotency } from './forward-idempotency';
 import { IdempotencyKeysRepository } from './idempotency-keys.repository';
 import { IdempotencyService } from './idempotency.service';
 
 /** Idempotency-Key for POST /vault-forward: IdempotencyService (claim, both paths) and the wrappers of the synchronous and queued paths. */
 @Module({
-  imports: [VaultModule],
+  imports: [VaultCoreModule],
   providers: [IdempotencyService, IdempotencyKeysRepository, ForwardIdempotency, QueuedIdempotency],
   exports: [IdempotencyService, ForwardIdempotency, QueuedIdempotency],
 })
-export class IdempotencyModule {}
+export class IdempotencyCoreModule {}

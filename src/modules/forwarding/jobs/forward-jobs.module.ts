@@ -2,10 +2,10 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuthModule } from '../../merchants/auth/auth.module';
 import { ForwardingCoreModule } from '../request/forwarding-core.module';
-import { IdempotencyModule } from '../idempotency/idempotency.module';
+import { IdempotencyCoreModule } from '../idempotency/idempotency.module';
 import { ForwardCallbacksModule } from '../callbacks/forward-callbacks.module';
 import { ForwardJobCallbackSource } from './job-callback-source';
-import { VaultModule } from '../../vault/vault.module';
+import { VaultCoreModule } from '../../vault/vault.module';
 import { ForwardJob } from './forward-job.entity';
 import { ForwardJobStore } from './forward-job-store';
 import { ForwardJobProcessor } from './forward-job.processor';
@@ -15,7 +15,7 @@ import { LostJobRecovery } from './lost-job-recovery';
 
 /** Job rows and their sealed plans and responses, for the API and the worker. */
 @Module({
-  imports: [TypeOrmModule.forFeature([ForwardJob]), VaultModule],
+  imports: [TypeOrmModule.forFeature([ForwardJob]), VaultCoreModule],
   providers: [ForwardJobStore],
   exports: [ForwardJobStore],
 })
@@ -43,7 +43,7 @@ export class ForwardJobsWorkerModule {}
     ForwardJobsCoreModule,
     ForwardingCoreModule,
     AuthModule,
-    IdempotencyModule,
+    IdempotencyCoreModule,
     ForwardCallbacksModule.forRoot({
       jobSource: ForwardJobCallbackSource,
       imports: [ForwardJobsCoreModule],

@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuthModule } from '../../merchants/auth/auth.module';
-import { VaultModule } from '../../vault/vault.module';
+import { VaultCoreModule } from '../../vault/vault.module';
 import { ForwardRecordEntity } from './forward-record.entity';
 import { ForwardingController } from './forward-records.controller';
 import { ForwardRecordsReader } from './forward-records.reader';
@@ -14,7 +14,7 @@ import { ForwardRecordsService } from './forward-records.service';
  * ForwardingCoreModule.
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([ForwardRecordEntity]), VaultModule],
+  imports: [TypeOrmModule.forFeature([ForwardRecordEntity]), VaultCoreModule],
   providers: [ForwardRecordsService, ForwardRecordsRepository],
   exports: [ForwardRecordsService, ForwardRecordsRepository],
 })
@@ -26,7 +26,7 @@ export class ForwardRecordsCoreModule {}
  * process purges the redacted bodies past their retention (ForwardRecordBodyPurge, decision 0104).
  */
 @Module({
-  imports: [ForwardRecordsCoreModule, AuthModule, VaultModule],
+  imports: [ForwardRecordsCoreModule, AuthModule, VaultCoreModule],
   controllers: [ForwardingController],
   providers: [ForwardRecordsReader, ForwardRecordBodyPurge],
 })

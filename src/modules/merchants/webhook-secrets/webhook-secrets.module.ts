@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { VaultModule } from '../../vault/vault.module';
+import { VaultCoreModule } from '../../vault/vault.module';
 import { WebhookSecret } from './webhook-secret.entity';
 import { WebhookSecretsController } from './webhook-secrets.controller';
 import { WebhookSecretsRepository } from './webhook-secrets.repository';
@@ -13,17 +13,17 @@ import { WebhookSigner } from './webhook-signer';
  * controller, no pagination.
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([WebhookSecret]), VaultModule],
+  imports: [TypeOrmModule.forFeature([WebhookSecret]), VaultCoreModule],
   providers: [WebhookSigner, WebhookSecretEvents, WebhookSecretsRepository],
   exports: [WebhookSigner, WebhookSecretEvents, WebhookSecretsRepository],
 })
-export class WebhookSignerModule {}
+export class WebhookSignerCoreModule {}
 
 /** The API's /vault-forward/webhook-secrets routes. */
 @Module({
-  imports: [VaultModule, WebhookSignerModule],
+  imports: [VaultCoreModule, WebhookSignerCoreModule],
   controllers: [WebhookSecretsController],
   providers: [WebhookSecretsService],
-  exports: [WebhookSignerModule],
+  exports: [WebhookSignerCoreModule],
 })
 export class WebhookSecretsModule {}

@@ -4,7 +4,7 @@ import { Buyer } from './buyer.entity';
 import { BuyersController } from './buyers.controller';
 import { BuyersRepository } from './buyers.repository';
 import { BuyersService } from './buyers.service';
-import { VaultModule } from '../../vault/vault.module';
+import { VaultCoreModule } from '../../vault/vault.module';
 
 /** The buyers table without routes: the payment methods look their buyers up through it. */
 @Module({
@@ -15,7 +15,7 @@ import { VaultModule } from '../../vault/vault.module';
 export class BuyersCoreModule {}
 
 @Module({
-  imports: [BuyersCoreModule, VaultModule],
+  imports: [BuyersCoreModule, VaultCoreModule],
   controllers: [BuyersController],
   providers: [BuyersService],
   exports: [BuyersService],

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { VaultModule } from '../../vault/vault.module';
+import { VaultCoreModule } from '../../vault/vault.module';
 import { CheckoutSession } from './checkout-session.entity';
 import { CheckoutSessionCards } from './checkout-session-cards';
 import { CheckoutSessionPurge } from './checkout-session-purge';
@@ -10,7 +10,7 @@ import { CheckoutSessionsService } from './checkout-sessions.service';
 
 /** The sessions' card loader, without routes: forwarding (API and worker) and payment methods use it. */
 @Module({
-  imports: [TypeOrmModule.forFeature([CheckoutSession]), VaultModule],
+  imports: [TypeOrmModule.forFeature([CheckoutSession]), VaultCoreModule],
   providers: [CheckoutSessionCards, CheckoutSessionsRepository],
   exports: [CheckoutSessionCards, CheckoutSessionsRepository],
 })
@@ -18,7 +18,7 @@ export class CheckoutSessionsCoreModule {}
 
 /** /checkout/sessions routes and the periodic purge of expired sessions. */
 @Module({
-  imports: [VaultModule, CheckoutSessionsCoreModule],
+  imports: [VaultCoreModule, CheckoutSessionsCoreModule],
   controllers: [CheckoutSessionsController],
   providers: [CheckoutSessionsService, CheckoutSessionPurge],
 })

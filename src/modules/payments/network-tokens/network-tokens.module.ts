@@ -16,4 +16,4 @@ import { NO_TOKEN_REQUESTOR, TOKEN_REQUESTOR, TokenRequestor } from './token-req
   ],
   exports: [TOKEN_REQUESTOR],
 })
-export class NetworkTokensModule {}
+export class NetworkTokensCoreModule {}

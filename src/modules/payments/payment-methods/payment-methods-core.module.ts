@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { BuyersCoreModule } from '../buyers/buyers.module';
-import { VaultModule } from '../../vault/vault.module';
+import { VaultCoreModule } from '../../vault/vault.module';
 import { CheckoutSessionsCoreModule } from '../checkout-sessions/checkout-sessions.module';
 import { PaymentMethod } from './payment-method.entity';
 import { PaymentMethodsRepository } from './payment-methods.repository';
@@ -13,7 +13,7 @@ import { PaymentMethodsService } from './payment-methods.service';
  */
 @Module({
   // The buyers' repository: cards name their buyer, and the card lists join it (Buyer registered there).
-  imports: [TypeOrmModule.forFeature([PaymentMethod]), BuyersCoreModule, VaultModule, CheckoutSessionsCoreModule],
+  imports: [TypeOrmModule.forFeature([PaymentMethod]), BuyersCoreModule, VaultCoreModule, CheckoutSessionsCoreModule],
   providers: [PaymentMethodsService, PaymentMethodsRepository],
   exports: [PaymentMethodsService],
 })
