@@ -252,68 +252,77 @@ describe('Queued forwards (Prefer: respond-async) with a real worker, on Redis',
 
   // Issue 19 (4): a queued job is judged when it is sent. Its first attempt gets a 503 with Retry-After, the
   // config changes while it waits, and the second attempt must end the job as a synchronous forward is
-  // answered then: 403 endpoint-not-enabled, not retried, nothing more sent.
-  it.each([
-    ['deleted', { delete: true }],
-    ['disabled', { body: { enabled: false } }],
-    ['stripped of the host', { body: { hosts: ['elsewhere.example'] } }],
-    ['stripped of the method', { body: { methods: ['GET', 'POST'] } }],
-  ])(
-    'a job whose config is %s after it was queued ends failed with endpoint-not-enabled at send time, nothing sent',
-    async (_, change: { delete?: boolean; body?: Record<string, unknown> }) => {
-      const own = await startScriptedDownstream();
-      try {
-        const config = await http(s.t.url, '/vault-forward/configs', {
-          method: 'POST',
-          token: s.token,
-          body: { display_name: 'Changes', hosts: [`127.0.0.1:${own.port}`] },
-        });
-        expect(config.status).toBe(201);
-        own.script('/later', [{ status: 503, headers: { 'retry-after': '5' } }, { status: 200 }]);
-        const send = (headers: Record<string, string>) =>
-          http(s.t.url, '/vault-forward', {
+  // answered then: 403 endpoint-not-enabled, not retried, nothing more sent. The four changes run side by side,
+  // each on a config and downstream of its own: each job waits out its Retry-After (5 s, the margin for the change
+  // to reach the worker), so one after another they would wait it four times.
+  it('a job whose config is deleted, disabled or stripped of host or method while queued fails at send time, nothing sent', async () => {
+    const changes: Array<[string, { delete?: boolean; body?: Record<string, unknown> }]> = [
+      ['deleted', { delete: true }],
+      ['disabled', { body: { enabled: false } }],
+      ['stripped of the host', { body: { hosts: ['elsewhere.example'] } }],
+      ['stripped of the method', { body: { methods: ['GET', 'POST'] } }],
+    ];
+    const outcomes = await Promise.allSettled(
+      changes.map(async ([, change]) => {
+        const own = await startScriptedDownstream();
+        try {
+          const config = await http(s.t.url, '/vault-forward/configs', {
             method: 'POST',
             token: s.token,
-            headers: {
-              'x-vault-forward-url': `${own.url}/later`,
-              'x-vault-forward-http-method': 'PUT',
-              'x-vault-forward-payment-methods': s.card.id,
-              'content-type': 'application/json',
-              ...headers,
-            },
-            rawBody: '{"n":"{{ CARD_NUMBER_1 }}"}',
+            body: { display_name: 'Changes', hosts: [`127.0.0.1:${own.port}`] },
           });
-        const accepted = await send({ prefer: 'respond-async' });
-        expect(accepted.status).toBe(202);
-        const id = accepted.body.id as string;
-        await waitFor(
-          async () => {
-            const job = await http(s.t.url, `/vault-forward/jobs/${id}`, { token: s.token });
-            return job.body.status === 'queued' && job.body.attempts.length === 1;
-          },
-          { timeoutMs: 20_000, what: 'the first attempt to be answered 503' },
-        );
-        const path = `/vault-forward/configs/${config.body.id}`;
-        const changed = change.delete
-          ? await http(s.t.url, path, { method: 'DELETE', token: s.token })
-          : await http(s.t.url, path, { method: 'PUT', token: s.token, body: change.body });
-        expect(changed.status).toBeLessThan(300);
-        // What a synchronous forward gets at this moment, and what the job must end with.
-        expectProblem(await send({}), 403, 'endpoint-not-enabled');
+          expect(config.status).toBe(201);
+          own.script('/later', [{ status: 503, headers: { 'retry-after': '5' } }, { status: 200 }]);
+          const send = (headers: Record<string, string>) =>
+            http(s.t.url, '/vault-forward', {
+              method: 'POST',
+              token: s.token,
+              headers: {
+                'x-vault-forward-url': `${own.url}/later`,
+                'x-vault-forward-http-method': 'PUT',
+                'x-vault-forward-payment-methods': s.card.id,
+                'content-type': 'application/json',
+                ...headers,
+              },
+              rawBody: '{"n":"{{ CARD_NUMBER_1 }}"}',
+            });
+          const accepted = await send({ prefer: 'respond-async' });
+          expect(accepted.status).toBe(202);
+          const id = accepted.body.id as string;
+          await waitFor(
+            async () => {
+              const job = await http(s.t.url, `/vault-forward/jobs/${id}`, { token: s.token });
+              return job.body.status === 'queued' && job.body.attempts.length === 1;
+            },
+            { timeoutMs: 20_000, what: 'the first attempt to be answered 503' },
+          );
+          const path = `/vault-forward/configs/${config.body.id}`;
+          const changed = change.delete
+            ? await http(s.t.url, path, { method: 'DELETE', token: s.token })
+            : await http(s.t.url, path, { method: 'PUT', token: s.token, body: change.body });
+          expect(changed.status).toBeLessThan(300);
+          // What a synchronous forward gets at this moment, and what the job must end with.
+          expectProblem(await send({}), 403, 'endpoint-not-enabled');
 
-        const job = await ended(s, id, 30_000);
-        expect(job.body.status).toBe('failed');
-        expect(job.body.attempts.map((a: { status: number | null; error_type: string | null }) => a)).toMatchObject([
-          { status: 503, error_type: null },
-          { status: null, error_type: 'endpoint-not-enabled' },
-        ]);
-        expect(own.requestsTo('/later')).toHaveLength(1);
-      } finally {
-        await own.close();
-      }
-    },
-    40_000,
-  );
+          const job = await ended(s, id, 30_000);
+          expect(job.body.status).toBe('failed');
+          expect(job.body.attempts.map((a: { status: number | null; error_type: string | null }) => a)).toMatchObject([
+            { status: 503, error_type: null },
+            { status: null, error_type: 'endpoint-not-enabled' },
+          ]);
+          expect(own.requestsTo('/later')).toHaveLength(1);
+        } finally {
+          await own.close();
+        }
+      }),
+    );
+    // Every case settled before any failure is reported, each under the change it was about.
+    expect(
+      outcomes.flatMap((outcome, i) =>
+        outcome.status === 'rejected' ? [`config ${changes[i][0]}: ${(outcome.reason as Error).message}`] : [],
+      ),
+    ).toEqual([]);
+  }, 40_000);
 
   it('cancels a job waiting for its next attempt; 409 for a running one, 404 for another merchant’s or an unknown id', async () => {
     s.downstream.script('/wait', [{ status: 503, headers: { 'retry-after': '60' } }, { status: 200 }]);

@@ -54,13 +54,13 @@ const ALLOWED: Array<{ file: string; rule: string; code: string; reason: string 
     reason: 'the length of the outage the fault models, not a wait for a result',
   },
   {
-    file: 'test/e2e/fault-queue-postgres-outage.e2e-spec.ts',
+    file: 'test/faults/fault-queue-postgres-outage.fault-spec.ts',
     rule: 'an elapsed time',
     code: 'Date.now() - downAt >= ms',
     reason: 'the length of the PostgreSQL outage the fault models',
   },
   {
-    file: 'test/e2e/fault-postgres.e2e-spec.ts',
+    file: 'test/faults/fault-postgres.fault-spec.ts',
     rule: 'an elapsed time',
     code: 'Date.now() - downSince > 3_000',
     reason: 'PostgreSQL stays down at least 3 s: the length of the fault',
