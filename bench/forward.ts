@@ -45,6 +45,12 @@ const DURATION = LOAD.durationS;
 const BODY = TWO_CARD_BODY;
 /** BENCH_FORWARD_ROWS=processes: only (a), (b), (b×2), (b+), (c) and (c×2), for repeated runs of issue 24's item 3. */
 const ONLY_PROCESSES = process.env.BENCH_FORWARD_ROWS === 'processes';
+/**
+ * BENCH_FORWARD_ROWS=hmac: only (c+hmac), after one unmeasured round, for repeated runs of two builds
+ * (BENCH_DIST). It prints the measured load's window on the monotonic clock V8's CPU profiles share, so
+ * bench/profile-self.ts can cut a profile (BENCH_API_PROFILE) to the load alone.
+ */
+const ONLY_HMAC = process.env.BENCH_FORWARD_ROWS === 'hmac';
 
 type Result = LoadResult;
 
@@ -130,6 +136,21 @@ async function main(): Promise<void> {
 
     const target = `http://127.0.0.1:${echoPort}/charge`;
     const forwardHeaders = { 'x-vault-forward-url': target, 'x-vault-forward-http-method': 'POST' };
+    const cardHeaders = {
+      authorization: `Bearer ${token}`,
+      'x-vault-forward-payment-methods': cards.map((c: { id: string }) => c.id).join(','),
+    };
+    const signedHeaders = { ...forwardHeaders, ...cardHeaders, 'x-vault-forward-authentications': hmacMethod.id };
+    if (ONLY_HMAC) {
+      await load(`${api}/vault-forward`, signedHeaders, apiProcess);
+      const startUs = process.hrtime.bigint() / 1000n;
+      const signedOnly = await load(`${api}/vault-forward`, signedHeaders, apiProcess);
+      const endUs = process.hrtime.bigint() / 1000n;
+      printTable({ '(c+hmac) (c) with an hmac-signature method': signedOnly });
+      // The window and the requests in profile-self's form (the load's warm-up included in both).
+      console.log(`\nprofile window: @${startUs}-${endUs}/${signedOnly.sent}`);
+      return;
+    }
     const direct = await load(target, {}, echo.process);
     const passthrough = await load(`http://127.0.0.1:${proxy.port}/`, forwardHeaders, proxy.process);
     const passthroughPair = await load(`http://127.0.0.1:${proxyPair.port}/`, forwardHeaders, proxyPair.process);
@@ -195,15 +216,7 @@ async function main(): Promise<void> {
       return;
     }
 
-    const cardHeaders = {
-      authorization: `Bearer ${token}`,
-      'x-vault-forward-payment-methods': cards.map((c: { id: string }) => c.id).join(','),
-    };
-    const signed = await load(
-      `${api}/vault-forward`,
-      { ...forwardHeaders, ...cardHeaders, 'x-vault-forward-authentications': hmacMethod.id },
-      apiProcess,
-    );
+    const signed = await load(`${api}/vault-forward`, signedHeaders, apiProcess);
     const handshakesBefore = await handshakes();
     const mtlsStarted = Date.now();
     const mutual = await load(
