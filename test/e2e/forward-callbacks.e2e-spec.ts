@@ -7,7 +7,7 @@ import { DataSource } from 'typeorm';
 import { APP_CONFIG } from '../../src/platform/config/config.module';
 import { CallbackDeliveries, SecretCreatedMeanwhile } from '../../src/modules/forwarding/callbacks/callback-deliveries';
 import { CALLBACK_JOB_NAME, CALLBACK_QUEUE, ForwardQueue } from '../../src/platform/job-queue/forward-queue';
-import { ForwardJobProcessor } from '../../src/modules/forwarding/jobs/forward-job.processor';
+import { ForwardJobHousekeeping } from '../../src/modules/forwarding/jobs/forward-job-housekeeping';
 import { DownstreamClient } from '../../src/modules/forwarding/sending/downstream-client';
 import { SecretSealer } from '../../src/modules/vault/secret-sealer';
 import { NoWebhookSecretError, WebhookSigner } from '../../src/modules/merchants/webhook-secrets/webhook-signer';
@@ -524,7 +524,7 @@ describe('Job-end callbacks (issue 11, item 5: delivery)', () => {
       `UPDATE vault_forward_callback_deliveries SET next_attempt_at = now() - interval '1 hour' WHERE message_id = $1`,
       [messageId],
     );
-    expect(await worker.get(ForwardJobProcessor).houseKeep()).toBe(true);
+    expect(await worker.get(ForwardJobHousekeeping).pass()).toBe(true);
     const [delivery] = await until(
       () => deliveriesTo(path),
       (d) => d.length === 1,

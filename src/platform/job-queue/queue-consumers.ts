@@ -1,11 +1,15 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { BullRegistrar, Processor } from '@nestjs/bullmq';
+import { retryBackoff } from './backoff';
 import type { ForwardQueue } from './forward-queue';
+
+/** The backoff base of a consumer that names none (BullMQ's retry of a handler's unexpected error). */
+const DEFAULT_RETRY_BASE_MS = 1_000;
 
 /** What QueueConsumers needs of a consumer (a QueueWorkerHost, which imports this file). */
 interface QueueConsumer {
   readonly queue: Pick<ForwardQueue, 'consumer'>;
-  consumerOptions(): { concurrency: number; lockMs: number };
+  consumerOptions(): { concurrency: number; lockMs: number; retryBaseMs?: number };
 }
 
 /**
@@ -31,10 +35,12 @@ export class QueueConsumers {
     if (this.registered) return;
     this.registered = true;
     for (const host of this.hosts) {
-      const { concurrency, lockMs } = host.consumerOptions();
+      const { concurrency, lockMs, retryBaseMs } = host.consumerOptions();
       const { queueName, options } = host.queue.consumer(concurrency, lockMs);
-      // The engine's options (its own connection) reach EngineWorker through BullModule's explorer.
-      Processor(queueName, options as never)(host.constructor);
+      // The engine's options (its own connection) reach EngineWorker through BullModule's explorer, with
+      // the one backoff strategy every job of both queues names (RETRY_BACKOFF).
+      const settings = { backoffStrategy: retryBackoff(retryBaseMs ?? DEFAULT_RETRY_BASE_MS) };
+      Processor(queueName, { ...options, settings } as never)(host.constructor);
     }
     this.registrar.register();
   }

@@ -26,6 +26,20 @@ import { QueueConsumers } from './queue-consumers';
 const DATABASE_OUTAGE_DELAY_MS = 2_000;
 
 /**
+ * Thrown by a handler whose job cannot be tried now and is no try: put off by `delayMs` (BullMQ's
+ * delayed set, its tries untouched), as a database outage is (retryLater).
+ */
+export class PutOff extends Error {
+  constructor(
+    readonly delayMs: number,
+    message = 'the job is put off without a try',
+  ) {
+    super(message);
+    this.name = 'PutOff';
+  }
+}
+
+/**
  * A consumer of one of the job queues (forwards, job-end callbacks): a BullMQ WorkerHost that
  * BullModule's explorer gives its Worker. It runs its queue's own job name (`jobName`) through
  * `handleJob`, and any other (a scheduler's) through `handleScheduled`.
@@ -52,9 +66,10 @@ export abstract class QueueWorkerHost
   /** Jobs at a time, and how long a running job's lock lasts unrenewed (renewed every half of it; docs/decisions/0055). */
   abstract consumerOptions(): { concurrency: number; lockMs: number };
   /**
-   * One job of this queue. Resolving completes the job; throwing counts as an infrastructure failure (a
-   * crash, a Redis blip), which BullMQ retries a few times with backoff, unless `retryLater` says the
-   * error is no try (the database unreachable). The job's own retries are the handler's business.
+   * One try of a job of this queue, `attempt` being the number of the attempt it runs (the job's first
+   * plus BullMQ's tries made). Resolving completes the job; throwing RetryAttempt has BullMQ count the
+   * try and schedule the next with the delay it carries, while it has tries left; an error that
+   * `retryLater` says is no try (the database unreachable, PutOff) puts the job off uncounted.
    */
   protected abstract handleJob(job: ForwardJobData): Promise<void>;
   /** A scheduler's job (ForwardQueue.schedule), by its name. */
@@ -71,6 +86,7 @@ export abstract class QueueWorkerHost
    * failed set (docs/decisions/0056).
    */
   protected retryLater(error: unknown): number | null {
+    if (error instanceof PutOff) return error.delayMs;
     return isDatabaseUnavailable(error) ? jitteredMs(DATABASE_OUTAGE_DELAY_MS, 2 * DATABASE_OUTAGE_DELAY_MS) : null;
   }
 
@@ -110,7 +126,9 @@ export abstract class QueueWorkerHost
   async process(job: Job<ForwardJobData>, token?: string): Promise<void> {
     if (job.name !== this.jobName) return this.handleScheduled(job.name);
     try {
-      await this.handleJob(parseJobData(job.data));
+      const { jobId, attempt } = parseJobData(job.data);
+      // A put-off (moveToDelayed, skipAttempt) and a stalled job's next delivery leave attemptsMade as it was.
+      await this.handleJob({ jobId, attempt: attempt + job.attemptsMade });
     } catch (error) {
       const delayMs = this.retryLater(error);
       if (delayMs === null) throw error;

@@ -71,7 +71,7 @@ export class QueueModule implements OnApplicationShutdown {
     BullModule.workerClass = EngineWorker;
     const queueName = options.queueName ?? config.forwardQueueName ?? VAULT_FORWARD_QUEUE;
     const shared = {
-      defaultJobOptions: JOB_OPTIONS(config.forwardRetryBaseMs),
+      defaultJobOptions: JOB_OPTIONS(),
       streams: { events: { maxLen: MAX_LEN_EVENTS } },
       // On a Redis Cluster (decision 0107): each queue's keys in one slot (BullMQ's scripts touch many at once), and
       // no version check on the producer: BullMQ's INFO goes to a node socket not yet connected, under the producer's

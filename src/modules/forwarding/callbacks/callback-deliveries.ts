@@ -4,7 +4,8 @@ import { DataSource, EntityManager } from 'typeorm';
 import { ProblemException } from '../../../platform/problem/problem';
 import type { AppConfig } from '../../../platform/config/config';
 import { APP_CONFIG } from '../../../platform/config/config.module';
-import { backoffMs } from '../../../platform/job-queue/backoff';
+import { backoffMs, RetryAttempt } from '../../../platform/job-queue/backoff';
+import { PutOff } from '../../../platform/job-queue/queue-worker-host';
 import { DownstreamClient } from '../sending/downstream-client';
 import { CALLBACK_QUEUE, ForwardJobData, ForwardQueue } from '../../../platform/job-queue/forward-queue';
 import { loggableUrl } from '../../../platform/logging/redaction';
@@ -50,14 +51,16 @@ interface DueRow {
 
 /**
  * Job-end callbacks, delivered at least once. `deliver` (or `schedule` for a job) seals the body,
- * stores a delivery row (the durable record) and enqueues its first attempt as a BullMQ job
- * (CALLBACK_JOB_NAME) on the callbacks' own queue, which the worker's CallbackDeliveryProcessor runs through `handle`: it
- * claims the attempt in the row (so an attempt runs once however often its BullMQ job does), signs it
- * per Standard Webhooks (same webhook-id on every attempt, fresh timestamp), POSTs it through the
- * forwarding DownstreamClient (the SSRF guard applies) and, on any non-2xx or network failure, enqueues
- * the next attempt delayed by the retry policy's jittered backoff, up to max_attempts, then marks it
- * failed; a 410 Gone marks it failed at once. Nothing polls: the housekeeping job enqueues again the deliveries whose BullMQ job was lost
- * (Redis lost its data, an enqueue failed, a worker died mid-attempt) from their rows (`sweep`).
+ * stores a delivery row (the durable record) and enqueues its one BullMQ job (CALLBACK_JOB_NAME, its id
+ * the row's, with max_attempts tries) on the callbacks' own queue, which the worker's
+ * CallbackDeliveryProcessor runs through `handle`: it claims the attempt in the row (so an attempt runs
+ * once however often it is delivered), signs it per Standard Webhooks (same webhook-id on every
+ * attempt, fresh timestamp), POSTs it through the forwarding DownstreamClient (the SSRF guard applies)
+ * and, on any non-2xx or network failure, records the attempt and throws RetryAttempt with the retry
+ * policy's jittered backoff, which BullMQ schedules the next attempt by, up to max_attempts; then the
+ * row is failed. A 410 Gone fails it at once (the handler returns: no BullMQ try follows). Nothing
+ * polls: the housekeeping job enqueues again the deliveries whose BullMQ job was lost (Redis lost its
+ * data, an enqueue failed, a worker died mid-attempt) from their rows (`sweep`).
  */
 @Injectable()
 export class CallbackDeliveries {
@@ -85,7 +88,7 @@ export class CallbackDeliveries {
     const [woken] = await manager.query<[DueDelivery[], number]>(
       `UPDATE vault_forward_callback_deliveries SET next_attempt_at = now()
         WHERE merchant_account_id = $1 AND state = 'pending' AND next_attempt_at = 'infinity'
-        RETURNING id, attempts + 1 AS attempt`,
+        RETURNING id, attempts + 1 AS attempt, max_attempts - attempts AS attempts`,
       [merchantAccountId],
     );
     return async () => {
@@ -125,8 +128,8 @@ export class CallbackDeliveries {
       ],
     );
     // The row of this message (ours, or the one stored before), if its next attempt is due.
-    const due = await this.dataSource.query<Array<{ id: string; attempt: number }>>(
-      `SELECT id, attempts + 1 AS attempt FROM vault_forward_callback_deliveries
+    const due = await this.dataSource.query<DueDelivery[]>(
+      `SELECT id, attempts + 1 AS attempt, max_attempts - attempts AS attempts FROM vault_forward_callback_deliveries
         WHERE message_id = $1 AND state = 'pending' AND next_attempt_at <= now()`,
       [messageId],
     );
@@ -182,8 +185,8 @@ export class CallbackDeliveries {
 
   /**
    * Runs attempt `attempt` of delivery `jobId` (CallbackDeliveryProcessor's handler of CALLBACK_JOB_NAME jobs). The
-   * claim takes the attempt only if the row waits for exactly it and is not waiting for a secret, so a
-   * BullMQ job run twice (stalled-job recovery, an enqueue repeated by the housekeeping) sends once;
+   * claim takes the attempt only if the row waits for exactly it and is not waiting for a secret, so an
+   * attempt delivered twice (stalled-job recovery, an enqueue repeated by the housekeeping) sends once;
    * it also leases the row (next_attempt_at), so a worker that dies mid-attempt leaves it overdue.
    * The database unreachable throws, and the processor puts the job off without spending a try; so
    * does the vault's key store away, once the claim is given back (giveBack).
@@ -197,7 +200,17 @@ export class CallbackDeliveries {
       [jobId, attempt, CLAIM_LEASE_SECONDS],
     );
     const [row] = rows[0];
-    if (row) await this.attempt(row);
+    if (row) return this.attempt(row);
+    // Not claimable: this attempt is the row's already (its outcome recorded, or another worker sending it
+    // under the claim's lease); BullMQ counts it now and delivers the next once the row says it is due.
+    // Anything else (ended, waiting for a secret) completes the job.
+    const [recorded] = await this.dataSource.query<Array<{ due_in_ms: number }>>(
+      `SELECT greatest(0, ceil(extract(epoch FROM next_attempt_at - now()) * 1000))::float8 AS due_in_ms
+         FROM vault_forward_callback_deliveries
+        WHERE id = $1 AND state = 'pending' AND attempts >= $2 AND next_attempt_at <> 'infinity'`,
+      [jobId, attempt],
+    );
+    if (recorded) throw new RetryAttempt(Number(recorded.due_in_ms));
   }
 
   /**
@@ -207,7 +220,7 @@ export class CallbackDeliveries {
    */
   async sweep(): Promise<number> {
     const due = await this.dataSource.query<DueDelivery[]>(
-      `SELECT id, attempts + 1 AS attempt FROM vault_forward_callback_deliveries
+      `SELECT id, attempts + 1 AS attempt, max_attempts - attempts AS attempts FROM vault_forward_callback_deliveries
         WHERE state = 'pending' AND next_attempt_at < now() - make_interval(secs => $1)
         ORDER BY next_attempt_at LIMIT $2`,
       [this.config.forwardJobOverdueSeconds, SWEEP_BATCH],
@@ -349,8 +362,8 @@ export class CallbackDeliveries {
         WHERE id = $1`,
       [row.id, state, status, error, delayMs],
     );
-    if (state === 'pending')
-      await enqueueDeliveries(this.queue, [{ id: row.id, attempt: row.attempts + 1, delayMs }], this.logger);
+    // BullMQ schedules the next attempt with the same delay (its one backoff strategy), counting this one.
+    if (state === 'pending') throw new RetryAttempt(delayMs);
     if (!delivered && last)
       this.logger.warn(
         `callback ${row.message_id} of merchant account ${row.merchant_account_id} failed after ${row.attempts} attempts` +
@@ -359,10 +372,13 @@ export class CallbackDeliveries {
   }
 }
 
+/** A try put off because a webhook secret was created meanwhile runs again this soon: at once, in effect. */
+const SECRET_CREATED_RETRY_MS = 100;
+
 /** A delivery's try found no webhook secret, and one was created before it could put itself off: run it again. */
-export class SecretCreatedMeanwhile extends Error {
+export class SecretCreatedMeanwhile extends PutOff {
   constructor() {
-    super('a webhook secret was created while the delivery was being put off');
+    super(SECRET_CREATED_RETRY_MS, 'a webhook secret was created while the delivery was being put off');
     this.name = 'SecretCreatedMeanwhile';
   }
 }

@@ -12,14 +12,12 @@ import {
 import { QueueWorkerHost } from '../../../platform/job-queue/queue-worker-host';
 import { VAULT_CALLBACK_QUEUE } from '../../../platform/redis/queues';
 import { VaultKeyUnavailableError } from '../../vault/vault.errors';
-import { CallbackDeliveries, SecretCreatedMeanwhile } from './callback-deliveries';
-
-/** A try put off because a webhook secret was created meanwhile runs again this soon: at once, in effect. */
-const SECRET_CREATED_RETRY_MS = 100;
+import { CallbackDeliveries } from './callback-deliveries';
 
 /**
- * The consumer of the job-end callbacks' queue (docs/decisions/0092): each job is one attempt of a
- * delivery, which CallbackDeliveries claims in its row (the durable record) and sends. A database
+ * The consumer of the job-end callbacks' queue (docs/decisions/0092): each job is one delivery, whose
+ * tries are its attempts (docs/decisions/0124), each claimed by CallbackDeliveries in its row (the
+ * durable record) and sent. A database
  * outage puts the job off without spending a try (QueueWorkerHost.retryLater), and so does the vault's
  * key store away, the claim given back first (CallbackDeliveries.handle). Lost jobs are the
  * forward queue's housekeeping's business (CallbackDeliveries.sweep), one pass for both queues; the
@@ -40,16 +38,16 @@ export class CallbackDeliveryProcessor extends QueueWorkerHost {
 
   /** As many sends at a time as forwards: each holds a slot for at most its 10 s timeout. */
   consumerOptions() {
-    return { concurrency: this.config.workerConcurrency, lockMs: this.config.queueLockMs };
+    return {
+      concurrency: this.config.workerConcurrency,
+      lockMs: this.config.queueLockMs,
+      retryBaseMs: this.config.forwardRetryBaseMs,
+    };
   }
 
-  /**
-   * The key store away is no try either: the claim was given back before anything was sent. Nor is a
-   * try that put itself off for want of a webhook secret just as one was created: it runs again now.
-   */
+  /** The key store away is no try either: the claim was given back before anything was sent. */
   protected override retryLater(error: unknown): number | null {
     if (error instanceof VaultKeyUnavailableError) return keyStoreOutageDelayMs();
-    if (error instanceof SecretCreatedMeanwhile) return SECRET_CREATED_RETRY_MS;
     return super.retryLater(error);
   }
 

@@ -2,11 +2,14 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from '@nestjs/common';
 import { CALLBACK_JOB_NAME, ForwardQueue } from '../../../platform/job-queue/forward-queue';
 
-/** A delivery's next attempt, as its row says: the BullMQ job that runs it is `<id>.<attempt>`. */
+/**
+ * A delivery's next attempt, as its row says, and its attempts left from there: the delivery's one
+ * BullMQ job (its id the row's) starts at that attempt and owns the rest.
+ */
 export interface DueDelivery {
   id: string;
   attempt: number;
-  delayMs?: number;
+  attempts: number;
 }
 
 /**
@@ -24,14 +27,14 @@ export async function enqueueDeliveries(
 ): Promise<number> {
   if (!queue || queue.backend === 'none' || due.length === 0) return 0;
   // A wake-up's job has an id of its own: the try that put the delivery off may still be finishing
-  // under the attempt's id, and an add of that id would be a no-op (EnqueueOptions.copy).
+  // under the delivery's id, and an add of that id would be a no-op (EnqueueOptions.copy).
   const copy = options.wake ? `w${randomBytes(6).toString('hex')}` : undefined;
   const results = await Promise.allSettled(
     due.map((delivery) =>
       queue.enqueue(delivery.id, {
         name: CALLBACK_JOB_NAME,
         attempt: delivery.attempt,
-        delayMs: delivery.delayMs,
+        attempts: delivery.attempts,
         replaceFailed: options.replaceFailed,
         copy,
       }),

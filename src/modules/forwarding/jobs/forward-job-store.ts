@@ -207,21 +207,24 @@ export class ForwardJobStore {
   }
 
   /**
-   * Jobs whose BullMQ job may be gone, with the attempt to enqueue again: queued ones overdue by
-   * `overdueSeconds` (the next attempt), and running ones whose lease lapsed (the running attempt,
-   * whose next delivery closes it as outcome-unknown once its owner is surely gone).
+   * Jobs whose BullMQ job may be gone, with the attempt its BullMQ job starts at and the attempts left
+   * from there: queued ones overdue by `overdueSeconds` (the next attempt), and running ones whose lease
+   * lapsed (the running attempt, whose next delivery closes it as outcome-unknown once its owner is surely gone).
    */
-  async stranded(overdueSeconds: number, limit: number): Promise<Array<{ id: string; attempt: number }>> {
-    const rows = await this.sql.prepared<{ id: string; attempt: number }>(
+  async stranded(
+    overdueSeconds: number,
+    limit: number,
+  ): Promise<Array<{ id: string; attempt: number; attempts: number }>> {
+    const rows = await this.sql.prepared<{ id: string; attempt: number; max_attempts: number }>(
       'forward-jobs.stranded',
-      `(SELECT id, jsonb_array_length(attempts) + 1 AS attempt FROM vault_forward_jobs
+      `(SELECT id, jsonb_array_length(attempts) + 1 AS attempt, max_attempts FROM vault_forward_jobs
          WHERE status = 'queued' AND COALESCE(next_attempt_at, created_at) < now() - make_interval(secs => $1) LIMIT $2)
        UNION ALL
-       (SELECT id, jsonb_array_length(attempts) AS attempt FROM vault_forward_jobs
+       (SELECT id, jsonb_array_length(attempts) AS attempt, max_attempts FROM vault_forward_jobs
          WHERE status = 'running' AND (lease_expires_at IS NULL OR lease_expires_at < now()) LIMIT $2)`,
       [overdueSeconds, limit],
     );
-    return rows.map((row) => ({ id: row.id, attempt: Number(row.attempt) }));
+    return rows.map((row) => ({ id: row.id, ...attemptsFrom(Number(row.attempt), Number(row.max_attempts)) }));
   }
 
   /** The row, or null. */
@@ -406,4 +409,9 @@ function transpose(items: unknown[][], arrays: number[]): unknown[][] {
   return items[0].map((_, column) =>
     items.map((values) => (arrays.includes(column) ? textArrayLiteral(values[column] as string[]) : values[column])),
   );
+}
+
+/** A forward's BullMQ job starting at attempt `attempt`: that attempt and the tries left after it (at least one). */
+export function attemptsFrom(attempt: number, maxAttempts: number): { attempt: number; attempts: number } {
+  return { attempt, attempts: Math.max(1, maxAttempts - attempt + 1) };
 }

@@ -18,27 +18,23 @@ import { ForwardJobStore, StoredResponse } from './forward-job-store';
 import { epochMsNow, isoMicros } from './job-clock';
 import { readWhole, retryAfterOf } from './job-answer';
 import { JobOwnedElsewhereError, LeaseWatch, remember } from './lease-watch';
-import { LostJobRecovery } from './lost-job-recovery';
+import { ForwardJobHousekeeping, HOUSEKEEPING_JOB } from './forward-job-housekeeping';
 import { AttemptOutcome, mayRetry } from './retry-policy';
-import { backoffMs, keyStoreOutageDelayMs } from '../../../platform/job-queue/backoff';
+import { backoffMs, keyStoreOutageDelayMs, RetryAttempt } from '../../../platform/job-queue/backoff';
+import { PutOff } from '../../../platform/job-queue/queue-worker-host';
 
-/**
- * The repeatable BullMQ job (a job scheduler, one per queue however many workers upsert it) that
- * re-enqueues overdue jobs and purges sealed responses and callbacks past FORWARD_JOB_RETENTION.
- */
-const HOUSEKEEPING_JOB = 'forward-jobs-housekeeping';
-const START_PASS_TRIES = 5;
-const START_PASS_RETRY_MS = 1_000;
-/** Overdue jobs enqueued again per pass at most (the next pass takes the rest). */
-const SWEEP_BATCH = 1_000;
+/** A delivery that met the row mid-change looks again this much later (a put-off, no try). */
+const RACE_PUT_OFF_MS = 250;
 /** Between tries of an attempt's end while the database is unreachable (doubling from the first). */
 const END_RETRY_FIRST_MS = 250;
 const END_RETRY_MAX_MS = 5_000;
 /**
- * Runs queued forwards in a worker: one BullMQ job per attempt, carrying only the job's id and the
- * attempt number. The job's row is the truth: an attempt is written (without outcome) before it is
- * sent, so a worker killed mid-attempt leaves a trace the next one counts (stalled-job recovery runs
- * the same BullMQ job again, which finds its attempt unfinished). The row's lease, not BullMQ's lock,
+ * Runs queued forwards in a worker: one BullMQ job per forward for its whole life (its id the forward's),
+ * carrying only the job's id, whose tries are the forward's attempts: an attempt to be retried throws
+ * RetryAttempt with its backoff, which BullMQ counts and delays the next try by (docs/decisions/0124).
+ * The job's row is the truth: an attempt is written (without outcome) before it is sent, conditional on
+ * BullMQ's attempt number, so a worker killed mid-attempt leaves a trace the next delivery of that
+ * same attempt finds unfinished. The row's lease, not BullMQ's lock,
  * says who owns a running attempt: a delivery of a job whose lease another worker renews waits for it;
  * only a lease that stayed lapsed for a whole lease period closes the attempt as `outcome-unknown`, and
  * every transition of the row is conditional on the attempt that owns it (docs/decisions/0120).
@@ -70,14 +66,18 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
     private readonly executor: ForwardExecutor,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly callbacks: CallbackDeliveries,
-    private readonly lostJobs: LostJobRecovery,
+    private readonly housekeeping: ForwardJobHousekeeping,
   ) {
     super();
     this.leases = new LeaseWatch(store, config.queueLockMs);
   }
 
   consumerOptions() {
-    return { concurrency: this.config.workerConcurrency, lockMs: this.config.queueLockMs };
+    return {
+      concurrency: this.config.workerConcurrency,
+      lockMs: this.config.queueLockMs,
+      retryBaseMs: this.config.forwardRetryBaseMs,
+    };
   }
 
   protected handleForward(job: ForwardJobData): Promise<void> {
@@ -90,12 +90,11 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
    */
   protected override retryLater(error: unknown): number | null {
     if (error instanceof VaultKeyUnavailableError) return keyStoreOutageDelayMs();
-    if (error instanceof JobOwnedElsewhereError) return error.delayMs;
     return super.retryLater(error);
   }
 
   protected async handleScheduled(name: string): Promise<void> {
-    if (name === HOUSEKEEPING_JOB) await this.houseKeep();
+    if (name === HOUSEKEEPING_JOB) await this.housekeeping.pass();
   }
 
   /**
@@ -103,12 +102,12 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
    * waiting jobs with it. The scheduler is put back and the job rows, the truth, swept now.
    */
   protected onReconnected(): void {
-    void this.startHousekeeping('the job queue reconnected');
+    void this.housekeeping.start('the job queue reconnected');
   }
 
   protected async onConsuming(): Promise<void> {
     this.leaseTimer = setInterval(() => void this.renewLeases(), Math.max(250, this.config.queueLockMs / 2));
-    await this.startHousekeeping('the worker started');
+    await this.housekeeping.start('the worker started');
   }
 
   private async renewLeases(): Promise<void> {
@@ -137,28 +136,12 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
     if (this.leaseTimer) clearInterval(this.leaseTimer);
   }
 
-  /** Upserts the housekeeping scheduler and runs one pass at once; never throws (logged, tried again at the next reconnect or start). */
-  private async startHousekeeping(why: string): Promise<void> {
-    try {
-      await this.queue.schedule(HOUSEKEEPING_JOB, this.config.forwardJobSweepSeconds * 1000);
-    } catch (error) {
-      this.logger.warn({
-        msg: 'could not schedule the queued forward housekeeping',
-        reason: why,
-        error: (error as Error).message,
-      });
-    }
-    // At start-up the pass can race BullMQ's own set-up on the embedded database, whose single shared
-    // session briefly carries BullMQ's search_path: a few quiet tries before the failure is worth a warning.
-    if (await this.houseKeep(true)) return;
-    void (async () => {
-      for (let attempt = 2; attempt <= START_PASS_TRIES; attempt++) {
-        await new Promise((resolve) => setTimeout(resolve, START_PASS_RETRY_MS).unref());
-        if (await this.houseKeep(attempt < START_PASS_TRIES)) return;
-      }
-    })();
-  }
-
+  /**
+   * Attempt `attempt` of a job (BullMQ's count: its job's first attempt plus its tries made). The claim
+   * takes it only while the row waits for exactly that attempt, so a second delivery of an attempt
+   * (stalled-job recovery, a put-off meeting a job that moved on) never runs it again: it reads the row
+   * and does what the row says.
+   */
   async handle({ jobId, attempt }: ForwardJobData): Promise<void> {
     // The usual case in one statement: the job waits for exactly this attempt; take it with its plan.
     const key = `${jobId}.${attempt}`;
@@ -183,35 +166,48 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
       return;
     }
     const done = job.attempts.length;
-    if (job.status === 'running') {
-      const last = job.attempts[done - 1];
-      // This worker runs it (its BullMQ lock lapsed while the lock's store was away, say): its handler ends it.
-      if (attempt !== done || !last || last.duration_ms !== null || this.running.has(jobId)) return;
-      // Our own claim of an earlier delivery, committed though its answer was lost: nothing was sent yet.
-      if (last.request_id === entry.request_id)
-        return this.run(job, last, await this.untilGivenBack(job.id, last, () => this.store.openPlan(job)));
-      // This attempt's BullMQ job again (stalled-job recovery, or the sweep of a lapsed lease): another
-      // worker's attempt. Waited for while its lease says it lives; closed only once its owner is gone.
-      const waitMs = await this.leases.ownerGoneIn(job.id, last.request_id);
-      if (waitMs === null) return;
-      if (waitMs > 0) throw new JobOwnedElsewhereError(waitMs);
-      this.logger.warn({
-        msg: 'a queued forward attempt whose worker is gone has an unknown outcome; the job goes on by the retry rules',
-        job: { id: job.id, attempt: last.number },
-      });
-      await this.conclude(job, last, { kind: 'error', retryable: true, reached: true }, null, 'outcome-unknown');
-      return;
-    }
+    if (job.status === 'running') return this.runningElsewhere(job, entry);
     if (attempt <= done) {
-      // An attempt already recorded: its BullMQ job ran again after the next was due to be enqueued.
-      if (attempt === done && job.nextAttemptAt)
-        await this.enqueueNext(job.id, done + 1, job.nextAttemptAt.toEpochMicros());
-      return;
+      // The attempt is recorded, but its worker went before BullMQ counted it: counted now, the next due when the row says.
+      throw new RetryAttempt(this.untilDue(job));
     }
-    // Queued, and this BullMQ job names a later attempt than the row's next one: run the row's next.
+    // BullMQ counted a try the row never recorded (a handler's error): the row's next attempt runs, once due.
+    const dueInMs = this.untilDue(job);
+    if (dueInMs > 0) throw new PutOff(dueInMs);
     const next = newAttempt(done + 1);
     const retaken = await this.claim(jobId, next);
-    if (retaken) await this.run(retaken.job, next, retaken.plan);
+    if (retaken) return this.run(retaken.job, next, retaken.plan);
+    throw new PutOff(RACE_PUT_OFF_MS);
+  }
+
+  /**
+   * A delivery that finds its job running: this worker's own claim whose answer was lost (run now, nothing
+   * was sent), this worker's own run (its end decides), or another worker's attempt, waited for while its
+   * lease says it lives and closed as outcome-unknown only once its owner is gone.
+   */
+  private async runningElsewhere(job: ForwardJob, entry: JobAttempt): Promise<void> {
+    const last = job.attempts[job.attempts.length - 1];
+    if (!last || last.duration_ms !== null) throw new PutOff(RACE_PUT_OFF_MS);
+    // This worker runs it (its BullMQ lock lapsed while the lock's store was away, say): its run's end decides.
+    if (this.running.has(job.id)) throw new JobOwnedElsewhereError(this.config.queueLockMs);
+    // Our own claim of an earlier delivery, committed though its answer was lost: nothing was sent yet.
+    if (last.request_id === entry.request_id)
+      return this.run(job, last, await this.untilGivenBack(job.id, last, () => this.store.openPlan(job)));
+    const waitMs = await this.leases.ownerGoneIn(job.id, last.request_id);
+    // The attempt ended or moved on meanwhile: this delivery looks at the row again.
+    if (waitMs === null) throw new PutOff(RACE_PUT_OFF_MS);
+    if (waitMs > 0) throw new JobOwnedElsewhereError(waitMs);
+    this.logger.warn({
+      msg: 'a queued forward attempt whose worker is gone has an unknown outcome; the job goes on by the retry rules',
+      job: { id: job.id, attempt: last.number },
+    });
+    await this.conclude(job, last, { kind: 'error', retryable: true, reached: true }, null, 'outcome-unknown');
+  }
+
+  /** Milliseconds until a queued job's next attempt is due (0 when it is). */
+  private untilDue(job: ForwardJob): number {
+    if (!job.nextAttemptAt) return 0;
+    return Math.max(0, Number(job.nextAttemptAt.toEpochMicros() / 1000n) - epochMsNow());
   }
 
   /** The store's claim; a plan the key store cannot open now gives the attempt back (untilGivenBack). */
@@ -287,7 +283,10 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
     await this.conclude(job, entry, outcome, stored, errorType);
   }
 
-  /** Records the attempt's outcome and what follows: the next attempt (queued, enqueued with its delay), or the end. */
+  /**
+   * Records the attempt's outcome and what follows: the end, or the next attempt (the row queued, due at
+   * next_attempt_at, and RetryAttempt thrown with the same delay, so BullMQ schedules that attempt).
+   */
   private async conclude(
     job: ForwardJob,
     entry: JobAttempt,
@@ -315,8 +314,7 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
         this.store.requeue(job, entry.request_id, entry.next_attempt_at!),
       );
       if (!requeued && !(await this.alreadyRecorded(job.id, entry))) return this.superseded(job, entry, errorType);
-      await this.enqueueNext(job.id, entry.number + 1, BigInt(Math.round((nowMs + delayMs) * 1000)));
-      return;
+      throw new RetryAttempt(Math.max(0, nowMs + delayMs - epochMsNow()));
     }
     const ended = await this.untilDatabaseAnswers(() =>
       this.store.finish(job, entry.request_id, succeeded ? 'succeeded' : 'failed', stored),
@@ -373,59 +371,6 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
       job: { id: job.id, attempt: entry.number },
     });
     await this.untilDatabaseAnswers(() => this.store.recordLateOutcome(job.id, entry));
-  }
-
-  private async enqueueNext(jobId: string, attempt: number, dueEpochMicros: bigint): Promise<void> {
-    const delayMs = Math.max(0, Number(dueEpochMicros / 1000n) - Date.now());
-    // Throws while the queue is down: BullMQ runs this handler again, which finds the attempt recorded and enqueues then.
-    await this.queue.enqueue(jobId, { attempt, delayMs });
-  }
-
-  /**
-   * Every queued job enqueued again when the engine lost its data (LostJobRecovery); queued jobs overdue
-   * by FORWARD_JOB_OVERDUE enqueued again (their BullMQ job was lost otherwise: an enqueue failed after
-   * the row's commit), and running ones whose lease lapsed (their worker died, and the BullMQ job may
-   * have gone with Redis's data); sealed responses and callbacks past
-   * FORWARD_JOB_RETENTION purged; pending callback deliveries overdue for their attempt enqueued
-   * again. Every statement is idempotent, so passes of several workers at
-   * once do no harm, and an attempt enqueued twice runs once: one BullMQ job (its id) while BullMQ
-   * keeps it, and one claim in any case.
-   * One pass; true when it went through. `quiet`: a failure is logged at debug only (it will be tried again).
-   */
-  async houseKeep(quiet = false): Promise<boolean> {
-    try {
-      await this.lostJobs.recover();
-      const stranded = await this.store.stranded(this.config.forwardJobOverdueSeconds, SWEEP_BATCH);
-      // BullMQ may keep the attempt's copy as failed (its tries ran out): replaced, or the add would be a no-op.
-      for (const { id, attempt } of stranded) await this.queue.enqueue(id, { attempt, replaceFailed: true });
-      if (stranded.length > 0)
-        this.logger.warn({
-          msg: 'queued forwards overdue for their attempt, or running with a lapsed lease, were enqueued again',
-          count: stranded.length,
-        });
-      const callbacks = await this.callbacks.sweep();
-      if (callbacks > 0)
-        this.logger.warn({
-          msg: 'job-end callbacks overdue for their attempt were enqueued again',
-          count: callbacks,
-        });
-      const purged =
-        (await this.store.purge(this.config.forwardJobRetentionSeconds)) + (await this.callbacks.purgeEnded());
-      if (purged > 0)
-        this.logger.log({
-          msg: 'purged the sealed plans, responses and callbacks of ended queued forwards',
-          count: purged,
-        });
-      return true;
-    } catch (error) {
-      const entry = {
-        msg: 'queued forward housekeeping failed; tried again at its next run',
-        error: (error as Error).message,
-      };
-      if (quiet) this.logger.debug(entry);
-      else this.logger.warn(entry);
-      return false;
-    }
   }
 }
 

@@ -9,6 +9,7 @@ import { VaultModule } from '../../vault/vault.module';
 import { ForwardJob } from './forward-job.entity';
 import { ForwardJobStore } from './forward-job-store';
 import { ForwardJobProcessor } from './forward-job.processor';
+import { ForwardJobHousekeeping } from './forward-job-housekeeping';
 import { ForwardJobsController } from './forward-jobs.controller';
 import { ForwardJobsService } from './forward-jobs.service';
 import { LostJobRecovery } from './lost-job-recovery';
@@ -33,7 +34,7 @@ class ForwardJobsCoreModule {}
       consume: true,
     }),
   ],
-  providers: [ForwardJobProcessor, LostJobRecovery],
+  providers: [ForwardJobProcessor, ForwardJobHousekeeping, LostJobRecovery],
 })
 export class ForwardJobsWorkerModule {}
 

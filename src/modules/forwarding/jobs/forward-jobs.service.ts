@@ -20,7 +20,7 @@ import { idempotencyKeyOf } from '../idempotency/idempotency.service';
 import { ForwardQueue, QueueUnavailableError } from '../../../platform/job-queue/forward-queue';
 import { ForwardJobResponse, ListForwardJobsQuery } from './dto/forward-job.dto';
 import { ForwardJob } from './forward-job.entity';
-import { ForwardJobStore } from './forward-job-store';
+import { attemptsFrom, ForwardJobStore } from './forward-job-store';
 import { ForwardJobErrors } from './forward-jobs.errors';
 
 const DEFAULT_MAX_ATTEMPTS = 5;
@@ -107,7 +107,7 @@ export class ForwardJobsService {
         );
         try {
           if (callbackUrl !== null) await this.callbacks.keepJobCallbackUrl(input.merchantAccountId, id, callbackUrl);
-          await this.queue.enqueue(id, { attempt: 1 });
+          await this.queue.enqueue(id, attemptsFrom(1, maxAttempts));
         } catch (error) {
           // A 503 means no job: the row (and its sealed plan) must not wait for a worker that will never hear of it.
           await this.store.discard(id).catch((cause: unknown) =>

@@ -1,3 +1,4 @@
+import { PutOff } from '../../../platform/job-queue/queue-worker-host';
 import type { ForwardJobStore } from './forward-job-store';
 
 /** Claims of unknown outcome, and lapsed leases seen, remembered at most (the oldest go first). */
@@ -7,11 +8,11 @@ const LEASE_MARGIN_MS = 250;
 
 /**
  * Another worker's attempt owns the job (its lease runs, or lapsed too recently to tell): this
- * delivery is put off by `delayMs` without a try (retryLater), and looks again then.
+ * delivery is put off by `delayMs` without a try, and looks again then.
  */
-export class JobOwnedElsewhereError extends Error {
-  constructor(readonly delayMs: number) {
-    super('the job is running in another worker, under its lease');
+export class JobOwnedElsewhereError extends PutOff {
+  constructor(delayMs: number) {
+    super(delayMs, 'the job is running in another worker, under its lease');
   }
 }
 

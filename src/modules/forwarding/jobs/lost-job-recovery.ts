@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { Sql } from '../../../platform/database/sql';
 import { ForwardQueue } from '../../../platform/job-queue/forward-queue';
+import { attemptsFrom } from './forward-job-store';
 
 /** Queued jobs read and enqueued again per page (the pages follow each other at once). */
 const PAGE = 1_000;
@@ -26,7 +27,7 @@ export class LostJobRecovery {
    * When the engine may have lost its jobs, every queued job is enqueued again, due or not (a retry keeps
    * its delay): a page of rows by id after the last one (keyset), one page after another as soon as each
    * is in, until one comes back short; then the engine is marked swept. An add is a no-op for an attempt
-   * BullMQ still holds (its id is the job's id and the attempt), and the claim refuses a second run of one
+   * BullMQ still holds (its id is the job's), and the claim refuses a second run of one
    * that ran. A sweep that fails leaves the mark unset, so the next pass sweeps again. Rejects with the
    * engine or the database unreachable.
    */
@@ -40,7 +41,7 @@ export class LostJobRecovery {
     let count = 0;
     for (let after: string | null = null; ;) {
       const page = await this.queuedAfter(after);
-      await Promise.all(page.map(({ id, attempt, delayMs }) => this.queue.enqueue(id, { attempt, delayMs })));
+      await Promise.all(page.map(({ id, delayMs, ...attempts }) => this.queue.enqueue(id, { ...attempts, delayMs })));
       count += page.length;
       if (page.length < PAGE) break;
       after = page[page.length - 1].id;
@@ -55,16 +56,22 @@ export class LostJobRecovery {
    * attempt they wait for and how long until it is due (0 when due). Through a partial index of queued
    * ids, so the walk costs the backlog's size, not the table's.
    */
-  private async queuedAfter(afterId: string | null): Promise<Array<{ id: string; attempt: number; delayMs: number }>> {
-    const rows = await this.sql.prepared<{ id: string; attempt: number; delay_ms: string }>(
+  private async queuedAfter(
+    afterId: string | null,
+  ): Promise<Array<{ id: string; attempt: number; attempts: number; delayMs: number }>> {
+    const rows = await this.sql.prepared<{ id: string; attempt: number; max_attempts: number; delay_ms: string }>(
       'forward-jobs.queued-after',
-      `SELECT id, jsonb_array_length(attempts) + 1 AS attempt,
+      `SELECT id, jsonb_array_length(attempts) + 1 AS attempt, max_attempts,
               GREATEST(0, ceil(extract(epoch FROM next_attempt_at - now()) * 1000))::bigint AS delay_ms
          FROM vault_forward_jobs
         WHERE status = 'queued' AND id > COALESCE($1::uuid, '00000000-0000-0000-0000-000000000000'::uuid)
         ORDER BY id LIMIT $2`,
       [afterId, PAGE],
     );
-    return rows.map((row) => ({ id: row.id, attempt: Number(row.attempt), delayMs: Number(row.delay_ms) }));
+    return rows.map((row) => ({
+      id: row.id,
+      ...attemptsFrom(Number(row.attempt), Number(row.max_attempts)),
+      delayMs: Number(row.delay_ms),
+    }));
   }
 }
