@@ -54,8 +54,8 @@ describe('ForwardJobProcessor', () => {
       config,
       callbacks as unknown as CallbackDeliveries,
       {} as ForwardJobHousekeeping,
+      queue,
     );
-    Object.assign(processor, { queue });
   });
 
   afterEach(() => clock.restore());

@@ -1,7 +1,7 @@
 import { jitteredMs } from '../../src/platform/time/jitter';
 import { DatabaseUnavailableError } from '../../src/platform/problem/database-errors';
 import { backoffMs } from '../../src/platform/job-queue/backoff';
-import { QueueWorkerHost } from '../../src/platform/job-queue/queue-worker-host';
+import { putOffDelay } from '../../src/platform/job-queue/job-consumer';
 
 describe('the one jitter formula (issue 21, item 6)', () => {
   it('draws a whole number of milliseconds uniformly from [floor, ceiling)', () => {
@@ -17,7 +17,7 @@ describe('the one jitter formula (issue 21, item 6)', () => {
   });
 
   it('puts a job off 2–4 s when its handler found the database down, and not for any other error', () => {
-    const retryLater = (error: unknown) => QueueWorkerHost.prototype['retryLater'].call(undefined, error);
+    const retryLater = putOffDelay;
     const random = jest.spyOn(Math, 'random');
     try {
       random.mockReturnValue(0);

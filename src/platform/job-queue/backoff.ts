@@ -10,7 +10,7 @@ export const MAX_BACKOFF_MS = 5 * 60_000;
 /**
  * A queued forward or a callback whose attempt the vault's key store (the HSM) stopped before anything
  * was sent (its plan, cards, message or webhook secret did not open) is put off by this much plus up to
- * as much again of jitter, its tries untouched: as for a database outage (QueueWorkerHost,
+ * as much again of jitter, its tries untouched: as for a database outage (job-consumer.ts,
  * docs/decisions/0056 and 0088).
  */
 const KEY_STORE_OUTAGE_DELAY_MS = 2_000;

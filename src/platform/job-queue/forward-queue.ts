@@ -67,7 +67,7 @@ export class QueueUnavailableError extends Error {
 /**
  * The queue of queued forwards on whichever engine QUEUE_BACKEND chose. The API enqueues (never
  * waiting on a down engine) through the BullMQ Queue that BullModule registers (QueueModule); a
- * worker's ForwardQueueProcessor (a WorkerHost) consumes it with the settings consumer() gives.
+ * worker's ForwardJobProcessor (a WorkerHost, through a JobConsumer) consumes it with the settings consumer() gives.
  */
 export abstract class ForwardQueue {
   abstract readonly backend: QueueBackend;
@@ -95,7 +95,7 @@ export abstract class ForwardQueue {
   abstract markSwept(): Promise<void>;
 
   /**
-   * The BullMQ queue name and Worker options of this process's consumer (ForwardQueueProcessor): its
+   * The BullMQ queue name and Worker options of this process's consumer (a JobConsumer's): its
    * own connection (a blocking one on Redis, a pool on PostgreSQL), closed by close().
    */
   abstract consumer(concurrency: number, lockMs: number): ConsumerSettings;

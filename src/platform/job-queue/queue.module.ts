@@ -38,10 +38,10 @@ interface QueueModuleOptions {
 
 /**
  * The job queue (ForwardQueue) for the API, which enqueues, and the worker, whose
- * ForwardQueueProcessor consumes it. BullModule builds the BullMQ queue (`registerQueueAsync`, injected
+ * ForwardJobProcessor consumes it. BullModule builds the BullMQ queue (`registerQueueAsync`, injected
  * by the engine's ForwardQueue with `@InjectQueue(VAULT_FORWARD_QUEUE)`) on the engine QUEUE_BACKEND
  * names (EngineQueue), with the shared configuration of `forRootAsync`: the connection, job options and
- * event stream. Its registration is manual, so only a process with a ForwardQueueProcessor gets a Worker.
+ * event stream. Its registration is manual, so only a process with a consumer (a JobConsumer's WorkerHost) gets a Worker.
  * Global, like the database: the route and the processor inject ForwardQueue without importing it.
  * In embedded mode the PostgreSQL engine is best effort: if it cannot start, queued forwarding is off
  * and the synchronous path is unaffected.

@@ -170,7 +170,7 @@ export class RedisForwardQueue extends ForwardQueue {
 
   close(): Promise<void> {
     this.closed ??= (async () => {
-      // The consumer's Worker is closed first (ForwardQueueProcessor, before shutdown); the queue and connections go after.
+      // The consumer's Worker is closed first (its JobConsumer, before shutdown); the queue and connections go after.
       await this.queue.close().catch(() => undefined);
       if (this.workerConnection) await closeRedis(this.workerConnection);
       if (this.ownsProducer) await closeRedis(this.producer);

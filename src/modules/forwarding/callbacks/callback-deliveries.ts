@@ -5,7 +5,7 @@ import { ProblemException } from '../../../platform/problem/problem';
 import type { AppConfig } from '../../../platform/config/config';
 import { APP_CONFIG } from '../../../platform/config/config.module';
 import { backoffMs, RetryAttempt } from '../../../platform/job-queue/backoff';
-import { PutOff } from '../../../platform/job-queue/queue-worker-host';
+import { PutOff } from '../../../platform/job-queue/job-consumer';
 import { DownstreamClient } from '../sending/downstream-client';
 import { CALLBACK_QUEUE, ForwardJobData, ForwardQueue } from '../../../platform/job-queue/forward-queue';
 import { loggableUrl } from '../../../platform/logging/redaction';
@@ -292,7 +292,7 @@ export class CallbackDeliveries {
    * An attempt the key store's outage stopped before anything was sent (the message or the webhook
    * secret did not open): the claim is taken back (due now, the lease dropped), so an HSM outage of any
    * length delays the callback without using up its attempts, and the error thrown on has the processor
-   * put this attempt's BullMQ job off (retryLater), which claims the same attempt again. Guarded by the
+   * put this attempt's BullMQ job off (putOffOrKeyStore), which claims the same attempt again. Guarded by the
    * attempt, so a claim the sweep has since handed on is not undone. Should the database fail the
    * statement too, the row keeps its claim and lease: the sweep enqueues its next attempt once the
    * lease is FORWARD_JOB_OVERDUE late (one try spent, nothing stranded, nothing sent twice); a

@@ -1,6 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '@nestjs/common';
+import { keyStoreOutageDelayMs } from '../../../platform/job-queue/backoff';
 import { CALLBACK_JOB_NAME, ForwardQueue } from '../../../platform/job-queue/forward-queue';
+import { putOffDelay } from '../../../platform/job-queue/job-consumer';
+import { VaultKeyUnavailableError } from '../../vault/vault.errors';
 
 /**
  * A delivery's next attempt, as its row says, and its attempts left from there: the delivery's one
@@ -48,4 +51,12 @@ export async function enqueueDeliveries(
       error: (failed[0].reason as Error).message,
     });
   return due.length - failed.length;
+}
+
+/**
+ * The put-off of a forward's or a callback's try: the vault's key store away is no try either (the
+ * attempt or claim was given back before anything was sent), 2–4 s; else putOffDelay's.
+ */
+export function putOffOrKeyStore(error: unknown): number | null {
+  return error instanceof VaultKeyUnavailableError ? keyStoreOutageDelayMs() : putOffDelay(error);
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { BeforeApplicationShutdown, Inject, Injectable, Logger } from '@nestjs/common';
-import { Processor } from '@nestjs/bullmq';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { Processor, WorkerHost } from '@nestjs/bullmq';
+import type { Job } from 'bullmq';
 import type { AppConfig } from '../../../platform/config/config';
 import { APP_CONFIG } from '../../../platform/config/config.module';
 import { isDatabaseUnavailable } from '../../../platform/problem/database-errors';
@@ -9,8 +10,9 @@ import { CallbackDeliveries } from '../callbacks/callback-deliveries';
 import { ForwardExecutor, isRetryable, reachedDownstream } from '../request/forward-executor';
 import { keptAnswer } from '../record-bodies/body-capture';
 import type { ForwardPlan } from '../request/forward-plan';
-import { ForwardJobData } from '../../../platform/job-queue/forward-queue';
-import { ForwardQueueProcessor } from '../../../platform/job-queue/forward-queue.processor';
+import { ForwardJobData, ForwardQueue, FORWARD_JOB_NAME } from '../../../platform/job-queue/forward-queue';
+import type { EngineWorker } from '../../../platform/job-queue/engine';
+import { consumerOptions, QueueConsumers } from '../../../platform/job-queue/queue-consumers';
 import { VAULT_FORWARD_QUEUE } from '../../../platform/redis/queues';
 import { VaultKeyUnavailableError } from '../../vault/vault.errors';
 import { ENDED_STATUSES, ForwardJob, JobAttempt } from './forward-job.entity';
@@ -20,8 +22,9 @@ import { readWhole, retryAfterOf } from './job-answer';
 import { JobOwnedElsewhereError, LeaseWatch, remember } from './lease-watch';
 import { ForwardJobHousekeeping, HOUSEKEEPING_JOB } from './forward-job-housekeeping';
 import { AttemptOutcome, mayRetry } from './retry-policy';
-import { backoffMs, keyStoreOutageDelayMs, RetryAttempt } from '../../../platform/job-queue/backoff';
-import { PutOff } from '../../../platform/job-queue/queue-worker-host';
+import { backoffMs, RetryAttempt } from '../../../platform/job-queue/backoff';
+import { JobConsumer, PutOff } from '../../../platform/job-queue/job-consumer';
+import { putOffOrKeyStore } from '../callbacks/callback-jobs';
 
 /** A delivery that met the row mid-change looks again this much later (a put-off, no try). */
 const RACE_PUT_OFF_MS = 250;
@@ -38,13 +41,15 @@ const END_RETRY_MAX_MS = 5_000;
  * says who owns a running attempt: a delivery of a job whose lease another worker renews waits for it;
  * only a lease that stayed lapsed for a whole lease period closes the attempt as `outcome-unknown`, and
  * every transition of the row is conditional on the attempt that owns it (docs/decisions/0120).
- * A WorkerHost of the forward queue (ForwardQueueProcessor), which also runs the housekeeping
- * scheduler's jobs (for both queues' rows); job-end callbacks have their own (CallbackDeliveryProcessor).
+ * The forward queue's WorkerHost (its queue's plumbing in a JobConsumer), which also runs the
+ * housekeeping scheduler's jobs (for both queues' rows); job-end callbacks have their own
+ * (CallbackDeliveryProcessor).
  */
 @Injectable()
 @Processor(VAULT_FORWARD_QUEUE)
-export class ForwardJobProcessor extends ForwardQueueProcessor implements BeforeApplicationShutdown {
+export class ForwardJobProcessor extends WorkerHost<EngineWorker> {
   private readonly logger = new Logger('ForwardJobs');
+  private readonly consumer: JobConsumer;
   /** Jobs this worker is running (id → its attempt's request_id), whose leases it renews every half lease (QUEUE_LOCK_DURATION_MS). */
   private readonly running = new Map<string, string>();
   private leaseTimer: NodeJS.Timeout | null = null;
@@ -67,47 +72,35 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly callbacks: CallbackDeliveries,
     private readonly housekeeping: ForwardJobHousekeeping,
+    @Inject(ForwardQueue) queue: ForwardQueue,
+    /** Absent with QUEUE_BACKEND=none (no BullModule): nothing to consume. */
+    @Optional() @Inject(QueueConsumers) consumers?: QueueConsumers,
   ) {
     super();
     this.leases = new LeaseWatch(store, config.queueLockMs);
-  }
-
-  consumerOptions() {
-    return {
-      concurrency: this.config.workerConcurrency,
-      lockMs: this.config.queueLockMs,
-      retryBaseMs: this.config.forwardRetryBaseMs,
-    };
-  }
-
-  protected handleForward(job: ForwardJobData): Promise<void> {
-    return this.handle(job);
+    this.consumer = new JobConsumer(this, queue, consumers, consumerOptions(config), {
+      consuming: async () => {
+        this.leaseTimer = setInterval(() => void this.renewLeases(), Math.max(250, config.queueLockMs / 2));
+        await this.housekeeping.start('the worker started');
+      },
+      // The engine may have come back empty (Redis restarted without persistence): its scheduler and its
+      // waiting jobs with it. The scheduler is put back and the job rows, the truth, swept now.
+      reconnected: () => void this.housekeeping.start('the job queue reconnected'),
+      // SIGTERM: an attempt's end stops waiting for the database (its lease then lets another worker close it).
+      stopping: () => (this.closing = true),
+      stopped: () => this.leaseTimer && clearInterval(this.leaseTimer),
+    });
   }
 
   /**
+   * A forward's try, or a scheduler's job (the housekeeping; the embedded wake-up, which does nothing).
    * The key store away is no try either: the attempt was given back before anything was sent
-   * (giveBack), and BullMQ puts the job off without counting it.
+   * (giveBack), and the job is put off, as for a database outage (putOffOrKeyStore).
    */
-  protected override retryLater(error: unknown): number | null {
-    if (error instanceof VaultKeyUnavailableError) return keyStoreOutageDelayMs();
-    return super.retryLater(error);
-  }
-
-  protected async handleScheduled(name: string): Promise<void> {
-    if (name === HOUSEKEEPING_JOB) await this.housekeeping.pass();
-  }
-
-  /**
-   * The engine may have come back empty (Redis restarted without persistence): its scheduler and its
-   * waiting jobs with it. The scheduler is put back and the job rows, the truth, swept now.
-   */
-  protected onReconnected(): void {
-    void this.housekeeping.start('the job queue reconnected');
-  }
-
-  protected async onConsuming(): Promise<void> {
-    this.leaseTimer = setInterval(() => void this.renewLeases(), Math.max(250, this.config.queueLockMs / 2));
-    await this.housekeeping.start('the worker started');
+  async process(job: Job<ForwardJobData>, token?: string): Promise<void> {
+    if (job.name === HOUSEKEEPING_JOB) await this.housekeeping.pass();
+    if (job.name !== FORWARD_JOB_NAME) return;
+    await this.consumer.run(job, token, (data) => this.handle(data), putOffOrKeyStore);
   }
 
   private async renewLeases(): Promise<void> {
@@ -127,13 +120,6 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
         error: (error as Error).message,
       });
     }
-  }
-
-  /** SIGTERM: stop taking jobs and let the running ones finish, while the database is still there. */
-  override async beforeApplicationShutdown(): Promise<void> {
-    this.closing = true;
-    await super.beforeApplicationShutdown();
-    if (this.leaseTimer) clearInterval(this.leaseTimer);
   }
 
   /**
@@ -229,7 +215,7 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
    * An attempt that the key store's outage stopped before anything was sent (its plan or its cards
    * did not open): removed from the row, which waits queued for the same attempt again, so an HSM
    * outage of any length delays the job without using up its attempts. BullMQ then puts this attempt's
-   * job off (retryLater). Only this attempt is taken back: the row must still be running it.
+   * job off (putOffOrKeyStore). Only this attempt is taken back: the row must still be running it.
    */
   private async giveBack(jobId: string, entry: JobAttempt): Promise<void> {
     await this.untilDatabaseAnswers(async () => {

@@ -1,4 +1,4 @@
-import { PutOff } from '../../../platform/job-queue/queue-worker-host';
+import { PutOff } from '../../../platform/job-queue/job-consumer';
 import type { ForwardJobStore } from './forward-job-store';
 
 /** Claims of unknown outcome, and lapsed leases seen, remembered at most (the oldest go first). */
