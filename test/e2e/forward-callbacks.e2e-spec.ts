@@ -3,8 +3,8 @@ import { createServer, IncomingMessage, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { DataSource } from 'typeorm';
 import { APP_CONFIG } from '../../src/platform/config/config.module';
+import { CallbackDeliveriesRepository } from '../../src/modules/forwarding/callbacks/callback-deliveries.repository';
 import { CallbackDeliveries, SecretCreatedMeanwhile } from '../../src/modules/forwarding/callbacks/callback-deliveries';
 import { CALLBACK_JOB_NAME, CALLBACK_QUEUE, ForwardQueue } from '../../src/platform/job-queue/forward-queue';
 import { ForwardJobHousekeeping } from '../../src/modules/forwarding/jobs/forward-job-housekeeping';
@@ -462,7 +462,7 @@ describe('Job-end callbacks (issue 11, item 5: delivery)', () => {
       },
     }) as WebhookSigner;
     const queueless = new CallbackDeliveries(
-      t.get(DataSource),
+      t.get(CallbackDeliveriesRepository),
       t.get(SecretSealer),
       lateSigner,
       t.get(DownstreamClient),
@@ -504,7 +504,7 @@ describe('Job-end callbacks (issue 11, item 5: delivery)', () => {
   it('a delivery whose BullMQ job was lost is enqueued again by the housekeeping and delivered (issue 21, item 6)', async () => {
     // Deliveries stored with no queue to take their attempt: the job lost as when Redis loses its data.
     const queueless = new CallbackDeliveries(
-      t.get(DataSource),
+      t.get(CallbackDeliveriesRepository),
       t.get(SecretSealer),
       t.get(WebhookSigner),
       t.get(DownstreamClient),

@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { DataSource, EntityManager } from 'typeorm';
+import { CallbackDeliveriesRepository } from '../../src/modules/forwarding/callbacks/callback-deliveries.repository';
 import { loadConfig } from '../../src/platform/config/config';
 import { CALLBACK_JOB_NAME } from '../../src/platform/job-queue/forward-queue';
 import { CallbackDeliveries } from '../../src/modules/forwarding/callbacks/callback-deliveries';
@@ -57,7 +58,8 @@ describe('CallbackDeliveries: a secret wakes the deliveries waiting for it', () 
     ];
     const unused = {} as never;
     // Listens from its construction, as a provider of the worker and API modules does.
-    new CallbackDeliveries({} as DataSource, unused, unused, unused, loadConfig({}), queue, undefined, events);
+    const rows = new CallbackDeliveriesRepository({} as DataSource);
+    new CallbackDeliveries(rows, unused, unused, unused, loadConfig({}), queue, undefined, events);
   });
 
   it("enqueues the merchant's waiting deliveries once the secret commits, and no one else's", async () => {

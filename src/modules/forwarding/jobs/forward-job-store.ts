@@ -227,6 +227,31 @@ export class ForwardJobStore {
     return rows.map((row) => ({ id: row.id, ...attemptsFrom(Number(row.attempt), Number(row.max_attempts)) }));
   }
 
+  /**
+   * Queued jobs after `afterId` in id order (from the first with null), whatever their due time, with the
+   * attempt their BullMQ job starts at, the attempts left and how long until it is due (0 when due).
+   * Through a partial index of queued ids, so a walk costs the backlog's size, not the table's.
+   */
+  async queuedAfter(
+    afterId: string | null,
+    limit: number,
+  ): Promise<Array<{ id: string; attempt: number; attempts: number; delayMs: number }>> {
+    const rows = await this.sql.prepared<{ id: string; attempt: number; max_attempts: number; delay_ms: string }>(
+      'forward-jobs.queued-after',
+      `SELECT id, jsonb_array_length(attempts) + 1 AS attempt, max_attempts,
+              GREATEST(0, ceil(extract(epoch FROM next_attempt_at - now()) * 1000))::bigint AS delay_ms
+         FROM vault_forward_jobs
+        WHERE status = 'queued' AND id > COALESCE($1::uuid, '00000000-0000-0000-0000-000000000000'::uuid)
+        ORDER BY id LIMIT $2`,
+      [afterId, limit],
+    );
+    return rows.map((row) => ({
+      id: row.id,
+      ...attemptsFrom(Number(row.attempt), Number(row.max_attempts)),
+      delayMs: Number(row.delay_ms),
+    }));
+  }
+
   /** The row, or null. */
   async find(jobId: string): Promise<ForwardJob | null> {
     const [row] = await this.sql.prepared<JobRow>(

@@ -1,7 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { Sql } from '../../../platform/database/sql';
 import { ForwardQueue } from '../../../platform/job-queue/forward-queue';
-import { attemptsFrom } from './forward-job-store';
+import { ForwardJobStore } from './forward-job-store';
 
 /** Queued jobs read and enqueued again per page (the pages follow each other at once). */
 const PAGE = 1_000;
@@ -19,7 +18,7 @@ export class LostJobRecovery {
   private running: Promise<void> | null = null;
 
   constructor(
-    private readonly sql: Sql,
+    private readonly store: ForwardJobStore,
     private readonly queue: ForwardQueue,
   ) {}
 
@@ -40,7 +39,7 @@ export class LostJobRecovery {
     if (!(await this.queue.mayHaveLostJobs())) return;
     let count = 0;
     for (let after: string | null = null; ;) {
-      const page = await this.queuedAfter(after);
+      const page = await this.store.queuedAfter(after, PAGE);
       await Promise.all(page.map(({ id, delayMs, ...attempts }) => this.queue.enqueue(id, { ...attempts, delayMs })));
       count += page.length;
       if (page.length < PAGE) break;
@@ -49,29 +48,5 @@ export class LostJobRecovery {
     await this.queue.markSwept();
     if (count > 0)
       this.logger.warn({ msg: 'the job queue may have lost its jobs: every queued forward was enqueued again', count });
-  }
-
-  /**
-   * Queued jobs after `afterId` in id order (from the first with null), whatever their due time, with the
-   * attempt they wait for and how long until it is due (0 when due). Through a partial index of queued
-   * ids, so the walk costs the backlog's size, not the table's.
-   */
-  private async queuedAfter(
-    afterId: string | null,
-  ): Promise<Array<{ id: string; attempt: number; attempts: number; delayMs: number }>> {
-    const rows = await this.sql.prepared<{ id: string; attempt: number; max_attempts: number; delay_ms: string }>(
-      'forward-jobs.queued-after',
-      `SELECT id, jsonb_array_length(attempts) + 1 AS attempt, max_attempts,
-              GREATEST(0, ceil(extract(epoch FROM next_attempt_at - now()) * 1000))::bigint AS delay_ms
-         FROM vault_forward_jobs
-        WHERE status = 'queued' AND id > COALESCE($1::uuid, '00000000-0000-0000-0000-000000000000'::uuid)
-        ORDER BY id LIMIT $2`,
-      [afterId, PAGE],
-    );
-    return rows.map((row) => ({
-      id: row.id,
-      ...attemptsFrom(Number(row.attempt), Number(row.max_attempts)),
-      delayMs: Number(row.delay_ms),
-    }));
   }
 }
