@@ -54,7 +54,9 @@ export class QueueConsumers implements OnApplicationBootstrap, BeforeApplication
   async onApplicationBootstrap(): Promise<void> {
     if (this.consumers.length === 0) return;
     this.registerAll();
-    await Promise.all(this.consumers.map((consumer) => consumer.start()));
+    // One after the other: on the embedded database every connection shares one session, where two
+    // consumers' start-up statements at once can interleave.
+    for (const consumer of this.consumers) await consumer.start();
   }
 
   async beforeApplicationShutdown(): Promise<void> {

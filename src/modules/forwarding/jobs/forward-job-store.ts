@@ -6,11 +6,18 @@ import { DataSource, EntityManager, Repository } from 'typeorm';
 import { boundAad, SecretSealer } from '../../vault/secret-sealer';
 import { deserializePlan, ForwardPlan, serializePlan } from '../request/forward-plan';
 import { Sql } from '../../../platform/database/sql';
-import { StatementBatcher, textArrayLiteral } from '../../../platform/database/statement-batcher';
-import type { Timestamp } from '../../../platform/database/timestamp';
+import { StatementBatcher } from '../../../platform/database/statement-batcher';
+import { KeysetRequest, seekPage } from '../../../platform/pagination/keyset';
 import { IdempotencyClaimLostError } from '../idempotency/idempotency.service';
 import { ForwardJob, JobAttempt, JobStatus } from './forward-job.entity';
 import {
+  ClaimedRow,
+  ClaimItem,
+  jobOf,
+  JobRow,
+  SealedRow,
+  sealedRecord,
+  transpose,
   JOB_COLUMNS,
   CREATE,
   CLAIM,
@@ -68,7 +75,7 @@ export class ForwardJobStore {
   private readonly leaseMs: number;
 
   constructor(
-    @InjectRepository(ForwardJob) readonly jobs: Repository<ForwardJob>,
+    @InjectRepository(ForwardJob) private readonly jobs: Repository<ForwardJob>,
     private readonly dataSource: DataSource,
     private readonly sql: Sql,
     private readonly sealer: SecretSealer,
@@ -252,6 +259,32 @@ export class ForwardJobStore {
     }));
   }
 
+  /** A job as the resource shows it (TypeORM's entity), of that merchant unless null; null when there is none. */
+  findOf(merchantAccountId: string | null, id: string): Promise<ForwardJob | null> {
+    return this.jobs.findOneBy(merchantAccountId === null ? { id } : { id, merchantAccountId });
+  }
+
+  /** One page of a merchant's jobs (of `status`, if given), as `seekPage` fetches it (up to keyset.limit + 1 rows). */
+  page(merchantAccountId: string, status: JobStatus | undefined, keyset: KeysetRequest): Promise<ForwardJob[]> {
+    const qb = this.jobs
+      .createQueryBuilder('j')
+      .where('j.merchant_account_id = :merchantAccountId', { merchantAccountId });
+    if (status) qb.andWhere('j.status = :status', { status });
+    return seekPage(qb, 'j', keyset);
+  }
+
+  /** Cancels a merchant's job while it waits for an attempt, its sealed plan deleted with it: whether it did. */
+  async cancel(merchantAccountId: string, id: string): Promise<boolean> {
+    const [rows] = await this.jobs.query<[unknown[], number]>(
+      `WITH cancelled AS (
+         UPDATE vault_forward_jobs SET status = 'cancelled', next_attempt_at = NULL, updated_at = now(), finished_at = now()
+          WHERE id = $1 AND merchant_account_id = $2 AND status = 'queued' RETURNING id)
+       DELETE FROM vault_forward_job_plans WHERE job_id IN (SELECT id FROM cancelled) RETURNING job_id`,
+      [id, merchantAccountId],
+    );
+    return rows.length > 0;
+  }
+
   /** The row, or null. */
   async find(jobId: string): Promise<ForwardJob | null> {
     const [row] = await this.sql.prepared<JobRow>(
@@ -366,74 +399,6 @@ export class ForwardJobStore {
     );
     return responses + plans;
   }
-}
-
-interface SealedRow {
-  ciphertext: Buffer;
-  wrapped_key: Buffer;
-  master_key_id: string;
-}
-
-function sealedRecord(row: SealedRow) {
-  return { ciphertext: row.ciphertext, wrappedKey: row.wrapped_key, masterKeyId: row.master_key_id };
-}
-
-interface JobRow {
-  id: string;
-  merchant_account_id: string;
-  status: JobStatus;
-  method: string;
-  target_url: string;
-  payment_method_ids: string[];
-  authentication_ids: string[];
-  max_attempts: number;
-  idempotency_key: string | null;
-  callback_url: string | null;
-  attempts: JobAttempt[];
-  next_attempt_at: Timestamp | null;
-  response_status: number | null;
-  created_at: Timestamp;
-  updated_at: Timestamp;
-  finished_at: Timestamp | null;
-}
-
-function jobOf(row: JobRow): ForwardJob {
-  return Object.assign(new ForwardJob(), {
-    id: row.id,
-    merchantAccountId: row.merchant_account_id,
-    status: row.status,
-    method: row.method,
-    targetUrl: row.target_url,
-    paymentMethodIds: row.payment_method_ids,
-    authenticationIds: row.authentication_ids,
-    maxAttempts: row.max_attempts,
-    idempotencyKey: row.idempotency_key,
-    callbackUrl: row.callback_url,
-    attempts: row.attempts,
-    nextAttemptAt: row.next_attempt_at,
-    responseStatus: row.response_status,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-    finishedAt: row.finished_at,
-  });
-}
-
-interface ClaimItem {
-  jobId: string;
-  /** `[attempt]` as JSON. */
-  entry: string;
-  /** Attempts the row must have already. */
-  done: number;
-  requestId: string;
-}
-
-type ClaimedRow = JobRow & Partial<SealedRow>;
-
-/** Per-item parameter lists to per-column arrays for unnest(); the columns in `arrays` (text[] values) become array literals. */
-function transpose(items: unknown[][], arrays: number[]): unknown[][] {
-  return items[0].map((_, column) =>
-    items.map((values) => (arrays.includes(column) ? textArrayLiteral(values[column] as string[]) : values[column])),
-  );
 }
 
 /** A forward's BullMQ job starting at attempt `attempt`: that attempt and the tries left after it (at least one). */

@@ -10,7 +10,7 @@ export class ForwardJobCallbackSource implements CallbackJobSource {
   constructor(private readonly store: ForwardJobStore) {}
 
   async callbackFor(jobId: string): Promise<{ merchantAccountId: string; url: string; resource: unknown } | null> {
-    const row = await this.store.jobs.findOneBy({ id: jobId });
+    const row = await this.store.findOf(null, jobId);
     if (!row || !row.callbackUrl || !ENDED_STATUSES.includes(row.status)) return null;
     const response = await this.store.openResponse(row);
     return {
