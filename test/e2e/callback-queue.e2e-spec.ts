@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { Inject, INestApplicationContext, Injectable, Module } from '@nestjs/common';
+import { Inject, INestApplicationContext, Injectable, Module, Optional } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { Processor } from '@nestjs/bullmq';
+import { Processor, WorkerHost } from '@nestjs/bullmq';
+import type { Job } from 'bullmq';
 import Redis from 'ioredis';
 import { Client } from 'pg';
 import { testConfig } from '../support/test-app';
@@ -14,8 +15,9 @@ import {
   ForwardQueue,
   FORWARD_JOB_NAME,
 } from '../../src/platform/job-queue/forward-queue';
-import { ForwardQueueProcessor } from '../../src/platform/job-queue/forward-queue.processor';
-import { QueueWorkerHost } from '../../src/platform/job-queue/queue-worker-host';
+import type { EngineWorker } from '../../src/platform/job-queue/engine';
+import { JobConsumer } from '../../src/platform/job-queue/job-consumer';
+import { QueueConsumers } from '../../src/platform/job-queue/queue-consumers';
 import { QueueModule } from '../../src/platform/job-queue/queue.module';
 import { POSTGRES_POOLS } from '../../src/platform/job-queue/postgres-forward-queue';
 import type { PostgresPools } from '../../src/platform/job-queue/postgres-pools';
@@ -35,42 +37,46 @@ interface Seen {
   callbacks: ForwardJobData[];
 }
 
+/** A consumer of one queue that records the jobs of `name` into `into` (its queue's plumbing in a JobConsumer). */
+abstract class Recording extends WorkerHost<EngineWorker> {
+  private readonly consumer: JobConsumer;
+  constructor(
+    queue: ForwardQueue,
+    consumers: QueueConsumers | undefined,
+    private readonly name: string,
+    private readonly into: ForwardJobData[],
+  ) {
+    super();
+    this.consumer = new JobConsumer(this, queue, consumers, { concurrency: CONCURRENCY, lockMs: 10_000 });
+  }
+  async process(job: Job<ForwardJobData>, token?: string) {
+    if (job.name !== this.name) return;
+    await this.consumer.run(job, token, async (data) => void this.into.push(data));
+  }
+}
+
 @Injectable()
 @Processor(VAULT_FORWARD_QUEUE)
-class RecordingForwards extends ForwardQueueProcessor {
-  constructor(@Inject(SEEN) private readonly seen: Seen) {
-    super();
+class RecordingForwards extends Recording {
+  constructor(
+    @Inject(ForwardQueue) queue: ForwardQueue,
+    @Inject(SEEN) seen: Seen,
+    @Optional() @Inject(QueueConsumers) consumers?: QueueConsumers,
+  ) {
+    super(queue, consumers, FORWARD_JOB_NAME, seen.forwards);
   }
-  consumerOptions() {
-    return { concurrency: CONCURRENCY, lockMs: 10_000 };
-  }
-  protected async handleForward(job: ForwardJobData) {
-    this.seen.forwards.push(job);
-  }
-  protected async handleScheduled() {}
-  protected onReconnected() {}
-  protected async onConsuming() {}
 }
 
 @Injectable()
 @Processor(VAULT_CALLBACK_QUEUE)
-class RecordingCallbacks extends QueueWorkerHost {
-  protected readonly jobName = CALLBACK_JOB_NAME;
+class RecordingCallbacks extends Recording {
   constructor(
-    @Inject(CALLBACK_QUEUE) readonly queue: ForwardQueue,
-    @Inject(SEEN) private readonly seen: Seen,
+    @Inject(CALLBACK_QUEUE) queue: ForwardQueue,
+    @Inject(SEEN) seen: Seen,
+    @Optional() @Inject(QueueConsumers) consumers?: QueueConsumers,
   ) {
-    super();
+    super(queue, consumers, CALLBACK_JOB_NAME, seen.callbacks);
   }
-  consumerOptions() {
-    return { concurrency: CONCURRENCY, lockMs: 10_000 };
-  }
-  protected async handleJob(job: ForwardJobData) {
-    this.seen.callbacks.push(job);
-  }
-  protected async handleScheduled() {}
-  protected onReconnected() {}
-  protected async onConsuming() {}
 }
 
 @Module({})

@@ -3,11 +3,11 @@ import { createServer, IncomingMessage, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { DataSource } from 'typeorm';
 import { APP_CONFIG } from '../../src/platform/config/config.module';
+import { CallbackDeliveriesRepository } from '../../src/modules/forwarding/callbacks/callback-deliveries.repository';
 import { CallbackDeliveries, SecretCreatedMeanwhile } from '../../src/modules/forwarding/callbacks/callback-deliveries';
 import { CALLBACK_JOB_NAME, CALLBACK_QUEUE, ForwardQueue } from '../../src/platform/job-queue/forward-queue';
-import { ForwardJobProcessor } from '../../src/modules/forwarding/jobs/forward-job.processor';
+import { ForwardJobHousekeeping } from '../../src/modules/forwarding/jobs/forward-job-housekeeping';
 import { DownstreamClient } from '../../src/modules/forwarding/sending/downstream-client';
 import { SecretSealer } from '../../src/modules/vault/secret-sealer';
 import { NoWebhookSecretError, WebhookSigner } from '../../src/modules/merchants/webhook-secrets/webhook-signer';
@@ -19,6 +19,7 @@ import { dropQueueKeys } from '../support/redis-keys';
 import { LogCapture } from '../support/log-capture';
 import { startTestApp, testConfig, TestApp } from '../support/test-app';
 import { waitFor } from '../support/wait';
+import { SYSTEM_CLOCK } from '../../src/platform/time/clock';
 
 /**
  * Written from the Standard Webhooks specification, sharing no code with the service: HMAC-SHA256
@@ -462,11 +463,12 @@ describe('Job-end callbacks (issue 11, item 5: delivery)', () => {
       },
     }) as WebhookSigner;
     const queueless = new CallbackDeliveries(
-      t.get(DataSource),
+      t.get(CallbackDeliveriesRepository),
       t.get(SecretSealer),
       lateSigner,
       t.get(DownstreamClient),
       t.get(APP_CONFIG),
+      SYSTEM_CLOCK,
     );
     const delivery = await secretlessDelivery(8, queueless);
     createSecret = delivery.createSecret;
@@ -504,11 +506,12 @@ describe('Job-end callbacks (issue 11, item 5: delivery)', () => {
   it('a delivery whose BullMQ job was lost is enqueued again by the housekeeping and delivered (issue 21, item 6)', async () => {
     // Deliveries stored with no queue to take their attempt: the job lost as when Redis loses its data.
     const queueless = new CallbackDeliveries(
-      t.get(DataSource),
+      t.get(CallbackDeliveriesRepository),
       t.get(SecretSealer),
       t.get(WebhookSigner),
       t.get(DownstreamClient),
       t.get(APP_CONFIG),
+      SYSTEM_CLOCK,
     );
     const path = `/hook/${randomUUID()}`;
     const messageId = await queueless.deliver(merchant, `http://127.0.0.1:${receiver.port}${path}`, { n: 6 });
@@ -524,7 +527,7 @@ describe('Job-end callbacks (issue 11, item 5: delivery)', () => {
       `UPDATE vault_forward_callback_deliveries SET next_attempt_at = now() - interval '1 hour' WHERE message_id = $1`,
       [messageId],
     );
-    expect(await worker.get(ForwardJobProcessor).houseKeep()).toBe(true);
+    expect(await worker.get(ForwardJobHousekeeping).pass()).toBe(true);
     const [delivery] = await until(
       () => deliveriesTo(path),
       (d) => d.length === 1,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createMerchantAccount } from '../factories/merchant-accounts';
 import { startTestApp, TestApp } from '../support/test-app';
-import { ForwardJobStore } from '../../src/modules/forwarding/jobs/forward-job-store';
+import { ForwardJobsRepository } from '../../src/modules/forwarding/jobs/forward-jobs.repository';
 import type { JobAttempt } from '../../src/modules/forwarding/jobs/forward-job.entity';
 
 /**
@@ -9,14 +9,14 @@ import type { JobAttempt } from '../../src/modules/forwarding/jobs/forward-job.e
  * row's last): a late FINISH or REQUEUE of a superseded attempt, alone or in a batch, changes nothing
  * but that attempt's entry in the history (docs/decisions/0120).
  */
-describe('ForwardJobStore: conditional transitions', () => {
+describe('ForwardJobsRepository: conditional transitions', () => {
   let t: TestApp;
-  let store: ForwardJobStore;
+  let store: ForwardJobsRepository;
   let merchant: string;
 
   beforeAll(async () => {
     t = await startTestApp();
-    store = t.get(ForwardJobStore);
+    store = t.get(ForwardJobsRepository);
     merchant = (await createMerchantAccount(t)).id;
   });
 

@@ -65,15 +65,15 @@ async function ended(s: Setup, id: string, timeoutMs = 20_000): Promise<HttpResu
 /**
  * A completed BullMQ job is removed at once, so the same attempt can be enqueued again (a re-sent
  * enqueue, the overdue sweep racing the end): only the job's claim stands between it and a resend.
- * `held` says whether the engine still holds BullMQ job `<id>.<attempt>`.
+ * `held` says whether the engine still holds the forward's BullMQ job (its id is the forward's).
  */
 async function deliverEndedAttemptAgain(s: Setup, path: string, held: (bullJobId: string) => Promise<boolean>) {
   const job = (await queue(s, path)).body.id as string;
   expect((await ended(s, job)).body).toMatchObject({ status: 'succeeded', attempts: [{ status: 200 }] });
-  await waitFor(async () => !(await held(`${job}.1`)), { what: 'BullMQ to remove the completed job' });
+  await waitFor(async () => !(await held(job)), { what: 'BullMQ to remove the completed job' });
   await s.t.app.get(ForwardQueue).enqueue(job, { attempt: 1 });
   // Gone again only once a worker has run it (and completed it) a second time.
-  await waitFor(async () => !(await held(`${job}.1`)), { timeoutMs: 10_000, what: 'the second delivery to be done' });
+  await waitFor(async () => !(await held(job)), { timeoutMs: 10_000, what: 'the second delivery to be done' });
   expect(s.downstream.requestsTo(path)).toHaveLength(1);
   const after = (await http(s.t.url, `/vault-forward/jobs/${job}`, { token: s.token })).body;
   expect(after).toMatchObject({ status: 'succeeded', attempts: [{ status: 200 }] });

@@ -410,7 +410,7 @@ describe('Idempotency-Key on POST /vault-forward with Prefer: respond-async', ()
       // Twelve polls fit in the 10 s only if the backoff stops growing (20, 40, 80, 160, then 250 ms: about
       // 2.3 s); doubling on (…, 2560, 5120 ms) would give in-progress at the deadline after about nine.
       await waitFor(() => polls.count() >= 12, { timeoutMs: 10_000, what: 'twelve polls of the running claim' });
-      // The job is attached as ForwardJobStore.create does: done, with its job id.
+      // The job is attached as ForwardJobsRepository.create does: done, with its job id.
       await t.db.query(`UPDATE vault_forward_idempotency_keys SET state = 'done', job_id = $2 WHERE id = $1`, [
         first.id,
         jobId,

@@ -1,10 +1,12 @@
 import { Logger } from '@nestjs/common';
 import type { DataSource, EntityManager } from 'typeorm';
+import { CallbackDeliveriesRepository } from '../../src/modules/forwarding/callbacks/callback-deliveries.repository';
 import { loadConfig } from '../../src/platform/config/config';
 import { CALLBACK_JOB_NAME } from '../../src/platform/job-queue/forward-queue';
 import { CallbackDeliveries } from '../../src/modules/forwarding/callbacks/callback-deliveries';
 import { WebhookSecretEvents } from '../../src/modules/merchants/webhook-secrets/webhook-secret-events';
 import { FakeForwardQueue } from './fakes/forward-queue';
+import { SYSTEM_CLOCK } from '../../src/platform/time/clock';
 
 /** A delivery row as far as waking it goes: whose it is, its attempts so far, and whether it waits for a secret. */
 interface Delivery {
@@ -57,7 +59,8 @@ describe('CallbackDeliveries: a secret wakes the deliveries waiting for it', () 
     ];
     const unused = {} as never;
     // Listens from its construction, as a provider of the worker and API modules does.
-    new CallbackDeliveries({} as DataSource, unused, unused, unused, loadConfig({}), queue, undefined, events);
+    const rows = new CallbackDeliveriesRepository({} as DataSource);
+    new CallbackDeliveries(rows, unused, unused, unused, loadConfig({}), SYSTEM_CLOCK, queue, undefined, events);
   });
 
   it("enqueues the merchant's waiting deliveries once the secret commits, and no one else's", async () => {

@@ -3,19 +3,21 @@ import { DelayedError, Job } from 'bullmq';
 import { loadConfig } from '../../src/platform/config/config';
 import { ProblemException } from '../../src/platform/problem/problem';
 import type { ForwardJobData } from '../../src/platform/job-queue/forward-queue';
+import { RetryAttempt, retryBackoff } from '../../src/platform/job-queue/backoff';
 import type { CallbackDeliveries } from '../../src/modules/forwarding/callbacks/callback-deliveries';
 import { ForwardJobProcessor } from '../../src/modules/forwarding/jobs/forward-job.processor';
-import type { ForwardJobStore } from '../../src/modules/forwarding/jobs/forward-job-store';
+import type { ForwardJobsRepository } from '../../src/modules/forwarding/jobs/forward-jobs.repository';
 import type { ForwardJob } from '../../src/modules/forwarding/jobs/forward-job.entity';
 import { JobOwnedElsewhereError } from '../../src/modules/forwarding/jobs/lease-watch';
-import type { LostJobRecovery } from '../../src/modules/forwarding/jobs/lost-job-recovery';
+import type { ForwardJobHousekeeping } from '../../src/modules/forwarding/jobs/forward-job-housekeeping';
 import type { ForwardExecutor } from '../../src/modules/forwarding/request/forward-executor';
 import { ForwardingErrors } from '../../src/modules/forwarding/request/forwarding.errors';
 import { DownstreamProblem } from '../../src/modules/forwarding/sending/downstream-client';
 import { FakeClock } from './fakes/clock';
 import { FakeForwardExecutor } from './fakes/forward-executor';
-import { InMemoryForwardJobStore } from './fakes/forward-job-store';
+import { InMemoryForwardJobStore } from './fakes/forward-jobs.repository';
 import { FakeForwardQueue } from './fakes/forward-queue';
+import { SYSTEM_CLOCK } from '../../src/platform/time/clock';
 
 /**
  * The worker's decisions for one delivery of a queued forward's attempt (docs/decisions/0120), on an
@@ -48,13 +50,14 @@ describe('ForwardJobProcessor', () => {
       },
     };
     processor = new ForwardJobProcessor(
-      store as unknown as ForwardJobStore,
+      store as unknown as ForwardJobsRepository,
       executor as unknown as ForwardExecutor,
       config,
+      SYSTEM_CLOCK,
       callbacks as unknown as CallbackDeliveries,
-      {} as LostJobRecovery,
+      {} as ForwardJobHousekeeping,
+      queue,
     );
-    Object.assign(processor, { queue });
   });
 
   afterEach(() => clock.restore());
@@ -83,18 +86,26 @@ describe('ForwardJobProcessor', () => {
     expect(executor.sent[0].passedHeaders).toContainEqual(['idempotency-key', 'key-1']);
   });
 
-  it('requeues a retryable answer with attempts left, due after its backoff (Retry-After), and runs the next one', async () => {
+  it('requeues a retryable answer with attempts left, hands BullMQ the same delay (Retry-After), and runs the next one', async () => {
     const job = store.add({ ...keyed, maxAttempts: 3 });
     executor.answer({ status: 503, headers: { 'retry-after': '7' } }, { status: 200 });
 
-    await processor.handle({ jobId: job.id, attempt: 1 });
+    const retry = processor.handle({ jobId: job.id, attempt: 1 });
+    await expect(retry).rejects.toBeInstanceOf(RetryAttempt);
+    await expect(retry).rejects.toMatchObject({ delayMs: 7_000 });
+    // BullMQ's backoff strategy takes the delay the handler decided.
+    const thrown = await retry.then(
+      () => undefined,
+      (error: Error) => error,
+    );
+    expect(retryBackoff(1_000)(1, 'vault-retry', thrown)).toBe(7_000);
 
     const row = store.row(job.id);
     expect(row.status).toBe('queued');
     const due = new Date(clock.now() + 7_000).toISOString().replace('Z', '000+00:00');
     expect(row.attempts).toEqual([expect.objectContaining({ number: 1, status: 503, next_attempt_at: due })]);
     expect(row.nextAttemptAt?.toEpochMicros()).toBe(BigInt(clock.now() + 7_000) * 1000n);
-    expect(queue.enqueued).toEqual([{ jobId: job.id, attempt: 2, delayMs: 7_000 }]);
+    expect(queue.enqueued).toEqual([]);
 
     clock.advance(7_000);
     await processor.handle({ jobId: job.id, attempt: 2 });
@@ -136,26 +147,60 @@ describe('ForwardJobProcessor', () => {
     const get = store.add({ method: 'GET', idempotencyKey: null });
     executor.answer({ error: timedOut() }, { error: timedOut() }, { error: timedOut() });
 
-    for (const job of [keyless, withKey, get]) await processor.handle({ jobId: job.id, attempt: 1 });
+    await processor.handle({ jobId: keyless.id, attempt: 1 });
+    for (const job of [withKey, get])
+      await expect(processor.handle({ jobId: job.id, attempt: 1 })).rejects.toBeInstanceOf(RetryAttempt);
 
     expect(store.row(keyless.id).status).toBe('failed');
     expect(store.row(keyless.id).attempts[0].error_type).toBe('downstream-timeout');
     expect(store.row(withKey.id).status).toBe('queued');
     expect(store.row(get.id).status).toBe('queued');
-    expect(queue.enqueued.map((e) => [e.jobId, e.attempt])).toEqual([
-      [withKey.id, 2],
-      [get.id, 2],
-    ]);
   });
 
   it('a request that never left (connection refused) is retried even as a keyless POST', async () => {
     const job = store.add({ method: 'POST', idempotencyKey: null });
     executor.answer({ error: new DownstreamProblem(ForwardingErrors.downstreamUnreachable, 'refused', false) });
 
-    await processor.handle({ jobId: job.id, attempt: 1 });
+    await expect(processor.handle({ jobId: job.id, attempt: 1 })).rejects.toBeInstanceOf(RetryAttempt);
 
     expect(store.row(job.id).status).toBe('queued');
-    expect(queue.enqueued.map((e) => e.attempt)).toEqual([2]);
+  });
+
+  describe('a second delivery of an attempt (BullMQ is at least once)', () => {
+    it('never claims an attempt the row has recorded: it hands BullMQ the retry, due when the row says', async () => {
+      const job = store.add({ ...keyed, maxAttempts: 3 });
+      executor.answer({ status: 503, headers: { 'retry-after': '7' } });
+      await expect(processor.handle({ jobId: job.id, attempt: 1 })).rejects.toBeInstanceOf(RetryAttempt);
+      clock.advance(2_000);
+
+      // The worker went before BullMQ counted the try: the same attempt is delivered again.
+      await expect(processor.handle({ jobId: job.id, attempt: 1 })).rejects.toMatchObject({
+        name: 'RetryAttempt',
+        delayMs: 5_000,
+      });
+      expect(executor.sent).toHaveLength(1);
+      expect(store.row(job.id).attempts).toHaveLength(1);
+    });
+
+    it("runs the row's next attempt when BullMQ counted a try the row never recorded, once it is due", async () => {
+      const job = store.add({ ...keyed, maxAttempts: 3 });
+      executor.answer({ status: 503, headers: { 'retry-after': '7' } }, { status: 200 });
+      await expect(processor.handle({ jobId: job.id, attempt: 1 })).rejects.toBeInstanceOf(RetryAttempt);
+
+      // BullMQ's attempt 3 while the row waits for its 2nd, not yet due: put off, no try.
+      await expect(processor.handle({ jobId: job.id, attempt: 3 })).rejects.toMatchObject({
+        name: 'PutOff',
+        delayMs: 7_000,
+      });
+      clock.advance(7_000);
+      await processor.handle({ jobId: job.id, attempt: 3 });
+
+      expect(store.row(job.id)).toMatchObject({ status: 'succeeded' });
+      expect(store.row(job.id).attempts.map((a) => [a.number, a.status])).toEqual([
+        [1, 503],
+        [2, 200],
+      ]);
+    });
   });
 
   describe("a delivery of another worker's attempt", () => {
@@ -179,7 +224,7 @@ describe('ForwardJobProcessor', () => {
       const job = store.add(keyed);
       store.claimElsewhere(job.id);
       const moveToDelayed = jest.fn((_at: number, _token?: string) => Promise.resolve());
-      const delivered = { name: 'forward', data: { jobId: job.id, attempt: 1 }, moveToDelayed };
+      const delivered = { name: 'forward', data: { jobId: job.id, attempt: 1 }, attemptsMade: 0, moveToDelayed };
 
       await expect(processor.process(delivered as unknown as Job<ForwardJobData>, 'token')).rejects.toBeInstanceOf(
         DelayedError,
@@ -199,12 +244,11 @@ describe('ForwardJobProcessor', () => {
       expect(store.row(job.id).status).toBe('running');
 
       clock.advance(config.queueLockMs);
-      await processor.handle({ jobId: job.id, attempt: 1 });
+      await expect(processor.handle({ jobId: job.id, attempt: 1 })).rejects.toBeInstanceOf(RetryAttempt);
 
       // Keyed: sent on by the retry rules, as the next attempt; this delivery itself sends nothing.
       expect(store.row(job.id).status).toBe('queued');
       expect(store.row(job.id).attempts[0]).toMatchObject({ status: null, error_type: 'outcome-unknown' });
-      expect(queue.enqueued.map((e) => e.attempt)).toEqual([2]);
       expect(executor.sent).toEqual([]);
     });
 

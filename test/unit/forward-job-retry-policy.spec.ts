@@ -30,16 +30,16 @@ describe('queued forward retry rules', () => {
   });
 
   it('reads Retry-After as seconds or an HTTP date', () => {
-    expect(parseRetryAfter('2')).toBe(2000);
+    expect(parseRetryAfter('2', 0)).toBe(2000);
     expect(parseRetryAfter(new Date(10_000).toUTCString(), 4_000)).toBe(6000);
-    expect(parseRetryAfter('soon')).toBeNull();
-    expect(parseRetryAfter(undefined)).toBeNull();
+    expect(parseRetryAfter('soon', 0)).toBeNull();
+    expect(parseRetryAfter(undefined, 0)).toBeNull();
     // Whole values only: surrounding spaces are trimmed, digits mixed with anything else are no delay.
-    expect(parseRetryAfter(' 2 ')).toBe(2000);
-    expect(parseRetryAfter('12')).toBe(12_000);
-    expect(parseRetryAfter(['3', '9'])).toBe(3000);
-    expect(parseRetryAfter('x5')).toBeNull();
-    expect(parseRetryAfter('5x')).toBeNull();
+    expect(parseRetryAfter(' 2 ', 0)).toBe(2000);
+    expect(parseRetryAfter('12', 0)).toBe(12_000);
+    expect(parseRetryAfter(['3', '9'], 0)).toBe(3000);
+    expect(parseRetryAfter('x5', 0)).toBeNull();
+    expect(parseRetryAfter('5x', 0)).toBeNull();
   });
 
   it('finds respond-async in a Prefer list (RFC 7240), case-insensitive, with values and parameters', () => {

@@ -1,9 +1,14 @@
 import { StatementBatcher } from '../database/statement-batcher';
 import type { QueueBackend } from '../config/config';
 import { activeTelemetry } from '../telemetry/telemetry';
+import { RETRY_BACKOFF } from './backoff';
 import type { EngineWorker, EngineWorkerOptions } from './engine';
 
-/** What a queued forward's BullMQ job carries: the id of its row, nothing else of the request. */
+/**
+ * What a queued job's BullMQ job carries: the id of its row, and the number of the attempt its first try
+ * is (a forward's BullMQ job runs that attempt and the next ones: attempt + attemptsMade), nothing else
+ * of the request.
+ */
 export interface ForwardJobData {
   jobId: string;
   attempt: number;
@@ -13,26 +18,33 @@ export interface EnqueueOptions {
   /** Run no earlier than this many milliseconds from now (a retry's backoff). */
   delayMs?: number;
   /**
-   * Which attempt this is (1 for the first); one BullMQ job per attempt, so enqueueing an attempt again
-   * is a no-op while BullMQ keeps its job (until it completes; an hour after it fails). After that the
-   * job's claim is what refuses a second run.
+   * The attempt the job's first try runs (1 for a new forward). A forward, or a callback delivery, has
+   * one BullMQ job for its whole life, whose id is its row's, so enqueueing it again is a no-op while
+   * BullMQ keeps it (until it completes; an hour after it fails); the row's claim is what refuses a
+   * second run of an attempt.
    */
   attempt?: number;
   /**
-   * A copy of this attempt that BullMQ keeps as failed (its tries ran out) is removed first, so the
-   * attempt runs again instead of the add being a no-op for an hour: the housekeeping's re-enqueue of
-   * a job its row says is overdue. The claim still refuses a second run of an attempt that ran.
+   * How many tries BullMQ gives the job (1 by default): the attempts left. Each try that throws
+   * RetryAttempt is counted and the next scheduled after the delay it carries (RETRY_BACKOFF).
+   */
+  attempts?: number;
+  /**
+   * A copy that BullMQ keeps as failed is removed first, so the job runs again instead of the add being
+   * a no-op for an hour: the housekeeping's re-enqueue of a row that is overdue while BullMQ gave up
+   * on its job (a stalled job, a try that threw before its row recorded it). The claim still refuses
+   * a second run of an attempt that ran.
    */
   replaceFailed?: boolean;
   /**
-   * A copy of the attempt under a BullMQ id of its own (`<id>.<attempt>.<copy>`, letters and digits),
-   * for a wake-up that must not be swallowed by the attempt's own job while BullMQ still holds it
-   * (running, finishing): a webhook secret created just as a callback's try put itself off. Two copies
-   * of one attempt are harmless, its claim lets one run.
+   * A copy of a callback delivery's job under a BullMQ id of its own (`<id>.<attempt>.<copy>`, letters and
+   * digits), for a wake-up that must not be swallowed by the attempt's own job while BullMQ still holds
+   * it (running, finishing): a webhook secret created just as a callback's try put itself off. Two
+   * copies are harmless, the claim lets one run each attempt.
    */
   copy?: string;
   /**
-   * The kind of job: a forward's attempt (FORWARD_JOB_NAME, the default) or a job-end callback's
+   * The kind of job: a forward (FORWARD_JOB_NAME, the default) or a job-end callback delivery
    * (CALLBACK_JOB_NAME, whose id is the delivery row's, on the callback queue: CALLBACK_QUEUE).
    */
   name?: QueuedJobName;
@@ -55,7 +67,7 @@ export class QueueUnavailableError extends Error {
 /**
  * The queue of queued forwards on whichever engine QUEUE_BACKEND chose. The API enqueues (never
  * waiting on a down engine) through the BullMQ Queue that BullModule registers (QueueModule); a
- * worker's ForwardQueueProcessor (a WorkerHost) consumes it with the settings consumer() gives.
+ * worker's ForwardJobProcessor (a WorkerHost, through a JobConsumer) consumes it with the settings consumer() gives.
  */
 export abstract class ForwardQueue {
   abstract readonly backend: QueueBackend;
@@ -83,7 +95,7 @@ export abstract class ForwardQueue {
   abstract markSwept(): Promise<void>;
 
   /**
-   * The BullMQ queue name and Worker options of this process's consumer (ForwardQueueProcessor): its
+   * The BullMQ queue name and Worker options of this process's consumer (a JobConsumer's): its
    * own connection (a blocking one on Redis, a pool on PostgreSQL), closed by close().
    */
   abstract consumer(concurrency: number, lockMs: number): ConsumerSettings;
@@ -147,12 +159,16 @@ export class NoForwardQueue extends ForwardQueue {
 /** Job ids are ours (UUIDs); anything else would let a caller's text reach BullMQ's keys. */
 const JOB_ID = /^[A-Za-z0-9_-]{1,100}$/;
 
+/**
+ * The BullMQ id of a job: its row's id (a forward's or a callback delivery's one BullMQ job for its whole
+ * life), or a wake-up's copy `<id>.<attempt>.<copy>`.
+ */
 export function bullJobId(jobId: string, attempt: number, copy?: string): string {
   if (!JOB_ID.test(jobId)) throw new Error('a queued forward id must be 1–100 letters, digits, - or _');
   if (!Number.isInteger(attempt) || attempt < 1) throw new Error('attempt must be a whole number from 1');
   if (copy !== undefined && !/^[A-Za-z0-9]{1,20}$/.test(copy)) throw new Error('a copy is 1–20 letters or digits');
   // BullMQ refuses ':' in custom ids and purely numeric ones.
-  return copy === undefined ? `${jobId}.${attempt}` : `${jobId}.${attempt}.${copy}`;
+  return copy === undefined ? jobId : `${jobId}.${attempt}.${copy}`;
 }
 
 /** A scheduler's job carries nothing; typed as the queue's data, which only forwards' jobs are parsed as. */
@@ -160,7 +176,7 @@ export const SCHEDULED_DATA = {} as ForwardJobData;
 
 /** The name of every forward's BullMQ job; a scheduler's jobs carry the scheduler's name instead. */
 export const FORWARD_JOB_NAME = 'forward';
-/** The name of a job-end callback's BullMQ job: `jobId` is its delivery row's id, `attempt` the delivery attempt. */
+/** The name of a job-end callback's BullMQ job: `jobId` is its delivery row's id, `attempt` its first attempt. */
 export const CALLBACK_JOB_NAME = 'callback';
 type QueuedJobName = typeof FORWARD_JOB_NAME | typeof CALLBACK_JOB_NAME;
 
@@ -172,15 +188,13 @@ export function parseJobData(data: unknown): ForwardJobData {
 }
 
 /**
- * Removes the copy of an attempt that BullMQ keeps as failed (see EnqueueOptions.replaceFailed); any
- * other copy (waiting, delayed, running) is left alone, so the add that follows stays a no-op for it.
+ * Removes the copy of a job that BullMQ keeps as failed (see EnqueueOptions.replaceFailed); any other
+ * copy (waiting, delayed, running) is left alone, so the add that follows stays a no-op for it.
  */
 export async function removeFailedCopy(
   queue: { getJobState(id: string): Promise<string>; remove(id: string): Promise<unknown> },
-  jobId: string,
-  attempt: number,
+  id: string,
 ): Promise<void> {
-  const id = bullJobId(jobId, attempt);
   if ((await queue.getJobState(id)) === 'failed') await queue.remove(id);
 }
 
@@ -190,13 +204,20 @@ interface JobAdder {
   addBulk(jobs: Array<{ name: string; data: ForwardJobData; opts: JobOpts }>): Promise<unknown>;
 }
 
-type JobOpts = { jobId: string; delay: number; telemetry?: { metadata: string } };
+type JobOpts = {
+  jobId: string;
+  delay: number;
+  attempts?: number;
+  backoff?: { type: string };
+  telemetry?: { metadata: string };
+};
 
 interface Enqueue {
   name: QueuedJobName;
   jobId: string;
   attempt: number;
   delayMs: number;
+  attempts?: number;
   copy?: string;
   /** The trace context of whoever asked for the job (tracing on only; see EnqueueBatcher). */
   trace?: string;
@@ -226,6 +247,7 @@ export function batchedEnqueues(queue: () => JobAdder): StatementBatcher<Enqueue
     opts: {
       jobId: bullJobId(item.jobId, item.attempt, item.copy),
       delay: item.delayMs,
+      ...(item.attempts && item.attempts > 1 ? { attempts: item.attempts, backoff: { type: RETRY_BACKOFF } } : {}),
       ...(item.trace ? { telemetry: { metadata: item.trace } } : {}),
     },
   });

@@ -18,25 +18,23 @@ export function LOCK_OPTIONS(lockMs: number): { lockDuration: number; stalledInt
 export const MAX_LEN_EVENTS = 1_000;
 
 /**
- * How long BullMQ keeps a failed job (it holds only our id and the attempt number): its failure is
- * worth a look, and while it is kept, enqueueing the same attempt again is a no-op.
+ * How long BullMQ keeps a failed job (it holds only our id and an attempt number): its failure is
+ * worth a look; while it is kept, enqueueing the same job again is a no-op unless the failed copy is
+ * replaced (EnqueueOptions.replaceFailed).
  */
 const KEEP_FAILED_JOB_SECONDS = 3_600;
 
 /**
- * The same on both engines. BullMQ's own attempts cover a handler that throws (a bug; the database
- * gone is put off without a try, QueueWorkerHost.retryLater); a forward's downstream retries are
- * separate jobs (attempt + 1) the handler enqueues.
- * A completed job is removed at once: the row holds everything, the claim (not BullMQ's id) is what
+ * The same on both engines. How many tries a job has, and its backoff, are set per job where it is
+ * enqueued (EnqueueOptions.attempts): a queued forward's BullMQ job owns all its attempts
+ * (docs/decisions/0124). A completed job is removed at once: the row holds everything, the claim (not BullMQ's id) is what
  * refuses a second run of an attempt, and keeping it costs on every completion (Redis trims its
  * completed set; PostgreSQL's age-based retention deletes with a cached generic plan that cannot use its
  * partial index, so every completion scanned all the queue's kept jobs: 25 ms each after 20,000
  * forwards, docs/benchmarks-history.md).
  */
-export function JOB_OPTIONS(retryBaseMs: number): DefaultJobOptions {
+export function JOB_OPTIONS(): DefaultJobOptions {
   return {
-    attempts: 5,
-    backoff: { type: 'exponential', delay: retryBaseMs },
     removeOnComplete: true,
     removeOnFail: { age: KEEP_FAILED_JOB_SECONDS },
   };

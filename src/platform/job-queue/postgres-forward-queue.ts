@@ -110,15 +110,16 @@ export class PostgresForwardQueue extends ForwardQueue {
 
   async enqueue(jobId: string, options: EnqueueOptions = {}): Promise<void> {
     const attempt = options.attempt ?? 1;
-    bullJobId(jobId, attempt, options.copy);
+    const id = bullJobId(jobId, attempt, options.copy);
     try {
-      if (options.replaceFailed) await withTimeout(removeFailedCopy(this.queue, jobId, attempt), this.enqueueTimeoutMs);
+      if (options.replaceFailed) await withTimeout(removeFailedCopy(this.queue, id), this.enqueueTimeoutMs);
       await withTimeout(
         this.adds.run({
           name: options.name ?? FORWARD_JOB_NAME,
           jobId,
           attempt,
           delayMs: Math.max(0, Math.round(options.delayMs ?? 0)),
+          attempts: options.attempts,
           copy: options.copy,
         }),
         this.enqueueTimeoutMs,

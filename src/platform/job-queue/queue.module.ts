@@ -38,10 +38,10 @@ interface QueueModuleOptions {
 
 /**
  * The job queue (ForwardQueue) for the API, which enqueues, and the worker, whose
- * ForwardQueueProcessor consumes it. BullModule builds the BullMQ queue (`registerQueueAsync`, injected
+ * ForwardJobProcessor consumes it. BullModule builds the BullMQ queue (`registerQueueAsync`, injected
  * by the engine's ForwardQueue with `@InjectQueue(VAULT_FORWARD_QUEUE)`) on the engine QUEUE_BACKEND
  * names (EngineQueue), with the shared configuration of `forRootAsync`: the connection, job options and
- * event stream. Its registration is manual, so only a process with a ForwardQueueProcessor gets a Worker.
+ * event stream. Its registration is manual, so only a process with a consumer (a JobConsumer's WorkerHost) gets a Worker.
  * Global, like the database: the route and the processor inject ForwardQueue without importing it.
  * In embedded mode the PostgreSQL engine is best effort: if it cannot start, queued forwarding is off
  * and the synchronous path is unaffected.
@@ -71,7 +71,7 @@ export class QueueModule implements OnApplicationShutdown {
     BullModule.workerClass = EngineWorker;
     const queueName = options.queueName ?? config.forwardQueueName ?? VAULT_FORWARD_QUEUE;
     const shared = {
-      defaultJobOptions: JOB_OPTIONS(config.forwardRetryBaseMs),
+      defaultJobOptions: JOB_OPTIONS(),
       streams: { events: { maxLen: MAX_LEN_EVENTS } },
       // On a Redis Cluster (decision 0107): each queue's keys in one slot (BullMQ's scripts touch many at once), and
       // no version check on the producer: BullMQ's INFO goes to a node socket not yet connected, under the producer's

@@ -78,16 +78,17 @@ export class RedisForwardQueue extends ForwardQueue {
 
   async enqueue(jobId: string, options: EnqueueOptions = {}): Promise<void> {
     const attempt = options.attempt ?? 1;
-    bullJobId(jobId, attempt, options.copy);
+    const id = bullJobId(jobId, attempt, options.copy);
     this.refuseUnlessReady();
     try {
-      if (options.replaceFailed) await withTimeout(removeFailedCopy(this.queue, jobId, attempt), ENQUEUE_TIMEOUT_MS);
+      if (options.replaceFailed) await withTimeout(removeFailedCopy(this.queue, id), ENQUEUE_TIMEOUT_MS);
       await withTimeout(
         this.adds.run({
           name: options.name ?? FORWARD_JOB_NAME,
           jobId,
           attempt,
           delayMs: Math.max(0, Math.round(options.delayMs ?? 0)),
+          attempts: options.attempts,
           copy: options.copy,
         }),
         ENQUEUE_TIMEOUT_MS,
@@ -169,7 +170,7 @@ export class RedisForwardQueue extends ForwardQueue {
 
   close(): Promise<void> {
     this.closed ??= (async () => {
-      // The consumer's Worker is closed first (ForwardQueueProcessor, before shutdown); the queue and connections go after.
+      // The consumer's Worker is closed first (its JobConsumer, before shutdown); the queue and connections go after.
       await this.queue.close().catch(() => undefined);
       if (this.workerConnection) await closeRedis(this.workerConnection);
       if (this.ownsProducer) await closeRedis(this.producer);

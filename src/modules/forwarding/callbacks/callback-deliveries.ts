@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
-import { DataSource, EntityManager } from 'typeorm';
+import type { EntityManager } from 'typeorm';
 import { ProblemException } from '../../../platform/problem/problem';
 import type { AppConfig } from '../../../platform/config/config';
 import { APP_CONFIG } from '../../../platform/config/config.module';
-import { backoffMs } from '../../../platform/job-queue/backoff';
+import { backoffMs, RetryAttempt } from '../../../platform/job-queue/backoff';
+import { PutOff } from '../../../platform/job-queue/job-consumer';
 import { DownstreamClient } from '../sending/downstream-client';
 import { CALLBACK_QUEUE, ForwardJobData, ForwardQueue } from '../../../platform/job-queue/forward-queue';
 import { loggableUrl } from '../../../platform/logging/redaction';
@@ -13,7 +14,9 @@ import { boundAad, SecretSealer } from '../../vault/secret-sealer';
 import { VaultKeyUnavailableError } from '../../vault/vault.errors';
 import { NoWebhookSecretError, WebhookSigner } from '../../merchants/webhook-secrets/webhook-signer';
 import { WebhookSecretEvents } from '../../merchants/webhook-secrets/webhook-secret-events';
-import { DueDelivery, enqueueDeliveries } from './callback-jobs';
+import { enqueueDeliveries } from './callback-jobs';
+import { CLOCK, Clock } from '../../../platform/time/clock';
+import { CallbackDeliveriesRepository, DueRow } from './callback-deliveries.repository';
 
 const DEFAULT_CALLBACK_ATTEMPTS = 8;
 const CALLBACK_TIMEOUT_MS = 10_000;
@@ -36,39 +39,30 @@ export interface CallbackJobSource {
 }
 export const CALLBACK_JOB_SOURCE = Symbol('CALLBACK_JOB_SOURCE');
 
-interface DueRow {
-  id: string;
-  merchant_account_id: string;
-  message_id: string;
-  url: string;
-  ciphertext: Buffer;
-  wrapped_key: Buffer;
-  master_key_id: string;
-  attempts: number;
-  max_attempts: number;
-}
-
 /**
  * Job-end callbacks, delivered at least once. `deliver` (or `schedule` for a job) seals the body,
- * stores a delivery row (the durable record) and enqueues its first attempt as a BullMQ job
- * (CALLBACK_JOB_NAME) on the callbacks' own queue, which the worker's CallbackDeliveryProcessor runs through `handle`: it
- * claims the attempt in the row (so an attempt runs once however often its BullMQ job does), signs it
- * per Standard Webhooks (same webhook-id on every attempt, fresh timestamp), POSTs it through the
- * forwarding DownstreamClient (the SSRF guard applies) and, on any non-2xx or network failure, enqueues
- * the next attempt delayed by the retry policy's jittered backoff, up to max_attempts, then marks it
- * failed; a 410 Gone marks it failed at once. Nothing polls: the housekeeping job enqueues again the deliveries whose BullMQ job was lost
- * (Redis lost its data, an enqueue failed, a worker died mid-attempt) from their rows (`sweep`).
+ * stores a delivery row (the durable record) and enqueues its one BullMQ job (CALLBACK_JOB_NAME, its id
+ * the row's, with max_attempts tries) on the callbacks' own queue, which the worker's
+ * CallbackDeliveryProcessor runs through `handle`: it claims the attempt in the row (so an attempt runs
+ * once however often it is delivered), signs it per Standard Webhooks (same webhook-id on every
+ * attempt, fresh timestamp), POSTs it through the forwarding DownstreamClient (the SSRF guard applies)
+ * and, on any non-2xx or network failure, records the attempt and throws RetryAttempt with the retry
+ * policy's jittered backoff, which BullMQ schedules the next attempt by, up to max_attempts; then the
+ * row is failed. A 410 Gone fails it at once (the handler returns: no BullMQ try follows). Nothing
+ * polls: the housekeeping job enqueues again the deliveries whose BullMQ job was lost (Redis lost its
+ * data, an enqueue failed, a worker died mid-attempt) from their rows (`sweep`).
  */
 @Injectable()
 export class CallbackDeliveries {
   private readonly logger = new Logger('Callbacks');
 
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly rows: CallbackDeliveriesRepository,
     private readonly sealer: SecretSealer,
     private readonly signer: WebhookSigner,
     private readonly downstream: DownstreamClient,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(CLOCK) private readonly clock: Clock,
     @Optional() @Inject(CALLBACK_QUEUE) private readonly queue?: ForwardQueue,
     @Optional() @Inject(CALLBACK_JOB_SOURCE) private readonly jobs?: CallbackJobSource,
     @Optional() secretEvents?: WebhookSecretEvents,
@@ -82,12 +76,7 @@ export class CallbackDeliveries {
    * by the housekeeping).
    */
   private async wakeWaitingFor(manager: EntityManager, merchantAccountId: string): Promise<() => Promise<void>> {
-    const [woken] = await manager.query<[DueDelivery[], number]>(
-      `UPDATE vault_forward_callback_deliveries SET next_attempt_at = now()
-        WHERE merchant_account_id = $1 AND state = 'pending' AND next_attempt_at = 'infinity'
-        RETURNING id, attempts + 1 AS attempt`,
-      [merchantAccountId],
-    );
+    const woken = await this.rows.wakeWaiting(manager, merchantAccountId);
     return async () => {
       await enqueueDeliveries(this.queue, woken, this.logger, { wake: true });
     };
@@ -109,27 +98,16 @@ export class CallbackDeliveries {
     const id = randomUUID();
     // The whole URL travels sealed with the body; the url column holds it as logged (its query may carry a token).
     const sealed = this.sealer.seal(callbackAad(merchantAccountId, id), sealedMessage(url, body));
-    await this.dataSource.query(
-      `INSERT INTO vault_forward_callback_deliveries
-         (id, merchant_account_id, message_id, url, ciphertext, wrapped_key, master_key_id, max_attempts)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (message_id) DO NOTHING`,
-      [
-        id,
-        merchantAccountId,
-        messageId,
-        loggableUrl(url),
-        sealed.ciphertext,
-        sealed.wrappedKey,
-        sealed.masterKeyId,
-        options.maxAttempts ?? DEFAULT_CALLBACK_ATTEMPTS,
-      ],
-    );
+    await this.rows.insert({
+      id,
+      merchantAccountId,
+      messageId,
+      loggedUrl: loggableUrl(url),
+      sealed,
+      maxAttempts: options.maxAttempts ?? DEFAULT_CALLBACK_ATTEMPTS,
+    });
     // The row of this message (ours, or the one stored before), if its next attempt is due.
-    const due = await this.dataSource.query<Array<{ id: string; attempt: number }>>(
-      `SELECT id, attempts + 1 AS attempt FROM vault_forward_callback_deliveries
-        WHERE message_id = $1 AND state = 'pending' AND next_attempt_at <= now()`,
-      [messageId],
-    );
+    const due = await this.rows.dueByMessage(messageId);
     await enqueueDeliveries(this.queue, due, this.logger);
     return messageId;
   }
@@ -156,21 +134,12 @@ export class CallbackDeliveries {
    */
   async keepJobCallbackUrl(merchantAccountId: string, jobId: string, url: string): Promise<void> {
     const sealed = this.sealer.seal(jobCallbackUrlAad(merchantAccountId, jobId), Buffer.from(url, 'utf8'));
-    await this.dataSource.query(
-      `INSERT INTO vault_forward_job_callback_urls (job_id, merchant_account_id, ciphertext, wrapped_key, master_key_id)
-       VALUES ($1, $2, $3, $4, $5)`,
-      [jobId, merchantAccountId, sealed.ciphertext, sealed.wrappedKey, sealed.masterKeyId],
-    );
+    await this.rows.insertJobCallbackUrl(merchantAccountId, jobId, sealed);
   }
 
   private async jobCallbackUrl(merchantAccountId: string, jobId: string): Promise<string | null> {
-    const rows = await this.dataSource.query<Array<{ ciphertext: Buffer; wrapped_key: Buffer; master_key_id: string }>>(
-      `SELECT ciphertext, wrapped_key, master_key_id FROM vault_forward_job_callback_urls
-        WHERE job_id = $1 AND merchant_account_id = $2`,
-      [jobId, merchantAccountId],
-    );
-    if (rows.length === 0) return null;
-    const [row] = rows;
+    const row = await this.rows.jobCallbackUrl(merchantAccountId, jobId);
+    if (!row) return null;
     return this.sealer
       .open(
         jobCallbackUrlAad(merchantAccountId, jobId),
@@ -182,22 +151,20 @@ export class CallbackDeliveries {
 
   /**
    * Runs attempt `attempt` of delivery `jobId` (CallbackDeliveryProcessor's handler of CALLBACK_JOB_NAME jobs). The
-   * claim takes the attempt only if the row waits for exactly it and is not waiting for a secret, so a
-   * BullMQ job run twice (stalled-job recovery, an enqueue repeated by the housekeeping) sends once;
+   * claim takes the attempt only if the row waits for exactly it and is not waiting for a secret, so an
+   * attempt delivered twice (stalled-job recovery, an enqueue repeated by the housekeeping) sends once;
    * it also leases the row (next_attempt_at), so a worker that dies mid-attempt leaves it overdue.
    * The database unreachable throws, and the processor puts the job off without spending a try; so
    * does the vault's key store away, once the claim is given back (giveBack).
    */
   async handle({ jobId, attempt }: ForwardJobData): Promise<void> {
-    const rows = await this.dataSource.query<[DueRow[], number]>(
-      `UPDATE vault_forward_callback_deliveries
-          SET attempts = attempts + 1, next_attempt_at = now() + make_interval(secs => $3)
-        WHERE id = $1 AND state = 'pending' AND attempts = $2 - 1 AND next_attempt_at <> 'infinity'
-        RETURNING id, merchant_account_id, message_id, url, ciphertext, wrapped_key, master_key_id, attempts, max_attempts`,
-      [jobId, attempt, CLAIM_LEASE_SECONDS],
-    );
-    const [row] = rows[0];
-    if (row) await this.attempt(row);
+    const row = await this.rows.claim(jobId, attempt, CLAIM_LEASE_SECONDS);
+    if (row) return this.attempt(row);
+    // Not claimable: this attempt is the row's already (its outcome recorded, or another worker sending it
+    // under the claim's lease); BullMQ counts it now and delivers the next once the row says it is due.
+    // Anything else (ended, waiting for a secret) completes the job.
+    const dueInMs = await this.rows.untilNextAttempt(jobId, attempt);
+    if (dueInMs !== null) throw new RetryAttempt(dueInMs);
   }
 
   /**
@@ -206,12 +173,7 @@ export class CallbackDeliveries {
    * Run by the housekeeping job; a copy BullMQ keeps as failed is replaced. Returns how many.
    */
   async sweep(): Promise<number> {
-    const due = await this.dataSource.query<DueDelivery[]>(
-      `SELECT id, attempts + 1 AS attempt FROM vault_forward_callback_deliveries
-        WHERE state = 'pending' AND next_attempt_at < now() - make_interval(secs => $1)
-        ORDER BY next_attempt_at LIMIT $2`,
-      [this.config.forwardJobOverdueSeconds, SWEEP_BATCH],
-    );
+    const due = await this.rows.overdue(this.config.forwardJobOverdueSeconds, SWEEP_BATCH);
     return enqueueDeliveries(this.queue, due, this.logger, { replaceFailed: true });
   }
 
@@ -221,23 +183,10 @@ export class CallbackDeliveries {
    */
   async purgeEnded(): Promise<number> {
     // A delivery still waiting for a secret after the retention will not be wanted any more: failed, with why.
-    await this.dataSource.query(
-      `UPDATE vault_forward_callback_deliveries
-          SET state = 'failed', ended_at = now(),
-              last_error = 'no webhook signing secret was created within FORWARD_JOB_RETENTION'
-        WHERE state = 'pending' AND next_attempt_at = 'infinity' AND created_at < now() - make_interval(secs => $1)`,
-      [this.config.forwardJobRetentionSeconds],
+    return this.rows.purge(
+      this.config.forwardJobRetentionSeconds,
+      'no webhook signing secret was created within FORWARD_JOB_RETENTION',
     );
-    await this.dataSource.query(
-      `DELETE FROM vault_forward_job_callback_urls u USING vault_forward_jobs j
-        WHERE u.job_id = j.id AND j.finished_at < now() - make_interval(secs => $1)`,
-      [this.config.forwardJobRetentionSeconds],
-    );
-    const result = await this.dataSource.query<[unknown[], number]>(
-      `DELETE FROM vault_forward_callback_deliveries WHERE state <> 'pending' AND ended_at < now() - make_interval(secs => $1)`,
-      [this.config.forwardJobRetentionSeconds],
-    );
-    return result[1];
   }
 
   /**
@@ -249,23 +198,7 @@ export class CallbackDeliveries {
    * or wakes this row.
    */
   private async waitForSecret(row: DueRow): Promise<void> {
-    const due = await this.dataSource.transaction(async (manager) => {
-      await manager.query(`SELECT pg_advisory_xact_lock(hashtext('vault-forward-webhook-secrets'), hashtext($1))`, [
-        row.merchant_account_id,
-      ]);
-      const [rows] = await manager.query<[Array<{ due: boolean }>, number]>(
-        `UPDATE vault_forward_callback_deliveries
-            SET attempts = attempts - 1, last_error = $3,
-                next_attempt_at = CASE WHEN EXISTS (
-                  SELECT 1 FROM vault_forward_webhook_secrets
-                   WHERE merchant_account_id = $2 AND (expires_at IS NULL OR expires_at > now())
-                ) THEN now() ELSE 'infinity' END
-          WHERE id = $1
-          RETURNING next_attempt_at <> 'infinity' AS due`,
-        [row.id, row.merchant_account_id, WAITING_FOR_SECRET],
-      );
-      return rows[0]?.due === true;
-    });
+    const due = await this.rows.waitForSecret(row, WAITING_FOR_SECRET);
     // A secret created between the signing and the lock left the row due now, and nothing enqueued it
     // (the creation wakes waiting rows only): this attempt's job is put off and claims it again.
     if (due) throw new SecretCreatedMeanwhile();
@@ -279,19 +212,14 @@ export class CallbackDeliveries {
    * An attempt the key store's outage stopped before anything was sent (the message or the webhook
    * secret did not open): the claim is taken back (due now, the lease dropped), so an HSM outage of any
    * length delays the callback without using up its attempts, and the error thrown on has the processor
-   * put this attempt's BullMQ job off (retryLater), which claims the same attempt again. Guarded by the
+   * put this attempt's BullMQ job off (putOffOrKeyStore), which claims the same attempt again. Guarded by the
    * attempt, so a claim the sweep has since handed on is not undone. Should the database fail the
    * statement too, the row keeps its claim and lease: the sweep enqueues its next attempt once the
    * lease is FORWARD_JOB_OVERDUE late (one try spent, nothing stranded, nothing sent twice); a
    * statement that committed unanswered leaves it due now, which this job's next run claims.
    */
   private async giveBack(row: DueRow, failure: VaultKeyUnavailableError): Promise<never> {
-    await this.dataSource.query(
-      `UPDATE vault_forward_callback_deliveries
-          SET attempts = attempts - 1, next_attempt_at = now(), last_error = $3
-        WHERE id = $1 AND state = 'pending' AND attempts = $2`,
-      [row.id, row.attempts, failure.detail],
-    );
+    await this.rows.giveBack(row, failure.detail);
     throw failure;
   }
 
@@ -311,7 +239,7 @@ export class CallbackDeliveries {
       const url = new URL(message.url ?? row.url);
       const signature = await this.signer.signWebhook(row.merchant_account_id, {
         id: row.message_id,
-        timestamp: Math.floor(Date.now() / 1000),
+        timestamp: Math.floor(this.clock.epochMs() / 1000),
         body,
       });
       sending = true;
@@ -341,16 +269,9 @@ export class CallbackDeliveries {
     const last = row.attempts >= row.max_attempts || status === 410;
     const delayMs = backoffMs(row.attempts, this.config.forwardRetryBaseMs, null);
     const state = delivered ? 'delivered' : last ? 'failed' : 'pending';
-    await this.dataSource.query(
-      `UPDATE vault_forward_callback_deliveries
-          SET state = $2, last_status = $3, last_error = $4,
-              next_attempt_at = now() + make_interval(secs => $5::double precision / 1000),
-              ended_at = CASE WHEN $2 = 'pending' THEN NULL ELSE now() END
-        WHERE id = $1`,
-      [row.id, state, status, error, delayMs],
-    );
-    if (state === 'pending')
-      await enqueueDeliveries(this.queue, [{ id: row.id, attempt: row.attempts + 1, delayMs }], this.logger);
+    await this.rows.recordOutcome(row.id, { state, status, error, delayMs });
+    // BullMQ schedules the next attempt with the same delay (its one backoff strategy), counting this one.
+    if (state === 'pending') throw new RetryAttempt(delayMs);
     if (!delivered && last)
       this.logger.warn(
         `callback ${row.message_id} of merchant account ${row.merchant_account_id} failed after ${row.attempts} attempts` +
@@ -359,10 +280,13 @@ export class CallbackDeliveries {
   }
 }
 
+/** A try put off because a webhook secret was created meanwhile runs again this soon: at once, in effect. */
+const SECRET_CREATED_RETRY_MS = 100;
+
 /** A delivery's try found no webhook secret, and one was created before it could put itself off: run it again. */
-export class SecretCreatedMeanwhile extends Error {
+export class SecretCreatedMeanwhile extends PutOff {
   constructor() {
-    super('a webhook secret was created while the delivery was being put off');
+    super(SECRET_CREATED_RETRY_MS, 'a webhook secret was created while the delivery was being put off');
     this.name = 'SecretCreatedMeanwhile';
   }
 }

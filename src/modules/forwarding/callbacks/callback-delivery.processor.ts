@@ -1,66 +1,49 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { Processor } from '@nestjs/bullmq';
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import { Processor, WorkerHost } from '@nestjs/bullmq';
+import type { Job } from 'bullmq';
 import type { AppConfig } from '../../../platform/config/config';
 import { APP_CONFIG } from '../../../platform/config/config.module';
-import { keyStoreOutageDelayMs } from '../../../platform/job-queue/backoff';
+import type { EngineWorker } from '../../../platform/job-queue/engine';
 import {
   CALLBACK_JOB_NAME,
   CALLBACK_QUEUE,
   ForwardJobData,
   ForwardQueue,
 } from '../../../platform/job-queue/forward-queue';
-import { QueueWorkerHost } from '../../../platform/job-queue/queue-worker-host';
+import { JobConsumer } from '../../../platform/job-queue/job-consumer';
+import { consumerOptions, QueueConsumers } from '../../../platform/job-queue/queue-consumers';
 import { VAULT_CALLBACK_QUEUE } from '../../../platform/redis/queues';
-import { VaultKeyUnavailableError } from '../../vault/vault.errors';
-import { CallbackDeliveries, SecretCreatedMeanwhile } from './callback-deliveries';
-
-/** A try put off because a webhook secret was created meanwhile runs again this soon: at once, in effect. */
-const SECRET_CREATED_RETRY_MS = 100;
+import { CallbackDeliveries } from './callback-deliveries';
+import { putOffOrKeyStore } from './callback-jobs';
 
 /**
- * The consumer of the job-end callbacks' queue (docs/decisions/0092): each job is one attempt of a
- * delivery, which CallbackDeliveries claims in its row (the durable record) and sends. A database
- * outage puts the job off without spending a try (QueueWorkerHost.retryLater), and so does the vault's
- * key store away, the claim given back first (CallbackDeliveries.handle). Lost jobs are the
+ * The consumer of the job-end callbacks' queue (docs/decisions/0092): each job is one delivery, whose
+ * tries are its attempts (docs/decisions/0124), each claimed by CallbackDeliveries in its row (the
+ * durable record) and sent. A database outage puts the job off without spending a try, and so does
+ * the vault's key store away, the claim given back first (CallbackDeliveries.handle). Lost jobs are the
  * forward queue's housekeeping's business (CallbackDeliveries.sweep), one pass for both queues; the
  * embedded database's wake-up scheduler's jobs land here too and do nothing.
  */
 @Injectable()
 @Processor(VAULT_CALLBACK_QUEUE)
-export class CallbackDeliveryProcessor extends QueueWorkerHost {
-  protected readonly jobName = CALLBACK_JOB_NAME;
+export class CallbackDeliveryProcessor extends WorkerHost<EngineWorker> {
+  private readonly consumer: JobConsumer;
 
   constructor(
-    @Inject(CALLBACK_QUEUE) readonly queue: ForwardQueue,
+    @Inject(CALLBACK_QUEUE) queue: ForwardQueue,
     private readonly deliveries: CallbackDeliveries,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(APP_CONFIG) config: AppConfig,
+    /** Absent with QUEUE_BACKEND=none (no BullModule): nothing to consume. */
+    @Optional() @Inject(QueueConsumers) consumers?: QueueConsumers,
   ) {
     super();
+    // As many sends at a time as forwards: each holds a slot for at most its 10 s timeout. The forwards'
+    // processor sweeps both queues' rows when the engine is back.
+    this.consumer = new JobConsumer(this, queue, consumers, consumerOptions(config));
   }
 
-  /** As many sends at a time as forwards: each holds a slot for at most its 10 s timeout. */
-  consumerOptions() {
-    return { concurrency: this.config.workerConcurrency, lockMs: this.config.queueLockMs };
+  async process(job: Job<ForwardJobData>, token?: string): Promise<void> {
+    if (job.name !== CALLBACK_JOB_NAME) return;
+    await this.consumer.run(job, token, (data) => this.deliveries.handle(data), putOffOrKeyStore);
   }
-
-  /**
-   * The key store away is no try either: the claim was given back before anything was sent. Nor is a
-   * try that put itself off for want of a webhook secret just as one was created: it runs again now.
-   */
-  protected override retryLater(error: unknown): number | null {
-    if (error instanceof VaultKeyUnavailableError) return keyStoreOutageDelayMs();
-    if (error instanceof SecretCreatedMeanwhile) return SECRET_CREATED_RETRY_MS;
-    return super.retryLater(error);
-  }
-
-  protected handleJob(job: ForwardJobData): Promise<void> {
-    return this.deliveries.handle(job);
-  }
-
-  protected async handleScheduled(): Promise<void> {}
-
-  /** The forwards' WorkerHost sweeps both queues' rows when the engine is back. */
-  protected onReconnected(): void {}
-
-  protected async onConsuming(): Promise<void> {}
 }

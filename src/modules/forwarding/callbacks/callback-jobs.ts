@@ -1,12 +1,18 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '@nestjs/common';
+import { keyStoreOutageDelayMs } from '../../../platform/job-queue/backoff';
 import { CALLBACK_JOB_NAME, ForwardQueue } from '../../../platform/job-queue/forward-queue';
+import { putOffDelay } from '../../../platform/job-queue/job-consumer';
+import { VaultKeyUnavailableError } from '../../vault/vault.errors';
 
-/** A delivery's next attempt, as its row says: the BullMQ job that runs it is `<id>.<attempt>`. */
+/**
+ * A delivery's next attempt, as its row says, and its attempts left from there: the delivery's one
+ * BullMQ job (its id the row's) starts at that attempt and owns the rest.
+ */
 export interface DueDelivery {
   id: string;
   attempt: number;
-  delayMs?: number;
+  attempts: number;
 }
 
 /**
@@ -24,14 +30,14 @@ export async function enqueueDeliveries(
 ): Promise<number> {
   if (!queue || queue.backend === 'none' || due.length === 0) return 0;
   // A wake-up's job has an id of its own: the try that put the delivery off may still be finishing
-  // under the attempt's id, and an add of that id would be a no-op (EnqueueOptions.copy).
+  // under the delivery's id, and an add of that id would be a no-op (EnqueueOptions.copy).
   const copy = options.wake ? `w${randomBytes(6).toString('hex')}` : undefined;
   const results = await Promise.allSettled(
     due.map((delivery) =>
       queue.enqueue(delivery.id, {
         name: CALLBACK_JOB_NAME,
         attempt: delivery.attempt,
-        delayMs: delivery.delayMs,
+        attempts: delivery.attempts,
         replaceFailed: options.replaceFailed,
         copy,
       }),
@@ -45,4 +51,12 @@ export async function enqueueDeliveries(
       error: (failed[0].reason as Error).message,
     });
   return due.length - failed.length;
+}
+
+/**
+ * The put-off of a forward's or a callback's try: the vault's key store away is no try either (the
+ * attempt or claim was given back before anything was sent), 2–4 s; else putOffDelay's.
+ */
+export function putOffOrKeyStore(error: unknown): number | null {
+  return error instanceof VaultKeyUnavailableError ? keyStoreOutageDelayMs() : putOffDelay(error);
 }

@@ -4,6 +4,7 @@ import { VaultCoreModule } from '../../vault/vault.module';
 import { WebhookSignerCoreModule } from '../../merchants/webhook-secrets/webhook-secrets.module';
 import { CALLBACK_JOB_SOURCE, CallbackDeliveries, CallbackJobSource } from './callback-deliveries';
 import { CallbackDeliveryProcessor } from './callback-delivery.processor';
+import { CallbackDeliveriesRepository } from './callback-deliveries.repository';
 
 interface ForwardCallbacksOptions {
   /** The job store's CallbackJobSource, for schedule(jobId), with the modules it needs. */
@@ -21,7 +22,7 @@ interface ForwardCallbacksOptions {
 @Module({})
 export class ForwardCallbacksModule {
   static forRoot(options: ForwardCallbacksOptions): DynamicModule {
-    const providers: Provider[] = [CallbackDeliveries];
+    const providers: Provider[] = [CallbackDeliveries, CallbackDeliveriesRepository];
     if (options.jobSource) providers.push({ provide: CALLBACK_JOB_SOURCE, useClass: options.jobSource });
     if (options.consume) providers.push(CallbackDeliveryProcessor);
     return {

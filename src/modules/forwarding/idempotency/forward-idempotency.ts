@@ -74,7 +74,7 @@ export class ForwardIdempotency {
  * queue down), the key is released, at once or as soon as the database is back (releaseLater), and a
  * claim left running by a request that died is taken over after ASYNC_CLAIM_LEASE_SECONDS. `create` is
  * given the claim's id and must mark it done with its job in the statement that creates the job
- * (ForwardJobStore.create), and create nothing once the claim no longer holds the key, so a key is
+ * (ForwardJobsRepository.create), and create nothing once the claim no longer holds the key, so a key is
  * never left claimed by a job that exists, nor pointing at one that does not.
  */
 @Injectable()

@@ -17,7 +17,7 @@ const ABANDONED_AFTER_SECONDS = 300;
  * API's 5 s query timeout), so a claim still running after this belongs to a request that has answered
  * (its release lost with the database, and its process gone before releaseLater could retry): it may
  * be taken over. The job's create checks its claim still holds the key, so a slow request that loses
- * its claim creates nothing (ForwardJobStore.create).
+ * its claim creates nothing (ForwardJobsRepository.create).
  */
 const ASYNC_CLAIM_LEASE_SECONDS = 30;
 /** Between tries of the releases the database did not take (releaseLater), and how many are kept at most. */

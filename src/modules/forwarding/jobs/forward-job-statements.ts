@@ -1,6 +1,10 @@
+import { textArrayLiteral } from '../../../platform/database/statement-batcher';
+import type { Timestamp } from '../../../platform/database/timestamp';
+import { ForwardJob, JobAttempt, JobStatus } from './forward-job.entity';
+
 /**
- * The prepared statements of the queued path (ForwardJobStore): create, claim, finish, requeue and
- * their batched forms. Every transition of a running job is conditional on the attempt that owns it
+ * The prepared statements of the queued path (ForwardJobsRepository): create, claim, finish, requeue and
+ * their batched forms, and the rows they return. Every transition of a running job is conditional on the attempt that owns it
  * (docs/decisions/0120).
  */
 
@@ -136,3 +140,71 @@ export const RECORD_LATE = `UPDATE vault_forward_jobs
    WHERE id = $1 AND attempts -> $2::int ->> 'request_id' = $4::text
      AND (attempts -> $2::int -> 'duration_ms' = 'null'::jsonb OR attempts -> $2::int ->> 'error_type' = 'outcome-unknown')
    RETURNING id`;
+
+export interface SealedRow {
+  ciphertext: Buffer;
+  wrapped_key: Buffer;
+  master_key_id: string;
+}
+
+export function sealedRecord(row: SealedRow) {
+  return { ciphertext: row.ciphertext, wrappedKey: row.wrapped_key, masterKeyId: row.master_key_id };
+}
+
+export interface JobRow {
+  id: string;
+  merchant_account_id: string;
+  status: JobStatus;
+  method: string;
+  target_url: string;
+  payment_method_ids: string[];
+  authentication_ids: string[];
+  max_attempts: number;
+  idempotency_key: string | null;
+  callback_url: string | null;
+  attempts: JobAttempt[];
+  next_attempt_at: Timestamp | null;
+  response_status: number | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  finished_at: Timestamp | null;
+}
+
+export function jobOf(row: JobRow): ForwardJob {
+  return Object.assign(new ForwardJob(), {
+    id: row.id,
+    merchantAccountId: row.merchant_account_id,
+    status: row.status,
+    method: row.method,
+    targetUrl: row.target_url,
+    paymentMethodIds: row.payment_method_ids,
+    authenticationIds: row.authentication_ids,
+    maxAttempts: row.max_attempts,
+    idempotencyKey: row.idempotency_key,
+    callbackUrl: row.callback_url,
+    attempts: row.attempts,
+    nextAttemptAt: row.next_attempt_at,
+    responseStatus: row.response_status,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    finishedAt: row.finished_at,
+  });
+}
+
+export interface ClaimItem {
+  jobId: string;
+  /** `[attempt]` as JSON. */
+  entry: string;
+  /** Attempts the row must have already. */
+  done: number;
+  requestId: string;
+}
+
+export type ClaimedRow = JobRow & Partial<SealedRow>;
+
+/** Per-item parameter lists to per-column arrays for unnest(); the columns in `arrays` (text[] values) become array literals. */
+export function transpose(items: unknown[][], arrays: number[]): unknown[][] {
+  return items[0].map((_, column) =>
+    items.map((values) => (arrays.includes(column) ? textArrayLiteral(values[column] as string[]) : values[column])),
+  );
+}

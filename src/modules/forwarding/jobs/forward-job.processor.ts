@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { BeforeApplicationShutdown, Inject, Injectable, Logger } from '@nestjs/common';
-import { Processor } from '@nestjs/bullmq';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { Processor, WorkerHost } from '@nestjs/bullmq';
+import type { Job } from 'bullmq';
 import type { AppConfig } from '../../../platform/config/config';
 import { APP_CONFIG } from '../../../platform/config/config.module';
 import { isDatabaseUnavailable } from '../../../platform/problem/database-errors';
@@ -9,46 +10,47 @@ import { CallbackDeliveries } from '../callbacks/callback-deliveries';
 import { ForwardExecutor, isRetryable, reachedDownstream } from '../request/forward-executor';
 import { keptAnswer } from '../record-bodies/body-capture';
 import type { ForwardPlan } from '../request/forward-plan';
-import { ForwardJobData } from '../../../platform/job-queue/forward-queue';
-import { ForwardQueueProcessor } from '../../../platform/job-queue/forward-queue.processor';
+import { ForwardJobData, ForwardQueue, FORWARD_JOB_NAME } from '../../../platform/job-queue/forward-queue';
+import type { EngineWorker } from '../../../platform/job-queue/engine';
+import { consumerOptions, QueueConsumers } from '../../../platform/job-queue/queue-consumers';
 import { VAULT_FORWARD_QUEUE } from '../../../platform/redis/queues';
 import { VaultKeyUnavailableError } from '../../vault/vault.errors';
 import { ENDED_STATUSES, ForwardJob, JobAttempt } from './forward-job.entity';
-import { ForwardJobStore, StoredResponse } from './forward-job-store';
-import { epochMsNow, isoMicros } from './job-clock';
+import { ForwardJobsRepository, StoredResponse } from './forward-jobs.repository';
+import { isoMicros } from './job-clock';
+import { CLOCK, Clock } from '../../../platform/time/clock';
 import { readWhole, retryAfterOf } from './job-answer';
 import { JobOwnedElsewhereError, LeaseWatch, remember } from './lease-watch';
-import { LostJobRecovery } from './lost-job-recovery';
+import { ForwardJobHousekeeping, HOUSEKEEPING_JOB } from './forward-job-housekeeping';
 import { AttemptOutcome, mayRetry } from './retry-policy';
-import { backoffMs, keyStoreOutageDelayMs } from '../../../platform/job-queue/backoff';
+import { backoffMs, RetryAttempt } from '../../../platform/job-queue/backoff';
+import { JobConsumer, PutOff } from '../../../platform/job-queue/job-consumer';
+import { putOffOrKeyStore } from '../callbacks/callback-jobs';
 
-/**
- * The repeatable BullMQ job (a job scheduler, one per queue however many workers upsert it) that
- * re-enqueues overdue jobs and purges sealed responses and callbacks past FORWARD_JOB_RETENTION.
- */
-const HOUSEKEEPING_JOB = 'forward-jobs-housekeeping';
-const START_PASS_TRIES = 5;
-const START_PASS_RETRY_MS = 1_000;
-/** Overdue jobs enqueued again per pass at most (the next pass takes the rest). */
-const SWEEP_BATCH = 1_000;
+/** A delivery that met the row mid-change looks again this much later (a put-off, no try). */
+const RACE_PUT_OFF_MS = 250;
 /** Between tries of an attempt's end while the database is unreachable (doubling from the first). */
 const END_RETRY_FIRST_MS = 250;
 const END_RETRY_MAX_MS = 5_000;
 /**
- * Runs queued forwards in a worker: one BullMQ job per attempt, carrying only the job's id and the
- * attempt number. The job's row is the truth: an attempt is written (without outcome) before it is
- * sent, so a worker killed mid-attempt leaves a trace the next one counts (stalled-job recovery runs
- * the same BullMQ job again, which finds its attempt unfinished). The row's lease, not BullMQ's lock,
+ * Runs queued forwards in a worker: one BullMQ job per forward for its whole life (its id the forward's),
+ * carrying only the job's id, whose tries are the forward's attempts: an attempt to be retried throws
+ * RetryAttempt with its backoff, which BullMQ counts and delays the next try by (docs/decisions/0124).
+ * The job's row is the truth: an attempt is written (without outcome) before it is sent, conditional on
+ * BullMQ's attempt number, so a worker killed mid-attempt leaves a trace the next delivery of that
+ * same attempt finds unfinished. The row's lease, not BullMQ's lock,
  * says who owns a running attempt: a delivery of a job whose lease another worker renews waits for it;
  * only a lease that stayed lapsed for a whole lease period closes the attempt as `outcome-unknown`, and
  * every transition of the row is conditional on the attempt that owns it (docs/decisions/0120).
- * A WorkerHost of the forward queue (ForwardQueueProcessor), which also runs the housekeeping
- * scheduler's jobs (for both queues' rows); job-end callbacks have their own (CallbackDeliveryProcessor).
+ * The forward queue's WorkerHost (its queue's plumbing in a JobConsumer), which also runs the
+ * housekeeping scheduler's jobs (for both queues' rows); job-end callbacks have their own
+ * (CallbackDeliveryProcessor).
  */
 @Injectable()
 @Processor(VAULT_FORWARD_QUEUE)
-export class ForwardJobProcessor extends ForwardQueueProcessor implements BeforeApplicationShutdown {
+export class ForwardJobProcessor extends WorkerHost<EngineWorker> {
   private readonly logger = new Logger('ForwardJobs');
+  private readonly consumer: JobConsumer;
   /** Jobs this worker is running (id → its attempt's request_id), whose leases it renews every half lease (QUEUE_LOCK_DURATION_MS). */
   private readonly running = new Map<string, string>();
   private leaseTimer: NodeJS.Timeout | null = null;
@@ -66,49 +68,41 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
   private closing = false;
 
   constructor(
-    private readonly store: ForwardJobStore,
+    private readonly store: ForwardJobsRepository,
     private readonly executor: ForwardExecutor,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(CLOCK) private readonly clock: Clock,
     private readonly callbacks: CallbackDeliveries,
-    private readonly lostJobs: LostJobRecovery,
+    private readonly housekeeping: ForwardJobHousekeeping,
+    @Inject(ForwardQueue) queue: ForwardQueue,
+    /** Absent with QUEUE_BACKEND=none (no BullModule): nothing to consume. */
+    @Optional() @Inject(QueueConsumers) consumers?: QueueConsumers,
   ) {
     super();
-    this.leases = new LeaseWatch(store, config.queueLockMs);
-  }
-
-  consumerOptions() {
-    return { concurrency: this.config.workerConcurrency, lockMs: this.config.queueLockMs };
-  }
-
-  protected handleForward(job: ForwardJobData): Promise<void> {
-    return this.handle(job);
+    this.leases = new LeaseWatch(store, config.queueLockMs, clock);
+    this.consumer = new JobConsumer(this, queue, consumers, consumerOptions(config), {
+      consuming: async () => {
+        this.leaseTimer = setInterval(() => void this.renewLeases(), Math.max(250, config.queueLockMs / 2));
+        await this.housekeeping.start('the worker started');
+      },
+      // The engine may have come back empty (Redis restarted without persistence): its scheduler and its
+      // waiting jobs with it. The scheduler is put back and the job rows, the truth, swept now.
+      reconnected: () => void this.housekeeping.start('the job queue reconnected'),
+      // SIGTERM: an attempt's end stops waiting for the database (its lease then lets another worker close it).
+      stopping: () => (this.closing = true),
+      stopped: () => this.leaseTimer && clearInterval(this.leaseTimer),
+    });
   }
 
   /**
+   * A forward's try, or a scheduler's job (the housekeeping; the embedded wake-up, which does nothing).
    * The key store away is no try either: the attempt was given back before anything was sent
-   * (giveBack), and BullMQ puts the job off without counting it.
+   * (giveBack), and the job is put off, as for a database outage (putOffOrKeyStore).
    */
-  protected override retryLater(error: unknown): number | null {
-    if (error instanceof VaultKeyUnavailableError) return keyStoreOutageDelayMs();
-    if (error instanceof JobOwnedElsewhereError) return error.delayMs;
-    return super.retryLater(error);
-  }
-
-  protected async handleScheduled(name: string): Promise<void> {
-    if (name === HOUSEKEEPING_JOB) await this.houseKeep();
-  }
-
-  /**
-   * The engine may have come back empty (Redis restarted without persistence): its scheduler and its
-   * waiting jobs with it. The scheduler is put back and the job rows, the truth, swept now.
-   */
-  protected onReconnected(): void {
-    void this.startHousekeeping('the job queue reconnected');
-  }
-
-  protected async onConsuming(): Promise<void> {
-    this.leaseTimer = setInterval(() => void this.renewLeases(), Math.max(250, this.config.queueLockMs / 2));
-    await this.startHousekeeping('the worker started');
+  async process(job: Job<ForwardJobData>, token?: string): Promise<void> {
+    if (job.name === HOUSEKEEPING_JOB) await this.housekeeping.pass();
+    if (job.name !== FORWARD_JOB_NAME) return;
+    await this.consumer.run(job, token, (data) => this.handle(data), putOffOrKeyStore);
   }
 
   private async renewLeases(): Promise<void> {
@@ -130,40 +124,19 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
     }
   }
 
-  /** SIGTERM: stop taking jobs and let the running ones finish, while the database is still there. */
-  override async beforeApplicationShutdown(): Promise<void> {
-    this.closing = true;
-    await super.beforeApplicationShutdown();
-    if (this.leaseTimer) clearInterval(this.leaseTimer);
-  }
-
-  /** Upserts the housekeeping scheduler and runs one pass at once; never throws (logged, tried again at the next reconnect or start). */
-  private async startHousekeeping(why: string): Promise<void> {
-    try {
-      await this.queue.schedule(HOUSEKEEPING_JOB, this.config.forwardJobSweepSeconds * 1000);
-    } catch (error) {
-      this.logger.warn({
-        msg: 'could not schedule the queued forward housekeeping',
-        reason: why,
-        error: (error as Error).message,
-      });
-    }
-    // At start-up the pass can race BullMQ's own set-up on the embedded database, whose single shared
-    // session briefly carries BullMQ's search_path: a few quiet tries before the failure is worth a warning.
-    if (await this.houseKeep(true)) return;
-    void (async () => {
-      for (let attempt = 2; attempt <= START_PASS_TRIES; attempt++) {
-        await new Promise((resolve) => setTimeout(resolve, START_PASS_RETRY_MS).unref());
-        if (await this.houseKeep(attempt < START_PASS_TRIES)) return;
-      }
-    })();
-  }
-
+  /**
+   * Attempt `attempt` of a job (BullMQ's count: its job's first attempt plus its tries made). The claim
+   * takes it only while the row waits for exactly that attempt, so a second delivery of an attempt
+   * (stalled-job recovery, a put-off meeting a job that moved on) never runs it again: it reads the row
+   * and does what the row says.
+   */
   async handle({ jobId, attempt }: ForwardJobData): Promise<void> {
     // The usual case in one statement: the job waits for exactly this attempt; take it with its plan.
     const key = `${jobId}.${attempt}`;
     const uncertain = this.uncertainClaims.get(key);
-    const entry = uncertain ? { ...uncertain, started_at: isoMicros() } : newAttempt(attempt);
+    const entry = uncertain
+      ? { ...uncertain, started_at: isoMicros(this.clock.epochMs()) }
+      : newAttempt(attempt, this.clock.epochMs());
     let claimed;
     try {
       claimed = await this.claim(jobId, entry);
@@ -183,39 +156,52 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
       return;
     }
     const done = job.attempts.length;
-    if (job.status === 'running') {
-      const last = job.attempts[done - 1];
-      // This worker runs it (its BullMQ lock lapsed while the lock's store was away, say): its handler ends it.
-      if (attempt !== done || !last || last.duration_ms !== null || this.running.has(jobId)) return;
-      // Our own claim of an earlier delivery, committed though its answer was lost: nothing was sent yet.
-      if (last.request_id === entry.request_id)
-        return this.run(job, last, await this.untilGivenBack(job.id, last, () => this.store.openPlan(job)));
-      // This attempt's BullMQ job again (stalled-job recovery, or the sweep of a lapsed lease): another
-      // worker's attempt. Waited for while its lease says it lives; closed only once its owner is gone.
-      const waitMs = await this.leases.ownerGoneIn(job.id, last.request_id);
-      if (waitMs === null) return;
-      if (waitMs > 0) throw new JobOwnedElsewhereError(waitMs);
-      this.logger.warn({
-        msg: 'a queued forward attempt whose worker is gone has an unknown outcome; the job goes on by the retry rules',
-        job: { id: job.id, attempt: last.number },
-      });
-      await this.conclude(job, last, { kind: 'error', retryable: true, reached: true }, null, 'outcome-unknown');
-      return;
-    }
+    if (job.status === 'running') return this.runningElsewhere(job, entry);
     if (attempt <= done) {
-      // An attempt already recorded: its BullMQ job ran again after the next was due to be enqueued.
-      if (attempt === done && job.nextAttemptAt)
-        await this.enqueueNext(job.id, done + 1, job.nextAttemptAt.toEpochMicros());
-      return;
+      // The attempt is recorded, but its worker went before BullMQ counted it: counted now, the next due when the row says.
+      throw new RetryAttempt(this.untilDue(job));
     }
-    // Queued, and this BullMQ job names a later attempt than the row's next one: run the row's next.
-    const next = newAttempt(done + 1);
+    // BullMQ counted a try the row never recorded (a handler's error): the row's next attempt runs, once due.
+    const dueInMs = this.untilDue(job);
+    if (dueInMs > 0) throw new PutOff(dueInMs);
+    const next = newAttempt(done + 1, this.clock.epochMs());
     const retaken = await this.claim(jobId, next);
-    if (retaken) await this.run(retaken.job, next, retaken.plan);
+    if (retaken) return this.run(retaken.job, next, retaken.plan);
+    throw new PutOff(RACE_PUT_OFF_MS);
+  }
+
+  /**
+   * A delivery that finds its job running: this worker's own claim whose answer was lost (run now, nothing
+   * was sent), this worker's own run (its end decides), or another worker's attempt, waited for while its
+   * lease says it lives and closed as outcome-unknown only once its owner is gone.
+   */
+  private async runningElsewhere(job: ForwardJob, entry: JobAttempt): Promise<void> {
+    const last = job.attempts[job.attempts.length - 1];
+    if (!last || last.duration_ms !== null) throw new PutOff(RACE_PUT_OFF_MS);
+    // This worker runs it (its BullMQ lock lapsed while the lock's store was away, say): its run's end decides.
+    if (this.running.has(job.id)) throw new JobOwnedElsewhereError(this.config.queueLockMs);
+    // Our own claim of an earlier delivery, committed though its answer was lost: nothing was sent yet.
+    if (last.request_id === entry.request_id)
+      return this.run(job, last, await this.untilGivenBack(job.id, last, () => this.store.openPlan(job)));
+    const waitMs = await this.leases.ownerGoneIn(job.id, last.request_id);
+    // The attempt ended or moved on meanwhile: this delivery looks at the row again.
+    if (waitMs === null) throw new PutOff(RACE_PUT_OFF_MS);
+    if (waitMs > 0) throw new JobOwnedElsewhereError(waitMs);
+    this.logger.warn({
+      msg: 'a queued forward attempt whose worker is gone has an unknown outcome; the job goes on by the retry rules',
+      job: { id: job.id, attempt: last.number },
+    });
+    await this.conclude(job, last, { kind: 'error', retryable: true, reached: true }, null, 'outcome-unknown');
+  }
+
+  /** Milliseconds until a queued job's next attempt is due (0 when it is). */
+  private untilDue(job: ForwardJob): number {
+    if (!job.nextAttemptAt) return 0;
+    return Math.max(0, Number(job.nextAttemptAt.toEpochMicros() / 1000n) - this.clock.epochMs());
   }
 
   /** The store's claim; a plan the key store cannot open now gives the attempt back (untilGivenBack). */
-  private claim(jobId: string, entry: JobAttempt): ReturnType<ForwardJobStore['claim']> {
+  private claim(jobId: string, entry: JobAttempt): ReturnType<ForwardJobsRepository['claim']> {
     return this.untilGivenBack(jobId, entry, () => this.store.claim(jobId, entry));
   }
 
@@ -233,13 +219,17 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
    * An attempt that the key store's outage stopped before anything was sent (its plan or its cards
    * did not open): removed from the row, which waits queued for the same attempt again, so an HSM
    * outage of any length delays the job without using up its attempts. BullMQ then puts this attempt's
-   * job off (retryLater). Only this attempt is taken back: the row must still be running it.
+   * job off (putOffOrKeyStore). Only this attempt is taken back: the row must still be running it.
    */
   private async giveBack(jobId: string, entry: JobAttempt): Promise<void> {
     await this.untilDatabaseAnswers(async () => {
       const job = await this.store.find(jobId);
       if (job?.status !== 'running' || job.attempts.length !== entry.number) return;
-      await this.store.requeue({ id: jobId, attempts: job.attempts.slice(0, -1) }, entry.request_id, isoMicros());
+      await this.store.requeue(
+        { id: jobId, attempts: job.attempts.slice(0, -1) },
+        entry.request_id,
+        isoMicros(this.clock.epochMs()),
+      );
     });
   }
 
@@ -268,7 +258,11 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
       // Kept for FORWARD_JOB_RETENTION: what a record may keep of it, no more (decision 0113).
       const kept = keptAnswer({ headers: response.headers, body: await readWhole(response.body) }, response.withheld);
       stored = { status: response.status, headers: kept.headers, body_base64: kept.body.toString('base64') };
-      outcome = { kind: 'response', status: response.status, retryAfterMs: retryAfterOf(response) };
+      outcome = {
+        kind: 'response',
+        status: response.status,
+        retryAfterMs: retryAfterOf(response, this.clock.epochMs()),
+      };
     } catch (error) {
       // Nothing left (the cards did not open): not a try, nor a forward on record; the job waits for the key store.
       if (keyStoreAway(error)) {
@@ -287,7 +281,10 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
     await this.conclude(job, entry, outcome, stored, errorType);
   }
 
-  /** Records the attempt's outcome and what follows: the next attempt (queued, enqueued with its delay), or the end. */
+  /**
+   * Records the attempt's outcome and what follows: the end, or the next attempt (the row queued, due at
+   * next_attempt_at, and RetryAttempt thrown with the same delay, so BullMQ schedules that attempt).
+   */
   private async conclude(
     job: ForwardJob,
     entry: JobAttempt,
@@ -295,7 +292,7 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
     stored: StoredResponse | null,
     errorType: string | null,
   ): Promise<void> {
-    const nowMs = epochMsNow();
+    const nowMs = this.clock.epochMs();
     entry.duration_ms = Math.max(0, Math.round((nowMs - Date.parse(entry.started_at)) * 1000) / 1000);
     entry.status = outcome.kind === 'response' ? outcome.status : null;
     entry.error_type = errorType;
@@ -315,8 +312,7 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
         this.store.requeue(job, entry.request_id, entry.next_attempt_at!),
       );
       if (!requeued && !(await this.alreadyRecorded(job.id, entry))) return this.superseded(job, entry, errorType);
-      await this.enqueueNext(job.id, entry.number + 1, BigInt(Math.round((nowMs + delayMs) * 1000)));
-      return;
+      throw new RetryAttempt(Math.max(0, nowMs + delayMs - this.clock.epochMs()));
     }
     const ended = await this.untilDatabaseAnswers(() =>
       this.store.finish(job, entry.request_id, succeeded ? 'succeeded' : 'failed', stored),
@@ -374,59 +370,6 @@ export class ForwardJobProcessor extends ForwardQueueProcessor implements Before
     });
     await this.untilDatabaseAnswers(() => this.store.recordLateOutcome(job.id, entry));
   }
-
-  private async enqueueNext(jobId: string, attempt: number, dueEpochMicros: bigint): Promise<void> {
-    const delayMs = Math.max(0, Number(dueEpochMicros / 1000n) - Date.now());
-    // Throws while the queue is down: BullMQ runs this handler again, which finds the attempt recorded and enqueues then.
-    await this.queue.enqueue(jobId, { attempt, delayMs });
-  }
-
-  /**
-   * Every queued job enqueued again when the engine lost its data (LostJobRecovery); queued jobs overdue
-   * by FORWARD_JOB_OVERDUE enqueued again (their BullMQ job was lost otherwise: an enqueue failed after
-   * the row's commit), and running ones whose lease lapsed (their worker died, and the BullMQ job may
-   * have gone with Redis's data); sealed responses and callbacks past
-   * FORWARD_JOB_RETENTION purged; pending callback deliveries overdue for their attempt enqueued
-   * again. Every statement is idempotent, so passes of several workers at
-   * once do no harm, and an attempt enqueued twice runs once: one BullMQ job (its id) while BullMQ
-   * keeps it, and one claim in any case.
-   * One pass; true when it went through. `quiet`: a failure is logged at debug only (it will be tried again).
-   */
-  async houseKeep(quiet = false): Promise<boolean> {
-    try {
-      await this.lostJobs.recover();
-      const stranded = await this.store.stranded(this.config.forwardJobOverdueSeconds, SWEEP_BATCH);
-      // BullMQ may keep the attempt's copy as failed (its tries ran out): replaced, or the add would be a no-op.
-      for (const { id, attempt } of stranded) await this.queue.enqueue(id, { attempt, replaceFailed: true });
-      if (stranded.length > 0)
-        this.logger.warn({
-          msg: 'queued forwards overdue for their attempt, or running with a lapsed lease, were enqueued again',
-          count: stranded.length,
-        });
-      const callbacks = await this.callbacks.sweep();
-      if (callbacks > 0)
-        this.logger.warn({
-          msg: 'job-end callbacks overdue for their attempt were enqueued again',
-          count: callbacks,
-        });
-      const purged =
-        (await this.store.purge(this.config.forwardJobRetentionSeconds)) + (await this.callbacks.purgeEnded());
-      if (purged > 0)
-        this.logger.log({
-          msg: 'purged the sealed plans, responses and callbacks of ended queued forwards',
-          count: purged,
-        });
-      return true;
-    } catch (error) {
-      const entry = {
-        msg: 'queued forward housekeeping failed; tried again at its next run',
-        error: (error as Error).message,
-      };
-      if (quiet) this.logger.debug(entry);
-      else this.logger.warn(entry);
-      return false;
-    }
-  }
 }
 
 /** The key store away before anything of the attempt was sent: put off, not tried. */
@@ -434,11 +377,11 @@ function keyStoreAway(error: unknown): boolean {
   return error instanceof VaultKeyUnavailableError && !reachedDownstream(error);
 }
 
-function newAttempt(number: number): JobAttempt {
+function newAttempt(number: number, startedAtMs: number): JobAttempt {
   return {
     number,
     request_id: randomUUID(),
-    started_at: isoMicros(),
+    started_at: isoMicros(startedAtMs),
     duration_ms: null,
     status: null,
     error_type: null,

@@ -7,8 +7,9 @@ import { ForwardCallbacksModule } from '../callbacks/forward-callbacks.module';
 import { ForwardJobCallbackSource } from './job-callback-source';
 import { VaultCoreModule } from '../../vault/vault.module';
 import { ForwardJob } from './forward-job.entity';
-import { ForwardJobStore } from './forward-job-store';
+import { ForwardJobsRepository } from './forward-jobs.repository';
 import { ForwardJobProcessor } from './forward-job.processor';
+import { ForwardJobHousekeeping } from './forward-job-housekeeping';
 import { ForwardJobsController } from './forward-jobs.controller';
 import { ForwardJobsService } from './forward-jobs.service';
 import { LostJobRecovery } from './lost-job-recovery';
@@ -16,8 +17,8 @@ import { LostJobRecovery } from './lost-job-recovery';
 /** Job rows and their sealed plans and responses, for the API and the worker. */
 @Module({
   imports: [TypeOrmModule.forFeature([ForwardJob]), VaultCoreModule],
-  providers: [ForwardJobStore],
-  exports: [ForwardJobStore],
+  providers: [ForwardJobsRepository],
+  exports: [ForwardJobsRepository],
 })
 class ForwardJobsCoreModule {}
 
@@ -33,7 +34,7 @@ class ForwardJobsCoreModule {}
       consume: true,
     }),
   ],
-  providers: [ForwardJobProcessor, LostJobRecovery],
+  providers: [ForwardJobProcessor, ForwardJobHousekeeping, LostJobRecovery],
 })
 export class ForwardJobsWorkerModule {}
 

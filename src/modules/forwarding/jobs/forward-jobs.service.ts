@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { Injectable, Logger } from '@nestjs/common';
-import { KeysetRequest, seekPage } from '../../../platform/pagination/keyset';
+import type { KeysetRequest } from '../../../platform/pagination/keyset';
 import { ProblemException } from '../../../platform/problem/problem';
 import { isUuid } from '../../../platform/http/uuid';
 import {
@@ -20,7 +20,7 @@ import { idempotencyKeyOf } from '../idempotency/idempotency.service';
 import { ForwardQueue, QueueUnavailableError } from '../../../platform/job-queue/forward-queue';
 import { ForwardJobResponse, ListForwardJobsQuery } from './dto/forward-job.dto';
 import { ForwardJob } from './forward-job.entity';
-import { ForwardJobStore } from './forward-job-store';
+import { attemptsFrom, ForwardJobsRepository } from './forward-jobs.repository';
 import { ForwardJobErrors } from './forward-jobs.errors';
 
 const DEFAULT_MAX_ATTEMPTS = 5;
@@ -51,7 +51,7 @@ export class ForwardJobsService {
 
   constructor(
     private readonly planner: ForwardPlanner,
-    private readonly store: ForwardJobStore,
+    private readonly store: ForwardJobsRepository,
     private readonly queue: ForwardQueue,
     private readonly idempotency: QueuedIdempotency,
     private readonly callbacks: CallbackDeliveries,
@@ -107,7 +107,7 @@ export class ForwardJobsService {
         );
         try {
           if (callbackUrl !== null) await this.callbacks.keepJobCallbackUrl(input.merchantAccountId, id, callbackUrl);
-          await this.queue.enqueue(id, { attempt: 1 });
+          await this.queue.enqueue(id, attemptsFrom(1, maxAttempts));
         } catch (error) {
           // A 503 means no job: the row (and its sealed plan) must not wait for a worker that will never hear of it.
           await this.store.discard(id).catch((cause: unknown) =>
@@ -142,38 +142,28 @@ export class ForwardJobsService {
 
   /** One page, as `seekPage` fetches it (up to keyset.limit + 1 rows). */
   list(merchantAccountId: string, query: ListForwardJobsQuery, keyset: KeysetRequest): Promise<ForwardJob[]> {
-    const qb = this.store.jobs
-      .createQueryBuilder('j')
-      .where('j.merchant_account_id = :merchantAccountId', { merchantAccountId });
-    if (query.status) qb.andWhere('j.status = :status', { status: query.status });
-    return seekPage(qb, 'j', keyset);
+    return this.store.page(merchantAccountId, query.status, keyset);
   }
 
   /** Cancels a job waiting for an attempt; its sealed plan goes with it. */
   async cancel(merchantAccountId: string, id: string): Promise<ForwardJobResponse> {
     // Not a UUID: no such job (and PostgreSQL would refuse the comparison with a uuid column).
     if (!isUuid(id)) throw notFound();
-    const [rows] = await this.store.jobs.query<[unknown[], number]>(
-      `WITH cancelled AS (
-         UPDATE vault_forward_jobs SET status = 'cancelled', next_attempt_at = NULL, updated_at = now(), finished_at = now()
-          WHERE id = $1 AND merchant_account_id = $2 AND status = 'queued' RETURNING id)
-       DELETE FROM vault_forward_job_plans WHERE job_id IN (SELECT id FROM cancelled) RETURNING job_id`,
-      [id, merchantAccountId],
-    );
+    const cancelled = await this.store.cancel(merchantAccountId, id);
     const row = await this.find(merchantAccountId, id);
-    if (rows.length === 0 && row.status !== 'cancelled') {
+    if (!cancelled && row.status !== 'cancelled') {
       throw new ProblemException(
         ForwardJobErrors.jobNotCancellable,
         `The job is ${row.status}; only a queued job can be cancelled.`,
       );
     }
     // A cancelled job's callback is delivered too (src/modules/forwarding/callbacks/).
-    if (rows.length > 0 && row.callbackUrl) await this.callbacks.schedule(row.id);
+    if (cancelled && row.callbackUrl) await this.callbacks.schedule(row.id);
     return ForwardJobResponse.from(row);
   }
 
   private async find(merchantAccountId: string, id: string) {
-    const row = isUuid(id) ? await this.store.jobs.findOneBy({ id, merchantAccountId }) : null;
+    const row = isUuid(id) ? await this.store.findOf(merchantAccountId, id) : null;
     if (!row) throw notFound();
     return row;
   }

@@ -7,9 +7,10 @@ import { parseRetryAfter } from './retry-policy';
 /** The most of a downstream answer a job keeps (the same limit as the synchronous path's). */
 const MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
 
-export function retryAfterOf(response: DownstreamResponse): number | null {
+/** The downstream's Retry-After in ms from `nowMs`, on a 429 or 503 only. */
+export function retryAfterOf(response: DownstreamResponse, nowMs: number): number | null {
   if (response.status !== 429 && response.status !== 503) return null;
-  return parseRetryAfter(response.headers['retry-after']);
+  return parseRetryAfter(response.headers['retry-after'], nowMs);
 }
 
 /** The answer whole; a stream from the downstream client already fails past 10 MiB, this is the job's own bound. */

@@ -1,4 +1,6 @@
-import type { ForwardJobStore } from './forward-job-store';
+import { PutOff } from '../../../platform/job-queue/job-consumer';
+import type { ForwardJobsRepository } from './forward-jobs.repository';
+import type { Clock } from '../../../platform/time/clock';
 
 /** Claims of unknown outcome, and lapsed leases seen, remembered at most (the oldest go first). */
 const MAX_REMEMBERED = 10_000;
@@ -7,11 +9,11 @@ const LEASE_MARGIN_MS = 250;
 
 /**
  * Another worker's attempt owns the job (its lease runs, or lapsed too recently to tell): this
- * delivery is put off by `delayMs` without a try (retryLater), and looks again then.
+ * delivery is put off by `delayMs` without a try, and looks again then.
  */
-export class JobOwnedElsewhereError extends Error {
-  constructor(readonly delayMs: number) {
-    super('the job is running in another worker, under its lease');
+export class JobOwnedElsewhereError extends PutOff {
+  constructor(delayMs: number) {
+    super(delayMs, 'the job is running in another worker, under its lease');
   }
 }
 
@@ -29,9 +31,10 @@ export class LeaseWatch {
   private readonly lapsed = new Map<string, { expiresAt: string; seenAt: number }>();
 
   constructor(
-    private readonly store: Pick<ForwardJobStore, 'leaseOf'>,
+    private readonly store: Pick<ForwardJobsRepository, 'leaseOf'>,
     /** QUEUE_LOCK_DURATION_MS: how long a lease lasts unrenewed. */
     private readonly leaseMs: number,
+    private readonly clock: Clock,
   ) {}
 
   /**
@@ -50,7 +53,7 @@ export class LeaseWatch {
       this.lapsed.delete(requestId);
       return lease.remainingMs + LEASE_MARGIN_MS;
     }
-    const now = Date.now();
+    const now = this.clock.epochMs();
     const seen = this.lapsed.get(requestId);
     if (!seen || seen.expiresAt !== lease.expiresAt) {
       remember(this.lapsed, requestId, { expiresAt: lease.expiresAt, seenAt: now });

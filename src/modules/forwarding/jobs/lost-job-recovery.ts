@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { Sql } from '../../../platform/database/sql';
 import { ForwardQueue } from '../../../platform/job-queue/forward-queue';
+import { ForwardJobsRepository } from './forward-jobs.repository';
 
 /** Queued jobs read and enqueued again per page (the pages follow each other at once). */
 const PAGE = 1_000;
@@ -18,7 +18,7 @@ export class LostJobRecovery {
   private running: Promise<void> | null = null;
 
   constructor(
-    private readonly sql: Sql,
+    private readonly store: ForwardJobsRepository,
     private readonly queue: ForwardQueue,
   ) {}
 
@@ -26,7 +26,7 @@ export class LostJobRecovery {
    * When the engine may have lost its jobs, every queued job is enqueued again, due or not (a retry keeps
    * its delay): a page of rows by id after the last one (keyset), one page after another as soon as each
    * is in, until one comes back short; then the engine is marked swept. An add is a no-op for an attempt
-   * BullMQ still holds (its id is the job's id and the attempt), and the claim refuses a second run of one
+   * BullMQ still holds (its id is the job's), and the claim refuses a second run of one
    * that ran. A sweep that fails leaves the mark unset, so the next pass sweeps again. Rejects with the
    * engine or the database unreachable.
    */
@@ -39,8 +39,8 @@ export class LostJobRecovery {
     if (!(await this.queue.mayHaveLostJobs())) return;
     let count = 0;
     for (let after: string | null = null; ;) {
-      const page = await this.queuedAfter(after);
-      await Promise.all(page.map(({ id, attempt, delayMs }) => this.queue.enqueue(id, { attempt, delayMs })));
+      const page = await this.store.queuedAfter(after, PAGE);
+      await Promise.all(page.map(({ id, delayMs, ...attempts }) => this.queue.enqueue(id, { ...attempts, delayMs })));
       count += page.length;
       if (page.length < PAGE) break;
       after = page[page.length - 1].id;
@@ -48,23 +48,5 @@ export class LostJobRecovery {
     await this.queue.markSwept();
     if (count > 0)
       this.logger.warn({ msg: 'the job queue may have lost its jobs: every queued forward was enqueued again', count });
-  }
-
-  /**
-   * Queued jobs after `afterId` in id order (from the first with null), whatever their due time, with the
-   * attempt they wait for and how long until it is due (0 when due). Through a partial index of queued
-   * ids, so the walk costs the backlog's size, not the table's.
-   */
-  private async queuedAfter(afterId: string | null): Promise<Array<{ id: string; attempt: number; delayMs: number }>> {
-    const rows = await this.sql.prepared<{ id: string; attempt: number; delay_ms: string }>(
-      'forward-jobs.queued-after',
-      `SELECT id, jsonb_array_length(attempts) + 1 AS attempt,
-              GREATEST(0, ceil(extract(epoch FROM next_attempt_at - now()) * 1000))::bigint AS delay_ms
-         FROM vault_forward_jobs
-        WHERE status = 'queued' AND id > COALESCE($1::uuid, '00000000-0000-0000-0000-000000000000'::uuid)
-        ORDER BY id LIMIT $2`,
-      [afterId, PAGE],
-    );
-    return rows.map((row) => ({ id: row.id, attempt: Number(row.attempt), delayMs: Number(row.delay_ms) }));
   }
 }

@@ -26,7 +26,7 @@ export function mayRetry(outcome: AttemptOutcome, method: string, hasIdempotency
 }
 
 /** Retry-After as delay-seconds or an HTTP date (RFC 9110 §10.2.3); null when absent or unreadable. */
-export function parseRetryAfter(value: string | string[] | undefined, now = Date.now()): number | null {
+export function parseRetryAfter(value: string | string[] | undefined, now: number): number | null {
   const text = (Array.isArray(value) ? value[0] : value)?.trim();
   if (!text) return null;
   if (/^\d{1,10}$/.test(text)) return Number(text) * 1000;

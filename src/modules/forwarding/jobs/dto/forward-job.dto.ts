@@ -4,7 +4,7 @@ import { IsIn, IsOptional } from 'class-validator';
 import { PageQuery } from '../../../../platform/pagination/page-query';
 import { loggableUrl } from '../../../../platform/logging/redaction';
 import { ForwardJob, JOB_STATUSES, JobAttempt, JobStatus } from '../forward-job.entity';
-import type { StoredResponse } from '../forward-job-store';
+import type { StoredResponse } from '../forward-jobs.repository';
 
 export class ListForwardJobsQuery extends PageQuery {
   @ApiPropertyOptional({ enum: JOB_STATUSES })

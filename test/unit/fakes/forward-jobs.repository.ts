@@ -1,13 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import type { ForwardJobStore, StoredResponse } from '../../../src/modules/forwarding/jobs/forward-job-store';
+import type {
+  ForwardJobsRepository,
+  StoredResponse,
+} from '../../../src/modules/forwarding/jobs/forward-jobs.repository';
 import { ForwardJob, JobAttempt, JobStatus } from '../../../src/modules/forwarding/jobs/forward-job.entity';
 import { FORWARD_PLAN_VERSION, ForwardPlan } from '../../../src/modules/forwarding/request/forward-plan';
 import { Timestamp } from '../../../src/platform/database/timestamp';
 import type { FakeClock } from './clock';
 
-/** The ForwardJobStore calls the queued path's worker makes. */
+/** The ForwardJobsRepository calls the queued path's worker makes. */
 type WorkerCalls = Pick<
-  ForwardJobStore,
+  ForwardJobsRepository,
   'claim' | 'find' | 'requeue' | 'finish' | 'recordLateOutcome' | 'leaseOf' | 'renewLeases' | 'openPlan'
 >;
 
@@ -74,7 +77,7 @@ export class InMemoryForwardJobStore implements WorkerCalls {
     return entry;
   }
 
-  claim(jobId: string, entry: JobAttempt): ReturnType<ForwardJobStore['claim']> {
+  claim(jobId: string, entry: JobAttempt): ReturnType<ForwardJobsRepository['claim']> {
     const row = this.rows.get(jobId);
     if (row?.job.status !== 'queued' || row.job.attempts.length !== entry.number - 1) return Promise.resolve(null);
     this.applyClaim(row, entry);
@@ -130,7 +133,7 @@ export class InMemoryForwardJobStore implements WorkerCalls {
     return Promise.resolve(true);
   }
 
-  leaseOf(jobId: string, requestId: string): ReturnType<ForwardJobStore['leaseOf']> {
+  leaseOf(jobId: string, requestId: string): ReturnType<ForwardJobsRepository['leaseOf']> {
     const row = this.rows.get(jobId);
     if (!row || row.job.status !== 'running' || row.job.attempts.at(-1)?.request_id !== requestId)
       return Promise.resolve(null);

@@ -6,11 +6,18 @@ import { DataSource, EntityManager, Repository } from 'typeorm';
 import { boundAad, SecretSealer } from '../../vault/secret-sealer';
 import { deserializePlan, ForwardPlan, serializePlan } from '../request/forward-plan';
 import { Sql } from '../../../platform/database/sql';
-import { StatementBatcher, textArrayLiteral } from '../../../platform/database/statement-batcher';
-import type { Timestamp } from '../../../platform/database/timestamp';
+import { StatementBatcher } from '../../../platform/database/statement-batcher';
+import { KeysetRequest, seekPage } from '../../../platform/pagination/keyset';
 import { IdempotencyClaimLostError } from '../idempotency/idempotency.service';
 import { ForwardJob, JobAttempt, JobStatus } from './forward-job.entity';
 import {
+  ClaimedRow,
+  ClaimItem,
+  jobOf,
+  JobRow,
+  SealedRow,
+  sealedRecord,
+  transpose,
   JOB_COLUMNS,
   CREATE,
   CLAIM,
@@ -53,7 +60,7 @@ const responseAad = (merchantAccountId: string, jobId: string) =>
  * round trips were most of a job's CPU, docs/benchmarks-history.md); the resource's reads use the repository.
  */
 @Injectable()
-export class ForwardJobStore {
+export class ForwardJobsRepository {
   /**
    * Under load the hot statements are batched (group commit): the creates of concurrent requests in
    * one statement, the claims and ends of a worker's concurrent jobs likewise.
@@ -68,7 +75,7 @@ export class ForwardJobStore {
   private readonly leaseMs: number;
 
   constructor(
-    @InjectRepository(ForwardJob) readonly jobs: Repository<ForwardJob>,
+    @InjectRepository(ForwardJob) private readonly jobs: Repository<ForwardJob>,
     private readonly dataSource: DataSource,
     private readonly sql: Sql,
     private readonly sealer: SecretSealer,
@@ -207,21 +214,75 @@ export class ForwardJobStore {
   }
 
   /**
-   * Jobs whose BullMQ job may be gone, with the attempt to enqueue again: queued ones overdue by
-   * `overdueSeconds` (the next attempt), and running ones whose lease lapsed (the running attempt,
-   * whose next delivery closes it as outcome-unknown once its owner is surely gone).
+   * Jobs whose BullMQ job may be gone, with the attempt its BullMQ job starts at and the attempts left
+   * from there: queued ones overdue by `overdueSeconds` (the next attempt), and running ones whose lease
+   * lapsed (the running attempt, whose next delivery closes it as outcome-unknown once its owner is surely gone).
    */
-  async stranded(overdueSeconds: number, limit: number): Promise<Array<{ id: string; attempt: number }>> {
-    const rows = await this.sql.prepared<{ id: string; attempt: number }>(
+  async stranded(
+    overdueSeconds: number,
+    limit: number,
+  ): Promise<Array<{ id: string; attempt: number; attempts: number }>> {
+    const rows = await this.sql.prepared<{ id: string; attempt: number; max_attempts: number }>(
       'forward-jobs.stranded',
-      `(SELECT id, jsonb_array_length(attempts) + 1 AS attempt FROM vault_forward_jobs
+      `(SELECT id, jsonb_array_length(attempts) + 1 AS attempt, max_attempts FROM vault_forward_jobs
          WHERE status = 'queued' AND COALESCE(next_attempt_at, created_at) < now() - make_interval(secs => $1) LIMIT $2)
        UNION ALL
-       (SELECT id, jsonb_array_length(attempts) AS attempt FROM vault_forward_jobs
+       (SELECT id, jsonb_array_length(attempts) AS attempt, max_attempts FROM vault_forward_jobs
          WHERE status = 'running' AND (lease_expires_at IS NULL OR lease_expires_at < now()) LIMIT $2)`,
       [overdueSeconds, limit],
     );
-    return rows.map((row) => ({ id: row.id, attempt: Number(row.attempt) }));
+    return rows.map((row) => ({ id: row.id, ...attemptsFrom(Number(row.attempt), Number(row.max_attempts)) }));
+  }
+
+  /**
+   * Queued jobs after `afterId` in id order (from the first with null), whatever their due time, with the
+   * attempt their BullMQ job starts at, the attempts left and how long until it is due (0 when due).
+   * Through a partial index of queued ids, so a walk costs the backlog's size, not the table's.
+   */
+  async queuedAfter(
+    afterId: string | null,
+    limit: number,
+  ): Promise<Array<{ id: string; attempt: number; attempts: number; delayMs: number }>> {
+    const rows = await this.sql.prepared<{ id: string; attempt: number; max_attempts: number; delay_ms: string }>(
+      'forward-jobs.queued-after',
+      `SELECT id, jsonb_array_length(attempts) + 1 AS attempt, max_attempts,
+              GREATEST(0, ceil(extract(epoch FROM next_attempt_at - now()) * 1000))::bigint AS delay_ms
+         FROM vault_forward_jobs
+        WHERE status = 'queued' AND id > COALESCE($1::uuid, '00000000-0000-0000-0000-000000000000'::uuid)
+        ORDER BY id LIMIT $2`,
+      [afterId, limit],
+    );
+    return rows.map((row) => ({
+      id: row.id,
+      ...attemptsFrom(Number(row.attempt), Number(row.max_attempts)),
+      delayMs: Number(row.delay_ms),
+    }));
+  }
+
+  /** A job as the resource shows it (TypeORM's entity), of that merchant unless null; null when there is none. */
+  findOf(merchantAccountId: string | null, id: string): Promise<ForwardJob | null> {
+    return this.jobs.findOneBy(merchantAccountId === null ? { id } : { id, merchantAccountId });
+  }
+
+  /** One page of a merchant's jobs (of `status`, if given), as `seekPage` fetches it (up to keyset.limit + 1 rows). */
+  page(merchantAccountId: string, status: JobStatus | undefined, keyset: KeysetRequest): Promise<ForwardJob[]> {
+    const qb = this.jobs
+      .createQueryBuilder('j')
+      .where('j.merchant_account_id = :merchantAccountId', { merchantAccountId });
+    if (status) qb.andWhere('j.status = :status', { status });
+    return seekPage(qb, 'j', keyset);
+  }
+
+  /** Cancels a merchant's job while it waits for an attempt, its sealed plan deleted with it: whether it did. */
+  async cancel(merchantAccountId: string, id: string): Promise<boolean> {
+    const [rows] = await this.jobs.query<[unknown[], number]>(
+      `WITH cancelled AS (
+         UPDATE vault_forward_jobs SET status = 'cancelled', next_attempt_at = NULL, updated_at = now(), finished_at = now()
+          WHERE id = $1 AND merchant_account_id = $2 AND status = 'queued' RETURNING id)
+       DELETE FROM vault_forward_job_plans WHERE job_id IN (SELECT id FROM cancelled) RETURNING job_id`,
+      [id, merchantAccountId],
+    );
+    return rows.length > 0;
   }
 
   /** The row, or null. */
@@ -340,70 +401,7 @@ export class ForwardJobStore {
   }
 }
 
-interface SealedRow {
-  ciphertext: Buffer;
-  wrapped_key: Buffer;
-  master_key_id: string;
-}
-
-function sealedRecord(row: SealedRow) {
-  return { ciphertext: row.ciphertext, wrappedKey: row.wrapped_key, masterKeyId: row.master_key_id };
-}
-
-interface JobRow {
-  id: string;
-  merchant_account_id: string;
-  status: JobStatus;
-  method: string;
-  target_url: string;
-  payment_method_ids: string[];
-  authentication_ids: string[];
-  max_attempts: number;
-  idempotency_key: string | null;
-  callback_url: string | null;
-  attempts: JobAttempt[];
-  next_attempt_at: Timestamp | null;
-  response_status: number | null;
-  created_at: Timestamp;
-  updated_at: Timestamp;
-  finished_at: Timestamp | null;
-}
-
-function jobOf(row: JobRow): ForwardJob {
-  return Object.assign(new ForwardJob(), {
-    id: row.id,
-    merchantAccountId: row.merchant_account_id,
-    status: row.status,
-    method: row.method,
-    targetUrl: row.target_url,
-    paymentMethodIds: row.payment_method_ids,
-    authenticationIds: row.authentication_ids,
-    maxAttempts: row.max_attempts,
-    idempotencyKey: row.idempotency_key,
-    callbackUrl: row.callback_url,
-    attempts: row.attempts,
-    nextAttemptAt: row.next_attempt_at,
-    responseStatus: row.response_status,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-    finishedAt: row.finished_at,
-  });
-}
-
-interface ClaimItem {
-  jobId: string;
-  /** `[attempt]` as JSON. */
-  entry: string;
-  /** Attempts the row must have already. */
-  done: number;
-  requestId: string;
-}
-
-type ClaimedRow = JobRow & Partial<SealedRow>;
-
-/** Per-item parameter lists to per-column arrays for unnest(); the columns in `arrays` (text[] values) become array literals. */
-function transpose(items: unknown[][], arrays: number[]): unknown[][] {
-  return items[0].map((_, column) =>
-    items.map((values) => (arrays.includes(column) ? textArrayLiteral(values[column] as string[]) : values[column])),
-  );
+/** A forward's BullMQ job starting at attempt `attempt`: that attempt and the tries left after it (at least one). */
+export function attemptsFrom(attempt: number, maxAttempts: number): { attempt: number; attempts: number } {
+  return { attempt, attempts: Math.max(1, maxAttempts - attempt + 1) };
 }

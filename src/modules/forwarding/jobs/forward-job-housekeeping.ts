@@ -1,0 +1,105 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { AppConfig } from '../../../platform/config/config';
+import { APP_CONFIG } from '../../../platform/config/config.module';
+import { ForwardQueue } from '../../../platform/job-queue/forward-queue';
+import { CallbackDeliveries } from '../callbacks/callback-deliveries';
+import { ForwardJobsRepository } from './forward-jobs.repository';
+import { LostJobRecovery } from './lost-job-recovery';
+
+/**
+ * The repeatable BullMQ job (a job scheduler, one per queue however many workers upsert it) that
+ * re-enqueues overdue jobs and purges sealed responses and callbacks past FORWARD_JOB_RETENTION.
+ */
+export const HOUSEKEEPING_JOB = 'forward-jobs-housekeeping';
+const START_PASS_TRIES = 5;
+const START_PASS_RETRY_MS = 1_000;
+/** Overdue jobs enqueued again per pass at most (the next pass takes the rest). */
+const SWEEP_BATCH = 1_000;
+
+/**
+ * The recovery of what BullMQ lost or gave up on, from the job rows (the truth), and the purges:
+ * run by the housekeeping scheduler's jobs in ForwardJobProcessor, at its start and when the engine
+ * comes back.
+ */
+@Injectable()
+export class ForwardJobHousekeeping {
+  private readonly logger = new Logger('ForwardJobs');
+
+  constructor(
+    private readonly store: ForwardJobsRepository,
+    private readonly queue: ForwardQueue,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly callbacks: CallbackDeliveries,
+    private readonly lostJobs: LostJobRecovery,
+  ) {}
+
+  /** Upserts the housekeeping scheduler and runs one pass at once; never throws (logged, tried again at the next reconnect or start). */
+  async start(why: string): Promise<void> {
+    try {
+      await this.queue.schedule(HOUSEKEEPING_JOB, this.config.forwardJobSweepSeconds * 1000);
+    } catch (error) {
+      this.logger.warn({
+        msg: 'could not schedule the queued forward housekeeping',
+        reason: why,
+        error: (error as Error).message,
+      });
+    }
+    // At start-up the pass can race BullMQ's own set-up on the embedded database, whose single shared
+    // session briefly carries BullMQ's search_path: a few quiet tries before the failure is worth a warning.
+    if (await this.pass(true)) return;
+    void (async () => {
+      for (let attempt = 2; attempt <= START_PASS_TRIES; attempt++) {
+        await new Promise((resolve) => setTimeout(resolve, START_PASS_RETRY_MS).unref());
+        if (await this.pass(attempt < START_PASS_TRIES)) return;
+      }
+    })();
+  }
+
+  /**
+   * Every queued job enqueued again when the engine lost its data (LostJobRecovery); queued jobs overdue
+   * by FORWARD_JOB_OVERDUE enqueued again (their BullMQ job was lost otherwise: an enqueue failed after
+   * the row's commit), and running ones whose lease lapsed (their worker died, and the BullMQ job may
+   * have gone with Redis's data); sealed responses and callbacks past
+   * FORWARD_JOB_RETENTION purged; pending callback deliveries overdue for their attempt enqueued
+   * again. Every statement is idempotent, so passes of several workers at
+   * once do no harm, and an attempt enqueued twice runs once: one BullMQ job (its id) while BullMQ
+   * keeps it, and one claim in any case.
+   * One pass; true when it went through. `quiet`: a failure is logged at debug only (it will be tried again).
+   */
+  async pass(quiet = false): Promise<boolean> {
+    try {
+      await this.lostJobs.recover();
+      const stranded = await this.store.stranded(this.config.forwardJobOverdueSeconds, SWEEP_BATCH);
+      // BullMQ may keep the job as failed (it gave up on it): replaced, or the add would be a no-op.
+      for (const { id, attempt, attempts } of stranded)
+        await this.queue.enqueue(id, { attempt, attempts, replaceFailed: true });
+      if (stranded.length > 0)
+        this.logger.warn({
+          msg: 'queued forwards overdue for their attempt, or running with a lapsed lease, were enqueued again',
+          count: stranded.length,
+        });
+      const callbacks = await this.callbacks.sweep();
+      if (callbacks > 0)
+        this.logger.warn({
+          msg: 'job-end callbacks overdue for their attempt were enqueued again',
+          count: callbacks,
+        });
+      const purged =
+        (await this.store.purge(this.config.forwardJobRetentionSeconds)) + (await this.callbacks.purgeEnded());
+      if (purged > 0)
+        this.logger.log({
+          msg: 'purged the sealed plans, responses and callbacks of ended queued forwards',
+          count: purged,
+        });
+      return true;
+    } catch (error) {
+      const entry = {
+        msg: 'queued forward housekeeping failed; tried again at its next run',
+        error: (error as Error).message,
+      };
+      if (quiet) this.logger.debug(entry);
+      else this.logger.warn(entry);
+      return false;
+    }
+  }
+}
