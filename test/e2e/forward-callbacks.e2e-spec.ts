@@ -20,6 +20,7 @@ import { LogCapture } from '../support/log-capture';
 import { startTestApp, testConfig, TestApp } from '../support/test-app';
 import { waitFor } from '../support/wait';
 import { SYSTEM_CLOCK } from '../../src/platform/time/clock';
+import { WebhookSecretEvents } from '../../src/modules/merchants/webhook-secrets/webhook-secret-events';
 
 /**
  * Written from the Standard Webhooks specification, sharing no code with the service: HMAC-SHA256
@@ -469,6 +470,8 @@ describe('Job-end callbacks (issue 11, item 5: delivery)', () => {
       t.get(DownstreamClient),
       t.get(APP_CONFIG),
       SYSTEM_CLOCK,
+      // Its own events: a queueless instance is woken by nothing the app's secrets do.
+      new WebhookSecretEvents(),
     );
     const delivery = await secretlessDelivery(8, queueless);
     createSecret = delivery.createSecret;
@@ -512,6 +515,8 @@ describe('Job-end callbacks (issue 11, item 5: delivery)', () => {
       t.get(DownstreamClient),
       t.get(APP_CONFIG),
       SYSTEM_CLOCK,
+      // Its own events: a queueless instance is woken by nothing the app's secrets do.
+      new WebhookSecretEvents(),
     );
     const path = `/hook/${randomUUID()}`;
     const messageId = await queueless.deliver(merchant, `http://127.0.0.1:${receiver.port}${path}`, { n: 6 });

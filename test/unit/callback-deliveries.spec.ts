@@ -60,7 +60,7 @@ describe('CallbackDeliveries: a secret wakes the deliveries waiting for it', () 
     const unused = {} as never;
     // Listens from its construction, as a provider of the worker and API modules does.
     const rows = new CallbackDeliveriesRepository({} as DataSource);
-    new CallbackDeliveries(rows, unused, unused, unused, loadConfig({}), SYSTEM_CLOCK, queue, undefined, events);
+    new CallbackDeliveries(rows, unused, unused, unused, loadConfig({}), SYSTEM_CLOCK, events, queue);
   });
 
   it("enqueues the merchant's waiting deliveries once the secret commits, and no one else's", async () => {

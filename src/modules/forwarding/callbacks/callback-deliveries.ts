@@ -63,11 +63,11 @@ export class CallbackDeliveries {
     private readonly downstream: DownstreamClient,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(CLOCK) private readonly clock: Clock,
+    secretEvents: WebhookSecretEvents,
     @Optional() @Inject(CALLBACK_QUEUE) private readonly queue?: ForwardQueue,
     @Optional() @Inject(CALLBACK_JOB_SOURCE) private readonly jobs?: CallbackJobSource,
-    @Optional() secretEvents?: WebhookSecretEvents,
   ) {
-    secretEvents?.onSecretCreated((manager, merchantAccountId) => this.wakeWaitingFor(manager, merchantAccountId));
+    secretEvents.onSecretCreated((manager, merchantAccountId) => this.wakeWaitingFor(manager, merchantAccountId));
   }
 
   /**
