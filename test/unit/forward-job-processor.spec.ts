@@ -15,7 +15,7 @@ import { ForwardingErrors } from '../../src/modules/forwarding/request/forwardin
 import { DownstreamProblem } from '../../src/modules/forwarding/sending/downstream-client';
 import { FakeClock } from './fakes/clock';
 import { FakeForwardExecutor } from './fakes/forward-executor';
-import { InMemoryForwardJobStore } from './fakes/forward-jobs.repository';
+import { InMemoryForwardJobsRepository } from './fakes/forward-jobs.repository';
 import { FakeForwardQueue } from './fakes/forward-queue';
 import { SYSTEM_CLOCK } from '../../src/platform/time/clock';
 
@@ -28,7 +28,7 @@ describe('ForwardJobProcessor', () => {
   const config = loadConfig({});
   const LEASE_MARGIN_MS = 250;
   let clock: FakeClock;
-  let store: InMemoryForwardJobStore;
+  let store: InMemoryForwardJobsRepository;
   let executor: FakeForwardExecutor;
   let queue: FakeForwardQueue;
   let scheduled: string[];
@@ -39,7 +39,7 @@ describe('ForwardJobProcessor', () => {
 
   beforeEach(() => {
     clock = new FakeClock();
-    store = new InMemoryForwardJobStore(clock, config.queueLockMs);
+    store = new InMemoryForwardJobsRepository(clock, config.queueLockMs);
     executor = new FakeForwardExecutor();
     queue = new FakeForwardQueue();
     scheduled = [];

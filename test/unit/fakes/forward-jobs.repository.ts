@@ -28,7 +28,7 @@ interface Row {
  * while that entry has no outcome or was closed outcome-unknown. Reads return copies, as rows read
  * from a database are. Leases run on the test's clock.
  */
-export class InMemoryForwardJobStore implements WorkerCalls {
+export class InMemoryForwardJobsRepository implements WorkerCalls {
   private readonly rows = new Map<string, Row>();
   /** Every transition that applied, in order, for assertions on what happened. */
   readonly transitions: Array<{ kind: 'claim' | 'requeue' | 'finish' | 'late'; jobId: string; attempt: number }> = [];
