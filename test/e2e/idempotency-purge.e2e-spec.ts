@@ -8,7 +8,7 @@ import { waitFor } from '../support/wait';
 /**
  * What IdempotencyService does in the background, with the database cut: the periodic purge of
  * expired keys (onModuleInit) runs every PURGE_EVERY_MS, and a pass that fails (the database away) is
- * logged, not thrown; a claim refused by an outage is released once the database is back (releaseLater). The timer is driven by Jest's fake
+ * logged, not thrown; a claim refused by an outage is released once the database is back (its release held, platform/database/held-writes.ts). The timer is driven by Jest's fake
  * setInterval (only that: everything else, the database included, is real); the app reaches
  * PostgreSQL through a TCP proxy the test cuts. A file of its own: nestjs-pino sends the lines logged
  * outside a request to the first app's stream of the module registry (one per test file), so this app
@@ -90,7 +90,10 @@ describe('Idempotency-Key in the background: the purge timer, releases of refuse
     const idempotency = t.get(IdempotencyService);
     const released = () =>
       t.logs.lines.filter(
-        (line) => line.context === 'Idempotency' && line.msg === 'released Idempotency-Key claims of refused requests',
+        (line) =>
+          line.context === 'HeldWrites' &&
+          line.msg === 'held writes taken by the database' &&
+          line.what === 'Idempotency-Key releases of refused requests',
       );
     const before = released().length;
     // A real database error that is not an outage (no such merchant account: a foreign key): nothing to release.

@@ -1,7 +1,6 @@
 import { jitteredMs } from '../../src/platform/time/jitter';
 import { DatabaseUnavailableError } from '../../src/platform/problem/database-errors';
-import { backoffMs, RetryAttempt, retryBackoff } from '../../src/platform/job-queue/backoff';
-import { PutOff, putOffDelay } from '../../src/platform/job-queue/job-consumer';
+import { backoffMs, PutOff, putOffDelay, RetryAttempt, retryBackoff } from '../../src/platform/job-queue/backoff';
 
 describe('the one jitter formula (issue 21, item 6)', () => {
   it('draws a whole number of milliseconds uniformly from [floor, ceiling)', () => {

@@ -1,46 +1,10 @@
 import { Logger } from '@nestjs/common';
 import type { WorkerHost } from '@nestjs/bullmq';
 import { DelayedError, Job } from 'bullmq';
-import { jitteredMs } from '../time/jitter';
-import { isDatabaseUnavailable } from '../problem/database-errors';
+import { putOffDelay } from './backoff';
 import type { EngineWorker } from './engine';
 import { ForwardJobData, ForwardQueue, parseJobData } from './forward-queue';
 import type { ConsumerOptions, QueueConsumers } from './queue-consumers';
-
-/**
- * A job whose handler found the database unreachable is put off by this much (plus up to as much
- * again of jitter, so a backlog does not come back all at once), its BullMQ tries untouched.
- *
- * The jitter is the retry policy's one formula (platform/time/jitter.ts), with a floor where the backoff
- * between attempts has none: a wait of ~0 ms would run the job again at once against a database that
- * is still down, a busy loop through the worker's slots (each turn a failed database call). Nor does
- * it grow with the attempt, since an outage is not an attempt (docs/decisions/0056, 0070).
- */
-const DATABASE_OUTAGE_DELAY_MS = 2_000;
-
-/**
- * Thrown by a handler whose job cannot be tried now and is no try: put off by `delayMs` (BullMQ's
- * delayed set, its tries untouched), as a database outage is (putOffDelay).
- */
-export class PutOff extends Error {
-  constructor(
-    readonly delayMs: number,
-    message = 'the job is put off without a try',
-  ) {
-    super(message);
-    this.name = 'PutOff';
-  }
-}
-
-/**
- * Whether a handler's error means "try later, this was not a try": the milliseconds to put the job off
- * by, or null for an error BullMQ counts. A database outage of any length must delay jobs, not use up
- * their tries and strand them in the failed set (docs/decisions/0056).
- */
-export function putOffDelay(error: unknown): number | null {
-  if (error instanceof PutOff) return error.delayMs;
-  return isDatabaseUnavailable(error) ? jitteredMs(DATABASE_OUTAGE_DELAY_MS, 2 * DATABASE_OUTAGE_DELAY_MS) : null;
-}
 
 /** What a processor does around its Worker's life. */
 interface ConsumerHooks {

@@ -5,7 +5,7 @@ import { ProblemException } from '../../../platform/problem/problem';
 import type { AppConfig } from '../../../platform/config/config';
 import { APP_CONFIG } from '../../../platform/config/config.module';
 import { backoffMs, RetryAttempt } from '../../../platform/job-queue/backoff';
-import { PutOff } from '../../../platform/job-queue/job-consumer';
+import { PutOff } from '../../../platform/job-queue/backoff';
 import { DownstreamClient } from '../sending/downstream-client';
 import { CALLBACK_QUEUE, ForwardJobData, ForwardQueue } from '../../../platform/job-queue/forward-queue';
 import { loggableUrl } from '../../../platform/logging/redaction';

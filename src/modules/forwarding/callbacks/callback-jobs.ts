@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '@nestjs/common';
-import { keyStoreOutageDelayMs } from '../../../platform/job-queue/backoff';
+import { keyStoreOutageDelayMs, putOffDelay } from '../../../platform/job-queue/backoff';
 import { CALLBACK_JOB_NAME, ForwardQueue } from '../../../platform/job-queue/forward-queue';
-import { putOffDelay } from '../../../platform/job-queue/job-consumer';
 import { VaultKeyUnavailableError } from '../../vault/vault.errors';
 
 /**

@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { ProblemException } from '../../../platform/problem/problem';
 import { isDatabaseUnavailable } from '../../../platform/problem/database-errors';
+import { HeldWrites } from '../../../platform/database/held-writes';
 import { CLOCK, Clock } from '../../../platform/time/clock';
 import { boundAad, SecretSealer } from '../../vault/secret-sealer';
 import { IdempotencyErrors } from './idempotency.errors';
@@ -15,14 +16,13 @@ const ABANDONED_AFTER_SECONDS = 300;
 /**
  * The lease of a queued forward's claim: creating its job takes a statement or two (each bounded by the
  * API's 5 s query timeout), so a claim still running after this belongs to a request that has answered
- * (its release lost with the database, and its process gone before releaseLater could retry): it may
+ * (its release lost with the database, and its process gone before its held release was taken): it may
  * be taken over. The job's create checks its claim still holds the key, so a slow request that loses
  * its claim creates nothing (ForwardJobsRepository.create).
  */
 const ASYNC_CLAIM_LEASE_SECONDS = 30;
-/** Between tries of the releases the database did not take (releaseLater), and how many are kept at most. */
-const RELEASE_RETRY_MS = 1_000;
-const MAX_PENDING_RELEASES = 10_000;
+/** Releases the database did not take, held until it does (releaseLater), at most this many. */
+const MAX_HELD_RELEASES = 10_000;
 /** How often each API process purges expired keys (onModuleInit). */
 export const PURGE_EVERY_MS = 10 * 60 * 1000;
 const PURGE_BATCH = 5_000;
@@ -136,14 +136,19 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('Idempotency');
   private purgeTimer: NodeJS.Timeout | undefined;
   /** Claims to release once the database answers again (releaseLater). */
-  private readonly pendingReleases = new Set<string>();
-  private releaseTimer: NodeJS.Timeout | undefined;
+  private readonly heldReleases: HeldWrites;
 
   constructor(
     private readonly keys: IdempotencyKeysRepository,
     private readonly sealer: SecretSealer,
     @Inject(CLOCK) private readonly clock: Clock,
-  ) {}
+  ) {
+    this.heldReleases = new HeldWrites(
+      'Idempotency-Key releases of refused requests',
+      (ids) => this.keys.release(ids),
+      MAX_HELD_RELEASES,
+    );
+  }
 
   onModuleInit(): void {
     this.purgeTimer = setInterval(
@@ -158,38 +163,16 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
 
   onModuleDestroy(): void {
     clearInterval(this.purgeTimer);
-    clearTimeout(this.releaseTimer);
+    this.heldReleases.close();
   }
 
   /**
-   * Releases a claim whose request was refused while the database could not take the release: tried
-   * again every second until it does, so the key is free as soon as the database is back (a retry would
-   * otherwise get 409 until the claim's lease runs out). Bounded: past MAX_PENDING_RELEASES the oldest
-   * are left to their lease.
+   * Releases a claim whose request was refused while the database could not take the release: held
+   * until it does (HeldWrites), so the key is free as soon as the database is back (a retry would
+   * otherwise get 409 until the claim's lease runs out).
    */
   releaseLater(claimId: string): void {
-    if (this.pendingReleases.size >= MAX_PENDING_RELEASES)
-      this.pendingReleases.delete(this.pendingReleases.values().next().value!);
-    this.pendingReleases.add(claimId);
-    this.releaseTimer ??= setTimeout(() => void this.releasePending(), RELEASE_RETRY_MS).unref();
-  }
-
-  private async releasePending(): Promise<void> {
-    const ids = [...this.pendingReleases];
-    try {
-      await this.keys.release(ids);
-      for (const id of ids) this.pendingReleases.delete(id);
-      this.logger.log({ msg: 'released Idempotency-Key claims of refused requests', count: ids.length });
-    } catch (error) {
-      this.logger.debug({
-        msg: 'releasing Idempotency-Key claims failed; tried again',
-        error: (error as Error).message,
-      });
-    }
-    this.releaseTimer =
-      this.pendingReleases.size > 0
-        ? setTimeout(() => void this.releasePending(), RELEASE_RETRY_MS).unref()
-        : undefined;
+    this.heldReleases.hold(claimId);
   }
 
   async claim(

@@ -5,6 +5,7 @@ import type { Job } from 'bullmq';
 import type { AppConfig } from '../../../platform/config/config';
 import { APP_CONFIG } from '../../../platform/config/config.module';
 import { isDatabaseUnavailable } from '../../../platform/problem/database-errors';
+import { untilDatabaseTakes } from '../../../platform/database/held-writes';
 import { ProblemException } from '../../../platform/problem/problem';
 import { CallbackDeliveries } from '../callbacks/callback-deliveries';
 import { ForwardExecutor, isRetryable, reachedDownstream } from '../request/forward-executor';
@@ -23,15 +24,12 @@ import { readWhole, retryAfterOf } from './job-answer';
 import { JobOwnedElsewhereError, LeaseWatch, remember } from './lease-watch';
 import { ForwardJobHousekeeping, HOUSEKEEPING_JOB } from './forward-job-housekeeping';
 import { AttemptOutcome, mayRetry } from './retry-policy';
-import { backoffMs, RetryAttempt } from '../../../platform/job-queue/backoff';
-import { JobConsumer, PutOff } from '../../../platform/job-queue/job-consumer';
+import { backoffMs, PutOff, RetryAttempt } from '../../../platform/job-queue/backoff';
+import { JobConsumer } from '../../../platform/job-queue/job-consumer';
 import { putOffOrKeyStore } from '../callbacks/callback-jobs';
 
 /** A delivery that met the row mid-change looks again this much later (a put-off, no try). */
 const RACE_PUT_OFF_MS = 250;
-/** Between tries of an attempt's end while the database is unreachable (doubling from the first). */
-const END_RETRY_FIRST_MS = 250;
-const END_RETRY_MAX_MS = 5_000;
 /**
  * Runs queued forwards in a worker: one BullMQ job per forward for its whole life (its id the forward's),
  * carrying only the job's id, whose tries are the forward's attempts: an attempt to be retried throws
@@ -324,21 +322,16 @@ export class ForwardJobProcessor extends WorkerHost<EngineWorker> {
   }
 
   /**
-   * An attempt's end (requeue, finish) tried until the database takes it: the downstream has answered,
-   * and throwing it away would have the attempt closed as outcome-unknown and sent again. The same while the
-   * key store is away (finish seals the answer under a new data key). The job holds its worker slot
-   * meanwhile; nothing else could run without the database anyway.
+   * An attempt's end (requeue, finish) held until the database takes it (platform/database/held-writes.ts):
+   * the downstream has answered, and throwing it away would have the attempt closed as outcome-unknown
+   * and sent again. The same while the key store is away (finish seals the answer under a new data
+   * key). The job holds its worker slot meanwhile; nothing else could run without the database anyway.
    */
-  private async untilDatabaseAnswers<T>(write: () => Promise<T>): Promise<T> {
-    for (let waitMs = END_RETRY_FIRST_MS; ; waitMs = Math.min(waitMs * 2, END_RETRY_MAX_MS)) {
-      try {
-        return await write();
-      } catch (error) {
-        const outage = isDatabaseUnavailable(error) || error instanceof VaultKeyUnavailableError;
-        if (!outage || this.closing) throw error;
-      }
-      await new Promise((resolve) => setTimeout(resolve, waitMs));
-    }
+  private untilDatabaseAnswers<T>(write: () => Promise<T>): Promise<T> {
+    return untilDatabaseTakes(write, {
+      alsoWhen: (error) => error instanceof VaultKeyUnavailableError,
+      stopped: () => this.closing,
+    });
   }
 
   /**

@@ -1,4 +1,4 @@
-import { PutOff } from '../../../platform/job-queue/job-consumer';
+import { PutOff } from '../../../platform/job-queue/backoff';
 import type { ForwardJobsRepository } from './forward-jobs.repository';
 import type { Clock } from '../../../platform/time/clock';
 
