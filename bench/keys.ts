@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { initSoftHsmToken } from '../test/support/softhsm-token';
 import { ADMIN_URL, BENCH_API_ENV, benchDatabase, benchMerchantToken, REDIS_URL, ROOT, startApi } from './bench-api';
-import { children, cpuPerRequest, forkServer, LOAD, LoadResult, loadRun, postJson } from './support';
+import { children, cpuPerRequest, forkServer, LOAD, LoadResult, loadRun, postJson, stopChild } from './support';
 
 const CONNECTIONS = LOAD.connections;
 const DURATION = LOAD.durationS;
@@ -67,8 +67,7 @@ async function main(): Promise<void> {
         rows[label] = await loadRun(`${api.url}/vault-forward`, forward, api.process.pid);
         return forward;
       } finally {
-        api.process.kill('SIGTERM');
-        await new Promise((resolve) => api.process.once('exit', resolve));
+        await stopChild(api.process);
       }
     };
     const pkcs11 = { ...hsm.env('bench-1'), VAULT_MASTER_KEYS: '' };

@@ -13,7 +13,12 @@
  * BENCH_BASELINE_MAIN=PATH (a dist/main.js built from another commit, kept inside this
  * tree so it finds node_modules) starts that API too, on the same database, and adds its API rows to the
  * same round-robin: a before/after in one interleaved run. Each API's CPU per request (all its cases
- * together) is printed beside, read from /proc.
+ * together) is printed beside, read from /proc. The two are compared on equal terms: the set-up requests
+ * go to a third API process stopped before the measured ones start; each case of one build sits next to
+ * the same case of the other, which of the two goes first alternating every round; and
+ * BENCH_BASELINE_FIRST=1 starts the baseline first (run the bench once each way: an A/A run, the same
+ * build twice, showed the API started first 2–3 % dearer per request when it also took the set-up and
+ * always went first).
  */
 import { randomUUID } from 'node:crypto';
 import { loadavg } from 'node:os';
@@ -21,7 +26,7 @@ import { performance } from 'node:perf_hooks';
 import { Client as Pg } from 'pg';
 import { Client } from 'undici';
 import { ADMIN_URL, BENCH_API_ENV, benchDatabase, benchMerchantToken, REDIS_URL, startApi } from './bench-api';
-import { children, cpuMs, forkServer, postJson } from './support';
+import { children, cpuMs, forkServer, postJson, stopChild } from './support';
 
 const ROUNDS = Number(process.env.BENCH_LATENCY_ROUNDS ?? 2_000);
 const TRACING = process.env.BENCH_TRACING === '1';
@@ -29,6 +34,7 @@ const WARMUP = 300;
 /** Target of issue 24: a card forward adds at most this much p50 over a direct call. */
 const CARD_FORWARD_TARGET_MS = 0.5;
 const BASELINE_MAIN = process.env.BENCH_BASELINE_MAIN;
+const BASELINE_FIRST = process.env.BENCH_BASELINE_FIRST === '1';
 const BODY = JSON.stringify({ card: { number: '{{ CARD_NUMBER_1 }}', expiry: '{{ CARD_EXPIRATION_DATE_1 }}' } });
 
 interface Case {
@@ -53,8 +59,31 @@ async function main(): Promise<void> {
     const echo = await forkServer('echo-server.js');
     const proxy = await forkServer('passthrough-proxy.js');
     const env = { ...BENCH_API_ENV, DATABASE_URL: database.url, REDIS_URL };
-    const { url: api, process: apiProcess } = await startApi(env, { profileDir: process.env.BENCH_API_PROFILE });
-    const baseline = BASELINE_MAIN ? await startApi(env, { main: BASELINE_MAIN }) : null;
+    const token = await benchMerchantToken(database.url);
+    // The set-up goes through an API of its own, gone before the measured ones start: neither of those
+    // has served more than the other.
+    const setUp = await startApi(env);
+    const config = { display_name: 'Echo', hosts: [`127.0.0.1:${echo.port}`] };
+    await postJson(`${setUp.url}/vault-forward/configs`, token, config);
+    const card = await postJson(`${setUp.url}/payment-methods`, token, {
+      method: 'card',
+      number: '4111111111111111',
+      expiration_date: '12/30',
+    });
+    for (let i = 0; i < 25; i++) await postJson(`${setUp.url}/buyers`, token, { display_name: `Buyer ${i}` });
+    await stopChild(setUp.process);
+    const startMain = () => startApi(env, { profileDir: process.env.BENCH_API_PROFILE });
+    const startBaseline = () => (BASELINE_MAIN ? startApi(env, { main: BASELINE_MAIN }) : Promise.resolve(null));
+    let apiStarted: Awaited<ReturnType<typeof startApi>>;
+    let baseline: Awaited<ReturnType<typeof startApi>> | null;
+    if (BASELINE_FIRST) {
+      baseline = await startBaseline();
+      apiStarted = await startMain();
+    } else {
+      apiStarted = await startMain();
+      baseline = await startBaseline();
+    }
+    const { url: api, process: apiProcess } = apiStarted;
     // The same database, a second process with tracing on; its spans go to a sink that only answers 200.
     const traced = TRACING
       ? await startApi({
@@ -62,14 +91,6 @@ async function main(): Promise<void> {
           OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(await forkServer('echo-server.js')).port}`,
         })
       : null;
-    const token = await benchMerchantToken(database.url);
-    await postJson(`${api}/vault-forward/configs`, token, { display_name: 'Echo', hosts: [`127.0.0.1:${echo.port}`] });
-    const card = await postJson(`${api}/payment-methods`, token, {
-      method: 'card',
-      number: '4111111111111111',
-      expiration_date: '12/30',
-    });
-    for (let i = 0; i < 25; i++) await postJson(`${api}/buyers`, token, { display_name: `Buyer ${i}` });
 
     const target = `http://127.0.0.1:${echo.port}/charge`;
     const auth = { authorization: `Bearer ${token}` };
@@ -146,8 +167,11 @@ async function main(): Promise<void> {
         : {}),
     };
 
+    // Each case of the API followed by its baseline twin, so the pair shares the machine's state.
     if (baseline) {
       for (const [name, c] of Object.entries(cases)) {
+        delete cases[name];
+        cases[name] = c;
         if (c.origin === api) cases[`[baseline] ${name}`] = { ...c, origin: baseline.url };
       }
     }
@@ -169,9 +193,16 @@ async function main(): Promise<void> {
       { label: 'API', pid: apiProcess.pid },
       ...(baseline ? [{ label: '[baseline] API', pid: baseline.process.pid }] : []),
     ];
+    // Which build of a pair goes first alternates every round.
+    const twinOf = (i: number) => (runs[i + 1]?.name === `[baseline] ${runs[i].name}` ? i + 1 : null);
     for (let round = 0; round < WARMUP + ROUNDS; round++) {
       if (round === WARMUP) for (const p of apiCpu) p.before = cpuMs(p.pid);
-      for (const run of runs) await run.once(round >= WARMUP);
+      for (let i = 0; i < runs.length; i++) {
+        const twin = twinOf(i);
+        const pair = twin === null ? [runs[i]] : round % 2 === 0 ? [runs[i], runs[twin]] : [runs[twin], runs[i]];
+        for (const run of pair) await run.once(round >= WARMUP);
+        if (twin !== null) i = twin;
+      }
     }
     const apiRequests = (origin: string) => Object.values(cases).filter((c) => c.origin === origin).length * ROUNDS;
     const cpuLines = apiCpu.map((p, i) => {

@@ -40,6 +40,7 @@ import {
   machineCpuMs,
   postJson,
   redisCommands,
+  stopChild,
   treeCpuMs,
 } from './support';
 import { readFileSync } from 'node:fs';
@@ -217,10 +218,7 @@ async function runEngine(
       machineBusy: (machineAfter.busy - machineBefore.busy) / Math.max(1, machineAfter.total - machineBefore.total),
     };
   } finally {
-    for (const child of started) child.kill('SIGTERM');
-    await Promise.all(
-      started.map((child) => (child.exitCode !== null ? Promise.resolve() : new Promise((r) => child.once('exit', r)))),
-    );
+    await Promise.all(started.map(stopChild));
     await database.drop();
     // 20,000 finished jobs' keys would otherwise stay in the shared Redis for every later SCAN to walk.
     if (backend === 'redis') await dropQueueKeys(env.FORWARD_QUEUE_NAME, REDIS_URL);

@@ -58,6 +58,14 @@ export function table(rows: Record<string, Stats>): string {
 export const children: ChildProcess[] = [];
 
 /** Forks a helper server script of this folder; resolves with the port it reports once listening. */
+/** SIGTERM, then the child's exit (at once if it has already exited). */
+export function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  return exited;
+}
+
 export function forkServer(
   script: string,
   env?: Record<string, string>,
