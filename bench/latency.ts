@@ -59,10 +59,10 @@ async function main(): Promise<void> {
     const echo = await forkServer('echo-server.js');
     const proxy = await forkServer('passthrough-proxy.js');
     const env = { ...BENCH_API_ENV, DATABASE_URL: database.url, REDIS_URL };
-    const token = await benchMerchantToken(database.url);
-    // The set-up goes through an API of its own, gone before the measured ones start: neither of those
-    // has served more than the other.
+    // The set-up goes through an API of its own (which also migrates the database), gone before the
+    // measured ones start: neither of those has served more than the other.
     const setUp = await startApi(env);
+    const token = await benchMerchantToken(database.url);
     const config = { display_name: 'Echo', hosts: [`127.0.0.1:${echo.port}`] };
     await postJson(`${setUp.url}/vault-forward/configs`, token, config);
     const card = await postJson(`${setUp.url}/payment-methods`, token, {
