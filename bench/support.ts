@@ -57,7 +57,6 @@ export function table(rows: Record<string, Stats>): string {
 /** Child processes a bench started, to stop them at its end. */
 export const children: ChildProcess[] = [];
 
-/** Forks a helper server script of this folder; resolves with the port it reports once listening. */
 /** SIGTERM, then the child's exit (at once if it has already exited). */
 export function stopChild(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
@@ -66,6 +65,7 @@ export function stopChild(child: ChildProcess): Promise<void> {
   return exited;
 }
 
+/** Forks a helper server script of this folder; resolves with the port it reports once listening. */
 export function forkServer(
   script: string,
   env?: Record<string, string>,
