@@ -15,6 +15,9 @@
  *   (c+rules) (c) with three JSON-path response rules and unmatched_pan mask on the answer (issue 27).
  *   (c-bodies) (c) from a second API process with FORWARD_RECORD_BODY_RETENTION_DAYS=0: what keeping the
  *        redacted request and answer on each record (decision 0104) costs, as (c) minus this.
+ *   (cost) how the cost grows with the work: one card vs ten in a 1 KiB body, and one card in a 1 KiB vs
+ *        a 256 KiB body, each with API CPU per forward; the cost of a card and of a KiB are printed.
+ *        BENCH_FORWARD_ROWS=cost runs these rows only.
  * Each server runs in its own process; the load generator runs here. BENCH_API_PROFILE=DIR writes a
  * CPU profile of the API process; BENCH_NODE_FLAGS replaces the API's Node flags.
  */
@@ -51,6 +54,31 @@ const ONLY_PROCESSES = process.env.BENCH_FORWARD_ROWS === 'processes';
  * bench/profile-self.ts can cut a profile (BENCH_API_PROFILE) to the load alone.
  */
 const ONLY_HMAC = process.env.BENCH_FORWARD_ROWS === 'hmac';
+const ONLY_COST = process.env.BENCH_FORWARD_ROWS === 'cost';
+/** Test card numbers (Luhn-valid) for the cost rows' ten cards. */
+const TEN_CARDS = [
+  '4111111111111111',
+  '5555555555554444',
+  '4012888888881881',
+  '4242424242424242',
+  '4000056655665556',
+  '5105105105105100',
+  '5200828282828210',
+  '4000000000000002',
+  '4000000000009995',
+  '4000000000000077',
+];
+
+/** A JSON body of exactly `bytes` bytes with the number and expiry placeholders of `cards` cards, padded. */
+function costBody(cards: number, bytes: number): string {
+  const entries = Array.from({ length: cards }, (_, i) => ({
+    number: `{{ CARD_NUMBER_${i + 1} }}`,
+    expiry: `{{ CARD_EXPIRATION_DATE_${i + 1} }}`,
+  }));
+  const bare = JSON.stringify({ cards: entries, padding: '' });
+  if (bare.length > bytes) throw new Error(`${cards} cards do not fit in ${bytes} bytes`);
+  return JSON.stringify({ cards: entries, padding: 'x'.repeat(bytes - bare.length) });
+}
 
 type Result = LoadResult;
 
@@ -136,6 +164,51 @@ async function main(): Promise<void> {
 
     const target = `http://127.0.0.1:${echoPort}/charge`;
     const forwardHeaders = { 'x-vault-forward-url': target, 'x-vault-forward-http-method': 'POST' };
+    /** The cost rows: API CPU per forward as the cards and the body grow (issue 36, item 5). */
+    const costRows = async (): Promise<Record<string, Result>> => {
+      const ten: string[] = [];
+      for (const [i, number] of TEN_CARDS.entries()) {
+        const card = await postJson(`${api}/payment-methods`, token, {
+          method: 'card',
+          number,
+          expiration_date: `0${(i % 9) + 1}/31`,
+        });
+        ten.push(card.id as string);
+      }
+      const run = (cards: number, kib: number) =>
+        load(
+          `${api}/vault-forward`,
+          {
+            ...forwardHeaders,
+            authorization: `Bearer ${token}`,
+            'x-vault-forward-payment-methods': ten.slice(0, cards).join(','),
+          },
+          apiProcess,
+          costBody(cards, kib * 1024),
+        );
+      await run(1, 1); // unmeasured: the card path's steady state
+      const one = await run(1, 1);
+      const tenCards = await run(10, 1);
+      const big = await run(1, 256);
+      const perCard = (cpuPerRequest(tenCards) - cpuPerRequest(one)) / 9;
+      const perKib = (cpuPerRequest(big) - cpuPerRequest(one)) / 255;
+      costLines.push(
+        `cost of one more card: ${perCard.toFixed(0)} µs of API CPU per forward ` +
+          `((10 cards − 1 card) / 9; one card in all: ${cpuPerRequest(one).toFixed(0)} µs)`,
+        `cost of one more KiB of body: ${perKib.toFixed(1)} µs of API CPU per forward ((256 KiB − 1 KiB) / 255)`,
+      );
+      return {
+        '(cost) 1 card, 1 KiB body': one,
+        '(cost) 10 cards, 1 KiB body': tenCards,
+        '(cost) 1 card, 256 KiB body': big,
+      };
+    };
+    const costLines: string[] = [];
+    if (ONLY_COST) {
+      printTable(await costRows());
+      console.log(`\n${costLines.join('\n')}`);
+      return;
+    }
     const cardHeaders = {
       authorization: `Bearer ${token}`,
       'x-vault-forward-payment-methods': cards.map((c: { id: string }) => c.id).join(','),
@@ -281,7 +354,9 @@ async function main(): Promise<void> {
         apiProcess,
       );
     }
+    Object.assign(rows, await costRows());
     printTable(rows);
+    console.log(`\n${costLines.join('\n')}`);
     const cb = ours.rps / passthrough.rps;
     const cbPlus = ours.rps / floor.rps;
     const verdict = (met: boolean) => (met ? 'met' : 'NOT met');

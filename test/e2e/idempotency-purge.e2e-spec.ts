@@ -9,7 +9,8 @@ import { waitFor } from '../support/wait';
  * What IdempotencyService does in the background, with the database cut: the periodic purge of
  * expired keys (onModuleInit) runs every PURGE_EVERY_MS, and a pass that fails (the database away) is
  * logged, not thrown; a claim refused by an outage is released once the database is back (its
- * release held, platform/database/held-writes.ts). The purge timer is driven by Jest's fake setInterval (only that: everything else, the database included, is real); the app reaches
+ * release held, platform/database/held-writes.ts). The purge timer is driven by Jest's fake
+ * setInterval (only that: everything else, the database included, is real); the app reaches
  * PostgreSQL through a TCP proxy the test cuts. A file of its own: nestjs-pino sends the lines logged
  * outside a request to the first app's stream of the module registry (one per test file), so this app
  * must be the file's first to have its warning in its own log capture.
