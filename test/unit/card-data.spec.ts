@@ -24,6 +24,29 @@ describe('the one card-number detector (decision 0112)', () => {
     expect(missed.map(({ pan, name }) => `${pan} ${name}`)).toEqual([]);
   });
 
+  it('finds every spelling of the corpus after a long stretch with no digit, or a short one, as well as alone', () => {
+    // Between numbers the detector jumps to the next character that may begin a digit: the jump must miss none.
+    for (const gap of ['', 'x', 'x'.repeat(31), 'x'.repeat(33), 'ab cd '.repeat(40), '\u00e9'.repeat(50)]) {
+      const missed = CORPUS.filter(({ text, pan }) => {
+        const found = findCardNumbers(`${gap}${text}${gap}`);
+        const alone = findCardNumbers(text);
+        const shift = gap.length;
+        const same =
+          found.length === alone.length &&
+          found.every(
+            (f, i) =>
+              f.digits === alone[i].digits &&
+              f.spans.every(([a, b], k) => a - shift === alone[i].spans[k][0] && b - shift === alone[i].spans[k][1]),
+          );
+        return !same || !found.some((f) => f.digits === pan);
+      });
+      expect({ gap: gap.length, missed: missed.map(({ pan, name }) => `${pan} ${name}`) }).toEqual({
+        gap: gap.length,
+        missed: [],
+      });
+    }
+  });
+
   it('changes nothing but the hidden digits', () => {
     expect(maskCardNumbers('card: 4111 1111 1111 1111, ok')).toBe('card: 4111 11** **** 1111, ok');
     expect(

@@ -129,6 +129,31 @@ function readUnit(text: string, i: number): void {
 const digitOf = (value: number) =>
   value >= 0x30 && value <= 0x39 ? value - 0x30 : value >= 0xff10 && value <= 0xff19 ? value - 0xff10 : -1;
 
+/**
+ * Whether a character can begin a digit's spelling (digitOf of itself, or of what readUnit reads from
+ * it): an ASCII or fullwidth digit, an escape's first character, or a UTF-8 lead byte read as Latin-1.
+ */
+const mayBeginDigit = (c: number) =>
+  (c >= 0x30 && c <= 0x39) ||
+  c === 0x5c ||
+  c === 0x25 ||
+  c === 0x26 ||
+  (c >= 0xc2 && c <= 0xef) ||
+  (c >= 0xff10 && c <= 0xff19);
+/** The same set as mayBeginDigit, for long stretches without one (the regular expression engine scans faster). */
+const POSSIBLE_DIGIT = /[0-9\\%&\u00c2-\u00ef\uff10-\uff19]/g;
+/** Characters looked at one by one before a stretch is handed to POSSIBLE_DIGIT: short gaps stay in the loop. */
+const SHORT_GAP = 32;
+
+/** The index of the first character from `from` on that may begin a digit, or text.length. */
+function nextPossibleDigit(text: string, from: number): number {
+  const stop = Math.min(text.length, from + SHORT_GAP);
+  for (let i = from; i < stop; i++) if (mayBeginDigit(text.charCodeAt(i))) return i;
+  if (stop === text.length) return stop;
+  POSSIBLE_DIGIT.lastIndex = stop;
+  return POSSIBLE_DIGIT.test(text) ? POSSIBLE_DIGIT.lastIndex - 1 : text.length;
+}
+
 /** A card number found in a text: where each of its digits is spelt, and the digits. */
 interface FoundCardNumber {
   digits: string;
@@ -213,6 +238,11 @@ export function findCardNumbers(text: string): FoundCardNumber[] {
   };
   const n = text.length;
   for (let i = 0; i < n;) {
+    // Between groups, a character that cannot begin a digit changes nothing: skip to the next that can.
+    if (start < 0 && !overlong && !separated && !mayBeginDigit(text.charCodeAt(i))) {
+      i = nextPossibleDigit(text, i + 1);
+      if (i >= n) break;
+    }
     const c = text.charCodeAt(i);
     let value = c;
     let length = 1;
