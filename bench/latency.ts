@@ -16,12 +16,12 @@
  * BENCH_BASELINE_MAIN=PATH (a dist/main.js built from another commit, kept inside this
  * tree so it finds node_modules) starts that API too, on the same database, and adds its API rows to the
  * same round-robin: a before/after in one interleaved run. Each API's CPU per request (all its cases
- * together) is printed beside, read from /proc. The two are compared on equal terms: the set-up requests
- * go to a third API process stopped before the measured ones start; each case of one build sits next to
- * the same case of the other, which of the two goes first alternating every round; and
- * BENCH_BASELINE_FIRST=1 starts the baseline first (run the bench once each way: an A/A run, the same
- * build twice, showed the API started first 2–3 % dearer per request when it also took the set-up and
- * always went first).
+ * together) is printed beside, read from /proc, and then each route's own, from ROUTE_CPU_REQUESTS of it
+ * alone. The two builds are compared on equal terms: the set-up requests go to a third API process
+ * stopped before the measured ones start; each case of one build sits next to the same case of the
+ * other, which of the two goes first alternating every round; and BENCH_BASELINE_FIRST=1 starts the
+ * baseline first (run the bench once each way: an A/A run, the same build twice, showed the API started
+ * first 2–3 % dearer per request when it also took the set-up and always went first).
  */
 import { randomUUID } from 'node:crypto';
 import { loadavg } from 'node:os';
@@ -34,6 +34,8 @@ import { children, cpuMs, forkServer, postJson, stopChild } from './support';
 const ROUNDS = Number(process.env.BENCH_LATENCY_ROUNDS ?? 2_000);
 const TRACING = process.env.BENCH_TRACING === '1';
 const WARMUP = 300;
+/** Requests of each case run alone after the round-robin, to read what that route costs its server. */
+const ROUTE_CPU_REQUESTS = 3_000;
 /** Targets (issue 36), p50 added over a direct call (a): a card forward, /health/live, an authenticated list of one. */
 const CARD_FORWARD_TARGET_MS = 0.6;
 const LIVE_TARGET_MS = 0.15;
@@ -265,6 +267,23 @@ async function main(): Promise<void> {
       console.log(`| ${r.name} | ${r.p50.toFixed(3)} | ${r.p99.toFixed(3)} | ${overDirect} | ${over(bare)} |`);
     }
     console.log(`\n${cpuLines.join('\n')}`);
+    // What each route costs its server alone: the round-robin above mixes them, so each case runs by itself here.
+    const pidOf = new Map(apiCpu.map((p) => [p.origin, p.pid]));
+    const alone: string[] = [];
+    for (const [i, run] of runs.entries()) {
+      const c = Object.values(cases)[i];
+      const pid = pidOf.get(c.origin);
+      if (pid === undefined) continue;
+      const before = cpuMs(pid);
+      for (let k = 0; k < ROUTE_CPU_REQUESTS; k++) await run.once(false);
+      const after = cpuMs(pid);
+      if (!before || !after) continue;
+      const us = ((after.user + after.system - before.user - before.system) * 1000) / ROUTE_CPU_REQUESTS;
+      alone.push(`| ${run.name} | ${us.toFixed(0)} |`);
+    }
+    console.log(
+      `\n| case, ${ROUTE_CPU_REQUESTS} requests alone | server CPU µs per request |\n|---|---:|\n${alone.join('\n')}`,
+    );
     const verdict = (added: number, target: number) =>
       `${added.toFixed(3)} ms p50 over a direct call (target ≤ ${target} ms: ${added <= target ? 'met' : 'NOT met'})`;
     console.log(
