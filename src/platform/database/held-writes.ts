@@ -8,8 +8,8 @@ import { isDatabaseUnavailable } from '../problem/database-errors';
  * loss would be worse than a delay: an answered attempt's end (lost, the attempt would be closed as
  * outcome-unknown and sent again) and the release of an Idempotency-Key a refused request claimed (lost,
  * the caller's retry would get 409 until the claim's lease runs out). Disclosures go further, to a
- * local spool on disk, because they must outlive the process (forwarding/records/, decision 0049);
- * its replay is paced by the same schedule.
+ * local spool on disk, because they must outlive the process (forwarding/records/, decision 0049),
+ * which replays it every second, any process's files included.
  */
 export const HELD_WRITE_FIRST_MS = 250;
 export const HELD_WRITE_MAX_MS = 5_000;
