@@ -87,6 +87,29 @@ describe('durable writes held until the database takes them (platform/database/h
     expect(batches).toHaveLength(2);
   });
 
+  it('HeldWrites closed during a try does not try again; a later hold starts again', async () => {
+    const batches: string[][] = [];
+    let release: () => void = () => undefined;
+    const held = new HeldWrites(
+      'test releases',
+      (keys) => {
+        batches.push(keys);
+        return new Promise<void>((_, reject) => (release = () => reject(databaseAway())));
+      },
+      10,
+    );
+    held.hold('a');
+    await jest.advanceTimersByTimeAsync(HELD_WRITE_FIRST_MS);
+    expect(batches).toEqual([['a']]);
+    held.close();
+    release();
+    await jest.advanceTimersByTimeAsync(HELD_WRITE_MAX_MS);
+    expect(batches).toEqual([['a']]);
+    held.hold('b');
+    await jest.advanceTimersByTimeAsync(HELD_WRITE_MAX_MS);
+    expect(batches).toEqual([['a'], ['a', 'b']]);
+  });
+
   it('HeldWrites keeps at most its bound, dropping the oldest', async () => {
     const batches: string[][] = [];
     const held = new HeldWrites('test releases', async (keys) => void batches.push(keys), 2);

@@ -49,6 +49,7 @@ export class HeldWrites {
   private readonly pending = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
   private waitMs = 0;
+  private closed = false;
   private readonly logger: Logger;
 
   constructor(
@@ -64,6 +65,7 @@ export class HeldWrites {
   }
 
   hold(key: string): void {
+    this.closed = false;
     if (this.pending.size >= this.max) {
       const oldest = this.pending.values().next().value!;
       this.pending.delete(oldest);
@@ -73,14 +75,18 @@ export class HeldWrites {
     this.schedule();
   }
 
-  /** Stops trying (the process is shutting down): what is still held is left to what else ends it. */
+  /**
+   * Stops trying (the process is shutting down): what is still held is left to what else ends it, and a
+   * try under way is not followed by another. A later hold starts again.
+   */
   close(): void {
+    this.closed = true;
     clearTimeout(this.timer);
     this.timer = undefined;
   }
 
   private schedule(): void {
-    if (this.timer) return;
+    if (this.timer || this.closed) return;
     this.waitMs = nextHeldWriteWaitMs(this.waitMs);
     this.timer = setTimeout(() => void this.flush(), this.waitMs).unref();
   }
