@@ -217,7 +217,7 @@ async function main(): Promise<void> {
         if (response.statusCode !== c.expect) throw new Error(`${name}: ${response.statusCode}, expected ${c.expect}`);
         if (record) samples.push(elapsed);
       };
-      return { name, once, samples };
+      return { name, origin: c.origin, once, samples };
     });
     const apiCpu: Array<{ label: string; origin: string; pid: number | undefined; before?: ReturnType<typeof cpuMs> }> =
       [
@@ -270,9 +270,8 @@ async function main(): Promise<void> {
     // What each route costs its server alone: the round-robin above mixes them, so each case runs by itself here.
     const pidOf = new Map(apiCpu.map((p) => [p.origin, p.pid]));
     const alone: string[] = [];
-    for (const [i, run] of runs.entries()) {
-      const c = Object.values(cases)[i];
-      const pid = pidOf.get(c.origin);
+    for (const run of runs) {
+      const pid = pidOf.get(run.origin);
       if (pid === undefined) continue;
       const before = cpuMs(pid);
       for (let k = 0; k < ROUTE_CPU_REQUESTS; k++) await run.once(false);

@@ -50,15 +50,13 @@ export class HeldWrites {
   private timer: NodeJS.Timeout | undefined;
   private waitMs = 0;
   private closed = false;
-  private readonly logger: Logger;
+  private readonly logger = new Logger('HeldWrites');
 
   constructor(
     private readonly what: string,
     private readonly writeAll: (keys: string[]) => Promise<void>,
     private readonly max: number,
-  ) {
-    this.logger = new Logger('HeldWrites');
-  }
+  ) {}
 
   get size(): number {
     return this.pending.size;
