@@ -13,7 +13,7 @@ import { signToken } from '../src/modules/merchants/auth/token-signer';
 import { createDataSource } from '../src/platform/database/data-source';
 import { Metrics } from '../src/platform/metrics/metrics.service';
 import { SharedCaches } from '../src/platform/redis/shared-cache';
-import { children, freePort, listeningChildren } from './support';
+import { children, freePort, listeningChildren, benchSql } from './support';
 
 export const ROOT = join(__dirname, '..', '..');
 /**
@@ -81,7 +81,7 @@ export async function benchMerchantToken(databaseUrl: string): Promise<string> {
   try {
     await db.query(`INSERT INTO merchant_accounts (id, display_name) VALUES ('bench', 'Bench')`);
     // create() needs the repository only.
-    const keys = new ApiKeysRepository(db.getRepository(ApiKey));
+    const keys = new ApiKeysRepository(db.getRepository(ApiKey), benchSql(db, databaseUrl));
     const key = await new ApiKeysService(keys, new SharedCaches(null, null, new Metrics())).create('bench', 'ES256');
     return await signToken({ privateKeyPem: key.privateKeyPem, keyId: key.id, scopes: ['*.write', '*.read'] });
   } finally {

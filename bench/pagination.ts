@@ -17,7 +17,7 @@ import { BuyersRepository } from '../src/modules/payments/buyers/buyers.reposito
 import { BuyerResponse } from '../src/modules/payments/buyers/dto/buyer.dto';
 import { createDataSource } from '../src/platform/database/data-source';
 import { runMigrations } from '../src/platform/database/migrate';
-import { interleaved, table } from './support';
+import { interleaved, table, benchSql } from './support';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);
 const LIMIT = 20;
@@ -51,7 +51,7 @@ async function main(): Promise<void> {
     await db.query('ANALYZE buyers');
     console.log(`seeded ${ROWS.toLocaleString('en')} buyers in ${((Date.now() - t) / 1000).toFixed(1)} s`);
 
-    const repository = new BuyersRepository(db.getRepository(Buyer));
+    const repository = new BuyersRepository(db.getRepository(Buyer), benchSql(db, url.toString()));
     const pagination = new PaginationService(new CursorCodec(randomBytes(32)));
     const scope = { endpoint: 'buyers', merchantAccountId: 'bench', filters: {} };
     const buyers = {

@@ -6,12 +6,20 @@ import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import Redis from 'ioredis';
 import type { Client } from 'pg';
+import type { DataSource } from 'typeorm';
+import type { AppConfig } from '../src/platform/config/config';
+import { Sql } from '../src/platform/database/sql';
 
 export interface Stats {
   median: number;
   p95: number;
   mean: number;
   n: number;
+}
+
+/** The service's `Sql` on a bench's own data source: named statements, as the API runs them on a plain PostgreSQL. */
+export function benchSql(dataSource: DataSource, databaseUrl: string): Sql {
+  return new Sql(dataSource, { databaseUrl, database: { transactionPooling: false } } as unknown as AppConfig);
 }
 
 export function stats(samples: number[]): Stats {

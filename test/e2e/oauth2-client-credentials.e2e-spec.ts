@@ -435,6 +435,13 @@ describe('oauth2-client-credentials: tokens from a real endpoint, sent to a real
       const [lock] = during.keys();
       // The API's forwards find that request under way and wait for its token: seen as their checks of its lock.
       const monitor = await redis.monitor();
+      // MONITOR lines already on the wire when disconnect() ends the monitoring status reach ioredis as replies
+      // to no command, and it emits "Command queue state error" for each (redis/ioredis#1981): that one is
+      // expected here; any other error still fails the test.
+      const monitorErrors: Error[] = [];
+      monitor.on('error', (error: Error) => {
+        if (!error.message.startsWith('Command queue state error')) monitorErrors.push(error);
+      });
       const lockChecks: string[][] = [];
       monitor.on('monitor', (_time: string, args: string[]) => {
         if (args.includes(lock)) lockChecks.push(args);
@@ -449,6 +456,7 @@ describe('oauth2-client-credentials: tokens from a real endpoint, sent to a real
       } finally {
         monitor.disconnect();
       }
+      expect(monitorErrors).toEqual([]);
       open();
       expect((await synchronous).map((r) => r.status)).toEqual(Array(5).fill(200));
       for (const job of queued)

@@ -41,7 +41,7 @@ function filterClassOf(target: object, key: string | symbol): ClassType<object> 
 /**
  * A list route: `cursor` and `limit` are validated (`limit` from 1 to `max`, `default` when absent)
  * and the cursor decoded by the PaginationInterceptor, which hands the handler a KeysetRequest
- * (`@Keyset()`) and turns the rows it returns (from `seekPage`: up to limit + 1) into the page
+ * (`@Keyset()`) and turns the rows it returns (from `KeysetTable.seekPage`: up to limit + 1) into the page
  * envelope with its cursors and a `Link` header. The OpenAPI operation (parameters, the page schema,
  * the header, the problems) is generated from the same options. The handler's `@Query()` DTO, if
  * any, holds the filters only and extends PageQuery.

@@ -12,7 +12,7 @@ export interface PageLimits {
 
 /**
  * Cursors in, envelope out: the two ends of a list request, around the feature's keyset query
- * (`seekPage`). The PaginationInterceptor calls them for every list route; benchmarks call them
+ * (`KeysetTable.seekPage`). The PaginationInterceptor calls them for every list route; benchmarks call them
  * directly. `limit` is already validated (the interceptor's query check).
  */
 @Injectable()
@@ -26,7 +26,7 @@ export class PaginationService {
     };
   }
 
-  /** `fetched`: what `seekPage` returned for `keyset` (up to limit + 1 rows, in fetch order). */
+  /** `fetched`: what `KeysetTable.seekPage` returned for `keyset` (up to limit + 1 rows, in fetch order). */
   envelope<Row extends KeysetRow, Item>(
     scope: CursorScope,
     keyset: KeysetRequest,

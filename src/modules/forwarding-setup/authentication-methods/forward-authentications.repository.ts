@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
 import { Sql } from '../../../platform/database/sql';
-import { KeysetRequest, seekPage } from '../../../platform/pagination/keyset';
+import { KeysetRequest, KeysetTable, where } from '../../../platform/pagination/keyset';
 import type { SealedRecord } from '../../vault/envelope';
 import type { AuthenticationKind } from '../authentication-kinds/kinds';
 import { ForwardAuthentication } from './forward-authentication.entity';
@@ -32,10 +32,14 @@ interface StoredFields {
  */
 @Injectable()
 export class ForwardAuthenticationsRepository {
+  private readonly keyset: KeysetTable<ForwardAuthentication>;
+
   constructor(
     @InjectRepository(ForwardAuthentication) private readonly methods: Repository<ForwardAuthentication>,
     private readonly sql: Sql,
-  ) {}
+  ) {
+    this.keyset = new KeysetTable(sql, methods.metadata, 'm');
+  }
 
   async insert(
     method: { id: string; merchantAccountId: string; configId: string; kind: AuthenticationKind; label: string },
@@ -118,16 +122,10 @@ export class ForwardAuthenticationsRepository {
     return !!result.affected;
   }
 
-  /** One page of a config's methods, as `seekPage` fetches it (up to keyset.limit + 1 rows). */
+  /** One page of a config's methods, as `KeysetTable.seekPage` fetches it (up to keyset.limit + 1 rows). */
   page(merchantAccountId: string, configId: string, keyset: KeysetRequest): Promise<ForwardAuthentication[]> {
-    return seekPage(
-      this.methods
-        .createQueryBuilder('m')
-        .where('m.merchant_account_id = :merchantAccountId AND m.config_id = :configId', {
-          merchantAccountId,
-          configId,
-        }),
-      'm',
+    return this.keyset.seekPage(
+      [where('m.merchant_account_id = ? AND m.config_id = ?', merchantAccountId, configId)],
       keyset,
     );
   }

@@ -200,7 +200,7 @@ export class ForwardAuthenticationsService {
     return this.update(merchantAccountId, configId, id, { label: changes.displayName, fields: built.fields });
   }
 
-  /** One page of the config's methods (404 for an unknown config), as `seekPage` fetches it. */
+  /** One page of the config's methods (404 for an unknown config), as `KeysetTable.seekPage` fetches it. */
   async list(merchantAccountId: string, configId: string, keyset: KeysetRequest): Promise<ForwardAuthentication[]> {
     await this.configs.get(merchantAccountId, configId);
     return this.methods.page(merchantAccountId, configId, keyset);

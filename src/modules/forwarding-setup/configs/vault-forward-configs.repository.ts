@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
 import { Sql } from '../../../platform/database/sql';
-import { KeysetRequest, seekPage } from '../../../platform/pagination/keyset';
+import { KeysetRequest, KeysetTable, where } from '../../../platform/pagination/keyset';
 import type { ResponseRuleInput, UnmatchedPanAction } from './response-rules';
 import { VaultForwardConfig } from './vault-forward-config.entity';
 
@@ -45,10 +45,14 @@ interface ConfigUpdate {
  */
 @Injectable()
 export class VaultForwardConfigsRepository {
+  private readonly keyset: KeysetTable<VaultForwardConfig>;
+
   constructor(
     @InjectRepository(VaultForwardConfig) private readonly configs: Repository<VaultForwardConfig>,
     private readonly sql: Sql,
-  ) {}
+  ) {
+    this.keyset = new KeysetTable(sql, configs.metadata, 'c');
+  }
 
   /** The enabled configs of several merchant accounts, in one statement. */
   enabledOfMany(merchantAccountIds: string[]): Promise<EnabledConfigRow[]> {
@@ -114,12 +118,8 @@ export class VaultForwardConfigsRepository {
     return !!result.affected;
   }
 
-  /** One page, as `seekPage` fetches it (up to keyset.limit + 1 rows). */
+  /** One page, as `KeysetTable.seekPage` fetches it (up to keyset.limit + 1 rows). */
   page(merchantAccountId: string, keyset: KeysetRequest): Promise<VaultForwardConfig[]> {
-    return seekPage(
-      this.configs.createQueryBuilder('c').where('c.merchant_account_id = :merchantAccountId', { merchantAccountId }),
-      'c',
-      keyset,
-    );
+    return this.keyset.seekPage([where('c.merchant_account_id = ?', merchantAccountId)], keyset);
   }
 }

@@ -7,7 +7,7 @@ import { boundAad, SecretSealer } from '../../vault/secret-sealer';
 import { deserializePlan, ForwardPlan, serializePlan } from '../request/forward-plan';
 import { Sql } from '../../../platform/database/sql';
 import { StatementBatcher } from '../../../platform/database/statement-batcher';
-import { KeysetRequest, seekPage } from '../../../platform/pagination/keyset';
+import { Condition, KeysetRequest, KeysetTable, where } from '../../../platform/pagination/keyset';
 import { IdempotencyClaimLostError } from '../idempotency/idempotency.service';
 import { ForwardJob, JobAttempt, JobStatus } from './forward-job.entity';
 import {
@@ -61,6 +61,8 @@ const responseAad = (merchantAccountId: string, jobId: string) =>
  */
 @Injectable()
 export class ForwardJobsRepository {
+  private readonly keyset: KeysetTable<ForwardJob>;
+
   /**
    * Under load the hot statements are batched (group commit): the creates of concurrent requests in
    * one statement, the claims and ends of a worker's concurrent jobs likewise.
@@ -82,6 +84,7 @@ export class ForwardJobsRepository {
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.leaseMs = config.queueLockMs;
+    this.keyset = new KeysetTable(sql, jobs.metadata, 'j');
     this.creates = new StatementBatcher<unknown[], JobRow | undefined>({
       one: async (values) => (await this.sql.prepared<JobRow>('forward-jobs.create', CREATE, values))[0],
       many: async (items) => {
@@ -264,13 +267,11 @@ export class ForwardJobsRepository {
     return this.jobs.findOneBy(merchantAccountId === null ? { id } : { id, merchantAccountId });
   }
 
-  /** One page of a merchant's jobs (of `status`, if given), as `seekPage` fetches it (up to keyset.limit + 1 rows). */
+  /** One page of a merchant's jobs (of `status`, if given), as `KeysetTable.seekPage` fetches it (up to keyset.limit + 1 rows). */
   page(merchantAccountId: string, status: JobStatus | undefined, keyset: KeysetRequest): Promise<ForwardJob[]> {
-    const qb = this.jobs
-      .createQueryBuilder('j')
-      .where('j.merchant_account_id = :merchantAccountId', { merchantAccountId });
-    if (status) qb.andWhere('j.status = :status', { status });
-    return seekPage(qb, 'j', keyset);
+    const conditions: Condition[] = [where('j.merchant_account_id = ?', merchantAccountId)];
+    if (status) conditions.push(where('j.status = ?', status));
+    return this.keyset.seekPage(conditions, keyset);
   }
 
   /** Cancels a merchant's job while it waits for an attempt, its sealed plan deleted with it: whether it did. */

@@ -140,7 +140,7 @@ export class ForwardJobsService {
     return ForwardJobResponse.from(row, response);
   }
 
-  /** One page, as `seekPage` fetches it (up to keyset.limit + 1 rows). */
+  /** One page, as `KeysetTable.seekPage` fetches it (up to keyset.limit + 1 rows). */
   list(merchantAccountId: string, query: ListForwardJobsQuery, keyset: KeysetRequest): Promise<ForwardJob[]> {
     return this.store.page(merchantAccountId, query.status, keyset);
   }

@@ -46,7 +46,7 @@ export class ForwardRecordsReader {
     };
   }
 
-  /** One page, as `seekPage` fetches it (up to keyset.limit + 1 rows). */
+  /** One page, as `KeysetTable.seekPage` fetches it (up to keyset.limit + 1 rows). */
   list(merchantAccountId: string, keyset: KeysetRequest): Promise<ForwardRecordEntity[]> {
     return this.records.page(merchantAccountId, keyset);
   }

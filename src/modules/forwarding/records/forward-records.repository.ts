@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
 import { Sql } from '../../../platform/database/sql';
-import { KeysetRequest, seekPage } from '../../../platform/pagination/keyset';
+import { KeysetRequest, KeysetTable, where } from '../../../platform/pagination/keyset';
 import type { ForwardRecord } from './forward-record';
 import { columns, finalColumns, values } from './forward-record-columns';
 import { ForwardRecordEntity } from './forward-record.entity';
@@ -161,10 +161,14 @@ interface ActivityRow {
  */
 @Injectable()
 export class ForwardRecordsRepository {
+  private readonly keyset: KeysetTable<ForwardRecordEntity>;
+
   constructor(
     private readonly sql: Sql,
     @InjectRepository(ForwardRecordEntity) private readonly records: Repository<ForwardRecordEntity>,
-  ) {}
+  ) {
+    this.keyset = new KeysetTable(sql, records.metadata, 'r');
+  }
 
   /** Disclosures (no outcome yet): a plain VALUES row for one, unnest() for several. */
   async insertPending(pending: ForwardRecord[]): Promise<void> {
@@ -211,13 +215,9 @@ export class ForwardRecordsRepository {
     return this.records.query(ACTIVITY, [merchantAccountId, minutes, now]);
   }
 
-  /** One page, as `seekPage` fetches it (up to keyset.limit + 1 rows). */
+  /** One page, as `KeysetTable.seekPage` fetches it (up to keyset.limit + 1 rows). */
   page(merchantAccountId: string, keyset: KeysetRequest): Promise<ForwardRecordEntity[]> {
-    return seekPage(
-      this.records.createQueryBuilder('r').where('r.merchant_account_id = :merchantAccountId', { merchantAccountId }),
-      'r',
-      keyset,
-    );
+    return this.keyset.seekPage([where('r.merchant_account_id = ?', merchantAccountId)], keyset);
   }
 
   /**

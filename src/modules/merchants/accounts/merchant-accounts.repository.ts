@@ -1,13 +1,21 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
-import { KeysetRequest, seekPage } from '../../../platform/pagination/keyset';
+import { Sql } from '../../../platform/database/sql';
+import { KeysetRequest, KeysetTable } from '../../../platform/pagination/keyset';
 import { MerchantAccount } from './merchant-account.entity';
 
 /** Every read and write of merchant_accounts. */
 @Injectable()
 export class MerchantAccountsRepository {
-  constructor(@InjectRepository(MerchantAccount) private readonly accounts: Repository<MerchantAccount>) {}
+  private readonly keyset: KeysetTable<MerchantAccount>;
+
+  constructor(
+    @InjectRepository(MerchantAccount) private readonly accounts: Repository<MerchantAccount>,
+    sql: Sql,
+  ) {
+    this.keyset = new KeysetTable(sql, accounts.metadata, 'm');
+  }
 
   async insert(id: string, displayName: string): Promise<void> {
     await this.accounts.insert({ id, displayName });
@@ -17,9 +25,9 @@ export class MerchantAccountsRepository {
     return this.accounts.findOneBy({ id });
   }
 
-  /** One page, as `seekPage` fetches it (up to keyset.limit + 1 rows). */
+  /** One page, as `KeysetTable.seekPage` fetches it (up to keyset.limit + 1 rows). */
   page(keyset: KeysetRequest): Promise<MerchantAccount[]> {
-    return seekPage(this.accounts.createQueryBuilder('m'), 'm', keyset);
+    return this.keyset.seekPage([], keyset);
   }
 
   /** Whether the account was there. Raw UPDATE: updated_at is set by the database clock, like created_at. */

@@ -43,7 +43,7 @@ export class MerchantAccountsService {
     return account;
   }
 
-  /** One page, as `seekPage` fetches it (up to keyset.limit + 1 rows). */
+  /** One page, as `KeysetTable.seekPage` fetches it (up to keyset.limit + 1 rows). */
   list(keyset: KeysetRequest): Promise<MerchantAccount[]> {
     return this.accounts.page(keyset);
   }

@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { IsNull, Repository } from 'typeorm';
-import { KeysetRequest, seekPage } from '../../../platform/pagination/keyset';
+import { Sql } from '../../../platform/database/sql';
+import { Condition, KeysetRequest, KeysetTable, where } from '../../../platform/pagination/keyset';
 import { ApiKey, ApiKeyAlgorithm } from './api-key.entity';
 
 interface NewApiKey {
@@ -14,7 +15,14 @@ interface NewApiKey {
 /** Every read and write of api_keys. */
 @Injectable()
 export class ApiKeysRepository {
-  constructor(@InjectRepository(ApiKey) private readonly keys: Repository<ApiKey>) {}
+  private readonly keyset: KeysetTable<ApiKey>;
+
+  constructor(
+    @InjectRepository(ApiKey) private readonly keys: Repository<ApiKey>,
+    sql: Sql,
+  ) {
+    this.keyset = new KeysetTable(sql, keys.metadata, 'k');
+  }
 
   async insert(key: NewApiKey): Promise<void> {
     await this.keys.insert(key);
@@ -29,16 +37,14 @@ export class ApiKeysRepository {
   }
 
   /**
-   * One page, as `seekPage` fetches it (up to keyset.limit + 1 rows): `owner` a merchant account whose keys
+   * One page, as `KeysetTable.seekPage` fetches it (up to keyset.limit + 1 rows): `owner` a merchant account whose keys
    * alone are visible (null: every key), `merchantAccountId` the caller's filter.
    */
   page(owner: string | null, merchantAccountId: string | undefined, keyset: KeysetRequest): Promise<ApiKey[]> {
-    const builder = this.keys.createQueryBuilder('k');
-    if (owner !== null) builder.where('k.merchant_account_id = :owner', { owner });
-    if (merchantAccountId !== undefined) {
-      builder.andWhere('k.merchant_account_id = :merchantAccountId', { merchantAccountId });
-    }
-    return seekPage(builder, 'k', keyset);
+    const conditions: Condition[] = [];
+    if (owner !== null) conditions.push(where('k.merchant_account_id = ?', owner));
+    if (merchantAccountId !== undefined) conditions.push(where('k.merchant_account_id = ?', merchantAccountId));
+    return this.keyset.seekPage(conditions, keyset);
   }
 
   /** Whether an active key with that id, visible to `owner` (null: every key), was there to revoke. */

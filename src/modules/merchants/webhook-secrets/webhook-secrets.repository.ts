@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { DataSource, EntityManager, Repository } from 'typeorm';
-import { KeysetRequest, seekPage } from '../../../platform/pagination/keyset';
+import { Sql } from '../../../platform/database/sql';
+import { KeysetRequest, KeysetTable, where } from '../../../platform/pagination/keyset';
 import type { SealedRecord } from '../../vault/envelope';
 import { WebhookSecret } from './webhook-secret.entity';
 import { ROTATION_OVERLAP_HOURS } from './webhook-secret-key';
@@ -16,10 +17,15 @@ interface SigningRow {
 /** Every read and write of vault_forward_webhook_secrets. */
 @Injectable()
 export class WebhookSecretsRepository {
+  private readonly keyset: KeysetTable<WebhookSecret>;
+
   constructor(
     @InjectRepository(WebhookSecret) private readonly secrets: Repository<WebhookSecret>,
     private readonly dataSource: DataSource,
-  ) {}
+    sql: Sql,
+  ) {
+    this.keyset = new KeysetTable(sql, secrets.metadata, 's');
+  }
 
   /**
    * Inserts the new current secret and rotates the one before it, in one transaction that `alongside` joins
@@ -54,13 +60,9 @@ export class WebhookSecretsRepository {
     return this.secrets.findOneByOrFail({ id, merchantAccountId });
   }
 
-  /** One page, as `seekPage` fetches it (up to keyset.limit + 1 rows). */
+  /** One page, as `KeysetTable.seekPage` fetches it (up to keyset.limit + 1 rows). */
   page(merchantAccountId: string, keyset: KeysetRequest): Promise<WebhookSecret[]> {
-    return seekPage(
-      this.secrets.createQueryBuilder('s').where('s.merchant_account_id = :merchantAccountId', { merchantAccountId }),
-      's',
-      keyset,
-    );
+    return this.keyset.seekPage([where('s.merchant_account_id = ?', merchantAccountId)], keyset);
   }
 
   /** The secrets that sign now, the current one first. */

@@ -40,7 +40,7 @@ export class WebhookSecretsService {
     }
   }
 
-  /** One page, as `seekPage` fetches it (up to keyset.limit + 1 rows). */
+  /** One page, as `KeysetTable.seekPage` fetches it (up to keyset.limit + 1 rows). */
   async list(merchantAccountId: string, keyset: KeysetRequest): Promise<ListedWebhookSecret[]> {
     const rows = await this.secrets.page(merchantAccountId, keyset);
     return rows.map((row) => this.listed(row));

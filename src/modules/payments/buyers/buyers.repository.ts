@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
-import { KeysetRequest, seekPage } from '../../../platform/pagination/keyset';
+import { Sql } from '../../../platform/database/sql';
+import { Condition, KeysetRequest, KeysetTable, where } from '../../../platform/pagination/keyset';
 import { Buyer } from './buyer.entity';
 
 interface BuyerFilters {
@@ -24,7 +25,14 @@ export interface BuyerChanges {
 /** Every read and write of buyers. */
 @Injectable()
 export class BuyersRepository {
-  constructor(@InjectRepository(Buyer) private readonly buyers: Repository<Buyer>) {}
+  private readonly keyset: KeysetTable<Buyer>;
+
+  constructor(
+    @InjectRepository(Buyer) private readonly buyers: Repository<Buyer>,
+    sql: Sql,
+  ) {
+    this.keyset = new KeysetTable(sql, buyers.metadata, 'b');
+  }
 
   async insert(merchantAccountId: string, displayName: string, externalIdentifier: string | null): Promise<string> {
     const result = await this.buyers.insert({ merchantAccountId, displayName, externalIdentifier });
@@ -95,22 +103,17 @@ export class BuyersRepository {
     return row !== undefined;
   }
 
-  /** One page of a merchant account's buyers, as `seekPage` fetches it (up to keyset.limit + 1 rows). */
+  /** One page of a merchant account's buyers, as `KeysetTable.seekPage` fetches it (up to keyset.limit + 1 rows). */
   page(merchantAccountId: string, filters: BuyerFilters, keyset: KeysetRequest): Promise<Buyer[]> {
-    const query = this.buyers
-      .createQueryBuilder('b')
-      .where('b.merchant_account_id = :merchantAccountId', { merchantAccountId });
+    const conditions: Condition[] = [where('b.merchant_account_id = ?', merchantAccountId)];
     if (filters.external_identifier !== undefined) {
-      query.andWhere('b.external_identifier = :externalIdentifier', {
-        externalIdentifier: filters.external_identifier,
-      });
+      conditions.push(where('b.external_identifier = ?', filters.external_identifier));
     }
     if (filters.search !== undefined) {
-      query.andWhere('(b.display_name ILIKE :search OR b.external_identifier ILIKE :search)', {
-        search: likePattern(filters.search),
-      });
+      const search = likePattern(filters.search);
+      conditions.push(where('b.display_name ILIKE ? OR b.external_identifier ILIKE ?', search, search));
     }
-    return seekPage(query, 'b', keyset);
+    return this.keyset.seekPage(conditions, keyset);
   }
 }
 

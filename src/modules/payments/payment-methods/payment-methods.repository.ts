@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, Repository, SelectQueryBuilder } from 'typeorm';
-import { KeysetRequest, seekPage } from '../../../platform/pagination/keyset';
+import { Sql } from '../../../platform/database/sql';
+import { Condition, KeysetRequest, KeysetTable, where } from '../../../platform/pagination/keyset';
 import { Buyer } from '../buyers/buyer.entity';
 import { PaymentMethod } from './payment-method.entity';
 
@@ -29,6 +30,9 @@ interface PaymentMethodFilters {
   /** False: a filter that matches no stored card (every stored card is `succeeded`). */
   matchesAny: boolean;
 }
+
+/** A card's buyer: of the card's merchant account too. */
+const BUYER_JOIN = 'b.id = pm.buyer_id AND b.merchant_account_id = pm.merchant_account_id';
 
 /** The statements run under a merchant's fingerprint lock, in its transaction. */
 class FingerprintLocked {
@@ -61,7 +65,19 @@ class FingerprintLocked {
 /** Every read and write of payment_methods but the forward's own reads (the vault's SealedCardsRepository). */
 @Injectable()
 export class PaymentMethodsRepository {
-  constructor(@InjectRepository(PaymentMethod) private readonly paymentMethods: Repository<PaymentMethod>) {}
+  private readonly keyset: KeysetTable<PaymentMethod>;
+
+  constructor(
+    @InjectRepository(PaymentMethod) private readonly paymentMethods: Repository<PaymentMethod>,
+    sql: Sql,
+  ) {
+    this.keyset = new KeysetTable(sql, paymentMethods.metadata, 'pm', {
+      property: 'buyer',
+      metadata: paymentMethods.manager.connection.getMetadata(Buyer),
+      alias: 'b',
+      on: BUYER_JOIN,
+    });
+  }
 
   async insert(row: NewPaymentMethod): Promise<void> {
     await this.paymentMethods.insert(row);
@@ -91,23 +107,19 @@ export class PaymentMethodsRepository {
     return !!result.affected;
   }
 
-  /** One page of the stored cards, as `seekPage` fetches it (up to keyset.limit + 1 rows). */
+  /** One page of the stored cards with their buyers, as `KeysetTable.seekPage` fetches it (up to keyset.limit + 1 rows). */
   page(merchantAccountId: string, filters: PaymentMethodFilters, keyset: KeysetRequest): Promise<PaymentMethod[]> {
-    const builder = this.withBuyer(merchantAccountId);
-    if (filters.buyerId !== undefined) builder.andWhere('pm.buyer_id = :buyerId', { buyerId: filters.buyerId });
+    const conditions: Condition[] = [where('pm.merchant_account_id = ?', merchantAccountId)];
+    if (filters.buyerId !== undefined) conditions.push(where('pm.buyer_id = ?', filters.buyerId));
+    // Inner in effect: a card without a buyer has no buyer identifier to match.
     if (filters.buyerExternalIdentifier !== undefined) {
-      // Inner in effect: a card without a buyer has no buyer identifier to match.
-      builder.andWhere('b.external_identifier = :buyerExternalIdentifier', {
-        buyerExternalIdentifier: filters.buyerExternalIdentifier,
-      });
+      conditions.push(where('b.external_identifier = ?', filters.buyerExternalIdentifier));
     }
     if (filters.externalIdentifier !== undefined) {
-      builder.andWhere('pm.external_identifier = :externalIdentifier', {
-        externalIdentifier: filters.externalIdentifier,
-      });
+      conditions.push(where('pm.external_identifier = ?', filters.externalIdentifier));
     }
-    if (!filters.matchesAny) builder.andWhere('false');
-    return seekPage(builder, 'pm', keyset);
+    if (!filters.matchesAny) conditions.push(where('false'));
+    return this.keyset.seekPage(conditions, keyset);
   }
 
   /** A buyer's cards, `limit` at most; by last use (desc: most recently used first, never used last) or creation. */
@@ -131,12 +143,7 @@ export class PaymentMethodsRepository {
   private withBuyer(merchantAccountId: string): SelectQueryBuilder<PaymentMethod> {
     return this.paymentMethods
       .createQueryBuilder('pm')
-      .leftJoinAndMapOne(
-        'pm.buyer',
-        Buyer,
-        'b',
-        'b.id = pm.buyer_id AND b.merchant_account_id = pm.merchant_account_id',
-      )
+      .leftJoinAndMapOne('pm.buyer', Buyer, 'b', BUYER_JOIN)
       .where('pm.merchant_account_id = :merchantAccountId', { merchantAccountId });
   }
 }

@@ -174,7 +174,7 @@ export class PaymentMethodsService {
     await this.resolver.forget(merchantAccountId, id);
   }
 
-  /** One page of the stored cards, as `seekPage` fetches it (up to keyset.limit + 1 rows). */
+  /** One page of the stored cards, as `KeysetTable.seekPage` fetches it (up to keyset.limit + 1 rows). */
   list(merchantAccountId: string, query: ListPaymentMethodsQuery, keyset: KeysetRequest): Promise<PaymentMethod[]> {
     const statuses = statusFilter(query);
     const filters = {
