@@ -17,7 +17,7 @@ export class LogCapture {
       .map((line) => JSON.parse(line) as Record<string, any>);
   }
 
-  /** The request-completed line pino-http wrote for a request id. */
+  /** The request log line (`REQUEST_LOG`) of a request id. */
   requestLine(requestId: string): Record<string, any> | undefined {
     return this.lines.find((line) => line.req?.id === requestId && line.res);
   }

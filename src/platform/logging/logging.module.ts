@@ -1,10 +1,19 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { DynamicModule, Module, RequestMethod } from '@nestjs/common';
+import {
+  DynamicModule,
+  Inject,
+  Injectable,
+  MiddlewareConsumer,
+  Module,
+  NestMiddleware,
+  NestModule,
+  RequestMethod,
+} from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
 import { pino, type DestinationStream, type Level } from 'pino';
-import type { Options as PinoHttpOptions } from 'pino-http';
 import type { LogLevel } from '../config/config';
 import { AppLogger } from './app-logger';
 import { maskedLogLine, REDACT_PATHS, redactHeaders } from './redaction';
@@ -37,16 +46,29 @@ export const LINE_OPTIONS = {
   hooks: { streamWrite: maskedLogLine },
 };
 
-/** pino-http's choice of level, shared with the forward route's own request log. */
-function levelFor(statusCode: number, error?: unknown): Level {
-  return error || statusCode >= 500 ? 'error' : statusCode >= 400 ? 'warn' : 'info';
+/** The level of a request's line: 5xx (or an error) error, 4xx warn, the rest info. */
+function levelFor(statusCode: number): Level {
+  return statusCode >= 500 ? 'error' : statusCode >= 400 ? 'warn' : 'info';
+}
+
+/** A request as its log lines show it: only what an operator needs to follow it, headers through the allow-list. */
+function requestFields(req: IncomingMessage, requestId: string) {
+  return {
+    id: requestId,
+    method: req.method,
+    url: req.url,
+    headers: redactHeaders(req.headers),
+    remoteAddress: req.socket?.remoteAddress,
+  };
 }
 
 /**
- * Starts the request log of a request served outside Nest (the forward route): one line when the
- * response is done, shaped like pino-http's (req, res, responseTime, "request completed"), through
- * the same destination and redaction. Lighter than pino-http: no child logger per request, and
- * nothing at all is built when the line's level is off.
+ * The request log: one line per request when the response is done (req, res, responseTime, "request
+ * completed"), through the same destination and redaction as every line, and nothing at all built when
+ * that line's level is off. Every route has it: the Nest routes through `RequestLogMiddleware`, the
+ * forward route (served ahead of Nest) by calling it. pino-http, which did this for the Nest routes,
+ * built a child logger with the request serialised into it for every request at any level: ~7 % of a
+ * list's CPU (docs/benchmarks.md).
  */
 export type RequestLog = (req: IncomingMessage, res: ServerResponse, requestId: string) => void;
 export const REQUEST_LOG = Symbol('REQUEST_LOG');
@@ -60,13 +82,7 @@ function requestLog(level: LogLevel, stream: DestinationStream): RequestLog {
       if (!logger.isLevelEnabled(lineLevel)) return;
       logger[lineLevel](
         {
-          req: {
-            id: requestId,
-            method: req.method,
-            url: req.url,
-            headers: redactHeaders(req.headers),
-            remoteAddress: req.socket.remoteAddress,
-          },
+          req: requestFields(req, requestId),
           res: { statusCode: res.statusCode, headers: redactHeaders(res.getHeaders()) },
           responseTime: Math.round(performance.now() - started),
         },
@@ -76,50 +92,64 @@ function requestLog(level: LogLevel, stream: DestinationStream): RequestLog {
   };
 }
 
+/**
+ * The request a line is logged in. A line written while a Nest route serves a request carries that
+ * request (`req`), added by the loggers' mixin only when a line is written: nothing per request.
+ */
+const currentRequest = new AsyncLocalStorage<{ req: IncomingMessage; id: string }>();
+
+function requestOfLine(): object {
+  const current = currentRequest.getStore();
+  return current ? { req: requestFields(current.req, current.id) } : {};
+}
+
+/** Starts each Nest route's request log line and runs the request in its logging context. */
+@Injectable()
+class RequestLogMiddleware implements NestMiddleware {
+  constructor(@Inject(REQUEST_LOG) private readonly log: RequestLog) {}
+
+  use(req: IncomingMessage, res: ServerResponse, next: () => void): void {
+    const id = requestIdFor(req);
+    this.log(req, res, id);
+    currentRequest.run({ req, id }, next);
+  }
+}
+
+/** Whether this process serves HTTP (the API) and so logs a line per request; the worker has no HTTP. */
+const LOGS_REQUESTS = Symbol('LOGS_REQUESTS');
+
 @Module({})
-export class LoggingModule {
+export class LoggingModule implements NestModule {
+  constructor(@Inject(LOGS_REQUESTS) private readonly logsRequests: boolean) {}
+
   static forRoot(options: LoggingOptions): DynamicModule {
     const stream = options.stream ?? process.stdout;
-    const httpOptions: PinoHttpOptions = {
-      level: options.level,
-      autoLogging: options.http,
-      ...LINE_OPTIONS,
-      genReqId: requestIdFor,
-      customLogLevel: (_req, res, err) => levelFor(res.statusCode, err),
-      serializers: {
-        // Only what an operator needs to follow a request; header values pass the redaction list.
-        req: (req: {
-          id: string;
-          method: string;
-          url: string;
-          headers: Record<string, unknown>;
-          remoteAddress?: string;
-        }) => ({
-          id: req.id,
-          method: req.method,
-          url: req.url,
-          headers: redactHeaders(req.headers),
-          remoteAddress: req.remoteAddress,
-        }),
-        res: (res: { statusCode: number; headers?: Record<string, unknown> }) => ({
-          statusCode: res.statusCode,
-          headers: redactHeaders(res.headers),
-        }),
-      },
-    };
     return {
       module: LoggingModule,
       global: true,
       imports: [
+        // nestjs-pino is the Nest logger (AppLogger, the framework's own lines), on one root pino logger.
+        // `useExisting`: no pino-http middleware; request lines are RequestLogMiddleware's, and a line logged
+        // during a request gets the request from the mixin.
         LoggerModule.forRoot({
-          pinoHttp: [httpOptions, stream],
-          // nestjs-pino's default route, `{/*splat}`, matches no request under NestJS 12's fastify adapter
-          // (the request log line silently disappeared), and `*path` misses `/`; `{*path}` matches every path.
-          forRoutes: [{ path: '{*path}', method: RequestMethod.ALL }],
+          pinoHttp: [{ level: options.level, ...LINE_OPTIONS, mixin: requestOfLine }, stream],
+          useExisting: true,
+          forRoutes: [],
         }),
       ],
-      providers: [AppLogger, { provide: REQUEST_LOG, useFactory: () => requestLog(options.level, stream) }],
+      providers: [
+        AppLogger,
+        { provide: REQUEST_LOG, useFactory: () => requestLog(options.level, stream) },
+        { provide: LOGS_REQUESTS, useValue: options.http },
+      ],
       exports: [AppLogger, REQUEST_LOG],
     };
+  }
+
+  configure(consumer: MiddlewareConsumer): void {
+    // nestjs-pino's default route, `{/*splat}`, matches no request under NestJS 12's fastify adapter, and
+    // `*path` misses `/`; `{*path}` matches every path.
+    if (this.logsRequests)
+      consumer.apply(RequestLogMiddleware).forRoutes({ path: '{*path}', method: RequestMethod.ALL });
   }
 }
