@@ -14,6 +14,8 @@ export class Timestamp {
     private readonly epochMillis: number,
     /** The three digits below the millisecond, 0–999. */
     private readonly micros: number,
+    /** The ISO form, once made (a list prints every row's timestamps; they never change). */
+    private iso?: string,
   ) {}
 
   // 2026-11-20 09:14:03.123456+00 / +05:30 / -03:00:00 (PostgreSQL's ISO output); 'T' tolerated too.
@@ -21,6 +23,40 @@ export class Timestamp {
     /^(\d{4,}-\d\d-\d\d)[ T](\d\d:\d\d:\d\d)(?:\.(\d{1,6}))?(Z|[+-]\d\d(?::?\d\d(?::?\d\d)?)?)$/;
 
   static parse(text: string): Timestamp {
+    return Timestamp.parseUtc(text) ?? Timestamp.parseAny(text);
+  }
+
+  /**
+   * What PostgreSQL prints on our connections (time zone UTC): `YYYY-MM-DD HH:MM:SS[.f…]+00`, years
+   * 1000–9999, read by position — every listed row has two, and the general parse below was a list's
+   * largest item of its own (docs/benchmarks.md). Anything else (another offset, a year out of that
+   * range, a date that does not exist) is left to the general parse, which also refuses what is invalid.
+   */
+  private static parseUtc(text: string): Timestamp | null {
+    const end = text.length - 3;
+    if (end < 19 || !text.endsWith('+00') || text[4] !== '-' || text[7] !== '-') return null;
+    if ((text[10] !== ' ' && text[10] !== 'T') || text[13] !== ':' || text[16] !== ':') return null;
+    const year = digitsAt(text, 0, 4);
+    const month = digitsAt(text, 5, 2);
+    const day = digitsAt(text, 8, 2);
+    const hour = digitsAt(text, 11, 2);
+    const minute = digitsAt(text, 14, 2);
+    const second = digitsAt(text, 17, 2);
+    let fraction = '000000';
+    if (end > 19) {
+      if (text[19] !== '.' || end - 20 > 6 || end - 20 < 1) return null;
+      fraction = text.slice(20, end).padEnd(6, '0');
+      if (digitsAt(fraction, 0, 6) < 0) return null;
+    }
+    if (year < 1000 || month < 1 || month > 12 || day < 1 || Math.min(hour, minute, second) < 0) return null;
+    if (hour > 23 || minute > 59 || second > 59) return null;
+    if (day > new Date(Date.UTC(year, month, 0)).getUTCDate()) return null;
+    const millis = Date.UTC(year, month - 1, day, hour, minute, second, Number(fraction.slice(0, 3)));
+    const iso = `${text.slice(0, 10)}T${text.slice(11, 19)}.${fraction}+00:00`;
+    return new Timestamp(millis, Number(fraction.slice(3)), iso);
+  }
+
+  private static parseAny(text: string): Timestamp {
     const match = Timestamp.PATTERN.exec(text);
     if (!match) throw new RangeError(`not a timestamptz value: ${JSON.stringify(text)}`);
     const [, date, time, fraction = '', offsetRaw] = match;
@@ -46,8 +82,11 @@ export class Timestamp {
 
   /** ISO 8601 in UTC with microseconds: `2026-11-20T09:14:03.123456+00:00`. */
   toISOString(): string {
-    const iso = new Date(this.epochMillis).toISOString(); // ...T09:14:03.123Z
-    return `${iso.slice(0, -1)}${String(this.micros).padStart(3, '0')}+00:00`;
+    if (this.iso === undefined) {
+      const iso = new Date(this.epochMillis).toISOString(); // ...T09:14:03.123Z
+      this.iso = `${iso.slice(0, -1)}${String(this.micros).padStart(3, '0')}+00:00`;
+    }
+    return this.iso;
   }
 
   toJSON(): string {
@@ -68,4 +107,15 @@ export class Timestamp {
     const b = other.toEpochMicros();
     return a < b ? -1 : a > b ? 1 : 0;
   }
+}
+
+/** The number written by `length` ASCII digits of `text` from `start`, or -1 if one is not a digit. */
+function digitsAt(text: string, start: number, length: number): number {
+  let value = 0;
+  for (let i = start; i < start + length; i++) {
+    const digit = text.charCodeAt(i) - 48;
+    if (digit < 0 || digit > 9) return -1;
+    value = value * 10 + digit;
+  }
+  return value;
 }
