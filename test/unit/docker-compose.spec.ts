@@ -17,6 +17,7 @@ type Service = {
   healthcheck?: { test: string[] };
   environment?: Record<string, unknown>;
   command?: string[];
+  stop_grace_period?: string;
 };
 
 /** YAML merge keys (`<<: *anchor`), which compose resolves and js-yaml's default schema keeps as a key. */
@@ -99,6 +100,19 @@ describe('docker-compose.yml', () => {
     expect(existsSync('src/app/health/worker-healthcheck.ts')).toBe(true);
     expect(services.worker.environment?.WORKER_HEARTBEAT_FILE).toMatch(/^\/tmp\//);
     expect(services.api.healthcheck?.test.join(' ')).toContain('/health/ready');
+  });
+
+  it('keeps queued work across a Redis restart (append-only file in its volume)', () => {
+    const command = services.redis.command ?? [];
+    expect(command.join(' ')).toMatch(/--appendonly yes/);
+    expect((services.redis.volumes ?? []).map((v) => (typeof v === 'string' ? v : `${v.source}:${v.target}`))).toEqual([
+      'redis-data:/data',
+    ]);
+  });
+
+  it('waits longer than the processes’ own 25 s grace before killing them', () => {
+    expect(readFileSync('src/app/bootstrap/shutdown.ts', 'utf8')).toMatch(/GRACE_MS = 25_000/);
+    for (const name of ['api', 'worker']) expect(services[name].stop_grace_period).toBe('30s');
   });
 
   it('passes the same vault and cursor settings to both, each key written once', () => {
