@@ -12,6 +12,7 @@ import { ForwardEntryModule } from '../modules/forwarding/entry/forward-entry.mo
 import { ForwardRecordsModule } from '../modules/forwarding/records/forward-records.module';
 import { isForwardPath } from '../modules/forwarding/entry/forward-route';
 import { HealthModule } from './health/health.module';
+import { HomeModule } from './home/home.module';
 import { QueueModule } from '../platform/job-queue/queue.module';
 import { ForwardJobsWorkerModule } from '../modules/forwarding/jobs/forward-jobs.module';
 import { VaultForwardConfigsModule } from '../modules/forwarding-setup/configs/vault-forward-configs.module';
@@ -49,6 +50,7 @@ export class ApiModule {
         WebhookSecretsModule,
         HealthModule,
         ErrorsModule,
+        HomeModule,
         // The embedded database is this process's alone, so no worker process can reach it: queued forwards
         // are processed here (development only; production runs `npm run worker` beside the API).
         ...(options.config.databaseUrl === null ? [ForwardJobsWorkerModule] : []),

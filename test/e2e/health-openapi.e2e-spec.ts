@@ -15,6 +15,22 @@ describe('Health and OpenAPI', () => {
     expect(ready.body).toEqual({ status: 'ok', checks: { database: 'up', redis: 'up', queue: 'up' } });
   });
 
+  it('GET / points to the dashboard, the API reference and the problem registry, each of which answers', async () => {
+    const home = await http(t.url, '/');
+    expect(home.status).toBe(200);
+    expect(home.body).toEqual({
+      service: 'vault-forward',
+      dashboard: '/dashboard/',
+      docs: '/docs',
+      openapi: '/openapi.json',
+      errors: '/errors',
+      health: '/health/ready',
+    });
+    for (const path of ['docs', 'openapi', 'errors', 'health'] as const) {
+      expect([path, (await http(t.url, home.body[path] as string)).status]).toEqual([path, 200]);
+    }
+  });
+
   it('reports the queue engine without making readiness depend on it (queued forwarding off: disabled, still ready)', async () => {
     const off = await startTestApp({ env: { QUEUE_BACKEND: 'none' } });
     try {
@@ -49,6 +65,7 @@ describe('Health and OpenAPI', () => {
     const keys = operations.map((o) => o.key);
     expect(keys).toEqual(
       expect.arrayContaining([
+        'GET /',
         'GET /health/live',
         'GET /health/ready',
         'GET /errors',
@@ -79,7 +96,7 @@ describe('Health and OpenAPI', () => {
     );
     for (const { key, op } of operations) {
       expect(typeof op.summary).toBe('string');
-      const isPublic = key.includes('/health/') || key.includes('/errors');
+      const isPublic = key.includes('/health/') || key.includes('/errors') || key === 'GET /';
       if (!isPublic) {
         expect(op['x-required-scope']).toMatch(/^[a-z-]+\.(read|write)$/);
         expect(op.responses['401']?.content?.['application/problem+json']).toBeDefined();

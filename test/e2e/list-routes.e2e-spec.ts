@@ -93,6 +93,7 @@ const NOT_LISTS: Record<string, string> = {
   '/vault-forward/activity': 'per-minute counts over a window of minutes (a time series, not a list of resources)',
   '/health/live': 'a status',
   '/health/ready': 'a status',
+  '/': 'the service’s index: where the dashboard and the docs are',
 };
 
 interface Ids {
