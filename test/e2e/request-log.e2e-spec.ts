@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import { Controller, Get, Logger, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -36,7 +37,7 @@ describe('request log: one line per request; lines logged during a request carry
     class ProbeModule {}
     app = await NestFactory.create<NestFastifyApplication>(
       ProbeModule,
-      new FastifyAdapter({ logger: false, genReqId: requestIdFor }),
+      new FastifyAdapter({ logger: false, genReqId: (req: unknown) => requestIdFor(req as IncomingMessage) }),
       { bufferLogs: true },
     );
     app.useLogger(app.get(AppLogger));
