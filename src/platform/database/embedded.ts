@@ -20,9 +20,7 @@ export async function startEmbeddedDatabase(options: {
   port: number;
   maxConnections: number;
 }): Promise<EmbeddedDatabase> {
-  // Both packages are ESM-first; load them lazily so production never pays for the WASM module.
-  const { PGlite } = await import('@electric-sql/pglite');
-  const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket');
+  const { PGlite, PGLiteSocketServer } = await loadPglite();
   const dataPath = join(options.dataDir, 'pglite');
   mkdirSync(dataPath, { recursive: true });
   const db = await PGlite.create(dataPath);
@@ -42,4 +40,25 @@ export async function startEmbeddedDatabase(options: {
       await db.close();
     },
   };
+}
+
+/**
+ * Both packages are development dependencies, ESM-first, loaded only here: production never pays for the WASM
+ * module, and the container image, which leaves development dependencies out, does not hold them at all.
+ */
+async function loadPglite() {
+  try {
+    const { PGlite } = await import('@electric-sql/pglite');
+    const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket');
+    return { PGlite, PGLiteSocketServer };
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'ERR_MODULE_NOT_FOUND' && code !== 'MODULE_NOT_FOUND') throw error;
+    throw new Error(
+      'DATABASE_URL is not set, and the embedded database it would start instead is a development convenience ' +
+        'whose packages are not installed here (the container image and `npm ci --omit=dev` leave them out): ' +
+        'set DATABASE_URL to your PostgreSQL.',
+      { cause: error },
+    );
+  }
 }
