@@ -42,8 +42,11 @@ npm run --silent cli -- api-key create --merchant default --out default.pem</cod
         <li>Buyers: <code>buyers.read</code>; Activity: <code>vault-forwards.read</code></li>
       </ul>
       <p>
-        Revoke a key with <code>npm run --silent cli -- api-key revoke &lt;id&gt;</code>; its tokens stop working at
-        once.
+        Revoke a key with <code>npm run --silent cli -- api-key revoke &lt;id&gt;</code> or
+        <code>DELETE /api-keys/{id}</code>. What that takes depends on the setup: with Redis (<code>REDIS_URL</code>)
+        every API process drops the key and its tokens within milliseconds; without it (a plain <code>npm start</code>)
+        the API process that revokes drops them at once, but a revocation made by the CLI, another process, reaches the
+        running API when its caches expire, so the key's tokens keep working for up to 60 seconds.
       </p>
       <p><a href="#/sign-in">Back to sign in</a></p>
     `;
