@@ -268,11 +268,11 @@ describe('Official @gr4vy/sdk client against the service (typed errors, scope sp
     );
   }
 
-  it('rejects with Error404 carrying our code, for an unknown buyer and for a malformed id', async () => {
+  it('rejects with Error404 carrying Gr4vy’s code, for an unknown buyer and for a malformed id', async () => {
     for (const id of [randomUUID(), 'not-a-uuid']) {
       const error = await rejection(gr4vy.buyers.get(id));
       expect(error).toBeInstanceOf(errors.Error404);
-      expect(error).toMatchObject({ statusCode: 404, code: 'buyer-not-found', status: 404, type: 'error' });
+      expect(error).toMatchObject({ statusCode: 404, code: 'not_found', status: 404, type: 'error' });
       expect((error as errors.Error404).message).toMatch(/buyer/i);
       expect((error as errors.Error404).contentType).toMatch(/^application\/json/);
     }
@@ -282,7 +282,7 @@ describe('Official @gr4vy/sdk client against the service (typed errors, scope sp
     const error = await rejection(gr4vy.buyers.create({ displayName: 'x'.repeat(201) }));
     expect(error).toBeInstanceOf(errors.Error400);
     expect(error).toMatchObject({
-      code: 'validation-failed',
+      code: 'bad_request',
       details: [{ location: 'body', pointer: '/display_name', type: 'validation-failed' }],
     });
     expect((error as errors.Error400).details![0].message).toMatch(/200/);
@@ -316,9 +316,9 @@ describe('Official @gr4vy/sdk client against the service (typed errors, scope sp
     const error = await rejection(gr4vy.buyers.create({ displayName: 'Second', externalIdentifier }));
     expect(error).toBeInstanceOf(errors.Error409);
     expect(error).toMatchObject({
-      code: 'buyer-external-identifier-exists',
+      code: 'duplicate_record',
       status: 409,
-      details: [{ location: 'body', pointer: '/external_identifier' }],
+      details: [{ location: 'body', pointer: '/external_identifier', type: 'buyer-external-identifier-exists' }],
     });
   });
 
@@ -357,7 +357,7 @@ describe('Official @gr4vy/sdk client against the service (typed errors, scope sp
       });
       expect(answer.body).toEqual({
         type: 'error',
-        code: 'buyer-not-found',
+        code: 'not_found',
         status: 404,
         message: expect.stringMatching(/buyer/i),
         details: [],

@@ -543,6 +543,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Where the dashboard, the API reference and the problem registry are. No token needed. */
+        get: operations["HomeController_home"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/vault-forward/jobs": {
         parameters: {
             query?: never;
@@ -1738,6 +1755,35 @@ export interface components {
         ProblemTypeListResponse: {
             items: components["schemas"]["ProblemTypeResponse"][];
         };
+        HomeResponse: {
+            /** @example vault-forward */
+            service: string;
+            /**
+             * @description The dashboard (sign in with an API key’s token).
+             * @example /dashboard/
+             */
+            dashboard: string;
+            /**
+             * @description The API reference, browsable.
+             * @example /docs
+             */
+            docs: string;
+            /**
+             * @description The OpenAPI document (also /openapi.yaml).
+             * @example /openapi.json
+             */
+            openapi: string;
+            /**
+             * @description Every problem type the API answers with, explained.
+             * @example /errors
+             */
+            errors: string;
+            /**
+             * @description Whether this process serves requests.
+             * @example /health/ready
+             */
+            health: string;
+        };
         ForwardJobTarget: {
             method: string;
             /** @description Without the query string. */
@@ -1888,8 +1934,8 @@ export interface components {
             /** @enum {string} */
             type: "error";
             /**
-             * @description The same stable code as the problem’s `code`.
-             * @example validation-failed
+             * @description Gr4vy’s code for the status (`bad_request`, `unauthorized`, `forbidden`, `not_found`, `method_not_allowed`, `duplicate_record`, `too_early`, `too_many_requests`, `server_error`, `bad_gateway`, `gateway_timeout`), or the problem’s own `code` for a status Gr4vy has no error for. The problem’s code is each detail’s `type`.
+             * @example bad_request
              */
             code: string;
             /** @example 400 */
@@ -2782,7 +2828,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "invalid-cursor" | "validation-failed";
+                        code?: "bad_request";
                     };
                 };
             };
@@ -2814,7 +2860,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "forbidden" | "merchant-account-mismatch";
+                        code?: "forbidden";
                     };
                 };
             };
@@ -2830,7 +2876,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "internal-error";
+                        code?: "server_error";
                     };
                 };
             };
@@ -2882,7 +2928,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "validation-failed";
+                        code?: "bad_request";
                     };
                 };
             };
@@ -2914,7 +2960,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "forbidden" | "merchant-account-mismatch";
+                        code?: "forbidden";
                     };
                 };
             };
@@ -2930,7 +2976,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "api-key-not-found";
+                        code?: "not_found";
                     };
                 };
             };
@@ -2994,7 +3040,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "internal-error";
+                        code?: "server_error";
                     };
                 };
             };
@@ -3051,7 +3097,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "invalid-cursor" | "validation-failed";
+                        code?: "bad_request";
                     };
                 };
             };
@@ -3083,7 +3129,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "forbidden" | "instance-key-required";
+                        code?: "forbidden";
                     };
                 };
             };
@@ -3099,7 +3145,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "internal-error";
+                        code?: "server_error";
                     };
                 };
             };
@@ -3154,7 +3200,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "validation-failed";
+                        code?: "bad_request";
                     };
                 };
             };
@@ -3186,7 +3232,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "forbidden" | "instance-key-required";
+                        code?: "forbidden";
                     };
                 };
             };
@@ -3202,7 +3248,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "merchant-account-exists";
+                        code?: "duplicate_record";
                     };
                 };
             };
@@ -3266,7 +3312,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "internal-error";
+                        code?: "server_error";
                     };
                 };
             };
@@ -3319,7 +3365,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "bad-request" | "validation-failed";
+                        code?: "bad_request";
                     };
                 };
             };
@@ -3351,7 +3397,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "forbidden" | "instance-key-required";
+                        code?: "forbidden";
                     };
                 };
             };
@@ -3367,7 +3413,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "merchant-account-not-found";
+                        code?: "not_found";
                     };
                 };
             };
@@ -3399,7 +3445,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "internal-error";
+                        code?: "server_error";
                     };
                 };
             };
@@ -3456,7 +3502,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "validation-failed";
+                        code?: "bad_request";
                     };
                 };
             };
@@ -3488,7 +3534,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "forbidden" | "instance-key-required";
+                        code?: "forbidden";
                     };
                 };
             };
@@ -3504,7 +3550,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "merchant-account-not-found";
+                        code?: "not_found";
                     };
                 };
             };
@@ -3584,7 +3630,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "internal-error";
+                        code?: "server_error";
                     };
                 };
             };
@@ -3654,7 +3700,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "invalid-cursor" | "merchant-account-unknown" | "validation-failed";
+                        code?: "bad_request";
                     };
                 };
             };
@@ -3686,7 +3732,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "forbidden" | "merchant-account-mismatch";
+                        code?: "forbidden";
                     };
                 };
             };
@@ -3702,7 +3748,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "internal-error";
+                        code?: "server_error";
                     };
                 };
             };
@@ -3762,7 +3808,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                        code?: "bad_request";
                     };
                 };
             };
@@ -3794,7 +3840,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "forbidden" | "merchant-account-mismatch";
+                        code?: "forbidden";
                     };
                 };
             };
@@ -3810,7 +3856,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "buyer-not-found" | "checkout-session-not-found";
+                        code?: "not_found";
                     };
                 };
             };
@@ -3826,7 +3872,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "checkout-session-card-is-stored" | "checkout-session-has-no-card";
+                        code?: "duplicate_record";
                     };
                 };
             };
@@ -3890,7 +3936,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "internal-error";
+                        code?: "server_error";
                     };
                 };
             };
@@ -3948,7 +3994,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "bad-request" | "merchant-account-unknown" | "validation-failed";
+                        code?: "bad_request";
                     };
                 };
             };
@@ -3980,7 +4026,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "forbidden" | "merchant-account-mismatch";
+                        code?: "forbidden";
                     };
                 };
             };
@@ -3996,7 +4042,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "payment-method-not-found";
+                        code?: "not_found";
                     };
                 };
             };
@@ -4028,7 +4074,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "internal-error";
+                        code?: "server_error";
                     };
                 };
             };
@@ -4085,7 +4131,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                        code?: "bad_request";
                     };
                 };
             };
@@ -4117,7 +4163,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "forbidden" | "merchant-account-mismatch";
+                        code?: "forbidden";
                     };
                 };
             };
@@ -4133,7 +4179,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "payment-method-not-found";
+                        code?: "not_found";
                     };
                 };
             };
@@ -4197,7 +4243,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "internal-error";
+                        code?: "server_error";
                     };
                 };
             };
@@ -4262,7 +4308,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "merchant-account-unknown" | "validation-failed";
+                        code?: "bad_request";
                     };
                 };
             };
@@ -4294,7 +4340,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "forbidden" | "merchant-account-mismatch";
+                        code?: "forbidden";
                     };
                 };
             };
@@ -4310,7 +4356,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "buyer-not-found";
+                        code?: "not_found";
                     };
                 };
             };
@@ -4326,7 +4372,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "internal-error";
+                        code?: "server_error";
                     };
                 };
             };
@@ -4384,7 +4430,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "bad-request" | "merchant-account-unknown" | "validation-failed";
+                        code?: "bad_request";
                     };
                 };
             };
@@ -4416,7 +4462,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "forbidden" | "merchant-account-mismatch";
+                        code?: "forbidden";
                     };
                 };
             };
@@ -4432,7 +4478,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "payment-method-not-found";
+                        code?: "not_found";
                     };
                 };
             };
@@ -4464,7 +4510,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "internal-error";
+                        code?: "server_error";
                     };
                 };
             };
@@ -4526,7 +4572,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                        code?: "bad_request";
                     };
                 };
             };
@@ -4558,7 +4604,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "forbidden" | "merchant-account-mismatch";
+                        code?: "forbidden";
                     };
                 };
             };
@@ -4574,7 +4620,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "payment-method-not-found";
+                        code?: "not_found";
                     };
                 };
             };
@@ -4638,7 +4684,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "internal-error";
+                        code?: "server_error";
                     };
                 };
             };
@@ -4696,7 +4742,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                        code?: "bad_request";
                     };
                 };
             };
@@ -4728,7 +4774,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "forbidden" | "merchant-account-mismatch";
+                        code?: "forbidden";
                     };
                 };
             };
@@ -4744,7 +4790,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "network-token-not-found" | "payment-method-not-found";
+                        code?: "not_found";
                     };
                 };
             };
@@ -4808,7 +4854,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "internal-error";
+                        code?: "server_error";
                     };
                 };
             };
@@ -4868,7 +4914,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                        code?: "bad_request";
                     };
                 };
             };
@@ -4900,7 +4946,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "forbidden" | "merchant-account-mismatch";
+                        code?: "forbidden";
                     };
                 };
             };
@@ -4948,7 +4994,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "internal-error";
+                        code?: "server_error";
                     };
                 };
             };
@@ -5007,7 +5053,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "bad-request" | "merchant-account-unknown" | "validation-failed";
+                        code?: "bad_request";
                     };
                 };
             };
@@ -5039,7 +5085,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "forbidden" | "merchant-account-mismatch";
+                        code?: "forbidden";
                     };
                 };
             };
@@ -5055,7 +5101,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "checkout-session-not-found";
+                        code?: "not_found";
                     };
                 };
             };
@@ -5103,7 +5149,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "internal-error";
+                        code?: "server_error";
                     };
                 };
             };
@@ -5166,7 +5212,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                        code?: "bad_request";
                     };
                 };
             };
@@ -5198,7 +5244,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "forbidden" | "merchant-account-mismatch";
+                        code?: "forbidden";
                     };
                 };
             };
@@ -5214,7 +5260,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "checkout-session-not-found";
+                        code?: "not_found";
                     };
                 };
             };
@@ -5294,7 +5340,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "internal-error";
+                        code?: "server_error";
                     };
                 };
             };
@@ -5352,7 +5398,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                        code?: "bad_request";
                     };
                 };
             };
@@ -5384,7 +5430,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "forbidden" | "merchant-account-mismatch";
+                        code?: "forbidden";
                     };
                 };
             };
@@ -5400,7 +5446,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "checkout-session-not-found";
+                        code?: "not_found";
                     };
                 };
             };
@@ -5464,7 +5510,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "internal-error";
+                        code?: "server_error";
                     };
                 };
             };
@@ -5527,7 +5573,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                        code?: "bad_request";
                     };
                 };
             };
@@ -5559,7 +5605,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "forbidden" | "merchant-account-mismatch";
+                        code?: "forbidden";
                     };
                 };
             };
@@ -5575,7 +5621,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "checkout-session-not-found";
+                        code?: "not_found";
                     };
                 };
             };
@@ -5655,7 +5701,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "internal-error";
+                        code?: "server_error";
                     };
                 };
             };
@@ -5718,7 +5764,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                        code?: "bad_request";
                     };
                 };
             };
@@ -5750,7 +5796,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "forbidden" | "merchant-account-mismatch";
+                        code?: "forbidden";
                     };
                 };
             };
@@ -5766,7 +5812,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "checkout-session-not-found";
+                        code?: "not_found";
                     };
                 };
             };
@@ -5782,7 +5828,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "checkout-session-has-no-card" | "conflict";
+                        code?: "duplicate_record";
                     };
                 };
             };
@@ -5862,7 +5908,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "internal-error";
+                        code?: "server_error";
                     };
                 };
             };
@@ -5928,7 +5974,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "invalid-cursor" | "merchant-account-unknown" | "validation-failed";
+                        code?: "bad_request";
                     };
                 };
             };
@@ -5960,7 +6006,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "forbidden" | "merchant-account-mismatch";
+                        code?: "forbidden";
                     };
                 };
             };
@@ -5976,7 +6022,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "internal-error";
+                        code?: "server_error";
                     };
                 };
             };
@@ -6036,7 +6082,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                        code?: "bad_request";
                     };
                 };
             };
@@ -6068,7 +6114,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "forbidden" | "merchant-account-mismatch";
+                        code?: "forbidden";
                     };
                 };
             };
@@ -6084,7 +6130,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "buyer-external-identifier-exists";
+                        code?: "duplicate_record";
                     };
                 };
             };
@@ -6132,7 +6178,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "internal-error";
+                        code?: "server_error";
                     };
                 };
             };
@@ -6190,7 +6236,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "bad-request" | "merchant-account-unknown" | "validation-failed";
+                        code?: "bad_request";
                     };
                 };
             };
@@ -6222,7 +6268,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "forbidden" | "merchant-account-mismatch";
+                        code?: "forbidden";
                     };
                 };
             };
@@ -6238,7 +6284,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "buyer-not-found";
+                        code?: "not_found";
                     };
                 };
             };
@@ -6270,7 +6316,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "internal-error";
+                        code?: "server_error";
                     };
                 };
             };
@@ -6332,7 +6378,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                        code?: "bad_request";
                     };
                 };
             };
@@ -6364,7 +6410,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "forbidden" | "merchant-account-mismatch";
+                        code?: "forbidden";
                     };
                 };
             };
@@ -6380,7 +6426,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "buyer-not-found";
+                        code?: "not_found";
                     };
                 };
             };
@@ -6396,7 +6442,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "buyer-external-identifier-exists";
+                        code?: "duplicate_record";
                     };
                 };
             };
@@ -6460,7 +6506,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "internal-error";
+                        code?: "server_error";
                     };
                 };
             };
@@ -6517,7 +6563,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                        code?: "bad_request";
                     };
                 };
             };
@@ -6549,7 +6595,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "forbidden" | "merchant-account-mismatch";
+                        code?: "forbidden";
                     };
                 };
             };
@@ -6565,7 +6611,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "buyer-not-found";
+                        code?: "not_found";
                     };
                 };
             };
@@ -6629,7 +6675,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "internal-error";
+                        code?: "server_error";
                     };
                 };
             };
@@ -6685,7 +6731,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "merchant-account-unknown" | "validation-failed";
+                        code?: "bad_request";
                     };
                 };
             };
@@ -6717,7 +6763,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "forbidden" | "merchant-account-mismatch";
+                        code?: "forbidden";
                     };
                 };
             };
@@ -6733,7 +6779,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "internal-error";
+                        code?: "server_error";
                     };
                 };
             };
@@ -6788,7 +6834,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "validation-failed";
+                        code?: "bad_request";
                     };
                 };
             };
@@ -6820,7 +6866,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "forbidden" | "instance-key-required";
+                        code?: "forbidden";
                     };
                 };
             };
@@ -6836,7 +6882,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "vault-forward-definition-exists";
+                        code?: "duplicate_record";
                     };
                 };
             };
@@ -6884,7 +6930,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "internal-error";
+                        code?: "server_error";
                     };
                 };
             };
@@ -6942,7 +6988,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "bad-request" | "merchant-account-unknown" | "validation-failed";
+                        code?: "bad_request";
                     };
                 };
             };
@@ -6974,7 +7020,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "forbidden" | "merchant-account-mismatch";
+                        code?: "forbidden";
                     };
                 };
             };
@@ -6990,7 +7036,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "vault-forward-definition-not-found";
+                        code?: "not_found";
                     };
                 };
             };
@@ -7022,7 +7068,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "internal-error";
+                        code?: "server_error";
                     };
                 };
             };
@@ -7079,7 +7125,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "validation-failed";
+                        code?: "bad_request";
                     };
                 };
             };
@@ -7111,7 +7157,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "forbidden" | "instance-key-required";
+                        code?: "forbidden";
                     };
                 };
             };
@@ -7127,7 +7173,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "vault-forward-definition-not-found";
+                        code?: "not_found";
                     };
                 };
             };
@@ -7143,7 +7189,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "vault-forward-definition-read-only";
+                        code?: "duplicate_record";
                     };
                 };
             };
@@ -7207,7 +7253,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "internal-error";
+                        code?: "server_error";
                     };
                 };
             };
@@ -7259,7 +7305,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "validation-failed";
+                        code?: "bad_request";
                     };
                 };
             };
@@ -7291,7 +7337,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "forbidden" | "instance-key-required";
+                        code?: "forbidden";
                     };
                 };
             };
@@ -7307,7 +7353,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "vault-forward-definition-not-found";
+                        code?: "not_found";
                     };
                 };
             };
@@ -7323,7 +7369,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "vault-forward-definition-in-use" | "vault-forward-definition-read-only";
+                        code?: "duplicate_record";
                     };
                 };
             };
@@ -7387,7 +7433,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "internal-error";
+                        code?: "server_error";
                     };
                 };
             };
@@ -7449,7 +7495,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "invalid-cursor" | "merchant-account-unknown" | "validation-failed";
+                        code?: "bad_request";
                     };
                 };
             };
@@ -7481,7 +7527,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "forbidden" | "merchant-account-mismatch";
+                        code?: "forbidden";
                     };
                 };
             };
@@ -7497,7 +7543,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "internal-error";
+                        code?: "server_error";
                     };
                 };
             };
@@ -7557,7 +7603,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                        code?: "bad_request";
                     };
                 };
             };
@@ -7589,7 +7635,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "forbidden" | "merchant-account-mismatch";
+                        code?: "forbidden";
                     };
                 };
             };
@@ -7605,7 +7651,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "duplicate-record";
+                        code?: "duplicate_record";
                     };
                 };
             };
@@ -7653,7 +7699,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "internal-error";
+                        code?: "server_error";
                     };
                 };
             };
@@ -7711,7 +7757,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "bad-request" | "merchant-account-unknown" | "validation-failed";
+                        code?: "bad_request";
                     };
                 };
             };
@@ -7743,7 +7789,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "forbidden" | "merchant-account-mismatch";
+                        code?: "forbidden";
                     };
                 };
             };
@@ -7759,7 +7805,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "vault-forward-config-not-found";
+                        code?: "not_found";
                     };
                 };
             };
@@ -7791,7 +7837,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "internal-error";
+                        code?: "server_error";
                     };
                 };
             };
@@ -7853,7 +7899,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                        code?: "bad_request";
                     };
                 };
             };
@@ -7885,7 +7931,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "forbidden" | "merchant-account-mismatch";
+                        code?: "forbidden";
                     };
                 };
             };
@@ -7901,7 +7947,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "vault-forward-config-not-found";
+                        code?: "not_found";
                     };
                 };
             };
@@ -7965,7 +8011,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "internal-error";
+                        code?: "server_error";
                     };
                 };
             };
@@ -8022,7 +8068,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                        code?: "bad_request";
                     };
                 };
             };
@@ -8054,7 +8100,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "forbidden" | "merchant-account-mismatch";
+                        code?: "forbidden";
                     };
                 };
             };
@@ -8070,7 +8116,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "vault-forward-config-not-found";
+                        code?: "not_found";
                     };
                 };
             };
@@ -8134,7 +8180,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "internal-error";
+                        code?: "server_error";
                     };
                 };
             };
@@ -8198,7 +8244,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "bad-request" | "invalid-cursor" | "merchant-account-unknown" | "validation-failed";
+                        code?: "bad_request";
                     };
                 };
             };
@@ -8230,7 +8276,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "forbidden" | "merchant-account-mismatch";
+                        code?: "forbidden";
                     };
                 };
             };
@@ -8246,7 +8292,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "vault-forward-config-not-found";
+                        code?: "not_found";
                     };
                 };
             };
@@ -8278,7 +8324,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "internal-error";
+                        code?: "server_error";
                     };
                 };
             };
@@ -8340,7 +8386,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                        code?: "bad_request";
                     };
                 };
             };
@@ -8372,7 +8418,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "forbidden" | "merchant-account-mismatch";
+                        code?: "forbidden";
                     };
                 };
             };
@@ -8388,7 +8434,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "vault-forward-config-not-found";
+                        code?: "not_found";
                     };
                 };
             };
@@ -8452,7 +8498,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "internal-error";
+                        code?: "server_error";
                     };
                 };
             };
@@ -8511,7 +8557,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "bad-request" | "merchant-account-unknown" | "validation-failed";
+                        code?: "bad_request";
                     };
                 };
             };
@@ -8543,7 +8589,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "forbidden" | "merchant-account-mismatch";
+                        code?: "forbidden";
                     };
                 };
             };
@@ -8559,7 +8605,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "vault-forward-authentication-not-found" | "vault-forward-config-not-found";
+                        code?: "not_found";
                     };
                 };
             };
@@ -8591,7 +8637,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "internal-error";
+                        code?: "server_error";
                     };
                 };
             };
@@ -8654,7 +8700,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                        code?: "bad_request";
                     };
                 };
             };
@@ -8686,7 +8732,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "forbidden" | "merchant-account-mismatch";
+                        code?: "forbidden";
                     };
                 };
             };
@@ -8702,7 +8748,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "vault-forward-authentication-not-found" | "vault-forward-config-not-found";
+                        code?: "not_found";
                     };
                 };
             };
@@ -8766,7 +8812,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "internal-error";
+                        code?: "server_error";
                     };
                 };
             };
@@ -8824,7 +8870,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                        code?: "bad_request";
                     };
                 };
             };
@@ -8856,7 +8902,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "forbidden" | "merchant-account-mismatch";
+                        code?: "forbidden";
                     };
                 };
             };
@@ -8872,7 +8918,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "vault-forward-authentication-not-found" | "vault-forward-config-not-found";
+                        code?: "not_found";
                     };
                 };
             };
@@ -8936,7 +8982,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "internal-error";
+                        code?: "server_error";
                     };
                 };
             };
@@ -8992,7 +9038,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "merchant-account-unknown" | "validation-failed";
+                        code?: "bad_request";
                     };
                 };
             };
@@ -9024,7 +9070,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "forbidden" | "merchant-account-mismatch";
+                        code?: "forbidden";
                     };
                 };
             };
@@ -9040,7 +9086,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "internal-error";
+                        code?: "server_error";
                     };
                 };
             };
@@ -9102,7 +9148,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "invalid-cursor" | "merchant-account-unknown" | "validation-failed";
+                        code?: "bad_request";
                     };
                 };
             };
@@ -9134,7 +9180,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "forbidden" | "merchant-account-mismatch";
+                        code?: "forbidden";
                     };
                 };
             };
@@ -9150,7 +9196,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "internal-error";
+                        code?: "server_error";
                     };
                 };
             };
@@ -9209,7 +9255,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "merchant-account-unknown" | "validation-failed";
+                        code?: "bad_request";
                     };
                 };
             };
@@ -9241,7 +9287,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "forbidden" | "merchant-account-mismatch";
+                        code?: "forbidden";
                     };
                 };
             };
@@ -9257,7 +9303,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "internal-error";
+                        code?: "server_error";
                     };
                 };
             };
@@ -9315,7 +9361,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "bad-request" | "merchant-account-unknown" | "validation-failed";
+                        code?: "bad_request";
                     };
                 };
             };
@@ -9347,7 +9393,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "forbidden" | "merchant-account-mismatch";
+                        code?: "forbidden";
                     };
                 };
             };
@@ -9363,7 +9409,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "vault-forward-request-not-found";
+                        code?: "not_found";
                     };
                 };
             };
@@ -9395,7 +9441,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "internal-error";
+                        code?: "server_error";
                     };
                 };
             };
@@ -9457,7 +9503,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "invalid-cursor" | "merchant-account-unknown" | "validation-failed";
+                        code?: "bad_request";
                     };
                 };
             };
@@ -9489,7 +9535,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "forbidden" | "merchant-account-mismatch";
+                        code?: "forbidden";
                     };
                 };
             };
@@ -9505,7 +9551,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "internal-error";
+                        code?: "server_error";
                     };
                 };
             };
@@ -9561,7 +9607,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                        code?: "bad_request";
                     };
                 };
             };
@@ -9593,7 +9639,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "forbidden" | "merchant-account-mismatch";
+                        code?: "forbidden";
                     };
                 };
             };
@@ -9641,7 +9687,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "internal-error";
+                        code?: "server_error";
                     };
                 };
             };
@@ -9692,7 +9738,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "internal-error";
+                        code?: "server_error";
                     };
                 };
             };
@@ -9728,7 +9774,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "internal-error";
+                        code?: "server_error";
                     };
                 };
             };
@@ -9779,7 +9825,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "internal-error";
+                        code?: "server_error";
                     };
                 };
             };
@@ -9816,7 +9862,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "bad-request" | "validation-failed";
+                        code?: "bad_request";
                     };
                 };
             };
@@ -9832,7 +9878,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "resource-not-found";
+                        code?: "not_found";
                     };
                 };
             };
@@ -9864,7 +9910,42 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
+                        code?: "server_error";
+                    };
+                };
+            };
+        };
+    };
+    HomeController_home: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HomeResponse"];
+                };
+            };
+            /** @description `/errors/internal-error` Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
                         code?: "internal-error";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "server_error";
                     };
                 };
             };
@@ -9911,7 +9992,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "invalid-cursor" | "merchant-account-unknown" | "validation-failed";
+                        code?: "bad_request";
                     };
                 };
             };
@@ -9943,7 +10024,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "forbidden" | "merchant-account-mismatch";
+                        code?: "forbidden";
                     };
                 };
             };
@@ -9959,7 +10040,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "internal-error";
+                        code?: "server_error";
                     };
                 };
             };
@@ -10017,7 +10098,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "bad-request" | "merchant-account-unknown" | "validation-failed";
+                        code?: "bad_request";
                     };
                 };
             };
@@ -10049,7 +10130,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "forbidden" | "merchant-account-mismatch";
+                        code?: "forbidden";
                     };
                 };
             };
@@ -10065,7 +10146,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "vault-forward-job-not-found";
+                        code?: "not_found";
                     };
                 };
             };
@@ -10097,7 +10178,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "internal-error";
+                        code?: "server_error";
                     };
                 };
             };
@@ -10155,7 +10236,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                        code?: "bad_request";
                     };
                 };
             };
@@ -10187,7 +10268,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "forbidden" | "merchant-account-mismatch";
+                        code?: "forbidden";
                     };
                 };
             };
@@ -10203,7 +10284,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "vault-forward-job-not-found";
+                        code?: "not_found";
                     };
                 };
             };
@@ -10219,7 +10300,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "vault-forward-job-not-cancellable";
+                        code?: "duplicate_record";
                     };
                 };
             };
@@ -10283,7 +10364,7 @@ export interface operations {
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "internal-error";
+                        code?: "server_error";
                     };
                 };
             };
@@ -10392,7 +10473,7 @@ export interface operations {
                     }) | unknown;
                     "application/json": (components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "bad-request" | "insecure-target" | "invalid-forward-header" | "invalid-idempotency-key" | "invalid-json" | "invalid-payment-methods-header" | "invalid-placeholder" | "json-too-deep" | "merchant-account-unknown" | "unknown-checkout-session" | "unknown-forward-header" | "unknown-payment-method" | "validation-failed";
+                        code?: "bad_request";
                     }) | unknown;
                     "*/*": unknown;
                 };
@@ -10430,7 +10511,7 @@ export interface operations {
                     }) | unknown;
                     "application/json": (components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "endpoint-not-enabled" | "forbidden" | "merchant-account-mismatch" | "target-address-forbidden";
+                        code?: "forbidden";
                     }) | unknown;
                     "*/*": unknown;
                 };
@@ -10449,7 +10530,7 @@ export interface operations {
                     }) | unknown;
                     "application/json": (components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "checkout-session-has-no-card" | "checkout-session-in-use" | "idempotency-key-in-progress";
+                        code?: "duplicate_record";
                     }) | unknown;
                     "*/*": unknown;
                 };
@@ -10544,7 +10625,7 @@ export interface operations {
                     }) | unknown;
                     "application/json": (components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "authentication-method-unreadable" | "internal-error";
+                        code?: "server_error";
                     }) | unknown;
                     "*/*": unknown;
                 };
@@ -10563,7 +10644,7 @@ export interface operations {
                     }) | unknown;
                     "application/json": (components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "downstream-response-too-large" | "downstream-unreachable" | "response-card-unusable" | "response-not-processable" | "response-too-large-for-rules" | "token-endpoint-failed" | "token-requestor-failed" | "unmatched-card-number";
+                        code?: "bad_gateway";
                     }) | unknown;
                     "*/*": unknown;
                 };
@@ -10601,7 +10682,7 @@ export interface operations {
                     }) | unknown;
                     "application/json": (components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "downstream-timeout" | "token-endpoint-timeout" | "token-requestor-timeout";
+                        code?: "gateway_timeout";
                     }) | unknown;
                     "*/*": unknown;
                 };

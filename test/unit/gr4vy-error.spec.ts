@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { gr4vyErrorBody, prefersGr4vyError } from '../../src/platform/problem/gr4vy-error';
 import { longAccept } from '../support/hostile-inputs';
 
@@ -30,7 +32,7 @@ describe('prefersGr4vyError (issue 22: which clients get Gr4vy’s error body)',
 });
 
 describe('gr4vyErrorBody', () => {
-  it('keeps the code and the detail, and points at body fields with JSON pointers', () => {
+  it('gives Gr4vy’s code for the status, keeps ours in each detail, and points at body fields with JSON pointers', () => {
     expect(
       gr4vyErrorBody({
         type: '/errors/validation-failed',
@@ -50,7 +52,7 @@ describe('gr4vyErrorBody', () => {
       }),
     ).toEqual({
       type: 'error',
-      code: 'validation-failed',
+      code: 'bad_request',
       status: 400,
       message: 'Three fields are wrong.',
       details: [
@@ -61,6 +63,41 @@ describe('gr4vyErrorBody', () => {
         { location: 'query', type: 'validation-failed', pointer: 'limit', message: 'must be 1 to 100' },
       ],
     });
+  });
+
+  it.each([
+    [400, 'bad_request'],
+    [401, 'unauthorized'],
+    [403, 'forbidden'],
+    [404, 'not_found'],
+    [405, 'method_not_allowed'],
+    [409, 'duplicate_record'],
+    [425, 'too_early'],
+    [429, 'too_many_requests'],
+    [500, 'server_error'],
+    [502, 'bad_gateway'],
+    [504, 'gateway_timeout'],
+    [413, 'our-code'],
+    [415, 'our-code'],
+    [422, 'our-code'],
+    [503, 'our-code'],
+  ])('status %i: code %s (Gr4vy’s where its SDK has an error model for the status, ours elsewhere)', (status, code) => {
+    expect(gr4vyErrorBody({ type: '/errors/our-code', title: 'X', status, detail: 'X.', code: 'our-code' }).code).toBe(
+      code,
+    );
+  });
+
+  it('uses the codes @gr4vy/sdk’s error models default to', () => {
+    // The SDK's own models, read from the package: each `ErrorNNN` defaults `code` to Gr4vy's code for NNN.
+    const dir = join(dirname(require.resolve('@gr4vy/sdk/package.json')), 'models', 'errors');
+    const models = readdirSync(dir).filter((name) => /^error\d{3}\.js$/.test(name));
+    expect(models.length).toBeGreaterThanOrEqual(10);
+    for (const name of models) {
+      const status = Number(name.slice(5, 8));
+      const sdkCode = /code: z\.string\(\)\.default\("([a-z_]+)"\)/.exec(readFileSync(join(dir, name), 'utf8'))?.[1];
+      const ours = gr4vyErrorBody({ type: '/errors/x', title: 'X', status, detail: 'X.', code: 'x' }).code;
+      expect({ status, code: ours }).toEqual({ status, code: sdkCode });
+    }
   });
 
   it('always has details, empty when the problem names no field', () => {

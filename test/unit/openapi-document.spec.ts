@@ -119,7 +119,13 @@ describe('The OpenAPI document', () => {
     const publicOps = Object.entries<Record<string, any>>(document.paths).flatMap(([path, item]) =>
       OPERATION_METHODS.filter((m) => item[m]?.security?.length === 0).map((m) => `${m.toUpperCase()} ${path}`),
     );
-    expect(publicOps.sort()).toEqual(['GET /errors', 'GET /errors/{code}', 'GET /health/live', 'GET /health/ready']);
+    expect(publicOps.sort()).toEqual([
+      'GET /',
+      'GET /errors',
+      'GET /errors/{code}',
+      'GET /health/live',
+      'GET /health/ready',
+    ]);
   });
 
   it('types every string field as a string: no bare `object` without properties', () => {

@@ -1,6 +1,6 @@
 import { PATH_METADATA } from '@nestjs/common/constants';
 import { ApiProperty, ApiPropertyOptional, ApiSchema, DECORATORS } from '@nestjs/swagger';
-import { GR4VY_ERROR_CONTENT_TYPE } from '../problem/gr4vy-error';
+import { GR4VY_ERROR_CONTENT_TYPE, gr4vyCode } from '../problem/gr4vy-error';
 import { findProblemDefinition, ProblemDefinition, problemType } from '../problem/problem';
 
 const PROBLEM_MEDIA_TYPE = 'application/problem+json';
@@ -67,7 +67,13 @@ class Gr4vyErrorDetailSchema {
 export class Gr4vyErrorSchema {
   @ApiProperty({ type: String, enum: ['error'] })
   type!: string;
-  @ApiProperty({ example: 'validation-failed', description: 'The same stable code as the problem’s `code`.' })
+  @ApiProperty({
+    example: 'bad_request',
+    description:
+      'Gr4vy’s code for the status (`bad_request`, `unauthorized`, `forbidden`, `not_found`, `method_not_allowed`, ' +
+      '`duplicate_record`, `too_early`, `too_many_requests`, `server_error`, `bad_gateway`, `gateway_timeout`), or the ' +
+      'problem’s own `code` for a status Gr4vy has no error for. The problem’s code is each detail’s `type`.',
+  })
   code!: string;
   @ApiProperty({ type: 'integer', minimum: 400, maximum: 599, example: 400 })
   status!: number;
@@ -96,11 +102,13 @@ function problemResponse(definitions: readonly ProblemDefinition[]): ProblemResp
   const codes = [...new Set(definitions.map((d) => d.code))].sort();
   const byCode = new Map(definitions.map((d) => [d.code, d]));
   const narrowed = { type: 'object', properties: { code: { type: 'string', enum: codes } } };
+  const gr4vyCodes = [...new Set(definitions.map((d) => gr4vyCode(d.status, d.code)))].sort();
+  const gr4vyNarrowed = { type: 'object', properties: { code: { type: 'string', enum: gr4vyCodes } } };
   return {
     description: codes.map((code) => `\`${problemType(code)}\` ${byCode.get(code)!.title}`).join('; '),
     content: {
       [PROBLEM_MEDIA_TYPE]: { schema: { allOf: [{ $ref: PROBLEM_SCHEMA_REF }, narrowed] } },
-      [GR4VY_ERROR_CONTENT_TYPE]: { schema: { allOf: [{ $ref: GR4VY_ERROR_SCHEMA_REF }, narrowed] } },
+      [GR4VY_ERROR_CONTENT_TYPE]: { schema: { allOf: [{ $ref: GR4VY_ERROR_SCHEMA_REF }, gr4vyNarrowed] } },
     },
   };
 }

@@ -3,8 +3,9 @@ import type { ProblemBody, ProblemFieldError, ProblemLocation } from './problem'
 /**
  * Gr4vy's error body, the second rendering of our problems (decisions/0077). The official Gr4vy SDKs
  * build their typed errors (`Error400`, `Error404`, …) only from an `application/json` answer of this
- * shape; RFC 9457 problem+json reaches them as an untyped error. The stable code and the message
- * are the problem's; each field error becomes one entry of `details`.
+ * shape; RFC 9457 problem+json reaches them as an untyped error. The code is Gr4vy's for the status
+ * (ours where Gr4vy has none), the message the problem's detail; each field error becomes one entry of
+ * `details`, typed with our code.
  */
 export const GR4VY_ERROR_CONTENT_TYPE = 'application/json';
 
@@ -25,10 +26,35 @@ interface Gr4vyErrorBody {
   details: Gr4vyErrorDetail[];
 }
 
+/**
+ * Gr4vy's code for each status it documents an error for (its OpenAPI's `Error400` … `Error504`, the defaults of
+ * `@gr4vy/sdk`'s error models): what a Gr4vy client branches on. Our finer code stays in each detail's `type`
+ * and in the RFC 9457 body; a status Gr4vy documents no error for (413, 415, 422, 503, …) keeps our code
+ * (docs/errors.md, decision 0131).
+ */
+const GR4VY_CODES: Readonly<Record<number, string>> = {
+  400: 'bad_request',
+  401: 'unauthorized',
+  403: 'forbidden',
+  404: 'not_found',
+  405: 'method_not_allowed',
+  409: 'duplicate_record',
+  425: 'too_early',
+  429: 'too_many_requests',
+  500: 'server_error',
+  502: 'bad_gateway',
+  504: 'gateway_timeout',
+};
+
+/** The code of Gr4vy's body for a problem of `status` and our `code`. */
+export function gr4vyCode(status: number, code: string): string {
+  return GR4VY_CODES[status] ?? code;
+}
+
 export function gr4vyErrorBody(problem: ProblemBody): Gr4vyErrorBody {
   return {
     type: 'error',
-    code: problem.code,
+    code: gr4vyCode(problem.status, problem.code),
     status: problem.status,
     message: problem.detail,
     details: (problem.errors ?? []).map((error) => ({
