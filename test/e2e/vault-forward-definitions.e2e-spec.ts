@@ -120,6 +120,33 @@ describe('Vault Forward definitions (Gr4vy’s catalog model)', () => {
     expectProblem(await admin('DELETE', '/example-psp'), 404, 'vault-forward-definition-not-found');
   });
 
+  it('a definition may have no authentication method (the third party takes the caller’s own credentials)', async () => {
+    const created = await admin('POST', '', examplePsp('passthrough-psp', { authentications: [] }));
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ id: 'passthrough-psp', authentications: [] });
+    const read = await http(t.url, '/vault-forward/definitions/passthrough-psp', { token });
+    expect(read.body).toEqual(created.body);
+    // A merchant's config made from it holds no method either; a forward passes the caller's Authorization.
+    const config = await http(t.url, '/vault-forward/configs', {
+      method: 'POST',
+      token,
+      body: { definition_id: 'passthrough-psp' },
+    });
+    expect(config.status).toBe(201);
+    expectGr4vy('PCIForwardConfig', config.body);
+    expect(config.body).toMatchObject({ definition_id: 'passthrough-psp', authentications: [] });
+    // Still at most three.
+    const four = Array.from({ length: 4 }, () => examplePsp('x').authentications[0]);
+    expectProblem(await admin('POST', '', examplePsp('too-many', { authentications: four })), 400, 'validation-failed');
+    // Gone again: the other tests read the whole list against Gr4vy's schema, whose definitions have one at least.
+    const removed = await http(t.url, `/vault-forward/configs/${config.body.id as string}`, {
+      method: 'DELETE',
+      token,
+    });
+    expect(removed.status).toBe(204);
+    expect((await admin('DELETE', '/passthrough-psp')).status).toBe(204);
+  });
+
   it('refuses a second definition with an id taken, and changes to the catalog', async () => {
     expect((await admin('POST', '', examplePsp('taken-psp'))).status).toBe(201);
     expectProblem(await admin('POST', '', examplePsp('taken-psp')), 409, 'vault-forward-definition-exists');
@@ -155,7 +182,6 @@ describe('Vault Forward definitions (Gr4vy’s catalog model)', () => {
     [{ hosts: ['https://api.example-psp.com/v1'] }, 'hosts[0]'],
     [{ id: 'custom-psp' }, 'id'],
     [{ id: 'Bad_Id' }, 'id'],
-    [{ authentications: [] }, 'authentications'],
     [{ authentications: [{ ...examplePsp('x').authentications[0], kind: 'oauth' }] }, 'authentications.0.kind'],
     [{ authentications: [field({ maps_to: 'password' })] }, 'authentications.0.fields.0.maps_to'],
     // A secret of ours declared not secret would be returned in answers.

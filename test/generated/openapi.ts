@@ -1312,6 +1312,7 @@ export interface components {
              *     ]
              */
             hosts: string[];
+            /** @description The authentication methods its configs may hold. Ours: may be empty, for a third party that takes the caller’s own credentials passed through (`x-vault-forward-header-authorization`); Gr4vy’s catalog has one at least (decision 0132). */
             authentications: components["schemas"]["AuthenticationDefinitionDto"][];
             /** @example example-psp */
             id: string;
@@ -1325,6 +1326,7 @@ export interface components {
              *     ]
              */
             hosts: string[];
+            /** @description The authentication methods its configs may hold. Ours: may be empty, for a third party that takes the caller’s own credentials passed through (`x-vault-forward-header-authorization`); Gr4vy’s catalog has one at least (decision 0132). */
             authentications: components["schemas"]["AuthenticationDefinitionDto"][];
         };
         ResponseRuleDto: {

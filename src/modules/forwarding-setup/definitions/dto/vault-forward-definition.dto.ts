@@ -110,9 +110,16 @@ export class UpdateVaultForwardDefinitionDto {
   @Length(1, 300, { each: true })
   hosts!: string[];
 
-  @ApiProperty({ type: [AuthenticationDefinitionDto], minItems: 1, maxItems: 3 })
+  @ApiProperty({
+    type: [AuthenticationDefinitionDto],
+    minItems: 0,
+    maxItems: 3,
+    description:
+      'The authentication methods its configs may hold. Ours: may be empty, for a third party that takes the ' +
+      'caller’s own credentials passed through (`x-vault-forward-header-authorization`); Gr4vy’s catalog has one ' +
+      'at least (decision 0132).',
+  })
   @IsArray()
-  @ArrayMinSize(1)
   @ArrayMaxSize(3)
   @ValidateNested({ each: true })
   @Type(() => AuthenticationDefinitionDto)
