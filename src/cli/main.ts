@@ -1,6 +1,6 @@
 import './compile-cache';
 import 'reflect-metadata';
-import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { INestApplicationContext } from '@nestjs/common';
@@ -15,9 +15,11 @@ import { MERCHANT_ACCOUNT_ID_PATTERN, slugify } from '../modules/merchants/accou
 
 const USAGE = `Usage: npm run --silent cli -- <command>
   migrate
-  merchant create --name NAME [--id SLUG]
-  api-key create (--merchant ID | --instance) --out FILE|- [--algorithm ES512|ES256]
-                                      --out - puts the private key in the JSON output (private_key) instead of a file
+  merchant create --name NAME [--id SLUG] [--exist-ok]
+                                      --exist-ok answers an account of that id that is already there
+  api-key create (--merchant ID | --instance) --out FILE|- [--algorithm ES512|ES256] [--exist-ok]
+                                      --out - puts the private key in the JSON output (private_key) instead of a file;
+                                      --exist-ok answers the active key FILE already holds instead of refusing
   api-key list [--merchant ID]        every key, revoked ones included, newest first
   api-key revoke ID                   the key and its tokens stop working in every API process
   token --key FILE|- [--key-id ID] [--scopes a,b] [--ttl SECONDS]
@@ -108,13 +110,26 @@ function parse<O extends Record<string, StringOrBoolean>>(args: string[], option
 }
 
 async function merchantCreate(args: string[]): Promise<void> {
-  const { values } = parse(args, { name: { type: 'string' }, id: { type: 'string' } });
+  const { values } = parse(args, { name: { type: 'string' }, id: { type: 'string' }, 'exist-ok': { type: 'boolean' } });
   if (!values.name) throw new UsageError('merchant create needs --name');
   const id = values.id ?? slugify(values.name);
   if (!MERCHANT_ACCOUNT_ID_PATTERN.test(id))
     throw new UsageError(`--id must match ${MERCHANT_ACCOUNT_ID_PATTERN.source}`);
-  const { MerchantAccountsService } = await import('../modules/merchants/accounts/merchant-accounts.service');
-  const account = await withServices((app) => app.get(MerchantAccountsService).create(id, values.name!.slice(0, 200)));
+  const [{ MerchantAccountsService }, { MerchantAccountErrors }] = await Promise.all([
+    import('../modules/merchants/accounts/merchant-accounts.service'),
+    import('../modules/merchants/accounts/merchant-accounts.errors'),
+  ]);
+  const account = await withServices(async (app) => {
+    const accounts = app.get(MerchantAccountsService);
+    try {
+      return await accounts.create(id, values.name!.slice(0, 200));
+    } catch (error) {
+      // --exist-ok: a script run twice (the README's walkthrough) gets the account it made the first time.
+      const taken = error instanceof ProblemException && error.definition === MerchantAccountErrors.duplicateId;
+      if (taken && values['exist-ok']) return accounts.get(id);
+      throw error;
+    }
+  });
   print({ id: account.id, display_name: account.displayName });
 }
 
@@ -124,6 +139,7 @@ async function apiKeyCreate(args: string[]): Promise<void> {
     instance: { type: 'boolean' },
     out: { type: 'string' },
     algorithm: { type: 'string' },
+    'exist-ok': { type: 'boolean' },
   });
   if (!values.out) throw new UsageError('api-key create needs --out FILE (or --out - for the JSON output)');
   if (Boolean(values.merchant) === Boolean(values.instance))
@@ -131,6 +147,10 @@ async function apiKeyCreate(args: string[]): Promise<void> {
   const algorithm = (values.algorithm ?? 'ES512').toUpperCase();
   if (algorithm !== 'ES512' && algorithm !== 'ES256') throw new UsageError('--algorithm must be ES512 or ES256');
   const out = values.out === '-' ? null : resolve(values.out);
+  if (out !== null && values['exist-ok'] && existsSync(out)) {
+    print(await existingKey(values.out, out, values.merchant ?? null));
+    return;
+  }
   // The file first, exclusively: a path that cannot be written fails before a key row exists.
   const file = out === null ? null : openKeyFile(values.out, out);
   const [{ MerchantAccountsService }, { ApiKeysService }] = await Promise.all([
@@ -168,13 +188,38 @@ async function apiKeyCreate(args: string[]): Promise<void> {
   }
 }
 
+/**
+ * `api-key create --exist-ok` with FILE already there: the active key of that owner whose private half FILE
+ * holds, as `create` would print it. Anything else in FILE is refused, never overwritten.
+ */
+async function existingKey(given: string, path: string, merchant: string | null): Promise<Record<string, unknown>> {
+  const refuse = (why: string) => new Error(`${given} exists and ${why}; refusing to overwrite a private key`);
+  const { apiKeyIdOfPrivateKey } = await import('../modules/merchants/auth/api-key-id');
+  let id: string;
+  try {
+    id = await apiKeyIdOfPrivateKey(readFileSync(path, 'utf8'));
+  } catch {
+    throw refuse('holds no private key');
+  }
+  const { ApiKeysService } = await import('../modules/merchants/auth/api-keys.service');
+  const key = await withServices((app) => app.get(ApiKeysService).findActive(id));
+  if (!key || key.merchantAccountId !== merchant) {
+    throw refuse(merchant === null ? 'is no active instance key' : `is no active key of merchant ${merchant}`);
+  }
+  return { id: key.id, merchant_account_id: key.merchantAccountId, algorithm: key.algorithm, private_key_file: path };
+}
+
 /** Opens FILE for the private key: created here (never overwritten), mode 0600. */
 function openKeyFile(given: string, path: string): number {
   try {
     return openSync(path, 'wx', 0o600);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'EEXIST') throw new UsageError(`${given} exists; refusing to overwrite a private key`);
+    if (code === 'EEXIST') {
+      throw new Error(`${given} exists; refusing to overwrite a private key (--exist-ok reuses the key it holds)`, {
+        cause: error,
+      });
+    }
     throw new Error(`cannot create ${given} (${code ?? (error as Error).message}); no key was created`, {
       cause: error,
     });

@@ -141,8 +141,28 @@ describe('CLI: merchant, api-key and token commands mint credentials the API acc
     expect(long.stderr).toContain('3600');
 
     const overwrite = await cli('api-key', 'create', '--instance', '--out', join(dir, 'instance.pem'));
-    expect(overwrite.code).toBe(2);
-    expect(overwrite.stderr).toContain('refusing to overwrite');
+    expect(overwrite.code).toBe(1);
+    // One line saying what to do, not the whole usage text.
+    expect(overwrite.stderr.trim().split('\n')).toEqual([expect.stringMatching(/refusing to overwrite.*--exist-ok/)]);
+  });
+
+  it('--exist-ok: run twice, merchant create and api-key create answer what the first run made', async () => {
+    const id = `again-${randomBytes(3).toString('hex')}`;
+    const first = json(await cli('merchant', 'create', '--name', 'Again', '--id', id, '--exist-ok'));
+    expect(json(await cli('merchant', 'create', '--name', 'Again', '--id', id, '--exist-ok'))).toEqual(first);
+    const keyFile = join(dir, `${id}.pem`);
+    const made = json(await cli('api-key', 'create', '--merchant', id, '--out', keyFile, '--exist-ok'));
+    const pem = readFileSync(keyFile, 'utf8');
+    expect(json(await cli('api-key', 'create', '--merchant', id, '--out', keyFile, '--exist-ok'))).toEqual(made);
+    expect(readFileSync(keyFile, 'utf8')).toBe(pem);
+    // A file that is no active key of that merchant is still refused, and left as it is.
+    const other = await cli('api-key', 'create', '--merchant', merchantId, '--out', keyFile, '--exist-ok');
+    expect(other.code).toBe(1);
+    expect(other.stderr).toContain(`is no active key of merchant ${merchantId}`);
+    json(await cli('api-key', 'revoke', String(made.id)));
+    const revoked = await cli('api-key', 'create', '--merchant', id, '--out', keyFile, '--exist-ok');
+    expect(revoked.stderr).toContain('refusing to overwrite');
+    expect(readFileSync(keyFile, 'utf8')).toBe(pem);
   });
 
   it('token works out the key id from the PEM (RFC 7638 thumbprint), so --key-id is optional', async () => {

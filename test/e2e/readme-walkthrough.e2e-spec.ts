@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { closedPort } from '../support/downstream';
@@ -63,10 +63,57 @@ function sampleMembers(sample: string): { members: Map<string, unknown>; open: b
   return { members, open };
 }
 
+/** Runs the block once in `work` and checks each command's output against the README's sample of it. */
+async function runBlock(script: string, work: string, env: NodeJS.ProcessEnv, paste: number): Promise<void> {
+  // Before each sample line, a marker, so each command's output can be told apart.
+  const lines = script.split('\n');
+  const samples: string[] = [];
+  const instrumented = lines
+    .map((line) => {
+      const sample = /^# (\{.*)$/.exec(line);
+      if (!sample) return line;
+      samples.push(sample[1]);
+      return `echo; echo "@@sample ${samples.length - 1}"`;
+    })
+    .join('\n');
+  expect(samples.length).toBeGreaterThanOrEqual(5);
+
+  const run = spawn('bash', ['-euo', 'pipefail', '-c', instrumented], {
+    cwd: work,
+    env,
+    // stdin not a socket: Debian's bash reads /etc/bash.bashrc when it thinks it was started by sshd.
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  run.stdout.on('data', (d) => (stdout += d));
+  run.stderr.on('data', (d) => (stderr += d));
+  const code = await new Promise<number | null>((r) => run.on('exit', r));
+  expect({ paste, code, stderr }).toEqual({ paste, code: 0, stderr: '' });
+
+  const segments = stdout.split(/^@@sample \d+$/m);
+  expect(segments).toHaveLength(samples.length + 1);
+  samples.forEach((sample, i) => {
+    const printed = segments[i].trim().split('\n').pop()!;
+    const actual = JSON.parse(printed) as Record<string, unknown>;
+    const { members, open } = sampleMembers(sample);
+    for (const [key, value] of members) {
+      expect({ paste, sample: i, key, present: key in actual }).toEqual({ paste, sample: i, key, present: true });
+      if (value !== undefined)
+        expect({ paste, sample: i, key, value: actual[key] }).toEqual({ paste, sample: i, key, value });
+    }
+    if (!open)
+      expect({ sample: i, keys: Object.keys(actual).sort() }).toEqual({
+        sample: i,
+        keys: [...members.keys()].sort(),
+      });
+  });
+}
+
 describe('README walkthrough', () => {
   jest.setTimeout(180_000);
 
-  it('runs top to bottom against a started service and prints what the README shows', async () => {
+  it('runs top to bottom against a started service, twice, and prints what the README shows', async () => {
     const work = mkdtempSync(join(tmpdir(), 'vf-readme-'));
     const [apiPort, standInPort] = [await closedPort(), await closedPort()];
     const env = { PATH: process.env.PATH!, HOME: work, DATA_DIR: join(work, 'data') };
@@ -91,49 +138,10 @@ describe('README walkthrough', () => {
     });
     try {
       await api.started;
-
-      // Before each sample line, a marker, so each command's output can be told apart.
-      const lines = script.split('\n');
-      const samples: string[] = [];
-      const instrumented = lines
-        .map((line) => {
-          const sample = /^# (\{.*)$/.exec(line);
-          if (!sample) return line;
-          samples.push(sample[1]);
-          return `echo; echo "@@sample ${samples.length - 1}"`;
-        })
-        .join('\n');
-      expect(samples.length).toBeGreaterThanOrEqual(5);
-
-      const run = spawn('bash', ['-euo', 'pipefail', '-c', instrumented], {
-        cwd: work,
-        env,
-        // stdin not a socket: Debian's bash reads /etc/bash.bashrc when it thinks it was started by sshd.
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let stdout = '';
-      let stderr = '';
-      run.stdout.on('data', (d) => (stdout += d));
-      run.stderr.on('data', (d) => (stderr += d));
-      const code = await new Promise<number | null>((r) => run.on('exit', r));
-      expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
-
-      const segments = stdout.split(/^@@sample \d+$/m);
-      expect(segments).toHaveLength(samples.length + 1);
-      samples.forEach((sample, i) => {
-        const printed = segments[i].trim().split('\n').pop()!;
-        const actual = JSON.parse(printed) as Record<string, unknown>;
-        const { members, open } = sampleMembers(sample);
-        for (const [key, value] of members) {
-          expect({ sample: i, key, present: key in actual }).toEqual({ sample: i, key, present: true });
-          if (value !== undefined) expect({ sample: i, key, value: actual[key] }).toEqual({ sample: i, key, value });
-        }
-        if (!open)
-          expect({ sample: i, keys: Object.keys(actual).sort() }).toEqual({
-            sample: i,
-            keys: [...members.keys()].sort(),
-          });
-      });
+      // Pasted twice in a row, as the README says it may be: the same outputs both times.
+      for (const paste of [1, 2]) await runBlock(script, work, env, paste);
+      // It leaves the key file the dashboard signs in with and the embedded database, nothing else.
+      expect(readdirSync(work).sort()).toEqual(['data', 'default.pem']);
     } finally {
       if (api.child.exitCode === null) {
         api.child.kill('SIGTERM');
