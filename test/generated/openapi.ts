@@ -51,10 +51,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List merchant accounts, newest first, with cursor pagination (instance keys only) */
+        /**
+         * List merchant accounts, newest first, with cursor pagination (instance keys only)
+         * @description List merchant accounts, newest first, with cursor pagination (instance keys only) Needs a token with the scope `merchant-accounts.read`.
+         */
         get: operations["MerchantAccountsController_list"];
         put?: never;
-        /** Create a merchant account (instance keys only) */
+        /**
+         * Create a merchant account (instance keys only)
+         * @description Create a merchant account (instance keys only) Needs a token with the scope `merchant-accounts.write`.
+         */
         post: operations["MerchantAccountsController_create"];
         delete?: never;
         options?: never;
@@ -69,9 +75,15 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a merchant account (instance keys only) */
+        /**
+         * Get a merchant account (instance keys only)
+         * @description Get a merchant account (instance keys only) Needs a token with the scope `merchant-accounts.read`.
+         */
         get: operations["MerchantAccountsController_get"];
-        /** Update a merchant account (instance keys only) */
+        /**
+         * Update a merchant account (instance keys only)
+         * @description Update a merchant account (instance keys only) Needs a token with the scope `merchant-accounts.write`.
+         */
         put: operations["MerchantAccountsController_update"];
         post?: never;
         delete?: never;
@@ -87,10 +99,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List stored cards, newest first, with cursor pagination (limit 1–100, default 20) */
+        /**
+         * List stored cards, newest first, with cursor pagination (limit 1–100, default 20)
+         * @description List stored cards, newest first, with cursor pagination (limit 1–100, default 20) Needs a token with the scope `payment-methods.read`.
+         */
         get: operations["PaymentMethodsController_list"];
         put?: never;
-        /** Store a card in the vault (the number is encrypted and never returned), or the card of a checkout session */
+        /**
+         * Store a card in the vault (the number is encrypted and never returned), or the card of a checkout session
+         * @description Store a card in the vault (the number is encrypted and never returned), or the card of a checkout session Needs a token with the scope `payment-methods.write`.
+         */
         post: operations["PaymentMethodsController_create"];
         delete?: never;
         options?: never;
@@ -105,11 +123,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a stored card */
+        /**
+         * Get a stored card
+         * @description Get a stored card Needs a token with the scope `payment-methods.read`.
+         */
         get: operations["PaymentMethodsController_get"];
         put?: never;
         post?: never;
-        /** Delete a stored card and its ciphertext */
+        /**
+         * Delete a stored card and its ciphertext
+         * @description Delete a stored card and its ciphertext Needs a token with the scope `payment-methods.write`.
+         */
         delete: operations["PaymentMethodsController_delete"];
         options?: never;
         head?: never;
@@ -123,7 +147,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List a buyer's stored cards (at most 100, not paginated), by creation time or last use */
+        /**
+         * List a buyer's stored cards (at most 100, not paginated), by creation time or last use
+         * @description List a buyer's stored cards (at most 100, not paginated), by creation time or last use Needs a token with the scope `payment-methods.read`.
+         */
         get: operations["BuyerPaymentMethodsController_list"];
         put?: never;
         post?: never;
@@ -140,10 +167,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the network tokens of a card, newest first (at most 20, not paginated: a card keeps few) */
+        /**
+         * List the network tokens of a card, newest first (at most 20, not paginated: a card keeps few)
+         * @description List the network tokens of a card, newest first (at most 20, not paginated: a card keeps few) Needs a token with the scope `payment-methods.read`.
+         */
         get: operations["NetworkTokensController_list"];
         put?: never;
-        /** Store a network token of a card (encrypted; only its last four digits are returned) */
+        /**
+         * Store a network token of a card (encrypted; only its last four digits are returned)
+         * @description Store a network token of a card (encrypted; only its last four digits are returned) Needs a token with the scope `payment-methods.write`.
+         */
         post: operations["NetworkTokensController_create"];
         delete?: never;
         options?: never;
@@ -161,7 +194,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Delete a network token and its ciphertext */
+        /**
+         * Delete a network token and its ciphertext
+         * @description Delete a network token and its ciphertext Needs a token with the scope `payment-methods.write`.
+         */
         delete: operations["NetworkTokensController_delete"];
         options?: never;
         head?: never;
@@ -177,7 +213,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Create a checkout session (expires_in seconds, 1–3600, default 3600) */
+        /**
+         * Create a checkout session (expires_in seconds, 1–3600, default 3600)
+         * @description Create a checkout session (expires_in seconds, 1–3600, default 3600) Needs a token with the scope `checkout-sessions.write`.
+         */
         post: operations["CheckoutSessionsController_create"];
         delete?: never;
         options?: never;
@@ -192,12 +231,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a checkout session (its card as label, scheme and expiry only) */
+        /**
+         * Get a checkout session (its card as label, scheme and expiry only)
+         * @description Get a checkout session (its card as label, scheme and expiry only) Needs a token with the scope `checkout-sessions.read`.
+         */
         get: operations["CheckoutSessionsController_get"];
-        /** Update a checkout session (metadata; expires_in from now, never past an hour after creation) */
+        /**
+         * Update a checkout session (metadata; expires_in from now, never past an hour after creation)
+         * @description Update a checkout session (metadata; expires_in from now, never past an hour after creation) Needs a token with the scope `checkout-sessions.write`.
+         */
         put: operations["CheckoutSessionsController_update"];
         post?: never;
-        /** Delete a checkout session and its card data */
+        /**
+         * Delete a checkout session and its card data
+         * @description Delete a checkout session and its card data Needs a token with the scope `checkout-sessions.write`.
+         */
         delete: operations["CheckoutSessionsController_delete"];
         options?: never;
         head?: never;
@@ -212,7 +260,10 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Collect a card (or name a stored one) and its security code into the session; nothing of them is returned */
+        /**
+         * Collect a card (or name a stored one) and its security code into the session; nothing of them is returned
+         * @description Collect a card (or name a stored one) and its security code into the session; nothing of them is returned Needs a token with the scope `checkout-sessions.write`.
+         */
         put: operations["CheckoutSessionsController_fields"];
         post?: never;
         delete?: never;
@@ -229,7 +280,10 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Store the 3-D Secure outcome for the session’s card (Gr4vy’s three_d_secure_data shape); sealed, never returned, erased with the session; fills CARD_3DS_*_1 */
+        /**
+         * Store the 3-D Secure outcome for the session’s card (Gr4vy’s three_d_secure_data shape); sealed, never returned, erased with the session; fills CARD_3DS_*_1
+         * @description Store the 3-D Secure outcome for the session’s card (Gr4vy’s three_d_secure_data shape); sealed, never returned, erased with the session; fills CARD_3DS_*_1 Needs a token with the scope `checkout-sessions.write`.
+         */
         put: operations["CheckoutSessionsController_threeDSecure"];
         post?: never;
         delete?: never;
@@ -245,10 +299,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List buyers, newest first, with cursor pagination (limit 1–100, default 20) */
+        /**
+         * List buyers, newest first, with cursor pagination (limit 1–100, default 20)
+         * @description List buyers, newest first, with cursor pagination (limit 1–100, default 20) Needs a token with the scope `buyers.read`.
+         */
         get: operations["BuyersController_list"];
         put?: never;
-        /** Create a buyer */
+        /**
+         * Create a buyer
+         * @description Create a buyer Needs a token with the scope `buyers.write`.
+         */
         post: operations["BuyersController_create"];
         delete?: never;
         options?: never;
@@ -263,12 +323,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a buyer */
+        /**
+         * Get a buyer
+         * @description Get a buyer Needs a token with the scope `buyers.read`.
+         */
         get: operations["BuyersController_get"];
-        /** Update a buyer (only the fields sent; external_identifier: null clears it) */
+        /**
+         * Update a buyer (only the fields sent; external_identifier: null clears it)
+         * @description Update a buyer (only the fields sent; external_identifier: null clears it) Needs a token with the scope `buyers.write`.
+         */
         put: operations["BuyersController_update"];
         post?: never;
-        /** Delete a buyer */
+        /**
+         * Delete a buyer
+         * @description Delete a buyer Needs a token with the scope `buyers.write`.
+         */
         delete: operations["BuyersController_delete"];
         options?: never;
         head?: never;
@@ -282,10 +351,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the definitions: the shipped catalog and the instance’s own (a small set, answered whole) */
+        /**
+         * List the definitions: the shipped catalog and the instance’s own (a small set, answered whole)
+         * @description List the definitions: the shipped catalog and the instance’s own (a small set, answered whole) Needs a token with the scope `vault-forward-definitions.read`.
+         */
         get: operations["VaultForwardDefinitionsController_list"];
         put?: never;
-        /** Add a definition to the instance (instance keys only) */
+        /**
+         * Add a definition to the instance (instance keys only)
+         * @description Add a definition to the instance (instance keys only) Needs a token with the scope `vault-forward-definitions.write`.
+         */
         post: operations["VaultForwardDefinitionsController_create"];
         delete?: never;
         options?: never;
@@ -300,12 +375,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a definition (also `custom-<config id>`, the own definition of a config) */
+        /**
+         * Get a definition (also `custom-<config id>`, the own definition of a config)
+         * @description Get a definition (also `custom-<config id>`, the own definition of a config) Needs a token with the scope `vault-forward-definitions.read`.
+         */
         get: operations["VaultForwardDefinitionsController_get"];
-        /** Replace an instance definition; its configs take the new hosts at once (instance keys only) */
+        /**
+         * Replace an instance definition; its configs take the new hosts at once (instance keys only)
+         * @description Replace an instance definition; its configs take the new hosts at once (instance keys only) Needs a token with the scope `vault-forward-definitions.write`.
+         */
         put: operations["VaultForwardDefinitionsController_update"];
         post?: never;
-        /** Delete an instance definition no config uses (instance keys only) */
+        /**
+         * Delete an instance definition no config uses (instance keys only)
+         * @description Delete an instance definition no config uses (instance keys only) Needs a token with the scope `vault-forward-definitions.write`.
+         */
         delete: operations["VaultForwardDefinitionsController_delete"];
         options?: never;
         head?: never;
@@ -319,10 +403,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List forwarding configs, newest first, with cursor pagination */
+        /**
+         * List forwarding configs, newest first, with cursor pagination
+         * @description List forwarding configs, newest first, with cursor pagination Needs a token with the scope `vault-forward-configs.read`.
+         */
         get: operations["VaultForwardConfigsController_list"];
         put?: never;
-        /** Enable a definition’s hosts (Gr4vy), or hosts of your own (ours), as forwarding targets */
+        /**
+         * Enable a definition’s hosts (Gr4vy), or hosts of your own (ours), as forwarding targets
+         * @description Enable a definition’s hosts (Gr4vy), or hosts of your own (ours), as forwarding targets Needs a token with the scope `vault-forward-configs.write`.
+         */
         post: operations["VaultForwardConfigsController_create"];
         delete?: never;
         options?: never;
@@ -337,12 +427,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a forwarding config */
+        /**
+         * Get a forwarding config
+         * @description Get a forwarding config Needs a token with the scope `vault-forward-configs.read`.
+         */
         get: operations["VaultForwardConfigsController_get"];
-        /** Update a forwarding config (only the fields sent) */
+        /**
+         * Update a forwarding config (only the fields sent)
+         * @description Update a forwarding config (only the fields sent) Needs a token with the scope `vault-forward-configs.write`.
+         */
         put: operations["VaultForwardConfigsController_update"];
         post?: never;
-        /** Delete a forwarding config */
+        /**
+         * Delete a forwarding config
+         * @description Delete a forwarding config Needs a token with the scope `vault-forward-configs.write`.
+         */
         delete: operations["VaultForwardConfigsController_delete"];
         options?: never;
         head?: never;
@@ -356,10 +455,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the authentication methods of a forwarding config, newest first, with cursor pagination */
+        /**
+         * List the authentication methods of a forwarding config, newest first, with cursor pagination
+         * @description List the authentication methods of a forwarding config, newest first, with cursor pagination Needs a token with the scope `vault-forward-authentications.read`.
+         */
         get: operations["ForwardAuthenticationsController_list"];
         put?: never;
-        /** Store an authentication method for a forwarding config (secret fields are write-only) */
+        /**
+         * Store an authentication method for a forwarding config (secret fields are write-only)
+         * @description Store an authentication method for a forwarding config (secret fields are write-only) Needs a token with the scope `vault-forward-authentications.write`.
+         */
         post: operations["ForwardAuthenticationsController_create"];
         delete?: never;
         options?: never;
@@ -374,12 +479,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get an authentication method (non-secret fields, derived facts, warnings) */
+        /**
+         * Get an authentication method (non-secret fields, derived facts, warnings)
+         * @description Get an authentication method (non-secret fields, derived facts, warnings) Needs a token with the scope `vault-forward-authentications.read`.
+         */
         get: operations["ForwardAuthenticationsController_get"];
-        /** Replace the label and/or the whole fields set of an authentication method */
+        /**
+         * Replace the label and/or the whole fields set of an authentication method
+         * @description Replace the label and/or the whole fields set of an authentication method Needs a token with the scope `vault-forward-authentications.write`.
+         */
         put: operations["ForwardAuthenticationsController_update"];
         post?: never;
-        /** Delete an authentication method */
+        /**
+         * Delete an authentication method
+         * @description Delete an authentication method Needs a token with the scope `vault-forward-authentications.write`.
+         */
         delete: operations["ForwardAuthenticationsController_delete"];
         options?: never;
         head?: never;
@@ -393,7 +507,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The kinds of authentication method and their fields (which are secret, required, their formats), e.g. to build forms */
+        /**
+         * The kinds of authentication method and their fields (which are secret, required, their formats), e.g. to build forms
+         * @description The kinds of authentication method and their fields (which are secret, required, their formats), e.g. to build forms Needs a token with the scope `vault-forward-authentications.read`.
+         */
         get: operations["AuthenticationKindsController_kinds"];
         put?: never;
         post?: never;
@@ -410,7 +527,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List forward records, newest first, with cursor pagination (no bodies, no header values: see /{id}) */
+        /**
+         * List forward records, newest first, with cursor pagination (no bodies, no header values: see /{id})
+         * @description List forward records, newest first, with cursor pagination (no bodies, no header values: see /{id}) Needs a token with the scope `vault-forwards.read`.
+         */
         get: operations["ForwardingController_list"];
         put?: never;
         post?: never;
@@ -427,7 +547,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Forwards per minute by outcome over the last minutes (default 60), from the forward records */
+        /**
+         * Forwards per minute by outcome over the last minutes (default 60), from the forward records
+         * @description Forwards per minute by outcome over the last minutes (default 60), from the forward records Needs a token with the scope `vault-forwards.read`.
+         */
         get: operations["ForwardingController_activity"];
         put?: never;
         post?: never;
@@ -444,7 +567,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get one forward record by its request id, with its redacted request and answer while they are kept */
+        /**
+         * Get one forward record by its request id, with its redacted request and answer while they are kept
+         * @description Get one forward record by its request id, with its redacted request and answer while they are kept Needs a token with the scope `vault-forwards.read`.
+         */
         get: operations["ForwardingController_get"];
         put?: never;
         post?: never;
@@ -461,10 +587,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the webhook signing secrets (never the secret), newest first, with cursor pagination */
+        /**
+         * List the webhook signing secrets (never the secret), newest first, with cursor pagination
+         * @description List the webhook signing secrets (never the secret), newest first, with cursor pagination Needs a token with the scope `vault-forwards.read`.
+         */
         get: operations["WebhookSecretsController_list"];
         put?: never;
-        /** Create a webhook signing secret (shown once); the previous one keeps signing for 24 hours */
+        /**
+         * Create a webhook signing secret (shown once); the previous one keeps signing for 24 hours
+         * @description Create a webhook signing secret (shown once); the previous one keeps signing for 24 hours Needs a token with the scope `vault-forwards.write`.
+         */
         post: operations["WebhookSecretsController_create"];
         delete?: never;
         options?: never;
@@ -479,7 +611,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness: the process answers (no dependency is checked). No token needed. */
+        /**
+         * Liveness: the process answers (no dependency is checked). No token needed.
+         * @description Liveness: the process answers (no dependency is checked). No token needed. No token needed.
+         */
         get: operations["HealthController_live"];
         put?: never;
         post?: never;
@@ -516,7 +651,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every problem type the service can answer with. No token needed. */
+        /**
+         * Every problem type the service can answer with. No token needed.
+         * @description Every problem type the service can answer with. No token needed. No token needed.
+         */
         get: operations["ErrorsController_list"];
         put?: never;
         post?: never;
@@ -533,7 +671,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One problem type. No token needed. */
+        /**
+         * One problem type. No token needed.
+         * @description One problem type. No token needed. No token needed.
+         */
         get: operations["ErrorsController_get"];
         put?: never;
         post?: never;
@@ -550,7 +691,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Where the dashboard, the API reference and the problem registry are. No token needed. */
+        /**
+         * Where the dashboard, the API reference and the problem registry are. No token needed.
+         * @description Where the dashboard, the API reference and the problem registry are. No token needed. No token needed.
+         */
         get: operations["HomeController_home"];
         put?: never;
         post?: never;
@@ -567,7 +711,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List queued forwards, newest first, with cursor pagination (without their responses) */
+        /**
+         * List queued forwards, newest first, with cursor pagination (without their responses)
+         * @description List queued forwards, newest first, with cursor pagination (without their responses) Needs a token with the scope `vault-forwards.read`.
+         */
         get: operations["ForwardJobsController_list"];
         put?: never;
         post?: never;
@@ -584,11 +731,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a queued forward: its status, attempts and, once ended, the downstream’s answer */
+        /**
+         * Get a queued forward: its status, attempts and, once ended, the downstream’s answer
+         * @description Get a queued forward: its status, attempts and, once ended, the downstream’s answer Needs a token with the scope `vault-forwards.read`.
+         */
         get: operations["ForwardJobsController_get"];
         put?: never;
         post?: never;
-        /** Cancel a queued forward that is waiting for an attempt (not one that is running or has ended) */
+        /**
+         * Cancel a queued forward that is waiting for an attempt (not one that is running or has ended)
+         * @description Cancel a queued forward that is waiting for an attempt (not one that is running or has ended) Needs a token with the scope `vault-forwards.write`.
+         */
         delete: operations["ForwardJobsController_cancel"];
         options?: never;
         head?: never;
@@ -1462,42 +1615,6 @@ export interface components {
             hosts?: string[];
             methods?: ("GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPTIONS")[];
             enabled?: boolean;
-        };
-        ForwardAuthenticationResponse: {
-            /** @enum {string} */
-            type: "vault-forward-authentication";
-            /** Format: uuid */
-            id: string;
-            /** Format: uuid */
-            config_id: string;
-            merchant_account_id: string;
-            /** @enum {string} */
-            kind: "hmac-signature" | "mutual-tls" | "jwe-payload" | "template-secrets" | "http-signature" | "oauth1-rsa" | "aws-sigv4" | "http-message-signature" | "oauth2-client-credentials";
-            label: string;
-            /** @description The non-secret fields, as entered. Secret fields are never returned. */
-            fields: {
-                [key: string]: string;
-            };
-            /** @description Facts derived from the non-secret fields (certificate subject, issuer, expiry, fingerprint; public key type), and of a response key only its type, size and public key thumbprint (`response_private_key`). */
-            details: {
-                [key: string]: unknown;
-            };
-            /** @description What looks wrong but was stored as entered: {code, field, message}. */
-            warnings: {
-                [key: string]: string;
-            }[];
-            /**
-             * Format: date-time
-             * @description RFC 3339, microsecond precision, UTC (`+00:00`).
-             * @example 2026-11-20T09:14:03.123456+00:00
-             */
-            created_at: string;
-            /**
-             * Format: date-time
-             * @description RFC 3339, microsecond precision, UTC (`+00:00`).
-             * @example 2026-11-20T09:14:03.123456+00:00
-             */
-            updated_at: string;
         };
         ForwardAuthenticationPage: {
             /** @description Each method in the shape it was created in. */
