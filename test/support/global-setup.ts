@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { createDataSource } from '../../src/platform/database/data-source';
 import { runMigrations } from '../../src/platform/database/migrate';
+import { ensureTestServices, type TestServices } from './test-services';
 
 /**
  * One fresh database per test run on the real local PostgreSQL, migrated with the real migrations;
@@ -13,7 +14,16 @@ import { runMigrations } from '../../src/platform/database/migrate';
  * points exactly as a user does, and the dashboard test loads the built bundle.
  */
 export default async function globalSetup(): Promise<void> {
-  const admin = process.env.TEST_POSTGRES_ADMIN_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+  // The machine's PostgreSQL and Redis when they answer; otherwise private ones for this run (one line says so),
+  // which the teardown stops. Jest runs both in this process: the teardown finds them on globalThis.
+  const services = await ensureTestServices();
+  (globalThis as { vaultForwardTestServices?: TestServices }).vaultForwardTestServices = services;
+  if (services.started.length > 0) {
+    console.log(`\nnpm test started ${services.started.join(' and ')} for this run: none answered where configured.`);
+  }
+  process.env.TEST_POSTGRES_ADMIN_URL = services.postgresAdminUrl;
+  process.env.TEST_REDIS_URL = services.redisUrl;
+  const admin = services.postgresAdminUrl;
   const name = `vault_forward_test_${Date.now()}_${randomBytes(3).toString('hex')}`;
   const client = new Client({ connectionString: admin });
   await client.connect();
@@ -24,7 +34,6 @@ export default async function globalSetup(): Promise<void> {
   url.pathname = `/${name}`;
   process.env.TEST_DATABASE_URL = url.toString();
   process.env.TEST_DATABASE_NAME = name;
-  process.env.TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
   // The run's own forward queue: tests that do not name one share it (as they share the database), and the
   // teardown drops its keys — on the default name, jobs still retrying when a run ended stayed in Redis.
   process.env.TEST_QUEUE_NAME = `test-run-${name.slice('vault_forward_test_'.length)}`;

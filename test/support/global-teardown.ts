@@ -1,15 +1,21 @@
 import { Client } from 'pg';
 import { dropQueueKeys } from './redis-keys';
+import type { TestServices } from './test-services';
 
 export default async function globalTeardown(): Promise<void> {
-  const queueName = process.env.TEST_QUEUE_NAME;
-  if (queueName) await dropQueueKeys(queueName, process.env.TEST_REDIS_URL);
-  const name = process.env.TEST_DATABASE_NAME;
-  if (!name || process.env.KEEP_TEST_DATABASE) return;
-  const client = new Client({
-    connectionString: process.env.TEST_POSTGRES_ADMIN_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres',
-  });
-  await client.connect();
-  await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  await client.end();
+  try {
+    const queueName = process.env.TEST_QUEUE_NAME;
+    if (queueName) await dropQueueKeys(queueName, process.env.TEST_REDIS_URL);
+    const name = process.env.TEST_DATABASE_NAME;
+    if (!name || process.env.KEEP_TEST_DATABASE) return;
+    const client = new Client({
+      connectionString: process.env.TEST_POSTGRES_ADMIN_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres',
+    });
+    await client.connect();
+    await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await client.end();
+  } finally {
+    // The private PostgreSQL and Redis the set-up started, if any: stopped, their files removed.
+    await (globalThis as { vaultForwardTestServices?: TestServices }).vaultForwardTestServices?.stop();
+  }
 }
