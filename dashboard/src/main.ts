@@ -8,10 +8,11 @@ import './pages/merchants';
 import './pages/merchant';
 import './pages/authentications';
 import './pages/buyers';
+import './pages/cards';
 import './pages/activity';
 
 interface Route {
-  name: 'sign-in' | 'help' | 'merchants' | 'merchant' | 'authentications' | 'buyers' | 'activity';
+  name: 'sign-in' | 'help' | 'merchants' | 'merchant' | 'authentications' | 'buyers' | 'cards' | 'activity';
   merchant?: string;
   tab?: 'general' | 'vault-forwarding';
   configId?: string;
@@ -38,6 +39,7 @@ function parse(hash: string): Route {
     return { name: 'merchant', tab: parts[1] === 'vault-forwarding' ? 'vault-forwarding' : 'general' };
   }
   if (parts[0] === 'buyers') return { name: 'buyers' };
+  if (parts[0] === 'cards') return { name: 'cards' };
   if (parts[0] === 'activity') return { name: 'activity' };
   return session.mode === 'instance' ? { name: 'merchants' } : { name: 'merchant', tab: 'vault-forwarding' };
 }
@@ -45,7 +47,7 @@ function parse(hash: string): Route {
 export class VfApp extends View {
   static override properties = { route: { state: true }, actingFor: { state: true } };
   declare route: Route;
-  /** Instance keys: the merchant account that Buyers and Activity act for. */
+  /** Instance keys: the merchant account that Buyers, Stored cards and Activity act for. */
   declare actingFor: string;
 
   constructor() {
@@ -114,11 +116,12 @@ export class VfApp extends View {
                     }</span
                   >
                   ${this.link('#/buyers', 'Buyers', r.name === 'buyers')}
+                  ${this.link('#/cards', 'Stored cards', r.name === 'cards')}
                   ${this.link('#/activity', 'Activity', r.name === 'activity')}
                   ${this.link('#/help', 'Help', r.name === 'help')}
                 </nav>
                 ${
-                  session.mode === 'instance' && (r.name === 'buyers' || r.name === 'activity')
+                  session.mode === 'instance' && (r.name === 'buyers' || r.name === 'cards' || r.name === 'activity')
                     ? html`<label class="acting"
                         >Merchant account
                         <input
@@ -157,6 +160,8 @@ export class VfApp extends View {
         return html`<vf-authentications .merchant=${r.merchant ?? null} .configId=${r.configId!}></vf-authentications>`;
       case 'buyers':
         return html`<vf-buyers .merchant=${acting}></vf-buyers>`;
+      case 'cards':
+        return html`<vf-cards .merchant=${acting}></vf-cards>`;
       case 'activity':
         return html`<vf-activity .merchant=${acting}></vf-activity>`;
     }

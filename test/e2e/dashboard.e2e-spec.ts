@@ -509,6 +509,35 @@ describe('dashboard (real Chromium against the real API)', () => {
     expect((await names()).every((n) => n.startsWith('Buyer 1'))).toBe(true);
   });
 
+  it('lists the stored cards, newest first, ten a page, never a number', async () => {
+    // Eleven more cards: two pages with the one the forward uses.
+    const numbers: string[] = [];
+    for (let i = 0; i < 11; i++) {
+      const number = cardNumber('51', 16);
+      numbers.push(number);
+      await createCard(t, merchant, { number, expiration_date: `0${(i % 9) + 1}/32` });
+    }
+    await page.getByRole('link', { name: 'Stored cards' }).click();
+    await page.getByRole('heading', { name: 'Stored cards', level: 1 }).waitFor();
+    await page.getByText('Page 1').waitFor();
+    const cells = (column: number) => page.locator(`main tbody tr td:nth-child(${column})`).allTextContents();
+    expect(await cells(1)).toEqual(
+      numbers
+        .reverse()
+        .slice(0, 10)
+        .map((n) => `•••• ${n.slice(-4)}`),
+    );
+    expect(await cells(2)).toEqual(Array(10).fill('mastercard'));
+    await shot('stored-cards');
+    await page.getByRole('button', { name: 'Next →' }).click();
+    await page.getByText('Page 2').waitFor();
+    expect(await cells(1)).toEqual([`•••• ${numbers[10].slice(-4)}`, `•••• ${card.number.slice(-4)}`]);
+    expect(await cells(3)).toEqual(['01/32', '04/31']);
+    expect(await page.getByRole('button', { name: 'Next →' }).isDisabled()).toBe(true);
+    const content = await page.content();
+    for (const number of [...numbers, card.number]) expect(content).not.toContain(number);
+  });
+
   it('shows activity: the chart by outcome, forward records, and a failed job’s attempts', async () => {
     await page.getByRole('link', { name: 'Activity' }).click();
     await page.getByRole('heading', { name: 'Activity', level: 1 }).waitFor();
