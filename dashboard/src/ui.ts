@@ -1,5 +1,5 @@
 import { html, LitElement, nothing, TemplateResult } from 'lit';
-import { ApiError } from './api';
+import { ApiError, Page } from './api';
 
 /**
  * Every view renders into the light DOM: labels, ids and the one stylesheet (styles.css, a file
@@ -126,6 +126,55 @@ export function pager(
       Next →
     </button>
   </nav>`;
+}
+
+/**
+ * A list walked one page at a time with the API's cursors, for the merchant account `merchant` (null: the
+ * key's own): what Buyers and Stored cards share. `fetch` asks for one page; `pageNumber` only tells the
+ * user where they are.
+ */
+export abstract class PagedView<Item> extends View {
+  static override properties = {
+    merchant: {},
+    page: { state: true },
+    error: { state: true },
+    pageNumber: { state: true },
+  };
+  declare merchant: string | null;
+  declare page: Page<Item> | null;
+  declare error: ApiError | null;
+  declare pageNumber: number;
+
+  constructor() {
+    super();
+    this.merchant = null;
+    this.page = null;
+    this.error = null;
+    this.pageNumber = 1;
+  }
+
+  /** One page: the first without a cursor. */
+  protected abstract fetch(cursor?: string): Promise<Page<Item>>;
+
+  override willUpdate(changed: Map<string, unknown>): void {
+    if (changed.has('merchant')) void this.load();
+  }
+
+  /** Loads the page at `cursor` (the first without one), `step` pages away from the one on screen. */
+  protected async load(cursor?: string, step = 0): Promise<void> {
+    try {
+      this.page = await this.fetch(cursor);
+      this.pageNumber = cursor ? this.pageNumber + step : 1;
+      this.error = null;
+    } catch (error) {
+      this.error = error as ApiError;
+    }
+  }
+
+  /** The next/previous buttons of this list. */
+  protected pages(label: string): TemplateResult {
+    return pager(label, this.page, (c) => void this.load(c, c === this.page?.next_cursor ? 1 : -1));
+  }
 }
 
 export function announce(text: string): void {

@@ -1,6 +1,6 @@
 import { html, nothing } from 'lit';
-import { api, ApiError, Page } from '../api';
-import { dataTable, formatTime, pager, problemAlert, View } from '../ui';
+import { api, Page } from '../api';
+import { dataTable, formatTime, PagedView, problemAlert } from '../ui';
 
 interface Buyer {
   id: string;
@@ -10,51 +10,30 @@ interface Buyer {
 }
 
 /** Buyers: search, and the shared next/previous cursors, one page at a time. */
-export class VfBuyers extends View {
+export class VfBuyers extends PagedView<Buyer> {
   static override properties = {
-    merchant: {},
-    page: { state: true },
-    error: { state: true },
+    ...PagedView.properties,
     search: { state: true },
     shownSearch: { state: true },
-    pageNumber: { state: true },
   };
-  declare merchant: string | null;
-  declare page: Page<Buyer> | null;
-  declare error: ApiError | null;
   declare search: string;
   /** The search the page on screen was loaded with (its cursors carry it on): what the caption names. */
   declare shownSearch: string;
-  /** Only to tell the user where they are; the cursors do the work. */
-  declare pageNumber: number;
 
   constructor() {
     super();
-    this.merchant = null;
-    this.page = null;
-    this.error = null;
     this.search = '';
     this.shownSearch = '';
-    this.pageNumber = 1;
   }
 
-  override willUpdate(changed: Map<string, unknown>): void {
-    if (changed.has('merchant')) void this.load();
-  }
-
-  private async load(cursor?: string, step = 0): Promise<void> {
+  protected async fetch(cursor?: string): Promise<Page<Buyer>> {
     const search = cursor ? this.shownSearch : this.search;
-    try {
-      this.page = await api<Page<Buyer>>('/buyers', {
-        merchant: this.merchant,
-        query: { limit: 10, cursor, search: cursor ? undefined : search },
-      });
-      this.shownSearch = search;
-      this.pageNumber = cursor ? this.pageNumber + step : 1;
-      this.error = null;
-    } catch (error) {
-      this.error = error as ApiError;
-    }
+    const page = await api<Page<Buyer>>('/buyers', {
+      merchant: this.merchant,
+      query: { limit: 10, cursor, search: cursor ? undefined : search },
+    });
+    this.shownSearch = search;
+    return page;
   }
 
   private submit(event: SubmitEvent): void {
@@ -101,7 +80,7 @@ export class VfBuyers extends View {
                 </tr>`,
               empty: 'No buyers found.',
             })}
-            ${pager('Buyers', this.page, (c) => void this.load(c, c === this.page?.next_cursor ? 1 : -1))}`
+            ${this.pages('Buyers')}`
           : e
             ? nothing
             : html`<p>Loading…</p>`

@@ -1,6 +1,6 @@
 import { html, nothing } from 'lit';
-import { api, ApiError, Page } from '../api';
-import { dataTable, formatTime, pager, problemAlert, View } from '../ui';
+import { api, Page } from '../api';
+import { dataTable, formatTime, PagedView, problemAlert } from '../ui';
 
 /** A stored card as the API lists it: never its number, only what identifies it to a person. */
 interface StoredCard {
@@ -13,42 +13,9 @@ interface StoredCard {
 }
 
 /** Stored cards: a merchant's first question ("what is in the vault?"), newest first, one page at a time. */
-export class VfCards extends View {
-  static override properties = {
-    merchant: {},
-    page: { state: true },
-    error: { state: true },
-    pageNumber: { state: true },
-  };
-  declare merchant: string | null;
-  declare page: Page<StoredCard> | null;
-  declare error: ApiError | null;
-  /** Only to tell the user where they are; the cursors do the work. */
-  declare pageNumber: number;
-
-  constructor() {
-    super();
-    this.merchant = null;
-    this.page = null;
-    this.error = null;
-    this.pageNumber = 1;
-  }
-
-  override willUpdate(changed: Map<string, unknown>): void {
-    if (changed.has('merchant')) void this.load();
-  }
-
-  private async load(cursor?: string, step = 0): Promise<void> {
-    try {
-      this.page = await api<Page<StoredCard>>('/payment-methods', {
-        merchant: this.merchant,
-        query: { limit: 10, cursor },
-      });
-      this.pageNumber = cursor ? this.pageNumber + step : 1;
-      this.error = null;
-    } catch (error) {
-      this.error = error as ApiError;
-    }
+export class VfCards extends PagedView<StoredCard> {
+  protected fetch(cursor?: string): Promise<Page<StoredCard>> {
+    return api<Page<StoredCard>>('/payment-methods', { merchant: this.merchant, query: { limit: 10, cursor } });
   }
 
   override render() {
@@ -74,7 +41,7 @@ export class VfCards extends View {
                 </tr>`,
               empty: 'No cards stored yet.',
             })}
-            ${pager('Stored cards', this.page, (c) => void this.load(c, c === this.page?.next_cursor ? 1 : -1))}`
+            ${this.pages('Stored cards')}`
           : e
             ? nothing
             : html`<p>Loading…</p>`
