@@ -172,6 +172,8 @@ function describeOperations(document: OpenAPIObject): void {
   document.tags = [...(document.tags ?? []), ...tags.filter((tag) => !declared.has(tag)).map((name) => ({ name }))];
 }
 
+const SCHEMA_REF = '#/components/schemas/';
+
 /**
  * Component schemas nothing in the document refers to, left out: a DTO registered by a decorator but answered
  * through other schemas (an authentication method's list items are the per-kind `oneOf`) is noise to a client's
@@ -182,7 +184,7 @@ function withoutOrphanSchemas(document: OpenAPIObject): OpenAPIObject {
   const referenced = (value: unknown): Set<string> => {
     const names = new Set<string>();
     JSON.stringify(value, (_key, v: unknown) => {
-      if (typeof v === 'string' && v.startsWith('#/components/schemas/')) names.add(v.slice(21));
+      if (typeof v === 'string' && v.startsWith(SCHEMA_REF)) names.add(v.slice(SCHEMA_REF.length));
       return v;
     });
     return names;

@@ -142,10 +142,8 @@ describe('A full spool disk during a PostgreSQL outage (a 256 KiB tmpfs)', () =>
     expect(ok.filter((a) => status.get(a.id!) !== 200)).toEqual([]);
     await eventually(async () => spoolFiles().length === 0);
 
-    // No torn line was met on replay, and the failures were not logged one line each.
+    // No torn line was met on replay, and the failures were logged once for the outage, however the appends flapped.
     expect(t.logs.text).not.toContain('torn or unreadable');
-    const failureLines = t.logs.text.split('could not spool').length - 1;
-    expect(failureLines).toBeGreaterThan(0);
-    expect(failureLines).toBeLessThan(refused.length / 10);
+    expect(t.logs.text.split('could not spool').length - 1).toBe(1);
   });
 });

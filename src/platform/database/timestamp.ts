@@ -30,7 +30,7 @@ export class Timestamp {
    * What PostgreSQL prints on our connections (time zone UTC): `YYYY-MM-DD HH:MM:SS[.f…]+00`, years
    * 1000–9999, read by position — every listed row has two, and the general parse below was a list's
    * largest item of its own (docs/benchmarks.md). Anything else (another offset, a year out of that
-   * range, a date that does not exist) is left to the general parse, which also refuses what is invalid.
+   * range, a date that does not exist) is left to the general parse, read exactly as before this path.
    */
   private static parseUtc(text: string): Timestamp | null {
     const end = text.length - 3;

@@ -46,7 +46,7 @@ export const LINE_OPTIONS = {
   hooks: { streamWrite: maskedLogLine },
 };
 
-/** The level of a request's line: 5xx (or an error) error, 4xx warn, the rest info. */
+/** The level of a request's line: 5xx error, 4xx warn, the rest info. */
 function levelFor(statusCode: number): Level {
   return statusCode >= 500 ? 'error' : statusCode >= 400 ? 'warn' : 'info';
 }
@@ -66,9 +66,8 @@ function requestFields(req: IncomingMessage, requestId: string) {
  * The request log: one line per request when the response is done (req, res, responseTime, "request
  * completed"), through the same destination and redaction as every line, and nothing at all built when
  * that line's level is off. Every route has it: the Nest routes through `RequestLogMiddleware`, the
- * forward route (served ahead of Nest) by calling it. pino-http, which did this for the Nest routes,
- * built a child logger with the request serialised into it for every request at any level: ~7 % of a
- * list's CPU (docs/benchmarks.md).
+ * forward route (served ahead of Nest) by calling it: one mechanism for both, where pino-http would
+ * be a second one for the Nest routes (decision 0129; measured CPU-neutral).
  */
 export type RequestLog = (req: IncomingMessage, res: ServerResponse, requestId: string) => void;
 export const REQUEST_LOG = Symbol('REQUEST_LOG');

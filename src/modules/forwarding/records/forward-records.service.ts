@@ -65,10 +65,14 @@ export class ForwardRecordsService implements OnApplicationBootstrap, OnModuleDe
   /** Set when a write failed for want of the database: writes go straight to the spool until a probe succeeds. */
   private databaseDown = false;
   /**
-   * Spool appends failed since the last one that succeeded (0: the spool works). A full disk fails every
-   * append: the first failure is logged, then one line when an append succeeds again, never a line each.
+   * Spool appends failed since the last line about them. A full disk fails every append but one small enough for the
+   * room a refused batch left, so appends flap: one error line and one "written again" line per outage, whatever the
+   * flapping; the failures after those are counted in the line that says the database answers again.
    */
   private spoolFailures = 0;
+  /** The outage's error line and its first "written again" line are out: later flaps are only counted. */
+  private spoolFailureLogged = false;
+  private spoolRecoveryLogged = false;
   private replayTimer: NodeJS.Timeout | null = null;
   private replaying: Promise<void> | null = null;
   private closing = false;
@@ -236,7 +240,7 @@ export class ForwardRecordsService implements OnApplicationBootstrap, OnModuleDe
     }
     if (this.databaseDown) this.logger.log('the database answers again; forward records go to it');
     this.databaseDown = false;
-    this.spoolEpisodeEnded('the database answers again');
+    this.spoolEpisodeEnded('the database answers again', true);
     if (this.spool.writing) {
       await this.spool.seal();
       files.push(...(await this.spool.replayable()).filter((name) => !files.includes(name)));
@@ -300,17 +304,21 @@ export class ForwardRecordsService implements OnApplicationBootstrap, OnModuleDe
     this.spoolEpisodeEnded('the spool takes them again');
   }
 
-  /** Ends an episode of failing spool appends: the spool took a batch, or the database is back and takes them. */
-  private spoolEpisodeEnded(how: string): void {
-    if (this.spoolFailures === 0) return;
-    this.logger.log(`forward records are written again (${how}), after ${this.spoolFailures} failed spool appends`);
-    this.spoolFailures = 0;
+  /** Ends an episode of failing spool appends: the spool took a batch, or the database is back (the outage's end). */
+  private spoolEpisodeEnded(how: string, outageOver = false): void {
+    if (this.spoolFailures > 0 && (outageOver || !this.spoolRecoveryLogged)) {
+      this.logger.log(`forward records are written again (${how}), after ${this.spoolFailures} failed spool appends`);
+      this.spoolFailures = 0;
+      this.spoolRecoveryLogged = !outageOver;
+    }
+    if (outageOver) this.spoolFailureLogged = this.spoolRecoveryLogged = false;
   }
 
   private spoolFailed(what: string, error: unknown): void {
-    if (this.spoolFailures++ === 0) {
-      this.logger.error(`${what}: ${message(error)} (logged once until an append succeeds again)`);
-    }
+    this.spoolFailures++;
+    if (this.spoolFailureLogged) return;
+    this.spoolFailureLogged = true;
+    this.logger.error(`${what}: ${message(error)} (logged once until the database answers again)`);
   }
 
   private databaseFailed(error: unknown, what: string): void {
