@@ -18,6 +18,9 @@
  *   (cost) how the cost grows with the work: one card vs ten in a 1 KiB body, and one card in a 1 KiB vs
  *        a 256 KiB body, each with API CPU per forward; the cost of a card and of a KiB are printed.
  *        BENCH_FORWARD_ROWS=cost runs these rows only.
+ *   (c-ledger) (c) from a second API process with LEDGER_ENABLED=false, then (c) again: what the disclosure
+ *        ledger (decision 0133: two entries per forward, sealed under signed heads) costs per forward, in API
+ *        and PostgreSQL CPU. BENCH_FORWARD_ROWS=ledger runs this pair only.
  * Each server runs in its own process; the load generator runs here. BENCH_API_PROFILE=DIR writes a
  * CPU profile of the API process; BENCH_NODE_FLAGS replaces the API's Node flags.
  */
@@ -55,6 +58,7 @@ const ONLY_PROCESSES = process.env.BENCH_FORWARD_ROWS === 'processes';
  */
 const ONLY_HMAC = process.env.BENCH_FORWARD_ROWS === 'hmac';
 const ONLY_COST = process.env.BENCH_FORWARD_ROWS === 'cost';
+const ONLY_LEDGER = process.env.BENCH_FORWARD_ROWS === 'ledger';
 /** Test card numbers (Luhn-valid) for the cost rows' ten cards. */
 const TEN_CARDS = [
   '4111111111111111',
@@ -204,6 +208,45 @@ async function main(): Promise<void> {
       };
     };
     const costLines: string[] = [];
+    // Decision 0133: the same forward through an API with the ledger off, then (c) again right after; each with the
+    // PostgreSQL CPU of the run's database's backends (the entries are written there), per forward.
+    const ledgerRows = async (): Promise<Record<string, Result>> => {
+      const headers = {
+        ...forwardHeaders,
+        authorization: `Bearer ${token}`,
+        'x-vault-forward-payment-methods': cards.map((c: { id: string }) => c.id).join(','),
+      };
+      const measured = async (url: string, child: ChildProcess) => {
+        await load(`${url}/vault-forward`, headers, child);
+        const before = databaseBackendsCpuMs(database.url);
+        const result = await load(`${url}/vault-forward`, headers, child);
+        return { result, postgresUs: (cpuSpentMs(before, databaseBackendsCpuMs(database.url)) * 1000) / result.sent };
+      };
+      const { url: off, process: offProcess } = await startApi(
+        { ...BENCH_API_ENV, DATABASE_URL: database.url, REDIS_URL, LEDGER_ENABLED: 'false' },
+        { flags: API_NODE_FLAGS },
+      );
+      const without = await measured(off, offProcess);
+      offProcess.kill('SIGTERM');
+      const withLedger = await measured(api, apiProcess);
+      const apiUs = cpuPerRequest(withLedger.result) - cpuPerRequest(without.result);
+      const postgresUs = withLedger.postgresUs - without.postgresUs;
+      costLines.push(
+        `ledger cost per forward: ${apiUs.toFixed(0)} µs of API CPU ` +
+          `(${cpuPerRequest(withLedger.result).toFixed(0)} on, ${cpuPerRequest(without.result).toFixed(0)} off), ` +
+          `${postgresUs.toFixed(0)} µs of PostgreSQL CPU (${withLedger.postgresUs.toFixed(0)} on, ` +
+          `${without.postgresUs.toFixed(0)} off); throughput on/off ${(withLedger.result.rps / without.result.rps).toFixed(2)}`,
+      );
+      return {
+        '(c-ledger) (c) with LEDGER_ENABLED=false': without.result,
+        '(c) again, right after (c-ledger)': withLedger.result,
+      };
+    };
+    if (ONLY_LEDGER) {
+      printTable(await ledgerRows());
+      console.log(`\n${costLines.join('\n')}`);
+      return;
+    }
     if (ONLY_COST) {
       printTable(await costRows());
       console.log(`\n${costLines.join('\n')}`);
@@ -355,6 +398,7 @@ async function main(): Promise<void> {
       );
     }
     Object.assign(rows, await costRows());
+    Object.assign(rows, await ledgerRows());
     printTable(rows);
     console.log(`\n${costLines.join('\n')}`);
     const cb = ours.rps / passthrough.rps;

@@ -12,6 +12,10 @@
  * BENCH_UNNAMED_STATEMENTS=1 without it: DATABASE_TRANSACTION_POOLING=true straight on PostgreSQL, to tell the
  * cost of unnamed statements from the cost of the pooler's hop.
  *
+ * BENCH_QUEUE_LEDGER=on,off (the default) runs each engine with the disclosure ledger on and off in turn
+ * (LEDGER_ENABLED, decision 0133) and prints what the ledger costs per job, in CPU over all processes and in
+ * completed jobs per second; `on` alone skips the comparison.
+ *
  * BENCH_DIST runs another build (bench-api.ts), to compare two commits in alternating runs.
  *
  * BENCH_WORKERS=1,2,3 runs each engine with that many worker processes (WORKER_PROCESSES) in turn; the
@@ -49,6 +53,7 @@ const JOBS = Number(process.env.BENCH_QUEUE_JOBS ?? 20_000);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const BACKENDS = (process.env.BENCH_QUEUE_BACKENDS ?? 'redis,postgres').split(',') as Array<'redis' | 'postgres'>;
 const WORKERS = (process.env.BENCH_WORKERS ?? '1').split(',').map(Number);
+const LEDGER = (process.env.BENCH_QUEUE_LEDGER ?? 'on,off').split(',') as Array<'on' | 'off'>;
 const BODY = JSON.stringify({
   card: { number: '{{ CARD_NUMBER_1 }}', expiry: '{{ CARD_EXPIRATION_DATE_1 }}', cvv: '123' },
   amount: 1299,
@@ -107,6 +112,7 @@ async function runEngine(
   echoPort: number,
   admin: Client,
   bouncer: PrivatePgBouncer | null,
+  ledger: 'on' | 'off',
 ): Promise<EngineResult> {
   const database = await benchDatabase(admin, `queue_${backend}`);
   const env = {
@@ -123,6 +129,7 @@ async function runEngine(
     REDIS_URL,
     QUEUE_BACKEND: backend,
     FORWARD_QUEUE_NAME: `bench-${backend}-${randomUUID()}`,
+    LEDGER_ENABLED: String(ledger === 'on'),
   };
   const started: ChildProcess[] = [];
   try {
@@ -234,11 +241,17 @@ async function main(): Promise<void> {
     bouncer = PGBOUNCER
       ? await PrivatePgBouncer.start({ poolMode: 'transaction', poolSize: PGBOUNCER_POOL_SIZE })
       : null;
-    const results: Array<{ backend: string; workers: number; r: EngineResult }> = [];
-    // Interleaved: each worker count on each engine, so the machine's load falls on all alike.
+    const results: Array<{ backend: string; workers: number; ledger: 'on' | 'off'; r: EngineResult }> = [];
+    // Interleaved: each worker count on each engine, ledger on and off, so the machine's load falls on all alike.
     for (const workers of WORKERS)
       for (const backend of BACKENDS)
-        results.push({ backend, workers, r: await runEngine(backend, workers, echo.port, admin, bouncer) });
+        for (const ledger of LEDGER)
+          results.push({
+            backend,
+            workers,
+            ledger,
+            r: await runEngine(backend, workers, echo.port, admin, bouncer, ledger),
+          });
     console.log(
       `\n${JOBS} queued forwards (one card each, ${CONNECTIONS} connections), worker processes ${WORKERS.join(', ')} ` +
         `(WORKER_CONCURRENCY ${process.env.WORKER_CONCURRENCY ?? 32} each), local echo downstream` +
@@ -247,15 +260,18 @@ async function main(): Promise<void> {
         '\n',
     );
     console.log(
-      '| engine | worker processes | 202s | refused | enqueue 202/s | all ended after s | completed jobs/s | succeeded | ' +
+      '| engine | ledger | worker processes | 202s | refused | enqueue 202/s | all ended after s | completed jobs/s | succeeded | ' +
         "failed | API CPU µs/job | workers CPU µs/job (per process) | PostgreSQL CPU µs/job (this database's backends) | " +
         'Redis CPU µs/job | PgBouncer CPU µs/job | ' +
         'PostgreSQL commits/job | Redis commands/job | machine busy |',
     );
-    console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
-    for (const { backend, workers, r } of results) {
+    console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+    const cpuPerJob = (r: EngineResult) =>
+      r.apiCpuUsPerJob + r.workerCpuUsPerJob + r.postgresCpuUsPerJob + r.redisCpuUsPerJob + r.pgbouncerCpuUsPerJob;
+    for (const { backend, workers, ledger, r } of results) {
       const cells = [
         backend,
+        ledger,
         workers,
         r.accepted,
         r.refused,
@@ -278,16 +294,27 @@ async function main(): Promise<void> {
     // Issue 36's targets, one worker process on this 2-core machine.
     const targets: Record<string, number> = { redis: 1_500, postgres: 800 };
     const cpuTargetUs = 1_200;
-    for (const { backend, workers, r } of results) {
-      if (workers !== 1) continue;
+    for (const { backend, workers, ledger, r } of results) {
+      if (workers !== 1 || ledger !== 'on') continue;
       const rate = r.accepted / r.endedSeconds;
       const target = targets[backend];
-      const cpuUs =
-        r.apiCpuUsPerJob + r.workerCpuUsPerJob + r.postgresCpuUsPerJob + r.redisCpuUsPerJob + r.pgbouncerCpuUsPerJob;
+      const cpuUs = cpuPerJob(r);
       console.log(
         `${backend}: ${rate.toFixed(0)} completed jobs/s (target ≥ ${target.toLocaleString('en')}: ` +
           `${rate >= target ? 'met' : 'NOT met'}); CPU per job over all processes ${cpuUs.toFixed(0)} µs ` +
           `(target ≤ ${cpuTargetUs.toLocaleString('en')}: ${cpuUs <= cpuTargetUs ? 'met' : 'NOT met'})`,
+      );
+    }
+    // Decision 0133: what the ledger costs a queued forward, each engine and worker count, on minus off.
+    for (const on of results.filter((x) => x.ledger === 'on')) {
+      const off = results.find((x) => x.ledger === 'off' && x.backend === on.backend && x.workers === on.workers);
+      if (!off) continue;
+      const rate = (x: EngineResult) => x.accepted / x.endedSeconds;
+      console.log(
+        `ledger cost per job, ${on.backend}, ${on.workers} worker process(es): ` +
+          `${(cpuPerJob(on.r) - cpuPerJob(off.r)).toFixed(0)} µs of CPU over all processes ` +
+          `(PostgreSQL ${(on.r.postgresCpuUsPerJob - off.r.postgresCpuUsPerJob).toFixed(0)} µs); ` +
+          `completed jobs/s on/off ${(rate(on.r) / rate(off.r)).toFixed(2)}`,
       );
     }
     console.log(`load average at the end: ${readFileSync('/proc/loadavg', 'utf8').trim()}`);

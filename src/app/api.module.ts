@@ -10,6 +10,7 @@ import { ErrorsModule } from './errors/errors.module';
 import { ForwardAuthenticationsModule } from '../modules/forwarding-setup/authentication-methods/forward-authentications.module';
 import { ForwardEntryModule } from '../modules/forwarding/entry/forward-entry.module';
 import { ForwardRecordsModule } from '../modules/forwarding/records/forward-records.module';
+import { LedgerModule } from '../modules/forwarding/ledger/ledger.module';
 import { isForwardPath } from '../modules/forwarding/entry/forward-route';
 import { HealthModule } from './health/health.module';
 import { HomeModule } from './home/home.module';
@@ -24,6 +25,7 @@ import { MerchantAccountsModule } from '../modules/merchants/accounts/merchant-a
 import { CheckoutSessionsModule } from '../modules/payments/checkout-sessions/checkout-sessions.module';
 import { PaymentMethodsModule } from '../modules/payments/payment-methods/payment-methods.module';
 import { WebhookSecretsModule } from '../modules/merchants/webhook-secrets/webhook-secrets.module';
+import { DisclosureBudgetsModule } from '../modules/forwarding/budgets/disclosure-budgets.module';
 
 /** The HTTP API: the core plus every feature's controllers, the auth guard, the problem filter. */
 @Module({})
@@ -46,8 +48,10 @@ export class ApiModule {
         ForwardAuthenticationsModule,
         // Before ForwardEntryModule: the records' routes keep their place in the OpenAPI document.
         ForwardRecordsModule,
+        LedgerModule,
         ForwardEntryModule,
         WebhookSecretsModule,
+        DisclosureBudgetsModule,
         HealthModule,
         ErrorsModule,
         HomeModule,

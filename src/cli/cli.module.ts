@@ -7,6 +7,7 @@ import { PaginationModule } from '../platform/pagination/pagination.module';
 import { CoreModule, CoreOptions } from '../app/core.module';
 import { MerchantAccountsModule } from '../modules/merchants/accounts/merchant-accounts.module';
 import { VaultCoreModule } from '../modules/vault/vault.module';
+import { LedgerStoreCoreModule } from '../modules/forwarding/ledger/ledger.module';
 
 /** The services the CLI drives, without HTTP, the guard or the queue. */
 @Module({})
@@ -20,6 +21,7 @@ export class CliModule {
         TypeOrmModule.forFeature([ApiKey]),
         MerchantAccountsModule,
         VaultCoreModule,
+        LedgerStoreCoreModule,
       ],
       providers: [ApiKeysService, ApiKeysRepository],
     };

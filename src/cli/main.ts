@@ -2,10 +2,10 @@ import './compile-cache';
 import 'reflect-metadata';
 import { closeSync, existsSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
-import type { INestApplicationContext } from '@nestjs/common';
 import { ProblemException } from '../platform/problem/problem';
 import { MERCHANT_ACCOUNT_ID_PATTERN, slugify } from '../modules/merchants/accounts/merchant-account-id';
+import { CliConfigError, parse, print, UsageError, withServices, withToken } from './cli-support';
+import { ledgerCommand, LEDGER_USAGE } from './ledger-commands';
 
 /*
  * Start-up time is the CLI's latency: Nest, TypeORM and the services load (about half a second) only
@@ -28,86 +28,8 @@ const USAGE = `Usage: npm run --silent cli -- <command>
                                       VAULT_PKCS11_KEY_LABELS with VAULT_KEY_PROVIDER=pkcs11, else of VAULT_MASTER_KEYS)
   vault key create --label NAME       make a non-extractable AES-256 master key in the PKCS#11 token
                                       (VAULT_PKCS11_MODULE, VAULT_PKCS11_TOKEN_LABEL, VAULT_PKCS11_PIN_FILE or _PIN)
+${LEDGER_USAGE}
 Each command prints one JSON object on stdout; logs, usage and errors go to stderr (exit 2 for usage, 1 otherwise).`;
-
-class UsageError extends Error {}
-/** Printed as the API prints it: one line naming the variable. */
-class CliConfigError extends Error {}
-
-function print(result: object): void {
-  process.stdout.write(`${JSON.stringify(result)}\n`);
-}
-
-/** Boots only what the command needs, against the same database `npm start` uses. */
-async function withServices<T>(
-  run: (app: INestApplicationContext, appliedMigrations: string[]) => Promise<T>,
-  /**
-   * A command whose log is its audit trail (key rotation): the services' own log lines (Nest's Logger) reach
-   * stderr, info lines included. Otherwise only what is logged through pino directly, warnings and worse.
-   */
-  logInfo = false,
-): Promise<T> {
-  const [
-    { NestFactory },
-    { DataSource },
-    { ConfigError, loadConfig },
-    { runMigrations },
-    { resolveDatabase },
-    { CliModule },
-  ] = await Promise.all([
-    import('@nestjs/core'),
-    import('typeorm'),
-    import('../platform/config/config'),
-    import('../platform/database/migrate'),
-    import('../platform/database/resolve-database'),
-    import('./cli.module'),
-  ]);
-  const { AppLogger } = await import('../platform/logging/app-logger');
-  let config: ReturnType<typeof loadConfig>;
-  try {
-    config = loadConfig(process.env);
-  } catch (error) {
-    // Thrown, not process.exit: a command's cleanup (the key file api-key create opened) still runs.
-    if (error instanceof ConfigError) throw new CliConfigError(`Configuration error: ${error.message}`);
-    throw error;
-  }
-  // stdout carries the command's JSON; anything the service logs goes to stderr.
-  const quietConfig = {
-    ...config,
-    logLevel: config.logLevel === 'info' && !logInfo ? ('warn' as const) : config.logLevel,
-  };
-  const database = await resolveDatabase(config, 'cli');
-  const app = await NestFactory.createApplicationContext(
-    CliModule.forRoot({ config: quietConfig, databaseUrl: database.url, logStream: process.stderr }),
-    { logger: false },
-  );
-  if (logInfo) app.useLogger(app.get(AppLogger));
-  try {
-    // Idempotent and locked: the CLI works on a fresh database, and beside a running API.
-    const applied = await runMigrations(app.get(DataSource));
-    return await run(app, applied);
-  } finally {
-    await app.close();
-    await database.embedded?.stop();
-  }
-}
-
-type StringOrBoolean = { type: 'string' } | { type: 'boolean' };
-
-/**
- * parseArgs, with `--opt value` read as `--opt=value` for string options: a key id is a base64url
- * thumbprint and may start with '-', which parseArgs would otherwise refuse as an ambiguous value.
- */
-function parse<O extends Record<string, StringOrBoolean>>(args: string[], options: O) {
-  const joined: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    const name = args[i].startsWith('--') ? args[i].slice(2) : undefined;
-    if (name !== undefined && options[name]?.type === 'string' && i + 1 < args.length)
-      joined.push(`${args[i]}=${args[++i]}`);
-    else joined.push(args[i]);
-  }
-  return parseArgs({ args: joined, options });
-}
 
 async function merchantCreate(args: string[]): Promise<void> {
   const { values } = parse(args, { name: { type: 'string' }, id: { type: 'string' }, 'exist-ok': { type: 'boolean' } });
@@ -350,25 +272,13 @@ async function vaultKeyCreate(args: string[]): Promise<void> {
   if (!values.label) throw new UsageError('vault key create needs --label NAME');
   if (!/^[A-Za-z0-9._-]{1,64}$/.test(values.label))
     throw new UsageError('--label must be 1–64 letters, digits, . _ or -');
-  const { ConfigError, vaultPkcs11 } = await import('../platform/config/config');
-  let settings: ReturnType<typeof vaultPkcs11>;
-  try {
-    // The token's settings only: no database, and the label need not be in VAULT_PKCS11_KEY_LABELS yet.
-    settings = vaultPkcs11(process.env, [], false);
-  } catch (error) {
-    if (error instanceof ConfigError) throw new CliConfigError(`Configuration error: ${error.message}`);
-    throw error;
-  }
-  const { Pkcs11Token } = await import('../modules/vault/pkcs11-keyring');
-  const token = new Pkcs11Token({ ...settings, dataKeyCacheSize: 0 });
-  try {
-    token.createKey(values.label);
-  } finally {
-    token.close();
-  }
+  const tokenLabel = await withToken((token, label) => {
+    token.createKey(values.label!);
+    return label;
+  });
   print({
     label: values.label,
-    token_label: settings.tokenLabel,
+    token_label: tokenLabel,
     key_type: 'AES-256',
     extractable: false,
     sensitive: true,
@@ -390,6 +300,7 @@ async function main(argv: string[]): Promise<void> {
   if (command === 'api-key' && sub === 'list') return apiKeyList(rest);
   if (command === 'api-key' && sub === 'revoke') return apiKeyRevoke(rest);
   if (command === 'token') return token(argv.slice(1));
+  if (command === 'ledger') return ledgerCommand(sub, rest);
   throw new UsageError(command ? `unknown command "${argv.slice(0, 2).join(' ')}"` : 'no command given');
 }
 

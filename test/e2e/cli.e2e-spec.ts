@@ -10,6 +10,7 @@ import { cardNumber, createCard } from '../factories/cards';
 import { createMerchantAccount } from '../factories/merchant-accounts';
 import { createIsolatedDatabase } from '../support/isolated-database';
 import { startTestApp, TEST_MASTER_KEY_1, TEST_MASTER_KEY_2, TestApp } from '../support/test-app';
+import { TEST_LEDGER_KEY } from '../support/ledger-key';
 import { rotationResult } from '../support/rotation';
 
 interface CliResult {
@@ -293,6 +294,7 @@ describe('CLI: merchant, api-key and token commands mint credentials the API acc
       DATABASE_URL: process.env.TEST_DATABASE_URL!,
       VAULT_MASTER_KEYS: TEST_MASTER_KEY_1,
       CURSOR_SECRET: 'test-cursor-secret-not-for-production-0123456789',
+      LEDGER_SIGNING_KEY: TEST_LEDGER_KEY,
       DATA_DIR: dataDir,
     };
     const result = await new Promise<CliResult>((resolve) =>

@@ -72,6 +72,7 @@ describe('ForwardPlanner (API) → serializePlan → ForwardExecutor (worker con
     };
     return {
       merchantAccountId: merchant,
+      apiKeyId: null,
       requestId: randomUUID(),
       headers,
       rawHeaders: Object.entries(headers).flat(),

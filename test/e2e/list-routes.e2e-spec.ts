@@ -4,9 +4,11 @@ import { createCard } from '../factories/cards';
 import { createMerchantAccount } from '../factories/merchant-accounts';
 import { expectProblem, http } from '../support/http';
 import { startTestApp, TestApp } from '../support/test-app';
+import { waitFor } from '../support/wait';
+import { LedgerSealer } from '../../src/modules/forwarding/ledger/ledger-sealer';
 
 interface Envelope {
-  items: Array<{ id: string }>;
+  items: Array<{ id?: string; seq?: number }>;
   limit: number;
   next_cursor: string | null;
   previous_cursor: string | null;
@@ -58,6 +60,9 @@ const LISTS: Record<string, { instance?: boolean; binding: (ids: Ids) => CursorS
   '/vault-forward/jobs': {
     binding: (ids) => ({ endpoint: 'vault-forward-jobs', merchantAccountId: ids.merchant, filters: {} }),
   },
+  '/vault-forward/ledger/heads': {
+    binding: (ids) => ({ endpoint: 'vault-forward-ledger-heads', merchantAccountId: ids.merchant, filters: {} }),
+  },
   '/vault-forward/requests': {
     binding: (ids) => ({ endpoint: 'vault-forward-requests', merchantAccountId: ids.merchant, filters: {} }),
   },
@@ -91,6 +96,10 @@ const WHOLE_LISTS: Record<string, { why: string; data: boolean }> = {
 /** GET routes whose path names no single resource (no trailing `{id}`) yet answer no list. */
 const NOT_LISTS: Record<string, string> = {
   '/vault-forward/activity': 'per-minute counts over a window of minutes (a time series, not a list of resources)',
+  '/vault-forward/budget': 'one resource: the merchant account’s disclosure budget (decision 0134)',
+  '/vault-forward/configs/{id}/budget': 'one resource: a config’s disclosure budget (decision 0134)',
+  '/vault-forward/ledger/consistency': 'one proof: that one signed head’s tree starts the other’s (decision 0133)',
+  '/vault-forward/requests/{id}/proof': 'one record’s ledger entries with their inclusion proofs (decision 0133)',
   '/health/live': 'a status',
   '/health/ready': 'a status',
   '/': 'the service’s index: where the dashboard and the docs are',
@@ -158,6 +167,23 @@ describe('Every list route is served by the PaginationInterceptor (issue 21, ite
          FROM generate_series(1, 2) g`,
       [merchant],
     );
+    // Ledger heads come from seals: one entry at a time, each sealed (here, or by another process's sealer).
+    for (let i = 0; i < 2; i++) {
+      const [{ id }] = await t.db.query<Array<{ id: string }>>(
+        `INSERT INTO vault_forward_ledger_entries (record_id, kind, merchant_account_id, payment_method_ids, fingerprints,
+           authentication_ids, filled_fields)
+         VALUES (gen_random_uuid()::text, 'outcome', $1, '{}', '{}', '{}', '{}') RETURNING id::text`,
+        [merchant],
+      );
+      await waitFor(async () => {
+        await t.get(LedgerSealer).sealAll();
+        const [row] = await t.db.query<Array<{ sealed: boolean }>>(
+          'SELECT leaf_index IS NOT NULL AS sealed FROM vault_forward_ledger_entries WHERE id = $1',
+          [id],
+        );
+        return row.sealed;
+      });
+    }
     ids = { merchant, config: configs[0].id };
     document = (await http(t.url, '/openapi.json')).body;
   });
@@ -287,7 +313,10 @@ describe('Every list route is served by the PaginationInterceptor (issue 21, ite
       const second = await get(route, next!);
       expect(second.status).toBe(200);
       expect(second.body.items).toHaveLength(1);
-      expect(second.body.items[0].id).not.toBe(first.body.items[0].id);
+      // An item is named by its id, a ledger head by its seq.
+      const identity = (item: { id?: string; seq?: number }) => item.id ?? item.seq;
+      expect(identity(second.body.items[0])).not.toBe(identity(first.body.items[0]));
+      expect(identity(second.body.items[0])).toBeDefined();
       const prev = linkOf(second.headers.get('link'), 'prev');
       expect(prev).toBe(`${pathOf(route)}?limit=1&cursor=${encodeURIComponent(second.body.previous_cursor!)}`);
       const back = await get(route, prev!);

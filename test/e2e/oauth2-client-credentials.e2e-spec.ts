@@ -200,6 +200,13 @@ describe('oauth2-client-credentials: tokens from a real endpoint, sent to a real
     });
     expect(config.status).toBe(201);
     configId = config.body.id;
+    // One card, forwarded far more often in this file than the default budget lets a card go out in an hour (0134).
+    const budget = await http(t.url, '/vault-forward/budget', {
+      method: 'PUT',
+      token: merchant.token,
+      body: { disclosures_per_card: 100_000 },
+    });
+    expect(budget.status).toBe(200);
     const number = cardNumber('4', 16);
     card = { id: (await createCard(t, merchant.id, { number, expiration_date: '04/31' })).id, number };
   }, 120_000);

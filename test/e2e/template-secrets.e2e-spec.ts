@@ -243,6 +243,7 @@ describe('hmac_sha256(SECRET.name) with a template-secrets authentication method
     const body = '{"pan": "{{ CARD_NUMBER_1 }}", "mac": "{{ CARD_NUMBER_1 | hmac_sha256(SECRET.plan_key) }}"}';
     const plan = await t.get(ForwardPlanner).plan({
       merchantAccountId: merchant,
+      apiKeyId: null,
       requestId: randomUUID(),
       headers,
       rawHeaders: Object.entries(headers).flat(),

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { createHmac, randomUUID } from 'node:crypto';
+import { createHmac, createPublicKey, randomUUID, verify } from 'node:crypto';
 import { readdirSync, renameSync } from 'node:fs';
 import * as pkcs11js from 'pkcs11js';
 import { createForwardingMerchant, ForwardingMerchant } from '../factories/forwarding-merchants';
@@ -21,6 +21,7 @@ import { cardAad } from '../../src/modules/vault/card-vault.service';
 import { KeyRotationService } from '../../src/modules/vault/key-rotation.service';
 import { SecretSealer } from '../../src/modules/vault/secret-sealer';
 import { loadModule } from '../../src/modules/vault/pkcs11-keyring';
+import { headBytesOf } from '../support/ledger-spec';
 
 /** Runs the compiled CLI with exactly `env` (and PATH). */
 function cli(
@@ -100,6 +101,19 @@ describe('Vault master keys in a PKCS#11 token (SoftHSM2)', () => {
       rawBody: '{"number":"{{ CARD_NUMBER_1 }}"}',
     });
 
+  /** A logged-in session of the keyring's own instance of the library (a second one would finalise it when collected). */
+  const tokenSession = () => {
+    const module = loadModule(SOFTHSM2_MODULE);
+    const slot = module.C_GetSlotList(true).find((s) => module.C_GetTokenInfo(s).label.trim() === hsm.label)!;
+    const session = module.C_OpenSession(slot, pkcs11js.CKF_SERIAL_SESSION);
+    try {
+      module.C_Login(session, pkcs11js.CKU_USER, hsm.pin);
+    } catch (error) {
+      if (!/CKR_USER_ALREADY_LOGGED_IN/.test((error as Error).message)) throw error;
+    }
+    return { module, session };
+  };
+
   const sentNumber = () => JSON.parse(downstream.received.at(-1)!.body.toString()).number as string;
 
   it('refuses a second key of the same label, and a wrong PIN, naming neither the PIN nor key bytes', async () => {
@@ -163,16 +177,8 @@ describe('Vault master keys in a PKCS#11 token (SoftHSM2)', () => {
   });
 
   it('keeps the master key in the token: CKA_VALUE is refused, the key is sensitive and never extractable', () => {
-    // The keyring's own instance of the library: a second one would finalise it when collected.
-    const module = loadModule(SOFTHSM2_MODULE);
-    const slot = module.C_GetSlotList(true).find((s) => module.C_GetTokenInfo(s).label.trim() === hsm.label)!;
-    const session = module.C_OpenSession(slot, pkcs11js.CKF_SERIAL_SESSION);
+    const { module, session } = tokenSession();
     try {
-      try {
-        module.C_Login(session, pkcs11js.CKU_USER, hsm.pin);
-      } catch (error) {
-        if (!/CKR_USER_ALREADY_LOGGED_IN/.test((error as Error).message)) throw error;
-      }
       module.C_FindObjectsInit(session, [{ type: pkcs11js.CKA_LABEL, value: 'hsm-1' }]);
       const [key] = module.C_FindObjects(session, 2);
       module.C_FindObjectsFinal(session);
@@ -189,6 +195,66 @@ describe('Vault master keys in a PKCS#11 token (SoftHSM2)', () => {
         Buffer.from([0]),
         Buffer.from([1]),
       ]);
+    } finally {
+      module.C_CloseSession(session);
+    }
+  });
+
+  it('signs the ledger’s heads with a P-256 key pair that never leaves the token (LEDGER_PKCS11_KEY_LABEL)', async () => {
+    const made = await cli(hsm.env(''), 'ledger', 'key', 'create', '--label', 'ledger-1');
+    expect({ code: made.code, stderr: made.stderr }).toEqual({ code: 0, stderr: '' });
+    const key = JSON.parse(made.stdout);
+    expect(key).toMatchObject({
+      label: 'ledger-1',
+      token_label: hsm.label,
+      key_type: 'EC P-256',
+      extractable: false,
+      sensitive: true,
+    });
+    const again = await cli(hsm.env(''), 'ledger', 'key', 'create', '--label', 'ledger-1');
+    expect(again.stderr).toContain('already holds a key labelled "ledger-1"');
+
+    const app = await start('hsm-1', {
+      LEDGER_SIGNING_KEY: '',
+      LEDGER_PKCS11_KEY_LABEL: 'ledger-1',
+      LEDGER_SEAL_INTERVAL_MS: '100',
+    });
+    const m = await createForwardingMerchant(app, downstream.port, 'HSM ledger shop');
+    const sent = await forward(app, m);
+    expect(sent.status).toBe(200);
+    const id = sent.headers.get('x-vault-forward-request-id');
+    const proof = await waitFor(
+      async () => {
+        const read = await http(app.url, `/vault-forward/requests/${id}/proof`, { token: m.token });
+        return read.status === 200 && read.body;
+      },
+      { timeoutMs: 20_000, what: 'the forward’s ledger proof' },
+    );
+    const h = proof.head;
+    expect(h.key_id).toBe(key.key_id);
+    // The head's signed bytes as decision 0133 gives them, checked with the public key the CLI printed.
+    const signed = headBytesOf(h);
+    const publicKey = createPublicKey(key.public_key);
+    const signature = Buffer.from(h.signature, 'base64');
+    expect(verify('sha256', signed, { key: publicKey, dsaEncoding: 'ieee-p1363' }, signature)).toBe(true);
+
+    // The private key is the token's: its value is refused, it is sensitive and was never extractable.
+    const { module, session } = tokenSession();
+    try {
+      module.C_FindObjectsInit(session, [
+        { type: pkcs11js.CKA_CLASS, value: pkcs11js.CKO_PRIVATE_KEY },
+        { type: pkcs11js.CKA_LABEL, value: 'ledger-1' },
+      ]);
+      const [privateKey] = module.C_FindObjects(session, 2);
+      module.C_FindObjectsFinal(session);
+      expect(() => module.C_GetAttributeValue(session, privateKey, [{ type: pkcs11js.CKA_VALUE }])).toThrow(
+        /CKR_ATTRIBUTE_SENSITIVE/,
+      );
+      const [extractable, neverExtractable] = module.C_GetAttributeValue(session, privateKey, [
+        { type: pkcs11js.CKA_EXTRACTABLE },
+        { type: pkcs11js.CKA_NEVER_EXTRACTABLE },
+      ]);
+      expect([extractable.value, neverExtractable.value]).toEqual([Buffer.from([0]), Buffer.from([1])]);
     } finally {
       module.C_CloseSession(session);
     }

@@ -265,6 +265,14 @@ describe('Write routes of /openapi.json refuse unstorable and over-long strings 
         hosts: ['psp.example'],
         response_rules: [{ match: '$.card.number', action: 'mask' }],
       })),
+      merchantRoute('PUT /vault-forward/budget', '/vault-forward/budget', () => ({
+        distinct_cards: 100_000,
+        webhook_url: 'https://alerts.merchant.example/vault',
+      })),
+      merchantRoute('PUT /vault-forward/configs/{id}/budget', `/vault-forward/configs/${configId}/budget`, () => ({
+        disclosures_per_card: 10,
+        allowed_placeholders: ['CARD_EXPIRATION_DATE', 'CARD_LAST4'],
+      })),
       merchantRoute('POST /vault-forward/configs/{config_id}/authentications', methods, hmac, 'hmac-signature'),
       merchantRoute(
         'POST /vault-forward/configs/{config_id}/authentications',

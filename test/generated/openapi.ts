@@ -580,6 +580,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/vault-forward/ledger/heads": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the ledger’s signed tree heads, newest first, with cursor pagination
+         * @description List the ledger’s signed tree heads, newest first, with cursor pagination Needs a token with the scope `vault-forwards.read`.
+         */
+        get: operations["LedgerController_heads"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/vault-forward/ledger/consistency": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An RFC 9162 consistency proof between two signed heads
+         * @description An RFC 9162 consistency proof between two signed heads Needs a token with the scope `vault-forwards.read`.
+         */
+        get: operations["LedgerController_consistency"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/vault-forward/requests/{id}/proof": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The ledger entries of a forward with their RFC 9162 inclusion proofs against the latest signed head
+         * @description The ledger entries of a forward with their RFC 9162 inclusion proofs against the latest signed head Needs a token with the scope `vault-forwards.read`.
+         */
+        get: operations["LedgerController_proof"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/vault-forward/webhook-secrets": {
         parameters: {
             query?: never;
@@ -599,6 +659,62 @@ export interface paths {
          */
         post: operations["WebhookSecretsController_create"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/vault-forward/budget": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the merchant account’s disclosure budget (the defaults while none was set)
+         * @description Get the merchant account’s disclosure budget (the defaults while none was set) Needs a token with the scope `vault-forward-budgets.read`.
+         */
+        get: operations["DisclosureBudgetsController_getMerchant"];
+        /**
+         * Set the merchant account’s disclosure budget (whole: a field left out takes its default)
+         * @description Set the merchant account’s disclosure budget (whole: a field left out takes its default) Needs a token with the scope `vault-forward-budgets.write`.
+         */
+        put: operations["DisclosureBudgetsController_putMerchant"];
+        post?: never;
+        /**
+         * Remove the merchant account’s disclosure budget: the defaults apply again
+         * @description Remove the merchant account’s disclosure budget: the defaults apply again Needs a token with the scope `vault-forward-budgets.write`.
+         */
+        delete: operations["DisclosureBudgetsController_removeMerchant"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/vault-forward/configs/{id}/budget": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a config’s disclosure budget and the placeholders it may fill
+         * @description Get a config’s disclosure budget and the placeholders it may fill Needs a token with the scope `vault-forward-budgets.read`.
+         */
+        get: operations["DisclosureBudgetsController_getConfig"];
+        /**
+         * Set a config’s disclosure budget and the placeholders it may fill (whole)
+         * @description Set a config’s disclosure budget and the placeholders it may fill (whole) Needs a token with the scope `vault-forward-budgets.write`.
+         */
+        put: operations["DisclosureBudgetsController_putConfig"];
+        post?: never;
+        /**
+         * Remove a config’s disclosure budget: no limit of its own, every placeholder
+         * @description Remove a config’s disclosure budget: no limit of its own, every placeholder Needs a token with the scope `vault-forward-budgets.write`.
+         */
+        delete: operations["DisclosureBudgetsController_removeConfig"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1773,6 +1889,99 @@ export interface components {
             /** @description The answer was longer than 65536 bytes and is cut there. */
             response_body_truncated: boolean;
         };
+        LedgerHeadResponse: {
+            /** @enum {string} */
+            type: "vault-forward-ledger-head";
+            /** @description Heads are numbered from 1, each chained to the one before. */
+            seq: number;
+            /**
+             * @description `seal`: new entries appended; `purge`: entries below `purged_below` deleted past retention.
+             * @enum {string}
+             */
+            kind: "seal" | "purge";
+            tree_size: number;
+            /** @description RFC 9162 Merkle tree hash of the first tree_size entries (SHA-256, base64). */
+            root_hash: string;
+            /** @description Hash of the previous head's signed bytes (SHA-256, base64). */
+            previous_hash: string | null;
+            /** @description The perfect subtrees of the tree, largest first. */
+            frontier: string[];
+            /** @description Entries below this leaf were purged (LEDGER_RETENTION). */
+            purged_below: number;
+            /** @description The perfect subtrees of the purged leaves, largest first. */
+            retained: string[];
+            /** @description When the head was signed (ISO 8601, UTC). */
+            signed_at: string;
+            /** @description First 16 hex digits of the SHA-256 of the signing key’s SubjectPublicKeyInfo. */
+            key_id: string;
+            /** @description ECDSA P-256 / SHA-256 over the head’s signed bytes, r || s, base64. */
+            signature: string;
+        };
+        LedgerHeadPage: {
+            items: components["schemas"]["LedgerHeadResponse"][];
+            /**
+             * @description The page size applied to this response.
+             * @example 20
+             */
+            limit: number;
+            /** @description Cursor of the next (older) page; null on the last page. */
+            next_cursor: string | null;
+            /** @description Cursor of the previous (newer) page; null on the first page. */
+            previous_cursor: string | null;
+        };
+        LedgerConsistencyResponse: {
+            /** @enum {string} */
+            type: "vault-forward-ledger-consistency";
+            from: components["schemas"]["LedgerHeadResponse"];
+            to: components["schemas"]["LedgerHeadResponse"];
+            /** @description RFC 9162 §2.1.4 consistency proof (base64). */
+            consistency_path: string[];
+        };
+        LedgerEntryResponse: {
+            /** @description The entry id (a decimal number). */
+            id: string;
+            record_id: string;
+            /** @enum {string} */
+            kind: "disclosure" | "outcome";
+            merchant_account_id: string;
+            api_key_id: string | null;
+            /** Format: uuid */
+            config_id: string | null;
+            method: string | null;
+            /** @description Scheme, host and port of the target. */
+            target_origin: string | null;
+            payment_method_ids: string[];
+            /** @description The cards’ fingerprints (never a number). */
+            fingerprints: string[];
+            /** Format: uuid */
+            checkout_session_id: string | null;
+            /** @description The stored secrets used. */
+            authentication_ids: string[];
+            /** @description Placeholders filled, e.g. CARD_NUMBER_1. */
+            filled_fields: string[];
+            status: number | null;
+            error_type: string | null;
+            /** @description Of the sealed bodies as first stored (SHA-256, base64). */
+            bodies_sha256: string | null;
+            /** @description ISO 8601, UTC, microseconds. */
+            created_at: string;
+            leaf_index: number | null;
+            /** @description RFC 9162 leaf hash of the entry (SHA-256, base64). */
+            leaf_hash: string | null;
+        };
+        LedgerInclusionProof: {
+            entry: components["schemas"]["LedgerEntryResponse"];
+            /** @description RFC 9162 §2.1.3 inclusion path, leaf to root (base64). */
+            inclusion_path: string[];
+        };
+        LedgerRecordProofResponse: {
+            /** @enum {string} */
+            type: "vault-forward-ledger-proof";
+            /** @description The head the paths lead to. */
+            head: components["schemas"]["LedgerHeadResponse"];
+            /** @description One per entry of the record. */
+            entries: components["schemas"]["LedgerInclusionProof"][];
+        };
         CreatedWebhookSecretResponse: {
             /** @enum {string} */
             type: "vault-forward-webhook-secret";
@@ -1835,6 +2044,61 @@ export interface components {
             next_cursor: string | null;
             /** @description Cursor of the previous (newer) page; null on the first page. */
             previous_cursor: string | null;
+        };
+        DisclosureBudgetResponse: {
+            /** @enum {string} */
+            type: "vault-forward-disclosure-budget";
+            /** @enum {string} */
+            scope: "merchant" | "config";
+            /** Format: uuid */
+            config_id: string | null;
+            /** @description The window the limits count in, in seconds (60 to 86400): fixed windows aligned to their length. */
+            window_seconds: number;
+            /** @description In effect: the default where none was set (merchant). */
+            distinct_cards: number | null;
+            /** @description In effect: the default where none was set (merchant). */
+            disclosures_per_card: number | null;
+            /** @description A config’s allow-list; null: all. */
+            allowed_placeholders: string[] | null;
+            /** @description The merchant budget’s event URL. */
+            webhook_url: string | null;
+            /** @description false while nothing was set: the defaults apply. */
+            set: boolean;
+        };
+        PutMerchantBudgetDto: {
+            /**
+             * @description The window the limits count in, in seconds (60 to 86400): fixed windows aligned to their length.
+             * @default 3600
+             */
+            window_seconds: number;
+            /** @description Distinct cards (payment methods, or checkout sessions) that may be disclosed in one window; null: the default (merchant-wide) or no limit of this kind (a config). */
+            distinct_cards?: number | null;
+            /** @description How often one card may be disclosed in one window; null: the default (merchant-wide) or no limit (a config). */
+            disclosures_per_card?: number | null;
+            /**
+             * @description Where the signed `disclosure_budget.exceeded` event goes (Standard Webhooks, signed with the webhook secrets of POST /vault-forward/webhook-secrets), once per budget and window. https, unless the operator lists the host in FORWARD_INSECURE_HOSTS.
+             * @example https://alerts.example.com/vault
+             */
+            webhook_url?: string | null;
+        };
+        PutConfigBudgetDto: {
+            /**
+             * @description The window the limits count in, in seconds (60 to 86400): fixed windows aligned to their length.
+             * @default 3600
+             */
+            window_seconds: number;
+            /** @description Distinct cards (payment methods, or checkout sessions) that may be disclosed in one window; null: the default (merchant-wide) or no limit of this kind (a config). */
+            distinct_cards?: number | null;
+            /** @description How often one card may be disclosed in one window; null: the default (merchant-wide) or no limit (a config). */
+            disclosures_per_card?: number | null;
+            /**
+             * @description The placeholder names (without the _X position) this config may fill; any other is refused with 400 placeholder-not-allowed. A name allows its `_OR_EMPTY_STRING` twin. null or absent: every placeholder.
+             * @example [
+             *       "CARD_EXPIRATION_DATE",
+             *       "CARDHOLDER_NAME"
+             *     ]
+             */
+            allowed_placeholders?: ("CARD_NUMBER" | "CARD_EXPIRATION_DATE" | "CARD_EXPIRATION_DATE_M" | "CARD_EXPIRATION_DATE_MM" | "CARD_EXPIRATION_DATE_YY" | "CARD_EXPIRATION_DATE_YYYY" | "CARDHOLDER_NAME" | "CARD_BIN" | "CARD_LAST4" | "CARD_SECURITY_CODE" | "CARD_NETWORK_TOKEN" | "CARD_NETWORK_TOKEN_EXPIRATION_DATE" | "CARD_NETWORK_TOKEN_EXPIRATION_DATE_M" | "CARD_NETWORK_TOKEN_EXPIRATION_DATE_MM" | "CARD_NETWORK_TOKEN_EXPIRATION_DATE_YY" | "CARD_NETWORK_TOKEN_EXPIRATION_DATE_YYYY" | "CARD_NETWORK_TOKEN_EXPIRATION_DATE_MMYY" | "CARD_CRYPTOGRAM" | "CARD_NETWORK_TOKEN_OR_EMPTY_STRING" | "CARD_NETWORK_TOKEN_EXPIRATION_DATE_OR_EMPTY_STRING" | "CARD_NETWORK_TOKEN_EXPIRATION_DATE_M_OR_EMPTY_STRING" | "CARD_NETWORK_TOKEN_EXPIRATION_DATE_MM_OR_EMPTY_STRING" | "CARD_NETWORK_TOKEN_EXPIRATION_DATE_YY_OR_EMPTY_STRING" | "CARD_NETWORK_TOKEN_EXPIRATION_DATE_YYYY_OR_EMPTY_STRING" | "CARD_NETWORK_TOKEN_EXPIRATION_DATE_MMYY_OR_EMPTY_STRING" | "CARD_CRYPTOGRAM_OR_EMPTY_STRING" | "CARD_3DS_CAVV" | "CARD_3DS_ECI" | "CARD_3DS_VERSION" | "CARD_3DS_DIRECTORY_RESPONSE" | "CARD_3DS_AUTHENTICATION_RESPONSE" | "CARD_3DS_SERVER_TRANSACTION_ID" | "CARD_3DS_DS_TRANSACTION_ID" | "CARD_3DS_SCHEME" | "CARD_3DS_CAVV_OR_EMPTY_STRING" | "CARD_3DS_ECI_OR_EMPTY_STRING" | "CARD_3DS_VERSION_OR_EMPTY_STRING" | "CARD_3DS_DIRECTORY_RESPONSE_OR_EMPTY_STRING" | "CARD_3DS_AUTHENTICATION_RESPONSE_OR_EMPTY_STRING" | "CARD_3DS_SERVER_TRANSACTION_ID_OR_EMPTY_STRING" | "CARD_3DS_DS_TRANSACTION_ID_OR_EMPTY_STRING" | "CARD_3DS_SCHEME_OR_EMPTY_STRING")[] | null;
         };
         LivenessResponse: {
             /** @enum {string} */
@@ -9582,6 +9846,427 @@ export interface operations {
             };
         };
     };
+    LedgerController_heads: {
+        parameters: {
+            query?: {
+                /** @description next_cursor or previous_cursor of an earlier response, unchanged. */
+                cursor?: string;
+                limit?: number;
+            };
+            header?: {
+                /** @description Merchant account to act for (instance keys; default "default"). A merchant-bound key may send only its own id. */
+                "x-merchant-account-id"?: string;
+                /** @description Alias of x-merchant-account-id. */
+                "x-gr4vy-merchant-account-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    /** @description RFC 8288 links to the neighbouring pages, for clients that walk pages generically: `rel="next"` (the older page, absent on the last page) and `rel="prev"` (the newer page, absent on the first), each a path-absolute reference with the same query parameters and that page's cursor. Absent when the list has a single page. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LedgerHeadPage"];
+                };
+            };
+            /** @description `/errors/invalid-cursor` Invalid cursor; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "invalid-cursor" | "merchant-account-unknown" | "validation-failed";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "bad_request";
+                    };
+                };
+            };
+            /** @description `/errors/unauthorized` Missing or invalid access token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description `/errors/forbidden` Missing scope; `/errors/merchant-account-mismatch` Merchant account not allowed for this key */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden";
+                    };
+                };
+            };
+            /** @description `/errors/internal-error` Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "server_error";
+                    };
+                };
+            };
+            /** @description `/errors/service-unavailable` Service unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                };
+            };
+        };
+    };
+    LedgerController_consistency: {
+        parameters: {
+            query: {
+                /** @description The older head’s seq. */
+                from: number;
+                /** @description The newer head’s seq. */
+                to: number;
+            };
+            header?: {
+                /** @description Merchant account to act for (instance keys; default "default"). A merchant-bound key may send only its own id. */
+                "x-merchant-account-id"?: string;
+                /** @description Alias of x-merchant-account-id. */
+                "x-gr4vy-merchant-account-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LedgerConsistencyResponse"];
+                };
+            };
+            /** @description `/errors/ledger-heads-out-of-order` Heads out of order; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "ledger-heads-out-of-order" | "merchant-account-unknown" | "validation-failed";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "bad_request";
+                    };
+                };
+            };
+            /** @description `/errors/unauthorized` Missing or invalid access token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description `/errors/forbidden` Missing scope; `/errors/merchant-account-mismatch` Merchant account not allowed for this key */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden";
+                    };
+                };
+            };
+            /** @description `/errors/ledger-head-not-found` Ledger head not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "ledger-head-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
+                };
+            };
+            /** @description `/errors/ledger-range-purged` Ledger range purged */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "ledger-range-purged";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "ledger-range-purged";
+                    };
+                };
+            };
+            /** @description `/errors/internal-error` Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "server_error";
+                    };
+                };
+            };
+            /** @description `/errors/service-unavailable` Service unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                };
+            };
+        };
+    };
+    LedgerController_proof: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Merchant account to act for (instance keys; default "default"). A merchant-bound key may send only its own id. */
+                "x-merchant-account-id"?: string;
+                /** @description Alias of x-merchant-account-id. */
+                "x-gr4vy-merchant-account-id"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LedgerRecordProofResponse"];
+                };
+            };
+            /** @description `/errors/bad-request` Bad request; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "bad-request" | "merchant-account-unknown" | "validation-failed";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "bad_request";
+                    };
+                };
+            };
+            /** @description `/errors/unauthorized` Missing or invalid access token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description `/errors/forbidden` Missing scope; `/errors/merchant-account-mismatch` Merchant account not allowed for this key */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden";
+                    };
+                };
+            };
+            /** @description `/errors/ledger-entry-not-found` No ledger entry for this record */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "ledger-entry-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
+                };
+            };
+            /** @description `/errors/ledger-entry-not-sealed` Ledger entry not sealed yet */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "ledger-entry-not-sealed";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "duplicate_record";
+                    };
+                };
+            };
+            /** @description `/errors/ledger-range-purged` Ledger range purged */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "ledger-range-purged";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "ledger-range-purged";
+                    };
+                };
+            };
+            /** @description `/errors/uri-too-long` URI too long */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
+                };
+            };
+            /** @description `/errors/internal-error` Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "server_error";
+                    };
+                };
+            };
+            /** @description `/errors/service-unavailable` Service unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                };
+            };
+        };
+    };
     WebhookSecretsController_list: {
         parameters: {
             query?: {
@@ -9775,6 +10460,866 @@ export interface operations {
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "payload-too-large";
+                    };
+                };
+            };
+            /** @description `/errors/unsupported-media-type` Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
+                    };
+                };
+            };
+            /** @description `/errors/internal-error` Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "server_error";
+                    };
+                };
+            };
+            /** @description `/errors/service-unavailable` Service unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                };
+            };
+        };
+    };
+    DisclosureBudgetsController_getMerchant: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Merchant account to act for (instance keys; default "default"). A merchant-bound key may send only its own id. */
+                "x-merchant-account-id"?: string;
+                /** @description Alias of x-merchant-account-id. */
+                "x-gr4vy-merchant-account-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DisclosureBudgetResponse"];
+                };
+            };
+            /** @description `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "merchant-account-unknown" | "validation-failed";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "bad_request";
+                    };
+                };
+            };
+            /** @description `/errors/unauthorized` Missing or invalid access token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description `/errors/forbidden` Missing scope; `/errors/merchant-account-mismatch` Merchant account not allowed for this key */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden";
+                    };
+                };
+            };
+            /** @description `/errors/internal-error` Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "server_error";
+                    };
+                };
+            };
+            /** @description `/errors/service-unavailable` Service unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                };
+            };
+        };
+    };
+    DisclosureBudgetsController_putMerchant: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Merchant account to act for (instance keys; default "default"). A merchant-bound key may send only its own id. */
+                "x-merchant-account-id"?: string;
+                /** @description Alias of x-merchant-account-id. */
+                "x-gr4vy-merchant-account-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PutMerchantBudgetDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DisclosureBudgetResponse"];
+                };
+            };
+            /** @description `/errors/bad-request` Bad request; `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "bad_request";
+                    };
+                };
+            };
+            /** @description `/errors/unauthorized` Missing or invalid access token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description `/errors/forbidden` Missing scope; `/errors/merchant-account-mismatch` Merchant account not allowed for this key */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden";
+                    };
+                };
+            };
+            /** @description `/errors/payload-too-large` Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
+                };
+            };
+            /** @description `/errors/unsupported-media-type` Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
+                    };
+                };
+            };
+            /** @description `/errors/internal-error` Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "server_error";
+                    };
+                };
+            };
+            /** @description `/errors/service-unavailable` Service unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                };
+            };
+        };
+    };
+    DisclosureBudgetsController_removeMerchant: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Merchant account to act for (instance keys; default "default"). A merchant-bound key may send only its own id. */
+                "x-merchant-account-id"?: string;
+                /** @description Alias of x-merchant-account-id. */
+                "x-gr4vy-merchant-account-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed (or there was none). */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `/errors/bad-request` Bad request; `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "bad_request";
+                    };
+                };
+            };
+            /** @description `/errors/unauthorized` Missing or invalid access token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description `/errors/forbidden` Missing scope; `/errors/merchant-account-mismatch` Merchant account not allowed for this key */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden";
+                    };
+                };
+            };
+            /** @description `/errors/payload-too-large` Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
+                };
+            };
+            /** @description `/errors/unsupported-media-type` Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
+                    };
+                };
+            };
+            /** @description `/errors/internal-error` Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "server_error";
+                    };
+                };
+            };
+            /** @description `/errors/service-unavailable` Service unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                };
+            };
+        };
+    };
+    DisclosureBudgetsController_getConfig: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Merchant account to act for (instance keys; default "default"). A merchant-bound key may send only its own id. */
+                "x-merchant-account-id"?: string;
+                /** @description Alias of x-merchant-account-id. */
+                "x-gr4vy-merchant-account-id"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DisclosureBudgetResponse"];
+                };
+            };
+            /** @description `/errors/bad-request` Bad request; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "bad-request" | "merchant-account-unknown" | "validation-failed";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "bad_request";
+                    };
+                };
+            };
+            /** @description `/errors/unauthorized` Missing or invalid access token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description `/errors/forbidden` Missing scope; `/errors/merchant-account-mismatch` Merchant account not allowed for this key */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden";
+                    };
+                };
+            };
+            /** @description `/errors/vault-forward-config-not-found` Forwarding config not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "vault-forward-config-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
+                };
+            };
+            /** @description `/errors/uri-too-long` URI too long */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
+                };
+            };
+            /** @description `/errors/internal-error` Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "server_error";
+                    };
+                };
+            };
+            /** @description `/errors/service-unavailable` Service unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                };
+            };
+        };
+    };
+    DisclosureBudgetsController_putConfig: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Merchant account to act for (instance keys; default "default"). A merchant-bound key may send only its own id. */
+                "x-merchant-account-id"?: string;
+                /** @description Alias of x-merchant-account-id. */
+                "x-gr4vy-merchant-account-id"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PutConfigBudgetDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DisclosureBudgetResponse"];
+                };
+            };
+            /** @description `/errors/bad-request` Bad request; `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "bad_request";
+                    };
+                };
+            };
+            /** @description `/errors/unauthorized` Missing or invalid access token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description `/errors/forbidden` Missing scope; `/errors/merchant-account-mismatch` Merchant account not allowed for this key */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden";
+                    };
+                };
+            };
+            /** @description `/errors/vault-forward-config-not-found` Forwarding config not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "vault-forward-config-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
+                };
+            };
+            /** @description `/errors/payload-too-large` Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
+                };
+            };
+            /** @description `/errors/uri-too-long` URI too long */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
+                };
+            };
+            /** @description `/errors/unsupported-media-type` Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
+                    };
+                };
+            };
+            /** @description `/errors/internal-error` Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "server_error";
+                    };
+                };
+            };
+            /** @description `/errors/service-unavailable` Service unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                };
+            };
+        };
+    };
+    DisclosureBudgetsController_removeConfig: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Merchant account to act for (instance keys; default "default"). A merchant-bound key may send only its own id. */
+                "x-merchant-account-id"?: string;
+                /** @description Alias of x-merchant-account-id. */
+                "x-gr4vy-merchant-account-id"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed (or there was none). */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `/errors/bad-request` Bad request; `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "bad_request";
+                    };
+                };
+            };
+            /** @description `/errors/unauthorized` Missing or invalid access token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description `/errors/forbidden` Missing scope; `/errors/merchant-account-mismatch` Merchant account not allowed for this key */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden";
+                    };
+                };
+            };
+            /** @description `/errors/vault-forward-config-not-found` Forwarding config not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "vault-forward-config-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
+                };
+            };
+            /** @description `/errors/payload-too-large` Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
+                };
+            };
+            /** @description `/errors/uri-too-long` URI too long */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
                     };
                 };
             };
@@ -10578,7 +12123,7 @@ export interface operations {
                     "application/json": components["schemas"]["ForwardJobResponse"];
                 };
             };
-            /** @description `/errors/bad-request` Bad request; `/errors/insecure-target` Target must use https; `/errors/invalid-forward-header` Missing or malformed forwarding header; `/errors/invalid-idempotency-key` Malformed Idempotency-Key; `/errors/invalid-json` Malformed JSON body; `/errors/invalid-payment-methods-header` Malformed x-vault-forward-payment-methods; `/errors/invalid-placeholder` Unknown placeholder; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/unknown-checkout-session` Checkout session not found; `/errors/unknown-forward-header` Unknown or misspelled forwarding header; `/errors/unknown-payment-method` Payment method not found; `/errors/validation-failed` Invalid request. Without `x-vault-forward-error: true` this status is the downstream’s own answer, whatever its body. */
+            /** @description `/errors/bad-request` Bad request; `/errors/insecure-target` Target must use https; `/errors/invalid-forward-header` Missing or malformed forwarding header; `/errors/invalid-idempotency-key` Malformed Idempotency-Key; `/errors/invalid-json` Malformed JSON body; `/errors/invalid-payment-methods-header` Malformed x-vault-forward-payment-methods; `/errors/invalid-placeholder` Unknown placeholder; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/placeholder-not-allowed` Placeholder not allowed by the config; `/errors/unknown-checkout-session` Checkout session not found; `/errors/unknown-forward-header` Unknown or misspelled forwarding header; `/errors/unknown-payment-method` Payment method not found; `/errors/validation-failed` Invalid request. Without `x-vault-forward-error: true` this status is the downstream’s own answer, whatever its body. */
             400: {
                 headers: {
                     /** @description `true` on an error of this service; absent on the downstream’s answer. */
@@ -10588,7 +12133,7 @@ export interface operations {
                 content: {
                     "application/problem+json": (components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "bad-request" | "insecure-target" | "invalid-forward-header" | "invalid-idempotency-key" | "invalid-json" | "invalid-payment-methods-header" | "invalid-placeholder" | "json-too-deep" | "merchant-account-unknown" | "unknown-checkout-session" | "unknown-forward-header" | "unknown-payment-method" | "validation-failed";
+                        code?: "bad-request" | "insecure-target" | "invalid-forward-header" | "invalid-idempotency-key" | "invalid-json" | "invalid-payment-methods-header" | "invalid-placeholder" | "json-too-deep" | "merchant-account-unknown" | "placeholder-not-allowed" | "unknown-checkout-session" | "unknown-forward-header" | "unknown-payment-method" | "validation-failed";
                     }) | unknown;
                     "application/json": (components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
@@ -10726,6 +12271,25 @@ export interface operations {
                     "application/json": (components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "authentication-method-invalid" | "authentication-method-not-usable" | "authentication-methods-conflict" | "idempotency-key-reused";
+                    }) | unknown;
+                    "*/*": unknown;
+                };
+            };
+            /** @description `/errors/disclosure-budget-exceeded` Disclosure budget exceeded. Without `x-vault-forward-error: true` this status is the downstream’s own answer, whatever its body. */
+            429: {
+                headers: {
+                    /** @description `true` on an error of this service; absent on the downstream’s answer. */
+                    "x-vault-forward-error"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": (components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "disclosure-budget-exceeded";
+                    }) | unknown;
+                    "application/json": (components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "too_many_requests";
                     }) | unknown;
                     "*/*": unknown;
                 };

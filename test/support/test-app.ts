@@ -6,6 +6,7 @@ import { Clock } from '../../src/platform/time/clock';
 import { AppConfig, loadConfig } from '../../src/platform/config/config';
 import { LogCapture } from './log-capture';
 import { testDataDir } from './temp-data-dir';
+import { TEST_LEDGER_KEY } from './ledger-key';
 
 export interface TestApp {
   app: NestFastifyApplication;
@@ -40,6 +41,7 @@ export function testConfig(overrides: Record<string, string> = {}): AppConfig {
     DATABASE_POOL_SIZE: '4',
     CURSOR_SECRET: 'test-cursor-secret-not-for-production-0123456789',
     VAULT_MASTER_KEYS: TEST_VAULT_MASTER_KEYS,
+    LEDGER_SIGNING_KEY: TEST_LEDGER_KEY,
     ...runQueue(),
     ...overrides,
   });
@@ -56,6 +58,7 @@ export function entryPointEnv(overrides: Record<string, string> = {}): NodeJS.Pr
     DATABASE_URL: process.env.TEST_DATABASE_URL!,
     REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
     VAULT_MASTER_KEYS: TEST_MASTER_KEY_1,
+    LEDGER_SIGNING_KEY: TEST_LEDGER_KEY,
     LOG_LEVEL: 'info',
     ...runQueue(),
     ...overrides,

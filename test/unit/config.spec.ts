@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { ConfigError, loadConfig, parseVaultMasterKeys } from '../../src/platform/config/config';
+import { TEST_LEDGER_KEY } from '../support/ledger-key';
 
 const key = (byte: number) => Buffer.alloc(32, byte).toString('base64');
 
@@ -154,6 +155,7 @@ describe('loadConfig', () => {
       NODE_ENV: 'production',
       VAULT_MASTER_KEYS: `k1:${key(1)}`,
       CURSOR_SECRET: 'a-cursor-secret-of-at-least-thirty-two-characters',
+      LEDGER_SIGNING_KEY: TEST_LEDGER_KEY,
     };
     expect(loadConfig(production)).toMatchObject({
       webConcurrency: availableParallelism(),

@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadAll } from 'js-yaml';
 import { loadConfig } from '../../src/platform/config/config';
+import { TEST_LEDGER_KEY } from '../support/ledger-key';
 
 /**
  * deploy/kubernetes (issue 25, docs/scaling.md, docs/decisions/0110), checked without a cluster: every
@@ -103,6 +104,7 @@ const SECRET_VALUES: Record<string, string> = {
   REDIS_URL: 'redis://:secret@redis:6379',
   VAULT_MASTER_KEYS: `k1:${Buffer.alloc(32, 7).toString('base64')}`,
   CURSOR_SECRET: 'x'.repeat(44),
+  LEDGER_SIGNING_KEY: TEST_LEDGER_KEY,
 };
 
 describe('deploy/kubernetes', () => {
@@ -142,7 +144,7 @@ describe('deploy/kubernetes', () => {
           });
         // What production requires of every entry point (src/platform/config/config.ts, vault-config.ts).
         expect(env.NODE_ENV).toBe('production');
-        for (const name of ['DATABASE_URL', 'VAULT_MASTER_KEYS', 'CURSOR_SECRET'])
+        for (const name of ['DATABASE_URL', 'VAULT_MASTER_KEYS', 'CURSOR_SECRET', 'LEDGER_SIGNING_KEY'])
           expect({ workload: workload.metadata.name, name, from: env[name] }).toEqual({
             workload: workload.metadata.name,
             name,

@@ -176,7 +176,9 @@ describe('ForwardRecordsService when neither the database nor the spool takes a 
     jest.spyOn(Logger.prototype, 'error').mockImplementation((text: unknown) => void errors.push(String(text)));
     jest.spyOn(Logger.prototype, 'log').mockImplementation((text: unknown) => void logs.push(String(text)));
     // The writer's statements only: the routes' TypeORM repository is never reached here.
-    const records = new ForwardRecordsRepository(new Sql(dataSource, config), {} as Repository<ForwardRecordEntity>);
+    const records = new ForwardRecordsRepository(new Sql(dataSource, config), {} as Repository<ForwardRecordEntity>, {
+      ledger: { enabled: true, signingKey: null, pkcs11KeyLabel: null, sealIntervalMs: 10_000, retentionDays: 400 },
+    });
     service = new ForwardRecordsService(records, config, new Metrics(), {} as SecretSealer, SYSTEM_CLOCK, disk.open);
   });
 

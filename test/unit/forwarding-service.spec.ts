@@ -1,3 +1,4 @@
+import type { DisclosureBudgetsService } from '../../src/modules/forwarding/budgets/disclosure-budgets.service';
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import type { VaultForwardConfigsService } from '../../src/modules/forwarding-setup/configs/vault-forward-configs.service';
@@ -56,6 +57,11 @@ describe('ForwardingService (synchronous path)', () => {
     const mle = { open: (_methods: unknown, r: unknown) => Promise.resolve(r) } as MleAnswers;
     const steps = { answered: () => undefined } as unknown as AuthenticationSteps;
     const metrics = { forwardFinished: () => undefined } as unknown as Metrics;
+    // No budget set: every placeholder allowed, every disclosure within the defaults.
+    const budgets = {
+      checkPlaceholders: () => Promise.resolve(),
+      take: () => Promise.resolve(),
+    } as unknown as DisclosureBudgetsService;
     const executor = new ForwardExecutor(
       sources,
       downstream as unknown as DownstreamClient,
@@ -66,10 +72,11 @@ describe('ForwardingService (synchronous path)', () => {
       metrics,
       passThrough,
       mle,
+      budgets,
       config,
       SYSTEM_CLOCK,
     );
-    service = new ForwardingService(new ForwardPlanner(configs, sources, authentications, config), executor);
+    service = new ForwardingService(new ForwardPlanner(configs, sources, authentications, budgets, config), executor);
   });
 
   /** A forward of the stored card's number to `url`. */
@@ -83,6 +90,7 @@ describe('ForwardingService (synchronous path)', () => {
     const requestId = randomUUID();
     const input = {
       merchantAccountId: MERCHANT,
+      apiKeyId: null,
       requestId,
       headers,
       rawHeaders: Object.entries(headers).flat(),

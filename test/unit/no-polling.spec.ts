@@ -16,6 +16,8 @@ const TIMERS: Record<string, string> = {
   'app/health/worker-heartbeat.ts': 'writes the heartbeat file while the database answers',
   'modules/forwarding/jobs/forward-job.processor.ts': "renews the leases of this worker's running jobs",
   'modules/forwarding/idempotency/idempotency.service.ts': 'deletes expired idempotency keys (no work is due)',
+  'modules/forwarding/ledger/ledger-sealer.ts':
+    'seals the ledger entries written since the last head, and purges past retention (no work is due)',
 };
 
 function files(dir: string): string[] {

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, loadConfig } from '../../src/platform/config/config';
+import { TEST_LEDGER_KEY } from '../support/ledger-key';
 
 const key = (byte: number) => Buffer.alloc(32, byte).toString('base64');
 
@@ -35,7 +36,9 @@ describe('VAULT_KEY_PROVIDER and the VAULT_PKCS11_* settings', () => {
   });
 
   it('reads the PKCS#11 settings: the PIN from its file, labels in order, the cache defaults', () => {
-    const config = loadConfig(pkcs11({ NODE_ENV: 'production', CURSOR_SECRET: 'x'.repeat(32) }));
+    const config = loadConfig(
+      pkcs11({ NODE_ENV: 'production', CURSOR_SECRET: 'x'.repeat(32), LEDGER_SIGNING_KEY: TEST_LEDGER_KEY }),
+    );
     expect(config.vaultKeyProvider).toBe('pkcs11');
     // Production needs no VAULT_MASTER_KEYS when the keys are in a token.
     expect(config.vaultMasterKeys).toEqual([]);

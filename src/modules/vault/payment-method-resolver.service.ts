@@ -215,7 +215,7 @@ export class PaymentMethodResolver {
   /**
    * Values keyed by placeholder token (CARD_NUMBER_1, …): for the placeholders in `uses`, or for
    * every name at every position when it is omitted. Every listed payment method must exist; a card
-   * is decrypted only when one of its secret values (number, holder name) is used.
+   * is decrypted only when one of its secret values (number, its BIN or last four, holder name) is used.
    */
   async resolve(
     merchantAccountId: string,
@@ -258,14 +258,20 @@ export class PaymentMethodResolver {
 
 /**
  * The names a stored payment method fills when no uses are given: the card's own, so neither the
- * security code (which it never holds) nor a network token's (asked for only by name).
+ * security code (which it never holds) nor a network token's (asked for only by name), nor the BIN and
+ * last four (parts of the number, asked for only by name).
  */
 const CARD_PLACEHOLDER_NAMES = PLACEHOLDER_NAMES.filter(
-  (name) => name !== 'CARD_SECURITY_CODE' && !isNetworkTokenName(name) && !isThreeDSecureName(name),
+  (name) =>
+    name !== 'CARD_SECURITY_CODE' &&
+    name !== 'CARD_BIN' &&
+    name !== 'CARD_LAST4' &&
+    !isNetworkTokenName(name) &&
+    !isThreeDSecureName(name),
 );
 
 /**
- * One placeholder's value from a card: `card` opens it (called only for number or holder name),
+ * One placeholder's value from a card: `card` opens it (called only for the number, BIN, last four or holder name),
  * `securityCode` only for CARD_SECURITY_CODE (a checkout session's; a payment method has none).
  */
 export function placeholderValue(
@@ -289,6 +295,8 @@ export function placeholderValue(
     return expiryPart(base.slice('CARD_NETWORK_TOKEN_'.length), networkToken.expirationDate, expiry);
   }
   if (name === 'CARD_NUMBER') return card().number;
+  if (name === 'CARD_BIN') return card().number.slice(0, 6);
+  if (name === 'CARD_LAST4') return card().number.slice(-4);
   if (name === 'CARDHOLDER_NAME') return card().cardholderName ?? '';
   if (name === 'CARD_SECURITY_CODE') {
     if (!securityCode) throw new Error('no security code for this card'); // the scan refuses it first: a bug, not user input

@@ -23,7 +23,7 @@ const PKCS11_VERSION = 2;
 
 /** Records every call into the token and every unwrap, for /metrics and the audit log. */
 interface KeyUseObserver {
-  tokenCall(operation: 'wrap' | 'unwrap' | 'connect', seconds: number, ok: boolean): void;
+  tokenCall(operation: 'wrap' | 'unwrap' | 'sign' | 'connect', seconds: number, ok: boolean): void;
   /** An unwrap answered from the cache (true) or by the token (false). */
   unwrapLookup(cached: boolean): void;
   /** An unwrap that missed the cache, once the token has answered (or not): the key-use audit's entry. */
@@ -109,7 +109,8 @@ function codeOf(error: unknown): string {
 /** A logged-in session on the token named by VAULT_PKCS11_TOKEN_LABEL, re-opened after a failure. */
 export class Pkcs11Token implements KeyStore {
   private readonly logger = new Logger('VaultHsm');
-  private session: Buffer | null = null;
+  /** The logged-in session open() made (null when closed); read by the signing key to make a key pair. */
+  session: Buffer | null = null;
   private readonly handles = new Map<string, Buffer>();
   readonly cache: LRUCache<string, Buffer> | null;
 
@@ -140,7 +141,12 @@ export class Pkcs11Token implements KeyStore {
    * Runs `op` with the session and the key's handle; a failure of the token (not of the data) drops
    * the session and tries once more with a new one, then answers VaultKeyUnavailableError.
    */
-  run<T>(label: string, operation: 'wrap' | 'unwrap', op: (m: pkcs11js.PKCS11, s: Buffer, key: Buffer) => T): T {
+  run<T>(
+    label: string,
+    operation: 'wrap' | 'unwrap' | 'sign',
+    op: (m: pkcs11js.PKCS11, s: Buffer, key: Buffer) => T,
+    objectClass = pkcs11js.CKO_SECRET_KEY,
+  ): T {
     let lastError: unknown;
     // A new session first; then, when that fails too, the library re-initialised (reinitialize).
     for (let attempt = 0; attempt < 3; attempt++) {
@@ -148,7 +154,7 @@ export class Pkcs11Token implements KeyStore {
       const started = performance.now();
       try {
         const module = this.open();
-        const result = op(module, this.session!, this.handle(label));
+        const result = op(module, this.session!, this.handle(label, objectClass));
         this.observer.tokenCall(operation, (performance.now() - started) / 1000, true);
         return result;
       } catch (error) {
@@ -163,7 +169,7 @@ export class Pkcs11Token implements KeyStore {
     }
     const reason =
       lastError instanceof Error && !/CKR_/.test(lastError.message) ? lastError.message : codeOf(lastError);
-    this.logger.error(`master key "${label}": the token does not answer (${reason})`);
+    this.logger.error(`key "${label}": the token does not answer (${reason})`);
     throw new VaultKeyUnavailableError(label, reason);
   }
 
@@ -203,23 +209,24 @@ export class Pkcs11Token implements KeyStore {
     return module;
   }
 
-  /** The handle of the secret key labelled `label`; exactly one must exist. */
-  handle(label: string): Buffer {
-    const known = this.handles.get(label);
+  /** The handle of the key (secret by default) labelled `label`; exactly one must exist. */
+  handle(label: string, objectClass = pkcs11js.CKO_SECRET_KEY): Buffer {
+    const known = this.handles.get(`${objectClass}:${label}`);
     if (known) return known;
-    const found = this.find(label);
+    const found = this.find(label, objectClass);
+    const kind = objectClass === pkcs11js.CKO_SECRET_KEY ? 'secret' : 'private';
     if (found.length !== 1)
       throw new Error(
-        `token "${this.config.tokenLabel}" holds ${found.length} secret keys labelled "${label}" (need exactly one)`,
+        `token "${this.config.tokenLabel}" holds ${found.length} ${kind} keys labelled "${label}" (need exactly one)`,
       );
-    this.handles.set(label, found[0]);
+    this.handles.set(`${objectClass}:${label}`, found[0]);
     return found[0];
   }
 
-  find(label: string): Buffer[] {
+  find(label: string, objectClass = pkcs11js.CKO_SECRET_KEY): Buffer[] {
     const module = this.open();
     module.C_FindObjectsInit(this.session!, [
-      { type: pkcs11js.CKA_CLASS, value: pkcs11js.CKO_SECRET_KEY },
+      { type: pkcs11js.CKA_CLASS, value: objectClass },
       { type: pkcs11js.CKA_LABEL, value: label },
     ]);
     try {

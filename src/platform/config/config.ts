@@ -6,6 +6,7 @@ import { RedisClusterConfig, redisCluster, RedisSentinelConfig, redisSentinel } 
 import { VaultKeyProvider, vaultKeys, VaultMasterKey, VaultPkcs11Config } from './vault-config';
 import { TokenRequestorConfig, tokenRequestorConfig } from './token-requestor-config';
 import { telemetryConfig } from './telemetry-config';
+import { LedgerConfig, ledgerConfig } from './ledger-config';
 
 export { ConfigError } from './env';
 export * from './vault-config';
@@ -131,6 +132,8 @@ export interface AppConfig {
   networkTokenRequestor: TokenRequestorConfig | null;
   /** OTEL_EXPORTER_OTLP_ENDPOINT is set: spans go to it (decision 0109; src/platform/telemetry/). */
   tracing: boolean;
+  /** The disclosure ledger: entries with every record, signed tree heads, retention (decision 0133). */
+  ledger: LedgerConfig;
 }
 
 /**
@@ -273,6 +276,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     networkTokenRequestor: tokenRequestorConfig(env, nodeEnvRaw),
     // Started before this runs (src/platform/telemetry/start.ts); checked here too so every config user sees a bad value.
     tracing: telemetryConfig(env, 'api') !== null,
+    ledger: ledgerConfig(env, nodeEnvRaw),
   };
 }
 

@@ -23,6 +23,7 @@ export class Metrics {
   private readonly keyStoreSeconds: Histogram<'operation' | 'outcome'>;
   private readonly dataKeyUnwraps: Counter<'source'>;
   private readonly keyRotations: Counter<'table'>;
+  private readonly budgetRefusals: Counter<'scope' | 'limit'>;
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: PREFIX });
@@ -78,6 +79,19 @@ export class Metrics {
       labelNames: ['table'],
       registers: [this.registry],
     });
+    this.budgetRefusals = new Counter({
+      name: `${PREFIX}disclosure_budget_refusals_total`,
+      help:
+        'Forwards refused by a disclosure budget (decision 0134), by scope (merchant or config) and by the limit ' +
+        'reached (distinct_cards or disclosures_per_card).',
+      labelNames: ['scope', 'limit'],
+      registers: [this.registry],
+    });
+  }
+
+  /** A forward refused by a disclosure budget: nothing was sent. */
+  disclosureBudgetRefused(scope: 'merchant' | 'config', limit: 'distinct_cards' | 'disclosures_per_card'): void {
+    this.budgetRefusals.inc({ scope, limit });
   }
 
   /** A call into the vault's key store (the PKCS#11 token): its latency, and whether the token answered. */

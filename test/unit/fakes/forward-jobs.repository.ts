@@ -195,6 +195,7 @@ export function planFor(fields: Partial<ForwardJob> = {}): ForwardPlan {
   return {
     version: FORWARD_PLAN_VERSION,
     id: randomUUID(),
+    apiKeyId: null,
     merchantAccountId: fields.merchantAccountId ?? 'merchant-1',
     configId: 'config-1',
     url: new URL(fields.targetUrl ?? 'https://target.example/pay'),

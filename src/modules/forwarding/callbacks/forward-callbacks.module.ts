@@ -5,6 +5,7 @@ import { WebhookSignerCoreModule } from '../../merchants/webhook-secrets/webhook
 import { CALLBACK_JOB_SOURCE, CallbackDeliveries, CallbackJobSource } from './callback-deliveries';
 import { CallbackDeliveryProcessor } from './callback-delivery.processor';
 import { CallbackDeliveriesRepository } from './callback-deliveries.repository';
+import { DISCLOSURE_BUDGET_EVENTS } from '../budgets/disclosure-budgets.service';
 
 interface ForwardCallbacksOptions {
   /** The job store's CallbackJobSource, for schedule(jobId), with the modules it needs. */
@@ -22,7 +23,12 @@ interface ForwardCallbacksOptions {
 @Module({})
 export class ForwardCallbacksModule {
   static forRoot(options: ForwardCallbacksOptions): DynamicModule {
-    const providers: Provider[] = [CallbackDeliveries, CallbackDeliveriesRepository];
+    const providers: Provider[] = [
+      CallbackDeliveries,
+      CallbackDeliveriesRepository,
+      // A disclosure budget's refusal is announced as a delivery of its own (decision 0134).
+      { provide: DISCLOSURE_BUDGET_EVENTS, useExisting: CallbackDeliveries },
+    ];
     if (options.jobSource) providers.push({ provide: CALLBACK_JOB_SOURCE, useClass: options.jobSource });
     if (options.consume) providers.push(CallbackDeliveryProcessor);
     return {

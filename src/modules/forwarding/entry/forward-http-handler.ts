@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Authenticator } from '../../merchants/auth/authenticator.service';
+import type { Principal } from '../../merchants/access/principal';
 import type { RouteAccess } from '../../merchants/access/scopes';
 import { CommonErrors } from '../../../platform/problem/common.errors';
 import { ProblemException } from '../../../platform/problem/problem';
@@ -72,7 +73,7 @@ export class ForwardHttpHandler {
     const principal = await this.authenticator.authenticate(req.headers, ACCESS);
     lease.forMerchant(principal.merchantAccountId!);
     const body = await readBody(req, FORWARD_BODY_LIMIT_BYTES, lease);
-    if (prefersAsync(req.headers.prefer)) return this.queue(req, res, requestId, principal.merchantAccountId!, body);
+    if (prefersAsync(req.headers.prefer)) return this.queue(req, res, requestId, principal, body);
     refuseQueuedOnlyHeaders(req.headers);
     // The forward's id names its record, so it must be unique: it is the request id unless the caller
     // chose that (x-request-id, kept for tracing), in which case the forward gets its own.
@@ -81,6 +82,7 @@ export class ForwardHttpHandler {
     const response = await this.idempotency.around(principal.merchantAccountId!, req.headers, body, () =>
       this.forwarding.forward({
         merchantAccountId: principal.merchantAccountId!,
+        apiKeyId: principal.keyId,
         requestId: forwardId,
         headers: req.headers,
         rawHeaders: req.rawHeaders,
@@ -110,11 +112,12 @@ export class ForwardHttpHandler {
     req: IncomingMessage,
     res: ServerResponse,
     requestId: string,
-    merchantAccountId: string,
+    principal: Principal,
     body: Buffer,
   ): Promise<void> {
     const { job, replayed } = await this.jobs.submit({
-      merchantAccountId,
+      merchantAccountId: principal.merchantAccountId!,
+      apiKeyId: principal.keyId,
       headers: req.headers,
       rawHeaders: req.rawHeaders,
       body,

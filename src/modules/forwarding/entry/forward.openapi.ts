@@ -13,6 +13,7 @@ import { IdempotencyErrors } from '../idempotency/idempotency.errors';
 import { FORWARD_ROUTE } from './forward-route';
 import { ForwardingErrors } from '../request/forwarding.errors';
 import { VaultErrors } from '../../vault/vault.errors';
+import { DisclosureBudgetErrors } from '../budgets/disclosure-budgets.errors';
 
 /** The schema name of the queued job (ForwardJobResponse, documented by GET /vault-forward/jobs/{id}). */
 const JOB_SCHEMA_REF = '#/components/schemas/ForwardJobResponse';
@@ -71,6 +72,8 @@ export function forwardOperation(): { path: string; method: 'post'; operation: R
     IdempotencyErrors.keyReused,
     ForwardJobErrors.queueUnavailable,
     VaultErrors.keyStoreUnavailable,
+    DisclosureBudgetErrors.placeholderNotAllowed,
+    DisclosureBudgetErrors.exceeded,
   ]);
   const ownError = {
     description: 'Always `true` on an error of this service, never on the downstream’s answer.',

@@ -28,6 +28,7 @@ const DEFAULT_MAX_ATTEMPTS = 5;
 
 interface SubmitInput {
   merchantAccountId: string;
+  apiKeyId: string | null;
   headers: IncomingHttpHeaders;
   rawHeaders: string[];
   body: Buffer | undefined;
@@ -72,6 +73,7 @@ export class ForwardJobsService {
     const id = randomUUID();
     const plan = await this.planner.plan({
       merchantAccountId: input.merchantAccountId,
+      apiKeyId: input.apiKeyId,
       requestId: id,
       headers: input.headers,
       rawHeaders: input.rawHeaders,

@@ -5,7 +5,7 @@
 import type { ForwardRecord } from './forward-record';
 import { bodyColumns } from './sealed-bodies';
 
-const COLUMN_COUNT = 13;
+const COLUMN_COUNT = 15;
 
 /** One row per id: ON CONFLICT DO UPDATE may not touch a row twice in one statement. */
 export function latestById(records: ForwardRecord[]): ForwardRecord[] {
@@ -29,6 +29,8 @@ export function values(r: ForwardRecord): unknown[] {
     r.spooledAt ?? null,
     r.checkoutSessionId ?? null,
     r.merchantInitiated === true,
+    r.apiKeyId ?? null,
+    `{${(r.filledFields ?? []).join(',')}}`,
   ];
 }
 

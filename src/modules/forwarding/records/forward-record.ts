@@ -19,6 +19,10 @@ export interface ForwardRecord {
   /** x-vault-forward-merchant-initiated (absent in spool entries written before it: false). */
   merchantInitiated?: boolean;
   errorType: string | null;
+  /** The API key that sent the forward (absent in spool entries written before the ledger, and for the CLI's). */
+  apiKeyId?: string | null;
+  /** The placeholders filled, as `NAME_POSITION` (CARD_NUMBER_1): what the ledger says was disclosed. */
+  filledFields?: string[];
   /** Decision 0104: the redacted request and answer (set only while FORWARD_RECORD_BODY_RETENTION_DAYS > 0). */
   bodies?: RecordedBodies;
   /** The bodies sealed by ForwardRecordsService.write (base64, so a spool line carries them): never plain text. */

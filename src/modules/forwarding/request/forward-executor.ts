@@ -42,6 +42,7 @@ import {
   filledValue,
   filledValues,
   PlaceholderMatch,
+  PlaceholderUse,
   TemplateSecrets,
 } from '../../vault/placeholders/placeholders';
 import { DownstreamClient, DownstreamProblem, DownstreamResponse } from '../sending/downstream-client';
@@ -56,6 +57,7 @@ import type { InflightLease } from '../sending/inflight-bytes';
 import { AuthenticationSteps } from '../sending/authentication-steps';
 import { PlaceholderSource, PlaceholderSources } from './placeholder-sources';
 import { templateSecrets } from './template-secrets';
+import { DisclosureBudgetsService } from '../budgets/disclosure-budgets.service';
 import type { OutboundRequest } from '../sending/outbound-request';
 import { redactedBytes, redactedText } from '../../vault/placeholders/placeholder-redaction';
 import {
@@ -123,11 +125,17 @@ export function reachedDownstream(error: unknown): boolean {
   return error instanceof DownstreamProblem && error.reachedDownstream;
 }
 
+/** What the ledger says a forward filled: each placeholder once, as NAME_POSITION, in the order first used. */
+function filledFields(uses: readonly PlaceholderUse[]): string[] {
+  return [...new Set(uses.map((use) => `${use.name}_${use.position}`))];
+}
+
 /** A record with what the plan knows and no outcome yet. */
 function recordForPlan(plan: ForwardPlan, id = plan.id): ForwardRecord {
   return {
     id,
     merchantAccountId: plan.merchantAccountId,
+    apiKeyId: plan.apiKeyId,
     configId: plan.configId,
     method: plan.method,
     targetUrl: recordedUrl(plan.url),
@@ -177,6 +185,7 @@ export class ForwardExecutor {
     private readonly metrics: Metrics,
     private readonly responses: ResponseFilter,
     private readonly mle: MleAnswers,
+    private readonly budgets: DisclosureBudgetsService,
     @Inject(APP_CONFIG) private readonly appConfig: AppConfig,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {
@@ -248,6 +257,8 @@ export class ForwardExecutor {
     const source = this.sources.for(plan);
     // A deserialised plan's scans; planning checked the same templates, so a failure here is the plan's.
     const scans = plan.local?.scans ?? placeholderFailure(() => scanPlan(plan, source.shape), 'body', 'body');
+    // A queued plan's config may have narrowed what it may fill since planning (decision 0134).
+    if (!plan.local) await this.budgets.checkPlaceholders(plan, target.configId, scans);
     let response: DownstreamResponse;
     try {
       response = await this.fillAndSend(plan, source, scans, methods, lease, record, target);
@@ -292,6 +303,11 @@ export class ForwardExecutor {
   ): Promise<DownstreamResponse> {
     // Read from the methods as they are now (the plan holds their ids only); never logged.
     const secrets = templateSecrets(methods, scans, plan.headerTemplates);
+    // What the ledger names as filled, a refusal's entry included.
+    record.filledFields = filledFields(scans.uses);
+    // The disclosure budgets (decision 0134), before any card is opened: over one, 429 and nothing leaves.
+    if (source.discloses)
+      await this.budgets.take({ ...plan, id: record.id, configId: record.configId ?? plan.configId });
     const filled = await this.fill(plan, source, scans, secrets, lease);
     let request: OutboundRequest = {
       url: plan.url,

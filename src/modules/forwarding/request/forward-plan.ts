@@ -36,6 +36,8 @@ export interface ForwardPlan {
   /** The forward's id; its record's id unless the executor is given another (one record per attempt). */
   readonly id: string;
   readonly merchantAccountId: string;
+  /** The API key that asked for the forward (null in plans stored before the ledger). */
+  readonly apiKeyId: string | null;
   /** The config that enables the target host and method. */
   readonly configId: string;
   readonly url: URL;
@@ -127,6 +129,8 @@ interface SerializedPlan {
   v: number;
   id: string;
   merchant_account_id: string;
+  /** Absent in plans stored before the ledger. */
+  api_key_id?: string | null;
   config_id: string;
   url: string;
   method: string;
@@ -155,6 +159,7 @@ export function serializePlan(plan: ForwardPlan): string {
     v: plan.version,
     id: plan.id,
     merchant_account_id: plan.merchantAccountId,
+    api_key_id: plan.apiKeyId,
     config_id: plan.configId,
     url: plan.url.href,
     method: plan.method,
@@ -234,6 +239,7 @@ export function deserializePlan(text: string | Buffer): ForwardPlan {
     version: FORWARD_PLAN_VERSION,
     id: str(d.id, 'id'),
     merchantAccountId: str(d.merchant_account_id, 'merchant_account_id'),
+    apiKeyId: d.api_key_id == null ? null : str(d.api_key_id, 'api_key_id'),
     configId: str(d.config_id, 'config_id'),
     url,
     method: forwardMethod(d.method),

@@ -33,6 +33,7 @@ import { FORWARD_PLAN_VERSION, ForwardPlan, outgoingContentType } from './forwar
 import { bodyEncodingFor, escapeStyleFor } from '../../vault/placeholders/placeholder-encodings';
 import { PlaceholderSources } from './placeholder-sources';
 import { templateSecrets } from './template-secrets';
+import { DisclosureBudgetsService } from '../budgets/disclosure-budgets.service';
 
 /** Caller headers that describe the body or the wanted answer; everything else stays here. */
 const PASSED_THROUGH = ['content-type', 'accept', 'accept-language'];
@@ -47,6 +48,8 @@ const UNSENDABLE_HEADER_CHAR = /[^\t\x20-\x7e\xa0-\xff]/;
 
 export interface ForwardPlanInput {
   merchantAccountId: string;
+  /** The API key the caller authenticated with: the record and the ledger name it. */
+  apiKeyId: string | null;
   /** Id of this forward and of its record (x-vault-forward-request-id). */
   requestId: string;
   headers: IncomingHttpHeaders;
@@ -75,6 +78,7 @@ export class ForwardPlanner {
     private readonly configs: VaultForwardConfigsService,
     private readonly sources: PlaceholderSources,
     private readonly authentications: ForwardAuthenticationsService,
+    private readonly budgets: DisclosureBudgetsService,
     @Inject(APP_CONFIG) private readonly appConfig: AppConfig,
   ) {}
 
@@ -105,6 +109,9 @@ export class ForwardPlanner {
     );
     const source = this.sources.for(spec);
     const scans = scanAll(spec, body, escapeStyleFor(bodyEncoding), source.shape);
+    // Only the placeholders the config may fill (decision 0134): 400 naming the first other, before any card.
+    const templates = { merchantAccountId: input.merchantAccountId, headerTemplates: spec.headers };
+    await this.budgets.checkPlaceholders(templates, configId, scans);
     // Every SECRET.name must be held by one listed template-secrets method (checked again at send time).
     templateSecrets(methods, scans, spec.headers);
     await source.check(input.merchantAccountId, scans.uses);
@@ -118,6 +125,7 @@ export class ForwardPlanner {
       version: FORWARD_PLAN_VERSION,
       id: input.requestId,
       merchantAccountId: input.merchantAccountId,
+      apiKeyId: input.apiKeyId,
       configId,
       url: spec.url,
       method: spec.method,

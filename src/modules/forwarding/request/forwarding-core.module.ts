@@ -7,10 +7,12 @@ import { PlaceholderSources } from './placeholder-sources';
 import { ForwardExecutor } from './forward-executor';
 import { ForwardPlanner } from './forward-planner';
 import { ForwardRecordsCoreModule } from '../records/forward-records.module';
+import { LedgerCoreModule } from '../ledger/ledger.module';
 import { SendingCoreModule } from '../sending/sending.module';
 import { ForwardingService } from './forwarding.service';
 import { ForwardResponsesCoreModule } from '../answers/forward-responses.module';
 import { NetworkTokensCoreModule } from '../../payments/network-tokens/network-tokens.module';
+import { DisclosureBudgetsCoreModule } from '../budgets/disclosure-budgets.module';
 
 /**
  * Sending forwards, without HTTP routes, the auth guard or pagination: the planner, the executor and
@@ -27,6 +29,8 @@ import { NetworkTokensCoreModule } from '../../payments/network-tokens/network-t
     NetworkTokensCoreModule,
     SendingCoreModule,
     ForwardRecordsCoreModule,
+    LedgerCoreModule,
+    DisclosureBudgetsCoreModule,
   ],
   providers: [PlaceholderSources, ForwardPlanner, ForwardExecutor, ForwardingService],
   exports: [ForwardPlanner, ForwardExecutor, ForwardingService, SendingCoreModule, ForwardRecordsCoreModule],

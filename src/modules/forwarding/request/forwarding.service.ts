@@ -29,6 +29,7 @@ export class ForwardingService {
     const record: ForwardRecord = {
       id: input.requestId,
       merchantAccountId: input.merchantAccountId,
+      apiKeyId: input.apiKeyId,
       configId: null,
       method: null,
       targetUrl: null,

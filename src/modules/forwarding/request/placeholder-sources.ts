@@ -39,6 +39,9 @@ import {
 import { CHECKOUT_SESSION_HEADER, CRYPTOGRAMS_HEADER, PAYMENT_METHODS_HEADER } from './forward-headers';
 import { ForwardingErrors } from './forwarding.errors';
 
+/** The names whose value is read from the card's number or name, so the session's card is opened for them. */
+const OPENED = new Set<string>(['CARD_NUMBER', 'CARD_BIN', 'CARD_LAST4', 'CARDHOLDER_NAME']);
+
 /** What a plan says about its cards: ids only. */
 interface CardReferences {
   readonly paymentMethodIds: readonly string[];
@@ -200,7 +203,7 @@ class CheckoutSessionSource implements PlaceholderSource {
   }
 
   async values(merchantAccountId: string, uses: readonly PlaceholderUse[]): Promise<Map<string, string>> {
-    const wantsNumber = uses.some((u) => u.name === 'CARD_NUMBER' || u.name === 'CARDHOLDER_NAME');
+    const wantsNumber = uses.some((u) => OPENED.has(u.name));
     // The code leaves at most once at a time: held for this forward until it is answered (or fails).
     const claim = usesSecurityCode(uses)
       ? { token: this.forwardId ?? randomUUID(), leaseMs: this.timeoutMs + CLAIM_MARGIN_MS }

@@ -21,6 +21,8 @@ type Scope =
   | 'vault-forward-authentications.write'
   | 'vault-forward-definitions.read'
   | 'vault-forward-definitions.write'
+  | 'vault-forward-budgets.read'
+  | 'vault-forward-budgets.write'
   | 'merchant-accounts.read'
   | 'merchant-accounts.write'
   | 'api-keys.read'

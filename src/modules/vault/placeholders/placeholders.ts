@@ -63,6 +63,10 @@ export const PLACEHOLDER_NAMES = [
   'CARD_EXPIRATION_DATE_YY',
   'CARD_EXPIRATION_DATE_YYYY',
   'CARDHOLDER_NAME',
+  // The first six and last four digits, what PCI DSS 3.4 allows showing: for a config that may not get the
+  // number (a fraud tool, decision 0134).
+  'CARD_BIN',
+  'CARD_LAST4',
   // Only a checkout session holds one (briefly): stored payment methods never keep a security code.
   'CARD_SECURITY_CODE',
   ...NETWORK_TOKEN_NAMES,

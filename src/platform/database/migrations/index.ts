@@ -17,6 +17,8 @@ import { PaymentMethodUsage1763917300000 } from './1763917300000-PaymentMethodUs
 import { ForwardJobQueuedIds1763951700000 } from './1763951700000-ForwardJobQueuedIds';
 import { SigningAuthenticationKinds1763955300000 } from './1763955300000-SigningAuthenticationKinds';
 import { OAuth2ClientCredentials1763955400000 } from './1763955400000-OAuth2ClientCredentials';
+import { DisclosureLedger1763959000000 } from './1763959000000-DisclosureLedger';
+import { DisclosureBudgets1763962500000 } from './1763962500000-DisclosureBudgets';
 import { ForwardJobLeases1763920000000 } from './1763920000000-ForwardJobLeases';
 import { ForwardJobCallbackUrls1763923600000 } from './1763923600000-ForwardJobCallbackUrls';
 import { CheckoutSessionCodeClaims1763924000000 } from './1763924000000-CheckoutSessionCodeClaims';
@@ -51,4 +53,6 @@ export const MIGRATIONS = [
   ForwardJobQueuedIds1763951700000,
   SigningAuthenticationKinds1763955300000,
   OAuth2ClientCredentials1763955400000,
+  DisclosureLedger1763959000000,
+  DisclosureBudgets1763962500000,
 ];
