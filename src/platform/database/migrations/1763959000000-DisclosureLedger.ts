@@ -38,11 +38,10 @@ export class DisclosureLedger1763959000000 implements MigrationInterface {
         leaf_hash           text NULL,
         UNIQUE (record_id, kind)
       )`);
+    // Indexes cost every forward (two entries each): the sealer's partial index, and the record's (the UNIQUE above)
+    // for the proof route; a verification or an export reads the table whole, in leaf order (leaf_index's UNIQUE).
     await q.query(
       `CREATE INDEX vault_forward_ledger_entries_unsealed_idx ON vault_forward_ledger_entries (id) WHERE leaf_index IS NULL`,
-    );
-    await q.query(
-      `CREATE INDEX vault_forward_ledger_entries_merchant_idx ON vault_forward_ledger_entries (merchant_account_id, created_at)`,
     );
     await q.query(`
       CREATE TABLE vault_forward_ledger_heads (
