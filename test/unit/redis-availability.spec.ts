@@ -51,6 +51,29 @@ describe('RedisAvailability', () => {
     expect(lines).toHaveLength(2);
   });
 
+  it('takes a connection whose state is ready for available, even when an old socket’s error came after its ready', () => {
+    const availability = new RedisAvailability('redis://127.0.0.1:6379');
+    const shared = Object.assign(client(), { status: 'reconnecting' });
+    availability.watch('shared', shared);
+    shared.emit('reconnecting');
+    expect(availability.available).toBe(false);
+    shared.status = 'ready';
+    shared.emit('ready');
+    // The closed socket's error, reported after the new one is ready: no reconnect, so no second 'ready' follows.
+    shared.emit('error', Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }));
+    expect(availability.available).toBe(true);
+    expect(lines.map((l) => l.message.msg)).toEqual([
+      'redis unavailable: connection lost',
+      'redis available again',
+      'redis unavailable: ECONNRESET',
+      'redis available again',
+    ]);
+    // A connection that is not ready stays failed until it is.
+    shared.status = 'connecting';
+    shared.emit('reconnecting');
+    expect(availability.available).toBe(false);
+  });
+
   it('never logs the password of the Redis URL', () => {
     const availability = new RedisAvailability('redis://user:s3cr%2Fet@redis.internal:6379');
     const shared = availability.watch('shared', client());

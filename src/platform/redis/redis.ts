@@ -171,7 +171,7 @@ export const PUBLISHER_OPTIONS: RedisOptions = {
  */
 export class RedisAvailability {
   /** Connections that failed and have not been ready since, with the first reason. */
-  private readonly failed = new Map<string, string>();
+  private readonly failed = new Map<string, { reason: string; client: RedisClient }>();
   private readonly secrets: string[];
 
   private readonly logger = new Logger('Redis');
@@ -183,24 +183,30 @@ export class RedisAvailability {
     if (username && password) this.secrets.push(`${username}:${password}`);
   }
 
+  /**
+   * No connection failed, or each is ready again. Its state is read too, not only its `ready` event: an error a closed
+   * socket reports after the new connection is ready (a restore in the middle of a reconnect) would otherwise leave
+   * that connection failed until it next reconnects, and the queue refused meanwhile.
+   */
   get available(): boolean {
+    for (const [name, { client }] of [...this.failed]) if (client.status === 'ready') this.recover(name);
     return this.failed.size === 0;
   }
 
   watch<C extends RedisClient>(name: string, client: C): C {
     client.on('error', (error: Error & { code?: string }) =>
-      this.fail(name, error.code ?? this.scrub(error.message), error),
+      this.fail(name, client, error.code ?? this.scrub(error.message), error),
     );
     // A socket closed by the peer emits no error; ioredis only says it is reconnecting. Not emitted after quit().
-    client.on('reconnecting', () => this.fail(name, 'connection lost'));
+    client.on('reconnecting', () => this.fail(name, client, 'connection lost'));
     client.on('ready', () => this.recover(name));
     return client;
   }
 
-  private fail(name: string, reason: string, error?: Error): void {
+  private fail(name: string, client: RedisClient, reason: string, error?: Error): void {
     if (this.failed.has(name)) return;
-    const wasAvailable = this.available;
-    this.failed.set(name, reason);
+    const wasAvailable = this.failed.size === 0;
+    this.failed.set(name, { reason, client });
     if (!wasAvailable) return;
     this.logger.warn({
       msg: `redis unavailable: ${reason}`,
@@ -209,7 +215,7 @@ export class RedisAvailability {
   }
 
   private recover(name: string): void {
-    if (!this.failed.delete(name) || !this.available) return;
+    if (!this.failed.delete(name) || this.failed.size > 0) return;
     this.logger.log({ msg: 'redis available again', redis: { connection: name } });
   }
 
