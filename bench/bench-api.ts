@@ -14,6 +14,7 @@ import { createDataSource } from '../src/platform/database/data-source';
 import { Metrics } from '../src/platform/metrics/metrics.service';
 import { SharedCaches } from '../src/platform/redis/shared-cache';
 import { children, freePort, listeningChildren, benchSql } from './support';
+import { allowHeavyDisclosure } from '../test/factories/disclosure-budgets';
 
 export const ROOT = join(__dirname, '..', '..');
 /**
@@ -82,11 +83,7 @@ export async function benchMerchantToken(databaseUrl: string): Promise<string> {
     await db.query(`INSERT INTO merchant_accounts (id, display_name) VALUES ('bench', 'Bench')`);
     // The benches send the same few cards far more often than the default disclosure budgets allow (decision
     // 0134): budgets far above any run, so each forward still pays for its count.
-    await db.query(
-      `INSERT INTO vault_forward_disclosure_budgets
-         (merchant_account_id, scope, window_seconds, distinct_cards, disclosures_per_card)
-       VALUES ('bench', 'merchant', 3600, 100000000, 100000000)`,
-    );
+    await allowHeavyDisclosure(db, 'bench');
     // create() needs the repository only.
     const keys = new ApiKeysRepository(db.getRepository(ApiKey), benchSql(db, databaseUrl));
     const key = await new ApiKeysService(keys, new SharedCaches(null, null, new Metrics())).create('bench', 'ES256');

@@ -11,6 +11,7 @@ import { TcpProxy } from '../support/tcp-proxy';
 import { startTestApp, TestApp } from '../support/test-app';
 import { waitFor } from '../support/wait';
 import { testTempDir } from '../support/temp-data-dir';
+import { allowHeavyDisclosure } from '../factories/disclosure-budgets';
 
 /** No answer may take longer than this, outage or not: past it, the request is aborted and the test fails. */
 const ANSWER_BOUND_MS = 8_000;
@@ -54,6 +55,7 @@ describe('PostgreSQL unreachable mid-load (behind a TCP proxy that is cut and re
       },
     });
     merchant = (await createMerchantAccount(t)).id;
+    await allowHeavyDisclosure(t.db, merchant);
     token = await (await createApiKey(t, merchant)).token();
     const config = await http(t.url, '/vault-forward/configs', {
       method: 'POST',

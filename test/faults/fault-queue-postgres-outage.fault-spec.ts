@@ -8,6 +8,7 @@ import { dropQueueKeys } from '../support/redis-keys';
 import { TcpProxy } from '../support/tcp-proxy';
 import { startTestApp, TestApp } from '../support/test-app';
 import { waitFor } from '../support/wait';
+import { allowHeavyDisclosure } from '../factories/disclosure-budgets';
 
 const PG = new URL(process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/test');
 const ENDED = ['succeeded', 'failed', 'cancelled'];
@@ -61,6 +62,7 @@ async function setUp(engine: 'redis' | 'postgres', delayMs = 20): Promise<Setup>
   const t = await startTestApp({ env });
   const worker = await startWorker(env);
   const merchant = (await createMerchantAccount(t)).id;
+  await allowHeavyDisclosure(t.db, merchant);
   const token = await (await createApiKey(t, merchant)).token();
   const config = await http(t.url, '/vault-forward/configs', {
     method: 'POST',

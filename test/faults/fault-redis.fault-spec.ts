@@ -9,6 +9,7 @@ import { expectProblem, http, HttpResult } from '../support/http';
 import { startTestApp, TestApp } from '../support/test-app';
 import { TcpProxy } from '../support/tcp-proxy';
 import { waitFor } from '../support/wait';
+import { allowHeavyDisclosure } from '../factories/disclosure-budgets';
 
 /**
  * A request that must be answered while Redis is away: one that waits on Redis hangs until ioredis gives
@@ -72,6 +73,7 @@ describe('Fault: Redis becomes unreachable under the API and comes back', () => 
     await Promise.all([a.get(SharedCaches).whenSubscribed(), b.get(SharedCaches).whenSubscribed()]);
 
     merchant = (await createMerchantAccount(a)).id;
+    await allowHeavyDisclosure(a.db, merchant);
     token = await (await createApiKey(a, merchant, 'ES256')).token();
     const config = await http(a.url, '/vault-forward/configs', {
       method: 'POST',

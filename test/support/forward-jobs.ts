@@ -9,6 +9,7 @@ import { createIsolatedDatabase, IsolatedDatabase } from './isolated-database';
 import { dropQueueKeys } from './redis-keys';
 import { entryPointEnv, startTestApp, TestApp } from './test-app';
 import { waitFor } from './wait';
+import { allowHeavyDisclosure } from '../factories/disclosure-budgets';
 
 export interface WorkerProcess {
   child: ChildProcessWithoutNullStreams;
@@ -225,6 +226,7 @@ export async function startQueuedStack(
     t = await startTestApp({ env });
     worker = await startWorker(env);
     const merchant = await createForwardingMerchant(t, downstream.port, 'x', methods);
+    await allowHeavyDisclosure(t.db, merchant.id);
     const app = t;
     const stack: QueuedStack = {
       t: app,
