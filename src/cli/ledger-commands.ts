@@ -52,9 +52,10 @@ async function verify(args: string[]): Promise<void> {
     const { heads, lines } = await readExport(values.file);
     result = await verifyLedger(heads, lines, key, options);
   } else {
-    result = await withRepository(async (ledger, key) =>
-      verifyLedger(await allHeads(ledger), entries(ledger), key.publicKey, options),
-    );
+    result = await withRepository(async (ledger, key) => {
+      const heads = await allHeads(ledger);
+      return verifyLedger(heads, entries(ledger, heads), key.publicKey, options);
+    });
   }
   print(result);
   if (!result.ok) process.exitCode = 1;
@@ -72,7 +73,7 @@ async function exportLedger(args: string[]): Promise<void> {
       for (const head of heads) write({ type: 'head', ...head });
       let entries = 0;
       let leaves = 0;
-      for await (const entry of sealed(ledger)) {
+      for await (const entry of sealed(ledger, treeSize(heads))) {
         // Another merchant's entry, or one before --since, goes as its leaf hash alone: the roots still check.
         const whole =
           (!merchant || entry.merchant_account_id === merchant) && (!since || entry.created_at >= since.toISOString());
@@ -156,17 +157,29 @@ async function allHeads(ledger: LedgerRepository): Promise<LedgerHeadDocument[]>
   }
 }
 
-async function* sealed(ledger: LedgerRepository): AsyncIterable<LedgerEntryDocument> {
+const treeSize = (heads: LedgerHeadDocument[]) => heads[heads.length - 1]?.tree_size ?? 0;
+
+/** The entries the heads cover (a seal running meanwhile adds more), in leaf order, streamed. */
+async function* sealed(ledger: LedgerRepository, below: number): AsyncIterable<LedgerEntryDocument> {
   let after = -1;
   for (;;) {
-    const page = await ledger.sealedEntries(after, PAGE);
+    const page = await ledger.sealedEntries(after, PAGE, below);
     yield* page;
     if (page.length < PAGE) return;
     after = page[page.length - 1].leaf_index!;
   }
 }
 
-const entries = (ledger: LedgerRepository): AsyncIterable<LedgerLine> => sealed(ledger);
+/**
+ * What `ledger verify` reads: the entries the heads it read cover, then any entry with a leaf index no head covers
+ * even now (the latest head read again once the others are through): only the sealer sets one, with its head, so
+ * such a row was put there by hand. Entries sealed while the verification ran are left to the next one.
+ */
+async function* entries(ledger: LedgerRepository, heads: LedgerHeadDocument[]): AsyncIterable<LedgerLine> {
+  yield* sealed(ledger, treeSize(heads));
+  const latest = (await ledger.latestHead())?.tree_size ?? 0;
+  yield* await ledger.sealedEntries(latest - 1, PAGE);
+}
 
 /** An export's heads (they come first) and its entry and leaf lines, streamed. */
 async function readExport(file: string): Promise<{ heads: LedgerHeadDocument[]; lines: AsyncIterable<LedgerLine> }> {

@@ -139,9 +139,15 @@ export class LedgerRepository {
     );
   }
 
-  /** Entries with a leaf index above `afterLeaf`, in leaf order, at most `limit`: what a verifier or an export reads. */
-  sealedEntries(afterLeaf: number, limit: number): Promise<LedgerEntryDocument[]> {
-    return this.dataSource.query(`${ENTRY} WHERE e.leaf_index > $1 ORDER BY e.leaf_index LIMIT $2`, [afterLeaf, limit]);
+  /**
+   * Entries with a leaf index above `afterLeaf` and below `below`, in leaf order, at most `limit`: what a verifier or
+   * an export reads.
+   */
+  sealedEntries(afterLeaf: number, limit: number, below = Number.MAX_SAFE_INTEGER): Promise<LedgerEntryDocument[]> {
+    return this.dataSource.query(
+      `${ENTRY} WHERE e.leaf_index > $1 AND e.leaf_index < $3 ORDER BY e.leaf_index LIMIT $2`,
+      [afterLeaf, limit, below],
+    );
   }
 
   private async latestIn(m: EntityManager): Promise<LedgerHeadDocument | null> {
