@@ -11,6 +11,18 @@ export function print(result: object): void {
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }
 
+/** The configuration as the API reads it; a bad value is a CliConfigError, one line naming the variable. */
+export async function cliConfig(): Promise<import('../platform/config/config').AppConfig> {
+  const { ConfigError, loadConfig } = await import('../platform/config/config');
+  try {
+    return loadConfig(process.env);
+  } catch (error) {
+    // Thrown, not process.exit: a command's cleanup (the key file api-key create opened) still runs.
+    if (error instanceof ConfigError) throw new CliConfigError(`Configuration error: ${error.message}`);
+    throw error;
+  }
+}
+
 /** Boots only what the command needs, against the same database `npm start` uses. */
 export async function withServices<T>(
   run: (app: INestApplicationContext, appliedMigrations: string[]) => Promise<T>,
@@ -20,30 +32,16 @@ export async function withServices<T>(
    */
   logInfo = false,
 ): Promise<T> {
-  const [
-    { NestFactory },
-    { DataSource },
-    { ConfigError, loadConfig },
-    { runMigrations },
-    { resolveDatabase },
-    { CliModule },
-  ] = await Promise.all([
-    import('@nestjs/core'),
-    import('typeorm'),
-    import('../platform/config/config'),
-    import('../platform/database/migrate'),
-    import('../platform/database/resolve-database'),
-    import('./cli.module'),
-  ]);
+  const [{ NestFactory }, { DataSource }, config, { runMigrations }, { resolveDatabase }, { CliModule }] =
+    await Promise.all([
+      import('@nestjs/core'),
+      import('typeorm'),
+      cliConfig(),
+      import('../platform/database/migrate'),
+      import('../platform/database/resolve-database'),
+      import('./cli.module'),
+    ]);
   const { AppLogger } = await import('../platform/logging/app-logger');
-  let config: ReturnType<typeof loadConfig>;
-  try {
-    config = loadConfig(process.env);
-  } catch (error) {
-    // Thrown, not process.exit: a command's cleanup (the key file api-key create opened) still runs.
-    if (error instanceof ConfigError) throw new CliConfigError(`Configuration error: ${error.message}`);
-    throw error;
-  }
   // stdout carries the command's JSON; anything the service logs goes to stderr.
   const quietConfig = {
     ...config,

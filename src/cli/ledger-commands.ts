@@ -1,6 +1,6 @@
 import { closeSync, createReadStream, openSync, readFileSync, writeSync } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { parse, print, UsageError, withServices, withToken } from './cli-support';
+import { cliConfig, parse, print, UsageError, withServices, withToken } from './cli-support';
 import type { LedgerEntryDocument, LedgerHeadDocument } from '../modules/forwarding/ledger/ledger-documents';
 import type { LedgerLine } from '../modules/forwarding/ledger/ledger-verifier';
 
@@ -93,11 +93,11 @@ async function exportLedger(args: string[]): Promise<void> {
   }
 }
 
+/** The key needs the configuration only: no database is opened for it. */
 async function publicKey(): Promise<void> {
-  const { keyId, pem } = await withRepository((_ledger, key) =>
-    Promise.resolve({ keyId: key.keyId, pem: key.publicKeyPem() }),
-  );
-  print({ key_id: keyId, public_key: pem });
+  const [config, { LedgerKey }] = await Promise.all([cliConfig(), import('../modules/forwarding/ledger/ledger-key')]);
+  const key = LedgerKey.fromConfig(config);
+  print({ key_id: key.keyId, public_key: key.publicKeyPem() });
 }
 
 async function seal(): Promise<void> {
