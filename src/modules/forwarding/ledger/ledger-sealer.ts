@@ -24,7 +24,7 @@ const bytes = (text: string) => Buffer.from(text, 'base64');
 @Injectable()
 export class LedgerSealer implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('Ledger');
-  private readonly key: LedgerKey;
+  private signingKey: LedgerKey | null = null;
   private timer: NodeJS.Timeout | undefined;
   private purgeTimer: NodeJS.Timeout | undefined;
   private running: Promise<unknown> | null = null;
@@ -33,12 +33,17 @@ export class LedgerSealer implements OnModuleInit, OnModuleDestroy {
     private readonly ledger: LedgerRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(CLOCK) private readonly clock: Clock,
-  ) {
-    this.key = LedgerKey.fromConfig(config);
+  ) {}
+
+  /** Made on first use: with the ledger off, no key is read, opened in the token or generated in DATA_DIR. */
+  private get key(): LedgerKey {
+    return (this.signingKey ??= LedgerKey.fromConfig(this.config));
   }
 
   onModuleInit(): void {
     if (!this.config.ledger.enabled) return;
+    // At start-up, so that a wrong key (or token, or label) stops the process, not the first seal.
+    void this.key;
     this.timer = setInterval(() => void this.tick(() => this.sealAll()), this.config.ledger.sealIntervalMs);
     this.timer.unref();
     this.purgeTimer = setInterval(() => void this.tick(() => this.purgeExpired()), PURGE_EVERY_MS);
