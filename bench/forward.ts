@@ -13,8 +13,9 @@
  *   (c+hmac) (c) with an hmac-signature method; (c+mtls) (c) with a mutual-tls method, to a local
  *        HTTPS echo server that requires a client certificate and counts its TLS handshakes.
  *   (c+rules) (c) with three JSON-path response rules and unmatched_pan mask on the answer (issue 27).
- *   (c-bodies) (c) from a second API process with FORWARD_RECORD_BODY_RETENTION_DAYS=0: what keeping the
- *        redacted request and answer on each record (decision 0104) costs, as (c) minus this.
+ *   (c+bodies) one card with its config's record_bodies on, between two runs with it off (the default,
+ *        decision 0138), for the short body and a 256 KiB one: the CPU the default saves.
+ *        BENCH_FORWARD_ROWS=bodies runs these rows only.
  *   (cost) how the cost grows with the work: one card vs ten in a 1 KiB body, and one card in a 1 KiB vs
  *        a 256 KiB body, each with API CPU per forward; the cost of a card and of a KiB are printed.
  *        BENCH_FORWARD_ROWS=cost runs these rows only.
@@ -59,6 +60,8 @@ const ONLY_PROCESSES = process.env.BENCH_FORWARD_ROWS === 'processes';
 const ONLY_HMAC = process.env.BENCH_FORWARD_ROWS === 'hmac';
 const ONLY_COST = process.env.BENCH_FORWARD_ROWS === 'cost';
 const ONLY_LEDGER = process.env.BENCH_FORWARD_ROWS === 'ledger';
+/** BENCH_FORWARD_ROWS=bodies: only the record_bodies rows (decision 0138). */
+const ONLY_BODIES = process.env.BENCH_FORWARD_ROWS === 'bodies';
 /** Test card numbers (Luhn-valid) for the cost rows' ten cards. */
 const TEN_CARDS = [
   '4111111111111111',
@@ -242,8 +245,56 @@ async function main(): Promise<void> {
         '(c) again, right after (c-ledger)': withLedger.result,
       };
     };
+    // Decision 0138: records keep bodies only when their config asks (record_bodies, off by default). The same
+    // forward with the config asking, then (c) again right after (a shared machine drifts): what the redacted
+    // request and answer on each record cost, for the 181-byte body and for a 256 KiB one.
+    const bodiesRows = async (): Promise<Record<string, Result>> => {
+      const recordBodies = async (on: boolean) => {
+        const put = await fetch(`${api}/vault-forward/configs/${config.id}`, {
+          method: 'PUT',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ record_bodies: on }),
+        });
+        if (!put.ok) throw new Error(`record_bodies not set: ${put.status}`);
+      };
+      const headers = {
+        ...forwardHeaders,
+        authorization: `Bearer ${token}`,
+        'x-vault-forward-payment-methods': cards[0].id,
+      };
+      const big = costBody(1, 256 * 1024);
+      await load(`${api}/vault-forward`, headers, apiProcess); // unmeasured: the card path's steady state
+      const off = await load(`${api}/vault-forward`, headers, apiProcess);
+      const offBig = await load(`${api}/vault-forward`, headers, apiProcess, big);
+      await recordBodies(true);
+      const on = await load(`${api}/vault-forward`, headers, apiProcess);
+      const onBig = await load(`${api}/vault-forward`, headers, apiProcess, big);
+      await recordBodies(false);
+      const offAgain = await load(`${api}/vault-forward`, headers, apiProcess);
+      const offMean = (cpuPerRequest(off) + cpuPerRequest(offAgain)) / 2;
+      const saving = (r: Result, base: number) =>
+        `${(((cpuPerRequest(r) - base) / cpuPerRequest(r)) * 100).toFixed(1)} %`;
+      costLines.push(
+        `record_bodies off (the default) saves ${saving(on, offMean)} of API CPU per forward ` +
+          `(${cpuPerRequest(on).toFixed(0)} µs on, ${offMean.toFixed(0)} µs off: the mean of the runs before and after), ` +
+          `${saving(onBig, cpuPerRequest(offBig))} with a 256 KiB body ` +
+          `(${cpuPerRequest(onBig).toFixed(0)} on, ${cpuPerRequest(offBig).toFixed(0)} off)`,
+      );
+      return {
+        '(c) one card, record_bodies off (the default)': off,
+        '(c+bodies) the same, record_bodies on': on,
+        '(c) again, record_bodies off': offAgain,
+        '(c) one card, 256 KiB body, record_bodies off': offBig,
+        '(c+bodies) one card, 256 KiB body, record_bodies on': onBig,
+      };
+    };
     if (ONLY_LEDGER) {
       printTable(await ledgerRows());
+      console.log(`\n${costLines.join('\n')}`);
+      return;
+    }
+    if (ONLY_BODIES) {
+      printTable(await bodiesRows());
       console.log(`\n${costLines.join('\n')}`);
       return;
     }
@@ -360,21 +411,7 @@ async function main(): Promise<void> {
     }
     rows['(c+hmac) (c) with an hmac-signature method'] = signed;
     rows['(c+mtls) (c) with a mutual-tls method, TLS downstream'] = mutual;
-    let withoutBodies: Result;
-    let withBodies: Result;
-    {
-      // Decision 0104: the same forward through an API that keeps no bodies (same database, the first API idle).
-      const { url: bare, process: bareProcess } = await startApi(
-        { ...BENCH_API_ENV, DATABASE_URL: database.url, REDIS_URL, FORWARD_RECORD_BODY_RETENTION_DAYS: '0' },
-        { flags: API_NODE_FLAGS },
-      );
-      withoutBodies = await load(`${bare}/vault-forward`, { ...forwardHeaders, ...cardHeaders }, bareProcess);
-      rows['(c-bodies) (c) without the redacted bodies on the record'] = withoutBodies;
-      bareProcess.kill('SIGTERM');
-      // (c) again right after, so the pair compared ran under the same load (a shared machine's drifts).
-      withBodies = await load(`${api}/vault-forward`, { ...forwardHeaders, ...cardHeaders }, apiProcess);
-      rows['(c) again, right after (c-bodies)'] = withBodies;
-    }
+    Object.assign(rows, await bodiesRows());
     {
       // Issue 27: (c) whose answer goes through three JSON-path rules (two match, so it is parsed, changed and
       // written again; unmatched_pan mask reads it once more). Last: the rules stay on the config.
@@ -415,11 +452,6 @@ async function main(): Promise<void> {
     console.log(
       `(c+hmac)/(c) API CPU per request: ${hmacExtra >= 0 ? '+' : ''}${(hmacExtra * 100).toFixed(1)} %  (target ` +
         `≤ 15 %: ${hmacExtra <= 0.15 ? 'met' : 'NOT met'})`,
-    );
-    const bodiesExtra = cpu(withBodies) / cpu(withoutBodies) - 1;
-    console.log(
-      `(c again)/(c-bodies) API CPU per request, the redacted bodies on the record: ` +
-        `${bodiesExtra >= 0 ? '+' : ''}${(bodiesExtra * 100).toFixed(1)} %`,
     );
     const mtlsRequests = Math.round(mutual.rps * DURATION);
     console.log(

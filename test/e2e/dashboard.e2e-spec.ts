@@ -267,6 +267,21 @@ describe('dashboard (real Chromium against the real API)', () => {
     await row.getByRole('button', { name: 'Enable' }).click();
     await page.getByRole('row', { name: /Acme PSP.*Enabled/ }).waitFor();
 
+    // Bodies are not recorded until the config asks (decision 0138): turned on here, kept 3 days.
+    expect(await row.textContent()).toContain('Not recorded');
+    await row.getByText('Actions').click();
+    await row.getByRole('button', { name: 'Edit' }).click();
+    expect(await page.getByLabel(/Record bodies/).isChecked()).toBe(false);
+    expect(await page.getByLabel(/Keep them/).inputValue()).toBe('7');
+    await page.getByLabel(/Record bodies/).check();
+    await page.getByLabel(/Keep them/).fill('3');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.getByRole('row', { name: /Acme PSP.*Recorded, kept 3 days/ }).waitFor();
+    const acmeConfig = (await http(t.url, '/vault-forward/configs', { token })).body.items.find(
+      (c: { display_name: string }) => c.display_name === 'Acme PSP',
+    );
+    expect(acmeConfig).toMatchObject({ record_bodies: true, record_bodies_retention_days: 3 });
+
     await row.getByText('Actions').click();
     await row.getByRole('link', { name: 'Edit authentication methods' }).click();
     await page.getByRole('heading', { name: /Authentication methods · Acme PSP/ }).waitFor();
@@ -571,6 +586,7 @@ describe('dashboard (real Chromium against the real API)', () => {
     await charge.getByRole('button', { name: /Request and answer of forward/ }).click();
     const detail = page.locator('[data-testid^="record-detail-"]').first();
     await detail.getByText('Request body (as sent)').waitFor();
+    expect(await detail.textContent()).toContain('Bodies recorded because this forward’s config asks for them');
     expect(await detail.textContent()).toContain('{"number":"{{ CARD_NUMBER_1 }}"}');
     expect(await detail.textContent()).toContain('{"verified":true}');
     expect(await page.content()).not.toContain(card.number);

@@ -7,14 +7,19 @@ import { createMerchantWithToken } from '../factories/forwarding-merchants';
 import { listenOnLoopback } from '../support/downstream';
 import { endedJob, queuedForwardEnv, startWorker, stopQueuedSetup, WorkerProcess } from '../support/forward-jobs';
 import { http, HttpResult } from '../support/http';
+import { createIsolatedDatabase, IsolatedDatabase } from '../support/isolated-database';
+import { dataDump } from '../support/sink-texts';
 import { startTestApp, TestApp } from '../support/test-app';
 import { waitFor } from '../support/wait';
 
 /**
  * Decision 0104: a forward record keeps the request as sent with placeholder text where values were
  * filled, and the answer after the response rules, both capped, card numbers masked; read through
- * GET /vault-forward/requests/{id}; nulled by the purge past FORWARD_RECORD_BODY_RETENTION_DAYS.
+ * GET /vault-forward/requests/{id}. Decision 0138: only when its config asks (`record_bodies`, off by
+ * default), nulled by the purge past the config's `record_bodies_retention_days` (1–30), never past the
+ * operator's FORWARD_RECORD_BODY_RETENTION_DAYS.
  */
+const DAY_MS = 86_400_000;
 
 /** Distinctive values, searched for in rows, answers and logs. */
 const TEMPLATE_SECRET = 'tmpl-SECRET-record-bodies-5d2e81';
@@ -79,8 +84,10 @@ const BODY =
 const SESSION_BODY =
   '{"pan":"{{ CARD_NUMBER_1 }}","cvv":"{{ CARD_SECURITY_CODE_1 }}","exp":"{{ CARD_EXPIRATION_DATE_1 }}"}';
 
-describe('Forward records keep the redacted request and answer (decision 0104)', () => {
-  const env = queuedForwardEnv();
+describe('Forward records keep the redacted request and answer when the config asks (decisions 0104, 0138)', () => {
+  let env: Record<string, string>;
+  // A database of its own: the purge below runs as at a later time, over every record of the database.
+  let database: IsolatedDatabase;
   let t: TestApp;
   let worker: WorkerProcess;
   let psp: Awaited<ReturnType<typeof startPsp>>;
@@ -89,8 +96,11 @@ describe('Forward records keep the redacted request and answer (decision 0104)',
   let sessionNumber: string;
   let secretsMethod: string;
   let hmacMethod: string;
+  let configId: string;
 
   beforeAll(async () => {
+    database = await createIsolatedDatabase('record_bodies');
+    env = { ...queuedForwardEnv(), DATABASE_URL: database.url };
     psp = await startPsp();
     t = await startTestApp({ env });
     worker = await startWorker(env);
@@ -106,9 +116,13 @@ describe('Forward records keep the redacted request and answer (decision 0104)',
           { match: '$.card.number', action: 'mask' },
           { match: '$.card.cvv', action: 'remove' },
         ],
+        record_bodies: true,
       },
     });
     expect(config.status).toBe(201);
+    // Kept 7 days unless the config says otherwise.
+    expect(config.body).toMatchObject({ record_bodies: true, record_bodies_retention_days: 7 });
+    configId = config.body.id as string;
     const method = async (body: Record<string, unknown>) => {
       const created = await http(t.url, `/vault-forward/configs/${config.body.id}/authentications`, {
         method: 'POST',
@@ -137,7 +151,10 @@ describe('Forward records keep the redacted request and answer (decision 0104)',
     sessionNumber = numberAvoidingShortValues('4', 16);
   }, 90_000);
 
-  afterAll(() => stopQueuedSetup({ env, worker, t, downstream: psp }), 30_000);
+  afterAll(async () => {
+    await stopQueuedSetup({ env, worker, t, downstream: psp });
+    await database?.drop();
+  }, 30_000);
 
   function forward(body: string, options: { queued?: boolean; path?: string; session?: string } = {}) {
     return http(t.url, '/vault-forward', {
@@ -265,6 +282,9 @@ describe('Forward records keep the redacted request and answer (decision 0104)',
       expect(answer.card).toEqual({ number: expect.stringMatching(/^\d{6}\*+\d{4}$/) });
       expect(answer.note).toBe(`ref ${STRAY.slice(0, 6)}******${STRAY.slice(-4)}`);
       expect(api).toMatchObject({ request_body_truncated: false, response_body_truncated: false, status: 201 });
+      // The record says it kept bodies, and until when: created_at plus the config's 7 days.
+      expect(api.bodies_recorded).toBe(true);
+      expect(Date.parse(api.bodies_kept_until as string) - Date.parse(api.created_at as string)).toBe(7 * DAY_MS);
       // Sealed at rest: not even the placeholder text is in the row.
       expect(row.sealed).toBe(true);
       expect(row.whole).not.toContain('CARD_NUMBER_1');
@@ -332,15 +352,29 @@ describe('Forward records keep the redacted request and answer (decision 0104)',
     }
   });
 
-  it('the purge nulls the bodies past the retention; the record stays, newer bodies stay', async () => {
+  it('the purge nulls the bodies past their own retention; the record stays, longer-kept bodies stay', async () => {
+    const setRetention = async (days: number) =>
+      expect(
+        (
+          await http(t.url, `/vault-forward/configs/${configId}`, {
+            method: 'PUT',
+            token,
+            body: { record_bodies_retention_days: days },
+          })
+        ).body.record_bodies_retention_days,
+      ).toBe(days);
+    await setRetention(2);
     const old = await record(await recordId(await forward(BODY), false));
+    // A record keeps the retention it was made with: the config's later change does not lengthen it.
+    await setRetention(30);
     const fresh = await record(await recordId(await forward(BODY), false));
     expect(old.api.request_body).not.toBeNull();
-    await t.db.query(`UPDATE vault_forward_requests SET created_at = now() - interval '31 days' WHERE id = $1`, [
-      old.api.id,
-    ]);
+    expect(old.api.bodies_kept_until).not.toBe(fresh.api.bodies_kept_until);
     const purge = t.get(ForwardRecordBodyPurge);
-    expect(await purge.purgeExpired()).toBeGreaterThanOrEqual(1);
+    const created = Date.parse(fresh.api.created_at as string);
+    // A day on, nothing is past its retention; three days on, the old one's bodies go.
+    expect(await purge.purgeExpired(new Date(created + DAY_MS))).toBe(0);
+    expect(await purge.purgeExpired(new Date(created + 3 * DAY_MS))).toBeGreaterThanOrEqual(1);
     const [gone] = await t.db.query<Array<Record<string, unknown>>>(
       `SELECT status, ciphertext, wrapped_key, master_key_id, request_body_truncated, response_body_truncated
          FROM vault_forward_requests WHERE id = $1`,
@@ -355,16 +389,120 @@ describe('Forward records keep the redacted request and answer (decision 0104)',
       response_body_truncated: false,
     });
     const read = await http(t.url, `/vault-forward/requests/${old.api.id}`, { token });
-    expect(read.body).toMatchObject({ status: 201, request_headers: null, request_body: null, response_body: null });
+    expect(read.body).toMatchObject({
+      status: 201,
+      request_headers: null,
+      request_body: null,
+      response_body: null,
+      // Recorded, and erased at the end of its retention.
+      bodies_recorded: true,
+      bodies_kept_until: old.api.bodies_kept_until,
+    });
     expect((await http(t.url, `/vault-forward/requests/${fresh.api.id}`, { token })).body.request_body).toBe(
       fresh.api.request_body,
     );
-    // Nothing left to purge: a second run finds none.
-    expect(await purge.purgeExpired()).toBe(0);
+    // Nothing else is past its retention then: a second run finds none.
+    expect(await purge.purgeExpired(new Date(created + 3 * DAY_MS))).toBe(0);
+    // 31 days on, the longest retention there is has passed: every body is gone.
+    expect(await purge.purgeExpired(new Date(created + 31 * DAY_MS))).toBeGreaterThanOrEqual(1);
+    expect((await http(t.url, `/vault-forward/requests/${fresh.api.id}`, { token })).body.request_body).toBeNull();
+    const [left] = await t.db.query<Array<{ n: number }>>(
+      `SELECT count(*)::int AS n FROM vault_forward_requests WHERE wrapped_key IS NOT NULL`,
+    );
+    expect(left.n).toBe(0);
+  });
+
+  it('the config refuses a retention outside 1–30 days', async () => {
+    for (const days of [0, 31, 1.5, '7']) {
+      const refused = await http(t.url, `/vault-forward/configs/${configId}`, {
+        method: 'PUT',
+        token,
+        body: { record_bodies_retention_days: days },
+      });
+      expect(refused.status).toBe(400);
+      expect(JSON.stringify(refused.body)).toContain('record_bodies_retention_days');
+    }
+    const refused = await http(t.url, `/vault-forward/configs/${configId}`, {
+      method: 'PUT',
+      token,
+      body: { record_bodies: 'yes' },
+    });
+    expect(refused.status).toBe(400);
+  });
+
+  /**
+   * Decision 0138: with `record_bodies` off (the default), a forward sent now and a queued one keep no request
+   * or answer body. The marker goes in the body and comes back in the echoed answer; the database's whole dump
+   * holds no trace of it (nor of the sealed bodies), while the records with their outcomes are there.
+   */
+  it.each([
+    ['synchronously', false],
+    ['queued', true],
+  ])('record_bodies off (the default), %s: no body kept, pg_dump holds no trace of it', async (_, queued) => {
+    const merchant = await createMerchantWithToken(t);
+    const created = await http(t.url, '/vault-forward/configs', {
+      method: 'POST',
+      token: merchant.token,
+      body: { display_name: 'PSP, no bodies', hosts: [`127.0.0.1:${psp.port}`] },
+    });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ record_bodies: false, record_bodies_retention_days: 7 });
+    const cardId = (await createCard(t, merchant.id)).id;
+    const marker = `no-body-marker-${queued ? 'queued' : 'sync'}-${Math.random().toString(36).slice(2)}`;
+    const result = await http(t.url, '/vault-forward', {
+      method: 'POST',
+      token: merchant.token,
+      headers: {
+        ...(queued ? { prefer: 'respond-async' } : {}),
+        'x-vault-forward-url': `${psp.url}/echo`,
+        'x-vault-forward-http-method': 'POST',
+        'x-vault-forward-payment-methods': cardId,
+        'content-type': 'application/json',
+      },
+      rawBody: `{"pan":"{{ CARD_NUMBER_1 }}","note":"${marker}"}`,
+    });
+    let id: string;
+    if (queued) {
+      expect(result.status).toBe(202);
+      const job = await endedJob(t.url, merchant.token, result.body.id);
+      expect(job.body.status).toBe('succeeded');
+      id = job.body.attempts[0].request_id as string;
+    } else {
+      expect(result.status).toBe(200);
+      // The caller gets the echo: the marker went to the target and came back.
+      expect(result.text).toContain(marker);
+      id = result.headers.get('x-vault-forward-request-id')!;
+    }
+    expect(psp.seen.at(-1)!.body).toContain(marker);
+    const read = await waitFor(
+      async () => {
+        const r = await http(t.url, `/vault-forward/requests/${id}`, { token: merchant.token });
+        return r.status === 200 && r.body.status !== null && r;
+      },
+      { what: 'the record with its outcome' },
+    );
+    expect(read.body).toMatchObject({
+      status: 200,
+      config_id: created.body.id,
+      bodies_recorded: false,
+      bodies_kept_until: null,
+      request_headers: null,
+      request_body: null,
+      response_body: null,
+    });
+    const [row] = await t.db.query<Array<Record<string, unknown>>>(
+      `SELECT ciphertext, wrapped_key, master_key_id, bodies_retention_days FROM vault_forward_requests WHERE id = $1`,
+      [id],
+    );
+    expect(row).toEqual({ ciphertext: null, wrapped_key: null, master_key_id: null, bodies_retention_days: null });
+    const dump = dataDump(database.url);
+    // The record is in the dump; the marker sent and echoed is not.
+    expect(dump).toContain(id);
+    expect(dump).not.toContain(marker);
   });
 });
 
-describe('FORWARD_RECORD_BODY_RETENTION_DAYS=0: no bodies recorded', () => {
+describe('FORWARD_RECORD_BODY_RETENTION_DAYS=0: no bodies recorded, even for a config that asks', () => {
   let t: TestApp;
   let psp: Awaited<ReturnType<typeof startPsp>>;
 
@@ -382,9 +520,11 @@ describe('FORWARD_RECORD_BODY_RETENTION_DAYS=0: no bodies recorded', () => {
     const config = await http(t.url, '/vault-forward/configs', {
       method: 'POST',
       token,
-      body: { display_name: 'PSP', hosts: [`127.0.0.1:${psp.port}`] },
+      body: { display_name: 'PSP', hosts: [`127.0.0.1:${psp.port}`], record_bodies: true },
     });
     expect(config.status).toBe(201);
+    // The config says what it asks for; the operator's ceiling decides.
+    expect(config.body.record_bodies).toBe(true);
     const cardId = (await createCard(t, merchant)).id;
     const result = await http(t.url, '/vault-forward', {
       method: 'POST',
@@ -408,6 +548,8 @@ describe('FORWARD_RECORD_BODY_RETENTION_DAYS=0: no bodies recorded', () => {
     );
     expect(read.body).toMatchObject({
       status: 201,
+      bodies_recorded: false,
+      bodies_kept_until: null,
       request_headers: null,
       request_body: null,
       response_body: null,

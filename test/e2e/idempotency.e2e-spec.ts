@@ -3,6 +3,7 @@ import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { MAX_STORED_RESPONSE_BYTES } from '../../src/modules/forwarding/idempotency/forward-idempotency';
 import { IdempotencyService } from '../../src/modules/forwarding/idempotency/idempotency.service';
+import { CardVault } from '../../src/modules/vault/card-vault.service';
 import { createApiKey } from '../factories/api-keys';
 import { createCard } from '../factories/cards';
 import { createForwardingMerchant } from '../factories/forwarding-merchants';
@@ -54,6 +55,10 @@ async function startMaskingDownstream(): Promise<{
 }
 
 /** Issue 11, item 7, synchronous path: Idempotency-Key replays the stored (sealed) answer. */
+/** What a row keeps of a key: its keyed hash (decision 0139). */
+const hashOf = (t: TestApp, merchantAccountId: string, key: string) =>
+  t.get(CardVault).keyedHash(merchantAccountId, 'idempotency-key', key);
+
 describe('Idempotency-Key on POST /vault-forward (synchronous)', () => {
   let t: TestApp;
   let downstream: Downstream;
@@ -146,7 +151,7 @@ describe('Idempotency-Key on POST /vault-forward (synchronous)', () => {
     expect((await forward(merchants[0], key, body)).status).toBe(200);
     await t.db.query(
       `UPDATE vault_forward_idempotency_keys SET expires_at = now() - interval '1 second' WHERE merchant_account_id = $1 AND key = $2`,
-      [merchants[0].id, key],
+      [merchants[0].id, await hashOf(t, merchants[0].id, key)],
     );
     const again = await forward(merchants[0], key, body);
     expect(again.status).toBe(200);
@@ -157,11 +162,12 @@ describe('Idempotency-Key on POST /vault-forward (synchronous)', () => {
     expect((await forward(merchants[0], old, `{"ref":"${old}"}`)).status).toBe(200);
     await t.db.query(
       `UPDATE vault_forward_idempotency_keys SET expires_at = now() - interval '1 second' WHERE key = $1`,
-      [old],
+      [await hashOf(t, merchants[0].id, old)],
     );
     expect(await t.get(IdempotencyService).purgeExpired()).toBeGreaterThanOrEqual(1);
-    expect(await t.db.query(`SELECT 1 FROM vault_forward_idempotency_keys WHERE key = $1`, [old])).toHaveLength(0);
-    expect(await t.db.query(`SELECT 1 FROM vault_forward_idempotency_keys WHERE key = $1`, [key])).toHaveLength(1);
+    const [oldHash, keyHash] = [await hashOf(t, merchants[0].id, old), await hashOf(t, merchants[0].id, key)];
+    expect(await t.db.query(`SELECT 1 FROM vault_forward_idempotency_keys WHERE key = $1`, [oldHash])).toHaveLength(0);
+    expect(await t.db.query(`SELECT 1 FROM vault_forward_idempotency_keys WHERE key = $1`, [keyHash])).toHaveLength(1);
   });
 
   it('the stored answer is sealed: the row holds neither the card number nor the downstream body', async () => {
@@ -172,7 +178,7 @@ describe('Idempotency-Key on POST /vault-forward (synchronous)', () => {
     expect(first.text).toContain(merchants[0].card.number);
     const [row] = await t.db.query(
       `SELECT t::text AS text, master_key_id FROM vault_forward_idempotency_keys t WHERE key = $1`,
-      [key],
+      [await hashOf(t, merchants[0].id, key)],
     );
     expect(row.master_key_id).toBeTruthy();
     for (const clear of [merchants[0].card.number, secret]) {
@@ -246,7 +252,7 @@ describe('Idempotency-Key on POST /vault-forward (synchronous)', () => {
         });
         const rows = await t.db.query(
           `SELECT state FROM vault_forward_idempotency_keys WHERE merchant_account_id = $1 AND key = $2`,
-          [id, key],
+          [id, await hashOf(t, id, key)],
         );
         expect(rows).toEqual(stored ? [{ state: 'done' }] : []);
       }
@@ -268,7 +274,11 @@ describe('Idempotency-Key on POST /vault-forward (synchronous)', () => {
       rawBody: '{}',
     });
     expect(refused.status).toBeGreaterThanOrEqual(400);
-    expect(await t.db.query(`SELECT 1 FROM vault_forward_idempotency_keys WHERE key = $1`, [key])).toHaveLength(0);
+    expect(
+      await t.db.query(`SELECT 1 FROM vault_forward_idempotency_keys WHERE key = $1`, [
+        await hashOf(t, merchants[0].id, key),
+      ]),
+    ).toHaveLength(0);
     const bad = await http(t.url, '/vault-forward', {
       method: 'POST',
       token: merchants[0].token,
@@ -333,7 +343,7 @@ describe('Idempotency-Key on POST /vault-forward with Prefer: respond-async', ()
     (
       await t.db.query(`SELECT id FROM vault_forward_jobs WHERE merchant_account_id = $1 AND idempotency_key = $2`, [
         merchant,
-        key,
+        await hashOf(t, merchant, key),
       ])
     ).length;
 
@@ -365,18 +375,19 @@ describe('Idempotency-Key on POST /vault-forward with Prefer: respond-async', ()
     const answers = await Promise.all(keys.map((key, i) => queue(key, `{"n":"{{ CARD_NUMBER_1 }}","i":${i}}`)));
     expect(answers.map((a) => a.status)).toEqual(keys.map(() => 202));
     // The key row and the job were written by the same statement: every key points at the job its request got.
+    const hashes = await Promise.all(keys.map((key) => hashOf(t, merchant, key)));
     const rows = await t.db.query<Array<{ key: string; state: string; job_id: string; idempotency_key: string }>>(
       `SELECT k.key, k.state, k.job_id, j.idempotency_key FROM vault_forward_idempotency_keys k JOIN vault_forward_jobs j ON j.id = k.job_id
         WHERE k.merchant_account_id = $1 AND k.key = ANY($2::text[])`,
-      [merchant, keys],
+      [merchant, hashes],
     );
     expect(rows).toHaveLength(40);
-    for (const [i, key] of keys.entries()) {
-      expect(rows.find((r) => r.key === key)).toEqual({
-        key,
+    for (const [i, hash] of hashes.entries()) {
+      expect(rows.find((r) => r.key === hash)).toEqual({
+        key: hash,
         state: 'done',
         job_id: answers[i].body.id,
-        idempotency_key: key,
+        idempotency_key: hash,
       });
     }
     const repeats = await Promise.all(keys.map((key, i) => queue(key, `{"n":"{{ CARD_NUMBER_1 }}","i":${i}}`)));
@@ -391,7 +402,8 @@ describe('Idempotency-Key on POST /vault-forward with Prefer: respond-async', ()
     let polls = 0;
     const query = t.db.query.bind(t.db);
     const spy = jest.spyOn(t.db, 'query').mockImplementation((sql: string, ...rest: unknown[]) => {
-      if (sql.trimStart().startsWith('SELECT id, fingerprint, kind, state')) polls++;
+      // IdempotencyKeysRepository.find (by the key's hash), not the one look for a legacy row.
+      if (sql.includes('FROM vault_forward_idempotency_keys') && sql.includes('AND key_hashed AND')) polls++;
       return query(sql, ...(rest as [unknown[]]));
     });
     return { count: () => polls, restore: () => spy.mockRestore() };
@@ -400,7 +412,7 @@ describe('Idempotency-Key on POST /vault-forward with Prefer: respond-async', ()
   it('a queued duplicate waits for the running claim, polling with a capped backoff, and gets the job once attached', async () => {
     const idempotency = t.get(IdempotencyService);
     const key = `k-${randomUUID()}`;
-    const fingerprint = Buffer.alloc(32, 7);
+    const fingerprint = { headers: {}, body: Buffer.alloc(32, 7) };
     const first = await idempotency.claim(merchant, key, fingerprint, 'async');
     if (first.outcome !== 'new') throw new Error(`expected a new claim, got ${first.outcome}`);
     const jobId = randomUUID();
@@ -425,7 +437,7 @@ describe('Idempotency-Key on POST /vault-forward with Prefer: respond-async', ()
   it('a queued duplicate of a claim that never attaches a job polls until its deadline, then gets in-progress', async () => {
     const idempotency = t.get(IdempotencyService);
     const key = `k-${randomUUID()}`;
-    const fingerprint = Buffer.alloc(32, 8);
+    const fingerprint = { headers: {}, body: Buffer.alloc(32, 8) };
     const first = await idempotency.claim(merchant, key, fingerprint, 'async');
     expect(first.outcome).toBe('new');
     const polls = countPolls();

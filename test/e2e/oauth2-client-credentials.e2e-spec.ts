@@ -196,6 +196,8 @@ describe('oauth2-client-credentials: tokens from a real endpoint, sent to a real
       body: {
         display_name: 'OAuth PSP',
         hosts: [`127.0.0.1:${endpoint.port}`, `127.0.0.1:${target.port}`, `127.0.0.1:${refusingPort}`],
+        // Its records keep their bodies (decision 0138): the dump below must hold no token through them either.
+        record_bodies: true,
       },
     });
     expect(config.status).toBe(201);

@@ -31,12 +31,14 @@ export async function createMerchantWithConfig(
   port: number,
   displayName: string,
   methods?: string[],
+  /** `record_bodies: true`: its forwards' records keep their redacted bodies (decision 0138; off by default). */
+  extra: { record_bodies?: boolean } = {},
 ): Promise<MerchantWithToken> {
   const { id, token } = await createMerchantWithToken(t);
   const created = await http(t.url, '/vault-forward/configs', {
     method: 'POST',
     token,
-    body: { display_name: displayName, hosts: [`127.0.0.1:${port}`], ...(methods ? { methods } : {}) },
+    body: { display_name: displayName, hosts: [`127.0.0.1:${port}`], ...(methods ? { methods } : {}), ...extra },
   });
   if (created.status !== 201) throw new Error(`config not created: ${created.status} ${JSON.stringify(created.body)}`);
   return { id, token };

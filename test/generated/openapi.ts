@@ -1623,6 +1623,16 @@ export interface components {
             on_existing?: "keep" | "update_expiry";
         };
         CreateVaultForwardConfigDto: {
+            /**
+             * @description Ours (decision 0138): the records of forwards through this config keep the request as sent (placeholder text where values were filled, secret headers redacted, card numbers masked) and the answer after the response rules, sealed, read through GET /vault-forward/requests/{id}. Off by default: turn it on to debug an integration, then off again. Records made while it is off keep no body; turning it off keeps those recorded until their retention ends.
+             * @default false
+             */
+            record_bodies: boolean;
+            /**
+             * @description Ours: days the records keep those bodies before the purge erases them, 1–30 (7 by default). Fixed for each record when it is made; the operator's FORWARD_RECORD_BODY_RETENTION_DAYS may cap it.
+             * @default 7
+             */
+            record_bodies_retention_days: number;
             /** @description What is done to card data in the downstream’s JSON answers, before they are returned or stored: `tokenize` stores the card as a payment method of the merchant (the same card again gives the same id, left as it is unless `on_existing` says otherwise; its number, expiry and name pass the checks of POST /payment-methods) and puts its id in place, `mask` keeps the BIN and last four, `remove` deletes the member. Each rule is checked here (400 naming `response_rules[i].field`). */
             response_rules?: components["schemas"]["ResponseRuleDto"][];
             /**
@@ -1681,6 +1691,10 @@ export interface components {
              * @enum {string}
              */
             unmatched_pan: "pass" | "mask" | "refuse";
+            /** @description Ours (decision 0138): the records of forwards through this config keep the request as sent (placeholder text where values were filled, secret headers redacted, card numbers masked) and the answer after the response rules, sealed, read through GET /vault-forward/requests/{id}. Off by default: turn it on to debug an integration, then off again. Records made while it is off keep no body; turning it off keeps those recorded until their retention ends. */
+            record_bodies: boolean;
+            /** @description Ours: days the records keep those bodies before the purge erases them, 1–30 (7 by default). Fixed for each record when it is made; the operator's FORWARD_RECORD_BODY_RETENTION_DAYS may cap it. */
+            record_bodies_retention_days: number;
             /**
              * Format: date-time
              * @description RFC 3339, microsecond precision, UTC (`+00:00`).
@@ -1715,6 +1729,16 @@ export interface components {
             previous_cursor: string | null;
         };
         UpdateVaultForwardConfigDto: {
+            /**
+             * @description Ours (decision 0138): the records of forwards through this config keep the request as sent (placeholder text where values were filled, secret headers redacted, card numbers masked) and the answer after the response rules, sealed, read through GET /vault-forward/requests/{id}. Off by default: turn it on to debug an integration, then off again. Records made while it is off keep no body; turning it off keeps those recorded until their retention ends.
+             * @default false
+             */
+            record_bodies: boolean;
+            /**
+             * @description Ours: days the records keep those bodies before the purge erases them, 1–30 (7 by default). Fixed for each record when it is made; the operator's FORWARD_RECORD_BODY_RETENTION_DAYS may cap it.
+             * @default 7
+             */
+            record_bodies_retention_days: number;
             /** @description What is done to card data in the downstream’s JSON answers, before they are returned or stored: `tokenize` stores the card as a payment method of the merchant (the same card again gives the same id, left as it is unless `on_existing` says otherwise; its number, expiry and name pass the checks of POST /payment-methods) and puts its id in place, `mask` keeps the BIN and last four, `remove` deletes the member. Each rule is checked here (400 naming `response_rules[i].field`). */
             response_rules?: components["schemas"]["ResponseRuleDto"][];
             /**
@@ -1876,7 +1900,15 @@ export interface components {
              * @example 2026-11-20T09:14:03.123456+00:00
              */
             created_at: string;
-            /** @description The forwarded headers by lower-case name: the value as sent, in placeholder form for a header filled from x-vault-forward-header-*, and "[Redacted]" for secret-bearing headers (Authorization, API keys, cookies, anything an authentication method set). Null when not recorded (refused before sending, recording off) or past the retention. */
+            /** @description Whether this record kept the request and answer: its config had `record_bodies` on when the forward was sent (and it got as far as sending). Stays true once the bodies are erased past bodies_kept_until. */
+            bodies_recorded: boolean;
+            /**
+             * Format: date-time
+             * @description When the purge erases the bodies (the record stays): created_at plus the config’s `record_bodies_retention_days`, at most 30 days. Null when none were recorded. RFC 3339, microsecond precision, UTC (`+00:00`).
+             * @example null
+             */
+            bodies_kept_until: string | null;
+            /** @description The forwarded headers by lower-case name: the value as sent, in placeholder form for a header filled from x-vault-forward-header-*, and "[Redacted]" for secret-bearing headers (Authorization, API keys, cookies, anything an authentication method set). Null when not recorded (refused before sending, the config’s `record_bodies` off) or past the retention. */
             request_headers: {
                 [key: string]: string;
             } | null;
@@ -2197,7 +2229,7 @@ export interface components {
         };
         ForwardJobStoredResponse: {
             status: number;
-            /** @description Lower-case names; a repeated header is an array of its values. */
+            /** @description Lower-case names; a repeated header is an array of its values. A compressed answer is stored decoded, without content-encoding or content-length; one that does not decode within the caps (1 MiB, or 100 times its compressed size past 64 KiB; gzip, deflate, br and zstd only) is not stored: its body is empty and `x-vault-forward-not-kept` says why (decision 0137). */
             headers: {
                 [key: string]: string | string[];
             };
@@ -2221,8 +2253,21 @@ export interface components {
             authentication_ids: string[];
             max_attempts: number;
             attempts: components["schemas"]["ForwardJobAttemptResponse"][];
-            /** @description The downstream’s last answer once the job has ended (succeeded, or failed with an answer); purged after FORWARD_JOB_RETENTION. */
+            /** @description The downstream’s last answer once the job has ended (succeeded, or failed with an answer), kept only while it is needed: 15 minutes after you first have it (this resource read after the job ended, or its callback delivered: a retried read, or a read prompted by the callback, still gets it), and in any case at most FORWARD_JOB_ANSWER_RETENTION (24 hours unless the operator allows up to 7 days) after the job ended. Then null, with `response_erased_at` and `response_erased_reason` saying when and why; `response_status` stays. */
             response: components["schemas"]["ForwardJobStoredResponse"] | null;
+            /** @description The status of the answer in `response`, kept after the answer is erased; null when there was none. */
+            response_status: number | null;
+            /**
+             * Format: date-time
+             * @description When the answer was erased; null while it is kept, or if there was none. RFC 3339, microsecond precision, UTC (`+00:00`).
+             * @example null
+             */
+            response_erased_at: string | null;
+            /**
+             * @description Why the answer was erased: `received` (15 minutes after you first had it, by a read or the callback), `retention` (FORWARD_JOB_ANSWER_RETENTION after the job ended).
+             * @enum {string|null}
+             */
+            response_erased_reason: "received" | "retention" | null;
             /**
              * Format: uri
              * @description Without its query string or fragment, as the target URL: the callback is sent to the whole URL.
@@ -12370,7 +12415,7 @@ export interface operations {
                     "*/*": unknown;
                 };
             };
-            /** @description The downstream’s own answer, whatever its status, headers and body (no x-vault-forward-error header). */
+            /** @description The downstream’s own answer, whatever its status, headers and body (no x-vault-forward-error header), compressed as it came unless the config’s response rules or unmatched_pan apply (then decoded). A repeat with the same Idempotency-Key gets the stored answer (Idempotent-Replayed: true): decoded and masked, or, when it did not decode within the caps, an empty body with x-vault-forward-not-kept saying why (decision 0137). */
             default: {
                 headers: {
                     /** @description The forward record: GET /vault-forward/requests/{id}. */

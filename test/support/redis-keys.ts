@@ -40,3 +40,36 @@ export async function keysMatching(redis: Redis, pattern: string): Promise<strin
   } while (cursor !== '0');
   return found;
 }
+
+/**
+ * Every key matching `pattern` with its value, as text (strings, hashes, lists, sorted sets, sets and
+ * streams): what a reader of the Redis data sees of a queue.
+ */
+export async function keysAndValues(pattern: string, url = DEFAULT_URL()): Promise<Array<[string, string]>> {
+  const redis = new Redis(url, { maxRetriesPerRequest: 1, lazyConnect: true });
+  const out: Array<[string, string]> = [];
+  try {
+    await redis.connect();
+    for (const key of await keysMatching(redis, pattern)) {
+      const type = await redis.type(key);
+      const value =
+        type === 'string'
+          ? await redis.get(key)
+          : type === 'hash'
+            ? await redis.hgetall(key)
+            : type === 'list'
+              ? await redis.lrange(key, 0, -1)
+              : type === 'zset'
+                ? await redis.zrange(key, '0', '-1')
+                : type === 'set'
+                  ? await redis.smembers(key)
+                  : type === 'stream'
+                    ? await redis.xrange(key, '-', '+')
+                    : null;
+      out.push([key, `${key}\n${typeof value === 'string' ? value : JSON.stringify(value)}`]);
+    }
+  } finally {
+    redis.disconnect();
+  }
+  return out;
+}

@@ -2,14 +2,8 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import fc from 'fast-check';
 import { withoutAuthenticationData } from '../../src/platform/card-data/authentication-data';
-import {
-  decodeText,
-  encodeText,
-  findCardNumbers,
-  holdsCardNumber,
-  maskCardNumbers,
-  textEncodingOf,
-} from '../../src/platform/card-data/card-numbers';
+import { findCardNumbers, holdsCardNumber, maskCardNumbers } from '../../src/platform/card-data/card-numbers';
+import { decodeText, encodeText, textEncodingOf } from '../../src/platform/card-data/text-encodings';
 import { keptText } from '../../src/modules/forwarding/record-bodies/body-capture';
 import { CORPUS, reveals, SECURITY_CODE_SPELLINGS, shownDigits, spellings, TEST_PANS } from '../support/card-spellings';
 import { authenticationDataText, cardNumberText } from '../support/hostile-inputs';
@@ -94,7 +88,8 @@ describe('the one card-number detector (decision 0112)', () => {
       const masked = decodeText(encodeText(maskCardNumbers(decodeText(bytes, encoding)), encoding), encoding);
       expect(masked).toBe('pan 4111 11** **** 1111 end');
     }
-    expect(textEncodingOf(Buffer.from('plain ascii body, no NULs'), undefined)).toBe('latin1');
+    expect(textEncodingOf(Buffer.from('plain ascii body, no NULs'), undefined)).toBe('utf8');
+    expect(textEncodingOf(Buffer.from([0x70, 0xe9, 0x20, 0x31]), undefined)).toBe('latin1');
   });
 
   it('property: a card number in any corpus spelling, amid any text, never survives the mask', () => {

@@ -117,16 +117,26 @@ describe('loadConfig', () => {
     ],
     [{ FORWARD_RECORD_BODY_RETENTION_DAYS: '-1' }, 'FORWARD_RECORD_BODY_RETENTION_DAYS: must be a whole number'],
     [{ FORWARD_RECORD_BODY_RETENTION_DAYS: '30d' }, 'FORWARD_RECORD_BODY_RETENTION_DAYS: must be a whole number'],
-    [{ FORWARD_RECORD_BODY_RETENTION_DAYS: '3651' }, 'FORWARD_RECORD_BODY_RETENTION_DAYS: must be between 0 and 3650'],
+    [{ FORWARD_RECORD_BODY_RETENTION_DAYS: '31' }, 'FORWARD_RECORD_BODY_RETENTION_DAYS: must be between 0 and 30'],
+    [{ FORWARD_RECORD_BODY_RETENTION_DAYS: '3650' }, 'FORWARD_RECORD_BODY_RETENTION_DAYS: must be between 0 and 30'],
+    [{ FORWARD_JOB_ANSWER_RETENTION: '1 day' }, 'FORWARD_JOB_ANSWER_RETENTION: must be a duration like 7d'],
+    [{ FORWARD_JOB_ANSWER_RETENTION: '30s' }, 'FORWARD_JOB_ANSWER_RETENTION: must be between 60s and'],
+    [{ FORWARD_JOB_ANSWER_RETENTION: '8d' }, 'FORWARD_JOB_ANSWER_RETENTION: must be between 60s and'],
   ])('refuses %p with a message naming the variable', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);
   });
 
-  it('keeps forward record bodies 30 days by default; 0 turns their recording off (decision 0104)', () => {
+  it('caps the days a config may keep forward record bodies at 30 by default; 0 turns recording off (decision 0138)', () => {
     expect(loadConfig({}).forwardRecordBodyRetentionDays).toBe(30);
     expect(loadConfig({ FORWARD_RECORD_BODY_RETENTION_DAYS: '0' }).forwardRecordBodyRetentionDays).toBe(0);
     expect(loadConfig({ FORWARD_RECORD_BODY_RETENTION_DAYS: '7' }).forwardRecordBodyRetentionDays).toBe(7);
+  });
+
+  it("keeps a queued forward's answer 24 h at most by default; an operator may allow up to 7 days (decision 0139)", () => {
+    expect(loadConfig({}).forwardJobAnswerRetentionSeconds).toBe(86_400);
+    expect(loadConfig({ FORWARD_JOB_ANSWER_RETENTION: '1h' }).forwardJobAnswerRetentionSeconds).toBe(3_600);
+    expect(loadConfig({ FORWARD_JOB_ANSWER_RETENTION: '7d' }).forwardJobAnswerRetentionSeconds).toBe(7 * 86_400);
   });
 
   it('reads the token requestor: none by default; a URL, its authorization and a 5 s timeout otherwise', () => {

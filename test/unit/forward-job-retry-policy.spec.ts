@@ -1,5 +1,5 @@
 import { backoffMs, MAX_BACKOFF_MS } from '../../src/platform/job-queue/backoff';
-import { mayRetry, parseRetryAfter, prefersAsync } from '../../src/modules/forwarding/jobs/retry-policy';
+import { mayRetry, parseRetryAfter, prefersAsync } from '../../src/modules/forwarding/jobs/attempts/retry-policy';
 
 describe('queued forward retry rules', () => {
   it('retries the listed statuses, never another 4xx; POST/PATCH only with an Idempotency-Key', () => {

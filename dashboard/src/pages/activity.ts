@@ -13,8 +13,10 @@ interface ForwardRecord {
   created_at: string;
 }
 
-/** GET /vault-forward/requests/{id}: the record with its redacted bodies (decision 0104). */
+/** GET /vault-forward/requests/{id}: the record with its redacted bodies (decision 0104), when its config asked (0138). */
 interface ForwardRecordDetail extends ForwardRecord {
+  bodies_recorded: boolean;
+  bodies_kept_until: string | null;
   request_headers: Record<string, string> | null;
   request_body: string | null;
   request_body_truncated: boolean;
@@ -208,18 +210,27 @@ export class VfActivity extends View {
             ? html`<p>Loading…</p>`
             : detail instanceof ApiError
               ? problemAlert(detail)
-              : detail.request_headers === null && detail.response_body === null
-                ? html`<p>No bodies kept: not recorded, or past their retention.</p>`
-                : html`<p class="note">
-                      Placeholder text stands where card data or secrets were filled in; secret headers are redacted.
-                    </p>
-                    <h3>Request headers</h3>
-                    <pre class="record-body">
+              : !detail.bodies_recorded
+                ? html`<p>Bodies not recorded: this forward’s config does not record them (“Record bodies”).</p>`
+                : detail.request_headers === null && detail.response_body === null
+                  ? html`<p>
+                      Bodies recorded, erased at the end of their retention
+                      (${detail.bodies_kept_until ? formatTime(detail.bodies_kept_until) : 'unknown'}).
+                    </p>`
+                  : html`<p class="note">
+                        Bodies recorded because this forward’s config asks for them; kept until
+                        ${detail.bodies_kept_until ? formatTime(detail.bodies_kept_until) : 'the purge'}.
+                      </p>
+                      <p class="note">
+                        Placeholder text stands where card data or secrets were filled in; secret headers are redacted.
+                      </p>
+                      <h3>Request headers</h3>
+                      <pre class="record-body">
 ${Object.entries(detail.request_headers ?? {})
-                        .map(([name, value]) => `${name}: ${value}`)
-                        .join('\n')}</pre>
-                    ${body('Request body (as sent)', detail.request_body, detail.request_body_truncated)}
-                    ${body('Answer (after response rules)', detail.response_body, detail.response_body_truncated)}`
+                          .map(([name, value]) => `${name}: ${value}`)
+                          .join('\n')}</pre>
+                      ${body('Request body (as sent)', detail.request_body, detail.request_body_truncated)}
+                      ${body('Answer (after response rules)', detail.response_body, detail.response_body_truncated)}`
         }
       </td>
     </tr>`;

@@ -21,6 +21,17 @@ export interface ForwardConfig {
   hosts: string[];
   methods: string[];
   enabled: boolean;
+  /** Whether its forwards' records keep the redacted request and answer (decision 0138), and for how many days. */
+  record_bodies: boolean;
+  record_bodies_retention_days: number;
+}
+
+/** What a config's records keep, as the list and the form say it. */
+export function recordBodiesText(
+  config: Pick<ForwardConfig, 'record_bodies' | 'record_bodies_retention_days'>,
+): string {
+  const days = config.record_bodies_retention_days;
+  return config.record_bodies ? `Recorded, kept ${days} day${days === 1 ? '' : 's'}` : 'Not recorded';
 }
 
 /** A chosen action closes its menu (the row is reused when the list reloads). */
@@ -29,7 +40,7 @@ function closeMenu(event: Event): void {
 }
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
-const FIELDS = ['display_name', 'hosts', 'methods', 'enabled'];
+const FIELDS = ['display_name', 'hosts', 'methods', 'enabled', 'record_bodies', 'record_bodies_retention_days'];
 
 /** The Vault Forwarding tab: the endpoints enabled for the merchant, added, edited, enabled and disabled here. */
 export class VfForwardingConfigs extends View {
@@ -86,6 +97,8 @@ export class VfForwardingConfigs extends View {
         .filter(Boolean),
       methods: data.getAll('methods').map(String),
       enabled: data.get('enabled') === 'on',
+      record_bodies: data.get('record_bodies') === 'on',
+      record_bodies_retention_days: Number(formText(data, 'record_bodies_retention_days')),
     };
     const existing = this.editing !== 'new' ? this.editing : null;
     try {
@@ -173,6 +186,34 @@ export class VfForwardingConfigs extends View {
         )}
       </fieldset>
       ${fieldError(e, 'methods', 'cfg-methods-error')}
+      <fieldset aria-describedby="cfg-bodies-help">
+        <legend>Request and answer bodies</legend>
+        <label class="inline"
+          ><input type="checkbox" name="record_bodies" .checked=${config?.record_bodies ?? false} /> Record bodies (for
+          debugging an integration)</label
+        >
+        ${fieldError(e, 'record_bodies', 'cfg-bodies-error')}
+        <label for="cfg-bodies-days">Keep them (days, 1–30)</label>
+        <input
+          id="cfg-bodies-days"
+          name="record_bodies_retention_days"
+          type="number"
+          min="1"
+          max="30"
+          required
+          .value=${String(config?.record_bodies_retention_days ?? 7)}
+          aria-invalid=${invalid('record_bodies_retention_days')}
+          aria-describedby=${describedBy(
+            e?.fieldMessages('record_bodies_retention_days').length && 'cfg-bodies-days-error',
+          )}
+        />
+        ${fieldError(e, 'record_bodies_retention_days', 'cfg-bodies-days-error')}
+        <p class="help" id="cfg-bodies-help">
+          Off by default: a forward's record then keeps who, which card, where and the outcome, but no body. On, each
+          record also keeps the request as sent and the answer, card numbers masked and values filled in shown as
+          placeholders, for the days set here; turn it off once the integration works.
+        </p>
+      </fieldset>
       <label class="inline"><input type="checkbox" name="enabled" .checked=${config?.enabled ?? true} /> Enabled</label>
       ${fieldError(e, 'enabled', 'cfg-enabled-error')} ${e && e.hasErrorsBeyond(FIELDS) ? problemAlert(e) : nothing}
       <div class="actions">
@@ -195,6 +236,7 @@ export class VfForwardingConfigs extends View {
       </td>
       <td>${config.methods.join(', ')}</td>
       <td>${config.enabled ? statusBadge('ok', 'Enabled') : statusBadge('neutral', 'Disabled')}</td>
+      <td>${config.record_bodies ? statusBadge('busy', recordBodiesText(config)) : recordBodiesText(config)}</td>
       <td>
         <details class="menu">
           <summary aria-label=${`Actions for ${config.display_name}`}>Actions</summary>
@@ -240,7 +282,7 @@ export class VfForwardingConfigs extends View {
               caption: 'Forwarding configs',
               captionHidden: true,
               className: 'configs',
-              columns: ['Name', 'Hosts', 'Methods', 'Status', { hidden: 'Actions' }],
+              columns: ['Name', 'Hosts', 'Methods', 'Status', 'Bodies', { hidden: 'Actions' }],
               items: this.page.items,
               row: (c) => this.row(c),
               empty: 'No endpoints enabled yet.',

@@ -16,9 +16,7 @@ export function cardAad(merchantAccountId: string, id: string): string {
   return boundAad('payment-method', merchantAccountId, id);
 }
 
-function fingerprintKeyAad(merchantAccountId: string): string {
-  return boundAad('fingerprint-key', merchantAccountId);
-}
+const fingerprintKeyAad = (merchantAccountId: string) => boundAad('fingerprint-key', merchantAccountId);
 
 /** Unwrapped fingerprint keys stay in memory briefly; a rotation never changes them. */
 const FINGERPRINT_KEY_TTL_MS = 5 * 60_000;
@@ -64,6 +62,11 @@ export class CardVault {
     const key = await this.fingerprintKey(merchantAccountId);
     // A KeyObject, not the Buffer: Node.js 24 checks a Buffer key at ~25 µs a call (docs/decisions/0105).
     return createHmac('sha256', createSecretKey(key)).update(number).digest('base64url');
+  }
+
+  /** A value only compared (an Idempotency-Key) as a keyed hash; `purpose:` keeps it from any card's (0139). */
+  keyedHash(merchantAccountId: string, purpose: 'idempotency-key', value: string): Promise<string> {
+    return this.fingerprint(merchantAccountId, `${purpose}:${value}`);
   }
 
   private async fingerprintKey(merchantAccountId: string): Promise<Buffer> {

@@ -1,34 +1,60 @@
 /**
- * The one card-number detector (decision 0112). Every place that keeps or shows data the service did not
- * write itself — record bodies and URLs, log lines, span attributes, stored job answers, an answer's
- * unmatched_pan — finds card numbers here, and nowhere else.
+ * The one card-number detector (decisions 0112, 0135). Every place that keeps or shows data the service did
+ * not write itself — record bodies and URLs, log lines, span attributes, stored job answers, replays, an
+ * answer's unmatched_pan — finds card numbers here, and nowhere else.
  *
- * A card number is 12 to 19 digits passing the Luhn check, in any of the spellings people and machines
- * write it in:
- * - plain ASCII digits, or fullwidth ones (U+FF10–U+FF19);
- * - digits spelt as a JSON `\u00XX` escape, an XML/HTML numeric or hex character reference (`&#52;`,
- *   `&#x34;`) or a percent escape (`%34`);
- * - groups of digits joined by one separator each: space, tab, no-break space, dash (ASCII or Unicode),
- *   dot, `+` (form encoding), or any of those escaped as above (`%20`, `\u0020`, `&#32;`). Every group but
- *   the last has at least four digits, which is how card numbers are printed (4-4-4-4, 4-6-5, 4-4-4-4-3)
- *   and what dates, IP addresses and phone numbers are not;
- * - UTF-16 text (LE or BE, by charset, byte-order mark or shape): decoded, searched and encoded back;
- *   UTF-8 text searched as Latin-1 (one character a byte), its multi-byte characters read whole.
- * A run of digits with no separator counts only whole: 20 digits in a row are an id, not a card number
- * with a digit more. Digit runs wholly inside a UUID are ids too (one random UUID in a few dozen holds a
- * Luhn-valid run across its dashes).
+ * A card number is 12 to 19 digits passing the Luhn check, recognised by its shape (decision 0135):
+ * - a digit is any Unicode decimal digit (\p{Nd}: ASCII, fullwidth, Arabic-Indic, Devanagari, mathematical …)
+ *   with its value, written as itself or as an escape: JSON `\uXXXX` (a surrogate pair's two too, and any
+ *   number of backslashes before the `u`), `\xXX`, an XML/HTML numeric or hex reference (`&#52;`, `&#x34;`),
+ *   a percent escape (`%34`), percent-encoded again any number of times (`%2534`, `%252534`), percent-encoded
+ *   UTF-8 (`%EF%BC%94`), or UTF-8 bytes read one a character (text searched as Latin-1);
+ * - digits are joined into a group by nothing, or by invisible characters only (Unicode format characters,
+ *   category Cf: zero-width space, joiners, soft hyphen, U+FEFF, U+2060 …; and combining marks, Mn and Me,
+ *   which is how a keycap digit `4️⃣` is written);
+ * - groups are joined by any run of separators: any character that is neither a letter, a digit nor
+ *   invisible (spaces of every kind, dashes, punctuation, symbols, controls, newlines), spelt as itself or as
+ *   an escape (`%20`, `%2F`, `\u0020`, `\n`, `&#32;`, `&nbsp;`). Either every group but the last has at least
+ *   four digits (4-4-4-4, 4-6-5, 4-4-4-4-3, and path segments `/4111/1111/1111/1111`), or the groups are
+ *   uniform: every digit alone (`4 1 1 1 …`) or in pairs, the last no longer than the others;
+ * - it does not begin with 0 (ISO/IEC 7812: no card is issued under major industry identifier 0).
+ * Not card numbers, though Luhn-valid: a run of digits with no separator counts only whole (20 digits in a row
+ * are an id, not a card number with a digit more); a run wholly inside a UUID with a letter, or inside a hex id
+ * of 16, 24, 32, 40 or 64 characters (trace and span ids, object ids, hashes); a lone run of 13, 16 or 19 digits that
+ * reads as a millisecond, microsecond or nanosecond Unix time from 2015 to 2034 (no card is issued with those
+ * lengths and first digits; a migration's name `CheckoutSessions1763917200000`).
  *
- * A card number found is masked (PCI DSS 3.4) as binOf allows: the first six and last four digits kept
- * from 15 digits on, the last four only below; every other digit becomes `*`, whatever its spelling, and
- * nothing else in the text changes. Linear in the text: each character is read once, and each group of
- * digits is tried as the start of at most 19 digits' worth of groups.
+ * A card number found is masked (PCI DSS 3.4) as binOf allows: the first six and last four digits kept from
+ * 15 digits on, the last four only below; every other digit becomes `*`, whatever its spelling, and nothing
+ * else in the text changes. Linear in the text: each character is read a bounded number of times, and each
+ * group of digits is tried as the start of at most 19 digits' worth of groups.
+ *
+ * Text in bytes is read by readText: UTF-8, UTF-16 and UTF-32 (either order, by byte-order mark, shape or
+ * charset, the shape winning over a charset it contradicts), a multi-byte legacy charset by TextDecoder, and
+ * Latin-1 otherwise; written back byte for byte but for what the mask changed.
  */
+import {
+  ASCII_KINDS,
+  DIGIT,
+  digitValue,
+  hexValue,
+  INVISIBLE,
+  isAsciiAlphanumeric,
+  kindOf,
+  mayBeginDigit,
+  nextPossibleDigit,
+  readUnit,
+  SEPARATOR,
+  unit,
+} from './spelt-characters';
 
 /** Digits a card number has (ISO/IEC 7812). */
 export const MIN_CARD_DIGITS = 12;
 export const MAX_CARD_DIGITS = 19;
-/** Digits of a group, other than the last, when a number is written in groups. */
+/** Digits of a group, other than the last, when a number is written in groups that are not uniform. */
 const MIN_GROUP_DIGITS = 4;
+/** Digits of each group (but the last, which may have fewer) when a number is written in uniform groups. */
+const MAX_UNIFORM_GROUP_DIGITS = 2;
 
 /** Whether `value` is a string of as many ASCII digits as a card number has (a network token's shape). */
 export function isCardNumberLength(value: unknown): boolean {
@@ -65,95 +91,6 @@ function shown(n: number): { head: number; tail: number } {
   return { head: n >= 15 ? 6 : 0, tail: n >= 10 ? 4 : 0 };
 }
 
-const SEPARATORS = new Set([0x20, 0x09, 0xa0, 0x2d, 0x2e, 0x2b, 0x2010, 0x2011, 0x2012, 0x2013, 0x2014, 0x2212]);
-
-const hexValue = (c: number) =>
-  c >= 0x30 && c <= 0x39 ? c - 0x30 : c >= 0x61 && c <= 0x66 ? c - 0x57 : c >= 0x41 && c <= 0x46 ? c - 0x37 : -1;
-
-/**
- * The character the text spells at `i` and how many code units spell it: itself, or a JSON `\uXXXX`
- * escape, an `&#…;` / `&#x…;` reference, a `%XX` escape. Found in `unit` (value, length) to avoid an
- * object per character.
- */
-const unit = { value: 0, length: 1 };
-function readUnit(text: string, i: number): void {
-  const c = text.charCodeAt(i);
-  unit.value = c;
-  unit.length = 1;
-  if (c === 0x5c /* \ */) {
-    if (text.charCodeAt(i + 1) !== 0x75 /* u */) return;
-    let value = 0;
-    for (let k = 2; k < 6; k++) {
-      const h = hexValue(text.charCodeAt(i + k));
-      if (h < 0) return;
-      value = value * 16 + h;
-    }
-    unit.value = value;
-    unit.length = 6;
-  } else if (c === 0x25 /* % */) {
-    const hi = hexValue(text.charCodeAt(i + 1));
-    const lo = hexValue(text.charCodeAt(i + 2));
-    if (hi < 0 || lo < 0) return;
-    unit.value = hi * 16 + lo;
-    unit.length = 3;
-  } else if (c === 0x26 /* & */ && text.charCodeAt(i + 1) === 0x23 /* # */) {
-    const hex = (text.charCodeAt(i + 2) | 0x20) === 0x78; /* x or X */
-    let k = i + (hex ? 3 : 2);
-    const first = k;
-    let value = 0;
-    // Eight digits at most: leading zeros are allowed, a longer reference is not a character.
-    while (k - first < 8) {
-      const d = hex ? hexValue(text.charCodeAt(k)) : text.charCodeAt(k) - 0x30;
-      if (d < 0 || d > (hex ? 15 : 9)) break;
-      value = value * (hex ? 16 : 10) + d;
-      k++;
-    }
-    if (k === first || text.charCodeAt(k) !== 0x3b /* ; */) return;
-    unit.value = value;
-    unit.length = k + 1 - i;
-  } else if (c >= 0xc2 && c <= 0xef) {
-    // UTF-8 read one byte a character (bodies are searched as Latin-1, byte for byte): a no-break space,
-    // a Unicode dash or a fullwidth digit is two or three such characters.
-    const trail = c >= 0xe0 ? 2 : 1;
-    let value = c & (trail === 2 ? 0x0f : 0x1f);
-    for (let k = 1; k <= trail; k++) {
-      const next = text.charCodeAt(i + k);
-      if (next < 0x80 || next > 0xbf) return;
-      value = (value << 6) | (next & 0x3f);
-    }
-    unit.value = value;
-    unit.length = trail + 1;
-  }
-}
-
-const digitOf = (value: number) =>
-  value >= 0x30 && value <= 0x39 ? value - 0x30 : value >= 0xff10 && value <= 0xff19 ? value - 0xff10 : -1;
-
-/**
- * Whether a character can begin a digit's spelling (digitOf of itself, or of what readUnit reads from
- * it): an ASCII or fullwidth digit, an escape's first character, or a UTF-8 lead byte read as Latin-1.
- */
-const mayBeginDigit = (c: number) =>
-  (c >= 0x30 && c <= 0x39) ||
-  c === 0x5c ||
-  c === 0x25 ||
-  c === 0x26 ||
-  (c >= 0xc2 && c <= 0xef) ||
-  (c >= 0xff10 && c <= 0xff19);
-/** The same set as mayBeginDigit, for long stretches without one (the regular expression engine scans faster). */
-const POSSIBLE_DIGIT = /[0-9\\%&\u00c2-\u00ef\uff10-\uff19]/g;
-/** Characters looked at one by one before a stretch is handed to POSSIBLE_DIGIT: short gaps stay in the loop. */
-const SHORT_GAP = 32;
-
-/** The index of the first character from `from` on that may begin a digit, or text.length. */
-function nextPossibleDigit(text: string, from: number): number {
-  const stop = Math.min(text.length, from + SHORT_GAP);
-  for (let i = from; i < stop; i++) if (mayBeginDigit(text.charCodeAt(i))) return i;
-  if (stop === text.length) return stop;
-  POSSIBLE_DIGIT.lastIndex = stop;
-  return POSSIBLE_DIGIT.test(text) ? POSSIBLE_DIGIT.lastIndex - 1 : text.length;
-}
-
 /** A card number found in a text: where each of its digits is spelt, and the digits. */
 interface FoundCardNumber {
   digits: string;
@@ -162,14 +99,17 @@ interface FoundCardNumber {
 }
 
 /**
- * A group of digits with nothing between them, [start, end) in the text. Plain ASCII digits are read from
- * the text when needed; a group with any other spelling keeps its digits and each one's [start, end).
+ * A group of digits with nothing but invisible characters between them, [start, end) in the text. Plain
+ * ASCII digits side by side are read from the text when needed; a group with any other spelling keeps its
+ * digits and each one's [start, end).
  */
 interface Group {
   start: number;
   end: number;
   count: number;
   spelt: { digits: string; spans: number[] } | null;
+  /** The separators after it hold a comma or a semicolon: a list's, which uniform groups may not cross. */
+  listed: boolean;
 }
 
 const digitsOf = (text: string, group: Group) => group.spelt?.digits ?? text.slice(group.start, group.end);
@@ -192,13 +132,79 @@ function insideId(text: string, start: number, end: number): boolean {
   return false;
 }
 
+/** Lengths of hex ids: span ids, MongoDB object ids, trace ids and MD5, SHA-1, SHA-256. */
+const HEX_ID_LENGTHS = new Set([16, 24, 32, 40, 64]);
+
+/**
+ * Whether plain digits [start, end) lie inside a hex id: hex letters right before and after them, in a run
+ * of hex characters of a hex id's length with neither a letter nor a digit at either end. Reads 64
+ * characters each side at most.
+ */
+function insideHexId(text: string, start: number, end: number): boolean {
+  if (hexValue(text.charCodeAt(start - 1)) < 10 || hexValue(text.charCodeAt(end)) < 10) return false;
+  let from = start;
+  while (start - from < 64 && from > 0 && hexValue(text.charCodeAt(from - 1)) >= 0) from--;
+  let to = end;
+  while (to - end < 64 && hexValue(text.charCodeAt(to)) >= 0) to++;
+  return (
+    HEX_ID_LENGTHS.has(to - from) &&
+    !isAsciiAlphanumeric(text.charCodeAt(from - 1)) &&
+    !isAsciiAlphanumeric(text.charCodeAt(to))
+  );
+}
+
+/**
+ * Whether the digits at `start` are part of an IBAN with a numeric account part (`DE89 3704 0044 0532 0130
+ * 00`): before them, digits and spaces only back to two capital letters at a word's start followed by two
+ * digits (its country code and check digits). Reads 34 characters back at most, an IBAN's length.
+ */
+function insideIban(text: string, start: number): boolean {
+  const c = (at: number) => text.charCodeAt(at);
+  const digit = (at: number) => c(at) >= 0x30 && c(at) <= 0x39;
+  const upper = (at: number) => c(at) >= 0x41 && c(at) <= 0x5a;
+  let k = start;
+  while (k > 0 && start - k < 34 && (digit(k - 1) || c(k - 1) === 0x20)) k--;
+  return k >= 2 && upper(k - 2) && upper(k - 1) && digit(k) && digit(k + 1) && !isAsciiAlphanumeric(c(k - 3));
+}
+
+/**
+ * Whether `digits` begin as a card network's numbers do (American Express, Diners, JCB 3; Visa 4; Mastercard
+ * 51–55 and 2221–2720; Discover, UnionPay, Maestro 5 and 6): asked of numbers written across a list's commas,
+ * where years (`[2019,2020,2021]`) and other lists of four-digit numbers begin with 1 or 2.
+ */
+function networkPrefix(digits: string): boolean {
+  const first = digits.charCodeAt(0) - 0x30;
+  if (first >= 3 && first <= 6) return true;
+  const four = Number(digits.slice(0, 4));
+  return four >= 2221 && four <= 2720;
+}
+
+/** Unix time in milliseconds of 2015-01-01 and 2035-01-01, as 13 digits: the range read as a timestamp. */
+const TIMESTAMP_FROM = '1420070400000';
+const TIMESTAMP_TO = '2051222400000';
+
+/**
+ * Whether a run of digits standing alone (one group, no separator) is an id rather than a card number: part
+ * of a hex id (a trace id, a hash: `4bf92f3577b34da6a3ce929d0e0e4736`, see insideHexId), or a
+ * Unix time in milliseconds, microseconds or nanoseconds from 2015 to 2034 (13, 16 or 19 digits from 142…
+ * to 205…: no card is issued with those lengths and first digits — Visa's old 13-digit numbers begin with 4,
+ * Mastercard's 2-series with 2221–2720, and industry identifier 1 is the airlines').
+ */
+function isIdRun(text: string, group: Group, digits: string): boolean {
+  if (digits.length === 13 || digits.length === 16 || digits.length === 19) {
+    const ms = digits.slice(0, 13);
+    if (ms >= TIMESTAMP_FROM && ms < TIMESTAMP_TO) return true;
+  }
+  return group.spelt === null && insideHexId(text, group.start, group.end);
+}
+
 /**
  * Every card number in `text`, in order. Overlapping candidates (a run that holds more than one
  * Luhn-valid stretch) are all returned: masking all of them still shows at most six and four of each.
  *
- * The text is read group by group. Groups joined by single separators wait in `pending` until no
- * number starting at the first of them can grow (19 digits past its start have been read), then that
- * start is tried and dropped: at most 19 groups wait, whatever the text.
+ * The text is read unit by unit (a character or an escape), group by group. Groups joined by separators
+ * wait in `pending` until no number starting at the first of them can grow (19 digits past its start have
+ * been read), then that start is tried and dropped: at most 19 groups wait, whatever the text.
  */
 export function findCardNumbers(text: string): FoundCardNumber[] {
   const found: FoundCardNumber[] = [];
@@ -220,13 +226,13 @@ export function findCardNumbers(text: string): FoundCardNumber[] {
   let spelt: Group['spelt'] = null;
   /** The group being read has passed MAX_CARD_DIGITS: it belongs to no card number. */
   let overlong = false;
-  /** A separator read after a group, not yet followed by a digit. */
+  /** Separators read after a group, not yet followed by a digit. */
   let separated = false;
   /** The group ends; `joined`: by a separator, so the next group may continue its number. */
   const endGroup = (joined: boolean) => {
     if (overlong) tryAll();
     else if (start >= 0 && (joined || pending.length > 0 || count >= MIN_CARD_DIGITS)) {
-      pending.push({ start, end, count, spelt });
+      pending.push({ start, end, count, spelt, listed: false });
       pendingDigits += count;
       if (!joined) tryAll();
       else while (pending.length > 0 && pendingDigits - pending[0].count >= MAX_CARD_DIGITS) tryFirst();
@@ -247,13 +253,13 @@ export function findCardNumbers(text: string): FoundCardNumber[] {
     let value = c;
     let length = 1;
     // Most characters are none of the escapes: read in place.
-    if (c === 0x5c || c === 0x25 || c === 0x26 || (c >= 0xc2 && c <= 0xef)) {
+    if (c === 0x5c || c === 0x25 || c === 0x26 || (c >= 0xc2 && c <= 0xf4) || (c >= 0xd800 && c <= 0xdbff)) {
       readUnit(text, i);
       value = unit.value;
       length = unit.length;
     }
-    const digit = digitOf(value);
-    if (digit >= 0) {
+    const kind = value < 0x80 ? ASCII_KINDS[value] : kindOf(value);
+    if (kind === DIGIT) {
       separated = false;
       if (overlong) {
         // Still the same overlong group.
@@ -261,21 +267,24 @@ export function findCardNumbers(text: string): FoundCardNumber[] {
         overlong = true;
       } else {
         if (start < 0) start = i;
-        if (spelt === null && (length > 1 || value > 0x39)) {
-          // The first digit not written plainly: the group's digits and spans are kept from here on.
-          spelt = { digits: text.slice(start, i), spans: [] };
-          for (let k = start; k < i; k++) spelt.spans.push(k, k + 1);
-        }
+        else if (spelt === null && i !== end) spelt = plainSpelling(text, start, end);
+        if (spelt === null && (length > 1 || value > 0x39)) spelt = plainSpelling(text, start, i);
         if (spelt !== null) {
-          spelt.digits += String.fromCharCode(0x30 + digit);
+          spelt.digits += String.fromCharCode(0x30 + digitValue(value));
           spelt.spans.push(i, i + length);
         }
         count++;
         end = i + length;
       }
-    } else if (!separated && (start >= 0 || overlong) && SEPARATORS.has(value)) {
-      separated = true;
-      endGroup(true);
+    } else if (kind === INVISIBLE) {
+      // Read through: it neither ends a group nor separates two.
+    } else if (kind === SEPARATOR) {
+      if (!separated && (start >= 0 || overlong)) {
+        separated = true;
+        endGroup(true);
+      }
+      if (separated && (value === 0x2c || value === 0x3b) && pending.length > 0)
+        pending[pending.length - 1].listed = true;
     } else if (start >= 0 || overlong || separated) {
       separated = false;
       endGroup(false);
@@ -288,17 +297,47 @@ export function findCardNumbers(text: string): FoundCardNumber[] {
   return found;
 }
 
+/** The spelling of plain digits side by side, [start, end): each one character. */
+function plainSpelling(text: string, start: number, end: number): NonNullable<Group['spelt']> {
+  const spelt = { digits: text.slice(start, end), spans: [] as number[] };
+  for (let k = start; k < end; k++) spelt.spans.push(k, k + 1);
+  return spelt;
+}
+
 /**
- * The card numbers that start at the first of `groups`: whole groups, 12–19 digits, every group but the
- * last of four digits or more, Luhn-valid.
+ * The card numbers that start at the first of `groups`: whole groups, 12–19 digits, the first not 0, every
+ * group but the last of four digits or more or every group but the last of one (or two) and the last no
+ * longer, Luhn-valid, not an id.
  */
 function tryFrom(text: string, groups: readonly Group[], found: FoundCardNumber[]): void {
+  const first = groups[0].count;
   let digits = '';
+  /** Every group before the h-th has four digits or more. */
+  let fours = true;
+  /** Every group before the h-th has as many as the first, which has one or two. */
+  let uniform = first <= MAX_UNIFORM_GROUP_DIGITS;
+  /** A comma or a semicolon joins two of the groups before the h-th. */
+  let crossesList = false;
+  /** Leading zeros of `digits`: padding, not part of the number. */
+  let padding = 0;
   for (let h = 0; h < groups.length; h++) {
-    if (h > 0 && groups[h - 1].count < MIN_GROUP_DIGITS) return;
-    if (digits.length + groups[h].count > MAX_CARD_DIGITS) return;
+    if (h > 0) {
+      const previous = groups[h - 1].count;
+      if (previous < MIN_GROUP_DIGITS) fours = false;
+      if (previous !== first || groups[h - 1].listed) uniform = false;
+      if (groups[h - 1].listed) crossesList = true;
+      if (!fours && !uniform) return;
+    }
+    if (digits.length - padding + groups[h].count > MAX_CARD_DIGITS) return;
     digits += digitsOf(text, groups[h]);
-    if (digits.length < MIN_CARD_DIGITS || !luhnValid(digits)) continue;
+    // No card is issued under industry identifier 0 (ISO/IEC 7812): leading zeros are a fixed-width field's
+    // padding (`0004111…`), and the number is what follows them; a run of zeros alone is none.
+    while (padding < digits.length && digits.charCodeAt(padding) === 0x30) padding++;
+    const number = padding === 0 ? digits : digits.slice(padding);
+    if (number.length < MIN_CARD_DIGITS || (!fours && groups[h].count > first) || !luhnValid(number)) continue;
+    if (h === 0 && isIdRun(text, groups[0], number)) continue;
+    if (crossesList && !networkPrefix(number)) continue;
+    if (insideIban(text, groups[0].start)) return;
     if (insideId(text, groups[0].start, groups[h].end)) continue;
     const spans: Array<readonly [number, number]> = [];
     for (const group of groups.slice(0, h + 1)) {
@@ -307,7 +346,7 @@ function tryFrom(text: string, groups: readonly Group[], found: FoundCardNumber[
         for (let k = 0; k < group.spelt.spans.length; k += 2)
           spans.push([group.spelt.spans[k], group.spelt.spans[k + 1]]);
     }
-    found.push({ digits, spans });
+    found.push({ digits: number, spans: padding === 0 ? spans : spans.slice(padding) });
   }
 }
 
@@ -358,39 +397,4 @@ function bareJsonNumber(text: string, card: FoundCardNumber): boolean {
   let after = end;
   while (after < text.length && /\s/.test(text[after])) after++;
   return before >= 0 && ':[,'.includes(text[before]) && (after === text.length || ',]}'.includes(text[after]));
-}
-
-/** How a body's bytes are text: UTF-16 (either order) when its charset, byte-order mark or shape says so. */
-export function textEncodingOf(bytes: Buffer, contentType?: string | null): 'utf16le' | 'utf16be' | 'latin1' {
-  const charset = /charset\s*=\s*"?([\w-]+)/i.exec(contentType ?? '')?.[1]?.toLowerCase();
-  if (charset === 'utf-16le') return 'utf16le';
-  if (charset === 'utf-16be') return 'utf16be';
-  if (bytes[0] === 0xff && bytes[1] === 0xfe) return 'utf16le';
-  if (bytes[0] === 0xfe && bytes[1] === 0xff) return 'utf16be';
-  if (charset === 'utf-16') return 'utf16be';
-  // No label: ASCII text in UTF-16 has a NUL in every other byte; UTF-8 and Latin-1 text has next to none.
-  const sample = Math.min(bytes.length, 512) & ~1;
-  if (sample < 8) return 'latin1';
-  let even = 0;
-  let odd = 0;
-  for (let i = 0; i < sample; i += 2) {
-    if (bytes[i] === 0) even++;
-    if (bytes[i + 1] === 0) odd++;
-  }
-  if (odd * 4 >= sample && even * 16 < sample) return 'utf16le';
-  if (even * 4 >= sample && odd * 16 < sample) return 'utf16be';
-  return 'latin1';
-}
-
-/** Bytes as text in `encoding` (see textEncodingOf) and back: Latin-1 keeps every byte as it is. */
-export function decodeText(bytes: Buffer, encoding: 'utf16le' | 'utf16be' | 'latin1'): string {
-  if (encoding !== 'utf16be') return bytes.toString(encoding);
-  return Buffer.from(bytes.subarray(0, bytes.length & ~1))
-    .swap16()
-    .toString('utf16le');
-}
-
-export function encodeText(text: string, encoding: 'utf16le' | 'utf16be' | 'latin1'): Buffer {
-  const bytes = Buffer.from(text, encoding === 'utf16be' ? 'utf16le' : encoding);
-  return encoding === 'utf16be' ? bytes.swap16() : bytes;
 }

@@ -78,8 +78,10 @@ export interface AppConfig {
    */
   forwardRecordSpoolDir: string;
   /**
-   * Days the redacted request and response bodies of a forward record are kept before the purge nulls
-   * them (modules/forwarding/records/forward-record-body-purge.ts, decision 0104); 0 → bodies are not recorded.
+   * The operator's ceiling on the days a forward record keeps its redacted request and answer (decision 0138):
+   * bodies are recorded only for a config with `record_bodies` on, for the lesser of its
+   * `record_bodies_retention_days` and this (modules/forwarding/records/forward-record-body-purge.ts); 0 → no
+   * config records bodies. 0–30, 30 by default: a value above 30 stops the start.
    */
   forwardRecordBodyRetentionDays: number;
   /** Port of the Prometheus endpoint (GET /metrics), apart from the API; null → no metrics endpoint. */
@@ -108,6 +110,11 @@ export interface AppConfig {
   forwardRetryBaseMs: number;
   /** How long a finished queued forward (and its stored response) is kept, in seconds. */
   forwardJobRetentionSeconds: number;
+  /**
+   * The most a queued forward's answer (sealed, in the job and in its callback's message) is kept after the
+   * job ends, in seconds: 24 h by default, at most 7 days; it goes sooner once the merchant has it (decision 0139).
+   */
+  forwardJobAnswerRetentionSeconds: number;
   /** BullMQ queue of queued forwards: API and workers of one deployment share it (tests isolate with their own). */
   forwardQueueName: string;
   /**
@@ -257,7 +264,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     forwardRecordSpoolDir: resolve(
       optional(env, 'FORWARD_RECORD_SPOOL_DIR') ?? resolve(dataDir, 'forward-record-spool'),
     ),
-    forwardRecordBodyRetentionDays: integer(env, 'FORWARD_RECORD_BODY_RETENTION_DAYS', 30, 0, 3650),
+    forwardRecordBodyRetentionDays: integer(env, 'FORWARD_RECORD_BODY_RETENTION_DAYS', 30, 0, 30),
     metricsPort: optional(env, 'METRICS_PORT') === undefined ? null : integer(env, 'METRICS_PORT', 0, 0, 65535),
     queueBackend: queueBackend(env, redisUrl),
     workerConcurrency: integer(env, 'WORKER_CONCURRENCY', 32, 1, 1024),
@@ -268,6 +275,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     // The floor lets tests shorten retries to milliseconds; the issue caps one wait at 5 minutes.
     forwardRetryBaseMs: integer(env, 'FORWARD_RETRY_BASE_MS', 1000, 1, 300_000),
     forwardJobRetentionSeconds: durationSeconds(env, 'FORWARD_JOB_RETENTION', 7 * 86_400, 60, 366 * 86_400),
+    forwardJobAnswerRetentionSeconds: durationSeconds(env, 'FORWARD_JOB_ANSWER_RETENTION', 86_400, 60, 7 * 86_400),
     forwardQueueName: forwardQueueName(env),
     forwardJobOverdueSeconds: durationSeconds(env, 'FORWARD_JOB_OVERDUE', 60, 1, 86_400),
     forwardJobSweepSeconds: durationSeconds(env, 'FORWARD_JOB_SWEEP_INTERVAL', 60, 1, 86_400),

@@ -4,7 +4,7 @@
  * credential in `x-merchant-pass` or a misspelt `x-vault-forward-cryptogarms` leaks nothing. Card numbers
  * in what is kept are masked by the one detector (card-data/).
  */
-import { isAuthenticationDataField } from '../card-data/authentication-data';
+import { isAuthenticationDataField, pathWithoutAuthenticationData } from '../card-data/authentication-data';
 import { maskCardNumbers } from '../card-data/card-numbers';
 
 export const REDACTED = '[Redacted]';
@@ -25,7 +25,7 @@ const CLEAR_HEADERS: ReadonlySet<string> = new Set([
   'etag',
   'expect',
   'host',
-  'idempotency-key',
+  // Not idempotency-key: a caller may put anything in it, a card number included (decision 0139).
   'idempotent-replayed',
   'keep-alive',
   'last-modified',
@@ -74,12 +74,13 @@ const CLEAR_HEADERS: ReadonlySet<string> = new Set([
 const URL_HEADERS = new Set(['x-vault-forward-url', 'x-vault-forward-callback-url']);
 
 /**
- * A header's value as logs and records keep it: [Redacted] unless the name is allow-listed; URLs as
+ * A header's value as logs and records keep it: [Redacted] unless the name is allow-listed (and never for a
+ * name that is a security code's, decision 0136); URLs as
  * loggableUrl gives them; card numbers masked in what remains.
  */
 export function keptHeaderValue(name: string, value: unknown): unknown {
   const lower = name.toLowerCase();
-  if (!CLEAR_HEADERS.has(lower)) return REDACTED;
+  if (!CLEAR_HEADERS.has(lower) || isAuthenticationDataField(lower)) return REDACTED;
   if (URL_HEADERS.has(lower)) return loggableUrl(value);
   if (typeof value === 'string') return maskCardNumbers(value);
   return Array.isArray(value) ? value.map((v: unknown) => (typeof v === 'string' ? maskCardNumbers(v) : v)) : value;
@@ -88,7 +89,8 @@ export function keptHeaderValue(name: string, value: unknown): unknown {
 /**
  * A URL as logs and records keep it: no credentials, query or fragment (as written otherwise; a value
  * that does not parse is redacted whole, since where its secrets sit is unknown), card numbers in its
- * path masked, and the segment after one that names a security code (`/cvv/737`) redacted.
+ * path masked, the segment after one that names a security code (`/cvv/737`) and a matrix parameter named as
+ * one (`/pay;cvv=737`, decision 0136) redacted.
  */
 export function loggableUrl(value: unknown): string {
   if (typeof value !== 'string') return REDACTED;
@@ -111,7 +113,7 @@ export function recordedUrl(url: URL): string {
 }
 
 function keptPath(text: string): string {
-  const segments = maskCardNumbers(text).split('/');
+  const segments = maskCardNumbers(pathWithoutAuthenticationData(text)).split('/');
   for (let i = 1; i < segments.length; i++)
     if (segments[i] !== '' && isAuthenticationDataField(segments[i - 1])) segments[i] = REDACTED;
   return segments.join('/');

@@ -50,10 +50,14 @@ export class InMemoryForwardJobsRepository implements WorkerCalls {
       authenticationIds: [],
       maxAttempts: 3,
       idempotencyKey: null,
+      legacyIdempotencyKey: null,
       callbackUrl: null,
       attempts: [],
       nextAttemptAt: null,
       responseStatus: null,
+      responseReceivedAt: null,
+      responseErasedAt: null,
+      responseErasedReason: null,
       ...fields,
     });
     this.rows.set(job.id, { job, plan, response: null, leaseExpiresAt: null });

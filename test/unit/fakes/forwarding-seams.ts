@@ -87,7 +87,14 @@ export class FakePlaceholderSources implements Pick<PlaceholderSources, 'for'> {
   }
 }
 
-/** One enabled config for `host`, `methods` on it, answers passed back as they come. */
+/** One enabled config for `host`, `methods` on it, answers passed back as they come, no body recorded. */
 export function enabledConfig(host: string, methods: string[]): EnabledConfig {
-  return { id: 'config-1', hosts: new Set([host]), methods: new Set(methods), responseRules: [], unmatchedPan: 'pass' };
+  return {
+    id: 'config-1',
+    hosts: new Set([host]),
+    methods: new Set(methods),
+    responseRules: [],
+    unmatchedPan: 'pass',
+    recordBodiesDays: 0,
+  };
 }

@@ -39,6 +39,17 @@ export class VaultForwardConfig {
   @Column({ type: 'text', name: 'unmatched_pan' })
   unmatchedPan!: UnmatchedPanAction;
 
+  /**
+   * Whether the records of forwards through this config keep their redacted request and answer (decision 0138):
+   * off by default, for debugging an integration.
+   */
+  @Column({ type: 'boolean', name: 'record_bodies' })
+  recordBodies!: boolean;
+
+  /** Days those bodies are kept, 1–30 (the operator's FORWARD_RECORD_BODY_RETENTION_DAYS may lower it). */
+  @Column({ type: 'smallint', name: 'record_bodies_retention_days' })
+  recordBodiesRetentionDays!: number;
+
   @Column({ type: 'timestamptz', name: 'created_at', insert: false, update: false })
   createdAt!: Timestamp;
 

@@ -66,6 +66,8 @@ export class VaultForwardConfigsController {
           enabled: body.enabled,
           responseRules: body.response_rules,
           unmatchedPan: body.unmatched_pan,
+          recordBodies: body.record_bodies,
+          recordBodiesRetentionDays: body.record_bodies_retention_days,
         }),
       );
     }
@@ -80,6 +82,8 @@ export class VaultForwardConfigsController {
         enabled: body.enabled,
         responseRules: body.response_rules,
         unmatchedPan: body.unmatched_pan,
+        recordBodies: body.record_bodies,
+        recordBodiesRetentionDays: body.record_bodies_retention_days,
       }),
     );
   }
@@ -139,6 +143,8 @@ export class VaultForwardConfigsController {
         enabled: body.enabled,
         responseRules: body.response_rules,
         unmatchedPan: body.unmatched_pan,
+        recordBodies: body.record_bodies,
+        recordBodiesRetentionDays: body.record_bodies_retention_days,
       }),
     );
   }

@@ -13,8 +13,11 @@ export interface EnabledConfigRow {
   methods: string[];
   response_rules: ResponseRuleInput[];
   unmatched_pan: UnmatchedPanAction;
+  record_bodies: boolean;
+  record_bodies_retention_days: number;
 }
-const ENABLED_COLUMNS = 'merchant_account_id, id, hosts, methods, response_rules, unmatched_pan';
+const ENABLED_COLUMNS =
+  'merchant_account_id, id, hosts, methods, response_rules, unmatched_pan, record_bodies, record_bodies_retention_days';
 
 type NewConfig = Pick<
   VaultForwardConfig,
@@ -27,6 +30,8 @@ type NewConfig = Pick<
   | 'enabled'
   | 'responseRules'
   | 'unmatchedPan'
+  | 'recordBodies'
+  | 'recordBodiesRetentionDays'
 >;
 
 /** Null leaves a column as it is; `responseRules` is JSON text. */
@@ -37,6 +42,8 @@ interface ConfigUpdate {
   enabled: boolean | null;
   responseRules: string | null;
   unmatchedPan: UnmatchedPanAction | null;
+  recordBodies: boolean | null;
+  recordBodiesRetentionDays: number | null;
 }
 
 /**
@@ -96,7 +103,8 @@ export class VaultForwardConfigsRepository {
           SET display_name = COALESCE($3, display_name), hosts = COALESCE($4, hosts),
               methods = COALESCE($5, methods), enabled = COALESCE($6, enabled),
               response_rules = COALESCE($7::jsonb, response_rules), unmatched_pan = COALESCE($8, unmatched_pan),
-              updated_at = now()
+              record_bodies = COALESCE($9, record_bodies),
+              record_bodies_retention_days = COALESCE($10, record_bodies_retention_days), updated_at = now()
         WHERE id = $1 AND merchant_account_id = $2`,
       [
         id,
@@ -107,6 +115,8 @@ export class VaultForwardConfigsRepository {
         changes.enabled,
         changes.responseRules,
         changes.unmatchedPan,
+        changes.recordBodies,
+        changes.recordBodiesRetentionDays,
       ],
     );
     return affected > 0;

@@ -35,7 +35,16 @@ export interface EnabledConfig {
   /** Empty, with unmatchedPan 'pass', when the answer goes back as it came. */
   responseRules: CompiledRule[];
   unmatchedPan: UnmatchedPanAction;
+  /**
+   * Days the record of a forward through it keeps the redacted request and answer (decision 0138): the config's
+   * `record_bodies_retention_days` capped by FORWARD_RECORD_BODY_RETENTION_DAYS; 0 when no body is recorded.
+   */
+  recordBodiesDays: number;
 }
+
+/** Days a config's records keep their bodies: 1–30 (decision 0138). */
+export const RECORD_BODIES_MAX_DAYS = 30;
+export const RECORD_BODIES_DEFAULT_DAYS = 7;
 
 interface ConfigChanges {
   displayName?: string;
@@ -45,6 +54,8 @@ interface ConfigChanges {
   /** Unchecked (a request body's); checked here. */
   responseRules?: unknown;
   unmatchedPan?: UnmatchedPanAction;
+  recordBodies?: boolean;
+  recordBodiesRetentionDays?: number;
 }
 
 @Injectable()
@@ -79,7 +90,7 @@ export class VaultForwardConfigsService {
       const compiled = new Map<string, EnabledConfig[]>();
       return merchants.map((merchant) => {
         let configs = compiled.get(merchant);
-        if (!configs) compiled.set(merchant, (configs = (byMerchant.get(merchant) ?? []).map(enabledConfig)));
+        if (!configs) compiled.set(merchant, (configs = (byMerchant.get(merchant) ?? []).map(this.enabledConfig)));
         return configs;
       });
     },
@@ -89,8 +100,20 @@ export class VaultForwardConfigsService {
 
   private async readEnabled(merchantAccountId: string): Promise<EnabledConfig[]> {
     const rows = await this.configs.enabledOf(merchantAccountId);
-    return rows.map(enabledConfig);
+    return rows.map(this.enabledConfig);
   }
+
+  /** A row as the hot path reads it; the bodies' days capped by the operator's ceiling (0 there: none recorded). */
+  private readonly enabledConfig = (r: EnabledConfigRow): EnabledConfig => ({
+    id: r.id,
+    hosts: new Set(r.hosts),
+    methods: new Set(r.methods),
+    responseRules: compileResponseRules(r.response_rules),
+    unmatchedPan: r.unmatched_pan,
+    recordBodiesDays: r.record_bodies
+      ? Math.min(r.record_bodies_retention_days, this.appConfig.forwardRecordBodyRetentionDays)
+      : 0,
+  });
 
   /**
    * A config of a definition (its hosts are the definition's), or, without `definitionId`, one with its
@@ -118,6 +141,8 @@ export class VaultForwardConfigsService {
         enabled: input.enabled ?? true,
         responseRules,
         unmatchedPan: input.unmatchedPan ?? 'pass',
+        recordBodies: input.recordBodies ?? false,
+        recordBodiesRetentionDays: input.recordBodiesRetentionDays ?? RECORD_BODIES_DEFAULT_DAYS,
       });
     } catch (error) {
       if (!isUniqueViolation(error, 'vault_forward_configs_definition_key')) throw error;
@@ -174,6 +199,8 @@ export class VaultForwardConfigsService {
       enabled: changes.enabled ?? null,
       responseRules: rules,
       unmatchedPan: changes.unmatchedPan ?? null,
+      recordBodies: changes.recordBodies ?? null,
+      recordBodiesRetentionDays: changes.recordBodiesRetentionDays ?? null,
     });
     if (!updated) throw notFound(id);
     await this.changed(merchantAccountId);
@@ -273,14 +300,4 @@ function notFound(id: string): ProblemException {
     VaultForwardConfigErrors.notFound,
     `No forwarding config "${id.slice(0, 64)}" exists in this merchant account.`,
   );
-}
-
-function enabledConfig(r: EnabledConfigRow): EnabledConfig {
-  return {
-    id: r.id,
-    hosts: new Set(r.hosts),
-    methods: new Set(r.methods),
-    responseRules: compileResponseRules(r.response_rules),
-    unmatchedPan: r.unmatched_pan,
-  };
 }

@@ -22,7 +22,9 @@ export const ForwardResponseErrors = {
     title: 'Answer cannot be put through the response rules',
     description:
       'The downstream’s answer says it is JSON but does not parse, is nested too deeply, or is compressed ' +
-      '(content-encoding), so the response rules cannot be applied to it. It was not returned.',
+      '(content-encoding) and does not decode within the caps: a coding other than gzip, deflate, br or zstd, ' +
+      'corrupt bytes, or more than 1 MiB (or 100 times its compressed size past 64 KiB) decoded. The response ' +
+      'rules read a compressed answer decoded, and return it decoded (decision 0137); this one was not returned.',
   }),
   responseCardUnusable: defineProblem({
     code: 'response-card-unusable',

@@ -6,18 +6,15 @@
  *   filter(merchantAccountId, config, response): Promise<DownstreamResponse>
  *     The answer unchanged (streamed too) when no rule applies to it (none, or JSON rules and an
  *     answer of another type, with unmatched numbers passed); else read whole (at most
- *     RULES_MAX_BYTES), the rules applied, unmatched numbers masked or refused. Throws a
+ *     RULES_MAX_BYTES), decoded if compressed (decision 0137: it then goes on decoded, without
+ *     content-encoding), the rules applied, unmatched numbers masked or refused. Throws a
  *     ProblemException (502 ForwardResponseErrors, or 503) when it cannot return the answer.
  */
 import { Readable } from 'node:stream';
 import { Injectable } from '@nestjs/common';
-import {
-  decodeText,
-  encodeText,
-  holdsCardNumber,
-  maskCardNumbers,
-  textEncodingOf,
-} from '../../../platform/card-data/card-numbers';
+import { holdsCardNumber, maskCardNumbers } from '../../../platform/card-data/card-numbers';
+import { readText, withCharset } from '../../../platform/card-data/text-encodings';
+import { contentCodings, decodeContent } from '../../../platform/http/content-encoding';
 import { CommonErrors } from '../../../platform/problem/common.errors';
 import { ProblemDefinition, ProblemException, ProblemFieldError } from '../../../platform/problem/problem';
 import { isDatabaseUnavailable } from '../../../platform/problem/database-errors';
@@ -28,7 +25,10 @@ import { ForwardResponseErrors } from './forward-responses.errors';
 import { applyRules, FoundCard, RuleFailure } from './response-rules-engine';
 import { parseJsonExactly } from './json-text';
 
-/** What the rules read whole; larger answers of a config with rules are refused (decisions/0099). */
+/**
+ * What the rules read whole; larger answers of a config with rules are refused (decisions/0099). A
+ * compressed answer is read whole up to this, and decoded up to this (decision 0137).
+ */
 export const RULES_MAX_BYTES = 1024 * 1024;
 
 export interface ResponsePolicy {
@@ -50,16 +50,18 @@ export class ResponseFilter {
     if (policy.unmatchedPan === 'pass' && (policy.responseRules.length === 0 || !isJson)) return response;
     const body = response.body instanceof Readable ? await readCapped(response.body) : response.body;
     if (body.length === 0) return { ...response, body };
-    if (isCompressed(response)) {
-      throw notProcessable('it is compressed (content-encoding), and the rules read the plain answer');
-    }
-    const out = isJson ? await this.filterJson(merchantAccountId, policy, body) : body;
+    // A compressed answer is read decoded, and goes on decoded (decision 0137).
+    const plain = isCompressed(response) ? await decoded(response, body) : { ...response, body };
+    const out = isJson ? await this.filterJson(merchantAccountId, policy, plain.body) : plain.body;
     const checked = this.unmatched(policy.unmatchedPan, out, isJson, responseHeader(response, 'content-type'));
-    if (checked === body) return { ...response, body };
+    if (checked.bytes === plain.body) return plain;
     // The length changed; the transport computes it again.
-    const headers = { ...response.headers };
+    const headers = { ...plain.headers };
     delete headers['content-length'];
-    return { ...response, headers, body: checked };
+    // A legacy charset masked is written as UTF-8 (card-numbers.ts readText).
+    if (checked.charset !== undefined)
+      headers['content-type'] = withCharset(responseHeader(response, 'content-type'), checked.charset);
+    return { ...response, headers, body: checked.bytes };
   }
 
   /** The rules applied; the same bytes when no rule matched (a re-serialisation could alter numbers). */
@@ -113,11 +115,16 @@ export class ResponseFilter {
    * encoding (UTF-16 too): refused, or masked in place — a JSON number that is one becomes its masked
    * string, written from its digits as they came, never rounded.
    */
-  private unmatched(action: UnmatchedPanAction, body: Buffer, isJson: boolean, contentType?: string): Buffer {
-    if (action === 'pass') return body;
-    const encoding = textEncodingOf(body, contentType);
-    const text = decodeText(body, encoding);
-    if (!holdsCardNumber(text)) return body;
+  private unmatched(
+    action: UnmatchedPanAction,
+    body: Buffer,
+    isJson: boolean,
+    contentType?: string,
+  ): { bytes: Buffer; charset?: string } {
+    if (action === 'pass') return { bytes: body };
+    const read = readText(body, contentType);
+    const text = read.text;
+    if (!holdsCardNumber(text)) return { bytes: body };
     if (action === 'refuse') {
       throw refused(
         ForwardResponseErrors.unmatchedCardNumber,
@@ -125,7 +132,7 @@ export class ResponseFilter {
         [{ location: 'body', name: 'unmatched_pan', message: 'a card number no rule covers' }],
       );
     }
-    return encodeText(maskCardNumbers(text, { bareJson: isJson }), encoding);
+    return read.encode(maskCardNumbers(text, { bareJson: isJson }));
   }
 }
 
@@ -142,8 +149,23 @@ export function isJsonAnswer(response: DownstreamResponse): boolean {
 
 /** Whether the answer is compressed (a content-encoding other than identity): its bytes are not its text. */
 export function isCompressed(response: DownstreamResponse): boolean {
-  const encoding = responseHeader(response, 'content-encoding');
-  return encoding !== undefined && encoding.toLowerCase() !== 'identity';
+  return contentCodings(response.headers['content-encoding']).length > 0;
+}
+
+/**
+ * The answer decoded within the caps (at most RULES_MAX_BYTES, platform/http/content-encoding.ts), without
+ * content-encoding or content-length; one that does not decode is refused (502 response-not-processable).
+ */
+async function decoded(response: DownstreamResponse, body: Buffer): Promise<DownstreamResponse & { body: Buffer }> {
+  const result = await decodeContent(body, response.headers['content-encoding'], {
+    maxBytes: RULES_MAX_BYTES,
+    noun: 'answer',
+  });
+  if (!result.ok) throw notProcessable(`it is compressed and does not decode within the caps (${result.why})`);
+  const headers = { ...response.headers };
+  delete headers['content-encoding'];
+  delete headers['content-length'];
+  return { ...response, headers, body: result.body };
 }
 
 function serialise(value: unknown): Buffer {

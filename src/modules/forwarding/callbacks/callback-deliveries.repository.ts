@@ -142,10 +142,11 @@ export class CallbackDeliveriesRepository {
   }
 
   /**
-   * Fails deliveries still waiting for a secret after `retentionSeconds` (`reason`), deletes the sealed
-   * callback URLs of jobs that ended and the deliveries that ended that long ago. Returns how many deliveries went.
+   * Fails deliveries still waiting for a secret after `retentionSeconds` (`reason`), deletes the deliveries
+   * that ended that long ago and the sealed callback URLs of jobs that ended `urlRetentionSeconds` ago.
+   * Returns how many deliveries went.
    */
-  async purge(retentionSeconds: number, reason: string): Promise<number> {
+  async purge(retentionSeconds: number, reason: string, urlRetentionSeconds: number): Promise<number> {
     await this.dataSource.query(
       `UPDATE vault_forward_callback_deliveries SET state = 'failed', ended_at = now(), last_error = $2
         WHERE state = 'pending' AND next_attempt_at = 'infinity' AND created_at < now() - make_interval(secs => $1)`,
@@ -154,7 +155,7 @@ export class CallbackDeliveriesRepository {
     await this.dataSource.query(
       `DELETE FROM vault_forward_job_callback_urls u USING vault_forward_jobs j
         WHERE u.job_id = j.id AND j.finished_at < now() - make_interval(secs => $1)`,
-      [retentionSeconds],
+      [urlRetentionSeconds],
     );
     const result = await this.dataSource.query<[unknown[], number]>(
       `DELETE FROM vault_forward_callback_deliveries WHERE state <> 'pending' AND ended_at < now() - make_interval(secs => $1)`,

@@ -35,6 +35,8 @@ const WAITING_FOR_SECRET = 'waiting for a webhook signing secret (POST /vault-fo
  */
 export interface CallbackJobSource {
   callbackFor(jobId: string): Promise<{ merchantAccountId: string; url: string; resource: unknown } | null>;
+  /** The job's callback was delivered: the merchant has its answer (decision 0139). */
+  responseReceived(jobId: string): Promise<void>;
 }
 export const CALLBACK_JOB_SOURCE = Symbol('CALLBACK_JOB_SOURCE');
 
@@ -122,9 +124,7 @@ export class CallbackDeliveries {
     // Jobs created before the URLs were sealed have their whole URL in the job row.
     const url = (await this.jobCallbackUrl(callback.merchantAccountId, jobId)) ?? callback.url;
     // One message per job end: every attempt and every re-schedule of it carries the same webhook-id.
-    return this.deliver(callback.merchantAccountId, url, callback.resource, {
-      messageId: `job_${jobId.replace(/-/g, '')}`,
-    });
+    return this.deliver(callback.merchantAccountId, url, callback.resource, { messageId: jobMessageId(jobId) });
   }
 
   /**
@@ -177,14 +177,17 @@ export class CallbackDeliveries {
   }
 
   /**
-   * Deletes delivered and failed callbacks (their sealed bodies) older than FORWARD_JOB_RETENTION, like
-   * the jobs' responses; run by the queued forwards' housekeeping job (ForwardJobProcessor), one for both queues.
+   * Deletes delivered and failed callbacks (their sealed bodies, which hold a job's answer) once a job's
+   * answer would be erased: FORWARD_JOB_ANSWER_RETENTION after they ended, never past FORWARD_JOB_RETENTION
+   * (decision 0139); run by the queued forwards' housekeeping job (ForwardJobProcessor), one for both queues.
    */
   async purgeEnded(): Promise<number> {
+    const seconds = Math.min(this.config.forwardJobRetentionSeconds, this.config.forwardJobAnswerRetentionSeconds);
     // A delivery still waiting for a secret after the retention will not be wanted any more: failed, with why.
     return this.rows.purge(
+      seconds,
+      'no webhook signing secret was created within FORWARD_JOB_RETENTION or FORWARD_JOB_ANSWER_RETENTION',
       this.config.forwardJobRetentionSeconds,
-      'no webhook signing secret was created within FORWARD_JOB_RETENTION',
     );
   }
 
@@ -220,6 +223,22 @@ export class CallbackDeliveries {
   private async giveBack(row: DueRow, failure: VaultKeyUnavailableError): Promise<never> {
     await this.rows.giveBack(row, failure.detail);
     throw failure;
+  }
+
+  /**
+   * A job's callback delivered: its answer's grace starts (decision 0139). Best effort: the delivery
+   * stands, and the answer still goes after FORWARD_JOB_ANSWER_RETENTION if this is lost.
+   */
+  private async jobAnswerReceived(messageId: string): Promise<void> {
+    const jobId = jobOfMessage(messageId);
+    if (jobId === null || !this.jobs) return;
+    await this.jobs.responseReceived(jobId).catch((error: unknown) =>
+      this.logger.warn({
+        msg: 'could not note that a job-end callback was delivered; its answer is erased after the retention',
+        job: { id: jobId },
+        error: (error as Error).message,
+      }),
+    );
   }
 
   private async attempt(row: DueRow): Promise<void> {
@@ -269,6 +288,7 @@ export class CallbackDeliveries {
     const delayMs = backoffMs(row.attempts, this.config.forwardRetryBaseMs, null);
     const state = delivered ? 'delivered' : last ? 'failed' : 'pending';
     await this.rows.recordOutcome(row.id, { state, status, error, delayMs });
+    if (delivered) await this.jobAnswerReceived(row.message_id);
     // BullMQ schedules the next attempt with the same delay (its one backoff strategy), counting this one.
     if (state === 'pending') throw new RetryAttempt(delayMs);
     if (!delivered && last)
@@ -277,6 +297,17 @@ export class CallbackDeliveries {
           (status === 410 ? ' (the receiver answered 410 Gone)' : ''),
       );
   }
+}
+
+/** The webhook-id of a job's end: one message per job, whatever schedules it. */
+function jobMessageId(jobId: string): string {
+  return `job_${jobId.replace(/-/g, '')}`;
+}
+
+/** The job a message is the end of (jobMessageId), or null for another message. */
+function jobOfMessage(messageId: string): string | null {
+  const parts = /^job_([0-9a-f]{8})([0-9a-f]{4})([0-9a-f]{4})([0-9a-f]{4})([0-9a-f]{12})$/.exec(messageId);
+  return parts ? parts.slice(1).join('-') : null;
 }
 
 /** A try put off because a webhook secret was created meanwhile runs again this soon: at once, in effect. */

@@ -11,7 +11,7 @@ import { problemResponse } from '../../../platform/problem/problem.filter';
 import { ForwardIdempotency } from '../idempotency/forward-idempotency';
 import { REQUEST_LOG, RequestLog, requestIdFor } from '../../../platform/logging/logging.module';
 import { ForwardJobsService, refuseQueuedOnlyHeaders } from '../jobs/forward-jobs.service';
-import { prefersAsync } from '../jobs/retry-policy';
+import { prefersAsync } from '../jobs/attempts/retry-policy';
 import { FORWARD_ROUTE, isForwardPath } from './forward-route';
 import { ForwardingService } from '../request/forwarding.service';
 import { InflightBytes, InflightLease } from '../sending/inflight-bytes';

@@ -205,7 +205,11 @@ export function forwardOperation(): { path: string; method: 'post'; operation: R
         },
         default: {
           description:
-            'The downstream’s own answer, whatever its status, headers and body (no x-vault-forward-error header).',
+            'The downstream’s own answer, whatever its status, headers and body (no x-vault-forward-error header), ' +
+            'compressed as it came unless the config’s response rules or unmatched_pan apply (then decoded). A repeat ' +
+            'with the same Idempotency-Key gets the stored answer (Idempotent-Replayed: true): decoded and masked, ' +
+            'or, when it did not decode within the caps, an empty body with x-vault-forward-not-kept saying why ' +
+            '(decision 0137).',
           headers: { 'x-vault-forward-request-id': requestId },
           content: { '*/*': { schema: { type: 'string', format: 'binary' } } },
         },

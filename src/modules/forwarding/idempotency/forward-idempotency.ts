@@ -2,14 +2,13 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { Readable } from 'node:stream';
 import { Injectable } from '@nestjs/common';
 import type { DownstreamResponse } from '../sending/downstream-client';
-import { keptAnswer } from '../record-bodies/body-capture';
+import { keptDecodedAnswer } from '../record-bodies/decoded-bodies';
 import {
   IdempotencyClaimLostError,
   IdempotencyService,
   idempotencyKeyOf,
   keyInProgressProblem,
   keyReusedProblem,
-  requestFingerprint,
 } from './idempotency.service';
 
 /** Answers larger than this (or streamed) are passed on but not stored: a repeat sends again. */
@@ -27,6 +26,8 @@ type SentResponse = DownstreamResponse & { withheld: readonly string[] };
  * runs is a 409 (the caller retries; waiting would hold a connection for up to
  * the forward's timeout). A forward that fails with our own problem (nothing usable came back), or
  * whose answer is streamed or above 1 MiB, releases the key (once the database is back, if it is not).
+ * A compressed answer is stored decoded, or, when it does not decode within the caps, with an empty
+ * body and x-vault-forward-not-kept saying why (decision 0137): the repeat still sends nothing.
  */
 @Injectable()
 export class ForwardIdempotency {
@@ -40,8 +41,7 @@ export class ForwardIdempotency {
   ): Promise<DownstreamResponse> {
     const key = idempotencyKeyOf(headers);
     if (key === undefined) return send();
-    const fingerprint = requestFingerprint({ merchantAccountId, key, kind: 'sync', headers, body });
-    const claim = await this.idempotency.claim(merchantAccountId, key, fingerprint, 'sync');
+    const claim = await this.idempotency.claim(merchantAccountId, key, { headers, body }, 'sync');
     if (claim.outcome === 'conflict') throw keyReusedProblem();
     if (claim.outcome === 'in-progress') throw keyInProgressProblem();
     if (claim.outcome === 'replay') {
@@ -59,8 +59,9 @@ export class ForwardIdempotency {
       await claim.release();
       return response;
     }
-    // Kept for 24 h: what a record may keep of it, no more (decision 0113); the first caller gets the answer whole.
-    const kept = keptAnswer({ headers: response.headers, body: response.body }, response.withheld);
+    // Kept for 24 h: what a record may keep of it, no more (decision 0113), decoded (decision 0137); the first
+    // caller gets the answer whole, as it came.
+    const kept = await keptDecodedAnswer({ headers: response.headers, body: response.body }, response.withheld);
     await claim.complete({ status: response.status, ...kept });
     return response;
   }
@@ -73,9 +74,10 @@ export class ForwardIdempotency {
  * its job (creating one takes milliseconds), then get a 409. If creating the job fails (database or
  * queue down), the key is released, at once or as soon as the database is back (releaseLater), and a
  * claim left running by a request that died is taken over after ASYNC_CLAIM_LEASE_SECONDS. `create` is
- * given the claim's id and must mark it done with its job in the statement that creates the job
- * (ForwardJobsRepository.create), and create nothing once the claim no longer holds the key, so a key is
- * never left claimed by a job that exists, nor pointing at one that does not.
+ * given the claim's id and the key's keyed hash (what the job row keeps of the key, decision 0139) and
+ * must mark it done with its job in the statement that creates the job (ForwardJobsRepository.create),
+ * and create nothing once the claim no longer holds the key, so a key is never left claimed by a job
+ * that exists, nor pointing at one that does not.
  */
 @Injectable()
 export class QueuedIdempotency {
@@ -86,23 +88,22 @@ export class QueuedIdempotency {
     key: string | null,
     headers: IncomingHttpHeaders,
     body: Buffer | undefined,
-    create: (claimId: string | null) => Promise<string>,
+    create: (claim: { id: string; keyHash: string } | null) => Promise<string>,
   ): Promise<{ jobId: string; replayed: boolean }> {
     if (key === null) return { jobId: await create(null), replayed: false };
-    const fingerprint = requestFingerprint({
+    const claim = await this.idempotency.claim(
       merchantAccountId,
       key,
-      kind: 'async',
-      headers,
-      body: body ?? Buffer.alloc(0),
-    });
-    const claim = await this.idempotency.claim(merchantAccountId, key, fingerprint, 'async', { waitMs: 5_000 });
+      { headers, body: body ?? Buffer.alloc(0) },
+      'async',
+      { waitMs: 5_000 },
+    );
     if (claim.outcome === 'conflict') throw keyReusedProblem();
     if (claim.outcome === 'in-progress') throw keyInProgressProblem();
     if (claim.outcome === 'replay') return { jobId: claim.jobId!, replayed: true };
     let jobId: string;
     try {
-      jobId = await create(claim.id);
+      jobId = await create({ id: claim.id, keyHash: claim.keyHash });
     } catch (error) {
       // Refused (a 503, most likely the database or queue away): the key must be free for the retry the
       // answer asks for, now or, if the database cannot take the release, as soon as it is back.

@@ -5,6 +5,7 @@ import { isDatabaseUnavailable } from '../../../platform/problem/database-errors
 import { HeldWrites } from '../../../platform/database/held-writes';
 import { CLOCK, Clock } from '../../../platform/time/clock';
 import { boundAad, SecretSealer } from '../../vault/secret-sealer';
+import { CardVault } from '../../vault/card-vault.service';
 import { IdempotencyErrors } from './idempotency.errors';
 import { IdempotencyKeysRepository, IdempotencyKind, KeyRow } from './idempotency-keys.repository';
 
@@ -46,6 +47,8 @@ interface NewClaim {
   outcome: 'new';
   /** The key row's id while this claim holds it. */
   id: string;
+  /** The key's keyed hash (what is kept of it). */
+  keyHash: string;
   /**
    * Forget the key (nothing worth replaying happened, the answer cannot be stored, or the job it was
    * done with was discarded): a repeat sends again.
@@ -61,7 +64,16 @@ type IdempotencyClaim =
   | { outcome: 'conflict' }
   | { outcome: 'in-progress' };
 
-/** The headers that shape the request sent downstream (all x-vault-forward-*), in a stable order. */
+/** What a request's fingerprint is made of, but its key. */
+interface FingerprintedRequest {
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+}
+
+/**
+ * The headers that shape the request sent downstream (all x-vault-forward-*), in a stable order. `key` is
+ * the key's keyed hash (decision 0139; rows written before it used the key in clear).
+ */
 export function requestFingerprint(input: {
   merchantAccountId: string;
   key: string;
@@ -135,12 +147,18 @@ export function keyInProgressProblem(): ProblemException {
 export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('Idempotency');
   private purgeTimer: NodeJS.Timeout | undefined;
+  /**
+   * Whether rows written before keys were hashed may remain (decision 0139): asked once, then after each
+   * purge; while they may, a claim first turns its key's legacy row, if any, into the hashed form.
+   */
+  private legacyRows: Promise<boolean> | undefined;
   /** Claims to release once the database answers again (releaseLater). */
   private readonly heldReleases: HeldWrites;
 
   constructor(
     private readonly keys: IdempotencyKeysRepository,
     private readonly sealer: SecretSealer,
+    private readonly vault: CardVault,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {
     this.heldReleases = new HeldWrites(
@@ -175,18 +193,25 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
     this.heldReleases.hold(claimId);
   }
 
+  /**
+   * Claims `key` (the caller's, in clear: it is hashed here and kept only as its keyed hash, decision 0139)
+   * for `request`.
+   */
   async claim(
     merchantAccountId: string,
     key: string,
-    fingerprint: Buffer,
+    request: FingerprintedRequest,
     kind: IdempotencyKind,
     options: { waitMs?: number } = {},
   ): Promise<IdempotencyClaim> {
+    const keyHash = await this.vault.keyedHash(merchantAccountId, 'idempotency-key', key);
+    const fingerprint = requestFingerprint({ merchantAccountId, key: keyHash, kind, ...request });
+    if (await this.mayHaveLegacyRows()) await this.upgradeLegacy(merchantAccountId, key, keyHash, kind, request);
     const deadline = this.clock.epochMs() + (options.waitMs ?? 0);
     for (let delay = 20; ; delay = Math.min(delay * 2, 250)) {
       const id = randomUUID();
       const taken = await this.keys
-        .take({ id, merchantAccountId, key, fingerprint, kind }, IDEMPOTENCY_TTL_HOURS, {
+        .take({ id, merchantAccountId, key: keyHash, fingerprint, kind }, IDEMPOTENCY_TTL_HOURS, {
           sync: ABANDONED_AFTER_SECONDS,
           async: ASYNC_CLAIM_LEASE_SECONDS,
         })
@@ -195,15 +220,15 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
           if (isDatabaseUnavailable(error)) this.releaseLater(id);
           throw error;
         });
-      if (taken) return this.newClaim(merchantAccountId, key, id);
+      if (taken) return this.newClaim(merchantAccountId, keyHash, id);
 
-      const row = await this.keys.find(merchantAccountId, key);
+      const row = await this.keys.find(merchantAccountId, keyHash);
       // Released or expired between the two statements: try to take it again.
       if (!row) continue;
       if (row.kind !== kind || !row.fingerprint.equals(fingerprint)) return { outcome: 'conflict' };
       if (row.state === 'done') {
         if (row.job_id) return { outcome: 'replay', jobId: row.job_id };
-        return { outcome: 'replay', response: this.openResponse(merchantAccountId, key, row) };
+        return { outcome: 'replay', response: this.openResponse(merchantAccountId, keyHash, row) };
       }
       const left = deadline - this.clock.epochMs();
       if (left <= 0) return { outcome: 'in-progress' };
@@ -221,19 +246,64 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
     for (;;) {
       const deleted = await this.keys.purgeExpired(PURGE_BATCH);
       total += deleted;
-      if (deleted < PURGE_BATCH) return total;
+      if (deleted < PURGE_BATCH) break;
     }
+    // Legacy rows (keys in clear) last 24 h at most: once none remains, claims stop looking for them.
+    if (this.legacyRows !== undefined) this.legacyRows = this.keys.anyLegacy().catch(() => true);
+    return total;
   }
 
-  private newClaim(merchantAccountId: string, key: string, id: string): NewClaim {
+  private mayHaveLegacyRows(): Promise<boolean> {
+    this.legacyRows ??= this.keys.anyLegacy().catch((error: unknown) => {
+      this.legacyRows = undefined;
+      throw error;
+    });
+    return this.legacyRows;
+  }
+
+  /**
+   * A row of this key written before keys were hashed, turned into the hashed form: its key, its
+   * fingerprint (recomputed from this request when it is the same request, left as is, so a conflict,
+   * otherwise) and its sealed answer (opened under the key in clear, sealed again under the hash).
+   */
+  private async upgradeLegacy(
+    merchantAccountId: string,
+    key: string,
+    keyHash: string,
+    kind: IdempotencyKind,
+    request: FingerprintedRequest,
+  ): Promise<void> {
+    const row = await this.keys.legacy(merchantAccountId, key);
+    if (!row) return;
+    const same =
+      row.kind === kind && row.fingerprint.equals(requestFingerprint({ merchantAccountId, key, kind, ...request }));
+    const fingerprint = same
+      ? requestFingerprint({ merchantAccountId, key: keyHash, kind, ...request })
+      : row.fingerprint;
+    const resealed =
+      row.ciphertext === null
+        ? null
+        : this.sealer.sealJson(
+            responseAad(merchantAccountId, keyHash, row.id),
+            this.sealer.openJson<unknown>(
+              responseAad(merchantAccountId, key, row.id),
+              { ciphertext: row.ciphertext, wrappedKey: row.wrapped_key!, masterKeyId: row.master_key_id! },
+              `idempotent response ${row.id}`,
+            ),
+          );
+    await this.keys.upgrade(row.id, keyHash, fingerprint, resealed);
+  }
+
+  private newClaim(merchantAccountId: string, keyHash: string, id: string): NewClaim {
     return {
       outcome: 'new',
       id,
+      keyHash,
       release: async () => {
         await this.keys.release([id]);
       },
       complete: async (response: StoredResponse) => {
-        const sealed = this.sealer.sealJson(responseAad(merchantAccountId, key, id), {
+        const sealed = this.sealer.sealJson(responseAad(merchantAccountId, keyHash, id), {
           status: response.status,
           headers: response.headers,
           body: response.body.toString('base64'),
@@ -243,9 +313,9 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
     };
   }
 
-  private openResponse(merchantAccountId: string, key: string, row: KeyRow): StoredResponse {
+  private openResponse(merchantAccountId: string, keyHash: string, row: KeyRow): StoredResponse {
     const stored = this.sealer.openJson<{ status: number; headers: Record<string, string | string[]>; body: string }>(
-      responseAad(merchantAccountId, key, row.id),
+      responseAad(merchantAccountId, keyHash, row.id),
       { ciphertext: row.ciphertext!, wrappedKey: row.wrapped_key!, masterKeyId: row.master_key_id! },
       `idempotent response ${row.id}`,
     );
@@ -253,6 +323,10 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
   }
 }
 
-function responseAad(merchantAccountId: string, key: string, id: string): string {
-  return boundAad('idempotent-response', merchantAccountId, key, id);
+/**
+ * The AAD of a stored answer: bound to the `key` column's value (the keyed hash; the key itself in legacy
+ * rows), as SEALED_TABLES rotates it.
+ */
+function responseAad(merchantAccountId: string, keyColumn: string, id: string): string {
+  return boundAad('idempotent-response', merchantAccountId, keyColumn, id);
 }

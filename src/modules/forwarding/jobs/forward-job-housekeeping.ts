@@ -8,13 +8,18 @@ import { LostJobRecovery } from './lost-job-recovery';
 
 /**
  * The repeatable BullMQ job (a job scheduler, one per queue however many workers upsert it) that
- * re-enqueues overdue jobs and purges sealed responses and callbacks past FORWARD_JOB_RETENTION.
+ * re-enqueues overdue jobs and erases answers no one needs any more (decision 0139) and callbacks.
  */
 export const HOUSEKEEPING_JOB = 'forward-jobs-housekeeping';
 const START_PASS_TRIES = 5;
 const START_PASS_RETRY_MS = 1_000;
 /** Overdue jobs enqueued again per pass at most (the next pass takes the rest). */
 const SWEEP_BATCH = 1_000;
+/**
+ * How long an ended job's answer stays after the merchant first had it (a read of the job, or its callback
+ * delivered): a retried read, or the read a callback prompts, still gets it (decision 0139).
+ */
+export const ANSWER_GRACE_SECONDS = 15 * 60;
 
 /**
  * The recovery of what BullMQ lost or gave up on, from the job rows (the truth), and the purges:
@@ -59,9 +64,9 @@ export class ForwardJobHousekeeping {
    * Every queued job enqueued again when the engine lost its data (LostJobRecovery); queued jobs overdue
    * by FORWARD_JOB_OVERDUE enqueued again (their BullMQ job was lost otherwise: an enqueue failed after
    * the row's commit), and running ones whose lease lapsed (their worker died, and the BullMQ job may
-   * have gone with Redis's data); sealed responses and callbacks past
-   * FORWARD_JOB_RETENTION purged; pending callback deliveries overdue for their attempt enqueued
-   * again. Every statement is idempotent, so passes of several workers at
+   * have gone with Redis's data); sealed answers erased ANSWER_GRACE_SECONDS after the merchant had
+   * them, or FORWARD_JOB_ANSWER_RETENTION after the end, and callbacks purged; pending callback
+   * deliveries overdue for their attempt enqueued again. Every statement is idempotent, so passes of several workers at
    * once do no harm, and an attempt enqueued twice runs once: one BullMQ job (its id) while BullMQ
    * keeps it, and one claim in any case.
    * One pass; true when it went through. `quiet`: a failure is logged at debug only (it will be tried again).
@@ -85,7 +90,8 @@ export class ForwardJobHousekeeping {
           count: callbacks,
         });
       const purged =
-        (await this.store.purge(this.config.forwardJobRetentionSeconds)) + (await this.callbacks.purgeEnded());
+        (await this.store.purge(answerRetentionSeconds(this.config), ANSWER_GRACE_SECONDS)) +
+        (await this.callbacks.purgeEnded());
       if (purged > 0)
         this.logger.log({
           msg: 'purged the sealed plans, responses and callbacks of ended queued forwards',
@@ -102,4 +108,9 @@ export class ForwardJobHousekeeping {
       return false;
     }
   }
+}
+
+/** The most an answer is kept after its job ended: FORWARD_JOB_ANSWER_RETENTION, never past FORWARD_JOB_RETENTION. */
+export function answerRetentionSeconds(config: AppConfig): number {
+  return Math.min(config.forwardJobAnswerRetentionSeconds, config.forwardJobRetentionSeconds);
 }

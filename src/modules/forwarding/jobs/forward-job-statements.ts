@@ -1,6 +1,6 @@
 import { textArrayLiteral } from '../../../platform/database/statement-batcher';
 import type { Timestamp } from '../../../platform/database/timestamp';
-import { ForwardJob, JobAttempt, JobStatus } from './forward-job.entity';
+import { ForwardJob, JobAttempt, JobStatus, ResponseErasedReason } from './forward-job.entity';
 
 /**
  * The prepared statements of the queued path (ForwardJobsRepository): create, claim, finish, requeue and
@@ -10,7 +10,8 @@ import { ForwardJob, JobAttempt, JobStatus } from './forward-job.entity';
 
 /** The job's columns as a prepared statement returns them (ForwardJob's, under their SQL names). */
 export const JOB_COLUMNS = `id, merchant_account_id, status, method, target_url, payment_method_ids, authentication_ids, max_attempts,
-  idempotency_key, callback_url, attempts, next_attempt_at, response_status, created_at, updated_at, finished_at`;
+  idempotency_key, legacy_idempotency_key, callback_url, attempts, next_attempt_at, response_status, created_at, updated_at,
+  finished_at, response_received_at, response_erased_at, response_erased_reason`;
 
 /**
  * The row, its sealed plan and (for an Idempotency-Key) the key's link to the job, in one statement:
@@ -47,14 +48,16 @@ export const CLAIM = `WITH claimed AS (
 
 /**
  * Ends a job: its sealed response stored (when there is one), its plan deleted (the request, with
- * literal CVVs and forwarded credentials, is no longer needed), the row ended with its attempts. One
+ * literal CVVs, forwarded credentials and the Idempotency-Key, is no longer needed; so is a legacy
+ * row's key in clear), the row ended with its attempts. One
  * statement, so one commit. Only while the job is running attempt $9 (the row's last): an attempt
  * superseded meanwhile, or a job that has ended, changes nothing here (docs/decisions/0120); the
  * answer, the plan's deletion and the row's end all hang on that one conditional UPDATE.
  */
 export const FINISH = `WITH ended AS (
     UPDATE vault_forward_jobs
-       SET status = $3, attempts = $4::jsonb, next_attempt_at = NULL, response_status = $5, updated_at = now(), finished_at = now()
+       SET status = $3, attempts = $4::jsonb, next_attempt_at = NULL, response_status = $5, updated_at = now(), finished_at = now(),
+           legacy_idempotency_key = NULL
      WHERE id = $1 AND status = 'running' AND attempts -> -1 ->> 'request_id' = $9::text
     RETURNING id),
   response AS (
@@ -107,7 +110,7 @@ export const FINISH_MANY = `WITH input AS (
   ended AS (
     UPDATE vault_forward_jobs j
        SET status = i.status, attempts = i.attempts, next_attempt_at = NULL, response_status = i.response_status,
-           updated_at = now(), finished_at = now()
+           updated_at = now(), finished_at = now(), legacy_idempotency_key = NULL
       FROM input i WHERE j.id = i.id AND j.status = 'running' AND j.attempts -> -1 ->> 'request_id' = i.request_id
     RETURNING j.id),
   response AS (
@@ -161,6 +164,7 @@ export interface JobRow {
   authentication_ids: string[];
   max_attempts: number;
   idempotency_key: string | null;
+  legacy_idempotency_key: string | null;
   callback_url: string | null;
   attempts: JobAttempt[];
   next_attempt_at: Timestamp | null;
@@ -168,6 +172,9 @@ export interface JobRow {
   created_at: Timestamp;
   updated_at: Timestamp;
   finished_at: Timestamp | null;
+  response_received_at: Timestamp | null;
+  response_erased_at: Timestamp | null;
+  response_erased_reason: ResponseErasedReason | null;
 }
 
 export function jobOf(row: JobRow): ForwardJob {
@@ -181,6 +188,7 @@ export function jobOf(row: JobRow): ForwardJob {
     authenticationIds: row.authentication_ids,
     maxAttempts: row.max_attempts,
     idempotencyKey: row.idempotency_key,
+    legacyIdempotencyKey: row.legacy_idempotency_key,
     callbackUrl: row.callback_url,
     attempts: row.attempts,
     nextAttemptAt: row.next_attempt_at,
@@ -188,6 +196,9 @@ export function jobOf(row: JobRow): ForwardJob {
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     finishedAt: row.finished_at,
+    responseReceivedAt: row.response_received_at,
+    responseErasedAt: row.response_erased_at,
+    responseErasedReason: row.response_erased_reason,
   });
 }
 

@@ -4,6 +4,9 @@ import { Timestamp } from '../../../platform/database/timestamp';
 export const JOB_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
 export const ENDED_STATUSES: readonly JobStatus[] = ['succeeded', 'failed', 'cancelled'];
+/** Why an ended job's answer is gone (decision 0139): the merchant had it, or the retention ended. */
+export const RESPONSE_ERASED_REASONS = ['received', 'retention'] as const;
+export type ResponseErasedReason = (typeof RESPONSE_ERASED_REASONS)[number];
 
 /**
  * One attempt of a queued forward, as stored (jsonb) and shown. An attempt is written when it starts
@@ -50,8 +53,13 @@ export class ForwardJob {
   @Column({ type: 'integer', name: 'max_attempts' })
   maxAttempts!: number;
 
+  /** The Idempotency-Key's keyed hash (CardVault.keyedHash), never the key (decision 0139). */
   @Column({ type: 'text', name: 'idempotency_key', nullable: true })
   idempotencyKey!: string | null;
+
+  /** A job queued before keys were hashed, still waiting or running: its key in clear, cleared when it ends. */
+  @Column({ type: 'text', name: 'legacy_idempotency_key', nullable: true })
+  legacyIdempotencyKey!: string | null;
 
   @Column({ type: 'text', name: 'callback_url', nullable: true })
   callbackUrl!: string | null;
@@ -73,4 +81,14 @@ export class ForwardJob {
 
   @Column({ type: 'timestamptz', name: 'finished_at', nullable: true, insert: false, update: false })
   finishedAt!: Timestamp | null;
+
+  /** When the merchant first had the answer: a read of the ended job, or its callback delivered. */
+  @Column({ type: 'timestamptz', name: 'response_received_at', nullable: true, insert: false, update: false })
+  responseReceivedAt!: Timestamp | null;
+
+  @Column({ type: 'timestamptz', name: 'response_erased_at', nullable: true, insert: false, update: false })
+  responseErasedAt!: Timestamp | null;
+
+  @Column({ type: 'text', name: 'response_erased_reason', nullable: true, insert: false, update: false })
+  responseErasedReason!: ResponseErasedReason | null;
 }

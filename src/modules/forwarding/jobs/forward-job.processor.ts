@@ -9,7 +9,7 @@ import { untilDatabaseTakes } from '../../../platform/database/held-writes';
 import { ProblemException } from '../../../platform/problem/problem';
 import { CallbackDeliveries } from '../callbacks/callback-deliveries';
 import { ForwardExecutor, isRetryable, reachedDownstream } from '../request/forward-executor';
-import { keptAnswer } from '../record-bodies/body-capture';
+import { keptDecodedAnswer } from '../record-bodies/decoded-bodies';
 import type { ForwardPlan } from '../request/forward-plan';
 import { ForwardJobData, ForwardQueue, FORWARD_JOB_NAME } from '../../../platform/job-queue/forward-queue';
 import type { EngineWorker } from '../../../platform/job-queue/engine';
@@ -18,12 +18,12 @@ import { VAULT_FORWARD_QUEUE } from '../../../platform/redis/queues';
 import { VaultKeyUnavailableError } from '../../vault/vault.errors';
 import { ENDED_STATUSES, ForwardJob, JobAttempt } from './forward-job.entity';
 import { ForwardJobsRepository, StoredResponse } from './forward-jobs.repository';
-import { isoMicros } from './job-clock';
+import { isoMicros } from './attempts/job-clock';
 import { CLOCK, Clock } from '../../../platform/time/clock';
-import { readWhole, retryAfterOf } from './job-answer';
+import { readWhole, retryAfterOf } from './attempts/job-answer';
 import { JobOwnedElsewhereError, LeaseWatch, remember } from './lease-watch';
 import { ForwardJobHousekeeping, HOUSEKEEPING_JOB } from './forward-job-housekeeping';
-import { AttemptOutcome, mayRetry } from './retry-policy';
+import { AttemptOutcome, mayRetry } from './attempts/retry-policy';
 import { backoffMs, PutOff, RetryAttempt } from '../../../platform/job-queue/backoff';
 import { JobConsumer } from '../../../platform/job-queue/job-consumer';
 import { putOffOrKeyStore } from '../callbacks/callback-jobs';
@@ -243,18 +243,22 @@ export class ForwardJobProcessor extends WorkerHost<EngineWorker> {
   private async attempt(job: ForwardJob, entry: JobAttempt, plan: ForwardPlan | null): Promise<void> {
     if (!plan)
       return this.conclude(job, entry, { kind: 'error', retryable: false, reached: false }, null, 'plan-missing');
-    // The caller's key goes downstream, so the target can tell a retry from a new request.
+    // The caller's key goes downstream, so the target can tell a retry from a new request: in the sealed
+    // plan (ForwardJobsService), or, for a job queued before keys were hashed, in the row until it ends.
     const sent =
-      job.idempotencyKey && !plan.headerTemplates.some(([name]) => name === 'idempotency-key')
-        ? { ...plan, passedHeaders: [...plan.passedHeaders, ['idempotency-key', job.idempotencyKey] as const] }
+      job.legacyIdempotencyKey &&
+      !plan.headerTemplates.some(([name]) => name === 'idempotency-key') &&
+      !plan.passedHeaders.some(([name]) => name === 'idempotency-key')
+        ? { ...plan, passedHeaders: [...plan.passedHeaders, ['idempotency-key', job.legacyIdempotencyKey] as const] }
         : plan;
     let outcome: AttemptOutcome;
     let stored: StoredResponse | null = null;
     let errorType: string | null = null;
     try {
       const response = await this.executor.execute(sent, { recordId: entry.request_id, putOff: keyStoreAway });
-      // Kept for FORWARD_JOB_RETENTION: what a record may keep of it, no more (decision 0113).
-      const kept = keptAnswer({ headers: response.headers, body: await readWhole(response.body) }, response.withheld);
+      // Kept for FORWARD_JOB_RETENTION: what a record may keep of it, no more (decision 0113), decoded (0137).
+      const whole = { headers: response.headers, body: await readWhole(response.body) };
+      const kept = await keptDecodedAnswer(whole, response.withheld);
       stored = { status: response.status, headers: kept.headers, body_base64: kept.body.toString('base64') };
       outcome = {
         kind: 'response',
@@ -297,8 +301,8 @@ export class ForwardJobProcessor extends WorkerHost<EngineWorker> {
     // The row's attempts end with this one (claimed, or the last of a job whose worker was lost).
     job.attempts[entry.number - 1] = entry;
     const succeeded = outcome.kind === 'response' && outcome.status < 400;
-    const retry =
-      !succeeded && entry.number < job.maxAttempts && mayRetry(outcome, job.method, job.idempotencyKey !== null);
+    const keyed = job.idempotencyKey !== null || job.legacyIdempotencyKey !== null;
+    const retry = !succeeded && entry.number < job.maxAttempts && mayRetry(outcome, job.method, keyed);
     if (retry) {
       const delayMs = backoffMs(
         entry.number,

@@ -44,7 +44,8 @@ interface NewJob {
   paymentMethodIds: readonly string[];
   authenticationIds: readonly string[];
   maxAttempts: number;
-  idempotencyKey: string | null;
+  /** The Idempotency-Key's keyed hash (the key itself travels in the sealed plan). */
+  idempotencyKeyHash: string | null;
   callbackUrl: string | null;
 }
 
@@ -148,7 +149,7 @@ export class ForwardJobsRepository {
       job.paymentMethodIds,
       job.authenticationIds,
       job.maxAttempts,
-      job.idempotencyKey,
+      job.idempotencyKeyHash,
       job.callbackUrl,
       sealed.ciphertext,
       sealed.wrappedKey,
@@ -278,7 +279,8 @@ export class ForwardJobsRepository {
   async cancel(merchantAccountId: string, id: string): Promise<boolean> {
     const [rows] = await this.jobs.query<[unknown[], number]>(
       `WITH cancelled AS (
-         UPDATE vault_forward_jobs SET status = 'cancelled', next_attempt_at = NULL, updated_at = now(), finished_at = now()
+         UPDATE vault_forward_jobs SET status = 'cancelled', next_attempt_at = NULL, updated_at = now(), finished_at = now(),
+                legacy_idempotency_key = NULL
           WHERE id = $1 AND merchant_account_id = $2 AND status = 'queued' RETURNING id)
        DELETE FROM vault_forward_job_plans WHERE job_id IN (SELECT id FROM cancelled) RETURNING job_id`,
       [id, merchantAccountId],
@@ -371,7 +373,7 @@ export class ForwardJobsRepository {
     }
   }
 
-  /** The stored answer of a finished job, or null (none, or purged after FORWARD_JOB_RETENTION). */
+  /** The stored answer of a finished job, or null (none, or erased: `response_erased_at` says when and why). */
   async openResponse(job: Pick<ForwardJob, 'id' | 'merchantAccountId'>): Promise<StoredResponse | null> {
     const rows = await this.dataSource.query<SealedRow[]>(
       `SELECT ciphertext, wrapped_key, master_key_id FROM vault_forward_job_responses WHERE job_id = $1`,
@@ -386,14 +388,38 @@ export class ForwardJobsRepository {
   }
 
   /**
-   * Deletes the sealed responses of jobs that ended more than `retentionSeconds` ago, and any plan
+   * The merchant has the ended job's answer (it read the job, or its callback was delivered): the first
+   * time is kept, from which the answer's grace runs (decision 0139).
+   */
+  async markResponseReceived(jobId: string): Promise<void> {
+    await this.sql.prepared(
+      'forward-jobs.response-received',
+      `UPDATE vault_forward_jobs SET response_received_at = now()
+        WHERE id = $1 AND finished_at IS NOT NULL AND response_received_at IS NULL`,
+      [jobId],
+    );
+  }
+
+  /**
+   * Erases the sealed answers no one needs any more (decision 0139): `graceSeconds` after the merchant
+   * first had one ('received'), and in any case `answerRetentionSeconds` after its job ended
+   * ('retention'); the row keeps its status and response_status and says when and why. Deletes any plan
    * an ended job still has. Returns how many sealed rows went.
    */
-  async purge(retentionSeconds: number): Promise<number> {
+  async purge(answerRetentionSeconds: number, graceSeconds: number): Promise<number> {
     const [, responses] = await this.dataSource.query<[unknown, number]>(
-      `DELETE FROM vault_forward_job_responses r USING vault_forward_jobs j
-        WHERE r.job_id = j.id AND j.finished_at < now() - make_interval(secs => $1)`,
-      [retentionSeconds],
+      `WITH due AS (
+         SELECT j.id,
+                CASE WHEN j.response_received_at < now() - make_interval(secs => $2) THEN 'received' ELSE 'retention' END
+                  AS reason
+           FROM vault_forward_jobs j JOIN vault_forward_job_responses r ON r.job_id = j.id
+          WHERE j.finished_at IS NOT NULL
+            AND (j.response_received_at < now() - make_interval(secs => $2)
+                 OR j.finished_at < now() - make_interval(secs => $1))),
+       gone AS (DELETE FROM vault_forward_job_responses r USING due WHERE r.job_id = due.id RETURNING r.job_id)
+       UPDATE vault_forward_jobs j SET response_erased_at = now(), response_erased_reason = due.reason
+         FROM due JOIN gone ON gone.job_id = due.id WHERE j.id = due.id`,
+      [answerRetentionSeconds, graceSeconds],
     );
     const [, plans] = await this.dataSource.query<[unknown, number]>(
       `DELETE FROM vault_forward_job_plans p USING vault_forward_jobs j WHERE p.job_id = j.id AND j.finished_at IS NOT NULL`,

@@ -14,6 +14,7 @@ import {
 } from '../request/forward-headers';
 import { loggableUrl, recordedUrl } from '../../../platform/logging/redaction';
 import { ForwardPlanner } from '../request/forward-planner';
+import type { ForwardPlan } from '../request/forward-plan';
 import { CallbackDeliveries } from '../callbacks/callback-deliveries';
 import { QueuedIdempotency } from '../idempotency/forward-idempotency';
 import { idempotencyKeyOf } from '../idempotency/idempotency.service';
@@ -90,7 +91,7 @@ export class ForwardJobsService {
       idempotencyKey,
       input.headers,
       input.body,
-      async (claimId) => {
+      async (claim) => {
         created = await this.store.create(
           {
             id,
@@ -100,12 +101,13 @@ export class ForwardJobsService {
             paymentMethodIds: plan.paymentMethodIds,
             authenticationIds: plan.authenticationIds,
             maxAttempts,
-            idempotencyKey,
+            // The row keeps the key's keyed hash; the key itself only travels sealed in the plan (decision 0139).
+            idempotencyKeyHash: claim?.keyHash ?? null,
             // As logged: the whole URL, whose query may hold the receiver's token, is kept sealed (below).
             callbackUrl: callbackUrl === null ? null : loggableUrl(callbackUrl),
           },
-          plan,
-          claimId,
+          withIdempotencyKey(plan, idempotencyKey),
+          claim?.id ?? null,
         );
         try {
           if (callbackUrl !== null) await this.callbacks.keepJobCallbackUrl(input.merchantAccountId, id, callbackUrl);
@@ -136,9 +138,14 @@ export class ForwardJobsService {
     return url.href;
   }
 
+  /**
+   * The job as the merchant sees it; an ended job's answer shown here counts as received, from which its
+   * grace runs before it is erased (decision 0139).
+   */
   async get(merchantAccountId: string, id: string): Promise<ForwardJobResponse> {
     const row = await this.find(merchantAccountId, id);
     const response = row.finishedAt ? await this.store.openResponse(row) : null;
+    if (response && row.responseReceivedAt === null) await this.store.markResponseReceived(row.id);
     return ForwardJobResponse.from(row, response);
   }
 
@@ -169,6 +176,16 @@ export class ForwardJobsService {
     if (!row) throw notFound();
     return row;
   }
+}
+
+/**
+ * The caller's Idempotency-Key goes downstream with every attempt, so the target can tell a retry from a new
+ * request: it is added to the plan, which is sealed and erased when the job ends, unless the request
+ * templates its own Idempotency-Key header.
+ */
+function withIdempotencyKey(plan: ForwardPlan, key: string | null): ForwardPlan {
+  if (key === null || plan.headerTemplates.some(([name]) => name === 'idempotency-key')) return plan;
+  return { ...plan, passedHeaders: [...plan.passedHeaders, ['idempotency-key', key] as const] };
 }
 
 function notFound(): ProblemException {

@@ -19,4 +19,8 @@ export class ForwardJobCallbackSource implements CallbackJobSource {
       resource: ForwardJobResponse.from(row, response),
     };
   }
+
+  async responseReceived(jobId: string): Promise<void> {
+    await this.store.markResponseReceived(jobId);
+  }
 }

@@ -8,8 +8,9 @@
  * name, card numbers in any spelling masked (card-data/). Headers are kept by allow-list.
  */
 import { pipeline, Readable, Transform } from 'node:stream';
-import { withoutAuthenticationData } from '../../../platform/card-data/authentication-data';
-import { decodeText, encodeText, maskCardNumbers, textEncodingOf } from '../../../platform/card-data/card-numbers';
+import { isAuthenticationDataField, withoutAuthenticationData } from '../../../platform/card-data/authentication-data';
+import { maskCardNumbers } from '../../../platform/card-data/card-numbers';
+import { readText, withCharset } from '../../../platform/card-data/text-encodings';
 import { keptHeaderValue, REDACTED } from '../../../platform/logging/redaction';
 
 /** Bytes of each body a record keeps; the rest is cut and the record says so (…_truncated). */
@@ -80,30 +81,40 @@ function withoutValue(text: string, value: string): string {
   return out + text.slice(at);
 }
 
-/** A whole body as it may rest (see keptText), in its own encoding. */
-function keptBody(body: Buffer, contentType: string | undefined, withheld: readonly string[]): Buffer {
-  const encoding = textEncodingOf(body, contentType);
-  const inEncoding = encoding === 'latin1' ? withheld.map(asLatin1) : withheld;
-  const text = decodeText(body, encoding);
-  const kept = keptText(text, inEncoding);
-  return kept === text ? body : encodeText(kept, encoding);
+/**
+ * A whole body as it may rest (see keptText), in its own encoding: the same Buffer when nothing changed; UTF-8
+ * and `charset` when a legacy charset, which cannot be written back, was changed (card-numbers.ts readText).
+ */
+function keptBody(
+  body: Buffer,
+  contentType: string | undefined,
+  withheld: readonly string[],
+): { bytes: Buffer; charset?: string } {
+  const read = readText(body, contentType);
+  const inEncoding = read.encoding === 'latin1' ? withheld.map(asLatin1) : withheld;
+  return read.encode(keptText(read.text, inEncoding));
 }
 
 type Headers = Record<string, string | string[]>;
 
 /**
  * A whole answer as it may rest (a queued forward's stored answer, an idempotent forward's replay): the
- * body through keptBody, each header value through keptText.
+ * body through keptBody, each header value through keptText, [Redacted] for a header named as a code.
  */
 export function keptAnswer(
   answer: { headers: Readonly<Headers>; body: Buffer },
   withheld: readonly string[],
 ): { headers: Headers; body: Buffer } {
   const headers: Headers = {};
-  for (const [name, value] of Object.entries(answer.headers))
-    headers[name] = Array.isArray(value) ? value.map((v) => keptText(v, withheld)) : keptText(value, withheld);
+  for (const [name, value] of Object.entries(answer.headers)) {
+    // A header named as a code (`X-Card-CVV`) keeps nothing of its value (decision 0136).
+    const kept = (v: string) => (isAuthenticationDataField(name) ? REDACTED : keptText(v, withheld));
+    headers[name] = Array.isArray(value) ? value.map(kept) : kept(value);
+  }
   const contentType = answer.headers['content-type'];
-  const body = keptBody(answer.body, Array.isArray(contentType) ? contentType[0] : contentType, withheld);
+  const type = Array.isArray(contentType) ? contentType[0] : contentType;
+  const { bytes: body, charset } = keptBody(answer.body, type, withheld);
+  if (charset !== undefined) headers['content-type'] = withCharset(type, charset);
   // A body that changed has another length; the transport computes it again.
   if (body !== answer.body) delete headers['content-length'];
   return { headers, body };
@@ -123,10 +134,11 @@ export function recordedText(
   withheld: readonly string[] = [],
   contentType?: string,
 ): RecordedText {
-  const encoding = textEncodingOf(head, contentType);
+  const read = readText(head, contentType);
+  const encoding = read.encoding;
   // latin1: one character per byte, so the cut is in bytes; UTF-16 text is cut at as many characters.
   const inEncoding = encoding === 'latin1' ? withheld.map(asLatin1) : withheld;
-  let text = keptText(decodeText(head, encoding), inEncoding);
+  let text = keptText(read.text, inEncoding);
   const truncated = total > head.length || text.length > RECORDED_BODY_MAX_BYTES;
   // Once cut, the digits just before the cut may form a run of their own: masked again if it is a card number.
   if (text.length > RECORDED_BODY_MAX_BYTES) text = maskCardNumbers(text.slice(0, RECORDED_BODY_MAX_BYTES));
@@ -178,7 +190,13 @@ export class BodyTap {
   }
 
   result(withheld: readonly string[] = [], contentType?: string): RecordedText {
-    return recordedText(Buffer.concat(this.chunks, this.held), this.total, withheld, contentType);
+    const { head, total } = this.captured();
+    return recordedText(head, total, withheld, contentType);
+  }
+
+  /** The bytes held (the first CAPTURED_BYTES) and the body's whole length, for a body to be decoded first. */
+  captured(): { head: Buffer; total: number } {
+    return { head: Buffer.concat(this.chunks, this.held), total: this.total };
   }
 }
 

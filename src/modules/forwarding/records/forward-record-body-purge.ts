@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import type { AppConfig } from '../../../platform/config/config';
 import { APP_CONFIG } from '../../../platform/config/config.module';
+import { Clock, CLOCK } from '../../../platform/time/clock';
 import { ForwardRecordsRepository } from './forward-records.repository';
 
 /** How often each API process nulls the bodies past their retention. */
@@ -11,8 +12,9 @@ const BODY_PURGE_BATCH = 1_000;
 const BODY_PURGE_MAX_BATCHES = 50;
 
 /**
- * Nulls the redacted bodies of forward records older than FORWARD_RECORD_BODY_RETENTION_DAYS (decision
- * 0104); the record itself stays. The idempotency purge's pattern: every API process runs it on a timer,
+ * Nulls the redacted bodies of forward records past their retention: the days their config asked for when they
+ * were recorded (decision 0138), never more than FORWARD_RECORD_BODY_RETENTION_DAYS (at most 30); the record
+ * itself stays, and says how long its bodies were kept. The idempotency purge's pattern: every API process runs it on a timer,
  * in bounded batches picked with FOR UPDATE SKIP LOCKED, so concurrent purges split the rows instead of
  * waiting on one another, and an outcome being written to a row is never waited for. The partial index
  * vault_forward_requests_bodies_created_at holds only the rows that still have bodies.
@@ -25,6 +27,7 @@ export class ForwardRecordBodyPurge implements OnModuleInit, OnModuleDestroy {
   constructor(
     private readonly records: ForwardRecordsRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
   onModuleInit(): void {
@@ -43,14 +46,15 @@ export class ForwardRecordBodyPurge implements OnModuleInit, OnModuleDestroy {
   }
 
   /**
-   * One run: the bodies of records created more than `retentionDays` ago (the configured value by
-   * default; 0 purges every body, as recording is then off) are nulled, at most
+   * One run as at `now` (the Clock's by default; null: the database's): the bodies of records past their own
+   * retention or the operator's ceiling (0 purges every body, as recording is then off) are nulled, at most
    * BODY_PURGE_MAX_BATCHES batches. Returns how many records lost their bodies.
    */
-  async purgeExpired(retentionDays = this.config.forwardRecordBodyRetentionDays): Promise<number> {
+  async purgeExpired(now: Date | null = this.clock.now()): Promise<number> {
+    const ceiling = this.config.forwardRecordBodyRetentionDays;
     let total = 0;
     for (let batch = 0; batch < BODY_PURGE_MAX_BATCHES; batch++) {
-      const updated = await this.records.purgeBodies(retentionDays, BODY_PURGE_BATCH);
+      const updated = await this.records.purgeBodies(now, ceiling, BODY_PURGE_BATCH);
       total += updated;
       if (updated < BODY_PURGE_BATCH) break;
     }

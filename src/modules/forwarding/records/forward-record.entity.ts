@@ -3,7 +3,7 @@ import { Timestamp } from '../../../platform/database/timestamp';
 
 /**
  * A forward record: what one forward did. Its bodies and header values only in the redacted, capped
- * form of decision 0104, sealed, kept FORWARD_RECORD_BODY_RETENTION_DAYS; not selected by default (the
+ * form of decision 0104, sealed, only when its config asks (decision 0138) and for the days it says; not selected by default (the
  * list does not show them), opened by ForwardRecordsReader.get. The public API calls it
  * a vault forward request (`/vault-forward/requests`, `type: "vault-forward-request"`), as Gr4vy does;
  * the code calls it a forward record everywhere.
@@ -69,6 +69,14 @@ export class ForwardRecordEntity {
 
   @Column({ type: 'boolean', name: 'response_body_truncated', default: false, select: false })
   responseBodyTruncated!: boolean;
+
+  /**
+   * Days the bodies are kept from created_at (decision 0138: the config's record_bodies_retention_days, capped by
+   * the operator's ceiling), set when they were recorded and kept once the purge has nulled them; null when no body
+   * was recorded. Not selected by default, as the bodies.
+   */
+  @Column({ type: 'smallint', name: 'bodies_retention_days', nullable: true, select: false })
+  bodiesRetentionDays!: number | null;
 
   @Column({ type: 'timestamptz', name: 'created_at', insert: false, update: false })
   createdAt!: Timestamp;

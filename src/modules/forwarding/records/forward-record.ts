@@ -23,7 +23,7 @@ export interface ForwardRecord {
   apiKeyId?: string | null;
   /** The placeholders filled, as `NAME_POSITION` (CARD_NUMBER_1): what the ledger says was disclosed. */
   filledFields?: string[];
-  /** Decision 0104: the redacted request and answer (set only while FORWARD_RECORD_BODY_RETENTION_DAYS > 0). */
+  /** Decision 0104: the redacted request and answer (set only when the config asks for them, decision 0138). */
   bodies?: RecordedBodies;
   /** The bodies sealed by ForwardRecordsService.write (base64, so a spool line carries them): never plain text. */
   sealedBodies?: SealedBodies;
@@ -40,6 +40,8 @@ export interface ForwardRecord {
  * with card numbers masked when it is put on the record. Absent fields are written as null.
  */
 interface RecordedBodies {
+  /** Days they are kept (the config's record_bodies_retention_days, capped by the operator's ceiling). */
+  retentionDays: number;
   requestHeaders?: Record<string, string>;
   requestBody?: string | null;
   requestBodyTruncated?: boolean;
@@ -51,4 +53,6 @@ interface RecordedBodies {
 export interface SealedBodies extends SealedText {
   requestBodyTruncated: boolean;
   responseBodyTruncated: boolean;
+  /** Days they are kept (absent in spool entries written before decision 0138: purged at once). */
+  retentionDays?: number;
 }

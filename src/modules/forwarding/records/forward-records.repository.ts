@@ -37,15 +37,19 @@ const ledgerEntries = (source: string, kind: 'disclosure' | 'outcome', ledger: s
       FROM ${source} s
      WHERE ${ledger} AND (cardinality(s.pms) > 0 OR s.session IS NOT NULL OR cardinality(s.auths) > 0)
     ON CONFLICT (record_id, kind) DO NOTHING`;
-/** The outcome's columns: the disclosure's and the redacted bodies (decision 0104), which only the outcome carries. */
+/**
+ * The outcome's columns: the disclosure's and the redacted bodies (decision 0104), which only the outcome carries,
+ * with the days they are kept (decision 0138).
+ */
 const FINAL_COLUMNS =
   `${COLUMNS.slice(0, -1)}, ciphertext, wrapped_key, master_key_id, request_body_truncated, ` +
-  `response_body_truncated)`;
+  `response_body_truncated, bodies_retention_days)`;
 const RECORD_FIELDS =
   'id, merchant, config, method, target, status, duration, pms, auths, error, at, session, mit, key, fields';
 const SET_BODIES =
   `ciphertext = EXCLUDED.ciphertext, wrapped_key = EXCLUDED.wrapped_key, master_key_id = EXCLUDED.master_key_id, ` +
-  `request_body_truncated = EXCLUDED.request_body_truncated, response_body_truncated = EXCLUDED.response_body_truncated`;
+  `request_body_truncated = EXCLUDED.request_body_truncated, response_body_truncated = EXCLUDED.response_body_truncated, ` +
+  `bodies_retention_days = EXCLUDED.bodies_retention_days`;
 /**
  * A disclosure: who sent what where, with no outcome yet (status NULL), and its ledger entry. Replaying it again
  * changes nothing. $16: the ledger is on.
@@ -96,21 +100,21 @@ const countUses = (source: string) => `uses AS (
  * in the outcome of a pending row. It carries every column, so it and the disclosure commute: the
  * spool can replay either after the other, any number of times. $16 says which records released
  * card data (their uses are counted, their disclosure entries written if the disclosure's own statement has
- * not); a refused forward names its cards too but sent nothing. Each outcome set writes its ledger entry. $22:
+ * not); a refused forward names its cards too but sent nothing. Each outcome set writes its ledger entry. $23:
  * the ledger is on.
  */
 const UPSERT_FINAL = `WITH r AS (
     SELECT id, merchant, config, method, target, status, duration, pms::uuid[] AS pms, auths::uuid[] AS auths, error,
            coalesce(at, now()) AS at, session, mit, key, fields::text[] AS fields, disclosed, decode(ct, 'base64') AS ct,
-           decode(wk, 'base64') AS wk, mk, coalesce(rbt, false) AS rbt, coalesce(sbt, false) AS sbt
+           decode(wk, 'base64') AS wk, mk, coalesce(rbt, false) AS rbt, coalesce(sbt, false) AS sbt, rd
       FROM unnest($1::text[], $2::text[], $3::uuid[], $4::text[], $5::text[], $6::int[], $7::float8[], $8::text[], $9::text[],
                   $10::text[], $11::timestamptz[], $12::uuid[], $13::bool[], $14::text[], $15::text[], $16::bool[],
-                  $17::text[], $18::text[], $19::text[], $20::bool[], $21::bool[])
+                  $17::text[], $18::text[], $19::text[], $20::bool[], $21::bool[], $22::int[])
            AS r(id, merchant, config, method, target, status, duration, pms, auths, error, at, session, mit, key, fields,
-                disclosed, ct, wk, mk, rbt, sbt)
+                disclosed, ct, wk, mk, rbt, sbt, rd)
   ), done AS (
     INSERT INTO vault_forward_requests ${FINAL_COLUMNS}
-    SELECT ${RECORD_FIELDS}, ct, wk, mk, rbt, sbt
+    SELECT ${RECORD_FIELDS}, ct, wk, mk, rbt, sbt, rd
       FROM r
     ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status, duration_ms = EXCLUDED.duration_ms, error_type = EXCLUDED.error_type,
       ${SET_BODIES}
@@ -119,30 +123,32 @@ const UPSERT_FINAL = `WITH r AS (
   ), released AS (
     SELECT done.* FROM done JOIN r ON r.id = done.id WHERE r.disclosed
   ), disclosures AS (
-    ${ledgerEntries('(SELECT * FROM r WHERE r.disclosed)', 'disclosure', '$22::bool')}
+    ${ledgerEntries('(SELECT * FROM r WHERE r.disclosed)', 'disclosure', '$23::bool')}
   ), outcomes AS (
-    ${ledgerEntries('(SELECT r.* FROM r JOIN done ON done.id = r.id)', 'outcome', '$22::bool')}
+    ${ledgerEntries('(SELECT r.* FROM r JOIN done ON done.id = r.id)', 'outcome', '$23::bool')}
   ), ${countUses('released')}
   SELECT count(*)::int AS written FROM done`;
 /**
  * The outcome of disclosures committed by this process: a plain UPDATE of known rows is cheaper than
  * the upsert's speculative insert. A row it does not find (not expected) goes through UPSERT_FINAL.
  * Every row here released card data, so each one it sets counts its cards' uses; each writes its outcome's
- * ledger entry. $10: the ledger is on.
+ * ledger entry. $11: the ledger is on.
  */
 const UPDATE_OUTCOME = `WITH done AS (
     UPDATE vault_forward_requests AS t SET status = u.status, duration_ms = u.duration, error_type = u.error,
            ciphertext = decode(u.ct, 'base64'), wrapped_key = decode(u.wk, 'base64'), master_key_id = u.mk,
-           request_body_truncated = coalesce(u.rbt, false), response_body_truncated = coalesce(u.sbt, false)
-      FROM unnest($1::text[], $2::int[], $3::float8[], $4::text[], $5::text[], $6::text[], $7::text[], $8::bool[], $9::bool[])
-           AS u(id, status, duration, error, ct, wk, mk, rbt, sbt)
+           request_body_truncated = coalesce(u.rbt, false), response_body_truncated = coalesce(u.sbt, false),
+           bodies_retention_days = u.rd
+      FROM unnest($1::text[], $2::int[], $3::float8[], $4::text[], $5::text[], $6::text[], $7::text[], $8::bool[], $9::bool[],
+                  $10::int[])
+           AS u(id, status, duration, error, ct, wk, mk, rbt, sbt, rd)
      WHERE t.id = u.id AND t.status IS NULL
     RETURNING t.id, t.merchant_account_id, t.payment_method_ids, t.created_at, t.merchant_account_id AS merchant,
               t.api_key_id AS key, t.config_id AS config, t.method, t.target_url AS target, t.payment_method_ids AS pms,
               t.checkout_session_id AS session, t.authentication_ids AS auths, t.filled_fields AS fields, t.status,
               t.error_type AS error, t.ciphertext AS ct
   ), outcomes AS (
-    ${ledgerEntries('done', 'outcome', '$10::bool')}
+    ${ledgerEntries('done', 'outcome', '$11::bool')}
   ), ${countUses('done')}
   SELECT id FROM done`;
 
@@ -188,6 +194,7 @@ const DETAIL_COLUMNS = {
   masterKeyId: true,
   requestBodyTruncated: true,
   responseBodyTruncated: true,
+  bodiesRetentionDays: true,
 } satisfies { [K in keyof ForwardRecordEntity]: true };
 
 interface ActivityRow {
@@ -272,18 +279,23 @@ export class ForwardRecordsRepository {
   }
 
   /**
-   * Nulls the bodies of at most `batch` records created more than `retentionDays` ago, picked with FOR UPDATE
-   * SKIP LOCKED; how many.
+   * Nulls the bodies of at most `batch` records past their retention at `now` (null: the database's clock), picked
+   * with FOR UPDATE SKIP LOCKED; how many. A record's retention is its own `bodies_retention_days` (decision 0138),
+   * never more than `ceilingDays` (the operator's FORWARD_RECORD_BODY_RETENTION_DAYS, at most 30); bodies without
+   * one (recorded before decision 0138, which no config asked for) are past it at once. The partial index on
+   * created_at holds only the rows with bodies; `created_at < now` bounds its range.
    */
-  async purgeBodies(retentionDays: number, batch: number): Promise<number> {
+  async purgeBodies(now: Date | null, ceilingDays: number, batch: number): Promise<number> {
     const [, updated] = await this.records.query<[unknown[], number]>(
       `UPDATE vault_forward_requests
             SET ciphertext = NULL, wrapped_key = NULL, master_key_id = NULL, request_body_truncated = false,
                 response_body_truncated = false
           WHERE id IN (SELECT id FROM vault_forward_requests
-                        WHERE wrapped_key IS NOT NULL AND created_at < now() - make_interval(days => $1)
-                        LIMIT $2 FOR UPDATE SKIP LOCKED)`,
-      [retentionDays, batch],
+                        WHERE wrapped_key IS NOT NULL AND created_at < coalesce($1::timestamptz, now())
+                          AND created_at < coalesce($1::timestamptz, now())
+                                           - make_interval(days => least(coalesce(bodies_retention_days, 0), $2::int))
+                        LIMIT $3 FOR UPDATE SKIP LOCKED)`,
+      [now, ceilingDays, batch],
     );
     return updated;
   }

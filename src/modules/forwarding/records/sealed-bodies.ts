@@ -28,6 +28,7 @@ export function sealBodies(sealer: SecretSealer, record: ForwardRecord): SealedB
     ...sealer.sealJsonText(boundAad(PURPOSE, record.merchantAccountId, record.id), plaintext),
     requestBodyTruncated: bodies.requestBodyTruncated === true,
     responseBodyTruncated: bodies.responseBodyTruncated === true,
+    retentionDays: bodies.retentionDays,
   };
 }
 
@@ -51,5 +52,6 @@ export function bodyColumns(batch: ForwardRecord[]): unknown[] {
     batch.map((r) => r.sealedBodies?.masterKeyId ?? null),
     batch.map((r) => r.sealedBodies?.requestBodyTruncated === true),
     batch.map((r) => r.sealedBodies?.responseBodyTruncated === true),
+    batch.map((r) => (r.sealedBodies ? (r.sealedBodies.retentionDays ?? null) : null)),
   ];
 }

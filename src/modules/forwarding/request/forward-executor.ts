@@ -7,12 +7,11 @@
  *     A plan from another process (a queued job) is checked again first: transport, and a config
  *     enabling its host and method (read fresh). Resolves the card values, fills, looks the
  *     authentication methods up again (unless the plan carries them from planning in this process)
- *     and applies them, makes the record durable when
- *     the plan lists cards, sends, puts the answer through its config's response rules
- *     (forward-responses/), and records the outcome (one record per call; a streamed answer
- *     is recorded when the stream ends), with the redacted request and answer of decision 0104
- *     unless FORWARD_RECORD_BODY_RETENTION_DAYS is 0. Throws a ProblemException (or, for a database outage, the
- *     driver's error) after recording it.
+ *     and applies them, makes the record durable when the plan lists cards, sends, puts the answer
+ *     through its config's response rules (forward-responses/), and records the outcome (one record
+ *     per call; a streamed answer is recorded when the stream ends), with the redacted request and
+ *     answer of decision 0104 only when the config asks (`record_bodies`, read at send time: decision
+ *     0138). Throws a ProblemException (or, for a database outage, the driver's error) after recording it.
  *   isRetryable(error): boolean      whether trying the same plan again later may succeed
  *   reachedDownstream(error): boolean  false when nothing of the request can have reached the target
  */
@@ -33,7 +32,7 @@ import {
   UsableAuthenticationMethod,
 } from '../../forwarding-setup/authentication-methods/forward-authentications.service';
 import { VaultForwardConfigsService } from '../../forwarding-setup/configs/vault-forward-configs.service';
-import { ResponseFilter, responseHeader } from '../answers/response-filter';
+import { ResponseFilter } from '../answers/response-filter';
 import { MleAnswers } from '../answers/mle-answers';
 import {
   filledByteLength,
@@ -65,10 +64,10 @@ import {
   CAPTURED_BYTES,
   isWithheld,
   recordedHeaders,
-  recordedText,
   setByMethod,
   tapped,
 } from '../record-bodies/body-capture';
+import { recordedBody } from '../record-bodies/decoded-bodies';
 
 interface ExecuteOptions {
   /** Counts the filled body among the bytes in flight (the HTTP handler's lease; a worker may have none). */
@@ -170,8 +169,6 @@ interface Filled {
 @Injectable()
 export class ForwardExecutor {
   private readonly logger = new Logger('Forwarding');
-  /** Whether records keep the redacted bodies (decision 0104): FORWARD_RECORD_BODY_RETENTION_DAYS above 0. */
-  private readonly recordBodies: boolean;
   /** Per record: the values its request carried and its record withholds (never on the record, so never stored). */
   private readonly withheld = new WeakMap<ForwardRecord, string[]>();
 
@@ -188,9 +185,7 @@ export class ForwardExecutor {
     private readonly budgets: DisclosureBudgetsService,
     @Inject(APP_CONFIG) private readonly appConfig: AppConfig,
     @Inject(CLOCK) private readonly clock: Clock,
-  ) {
-    this.recordBodies = appConfig.forwardRecordBodyRetentionDays > 0;
-  }
+  ) {}
 
   async execute(plan: ForwardPlan, options: ExecuteOptions = {}): Promise<ExecutedResponse> {
     const started = options.started ?? performance.now();
@@ -205,10 +200,11 @@ export class ForwardExecutor {
     }
     record.status = response.status;
     const withheld = this.withheld.get(record) ?? [];
-    const contentType = responseHeader(response, 'content-type');
+    // A compressed answer is recorded decoded, or not at all (decision 0137); recordedBody never rejects.
+    const recorded = (head: Buffer, total: number) =>
+      recordedBody(head, total, response.headers, { withheld, noun: 'answer' }).then(answerOf);
     if (!(response.body instanceof Readable)) {
-      const answer = record.bodies && recordedText(response.body, response.body.length, withheld, contentType);
-      if (answer) Object.assign(record.bodies!, answerOf(answer));
+      if (record.bodies) Object.assign(record.bodies, await recorded(response.body, response.body.length));
       this.finish(record, started);
       return { ...response, withheld };
     }
@@ -218,8 +214,12 @@ export class ForwardExecutor {
     // A streamed answer is recorded once it has gone through, or with what cut it off.
     finished(body, (error) => {
       if (error) record.errorType = error instanceof ProblemException ? error.definition.code : 'client-disconnected';
-      if (tap && record.bodies) Object.assign(record.bodies, answerOf(tap.result(withheld, contentType)));
-      this.finish(record, started);
+      if (!tap || !record.bodies) return this.finish(record, started);
+      const { head, total } = tap.captured();
+      void recorded(head, total).then((answer) => {
+        Object.assign(record.bodies!, answer);
+        this.finish(record, started);
+      });
     });
     return { ...response, body, withheld };
   }
@@ -308,7 +308,9 @@ export class ForwardExecutor {
     // The disclosure budgets (decision 0134), before any card is opened: over one, 429 and nothing leaves.
     if (source.discloses)
       await this.budgets.take({ ...plan, id: record.id, configId: record.configId ?? plan.configId });
-    const filled = await this.fill(plan, source, scans, secrets, lease);
+    // The record keeps the redacted request and answer only when the config asks (decision 0138).
+    const keepDays = target.policy.recordBodiesDays;
+    const filled = await this.fill(plan, source, scans, secrets, lease, keepDays > 0);
     let request: OutboundRequest = {
       url: plan.url,
       method: plan.method,
@@ -329,11 +331,11 @@ export class ForwardExecutor {
     if (filled.redacted) {
       // What was sent, with placeholder text for every filled value (decision 0104); a JWE step's ciphertext
       // is not kept: the record holds the redacted body it encrypted.
-      const contentType = request.headers['content-type'];
-      const body = filled.redacted.body
-        ? recordedText(filled.redacted.body.head, filled.redacted.body.total, [], contentType)
-        : null;
+      // A body the caller compressed (content-encoding templated) is recorded decoded, or not at all (decision 0137).
+      const { head, total } = filled.redacted.body ?? {};
+      const body = head ? await recordedBody(head, total!, request.headers, { noun: 'request body' }) : null;
       record.bodies = {
+        retentionDays: keepDays,
         requestHeaders: recordedHeaders(request.headers, filled.headers, filled.redacted.headers),
         requestBody: body?.text ?? null,
         requestBodyTruncated: body?.truncated ?? false,
@@ -372,13 +374,14 @@ export class ForwardExecutor {
     scans: PlanScans,
     secrets: TemplateSecrets,
     lease: InflightLease | undefined,
+    recordBodies: boolean,
   ): Promise<Filled> {
     const values = await source.values(plan.merchantAccountId, scans.uses);
 
     const headers: Record<string, string> = {};
     for (const [name, value] of plan.passedHeaders) headers[name] = value;
     const withheld: string[] = [];
-    const redacted = this.recordBodies ? { headers: new Map<string, string>(), body: null } : undefined;
+    const redacted = recordBodies ? { headers: new Map<string, string>(), body: null } : undefined;
     plan.headerTemplates.forEach(([name], index) => {
       const header = `${HEADER_PREFIX}${name}`;
       const fill = (m: PlaceholderMatch) => filledValue(m, values, 'none', secrets);

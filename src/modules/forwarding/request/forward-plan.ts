@@ -91,10 +91,10 @@ export interface PlanLocal {
   scans: PlanScans;
   methods: UsableAuthenticationMethod[];
   /**
-   * The enabling config's response rules and unmatched_pan, and its hosts (a token endpoint of its methods
-   * must be among them), as planning read them.
+   * The enabling config's response rules and unmatched_pan, its hosts (a token endpoint of its methods
+   * must be among them) and the days its records keep bodies (0: none, decision 0138), as planning read them.
    */
-  policy: ResponsePolicy & { hosts: ReadonlySet<string> };
+  policy: ResponsePolicy & { hosts: ReadonlySet<string>; recordBodiesDays: number };
 }
 
 /** A stored plan that cannot be read back (corrupt, another version, or edited). */

@@ -19,6 +19,9 @@ import { SigningAuthenticationKinds1763955300000 } from './1763955300000-Signing
 import { OAuth2ClientCredentials1763955400000 } from './1763955400000-OAuth2ClientCredentials';
 import { DisclosureLedger1763959000000 } from './1763959000000-DisclosureLedger';
 import { DisclosureBudgets1763962500000 } from './1763962500000-DisclosureBudgets';
+import { ConfigRecordBodies1763966000000 } from './1763966000000-ConfigRecordBodies';
+import { HashedIdempotencyKeys1763966100000 } from './1763966100000-HashedIdempotencyKeys';
+import { ForwardJobAnswerErasure1763966200000 } from './1763966200000-ForwardJobAnswerErasure';
 import { ForwardJobLeases1763920000000 } from './1763920000000-ForwardJobLeases';
 import { ForwardJobCallbackUrls1763923600000 } from './1763923600000-ForwardJobCallbackUrls';
 import { CheckoutSessionCodeClaims1763924000000 } from './1763924000000-CheckoutSessionCodeClaims';
@@ -55,4 +58,7 @@ export const MIGRATIONS = [
   OAuth2ClientCredentials1763955400000,
   DisclosureLedger1763959000000,
   DisclosureBudgets1763962500000,
+  ConfigRecordBodies1763966000000,
+  HashedIdempotencyKeys1763966100000,
+  ForwardJobAnswerErasure1763966200000,
 ];

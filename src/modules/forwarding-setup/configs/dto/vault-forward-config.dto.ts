@@ -8,10 +8,13 @@ import {
   IsArray,
   IsBoolean,
   IsIn,
+  IsInt,
   IsOptional,
   IsString,
   Length,
   Matches,
+  Max,
+  Min,
   ValidateIf,
 } from 'class-validator';
 import { FORWARD_METHODS } from '../../targets/http-methods';
@@ -19,6 +22,7 @@ import { AUTHENTICATION_KINDS } from '../../authentication-kinds/kinds';
 import { GR4VY_RESPONSE_SCHEMA_NAME, responseSchemaName } from '../../authentication-kinds/schema-names';
 import { MAX_EMBEDDED_AUTHENTICATIONS } from '../config-authentications';
 import { VaultForwardConfig } from '../vault-forward-config.entity';
+import { RECORD_BODIES_DEFAULT_DAYS, RECORD_BODIES_MAX_DAYS } from '../vault-forward-configs.service';
 import {
   MAX_RESPONSE_RULES,
   ON_EXISTING_ACTIONS,
@@ -60,8 +64,39 @@ const UNMATCHED_PAN_DOC =
   'A Luhn-valid 13–19 digit number in the answer that no rule covers: sent on (`pass`), masked, or the forward ' +
   'is refused with 502 unmatched-card-number.';
 
-/** The two fields create and update share; their content is checked by the service (response-rules.ts). */
+const RECORD_BODIES_DOC =
+  'Ours (decision 0138): the records of forwards through this config keep the request as sent (placeholder text ' +
+  'where values were filled, secret headers redacted, card numbers masked) and the answer after the response ' +
+  'rules, sealed, read through GET /vault-forward/requests/{id}. Off by default: turn it on to debug an ' +
+  'integration, then off again. Records made while it is off keep no body; turning it off keeps those recorded ' +
+  'until their retention ends.';
+const RECORD_BODIES_RETENTION_DOC =
+  `Ours: days the records keep those bodies before the purge erases them, 1–${RECORD_BODIES_MAX_DAYS} ` +
+  `(${RECORD_BODIES_DEFAULT_DAYS} by default). Fixed for each record when it is made; the operator's ` +
+  'FORWARD_RECORD_BODY_RETENTION_DAYS may cap it.';
+
+/**
+ * The fields create and update share; the response rules' content is checked by the service (response-rules.ts).
+ */
 class ResponseFields {
+  @ApiPropertyOptional({ type: Boolean, default: false, description: RECORD_BODIES_DOC })
+  @ValidateIf((_, v) => v !== undefined)
+  @IsBoolean()
+  record_bodies?: boolean;
+
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    maximum: RECORD_BODIES_MAX_DAYS,
+    default: RECORD_BODIES_DEFAULT_DAYS,
+    description: RECORD_BODIES_RETENTION_DOC,
+  })
+  @ValidateIf((_, v) => v !== undefined)
+  @IsInt()
+  @Min(1)
+  @Max(RECORD_BODIES_MAX_DAYS)
+  record_bodies_retention_days?: number;
+
   @ApiPropertyOptional({ type: [ResponseRuleDto], maxItems: MAX_RESPONSE_RULES, description: RESPONSE_RULES_DOC })
   @ValidateIf((_, v) => v !== undefined)
   @IsArray()
@@ -200,6 +235,15 @@ export class VaultForwardConfigResponse {
   response_rules!: ResponseRuleInput[];
   @ApiProperty({ enum: UNMATCHED_PAN_ACTIONS, description: UNMATCHED_PAN_DOC })
   unmatched_pan!: UnmatchedPanAction;
+  @ApiProperty({ type: Boolean, description: RECORD_BODIES_DOC })
+  record_bodies!: boolean;
+  @ApiProperty({
+    type: 'integer',
+    minimum: 1,
+    maximum: RECORD_BODIES_MAX_DAYS,
+    description: RECORD_BODIES_RETENTION_DOC,
+  })
+  record_bodies_retention_days!: number;
   @ApiTimestamp()
   created_at!: string;
   @ApiTimestamp()
@@ -233,6 +277,8 @@ export class VaultForwardConfigResponse {
       enabled: config.enabled,
       response_rules: config.responseRules,
       unmatched_pan: config.unmatchedPan,
+      record_bodies: config.recordBodies,
+      record_bodies_retention_days: config.recordBodiesRetentionDays,
       created_at: config.createdAt.toISOString(),
       updated_at: config.updatedAt.toISOString(),
       creator: null,

@@ -3,7 +3,14 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional } from 'class-validator';
 import { PageQuery } from '../../../../platform/pagination/page-query';
 import { loggableUrl } from '../../../../platform/logging/redaction';
-import { ForwardJob, JOB_STATUSES, JobAttempt, JobStatus } from '../forward-job.entity';
+import {
+  ForwardJob,
+  JOB_STATUSES,
+  JobAttempt,
+  JobStatus,
+  RESPONSE_ERASED_REASONS,
+  ResponseErasedReason,
+} from '../forward-job.entity';
 import type { StoredResponse } from '../forward-jobs.repository';
 
 export class ListForwardJobsQuery extends PageQuery {
@@ -60,7 +67,11 @@ class ForwardJobStoredResponse {
   @ApiProperty({
     type: 'object',
     additionalProperties: { oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] },
-    description: 'Lower-case names; a repeated header is an array of its values.',
+    description:
+      'Lower-case names; a repeated header is an array of its values. A compressed answer is stored decoded, ' +
+      'without content-encoding or content-length; one that does not decode within the caps (1 MiB, or 100 times ' +
+      'its compressed size past 64 KiB; gzip, deflate, br and zstd only) is not stored: its body is empty and ' +
+      '`x-vault-forward-not-kept` says why (decision 0137).',
   })
   headers!: Record<string, string | string[]>;
   @ApiPropertyOptional({ description: 'The body when it is valid UTF-8.' })
@@ -90,9 +101,35 @@ export class ForwardJobResponse {
     type: ForwardJobStoredResponse,
     nullable: true,
     description:
-      'The downstream’s last answer once the job has ended (succeeded, or failed with an answer); purged after FORWARD_JOB_RETENTION.',
+      'The downstream’s last answer once the job has ended (succeeded, or failed with an answer), kept only while ' +
+      'it is needed: 15 minutes after you first have it (this resource read after the job ended, or its callback ' +
+      'delivered: a retried read, or a read prompted by the callback, still gets it), and in any case at most ' +
+      'FORWARD_JOB_ANSWER_RETENTION (24 hours unless the operator allows up to 7 days) after the job ended. ' +
+      'Then null, with `response_erased_at` and `response_erased_reason` saying when and why; `response_status` stays.',
   })
   response!: ForwardJobStoredResponse | null;
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    minimum: 100,
+    maximum: 599,
+    description: 'The status of the answer in `response`, kept after the answer is erased; null when there was none.',
+  })
+  response_status!: number | null;
+  @ApiTimestamp({
+    nullable: true,
+    description: 'When the answer was erased; null while it is kept, or if there was none.',
+  })
+  response_erased_at!: string | null;
+  @ApiProperty({
+    type: String,
+    enum: RESPONSE_ERASED_REASONS,
+    nullable: true,
+    description:
+      'Why the answer was erased: `received` (15 minutes after you first had it, by a read or the callback), ' +
+      '`retention` (FORWARD_JOB_ANSWER_RETENTION after the job ended).',
+  })
+  response_erased_reason!: ResponseErasedReason | null;
   @ApiProperty({
     type: String,
     format: 'uri',
@@ -118,6 +155,9 @@ export class ForwardJobResponse {
       max_attempts: row.maxAttempts,
       attempts: row.attempts,
       response: response ? showResponse(response) : null,
+      response_status: row.responseStatus,
+      response_erased_at: row.responseErasedAt?.toISOString() ?? null,
+      response_erased_reason: row.responseErasedReason,
       // Shown as the target is: its query may hold the receiver's token.
       callback_url: row.callbackUrl === null ? null : loggableUrl(row.callbackUrl),
       created_at: row.createdAt.toISOString(),

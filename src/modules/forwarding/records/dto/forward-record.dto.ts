@@ -2,6 +2,14 @@ import { ApiTimestamp } from '../../../../platform/openapi/properties';
 import { ApiProperty } from '@nestjs/swagger';
 import { ForwardRecordEntity } from '../forward-record.entity';
 import type { OpenedBodies } from '../sealed-bodies';
+import type { Timestamp } from '../../../../platform/database/timestamp';
+
+/** `at` plus whole days, in the API's timestamp form (microseconds, `+00:00`). */
+function daysAfter(at: Timestamp, days: number): string {
+  const micros = at.toEpochMicros() + BigInt(days) * 86_400_000_000n;
+  const iso = new Date(Number(micros / 1000n)).toISOString();
+  return `${iso.slice(0, -1)}${String(micros % 1000n).padStart(3, '0')}+00:00`;
+}
 
 export class ForwardRecordResponse {
   @ApiProperty({ type: String, enum: ['vault-forward-request'] })
@@ -73,10 +81,25 @@ export class ForwardRecordResponse {
 }
 
 /**
- * One record read by its id: the list's fields and, for FORWARD_RECORD_BODY_RETENTION_DAYS, the
- * redacted request and answer (decision 0104). Additive to Gr4vy's shape: its clients ignore them.
+ * One record read by its id: the list's fields and, when its config asked for them (`record_bodies`, decision
+ * 0138) and for the days it said, the redacted request and answer (decision 0104). Additive to Gr4vy's shape: its
+ * clients ignore them.
  */
 export class ForwardRecordDetailResponse extends ForwardRecordResponse {
+  @ApiProperty({
+    type: Boolean,
+    description:
+      'Whether this record kept the request and answer: its config had `record_bodies` on when the forward was ' +
+      'sent (and it got as far as sending). Stays true once the bodies are erased past bodies_kept_until.',
+  })
+  bodies_recorded!: boolean;
+  @ApiTimestamp({
+    nullable: true,
+    description:
+      'When the purge erases the bodies (the record stays): created_at plus the config’s ' +
+      '`record_bodies_retention_days`, at most 30 days. Null when none were recorded.',
+  })
+  bodies_kept_until!: string | null;
   @ApiProperty({
     type: 'object',
     additionalProperties: { type: 'string' },
@@ -84,8 +107,8 @@ export class ForwardRecordDetailResponse extends ForwardRecordResponse {
     description:
       'The forwarded headers by lower-case name: the value as sent, in placeholder form for a header filled from ' +
       'x-vault-forward-header-*, and "[Redacted]" for secret-bearing headers (Authorization, API keys, cookies, ' +
-      'anything an authentication method set). Null when not recorded (refused before sending, recording off) ' +
-      'or past the retention.',
+      'anything an authentication method set). Null when not recorded (refused before sending, the config’s ' +
+      '`record_bodies` off) or past the retention.',
   })
   request_headers!: Record<string, string> | null;
   @ApiProperty({
@@ -112,8 +135,11 @@ export class ForwardRecordDetailResponse extends ForwardRecordResponse {
   response_body_truncated!: boolean;
 
   static detail(r: ForwardRecordEntity, bodies: OpenedBodies): ForwardRecordDetailResponse {
+    const days = r.bodiesRetentionDays ?? null;
     return {
       ...ForwardRecordResponse.from(r),
+      bodies_recorded: days !== null || r.wrappedKey !== null,
+      bodies_kept_until: days === null ? null : daysAfter(r.createdAt, days),
       request_headers: bodies.request_headers,
       request_body: bodies.request_body,
       request_body_truncated: r.requestBodyTruncated === true,

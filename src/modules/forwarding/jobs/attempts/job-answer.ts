@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
-import { ProblemException } from '../../../platform/problem/problem';
-import { ForwardingErrors } from '../request/forwarding.errors';
-import type { DownstreamResponse } from '../sending/downstream-client';
+import { ProblemException } from '../../../../platform/problem/problem';
+import { ForwardingErrors } from '../../request/forwarding.errors';
+import type { DownstreamResponse } from '../../sending/downstream-client';
 import { parseRetryAfter } from './retry-policy';
 
 /** The most of a downstream answer a job keeps (the same limit as the synchronous path's). */
