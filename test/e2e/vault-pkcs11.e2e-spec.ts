@@ -602,7 +602,8 @@ describe('Vault master keys in a PKCS#11 token (SoftHSM2)', () => {
 
   it('a warm cache forwards a known card while the token is away, and counts the hit', async () => {
     const app = await start('hsm-1');
-    const m = await createForwardingMerchant(app, downstream.port, 'HSM cache shop');
+    // Its records keep their bodies (decision 0138), which are sealed under the token.
+    const m = await createForwardingMerchant(app, downstream.port, 'HSM cache shop', ['POST'], { record_bodies: true });
     expect((await forward(app, m)).status).toBe(200);
     renameSync(hsm.tokenDir, `${hsm.tokenDir}-away`);
     try {
@@ -613,7 +614,7 @@ describe('Vault master keys in a PKCS#11 token (SoftHSM2)', () => {
     }
     const metrics = await app.get(Metrics).registry.metrics();
     expect(metrics).toMatch(/vault_forward_data_key_unwraps_total\{source="cache"\} [1-9]/);
-    // Its record is kept; only its redacted bodies, which need the token to be sealed, are not (decision 0104).
+    // Its record is kept; only its redacted bodies, which need the token to be sealed, are not (decisions 0104, 0138).
     const rows = await waitFor(async () => {
       const found = await app.db.query(
         `SELECT status, ciphertext IS NOT NULL AS bodies FROM vault_forward_requests

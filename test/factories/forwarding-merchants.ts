@@ -50,7 +50,8 @@ export async function createForwardingMerchant(
   port: number,
   displayName: string,
   methods = ['POST'],
+  extra: { record_bodies?: boolean } = {},
 ): Promise<ForwardingMerchant> {
-  const { id, token } = await createMerchantWithConfig(t, port, displayName, methods);
+  const { id, token } = await createMerchantWithConfig(t, port, displayName, methods, extra);
   return { id, token, card: await storeCard(t, id) };
 }
