@@ -17,7 +17,7 @@
  *   an escape (`%20`, `%2F`, `\u0020`, `\n`, `&#32;`, `&nbsp;`). Either every group but the last has at least
  *   four digits (4-4-4-4, 4-6-5, 4-4-4-4-3, and path segments `/4111/1111/1111/1111`), or the groups are
  *   uniform: every digit alone (`4 1 1 1 …`) or in pairs, the last no longer than the others;
- * - it does not begin with 0 (ISO/IEC 7812: no card is issued under major industry identifier 0).
+ * - leading zeros are padding (ISO/IEC 7812 issues no card under industry identifier 0): the number follows them.
  * Not card numbers, though Luhn-valid: a run of digits with no separator counts only whole (20 digits in a row
  * are an id, not a card number with a digit more); a run wholly inside a UUID with a letter, or inside a hex id
  * of 16, 24, 32, 40 or 64 characters (trace and span ids, object ids, hashes); a lone run of 13, 16 or 19 digits that
@@ -29,7 +29,7 @@
  * else in the text changes. Linear in the text: each character is read a bounded number of times, and each
  * group of digits is tried as the start of at most 19 digits' worth of groups.
  *
- * Text in bytes is read by readText: UTF-8, UTF-16 and UTF-32 (either order, by byte-order mark, shape or
+ * Text in bytes is read by readText (text-encodings.ts): UTF-8, UTF-16 and UTF-32 (either order, by byte-order mark, shape or
  * charset, the shape winning over a charset it contradicts), a multi-byte legacy charset by TextDecoder, and
  * Latin-1 otherwise; written back byte for byte but for what the mask changed.
  */
