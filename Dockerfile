@@ -16,6 +16,7 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY scripts ./scripts
 COPY src ./src
 COPY dashboard ./dashboard
+COPY secure-fields ./secure-fields
 RUN npm run build && npm prune --omit=dev
 
 # Runtime: compiled code and production dependencies only (no compiler, no development packages such as the

@@ -13,6 +13,7 @@ import { AppLogger } from '../platform/logging/app-logger';
 import { requestIdFor } from '../platform/logging/logging.module';
 import { ForwardHttpHandler } from '../modules/forwarding/entry/forward-http-handler';
 import { isForwardPath } from '../modules/forwarding/entry/forward-route';
+import { SecureFieldsHttpHandler } from '../modules/payments/secure-fields/secure-fields-http-handler';
 import { nameSpansByRoute } from '../platform/telemetry/route-spans';
 import { dashboardRoot, registerDashboard } from './web/dashboard-site';
 import { applyServerLimits, serverOptions } from '../platform/http/http-limits';
@@ -49,11 +50,16 @@ export async function createApiApp(
   // one server for both, so its timeouts and connection cap (http-limits.ts) cover both.
   // eslint-disable-next-line prefer-const -- assigned once the app exists, after the server factory ran
   let forwardHandler: ForwardHttpHandler | undefined;
+  // The secure-fields origin's requests (by Host) are answered ahead of everything else: none of the API's routes,
+  // the forward route included, exists on that origin (decision 0140).
+  // eslint-disable-next-line prefer-const -- assigned once the app exists, after the server factory ran
+  let secureFieldsHandler: SecureFieldsHttpHandler | undefined;
   const adapter = new FastifyAdapter({
     serverFactory: (fastifyHandler: (req: IncomingMessage, res: ServerResponse) => void) => {
       const limits = options.config.http;
       const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES, ...serverOptions(limits) }, (req, res) => {
-        if (forwardHandler && ForwardHttpHandler.matches(req)) forwardHandler.handle(req, res);
+        if (secureFieldsHandler?.matches(req)) secureFieldsHandler.handle(req, res);
+        else if (forwardHandler && ForwardHttpHandler.matches(req)) forwardHandler.handle(req, res);
         else fastifyHandler(req, res);
       });
       // Node would answer any Expect but 100-continue with an empty 417 of its own.
@@ -123,6 +129,7 @@ export async function createApiApp(
   else frameworkLogger.warn('No dashboard bundle (dist/dashboard): run `npm run build` to serve /dashboard.');
   await app.init();
   forwardHandler = app.get(ForwardHttpHandler);
+  secureFieldsHandler = app.get(SecureFieldsHttpHandler);
   return app;
 }
 

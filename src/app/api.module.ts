@@ -1,3 +1,4 @@
+import { SecureFieldsModule } from '../modules/payments/secure-fields/secure-fields.module';
 import { DynamicModule, Module, ModuleMetadata } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { AuthModule } from '../modules/merchants/auth/auth.module';
@@ -42,6 +43,7 @@ export class ApiModule {
         // Before BuyersModule: GET /buyers/payment-methods must not be read as GET /buyers/:id.
         PaymentMethodsModule,
         CheckoutSessionsModule,
+        SecureFieldsModule,
         BuyersModule,
         VaultForwardDefinitionsModule,
         VaultForwardConfigsModule.wiredWith([ForwardAuthenticationsModule, VaultForwardDefinitionsCoreModule]),

@@ -63,7 +63,7 @@ export async function withServices<T>(
   }
 }
 
-type StringOrBoolean = { type: 'string' } | { type: 'boolean' };
+type StringOrBoolean = { type: 'string'; multiple?: boolean } | { type: 'boolean' };
 
 /**
  * parseArgs, with `--opt value` read as `--opt=value` for string options: a key id is a base64url

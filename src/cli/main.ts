@@ -15,8 +15,11 @@ import { ledgerCommand, LEDGER_USAGE } from './ledger-commands';
 
 const USAGE = `Usage: npm run --silent cli -- <command>
   migrate
-  merchant create --name NAME [--id SLUG] [--exist-ok]
+  merchant create --name NAME [--id SLUG] [--exist-ok] [--secure-fields-origin ORIGIN]...
                                       --exist-ok answers an account of that id that is already there
+  merchant update --id SLUG [--name NAME] [--secure-fields-origin ORIGIN]... [--no-secure-fields-origins]
+                                      the origins given replace the account's list (repeat the option for several);
+                                      --no-secure-fields-origins empties it
   api-key create (--merchant ID | --instance) --out FILE|- [--algorithm ES512|ES256] [--exist-ok]
                                       --out - puts the private key in the JSON output (private_key) instead of a file;
                                       --exist-ok answers the active key FILE already holds instead of refusing
@@ -32,11 +35,17 @@ ${LEDGER_USAGE}
 Each command prints one JSON object on stdout; logs, usage and errors go to stderr (exit 2 for usage, 1 otherwise).`;
 
 async function merchantCreate(args: string[]): Promise<void> {
-  const { values } = parse(args, { name: { type: 'string' }, id: { type: 'string' }, 'exist-ok': { type: 'boolean' } });
+  const { values } = parse(args, {
+    name: { type: 'string' },
+    id: { type: 'string' },
+    'exist-ok': { type: 'boolean' },
+    'secure-fields-origin': { type: 'string', multiple: true },
+  });
   if (!values.name) throw new UsageError('merchant create needs --name');
   const id = values.id ?? slugify(values.name);
   if (!MERCHANT_ACCOUNT_ID_PATTERN.test(id))
     throw new UsageError(`--id must match ${MERCHANT_ACCOUNT_ID_PATTERN.source}`);
+  const origins = await secureFieldsOriginsOption(values['secure-fields-origin']);
   const [{ MerchantAccountsService }, { MerchantAccountErrors }] = await Promise.all([
     import('../modules/merchants/accounts/merchant-accounts.service'),
     import('../modules/merchants/accounts/merchant-accounts.errors'),
@@ -44,7 +53,7 @@ async function merchantCreate(args: string[]): Promise<void> {
   const account = await withServices(async (app) => {
     const accounts = app.get(MerchantAccountsService);
     try {
-      return await accounts.create(id, values.name!.slice(0, 200));
+      return await accounts.create(id, values.name!.slice(0, 200), {}, origins ?? []);
     } catch (error) {
       // --exist-ok: a script run twice (the README's walkthrough) gets the account it made the first time.
       const taken = error instanceof ProblemException && error.definition === MerchantAccountErrors.duplicateId;
@@ -52,7 +61,46 @@ async function merchantCreate(args: string[]): Promise<void> {
       throw error;
     }
   });
-  print({ id: account.id, display_name: account.displayName });
+  print({ id: account.id, display_name: account.displayName, secure_fields_origins: account.secureFieldsOrigins });
+}
+
+async function merchantUpdate(args: string[]): Promise<void> {
+  const { values } = parse(args, {
+    id: { type: 'string' },
+    name: { type: 'string' },
+    'secure-fields-origin': { type: 'string', multiple: true },
+    'no-secure-fields-origins': { type: 'boolean' },
+  });
+  if (!values.id || !MERCHANT_ACCOUNT_ID_PATTERN.test(values.id))
+    throw new UsageError(`merchant update needs --id matching ${MERCHANT_ACCOUNT_ID_PATTERN.source}`);
+  if (values['no-secure-fields-origins'] && values['secure-fields-origin'])
+    throw new UsageError('--no-secure-fields-origins and --secure-fields-origin exclude each other');
+  const origins = values['no-secure-fields-origins']
+    ? []
+    : await secureFieldsOriginsOption(values['secure-fields-origin']);
+  if (values.name === undefined && origins === undefined)
+    throw new UsageError('merchant update needs --name, --secure-fields-origin or --no-secure-fields-origins');
+  const { MerchantAccountsService } = await import('../modules/merchants/accounts/merchant-accounts.service');
+  const account = await withServices((app) =>
+    app.get(MerchantAccountsService).update(values.id!, {
+      displayName: values.name?.slice(0, 200),
+      secureFieldsOrigins: origins,
+    }),
+  );
+  print({ id: account.id, display_name: account.displayName, secure_fields_origins: account.secureFieldsOrigins });
+}
+
+/** `--secure-fields-origin` values checked as the API checks them (usage error otherwise); undefined when none. */
+async function secureFieldsOriginsOption(raw: string[] | undefined): Promise<string[] | undefined> {
+  if (raw === undefined) return undefined;
+  const { MAX_SECURE_FIELDS_ORIGINS, secureFieldsOriginsProblem } =
+    await import('../modules/merchants/accounts/secure-fields-origins');
+  if (raw.length > MAX_SECURE_FIELDS_ORIGINS)
+    throw new UsageError(`--secure-fields-origin may be given at most ${MAX_SECURE_FIELDS_ORIGINS} times`);
+  const problem = secureFieldsOriginsProblem(raw);
+  if (problem)
+    throw new UsageError(`--secure-fields-origin ${problem.replace(/^item (\d+)/, (_, i) => `"${raw[Number(i)]}"`)}`);
+  return raw;
 }
 
 async function apiKeyCreate(args: string[]): Promise<void> {
@@ -296,6 +344,7 @@ async function main(argv: string[]): Promise<void> {
   if (command === 'vault' && sub === 'rotate-keys') return rotateKeys(rest);
   if (command === 'vault' && sub === 'key' && rest[0] === 'create') return vaultKeyCreate(rest.slice(1));
   if (command === 'merchant' && sub === 'create') return merchantCreate(rest);
+  if (command === 'merchant' && sub === 'update') return merchantUpdate(rest);
   if (command === 'api-key' && sub === 'create') return apiKeyCreate(rest);
   if (command === 'api-key' && sub === 'list') return apiKeyList(rest);
   if (command === 'api-key' && sub === 'revoke') return apiKeyRevoke(rest);

@@ -123,6 +123,39 @@ describe('CLI: merchant, api-key and token commands mint credentials the API acc
     expect(id).toMatch(/^cafe-zurich-[0-9a-f]{6}$/);
   });
 
+  it('sets Secure Fields origins: merchant create and update --secure-fields-origin, repeatable, checked as the API does', async () => {
+    const id = `cli-sf-${randomBytes(4).toString('hex')}`;
+    const created = json(
+      await cli(
+        'merchant',
+        'create',
+        '--name',
+        'Fields',
+        '--id',
+        id,
+        '--secure-fields-origin',
+        'https://Shop.Example:443/',
+        '--secure-fields-origin',
+        'http://shop.localhost:8123',
+      ),
+    );
+    expect(created).toEqual({
+      id,
+      display_name: 'Fields',
+      secure_fields_origins: ['https://shop.example', 'http://shop.localhost:8123'],
+    });
+    const updated = json(await cli('merchant', 'update', '--id', id, '--secure-fields-origin', 'https://pay.example'));
+    expect(updated.secure_fields_origins).toEqual(['https://pay.example']);
+    expect(
+      json(await cli('merchant', 'update', '--id', id, '--no-secure-fields-origins')).secure_fields_origins,
+    ).toEqual([]);
+
+    const refused = await cli('merchant', 'update', '--id', id, '--secure-fields-origin', 'http://shop.example');
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('--secure-fields-origin "http://shop.example" must use https://');
+    expect((await cli('merchant', 'update', '--id', id)).code).toBe(2);
+  });
+
   it('fails clearly: duplicate merchant, unknown merchant, missing flags, ttl over an hour, existing key file', async () => {
     const duplicate = await cli('merchant', 'create', '--name', 'Again', '--id', merchantId);
     expect(duplicate.code).toBe(1);
@@ -308,7 +341,7 @@ describe('CLI: merchant, api-key and token commands mint credentials the API acc
     );
     expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: '' });
     const lines = result.stdout.trim().split('\n');
-    expect(JSON.parse(lines[0])).toEqual({ id, display_name: 'Default' });
+    expect(JSON.parse(lines[0])).toEqual({ id, display_name: 'Default', secure_fields_origins: [] });
     const { token } = JSON.parse(lines[1]);
     expect(statSync(join(cwd, `${id}.pem`)).mode & 0o777).toBe(0o600);
     expect((await http(t.url, '/__probe/merchant', { token })).body).toMatchObject({ merchant_account_id: id });

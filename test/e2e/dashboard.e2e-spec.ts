@@ -682,11 +682,21 @@ describe('dashboard (real Chromium against the real API)', () => {
     await editLink.click();
     await page.getByRole('heading', { name: 'Dashboard Shop', level: 1 }).waitFor();
     await page.getByLabel('Display name').fill('Dashboard Shop (EU)');
+    // Secure Fields origins, one per line: a path is refused beside the field, then a fixed list is saved normalised.
+    const origins = page.getByLabel('Secure Fields origins');
+    await origins.fill('https://shop.example/checkout');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.locator('#merchant-origins-error').waitFor();
+    expect(await origins.getAttribute('aria-invalid')).toBe('true');
+    await origins.fill('https://Shop.Example:443\nhttp://shop.localhost:8123');
     await page.getByRole('button', { name: 'Save' }).click();
     await page.getByRole('heading', { name: 'Dashboard Shop (EU)', level: 1 }).waitFor();
-    expect(
-      (await http(t.url, `/merchant-accounts/${merchant}`, { token: await instanceToken() })).body.display_name,
-    ).toBe('Dashboard Shop (EU)');
+    await waitFor(async () => (await origins.inputValue()) === 'https://shop.example\nhttp://shop.localhost:8123', {
+      what: 'the saved origins shown normalised',
+    });
+    const saved = (await http(t.url, `/merchant-accounts/${merchant}`, { token: await instanceToken() })).body;
+    expect(saved.display_name).toBe('Dashboard Shop (EU)');
+    expect(saved.secure_fields_origins).toEqual(['https://shop.example', 'http://shop.localhost:8123']);
     await page.getByRole('link', { name: 'Vault Forwarding' }).click();
     await page.getByRole('row', { name: /Acme PSP/ }).waitFor();
   });

@@ -133,6 +133,7 @@ describe('Merchant accounts (instance keys)', () => {
       id,
       display_name: 'ACME',
       ...FEATURES_OFF,
+      secure_fields_origins: [],
       created_at: expect.stringMatching(MICROS_ISO),
       updated_at: expect.stringMatching(MICROS_ISO),
     });
@@ -150,6 +151,19 @@ describe('Merchant accounts (instance keys)', () => {
     expect(updated.body.display_name).toBe('ACME Europe');
     expect(updated.body.created_at).toBe(created.body.created_at);
     expect(updated.body.updated_at > created.body.updated_at).toBe(true);
+    // A display name alone leaves the Secure Fields origins as they were; a list replaces them (decision 0140).
+    const withOrigins = await http(t.url, `/merchant-accounts/${id}`, {
+      method: 'PUT',
+      token,
+      body: { secure_fields_origins: ['https://shop.example', 'https://shop.example/'] },
+    });
+    expect(withOrigins.body.secure_fields_origins).toEqual(['https://shop.example']);
+    const renamed = await http(t.url, `/merchant-accounts/${id}`, {
+      method: 'PUT',
+      token,
+      body: { display_name: 'ACME EU' },
+    });
+    expect(renamed.body).toMatchObject({ display_name: 'ACME EU', secure_fields_origins: ['https://shop.example'] });
   });
 
   it('returns timestamps equal to the database value to the microsecond', async () => {

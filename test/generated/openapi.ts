@@ -969,6 +969,13 @@ export interface components {
             mastercard_network_tokens_requestor_id?: string | null;
             /** @description Accepted as null only: this service has no such feature (any other value is 422 merchant-account-feature-unavailable). */
             mastercard_network_tokens_app_id?: string | null;
+            /**
+             * @description Web origins (scheme://host[:port]) whose pages may embed this merchant’s Secure Fields: https, or http for localhost and *.localhost; at most 20, stored normalised (lowercase, default port dropped). Not part of Gr4vy’s merchant account; see docs/checkout-sessions.md.
+             * @example [
+             *       "https://shop.example.com"
+             *     ]
+             */
+            secure_fields_origins?: string[];
             /** @example acme-eu */
             id: string;
             /** @example ACME Europe */
@@ -1021,6 +1028,13 @@ export interface components {
             mastercard_network_tokens_requestor_id: string | null;
             /** @description Always null: the feature does not exist here. */
             mastercard_network_tokens_app_id: string | null;
+            /**
+             * @description Web origins (scheme://host[:port]) whose pages may embed this merchant’s Secure Fields: https, or http for localhost and *.localhost; at most 20, stored normalised (lowercase, default port dropped). Not part of Gr4vy’s merchant account; see docs/checkout-sessions.md.
+             * @example [
+             *       "https://shop.example.com"
+             *     ]
+             */
+            secure_fields_origins: string[];
             /**
              * Format: date-time
              * @description RFC 3339, microsecond precision, UTC (`+00:00`).
@@ -1087,6 +1101,13 @@ export interface components {
             mastercard_network_tokens_requestor_id?: string | null;
             /** @description Accepted as null only: this service has no such feature (any other value is 422 merchant-account-feature-unavailable). */
             mastercard_network_tokens_app_id?: string | null;
+            /**
+             * @description Web origins (scheme://host[:port]) whose pages may embed this merchant’s Secure Fields: https, or http for localhost and *.localhost; at most 20, stored normalised (lowercase, default port dropped). Not part of Gr4vy’s merchant account; see docs/checkout-sessions.md.
+             * @example [
+             *       "https://shop.example.com"
+             *     ]
+             */
+            secure_fields_origins?: string[];
             /** @example ACME Europe */
             display_name?: string;
         };

@@ -216,6 +216,60 @@ describe('loadConfig', () => {
   });
 });
 
+describe('SECURE_FIELDS_ORIGIN (decision 0140)', () => {
+  const production = {
+    DATABASE_URL: 'postgres://db/x',
+    NODE_ENV: 'production',
+    VAULT_MASTER_KEYS: `k1:${key(1)}`,
+    CURSOR_SECRET: 'a-cursor-secret-of-at-least-thirty-two-characters',
+    LEDGER_SIGNING_KEY: TEST_LEDGER_KEY,
+  };
+
+  it('defaults to secure-fields.localhost on PORT outside production, and is off in production until set', () => {
+    expect(loadConfig({}).secureFieldsOrigin).toBe('http://secure-fields.localhost:3000');
+    expect(loadConfig({ PORT: '8080', NODE_ENV: 'test' }).secureFieldsOrigin).toBe(
+      'http://secure-fields.localhost:8080',
+    );
+    expect(loadConfig(production).secureFieldsOrigin).toBeNull();
+  });
+
+  it('takes an origin, normalised', () => {
+    expect(loadConfig({ SECURE_FIELDS_ORIGIN: 'http://Fields.localhost:4000/' }).secureFieldsOrigin).toBe(
+      'http://fields.localhost:4000',
+    );
+    expect(
+      loadConfig({ ...production, SECURE_FIELDS_ORIGIN: 'https://Secure-Fields.Example.com:443' }).secureFieldsOrigin,
+    ).toBe('https://secure-fields.example.com');
+  });
+
+  it.each([
+    ['https://fields.example.com/frames', 'no path'],
+    ['https://fields.example.com?x=1', 'no path, query or fragment'],
+    ['https://user:pw@fields.example.com', 'must not carry a user or password'],
+    ['ftp://fields.example.com', 'must use https://'],
+    ['http://fields.example.com', 'http:// only for localhost'],
+    ['fields.example.com', 'must be an origin'],
+  ])('refuses %p anywhere', (raw, message) => {
+    expect(() => loadConfig({ SECURE_FIELDS_ORIGIN: raw })).toThrow(`SECURE_FIELDS_ORIGIN: `);
+    expect(() => loadConfig({ SECURE_FIELDS_ORIGIN: raw })).toThrow(message);
+  });
+
+  it.each([
+    ['http://secure-fields.localhost:3000', 'https origin on a public host'],
+    ['https://secure-fields.localhost', 'https origin on a public host'],
+    ['https://203.0.113.7', 'not an address'],
+    ['https://[2001:db8::1]', 'not an address'],
+  ])('refuses %p in production', (raw, message) => {
+    expect(() => loadConfig({ ...production, SECURE_FIELDS_ORIGIN: raw })).toThrow(message);
+  });
+
+  it('refuses the address the API listens on in production', () => {
+    expect(() =>
+      loadConfig({ ...production, HOST: 'api.example.com', SECURE_FIELDS_ORIGIN: 'https://api.example.com' }),
+    ).toThrow('a host of its own');
+  });
+});
+
 describe('parseVaultMasterKeys', () => {
   it('accepts a comma list, the first key being current', () => {
     const keys = parseVaultMasterKeys(`k2:${key(2)}, k1:${key(1)}`);

@@ -4,12 +4,13 @@ import * as ts from 'typescript';
 
 /**
  * Every export of src/ is imported by some other file of the repository (src/, the tests, the benchmarks, the
- * dashboard, scripts/): what only its own file uses is not exported, and what nothing uses is not there. Read with
- * the TypeScript compiler, so that a name counts however it is reached: a named or default import, a re-export or
- * `export *`, a namespace import's member, `const { name } = await import(…)` or `require(…)`, `typeof import(…)`.
+ * dashboard, the Secure Fields frames, scripts/): what only its own file uses is not exported, and what nothing uses
+ * is not there. Read with the TypeScript compiler, so that a name counts however it is reached: a named or default
+ * import, a re-export or `export *`, a namespace import's member, `const { name } = await import(…)` or
+ * `require(…)`, `typeof import(…)`.
  */
 const ROOT = resolve(__dirname, '../..');
-const READERS = ['src', 'test', 'bench', 'dashboard/src', 'scripts'];
+const READERS = ['src', 'test', 'bench', 'dashboard/src', 'secure-fields/src', 'scripts'];
 /** Started by node, not imported: what they export has no importer to find. */
 const ENTRY_POINTS = ['src/main.ts', 'src/worker.ts', 'src/cli/main.ts', 'src/app/openapi.ts'];
 

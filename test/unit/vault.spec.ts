@@ -47,7 +47,8 @@ describe('card rules', () => {
     ['2223003122003222', 'mastercard'],
     ['378282246310005', 'amex'],
     ['6011111111111117', 'discover'],
-    ['6221260000000000', 'discover'],
+    // 622126–622925: cards UnionPay issues that Discover's network also accepts; the issuer's scheme.
+    ['6221260000000000', 'unionpay'],
     ['3530111333300000', 'jcb'],
     ['30569309025904', 'diners'],
     ['36227206271667', 'diners'],

@@ -50,11 +50,16 @@ export class VfMerchant extends View {
 
   private async save(event: SubmitEvent): Promise<void> {
     event.preventDefault();
-    const name = ((event.target as HTMLFormElement).elements.namedItem('display_name') as HTMLInputElement).value;
+    const elements = (event.target as HTMLFormElement).elements;
+    const name = (elements.namedItem('display_name') as HTMLInputElement).value;
+    const origins = (elements.namedItem('secure_fields_origins') as HTMLTextAreaElement).value
+      .split('\n')
+      .map((line) => line.trim())
+      .filter(Boolean);
     try {
       this.account = await api<MerchantAccount>(`/merchant-accounts/${encodeURIComponent(this.merchant!)}`, {
         method: 'PUT',
-        body: { display_name: name },
+        body: { display_name: name, secure_fields_origins: origins },
       });
       this.saveError = null;
       announce('Merchant saved.');
@@ -87,7 +92,24 @@ export class VfMerchant extends View {
         aria-describedby=${describedBy(e?.fieldMessages('display_name').length && 'merchant-name-error')}
       />
       ${fieldError(e, 'display_name', 'merchant-name-error')}
-      ${e && e.hasErrorsBeyond(['display_name']) ? problemAlert(e) : nothing}
+      <label for="merchant-origins">Secure Fields origins</label>
+      <textarea
+        id="merchant-origins"
+        name="secure_fields_origins"
+        rows="3"
+        .value=${this.account.secure_fields_origins.join('\n')}
+        aria-invalid=${e?.fieldMessages('secure_fields_origins').length ? 'true' : 'false'}
+        aria-describedby=${describedBy(
+          'merchant-origins-help',
+          e?.fieldMessages('secure_fields_origins').length && 'merchant-origins-error',
+        )}
+      ></textarea>
+      <p class="help" id="merchant-origins-help">
+        One per line: the web origins of the pages that may embed this merchant’s card fields, such as
+        <code>https://shop.example.com</code> (<code>http</code> only for <code>localhost</code>); no path. At most 20.
+      </p>
+      ${fieldError(e, 'secure_fields_origins', 'merchant-origins-error')}
+      ${e && e.hasErrorsBeyond(['display_name', 'secure_fields_origins']) ? problemAlert(e) : nothing}
       <p class="help">
         Created ${formatTime(this.account.created_at)}, updated ${formatTime(this.account.updated_at)}.
       </p>

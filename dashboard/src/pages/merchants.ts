@@ -5,6 +5,8 @@ import { dataTable, formatTime, pager, problemAlert, View } from '../ui';
 export interface MerchantAccount {
   id: string;
   display_name: string;
+  /** Web origins whose pages may embed this merchant's Secure Fields (decision 0140). */
+  secure_fields_origins: string[];
   created_at: string;
   updated_at: string;
 }

@@ -7,6 +7,7 @@ import { VaultKeyProvider, vaultKeys, VaultMasterKey, VaultPkcs11Config } from '
 import { TokenRequestorConfig, tokenRequestorConfig } from './token-requestor-config';
 import { telemetryConfig } from './telemetry-config';
 import { LedgerConfig, ledgerConfig } from './ledger-config';
+import { secureFieldsOrigin } from './secure-fields-config';
 
 export { ConfigError } from './env';
 export * from './vault-config';
@@ -141,6 +142,12 @@ export interface AppConfig {
   tracing: boolean;
   /** The disclosure ledger: entries with every record, signed tree heads, retention (decision 0133). */
   ledger: LedgerConfig;
+  /**
+   * SECURE_FIELDS_ORIGIN (decision 0140): requests whose Host is this origin's get the Secure Fields frames and the
+   * tokenless card submission only. Outside production `http://secure-fields.localhost:<PORT>` by default; null
+   * (the feature off) in production until set.
+   */
+  secureFieldsOrigin: string | null;
 }
 
 /**
@@ -242,10 +249,11 @@ export function loadConfig(env: Env = process.env): AppConfig {
   const dataDir = resolve(optional(env, 'DATA_DIR') ?? './data');
   const redisUrl = url(env, 'REDIS_URL', ['redis:', 'rediss:']);
   const databaseUrl = url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']);
+  const port = integer(env, 'PORT', 3000, 0, 65535);
   return {
     nodeEnv: nodeEnvRaw as AppConfig['nodeEnv'],
     host,
-    port: integer(env, 'PORT', 3000, 0, 65535),
+    port,
     logLevel: logLevel as LogLevel,
     databaseUrl,
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 200),
@@ -285,6 +293,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     // Started before this runs (src/platform/telemetry/start.ts); checked here too so every config user sees a bad value.
     tracing: telemetryConfig(env, 'api') !== null,
     ledger: ledgerConfig(env, nodeEnvRaw),
+    secureFieldsOrigin: secureFieldsOrigin(env, nodeEnvRaw, host, port),
   };
 }
 

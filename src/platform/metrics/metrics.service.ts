@@ -24,6 +24,7 @@ export class Metrics {
   private readonly dataKeyUnwraps: Counter<'source'>;
   private readonly keyRotations: Counter<'table'>;
   private readonly budgetRefusals: Counter<'scope' | 'limit'>;
+  private readonly secureFieldsSubmissions: Counter<'outcome'>;
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: PREFIX });
@@ -87,6 +88,19 @@ export class Metrics {
       labelNames: ['scope', 'limit'],
       registers: [this.registry],
     });
+    this.secureFieldsSubmissions = new Counter({
+      name: `${PREFIX}secure_fields_submissions_total`,
+      help:
+        'Card submissions from the Secure Fields frames (decision 0140), by outcome: collected, invalid, ' +
+        'not_found, expired, origin_refused, too_many_tries or error.',
+      labelNames: ['outcome'],
+      registers: [this.registry],
+    });
+  }
+
+  /** A card submitted from the Secure Fields (decision 0140), by outcome (`collected`, or why it was refused). */
+  secureFieldsSubmitted(outcome: string): void {
+    this.secureFieldsSubmissions.inc({ outcome });
   }
 
   /** A forward refused by a disclosure budget: nothing was sent. */

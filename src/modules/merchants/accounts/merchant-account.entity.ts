@@ -11,6 +11,10 @@ export class MerchantAccount {
   @Column({ type: 'text', name: 'display_name' })
   displayName!: string;
 
+  /** Web origins whose pages may embed this merchant's Secure Fields (decision 0140), normalised; none by default. */
+  @Column({ type: 'text', array: true, name: 'secure_fields_origins', insert: false, update: false })
+  secureFieldsOrigins!: string[];
+
   // Written by the database (DEFAULT / now()), read back as microsecond-exact Timestamps.
   @Column({ type: 'timestamptz', name: 'created_at', insert: false, update: false })
   createdAt!: Timestamp;

@@ -32,8 +32,8 @@ export class MerchantAccountsController {
     MerchantAccountErrors.featureUnavailable,
   )
   async create(@Body() body: CreateMerchantAccountDto): Promise<MerchantAccountResponse> {
-    const { id, display_name, ...features } = body;
-    return MerchantAccountResponse.from(await this.merchants.create(id, display_name, features));
+    const { id, display_name, secure_fields_origins, ...features } = body;
+    return MerchantAccountResponse.from(await this.merchants.create(id, display_name, features, secure_fields_origins));
   }
 
   @Get()
@@ -59,7 +59,13 @@ export class MerchantAccountsController {
   @ApiOkResponse({ type: MerchantAccountResponse })
   @ApiProblems(CommonErrors.validationFailed, MerchantAccountErrors.notFound, MerchantAccountErrors.featureUnavailable)
   async update(@Param('id') id: string, @Body() body: UpdateMerchantAccountDto): Promise<MerchantAccountResponse> {
-    const { display_name, ...features } = body;
-    return MerchantAccountResponse.from(await this.merchants.update(id, { displayName: display_name, features }));
+    const { display_name, secure_fields_origins, ...features } = body;
+    return MerchantAccountResponse.from(
+      await this.merchants.update(id, {
+        displayName: display_name,
+        features,
+        secureFieldsOrigins: secure_fields_origins,
+      }),
+    );
   }
 }

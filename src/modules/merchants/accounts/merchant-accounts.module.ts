@@ -4,11 +4,12 @@ import { MerchantAccount } from './merchant-account.entity';
 import { MerchantAccountsController } from './merchant-accounts.controller';
 import { MerchantAccountsRepository } from './merchant-accounts.repository';
 import { MerchantAccountsService } from './merchant-accounts.service';
+import { SecureFieldsOrigins } from './secure-fields-origins';
 
 @Module({
   imports: [TypeOrmModule.forFeature([MerchantAccount])],
   controllers: [MerchantAccountsController],
-  providers: [MerchantAccountsService, MerchantAccountsRepository],
-  exports: [MerchantAccountsService],
+  providers: [MerchantAccountsService, MerchantAccountsRepository, SecureFieldsOrigins],
+  exports: [MerchantAccountsService, SecureFieldsOrigins],
 })
 export class MerchantAccountsModule {}

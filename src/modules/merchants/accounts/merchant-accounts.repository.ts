@@ -17,8 +17,11 @@ export class MerchantAccountsRepository {
     this.keyset = new KeysetTable(sql, accounts.metadata, 'm');
   }
 
-  async insert(id: string, displayName: string): Promise<void> {
-    await this.accounts.insert({ id, displayName });
+  async insert(id: string, displayName: string, secureFieldsOrigins: readonly string[]): Promise<void> {
+    await this.accounts.query(
+      'INSERT INTO merchant_accounts (id, display_name, secure_fields_origins) VALUES ($1, $2, $3::text[])',
+      [id, displayName, secureFieldsOrigins],
+    );
   }
 
   find(id: string): Promise<MerchantAccount | null> {
@@ -31,12 +34,27 @@ export class MerchantAccountsRepository {
   }
 
   /** Whether the account was there. Raw UPDATE: updated_at is set by the database clock, like created_at. */
-  async update(id: string, displayName: string | null): Promise<boolean> {
+  async update(
+    id: string,
+    displayName: string | null,
+    secureFieldsOrigins: readonly string[] | null,
+  ): Promise<boolean> {
     const [, affected] = await this.accounts.query<[unknown, number]>(
-      'UPDATE merchant_accounts SET display_name = COALESCE($2, display_name), updated_at = now() WHERE id = $1',
-      [id, displayName],
+      `UPDATE merchant_accounts SET display_name = COALESCE($2, display_name),
+              secure_fields_origins = COALESCE($3::text[], secure_fields_origins), updated_at = now()
+        WHERE id = $1`,
+      [id, displayName, secureFieldsOrigins],
     );
     return affected > 0;
+  }
+
+  /** The merchant accounts whose `secure_fields_origins` hold `origin` (the GIN index answers). */
+  async listingSecureFieldsOrigin(origin: string): Promise<string[]> {
+    const rows = await this.accounts.query<Array<{ id: string }>>(
+      'SELECT id FROM merchant_accounts WHERE secure_fields_origins @> ARRAY[$1::text] ORDER BY id',
+      [origin],
+    );
+    return rows.map((row) => row.id);
   }
 
   exists(id: string): Promise<boolean> {

@@ -8,6 +8,7 @@ import { FEATURE_SETTINGS, FEATURE_SWITCHES, MerchantAccountFeatures } from './d
 import { MerchantAccount } from './merchant-account.entity';
 import { MerchantAccountErrors } from './merchant-accounts.errors';
 import { MerchantAccountsRepository } from './merchant-accounts.repository';
+import { normaliseSecureFieldsOrigins, SecureFieldsOrigins } from './secure-fields-origins';
 
 @Injectable()
 export class MerchantAccountsService {
@@ -17,12 +18,21 @@ export class MerchantAccountsService {
    */
   private readonly known = new LRUCache<string, true>({ max: 10_000 });
 
-  constructor(private readonly accounts: MerchantAccountsRepository) {}
+  constructor(
+    private readonly accounts: MerchantAccountsRepository,
+    private readonly secureFieldsOrigins: SecureFieldsOrigins,
+  ) {}
 
-  async create(id: string, displayName: string, features: MerchantAccountFeatures = {}): Promise<MerchantAccount> {
+  async create(
+    id: string,
+    displayName: string,
+    features: MerchantAccountFeatures = {},
+    secureFieldsOrigins: readonly string[] = [],
+  ): Promise<MerchantAccount> {
     refuseFeaturesOn(features);
+    const origins = normaliseSecureFieldsOrigins(secureFieldsOrigins);
     try {
-      await this.accounts.insert(id, displayName);
+      await this.accounts.insert(id, displayName, origins);
     } catch (error) {
       if (isUniqueViolation(error, 'merchant_accounts_pkey')) {
         throw new ProblemException(
@@ -33,6 +43,7 @@ export class MerchantAccountsService {
       }
       throw error;
     }
+    if (origins.length > 0) await this.secureFieldsOrigins.changed();
     return this.get(id);
   }
 
@@ -50,11 +61,13 @@ export class MerchantAccountsService {
 
   async update(
     id: string,
-    changes: { displayName?: string; features?: MerchantAccountFeatures },
+    changes: { displayName?: string; features?: MerchantAccountFeatures; secureFieldsOrigins?: readonly string[] },
   ): Promise<MerchantAccount> {
     refuseFeaturesOn(changes.features ?? {});
-    if (!(await this.accounts.update(id, changes.displayName ?? null)))
+    const origins = changes.secureFieldsOrigins && normaliseSecureFieldsOrigins(changes.secureFieldsOrigins);
+    if (!(await this.accounts.update(id, changes.displayName ?? null, origins ?? null)))
       throw new ProblemException(MerchantAccountErrors.notFound, `No merchant account "${echoed(id)}" exists.`);
+    if (origins) await this.secureFieldsOrigins.changed();
     return this.get(id);
   }
 

@@ -50,4 +50,21 @@ export const CheckoutSessionErrors = {
     description:
       'The checkout session’s card is a stored payment method already (it was collected with method "id"); use that payment method.',
   }),
+  secureFieldsOriginRefused: defineProblem({
+    code: 'secure-fields-origin-not-allowed',
+    status: 403,
+    title: 'Origin not allowed for Secure Fields',
+    description:
+      'The page embedding the Secure Fields (x-secure-fields-parent-origin, the frames’ parentOrigin) is not an ' +
+      'origin the checkout session’s merchant account lists in secure_fields_origins. Nothing was stored. See ' +
+      'docs/checkout-sessions.md.',
+  }),
+  secureFieldsTriesExhausted: defineProblem({
+    code: 'secure-fields-tries-exhausted',
+    status: 429,
+    title: 'Too many Secure Fields submissions',
+    description:
+      'The checkout session has had its 10 submissions from the Secure Fields (successful or not); it takes no more ' +
+      'from the browser. Create a new checkout session. See docs/checkout-sessions.md.',
+  }),
 };

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { VaultCoreModule } from '../../vault/vault.module';
+import { MerchantAccountsModule } from '../../merchants/accounts/merchant-accounts.module';
 import { CheckoutSession } from './checkout-session.entity';
 import { CheckoutSessionCards } from './checkout-session-cards';
 import { CheckoutSessionPurge } from './checkout-session-purge';
@@ -18,8 +19,9 @@ export class CheckoutSessionsCoreModule {}
 
 /** /checkout/sessions routes and the periodic purge of expired sessions. */
 @Module({
-  imports: [VaultCoreModule, CheckoutSessionsCoreModule],
+  imports: [VaultCoreModule, CheckoutSessionsCoreModule, MerchantAccountsModule],
   controllers: [CheckoutSessionsController],
   providers: [CheckoutSessionsService, CheckoutSessionPurge],
+  exports: [CheckoutSessionsService],
 })
 export class CheckoutSessionsModule {}

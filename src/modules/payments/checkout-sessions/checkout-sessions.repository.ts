@@ -91,6 +91,24 @@ export class CheckoutSessionsRepository {
     return rows.length > 0;
   }
 
+  /**
+   * One more Secure Fields submission counted on the session, whoever it belongs to (the session id is the browser's
+   * capability), atomically across processes: its merchant, the count including this one, and whether it is over.
+   * Undefined when there is no such session.
+   */
+  async countSecureFieldsTry(
+    id: string,
+  ): Promise<{ merchant_account_id: string; tries: number; expired: boolean } | undefined> {
+    const [rows] = await this.sessions.query<
+      [Array<{ merchant_account_id: string; tries: number; expired: boolean }>, number]
+    >(
+      `UPDATE checkout_sessions SET secure_fields_tries = secure_fields_tries + 1 WHERE id = $1
+        RETURNING merchant_account_id, secure_fields_tries AS tries, (expires_at <= now() OR erased_at IS NOT NULL) AS expired`,
+      [id],
+    );
+    return rows[0];
+  }
+
   /** Whether there was such a session. */
   async delete(merchantAccountId: string, id: string): Promise<boolean> {
     const result = await this.sessions.delete({ id, merchantAccountId });

@@ -21,6 +21,10 @@ import {
   MAX_EXPIRES_IN_SECONDS,
 } from './dto/checkout-session.dto';
 import { CheckoutSessionThreeDSecureDto, THREE_D_SECURE_FIELDS, ThreeDSecureValues } from './dto/three-d-secure.dto';
+import { SecureFieldsOrigins } from '../../merchants/accounts/secure-fields-origins';
+
+/** Submissions from the Secure Fields a session takes, successful or not (decision 0140); the next are 429. */
+const MAX_SECURE_FIELDS_TRIES = 10;
 
 /**
  * Checkout sessions: create, read, update, delete, and collecting a card into one. Expiry is judged
@@ -33,6 +37,7 @@ export class CheckoutSessionsService {
     private readonly sessions: CheckoutSessionsRepository,
     private readonly cards: CheckoutSessionCards,
     private readonly sealer: SecretSealer,
+    private readonly secureFieldsOrigins: SecureFieldsOrigins,
   ) {}
 
   async create(merchantAccountId: string, input: CheckoutSessionCreateDto): Promise<CheckoutSession> {
@@ -116,6 +121,31 @@ export class CheckoutSessionsService {
     });
     if (!collected) throw expired_(id);
     return this.get(merchantAccountId, id);
+  }
+
+  /**
+   * A submission from the Secure Fields, without a merchant token (decision 0140): counted on the session first,
+   * whatever follows, in one statement (every API process shares the count). Then 404 unknown, 410 expired, 429
+   * past MAX_SECURE_FIELDS_TRIES, 403 when the session's merchant does not list `parentOrigin` (null: none or not an
+   * origin). Answers the session's merchant account, for `setFields` to collect the card into.
+   */
+  async admitSecureFieldsTry(id: string, parentOrigin: string | null): Promise<string> {
+    if (!isUuid(id)) throw notFound(id);
+    const counted = await this.sessions.countSecureFieldsTry(id.toLowerCase());
+    if (!counted) throw notFound(id);
+    const merchant = counted.merchant_account_id;
+    await this.get(merchant, id); // 410, erasing what an expired session still holds
+    if (counted.tries > MAX_SECURE_FIELDS_TRIES)
+      throw new ProblemException(
+        CheckoutSessionErrors.secureFieldsTriesExhausted,
+        `Checkout session ${id} has had its ${MAX_SECURE_FIELDS_TRIES} Secure Fields submissions; create a new one.`,
+      );
+    if (parentOrigin === null || !(await this.secureFieldsOrigins.lists(merchant, parentOrigin)))
+      throw new ProblemException(
+        CheckoutSessionErrors.secureFieldsOriginRefused,
+        'The page embedding the Secure Fields is not an origin this checkout session’s merchant account allows.',
+      );
+    return merchant;
   }
 
   /**

@@ -22,6 +22,7 @@ import { DisclosureBudgets1763962500000 } from './1763962500000-DisclosureBudget
 import { ConfigRecordBodies1763966000000 } from './1763966000000-ConfigRecordBodies';
 import { HashedIdempotencyKeys1763966100000 } from './1763966100000-HashedIdempotencyKeys';
 import { ForwardJobAnswerErasure1763966200000 } from './1763966200000-ForwardJobAnswerErasure';
+import { SecureFieldsOrigins1763966300000 } from './1763966300000-SecureFieldsOrigins';
 import { ForwardJobLeases1763920000000 } from './1763920000000-ForwardJobLeases';
 import { ForwardJobCallbackUrls1763923600000 } from './1763923600000-ForwardJobCallbackUrls';
 import { CheckoutSessionCodeClaims1763924000000 } from './1763924000000-CheckoutSessionCodeClaims';
@@ -61,4 +62,5 @@ export const MIGRATIONS = [
   ConfigRecordBodies1763966000000,
   HashedIdempotencyKeys1763966100000,
   ForwardJobAnswerErasure1763966200000,
+  SecureFieldsOrigins1763966300000,
 ];

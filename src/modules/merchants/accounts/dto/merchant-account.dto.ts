@@ -1,6 +1,18 @@
 import { ApiTimestamp } from '../../../../platform/openapi/properties';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Allow, IsBoolean, IsOptional, IsString, Length, Matches, ValidateIf } from 'class-validator';
+import {
+  Allow,
+  ArrayMaxSize,
+  IsArray,
+  IsBoolean,
+  IsOptional,
+  IsString,
+  Length,
+  Matches,
+  ValidateIf,
+} from 'class-validator';
+import { Passes } from '../../../../platform/http/passes';
+import { MAX_SECURE_FIELDS_ORIGINS, secureFieldsOriginsProblem } from '../secure-fields-origins';
 import { MerchantAccount } from '../merchant-account.entity';
 import { MERCHANT_ACCOUNT_ID_PATTERN } from '../merchant-account-id';
 
@@ -116,7 +128,27 @@ class MerchantAccountFeaturesDto implements MerchantAccountFeatures {
   mastercard_network_tokens_app_id?: unknown;
 }
 
-export class CreateMerchantAccountDto extends MerchantAccountFeaturesDto {
+const SECURE_FIELDS_ORIGINS_DESCRIPTION =
+  'Web origins (scheme://host[:port]) whose pages may embed this merchant’s Secure Fields: https, or http for ' +
+  `localhost and *.localhost; at most ${MAX_SECURE_FIELDS_ORIGINS}, stored normalised (lowercase, default port ` +
+  'dropped). Not part of Gr4vy’s merchant account; see docs/checkout-sessions.md.';
+
+/** The one field of this service's own that a merchant account adds to Gr4vy's shape (decision 0140). */
+class MerchantAccountWritableDto extends MerchantAccountFeaturesDto {
+  @ApiPropertyOptional({
+    type: [String],
+    maxItems: MAX_SECURE_FIELDS_ORIGINS,
+    example: ['https://shop.example.com'],
+    description: SECURE_FIELDS_ORIGINS_DESCRIPTION,
+  })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(MAX_SECURE_FIELDS_ORIGINS)
+  @Passes('areSecureFieldsOrigins', secureFieldsOriginsProblem)
+  secure_fields_origins?: string[];
+}
+
+export class CreateMerchantAccountDto extends MerchantAccountWritableDto {
   @ApiProperty({ example: 'acme-eu', pattern: MERCHANT_ACCOUNT_ID_PATTERN.source })
   @IsString()
   @Matches(MERCHANT_ACCOUNT_ID_PATTERN, {
@@ -130,7 +162,7 @@ export class CreateMerchantAccountDto extends MerchantAccountFeaturesDto {
   display_name!: string;
 }
 
-export class UpdateMerchantAccountDto extends MerchantAccountFeaturesDto {
+export class UpdateMerchantAccountDto extends MerchantAccountWritableDto {
   @ApiPropertyOptional({ example: 'ACME Europe', minLength: 1, maxLength: 200 })
   @ValidateIf((_, value) => value !== undefined)
   @IsString()
@@ -185,6 +217,13 @@ export class MerchantAccountResponse {
   @ApiProperty({ type: String, nullable: true, description: 'Always null: the feature does not exist here.' })
   mastercard_network_tokens_app_id!: null;
 
+  @ApiProperty({
+    type: [String],
+    example: ['https://shop.example.com'],
+    description: SECURE_FIELDS_ORIGINS_DESCRIPTION,
+  })
+  secure_fields_origins!: string[];
+
   @ApiTimestamp()
   created_at!: string;
 
@@ -197,6 +236,7 @@ export class MerchantAccountResponse {
       id: account.id,
       display_name: account.displayName,
       ...FEATURES_OFF,
+      secure_fields_origins: [...account.secureFieldsOrigins],
       created_at: account.createdAt.toISOString(),
       updated_at: account.updatedAt.toISOString(),
     };
