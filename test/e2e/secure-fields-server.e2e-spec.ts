@@ -11,8 +11,10 @@ import { Metrics } from '../../src/platform/metrics/metrics.service';
 import { Downstream, startHttpDownstream } from '../support/downstream';
 import { expectProblem, http } from '../support/http';
 import { createIsolatedDatabase, IsolatedDatabase } from '../support/isolated-database';
-import { dataDump, logStrings } from '../support/sink-texts';
-import { startTestApp, TestApp } from '../support/test-app';
+import { dataDump, logStrings, stringsOf } from '../support/sink-texts';
+import { startEntryPoint } from '../support/entry-point';
+import { startOtlpReceiver } from '../support/otlp-receiver';
+import { entryPointEnv, startTestApp, TestApp } from '../support/test-app';
 import { waitFor } from '../support/wait';
 
 /** The development default: secure-fields.localhost on the port the API listens on. */
@@ -306,6 +308,43 @@ describe('Secure Fields: the server on its own origin', () => {
     expect(metrics.body).toMatch(/vault_forward_secure_fields_submissions_total\{outcome="origin_refused"\} [1-9]/);
     expect(metrics.body).toMatch(/vault_forward_secure_fields_submissions_total\{outcome="too_many_tries"\} [1-9]/);
   });
+
+  it('a submission to a traced API process: its spans carry nothing of the card', async () => {
+    const receiver = await startOtlpReceiver();
+    const traced = startEntryPoint('dist/main.js', {
+      env: entryPointEnv({
+        DATABASE_URL: database.url,
+        PORT: '0',
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        OTEL_BSP_SCHEDULE_DELAY: '100',
+      }),
+      ready: /API listening on (http:\/\/\S+) /,
+      timeoutMs: 90_000,
+    });
+    try {
+      const url = (await traced.started)[1];
+      const session = await createCheckoutSession(t, shop.token);
+      const fields = card();
+      const answer = await sf({ url } as TestApp, `/checkout/sessions/${session.id}/fields`, {
+        method: 'PUT',
+        headers: { 'x-secure-fields-parent-origin': SHOP },
+        body: { payment_method: { method: 'card', ...fields } },
+      });
+      expect(answer.status).toBe(200);
+      // The request's server span has reached the receiver.
+      await waitFor(() => receiver.spans.some((span) => span.values.join(' ').includes(session.id)), {
+        timeoutMs: 15_000,
+        what: 'the submission’s spans',
+      });
+      const texts = receiver.spans.flatMap((span) => [...span.values, ...stringsOf(span.attributes)]);
+      for (const secret of [...secrets, `"${fields.security_code}"`])
+        expect(texts.filter((text) => text.includes(secret))).toEqual([]);
+    } finally {
+      traced.child.kill('SIGTERM');
+      await traced.exited;
+      await receiver.close();
+    }
+  }, 120_000);
 
   it('leaves nothing of the cards in the logs or, once the sessions are erased, in the database', async () => {
     // Expired now, then erased by the purge every API process runs.
