@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { CallbackReceiver, startCallbackReceiver } from '../support/callback-receiver';
 import { createServer, IncomingHttpHeaders, request, Server } from 'node:http';
 import * as zlib from 'node:zlib';
 import { cardNumber, storeCard, StoredCard } from '../factories/cards';
@@ -80,20 +81,6 @@ async function startTarget() {
   return { ...(await listenOnLoopback(server)), received };
 }
 
-/** A callback receiver: every body it gets. */
-async function startReceiver() {
-  const received: Array<{ url: string; body: string }> = [];
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      received.push({ url: req.url!, body: Buffer.concat(chunks).toString('utf8') });
-      res.writeHead(200).end();
-    });
-  });
-  return { ...(await listenOnLoopback(server)), received };
-}
-
 interface RawAnswer {
   status: number;
   headers: IncomingHttpHeaders;
@@ -135,7 +122,7 @@ describe('Compressed answers are decoded before they are kept (decision 0137)', 
   let t: TestApp;
   let worker: WorkerProcess;
   let target: Awaited<ReturnType<typeof startTarget>>;
-  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  let receiver: CallbackReceiver;
   /** `plain`: a config without rules (answers go to the caller as they came); `rules`: unmatched_pan mask. */
   const merchants: Record<'plain' | 'rules', { token: string; card: StoredCard }> = {} as never;
   let key = 0;
@@ -145,7 +132,7 @@ describe('Compressed answers are decoded before they are kept (decision 0137)', 
     database = await createIsolatedDatabase('compressed');
     env = { ...queuedForwardEnv('test-compressed'), DATABASE_URL: database.url };
     target = await startTarget();
-    receiver = await startReceiver();
+    receiver = await startCallbackReceiver();
     t = await startTestApp({ env });
     worker = await startWorker(env);
     for (const kind of ['plain', 'rules'] as const) {

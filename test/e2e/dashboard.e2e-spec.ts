@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import { launchChromium } from '../support/chromium';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { Browser, chromium, ConsoleMessage, Page } from 'playwright-core';
+import { Browser, ConsoleMessage, Page } from 'playwright-core';
 import { ForwardJobsWorkerModule } from '../../src/modules/forwarding/jobs/forward-jobs.module';
 import { createApiKey } from '../factories/api-keys';
 import { cardNumber, createCard } from '../factories/cards';
@@ -17,7 +18,6 @@ import { startTestApp, TestApp } from '../support/test-app';
 import { waitFor } from '../support/wait';
 import { testTempDir } from '../support/temp-data-dir';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ARTIFACTS = join(__dirname, '..', 'artifacts');
 const SECRET = `whsec_dashboard_${randomUUID()}`;
 
@@ -134,19 +134,7 @@ describe('dashboard (real Chromium against the real API)', () => {
       { timeoutMs: 20_000, what: 'the job to fail' },
     );
 
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     page = await context.newPage();
     page.on('console', (message: ConsoleMessage) => {

@@ -1,6 +1,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
+import { launchChromium } from '../support/chromium';
 import { join } from 'node:path';
-import { Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { createApiKey } from '../factories/api-keys';
 import { createMerchantAccount } from '../factories/merchant-accounts';
 import { Downstream, startHttpDownstream } from '../support/downstream';
@@ -9,7 +10,6 @@ import { startTestApp, TestApp } from '../support/test-app';
 import { waitFor } from '../support/wait';
 
 const EXAMPLE = join(__dirname, '../../examples/secure-fields-shop/shop.js');
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const NUMBER = '4111111111111111';
 const CODE = '737';
 
@@ -61,11 +61,7 @@ describe('the Secure Fields example shop runs as the README says', () => {
       body: { secure_fields_origins: [shopOrigin] },
     });
     expect(listed.status).toBe(200);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking'],
-    });
+    browser = await launchChromium();
   }, 120_000);
 
   afterAll(async () => {

@@ -1,10 +1,11 @@
 import { execFile } from 'node:child_process';
+import { launchChromium } from '../support/chromium';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, IncomingMessage, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
-import { Browser, BrowserContext, chromium, Page } from 'playwright-core';
+import { Browser, BrowserContext, Page } from 'playwright-core';
 import { luhnValid } from '../../src/platform/card-data/card-numbers';
 import { CheckoutSessionPurge } from '../../src/modules/payments/checkout-sessions/checkout-session-purge';
 import { createApiKey } from '../factories/api-keys';
@@ -15,7 +16,6 @@ import { startTestApp, TestApp } from '../support/test-app';
 import { waitFor } from '../support/wait';
 
 const run = promisify(execFile);
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 /** The official library's browser build, served to the shop page byte for byte. */
 const LIBRARY = readFileSync(require.resolve('@gr4vy/secure-fields'));
 
@@ -226,19 +226,7 @@ describe('Secure Fields (real Chromium, the unmodified @gr4vy/secure-fields libr
     a = await createMerchant('shop-a');
     b = await createMerchant('shop-b');
 
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
     context = await browser.newContext();
     context.on('request', (request) => {
       if (request.method() === 'PUT') puts.push(request.url());
