@@ -2,7 +2,14 @@ import { createMerchantWithToken } from '../factories/forwarding-merchants';
 import { CallbackReceiver, startCallbackReceiver } from '../support/callback-receiver';
 import { CORPUS, reveals, shownDigits, spellings, TEST_PANS } from '../support/card-spellings';
 import { BARE_NUMBER, ECHO_TYPES as TYPES, startEcho } from '../support/echo-downstream';
-import { endedJob, queuedForwardEnv, startWorker, stopQueuedSetup, WorkerProcess } from '../support/forward-jobs';
+import {
+  endedJob,
+  queuedForwardEnv,
+  recordWithOutcome,
+  startWorker,
+  stopQueuedSetup,
+  WorkerProcess,
+} from '../support/forward-jobs';
 import { expectProblem, http, HttpResult } from '../support/http';
 import { createIsolatedDatabase, IsolatedDatabase } from '../support/isolated-database';
 import { startOtlpReceiver, OtlpReceiver } from '../support/otlp-receiver';
@@ -163,14 +170,7 @@ describe('Card numbers in every spelling reach no sink whole (card-data/)', () =
   /** The record of request `id` through the API, once its outcome and bodies are written. */
   async function record(id: string): Promise<Record<string, any>> {
     recordIds.push(id);
-    const read = await waitFor(
-      async () => {
-        const r = await http(t.url, `/vault-forward/requests/${id}`, { token: tokens.pass });
-        return r.status === 200 && r.body.status !== null && r;
-      },
-      { what: 'the record with its outcome' },
-    );
-    return read.body as Record<string, any>;
+    return (await recordWithOutcome(t.url, tokens.pass, id)).body as Record<string, any>;
   }
 
   /** The record's URL, headers and bodies, each named, for `revealed`. */

@@ -5,7 +5,14 @@ import * as zlib from 'node:zlib';
 import { cardNumber, storeCard, StoredCard } from '../factories/cards';
 import { createMerchantWithToken } from '../factories/forwarding-merchants';
 import { listenOnLoopback } from '../support/downstream';
-import { endedJob, queuedForwardEnv, startWorker, stopQueuedSetup, WorkerProcess } from '../support/forward-jobs';
+import {
+  endedJob,
+  queuedForwardEnv,
+  recordWithOutcome,
+  startWorker,
+  stopQueuedSetup,
+  WorkerProcess,
+} from '../support/forward-jobs';
 import { http } from '../support/http';
 import { createIsolatedDatabase, IsolatedDatabase } from '../support/isolated-database';
 import { dataDump } from '../support/sink-texts';
@@ -174,14 +181,7 @@ describe('Compressed answers are decoded before they are kept (decision 0137)', 
 
   /** The record of request `id` through the API once its outcome and bodies are written. */
   async function record(kind: 'plain' | 'rules', id: string): Promise<Record<string, any>> {
-    const read = await waitFor(
-      async () => {
-        const r = await http(t.url, `/vault-forward/requests/${id}`, { token: merchants[kind].token });
-        return r.status === 200 && r.body.status !== null && r;
-      },
-      { what: 'the record with its outcome' },
-    );
-    return read.body as Record<string, any>;
+    return (await recordWithOutcome(t.url, merchants[kind].token, id)).body as Record<string, any>;
   }
 
   /** A synchronous forward, then its repeat under the same Idempotency-Key: both answers as they came. */

@@ -5,7 +5,13 @@ import { ForwardQueue } from '../../src/platform/job-queue/forward-queue';
 import { createApiKey } from '../factories/api-keys';
 import { cardNumber, createCard } from '../factories/cards';
 import { createMerchantAccount } from '../factories/merchant-accounts';
-import { queuedForwardEnv, startScriptedDownstream, startWorker, stopQueuedSetup } from '../support/forward-jobs';
+import {
+  queuedForwardEnv,
+  recordWithOutcome,
+  startScriptedDownstream,
+  startWorker,
+  stopQueuedSetup,
+} from '../support/forward-jobs';
 import { expectProblem, http, HttpResult } from '../support/http';
 import { hmac } from '../support/independent-crypto';
 import { startTestApp, TestApp } from '../support/test-app';
@@ -123,14 +129,8 @@ describe('Queued forwards (Prefer: respond-async) with a real worker, on Redis',
     // Stored as a record keeps it (decision 0113): the filled number withheld, the security code removed by name.
     expect(JSON.parse(job.body.response.body)).toEqual({ echo: '{"n":"[Redacted]","cvv":"[Redacted]"}' });
     // The attempt's forward record exists like a synchronous forward's.
-    const record = await waitFor(
-      async () => {
-        const r = await http(s.t.url, `/vault-forward/requests/${job.body.attempts[0].request_id}`, { token: s.token });
-        // On record (status null) before the card left; the outcome follows in a batch.
-        return r.status === 200 && r.body.status !== null && r;
-      },
-      { what: "the attempt's forward record with its outcome" },
-    );
+    // On record (status null) before the card left; the outcome follows in a batch.
+    const record = await recordWithOutcome(s.t.url, s.token, job.body.attempts[0].request_id);
     expect(record.body.status).toBe(200);
   });
 

@@ -5,7 +5,14 @@ import { cardNumber, createCard, storeCard } from '../factories/cards';
 import { createCheckoutSession } from '../factories/checkout-sessions';
 import { createMerchantWithToken } from '../factories/forwarding-merchants';
 import { listenOnLoopback } from '../support/downstream';
-import { endedJob, queuedForwardEnv, startWorker, stopQueuedSetup, WorkerProcess } from '../support/forward-jobs';
+import {
+  endedJob,
+  queuedForwardEnv,
+  recordWithOutcome,
+  startWorker,
+  stopQueuedSetup,
+  WorkerProcess,
+} from '../support/forward-jobs';
 import { http, HttpResult } from '../support/http';
 import { createIsolatedDatabase, IsolatedDatabase } from '../support/isolated-database';
 import { dataDump } from '../support/sink-texts';
@@ -187,13 +194,7 @@ describe('Forward records keep the redacted request and answer when the config a
 
   /** The record through the API once its outcome (and bodies) are written, and its raw row. */
   async function record(id: string) {
-    const read = await waitFor(
-      async () => {
-        const r = await http(t.url, `/vault-forward/requests/${id}`, { token });
-        return r.status === 200 && r.body.status !== null && r;
-      },
-      { what: 'the record with its outcome' },
-    );
+    const read = await recordWithOutcome(t.url, token, id);
     const [row] = await t.db.query<Array<Record<string, unknown>>>(
       `SELECT ciphertext IS NOT NULL AND wrapped_key IS NOT NULL AND master_key_id IS NOT NULL AS sealed,
               request_body_truncated, response_body_truncated,

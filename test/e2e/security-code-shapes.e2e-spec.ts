@@ -4,6 +4,7 @@ import { createMerchantWithConfig } from '../factories/forwarding-merchants';
 import {
   endedJob,
   queuedForwardEnv,
+  recordWithOutcome,
   ScriptedDownstream,
   startScriptedDownstream,
   startWorker,
@@ -14,7 +15,6 @@ import { http, HttpResult } from '../support/http';
 import { createIsolatedDatabase, IsolatedDatabase } from '../support/isolated-database';
 import { dataDump } from '../support/sink-texts';
 import { startTestApp, TestApp } from '../support/test-app';
-import { waitFor } from '../support/wait';
 
 /**
  * Acceptance of decision 0136: a target's answer holding security codes under the PSPs' own names, in the
@@ -99,14 +99,7 @@ describe('Security codes in every shape of an answer reach no record and no stor
   }
 
   async function record(id: string): Promise<Record<string, any>> {
-    const read = await waitFor(
-      async () => {
-        const r = await http(t.url, `/vault-forward/requests/${id}`, { token });
-        return r.status === 200 && r.body.status !== null && r;
-      },
-      { what: 'the record with its outcome' },
-    );
-    return read.body as Record<string, any>;
+    return (await recordWithOutcome(t.url, token, id)).body as Record<string, any>;
   }
 
   /** The record and, queued, the stored answer (body and headers): where each holds `code`. */

@@ -3,12 +3,18 @@ import { createCheckoutSession } from '../factories/checkout-sessions';
 import { createMerchantWithConfig } from '../factories/forwarding-merchants';
 import { SECURITY_CODE_SPELLINGS } from '../support/card-spellings';
 import { EchoDownstream, ECHO_TYPES, startEcho } from '../support/echo-downstream';
-import { endedJob, queuedForwardEnv, startWorker, stopQueuedSetup, WorkerProcess } from '../support/forward-jobs';
+import {
+  endedJob,
+  queuedForwardEnv,
+  recordWithOutcome,
+  startWorker,
+  stopQueuedSetup,
+  WorkerProcess,
+} from '../support/forward-jobs';
 import { expectProblem, http, HttpResult } from '../support/http';
 import { createIsolatedDatabase, IsolatedDatabase } from '../support/isolated-database';
 import { dataDump } from '../support/sink-texts';
 import { startTestApp, TestApp } from '../support/test-app';
-import { waitFor } from '../support/wait';
 
 /**
  * Acceptance of withoutAuthenticationData (src/platform/card-data/authentication-data.ts) and of withheld filled
@@ -77,14 +83,7 @@ describe('Security codes reach no sink, typed or filled, under any field name', 
   }
 
   async function record(id: string): Promise<Record<string, any>> {
-    const read = await waitFor(
-      async () => {
-        const r = await http(t.url, `/vault-forward/requests/${id}`, { token });
-        return r.status === 200 && r.body.status !== null && r;
-      },
-      { what: 'the record with its outcome' },
-    );
-    return read.body as Record<string, any>;
+    return (await recordWithOutcome(t.url, token, id)).body as Record<string, any>;
   }
 
   /** The record's bodies and, queued, the stored answer: `code` in none of them. */

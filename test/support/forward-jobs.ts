@@ -354,3 +354,14 @@ export function endedJob(url: string, token: string, id: string, timeoutMs = 20_
     { timeoutMs, what: 'the queued forward to end' },
   );
 }
+
+/** The forward record `id` once its outcome is written (on record with status null before the card left), read through the API. */
+export function recordWithOutcome(url: string, token: string, id: string): Promise<HttpResult> {
+  return waitFor(
+    async () => {
+      const r = await http(url, `/vault-forward/requests/${id}`, { token });
+      return r.status === 200 && r.body.status !== null && r;
+    },
+    { what: 'the record with its outcome' },
+  );
+}
