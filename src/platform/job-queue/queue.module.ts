@@ -86,8 +86,8 @@ export class QueueModule implements OnApplicationShutdown {
       // pooler, but over DATABASE_DIRECT_URL when one is set (decision 0108).
       databaseUrl: config.database.directUrl ?? options.databaseUrl,
       role: options.role,
-      sharedSession: config.databaseUrl === null,
     };
+    const embedded = config.databaseUrl === null;
     // Both queues' connections on PostgreSQL: one producers' pool, one consumers' pool (docs/decisions/0092).
     const pools = config.queueBackend === 'postgres' ? postgresPools(postgres) : null;
     const root =
@@ -129,7 +129,7 @@ export class QueueModule implements OnApplicationShutdown {
             {
               provide: ForwardQueue,
               inject: [PostgresForwardQueue],
-              useFactory: (queue: PostgresForwardQueue) => startPostgres(queue, postgres.sharedSession),
+              useFactory: (queue: PostgresForwardQueue) => startPostgres(queue, embedded),
             },
             PostgresCallbackQueue,
             {
@@ -137,7 +137,7 @@ export class QueueModule implements OnApplicationShutdown {
               inject: [PostgresCallbackQueue, ForwardQueue],
               // Off with the forward queue (the embedded database could not take BullMQ's schema).
               useFactory: (queue: PostgresCallbackQueue, forwards: ForwardQueue) =>
-                forwards.backend === 'none' ? closed(queue) : startPostgres(queue, postgres.sharedSession),
+                forwards.backend === 'none' ? closed(queue) : startPostgres(queue, embedded),
             },
           ];
     return {

@@ -21,8 +21,7 @@ import { putOffOrKeyStore } from './callback-jobs';
  * tries are its attempts (docs/decisions/0124), each claimed by CallbackDeliveries in its row (the
  * durable record) and sent. A database outage puts the job off without spending a try, and so does
  * the vault's key store away, the claim given back first (CallbackDeliveries.handle). Lost jobs are the
- * forward queue's housekeeping's business (CallbackDeliveries.sweep), one pass for both queues; the
- * embedded database's wake-up scheduler's jobs land here too and do nothing.
+ * forward queue's housekeeping's business (CallbackDeliveries.sweep), one pass for both queues.
  */
 @Injectable()
 @Processor(VAULT_CALLBACK_QUEUE)

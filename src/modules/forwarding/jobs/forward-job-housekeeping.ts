@@ -49,8 +49,8 @@ export class ForwardJobHousekeeping {
         error: (error as Error).message,
       });
     }
-    // At start-up the pass can race BullMQ's own set-up on the embedded database, whose single shared
-    // session briefly carries BullMQ's search_path: a few quiet tries before the failure is worth a warning.
+    // At start-up the pass can race BullMQ's own set-up of its schema: a few quiet tries before the failure
+    // is worth a warning.
     if (await this.pass(true)) return;
     void (async () => {
       for (let attempt = 2; attempt <= START_PASS_TRIES; attempt++) {

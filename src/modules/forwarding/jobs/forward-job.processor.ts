@@ -93,7 +93,7 @@ export class ForwardJobProcessor extends WorkerHost<EngineWorker> {
   }
 
   /**
-   * A forward's try, or a scheduler's job (the housekeeping; the embedded wake-up, which does nothing).
+   * A forward's try, or a scheduler's job (the housekeeping).
    * The key store away is no try either: the attempt was given back before anything was sent
    * (giveBack), and the job is put off, as for a database outage (putOffOrKeyStore).
    */
