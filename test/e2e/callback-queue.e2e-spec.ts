@@ -25,10 +25,11 @@ import { CALLBACK_QUEUE_SUFFIX, VAULT_CALLBACK_QUEUE, VAULT_FORWARD_QUEUE } from
 import { dropQueueKeys } from '../support/redis-keys';
 import { RedisAvailability, SHARED_CLIENT_OPTIONS } from '../../src/platform/redis/redis';
 import { TestRedisModule } from '../support/test-redis.module';
+import { testRedisUrl } from '../support/test-services';
 
 /** Job-end callbacks on their own queue with their own WorkerHost (issue 21, item 6; docs/decisions/0092). */
 
-const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const REDIS_URL = testRedisUrl();
 const SEEN = Symbol('SEEN');
 const CONCURRENCY = 32;
 

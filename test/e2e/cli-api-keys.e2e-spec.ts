@@ -9,6 +9,7 @@ import { http } from '../support/http';
 import { ProbeModule } from '../support/probe.module';
 import { startTestApp, TEST_MASTER_KEY_1, TestApp } from '../support/test-app';
 import { waitFor } from '../support/wait';
+import { testRedisUrl } from '../support/test-services';
 
 interface CliResult {
   code: number;
@@ -32,7 +33,7 @@ describe('CLI: api-key list and revoke', () => {
           env: {
             PATH: process.env.PATH,
             DATABASE_URL: process.env.TEST_DATABASE_URL,
-            REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
+            REDIS_URL: testRedisUrl(),
             DATA_DIR: dataDir,
             VAULT_MASTER_KEYS: TEST_MASTER_KEY_1,
             CURSOR_SECRET: 'test-cursor-secret-not-for-production-0123456789',

@@ -16,6 +16,7 @@ import { expectProblem, http, HttpResult } from '../support/http';
 import { hmac } from '../support/independent-crypto';
 import { startTestApp, TestApp } from '../support/test-app';
 import { waitFor } from '../support/wait';
+import { testRedisUrl } from '../support/test-services';
 
 /** One API, one real worker process and a scripted downstream, on a queue of this run's own. */
 async function setUp(backend: 'redis' | 'postgres') {
@@ -462,7 +463,7 @@ describe('Queued forwards (Prefer: respond-async) with a real worker, on Redis',
   });
 
   it('an ended attempt delivered again (BullMQ removed it on completion) is refused by the claim: not sent twice', async () => {
-    const redis = new Redis(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379');
+    const redis = new Redis(testRedisUrl());
     try {
       await deliverEndedAttemptAgain(
         s,
@@ -597,7 +598,7 @@ describe('QUEUE_BACKEND=none', () => {
  * which belong to other test files and benchmarks sharing this Redis.
  */
 async function dumpRedis(ownQueue: string): Promise<string> {
-  const redis = new Redis(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379');
+  const redis = new Redis(testRedisUrl());
   const parts: string[] = [];
   try {
     let cursor = '0';

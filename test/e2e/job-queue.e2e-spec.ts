@@ -22,8 +22,9 @@ import { VAULT_FORWARD_QUEUE } from '../../src/platform/redis/queues';
 import { dropQueueKeys } from '../support/redis-keys';
 import { RedisAvailability, SHARED_CLIENT_OPTIONS } from '../../src/platform/redis/redis';
 import { TestRedisModule } from '../support/test-redis.module';
+import { testRedisUrl } from '../support/test-services';
 
-const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const REDIS_URL = testRedisUrl();
 
 const RECORDER = Symbol('RECORDER');
 interface Recorder {

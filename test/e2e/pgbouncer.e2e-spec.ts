@@ -14,6 +14,7 @@ import { http } from '../support/http';
 import { PrivatePgBouncer } from '../support/private-pgbouncer';
 import { startTestApp, TestApp } from '../support/test-app';
 import { waitFor } from '../support/wait';
+import { testPostgresAdminUrl, testRedisUrl } from '../support/test-services';
 
 /**
  * The service behind PgBouncer in transaction mode (issue 25, decision 0108). The pgbouncer gives each
@@ -23,7 +24,7 @@ import { waitFor } from '../support/wait';
  * another client's state, or loses its own, at once instead of now and then.
  */
 const DIRECT_URL = () => process.env.TEST_DATABASE_URL!;
-const ADMIN_URL = process.env.TEST_POSTGRES_ADMIN_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+const ADMIN_URL = testPostgresAdminUrl();
 
 let bouncer: PrivatePgBouncer;
 
@@ -60,7 +61,7 @@ describe('The session traps, each through a one-connection PgBouncer in transact
   function sql(transactionPooling: boolean): Sql {
     const config = loadConfig({
       DATABASE_URL: DIRECT_URL(),
-      REDIS_URL: 'redis://127.0.0.1:6379',
+      REDIS_URL: testRedisUrl(),
       DATABASE_TRANSACTION_POOLING: String(transactionPooling),
     });
     return new Sql(db, config);

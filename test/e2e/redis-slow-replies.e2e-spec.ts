@@ -8,8 +8,9 @@ import {
 } from '../../src/platform/redis/redis';
 import { TcpProxy } from '../support/tcp-proxy';
 import { waitFor } from '../support/wait';
+import { testRedisUrl } from '../support/test-services';
 
-const REDIS_URL = new URL(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379');
+const REDIS_URL = new URL(testRedisUrl());
 
 // A busy machine answers late without being down. A connection whose commands time out used to fail
 // its ioredis ready check (INFO, under the same short timeout), drop itself and log "redis

@@ -43,8 +43,8 @@ describe('PostgreSQL unreachable mid-load (behind a TCP proxy that is cut and re
     direct = new Client({ connectionString: process.env.TEST_DATABASE_URL });
     await direct.connect();
     target = await startHttpDownstream();
-    proxy = await TcpProxy.start('127.0.0.1', 5432);
     const viaProxy = new URL(process.env.TEST_DATABASE_URL!);
+    proxy = await TcpProxy.start(viaProxy.hostname, Number(viaProxy.port || 5432));
     viaProxy.host = proxy.address;
     spoolDir = join(testTempDir('vf-fault-pg-'), 'spool');
     t = await startTestApp({

@@ -10,7 +10,7 @@ import { startTestApp, TestApp } from '../support/test-app';
 import { waitFor } from '../support/wait';
 import { allowHeavyDisclosure } from '../factories/disclosure-budgets';
 
-const PG = new URL(process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/test');
+const PG = new URL(process.env.TEST_DATABASE_URL!);
 const ENDED = ['succeeded', 'failed', 'cancelled'];
 /** Long enough for BullMQ's own five tries of a throwing handler (1 + 2 + 4 + 8 s at the default base) to run out. */
 const OUTAGE_MS = 20_000;

@@ -10,6 +10,7 @@ import { startTestApp, TestApp } from '../support/test-app';
 import { TcpProxy } from '../support/tcp-proxy';
 import { waitFor } from '../support/wait';
 import { allowHeavyDisclosure } from '../factories/disclosure-budgets';
+import { testRedisUrl } from '../support/test-services';
 
 /**
  * A request that must be answered while Redis is away: one that waits on Redis hangs until ioredis gives
@@ -63,10 +64,7 @@ describe('Fault: Redis becomes unreachable under the API and comes back', () => 
     };
     restore.push(() => (process.stderr.write = write));
 
-    proxy = await TcpProxy.start(
-      '127.0.0.1',
-      Number(new URL(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379').port || 6379),
-    );
+    proxy = await TcpProxy.start('127.0.0.1', Number(new URL(testRedisUrl()).port || 6379));
     downstream = await startHttpDownstream();
     const env = { REDIS_URL: `redis://${proxy.address}`, FORWARD_INSECURE_HOSTS: '127.0.0.1' };
     [a, b] = await Promise.all([startTestApp({ env }), startTestApp({ env })]);

@@ -6,8 +6,9 @@ import { dropQueueKeys } from '../support/redis-keys';
 import { TcpProxy } from '../support/tcp-proxy';
 import { startTestApp, TestApp } from '../support/test-app';
 import { waitFor } from '../support/wait';
+import { testRedisUrl } from '../support/test-services';
 
-const REDIS = new URL(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379');
+const REDIS = new URL(testRedisUrl());
 
 /**
  * Workers that die or are stopped mid-job, and a Redis that goes away under the API. The API reaches

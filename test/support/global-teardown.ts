@@ -1,6 +1,7 @@
 import { Client } from 'pg';
 import { dropQueueKeys } from './redis-keys';
 import type { TestServices } from './test-services';
+import { testPostgresAdminUrl } from './test-services';
 
 export default async function globalTeardown(): Promise<void> {
   try {
@@ -9,7 +10,7 @@ export default async function globalTeardown(): Promise<void> {
     const name = process.env.TEST_DATABASE_NAME;
     if (!name || process.env.KEEP_TEST_DATABASE) return;
     const client = new Client({
-      connectionString: process.env.TEST_POSTGRES_ADMIN_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres',
+      connectionString: testPostgresAdminUrl(),
     });
     await client.connect();
     await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);

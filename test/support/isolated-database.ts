@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { createDataSource } from '../../src/platform/database/data-source';
 import { runMigrations } from '../../src/platform/database/migrate';
+import { testPostgresAdminUrl } from './test-services';
 
 export interface IsolatedDatabase {
   url: string;
@@ -15,7 +16,7 @@ export interface IsolatedDatabase {
  * the server of `adminUrl` (a private PostgreSQL a test stops or freezes).
  */
 export async function createIsolatedDatabase(label: string, adminUrl?: string): Promise<IsolatedDatabase> {
-  const admin = adminUrl ?? process.env.TEST_POSTGRES_ADMIN_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+  const admin = adminUrl ?? testPostgresAdminUrl();
   const name = `vault_forward_test_${label}_${Date.now()}_${randomBytes(3).toString('hex')}`;
   const adminQuery = async (sql: string) => {
     const client = new Client({ connectionString: admin });

@@ -4,6 +4,7 @@ import { createServer, AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { untilReady } from './child-ready';
+import { testPostgresAdminUrl } from './test-services';
 
 /** A port nothing listens on now (the bench compiles this file too, so no import of the test downstreams). */
 async function freePort(): Promise<number> {
@@ -19,7 +20,7 @@ export interface PgBouncerOptions {
   poolMode?: 'session' | 'transaction';
   /** Server connections per database and user (default_pool_size). 1 makes every client share one. */
   poolSize?: number;
-  /** Where it sends connections; the shared PostgreSQL on 127.0.0.1:5432 by default. */
+  /** Where it sends connections; the run's PostgreSQL (testPostgresAdminUrl) by default. */
   server?: { host: string; port: number };
 }
 
@@ -43,10 +44,15 @@ export class PrivatePgBouncer {
 
   static async start(options: PgBouncerOptions = {}): Promise<PrivatePgBouncer> {
     const port = await freePort();
-    const server = options.server ?? { host: '127.0.0.1', port: 5432 };
+    const admin = new URL(testPostgresAdminUrl());
+    const server = options.server ?? { host: admin.hostname, port: Number(admin.port || 5432) };
     const dir = mkdtempSync(join(tmpdir(), 'vf-pgbouncer-'));
     chmodSync(dir, 0o755);
-    const users = ['postgres', 'root', process.env.USER].filter(Boolean).map((u) => `"${u}" ""`);
+    // The server's own password for the admin user (a private PostgreSQL has one), which pgbouncer logs in with.
+    const password = decodeURIComponent(admin.password);
+    const users = ['postgres', 'root', process.env.USER]
+      .filter(Boolean)
+      .map((u) => `"${u}" "${u === decodeURIComponent(admin.username) ? password : ''}"`);
     writeFileSync(join(dir, 'users.txt'), `${[...new Set(users)].join('\n')}\n`, { mode: 0o644 });
     const ini = [
       '[databases]',

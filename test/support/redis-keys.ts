@@ -1,14 +1,13 @@
 import Redis from 'ioredis';
 import { CALLBACK_QUEUE_SUFFIX } from '../../src/platform/redis/queues';
-
-const DEFAULT_URL = () => process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+import { testRedisUrl } from './test-services';
 
 /**
  * Removes every key of one forward queue and of its job-end callbacks' queue (`bull:<queue>:*` and
  * `bull:<queue>-callbacks:*`). Tests and benchmarks share one Redis with each other and with later runs
  * on this machine: a queue left behind is thousands of keys that every later SCAN has to walk.
  */
-export async function dropQueueKeys(queueName: string, url = DEFAULT_URL()): Promise<void> {
+export async function dropQueueKeys(queueName: string, url = testRedisUrl()): Promise<void> {
   await dropKeys(
     [queueName, `${queueName}${CALLBACK_QUEUE_SUFFIX}`].map((name) => `bull:${name}:*`),
     url,
@@ -16,7 +15,7 @@ export async function dropQueueKeys(queueName: string, url = DEFAULT_URL()): Pro
 }
 
 /** Removes every key matching one of `patterns` (SCAN MATCH globs): what a test left in the shared Redis. */
-export async function dropKeys(patterns: readonly string[], url = DEFAULT_URL()): Promise<void> {
+export async function dropKeys(patterns: readonly string[], url = testRedisUrl()): Promise<void> {
   const redis = new Redis(url, { maxRetriesPerRequest: 1, lazyConnect: true });
   try {
     await redis.connect();
@@ -45,7 +44,7 @@ export async function keysMatching(redis: Redis, pattern: string): Promise<strin
  * Every key matching `pattern` with its value, as text (strings, hashes, lists, sorted sets, sets and
  * streams): what a reader of the Redis data sees of a queue.
  */
-export async function keysAndValues(pattern: string, url = DEFAULT_URL()): Promise<Array<[string, string]>> {
+export async function keysAndValues(pattern: string, url = testRedisUrl()): Promise<Array<[string, string]>> {
   const redis = new Redis(url, { maxRetriesPerRequest: 1, lazyConnect: true });
   const out: Array<[string, string]> = [];
   try {

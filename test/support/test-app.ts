@@ -7,6 +7,7 @@ import { AppConfig, loadConfig } from '../../src/platform/config/config';
 import { LogCapture } from './log-capture';
 import { testDataDir } from './temp-data-dir';
 import { TEST_LEDGER_KEY } from './ledger-key';
+import { testRedisUrl } from './test-services';
 
 export interface TestApp {
   app: NestFastifyApplication;
@@ -36,7 +37,7 @@ export function testConfig(overrides: Record<string, string> = {}): AppConfig {
     NODE_ENV: 'test',
     DATA_DIR: testDataDir(),
     DATABASE_URL: databaseUrl,
-    REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
+    REDIS_URL: testRedisUrl(),
     LOG_LEVEL: 'info',
     DATABASE_POOL_SIZE: '4',
     CURSOR_SECRET: 'test-cursor-secret-not-for-production-0123456789',
@@ -56,7 +57,7 @@ export function entryPointEnv(overrides: Record<string, string> = {}): NodeJS.Pr
     PATH: process.env.PATH!,
     DATA_DIR: testDataDir(),
     DATABASE_URL: process.env.TEST_DATABASE_URL!,
-    REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
+    REDIS_URL: testRedisUrl(),
     VAULT_MASTER_KEYS: TEST_MASTER_KEY_1,
     LEDGER_SIGNING_KEY: TEST_LEDGER_KEY,
     LOG_LEVEL: 'info',

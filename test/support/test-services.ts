@@ -6,6 +6,16 @@ import { join } from 'node:path';
 import { closedPort } from './downstream';
 import { killRedisServer, NO_PERSISTENCE, startRedisServer } from './redis-server';
 
+const DEFAULT_POSTGRES_ADMIN_URL = 'postgresql://postgres@127.0.0.1:5432/postgres';
+const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
+
+/**
+ * The PostgreSQL (admin URL) and Redis this run chose (global-setup.ts publishes them); the machine's defaults in
+ * a unit test, which runs without the global setup. Every test reaches them through these, never a port of its own.
+ */
+export const testPostgresAdminUrl = (): string => process.env.TEST_POSTGRES_ADMIN_URL ?? DEFAULT_POSTGRES_ADMIN_URL;
+export const testRedisUrl = (): string => process.env.TEST_REDIS_URL ?? DEFAULT_REDIS_URL;
+
 /** What a test run talks to: a PostgreSQL (its admin URL) and a Redis; `started` names what the run started itself. */
 export interface TestServices {
   postgresAdminUrl: string;
@@ -104,8 +114,8 @@ async function startRedis(): Promise<{ url: string; stop: () => Promise<void> }>
 export async function ensureTestServices(env: NodeJS.ProcessEnv = process.env): Promise<TestServices> {
   const started: string[] = [];
   const stops: Array<() => Promise<void>> = [];
-  let postgresAdminUrl = env.TEST_POSTGRES_ADMIN_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
-  let redisUrl = env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+  let postgresAdminUrl = env.TEST_POSTGRES_ADMIN_URL ?? DEFAULT_POSTGRES_ADMIN_URL;
+  let redisUrl = env.TEST_REDIS_URL ?? DEFAULT_REDIS_URL;
   const stop = async () => {
     for (const each of stops.splice(0).reverse()) await each();
   };

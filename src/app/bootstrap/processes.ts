@@ -3,7 +3,7 @@ import { createServer, Server } from 'node:http';
 import { AggregatorRegistry } from 'prom-client';
 import { pino } from 'pino';
 import type { AppConfig } from '../../platform/config/config';
-import { LINE_OPTIONS } from '../../platform/logging/logging.module';
+import { LINE_OPTIONS, logDestination } from '../../platform/logging/logging.module';
 import { applyServerLimits, serverOptions } from '../../platform/http/http-limits';
 import { SYSTEM_CLOCK } from '../../platform/time/clock';
 
@@ -47,7 +47,10 @@ export function runProcessGroup(
 }
 
 class Supervisor {
-  private readonly logger = pino({ ...LINE_OPTIONS, base: { pid: process.pid, context: 'Processes' } });
+  private readonly logger = pino(
+    { ...LINE_OPTIONS, base: { pid: process.pid, context: 'Processes' } },
+    logDestination(),
+  );
   private readonly members = new Set<Worker>();
   /** Processes being replaced or stopped on purpose: their exit is not a crash. */
   private readonly retiring = new Set<Worker>();

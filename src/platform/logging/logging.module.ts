@@ -14,13 +14,14 @@ import {
 } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
 import { pino, type DestinationStream, type Level } from 'pino';
+import { build as prettyStream } from 'pino-pretty';
 import type { LogLevel } from '../config/config';
 import { AppLogger } from './app-logger';
 import { maskedLogLine, REDACT_PATHS, redactHeaders } from './redaction';
 
 interface LoggingOptions {
   level: LogLevel;
-  /** Where JSON lines go; stdout when omitted. Tests pass a stream to read the lines back. */
+  /** Where JSON lines go; logDestination() when omitted. Tests pass a stream to read the lines back. */
   stream?: DestinationStream;
   /** The API logs one line per request; the worker has no HTTP. */
   http: boolean;
@@ -45,6 +46,18 @@ export const LINE_OPTIONS = {
   timestamp: pino.stdTimeFunctions.isoTime,
   hooks: { streamWrite: maskedLogLine },
 };
+
+/**
+ * Where lines go by default: stdout, as JSON lines for a collector; on a terminal (a person running `npm start`)
+ * the same lines made readable by pino-pretty. The card-number mask runs before either (`streamWrite`), so the
+ * pretty lines are masked exactly as the JSON ones. Synchronous, so a line is out before the process exits.
+ */
+export function logDestination(
+  stdout: NodeJS.WritableStream & { isTTY?: boolean } = process.stdout,
+): DestinationStream {
+  if (!stdout.isTTY) return stdout;
+  return prettyStream({ destination: stdout, sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' });
+}
 
 /** The level of a request's line: 5xx error, 4xx warn, the rest info. */
 function levelFor(statusCode: number): Level {
@@ -122,7 +135,7 @@ export class LoggingModule implements NestModule {
   constructor(@Inject(LOGS_REQUESTS) private readonly logsRequests: boolean) {}
 
   static forRoot(options: LoggingOptions): DynamicModule {
-    const stream = options.stream ?? process.stdout;
+    const stream = options.stream ?? logDestination();
     return {
       module: LoggingModule,
       global: true,
