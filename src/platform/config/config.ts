@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
-import { ConfigError, durationSeconds, Env, integer, optional, readableFile, url } from './env';
+import { ConfigError, durationSeconds, Env, integer, optional, readableFile, url, withSecretFiles } from './env';
 import { DatabaseRouting, databaseRouting } from './database-config';
 import { RedisClusterConfig, redisCluster, RedisSentinelConfig, redisSentinel } from './redis-config';
 import { VaultKeyProvider, vaultKeys, VaultMasterKey, VaultPkcs11Config } from './vault-config';
@@ -236,7 +236,8 @@ function queueBackend(env: Env, redisUrl: string | null): QueueBackend {
   return raw as QueueBackend;
 }
 
-export function loadConfig(env: Env = process.env): AppConfig {
+export function loadConfig(given: Env = process.env): AppConfig {
+  const env = withSecretFiles(given);
   const nodeEnvRaw = optional(env, 'NODE_ENV') ?? 'development';
   if (!['development', 'production', 'test'].includes(nodeEnvRaw)) {
     throw new ConfigError('NODE_ENV', `must be development, production or test, got "${nodeEnvRaw}"`);

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 
 /** The parsers every part of the typed configuration shares (config.ts, vault-config.ts). */
@@ -82,4 +82,42 @@ export function boolean(env: Env, name: string, fallback: boolean): boolean {
   if (['true', '1', 'yes', 'on'].includes(raw)) return true;
   if (['false', '0', 'no', 'off'].includes(raw)) return false;
   throw new ConfigError(name, `must be true or false, got "${raw.slice(0, 20)}"`);
+}
+
+/**
+ * The variables that hold a secret, each of which may instead name a file that holds it (`<NAME>_FILE`, as Docker
+ * and Kubernetes secrets are mounted). LEDGER_SIGNING_KEY_FILE and VAULT_PKCS11_PIN_FILE are read where those are.
+ */
+const SECRET_VARIABLES = [
+  'DATABASE_URL',
+  'DATABASE_DIRECT_URL',
+  'REDIS_URL',
+  'REDIS_SENTINEL_PASSWORD',
+  'VAULT_MASTER_KEYS',
+  'CURSOR_SECRET',
+  'NETWORK_TOKEN_REQUESTOR_AUTHORIZATION',
+] as const;
+
+/**
+ * `env` with each secret read from its `<NAME>_FILE` where that is set (its content, a final line break dropped).
+ * Both set is refused, as is a file that cannot be read; no message repeats what a file holds.
+ */
+export function withSecretFiles(env: Env): Env {
+  const resolved: Env = { ...env };
+  for (const name of SECRET_VARIABLES) {
+    const fileVariable = `${name}_FILE`;
+    const path = readableFile(env, fileVariable);
+    if (path === null) continue;
+    if (optional(env, name) !== undefined)
+      throw new ConfigError(name, `is set as well as ${fileVariable}; set only one`);
+    let content: string;
+    try {
+      content = readFileSync(path, 'utf8');
+    } catch (error) {
+      throw new ConfigError(fileVariable, `cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+    resolved[name] = content.replace(/\r?\n$/, '');
+    if (resolved[name].trim() === '') throw new ConfigError(fileVariable, `${path} is empty`);
+  }
+  return resolved;
 }
