@@ -26,12 +26,17 @@ export async function cliConfig(): Promise<import('../platform/config/config').A
 /** Boots only what the command needs, against the same database `npm start` uses. */
 export async function withServices<T>(
   run: (app: INestApplicationContext, appliedMigrations: string[]) => Promise<T>,
-  /**
-   * A command whose log is its audit trail (key rotation): the services' own log lines (Nest's Logger) reach
-   * stderr, info lines included. Otherwise only what is logged through pino directly, warnings and worse.
-   */
-  logInfo = false,
+  options: {
+    /**
+     * A command whose log is its audit trail (key rotation): the services' own log lines (Nest's Logger) reach
+     * stderr, info lines included. Otherwise only what is logged through pino directly, warnings and worse.
+     */
+    logInfo?: boolean;
+    /** Apply pending migrations first (every command but `migrate status`, which only reports them). */
+    migrate?: boolean;
+  } = {},
 ): Promise<T> {
+  const { logInfo = false, migrate = true } = options;
   const [{ NestFactory }, { DataSource }, config, { runMigrations }, { resolveDatabase }, { CliModule }] =
     await Promise.all([
       import('@nestjs/core'),
@@ -55,7 +60,7 @@ export async function withServices<T>(
   if (logInfo) app.useLogger(app.get(AppLogger));
   try {
     // Idempotent and locked: the CLI works on a fresh database, and beside a running API.
-    const applied = await runMigrations(app.get(DataSource));
+    const applied = migrate ? await runMigrations(app.get(DataSource)) : [];
     return await run(app, applied);
   } finally {
     await app.close();

@@ -14,7 +14,8 @@ import { ledgerCommand, LEDGER_USAGE } from './ledger-commands';
  */
 
 const USAGE = `Usage: npm run --silent cli -- <command>
-  migrate
+  migrate                             apply pending migrations (what the API does at start-up)
+  migrate status                      applied and pending migrations, changing nothing; exit 1 when one is pending
   merchant create --name NAME [--id SLUG] [--exist-ok] [--secure-fields-origin ORIGIN]...
                                       --exist-ok answers an account of that id that is already there
   merchant update --id SLUG [--name NAME] [--secure-fields-origin ORIGIN]... [--no-secure-fields-origins]
@@ -286,6 +287,17 @@ async function migrate(): Promise<void> {
   print({ applied });
 }
 
+/** What is applied and what is pending, changing nothing; exit 1 when a migration is pending (for a deploy's check). */
+async function migrateStatus(): Promise<void> {
+  const [{ DataSource }, { migrationStatus }] = await Promise.all([
+    import('typeorm'),
+    import('../platform/database/migrate'),
+  ]);
+  const status = await withServices((app) => migrationStatus(app.get(DataSource)), { migrate: false });
+  print(status);
+  if (status.pending.length > 0) process.exitCode = 1;
+}
+
 async function rotateKeys(args: string[]): Promise<void> {
   const { values } = parse(args, { 'batch-size': { type: 'string' } });
   const batchSize = values['batch-size'] === undefined ? 500 : Number(values['batch-size']);
@@ -299,7 +311,7 @@ async function rotateKeys(args: string[]): Promise<void> {
       result: await app.get(KeyRotationService).rotate(batchSize),
       keyIds: app.get<import('../modules/vault/keyring').VaultKeyring>(VAULT_KEYRING).keys.map((k) => k.id),
     }),
-    true,
+    { logInfo: true },
   );
   print(result);
   // Rows could not be re-wrapped (named in the output) or were skipped: the old key must stay.
@@ -340,7 +352,8 @@ async function main(argv: string[]): Promise<void> {
     process.stdout.write(`${USAGE}\n`);
     return;
   }
-  if (command === 'migrate') return migrate();
+  if (command === 'migrate' && sub === 'status' && rest.length === 0) return migrateStatus();
+  if (command === 'migrate' && sub === undefined) return migrate();
   if (command === 'vault' && sub === 'rotate-keys') return rotateKeys(rest);
   if (command === 'vault' && sub === 'key' && rest[0] === 'create') return vaultKeyCreate(rest.slice(1));
   if (command === 'merchant' && sub === 'create') return merchantCreate(rest);

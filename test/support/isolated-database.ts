@@ -15,7 +15,11 @@ export interface IsolatedDatabase {
  * — and so would change what the other test files, running in parallel, read. On the shared server, or on
  * the server of `adminUrl` (a private PostgreSQL a test stops or freezes).
  */
-export async function createIsolatedDatabase(label: string, adminUrl?: string): Promise<IsolatedDatabase> {
+export async function createIsolatedDatabase(
+  label: string,
+  adminUrl?: string,
+  options: { migrate?: boolean } = {},
+): Promise<IsolatedDatabase> {
   const admin = adminUrl ?? testPostgresAdminUrl();
   const name = `vault_forward_test_${label}_${Date.now()}_${randomBytes(3).toString('hex')}`;
   const adminQuery = async (sql: string) => {
@@ -30,12 +34,14 @@ export async function createIsolatedDatabase(label: string, adminUrl?: string): 
   await adminQuery(`CREATE DATABASE ${name}`);
   const url = new URL(admin);
   url.pathname = `/${name}`;
-  const dataSource = createDataSource({ url: url.toString(), poolSize: 2 });
-  await dataSource.initialize();
-  try {
-    await runMigrations(dataSource);
-  } finally {
-    await dataSource.destroy();
+  if (options.migrate !== false) {
+    const dataSource = createDataSource({ url: url.toString(), poolSize: 2 });
+    await dataSource.initialize();
+    try {
+      await runMigrations(dataSource);
+    } finally {
+      await dataSource.destroy();
+    }
   }
   return {
     url: url.toString(),

@@ -40,3 +40,32 @@ export async function runMigrations(dataSource: DataSource): Promise<string[]> {
     await runner.release();
   }
 }
+
+export interface MigrationStatus {
+  applied: Array<{ name: string; timestamp: number }>;
+  pending: string[];
+  /** Applied to this database but unknown to this build (a newer build migrated it): this build may not fit. */
+  unknown: string[];
+}
+
+/** Which of this build's migrations the database has, and what it has that this build does not know; reads only. */
+export async function migrationStatus(dataSource: DataSource): Promise<MigrationStatus> {
+  const runner = dataSource.createQueryRunner();
+  await runner.connect();
+  try {
+    const executor = new MigrationExecutor(dataSource, runner);
+    const executed = await executor.getExecutedMigrations();
+    const pending = await executor.getPendingMigrations();
+    const known = new Set(dataSource.migrations.map((m) => m.name ?? m.constructor.name));
+    return {
+      applied: executed
+        .filter((m) => known.has(m.name))
+        .map((m) => ({ name: m.name, timestamp: m.timestamp }))
+        .sort((a, b) => a.timestamp - b.timestamp),
+      pending: pending.map((m) => m.name),
+      unknown: executed.filter((m) => !known.has(m.name)).map((m) => m.name),
+    };
+  } finally {
+    await runner.release();
+  }
+}
