@@ -35,7 +35,7 @@ async function main(config: AppConfig): Promise<void> {
       `Queued forwarding runs on ` +
         `${queue.backend}${database.embedded && queue.backend === 'postgres' ? ' (the embedded PostgreSQL, development only)' : ''}.`,
     );
-  closeOnSignals(app, async () => database.embedded?.stop());
+  closeOnSignals(app, async () => database.embedded?.stop(), config.shutdownDrainDelaySeconds * 1000);
   await app.listen({ port: config.port, host: config.host });
   // The runtime in the first line an operator reads: a card vault must be on a Node.js line that still gets
   // security fixes (docs/operations.md).

@@ -68,6 +68,15 @@ export async function withServices<T>(
   }
 }
 
+/** `migrate status`: the database's migrations against this build's, through the same database resolution. */
+export async function readMigrationStatus() {
+  const [{ DataSource }, { migrationStatus }] = await Promise.all([
+    import('typeorm'),
+    import('../platform/database/migrate'),
+  ]);
+  return withServices((app) => migrationStatus(app.get(DataSource)), { migrate: false });
+}
+
 type StringOrBoolean = { type: 'string'; multiple?: boolean } | { type: 'boolean' };
 
 /**

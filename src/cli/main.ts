@@ -4,7 +4,7 @@ import { closeSync, existsSync, openSync, readFileSync, rmSync, writeSync } from
 import { resolve } from 'node:path';
 import { ProblemException } from '../platform/problem/problem';
 import { MERCHANT_ACCOUNT_ID_PATTERN, slugify } from '../modules/merchants/accounts/merchant-account-id';
-import { CliConfigError, parse, print, UsageError, withServices, withToken } from './cli-support';
+import { CliConfigError, parse, print, readMigrationStatus, UsageError, withServices, withToken } from './cli-support';
 import { ledgerCommand, LEDGER_USAGE } from './ledger-commands';
 
 /*
@@ -289,11 +289,7 @@ async function migrate(): Promise<void> {
 
 /** What is applied and what is pending, changing nothing; exit 1 when a migration is pending (for a deploy's check). */
 async function migrateStatus(): Promise<void> {
-  const [{ DataSource }, { migrationStatus }] = await Promise.all([
-    import('typeorm'),
-    import('../platform/database/migrate'),
-  ]);
-  const status = await withServices((app) => migrationStatus(app.get(DataSource)), { migrate: false });
+  const status = await readMigrationStatus();
   print(status);
   if (status.pending.length > 0) process.exitCode = 1;
 }

@@ -38,6 +38,8 @@ type Container = {
   readinessProbe?: Probe;
   livenessProbe?: Probe;
   volumeMounts?: Array<{ name: string; mountPath: string }>;
+  lifecycle?: { preStop?: { exec?: { command: string[] } } };
+  securityContext?: { readOnlyRootFilesystem?: boolean; allowPrivilegeEscalation?: boolean };
 };
 type PodTemplate = {
   metadata: { labels: Labels };
@@ -220,7 +222,7 @@ describe('deploy/kubernetes', () => {
     // The image's spool directory (made writable by `node` there), on the pod's own volume.
     const spool = environmentOf(api).FORWARD_RECORD_SPOOL_DIR;
     expect(dockerfile).toContain(spool);
-    expect(api.volumeMounts).toEqual([{ name: 'spool', mountPath: spool }]);
+    expect(api.volumeMounts).toContainEqual({ name: 'spool', mountPath: spool });
     // USER node: uid 1000 in the node images.
     expect(dockerfile).toMatch(/^USER node$/m);
     for (const workload of workloads) expect(template(workload).spec.securityContext?.runAsUser).toBe(1000);
@@ -235,7 +237,9 @@ describe('deploy/kubernetes', () => {
     expect(environmentOf(containersOf(api)[0]).WEB_CONCURRENCY).toBe('1');
     const worker = byComponent('worker');
     expect(worker.kind).toBe('Deployment');
-    expect(containersOf(worker)[0].volumeMounts).toBeUndefined();
+    // Scratch only (/tmp, emptyDir): nothing of the worker's outlives its pod.
+    expect(containersOf(worker)[0].volumeMounts).toEqual([{ name: 'tmp', mountPath: '/tmp' }]);
+    expect(template(worker).spec.volumes).toEqual([{ name: 'tmp', emptyDir: { sizeLimit: '64Mi' } }]);
   });
 
   it('requests resources and stops gracefully within its grace period', () => {
@@ -247,12 +251,29 @@ describe('deploy/kubernetes', () => {
         expect(mebibytes(container.resources?.limits?.memory)).toBeGreaterThanOrEqual(request);
       }
     }
-    // src/app/bootstrap/shutdown.ts gives the graceful stop 25 s; Kubernetes must wait longer before SIGKILL.
+    // src/app/bootstrap/shutdown.ts gives the graceful stop 25 s, after the API's preStop; Kubernetes must wait
+    // longer than both before SIGKILL.
     const grace = Number(
-      /GRACE_MS = ([\d_]+)/.exec(readFileSync('src/app/bootstrap/shutdown.ts', 'utf8'))![1].replace('_', ''),
+      /CLOSE_GRACE_MS = ([\d_]+)/.exec(readFileSync('src/app/bootstrap/shutdown.ts', 'utf8'))![1].replace('_', ''),
     );
-    for (const component of ['api', 'worker'])
-      expect(template(byComponent(component)).spec.terminationGracePeriodSeconds! * 1000).toBeGreaterThan(grace);
+    const [api] = containersOf(byComponent('api'));
+    expect(api.lifecycle?.preStop?.exec?.command).toEqual(['sleep', expect.stringMatching(/^\d+$/)]);
+    const preStopMs = Number(api.lifecycle!.preStop!.exec!.command[1]) * 1000;
+    expect(template(byComponent('api')).spec.terminationGracePeriodSeconds! * 1000).toBeGreaterThan(grace + preStopMs);
+    expect(template(byComponent('worker')).spec.terminationGracePeriodSeconds! * 1000).toBeGreaterThan(grace);
+  });
+
+  it('runs every long-lived container on a read-only root filesystem, /tmp its only writable scratch', () => {
+    for (const component of ['api', 'worker']) {
+      const workload = byComponent(component);
+      for (const container of containersOf(workload)) {
+        expect({ component, readOnly: container.securityContext?.readOnlyRootFilesystem }).toEqual({
+          component,
+          readOnly: true,
+        });
+        expect(container.volumeMounts?.map((m) => m.mountPath)).toContain('/tmp');
+      }
+    }
   });
 
   it('selects what it names: selectors, Services, the HPA, the PodDisruptionBudgets', () => {

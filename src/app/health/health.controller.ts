@@ -9,6 +9,7 @@ import { DATABASE_RETRY_AFTER_SECONDS } from '../../platform/problem/database-er
 import { ForwardQueue } from '../../platform/job-queue/forward-queue';
 import { REDIS, RedisClient } from '../../platform/redis/redis';
 import { DatabaseProbe } from '../../platform/database/database-probe';
+import { Draining } from './draining';
 
 type Check = 'up' | 'down' | 'disabled';
 
@@ -46,6 +47,7 @@ class ReadinessResponse {
 export class HealthController {
   constructor(
     private readonly database: DatabaseProbe,
+    private readonly draining: Draining,
     @Inject(REDIS) private readonly redis: RedisClient | null,
     @Optional() private readonly queue?: ForwardQueue,
   ) {}
@@ -61,12 +63,22 @@ export class HealthController {
   @ApiOperation({
     summary: 'Readiness: the database (and Redis, when configured) answer. No token needed.',
     description:
+      'Not ready (503) from the moment the process is told to stop (SIGTERM) while it still serves what is in flight. ' +
       'checks.queue reports the engine of queued forwards (up, down, or disabled with QUEUE_BACKEND=none) for information only: ' +
       'with the queue down an async forward is a 503 with Retry-After while synchronous forwards work, so the API stays ready.',
   })
   @ApiOkResponse({ type: ReadinessResponse, description: 'Every dependency that decides readiness answers.' })
   @ApiProblems(CommonErrors.serviceUnavailable)
   async ready(): Promise<ReadinessResponse> {
+    if (this.draining.active)
+      throw new ProblemException(
+        CommonErrors.serviceUnavailable,
+        'Not ready: this process is shutting down.',
+        undefined,
+        {
+          'retry-after': String(DATABASE_RETRY_AFTER_SECONDS),
+        },
+      );
     const [database, redis] = await Promise.all([
       withTimeout(this.database.ping(), CHECK_TIMEOUT_MS).then<Check, Check>(
         () => 'up',

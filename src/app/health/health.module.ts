@@ -1,5 +1,7 @@
-import { Module } from '@nestjs/common';
+import { Global, Module } from '@nestjs/common';
+import { Draining } from './draining';
 import { HealthController } from './health.controller';
 
-@Module({ controllers: [HealthController] })
+@Global()
+@Module({ controllers: [HealthController], providers: [Draining], exports: [Draining] })
 export class HealthModule {}

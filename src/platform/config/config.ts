@@ -116,6 +116,11 @@ export interface AppConfig {
    * job ends, in seconds: 24 h by default, at most 7 days; it goes sooner once the merchant has it (decision 0139).
    */
   forwardJobAnswerRetentionSeconds: number;
+  /**
+   * SHUTDOWN_DRAIN_DELAY: after SIGTERM, how long the API answers readiness 503 while still serving before its
+   * listener closes (0–60 s, 0 by default: Kubernetes' preStop covers it; set it behind other load balancers).
+   */
+  shutdownDrainDelaySeconds: number;
   /** BullMQ queue of queued forwards: API and workers of one deployment share it (tests isolate with their own). */
   forwardQueueName: string;
   /**
@@ -285,6 +290,7 @@ export function loadConfig(given: Env = process.env): AppConfig {
     forwardRetryBaseMs: integer(env, 'FORWARD_RETRY_BASE_MS', 1000, 1, 300_000),
     forwardJobRetentionSeconds: durationSeconds(env, 'FORWARD_JOB_RETENTION', 7 * 86_400, 60, 366 * 86_400),
     forwardJobAnswerRetentionSeconds: durationSeconds(env, 'FORWARD_JOB_ANSWER_RETENTION', 86_400, 60, 7 * 86_400),
+    shutdownDrainDelaySeconds: durationSeconds(env, 'SHUTDOWN_DRAIN_DELAY', 0, 0, 60),
     forwardQueueName: forwardQueueName(env),
     forwardJobOverdueSeconds: durationSeconds(env, 'FORWARD_JOB_OVERDUE', 60, 1, 86_400),
     forwardJobSweepSeconds: durationSeconds(env, 'FORWARD_JOB_SWEEP_INTERVAL', 60, 1, 86_400),

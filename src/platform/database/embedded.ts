@@ -83,9 +83,9 @@ async function stopOrphan(dataPath: string): Promise<void> {
   const pid = Number(readFileSync(lock, 'utf8').split('\n')[0]);
   if (!Number.isInteger(pid) || pid <= 0 || !alive(pid)) return;
   process.kill(pid, 'SIGINT');
-  const deadline = Date.now() + 30_000;
-  while (alive(pid)) {
-    if (Date.now() > deadline) throw new Error(`the PostgreSQL left running on ${dataPath} (pid ${pid}) did not stop`);
+  // 30 s at most, in steps of 100 ms.
+  for (let step = 0; alive(pid); step++) {
+    if (step === 300) throw new Error(`the PostgreSQL left running on ${dataPath} (pid ${pid}) did not stop`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }

@@ -41,7 +41,7 @@ export async function runMigrations(dataSource: DataSource): Promise<string[]> {
   }
 }
 
-export interface MigrationStatus {
+interface MigrationStatus {
   applied: Array<{ name: string; timestamp: number }>;
   pending: string[];
   /** Applied to this database but unknown to this build (a newer build migrated it): this build may not fit. */
