@@ -1,13 +1,26 @@
-import { closeSync, createReadStream, openSync, readFileSync, writeSync } from 'node:fs';
+import type { KeyObject } from 'node:crypto';
+import {
+  closeSync,
+  createReadStream,
+  existsSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { createInterface } from 'node:readline';
 import { cliConfig, parse, print, UsageError, withServices, withToken } from './cli-support';
 import type { LedgerEntryDocument, LedgerHeadDocument } from '../modules/forwarding/ledger/ledger-documents';
-import type { LedgerLine } from '../modules/forwarding/ledger/ledger-verifier';
+import type { ExpectedHead, LedgerFinding, LedgerLine } from '../modules/forwarding/ledger/ledger-verifier';
 
-export const LEDGER_USAGE = `  ledger verify [--merchant ID] [--since ISO-TIME]
+export const LEDGER_USAGE = `  ledger verify [--merchant ID] [--since ISO-TIME] [--expect-head HASH|FILE] [--keep-head FILE]
                                       recompute the disclosure ledger from the database and its signed heads;
-                                      reports the first entry changed, removed or inserted (exit 1 if any)
-  ledger verify --file FILE --public-key PEM-FILE
+                                      reports the first entry changed, removed or inserted, forward records
+                                      without their entries and entries without their record (exit 1 if any);
+                                      --expect-head: a head seen before must still be in the chain; --keep-head:
+                                      the same with the head kept in FILE, which a clean run updates
+  ledger verify --file FILE --public-key PEM-FILE [--expect-head HASH|FILE]
                                       the same on an export, offline, with the public key alone
   ledger export --out FILE|- [--merchant ID] [--since ISO-TIME]
                                       NDJSON a SIEM can take: every head, then the entries (others as leaf hashes)
@@ -42,23 +55,163 @@ async function verify(args: string[]): Promise<void> {
     since: { type: 'string' },
     file: { type: 'string' },
     'public-key': { type: 'string' },
+    'expect-head': { type: 'string' },
+    'keep-head': { type: 'string' },
   });
   const options = filters(values);
-  const { verifyLedger } = await import('../modules/forwarding/ledger/ledger-verifier');
-  let result: Awaited<ReturnType<typeof verifyLedger>>;
+  const keep = values['keep-head'];
+  // The head kept stands for the whole ledger verified clean: never after a run that looked at part of it.
+  if (keep !== undefined && (values.file ?? values.merchant ?? values.since) !== undefined)
+    throw new UsageError('--keep-head verifies the whole database: not with --file, --merchant or --since');
+  const expected = [values['expect-head'], keep !== undefined && existsSync(keep) ? keep : undefined]
+    .filter((value): value is string => value !== undefined)
+    .map(expectedHead);
+  const [verifier, { headSignatureValid }] = await Promise.all([
+    import('../modules/forwarding/ledger/ledger-verifier'),
+    import('../modules/forwarding/ledger/ledger-documents'),
+  ]);
+  const check = (heads: LedgerHeadDocument[], key: KeyObject | string) =>
+    expected.map((head) => {
+      if (!('hash' in head) && !headSignatureValid(head, key))
+        throw new UsageError('the expected head’s signature does not verify with the ledger’s public key');
+      return verifier.expectedHeadFinding(heads, head);
+    });
+  let result: Awaited<ReturnType<typeof verifier.verifyLedger>>;
+  let newest: LedgerHeadDocument | undefined;
   if (values.file !== undefined) {
     if (!values['public-key']) throw new UsageError('ledger verify --file needs --public-key');
     const key = readFileSync(values['public-key'], 'utf8');
     const { heads, lines } = await readExport(values.file);
-    result = await verifyLedger(heads, lines, key, options);
+    result = await verifier.verifyLedger(heads, lines, key, options);
+    result = verifier.withFindings(result, present(check(heads, key)));
   } else {
     result = await withRepository(async (ledger, key) => {
       const heads = await allHeads(ledger);
-      return verifyLedger(heads, entries(ledger, heads), key.publicKey, options);
+      newest = heads[heads.length - 1];
+      const shared = await verifier.verifyLedger(heads, entries(ledger, heads), key.publicKey, options);
+      const { findings, merchantHeads } = await merchantTrees(ledger, key.publicKey, options);
+      findings.push(...(await completeness(ledger, heads, options)));
+      findings.push(...present(check([...heads, ...merchantHeads], key.publicKey)));
+      return verifier.withFindings(shared, findings);
     });
   }
   print(result);
   if (!result.ok) process.exitCode = 1;
+  else if (keep !== undefined && newest) keepHead(keep, newest);
+}
+
+const present = <T>(values: Array<T | null>): T[] => values.filter((value): value is T => value !== null);
+
+/**
+ * A head seen before, as --expect-head or --keep-head give it: a file holding its document (as the API, an export
+ * line or --keep-head has it), or its hash (base64 SHA-256 of its signed bytes, as `newest_head.hash` prints it).
+ */
+function expectedHead(value: string): ExpectedHead {
+  if (!existsSync(value)) {
+    if (/^[A-Za-z0-9+/]{43}=$/.test(value)) return { hash: value };
+    throw new UsageError('--expect-head must be a head’s hash (base64 SHA-256) or a file holding a head');
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(value, 'utf8'));
+  } catch {
+    throw new UsageError(`${value} does not hold a head (JSON)`);
+  }
+  const head = parsed as Partial<LedgerHeadDocument> & { type?: string };
+  if (typeof head?.seq !== 'number' || typeof head.signature !== 'string' || !Array.isArray(head.frontier))
+    throw new UsageError(`${value} does not hold a head (seq, frontier, signature…)`);
+  const { type: _type, ...document } = head;
+  return document as LedgerHeadDocument;
+}
+
+/** Written to a file beside it first, then moved: a crash never leaves half a head for the next run to read. */
+function keepHead(file: string, head: LedgerHeadDocument): void {
+  const next = `${file}.next`;
+  writeFileSync(next, `${JSON.stringify({ type: 'head', ...head })}\n`, { mode: 0o600 });
+  renameSync(next, file);
+}
+
+/**
+ * Each merchant's own tree (decision 0143) verified as the shared one is: its heads' signatures and chain, its
+ * roots from its entries' leaves. An entry's content is checked once, in the shared tree.
+ */
+async function merchantTrees(
+  ledger: LedgerRepository,
+  key: KeyObject,
+  options: { merchant?: string; since?: Date },
+): Promise<{ findings: LedgerFinding[]; merchantHeads: LedgerHeadDocument[] }> {
+  const { verifyLedger } = await import('../modules/forwarding/ledger/ledger-verifier');
+  const findings: LedgerFinding[] = [];
+  const merchantHeads: LedgerHeadDocument[] = [];
+  for (const merchant of await ledger.merchantsWithTrees()) {
+    if (options.merchant && merchant !== options.merchant) continue;
+    const heads = await allHeads(ledger, merchant);
+    merchantHeads.push(...heads);
+    const own = await verifyLedger(heads, sealed(ledger, treeSize(heads), merchant), key, { since: options.since });
+    for (const finding of own.findings)
+      if (finding.problem !== 'entry-changed')
+        findings.push({
+          ...finding,
+          merchant_account_id: merchant,
+          message: `merchant ${merchant}: ${finding.message}`,
+        });
+  }
+  return { findings, merchantHeads };
+}
+
+/** Most rows of each completeness read listed: past that, the report says there are more. */
+const LISTED = 1_000;
+
+/**
+ * What the heads and leaves cannot show (decision 0143): rows the sealer never writes, forward records without the
+ * entry they must have, entries without their record. Records are expected from the first head that covers the
+ * kept entries on (before it: records from before the ledger, or whose entries were purged); with no head at all,
+ * from the start.
+ */
+async function completeness(
+  ledger: LedgerRepository,
+  heads: LedgerHeadDocument[],
+  options: { merchant?: string; since?: Date },
+): Promise<LedgerFinding[]> {
+  const latest = heads[heads.length - 1];
+  const first = latest && (heads.find((head) => head.tree_size > latest.purged_below) ?? latest);
+  const start = first ? new Date(first.signed_at) : null;
+  const from = options.since && (!start || options.since > start) ? options.since : start;
+  const merchant = options.merchant ?? null;
+  const [impossible, records, orphans] = await Promise.all([
+    ledger.impossibleEntries(LISTED),
+    ledger.recordsWithoutEntry(from, merchant, LISTED),
+    ledger.entriesWithoutRecord(options.since ?? null, merchant, LISTED),
+  ]);
+  const more = (rows: unknown[]) => (rows.length === LISTED ? ` (and more: the first ${LISTED} are listed)` : '');
+  return [
+    ...impossible
+      .filter((e) => !merchant || e.merchant_account_id === merchant)
+      .map((e): LedgerFinding => ({
+        problem: 'entry-impossible',
+        message:
+          `entry ${e.id} (forward ${e.record_id}): leaf ${e.leaf_index}, leaf hash ${e.leaf_hash ? 'set' : 'none'}, ` +
+          `merchant leaf ${e.merchant_leaf_index}: values the sealer never writes${more(impossible)}`,
+        leaf_index: e.leaf_index ?? undefined,
+        entry_id: e.id,
+        record_id: e.record_id,
+        merchant_account_id: e.merchant_account_id,
+      })),
+    ...records.map((r): LedgerFinding => ({
+      problem: 'record-without-entry',
+      message: `forward ${r.record_id} has no ${r.kind} entry in the ledger${more(records)}`,
+      record_id: r.record_id,
+      merchant_account_id: r.merchant_account_id,
+    })),
+    ...orphans.map((e): LedgerFinding => ({
+      problem: 'entry-without-record',
+      message: `entry ${e.entry_id} (${e.kind}) names forward ${e.record_id}, which is not on record${more(orphans)}`,
+      entry_id: e.entry_id!,
+      record_id: e.record_id,
+      merchant_account_id: e.merchant_account_id,
+      leaf_index: e.leaf_index ?? undefined,
+    })),
+  ];
 }
 
 async function exportLedger(args: string[]): Promise<void> {
@@ -148,10 +301,11 @@ async function withRepository<T>(
   return withServices((app) => run(app.get(LedgerRepository), LedgerKey.fromConfig(app.get(APP_CONFIG))));
 }
 
-async function allHeads(ledger: LedgerRepository): Promise<LedgerHeadDocument[]> {
+/** The shared tree's heads, or with `merchant` that merchant's own, in seq order. */
+async function allHeads(ledger: LedgerRepository, merchant: string | null = null): Promise<LedgerHeadDocument[]> {
   const heads: LedgerHeadDocument[] = [];
   for (;;) {
-    const page = await ledger.headsAfter(heads[heads.length - 1]?.seq ?? 0, PAGE);
+    const page = await ledger.headsAfter(heads[heads.length - 1]?.seq ?? 0, PAGE, merchant);
     heads.push(...page);
     if (page.length < PAGE) return heads;
   }
@@ -159,14 +313,22 @@ async function allHeads(ledger: LedgerRepository): Promise<LedgerHeadDocument[]>
 
 const treeSize = (heads: LedgerHeadDocument[]) => heads[heads.length - 1]?.tree_size ?? 0;
 
-/** The entries the heads cover (a seal running meanwhile adds more), in leaf order, streamed. */
-async function* sealed(ledger: LedgerRepository, below: number): AsyncIterable<LedgerEntryDocument> {
+/**
+ * The entries the heads cover (a seal running meanwhile adds more), in leaf order, streamed; with `merchant`, that
+ * merchant's in the order of its own tree, each by its place there.
+ */
+async function* sealed(
+  ledger: LedgerRepository,
+  below: number,
+  merchant: string | null = null,
+): AsyncIterable<LedgerEntryDocument> {
   let after = -1;
   for (;;) {
-    const page = await ledger.sealedEntries(after, PAGE, below);
-    yield* page;
+    const page = await ledger.sealedEntries(after, PAGE, below, merchant);
+    if (merchant === null) yield* page;
+    else yield* page.map((entry) => ({ ...entry, leaf_index: entry.merchant_leaf_index ?? null }));
     if (page.length < PAGE) return;
-    after = page[page.length - 1].leaf_index!;
+    after = (merchant === null ? page[page.length - 1].leaf_index : page[page.length - 1].merchant_leaf_index)!;
   }
 }
 

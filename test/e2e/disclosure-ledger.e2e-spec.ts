@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process';
 import { createPrivateKey, createPublicKey, verify } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,6 +16,7 @@ import {
 } from '../support/forward-jobs';
 import { http, HttpResult } from '../support/http';
 import { createIsolatedDatabase, IsolatedDatabase } from '../support/isolated-database';
+import { ledgerCli } from '../support/ledger-cli';
 import { TEST_LEDGER_KEY } from '../support/ledger-key';
 import { startTestApp, TestApp } from '../support/test-app';
 import { waitFor } from '../support/wait';
@@ -30,12 +30,6 @@ import { LedgerSealer } from '../../src/modules/forwarding/ledger/ledger-sealer'
  * checked here by a verifier written from RFC 9162 §2.1.3.2, not src/'s.
  */
 
-interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
 describe('The disclosure ledger: entries with every disclosure, signed heads, proofs and verification', () => {
   let database: IsolatedDatabase;
   let env: Record<string, string>;
@@ -45,30 +39,11 @@ describe('The disclosure ledger: entries with every disclosure, signed heads, pr
   let target: ScriptedDownstream;
   let token: string;
   let direct: Client;
+  let cli: ReturnType<typeof ledgerCli>;
   const cards: string[] = [];
   const records: string[] = [];
   const dir = mkdtempSync(join(tmpdir(), 'vf-ledger-'));
   const publicKey = createPublicKey(createPrivateKey(TEST_LEDGER_KEY));
-
-  function cli(...args: string[]): Promise<CliResult> {
-    return new Promise((resolve) => {
-      execFile(
-        process.execPath,
-        ['dist/cli/main.js', ...args],
-        {
-          env: {
-            PATH: process.env.PATH,
-            DATA_DIR: dir,
-            DATABASE_URL: database.url,
-            LEDGER_SIGNING_KEY: TEST_LEDGER_KEY,
-          },
-          timeout: 60_000,
-        },
-        (error, stdout, stderr) =>
-          resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
-      );
-    });
-  }
 
   function forward(app: TestApp, card: string, headers: Record<string, string> = {}): Promise<HttpResult> {
     return http(app.url, '/vault-forward', {
@@ -106,6 +81,7 @@ describe('The disclosure ledger: entries with every disclosure, signed heads, pr
     let merchant: string;
     ({ id: merchant, token } = await createMerchantWithConfig(a, target.port, 'ledger target'));
     for (let i = 0; i < 3; i++) cards.push((await createCard(a, merchant)).id);
+    cli = ledgerCli(database.url, dir);
     direct = new Client({ connectionString: database.url });
     await direct.connect();
   }, 120_000);
@@ -207,7 +183,8 @@ describe('The disclosure ledger: entries with every disclosure, signed heads, pr
     const purged = await http(a.url, `/vault-forward/requests/${records[0]}/proof`, { token });
     expect(purged.body.code).toBe('ledger-entry-not-found');
     const proof = (await proofOf(records[records.length - 1])).body;
-    expect(proof.head.seq).toBe(head.seq);
+    // The merchant's own tree (decision 0143): its only merchant's, so purged at the same leaf under its own head.
+    expect(proof.head).toMatchObject({ kind: 'purge', purged_below: head.purged_below });
     for (const { entry, inclusion_path } of proof.entries) {
       const path = inclusion_path.map((p: string) => Buffer.from(p, 'base64'));
       const root = rootFromInclusionPath(entry.leaf_index, proof.head.tree_size, leafOf(entry), path);
@@ -256,13 +233,16 @@ describe('The disclosure ledger: entries with every disclosure, signed heads, pr
       [sealed[0].id],
     );
     const { rows: heads } = await direct.query<{ seq: string }>(
-      'SELECT seq::text FROM vault_forward_ledger_heads ORDER BY seq LIMIT 2',
+      // Ordered by the number: ordered as text, head 10 would come before head 2.
+      'SELECT h.seq::text FROM vault_forward_ledger_heads h WHERE h.merchant_account_id IS NULL ORDER BY h.seq LIMIT 2',
     );
     await direct.query(
       `UPDATE vault_forward_ledger_heads h SET kind = o.kind, tree_size = o.tree_size, root_hash = o.root_hash,
-              previous_hash = o.previous_hash, frontier = o.frontier, signed_at = o.signed_at, signature = o.signature
+              previous_hash = o.previous_hash, frontier = o.frontier, purged_below = o.purged_below,
+              retained = o.retained, signed_at = o.signed_at, signature = o.signature
          FROM vault_forward_ledger_heads o
-        WHERE (h.seq, o.seq) IN (($1::bigint, $2::bigint), ($2::bigint, $1::bigint))`,
+        WHERE (h.seq, o.seq) IN (($1::bigint, $2::bigint), ($2::bigint, $1::bigint))
+          AND h.merchant_account_id IS NULL AND o.merchant_account_id IS NULL`,
       [heads[0].seq, heads[1].seq],
     );
 

@@ -11,6 +11,7 @@ import { endedJob, queuedForwardEnv, startWorker, stopQueuedSetup, WorkerProcess
 import { expectProblem, http, HttpResult } from '../support/http';
 import { createIsolatedDatabase, IsolatedDatabase } from '../support/isolated-database';
 import { dropKeys, keysMatching } from '../support/redis-keys';
+import { RedisMonitor } from '../support/redis-monitor';
 import { openVaultEnvelope } from '../support/independent-crypto';
 import { OtlpReceiver, startOtlpReceiver } from '../support/otlp-receiver';
 import { dataDump, logStrings, stringsOf } from '../support/sink-texts';
@@ -46,11 +47,16 @@ function formDecoded(value: string): string {
   return decodeURIComponent(value.replace(/\+/g, '%20'));
 }
 
-async function startTokenEndpoint(cert: { cert: string; key: string }, clients: Map<string, string>) {
+/** Over https with `cert`, or over plain http (null); `issued` may be shared with another endpoint. */
+async function startTokenEndpoint(
+  cert: { cert: string; key: string } | null,
+  clients: Map<string, string>,
+  issued = new Map<string, string>(),
+) {
   const state = {
     requests: [] as TokenRequest[],
     /** Every token issued, by client. */
-    issued: new Map<string, string>(),
+    issued,
     behaviour: new Map<string, Behaviour>(),
     held: [] as ServerResponse[],
   };
@@ -67,7 +73,7 @@ async function startTokenEndpoint(cert: { cert: string; key: string }, clients: 
       ...(expiresIn === null ? {} : { expires_in: expiresIn }),
     });
   };
-  const server = createHttpsServer(cert, (req: IncomingMessage, res: ServerResponse) => {
+  const handler = (req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -113,8 +119,9 @@ async function startTokenEndpoint(cert: { cert: string; key: string }, clients: 
           return issue(res, clientId, behaviour.expiresIn);
       }
     });
-  });
-  const listening = await listenOnLoopback(server, 'https');
+  };
+  const server = cert ? createHttpsServer(cert, handler) : createHttpServer(handler);
+  const listening = await listenOnLoopback(server, cert ? 'https' : 'http');
   return {
     ...state,
     ...listening,
@@ -159,6 +166,8 @@ describe('oauth2-client-credentials: tokens from a real endpoint, sent to a real
   let worker: WorkerProcess;
   let receiver: OtlpReceiver;
   let endpoint: Awaited<ReturnType<typeof startTokenEndpoint>>;
+  /** A token endpoint over plain http on 127.0.0.1, which FORWARD_INSECURE_HOSTS lists here (as for targets). */
+  let plainEndpoint: Awaited<ReturnType<typeof startTokenEndpoint>>;
   let target: Awaited<ReturnType<typeof startTarget>>;
   let merchant: { id: string; token: string };
   let configId: string;
@@ -175,6 +184,7 @@ describe('oauth2-client-credentials: tokens from a real endpoint, sent to a real
     const caFile = join(testTempDir('vf-oauth-ca-'), 'ca.pem');
     writeFileSync(caFile, ca.cert);
     endpoint = await startTokenEndpoint(ca.issue('127.0.0.1', 'server'), clients);
+    plainEndpoint = await startTokenEndpoint(null, clients, endpoint.issued);
     target = await startTarget(endpoint.issued, revoked);
     // A port nothing listens on: a token endpoint that refuses connections.
     refusingPort = await closedPort();
@@ -195,7 +205,12 @@ describe('oauth2-client-credentials: tokens from a real endpoint, sent to a real
       token: merchant.token,
       body: {
         display_name: 'OAuth PSP',
-        hosts: [`127.0.0.1:${endpoint.port}`, `127.0.0.1:${target.port}`, `127.0.0.1:${refusingPort}`],
+        hosts: [
+          `127.0.0.1:${endpoint.port}`,
+          `127.0.0.1:${target.port}`,
+          `127.0.0.1:${refusingPort}`,
+          `127.0.0.1:${plainEndpoint.port}`,
+        ],
         // Its records keep their bodies (decision 0138): the dump below must hold no token through them either.
         record_bodies: true,
       },
@@ -216,6 +231,7 @@ describe('oauth2-client-credentials: tokens from a real endpoint, sent to a real
   afterAll(async () => {
     await stopQueuedSetup({ env, worker, t, downstream: target });
     await endpoint?.close();
+    await plainEndpoint?.close();
     await receiver?.close();
     await database?.drop();
     await dropKeys(methodIds.map(sharedKeys));
@@ -272,9 +288,11 @@ describe('oauth2-client-credentials: tokens from a real endpoint, sent to a real
   const requestsOf = (clientId: string) => endpoint.requests.filter((r) => r.clientId === clientId);
   const tokensOf = (clientId: string) => [...endpoint.issued].filter(([, c]) => c === clientId).map(([tok]) => tok);
 
-  it('refuses a token_url that is not https, or whose host the config does not enable', async () => {
+  it('refuses a token_url the outbound policy refuses, or whose host the config does not enable', async () => {
     for (const [tokenUrl, message] of [
-      [`http://127.0.0.1:${endpoint.port}/oauth2/token`, 'must be an https URL'],
+      // `localhost` is not in FORWARD_INSECURE_HOSTS (127.0.0.1 is).
+      [`http://localhost:${endpoint.port}/oauth2/token`, 'not https'],
+      [`ftp://127.0.0.1:${endpoint.port}/oauth2/token`, 'must be an https (or http) URL'],
       ['https://auth.elsewhere.example/oauth2/token', 'not one of the hosts of this config'],
       [`https://user:pw@127.0.0.1:${endpoint.port}/oauth2/token`, 'user name or password'],
     ]) {
@@ -283,6 +301,62 @@ describe('oauth2-client-credentials: tokens from a real endpoint, sent to a real
       expect(problem.errors).toEqual([expect.objectContaining({ name: 'fields.token_url' })]);
       expect(problem.errors[0].message).toContain(message);
     }
+  });
+
+  describe('the token endpoint obeys the outbound policy of targets', () => {
+    it('on a host FORWARD_INSECURE_HOSTS lists, plain http: saved, asked over http, its token sent', async () => {
+      const m = await createMethod({ token_url: `${plainEndpoint.url}/oauth2/token` });
+      expect(m.body.fields.token_url).toBe(`http://127.0.0.1:${plainEndpoint.port}/oauth2/token`);
+      expect((await forward(m.id)).status).toBe(200);
+      const asked = plainEndpoint.requests.filter((r) => r.clientId === m.clientId);
+      expect(asked).toHaveLength(1);
+      expect(requestsOf(m.clientId)).toHaveLength(0);
+      const [token] = tokensOf(m.clientId);
+      expect(target.received.at(-1)).toMatchObject({ token, accepted: true });
+    });
+
+    it('where the policy refuses it, the same problem as a target: when saved and when called', async () => {
+      // Saved: a config's http origin and a method's http token_url on a host the operator did not list.
+      const plainHost = `http://localhost:${plainEndpoint.port}`;
+      const config = kept(
+        await http(t.url, '/vault-forward/configs', {
+          method: 'POST',
+          token: merchant.token,
+          body: { display_name: 'Plain PSP', hosts: [plainHost] },
+        }),
+      );
+      const method = await postMethod({ token_url: `${plainHost}/oauth2/token`, client_id: 'c', client_secret: 's1' });
+      for (const [result, name] of [
+        [config, 'hosts[0]'],
+        [method, 'fields.token_url'],
+      ] as const) {
+        const problem = expectProblem(result, 400, 'validation-failed');
+        expect(problem.errors).toEqual([expect.objectContaining({ name })]);
+        expect(problem.detail).toContain('FORWARD_INSECURE_HOSTS');
+      }
+      // Called: by a process whose FORWARD_INSECURE_HOSTS lists the target but not the token endpoint.
+      const m = await createMethod({ token_url: `${plainEndpoint.url}/oauth2/token` });
+      const strict = await startTestApp({ env: { ...env, FORWARD_INSECURE_HOSTS: `127.0.0.1:${target.port}` } });
+      try {
+        const received = target.received.length;
+        const refused = expectProblem(await forward(m.id, { url: strict.url }), 400, 'insecure-target');
+        expect(refused.errors).toEqual([
+          expect.objectContaining({
+            name: 'x-vault-forward-authentications',
+            message: `${m.id}: token_url must use https`,
+          }),
+        ]);
+        const asTarget = await forward(m.id, {
+          url: strict.url,
+          headers: { 'x-vault-forward-url': plainEndpoint.url },
+        });
+        expectProblem(asTarget, 400, 'insecure-target');
+        expect(plainEndpoint.requests.filter((r) => r.clientId === m.clientId)).toHaveLength(0);
+        expect(target.received.length).toBe(received);
+      } finally {
+        await strict.close();
+      }
+    });
   });
 
   it('never returns the client secret; the method answers its public fields', async () => {
@@ -443,29 +517,18 @@ describe('oauth2-client-credentials: tokens from a real endpoint, sent to a real
       expect([...during.keys()].map((key) => key.endsWith(':lock'))).toEqual([true]);
       const [lock] = during.keys();
       // The API's forwards find that request under way and wait for its token: seen as their checks of its lock.
-      const monitor = await redis.monitor();
-      // MONITOR lines already on the wire when disconnect() ends the monitoring status reach ioredis as replies
-      // to no command, and it emits "Command queue state error" for each (redis/ioredis#1981): that one is
-      // expected here; any other error still fails the test.
-      const monitorErrors: Error[] = [];
-      monitor.on('error', (error: Error) => {
-        if (!error.message.startsWith('Command queue state error')) monitorErrors.push(error);
-      });
-      const lockChecks: string[][] = [];
-      monitor.on('monitor', (_time: string, args: string[]) => {
-        if (args.includes(lock)) lockChecks.push(args);
-      });
+      const monitor = await RedisMonitor.start();
+      const lockChecks = () => monitor.commands.filter((args) => args.includes(lock));
       let synchronous: Promise<HttpResult[]>;
       try {
         synchronous = Promise.all(Array.from({ length: 5 }, () => forward(m.id)));
-        await waitFor(() => lockChecks.some((args) => args[0].toLowerCase() === 'exists'), {
+        await waitFor(() => lockChecks().some((args) => args[0].toLowerCase() === 'exists'), {
           timeoutMs: 10_000,
           what: 'the API waiting on the worker’s token request',
         });
       } finally {
-        monitor.disconnect();
+        await monitor.stop();
       }
-      expect(monitorErrors).toEqual([]);
       open();
       expect((await synchronous).map((r) => r.status)).toEqual(Array(5).fill(200));
       for (const job of queued)
@@ -602,7 +665,13 @@ describe('oauth2-client-credentials: tokens from a real endpoint, sent to a real
           method: 'PUT',
           token: merchant.token,
           body: {
-            hosts: [`127.0.0.1:${endpoint.port}`, `127.0.0.1:${target.port}`, `127.0.0.1:${refusingPort}`, host],
+            hosts: [
+              `127.0.0.1:${endpoint.port}`,
+              `127.0.0.1:${target.port}`,
+              `127.0.0.1:${refusingPort}`,
+              `127.0.0.1:${plainEndpoint.port}`,
+              host,
+            ],
           },
         }),
       );

@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { closedPort } from '../support/downstream';
 import { startEntryPoint } from '../support/entry-point';
+import { embeddedDataDir } from '../support/temp-data-dir';
 
 /**
  * Runs the README's walkthrough block as a newcomer would, against a freshly started service in embedded mode, so
@@ -114,7 +114,7 @@ describe('README walkthrough', () => {
   jest.setTimeout(180_000);
 
   it('runs top to bottom against a started service, twice, and prints what the README shows', async () => {
-    const work = mkdtempSync(join(tmpdir(), 'vf-readme-'));
+    const work = embeddedDataDir('vf-readme-');
     const [apiPort, standInPort] = [await closedPort(), await closedPort()];
     const env = { PATH: process.env.PATH!, HOME: work, DATA_DIR: join(work, 'data') };
 

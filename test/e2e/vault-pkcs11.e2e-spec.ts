@@ -701,7 +701,8 @@ describe('Vault master keys in a PKCS#11 token (SoftHSM2)', () => {
       const envOnly = Object.fromEntries(Object.keys(hsm.env('')).map((name) => [name, '']));
       let app = await start('', { ...envOnly, VAULT_MASTER_KEYS: TEST_MASTER_KEY_1 }, own.url);
       const m = await createForwardingMerchant(app, downstream.port, 'HSM 10k shop');
-      // Sealed by the real CardVault under the env key, inserted in bulk (the API would take minutes).
+      // Sealed by the real CardVault under the env key, inserted in bulk (the API would take minutes); each its own
+      // fingerprint, so the disclosure budgets (by fingerprint, decision 0142) see 10,000 cards, as they are.
       const vault = app.get(CardVault);
       const cards = new Map<string, string>([[m.card.id, m.card.number]]);
       for (let chunk = 0; chunk < 5; chunk++) {
@@ -714,7 +715,7 @@ describe('Vault master keys in a PKCS#11 token (SoftHSM2)', () => {
         await app.db.query(
           `INSERT INTO payment_methods (id, merchant_account_id, method, scheme, label, expiration_date, fingerprint,
              ciphertext, wrapped_key, master_key_id)
-           SELECT id, $1, 'card', 'visa', label, '12/30', 'bulk', ciphertext, wrapped_key, $2
+           SELECT id, $1, 'card', 'visa', label, '12/30', 'bulk-' || id, ciphertext, wrapped_key, $2
              FROM unnest($3::uuid[], $4::text[], $5::bytea[], $6::bytea[]) AS r(id, label, ciphertext, wrapped_key)`,
           [
             m.id,

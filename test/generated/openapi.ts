@@ -588,8 +588,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List the ledger’s signed tree heads, newest first, with cursor pagination
-         * @description List the ledger’s signed tree heads, newest first, with cursor pagination Needs a token with the scope `vault-forwards.read`.
+         * List the signed tree heads of the merchant’s own ledger tree, newest first, with cursor pagination
+         * @description List the signed tree heads of the merchant’s own ledger tree, newest first, with cursor pagination Needs a token with the scope `vault-forwards.read`.
          */
         get: operations["LedgerController_heads"];
         put?: never;
@@ -608,8 +608,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * An RFC 9162 consistency proof between two signed heads
-         * @description An RFC 9162 consistency proof between two signed heads Needs a token with the scope `vault-forwards.read`.
+         * An RFC 9162 consistency proof between two signed heads of the merchant’s own tree
+         * @description An RFC 9162 consistency proof between two signed heads of the merchant’s own tree Needs a token with the scope `vault-forwards.read`.
          */
         get: operations["LedgerController_consistency"];
         put?: never;
@@ -628,8 +628,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The ledger entries of a forward with their RFC 9162 inclusion proofs against the latest signed head
-         * @description The ledger entries of a forward with their RFC 9162 inclusion proofs against the latest signed head Needs a token with the scope `vault-forwards.read`.
+         * The ledger entries of a forward with their RFC 9162 inclusion proofs against the merchant’s latest signed head
+         * @description The ledger entries of a forward with their RFC 9162 inclusion proofs against the merchant’s latest signed head Needs a token with the scope `vault-forwards.read`.
          */
         get: operations["LedgerController_proof"];
         put?: never;
@@ -749,7 +749,7 @@ export interface paths {
         };
         /**
          * Readiness: the database (and Redis, when configured) answer. No token needed.
-         * @description checks.queue reports the engine of queued forwards (up, down, or disabled with QUEUE_BACKEND=none) for information only: with the queue down an async forward is a 503 with Retry-After while synchronous forwards work, so the API stays ready.
+         * @description Not ready (503) from the moment the process is told to stop (SIGTERM) while it still serves what is in flight. checks.queue reports the engine of queued forwards (up, down, or disabled with QUEUE_BACKEND=none) for information only: with the queue down an async forward is a 503 with Retry-After while synchronous forwards work, so the API stays ready.
          */
         get: operations["HealthController_ready"];
         put?: never;
@@ -1945,6 +1945,8 @@ export interface components {
         LedgerHeadResponse: {
             /** @enum {string} */
             type: "vault-forward-ledger-head";
+            /** @description The merchant whose own tree this head signs: it holds that merchant’s entries only. Its signed bytes begin `["vault-forward-ledger-merchant-head/1", merchant_account_id, seq, …]` (decision 0143). */
+            merchant_account_id: string;
             /** @description Heads are numbered from 1, each chained to the one before. */
             seq: number;
             /**
@@ -2018,6 +2020,7 @@ export interface components {
             bodies_sha256: string | null;
             /** @description ISO 8601, UTC, microseconds. */
             created_at: string;
+            /** @description The entry’s place in the merchant’s own tree. */
             leaf_index: number | null;
             /** @description RFC 9162 leaf hash of the entry (SHA-256, base64). */
             leaf_hash: string | null;
@@ -2603,7 +2606,7 @@ export interface components {
                 encryption: "A256GCM" | "A128CBC-HS256";
                 /** @description Sent as the `cty` header parameter. */
                 content_type?: string;
-                /** @description Your private key for encrypted answers (decision 0103): an answer that is a compact JWE (`application/jose`, or JSON `{"encData": "<JWE>"}` as Visa answers) is decrypted with it before the response rules, and the caller receives the plaintext; other answers pass untouched. Unencrypted PEM (PKCS#8, PKCS#1, SEC1) or a private JWK as JSON; RSA 2048 to 8192 bits or EC P-256, P-384, P-521. Answers show only `details.response_private_key` (type, size, public key thumbprint). Secret: write-only, encrypted at rest, never returned. */
+                /** @description Your private key for encrypted answers (decision 0103): an answer that is a compact JWE (`application/jose`, or JSON `{"encData": "<JWE>"}` as Visa answers) is decrypted with it before the response rules, and the caller receives the plaintext; other answers pass untouched. Unencrypted PEM (PKCS#8, PKCS#1, SEC1) or a private JWK as JSON; RSA 2048 to 4096 bits or EC P-256, P-384, P-521. Answers show only `details.response_private_key` (type, size, public key thumbprint). Secret: write-only, encrypted at rest, never returned. */
                 response_private_key?: string;
             };
         };
@@ -3054,7 +3057,7 @@ export interface components {
             /** @example 2026-11-20T09:14:03.123456+00:00 */
             updated_at: string;
         };
-        /** @description OAuth 2.0 client credentials (Bearer token). Obtains an access token from `token_url` with the client credentials grant (RFC 6749 §4.4) and sends it as `Authorization: Bearer …`. The token is kept per method version until shortly before it expires, in memory and, with Redis, sealed by the vault for the other processes (decision 0123), and asked for once however many forwards need it; a 401 from the target drops it, so the next forward asks for a new one (the refused forward is not sent again). The token endpoint must be an https URL whose host the config enables, and is reached through the same address guard as targets. */
+        /** @description OAuth 2.0 client credentials (Bearer token). Obtains an access token from `token_url` with the client credentials grant (RFC 6749 §4.4) and sends it as `Authorization: Bearer …`. The token is kept per method version until shortly before it expires, in memory and, with Redis, sealed by the vault for the other processes (decision 0123), and asked for once however many forwards need it; a 401 from the target drops it, so the next forward asks for a new one (the refused forward is not sent again). The token endpoint obeys the outbound policy of targets (https, or http for a host the operator lists in FORWARD_INSECURE_HOSTS; the same address guard), and its host must be one the config enables. */
         ForwardAuthenticationOauth2ClientCredentialsRequest: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -3074,7 +3077,7 @@ export interface components {
             fields: {
                 /**
                  * Format: uri
-                 * @description The token endpoint (https); its host must be one of the config’s hosts.
+                 * @description The token endpoint (https, or http when the operator lists its host in FORWARD_INSECURE_HOSTS, as for targets); its host must be one of the config’s hosts.
                  */
                 token_url: string;
                 /** @description The client identifier the provider issued. */
@@ -3093,7 +3096,7 @@ export interface components {
                 client_auth: "basic" | "body";
             };
         };
-        /** @description OAuth 2.0 client credentials (Bearer token). Obtains an access token from `token_url` with the client credentials grant (RFC 6749 §4.4) and sends it as `Authorization: Bearer …`. The token is kept per method version until shortly before it expires, in memory and, with Redis, sealed by the vault for the other processes (decision 0123), and asked for once however many forwards need it; a 401 from the target drops it, so the next forward asks for a new one (the refused forward is not sent again). The token endpoint must be an https URL whose host the config enables, and is reached through the same address guard as targets. */
+        /** @description OAuth 2.0 client credentials (Bearer token). Obtains an access token from `token_url` with the client credentials grant (RFC 6749 §4.4) and sends it as `Authorization: Bearer …`. The token is kept per method version until shortly before it expires, in memory and, with Redis, sealed by the vault for the other processes (decision 0123), and asked for once however many forwards need it; a 401 from the target drops it, so the next forward asks for a new one (the refused forward is not sent again). The token endpoint obeys the outbound policy of targets (https, or http for a host the operator lists in FORWARD_INSECURE_HOSTS; the same address guard), and its host must be one the config enables. */
         ForwardAuthenticationOauth2ClientCredentialsResponse: {
             /** @enum {string} */
             type: "vault-forward-authentication";
@@ -3118,7 +3121,7 @@ export interface components {
             fields: {
                 /**
                  * Format: uri
-                 * @description The token endpoint (https); its host must be one of the config’s hosts.
+                 * @description The token endpoint (https, or http when the operator lists its host in FORWARD_INSECURE_HOSTS, as for targets); its host must be one of the config’s hosts.
                  */
                 token_url: string;
                 /** @description The client identifier the provider issued. */
@@ -10113,6 +10116,22 @@ export interface operations {
                     };
                 };
             };
+            /** @description `/errors/ledger-inconsistent` Ledger inconsistent */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "ledger-inconsistent";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "duplicate_record";
+                    };
+                };
+            };
             /** @description `/errors/ledger-range-purged` Ledger range purged */
             410: {
                 headers: {
@@ -10251,7 +10270,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `/errors/ledger-entry-not-sealed` Ledger entry not sealed yet */
+            /** @description `/errors/ledger-entry-not-sealed` Ledger entry not sealed yet; `/errors/ledger-inconsistent` Ledger inconsistent */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10259,7 +10278,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "ledger-entry-not-sealed";
+                        code?: "ledger-entry-not-sealed" | "ledger-inconsistent";
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */

@@ -61,11 +61,17 @@ export function leafOf(e: Record<string, any>): Buffer {
   return sha256(Buffer.of(0), Buffer.from(JSON.stringify(fields)));
 }
 
-/** The head's signed bytes as the decision specifies them. */
+/**
+ * The head's signed bytes as the decisions specify them: 0133's for the shared tree, 0143's (its own name and the
+ * merchant first) for a merchant's own tree.
+ */
 export function headBytesOf(h: Record<string, any>): Buffer {
+  const names = h.merchant_account_id
+    ? ['vault-forward-ledger-merchant-head/1', h.merchant_account_id]
+    : ['vault-forward-ledger-head/1'];
   return Buffer.from(
     JSON.stringify([
-      'vault-forward-ledger-head/1',
+      ...names,
       h.seq,
       h.kind,
       h.tree_size,

@@ -60,6 +60,17 @@ describe('the one card-number detector (decision 0112)', () => {
     expect(JSON.parse(masked)).toEqual({ x: '621234*********4569', list: ['411111******1111', 2], n: 7 });
   });
 
+  it('masks a card inside an XML CDATA section in its place, adding no quotes (a recorded XML body)', () => {
+    for (const [text, masked] of [
+      ['<pan><![CDATA[4111111111111111]]></pan>', '<pan><![CDATA[411111******1111]]></pan>'],
+      ['<pan><![CDATA[ 4111111111111111 ]]></pan>', '<pan><![CDATA[ 411111******1111 ]]></pan>'],
+      ['{"xml":"<![CDATA[4111111111111111]]>"}', '{"xml":"<![CDATA[411111******1111]]>"}'],
+    ]) {
+      expect(maskCardNumbers(text, { bareJson: true })).toBe(masked);
+      expect(keptText(text)).toBe(masked);
+    }
+  });
+
   it('leaves what is not a card number: ids, dates, addresses, long digit runs, Luhn failures', () => {
     for (const text of [
       'c1a34923-4825-4332-8ed5-403c333c7a1d',

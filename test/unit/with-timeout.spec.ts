@@ -1,3 +1,5 @@
+import { execFileSync } from 'node:child_process';
+import Redis from 'ioredis';
 import { withTimeout } from '../../src/platform/time/with-timeout';
 import { DatabaseUnavailableError, isDatabaseUnavailable } from '../../src/platform/problem/database-errors';
 
@@ -44,6 +46,21 @@ describe('withTimeout (the one bound on waits: queue engines, health checks, for
       expect(clear).toHaveBeenCalled();
     } finally {
       clear.mockRestore();
+    }
+  });
+
+  it('takes an answer that arrived while the event loop was blocked past the bound for an answer', async () => {
+    const url = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+    const redis = new Redis(url, { maxRetriesPerRequest: 1 });
+    try {
+      await redis.ping();
+      const answer = withTimeout(redis.echo('in time'), 1);
+      // Blocks this event loop for a whole round trip of another client: Redis answers in order, so the reply
+      // to the ECHO sent before it is in this socket when the loop runs again, and the 1 ms timer is due too.
+      execFileSync('redis-cli', ['-u', url, 'ping']);
+      await expect(answer).resolves.toBe('in time');
+    } finally {
+      redis.disconnect();
     }
   });
 });

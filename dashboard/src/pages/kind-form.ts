@@ -65,7 +65,7 @@ export function kindFieldInput(f: KindField, e: ApiError | null, readFile: (even
     input = html`<input
       id=${id}
       name=${name}
-      type=${f.secret ? 'password' : f.format === 'https-url' ? 'url' : 'text'}
+      type=${f.secret ? 'password' : f.format === 'https-url' || f.format === 'outbound-url' ? 'url' : 'text'}
       autocomplete=${f.secret ? 'new-password' : 'off'}
       spellcheck="false"
       ?required=${f.required}

@@ -141,6 +141,16 @@ export class PaymentMethodResolver {
   }
 
   /**
+   * The fingerprint of each listed payment method, in order (UnknownPaymentMethodError for one that is not the
+   * merchant's): what the disclosure budgets count, so two stored copies of one card are one card (decision 0142).
+   * From the cached rows, which planning loaded: no query on the hot path.
+   */
+  async fingerprints(merchantAccountId: string, ids: readonly string[]): Promise<string[]> {
+    const byId = await this.present(merchantAccountId, ids);
+    return ids.map((id) => byId.get(id)!.fingerprint);
+  }
+
+  /**
    * The newest active network token of each card that a network-token placeholder uses (one query;
    * not cached, as tokens change apart from cards). MissingNetworkTokenError for a plain name whose
    * card has none; an `_OR_EMPTY_STRING` one is then `""`.

@@ -4,12 +4,14 @@ import { Sql } from '../../platform/database/sql';
 export interface SealedCardRow {
   id: string;
   expiration_date: string;
+  /** The merchant's keyed hash of the number (CardVault.fingerprint): the card whatever carries it. */
+  fingerprint: string;
   ciphertext: Buffer;
   wrapped_key: Buffer;
   master_key_id: string;
 }
 
-interface SealedNetworkTokenRow extends SealedCardRow {
+interface SealedNetworkTokenRow extends Omit<SealedCardRow, 'fingerprint'> {
   payment_method_id: string;
 }
 
@@ -25,7 +27,7 @@ export class SealedCardsRepository {
   cards(merchantAccountId: string, ids: readonly string[]): Promise<SealedCardRow[]> {
     return this.sql.prepared<SealedCardRow & Record<string, unknown>>(
       'vault.resolve-payment-methods',
-      `SELECT id, expiration_date, ciphertext, wrapped_key, master_key_id
+      `SELECT id, expiration_date, fingerprint, ciphertext, wrapped_key, master_key_id
            FROM payment_methods WHERE merchant_account_id = $1 AND id = ANY($2::uuid[])`,
       [merchantAccountId, ids],
     );

@@ -396,5 +396,10 @@ function bareJsonNumber(text: string, card: FoundCardNumber): boolean {
   while (before >= 0 && /\s/.test(text[before])) before--;
   let after = end;
   while (after < text.length && /\s/.test(text[after])) after++;
+  // An XML CDATA section's brackets (`<![CDATA[4111…]]>`) are no JSON array: its text keeps its shape.
+  if (text.startsWith(CDATA_OPEN, before + 1 - CDATA_OPEN.length) || text.startsWith(CDATA_CLOSE, after)) return false;
   return before >= 0 && ':[,'.includes(text[before]) && (after === text.length || ',]}'.includes(text[after]));
 }
+
+const CDATA_OPEN = '<![CDATA[';
+const CDATA_CLOSE = ']]>';

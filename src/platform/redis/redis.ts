@@ -165,7 +165,11 @@ export const PUBLISHER_OPTIONS: RedisOptions = {
 /**
  * Tracks whether this process can reach Redis, over all its connections, and logs each change once:
  * "redis unavailable: <reason>" when the first connection fails, "redis available again" when every
- * failed connection is ready again. ioredis reports every reconnection attempt (every 50 ms–2 s during
+ * failed connection is ready again. Health follows what a connection does, never an `error` event by
+ * itself: a connection fails when ioredis reconnects it (its socket closed, or could not be opened) and
+ * is back when it is ready. An error that leaves the connection up (an unsolicited reply, ioredis's
+ * "Command queue state error") is no outage: Redis and the queue work on, so it is only kept as the reason
+ * of a reconnection that follows it. ioredis reports every reconnection attempt (every 50 ms–2 s during
  * an outage); those stay silent. Every client must be watched: ioredis prints an unstructured
  * "[ioredis] Unhandled error event" to the console for each error of a client without a listener.
  */
@@ -194,16 +198,31 @@ export class RedisAvailability {
   }
 
   watch<C extends RedisClient>(name: string, client: C): C {
-    client.on('error', (error: Error & { code?: string }) =>
-      this.fail(name, client, error.code ?? this.scrub(error.message), error),
+    /** The latest error since the connection was last ready: why it closed, when it then does. */
+    let lastError: (Error & { code?: string }) | null = null;
+    client.on('error', (error: Error & { code?: string }) => {
+      lastError = error;
+      if (!this.failed.has(name))
+        this.logger.debug({ msg: 'redis error', redis: { connection: name, error: this.scrub(error.message) } });
+    });
+    // Every lost or refused connection is reconnected (a socket closed by the peer emits no error at all);
+    // not emitted after quit(), so a shutdown is no outage.
+    client.on('reconnecting', () =>
+      this.fail(
+        name,
+        client,
+        lastError ? (lastError.code ?? this.scrub(lastError.message)) : 'connection lost',
+        lastError,
+      ),
     );
-    // A socket closed by the peer emits no error; ioredis only says it is reconnecting. Not emitted after quit().
-    client.on('reconnecting', () => this.fail(name, client, 'connection lost'));
-    client.on('ready', () => this.recover(name));
+    client.on('ready', () => {
+      lastError = null;
+      this.recover(name);
+    });
     return client;
   }
 
-  private fail(name: string, client: RedisClient, reason: string, error?: Error): void {
+  private fail(name: string, client: RedisClient, reason: string, error: Error | null): void {
     if (this.failed.has(name)) return;
     const wasAvailable = this.failed.size === 0;
     this.failed.set(name, { reason, client });

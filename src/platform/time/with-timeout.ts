@@ -4,6 +4,7 @@
  * is cleared when the promise settles and never keeps the process alive. `timeoutError` makes the
  * rejection (a caller that classifies errors, e.g. as "database unavailable", gives its own type);
  * by default an Error "no answer within <ms> ms". A late rejection of `promise` is handled (ignored).
+ * An answer that arrived while the event loop was blocked past `ms` still counts.
  */
 export function withTimeout<T>(
   promise: Promise<T>,
@@ -12,7 +13,9 @@ export function withTimeout<T>(
 ): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(timeoutError()), ms);
+    // Decided after the I/O already in is read (setImmediate runs after the poll phase): a process whose event
+    // loop stalled past `ms` (CPU starved, a long GC) must not take a reply that came meanwhile for no answer.
+    timer = setTimeout(() => setImmediate(() => reject(timeoutError())), ms);
     timer.unref();
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));

@@ -80,6 +80,8 @@ export class FakePlaceholderSources implements Pick<PlaceholderSources, 'for'> {
             )
           : Promise.resolve();
       },
+      // Each card's number stands in for its fingerprint.
+      fingerprints: () => Promise.resolve(ids.map((id) => this.cards.get(id) ?? id)),
       values: (_merchant, uses) => Promise.resolve(new Map(uses.map((use) => [use.token, number(use) ?? '']))),
       answered: () => Promise.resolve(),
       abandoned: () => Promise.resolve(),

@@ -21,7 +21,7 @@ type FieldFormat =
   | 'pem-private-key'
   /** A public key as PEM (SPKI or PKCS#1) or as a JWK (JSON). */
   | 'public-key'
-  /** An unencrypted private key as PEM or as a private JWK (JSON), RSA 2048–8192 or EC P-256/384/521 (response-keys.ts). */
+  /** An unencrypted private key as PEM or as a private JWK (JSON), RSA 2048–4096 or EC P-256/384/521 (private-keys.ts). */
   | 'private-key'
   /** The name of a template secret, as `SECRET.name` spells it: letters, digits, `_` and `-`. */
   | 'secret-name'
@@ -37,8 +37,11 @@ type FieldFormat =
   | 'signature-label'
   /** A whole number of seconds, 1 to 86400. */
   | 'seconds'
-  /** An absolute https URL, without user name, password or fragment. */
-  | 'https-url';
+  /**
+   * An absolute URL this process calls: https, or http for a host the operator lists in FORWARD_INSECURE_HOSTS
+   * (the outbound policy, judged with the config); without user name, password or fragment.
+   */
+  | 'outbound-url';
 
 export interface FieldDescription {
   name: string;

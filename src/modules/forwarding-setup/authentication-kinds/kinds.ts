@@ -211,7 +211,7 @@ export const KINDS: Readonly<Record<AuthenticationKind, KindDescription>> = {
           'Your private key for encrypted answers (decision 0103): an answer that is a compact JWE (`application/jose`, ' +
           'or JSON `{"encData": "<JWE>"}` as Visa answers) is decrypted with it before the response rules, and the ' +
           'caller receives the plaintext; other answers pass untouched. Unencrypted PEM (PKCS#8, PKCS#1, SEC1) or a ' +
-          'private JWK as JSON; RSA 2048 to 8192 bits or EC P-256, P-384, P-521. Answers show only ' +
+          'private JWK as JSON; RSA 2048 to 4096 bits or EC P-256, P-384, P-521. Answers show only ' +
           '`details.response_private_key` (type, size, public key thumbprint).',
       },
     ],
@@ -258,16 +258,19 @@ export const KINDS: Readonly<Record<AuthenticationKind, KindDescription>> = {
       '`Authorization: Bearer …`. The token is kept per method version until shortly before it expires, in memory ' +
       'and, with Redis, sealed by the vault for the other processes (decision 0123), and asked for once however ' +
       'many forwards need it; a 401 from the target drops it, so the ' +
-      'next forward asks for a new one (the refused forward is not sent again). The token endpoint must be an ' +
-      'https URL whose host the config enables, and is reached through the same address guard as targets.',
+      'next forward asks for a new one (the refused forward is not sent again). The token endpoint obeys the ' +
+      'outbound policy of targets (https, or http for a host the operator lists in FORWARD_INSECURE_HOSTS; the ' +
+      'same address guard), and its host must be one the config enables.',
     fields: [
       {
         name: 'token_url',
         secret: false,
         required: true,
-        format: 'https-url',
+        format: 'outbound-url',
         maxLength: 2048,
-        description: 'The token endpoint (https); its host must be one of the config’s hosts.',
+        description:
+          'The token endpoint (https, or http when the operator lists its host in FORWARD_INSECURE_HOSTS, as for ' +
+          'targets); its host must be one of the config’s hosts.',
       },
       {
         name: 'client_id',

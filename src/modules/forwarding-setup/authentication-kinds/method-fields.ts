@@ -4,6 +4,7 @@ import { AuthenticationKind, FieldDescription, KINDS, SECRET_NAME, SIGNING_TEMPL
 import { readResponseKey, ResponseKeyFacts, responseKeyFacts } from './response-keys';
 import { keyChoiceErrors, signerFormatProblem, signingKeyWarnings } from './signer-fields';
 import { hostsEnable } from '../targets/http-methods';
+import { refusalOf, transportOf } from '../targets/transport';
 
 /**
  * The rules that the kind descriptions (kinds.ts) imply: what refuses a request (400, naming the
@@ -110,8 +111,8 @@ function fieldProblem(field: FieldDescription, value: string): string | null {
     case 'signature-label':
     case 'seconds':
       return signerFormatProblem(field.format, value);
-    case 'https-url':
-      return httpsUrlProblem(value);
+    case 'outbound-url':
+      return outboundUrlProblem(value);
     case 'private-key': {
       // Refused rather than warned about (decision 0103): a key that cannot decrypt would fail every answer.
       const read = readResponseKey(value);
@@ -133,15 +134,18 @@ function fieldProblem(field: FieldDescription, value: string): string | null {
   }
 }
 
-/** An absolute https URL; credentials in it would be returned with the method's public fields, so they are refused. */
-function httpsUrlProblem(value: string): string | null {
+/**
+ * An absolute http(s) URL (whether this process may call it is the outbound policy's, asked with its
+ * config: tokenUrlErrors); credentials in it would be returned with the method's public fields, so they are refused.
+ */
+function outboundUrlProblem(value: string): string | null {
   let url: URL;
   try {
     url = new URL(value);
   } catch {
     return 'must be an absolute URL';
   }
-  if (url.protocol !== 'https:') return 'must be an https URL';
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'must be an https (or http) URL';
   if (url.username || url.password) return 'must not hold a user name or password (they would be shown in answers)';
   if (url.hash || value.includes('#')) return 'must not have a fragment';
   return null;
@@ -158,14 +162,19 @@ function looksLikePrivateJwk(value: string): boolean {
 }
 
 /**
- * An oauth2-client-credentials method's token_url against its config's hosts (or its definition's): the
- * token endpoint must be a host the config enables, as a target must (checked again at every use).
+ * An oauth2-client-credentials method's token_url by the outbound policy and against its config's hosts
+ * (or its definition's): the token endpoint is called as a target is, so it must be a URL the policy
+ * allows on a host the config enables (both checked again at every use).
  */
-export function tokenUrlHostErrors(
+export function tokenUrlErrors(
   fields: Readonly<Record<string, string>>,
   hosts: readonly string[],
+  insecureHosts: ReadonlySet<string>,
 ): ProblemFieldError[] {
-  if (hostsEnable(new Set(hosts), new URL(fields.token_url))) return [];
+  const url = new URL(fields.token_url);
+  const refusal = refusalOf(transportOf(insecureHosts, url));
+  if (refusal) return [bodyError(at('token_url'), `is ${refusal}`)];
+  if (hostsEnable(new Set(hosts), url)) return [];
   const message = 'its host is not one of the hosts of this config (or of its definition); add it there first';
   return [bodyError(at('token_url'), message)];
 }

@@ -1,4 +1,6 @@
 import { createPrivateKey, KeyObject } from 'node:crypto';
+import { keyBoundsProblem } from './private-keys';
+import { DEFAULT_SIGNATURE_COMPONENTS } from './signer-kinds';
 
 /**
  * The field rules of the signing kinds (signer-kinds.ts): the formats they add, which key
@@ -65,7 +67,13 @@ function componentsProblem(value: string): string | null {
     if (id.startsWith('@') ? !derived.includes(id) : !LOWER_TOKEN.test(id))
       return `holds a component that is neither ${DERIVED_COMPONENTS.join(', ')} nor a lower-case header name`;
   }
-  return new Set(ids).size === ids.length ? null : 'names a component twice';
+  if (new Set(ids).size !== ids.length) return 'names a component twice';
+  // A header a request lacks is left out of its covered list (decision 0122): with only such headers a
+  // request could be signed as `sig1=()`, which RFC 9421 allows and which proves nothing about it.
+  return ids.some((id) => id.startsWith('@') || id === 'content-digest')
+    ? null
+    : 'must name a derived component (such as @method) or content-digest, which every request has: ' +
+        'headers a request does not carry are left out, and a list of none signs nothing';
 }
 
 /** hmac-sha256 signs with `secret`, the other algorithms with `private_key`: the one needed, never the other. */
@@ -92,7 +100,7 @@ function parsePrivateKey(pem: string): KeyObject | null {
 }
 
 /** The key types each signing algorithm takes (node:crypto's asymmetricKeyType, and the curve for ECDSA). */
-export function signingKeyFits(key: KeyObject, algorithm: string): boolean {
+function signingKeyFits(key: KeyObject, algorithm: string): boolean {
   switch (algorithm) {
     case 'rsa':
       return key.asymmetricKeyType === 'rsa';
@@ -105,6 +113,23 @@ export function signingKeyFits(key: KeyObject, algorithm: string): boolean {
     default:
       return false;
   }
+}
+
+/**
+ * A signing kind's key as a forward opens it: unencrypted PEM, of a type the algorithm signs with, within the
+ * bounds of decision 0144 (a method stored before them is refused here); else why not, after `its private_key`.
+ */
+export function openSigningKey(pem: string, algorithm: string): KeyObject | string {
+  const key = parsePrivateKey(pem);
+  if (!key) return 'does not parse as an unencrypted PEM private key';
+  if (!signingKeyFits(key, algorithm)) return `is not a key for ${algorithm}`;
+  return keyBoundsProblem(key) ?? key;
+}
+
+/** The covered components of a stored list (or the default), or why they cannot be signed. */
+export function signatureComponents(stored: string | undefined): string[] | string {
+  const value = stored ?? DEFAULT_SIGNATURE_COMPONENTS;
+  return componentsProblem(value) ?? value.split(' ');
 }
 
 export function signingKeyWarnings(pem: string, algorithm: string): SignerWarning[] {

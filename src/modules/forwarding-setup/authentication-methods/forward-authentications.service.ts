@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
+import type { AppConfig } from '../../../platform/config/config';
+import { APP_CONFIG } from '../../../platform/config/config.module';
 import { CommonErrors } from '../../../platform/problem/common.errors';
 import { ProblemException } from '../../../platform/problem/problem';
 import { isUuid } from '../../../platform/http/uuid';
@@ -16,7 +18,8 @@ import { ForwardAuthentication } from './forward-authentication.entity';
 import { ForwardAuthenticationErrors, notFound, throwIfAny } from './forward-authentications.errors';
 import { ForwardAuthenticationsRepository, SealedRow } from './forward-authentications.repository';
 import { AuthenticationKind, KINDS } from '../authentication-kinds/kinds';
-import { fieldErrors, secretDetails, secretWarnings, tokenUrlHostErrors } from '../authentication-kinds/method-fields';
+import { fieldErrors, secretDetails, secretWarnings, tokenUrlErrors } from '../authentication-kinds/method-fields';
+import { privateKeyErrors } from '../authentication-kinds/private-keys';
 
 /** What a forward needs of one method: every field as entered, secrets decrypted. Never log it. */
 export interface UsableAuthenticationMethod {
@@ -95,6 +98,7 @@ export class ForwardAuthenticationsService {
     private readonly definitions: VaultForwardDefinitionsService,
     private readonly sealer: SecretSealer,
     caches: SharedCaches,
+    @Inject(APP_CONFIG) private readonly appConfig: AppConfig,
   ) {
     this.sealed = caches.create<SealedRow>(SEALED_AUTHENTICATIONS_CACHE, {
       max: 10_000,
@@ -363,9 +367,13 @@ export class ForwardAuthenticationsService {
     kind: AuthenticationKind,
     fields: Record<string, string>,
   ) {
-    // A token endpoint, asked with the method's credentials, must be on a host of the config, as a target.
-    if (kind === 'oauth2-client-credentials')
-      throwIfAny(kind, tokenUrlHostErrors(fields, (await this.configs.get(merchantAccountId, configId)).hosts));
+    // A token endpoint, asked with the method's credentials, is called as a target: the outbound policy, a host of the config.
+    if (kind === 'oauth2-client-credentials') {
+      const { hosts } = await this.configs.get(merchantAccountId, configId);
+      throwIfAny(kind, tokenUrlErrors(fields, hosts, this.appConfig.forwardInsecureHosts));
+    }
+    // Keys out of bounds or not a working pair (decision 0144); checked off the event loop.
+    throwIfAny(kind, await privateKeyErrors(kind, fields));
     const publicFields: Record<string, string> = {};
     const secrets: Record<string, string> = {};
     for (const field of KINDS[kind].fields) {

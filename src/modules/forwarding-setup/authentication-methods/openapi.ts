@@ -71,7 +71,7 @@ function fieldsSchema(kind: AuthenticationKind, secrets: boolean): Schema {
       description: f.description + (f.secret ? ' Secret: write-only, encrypted at rest, never returned.' : ''),
       maxLength: f.maxLength,
       ...(f.enum ? { enum: [...f.enum] } : {}),
-      ...(f.format === 'https-url' ? { format: 'uri', pattern: '^https://' } : {}),
+      ...(f.format === 'outbound-url' ? { format: 'uri', pattern: '^https?://' } : {}),
       ...(f.default !== undefined ? { default: f.default } : {}),
       ...(f.secret ? { writeOnly: true } : {}),
       'x-format': f.format,

@@ -4,8 +4,9 @@ import type { AppConfig } from '../../../platform/config/config';
 import { APP_CONFIG } from '../../../platform/config/config.module';
 import { CommonErrors } from '../../../platform/problem/common.errors';
 import { ProblemException } from '../../../platform/problem/problem';
-import { addressKind, literalAddress, literalBlockReason } from '../targets/addresses';
-import { DEFAULT_CONFIG_METHODS, hostKey, isInsecureHost } from '../targets/http-methods';
+import { addressKind, literalAddress } from '../targets/addresses';
+import { DEFAULT_CONFIG_METHODS, hostKey } from '../targets/http-methods';
+import { transportOf } from '../targets/transport';
 import { SharedCache, SharedCaches } from '../../../platform/redis/shared-cache';
 import { StatementBatcher } from '../../../platform/database/statement-batcher';
 import { isUniqueViolation } from '../../../platform/problem/database-errors';
@@ -234,10 +235,10 @@ export class VaultForwardConfigsService {
   }
 
   /**
-   * Lower-case, `:443` dropped (the default), duplicates removed. IP literals outside public unicast
-   * space are refused at once: forwarding there would be refused anyway (SSRF guard), unless the
-   * operator lists the host in FORWARD_INSECURE_HOSTS. So are other spellings of an IPv4 address
-   * (`0x7f000001`, `2130706433`, `127.1`, `0177.0.0.1`): a target URL's host is always read in the
+   * Lower-case, `:443` dropped (the default), duplicates removed. What the outbound policy refuses (an
+   * http origin, an IP literal outside public unicast space, unless the operator lists the host in
+   * FORWARD_INSECURE_HOSTS) is refused at once: forwarding there would be refused anyway. So are other
+   * spellings of an IPv4 address (`0x7f000001`, `2130706433`, `127.1`, `0177.0.0.1`): a target URL's host is always read in the
    * dotted form, so such an entry could never match, and a non-public one would slip past this check.
    */
   private normaliseHosts(hosts: string[]): string[] {
@@ -248,24 +249,28 @@ export class VaultForwardConfigsService {
       const bare = entry.replace(/:\d+$/, '');
       const canonical = canonicalHostname(bare);
       const canonicalEntry = canonical + entry.slice(bare.length);
-      const reason = literalBlockReason(canonical);
+      const transport = hostTransport(
+        this.appConfig.forwardInsecureHosts,
+        listed.startsWith('http://') ? 'http' : 'https',
+        canonicalEntry,
+      );
       const field = `hosts[${index}]`;
-      if (listed.startsWith('http://') && !isInsecureHost(this.appConfig.forwardInsecureHosts, entry)) {
+      if (transport?.refused === 'insecure') {
         throw new ProblemException(
           CommonErrors.validationFailed,
           `${field} is an http origin; targets must use https unless the operator lists the host in FORWARD_INSECURE_HOSTS.`,
           [{ location: 'body', name: field, message: 'must be an https origin' }],
         );
       }
-      if (reason && !isInsecureHost(this.appConfig.forwardInsecureHosts, canonicalEntry)) {
+      if (transport?.refused === 'address') {
         const what =
           canonical === bare
-            ? `${field} is ${addressKind(reason)}`
-            : `${field} "${entry}" is ${canonical}, ${addressKind(reason)}`;
+            ? `${field} is ${addressKind(transport.reason)}`
+            : `${field} "${entry}" is ${canonical}, ${addressKind(transport.reason)}`;
         throw new ProblemException(
           CommonErrors.validationFailed,
           `${what}, which is never forwarded to unless the operator lists it in FORWARD_INSECURE_HOSTS (for development and tests).`,
-          [{ location: 'body', name: field, message: `${reason} addresses are not allowed` }],
+          [{ location: 'body', name: field, message: `${transport.reason} addresses are not allowed` }],
         );
       }
       if (canonical !== bare && literalAddress(canonical)) {
@@ -284,6 +289,18 @@ export class VaultForwardConfigsService {
 function normaliseEntry(entry: string): string {
   if (entry.includes('://')) return new URL(entry).origin;
   return entry.toLowerCase().replace(/:443$/, '');
+}
+
+/**
+ * What the outbound policy says of a host entry reached by `scheme` (its targets' URLs); null for an entry
+ * that is not a URL's host at all (the DTO refuses those).
+ */
+function hostTransport(insecureHosts: ReadonlySet<string>, scheme: 'http' | 'https', entry: string) {
+  try {
+    return transportOf(insecureHosts, new URL(`${scheme}://${entry}/`));
+  } catch {
+    return null;
+  }
 }
 
 /** The host as a URL parser reads it (WHATWG: `127.1` and `0x7f000001` are 127.0.0.1); unchanged when it does not parse. */

@@ -1,4 +1,5 @@
-import { constants, createHash, createHmac, KeyObject, sign } from 'node:crypto';
+import { constants, createHash, createHmac, KeyObject } from 'node:crypto';
+import { signOffLoop } from './private-key-signing';
 import type { SignableRequest } from './signable';
 
 /**
@@ -69,17 +70,18 @@ type SigningKey =
   | { algorithm: 'hmac-sha256'; secret: KeyObject }
   | { algorithm: Exclude<HttpSignatureAlgorithm, 'hmac-sha256'>; key: KeyObject };
 
-export function signBase(base: string, key: SigningKey): Buffer {
+/** The signature of a base; a private key signs off the event loop (private-key-signing.ts), HMAC at once. */
+export async function signBase(base: string, key: SigningKey): Promise<Buffer> {
   const data = Buffer.from(base, 'utf8');
   switch (key.algorithm) {
     case 'hmac-sha256':
       return createHmac('sha256', key.secret).update(data).digest();
     case 'ed25519':
-      return sign(null, data, key.key);
+      return signOffLoop(null, data, key.key);
     case 'ecdsa-p256-sha256':
-      return sign('sha256', data, { key: key.key, dsaEncoding: 'ieee-p1363' });
+      return signOffLoop('sha256', data, { key: key.key, dsaEncoding: 'ieee-p1363' });
     case 'rsa-pss-sha512':
-      return sign('sha512', data, { key: key.key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 64 });
+      return signOffLoop('sha512', data, { key: key.key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 64 });
   }
 }
 
@@ -94,11 +96,11 @@ export interface MessageSignatureOptions {
 }
 
 /** Content-Digest (when covered), Signature-Input and Signature for the request as it will be sent. */
-export function messageSignatureHeaders(
+export async function messageSignatureHeaders(
   request: SignableRequest,
   o: MessageSignatureOptions,
   nowMs: number,
-): Record<string, string> {
+): Promise<Record<string, string>> {
   const added: Record<string, string> = {};
   if (o.components.includes('content-digest')) added['content-digest'] = contentDigest(o.digest, request.body);
   const signed: SignableRequest = { ...request, headers: { ...request.headers, ...added } };
@@ -109,6 +111,6 @@ export function messageSignatureHeaders(
   params.push(['keyid', o.keyId], ['alg', o.signingKey.algorithm]);
   if (o.tag !== undefined) params.push(['tag', o.tag]);
   const { base, input } = signatureBase(signed, covered, params);
-  const signature = signBase(base, o.signingKey).toString('base64');
+  const signature = (await signBase(base, o.signingKey)).toString('base64');
   return { ...added, 'signature-input': `${o.label}=${input}`, signature: `${o.label}=:${signature}:` };
 }

@@ -1,4 +1,5 @@
-import { createHash, KeyObject, randomBytes, sign } from 'node:crypto';
+import { createHash, KeyObject, randomBytes } from 'node:crypto';
+import { signOffLoop } from './private-key-signing';
 import type { SignableRequest } from './signable';
 
 /**
@@ -81,14 +82,18 @@ function oauthParameters(request: SignableRequest, p: OAuth1Parameters): Array<[
   ];
 }
 
-export function oauthAuthorization(request: SignableRequest, p: OAuth1Parameters, key: KeyObject): string {
+export async function oauthAuthorization(
+  request: SignableRequest,
+  p: OAuth1Parameters,
+  key: KeyObject,
+): Promise<string> {
   const oauth = oauthParameters(request, p);
   const base = oauthSignatureBaseString(
     request.method,
     oauthBaseUri(request.url),
     oauthParameterString(oauthQueryParameters(request.url.search), oauth),
   );
-  const signature = sign('sha256', Buffer.from(base, 'utf8'), key).toString('base64');
+  const signature = (await signOffLoop('sha256', Buffer.from(base, 'utf8'), key)).toString('base64');
   return `OAuth ${[...oauth, ['oauth_signature', encodeURIComponent(signature)]].map(([k, v]) => `${k}="${v}"`).join(',')}`;
 }
 

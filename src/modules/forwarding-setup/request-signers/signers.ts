@@ -22,15 +22,19 @@ export type SignerMaterial =
     }
   | ({ kind: 'http-message-signature' } & MessageSignatureOptions);
 
-/** The headers a signing kind adds to the request as it will be sent, signed at `nowMs`. */
-export function signerHeaders(request: SignableRequest, m: SignerMaterial, nowMs: number): Record<string, string> {
+/** The headers a signing kind adds to the request as it will be sent, signed at `nowMs` (private keys off the loop). */
+export async function signerHeaders(
+  request: SignableRequest,
+  m: SignerMaterial,
+  nowMs: number,
+): Promise<Record<string, string>> {
   switch (m.kind) {
     case 'http-signature':
       return cybersourceHeaders(request, m, nowMs);
     case 'oauth1-rsa': {
       const timestamp = String(Math.floor(nowMs / 1000));
       const parameters = { consumerKey: m.consumerKey, timestamp, nonce: oauthNonce() };
-      return { authorization: oauthAuthorization(request, parameters, m.key) };
+      return { authorization: await oauthAuthorization(request, parameters, m.key) };
     }
     case 'aws-sigv4':
       return sigV4(request, m, nowMs).headers;

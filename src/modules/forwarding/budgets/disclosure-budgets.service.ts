@@ -48,9 +48,11 @@ interface CountedForward {
   id: string;
   merchantAccountId: string;
   configId: string;
-  /** The cards counted: the payment methods, or a checkout session (its one card); never a card number. */
-  paymentMethodIds: readonly string[];
-  checkoutSessionId: string | null;
+  /**
+   * Where the cards counted come from: their fingerprints (decision 0142), whatever carried them, so two carriers of
+   * one card are one card; never a number.
+   */
+  cards: { fingerprints(merchantAccountId: string): Promise<readonly string[]> };
 }
 
 /** The placeholders of a forward's templates: its body's and each x-vault-forward-header-NAME's. */
@@ -124,7 +126,8 @@ export class DisclosureBudgetsService {
   }
 
   async take(forward: CountedForward): Promise<void> {
-    const cards = forward.checkoutSessionId ? [forward.checkoutSessionId] : forward.paymentMethodIds;
+    // One card listed twice (two payment methods of it) is one disclosure of it.
+    const cards = [...new Set(await forward.cards.fingerprints(forward.merchantAccountId))];
     if (cards.length === 0) return;
     const budgets = await this.budgets(forward.merchantAccountId);
     const nowMs = this.clock.epochMs();

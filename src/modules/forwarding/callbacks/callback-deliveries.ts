@@ -8,7 +8,7 @@ import { backoffMs, PutOff, RetryAttempt } from '../../../platform/job-queue/bac
 import { DownstreamClient } from '../sending/downstream-client';
 import { CALLBACK_QUEUE, ForwardJobData, ForwardQueue } from '../../../platform/job-queue/forward-queue';
 import { loggableUrl } from '../../../platform/logging/redaction';
-import { hostKey, isInsecureHost } from '../../forwarding-setup/targets/http-methods';
+import { checkOutbound } from '../sending/outbound-policy';
 import { boundAad, SecretSealer } from '../../vault/secret-sealer';
 import { VaultKeyUnavailableError } from '../../vault/vault.errors';
 import { NoWebhookSecretError, WebhookSigner } from '../../merchants/webhook-secrets/webhook-signer';
@@ -255,6 +255,11 @@ export class CallbackDeliveries {
       );
       const body = message.body;
       const url = new URL(message.url ?? row.url);
+      // The outbound policy of this process now, as for a target: FORWARD_INSECURE_HOSTS may have changed since.
+      const trusted = checkOutbound(this.config.forwardInsecureHosts, url, 'The delivery URL', {
+        location: 'body',
+        name: 'url',
+      });
       const signature = await this.signer.signWebhook(row.merchant_account_id, {
         id: row.message_id,
         timestamp: Math.floor(this.clock.epochMs() / 1000),
@@ -267,7 +272,7 @@ export class CallbackDeliveries {
         headers: { 'content-type': 'application/json', 'user-agent': 'vault-forward-callbacks', ...signature },
         body,
         timeoutMs: CALLBACK_TIMEOUT_MS,
-        trusted: url.protocol === 'http:' && isInsecureHost(this.config.forwardInsecureHosts, hostKey(url)),
+        trusted,
         identity: null,
       });
       status = response.status;

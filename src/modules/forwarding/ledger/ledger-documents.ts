@@ -33,6 +33,8 @@ export interface LedgerEntryDocument {
   /** Set by the sealer, with the head that covers the entry; null until then. */
   leaf_index: number | null;
   leaf_hash: string | null;
+  /** The entry's place in its merchant's own tree (decision 0143): read by the database's verifier, never hashed. */
+  merchant_leaf_index?: number | null;
 }
 
 /** What a leaf hashes: every field but the tree position, in this order. */
@@ -64,6 +66,8 @@ export function entryBytes(e: LedgerEntryDocument): Buffer {
 export type LedgerHeadKind = 'seal' | 'purge';
 
 export interface LedgerHeadBody {
+  /** Set on a merchant's own head (decision 0143): its tree holds that merchant's entries only. */
+  merchant_account_id?: string | null;
   seq: number;
   /** `seal`: new entries appended; `purge`: entries below purged_below deleted, the tree unchanged. */
   kind: LedgerHeadKind;
@@ -85,11 +89,17 @@ export interface LedgerHeadDocument extends LedgerHeadBody {
   signature: string;
 }
 
-/** What a head's signature covers. */
+/**
+ * What a head's signature covers. A merchant's head names itself and its merchant first, so it can never pass for a
+ * head of the shared tree, nor one merchant's for another's.
+ */
 export function headBytes(h: LedgerHeadBody): Buffer {
+  const names = h.merchant_account_id
+    ? ['vault-forward-ledger-merchant-head/1', h.merchant_account_id]
+    : ['vault-forward-ledger-head/1'];
   return Buffer.from(
     JSON.stringify([
-      'vault-forward-ledger-head/1',
+      ...names,
       h.seq,
       h.kind,
       h.tree_size,

@@ -2,11 +2,17 @@ import { Column, Entity, PrimaryColumn } from 'typeorm';
 import { Timestamp } from '../../../platform/database/timestamp';
 import type { LedgerHeadDocument, LedgerHeadKind } from './ledger-documents';
 
-/** A signed tree head (decision 0133): its columns are the document it signed; listed newest first. */
+/**
+ * A signed tree head (decision 0133): its columns are the document it signed; listed newest first. A merchant's own
+ * head has its merchant set (decision 0143); the shared tree's has none.
+ */
 @Entity({ name: 'vault_forward_ledger_heads' })
 export class LedgerHeadEntity {
   @PrimaryColumn({ type: 'uuid' })
   id!: string;
+
+  @Column({ type: 'text', name: 'merchant_account_id', nullable: true })
+  merchantAccountId!: string | null;
 
   /** bigint: a string, as pg reads it. */
   @Column({ type: 'bigint' })
@@ -49,6 +55,7 @@ export class LedgerHeadEntity {
 
 export function headDocument(h: LedgerHeadEntity): LedgerHeadDocument {
   return {
+    ...(h.merchantAccountId ? { merchant_account_id: h.merchantAccountId } : {}),
     seq: Number(h.seq),
     kind: h.kind,
     tree_size: Number(h.treeSize),

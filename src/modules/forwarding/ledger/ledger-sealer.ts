@@ -56,42 +56,46 @@ export class LedgerSealer implements OnModuleInit, OnModuleDestroy {
     await this.running;
   }
 
-  /** Seals every unsealed entry (several heads for a backlog); the last head written, or null. */
+  /**
+   * Seals every unsealed entry (several heads for a backlog), and appends the entries the shared tree covers to
+   * their merchants' own trees under a head each (decision 0143); the last head of the shared tree written, or null.
+   */
   async sealAll(): Promise<LedgerHeadDocument | null> {
     let last: LedgerHeadDocument | null = null;
-    let covered = MAX_PER_SEAL;
-    while (covered === MAX_PER_SEAL) {
-      const head = await this.ledger.seal(MAX_PER_SEAL, (latest, entries) => {
-        covered = entries.length;
-        if (entries.length === 0) return null;
-        const leaves = entries.map((entry) => leafHash(entryBytes(entry)));
-        const size = latest?.tree_size ?? 0;
-        const frontier = appendLeaves(size, (latest?.frontier ?? []).map(bytes), leaves);
-        return {
-          leafHashes: leaves.map(b64),
-          head: this.signed({
-            seq: (latest?.seq ?? 0) + 1,
-            kind: 'seal',
-            tree_size: size + entries.length,
-            root_hash: b64(rootFromFrontier(frontier)),
-            previous_hash: latest ? headHash(latest) : null,
-            frontier: frontier.map(b64),
-            purged_below: latest?.purged_below ?? 0,
-            retained: latest?.retained ?? [],
-            signed_at: new Date(this.clock.epochMs()).toISOString(),
-            key_id: this.key.keyId,
-          }),
-        };
-      });
-      if (head === null || head === 'busy') break;
-      last = head;
+    for (;;) {
+      const sealed = await this.ledger.seal(
+        MAX_PER_SEAL,
+        (latest, entries) => {
+          if (entries.length === 0) return null;
+          const leaves = entries.map((entry) => leafHash(entryBytes(entry)));
+          return { leafHashes: leaves.map(b64), head: this.appended(latest, leaves) };
+        },
+        (latest, entries) => {
+          // Only what the sealer itself placed: a row put at a leaf by hand (its hash not its content's) is left out
+          // of every merchant's tree, for `ledger verify` to report, never signed into one.
+          const placed = entries.filter((entry) => entry.leaf_hash === b64(leafHash(entryBytes(entry))));
+          return [...new Set(placed.map((entry) => entry.merchant_account_id))].map((merchant) => {
+            const mine = placed.filter((entry) => entry.merchant_account_id === merchant);
+            const head = this.appended(
+              latest.get(merchant) ?? null,
+              mine.map((entry) => bytes(entry.leaf_hash!)),
+              merchant,
+            );
+            return { head, ids: mine.map((entry) => entry.id) };
+          });
+        },
+      );
+      if (sealed === 'busy') break;
+      last = sealed.head ?? last;
+      if (!sealed.more) break;
     }
     return last;
   }
 
   /**
    * Deletes the entries created before `cutoff` (LEDGER_RETENTION days ago by default) that lead the tree, and
-   * writes a purge head keeping their subtrees' hashes: later proofs and verification need no deleted entry.
+   * writes a purge head keeping their subtrees' hashes (and one for each merchant's tree they leave): later proofs
+   * and verification need no deleted entry.
    */
   async purgeExpired(cutoff = new Date(this.clock.epochMs() - this.config.ledger.retentionDays * DAY_MS)) {
     const head = await this.ledger.purge(cutoff, (latest, below, leafHashes) => {
@@ -118,10 +122,30 @@ export class LedgerSealer implements OnModuleInit, OnModuleDestroy {
     return head === 'busy' ? null : head;
   }
 
+  /** The next seal head of a tree (the shared one, or the merchant's) with `leaves` appended. */
+  private appended(latest: LedgerHeadDocument | null, leaves: Buffer[], merchant?: string): LedgerHeadDocument {
+    const size = latest?.tree_size ?? 0;
+    const frontier = appendLeaves(size, (latest?.frontier ?? []).map(bytes), leaves);
+    return this.signed({
+      ...(merchant ? { merchant_account_id: merchant } : {}),
+      seq: (latest?.seq ?? 0) + 1,
+      kind: 'seal',
+      tree_size: size + leaves.length,
+      root_hash: b64(rootFromFrontier(frontier)),
+      previous_hash: latest ? headHash(latest) : null,
+      frontier: frontier.map(b64),
+      purged_below: latest?.purged_below ?? 0,
+      retained: latest?.retained ?? [],
+      signed_at: new Date(this.clock.epochMs()).toISOString(),
+      key_id: this.key.keyId,
+    });
+  }
+
   private signed(body: LedgerHeadBody): LedgerHeadDocument {
     const { seq, kind, tree_size, root_hash, previous_hash, frontier, purged_below, retained, signed_at, key_id } =
       body;
     const clean: LedgerHeadBody = {
+      ...(body.merchant_account_id ? { merchant_account_id: body.merchant_account_id } : {}),
       seq,
       kind,
       tree_size,

@@ -10,9 +10,19 @@ interface LedgerLeafOnly {
 
 export type LedgerLine = LedgerEntryDocument | LedgerLeafOnly;
 
-interface LedgerFinding {
+export interface LedgerFinding {
   problem:
-    'entry-changed' | 'entry-removed' | 'entry-inserted' | 'head-signature' | 'head-chain' | 'head-order' | 'head-root';
+    | 'entry-changed'
+    | 'entry-removed'
+    | 'entry-inserted'
+    | 'entry-impossible'
+    | 'entry-without-record'
+    | 'record-without-entry'
+    | 'head-signature'
+    | 'head-chain'
+    | 'head-order'
+    | 'head-root'
+    | 'head-missing';
   message: string;
   leaf_index?: number;
   entry_id?: string;
@@ -26,6 +36,8 @@ interface LedgerVerification {
   heads: number;
   entries: number;
   tree_size: number;
+  /** The newest head read, by seq and hash (SHA-256 of its signed bytes): what an auditor keeps to pass to --expect-head. */
+  newest_head: { seq: number; hash: string } | null;
   /** In the ledger's order: heads first, then entries by leaf; `first` is the earliest entry finding, else a head's. */
   findings: LedgerFinding[];
   first: LedgerFinding | null;
@@ -111,14 +123,26 @@ export async function verifyLedger(
   for await (const line of lines) {
     count++;
     const leaf = line.leaf_index;
-    if (leaf === null || leaf === undefined) continue;
-    if (leaf < purgedBelow || leaf >= treeSize || leaf < next) {
+    if (leaf === null || leaf === undefined) {
+      if (line.leaf_hash !== null && line.leaf_hash !== undefined)
+        reportEntry(line, { problem: 'entry-impossible', message: 'an entry with a leaf hash but no leaf index' });
+      continue;
+    }
+    // Values the sealer never writes (the schema refuses them too, decision 0143), and a second entry at one leaf.
+    if (!Number.isSafeInteger(leaf) || leaf < 0 || !line.leaf_hash || (leaf < next && leaf >= purgedBelow)) {
       reportEntry(line, {
-        problem: 'entry-inserted',
+        problem: 'entry-impossible',
         message:
           leaf < next && leaf >= purgedBelow
             ? `leaf ${leaf} appears twice`
-            : `entry at leaf ${leaf}: no signed head covers it (the sealer sets a leaf only with its head)`,
+            : `entry at leaf ${leaf}: a leaf index the sealer never sets, or a leaf without its hash`,
+      });
+      continue;
+    }
+    if (leaf < purgedBelow || leaf >= treeSize) {
+      reportEntry(line, {
+        problem: 'entry-inserted',
+        message: `entry at leaf ${leaf}: no signed head covers it (the sealer sets a leaf only with its head)`,
       });
       continue;
     }
@@ -158,9 +182,49 @@ export async function verifyLedger(
     heads: heads.length,
     entries: count,
     tree_size: treeSize,
+    newest_head: latest ? { seq: latest.seq, hash: headHash(latest) } : null,
     findings,
     first: entryFindings[0] ?? headFindings[0] ?? null,
   };
+}
+
+/** A head an auditor saw (its document, or only its hash) that a verification must find in the chain it read. */
+export type ExpectedHead = LedgerHeadDocument | { hash: string };
+
+/**
+ * Whether the chain read still holds the head seen before (decision 0143): a chain cut after it, or rewritten
+ * from it, is reported. `heads` are every head read, of the shared tree and of the merchants'.
+ */
+export function expectedHeadFinding(
+  heads: readonly LedgerHeadDocument[],
+  expected: ExpectedHead,
+): LedgerFinding | null {
+  const hash = 'hash' in expected ? expected.hash : headHash(expected);
+  if (heads.some((head) => headHash(head) === hash)) return null;
+  if ('hash' in expected)
+    return {
+      problem: 'head-missing',
+      message: `no head read hashes to ${hash}: the chain was cut or rewritten after the head seen`,
+    };
+  const merchant = expected.merchant_account_id ?? null;
+  const chain = heads.filter((head) => (head.merchant_account_id ?? null) === merchant);
+  const newest = chain[chain.length - 1];
+  const whose = merchant ? `merchant ${merchant}'s chain` : 'the chain';
+  return {
+    problem: 'head-missing',
+    seq: expected.seq,
+    ...(merchant ? { merchant_account_id: merchant } : {}),
+    message:
+      !newest || newest.seq < expected.seq
+        ? `${whose} ends at head ${newest?.seq ?? '(none)'}, but head ${expected.seq} was seen: it was cut`
+        : `head ${expected.seq} of ${whose} is not the one seen: it was rewritten`,
+  };
+}
+
+/** A verification with more findings (the database's completeness reads, the expected head): ok only without any. */
+export function withFindings(result: LedgerVerification, more: readonly LedgerFinding[]): LedgerVerification {
+  const findings = [...result.findings, ...more];
+  return { ...result, ok: findings.length === 0, findings, first: result.first ?? more[0] ?? null };
 }
 
 function safeValid(head: LedgerHeadDocument, publicKey: KeyObject | string): boolean {

@@ -30,6 +30,14 @@ export const LedgerErrors = {
     title: 'Heads out of order',
     description: '`from` must name a head no newer than `to`, and neither may be empty.',
   }),
+  inconsistent: defineProblem({
+    code: 'ledger-inconsistent',
+    status: 409,
+    title: 'Ledger inconsistent',
+    description:
+      'The ledger’s stored entries do not agree with its signed heads (an entry missing, out of place or with an ' +
+      'impossible value): no proof is made from it. An operator runs `ledger verify` to find what changed.',
+  }),
   purged: defineProblem({
     code: 'ledger-range-purged',
     status: 410,

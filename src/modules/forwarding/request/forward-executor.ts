@@ -305,9 +305,9 @@ export class ForwardExecutor {
     const secrets = templateSecrets(methods, scans, plan.headerTemplates);
     // What the ledger names as filled, a refusal's entry included.
     record.filledFields = filledFields(scans.uses);
-    // The disclosure budgets (decision 0134), before any card is opened: over one, 429 and nothing leaves.
+    // The disclosure budgets (decisions 0134, 0142), before any card is opened: over one, 429 and nothing leaves.
     if (source.discloses)
-      await this.budgets.take({ ...plan, id: record.id, configId: record.configId ?? plan.configId });
+      await this.budgets.take({ ...plan, id: record.id, configId: record.configId ?? plan.configId, cards: source });
     // The record keeps the redacted request and answer only when the config asks (decision 0138).
     const keepDays = target.policy.recordBodiesDays;
     const filled = await this.fill(plan, source, scans, secrets, lease, keepDays > 0);

@@ -90,6 +90,8 @@ export interface PlanScans {
 export interface PlanLocal {
   scans: PlanScans;
   methods: UsableAuthenticationMethod[];
+  /** The cards' fingerprints, as the disclosure budgets count them (PlaceholderSource.fingerprints). */
+  fingerprints: readonly string[];
   /**
    * The enabling config's response rules and unmatched_pan, its hosts (a token endpoint of its methods
    * must be among them) and the days its records keep bodies (0: none, decision 0138), as planning read them.

@@ -22,8 +22,7 @@ import {
   PlaceholderUse,
   scanText,
 } from '../../vault/placeholders/placeholders';
-import { addressKind } from '../../forwarding-setup/targets/addresses';
-import { transportOf } from '../../forwarding-setup/targets/transport';
+import { checkOutbound } from '../sending/outbound-policy';
 import { recordedUrl } from '../../../platform/logging/redaction';
 import { hostKey, hostsEnable } from '../../forwarding-setup/targets/http-methods';
 import type { ForwardRecord } from '../records/forward-record';
@@ -115,6 +114,8 @@ export class ForwardPlanner {
     // Every SECRET.name must be held by one listed template-secrets method (checked again at send time).
     templateSecrets(methods, scans, spec.headers);
     await source.check(input.merchantAccountId, scans.uses);
+    // From what check() read: the budgets count these at send time (decision 0142).
+    const fingerprints = source.discloses ? await source.fingerprints(input.merchantAccountId) : [];
 
     const passedHeaders: Array<[string, string]> = [];
     for (const name of PASSED_THROUGH) {
@@ -140,7 +141,7 @@ export class ForwardPlanner {
       body,
       bodyEncoding,
       cryptograms: spec.cryptograms,
-      local: { scans, methods, policy: config },
+      local: { scans, methods, fingerprints, policy: config },
     };
   }
 
@@ -162,29 +163,13 @@ export class ForwardPlanner {
   }
 }
 
-/**
- * https only (http for operator-listed hosts), and IP literals must be public addresses. Returns whether
- * the target is trusted (in FORWARD_INSECURE_HOSTS). Names `header` in every problem.
- */
+/** The outbound policy for a target (checkOutbound): whether it is trusted. Names `header` in every problem. */
 export function checkTransport(
   insecureHosts: AppConfig['forwardInsecureHosts'],
   url: URL,
   header = URL_HEADER,
 ): boolean {
-  const transport = transportOf(insecureHosts, url);
-  if (transport.refused === 'insecure') {
-    throw new ProblemException(ForwardingErrors.insecureTarget, 'The target must be an https URL.', [
-      { location: 'header', name: header, message: 'must use https' },
-    ]);
-  }
-  if (transport.refused === 'address') {
-    throw new ProblemException(
-      ForwardingErrors.targetAddressForbidden,
-      `The target is ${addressKind(transport.reason)}, which may not be forwarded to.`,
-      [{ location: 'header', name: header, message: `${transport.reason} address` }],
-    );
-  }
-  return transport.trusted;
+  return checkOutbound(insecureHosts, url, 'The target', { location: 'header', name: header });
 }
 
 /**

@@ -55,13 +55,6 @@ export const ForwardingErrors = {
       'SECRET.name that no template-secrets method listed in x-vault-forward-authentications holds, or that two ' +
       'hold; or a value the body’s content type cannot carry. Nothing was sent. See docs/placeholders.md.',
   }),
-  insecureTarget: defineProblem({
-    code: 'insecure-target',
-    status: 400,
-    title: 'Target must use https',
-    description:
-      'Forwarding targets must be https URLs. Plain http is allowed only for hosts the operator lists in FORWARD_INSECURE_HOSTS.',
-  }),
   endpointNotEnabled: defineProblem({
     code: 'endpoint-not-enabled',
     status: 403,

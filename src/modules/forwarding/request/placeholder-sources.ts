@@ -57,6 +57,8 @@ interface CardReferences {
   readonly cryptograms?: ReadonlyArray<string | null>;
   /** x-vault-forward-merchant-initiated, passed to the token requestor. */
   readonly merchantInitiated?: boolean;
+  /** What planning in this process read (a plan's local part): the cards' fingerprints. */
+  readonly local?: { readonly fingerprints: readonly string[] };
 }
 
 export interface PlaceholderSource {
@@ -65,6 +67,11 @@ export interface PlaceholderSource {
   readonly discloses: boolean;
   /** At planning: every referenced card exists and can serve `uses`; nothing is opened. */
   check(merchantAccountId: string, uses: readonly PlaceholderUse[]): Promise<void>;
+  /**
+   * What the disclosure budgets count (decision 0142): the fingerprint of each card, whatever carries it (a
+   * payment method, a network token of one, a checkout session's own card or the stored card it names). Opens none.
+   */
+  fingerprints(merchantAccountId: string): Promise<string[]>;
   /** At execution: the value of each use, keyed by token. Values exist only in the map; never log it. */
   values(merchantAccountId: string, uses: readonly PlaceholderUse[]): Promise<Map<string, string>>;
   /** After the target answered with `status`. */
@@ -133,6 +140,12 @@ class PaymentMethodSource implements PlaceholderSource {
     }
   }
 
+  fingerprints(merchantAccountId: string): Promise<string[]> {
+    return this.resolver
+      .fingerprints(merchantAccountId, this.ids)
+      .catch((error: unknown) => Promise.reject(paymentMethodProblem(error)));
+  }
+
   values(merchantAccountId: string, uses: readonly PlaceholderUse[]): Promise<Map<string, string>> {
     // The caller's cryptogram for a position, else the token requestor's (asked per card and attempt).
     const supply: CryptogramSupplier = async (position, paymentMethodId, token) => {
@@ -180,6 +193,8 @@ class CheckoutSessionSource implements PlaceholderSource {
 
   /** This forward's hold on the security code, once values() has taken it. */
   private claim: SecurityCodeClaim | null = null;
+  /** The card's fingerprint as check() read it. */
+  private fingerprint: string | null | undefined;
 
   constructor(
     private readonly cards: CheckoutSessionCards,
@@ -197,9 +212,25 @@ class CheckoutSessionSource implements PlaceholderSource {
       SESSION_AT,
       ForwardingErrors.unknownCheckoutSession,
     );
+    this.fingerprint = card.fingerprint;
     // A plain CARD_3DS_* name needs the session's 3-D Secure values (decision 0101); its twin is "" without.
     const plain = uses.find((u) => isThreeDSecureName(u.name) && !orEmptyString(u.name).orEmpty);
     if (plain && !card.hasThreeDSecure) throw threeDSecureProblem(plain, this.id);
+  }
+
+  async fingerprints(merchantAccountId: string): Promise<string[]> {
+    if (this.fingerprint === undefined) {
+      const card = await this.cards.load(
+        merchantAccountId,
+        this.id,
+        {},
+        SESSION_AT,
+        ForwardingErrors.unknownCheckoutSession,
+      );
+      this.fingerprint = card.fingerprint;
+    }
+    // A card collected before sessions kept its fingerprint counts as the session (which lives an hour at most).
+    return [this.fingerprint ?? `checkout-session:${this.id.toLowerCase()}`];
   }
 
   async values(merchantAccountId: string, uses: readonly PlaceholderUse[]): Promise<Map<string, string>> {
@@ -291,14 +322,18 @@ export class PlaceholderSources {
   ) {}
 
   for(refs: CardReferences): PlaceholderSource {
-    return refs.checkoutSessionId !== null
-      ? new CheckoutSessionSource(this.sessions, refs.checkoutSessionId, refs.timeoutMs, refs.id)
-      : new PaymentMethodSource(
-          this.resolver,
-          refs.paymentMethodIds,
-          this.requestor,
-          refs.cryptograms ?? [],
-          refs.merchantInitiated ?? false,
-        );
+    const source =
+      refs.checkoutSessionId !== null
+        ? new CheckoutSessionSource(this.sessions, refs.checkoutSessionId, refs.timeoutMs, refs.id)
+        : new PaymentMethodSource(
+            this.resolver,
+            refs.paymentMethodIds,
+            this.requestor,
+            refs.cryptograms ?? [],
+            refs.merchantInitiated ?? false,
+          );
+    // A plan made in this process: its cards are not read again.
+    const known = refs.local?.fingerprints;
+    return known ? Object.assign(source, { fingerprints: () => Promise.resolve([...known]) }) : source;
   }
 }

@@ -1,4 +1,4 @@
-import { createHash, createHmac, createPrivateKey, createPublicKey, createSecretKey, KeyObject } from 'node:crypto';
+import { createHash, createHmac, createPublicKey, createSecretKey, KeyObject } from 'node:crypto';
 import { createSecureContext } from 'node:tls';
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { CompactEncrypt } from 'jose';
@@ -15,9 +15,9 @@ import {
   SIGNING_TEMPLATE_VARIABLES,
 } from '../../forwarding-setup/authentication-kinds/kinds';
 import { parseCertificates } from '../../forwarding-setup/authentication-kinds/method-fields';
-import { signingKeyFits } from '../../forwarding-setup/authentication-kinds/signer-fields';
+import { openSigningKey, signatureComponents } from '../../forwarding-setup/authentication-kinds/signer-fields';
+import { openedKeyBoundsProblem } from '../../forwarding-setup/authentication-kinds/private-keys';
 import { CLOCK, Clock, SYSTEM_CLOCK } from '../../../platform/time/clock';
-import { DEFAULT_SIGNATURE_COMPONENTS } from '../../forwarding-setup/authentication-kinds/signer-kinds';
 import { signerHeaders } from '../../forwarding-setup/request-signers/signers';
 import type { SignerMaterial } from '../../forwarding-setup/request-signers/signers';
 import type { ClientIdentity, OutboundRequest } from './outbound-request';
@@ -199,7 +199,7 @@ async function step(request: OutboundRequest, material: Material, nowMs: number)
     case 'oauth1-rsa':
     case 'aws-sigv4':
     case 'http-message-signature':
-      return { ...request, headers: { ...request.headers, ...signerHeaders(request, material, nowMs) } };
+      return { ...request, headers: { ...request.headers, ...(await signerHeaders(request, material, nowMs)) } };
     case 'oauth2-client-credentials':
       // Applied by AuthenticationSteps.apply, which holds the token cache.
       return request;
@@ -291,7 +291,11 @@ function prepare(method: UsableAuthenticationMethod): Material {
         secret: base64Key(f.shared_secret, 'shared_secret'),
       };
     case 'oauth1-rsa':
-      return { kind: 'oauth1-rsa', consumerKey: f.consumer_key ?? '', key: signingKey(f.private_key, 'rsa') };
+      return {
+        kind: 'oauth1-rsa',
+        consumerKey: f.consumer_key ?? '',
+        key: opened(openSigningKey(f.private_key ?? '', 'rsa'), 'private_key'),
+      };
     case 'aws-sigv4':
       if (typeof f.secret_access_key !== 'string') throw new Unusable('it has no secret_access_key');
       return {
@@ -309,8 +313,11 @@ function prepare(method: UsableAuthenticationMethod): Material {
         signingKey:
           f.algorithm === 'hmac-sha256'
             ? { algorithm: 'hmac-sha256', secret: base64Key(f.secret, 'secret') }
-            : { algorithm: messageAlgorithm(f.algorithm), key: signingKey(f.private_key, f.algorithm) },
-        components: (f.components ?? DEFAULT_SIGNATURE_COMPONENTS).split(' '),
+            : {
+                algorithm: messageAlgorithm(f.algorithm),
+                key: opened(openSigningKey(f.private_key ?? '', f.algorithm), 'private_key'),
+              },
+        components: opened(signatureComponents(f.components), 'components'),
         label: f.label ?? 'sig1',
         tag: f.tag,
         expiresIn: f.expires_in === undefined ? undefined : Number(f.expires_in),
@@ -329,16 +336,10 @@ function base64Key(value: string | undefined, field: string): KeyObject {
   return createSecretKey(bytes);
 }
 
-/** An unencrypted PEM private key of the type the algorithm signs with. */
-function signingKey(pem: string | undefined, algorithm: string): KeyObject {
-  let key: KeyObject;
-  try {
-    key = createPrivateKey(pem ?? '');
-  } catch {
-    throw new Unusable('its private_key does not parse as an unencrypted PEM private key');
-  }
-  if (!signingKeyFits(key, algorithm)) throw new Unusable(`its private_key is not a key for ${algorithm}`);
-  return key;
+/** What a field opened to (a key of the algorithm within bounds, decision 0144; RFC 9421 components), or why not. */
+function opened<T>(value: T | string, field: string): T {
+  if (typeof value === 'string') throw new Unusable(`its ${field} ${value}`);
+  return value;
 }
 
 function messageAlgorithm(value: string): 'ed25519' | 'ecdsa-p256-sha256' | 'rsa-pss-sha512' {
@@ -438,6 +439,8 @@ function checkIdentity(identity: ClientIdentity): void {
       'its certificate and private key do not make a TLS client identity (unparseable PEM, wrong passphrase, or a key that does not match)',
     );
   }
+  const bounds = openedKeyBoundsProblem(identity.privateKey, identity.passphrase);
+  if (bounds) throw new Unusable(`its private_key ${bounds}`);
   // createSecureContext({ ca }) accepts any text, so it cannot tell a broken bundle; X.509 parsing
   // of each block can. Methods stored before creation refused such a bundle still reach here.
   if (identity.ca !== undefined && !parseCertificates(identity.ca)) {

@@ -7,9 +7,9 @@ import { SharedCaches } from '../../../platform/redis/shared-cache';
 import { CLOCK, Clock } from '../../../platform/time/clock';
 import { addressKind } from '../../forwarding-setup/targets/addresses';
 import { hostsEnable } from '../../forwarding-setup/targets/http-methods';
-import { transportOf } from '../../forwarding-setup/targets/transport';
 import { blocked, DownstreamClient, unreachableReason } from './downstream-client';
 import { OutboundErrors } from './outbound.errors';
+import { checkOutbound } from './outbound-policy';
 import { SharedTokens } from './shared-tokens';
 import { HeldToken, IssuedToken, MAX_TOKEN_LIFETIME_S, TokenCache } from './token-cache';
 
@@ -34,16 +34,16 @@ export interface OAuth2Client {
   authorization: string | undefined;
 }
 
-/** The token endpoint may not be asked (its transport or its host); the message names no value. */
+/** The token endpoint is not on a host of the method's config; the message names no value. */
 export class TokenUrlRefused extends Error {}
 
 /**
  * Obtains the access tokens of oauth2-client-credentials methods (RFC 6749 §4.4: `grant_type=
  * client_credentials`, client authentication by HTTP Basic or in the body, §2.3.1) and keeps them
  * (TokenCache, shared between processes by SharedTokens when Redis is configured). The token request
- * follows a forward's transport rules and goes out through the forwards' own dispatchers: https unless
- * FORWARD_INSECURE_HOSTS lists the host, the host enabled by the method's config, resolved and connected
- * through the address guard; redirects are not followed. A
+ * obeys the outbound policy of targets (checkOutbound) and goes out through the forwards' own dispatchers:
+ * https unless FORWARD_INSECURE_HOSTS lists the host, the host enabled by the method's config, resolved
+ * and connected through the address guard; redirects are not followed. A
  * failure is a 502 or 504 problem of ours naming the method and a status or a network reason, never the
  * endpoint's answer, which may echo the credentials.
  */
@@ -67,20 +67,24 @@ export class OAuth2Tokens {
   }
 
   /**
-   * The method's access token, held or obtained now. TokenUrlRefused when the endpoint may not be asked
-   * (checked on every use: the config's hosts may have changed since the method was written).
+   * The method's access token, held or obtained now. The outbound policy's problem (as for a target) when
+   * it refuses the endpoint, TokenUrlRefused when the config does not enable its host (both checked on
+   * every use: FORWARD_INSECURE_HOSTS or the config's hosts may have changed since the method was written).
    */
   bearer(client: OAuth2Client, configHosts: ReadonlySet<string>, timeoutMs: number): Promise<string> {
-    const transport = transportOf(this.config.forwardInsecureHosts, client.tokenUrl);
-    if (transport.refused === 'insecure') throw new TokenUrlRefused('its token_url is not an https URL');
-    if (transport.refused === 'address') throw new TokenUrlRefused(`its token_url is ${addressKind(transport.reason)}`);
+    const trusted = checkOutbound(
+      this.config.forwardInsecureHosts,
+      client.tokenUrl,
+      `The token_url of authentication method ${client.methodId}`,
+      { location: 'header', name: 'x-vault-forward-authentications', prefix: `${client.methodId}: token_url ` },
+    );
     if (!hostsEnable(configHosts, client.tokenUrl))
       throw new TokenUrlRefused('the host of its token_url is not one of the hosts of its config');
     const requestTimeoutMs = Math.min(TOKEN_REQUEST_TIMEOUT_MS, timeoutMs);
     return this.cache.token(
       client.methodId,
       client.version,
-      () => this.request(client, transport.trusted, requestTimeoutMs),
+      () => this.request(client, trusted, requestTimeoutMs),
       requestTimeoutMs,
     );
   }

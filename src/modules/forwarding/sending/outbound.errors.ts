@@ -3,7 +3,7 @@ import { defineProblem } from '../../../platform/problem/problem';
 /**
  * Problems found while sending a forward. They are problems of POST /vault-forward (ForwardingErrors spreads
  * them) and of a queued job's outcome; they live here because outbound/ imports neither forwarding/ nor
- * forward-records/. `invalidHeader` and `targetAddressForbidden` are also raised by the planner, before sending.
+ * forward-records/. `invalidHeader`, `insecureTarget` and `targetAddressForbidden` are also raised by the planner, before sending.
  */
 export const OutboundErrors = {
   invalidHeader: defineProblem({
@@ -12,6 +12,14 @@ export const OutboundErrors = {
     title: 'Missing or malformed forwarding header',
     description: 'An x-vault-forward-* header is missing or malformed; `errors` names it. Nothing was sent.',
   }),
+  insecureTarget: defineProblem({
+    code: 'insecure-target',
+    status: 400,
+    title: 'Target must use https',
+    description:
+      'Forwarding targets must be https URLs. Plain http is allowed only for hosts the operator lists in ' +
+      'FORWARD_INSECURE_HOSTS. The same holds for every URL a forward calls (a token endpoint, a callback).',
+  }),
   targetAddressForbidden: defineProblem({
     code: 'target-address-forbidden',
     status: 403,
@@ -19,7 +27,7 @@ export const OutboundErrors = {
     description:
       'The target host is, or resolves to, an address that is not public (loopback, private, link-local such as ' +
       '169.254.169.254, carrier-grade NAT, multicast, unspecified, or their IPv4-mapped IPv6 forms). Such ' +
-      'targets are refused whatever the configs say.',
+      'targets, and token endpoints or callbacks there, are refused whatever the configs say.',
   }),
   downstreamUnreachable: defineProblem({
     code: 'downstream-unreachable',

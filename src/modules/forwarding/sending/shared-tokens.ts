@@ -80,7 +80,10 @@ export class SharedTokens implements SharedTokenStore {
         await delay(WAIT_STEP_MS);
         const stored = await this.read(key, methodId, version);
         if (stored) return stored.held;
-        if ((await this.command((redis) => redis.exists(lock))) !== 1) break;
+        // Only Redis saying the lock is gone, or Redis being down, ends the wait: an answer that is late on a
+        // busy machine is no sign that the other process stopped asking, and asking too would ask twice.
+        const stillLocked = await this.command((redis) => redis.exists(lock));
+        if (stillLocked === 0 || (stillLocked === undefined && this.availability?.available === false)) break;
       }
     }
     return this.fetchAndStore(key, methodId, version, fetch);

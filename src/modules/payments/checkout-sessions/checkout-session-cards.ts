@@ -24,6 +24,8 @@ type SessionReference = Omit<ProblemFieldError, 'message'>;
 export interface SessionCard {
   source: 'card' | 'id';
   paymentMethodId: string | null;
+  /** The card's fingerprint, what the disclosure budgets count (decision 0142); null if collected before it was kept. */
+  fingerprint: string | null;
   expirationDate: string;
   /** Present when asked for. */
   number?: string;
@@ -147,6 +149,7 @@ export class CheckoutSessionCards {
     const card: SessionCard = {
       source: row.card_source!,
       paymentMethodId: row.payment_method_id,
+      fingerprint: row.card_fingerprint,
       expirationDate: (storedCard ? row.pm_expiration_date : row.expiration_date)!,
       hasThreeDSecure: row.three_d_secure_ciphertext !== null,
     };

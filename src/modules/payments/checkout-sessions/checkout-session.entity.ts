@@ -27,6 +27,10 @@ export class CheckoutSession {
   @Column({ type: 'uuid', name: 'payment_method_id', nullable: true })
   paymentMethodId!: string | null;
 
+  /** The card's fingerprint (its payment method's for `id`), what the disclosure budgets count (decision 0142). */
+  @Column({ type: 'text', name: 'card_fingerprint', nullable: true, select: false })
+  cardFingerprint!: string | null;
+
   @Column({ type: 'text', nullable: true })
   scheme!: CardScheme | null;
 

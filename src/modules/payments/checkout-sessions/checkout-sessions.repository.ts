@@ -9,7 +9,7 @@ import { CheckoutSession } from './checkout-session.entity';
  * purge, the read-time check and the routes alike.
  */
 const ERASE_COLUMNS = `ciphertext = NULL, security_code_ciphertext = NULL, three_d_secure_ciphertext = NULL,
-  wrapped_key = NULL, master_key_id = NULL,
+  wrapped_key = NULL, master_key_id = NULL, card_fingerprint = NULL,
   card_source = NULL, payment_method_id = NULL, scheme = NULL, label = NULL, expiration_date = NULL, metadata = NULL,
   security_code_claim = NULL, security_code_claimed_until = NULL, erased_at = now(), updated_at = now()`;
 
@@ -18,6 +18,8 @@ interface CardRow {
   erased: boolean;
   card_source: 'card' | 'id' | null;
   payment_method_id: string | null;
+  /** Null for a card collected before fingerprints were kept here (decision 0142). */
+  card_fingerprint: string | null;
   expiration_date: string | null;
   ciphertext: Buffer | null;
   security_code_ciphertext: Buffer | null;
@@ -34,6 +36,7 @@ interface CardRow {
 interface CollectedCard {
   source: string;
   paymentMethodId: string | null;
+  fingerprint: string;
   scheme: string;
   label: string;
   expirationDate: string;
@@ -119,7 +122,7 @@ export class CheckoutSessionsRepository {
   async setCard(merchantAccountId: string, id: string, card: CollectedCard): Promise<boolean> {
     const [rows] = await this.sessions.query<[unknown[], number]>(
       `UPDATE checkout_sessions SET card_source = $3, payment_method_id = $4, scheme = $5, label = $6, expiration_date = $7,
-              ciphertext = $8, security_code_ciphertext = $9, wrapped_key = $10, master_key_id = $11,
+              ciphertext = $8, security_code_ciphertext = $9, wrapped_key = $10, master_key_id = $11, card_fingerprint = $12,
               three_d_secure_ciphertext = NULL,
               security_code_erased_at = NULL, updated_at = now()
         WHERE merchant_account_id = $1 AND id = $2 AND expires_at > now() AND erased_at IS NULL RETURNING id`,
@@ -135,6 +138,7 @@ export class CheckoutSessionsRepository {
         card.securityCode,
         card.sealed.wrappedKey,
         card.sealed.masterKeyId,
+        card.fingerprint,
       ],
     );
     return rows.length > 0;
@@ -170,13 +174,13 @@ export class CheckoutSessionsRepository {
   async storedCard(
     merchantAccountId: string,
     paymentMethodId: string,
-  ): Promise<{ id: string; scheme: string; label: string; expiration_date: string } | undefined> {
+  ): Promise<{ id: string; scheme: string; label: string; expiration_date: string; fingerprint: string } | undefined> {
     const [pm] = await this.sessions.query<
-      Array<{ id: string; scheme: string; label: string; expiration_date: string }>
-    >(`SELECT id, scheme, label, expiration_date FROM payment_methods WHERE id = $1 AND merchant_account_id = $2`, [
-      paymentMethodId,
-      merchantAccountId,
-    ]);
+      Array<{ id: string; scheme: string; label: string; expiration_date: string; fingerprint: string }>
+    >(
+      `SELECT id, scheme, label, expiration_date, fingerprint FROM payment_methods WHERE id = $1 AND merchant_account_id = $2`,
+      [paymentMethodId, merchantAccountId],
+    );
     return pm;
   }
 
@@ -184,7 +188,7 @@ export class CheckoutSessionsRepository {
   async cardRow(merchantAccountId: string, id: string): Promise<CardRow | undefined> {
     const rows = await this.sessions.query<CardRow[]>(
       `SELECT s.expires_at <= now() AS expired, s.erased_at IS NOT NULL AS erased, s.card_source, s.payment_method_id, s.expiration_date,
-              s.ciphertext, s.security_code_ciphertext, s.three_d_secure_ciphertext,
+              s.card_fingerprint, s.ciphertext, s.security_code_ciphertext, s.three_d_secure_ciphertext,
               s.security_code_erased_at IS NOT NULL AS security_code_erased,
               s.wrapped_key, s.master_key_id, pm.expiration_date AS pm_expiration_date, pm.ciphertext AS pm_ciphertext,
               pm.wrapped_key AS pm_wrapped_key, pm.master_key_id AS pm_master_key_id

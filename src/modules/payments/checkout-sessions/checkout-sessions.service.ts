@@ -4,6 +4,7 @@ import { CommonErrors } from '../../../platform/problem/common.errors';
 import { ProblemException } from '../../../platform/problem/problem';
 import { isUuid } from '../../../platform/http/uuid';
 import { normaliseCardNumber, schemeOf } from '../../vault/card';
+import { CardVault } from '../../vault/card-vault.service';
 import { SecretSealer } from '../../vault/secret-sealer';
 import { CheckoutSession } from './checkout-session.entity';
 import {
@@ -37,6 +38,7 @@ export class CheckoutSessionsService {
     private readonly sessions: CheckoutSessionsRepository,
     private readonly cards: CheckoutSessionCards,
     private readonly sealer: SecretSealer,
+    private readonly vault: CardVault,
     private readonly secureFieldsOrigins: SecureFieldsOrigins,
   ) {}
 
@@ -112,6 +114,7 @@ export class CheckoutSessionsService {
     const collected = await this.sessions.setCard(merchantAccountId, id, {
       source: input.method,
       paymentMethodId: card.paymentMethodId,
+      fingerprint: card.fingerprint,
       scheme: card.scheme,
       label: card.label,
       expirationDate: card.expirationDate,
@@ -200,6 +203,8 @@ export class CheckoutSessionsService {
     scheme: string;
     label: string;
     expirationDate: string;
+    /** What the disclosure budgets count the card by, whatever carries it (decision 0142). */
+    fingerprint: string;
   }> {
     if (input.method === 'card') {
       if (input.id !== undefined) throw fieldProblem('payment_method.id', 'only with method id');
@@ -210,6 +215,7 @@ export class CheckoutSessionsService {
         scheme: schemeOf(number),
         label: number.slice(-4),
         expirationDate: input.expiration_date!,
+        fingerprint: await this.vault.fingerprint(merchantAccountId, number),
       };
     }
     if (input.number !== undefined) throw fieldProblem('payment_method.number', 'only with method card');
@@ -223,6 +229,7 @@ export class CheckoutSessionsService {
       scheme: pm.scheme,
       label: pm.label,
       expirationDate: pm.expiration_date,
+      fingerprint: pm.fingerprint,
     };
   }
 }

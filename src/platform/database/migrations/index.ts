@@ -23,6 +23,8 @@ import { ConfigRecordBodies1763966000000 } from './1763966000000-ConfigRecordBod
 import { HashedIdempotencyKeys1763966100000 } from './1763966100000-HashedIdempotencyKeys';
 import { ForwardJobAnswerErasure1763966200000 } from './1763966200000-ForwardJobAnswerErasure';
 import { SecureFieldsOrigins1763966300000 } from './1763966300000-SecureFieldsOrigins';
+import { BudgetsCountCards1763966400000 } from './1763966400000-BudgetsCountCards';
+import { LedgerCompleteness1763966500000 } from './1763966500000-LedgerCompleteness';
 import { ForwardJobLeases1763920000000 } from './1763920000000-ForwardJobLeases';
 import { ForwardJobCallbackUrls1763923600000 } from './1763923600000-ForwardJobCallbackUrls';
 import { CheckoutSessionCodeClaims1763924000000 } from './1763924000000-CheckoutSessionCodeClaims';
@@ -63,4 +65,6 @@ export const MIGRATIONS = [
   HashedIdempotencyKeys1763966100000,
   ForwardJobAnswerErasure1763966200000,
   SecureFieldsOrigins1763966300000,
+  BudgetsCountCards1763966400000,
+  LedgerCompleteness1763966500000,
 ];

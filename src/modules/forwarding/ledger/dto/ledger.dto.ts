@@ -10,10 +10,20 @@ const BASE64_HASH = 'SHA-256, base64';
 const wholeNumber = ({ value }: { value: unknown }) =>
   typeof value === 'string' && /^\d{1,15}$/.test(value) ? Number(value) : NaN;
 
-/** A signed tree head (decision 0133): what `ledger verify` and any RFC 9162 verifier check proofs against. */
+/**
+ * A signed tree head (decision 0133) of the merchant's own tree (decision 0143): what `ledger verify` and any RFC 9162
+ * verifier check proofs against.
+ */
 export class LedgerHeadResponse implements LedgerHeadDocument {
   @ApiProperty({ type: String, enum: ['vault-forward-ledger-head'] })
   type!: 'vault-forward-ledger-head';
+  @ApiProperty({
+    type: String,
+    description:
+      'The merchant whose own tree this head signs: it holds that merchant’s entries only. Its signed bytes begin ' +
+      '`["vault-forward-ledger-merchant-head/1", merchant_account_id, seq, …]` (decision 0143).',
+  })
+  merchant_account_id?: string | null;
   @ApiProperty({
     type: 'integer',
     minimum: 1,
@@ -97,7 +107,7 @@ class LedgerEntryResponse implements LedgerEntryDocument {
   bodies_sha256!: string | null;
   @ApiProperty({ description: 'ISO 8601, UTC, microseconds.' })
   created_at!: string;
-  @ApiProperty({ type: 'integer', nullable: true })
+  @ApiProperty({ type: 'integer', nullable: true, description: 'The entry’s place in the merchant’s own tree.' })
   leaf_index!: number | null;
   @ApiProperty({ type: String, nullable: true, description: `RFC 9162 leaf hash of the entry (${BASE64_HASH}).` })
   leaf_hash!: string | null;
