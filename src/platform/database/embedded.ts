@@ -81,12 +81,26 @@ async function stopOrphan(dataPath: string): Promise<void> {
   const lock = join(dataPath, 'postmaster.pid');
   if (!existsSync(lock)) return;
   const pid = Number(readFileSync(lock, 'utf8').split('\n')[0]);
-  if (!Number.isInteger(pid) || pid <= 0 || !alive(pid)) return;
+  if (!Number.isInteger(pid) || pid <= 0 || !alive(pid) || !servesCluster(pid, dataPath)) return;
   process.kill(pid, 'SIGINT');
   // 30 s at most, in steps of 100 ms.
   for (let step = 0; alive(pid); step++) {
     if (step === 300) throw new Error(`the PostgreSQL left running on ${dataPath} (pid ${pid}) did not stop`);
     await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/**
+ * Whether `pid` is a PostgreSQL server of this cluster directory: after a reboot the lock file's pid may belong to
+ * any other process, which must never be signalled. Read from /proc (Linux); elsewhere nothing is stopped, and
+ * PostgreSQL's own start reports the lock file.
+ */
+function servesCluster(pid: number, dataPath: string): boolean {
+  try {
+    const command = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    return command.some((arg) => arg.endsWith('postgres')) && command.includes(dataPath);
+  } catch {
+    return false;
   }
 }
 
