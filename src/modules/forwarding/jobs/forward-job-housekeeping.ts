@@ -13,6 +13,12 @@ import { LostJobRecovery } from './lost-job-recovery';
 export const HOUSEKEEPING_JOB = 'forward-jobs-housekeeping';
 const START_PASS_TRIES = 5;
 const START_PASS_RETRY_MS = 1_000;
+/**
+ * Tries while the tables are not there yet (undefined_table): the API applies the migrations after its modules
+ * start, which on a new database takes seconds.
+ */
+const MIGRATION_WAIT_TRIES = 120;
+const UNDEFINED_TABLE = '42P01';
 /** Overdue jobs enqueued again per pass at most (the next pass takes the rest). */
 const SWEEP_BATCH = 1_000;
 /**
@@ -49,13 +55,17 @@ export class ForwardJobHousekeeping {
         error: (error as Error).message,
       });
     }
-    // At start-up the pass can race BullMQ's own set-up of its schema: a few quiet tries before the failure
-    // is worth a warning.
-    if (await this.pass(true)) return;
+    // At start-up the pass can race BullMQ's own set-up of its schema, or the migrations of a new database: quiet
+    // tries before the failure is worth a warning.
+    let failure = await this.attempt();
+    if (!failure) return;
     void (async () => {
-      for (let attempt = 2; attempt <= START_PASS_TRIES; attempt++) {
+      for (let attempt = 2; failure; attempt++) {
+        const migrating = (failure as { code?: string }).code === UNDEFINED_TABLE;
+        if (attempt > (migrating ? MIGRATION_WAIT_TRIES : START_PASS_TRIES)) return this.failed(failure, false);
+        this.failed(failure, true);
         await new Promise((resolve) => setTimeout(resolve, START_PASS_RETRY_MS).unref());
-        if (await this.pass(attempt < START_PASS_TRIES)) return;
+        failure = await this.attempt();
       }
     })();
   }
@@ -72,6 +82,20 @@ export class ForwardJobHousekeeping {
    * One pass; true when it went through. `quiet`: a failure is logged at debug only (it will be tried again).
    */
   async pass(quiet = false): Promise<boolean> {
+    const failure = await this.attempt();
+    // Tables not there yet: the migrations of a new database still run (start() waits for them, and warns).
+    if (failure) this.failed(failure, quiet || (failure as { code?: string }).code === UNDEFINED_TABLE);
+    return failure === null;
+  }
+
+  private failed(error: Error, quiet: boolean): void {
+    const entry = { msg: 'queued forward housekeeping failed; tried again at its next run', error: error.message };
+    if (quiet) this.logger.debug(entry);
+    else this.logger.warn(entry);
+  }
+
+  /** One pass; the error it failed with, or null. */
+  private async attempt(): Promise<Error | null> {
     try {
       await this.lostJobs.recover();
       const stranded = await this.store.stranded(this.config.forwardJobOverdueSeconds, SWEEP_BATCH);
@@ -97,15 +121,9 @@ export class ForwardJobHousekeeping {
           msg: 'purged the sealed plans, responses and callbacks of ended queued forwards',
           count: purged,
         });
-      return true;
+      return null;
     } catch (error) {
-      const entry = {
-        msg: 'queued forward housekeeping failed; tried again at its next run',
-        error: (error as Error).message,
-      };
-      if (quiet) this.logger.debug(entry);
-      else this.logger.warn(entry);
-      return false;
+      return error instanceof Error ? error : new Error(String(error));
     }
   }
 }
