@@ -7,9 +7,9 @@
 //   3. POST /pay      its server forwards to the payment provider with x-vault-forward-checkout-session: the
 //                     vault fills the number, expiry and security code, and erases the code once answered.
 // Environment: TOKEN (a merchant token, README step 2), API (http://127.0.0.1:3000), SECURE_FIELDS_ORIGIN
-// (http://secure-fields.localhost:3000), TARGET (where /pay forwards; http://127.0.0.1:8089/payments, the
-// README's stand-in), SHOP_PORT (8090). The shop's origin, http://shop.localhost:SHOP_PORT, must be among the
-// merchant's secure_fields_origins (README, "Secure Fields").
+// (http://secure-fields.localhost:3000), TARGET (where /pay forwards, required: the README's stand-in,
+// http://$STANDIN_HOST/payments), SHOP_PORT (8090). The shop's origin, http://shop.localhost:SHOP_PORT, must be
+// among the merchant's secure_fields_origins (README, "Secure Fields").
 'use strict';
 const { createServer } = require('node:http');
 const { readFileSync } = require('node:fs');
@@ -18,9 +18,14 @@ const TOKEN = process.env.TOKEN;
 const API = process.env.API ?? 'http://127.0.0.1:3000';
 const PORT = Number(process.env.SHOP_PORT ?? 8090);
 const FRAMES = process.env.SECURE_FIELDS_ORIGIN ?? `http://secure-fields.localhost:${new URL(API).port || 80}`;
-const TARGET = process.env.TARGET ?? 'http://127.0.0.1:8089/payments';
+const TARGET = process.env.TARGET;
 if (!TOKEN) {
   console.error('TOKEN is not set: a merchant token (README, step 2)');
+  process.exit(2);
+}
+// No default: a fixed port could be any program's server, and /pay sends it the card.
+if (!TARGET) {
+  console.error('TARGET is not set: where /pay forwards, e.g. http://$STANDIN_HOST/payments (README, step 4)');
   process.exit(2);
 }
 // The library's browser build (UMD: window.SecureFields), served as it is published.

@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { load } from 'js-yaml';
 
 /**
@@ -18,6 +19,9 @@ type Service = {
   environment?: Record<string, unknown>;
   command?: string[];
   stop_grace_period?: string;
+  init?: boolean;
+  profiles?: string[];
+  read_only?: boolean;
 };
 
 /** YAML merge keys (`<<: *anchor`), which compose resolves and js-yaml's default schema keeps as a key. */
@@ -38,10 +42,12 @@ function composeConfig(): { services: Record<string, Service>; via: string } {
     ...process.env,
     VAULT_MASTER_KEYS: `k1:${Buffer.alloc(32, 1).toString('base64')}`,
     CURSOR_SECRET: 'x'.repeat(44),
+    LEDGER_SIGNING_KEY: 'x'.repeat(44),
   };
   const version = spawnSync('docker', ['compose', 'version'], { encoding: 'utf8' });
   if (version.status === 0) {
-    const result = spawnSync('docker', ['compose', 'config', '--format', 'json'], { encoding: 'utf8', env });
+    const args = ['compose', '--profile', 'walkthrough', 'config', '--format', 'json'];
+    const result = spawnSync('docker', args, { encoding: 'utf8', env });
     expect({ status: result.status, stderr: result.stderr }).toEqual({ status: 0, stderr: '' });
     return { services: JSON.parse(result.stdout).services, via: 'docker compose config' };
   }
@@ -55,7 +61,52 @@ describe('docker-compose.yml', () => {
   const { services } = composeConfig();
 
   it('parses, with every service the README names', () => {
-    expect(Object.keys(services).sort()).toEqual(['api', 'postgres', 'redis', 'worker']);
+    expect(Object.keys(services).sort()).toEqual(['api', 'postgres', 'redis', 'stand-in', 'worker']);
+  });
+
+  it('pins every image it pulls to an exact version, and runs the long-lived containers under an init process', () => {
+    for (const [name, service] of Object.entries(services)) {
+      if (service.image === 'vault-forward:local') continue;
+      expect({ name, image: service.image }).toEqual({
+        name,
+        image: expect.stringMatching(/^[a-z0-9./-]+:\d+\.\d+(\.\d+)?(-[a-z0-9-]+)?$/),
+      });
+    }
+    for (const name of ['api', 'worker', 'stand-in'])
+      expect({ name, init: services[name].init }).toEqual({ name, init: true });
+  });
+
+  it("runs the README walkthrough's stand-in only when asked, unpublished, from examples/, and exempts no host by default", () => {
+    const standIn = services['stand-in'];
+    expect(standIn.profiles).toEqual(['walkthrough']);
+    expect(standIn.ports).toBeUndefined();
+    expect(standIn.read_only).toBe(true);
+    // The same Node.js as the project's (package.json pins it), so the script runs where it was tested.
+    const node = JSON.parse(readFileSync('package.json', 'utf8')).devDependencies.node as string;
+    expect(standIn.image).toBe(`node:${node}-bookworm-slim`);
+    const mounts = (standIn.volumes ?? []).map((v) => (typeof v === 'string' ? v : `${v.source}:${v.target}`));
+    expect(mounts).toHaveLength(1);
+    const [source, target] = mounts[0].split(':');
+    expect(resolve(source)).toBe(resolve('examples/stand-in.js'));
+    expect(readFileSync('examples/stand-in.js', 'utf8')).toContain("'--foreground'");
+    expect(standIn.command).toEqual(['node', target, '--foreground']);
+    expect(standIn.environment).toEqual({ STANDIN_ADDRESS: '0.0.0.0', STANDIN_PORT: '8089' });
+    expect(standIn.healthcheck?.test.join(' ')).toContain('http://127.0.0.1:8089/');
+    // The API forwards to it only when `FORWARD_INSECURE_HOSTS=stand-in:8089 docker compose up` says so.
+    for (const name of ['api', 'worker'])
+      expect(['', '${FORWARD_INSECURE_HOSTS:-}']).toContain(services[name].environment?.FORWARD_INSECURE_HOSTS);
+  });
+
+  it("is what README.md's Docker section runs: every secret compose requires, the stand-in's profile and host", () => {
+    const readme = readFileSync('README.md', 'utf8');
+    const docker = readme.slice(readme.indexOf('\n## Docker\n'));
+    expect(docker.indexOf('\n## Docker\n')).toBe(0);
+    const section = docker.slice(0, docker.indexOf('\n## ', 1));
+    const required = [...readFileSync('docker-compose.yml', 'utf8').matchAll(/\$\{(\w+):\?/g)].map((m) => m[1]);
+    expect(required.sort()).toEqual(['CURSOR_SECRET', 'LEDGER_SIGNING_KEY', 'VAULT_MASTER_KEYS']);
+    for (const name of required) expect({ name, set: section.includes(`echo "${name}=`) }).toEqual({ name, set: true });
+    expect(section).toContain('FORWARD_INSECURE_HOSTS=stand-in:8089 docker compose --profile walkthrough up');
+    expect(section).toContain('STANDIN_HOST=stand-in:8089');
   });
 
   it('builds one image, once, for the api and the worker', () => {
