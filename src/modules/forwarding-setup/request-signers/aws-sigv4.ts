@@ -1,11 +1,13 @@
-import { createHash, createHmac } from 'node:crypto';
-import { percentEncode } from './mastercard-oauth1';
+import { Hash } from '@smithy/core/serde';
+import { SignatureV4 } from '@smithy/signature-v4';
 import { hostHeader, SignableRequest } from './signable';
 
 /**
- * AWS Signature Version 4 (docs.aws.amazon.com "Create a signed AWS API request"), composed of
- * node:crypto's SHA-256 and HMAC. Every header the request carries is signed, with `host`, except those
- * AWS's SDKs never sign (proxies and clients may change them); the session token is signed too.
+ * AWS Signature Version 4, by `@smithy/signature-v4` (the AWS SDK for JavaScript's own signer) with
+ * node:crypto's SHA-256 (`@smithy/core`'s Hash). Every header the request carries is signed, with `host`,
+ * except those AWS's SDKs never sign (`authorization`, `user-agent`, hop-by-hop names, `date`, `proxy-*`,
+ * `sec-*`: proxies and clients may change them); the session token is signed too. Outside S3 the path is
+ * normalised and encoded again, as the SDKs do; S3's is signed as sent, with `x-amz-content-sha256`.
  */
 interface AwsCredentials {
   accessKeyId: string;
@@ -15,34 +17,23 @@ interface AwsCredentials {
   service: string;
 }
 
-/** As @smithy/signature-v4's ALWAYS_UNSIGNABLE_HEADERS. */
-const UNSIGNABLE = new Set([
-  'authorization',
-  'cache-control',
-  'connection',
-  'expect',
-  'from',
-  'keep-alive',
-  'max-forwards',
-  'pragma',
-  'referer',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-  'user-agent',
-  'x-amzn-trace-id',
-]);
+/** The SDK's SHA-256 constructor: `new Sha256(secret?)` hashes, or HMACs with a secret. */
+const Sha256 = Hash.bind(null, 'sha256');
 
-const sha256Hex = (data: string | Buffer) => createHash('sha256').update(data).digest('hex');
-const hmac = (key: string | Buffer, data: string) => createHmac('sha256', key).update(data, 'utf8').digest();
+/** The library's signer, keeping the canonical request and string to sign it builds (the suite checks both). */
+class RecordingSignatureV4 extends SignatureV4 {
+  canonicalRequest = '';
+  stringToSign = '';
 
-/** `20150830T123600Z`. */
-function amzDate(nowMs: number): string {
-  return new Date(nowMs)
-    .toISOString()
-    .replace(/[-:]/g, '')
-    .replace(/\.\d{3}/, '');
+  protected override createCanonicalRequest(...args: Parameters<SignatureV4['createCanonicalRequest']>): string {
+    this.canonicalRequest = super.createCanonicalRequest(...args);
+    return this.canonicalRequest;
+  }
+
+  protected override async createStringToSign(...args: Parameters<SignatureV4['createStringToSign']>): Promise<string> {
+    this.stringToSign = await super.createStringToSign(...args);
+    return this.stringToSign;
+  }
 }
 
 function decoded(text: string): string {
@@ -53,27 +44,21 @@ function decoded(text: string): string {
   }
 }
 
-/** Path segments encoded again (S3: as sent); query pairs decoded, RFC 3986-encoded, sorted by name then value. */
-function canonicalUri(url: URL, service: string): string {
-  if (service === 's3') return url.pathname || '/';
-  return (url.pathname || '/').split('/').map(percentEncode).join('/');
-}
-
-function canonicalQuery(search: string): string {
-  const query = search.startsWith('?') ? search.slice(1) : search;
-  if (!query) return '';
-  return query
-    .split('&')
-    .filter((pair) => pair.length > 0)
-    .map((pair) => {
-      const at = pair.indexOf('=');
-      const key = at < 0 ? pair : pair.slice(0, at);
-      const value = at < 0 ? '' : pair.slice(at + 1);
-      return [percentEncode(decoded(key)), percentEncode(decoded(value))] as const;
-    })
-    .sort(([ak, av], [bk, bv]) => (ak < bk ? -1 : ak > bk ? 1 : av < bv ? -1 : av > bv ? 1 : 0))
-    .map(([k, v]) => `${k}=${v}`)
-    .join('&');
+/**
+ * The query as sent, decoded pair by pair (`+` stays a plus; a malformed escape is kept as it is), in the
+ * SDK's shape: a name once, or with every value it has. The library encodes and sorts it.
+ */
+function queryOf(search: string): Record<string, string | string[]> {
+  const query: Record<string, string | string[]> = Object.create(null) as Record<string, string | string[]>;
+  for (const pair of search.replace(/^\?/, '').split('&')) {
+    if (!pair) continue;
+    const at = pair.indexOf('=');
+    const key = decoded(at < 0 ? pair : pair.slice(0, at));
+    const value = decoded(at < 0 ? '' : pair.slice(at + 1));
+    const known = query[key];
+    query[key] = known === undefined ? value : [...(Array.isArray(known) ? known : [known]), value];
+  }
+  return query;
 }
 
 interface SigV4Result {
@@ -83,38 +68,44 @@ interface SigV4Result {
   stringToSign: string;
 }
 
-export function sigV4(request: SignableRequest, credentials: AwsCredentials, nowMs: number): SigV4Result {
-  const date = amzDate(nowMs);
-  const payloadHash = sha256Hex(request.body ?? Buffer.alloc(0));
-  const added: Record<string, string> = { 'x-amz-date': date };
-  if (credentials.sessionToken !== undefined) added['x-amz-security-token'] = credentials.sessionToken;
-  if (credentials.service === 's3') added['x-amz-content-sha256'] = payloadHash;
-  const signed = new Map<string, string>([['host', hostHeader(request.url)]]);
-  for (const [name, value] of Object.entries({ ...request.headers, ...added })) {
-    const lower = name.toLowerCase();
-    if (!UNSIGNABLE.has(lower) && lower !== 'host') signed.set(lower, value.trim().replace(/ +/g, ' '));
+/** What the signer adds to a request (anything else it returns is the request's own). */
+const ADDED = ['x-amz-date', 'x-amz-security-token', 'x-amz-content-sha256', 'authorization'];
+
+export async function sigV4(
+  request: SignableRequest,
+  credentials: AwsCredentials,
+  nowMs: number,
+): Promise<SigV4Result> {
+  const signer = new RecordingSignatureV4({
+    credentials: {
+      accessKeyId: credentials.accessKeyId,
+      secretAccessKey: credentials.secretAccessKey,
+      sessionToken: credentials.sessionToken,
+    },
+    region: credentials.region,
+    service: credentials.service,
+    sha256: Sha256,
+    uriEscapePath: credentials.service !== 's3',
+    applyChecksum: credentials.service === 's3',
+  });
+  const url = request.url;
+  const signed = await signer.sign(
+    {
+      method: request.method.toUpperCase(),
+      protocol: url.protocol,
+      hostname: url.hostname,
+      port: url.port ? Number(url.port) : undefined,
+      path: url.pathname || '/',
+      query: queryOf(url.search),
+      headers: { ...request.headers, host: hostHeader(url) },
+      body: request.body,
+    },
+    { signingDate: new Date(nowMs) },
+  );
+  const headers: Record<string, string> = {};
+  for (const name of ADDED) {
+    const value = signed.headers[name];
+    if (value !== undefined) headers[name] = value;
   }
-  const names = [...signed.keys()].sort();
-  const signedHeaders = names.join(';');
-  const canonicalRequest = [
-    request.method.toUpperCase(),
-    canonicalUri(request.url, credentials.service),
-    canonicalQuery(request.url.search),
-    ...names.map((n) => `${n}:${signed.get(n)}`),
-    '',
-    signedHeaders,
-    payloadHash,
-  ].join('\n');
-  const day = date.slice(0, 8);
-  const scope = `${day}/${credentials.region}/${credentials.service}/aws4_request`;
-  const stringToSign = ['AWS4-HMAC-SHA256', date, scope, sha256Hex(canonicalRequest)].join('\n');
-  let key = hmac(`AWS4${credentials.secretAccessKey}`, day);
-  key = hmac(key, credentials.region);
-  key = hmac(key, credentials.service);
-  key = hmac(key, 'aws4_request');
-  const signature = createHmac('sha256', key).update(stringToSign, 'utf8').digest('hex');
-  added.authorization =
-    `AWS4-HMAC-SHA256 Credential=${credentials.accessKeyId}/${scope}, ` +
-    `SignedHeaders=${signedHeaders}, Signature=${signature}`;
-  return { headers: added, canonicalRequest, stringToSign };
+  return { headers, canonicalRequest: signer.canonicalRequest, stringToSign: signer.stringToSign };
 }

@@ -1,58 +1,44 @@
 import { constants, createHash, createHmac, KeyObject } from 'node:crypto';
+import { httpbis, type Request as SignatureRequest } from 'http-message-signatures';
+import { type BareItem, type InnerList, type Item, serializeDictionary, serializeInnerList } from 'structured-headers';
 import { signOffLoop } from './private-key-signing';
 import type { SignableRequest } from './signable';
 
 /**
  * HTTP Message Signatures (RFC 9421) over a request, with its body's Content-Digest (RFC 9530). The
- * derived components a request has (2.2) and header fields by their lower-case names are covered; a
- * header the request does not carry is left out of the covered list for that request (the list is in
- * Signature-Input, so the verifier sees what was covered).
+ * components' values and the signature base are `http-message-signatures`' (the derived components of 2.2,
+ * header fields by their lower-case names); `Signature-Input` and `Signature` are written by
+ * `structured-headers` (RFC 8941). A header the request does not carry is left out of the covered list for
+ * that request (the list is in Signature-Input, so the verifier sees what was covered). The signature
+ * itself is ours: a private key signs off the event loop (private-key-signing.ts, decision 0144), which the
+ * library's `createSigner` would do on it. Its `signMessage` is not used either: it renames the label when
+ * the request already carries a signature of that name, and the label is part of the verifier's contract
+ * (decision 0152).
  */
 type HttpSignatureAlgorithm = 'ed25519' | 'ecdsa-p256-sha256' | 'rsa-pss-sha512' | 'hmac-sha256';
 type ContentDigestAlgorithm = 'sha-256' | 'sha-512';
-
-/** RFC 8941 sf-string: `"` and `\` escaped. */
-function sfString(value: string): string {
-  return `"${value.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
-}
 
 /** RFC 9530: `sha-256=:<base64>:`. */
 export function contentDigest(algorithm: ContentDigestAlgorithm, body: Buffer | undefined): string {
   const digest = createHash(algorithm === 'sha-256' ? 'sha256' : 'sha512')
     .update(body ?? Buffer.alloc(0))
-    .digest('base64');
-  return `${algorithm}=:${digest}:`;
+    .digest();
+  return serializeDictionary(new Map([[algorithm, [digest, new Map<string, BareItem>()]]]));
 }
 
-/** A component's value (2.1, 2.2), or undefined when the request has no such header. */
-function componentValue(request: SignableRequest, id: string): string | undefined {
+/** The request as the library reads it; the target URI is RFC 9110's (no user info, no fragment: never sent). */
+function signatureRequest(request: SignableRequest): SignatureRequest {
   const url = request.url;
-  switch (id) {
-    case '@method':
-      return request.method;
-    case '@target-uri':
-      return `${url.protocol}//${url.host}${url.pathname}${url.search}`;
-    case '@authority':
-      return url.host.toLowerCase();
-    case '@scheme':
-      return url.protocol.slice(0, -1).toLowerCase();
-    case '@request-target':
-      return `${url.pathname}${url.search}`;
-    case '@path':
-      return url.pathname || '/';
-    case '@query':
-      return url.search || '?';
-    default: {
-      const value = request.headers[id];
-      return value === undefined ? undefined : value.trim();
-    }
-  }
+  return {
+    method: request.method,
+    url: new URL(`${url.protocol}//${url.host}${url.pathname}${url.search}`),
+    headers: { ...request.headers },
+  };
 }
 
 /** `("@method" "content-type");created=…;keyid="…"`: the params in the order given, integers bare. */
-function signatureParams(components: readonly string[], params: ReadonlyArray<[string, string | number]>): string {
-  const list = `(${components.map(sfString).join(' ')})`;
-  return list + params.map(([k, v]) => `;${k}=${typeof v === 'number' ? String(v) : sfString(v)}`).join('');
+function signatureParams(components: readonly string[], params: ReadonlyArray<[string, string | number]>): InnerList {
+  return [components.map((id): Item => [id, new Map<string, BareItem>()]), new Map(params)];
 }
 
 /** The signature base (2.5): one line per covered component, then `"@signature-params"`. */
@@ -61,9 +47,9 @@ export function signatureBase(
   components: readonly string[],
   params: ReadonlyArray<[string, string | number]>,
 ): { base: string; input: string } {
-  const input = signatureParams(components, params);
-  const lines = components.map((id) => `${sfString(id)}: ${componentValue(request, id) ?? ''}`);
-  return { base: [...lines, `"@signature-params": ${input}`].join('\n'), input };
+  const covered = httpbis.createSignatureBase({ fields: [...components] }, signatureRequest(request));
+  const input = serializeInnerList(signatureParams(components, params));
+  return { base: httpbis.formatSignatureBase([...covered, ['"@signature-params"', [input]]]), input };
 }
 
 type SigningKey =
@@ -104,13 +90,17 @@ export async function messageSignatureHeaders(
   const added: Record<string, string> = {};
   if (o.components.includes('content-digest')) added['content-digest'] = contentDigest(o.digest, request.body);
   const signed: SignableRequest = { ...request, headers: { ...request.headers, ...added } };
-  const covered = o.components.filter((id) => componentValue(signed, id) !== undefined);
+  const covered = o.components.filter((id) => id.startsWith('@') || signed.headers[id] !== undefined);
   const created = Math.floor(nowMs / 1000);
   const params: Array<[string, string | number]> = [['created', created]];
   if (o.expiresIn !== undefined) params.push(['expires', created + o.expiresIn]);
   params.push(['keyid', o.keyId], ['alg', o.signingKey.algorithm]);
   if (o.tag !== undefined) params.push(['tag', o.tag]);
-  const { base, input } = signatureBase(signed, covered, params);
-  const signature = (await signBase(base, o.signingKey)).toString('base64');
-  return { ...added, 'signature-input': `${o.label}=${input}`, signature: `${o.label}=:${signature}:` };
+  const { base } = signatureBase(signed, covered, params);
+  const signature = await signBase(base, o.signingKey);
+  return {
+    ...added,
+    'signature-input': serializeDictionary(new Map([[o.label, signatureParams(covered, params)]])),
+    signature: serializeDictionary(new Map([[o.label, [signature, new Map<string, BareItem>()]]])),
+  };
 }

@@ -1,4 +1,5 @@
-import { createHash, KeyObject, randomBytes } from 'node:crypto';
+import { KeyObject, randomBytes } from 'node:crypto';
+import OAuth from 'mastercard-oauth1-signer';
 import { signOffLoop } from './private-key-signing';
 import type { SignableRequest } from './signable';
 
@@ -7,6 +8,12 @@ import type { SignableRequest } from './signable';
  * Their parameter string joins the query parameters exactly as they appear in the URL (already
  * percent-encoded, not decoded and encoded again as RFC 5849 3.4.1.3 would) with the oauth_ parameters,
  * sorted by name and then by value, duplicates once; the whole string is then percent-encoded once.
+ *
+ * `mastercard-oauth1-signer` (Mastercard's Node.js signer) computes the body hash and writes the header.
+ * The rest is ours, where that library departs from RFC 5849 and from Mastercard's Java and C# signers or
+ * from what we hold (decision 0152): it reads the URL with `url.parse` (a deprecation warning on Node.js 24),
+ * sorts names as `name,[object Set]` strings (`a%5B0%5D` before `a`), encodes only the first `!` and `*`
+ * of the base string and leaves `'()` as they are, and signs on the event loop.
  */
 interface OAuth1Parameters {
   consumerKey: string;
@@ -15,15 +22,19 @@ interface OAuth1Parameters {
   nonce: string;
 }
 
+/** The library's own functions that its types leave out (its tests call them one by one). */
+const signer = OAuth as typeof OAuth & {
+  getBodyHash(payload: Buffer | string): string;
+  getAuthorizationString(oauthParams: ReadonlyMap<string, string>): string;
+};
+
 /** RFC 3986 unreserved characters stay; everything else is %XX (encodeURIComponent leaves !'()* alone). */
-export function percentEncode(value: string): string {
+function percentEncode(value: string): string {
   return encodeURIComponent(value).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 }
 
 export function oauthBodyHash(body: Buffer | undefined): string {
-  return createHash('sha256')
-    .update(body ?? Buffer.alloc(0))
-    .digest('base64');
+  return signer.getBodyHash(body ?? '');
 }
 
 /** Scheme and host lower-case, the port only when it is not the scheme's default, the path; no query. */
@@ -94,10 +105,13 @@ export async function oauthAuthorization(
     oauthParameterString(oauthQueryParameters(request.url.search), oauth),
   );
   const signature = (await signOffLoop('sha256', Buffer.from(base, 'utf8'), key)).toString('base64');
-  return `OAuth ${[...oauth, ['oauth_signature', encodeURIComponent(signature)]].map(([k, v]) => `${k}="${v}"`).join(',')}`;
+  return signer.getAuthorizationString(new Map([...oauth, ['oauth_signature', encodeURIComponent(signature)]]));
 }
 
-/** 24 hex digits, letters and digits as the libraries' (they send eight; longer makes a repeat less likely). */
+/**
+ * 24 hex digits (96 random bits). The libraries send eight letters and digits picked by `byte % 62` (about
+ * 47 bits, not evenly spread); a longer nonce makes a repeat within the provider's window less likely.
+ */
 export function oauthNonce(): string {
   return randomBytes(12).toString('hex');
 }

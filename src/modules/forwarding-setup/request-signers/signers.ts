@@ -37,7 +37,7 @@ export async function signerHeaders(
       return { authorization: await oauthAuthorization(request, parameters, m.key) };
     }
     case 'aws-sigv4':
-      return sigV4(request, m, nowMs).headers;
+      return (await sigV4(request, m, nowMs)).headers;
     case 'http-message-signature':
       return messageSignatureHeaders(request, m, nowMs);
   }
