@@ -1,5 +1,6 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { testRedisUrl } from './test-services';
 
 /**
  * Watches every command a Redis server runs, through `redis-cli monitor` as a child process of its own. The
@@ -11,11 +12,13 @@ import { createInterface } from 'node:readline';
 export class RedisMonitor {
   /** Each command seen since start(), as its arguments (the command name first, as the client wrote it). */
   readonly commands: string[][] = [];
+  /** Who ran each command of `commands`, as MONITOR names it: a client's `host:port`, or `lua` for a script's own. */
+  readonly clients: string[] = [];
 
   private constructor(private readonly child: ChildProcess) {}
 
   /** Resolves once the server confirmed MONITOR (`OK`): every command from then on is seen. */
-  static start(url = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'): Promise<RedisMonitor> {
+  static start(url = testRedisUrl()): Promise<RedisMonitor> {
     const child = spawn('redis-cli', ['-u', url, 'monitor'], { stdio: ['ignore', 'pipe', 'pipe'] });
     const monitor = new RedisMonitor(child);
     let stderr = '';
@@ -29,7 +32,9 @@ export class RedisMonitor {
       lines.on('line', (line) => {
         if (line === 'OK') return resolve(monitor);
         const args = monitorArgs(line);
-        if (args) monitor.commands.push(args);
+        if (!args) return;
+        monitor.commands.push(args);
+        monitor.clients.push(/^\d+\.\d+ \[\d+ ([^\]]*)\]/.exec(line)?.[1] ?? '');
       });
     });
   }
