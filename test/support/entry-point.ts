@@ -15,9 +15,16 @@ export interface EntryPoint {
  */
 export function startEntryPoint(
   script: string,
-  options: { env: NodeJS.ProcessEnv; ready: RegExp; cwd?: string; timeoutMs?: number },
+  options: {
+    env: NodeJS.ProcessEnv;
+    ready: RegExp;
+    cwd?: string;
+    timeoutMs?: number;
+    /** In a process group of its own, as a shell runs a command: a signal to `-pid` then reaches what a terminal's would. */
+    detached?: boolean;
+  },
 ): EntryPoint {
-  const child = spawn(process.execPath, [script], { env: options.env, cwd: options.cwd });
+  const child = spawn(process.execPath, [script], { env: options.env, cwd: options.cwd, detached: options.detached });
   let stdout = '';
   let stderr = '';
   let all = '';
