@@ -12,9 +12,11 @@ import { problemResponse } from '../platform/problem/problem.filter';
 import { AppLogger } from '../platform/logging/app-logger';
 import { requestIdFor } from '../platform/logging/logging.module';
 import { ForwardHttpHandler } from '../modules/forwarding/entry/forward-http-handler';
-import { isForwardPath } from '../modules/forwarding/entry/forward-route';
+import { FORWARD_ROUTE, isForwardPath } from '../modules/forwarding/entry/forward-route';
 import { SecureFieldsHttpHandler } from '../modules/payments/secure-fields/secure-fields-http-handler';
 import { nameSpansByRoute } from '../platform/telemetry/route-spans';
+import { Metrics } from '../platform/metrics/metrics.service';
+import { HttpMetrics, SECURE_FIELDS_ROUTE, UNMATCHED_ROUTE } from '../platform/metrics/http-metrics';
 import { dashboardRoot, registerDashboard } from './web/dashboard-site';
 import { applyServerLimits, serverOptions } from '../platform/http/http-limits';
 import { buildOpenApiDocument, serveOpenApi } from './openapi-document';
@@ -54,13 +56,20 @@ export async function createApiApp(
   // the forward route included, exists on that origin (decision 0140).
   // eslint-disable-next-line prefer-const -- assigned once the app exists, after the server factory ran
   let secureFieldsHandler: SecureFieldsHttpHandler | undefined;
+  // Request metrics of every route, the two above included (fastify's routes count themselves, countRoutes).
+  // eslint-disable-next-line prefer-const -- assigned once the app exists, after the server factory ran
+  let requestMetrics: HttpMetrics | undefined;
   const adapter = new FastifyAdapter({
     serverFactory: (fastifyHandler: (req: IncomingMessage, res: ServerResponse) => void) => {
       const limits = options.config.http;
       const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES, ...serverOptions(limits) }, (req, res) => {
-        if (secureFieldsHandler?.matches(req)) secureFieldsHandler.handle(req, res);
-        else if (forwardHandler && ForwardHttpHandler.matches(req)) forwardHandler.handle(req, res);
-        else fastifyHandler(req, res);
+        if (secureFieldsHandler?.matches(req)) {
+          requestMetrics?.countServed(req, res, SECURE_FIELDS_ROUTE);
+          secureFieldsHandler.handle(req, res);
+        } else if (forwardHandler && ForwardHttpHandler.matches(req)) {
+          requestMetrics?.countServed(req, res, FORWARD_ROUTE);
+          forwardHandler.handle(req, res);
+        } else fastifyHandler(req, res);
       });
       // Node would answer any Expect but 100-continue with an empty 417 of its own.
       server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
@@ -92,6 +101,8 @@ export async function createApiApp(
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     // A path the router cannot decode, or an overlong parameter: fastify's own answers quote the path.
     frameworkErrors: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+      // Answered before routing, so without fastify's onResponse hooks.
+      requestMetrics?.countServed(request.raw, reply.raw, UNMATCHED_ROUTE);
       const problem = problemResponse(
         error,
         undefined,
@@ -114,6 +125,8 @@ export async function createApiApp(
   });
   registerBodyParsers(app);
   nameSpansByRoute(app.getHttpAdapter().getInstance());
+  requestMetrics = new HttpMetrics(app.get(Metrics));
+  requestMetrics.countRoutes(app.getHttpAdapter().getInstance());
   app.useLogger(app.get(AppLogger));
   // Every response, errors included, names the request id that its log line carries.
   app

@@ -1,6 +1,7 @@
 import { DynamicModule, Global, Module } from '@nestjs/common';
 import { MetricsServer } from './metrics.server';
 import { Metrics } from './metrics.service';
+import { QueueMetrics } from './queue-metrics';
 
 /** Global: features record into Metrics without importing this module. */
 @Global()
@@ -10,8 +11,8 @@ export class MetricsModule {
   static forRoot(serve: boolean): DynamicModule {
     return {
       module: MetricsModule,
-      providers: [Metrics, ...(serve ? [MetricsServer] : [])],
-      exports: [Metrics],
+      providers: [Metrics, QueueMetrics, ...(serve ? [MetricsServer] : [])],
+      exports: [Metrics, QueueMetrics],
     };
   }
 }

@@ -3,10 +3,10 @@ import cluster from 'node:cluster';
 import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 /** Every series is named vault_forward_*; docs/metrics.md lists them. */
-const PREFIX = 'vault_forward_';
+export const PREFIX = 'vault_forward_';
 
 /** Seconds: from a fast 1 ms answer to the longest allowed forward (x-vault-forward-timeout ≤ 60 s). */
-const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+export const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
 /**
  * The process's Prometheus registry. One per application (not prom-client's global one), so several
@@ -25,6 +25,9 @@ export class Metrics {
   private readonly keyRotations: Counter<'table'>;
   private readonly budgetRefusals: Counter<'scope' | 'limit'>;
   private readonly secureFieldsSubmissions: Counter<'outcome'>;
+  private readonly collectErrors: Counter<'source'>;
+  /** The scrape-time reads (sharedRead): the errors counter waits for them, so a scrape counts its own failures. */
+  private readonly scrapeReads: Array<() => Promise<void>> = [];
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: PREFIX });
@@ -96,6 +99,33 @@ export class Metrics {
       labelNames: ['outcome'],
       registers: [this.registry],
     });
+    this.collectErrors = new Counter({
+      name: `${PREFIX}metrics_collect_errors_total`,
+      help:
+        'Figures a scrape could not read (the database away or slower than the bound), by source: the scrape ' +
+        'still answers, without those series (queue gauges) or with their last value (the other gauges).',
+      labelNames: ['source'],
+      registers: [this.registry],
+      collect: async () => {
+        await Promise.all(this.scrapeReads.map((read) => read()));
+      },
+    });
+  }
+
+  /** A scrape-time figure of `source` could not be read: the scrape answers without it. */
+  collectFailed(source: string): void {
+    this.collectErrors.inc({ source });
+  }
+
+  /**
+   * `read` once per scrape however many series wait for it (their collects call what this returns), and before
+   * metrics_collect_errors_total is written. `read` must not reject: it counts its own failures (collectFailed).
+   */
+  sharedRead(read: () => Promise<void>): () => Promise<void> {
+    let pending: Promise<void> | null = null;
+    const shared = () => (pending ??= read().finally(() => (pending = null)));
+    this.scrapeReads.push(shared);
+    return shared;
   }
 
   /** A card submitted from the Secure Fields (decision 0140), by outcome (`collected`, or why it was refused). */
@@ -139,18 +169,27 @@ export class Metrics {
     return (hit) => (hit ? hits.inc() : misses.inc());
   }
 
-  /** A gauge read when Prometheus scrapes; `read` must be cheap, and a failure leaves the last value. */
+  /**
+   * A gauge read when Prometheus scrapes; `read` must be cheap, and a failure leaves the last value (counted in
+   * metrics_collect_errors_total under the gauge's name).
+   */
   gauge(name: string, help: string, read: () => number | Promise<number>): void {
+    let value: number | null = null;
+    const refresh = this.sharedRead(async () => {
+      try {
+        value = await read();
+      } catch {
+        // A scrape must not fail because one figure could not be read.
+        this.collectFailed(name);
+      }
+    });
     new Gauge({
       name: `${PREFIX}${name}`,
       help,
       registers: [this.registry],
       async collect() {
-        try {
-          this.set(await read());
-        } catch {
-          // A scrape must not fail because one figure could not be read.
-        }
+        await refresh();
+        if (value !== null) this.set(value);
       },
     });
   }

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import type { DueDelivery } from './callback-jobs';
+import type { QueueState } from '../../../platform/metrics/queue-metrics';
 
 /** What is sealed, as stored. */
 interface SealedColumns {
@@ -28,6 +29,9 @@ interface NewDelivery {
   sealed: { ciphertext: Buffer; wrappedKey: Buffer; masterKeyId: string };
   maxAttempts: number;
 }
+
+/** The states of a delivery not ended yet, as queueStates() names them. */
+export const CALLBACK_QUEUE_STATES = ['waiting', 'delayed', 'waiting_for_secret'];
 
 /** A delivery and its next attempt with the attempts left from there (DueDelivery), as SQL selects it. */
 const DUE = `id, attempts + 1 AS attempt, max_attempts - attempts AS attempts`;
@@ -138,6 +142,24 @@ export class CallbackDeliveriesRepository {
         WHERE state = 'pending' AND next_attempt_at < now() - make_interval(secs => $1)
         ORDER BY next_attempt_at LIMIT $2`,
       [overdueSeconds, limit],
+    );
+  }
+
+  /**
+   * The deliveries not ended, by queue state, for the queue gauges (decision 0150): waiting (due; its age counts
+   * from when it was due), delayed (a later attempt, or one under way under its lease; from its creation),
+   * waiting_for_secret (the merchant has no webhook secret yet; from its creation).
+   */
+  queueStates(): Promise<QueueState[]> {
+    return this.dataSource.query<QueueState[]>(
+      `SELECT state, count(*)::int AS depth,
+              extract(epoch FROM now() - min(since))::float8 AS "oldestAgeSeconds",
+              extract(epoch FROM now() - min(created_at))::float8 AS "oldestCreatedSeconds"
+         FROM (SELECT created_at, CASE WHEN next_attempt_at > now() THEN created_at ELSE next_attempt_at END AS since,
+                      CASE WHEN next_attempt_at = 'infinity' THEN 'waiting_for_secret'
+                           WHEN next_attempt_at > now() THEN 'delayed' ELSE 'waiting' END AS state
+                 FROM vault_forward_callback_deliveries WHERE state = 'pending') AS pending
+        GROUP BY state`,
     );
   }
 

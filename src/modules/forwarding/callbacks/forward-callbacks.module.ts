@@ -4,7 +4,8 @@ import { VaultCoreModule } from '../../vault/vault.module';
 import { WebhookSignerCoreModule } from '../../merchants/webhook-secrets/webhook-secrets.module';
 import { CALLBACK_JOB_SOURCE, CallbackDeliveries, CallbackJobSource } from './callback-deliveries';
 import { CallbackDeliveryProcessor } from './callback-delivery.processor';
-import { CallbackDeliveriesRepository } from './callback-deliveries.repository';
+import { CALLBACK_QUEUE_STATES, CallbackDeliveriesRepository } from './callback-deliveries.repository';
+import { QueueMetrics } from '../../../platform/metrics/queue-metrics';
 import { DISCLOSURE_BUDGET_EVENTS } from '../budgets/disclosure-budgets.service';
 
 interface ForwardCallbacksOptions {
@@ -28,6 +29,13 @@ export class ForwardCallbacksModule {
       CallbackDeliveriesRepository,
       // A disclosure budget's refusal is announced as a delivery of its own (decision 0134).
       { provide: DISCLOSURE_BUDGET_EVENTS, useExisting: CallbackDeliveries },
+      // The deliveries' queue gauges, read at scrape time by QueueMetrics (decision 0150).
+      {
+        provide: Symbol('CALLBACK_QUEUE_GAUGES'),
+        inject: [QueueMetrics, CallbackDeliveriesRepository],
+        useFactory: (gauges: QueueMetrics, deliveries: CallbackDeliveriesRepository) =>
+          gauges.watch('callback', CALLBACK_QUEUE_STATES, () => deliveries.queueStates()),
+      },
     ];
     if (options.jobSource) providers.push({ provide: CALLBACK_JOB_SOURCE, useClass: options.jobSource });
     if (options.consume) providers.push(CallbackDeliveryProcessor);

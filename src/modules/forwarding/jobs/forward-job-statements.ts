@@ -144,6 +144,19 @@ export const RECORD_LATE = `UPDATE vault_forward_jobs
      AND (attempts -> $2::int -> 'duration_ms' = 'null'::jsonb OR attempts -> $2::int ->> 'error_type' = 'outcome-unknown')
    RETURNING id`;
 
+/**
+ * The jobs not ended by queue state (QueueMetrics, decision 0150), each half through its partial index: waiting
+ * (due; aged from then), delayed (a later attempt; from creation), running (from its claim, which set updated_at).
+ */
+export const QUEUE_STATE_NAMES = ['waiting', 'delayed', 'running'];
+export const QUEUE_STATES = `SELECT state, count(*)::int AS depth, extract(epoch FROM now() - min(since))::float8 AS "oldestAgeSeconds",
+         extract(epoch FROM now() - min(created_at))::float8 AS "oldestCreatedSeconds"
+    FROM (SELECT CASE WHEN next_attempt_at > now() THEN 'delayed' ELSE 'waiting' END AS state, created_at,
+                 CASE WHEN next_attempt_at > now() THEN created_at ELSE COALESCE(next_attempt_at, created_at) END AS since
+            FROM vault_forward_jobs WHERE status = 'queued'
+          UNION ALL SELECT 'running', created_at, updated_at FROM vault_forward_jobs WHERE status = 'running') AS unended
+   GROUP BY state`;
+
 export interface SealedRow {
   ciphertext: Buffer;
   wrapped_key: Buffer;

@@ -13,11 +13,22 @@ import { ForwardJobHousekeeping } from './forward-job-housekeeping';
 import { ForwardJobsController } from './forward-jobs.controller';
 import { ForwardJobsService } from './forward-jobs.service';
 import { LostJobRecovery } from './lost-job-recovery';
+import { QueueMetrics } from '../../../platform/metrics/queue-metrics';
+import { QUEUE_STATE_NAMES } from './forward-job-statements';
 
 /** Job rows and their sealed plans and responses, for the API and the worker. */
 @Module({
   imports: [TypeOrmModule.forFeature([ForwardJob]), VaultCoreModule],
-  providers: [ForwardJobsRepository],
+  providers: [
+    ForwardJobsRepository,
+    // The job rows' queue gauges, read at scrape time by QueueMetrics (decision 0150), in the API and the worker.
+    {
+      provide: Symbol('FORWARD_QUEUE_GAUGES'),
+      inject: [QueueMetrics, ForwardJobsRepository],
+      useFactory: (gauges: QueueMetrics, jobs: ForwardJobsRepository) =>
+        gauges.watch('forward', QUEUE_STATE_NAMES, () => jobs.queueStates()),
+    },
+  ],
   exports: [ForwardJobsRepository],
 })
 class ForwardJobsCoreModule {}

@@ -27,7 +27,9 @@ import {
   FINISH_MANY,
   REQUEUE,
   RECORD_LATE,
+  QUEUE_STATES,
 } from './forward-job-statements';
+import type { QueueState } from '../../../platform/metrics/queue-metrics';
 
 /** A finished job's answer as stored (sealed) and shown. */
 export interface StoredResponse {
@@ -261,6 +263,11 @@ export class ForwardJobsRepository {
       ...attemptsFrom(Number(row.attempt), Number(row.max_attempts)),
       delayMs: Number(row.delay_ms),
     }));
+  }
+
+  /** The jobs not ended, by queue state (see QUEUE_STATES), for the queue gauges. */
+  queueStates(): Promise<QueueState[]> {
+    return this.sql.prepared<QueueState>('forward-jobs.queue-states', QUEUE_STATES, []);
   }
 
   /** A job as the resource shows it (TypeORM's entity), of that merchant unless null; null when there is none. */
