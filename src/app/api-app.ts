@@ -14,6 +14,8 @@ import { requestIdFor } from '../platform/logging/logging.module';
 import { ForwardHttpHandler } from '../modules/forwarding/entry/forward-http-handler';
 import { FORWARD_ROUTE, isForwardPath } from '../modules/forwarding/entry/forward-route';
 import { SecureFieldsHttpHandler } from '../modules/payments/secure-fields/secure-fields-http-handler';
+import { InboundHttpHandler } from '../modules/inbound/entry/inbound-http-handler';
+import { INBOUND_ROUTE_TEMPLATE } from '../modules/inbound/entry/inbound-target';
 import { nameSpansByRoute } from '../platform/telemetry/route-spans';
 import { Metrics } from '../platform/metrics/metrics.service';
 import { HttpMetrics, SECURE_FIELDS_ROUTE, UNMATCHED_ROUTE } from '../platform/metrics/http-metrics';
@@ -56,6 +58,9 @@ export async function createApiApp(
   // the forward route included, exists on that origin (decision 0140).
   // eslint-disable-next-line prefer-const -- assigned once the app exists, after the server factory ran
   let secureFieldsHandler: SecureFieldsHttpHandler | undefined;
+  // /vault-inbound/{route_id}/… takes any body as bytes, and only once its caller is known (decision 0153).
+  // eslint-disable-next-line prefer-const -- assigned once the app exists, after the server factory ran
+  let inboundHandler: InboundHttpHandler | undefined;
   // Request metrics of every route, the two above included (fastify's routes count themselves, countRoutes).
   // eslint-disable-next-line prefer-const -- assigned once the app exists, after the server factory ran
   let requestMetrics: HttpMetrics | undefined;
@@ -69,6 +74,9 @@ export async function createApiApp(
         } else if (forwardHandler && ForwardHttpHandler.matches(req)) {
           requestMetrics?.countServed(req, res, FORWARD_ROUTE);
           forwardHandler.handle(req, res);
+        } else if (inboundHandler && InboundHttpHandler.matches(req)) {
+          requestMetrics?.countServed(req, res, INBOUND_ROUTE_TEMPLATE);
+          inboundHandler.handle(req, res);
         } else fastifyHandler(req, res);
       });
       // Node would answer any Expect but 100-continue with an empty 417 of its own.
@@ -143,6 +151,7 @@ export async function createApiApp(
   await app.init();
   forwardHandler = app.get(ForwardHttpHandler);
   secureFieldsHandler = app.get(SecureFieldsHttpHandler);
+  inboundHandler = app.get(InboundHttpHandler);
   return app;
 }
 

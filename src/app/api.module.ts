@@ -27,6 +27,7 @@ import { CheckoutSessionsModule } from '../modules/payments/checkout-sessions/ch
 import { PaymentMethodsModule } from '../modules/payments/payment-methods/payment-methods.module';
 import { WebhookSecretsModule } from '../modules/merchants/webhook-secrets/webhook-secrets.module';
 import { DisclosureBudgetsModule } from '../modules/forwarding/budgets/disclosure-budgets.module';
+import { InboundModule } from '../modules/inbound/entry/inbound.module';
 
 /** The HTTP API: the core plus every feature's controllers, the auth guard, the problem filter. */
 @Module({})
@@ -54,6 +55,7 @@ export class ApiModule {
         ForwardEntryModule,
         WebhookSecretsModule,
         DisclosureBudgetsModule,
+        InboundModule,
         HealthModule,
         ErrorsModule,
         HomeModule,

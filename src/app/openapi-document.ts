@@ -14,6 +14,7 @@ import { loadConfig } from '../platform/config/config';
 import { forwardAuthenticationSchemas } from '../modules/forwarding-setup/authentication-methods/openapi';
 import { ForwardJobResponse } from '../modules/forwarding/jobs/dto/forward-job.dto';
 import { admitDownstreamAnswers, forwardOperation } from '../modules/forwarding/entry/forward.openapi';
+import { inboundOperation } from '../modules/inbound/entry/inbound.openapi';
 
 /** The package's own version, so the document says which build it describes. */
 function packageVersion(): string {
@@ -125,10 +126,9 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   // One schema per authentication method kind, built from the kind descriptions (oneOf targets).
   Object.assign(((document.components ??= {}).schemas ??= {}), forwardAuthenticationSchemas());
   const forward = forwardOperation();
-  document.paths[forward.path] = {
-    ...document.paths[forward.path],
-    [forward.method]: forward.operation as unknown as OperationObject,
-  };
+  const inbound = inboundOperation();
+  for (const { path, method, operation } of [forward, inbound])
+    document.paths[path] = { ...document.paths[path], [method]: operation as unknown as OperationObject };
   for (const item of Object.values(document.paths)) {
     for (const method of HTTP_METHODS) {
       const operation = item[method] as Operation | undefined;
@@ -136,7 +136,8 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
       // Routes behind a token say so through @ApiBearerAuth (the Require*Scope decorators); the rest are public.
       operation.security ??= [];
       operation.responses = withProblems(operation.responses, commonProblems(operation, method));
-      if ((operation as unknown) === forward.operation) admitDownstreamAnswers(operation.responses);
+      if ((operation as unknown) === forward.operation || (operation as unknown) === inbound.operation)
+        admitDownstreamAnswers(operation.responses);
     }
   }
   Object.assign(document, { [HTTP_LAYER_RESPONSES_KEY]: withProblems({}, HTTP_LAYER_PROBLEMS) });

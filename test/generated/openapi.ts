@@ -864,6 +864,78 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/vault-forward/inbound-routes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List inbound routes, newest first, with cursor pagination
+         * @description List inbound routes, newest first, with cursor pagination Needs a token with the scope `vault-forward-inbound-routes.read`.
+         */
+        get: operations["InboundRoutesController_list"];
+        put?: never;
+        /**
+         * Create an inbound route: callers send card data to it, the merchant’s upstream gets ids
+         * @description Create an inbound route: callers send card data to it, the merchant’s upstream gets ids Needs a token with the scope `vault-forward-inbound-routes.write`.
+         */
+        post: operations["InboundRoutesController_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/vault-forward/inbound-routes/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an inbound route
+         * @description Get an inbound route Needs a token with the scope `vault-forward-inbound-routes.read`.
+         */
+        get: operations["InboundRoutesController_get"];
+        /**
+         * Update an inbound route (only the fields sent)
+         * @description Update an inbound route (only the fields sent) Needs a token with the scope `vault-forward-inbound-routes.write`.
+         */
+        put: operations["InboundRoutesController_update"];
+        post?: never;
+        /**
+         * Delete an inbound route
+         * @description Delete an inbound route Needs a token with the scope `vault-forward-inbound-routes.write`.
+         */
+        delete: operations["InboundRoutesController_delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/vault-forward/inbound-requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the records of inbound requests, newest first, with cursor pagination
+         * @description List the records of inbound requests, newest first, with cursor pagination Needs a token with the scope `vault-forward-inbound-routes.read`.
+         */
+        get: operations["InboundRequestsController_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/vault-forward": {
         parameters: {
             query?: never;
@@ -878,6 +950,26 @@ export interface paths {
          * @description The body (any content type, up to 1 MiB) is sent on byte for byte except for placeholders (docs/placeholders.md). The answer is the downstream’s status, headers (less hop-by-hop, set-cookie and x-vault-forward-*) and body, plus x-vault-forward-request-id; short answers are sent whole, longer ones stream (at most 10 MiB). Errors made by this service carry x-vault-forward-error: true.
          */
         post: operations["ForwardingController_forward"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/vault-inbound/{route_id}/{path}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send card data meant for a merchant: stored in the vault, sent on to the merchant with ids in its place
+         * @description For a merchant’s partners, not the merchant (decisions 0153–0156, docs/inbound-routes.md). No token: the caller proves itself as the route’s caller_authentication says (a secret header, an HMAC or Standard Webhooks signature, a client certificate, or nothing under a rate limit), before the body is read. The body (JSON, XML, a form, or any text; up to the route’s max_body_bytes, compressed or not) has each card number stored as a payment method of the merchant and replaced by its id where it was written, and each security code held in a checkout session of its own (an hour, used once) replaced by its id. The request then goes to the route’s upstream_url plus the path, signed with the merchant’s webhook secret (webhook-id, webhook-timestamp, webhook-signature), and its answer comes back, card numbers masked. Any method the route lists is served alike. Errors made by this service carry x-vault-forward-error: true.
+         */
+        post: operations["InboundRoutes_entry"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2318,6 +2410,355 @@ export interface components {
         };
         ForwardJobPage: {
             items: components["schemas"]["ForwardJobResponse"][];
+            /**
+             * @description The page size applied to this response.
+             * @example 20
+             */
+            limit: number;
+            /** @description Cursor of the next (older) page; null on the last page. */
+            next_cursor: string | null;
+            /** @description Cursor of the previous (newer) page; null on the first page. */
+            previous_cursor: string | null;
+        };
+        CreateInboundRouteDto: {
+            /**
+             * @default [
+             *       "POST"
+             *     ]
+             */
+            methods: ("GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPTIONS")[];
+            /**
+             * @description The paths after /vault-inbound/{route_id} the route takes: each one and what lies below it.
+             * @default [
+             *       "/"
+             *     ]
+             */
+            path_prefixes: string[];
+            /** @default 65536 */
+            max_body_bytes: number;
+            /**
+             * @description Seconds the upstream has to answer, headers and body together.
+             * @default 30
+             */
+            timeout_seconds: number;
+            /** @description Where card data sits in the bodies the route takes (decision 0155): JSON pointers (`/cards/*\/number`), XML element paths (`/booking/card/cvv`), form field names (`cards[*][cvc]`); `*` is any one segment. Card numbers are found wherever they are; the mappings say which value is a card’s expiry (`expiration_date`, or `expiration_month` and `expiration_year`), holder name and security code. */
+            field_mappings?: {
+                json?: {
+                    card_number?: string;
+                    expiration_date?: string;
+                    expiration_month?: string;
+                    expiration_year?: string;
+                    cardholder_name?: string;
+                    security_code?: string;
+                };
+                xml?: {
+                    card_number?: string;
+                    expiration_date?: string;
+                    expiration_month?: string;
+                    expiration_year?: string;
+                    cardholder_name?: string;
+                    security_code?: string;
+                };
+                form?: {
+                    card_number?: string;
+                    expiration_date?: string;
+                    expiration_month?: string;
+                    expiration_year?: string;
+                    cardholder_name?: string;
+                    security_code?: string;
+                };
+            };
+            display_name: string;
+            /**
+             * @description The merchant’s endpoint: https (http only on hosts the operator lists in FORWARD_INSECURE_HOSTS), a public address, no query. The path after /vault-inbound/{route_id} is added to its path.
+             * @example https://merchant.example/bookings
+             */
+            upstream_url: string;
+            /** @description How callers prove themselves (decision 0154). Secrets are write-only: answers leave them out. `mutual-tls` needs the operator’s TLS terminator to pass on client certificates (INBOUND_CLIENT_CERT_HEADER). */
+            caller_authentication: {
+                /** @enum {string} */
+                kind: "shared-secret";
+                /** @description An HTTP header name (not one the message or a proxy sets). */
+                header: string;
+                /** @description Write-only: sealed at rest, never answered. At least 16 bytes (a `whsec_` secret: its decoded key). */
+                secret?: string;
+            } | {
+                /** @enum {string} */
+                kind: "hmac";
+                /** @enum {string} */
+                scheme: "standard-webhooks";
+                /** @description Write-only: sealed at rest, never answered. At least 16 bytes (a `whsec_` secret: its decoded key). */
+                secret?: string;
+                /** @default 300 */
+                tolerance_seconds: number;
+            } | {
+                /** @enum {string} */
+                kind: "hmac";
+                /** @enum {string} */
+                scheme: "hmac-sha256";
+                /** @description An HTTP header name (not one the message or a proxy sets). */
+                header: string;
+                /** @description Write-only: sealed at rest, never answered. At least 16 bytes (a `whsec_` secret: its decoded key). */
+                secret?: string;
+                /**
+                 * @default hex
+                 * @enum {string}
+                 */
+                encoding: "hex" | "base64";
+            } | {
+                /** @enum {string} */
+                kind: "mutual-tls";
+                /** @description PEM: the certificate authorities that issue callers’ certificates. */
+                ca_certificates: string;
+            } | {
+                /** @enum {string} */
+                kind: "none";
+                rate_limit: {
+                    requests: number;
+                    per_seconds: number;
+                };
+            };
+        };
+        InboundRouteResponse: {
+            /** @enum {string} */
+            type: "inbound-route";
+            /** Format: uuid */
+            id: string;
+            merchant_account_id: string;
+            display_name: string;
+            /** @description Where callers send requests: this path, then one of path_prefixes. */
+            entry_path: string;
+            upstream_url: string;
+            methods: ("GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPTIONS")[];
+            path_prefixes: string[];
+            /** @description As created, without the secret. */
+            caller_authentication: {
+                /** @enum {string} */
+                kind: "shared-secret";
+                /** @description An HTTP header name (not one the message or a proxy sets). */
+                header: string;
+                /** @description Write-only: sealed at rest, never answered. At least 16 bytes (a `whsec_` secret: its decoded key). */
+                secret?: string;
+            } | {
+                /** @enum {string} */
+                kind: "hmac";
+                /** @enum {string} */
+                scheme: "standard-webhooks";
+                /** @description Write-only: sealed at rest, never answered. At least 16 bytes (a `whsec_` secret: its decoded key). */
+                secret?: string;
+                /** @default 300 */
+                tolerance_seconds: number;
+            } | {
+                /** @enum {string} */
+                kind: "hmac";
+                /** @enum {string} */
+                scheme: "hmac-sha256";
+                /** @description An HTTP header name (not one the message or a proxy sets). */
+                header: string;
+                /** @description Write-only: sealed at rest, never answered. At least 16 bytes (a `whsec_` secret: its decoded key). */
+                secret?: string;
+                /**
+                 * @default hex
+                 * @enum {string}
+                 */
+                encoding: "hex" | "base64";
+            } | {
+                /** @enum {string} */
+                kind: "mutual-tls";
+                /** @description PEM: the certificate authorities that issue callers’ certificates. */
+                ca_certificates: string;
+            } | {
+                /** @enum {string} */
+                kind: "none";
+                rate_limit: {
+                    requests: number;
+                    per_seconds: number;
+                };
+            };
+            max_body_bytes: number;
+            timeout_seconds: number;
+            /** @description Where card data sits in the bodies the route takes (decision 0155): JSON pointers (`/cards/*\/number`), XML element paths (`/booking/card/cvv`), form field names (`cards[*][cvc]`); `*` is any one segment. Card numbers are found wherever they are; the mappings say which value is a card’s expiry (`expiration_date`, or `expiration_month` and `expiration_year`), holder name and security code. */
+            field_mappings: {
+                json?: {
+                    card_number?: string;
+                    expiration_date?: string;
+                    expiration_month?: string;
+                    expiration_year?: string;
+                    cardholder_name?: string;
+                    security_code?: string;
+                };
+                xml?: {
+                    card_number?: string;
+                    expiration_date?: string;
+                    expiration_month?: string;
+                    expiration_year?: string;
+                    cardholder_name?: string;
+                    security_code?: string;
+                };
+                form?: {
+                    card_number?: string;
+                    expiration_date?: string;
+                    expiration_month?: string;
+                    expiration_year?: string;
+                    cardholder_name?: string;
+                    security_code?: string;
+                };
+            };
+            /**
+             * Format: date-time
+             * @description RFC 3339, microsecond precision, UTC (`+00:00`).
+             * @example 2026-11-20T09:14:03.123456+00:00
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339, microsecond precision, UTC (`+00:00`).
+             * @example 2026-11-20T09:14:03.123456+00:00
+             */
+            updated_at: string;
+        };
+        InboundRoutePage: {
+            items: components["schemas"]["InboundRouteResponse"][];
+            /**
+             * @description The page size applied to this response.
+             * @example 20
+             */
+            limit: number;
+            /** @description Cursor of the next (older) page; null on the last page. */
+            next_cursor: string | null;
+            /** @description Cursor of the previous (newer) page; null on the first page. */
+            previous_cursor: string | null;
+        };
+        UpdateInboundRouteDto: {
+            /**
+             * @default [
+             *       "POST"
+             *     ]
+             */
+            methods: ("GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPTIONS")[];
+            /**
+             * @description The paths after /vault-inbound/{route_id} the route takes: each one and what lies below it.
+             * @default [
+             *       "/"
+             *     ]
+             */
+            path_prefixes: string[];
+            /** @default 65536 */
+            max_body_bytes: number;
+            /**
+             * @description Seconds the upstream has to answer, headers and body together.
+             * @default 30
+             */
+            timeout_seconds: number;
+            /** @description Where card data sits in the bodies the route takes (decision 0155): JSON pointers (`/cards/*\/number`), XML element paths (`/booking/card/cvv`), form field names (`cards[*][cvc]`); `*` is any one segment. Card numbers are found wherever they are; the mappings say which value is a card’s expiry (`expiration_date`, or `expiration_month` and `expiration_year`), holder name and security code. */
+            field_mappings?: {
+                json?: {
+                    card_number?: string;
+                    expiration_date?: string;
+                    expiration_month?: string;
+                    expiration_year?: string;
+                    cardholder_name?: string;
+                    security_code?: string;
+                };
+                xml?: {
+                    card_number?: string;
+                    expiration_date?: string;
+                    expiration_month?: string;
+                    expiration_year?: string;
+                    cardholder_name?: string;
+                    security_code?: string;
+                };
+                form?: {
+                    card_number?: string;
+                    expiration_date?: string;
+                    expiration_month?: string;
+                    expiration_year?: string;
+                    cardholder_name?: string;
+                    security_code?: string;
+                };
+            };
+            display_name?: string;
+            /** @description As on create. */
+            upstream_url?: string;
+            /** @description How callers prove themselves (decision 0154). Secrets are write-only: answers leave them out. `mutual-tls` needs the operator’s TLS terminator to pass on client certificates (INBOUND_CLIENT_CERT_HEADER). */
+            caller_authentication?: {
+                /** @enum {string} */
+                kind: "shared-secret";
+                /** @description An HTTP header name (not one the message or a proxy sets). */
+                header: string;
+                /** @description Write-only: sealed at rest, never answered. At least 16 bytes (a `whsec_` secret: its decoded key). */
+                secret?: string;
+            } | {
+                /** @enum {string} */
+                kind: "hmac";
+                /** @enum {string} */
+                scheme: "standard-webhooks";
+                /** @description Write-only: sealed at rest, never answered. At least 16 bytes (a `whsec_` secret: its decoded key). */
+                secret?: string;
+                /** @default 300 */
+                tolerance_seconds: number;
+            } | {
+                /** @enum {string} */
+                kind: "hmac";
+                /** @enum {string} */
+                scheme: "hmac-sha256";
+                /** @description An HTTP header name (not one the message or a proxy sets). */
+                header: string;
+                /** @description Write-only: sealed at rest, never answered. At least 16 bytes (a `whsec_` secret: its decoded key). */
+                secret?: string;
+                /**
+                 * @default hex
+                 * @enum {string}
+                 */
+                encoding: "hex" | "base64";
+            } | {
+                /** @enum {string} */
+                kind: "mutual-tls";
+                /** @description PEM: the certificate authorities that issue callers’ certificates. */
+                ca_certificates: string;
+            } | {
+                /** @enum {string} */
+                kind: "none";
+                rate_limit: {
+                    requests: number;
+                    per_seconds: number;
+                };
+            };
+        };
+        InboundRequestResponse: {
+            /** @enum {string} */
+            type: "inbound-request";
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            route_id: string;
+            /** @description The x-request-id of the request (its log line). */
+            request_id: string;
+            /** @description How the caller proved itself (for mutual-tls: the certificate’s subject and SHA-256). */
+            caller: string;
+            method: string;
+            /** @description The path after the route’s id (card numbers masked), without the query. */
+            path: string;
+            /** @enum {string} */
+            outcome: "sent" | "refused" | "failed";
+            /** @description The status the caller got. */
+            status: number;
+            /** @description Our problem’s code, when the request was refused. */
+            problem_code: string | null;
+            upstream_status: number | null;
+            /** @description The payment methods the request’s card numbers became (each once). */
+            payment_method_ids: string[];
+            /** @description The checkout sessions that hold its security codes. */
+            checkout_session_ids: string[];
+            /**
+             * Format: date-time
+             * @description RFC 3339, microsecond precision, UTC (`+00:00`).
+             * @example 2026-11-20T09:14:03.123456+00:00
+             */
+            created_at: string;
+        };
+        InboundRequestPage: {
+            items: components["schemas"]["InboundRequestResponse"][];
             /**
              * @description The page size applied to this response.
              * @example 20
@@ -12135,6 +12576,881 @@ export interface operations {
             };
         };
     };
+    InboundRoutesController_list: {
+        parameters: {
+            query?: {
+                /** @description next_cursor or previous_cursor of an earlier response, unchanged. */
+                cursor?: string;
+                limit?: number;
+            };
+            header?: {
+                /** @description Merchant account to act for (instance keys; default "default"). A merchant-bound key may send only its own id. */
+                "x-merchant-account-id"?: string;
+                /** @description Alias of x-merchant-account-id. */
+                "x-gr4vy-merchant-account-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    /** @description RFC 8288 links to the neighbouring pages, for clients that walk pages generically: `rel="next"` (the older page, absent on the last page) and `rel="prev"` (the newer page, absent on the first), each a path-absolute reference with the same query parameters and that page's cursor. Absent when the list has a single page. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InboundRoutePage"];
+                };
+            };
+            /** @description `/errors/invalid-cursor` Invalid cursor; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "invalid-cursor" | "merchant-account-unknown" | "validation-failed";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "bad_request";
+                    };
+                };
+            };
+            /** @description `/errors/unauthorized` Missing or invalid access token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description `/errors/forbidden` Missing scope; `/errors/merchant-account-mismatch` Merchant account not allowed for this key */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden";
+                    };
+                };
+            };
+            /** @description `/errors/internal-error` Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "server_error";
+                    };
+                };
+            };
+            /** @description `/errors/service-unavailable` Service unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                };
+            };
+        };
+    };
+    InboundRoutesController_create: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Merchant account to act for (instance keys; default "default"). A merchant-bound key may send only its own id. */
+                "x-merchant-account-id"?: string;
+                /** @description Alias of x-merchant-account-id. */
+                "x-gr4vy-merchant-account-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateInboundRouteDto"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InboundRouteResponse"];
+                };
+            };
+            /** @description `/errors/bad-request` Bad request; `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "bad_request";
+                    };
+                };
+            };
+            /** @description `/errors/unauthorized` Missing or invalid access token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description `/errors/forbidden` Missing scope; `/errors/merchant-account-mismatch` Merchant account not allowed for this key */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden";
+                    };
+                };
+            };
+            /** @description `/errors/payload-too-large` Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
+                };
+            };
+            /** @description `/errors/unsupported-media-type` Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
+                    };
+                };
+            };
+            /** @description `/errors/inbound-mutual-tls-unavailable` Mutual TLS is not available on this API */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "inbound-mutual-tls-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "inbound-mutual-tls-unavailable";
+                    };
+                };
+            };
+            /** @description `/errors/internal-error` Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "server_error";
+                    };
+                };
+            };
+            /** @description `/errors/service-unavailable` Service unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                };
+            };
+        };
+    };
+    InboundRoutesController_get: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Merchant account to act for (instance keys; default "default"). A merchant-bound key may send only its own id. */
+                "x-merchant-account-id"?: string;
+                /** @description Alias of x-merchant-account-id. */
+                "x-gr4vy-merchant-account-id"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InboundRouteResponse"];
+                };
+            };
+            /** @description `/errors/bad-request` Bad request; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "bad-request" | "merchant-account-unknown" | "validation-failed";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "bad_request";
+                    };
+                };
+            };
+            /** @description `/errors/unauthorized` Missing or invalid access token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description `/errors/forbidden` Missing scope; `/errors/merchant-account-mismatch` Merchant account not allowed for this key */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden";
+                    };
+                };
+            };
+            /** @description `/errors/inbound-route-not-found` Inbound route not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "inbound-route-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
+                };
+            };
+            /** @description `/errors/uri-too-long` URI too long */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
+                };
+            };
+            /** @description `/errors/internal-error` Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "server_error";
+                    };
+                };
+            };
+            /** @description `/errors/service-unavailable` Service unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                };
+            };
+        };
+    };
+    InboundRoutesController_update: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Merchant account to act for (instance keys; default "default"). A merchant-bound key may send only its own id. */
+                "x-merchant-account-id"?: string;
+                /** @description Alias of x-merchant-account-id. */
+                "x-gr4vy-merchant-account-id"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateInboundRouteDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InboundRouteResponse"];
+                };
+            };
+            /** @description `/errors/bad-request` Bad request; `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "bad_request";
+                    };
+                };
+            };
+            /** @description `/errors/unauthorized` Missing or invalid access token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description `/errors/forbidden` Missing scope; `/errors/merchant-account-mismatch` Merchant account not allowed for this key */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden";
+                    };
+                };
+            };
+            /** @description `/errors/inbound-route-not-found` Inbound route not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "inbound-route-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
+                };
+            };
+            /** @description `/errors/payload-too-large` Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
+                };
+            };
+            /** @description `/errors/uri-too-long` URI too long */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
+                };
+            };
+            /** @description `/errors/unsupported-media-type` Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
+                    };
+                };
+            };
+            /** @description `/errors/inbound-mutual-tls-unavailable` Mutual TLS is not available on this API */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "inbound-mutual-tls-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "inbound-mutual-tls-unavailable";
+                    };
+                };
+            };
+            /** @description `/errors/internal-error` Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "server_error";
+                    };
+                };
+            };
+            /** @description `/errors/service-unavailable` Service unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                };
+            };
+        };
+    };
+    InboundRoutesController_delete: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Merchant account to act for (instance keys; default "default"). A merchant-bound key may send only its own id. */
+                "x-merchant-account-id"?: string;
+                /** @description Alias of x-merchant-account-id. */
+                "x-gr4vy-merchant-account-id"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `/errors/bad-request` Bad request; `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "bad-request" | "invalid-json" | "json-too-deep" | "merchant-account-unknown" | "validation-failed";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "bad_request";
+                    };
+                };
+            };
+            /** @description `/errors/unauthorized` Missing or invalid access token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description `/errors/forbidden` Missing scope; `/errors/merchant-account-mismatch` Merchant account not allowed for this key */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden";
+                    };
+                };
+            };
+            /** @description `/errors/inbound-route-not-found` Inbound route not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "inbound-route-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
+                };
+            };
+            /** @description `/errors/payload-too-large` Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    };
+                };
+            };
+            /** @description `/errors/uri-too-long` URI too long */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
+                };
+            };
+            /** @description `/errors/unsupported-media-type` Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "unsupported-media-type";
+                    };
+                };
+            };
+            /** @description `/errors/internal-error` Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "server_error";
+                    };
+                };
+            };
+            /** @description `/errors/service-unavailable` Service unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                };
+            };
+        };
+    };
+    InboundRequestsController_list: {
+        parameters: {
+            query?: {
+                /** @description next_cursor or previous_cursor of an earlier response, unchanged. */
+                cursor?: string;
+                limit?: number;
+                /** @description Only the requests of this inbound route. */
+                route_id?: string;
+            };
+            header?: {
+                /** @description Merchant account to act for (instance keys; default "default"). A merchant-bound key may send only its own id. */
+                "x-merchant-account-id"?: string;
+                /** @description Alias of x-merchant-account-id. */
+                "x-gr4vy-merchant-account-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    /** @description RFC 8288 links to the neighbouring pages, for clients that walk pages generically: `rel="next"` (the older page, absent on the last page) and `rel="prev"` (the newer page, absent on the first), each a path-absolute reference with the same query parameters and that page's cursor. Absent when the list has a single page. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InboundRequestPage"];
+                };
+            };
+            /** @description `/errors/invalid-cursor` Invalid cursor; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "invalid-cursor" | "merchant-account-unknown" | "validation-failed";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "bad_request";
+                    };
+                };
+            };
+            /** @description `/errors/unauthorized` Missing or invalid access token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description `/errors/forbidden` Missing scope; `/errors/merchant-account-mismatch` Merchant account not allowed for this key */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden";
+                    };
+                };
+            };
+            /** @description `/errors/internal-error` Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "server_error";
+                    };
+                };
+            };
+            /** @description `/errors/service-unavailable` Service unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                };
+            };
+        };
+    };
     ForwardingController_forward: {
         parameters: {
             query?: never;
@@ -12460,6 +13776,335 @@ export interface operations {
                 headers: {
                     /** @description The forward record: GET /vault-forward/requests/{id}. */
                     "x-vault-forward-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": string;
+                };
+            };
+        };
+    };
+    InboundRoutes_entry: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The inbound route’s id. */
+                route_id: string;
+                /** @description The rest of the path (slashes included), under one of the route’s path_prefixes. */
+                path: string;
+            };
+            cookie?: never;
+        };
+        /** @description Card data in the clear, as the partner has it. */
+        requestBody?: {
+            content: {
+                "*/*": string;
+            };
+        };
+        responses: {
+            /** @description The upstream’s answer when it is 200 (any other status passes the same way, see `default`), card numbers masked. */
+            200: {
+                headers: {
+                    /** @description The request’s record. */
+                    "x-vault-inbound-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                    "*/*": string;
+                };
+            };
+            /** @description `/errors/bad-request` Bad request; `/errors/inbound-body-unparseable` Inbound body does not parse; `/errors/inbound-body-unreadable` Inbound body not decodable; `/errors/insecure-target` Target must use https; `/errors/invalid-json` Malformed JSON body; `/errors/json-too-deep` JSON body nested too deeply; `/errors/validation-failed` Invalid request. Without `x-vault-forward-error: true` this status is the downstream’s own answer, whatever its body. */
+            400: {
+                headers: {
+                    /** @description `true` on an error of this service; absent on the downstream’s answer. */
+                    "x-vault-forward-error"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": (components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "bad-request" | "inbound-body-unparseable" | "inbound-body-unreadable" | "insecure-target" | "invalid-json" | "json-too-deep" | "validation-failed";
+                    }) | unknown;
+                    "application/json": (components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "bad_request";
+                    }) | unknown;
+                    "*/*": unknown;
+                };
+            };
+            /** @description `/errors/inbound-caller-unauthenticated` Caller not authenticated. Without `x-vault-forward-error: true` this status is the downstream’s own answer, whatever its body. */
+            401: {
+                headers: {
+                    /** @description `true` on an error of this service; absent on the downstream’s answer. */
+                    "x-vault-forward-error"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": (components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "inbound-caller-unauthenticated";
+                    }) | unknown;
+                    "application/json": (components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    }) | unknown;
+                    "*/*": unknown;
+                };
+            };
+            /** @description `/errors/target-address-forbidden` Target address not allowed. Without `x-vault-forward-error: true` this status is the downstream’s own answer, whatever its body. */
+            403: {
+                headers: {
+                    /** @description `true` on an error of this service; absent on the downstream’s answer. */
+                    "x-vault-forward-error"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": (components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "target-address-forbidden";
+                    }) | unknown;
+                    "application/json": (components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden";
+                    }) | unknown;
+                    "*/*": unknown;
+                };
+            };
+            /** @description `/errors/inbound-path-not-routed` Path not taken by this inbound route; `/errors/inbound-route-not-found` Inbound route not found. Without `x-vault-forward-error: true` this status is the downstream’s own answer, whatever its body. */
+            404: {
+                headers: {
+                    /** @description `true` on an error of this service; absent on the downstream’s answer. */
+                    "x-vault-forward-error"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": (components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "inbound-path-not-routed" | "inbound-route-not-found";
+                    }) | unknown;
+                    "application/json": (components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    }) | unknown;
+                    "*/*": unknown;
+                };
+            };
+            /** @description `/errors/inbound-method-not-allowed` Method not taken by this inbound route. Without `x-vault-forward-error: true` this status is the downstream’s own answer, whatever its body. */
+            405: {
+                headers: {
+                    /** @description `true` on an error of this service; absent on the downstream’s answer. */
+                    "x-vault-forward-error"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": (components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "inbound-method-not-allowed";
+                    }) | unknown;
+                    "application/json": (components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "method_not_allowed";
+                    }) | unknown;
+                    "*/*": unknown;
+                };
+            };
+            /** @description `/errors/inbound-upstream-unsigned` No webhook secret to sign with. Without `x-vault-forward-error: true` this status is the downstream’s own answer, whatever its body. */
+            409: {
+                headers: {
+                    /** @description `true` on an error of this service; absent on the downstream’s answer. */
+                    "x-vault-forward-error"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": (components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "inbound-upstream-unsigned";
+                    }) | unknown;
+                    "application/json": (components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "duplicate_record";
+                    }) | unknown;
+                    "*/*": unknown;
+                };
+            };
+            /** @description `/errors/payload-too-large` Request body too large. Without `x-vault-forward-error: true` this status is the downstream’s own answer, whatever its body. */
+            413: {
+                headers: {
+                    /** @description `true` on an error of this service; absent on the downstream’s answer. */
+                    "x-vault-forward-error"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": (components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    }) | unknown;
+                    "application/json": (components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "payload-too-large";
+                    }) | unknown;
+                    "*/*": unknown;
+                };
+            };
+            /** @description `/errors/uri-too-long` URI too long. Without `x-vault-forward-error: true` this status is the downstream’s own answer, whatever its body. */
+            414: {
+                headers: {
+                    /** @description `true` on an error of this service; absent on the downstream’s answer. */
+                    "x-vault-forward-error"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": (components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    }) | unknown;
+                    "application/json": (components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    }) | unknown;
+                    "*/*": unknown;
+                };
+            };
+            /** @description `/errors/inbound-unsupported-charset` Charset not taken; `/errors/unsupported-media-type` Unsupported media type. Without `x-vault-forward-error: true` this status is the downstream’s own answer, whatever its body. */
+            415: {
+                headers: {
+                    /** @description `true` on an error of this service; absent on the downstream’s answer. */
+                    "x-vault-forward-error"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": (components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "inbound-unsupported-charset" | "unsupported-media-type";
+                    }) | unknown;
+                    "application/json": (components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "inbound-unsupported-charset" | "unsupported-media-type";
+                    }) | unknown;
+                    "*/*": unknown;
+                };
+            };
+            /** @description `/errors/inbound-card-data-unusable` Card data cannot be taken as sent. Without `x-vault-forward-error: true` this status is the downstream’s own answer, whatever its body. */
+            422: {
+                headers: {
+                    /** @description `true` on an error of this service; absent on the downstream’s answer. */
+                    "x-vault-forward-error"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": (components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "inbound-card-data-unusable";
+                    }) | unknown;
+                    "application/json": (components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "inbound-card-data-unusable";
+                    }) | unknown;
+                    "*/*": unknown;
+                };
+            };
+            /** @description `/errors/inbound-rate-limited` Inbound route’s rate limit reached. Without `x-vault-forward-error: true` this status is the downstream’s own answer, whatever its body. */
+            429: {
+                headers: {
+                    /** @description `true` on an error of this service; absent on the downstream’s answer. */
+                    "x-vault-forward-error"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": (components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "inbound-rate-limited";
+                    }) | unknown;
+                    "application/json": (components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "too_many_requests";
+                    }) | unknown;
+                    "*/*": unknown;
+                };
+            };
+            /** @description `/errors/internal-error` Internal error. Without `x-vault-forward-error: true` this status is the downstream’s own answer, whatever its body. */
+            500: {
+                headers: {
+                    /** @description `true` on an error of this service; absent on the downstream’s answer. */
+                    "x-vault-forward-error"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": (components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    }) | unknown;
+                    "application/json": (components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "server_error";
+                    }) | unknown;
+                    "*/*": unknown;
+                };
+            };
+            /** @description `/errors/downstream-response-too-large` Downstream response too large; `/errors/downstream-unreachable` Downstream unreachable; `/errors/response-not-processable` Answer cannot be put through the response rules; `/errors/response-too-large-for-rules` Answer too large for the response rules. Without `x-vault-forward-error: true` this status is the downstream’s own answer, whatever its body. */
+            502: {
+                headers: {
+                    /** @description `true` on an error of this service; absent on the downstream’s answer. */
+                    "x-vault-forward-error"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": (components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "downstream-response-too-large" | "downstream-unreachable" | "response-not-processable" | "response-too-large-for-rules";
+                    }) | unknown;
+                    "application/json": (components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "bad_gateway";
+                    }) | unknown;
+                    "*/*": unknown;
+                };
+            };
+            /** @description `/errors/forward-capacity-exceeded` Forwarding capacity exceeded; `/errors/service-unavailable` Service unavailable. Without `x-vault-forward-error: true` this status is the downstream’s own answer, whatever its body. */
+            503: {
+                headers: {
+                    /** @description `true` on an error of this service; absent on the downstream’s answer. */
+                    "x-vault-forward-error"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": (components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "forward-capacity-exceeded" | "service-unavailable";
+                    }) | unknown;
+                    "application/json": (components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forward-capacity-exceeded" | "service-unavailable";
+                    }) | unknown;
+                    "*/*": unknown;
+                };
+            };
+            /** @description `/errors/downstream-timeout` Downstream timed out. Without `x-vault-forward-error: true` this status is the downstream’s own answer, whatever its body. */
+            504: {
+                headers: {
+                    /** @description `true` on an error of this service; absent on the downstream’s answer. */
+                    "x-vault-forward-error"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": (components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "downstream-timeout";
+                    }) | unknown;
+                    "application/json": (components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "gateway_timeout";
+                    }) | unknown;
+                    "*/*": unknown;
+                };
+            };
+            /** @description The upstream’s own answer (status, headers, body), card numbers masked, with x-vault-inbound-request-id. */
+            default: {
+                headers: {
+                    /** @description The request’s record. */
+                    "x-vault-inbound-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {

@@ -30,6 +30,8 @@ export function rotationResult(changes: Record<string, unknown>): Record<string,
     failed_checkout_sessions: [],
     rewrapped_network_tokens: 0,
     failed_network_tokens: [],
+    rewrapped_inbound_routes: 0,
+    failed_inbound_routes: [],
     remaining: 0,
     ...changes,
   };

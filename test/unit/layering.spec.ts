@@ -19,7 +19,8 @@ const TOP_LEVEL = ['app', 'cli', 'main.ts', 'modules', 'platform', 'worker.ts'];
 /**
  * The layers, lowest first: a file may import from its own layer and those below, never from one above. The
  * contexts are ordered by what they build on: the vault knows no merchant, payments store cards in the vault,
- * forwarding setup names merchants' targets, forwarding uses all of them.
+ * forwarding setup names merchants' targets, forwarding uses all of them, inbound routes send through forwarding's
+ * outbound client (decision 0153).
  */
 const LAYERS = [
   'platform',
@@ -28,6 +29,7 @@ const LAYERS = [
   'modules/payments',
   'modules/forwarding-setup',
   'modules/forwarding',
+  'modules/inbound',
   'app',
   'cli',
   'main.ts',
@@ -156,6 +158,13 @@ const RULES: Rule[] = [
     from: ['modules/forwarding/records'],
     not: ['modules/forwarding/request'],
     why: 'the record is written by the request, never the reverse',
+  },
+  // An inbound body's leaves and cards are text work: the entry hands them the route's mappings (decision 0155).
+  { from: ['modules/inbound/bodies'], only: ['platform'], why: 'reading a body knows no feature' },
+  {
+    from: ['modules/inbound/routes', 'modules/inbound/records'],
+    not: ['modules/inbound/entry'],
+    why: 'the entry reads routes and writes records, never the reverse',
   },
   // The response side sits beside the rooms: the request hands it the answer, it stores cards.
   {

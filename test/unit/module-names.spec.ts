@@ -13,6 +13,7 @@ const SRC = resolve(__dirname, '../../src');
 /** Modules the names cannot tell, each with why. */
 const EXCEPTIONS: Record<string, string> = {
   ForwardEntryModule: 'serves POST /vault-forward through its own Fastify route, ahead of Nest’s router',
+  InboundModule: 'serves /vault-inbound/{route_id}/… on Node’s request, ahead of fastify and Nest’s router',
   SecureFieldsModule:
     'serves the secure-fields origin (its Host) on Node’s request, ahead of fastify and Nest’s router',
   ForwardCallbacksModule: 'its consumer is an option of forRoot: the worker asks for it, the API does not',

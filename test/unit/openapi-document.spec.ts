@@ -125,8 +125,10 @@ describe('The OpenAPI document', () => {
         }
         for (const status of statuses.filter((s) => /^[45]\d\d$/.test(s))) {
           const declared = op.responses[status].content?.['application/problem+json']?.schema;
-          // POST /vault-forward: ours or the downstream's answer (anyOf), told apart by x-vault-forward-error.
-          const schema = key === 'POST /vault-forward' ? declared?.anyOf?.[0] : declared;
+          // POST /vault-forward and the inbound entry: ours or the downstream's answer (anyOf), told apart by
+          // x-vault-forward-error.
+          const passesAnswers = key === 'POST /vault-forward' || key === 'POST /vault-inbound/{route_id}/{path}';
+          const schema = passesAnswers ? declared?.anyOf?.[0] : declared;
           if (!schema?.allOf?.[1]?.properties?.code?.enum?.length)
             missing.push(`${key} ${status}: not a problem with its codes`);
         }
@@ -155,6 +157,7 @@ describe('The OpenAPI document', () => {
       'GET /errors/{code}',
       'GET /health/live',
       'GET /health/ready',
+      'POST /vault-inbound/{route_id}/{path}',
     ]);
   });
 

@@ -152,4 +152,15 @@ export const SEALED_TABLES: readonly SealedTable[] = [
     aadColumns: ['merchant_account_id', 'payment_method_id', 'id'],
     describe: 'network token',
   },
+  {
+    // Only the caller kinds with a secret (shared-secret, hmac) seal one; the others' NULL keys are never selected.
+    name: 'inbound_routes',
+    table: 'inbound_routes',
+    key: 'id',
+    keyType: 'uuid',
+    layout: 'record',
+    purpose: 'inbound-route-secret',
+    aadColumns: ['merchant_account_id', 'id'],
+    describe: 'caller secret of inbound route',
+  },
 ];

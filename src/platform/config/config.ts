@@ -8,6 +8,7 @@ import { TokenRequestorConfig, tokenRequestorConfig } from './token-requestor-co
 import { telemetryConfig } from './telemetry-config';
 import { LedgerConfig, ledgerConfig } from './ledger-config';
 import { secureFieldsOrigin } from './secure-fields-config';
+import { inboundClientCertHeader } from './inbound-config';
 
 export { ConfigError } from './env';
 export * from './vault-config';
@@ -153,6 +154,8 @@ export interface AppConfig {
    * (the feature off) in production until set.
    */
   secureFieldsOrigin: string | null;
+  /** INBOUND_CLIENT_CERT_HEADER (decision 0154): where a TLS terminator passes on a verified client certificate; null: none. */
+  inboundClientCertHeader: string | null;
 }
 
 /**
@@ -301,6 +304,7 @@ export function loadConfig(given: Env = process.env): AppConfig {
     tracing: telemetryConfig(env, 'api') !== null,
     ledger: ledgerConfig(env, nodeEnvRaw),
     secureFieldsOrigin: secureFieldsOrigin(env, nodeEnvRaw, host, port),
+    inboundClientCertHeader: inboundClientCertHeader(env),
   };
 }
 

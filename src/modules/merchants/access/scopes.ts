@@ -23,6 +23,8 @@ type Scope =
   | 'vault-forward-definitions.write'
   | 'vault-forward-budgets.read'
   | 'vault-forward-budgets.write'
+  | 'vault-forward-inbound-routes.read'
+  | 'vault-forward-inbound-routes.write'
   | 'merchant-accounts.read'
   | 'merchant-accounts.write'
   | 'api-keys.read'

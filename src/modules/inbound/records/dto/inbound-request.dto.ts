@@ -1,0 +1,62 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsOptional, IsUUID } from 'class-validator';
+import { ApiTimestamp } from '../../../../platform/openapi/properties';
+import { PageQuery } from '../../../../platform/pagination/page-query';
+import { INBOUND_OUTCOMES, InboundOutcome, InboundRequest } from '../inbound-request.entity';
+
+export class ListInboundRequestsQuery extends PageQuery {
+  @ApiPropertyOptional({ format: 'uuid', description: 'Only the requests of this inbound route.' })
+  @IsOptional()
+  @IsUUID('all')
+  route_id?: string;
+}
+
+export class InboundRequestResponse {
+  @ApiProperty({ type: String, enum: ['inbound-request'] })
+  type!: 'inbound-request';
+  @ApiProperty({ format: 'uuid' })
+  id!: string;
+  @ApiProperty({ format: 'uuid' })
+  route_id!: string;
+  @ApiProperty({ description: 'The x-request-id of the request (its log line).' })
+  request_id!: string;
+  @ApiProperty({ description: 'How the caller proved itself (for mutual-tls: the certificate’s subject and SHA-256).' })
+  caller!: string;
+  @ApiProperty()
+  method!: string;
+  @ApiProperty({ description: 'The path after the route’s id (card numbers masked), without the query.' })
+  path!: string;
+  @ApiProperty({ enum: INBOUND_OUTCOMES })
+  outcome!: InboundOutcome;
+  @ApiProperty({ type: 'integer', description: 'The status the caller got.' })
+  status!: number;
+  @ApiProperty({ type: String, nullable: true, description: 'Our problem’s code, when the request was refused.' })
+  problem_code!: string | null;
+  @ApiProperty({ type: 'integer', nullable: true })
+  upstream_status!: number | null;
+  @ApiProperty({ type: [String], description: 'The payment methods the request’s card numbers became (each once).' })
+  payment_method_ids!: string[];
+  @ApiProperty({ type: [String], description: 'The checkout sessions that hold its security codes.' })
+  checkout_session_ids!: string[];
+  @ApiTimestamp()
+  created_at!: string;
+
+  static from(record: InboundRequest): InboundRequestResponse {
+    return {
+      type: 'inbound-request',
+      id: record.id,
+      route_id: record.routeId,
+      request_id: record.requestId,
+      caller: record.caller,
+      method: record.method,
+      path: record.path,
+      outcome: record.outcome,
+      status: record.status,
+      problem_code: record.problemCode,
+      upstream_status: record.upstreamStatus,
+      payment_method_ids: record.paymentMethodIds,
+      checkout_session_ids: record.checkoutSessionIds,
+      created_at: record.createdAt.toISOString(),
+    };
+  }
+}

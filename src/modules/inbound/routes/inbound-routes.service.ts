@@ -1,0 +1,163 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import type { AppConfig } from '../../../platform/config/config';
+import { APP_CONFIG } from '../../../platform/config/config.module';
+import { isUuid } from '../../../platform/http/uuid';
+import { KeysetRequest } from '../../../platform/pagination/keyset';
+import { CommonErrors } from '../../../platform/problem/common.errors';
+import { ProblemException } from '../../../platform/problem/problem';
+import { refusalOf, transportOf } from '../../forwarding-setup/targets/transport';
+import { SealedRecord } from '../../vault/envelope';
+import { boundAad, SecretSealer } from '../../vault/secret-sealer';
+import { CallerAuthenticationInput, CallerSettings, splitCallerAuthentication } from './caller-authentication';
+import {
+  CreateInboundRouteDto,
+  DEFAULT_BODY_BYTES,
+  DEFAULT_TIMEOUT_SECONDS,
+  UpdateInboundRouteDto,
+} from './dto/inbound-route.dto';
+import { InboundRoute } from './inbound-route.entity';
+import { InboundRouteErrors } from './inbound-routes.errors';
+import { EntryRouteRow, InboundRoutesRepository } from './inbound-routes.repository';
+
+/** Binds a route's sealed caller secret to its merchant and id (SEALED_TABLES: inbound_routes). */
+function inboundRouteAad(merchantAccountId: string, id: string): string {
+  return boundAad('inbound-route-secret', merchantAccountId, id);
+}
+
+/** The inbound routes of a merchant account: their rules, and the opening of a caller secret for the entry. */
+@Injectable()
+export class InboundRoutesService {
+  constructor(
+    private readonly routes: InboundRoutesRepository,
+    private readonly sealer: SecretSealer,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  async create(merchantAccountId: string, input: CreateInboundRouteDto): Promise<InboundRoute> {
+    const id = randomUUID();
+    const upstreamUrl = this.upstreamUrl(input.upstream_url);
+    const caller = this.sealedCaller(merchantAccountId, id, input.caller_authentication);
+    await this.routes.insert(
+      {
+        id,
+        merchantAccountId,
+        displayName: input.display_name,
+        upstreamUrl,
+        methods: input.methods ?? ['POST'],
+        pathPrefixes: input.path_prefixes ?? ['/'],
+        callerAuthentication: caller.settings,
+        maxBodyBytes: input.max_body_bytes ?? DEFAULT_BODY_BYTES,
+        timeoutSeconds: input.timeout_seconds ?? DEFAULT_TIMEOUT_SECONDS,
+        fieldMappings: input.field_mappings ?? {},
+      },
+      caller.secret,
+    );
+    return this.get(merchantAccountId, id);
+  }
+
+  async get(merchantAccountId: string, id: string): Promise<InboundRoute> {
+    const found = isUuid(id) ? await this.routes.find(merchantAccountId, id.toLowerCase()) : null;
+    if (!found) throw notFound(id);
+    return found;
+  }
+
+  async update(merchantAccountId: string, id: string, input: UpdateInboundRouteDto): Promise<InboundRoute> {
+    const route = await this.get(merchantAccountId, id);
+    const changed = await this.routes.update(merchantAccountId, route.id, {
+      displayName: input.display_name ?? null,
+      upstreamUrl: input.upstream_url === undefined ? null : this.upstreamUrl(input.upstream_url),
+      methods: input.methods ?? null,
+      pathPrefixes: input.path_prefixes ?? null,
+      maxBodyBytes: input.max_body_bytes ?? null,
+      timeoutSeconds: input.timeout_seconds ?? null,
+      fieldMappings: input.field_mappings ?? null,
+      caller:
+        input.caller_authentication === undefined
+          ? null
+          : this.sealedCaller(merchantAccountId, route.id, input.caller_authentication),
+    });
+    if (!changed) throw notFound(id);
+    return this.get(merchantAccountId, route.id);
+  }
+
+  async delete(merchantAccountId: string, id: string): Promise<void> {
+    const deleted = isUuid(id) && (await this.routes.delete(merchantAccountId, id.toLowerCase()));
+    if (!deleted) throw notFound(id);
+  }
+
+  list(merchantAccountId: string, keyset: KeysetRequest): Promise<InboundRoute[]> {
+    return this.routes.page(merchantAccountId, keyset);
+  }
+
+  /** The route a request to /vault-inbound/{id} names, or 404 (of any merchant account: the id is the address). */
+  async forEntry(id: string): Promise<EntryRouteRow> {
+    const row = isUuid(id) ? await this.routes.forEntry(id.toLowerCase()) : null;
+    if (!row) throw notFound(id);
+    return row;
+  }
+
+  /** The caller secret of a route of kind shared-secret or hmac; the caller zeroes it once used. */
+  secretOf(route: EntryRouteRow): Buffer {
+    if (!route.ciphertext || !route.wrapped_key || !route.master_key_id)
+      throw new Error(`inbound route ${route.id} has no sealed secret`); // a bug: every such kind seals one
+    return this.sealer.open(
+      inboundRouteAad(route.merchant_account_id, route.id),
+      { ciphertext: route.ciphertext, wrappedKey: route.wrapped_key, masterKeyId: route.master_key_id },
+      `inbound route ${route.id}`,
+    );
+  }
+
+  /**
+   * The upstream as given, when the outbound policy allows it (https, or http on a FORWARD_INSECURE_HOSTS host; an
+   * IP literal public): asked again when a request is sent on, since FORWARD_INSECURE_HOSTS may change.
+   */
+  private upstreamUrl(value: string): string {
+    let url: URL;
+    try {
+      url = new URL(value);
+    } catch {
+      throw invalid('upstream_url', 'must be an absolute URL');
+    }
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') throw invalid('upstream_url', 'must be an https URL');
+    if (url.username || url.password || url.search || url.hash || value.includes('?') || value.includes('#'))
+      throw invalid('upstream_url', 'must have no credentials, query or fragment');
+    const refusal = refusalOf(transportOf(this.config.forwardInsecureHosts, url));
+    if (refusal !== null) throw invalid('upstream_url', `is ${refusal}`);
+    return value;
+  }
+
+  private sealedCaller(
+    merchantAccountId: string,
+    id: string,
+    input: CallerAuthenticationInput,
+  ): { settings: CallerSettings; secret: SealedRecord | null } {
+    const { settings, secret } = splitCallerAuthentication(input);
+    if (settings.kind === 'mutual-tls' && this.config.inboundClientCertHeader === null)
+      throw new ProblemException(
+        InboundRouteErrors.mutualTlsUnavailable,
+        'Callers cannot authenticate with mutual-tls here: the API’s TLS terminator passes on no client certificate.',
+        [{ location: 'body', name: 'caller_authentication.kind', message: 'mutual-tls is not available' }],
+      );
+    if (secret === null) return { settings, secret: null };
+    const bytes = Buffer.from(secret, 'utf8');
+    try {
+      return { settings, secret: this.sealer.seal(inboundRouteAad(merchantAccountId, id), bytes) };
+    } finally {
+      bytes.fill(0);
+    }
+  }
+}
+
+function invalid(name: string, message: string): ProblemException {
+  return new ProblemException(CommonErrors.validationFailed, `${name} ${message}.`, [
+    { location: 'body', name, message },
+  ]);
+}
+
+function notFound(id: string): ProblemException {
+  return new ProblemException(
+    InboundRouteErrors.notFound,
+    `No inbound route "${id.slice(0, 64)}" exists in this merchant account.`,
+  );
+}
