@@ -90,7 +90,8 @@ export const SIGNER_KINDS: Readonly<Record<SignerKind, KindDescriptionOf<SignerK
     title: 'AWS Signature Version 4',
     description:
       'Signs the request with AWS Signature Version 4: adds `x-amz-date`, `x-amz-security-token` with a session ' +
-      'token, `x-amz-content-sha256` for S3, and `authorization`; every header sent is signed, with `host`. ' +
+      "token, `x-amz-content-sha256` for S3, and `authorization`; every header sent is signed, with `host`, except those AWS's own SDKs " +
+      'leave unsigned (`date`, `proxy-*`, `sec-*`, hop-by-hop headers such as `connection`). ' +
       AS_SENT,
     fields: [
       {
