@@ -2,7 +2,7 @@
 
 # Build: install all dependencies, compile TypeScript to dist/ and bundle the dashboard into dist/dashboard, then
 # drop dev dependencies.
-FROM node:24-bookworm-slim AS build
+FROM node:24.21.0-bookworm-slim AS build
 # pkcs11js (the vault's PKCS#11 key provider) is a native addon that node-gyp compiles during `npm ci`: it needs
 # Python, make and a C++ compiler, which the slim image lacks. They stay in this stage: the runtime stage below
 # gets the compiled addon in node_modules, not the compilers.
@@ -21,7 +21,7 @@ RUN npm run build && npm prune --omit=dev
 
 # Runtime: compiled code and production dependencies only (no compiler, no development packages such as the
 # embedded database's PGlite: set DATABASE_URL), as the unprivileged `node` user.
-FROM node:24-bookworm-slim
+FROM node:24.21.0-bookworm-slim
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=3000

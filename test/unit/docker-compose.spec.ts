@@ -186,6 +186,13 @@ describe('Dockerfile', () => {
     expect(dockerfile).toMatch(/chown node:node \/app \/app\/data /);
   });
 
+  it("builds and runs on the exact Node.js the project pins (package.json's `node`), not a floating tag", () => {
+    const node = JSON.parse(readFileSync('package.json', 'utf8')).devDependencies.node as string;
+    const bases = [...dockerfile.matchAll(/^FROM (\S+)/gm)].map((m) => m[1]);
+    expect(bases.length).toBeGreaterThan(0);
+    for (const base of bases) expect(base).toBe(`node:${node}-bookworm-slim`);
+  });
+
   it('copies what `npm run build` needs (scripts/build.js)', () => {
     expect(JSON.parse(readFileSync('package.json', 'utf8')).scripts.build).toContain('scripts/build.js');
     expect(dockerfile).toMatch(/^COPY scripts \.\/scripts$/m);
