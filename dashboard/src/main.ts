@@ -10,9 +10,10 @@ import './pages/authentications';
 import './pages/buyers';
 import './pages/cards';
 import './pages/activity';
+import './pages/inbound-routes';
 
 interface Route {
-  name: 'sign-in' | 'help' | 'merchants' | 'merchant' | 'authentications' | 'buyers' | 'cards' | 'activity';
+  name: 'sign-in' | 'help' | 'merchants' | 'merchant' | 'authentications' | 'buyers' | 'cards' | 'activity' | 'inbound';
   merchant?: string;
   tab?: 'general' | 'vault-forwarding';
   configId?: string;
@@ -41,6 +42,7 @@ function parse(hash: string): Route {
   if (parts[0] === 'buyers') return { name: 'buyers' };
   if (parts[0] === 'cards') return { name: 'cards' };
   if (parts[0] === 'activity') return { name: 'activity' };
+  if (parts[0] === 'inbound-routes') return { name: 'inbound' };
   return session.mode === 'instance' ? { name: 'merchants' } : { name: 'merchant', tab: 'vault-forwarding' };
 }
 
@@ -118,10 +120,12 @@ export class VfApp extends View {
                   ${this.link('#/buyers', 'Buyers', r.name === 'buyers')}
                   ${this.link('#/cards', 'Stored cards', r.name === 'cards')}
                   ${this.link('#/activity', 'Activity', r.name === 'activity')}
+                  ${this.link('#/inbound-routes', 'Inbound routes', r.name === 'inbound')}
                   ${this.link('#/help', 'Help', r.name === 'help')}
                 </nav>
                 ${
-                  session.mode === 'instance' && (r.name === 'buyers' || r.name === 'cards' || r.name === 'activity')
+                  session.mode === 'instance' &&
+                  (r.name === 'buyers' || r.name === 'cards' || r.name === 'activity' || r.name === 'inbound')
                     ? html`<label class="acting"
                         >Merchant account
                         <input
@@ -164,6 +168,8 @@ export class VfApp extends View {
         return html`<vf-cards .merchant=${acting}></vf-cards>`;
       case 'activity':
         return html`<vf-activity .merchant=${acting}></vf-activity>`;
+      case 'inbound':
+        return html`<vf-inbound-routes .merchant=${acting}></vf-inbound-routes>`;
     }
   }
 }

@@ -8,6 +8,7 @@ import { CoreModule, CoreOptions } from '../app/core.module';
 import { MerchantAccountsModule } from '../modules/merchants/accounts/merchant-accounts.module';
 import { VaultCoreModule } from '../modules/vault/vault.module';
 import { LedgerStoreCoreModule } from '../modules/forwarding/ledger/ledger.module';
+import { InboundRoutesCoreModule } from '../modules/inbound/routes/inbound-routes.module';
 
 /** The services the CLI drives, without HTTP, the guard or the queue. */
 @Module({})
@@ -22,6 +23,7 @@ export class CliModule {
         MerchantAccountsModule,
         VaultCoreModule,
         LedgerStoreCoreModule,
+        InboundRoutesCoreModule,
       ],
       providers: [ApiKeysService, ApiKeysRepository],
     };

@@ -6,6 +6,7 @@ import { ProblemException } from '../platform/problem/problem';
 import { MERCHANT_ACCOUNT_ID_PATTERN, slugify } from '../modules/merchants/accounts/merchant-account-id';
 import { CliConfigError, parse, print, readMigrationStatus, UsageError, withServices, withToken } from './cli-support';
 import { ledgerCommand, LEDGER_USAGE } from './ledger-commands';
+import { INBOUND_ROUTE_USAGE, inboundRouteCommand } from './inbound-route-commands';
 
 /*
  * Start-up time is the CLI's latency: Nest, TypeORM and the services load (about half a second) only
@@ -33,6 +34,7 @@ const USAGE = `Usage: npm run --silent cli -- <command>
   vault key create --label NAME       make a non-extractable AES-256 master key in the PKCS#11 token
                                       (VAULT_PKCS11_MODULE, VAULT_PKCS11_TOKEN_LABEL, VAULT_PKCS11_PIN_FILE or _PIN)
 ${LEDGER_USAGE}
+${INBOUND_ROUTE_USAGE}
 Each command prints one JSON object on stdout; logs, usage and errors go to stderr (exit 2 for usage, 1 otherwise).`;
 
 async function merchantCreate(args: string[]): Promise<void> {
@@ -359,6 +361,7 @@ async function main(argv: string[]): Promise<void> {
   if (command === 'api-key' && sub === 'revoke') return apiKeyRevoke(rest);
   if (command === 'token') return token(argv.slice(1));
   if (command === 'ledger') return ledgerCommand(sub, rest);
+  if (command === 'inbound-route') return inboundRouteCommand(sub, rest);
   throw new UsageError(command ? `unknown command "${argv.slice(0, 2).join(' ')}"` : 'no command given');
 }
 

@@ -6,11 +6,18 @@ import { InboundRoutesController } from './inbound-routes.controller';
 import { InboundRoutesRepository } from './inbound-routes.repository';
 import { InboundRoutesService } from './inbound-routes.service';
 
-/** /vault-forward/inbound-routes, and the routes' service the entry (inbound/entry/) reads them through. */
+/** The routes' service without HTTP: the entry (inbound/entry/) and the CLI read and change routes through it. */
 @Module({
   imports: [TypeOrmModule.forFeature([InboundRoute]), VaultCoreModule],
-  controllers: [InboundRoutesController],
   providers: [InboundRoutesService, InboundRoutesRepository],
   exports: [InboundRoutesService],
+})
+export class InboundRoutesCoreModule {}
+
+/** /vault-forward/inbound-routes. */
+@Module({
+  imports: [InboundRoutesCoreModule],
+  controllers: [InboundRoutesController],
+  exports: [InboundRoutesCoreModule],
 })
 export class InboundRoutesModule {}
