@@ -635,8 +635,8 @@ describe('POST /vault-forward against real downstream servers', () => {
     expect(JSON.parse(plain.received.at(-1)!.body.toString())).toEqual({ exp: '07/2033' });
     expectOurs(
       await forward({ url: `${plain.url}/echo`, paymentMethods: damaged.id, body: '{"n":"{{ CARD_NUMBER_1 }}"}' }),
-      500,
-      'internal-error',
+      503,
+      'vault-master-key-mismatch',
     );
   });
 

@@ -4833,7 +4833,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `/errors/service-unavailable` Service unavailable; `/errors/vault-key-store-unavailable` Vault key store unavailable */
+            /** @description `/errors/service-unavailable` Service unavailable; `/errors/vault-key-store-unavailable` Vault key store unavailable; `/errors/vault-master-key-mismatch` Vault master keys do not open the stored data */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4841,11 +4841,11 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "service-unavailable" | "vault-key-store-unavailable";
+                        code?: "service-unavailable" | "vault-key-store-unavailable" | "vault-master-key-mismatch";
                     };
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "service-unavailable" | "vault-key-store-unavailable";
+                        code?: "service-unavailable" | "vault-key-store-unavailable" | "vault-master-key-mismatch";
                     };
                 };
             };
@@ -13733,7 +13733,7 @@ export interface operations {
                     "*/*": unknown;
                 };
             };
-            /** @description `/errors/forward-capacity-exceeded` Forwarding capacity exceeded; `/errors/forward-queue-unavailable` Queued forwarding unavailable; `/errors/service-unavailable` Service unavailable; `/errors/vault-key-store-unavailable` Vault key store unavailable. Without `x-vault-forward-error: true` this status is the downstream’s own answer, whatever its body. */
+            /** @description `/errors/forward-capacity-exceeded` Forwarding capacity exceeded; `/errors/forward-queue-unavailable` Queued forwarding unavailable; `/errors/service-unavailable` Service unavailable; `/errors/vault-key-store-unavailable` Vault key store unavailable; `/errors/vault-master-key-mismatch` Vault master keys do not open the stored data. Without `x-vault-forward-error: true` this status is the downstream’s own answer, whatever its body. */
             503: {
                 headers: {
                     /** @description `true` on an error of this service; absent on the downstream’s answer. */
@@ -13743,11 +13743,11 @@ export interface operations {
                 content: {
                     "application/problem+json": (components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "forward-capacity-exceeded" | "forward-queue-unavailable" | "service-unavailable" | "vault-key-store-unavailable";
+                        code?: "forward-capacity-exceeded" | "forward-queue-unavailable" | "service-unavailable" | "vault-key-store-unavailable" | "vault-master-key-mismatch";
                     }) | unknown;
                     "application/json": (components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
-                        code?: "forward-capacity-exceeded" | "forward-queue-unavailable" | "service-unavailable" | "vault-key-store-unavailable";
+                        code?: "forward-capacity-exceeded" | "forward-queue-unavailable" | "service-unavailable" | "vault-key-store-unavailable" | "vault-master-key-mismatch";
                     }) | unknown;
                     "*/*": unknown;
                 };

@@ -46,7 +46,7 @@ describe('one sealing entry point: the vault', () => {
       'unwrapSecret',
     ]);
     const offenders = outside.flatMap(({ file, text }) =>
-      [...text.matchAll(/import\s*(?:type\s*)?\{([^}]*)\}\s*from\s*'[^']*vault\/(envelope|aes-gcm)'/g)]
+      [...text.matchAll(/import\s*(?:type\s*)?\{([^}]*)\}\s*from\s*'[^']*vault\/(?:crypto\/)?(envelope|aes-gcm)'/g)]
         .filter(([, names, module]) =>
           module === 'aes-gcm' ? true : names.split(',').some((name) => PRIMITIVES.has(name.trim())),
         )

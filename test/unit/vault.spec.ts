@@ -13,7 +13,7 @@ import {
   wrapSecret,
 } from '../../src/modules/vault/envelope';
 import { EnvMasterKey, VaultKeyring } from '../../src/modules/vault/keyring';
-import { randomBytesFromPool } from '../../src/modules/vault/random-pool';
+import { randomBytesFromPool } from '../../src/modules/vault/crypto/random-pool';
 import { SecretSealer } from '../../src/modules/vault/secret-sealer';
 import { PlaceholderError, scanText } from '../../src/modules/vault/placeholders/placeholders';
 import { fillBody, fillHeaderValue } from '../support/placeholder-fill';

@@ -5,6 +5,7 @@ import { open, seal, SealedRecord, unwrapSecret, wrapSecret } from './envelope';
 import { VAULT_KEYRING, VaultKeyring } from './keyring';
 import { boundAad } from './secret-sealer';
 import { MerchantKeysRepository } from './merchant-keys.repository';
+import { openOr503 } from './vault.errors';
 
 export interface CardSecrets {
   number: string;
@@ -44,7 +45,8 @@ export class CardVault {
   }
 
   open(merchantAccountId: string, id: string, sealed: SealedRecord): CardSecrets {
-    const plaintext = open(sealed, cardAad(merchantAccountId, id), this.keyring, `payment method ${id}`);
+    const what = `payment method ${id}`;
+    const plaintext = openOr503(what, () => open(sealed, cardAad(merchantAccountId, id), this.keyring, what));
     try {
       const { n, h } = JSON.parse(plaintext.toString('utf8')) as { n: string; h: string | null };
       return { number: n, cardholderName: h };
@@ -79,13 +81,8 @@ export class CardVault {
     await this.merchantKeys.insertIfAbsent(merchantAccountId, wrapSecret(candidate, aad, current), current.id);
     candidate.fill(0);
     const row = await this.merchantKeys.get(merchantAccountId);
-    const key = unwrapSecret(
-      row.wrapped_key,
-      row.master_key_id,
-      aad,
-      this.keyring,
-      `fingerprint key of ${merchantAccountId}`,
-    );
+    const what = `fingerprint key of ${merchantAccountId}`;
+    const key = openOr503(what, () => unwrapSecret(row.wrapped_key, row.master_key_id, aad, this.keyring, what));
     this.fingerprintKeys.set(merchantAccountId, key);
     return key;
   }

@@ -1,6 +1,6 @@
-import { decrypt, encrypt, KEY_BYTES } from './aes-gcm';
+import { decrypt, encrypt, KEY_BYTES } from './crypto/aes-gcm';
 import type { MasterKey, VaultKeyring } from './keyring';
-import { randomBytesFromPool } from './random-pool';
+import { randomBytesFromPool } from './crypto/random-pool';
 
 /**
  * Envelope encryption with AES-256-GCM: each record has its own random data key, which encrypts the

@@ -2,7 +2,7 @@ import { createSecretKey, type KeyObject } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import type { AppConfig } from '../../platform/config/config';
 import { readOrCreateDevSecret } from '../../platform/config/dev-secret';
-import { decrypt, encrypt } from './aes-gcm';
+import { decrypt, encrypt } from './crypto/aes-gcm';
 
 /**
  * A master key, wherever it lives: it wraps and unwraps data keys (and bare secrets) itself, so a

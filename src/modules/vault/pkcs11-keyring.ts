@@ -3,7 +3,7 @@ import { Logger } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import * as pkcs11js from 'pkcs11js';
 import type { AppConfig, VaultPkcs11Config } from '../../platform/config/config';
-import { IV_BYTES, TAG_BYTES } from './aes-gcm';
+import { IV_BYTES, TAG_BYTES } from './crypto/aes-gcm';
 import { KeyStore, MasterKey, VaultKeyring } from './keyring';
 import { VaultKeyUnavailableError } from './vault.errors';
 

@@ -72,6 +72,7 @@ export function forwardOperation(): { path: string; method: 'post'; operation: R
     IdempotencyErrors.keyReused,
     ForwardJobErrors.queueUnavailable,
     VaultErrors.keyStoreUnavailable,
+    VaultErrors.masterKeyMismatch,
     DisclosureBudgetErrors.placeholderNotAllowed,
     DisclosureBudgetErrors.exceeded,
   ]);

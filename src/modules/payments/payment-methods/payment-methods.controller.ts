@@ -42,6 +42,7 @@ export class PaymentMethodsController {
     CheckoutSessionErrors.noCard,
     CheckoutSessionErrors.cardIsStored,
     VaultErrors.keyStoreUnavailable,
+    VaultErrors.masterKeyMismatch,
   )
   async create(
     @MerchantAccountId() merchant: string,
