@@ -5,6 +5,8 @@ import { pathWithoutAuthenticationData } from '../../../platform/card-data/authe
 import { applied } from '../../../platform/card-data/authentication-data-names';
 import { holdsCardNumber, maskCardNumbers } from '../../../platform/card-data/card-numbers';
 import { writeAnswer, writeProblem } from '../../../platform/http/node-answers';
+import type { AppConfig } from '../../../platform/config/config';
+import { APP_CONFIG } from '../../../platform/config/config.module';
 import { REQUEST_LOG, RequestLog, requestIdFor } from '../../../platform/logging/logging.module';
 import { ProblemException } from '../../../platform/problem/problem';
 import { problemResponse, toProblem } from '../../../platform/problem/problem.filter';
@@ -13,6 +15,7 @@ import { BodyUnparseable, readBody } from '../bodies/body-leaves';
 import { cardSlots, FieldRefused } from '../bodies/card-slots';
 import { InboundOutcome } from '../records/inbound-request.entity';
 import { InboundRequestsRepository } from '../records/inbound-requests.repository';
+import { credentialHeader } from '../routes/caller-authentication';
 import { compiledMapping } from '../routes/field-mappings';
 import type { EntryRouteRow } from '../routes/inbound-routes.repository';
 import { InboundRoutesService } from '../routes/inbound-routes.service';
@@ -58,6 +61,7 @@ export class InboundHttpHandler {
     private readonly metrics: InboundMetrics,
     private readonly inflight: InflightBytes,
     @Inject(REQUEST_LOG) private readonly requestLog: RequestLog,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   static matches(req: IncomingMessage): boolean {
@@ -115,7 +119,10 @@ export class InboundHttpHandler {
         },
       );
     checkRoutedPath(target.path, route.path_prefixes);
-    refuseCardsOutsideBody(target, req);
+    refuseCardsOutsideBody(target, req, [
+      credentialHeader(route.caller_authentication),
+      this.config.inboundClientCertHeader,
+    ]);
     attempt.caller = await this.callers.beforeBody(route, req.headers);
     lease.forMerchant(route.merchant_account_id);
     const raw = await readWhole(req, route.max_body_bytes, lease);
@@ -233,13 +240,16 @@ export class InboundHttpHandler {
 }
 
 /** Cards go in the body: a card number in the path, the query or a header value is refused before anything is read. */
-function refuseCardsOutsideBody(target: InboundTarget, req: IncomingMessage): void {
+function refuseCardsOutsideBody(target: InboundTarget, req: IncomingMessage, credentials: Array<string | null>): void {
   const refused = (location: 'path' | 'query' | 'header', name: string) =>
     new ProblemException(InboundErrors.cardDataUnusable, `The ${location} holds a card number: cards go in the body.`, [
       { location, name, message: 'holds a card number' },
     ]);
   if (holdsCardNumber(target.path)) throw refused('path', 'path');
   if (holdsCardNumber(target.query)) throw refused('query', 'query');
-  for (let i = 0; i < req.rawHeaders.length; i += 2)
-    if (holdsCardNumber(req.rawHeaders[i + 1])) throw refused('header', req.rawHeaders[i].toLowerCase());
+  // The caller's credential (a secret may be all digits) is checked, never sent on.
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    const name = req.rawHeaders[i].toLowerCase();
+    if (!credentials.includes(name) && holdsCardNumber(req.rawHeaders[i + 1])) throw refused('header', name);
+  }
 }

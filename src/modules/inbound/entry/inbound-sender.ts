@@ -8,6 +8,7 @@ import { ResponseFilter } from '../../forwarding/answers/response-filter';
 import { DownstreamClient, DownstreamResponse } from '../../forwarding/sending/downstream-client';
 import { checkOutbound } from '../../forwarding/sending/outbound-policy';
 import { HOP_BY_HOP } from '../../forwarding/sending/outbound-request';
+import { OutboundErrors } from '../../forwarding/sending/outbound.errors';
 import { NoWebhookSecretError, WebhookSigner } from '../../merchants/webhook-secrets/webhook-signer';
 import { credentialHeader } from '../routes/caller-authentication';
 import type { EntryRouteRow } from '../routes/inbound-routes.repository';
@@ -65,15 +66,24 @@ export class InboundSender {
       'x-vault-inbound-request-id': request.recordId,
     });
     const bodyless = request.method === 'GET' || request.method === 'HEAD';
-    const response = await this.downstream.send({
-      url,
-      method: request.method,
-      headers,
-      body: bodyless && request.body.length === 0 ? undefined : request.body,
-      timeoutMs: route.timeout_seconds * 1000,
-      trusted,
-      identity: null,
-    });
+    const response = await this.downstream
+      .send({
+        url,
+        method: request.method,
+        headers,
+        body: bodyless && request.body.length === 0 ? undefined : request.body,
+        timeoutMs: route.timeout_seconds * 1000,
+        trusted,
+        identity: null,
+      })
+      .catch((error: unknown) => {
+        // The guard's refusal names the route's field, not the forward's header.
+        if (!(error instanceof ProblemException) || error.definition !== OutboundErrors.targetAddressForbidden)
+          throw error;
+        throw new ProblemException(OutboundErrors.targetAddressForbidden, error.detail, [
+          { location: 'body', name: 'upstream_url', message: 'resolves to an address that is not public' },
+        ]);
+      });
     return this.answers.filter(route.merchant_account_id, { responseRules: [], unmatchedPan: 'mask' }, response);
   }
 

@@ -93,7 +93,10 @@ export class InboundRoutesService {
   /** The route a request to /vault-inbound/{id} names, or 404 (of any merchant account: the id is the address). */
   async forEntry(id: string): Promise<EntryRouteRow> {
     const row = isUuid(id) ? await this.routes.forEntry(id.toLowerCase()) : null;
-    if (!row) throw notFound(id);
+    if (!row)
+      throw new ProblemException(InboundRouteErrors.notFound, `No inbound route "${id.slice(0, 64)}" exists.`, [
+        { location: 'path', name: 'route_id', message: 'no such inbound route' },
+      ]);
     return row;
   }
 
