@@ -1,23 +1,9 @@
-import { createPrivateKey, createPublicKey, verify } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { verify } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Client } from 'pg';
-import { createCard } from '../factories/cards';
-import { createMerchantWithConfig } from '../factories/forwarding-merchants';
-import {
-  endedJob,
-  queuedForwardEnv,
-  ScriptedDownstream,
-  startScriptedDownstream,
-  startWorker,
-  stopQueuedSetup,
-  WorkerProcess,
-} from '../support/forward-jobs';
+import { endedJob, queuedForwardEnv, startWorker, stopQueuedSetup, WorkerProcess } from '../support/forward-jobs';
 import { http, HttpResult } from '../support/http';
-import { createIsolatedDatabase, IsolatedDatabase } from '../support/isolated-database';
-import { ledgerCli } from '../support/ledger-cli';
-import { TEST_LEDGER_KEY } from '../support/ledger-key';
+import { LedgerSetup, startLedgerSetup } from '../support/ledger-setup';
 import { startTestApp, TestApp } from '../support/test-app';
 import { waitFor } from '../support/wait';
 import { headBytesOf, leafOf, rootFromInclusionPath } from '../support/ledger-spec';
@@ -31,67 +17,35 @@ import { LedgerSealer } from '../../src/modules/forwarding/ledger/ledger-sealer'
  */
 
 describe('The disclosure ledger: entries with every disclosure, signed heads, proofs and verification', () => {
-  let database: IsolatedDatabase;
-  let env: Record<string, string>;
+  let setup: LedgerSetup;
   let a: TestApp;
   let b: TestApp;
   let worker: WorkerProcess;
-  let target: ScriptedDownstream;
   let token: string;
-  let direct: Client;
-  let cli: ReturnType<typeof ledgerCli>;
-  const cards: string[] = [];
+  let cards: string[];
   const records: string[] = [];
-  const dir = mkdtempSync(join(tmpdir(), 'vf-ledger-'));
-  const publicKey = createPublicKey(createPrivateKey(TEST_LEDGER_KEY));
 
   function forward(app: TestApp, card: string, headers: Record<string, string> = {}): Promise<HttpResult> {
-    return http(app.url, '/vault-forward', {
-      method: 'POST',
-      token,
-      headers: {
-        'x-vault-forward-url': `${target.url}/pay`,
-        'x-vault-forward-http-method': 'POST',
-        'x-vault-forward-payment-methods': card,
-        'content-type': 'application/json',
-        ...headers,
-      },
-      rawBody: '{"number":"{{ CARD_NUMBER_1 }}","expiry":"{{ CARD_EXPIRATION_DATE_1 }}"}',
-    });
+    const body = '{"number":"{{ CARD_NUMBER_1 }}","expiry":"{{ CARD_EXPIRATION_DATE_1 }}"}';
+    return setup.forward(app, token, card, body, headers);
   }
 
   /** The record's proof once a head covers its entries. */
-  const proofOf = (id: string) =>
-    waitFor(
-      async () => {
-        const read = await http(a.url, `/vault-forward/requests/${id}/proof`, { token });
-        return read.status === 200 && read;
-      },
-      { timeoutMs: 20_000, what: `the ledger proof of ${id}` },
-    );
+  const proofOf = (id: string) => setup.proof(a, token, id);
 
   beforeAll(async () => {
-    database = await createIsolatedDatabase('ledger');
-    env = { ...queuedForwardEnv('test-ledger'), DATABASE_URL: database.url, LEDGER_SEAL_INTERVAL_MS: '100' };
-    target = await startScriptedDownstream();
-    target.script('/pay', [{ status: 200, body: '{"ok":true}' }]);
-    a = await startTestApp({ env });
-    b = await startTestApp({ env });
-    worker = await startWorker(env);
-    let merchant: string;
-    ({ id: merchant, token } = await createMerchantWithConfig(a, target.port, 'ledger target'));
-    for (let i = 0; i < 3; i++) cards.push((await createCard(a, merchant)).id);
-    cli = ledgerCli(database.url, dir);
-    direct = new Client({ connectionString: database.url });
-    await direct.connect();
+    setup = await startLedgerSetup('ledger', queuedForwardEnv('test-ledger'));
+    setup.target.script('/pay', [{ status: 200, body: '{"ok":true}' }]);
+    a = await startTestApp({ env: setup.env });
+    b = await startTestApp({ env: setup.env });
+    worker = await startWorker(setup.env);
+    ({ token, cards } = await setup.merchant(a, 'ledger target', 3));
   }, 120_000);
 
   afterAll(async () => {
-    await direct?.end();
     await b?.close();
-    await stopQueuedSetup({ env, worker, t: a, downstream: target });
-    await database?.drop();
-    rmSync(dir, { recursive: true, force: true });
+    await stopQueuedSetup(setup && { env: setup.env, worker, t: a });
+    await setup?.close();
   }, 60_000);
 
   it('records each disclosure, sent now on two API processes or queued, and proves it against a signed head', async () => {
@@ -104,7 +58,7 @@ describe('The disclosure ledger: entries with every disclosure, signed heads, pr
     expect(queued.status).toBe(202);
     const job = await endedJob(a.url, token, queued.body.id);
     expect(job.body.status).toBe('succeeded');
-    const { rows } = await direct.query<{ id: string }>(
+    const { rows } = await setup.direct.query<{ id: string }>(
       `SELECT id FROM vault_forward_requests WHERE id <> ALL($1) AND merchant_account_id = $2`,
       [records, (await http(a.url, `/vault-forward/requests/${records[0]}`, { token })).body.merchant_account_id],
     );
@@ -112,13 +66,13 @@ describe('The disclosure ledger: entries with every disclosure, signed heads, pr
     records.push(rows[0].id);
 
     for (const id of records) {
-      const proof = (await proofOf(id)).body;
+      const proof = await proofOf(id);
       const head = proof.head;
       expect(
         verify(
           'sha256',
           headBytesOf(head),
-          { key: publicKey, dsaEncoding: 'ieee-p1363' },
+          { key: setup.publicKey, dsaEncoding: 'ieee-p1363' },
           Buffer.from(head.signature, 'base64'),
         ),
       ).toBe(true);
@@ -127,7 +81,7 @@ describe('The disclosure ledger: entries with every disclosure, signed heads, pr
         // Metadata only: the card by id and fingerprint, the fields by name, the target by origin.
         expect(entry).toMatchObject({
           record_id: id,
-          target_origin: target.url,
+          target_origin: setup.target.url,
           method: 'POST',
           filled_fields: ['CARD_NUMBER_1', 'CARD_EXPIRATION_DATE_1'],
         });
@@ -146,7 +100,7 @@ describe('The disclosure ledger: entries with every disclosure, signed heads, pr
       expect(proof.entries[1].entry.status).toBe(200);
     }
     // No card number anywhere in the ledger's rows.
-    const raw = await direct.query('SELECT * FROM vault_forward_ledger_entries');
+    const raw = await setup.direct.query('SELECT * FROM vault_forward_ledger_entries');
     expect(JSON.stringify(raw.rows)).not.toMatch(/\d{13,19}/);
   });
 
@@ -164,7 +118,7 @@ describe('The disclosure ledger: entries with every disclosure, signed heads, pr
   });
 
   it('purges past retention with a signed purge head, and later proofs still verify against the kept subtrees', async () => {
-    const { rows } = await direct.query<{ at: Date }>(
+    const { rows } = await setup.direct.query<{ at: Date }>(
       'SELECT created_at AS at FROM vault_forward_ledger_entries WHERE leaf_index = 4',
     );
     // Null while another process's seal holds the sealer's lock (every 100 ms here): tried until it runs.
@@ -175,14 +129,14 @@ describe('The disclosure ledger: entries with every disclosure, signed heads, pr
     expect(head).toMatchObject({ kind: 'purge' });
     expect(head.purged_below).toBeGreaterThan(1);
     expect(head.purged_below).toBeLessThanOrEqual(4);
-    const left = await direct.query('SELECT 1 FROM vault_forward_ledger_entries WHERE leaf_index < $1', [
+    const left = await setup.direct.query('SELECT 1 FROM vault_forward_ledger_entries WHERE leaf_index < $1', [
       head.purged_below,
     ]);
     expect(left.rows).toEqual([]);
     // The first record's two entries are gone; the last one's still prove against the newest head.
     const purged = await http(a.url, `/vault-forward/requests/${records[0]}/proof`, { token });
     expect(purged.body.code).toBe('ledger-entry-not-found');
-    const proof = (await proofOf(records[records.length - 1])).body;
+    const proof = await proofOf(records[records.length - 1]);
     // The merchant's own tree (decision 0143): its only merchant's, so purged at the same leaf under its own head.
     expect(proof.head).toMatchObject({ kind: 'purge', purged_below: head.purged_below });
     for (const { entry, inclusion_path } of proof.entries) {
@@ -193,16 +147,16 @@ describe('The disclosure ledger: entries with every disclosure, signed heads, pr
   });
 
   it('verifies from the database and offline from an export, and reports each tampering with what it concerns', async () => {
-    const verified = await cli('ledger', 'verify');
+    const verified = await setup.cli('ledger', 'verify');
     expect(verified).toMatchObject({ code: 0 });
     expect(JSON.parse(verified.stdout)).toMatchObject({ ok: true, findings: [] });
 
-    const exported = join(dir, 'ledger.ndjson');
-    expect((await cli('ledger', 'export', '--out', exported)).code).toBe(0);
-    const key = JSON.parse((await cli('ledger', 'public-key')).stdout);
-    const keyFile = join(dir, 'ledger.pub.pem');
+    const exported = join(setup.dir, 'ledger.ndjson');
+    expect((await setup.cli('ledger', 'export', '--out', exported)).code).toBe(0);
+    const key = JSON.parse((await setup.cli('ledger', 'public-key')).stdout);
+    const keyFile = join(setup.dir, 'ledger.pub.pem');
     writeFileSync(keyFile, key.public_key);
-    const offline = await cli('ledger', 'verify', '--file', exported, '--public-key', keyFile);
+    const offline = await setup.cli('ledger', 'verify', '--file', exported, '--public-key', keyFile);
     expect(JSON.parse(offline.stdout)).toMatchObject({ ok: true });
     // The export tampered with: one entry's target changed.
     const lines = readFileSync(exported, 'utf8').trim().split('\n');
@@ -210,21 +164,21 @@ describe('The disclosure ledger: entries with every disclosure, signed heads, pr
     const entry = JSON.parse(lines[at]);
     lines[at] = JSON.stringify({ ...entry, target_origin: 'https://attacker.example' });
     writeFileSync(exported, `${lines.join('\n')}\n`);
-    const tamperedFile = await cli('ledger', 'verify', '--file', exported, '--public-key', keyFile);
+    const tamperedFile = await setup.cli('ledger', 'verify', '--file', exported, '--public-key', keyFile);
     expect(tamperedFile.code).toBe(1);
     expect(JSON.parse(tamperedFile.stdout).first).toMatchObject({ problem: 'entry-changed', entry_id: entry.id });
 
     // The database tampered with: a target changed, an entry deleted, a row inserted, two heads swapped.
-    const { rows: sealed } = await direct.query<{ id: string; leaf_index: string; record_id: string }>(
+    const { rows: sealed } = await setup.direct.query<{ id: string; leaf_index: string; record_id: string }>(
       'SELECT id::text, leaf_index::text, record_id FROM vault_forward_ledger_entries WHERE leaf_index IS NOT NULL ORDER BY leaf_index',
     );
     const [changed, removed] = [sealed[1], sealed[3]];
-    await direct.query(
+    await setup.direct.query(
       `UPDATE vault_forward_ledger_entries SET target_origin = 'https://attacker.example' WHERE id = $1`,
       [changed.id],
     );
-    await direct.query('DELETE FROM vault_forward_ledger_entries WHERE id = $1', [removed.id]);
-    const { rows: inserted } = await direct.query<{ id: string }>(
+    await setup.direct.query('DELETE FROM vault_forward_ledger_entries WHERE id = $1', [removed.id]);
+    const { rows: inserted } = await setup.direct.query<{ id: string }>(
       `INSERT INTO vault_forward_ledger_entries (record_id, kind, merchant_account_id, payment_method_ids, fingerprints,
          authentication_ids, filled_fields, leaf_index, leaf_hash)
        SELECT 'forged', 'disclosure', merchant_account_id, payment_method_ids, fingerprints, authentication_ids,
@@ -232,11 +186,11 @@ describe('The disclosure ledger: entries with every disclosure, signed heads, pr
          FROM vault_forward_ledger_entries WHERE id = $1 RETURNING id::text`,
       [sealed[0].id],
     );
-    const { rows: heads } = await direct.query<{ seq: string }>(
+    const { rows: heads } = await setup.direct.query<{ seq: string }>(
       // Ordered by the number: ordered as text, head 10 would come before head 2.
       'SELECT h.seq::text FROM vault_forward_ledger_heads h WHERE h.merchant_account_id IS NULL ORDER BY h.seq LIMIT 2',
     );
-    await direct.query(
+    await setup.direct.query(
       `UPDATE vault_forward_ledger_heads h SET kind = o.kind, tree_size = o.tree_size, root_hash = o.root_hash,
               previous_hash = o.previous_hash, frontier = o.frontier, purged_below = o.purged_below,
               retained = o.retained, signed_at = o.signed_at, signature = o.signature
@@ -246,7 +200,7 @@ describe('The disclosure ledger: entries with every disclosure, signed heads, pr
       [heads[0].seq, heads[1].seq],
     );
 
-    const tampered = await cli('ledger', 'verify');
+    const tampered = await setup.cli('ledger', 'verify');
     expect(tampered.code).toBe(1);
     const report = JSON.parse(tampered.stdout);
     expect(report.ok).toBe(false);

@@ -1,18 +1,10 @@
-import { createPrivateKey, createPublicKey, verify } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { verify } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Client } from 'pg';
-import { createCard } from '../factories/cards';
-import { createMerchantWithConfig } from '../factories/forwarding-merchants';
-import { ScriptedDownstream, startScriptedDownstream } from '../support/forward-jobs';
 import { http } from '../support/http';
-import { createIsolatedDatabase, IsolatedDatabase } from '../support/isolated-database';
-import { ledgerCli } from '../support/ledger-cli';
-import { TEST_LEDGER_KEY } from '../support/ledger-key';
 import { headBytesOf, leafOf, rootFromInclusionPath } from '../support/ledger-spec';
+import { LedgerSetup, startLedgerSetup } from '../support/ledger-setup';
 import { startTestApp, TestApp } from '../support/test-app';
-import { waitFor } from '../support/wait';
 
 /*
  * Issue 47, item 2 (decision 0143): the ledger proves completeness, not only integrity. Each merchant reads its own
@@ -29,47 +21,24 @@ interface Merchant {
 }
 
 describe('The disclosure ledger proves completeness: per-merchant heads, what is gone reported, proofs never 500', () => {
-  let database: IsolatedDatabase;
+  let setup: LedgerSetup;
   let app: TestApp;
-  let target: ScriptedDownstream;
-  let direct: Client;
-  let cli: ReturnType<typeof ledgerCli>;
   const merchants: Merchant[] = [];
-  const dir = mkdtempSync(join(tmpdir(), 'vf-ledger-complete-'));
-  const kept = join(dir, 'last-head.json');
-  const publicKey = createPublicKey(createPrivateKey(TEST_LEDGER_KEY));
 
   async function forward(m: Merchant): Promise<string> {
-    const sent = await http(app.url, '/vault-forward', {
-      method: 'POST',
-      token: m.token,
-      headers: {
-        'x-vault-forward-url': `${target.url}/pay`,
-        'x-vault-forward-http-method': 'POST',
-        'x-vault-forward-payment-methods': m.card,
-        'content-type': 'application/json',
-      },
-      rawBody: '{"number":"{{ CARD_NUMBER_1 }}"}',
-    });
+    const sent = await setup.forward(app, m.token, m.card, '{"number":"{{ CARD_NUMBER_1 }}"}');
     expect(sent.status).toBe(200);
     const id = sent.headers.get('x-vault-forward-request-id')!;
     m.records.push(id);
     return id;
   }
 
-  const proofOf = (m: Merchant, id: string) =>
-    waitFor(
-      async () => {
-        const read = await http(app.url, `/vault-forward/requests/${id}/proof`, { token: m.token });
-        // Both of the record's entries (disclosure, outcome) under one head: the outcome is written and sealed
-        // after the disclosure, so a proof read in between covers the first alone.
-        return read.status === 200 && read.body.entries?.length === 2 && read.body;
-      },
-      { timeoutMs: 20_000, what: `the ledger proof of both entries of ${id}` },
-    );
+  const proofOf = (m: Merchant, id: string) => setup.proof(app, m.token, id);
+  /** Where `ledger verify --keep-head` keeps the newest head it verified. */
+  const kept = () => join(setup.dir, 'last-head.json');
 
   const verified = async (...args: string[]) => {
-    const run = await cli('ledger', 'verify', ...args);
+    const run = await setup.cli('ledger', 'verify', ...args);
     try {
       return { code: run.code, ...JSON.parse(run.stdout) };
     } catch {
@@ -79,33 +48,26 @@ describe('The disclosure ledger proves completeness: per-merchant heads, what is
 
   /** Rows as they are, to put back exactly (ids and all) once a check is done. */
   const saved = async (table: string, where: string, values: unknown[]) =>
-    (await direct.query(`SELECT to_jsonb(t) AS row FROM ${table} t WHERE ${where}`, values)).rows.map((r) => r.row);
+    (await setup.direct.query(`SELECT to_jsonb(t) AS row FROM ${table} t WHERE ${where}`, values)).rows.map(
+      (r) => r.row,
+    );
   const restore = async (table: string, rows: unknown[]) => {
     for (const row of rows)
-      await direct.query(`INSERT INTO ${table} SELECT * FROM jsonb_populate_record(NULL::${table}, $1)`, [row]);
+      await setup.direct.query(`INSERT INTO ${table} SELECT * FROM jsonb_populate_record(NULL::${table}, $1)`, [row]);
   };
 
   beforeAll(async () => {
-    database = await createIsolatedDatabase('ledger_complete');
-    target = await startScriptedDownstream();
-    app = await startTestApp({
-      env: { DATABASE_URL: database.url, LEDGER_SEAL_INTERVAL_MS: '100', FORWARD_INSECURE_HOSTS: '127.0.0.1' },
-    });
+    setup = await startLedgerSetup('ledger_complete', { FORWARD_INSECURE_HOSTS: '127.0.0.1' });
+    app = await startTestApp({ env: setup.env });
     for (const name of ['shop a', 'shop b']) {
-      const { id, token } = await createMerchantWithConfig(app, target.port, name);
-      merchants.push({ id, token, card: (await createCard(app, id)).id, records: [] });
+      const { id, token, cards } = await setup.merchant(app, name, 1);
+      merchants.push({ id, token, card: cards[0], records: [] });
     }
-    cli = ledgerCli(database.url, dir);
-    direct = new Client({ connectionString: database.url });
-    await direct.connect();
   }, 120_000);
 
   afterAll(async () => {
-    await direct?.end();
     await app?.close();
-    await target?.close();
-    await database?.drop();
-    rmSync(dir, { recursive: true, force: true });
+    await setup?.close();
   }, 60_000);
 
   it('gives each merchant heads and proofs of its own tree: the others’ disclosures change nothing it can read', async () => {
@@ -118,9 +80,9 @@ describe('The disclosure ledger proves completeness: per-merchant heads, what is
     expect(mine.head).toMatchObject({ merchant_account_id: b.id, tree_size: 2 });
     expect(mine.entries.map((e: any) => e.entry.leaf_index)).toEqual([0, 1]);
     const signature = Buffer.from(mine.head.signature, 'base64');
-    expect(verify('sha256', headBytesOf(mine.head), { key: publicKey, dsaEncoding: 'ieee-p1363' }, signature)).toBe(
-      true,
-    );
+    expect(
+      verify('sha256', headBytesOf(mine.head), { key: setup.publicKey, dsaEncoding: 'ieee-p1363' }, signature),
+    ).toBe(true);
     for (const { entry, inclusion_path } of mine.entries) {
       const path = inclusion_path.map((p: string) => Buffer.from(p, 'base64'));
       const root = rootFromInclusionPath(entry.leaf_index, mine.head.tree_size, leafOf(entry), path);
@@ -137,7 +99,7 @@ describe('The disclosure ledger proves completeness: per-merchant heads, what is
   it('refuses impossible values in the schema, and answers a problem, never a 500, when they are forced in', async () => {
     const [a] = merchants;
     const insert = (record: string, leaf: number) =>
-      direct.query(
+      setup.direct.query(
         `INSERT INTO vault_forward_ledger_entries (record_id, kind, merchant_account_id, payment_method_ids, fingerprints,
            authentication_ids, filled_fields, leaf_index, leaf_hash)
          VALUES ($1, 'disclosure', $2, '{}', '{}', '{}', '{}', $3, 'AAAA') RETURNING id::text`,
@@ -147,10 +109,10 @@ describe('The disclosure ledger proves completeness: per-merchant heads, what is
     await expect(insert('forged-twice', 0)).rejects.toMatchObject({ code: '23505' });
 
     // Forced in past the schema (its constraints dropped, as only an attacker with the owner's rights can).
-    await direct.query(
+    await setup.direct.query(
       'ALTER TABLE vault_forward_ledger_entries DROP CONSTRAINT vault_forward_ledger_entries_leaf_check',
     );
-    await direct.query(
+    await setup.direct.query(
       'ALTER TABLE vault_forward_ledger_entries DROP CONSTRAINT vault_forward_ledger_entries_leaf_index_key',
     );
     const [negative] = (await insert('forged-negative', -1)).rows;
@@ -166,14 +128,14 @@ describe('The disclosure ledger proves completeness: per-merchant heads, what is
         expect.objectContaining({ problem: 'entry-without-record', entry_id: negative.id }),
       ]),
     );
-    await direct.query(`DELETE FROM vault_forward_ledger_entries WHERE record_id LIKE 'forged-%'`);
-    await direct.query(`ALTER TABLE vault_forward_ledger_entries
+    await setup.direct.query(`DELETE FROM vault_forward_ledger_entries WHERE record_id LIKE 'forged-%'`);
+    await setup.direct.query(`ALTER TABLE vault_forward_ledger_entries
       ADD CONSTRAINT vault_forward_ledger_entries_leaf_check CHECK (leaf_index >= 0 AND (leaf_index IS NULL) = (leaf_hash IS NULL)),
       ADD CONSTRAINT vault_forward_ledger_entries_leaf_index_key UNIQUE (leaf_index)`);
 
     // A leaf of A's tree gone: a proof of another of A's records is refused, not made from a tree with a hole.
     const gone = await saved('vault_forward_ledger_entries', `record_id = $1 AND kind = 'outcome'`, [a.records[0]]);
-    await direct.query(`DELETE FROM vault_forward_ledger_entries WHERE record_id = $1 AND kind = 'outcome'`, [
+    await setup.direct.query(`DELETE FROM vault_forward_ledger_entries WHERE record_id = $1 AND kind = 'outcome'`, [
       a.records[0],
     ]);
     const holed = await http(app.url, `/vault-forward/requests/${a.records[1]}/proof`, { token: a.token });
@@ -185,20 +147,20 @@ describe('The disclosure ledger proves completeness: per-merchant heads, what is
   it('reports records without their entries, entries without their record, and a chain shorter than one seen', async () => {
     const [a, b] = merchants;
     // A clean run keeps its newest head; forwards and seals going on meanwhile change nothing in its answer.
-    const [clean] = await Promise.all([verified('--keep-head', kept), forward(a), forward(b)]);
+    const [clean] = await Promise.all([verified('--keep-head', kept()), forward(a), forward(b)]);
     expect(clean).toMatchObject({ code: 0, ok: true, findings: [] });
-    expect(JSON.parse(readFileSync(kept, 'utf8'))).toMatchObject({ seq: clean.newest_head.seq });
+    expect(JSON.parse(readFileSync(kept(), 'utf8'))).toMatchObject({ seq: clean.newest_head.seq });
     await proofOf(a, a.records[a.records.length - 1]);
     await proofOf(b, b.records[b.records.length - 1]);
-    const seen = await verified('--keep-head', kept);
+    const seen = await verified('--keep-head', kept());
     expect(seen).toMatchObject({ code: 0, ok: true });
 
     // A record's entries deleted; another record deleted, its entries left.
     const [lost, orphaned] = [a.records[1], b.records[0]];
     const entries = await saved('vault_forward_ledger_entries', 'record_id = $1', [lost]);
     const record = await saved('vault_forward_requests', 'id = $1', [orphaned]);
-    await direct.query('DELETE FROM vault_forward_ledger_entries WHERE record_id = $1', [lost]);
-    await direct.query('DELETE FROM vault_forward_requests WHERE id = $1', [orphaned]);
+    await setup.direct.query('DELETE FROM vault_forward_ledger_entries WHERE record_id = $1', [lost]);
+    await setup.direct.query('DELETE FROM vault_forward_requests WHERE id = $1', [orphaned]);
     const missing = await verified();
     expect(missing.findings).toEqual(
       expect.arrayContaining([
@@ -212,23 +174,23 @@ describe('The disclosure ledger proves completeness: per-merchant heads, what is
     // The newest head deleted with its entries, and the merchants' heads over them: a shorter chain that verifies
     // on its own, but for the records left without their entries and the head the last run kept.
     const newest = seen.newest_head;
-    await direct.query('BEGIN');
-    const { rows: cut } = await direct.query<{ record_id: string }>(
+    await setup.direct.query('BEGIN');
+    const { rows: cut } = await setup.direct.query<{ record_id: string }>(
       `DELETE FROM vault_forward_ledger_entries
         WHERE leaf_index >= (SELECT tree_size FROM vault_forward_ledger_heads WHERE merchant_account_id IS NULL
                               AND seq = $1 - 1)
         RETURNING record_id`,
       [newest.seq],
     );
-    await direct.query(
+    await setup.direct.query(
       `DELETE FROM vault_forward_ledger_heads h WHERE h.merchant_account_id IS NULL AND seq = $1
           OR h.merchant_account_id IS NOT NULL AND h.tree_size > (SELECT count(*) FROM vault_forward_ledger_entries e
                WHERE e.merchant_account_id = h.merchant_account_id AND e.merchant_leaf_index IS NOT NULL)`,
       [newest.seq],
     );
-    await direct.query('COMMIT');
+    await setup.direct.query('COMMIT');
     expect(cut.length).toBeGreaterThan(0);
-    const shorter = await verified('--keep-head', kept);
+    const shorter = await verified('--keep-head', kept());
     expect(shorter).toMatchObject({ code: 1, ok: false });
     expect(shorter.findings).toEqual(
       expect.arrayContaining([
@@ -240,8 +202,8 @@ describe('The disclosure ledger proves completeness: per-merchant heads, what is
     expect(byHash.findings).toEqual(expect.arrayContaining([expect.objectContaining({ problem: 'head-missing' })]));
 
     // Both tables emptied: no head, no entry, and every record reported.
-    await direct.query('TRUNCATE vault_forward_ledger_entries, vault_forward_ledger_heads');
-    const wiped = await verified('--keep-head', kept);
+    await setup.direct.query('TRUNCATE vault_forward_ledger_entries, vault_forward_ledger_heads');
+    const wiped = await verified('--keep-head', kept());
     expect(wiped).toMatchObject({ code: 1, ok: false, heads: 0 });
     expect(wiped.findings).toEqual(
       expect.arrayContaining([
@@ -252,6 +214,6 @@ describe('The disclosure ledger proves completeness: per-merchant heads, what is
       ]),
     );
     // The head kept is the last one verified clean: a failed run never replaces it.
-    expect(JSON.parse(readFileSync(kept, 'utf8'))).toMatchObject({ seq: newest.seq });
+    expect(JSON.parse(readFileSync(kept(), 'utf8'))).toMatchObject({ seq: newest.seq });
   });
 });
