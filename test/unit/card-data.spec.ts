@@ -71,6 +71,42 @@ describe('the one card-number detector (decision 0112)', () => {
     }
   });
 
+  it('masks a card that looks like a JSON array but stands in a JSON string, XML or plain text, adding no quotes', () => {
+    for (const [text, masked] of [
+      ['{"note":"[4111111111111111]"}', '{"note":"[411111******1111]"}'],
+      ['{"note":"cards [4111111111111111, 2]"}', '{"note":"cards [411111******1111, 2]"}'],
+      ['{"a":"say \\"hi","note":"[4111111111111111]"}', '{"a":"say \\"hi","note":"[411111******1111]"}'],
+      ['{"a":"dir\\\\","n":[4111111111111111]}', '{"a":"dir\\\\","n":["411111******1111"]}'],
+      ['<pan>[4111111111111111]</pan>', '<pan>[411111******1111]</pan>'],
+      [
+        '<pans n="2">[4111111111111111, 5555555555554444]</pans>',
+        '<pans n="2">[411111******1111, 555555******4444]</pans>',
+      ],
+      ['cards: [4111111111111111]', 'cards: [411111******1111]'],
+    ]) {
+      expect(maskCardNumbers(text, { bareJson: true })).toBe(masked);
+      expect(keptText(text)).toBe(masked);
+    }
+  });
+
+  it('property: a JSON document stays JSON of the same shape, a card in a string as `[…]` and as a bare number', () => {
+    // Values with no digit run of a card's length of their own: a float's long fraction may be one (Luhn and all).
+    const values = fc.jsonValue().filter((value) => !/\d{12}/.test(JSON.stringify(value)));
+    fc.assert(
+      fc.property(values, fc.constantFrom('[%]', 'x [%, 2]', ':%,', '"%"'), (value, spelling) => {
+        const pan = '4111111111111111';
+        const text = JSON.stringify({ value, note: spelling.replace('%', pan), n: Number(pan), list: [Number(pan)] });
+        const masked = JSON.parse(maskCardNumbers(text, { bareJson: true }));
+        expect(masked).toEqual({
+          value,
+          note: spelling.replace('%', '411111******1111'),
+          n: '411111******1111',
+          list: ['411111******1111'],
+        });
+      }),
+    );
+  });
+
   it('leaves what is not a card number: ids, dates, addresses, long digit runs, Luhn failures', () => {
     for (const text of [
       'c1a34923-4825-4332-8ed5-403c333c7a1d',

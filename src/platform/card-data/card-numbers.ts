@@ -358,16 +358,18 @@ export function holdsCardNumber(text: string): boolean {
 /**
  * `text` with every card number masked: the digits binOf and the last four do not show become `*`, each
  * replacing the whole spelling of its digit. With `bareJson`, a number standing alone as a JSON value
- * (`"x": 4111…`) becomes a string, so that the JSON stays JSON.
+ * (`"x": 4111…`) becomes a string, so that the JSON stays JSON; anywhere else (inside a JSON string, in XML or
+ * plain text, `[4111…]` included) the text keeps its shape and only digits change.
  */
 export function maskCardNumbers(text: string, options: { bareJson?: boolean } = {}): string {
   const found = findCardNumbers(text);
   if (found.length === 0) return text;
+  const json = options.bareJson === true ? jsonValues(text) : null;
   // Edits as [at, end, text], applied in order: a hidden digit's spelling becomes `*`, a quote goes in.
   const edits: Array<[number, number, string]> = [];
   for (const card of found) {
     const { head, tail } = shown(card.digits.length);
-    const quote = options.bareJson === true && bareJsonNumber(text, card);
+    const quote = json !== null && bareJsonNumber(text, card) && json(card.spans[0][0]);
     if (quote) edits.push([card.spans[0][0], card.spans[0][0], '"']);
     card.spans.forEach(([start, end], k) => {
       if (k >= head && k < card.spans.length - tail) edits.push([start, end, '*']);
@@ -396,10 +398,27 @@ function bareJsonNumber(text: string, card: FoundCardNumber): boolean {
   while (before >= 0 && /\s/.test(text[before])) before--;
   let after = end;
   while (after < text.length && /\s/.test(text[after])) after++;
-  // An XML CDATA section's brackets (`<![CDATA[4111…]]>`) are no JSON array: its text keeps its shape.
-  if (text.startsWith(CDATA_OPEN, before + 1 - CDATA_OPEN.length) || text.startsWith(CDATA_CLOSE, after)) return false;
   return before >= 0 && ':[,'.includes(text[before]) && (after === text.length || ',]}'.includes(text[after]));
 }
 
-const CDATA_OPEN = '<![CDATA[';
-const CDATA_CLOSE = ']]>';
+/**
+ * For a text that is JSON (it opens an object or an array: a body, a log line; an XML document or plain text does
+ * not), whether a position stands among its values rather than inside one of its strings; null for any other text.
+ * A JSON string holds no raw quote, so the quotes before a position (`\"` and whatever follows a backslash inside a
+ * string aside) say whether a string is open there: read once for positions asked in order, again from the start
+ * for one before the last.
+ */
+function jsonValues(text: string): ((at: number) => boolean) | null {
+  if (!/^\s*[[{]/.test(text)) return null;
+  let scanned = 0;
+  let inString = false;
+  return (at) => {
+    if (at < scanned) [scanned, inString] = [0, false];
+    for (; scanned < at; scanned++) {
+      if (!inString) inString = text[scanned] === '"';
+      else if (text[scanned] === '\\') scanned++;
+      else if (text[scanned] === '"') inString = false;
+    }
+    return !inString;
+  };
+}
