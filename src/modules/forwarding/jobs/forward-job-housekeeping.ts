@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import type { AppConfig } from '../../../platform/config/config';
 import { APP_CONFIG } from '../../../platform/config/config.module';
 import { ForwardQueue } from '../../../platform/job-queue/forward-queue';
@@ -33,8 +33,10 @@ export const ANSWER_GRACE_SECONDS = 15 * 60;
  * comes back.
  */
 @Injectable()
-export class ForwardJobHousekeeping {
+export class ForwardJobHousekeeping implements OnModuleDestroy {
   private readonly logger = new Logger('ForwardJobs');
+  /** Set at shutdown: the start pass's quiet tries end there, so none runs on closed connections. */
+  private stopping = false;
 
   constructor(
     private readonly store: ForwardJobsRepository,
@@ -60,14 +62,19 @@ export class ForwardJobHousekeeping {
     let failure = await this.attempt();
     if (!failure) return;
     void (async () => {
-      for (let attempt = 2; failure; attempt++) {
+      for (let attempt = 2; failure && !this.stopping; attempt++) {
         const migrating = (failure as { code?: string }).code === UNDEFINED_TABLE;
         if (attempt > (migrating ? MIGRATION_WAIT_TRIES : START_PASS_TRIES)) return this.failed(failure, false);
         this.failed(failure, true);
         await new Promise((resolve) => setTimeout(resolve, START_PASS_RETRY_MS).unref());
+        if (this.stopping) return;
         failure = await this.attempt();
       }
     })();
+  }
+
+  onModuleDestroy(): void {
+    this.stopping = true;
   }
 
   /**
