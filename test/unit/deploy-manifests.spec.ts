@@ -19,6 +19,7 @@ const API_VERSIONS: Record<string, string> = {
   Job: 'batch/v1',
   HorizontalPodAutoscaler: 'autoscaling/v2',
   PodDisruptionBudget: 'policy/v1',
+  NetworkPolicy: 'networking.k8s.io/v1',
   Kustomization: 'kustomize.config.k8s.io/v1beta1',
 };
 const SECRET = 'vault-forward-secrets';
@@ -274,6 +275,37 @@ describe('deploy/kubernetes', () => {
         expect(container.volumeMounts?.map((m) => m.mountPath)).toContain('/tmp');
       }
     }
+  });
+
+  it('refuses all traffic but what it names: the API in, metrics from monitoring, data stores and public hosts out', () => {
+    const policies = ofKind('NetworkPolicy');
+    const selected = (policy: Doc) =>
+      workloads.filter((w) => matches(policy.spec.podSelector.matchLabels, template(w).metadata.labels));
+    const deny = policies.find((p) => !p.spec.ingress && !p.spec.egress)!;
+    expect(deny.spec.policyTypes.sort()).toEqual(['Egress', 'Ingress']);
+    expect(selected(deny)).toHaveLength(workloads.length);
+
+    // In: only the API's pods, only on ports its container declares.
+    const ingress = policies.filter((p) => p.spec.ingress);
+    expect(ingress.flatMap(selected).map((w) => w.metadata.name)).toEqual([byComponent('api').metadata.name]);
+    const declared = containersOf(byComponent('api')).flatMap((c) => (c.ports ?? []).map((p) => p.name));
+    const opened = ingress.flatMap((p) => p.spec.ingress.flatMap((rule: any) => rule.ports.map((q: any) => q.port)));
+    expect(opened.sort()).toEqual([...declared].sort());
+
+    // Out: every pod; the public rule excludes what the address guard refuses (private, loopback, link-local:
+    // the cloud metadata endpoint), and the private ranges are open only on the data stores' ports.
+    const egress = policies.filter((p) => p.spec.egress);
+    for (const policy of egress) expect(selected(policy)).toHaveLength(workloads.length);
+    const rules = egress.flatMap((p) => p.spec.egress as Array<{ to: any[]; ports?: any[] }>);
+    const publicRule = rules.find((r) => r.to.some((t) => t.ipBlock?.cidr === '0.0.0.0/0'))!;
+    const v4 = publicRule.to.find((t) => t.ipBlock?.cidr === '0.0.0.0/0').ipBlock.except;
+    const v6 = publicRule.to.find((t) => t.ipBlock?.cidr === '::/0').ipBlock.except;
+    expect(v4).toEqual(
+      expect.arrayContaining(['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '127.0.0.0/8', '169.254.0.0/16']),
+    );
+    expect(v6).toEqual(expect.arrayContaining(['::1/128', 'fc00::/7', 'fe80::/10']));
+    const privateRule = rules.find((r) => r.to.some((t) => t.ipBlock?.cidr === '10.0.0.0/8'))!;
+    expect(privateRule.ports!.map((p) => p.port).sort()).toEqual([26379, 5432, 6379, 6432]);
   });
 
   it('selects what it names: selectors, Services, the HPA, the PodDisruptionBudgets', () => {
