@@ -4,7 +4,8 @@ import { parse, print, UsageError, withServices } from './cli-support';
 
 export const INBOUND_ROUTE_USAGE = `  inbound-route create --merchant ID --json BODY|-
                                       a route as POST /vault-forward/inbound-routes takes it (- reads it from stdin, so
-                                      a caller secret stays out of the shell's history); the answer never holds it
+                                      a caller secret and upstream header values stay out of the shell's history);
+                                      the answer never holds them
   inbound-route list --merchant ID    the merchant account's inbound routes, newest first
   inbound-route delete --merchant ID --id ID`;
 

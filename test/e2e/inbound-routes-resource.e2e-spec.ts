@@ -51,6 +51,9 @@ describe('Inbound routes: the resource', () => {
       max_body_bytes: 65536,
       timeout_seconds: 30,
       field_mappings: { json: { security_code: '/card/cvv' } },
+      upstream_headers: [],
+      record_bodies: false,
+      record_bodies_retention_days: 7,
       created_at: expect.any(String),
       updated_at: expect.any(String),
     });
@@ -84,6 +87,65 @@ describe('Inbound routes: the resource', () => {
     expect(updated.text).not.toContain('whsec_');
     expect((await http(t.url, `/vault-forward/inbound-routes/${id}`, { method: 'DELETE', token })).status).toBe(204);
     expectProblem(await http(t.url, `/vault-forward/inbound-routes/${id}`, { token }), 404, 'inbound-route-not-found');
+  });
+
+  it('upstream header values are write-only and sealed: names answered, PUT replaces the list, a new secret keeps it', async () => {
+    const VALUE = 'Bearer upstream-token-resource-0123456789';
+    const created = await create({
+      upstream_headers: [
+        { name: 'Authorization', value: VALUE },
+        { name: 'x-merchant-route', value: 'bookings' },
+      ],
+      record_bodies: true,
+      record_bodies_retention_days: 3,
+    });
+    expect(created.status).toBe(201);
+    const id = created.body.id as string;
+    expect(created.body).toMatchObject({
+      upstream_headers: [{ name: 'authorization' }, { name: 'x-merchant-route' }],
+      record_bodies: true,
+      record_bodies_retention_days: 3,
+    });
+    const sealedRow = async () =>
+      (
+        await t.db.query(
+          `SELECT row_to_json(r)::text AS text, upstream_headers, wrapped_key FROM inbound_routes r WHERE id = $1`,
+          [id],
+        )
+      )[0] as { text: string; upstream_headers: Buffer | null; wrapped_key: Buffer | null };
+    const first = await sealedRow();
+    for (const text of [created.text, first.text]) expect(text).not.toContain('upstream-token-resource');
+    expect(first.upstream_headers!.includes(Buffer.from('upstream-token-resource'))).toBe(false);
+
+    // A new caller secret alone: the headers are sealed again with it, under a new data key.
+    const rekeyed = await http(t.url, `/vault-forward/inbound-routes/${id}`, {
+      method: 'PUT',
+      token,
+      body: { caller_authentication: { kind: 'shared-secret', header: 'x-partner-key', secret: `${SECRET}-2` } },
+    });
+    expect(rekeyed.body.upstream_headers).toEqual([{ name: 'authorization' }, { name: 'x-merchant-route' }]);
+    const second = await sealedRow();
+    expect(second.wrapped_key!.equals(first.wrapped_key!)).toBe(false);
+    expect(second.upstream_headers).not.toBeNull();
+
+    const cleared = await http(t.url, `/vault-forward/inbound-routes/${id}`, {
+      method: 'PUT',
+      token,
+      body: { upstream_headers: [], record_bodies: false },
+    });
+    expect(cleared.body).toMatchObject({ upstream_headers: [], record_bodies: false, record_bodies_retention_days: 3 });
+    expect((await sealedRow()).upstream_headers).toBeNull();
+    // Nor a route of kind none with headers only: they are sealed under a data key of their own.
+    const keyless = await create({
+      caller_authentication: { kind: 'none', rate_limit: { requests: 1, per_seconds: 1 } },
+      upstream_headers: [{ name: 'x-api-key', value: VALUE }],
+    });
+    const [row] = await t.db.query(
+      `SELECT ciphertext, upstream_headers, wrapped_key FROM inbound_routes WHERE id = $1`,
+      [keyless.body.id],
+    );
+    expect([row.ciphertext, row.upstream_headers === null, row.wrapped_key === null]).toEqual([null, false, false]);
+    expect(keyless.text).not.toContain(VALUE);
   });
 
   it('lists newest first by cursor, only the merchant’s own', async () => {
@@ -167,6 +229,37 @@ describe('Inbound routes: the resource', () => {
       [{ path_prefixes: ['bookings'] }, 'path_prefixes', 'starting with /'],
       [{ max_body_bytes: 2 * 1024 * 1024 }, 'max_body_bytes', ''],
       [{ methods: ['TRACE'] }, 'methods', 'one of'],
+      [{ upstream_headers: [{ name: 'Host', value: 'x' }] }, 'upstream_headers', 'host'],
+      [
+        { upstream_headers: [{ name: 'Transfer-Encoding', value: 'chunked' }] },
+        'upstream_headers',
+        'transfer-encoding',
+      ],
+      [{ upstream_headers: [{ name: 'Webhook-Signature', value: 'v1,x' }] }, 'upstream_headers', 'webhook-signature'],
+      [{ upstream_headers: [{ name: 'content-length', value: '1' }] }, 'upstream_headers', 'content-length'],
+      [
+        {
+          upstream_headers: [
+            { name: 'x-api-key', value: SECRET },
+            { name: 'X-API-Key', value: SECRET },
+          ],
+        },
+        'upstream_headers',
+        'named twice',
+      ],
+      [{ upstream_headers: [{ name: 'bad name', value: 'x' }] }, 'upstream_headers', 'header name'],
+      [{ upstream_headers: [{ name: 'x-api-key', value: `${SECRET}\r\nx: y` }] }, 'upstream_headers', 'visible'],
+      [{ upstream_headers: [{ name: 'x-api-key', value: '' }] }, 'upstream_headers', 'visible'],
+      [{ upstream_headers: [{ name: 'x-api-key' }] }, 'upstream_headers', 'visible'],
+      [{ upstream_headers: [{ name: 'x-card', value: '4111111111111111' }] }, 'upstream_headers', 'card number'],
+      [
+        { upstream_headers: Array.from({ length: 21 }, (_, i) => ({ name: `x-h${i}`, value: 'v' })) },
+        'upstream_headers',
+        'at most 20',
+      ],
+      [{ upstream_headers: { 'x-api-key': SECRET } }, 'upstream_headers', 'list'],
+      [{ record_bodies: 'yes' }, 'record_bodies', 'boolean'],
+      [{ record_bodies_retention_days: 31 }, 'record_bodies_retention_days', ''],
     ];
     for (const [body, field, message] of cases) {
       const problem = expectProblem(await create(body), 400, 'validation-failed');

@@ -21,6 +21,7 @@ describe('Inbound routes in the dashboard and the CLI', () => {
   let browser: Browser;
   let page: Page;
   const SECRET = 'dashboard-partner-secret-0123456789';
+  const UPSTREAM_TOKEN = 'Bearer dashboard-upstream-token-0123456789';
 
   function cli(input: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
     return new Promise((resolve) => {
@@ -66,17 +67,27 @@ describe('Inbound routes in the dashboard and the CLI', () => {
     await page.getByRole('link', { name: 'Inbound routes' }).click();
     await page.getByRole('heading', { name: 'Inbound routes', level: 1 }).waitFor();
     await page.getByText('No inbound routes yet.').waitFor();
-    await page.getByLabel('Name').fill('Travel partner');
+    await page.getByLabel('Name', { exact: true }).fill('Travel partner');
     await page.getByLabel('Upstream URL (https)').fill('https://merchant.example/bookings');
-    await page.getByLabel('Header').fill('x-partner-key');
+    await page.getByLabel('Header', { exact: true }).fill('x-partner-key');
     await page.getByLabel(/^Secret/).fill(SECRET);
+    await page.getByLabel(/^Upstream headers/).fill(`Authorization: ${UPSTREAM_TOKEN}\nX-Merchant-Route: bookings`);
+    await page.getByLabel(/Record bodies/).check();
+    await page.getByLabel(/^Keep them/).fill('3');
     await page.getByRole('button', { name: 'Create' }).click();
     const row = page.getByRole('row', { name: /Travel partner/ });
     await row.waitFor();
     await row.getByText('shared-secret · x-partner-key').waitFor();
-    expect(await page.content()).not.toContain(SECRET);
+    await row.getByText('authorization, x-merchant-route').waitFor();
+    await row.getByText('Recorded, kept 3 days').waitFor();
+    for (const secret of [SECRET, UPSTREAM_TOKEN]) expect(await page.content()).not.toContain(secret);
     const listed = await http(t.url, '/vault-forward/inbound-routes', { token });
     expect(listed.body.items.map((r: { display_name: string }) => r.display_name)).toEqual(['Travel partner']);
+    expect(listed.body.items[0]).toMatchObject({
+      upstream_headers: [{ name: 'authorization' }, { name: 'x-merchant-route' }],
+      record_bodies: true,
+      record_bodies_retention_days: 3,
+    });
 
     page.once('dialog', (dialog) => void dialog.accept());
     await row.getByRole('button', { name: 'Delete' }).click();
@@ -89,12 +100,18 @@ describe('Inbound routes in the dashboard and the CLI', () => {
       display_name: 'From the CLI',
       upstream_url: 'https://merchant.example/in',
       caller_authentication: { kind: 'shared-secret', header: 'x-partner-key', secret: SECRET },
+      upstream_headers: [{ name: 'Authorization', value: UPSTREAM_TOKEN }],
+      record_bodies: true,
     });
     const created = await cli(body, 'inbound-route', 'create', '--merchant', merchant, '--json', '-');
     expect(created).toMatchObject({ code: 0 });
-    expect(created.stdout).not.toContain(SECRET);
+    for (const secret of [SECRET, UPSTREAM_TOKEN]) expect(created.stdout).not.toContain(secret);
     const route = JSON.parse(created.stdout) as { id: string; caller_authentication: unknown };
-    expect(route.caller_authentication).toEqual({ kind: 'shared-secret', header: 'x-partner-key' });
+    expect(route).toMatchObject({
+      caller_authentication: { kind: 'shared-secret', header: 'x-partner-key' },
+      upstream_headers: [{ name: 'authorization' }],
+      record_bodies: true,
+    });
     const listed = await cli('', 'inbound-route', 'list', '--merchant', merchant);
     expect(JSON.parse(listed.stdout).items.map((r: { id: string }) => r.id)).toEqual([route.id]);
     expect((await http(t.url, `/vault-forward/inbound-routes/${route.id}`, { token })).status).toBe(200);
@@ -110,7 +127,7 @@ describe('Inbound routes in the dashboard and the CLI', () => {
     );
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('upstream_url');
-    expect(refused.stderr).not.toContain(SECRET);
+    for (const secret of [SECRET, UPSTREAM_TOKEN]) expect(refused.stderr).not.toContain(secret);
 
     const deleted = await cli('', 'inbound-route', 'delete', '--merchant', merchant, '--id', route.id);
     expect(JSON.parse(deleted.stdout)).toEqual({ id: route.id, deleted: true });

@@ -14,11 +14,14 @@ import {
   startUpstream,
   Upstream,
 } from '../support/inbound-partner';
+import { InboundRequestBodyPurge } from '../../src/modules/inbound/records/inbound-request-body-purge';
+import { KeyRotationService } from '../../src/modules/vault/key-rotation.service';
+import { MetricsServer } from '../../src/platform/metrics/metrics.server';
 import { createIsolatedDatabase, IsolatedDatabase } from '../support/isolated-database';
 import { dataDump, stringsOf } from '../support/sink-texts';
 import { testTempDir } from '../support/temp-data-dir';
 import { TestCa } from '../support/test-pki';
-import { startTestApp, TestApp } from '../support/test-app';
+import { startTestApp, TEST_MASTER_KEY_1, TEST_MASTER_KEY_2, TestApp } from '../support/test-app';
 
 /**
  * Issue 50: a partner's request with card data reaches the merchant's upstream holding payment method and checkout
@@ -46,6 +49,11 @@ describe('Inbound routes (issue 50)', () => {
   let terminatorCa: TestCa;
   const cards: string[] = [];
   const codes: string[] = [];
+  /** Upstream header values: secrets of the merchant's, never answered, logged or stored in the clear. */
+  const headerSecrets: string[] = [];
+  /** The route with upstream headers, as its last test left it: used again once the master key is rotated. */
+  let headersRoute: { id: string; secret: string; token: string };
+  let appEnv: Record<string, string>;
   const leaked = cardNumber('4', 16);
 
   const card = (prefix = '4', length = 16) => {
@@ -68,11 +76,9 @@ describe('Inbound routes (issue 50)', () => {
     return created.body.id as string;
   }
 
-  const countPaymentMethods = async () =>
-    Number(
-      (await t.db.query(`SELECT count(*) AS n FROM payment_methods WHERE merchant_account_id = $1`, [merchant.id]))[0]
-        .n,
-    );
+  const countRows = async (table: 'payment_methods' | 'checkout_sessions') =>
+    Number((await t.db.query(`SELECT count(*) AS n FROM ${table} WHERE merchant_account_id = $1`, [merchant.id]))[0].n);
+  const countPaymentMethods = () => countRows('payment_methods');
 
   /** What reached the upstream last, its Standard Webhooks signature checked with the merchant's secret. */
   function lastSigned(): { body: string; headers: Upstream['received'][number]['headers'] } {
@@ -102,14 +108,13 @@ describe('Inbound routes (issue 50)', () => {
     writeFileSync(caFile, certificate.cert);
     [upstream, psp] = await Promise.all([startUpstream(certificate, leaked), startHttpsDownstream(certificate)]);
     database = await createIsolatedDatabase('inbound_routes');
-    t = await startTestApp({
-      env: {
-        DATABASE_URL: database.url,
-        FORWARD_INSECURE_HOSTS: '127.0.0.1',
-        FORWARD_EXTRA_CA_FILE: caFile,
-        INBOUND_CLIENT_CERT_HEADER: CERT_HEADER,
-      },
-    });
+    appEnv = {
+      DATABASE_URL: database.url,
+      FORWARD_INSECURE_HOSTS: '127.0.0.1',
+      FORWARD_EXTRA_CA_FILE: caFile,
+      INBOUND_CLIENT_CERT_HEADER: CERT_HEADER,
+    };
+    t = await startTestApp({ env: { ...appEnv, METRICS_PORT: '0' } });
     [partnerCa, otherCa, terminatorCa] = [
       TestCa.create('partner-ca'),
       TestCa.create('other-ca'),
@@ -256,7 +261,8 @@ describe('Inbound routes (issue 50)', () => {
     const sessions = [...reached.matchAll(/<cvc>([^<]+)<\/cvc>/g)].map((m) => m[1]);
     expect([...ids, ...sessions].every((value) => UUID.test(value))).toBe(true);
     expect(reached).toContain('<month>3</month><year>2032</year><name>Alan Turing</name>');
-    for (const secretText of [amex, visa, '7373', '733']) expect(reached).not.toContain(secretText);
+    for (const secretText of [amex, visa]) expect(reached).not.toContain(secretText);
+    for (const codeText of ['7373', '733']) expect(holds(reached, codeText)).toBe(false);
     const amexCard = await http(t.url, `/payment-methods/${ids[0]}`, { token: merchant.token });
     expect(amexCard.body).toMatchObject({ expiration_date: '03/32', scheme: 'amex' });
     expect(
@@ -389,6 +395,14 @@ describe('Inbound routes (issue 50)', () => {
     }
     expect(await countPaymentMethods()).toBe(before);
     expect(upstream.received.length).toBe(received);
+    // No record for a caller that did not prove itself: counted apart, as recorded="false".
+    const scrape = await (await fetch(`http://127.0.0.1:${t.get(MetricsServer).port}/metrics`)).text();
+    const unrecorded = /^vault_forward_inbound_requests_total\{outcome="refused",recorded="false"\} (\d+)$/m.exec(
+      scrape,
+    );
+    expect(Number(unrecorded?.[1])).toBeGreaterThanOrEqual(refusals.length);
+    const records = await http(t.url, `/vault-forward/inbound-requests?route_id=${signed}`, { token: merchant.token });
+    expect(records.body.items).toEqual([]);
   });
 
   it('over the cap, a bad encoding, a body that does not parse, unusable card data: clear problems, nothing sent', async () => {
@@ -554,9 +568,155 @@ describe('Inbound routes (issue 50)', () => {
     expect(JSON.parse(answer.text).card).toBe(`${leaked.slice(0, 6)}******${leaked.slice(-4)}`);
   });
 
+  it('all or nothing: a good card then a new one without an expiry stores neither, and nothing is sent', async () => {
+    const secret = 'atomic-partner-secret-0123456789';
+    const route = await createRoute({
+      caller_authentication: { kind: 'shared-secret', header: 'x-partner-key', secret },
+      field_mappings: { json: { expiration_date: '/cards/*/expiry', security_code: '/cards/*/cvv' } },
+    });
+    const [good, bad] = [card('4'), card('4')];
+    const counts = async () => [await countRows('payment_methods'), await countRows('checkout_sessions')];
+    const before = await counts();
+    const received = upstream.received.length;
+    const request = (second: Record<string, string>) =>
+      send(`${t.url}/vault-inbound/${route}/`, {
+        headers: { 'content-type': 'application/json', 'x-partner-key': secret },
+        body: JSON.stringify({
+          cards: [
+            { number: good, expiry: '04/31', cvv: code('414') },
+            { number: bad, cvv: code('424'), ...second },
+          ],
+        }),
+      });
+    const refused = await request({});
+    expect([refused.status, JSON.parse(refused.text).code]).toEqual([422, 'inbound-card-data-unusable']);
+    expect(await counts()).toEqual(before);
+    expect(upstream.received.length).toBe(received);
+    // The same request with the second card's expiry: both cards and both codes stored, and sent on.
+    expect((await request({ expiry: '05/32' })).status).toBe(200);
+    expect(await counts()).toEqual([before[0] + 2, before[1] + 2]);
+    expect(upstream.received.length).toBe(received + 1);
+  });
+
+  it('the route’s upstream headers reach the upstream over the caller’s, and are never answered', async () => {
+    const secret = 'headers-partner-secret-0123456789';
+    const token = `Bearer vault-to-merchant-${randomUUID()}`;
+    headerSecrets.push(token);
+    const route = await createRoute({
+      caller_authentication: { kind: 'shared-secret', header: 'x-partner-key', secret },
+      upstream_headers: [
+        { name: 'Authorization', value: token },
+        { name: 'X-Merchant-Route', value: 'bookings' },
+      ],
+    });
+    const answer = await send(`${t.url}/vault-inbound/${route}/`, {
+      headers: {
+        'content-type': 'text/plain',
+        'x-partner-key': secret,
+        authorization: 'Basic from-the-partner',
+        'x-merchant-route': 'partner',
+        'x-partner-trace': 'kept',
+      },
+      body: 'no card',
+    });
+    expect(answer.status).toBe(200);
+    const reached = lastSigned();
+    expect(reached.headers).toMatchObject({
+      authorization: token,
+      'x-merchant-route': 'bookings',
+      'x-partner-trace': 'kept',
+    });
+    const read = await http(t.url, `/vault-forward/inbound-routes/${route}`, { token: merchant.token });
+    expect(read.body.upstream_headers).toEqual([{ name: 'authorization' }, { name: 'x-merchant-route' }]);
+    const listed = await http(t.url, '/vault-forward/inbound-routes?limit=100', { token: merchant.token });
+    const records = await http(
+      t.url,
+      `/vault-forward/inbound-requests/${String(answer.headers['x-vault-inbound-request-id'])}`,
+      {
+        token: merchant.token,
+      },
+    );
+    for (const text of [read.text, listed.text, records.text, answer.text]) expect(text).not.toContain(token);
+
+    // A new caller secret seals the headers again with it: they still reach the upstream.
+    const renewed = `${secret}-renewed`;
+    const put = await http(t.url, `/vault-forward/inbound-routes/${route}`, {
+      method: 'PUT',
+      token: merchant.token,
+      body: { caller_authentication: { kind: 'shared-secret', header: 'x-partner-key', secret: renewed } },
+    });
+    expect(put.text).not.toContain(token);
+    const again = await send(`${t.url}/vault-inbound/${route}/`, {
+      headers: { 'content-type': 'text/plain', 'x-partner-key': renewed },
+      body: 'no card',
+    });
+    expect(again.status).toBe(200);
+    expect(lastSigned().headers.authorization).toBe(token);
+    headersRoute = { id: route, secret: renewed, token };
+  });
+
+  it('record_bodies: the record keeps the request as sent (ids, never the card) and the answer, sealed, until purged', async () => {
+    const secret = 'bodies-partner-secret-0123456789';
+    const routeWith = (record_bodies: boolean) =>
+      createRoute({
+        caller_authentication: { kind: 'shared-secret', header: 'x-partner-key', secret },
+        field_mappings: { json: { expiration_date: '/card/expiry', security_code: '/card/cvv' } },
+        ...(record_bodies ? { record_bodies, record_bodies_retention_days: 3 } : {}),
+      });
+    const post = async (route: string, marker: string) => {
+      const number = card('4');
+      const answer = await send(`${t.url}/vault-inbound/${route}/`, {
+        headers: { 'content-type': 'application/json', 'x-partner-key': secret },
+        body: JSON.stringify({ marker, card: { number, expiry: '06/31', cvv: code('616') } }),
+      });
+      expect(answer.status).toBe(200);
+      const id = String(answer.headers['x-vault-inbound-request-id']);
+      const detail = await http(t.url, `/vault-forward/inbound-requests/${id}`, { token: merchant.token });
+      const [row] = await t.db.query(
+        `SELECT ciphertext, wrapped_key, master_key_id, bodies_kept_until FROM inbound_requests WHERE id = $1`,
+        [id],
+      );
+      return { number, sent: JSON.parse(lastSigned().body), detail: detail.body, row };
+    };
+    const [kept, notKept] = [`kept-${randomUUID()}`, `not-kept-${randomUUID()}`];
+
+    const on = await post(await routeWith(true), kept);
+    expect(on.detail).toMatchObject({
+      outcome: 'sent',
+      response_body: '{"ok":true}',
+      request_body_truncated: false,
+      response_body_truncated: false,
+      bodies_kept_until: expect.any(String),
+    });
+    expect(on.detail.request_body).toContain(kept);
+    expect(on.detail.request_body).toContain(`"number":"${on.sent.card.number}"`);
+    expect(on.detail.request_body).not.toContain(on.number);
+    expect(on.row.ciphertext).toBeInstanceOf(Buffer);
+
+    const off = await post(await routeWith(false), notKept);
+    expect(off.row).toEqual({ ciphertext: null, wrapped_key: null, master_key_id: null, bodies_kept_until: null });
+    expect(off.detail).toMatchObject({ request_body: null, response_body: null, bodies_kept_until: null });
+
+    // Sealed at rest: neither marker is in the database's dump, the kept one only in its record's ciphertext.
+    const dump = dataDump(database.url);
+    expect([dump.includes(kept), dump.includes(notKept), dump.includes(on.number)]).toEqual([false, false, false]);
+
+    // Erased past the route's days; the record stays and says until when they were kept.
+    const purge = t.get(InboundRequestBodyPurge);
+    const DAY_MS = 86_400_000;
+    expect(await purge.purgeExpired(new Date(Date.now() + DAY_MS))).toBe(0);
+    expect(await purge.purgeExpired(new Date(Date.now() + 4 * DAY_MS))).toBeGreaterThanOrEqual(1);
+    const purged = await http(t.url, `/vault-forward/inbound-requests/${on.detail.id}`, { token: merchant.token });
+    expect(purged.body).toMatchObject({
+      request_body: null,
+      response_body: null,
+      bodies_kept_until: on.detail.bodies_kept_until,
+    });
+  });
+
   // In a describe of its own: Jest runs a block's own tests before its nested blocks'.
   describe('afterwards', () => {
-    it('no card number or code is in the log, the records or the database but its sealed rows', async () => {
+    it('no card number, code or upstream header value is in the log, the records or the database but its sealed rows', async () => {
       expect(cards.length).toBeGreaterThan(10);
       const records = JSON.stringify(await t.db.query(`SELECT * FROM inbound_requests`));
       const dump = dataDump(database.url);
@@ -571,7 +731,47 @@ describe('Inbound routes (issue 50)', () => {
         for (const number of cards) expect({ where, holds: text.includes(number) }).toEqual({ where, holds: false });
         for (const digits of codes)
           expect({ where, digits, holds: holds(codeText, digits) }).toEqual({ where, digits, holds: false });
+        for (const value of headerSecrets)
+          expect({ where, holds: text.includes(value) }).toEqual({ where, holds: false });
       }
+    });
+
+    it('vault rotate-keys re-wraps caller secrets, upstream headers and kept bodies: they open with the new key alone', async () => {
+      const marker = `kept-through-rotation-${randomUUID()}`;
+      const recording = await createRoute({
+        caller_authentication: { kind: 'none', rate_limit: { requests: 5, per_seconds: 60 } },
+        record_bodies: true,
+      });
+      const recorded = await send(`${t.url}/vault-inbound/${recording}/`, {
+        headers: { 'content-type': 'text/plain' },
+        body: marker,
+      });
+      expect(recorded.status).toBe(200);
+      const both = await startTestApp({
+        env: { ...appEnv, VAULT_MASTER_KEYS: `${TEST_MASTER_KEY_2},${TEST_MASTER_KEY_1}` },
+      });
+      const rotated = await both.get(KeyRotationService).rotate();
+      await both.close();
+      expect(rotated).toMatchObject({ remaining: 0, failed_inbound_routes: [], failed_inbound_requests: [] });
+      expect(rotated.rewrapped_inbound_routes).toBeGreaterThanOrEqual(1);
+      expect(rotated.rewrapped_inbound_requests).toBeGreaterThanOrEqual(1);
+
+      const onlyNew = await startTestApp({ env: { ...appEnv, VAULT_MASTER_KEYS: TEST_MASTER_KEY_2 } });
+      try {
+        const answer = await send(`${onlyNew.url}/vault-inbound/${headersRoute.id}/`, {
+          headers: { 'content-type': 'text/plain', 'x-partner-key': headersRoute.secret },
+          body: 'after the rotation',
+        });
+        expect(answer.status).toBe(200);
+        expect(lastSigned().headers.authorization).toBe(headersRoute.token);
+        const id = String(recorded.headers['x-vault-inbound-request-id']);
+        const detail = await http(onlyNew.url, `/vault-forward/inbound-requests/${id}`, { token: merchant.token });
+        expect(detail.body.request_body).toBe(marker);
+      } finally {
+        await onlyNew.close();
+      }
+      for (const logs of [both.logs.text, onlyNew.logs.text])
+        for (const value of headerSecrets) expect(logs.includes(value)).toBe(false);
     });
   });
 });

@@ -924,10 +924,30 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List the records of inbound requests, newest first, with cursor pagination
-         * @description List the records of inbound requests, newest first, with cursor pagination Needs a token with the scope `vault-forward-inbound-routes.read`.
+         * List the records of inbound requests, newest first, with cursor pagination (no bodies)
+         * @description List the records of inbound requests, newest first, with cursor pagination (no bodies) Needs a token with the scope `vault-forward-inbound-routes.read`.
          */
         get: operations["InboundRequestsController_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/vault-forward/inbound-requests/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the record of an inbound request, with its bodies while kept (record_bodies)
+         * @description Get the record of an inbound request, with its bodies while kept (record_bodies) Needs a token with the scope `vault-forward-inbound-routes.read`.
+         */
+        get: operations["InboundRequestsController_get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -967,7 +987,7 @@ export interface paths {
         put?: never;
         /**
          * Send card data meant for a merchant: stored in the vault, sent on to the merchant with ids in its place
-         * @description For a merchant’s partners, not the merchant (decisions 0153–0156, docs/inbound-routes.md). No token: the caller proves itself as the route’s caller_authentication says (a secret header, an HMAC or Standard Webhooks signature, a client certificate, or nothing under a rate limit), before the body is read. The body (JSON, XML, a form, or any text; up to the route’s max_body_bytes, compressed or not) has each card number stored as a payment method of the merchant and replaced by its id where it was written, and each security code held in a checkout session of its own (an hour, used once) replaced by its id. The request then goes to the route’s upstream_url plus the path, signed with the merchant’s webhook secret (webhook-id, webhook-timestamp, webhook-signature), and its answer comes back, card numbers masked. Any method the route lists is served alike. Errors made by this service carry x-vault-forward-error: true.
+         * @description For a merchant’s partners, not the merchant (decisions 0153–0156, 0158, docs/inbound-routes.md). No token: the caller proves itself as the route’s caller_authentication says (a secret header, an HMAC or Standard Webhooks signature, a client certificate, or nothing under a rate limit), before the body is read. The body (JSON, XML, a form, or any text; up to the route’s max_body_bytes, compressed or not) has each card number stored as a payment method of the merchant and replaced by its id where it was written, and each security code held in a checkout session of its own (an hour, used once) replaced by its id; all or none: a refused request stores nothing. The request then goes to the route’s upstream_url plus the path, with the route’s upstream_headers, signed with the merchant’s webhook secret (webhook-id, webhook-timestamp, webhook-signature), and its answer comes back, card numbers masked. Any method the route lists is served alike. Errors made by this service carry x-vault-forward-error: true.
          */
         post: operations["InboundRoutes_entry"];
         delete?: never;
@@ -2468,6 +2488,23 @@ export interface components {
                     security_code?: string;
                 };
             };
+            /** @description Headers set on every request sent to upstream_url, over a caller’s header of the same name (decision 0158): how the merchant’s endpoint authenticates the vault (an API key, a token). Values are secrets: sealed, never answered; answers list the names. Not hop-by-hop headers, host, content-*, expect, proxy-*, webhook-* (the vault’s signature) or x-vault-*. Replaced whole on update; [] removes them. */
+            upstream_headers?: {
+                /** @description An HTTP header name, kept in lower case. */
+                name: string;
+                /** @description Write-only: sealed at rest, never answered. */
+                value: string;
+            }[];
+            /**
+             * @description Whether each request’s record keeps the request as sent to the upstream (card data replaced by ids) and the upstream’s answer as returned (card numbers masked), sealed, read through GET /vault-forward/inbound-requests/{id} (decision 0158). Off by default: turn it on to debug an integration.
+             * @default false
+             */
+            record_bodies: boolean;
+            /**
+             * @description Days the records keep those bodies, 1–30 (7 by default); the operator’s FORWARD_RECORD_BODY_RETENTION_DAYS caps it. Fixed for each record when it is made.
+             * @default 7
+             */
+            record_bodies_retention_days: number;
             display_name: string;
             /**
              * @description The merchant’s endpoint: https (http only on hosts the operator lists in FORWARD_INSECURE_HOSTS), a public address, no query. The path after /vault-inbound/{route_id} is added to its path.
@@ -2604,6 +2641,14 @@ export interface components {
                     security_code?: string;
                 };
             };
+            /** @description The names of the headers set on the upstream request (their values are never answered). */
+            upstream_headers: {
+                name: string;
+            }[];
+            /** @description Whether each request’s record keeps the request as sent to the upstream (card data replaced by ids) and the upstream’s answer as returned (card numbers masked), sealed, read through GET /vault-forward/inbound-requests/{id} (decision 0158). Off by default: turn it on to debug an integration. */
+            record_bodies: boolean;
+            /** @description Days the records keep those bodies, 1–30 (7 by default); the operator’s FORWARD_RECORD_BODY_RETENTION_DAYS caps it. Fixed for each record when it is made. */
+            record_bodies_retention_days: number;
             /**
              * Format: date-time
              * @description RFC 3339, microsecond precision, UTC (`+00:00`).
@@ -2677,6 +2722,23 @@ export interface components {
                     security_code?: string;
                 };
             };
+            /** @description Headers set on every request sent to upstream_url, over a caller’s header of the same name (decision 0158): how the merchant’s endpoint authenticates the vault (an API key, a token). Values are secrets: sealed, never answered; answers list the names. Not hop-by-hop headers, host, content-*, expect, proxy-*, webhook-* (the vault’s signature) or x-vault-*. Replaced whole on update; [] removes them. */
+            upstream_headers?: {
+                /** @description An HTTP header name, kept in lower case. */
+                name: string;
+                /** @description Write-only: sealed at rest, never answered. */
+                value: string;
+            }[];
+            /**
+             * @description Whether each request’s record keeps the request as sent to the upstream (card data replaced by ids) and the upstream’s answer as returned (card numbers masked), sealed, read through GET /vault-forward/inbound-requests/{id} (decision 0158). Off by default: turn it on to debug an integration.
+             * @default false
+             */
+            record_bodies: boolean;
+            /**
+             * @description Days the records keep those bodies, 1–30 (7 by default); the operator’s FORWARD_RECORD_BODY_RETENTION_DAYS caps it. Fixed for each record when it is made.
+             * @default 7
+             */
+            record_bodies_retention_days: number;
             display_name?: string;
             /** @description As on create. */
             upstream_url?: string;
@@ -2752,6 +2814,12 @@ export interface components {
             checkout_session_ids: string[];
             /**
              * Format: date-time
+             * @description When the route records bodies (`record_bodies`, decision 0158): until when this record keeps them (the purge erases them then; the record stays). Null when none were kept. RFC 3339, microsecond precision, UTC (`+00:00`).
+             * @example null
+             */
+            bodies_kept_until: string | null;
+            /**
+             * Format: date-time
              * @description RFC 3339, microsecond precision, UTC (`+00:00`).
              * @example 2026-11-20T09:14:03.123456+00:00
              */
@@ -2768,6 +2836,52 @@ export interface components {
             next_cursor: string | null;
             /** @description Cursor of the previous (newer) page; null on the first page. */
             previous_cursor: string | null;
+        };
+        InboundRequestDetailResponse: {
+            /** @enum {string} */
+            type: "inbound-request";
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            route_id: string;
+            /** @description The x-request-id of the request (its log line). */
+            request_id: string;
+            /** @description How the caller proved itself (for mutual-tls: the certificate’s subject and SHA-256). */
+            caller: string;
+            method: string;
+            /** @description The path after the route’s id (card numbers masked), without the query. */
+            path: string;
+            /** @enum {string} */
+            outcome: "sent" | "refused" | "failed";
+            /** @description The status the caller got. */
+            status: number;
+            /** @description Our problem’s code, when the request was refused. */
+            problem_code: string | null;
+            upstream_status: number | null;
+            /** @description The payment methods the request’s card numbers became (each once). */
+            payment_method_ids: string[];
+            /** @description The checkout sessions that hold its security codes. */
+            checkout_session_ids: string[];
+            /**
+             * Format: date-time
+             * @description When the route records bodies (`record_bodies`, decision 0158): until when this record keeps them (the purge erases them then; the record stays). Null when none were kept. RFC 3339, microsecond precision, UTC (`+00:00`).
+             * @example null
+             */
+            bodies_kept_until: string | null;
+            /**
+             * Format: date-time
+             * @description RFC 3339, microsecond precision, UTC (`+00:00`).
+             * @example 2026-11-20T09:14:03.123456+00:00
+             */
+            created_at: string;
+            /** @description The request body as sent to the upstream: card numbers and security codes replaced by ids, the values of fields named as authentication data removed, card numbers masked, at most 65536 bytes (request_body_truncated). Null when not kept (the route’s `record_bodies` off, refused before) or purged. */
+            request_body: string | null;
+            /** @description The request body was longer than 65536 bytes and is cut there. */
+            request_body_truncated: boolean;
+            /** @description The upstream’s answer as returned to the caller, card numbers masked, at most 65536 bytes (response_body_truncated). Null when there was no answer, when not kept or purged. */
+            response_body: string | null;
+            /** @description The answer was longer than 65536 bytes and is cut there. */
+            response_body_truncated: boolean;
         };
         ProblemFieldError: {
             /** @enum {string} */
@@ -3304,7 +3418,7 @@ export interface components {
             /** @example 2026-11-20T09:14:03.123456+00:00 */
             updated_at: string;
         };
-        /** @description AWS Signature Version 4. Signs the request with AWS Signature Version 4: adds `x-amz-date`, `x-amz-security-token` with a session token, `x-amz-content-sha256` for S3, and `authorization`; every header sent is signed, with `host`. Signs the request as it is sent: after placeholders are filled, and after a `jwe-payload` method listed before this one. */
+        /** @description AWS Signature Version 4. Signs the request with AWS Signature Version 4: adds `x-amz-date`, `x-amz-security-token` with a session token, `x-amz-content-sha256` for S3, and `authorization`; every header sent is signed, with `host`, except those AWS's own SDKs leave unsigned (`date`, `proxy-*`, `sec-*`, hop-by-hop headers such as `connection`). Signs the request as it is sent: after placeholders are filled, and after a `jwe-payload` method listed before this one. */
         ForwardAuthenticationAwsSigv4Request: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -3334,7 +3448,7 @@ export interface components {
                 service: string;
             };
         };
-        /** @description AWS Signature Version 4. Signs the request with AWS Signature Version 4: adds `x-amz-date`, `x-amz-security-token` with a session token, `x-amz-content-sha256` for S3, and `authorization`; every header sent is signed, with `host`. Signs the request as it is sent: after placeholders are filled, and after a `jwe-payload` method listed before this one. */
+        /** @description AWS Signature Version 4. Signs the request with AWS Signature Version 4: adds `x-amz-date`, `x-amz-security-token` with a session token, `x-amz-content-sha256` for S3, and `authorization`; every header sent is signed, with `host`, except those AWS's own SDKs leave unsigned (`date`, `proxy-*`, `sec-*`, hop-by-hop headers such as `connection`). Signs the request as it is sent: after placeholders are filled, and after a `jwe-payload` method listed before this one. */
         ForwardAuthenticationAwsSigv4Response: {
             /** @enum {string} */
             type: "vault-forward-authentication";
@@ -13414,6 +13528,144 @@ export interface operations {
                     "application/json": components["schemas"]["Gr4vyError"] & {
                         /** @enum {string} */
                         code?: "forbidden";
+                    };
+                };
+            };
+            /** @description `/errors/internal-error` Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "internal-error";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "server_error";
+                    };
+                };
+            };
+            /** @description `/errors/service-unavailable` Service unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "service-unavailable";
+                    };
+                };
+            };
+        };
+    };
+    InboundRequestsController_get: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Merchant account to act for (instance keys; default "default"). A merchant-bound key may send only its own id. */
+                "x-merchant-account-id"?: string;
+                /** @description Alias of x-merchant-account-id. */
+                "x-gr4vy-merchant-account-id"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InboundRequestDetailResponse"];
+                };
+            };
+            /** @description `/errors/bad-request` Bad request; `/errors/merchant-account-unknown` Unknown merchant account; `/errors/validation-failed` Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "bad-request" | "merchant-account-unknown" | "validation-failed";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "bad_request";
+                    };
+                };
+            };
+            /** @description `/errors/unauthorized` Missing or invalid access token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description `/errors/forbidden` Missing scope; `/errors/merchant-account-mismatch` Merchant account not allowed for this key */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "forbidden" | "merchant-account-mismatch";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "forbidden";
+                    };
+                };
+            };
+            /** @description `/errors/inbound-request-not-found` Inbound request record not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "inbound-request-not-found";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
+                };
+            };
+            /** @description `/errors/uri-too-long` URI too long */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
+                    };
+                    "application/json": components["schemas"]["Gr4vyError"] & {
+                        /** @enum {string} */
+                        code?: "uri-too-long";
                     };
                 };
             };

@@ -32,6 +32,8 @@ export function rotationResult(changes: Record<string, unknown>): Record<string,
     failed_network_tokens: [],
     rewrapped_inbound_routes: 0,
     failed_inbound_routes: [],
+    rewrapped_inbound_requests: 0,
+    failed_inbound_requests: [],
     remaining: 0,
     ...changes,
   };

@@ -1,6 +1,7 @@
 import { html, nothing } from 'lit';
 import { api, ApiError, Page } from '../api';
 import { announce, dataTable, fieldError, formatTime, formText, PagedView, problemAlert } from '../ui';
+import { recordBodiesText } from './forwarding-configs';
 
 /** An inbound route as the API answers it: never its secret. */
 interface InboundRoute {
@@ -10,6 +11,9 @@ interface InboundRoute {
   upstream_url: string;
   methods: string[];
   caller_authentication: { kind: string; scheme?: string; header?: string };
+  upstream_headers: Array<{ name: string }>;
+  record_bodies: boolean;
+  record_bodies_retention_days: number;
   created_at: string;
 }
 
@@ -26,6 +30,19 @@ function callerAuthentication(data: FormData, kind: Kind): Record<string, unknow
     kind,
     rate_limit: { requests: Number(formText(data, 'requests')), per_seconds: Number(formText(data, 'per-seconds')) },
   };
+}
+
+/** `Name: value` lines as upstream_headers (the API checks them); a line without a colon is a name with no value. */
+function upstreamHeaders(text: string): Array<{ name: string; value: string }> {
+  return text
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => {
+      const colon = line.indexOf(':');
+      return colon < 0
+        ? { name: line.trim(), value: '' }
+        : { name: line.slice(0, colon).trim(), value: line.slice(colon + 1).trim() };
+    });
 }
 
 /**
@@ -62,6 +79,9 @@ export class VfInboundRoutes extends PagedView<InboundRoute> {
           display_name: formText(data, 'display-name'),
           upstream_url: formText(data, 'upstream-url'),
           caller_authentication: callerAuthentication(data, this.kind),
+          upstream_headers: upstreamHeaders(formText(data, 'upstream-headers')),
+          record_bodies: data.get('record-bodies') === 'on',
+          record_bodies_retention_days: Number(formText(data, 'record-bodies-days')),
         },
       });
       this.formError = null;
@@ -104,7 +124,16 @@ export class VfInboundRoutes extends PagedView<InboundRoute> {
         this.page
           ? html`${dataTable({
               caption: html`Page ${this.pageNumber}`,
-              columns: ['Name', 'Entry path', 'Upstream', 'Callers', 'Created', { hidden: 'Actions' }],
+              columns: [
+                'Name',
+                'Entry path',
+                'Upstream',
+                'Callers',
+                'Upstream headers',
+                'Bodies',
+                'Created',
+                { hidden: 'Actions' },
+              ],
               items: this.page.items,
               row: (r) =>
                 html`<tr>
@@ -112,6 +141,8 @@ export class VfInboundRoutes extends PagedView<InboundRoute> {
                   <td><code>${r.entry_path}</code></td>
                   <td>${r.upstream_url}</td>
                   <td>${this.caller(r)}</td>
+                  <td>${r.upstream_headers.map((h) => h.name).join(', ') || '—'}</td>
+                  <td>${recordBodiesText(r)}</td>
                   <td>${formatTime(r.created_at)}</td>
                   <td><button type="button" class="link" @click=${() => void this.deleteRoute(r)}>Delete</button></td>
                 </tr>`,
@@ -156,6 +187,17 @@ export class VfInboundRoutes extends PagedView<InboundRoute> {
                 <input id="inbound-secret" name="secret" type="password" required autocomplete="off" />`
         }
         ${fieldError(f, 'caller_authentication', 'inbound-caller-error')}
+        <label for="inbound-upstream-headers"
+          >Upstream headers (one “Name: value” a line; values never shown again)</label
+        >
+        <textarea id="inbound-upstream-headers" name="upstream-headers" rows="2" autocomplete="off"></textarea>
+        ${fieldError(f, 'upstream_headers', 'inbound-upstream-headers-error')}
+        <label class="inline"
+          ><input type="checkbox" name="record-bodies" /> Record bodies (for debugging an integration)</label
+        >
+        <label for="inbound-bodies-days">Keep them (days, 1–30)</label>
+        <input id="inbound-bodies-days" name="record-bodies-days" type="number" min="1" max="30" value="7" required />
+        ${fieldError(f, 'record_bodies_retention_days', 'inbound-bodies-days-error')}
         <button type="submit">Create</button>
       </form>
     `;

@@ -153,7 +153,8 @@ export const SEALED_TABLES: readonly SealedTable[] = [
     describe: 'network token',
   },
   {
-    // Only the caller kinds with a secret (shared-secret, hmac) seal one; the others' NULL keys are never selected.
+    // The caller secret (shared-secret, hmac) in ciphertext and the upstream headers in a part beside it, under one
+    // data key; a route with neither has NULL keys, never selected.
     name: 'inbound_routes',
     table: 'inbound_routes',
     key: 'id',
@@ -162,5 +163,16 @@ export const SEALED_TABLES: readonly SealedTable[] = [
     purpose: 'inbound-route-secret',
     aadColumns: ['merchant_account_id', 'id'],
     describe: 'caller secret of inbound route',
+  },
+  {
+    // Only records of routes with record_bodies keep bodies; the purge nulls them past their retention.
+    name: 'inbound_requests',
+    table: 'inbound_requests',
+    key: 'id',
+    keyType: 'uuid',
+    layout: 'record',
+    purpose: 'inbound-request-bodies',
+    aadColumns: ['merchant_account_id', 'id'],
+    describe: 'bodies of inbound request',
   },
 ];

@@ -28,14 +28,27 @@ interface CheckedCard {
   securityCode: string | null;
 }
 
+/** One card number of the request, however often it appears: what it is stored with, or the payment method it is. */
+interface CheckedNumber {
+  expirationDate: string | null;
+  cardholderName: string | null;
+  /** Found by the check when no expiry goes with the number: the merchant's payment method with it. */
+  existing: string | null;
+}
+
+/** A request's cards checked and nothing stored yet: InboundCards.check's answer, for edits() and store(). */
+interface CheckedCards {
+  cards: CheckedCard[];
+  numbers: Map<string, CheckedNumber>;
+}
+
 /**
  * The cards of an inbound request stored (decision 0155): each number as a payment method of the merchant, the
  * same card again being the same one (PaymentMethodsService.storeAnswered: the merchant's fingerprint, under its
  * lock), with the expiry and holder name the route maps beside it; a security code is never stored: it goes, with
  * its card, into a checkout session of its own (an hour, used once, as every session's code) whose id takes its
- * place. Every expiry, name and code is checked before the first card is stored, so such a refusal stores nothing;
- * a new card without an expiry is known only once the cards before it are stored (they stay: the merchant's, shown
- * to no one).
+ * place. All or nothing: check() decides every refusal (an expiry, name or code that is not one, a new card
+ * without an expiry) before store() writes anything.
  */
 @Injectable()
 export class InboundCards {
@@ -44,53 +57,112 @@ export class InboundCards {
     private readonly sessions: CheckoutSessionsService,
   ) {}
 
-  async store(merchantAccountId: string, slots: readonly CardSlot[]): Promise<StoredCards> {
-    const checked = slots.map((slot) => checkedCard(slot));
-    const stored = new Map<string, string>();
-    const out: StoredCards = { edits: [], paymentMethodIds: [], checkoutSessionIds: [] };
-    for (const card of checked) {
-      const { slot } = card;
-      let id = stored.get(slot.digits);
-      if (id === undefined) {
-        const found = await this.paymentMethods.storeAnswered(merchantAccountId, {
-          number: slot.digits,
+  /**
+   * Every slot's values checked, and each number that comes without an expiry looked up: it must be a card the
+   * merchant holds (storeAnswered with no expiry stores nothing: it finds the card, or answers null). Writes
+   * nothing; throws the 422 of the first refusal.
+   */
+  async check(merchantAccountId: string, slots: readonly CardSlot[]): Promise<CheckedCards> {
+    const cards = slots.map((slot) => checkedCard(slot));
+    const numbers = new Map<string, CheckedNumber>();
+    for (const card of cards) {
+      const known = numbers.get(card.slot.digits);
+      if (known === undefined)
+        numbers.set(card.slot.digits, {
           expirationDate: card.expirationDate,
           cardholderName: card.cardholderName,
-          // The caller hands over the card as its holder gave it: a newer expiry is the card's.
-          onExisting: 'update_expiry',
+          existing: null,
         });
-        if (found === null)
-          throw unusable('card_number', 'is a card this merchant account does not hold, and no expiry goes with it');
-        id = found;
-        stored.set(slot.digits, id);
-        out.paymentMethodIds.push(id);
+      else {
+        known.expirationDate ??= card.expirationDate;
+        known.cardholderName ??= card.cardholderName;
       }
-      out.edits.push({ start: slot.start, end: slot.end, text: slot.bare ? JSON.stringify(id) : id });
+    }
+    for (const [digits, number] of numbers) {
+      if (number.expirationDate !== null) continue;
+      number.existing = await this.paymentMethods.storeAnswered(merchantAccountId, {
+        number: digits,
+        expirationDate: null,
+        cardholderName: null,
+        onExisting: 'keep',
+      });
+      if (number.existing === null)
+        throw unusable('card_number', 'is a card this merchant account does not hold, and no expiry goes with it');
+    }
+    return { cards, numbers };
+  }
+
+  /** The edits that put ids in place of the cards and codes: `idOf` a number's, `sessionOf` the nth code's. */
+  edits(checked: CheckedCards, idOf: (digits: string) => string, sessionOf: (index: number) => string): Edit[] {
+    const edits: Edit[] = [];
+    let codes = 0;
+    for (const { slot, securityCode } of checked.cards) {
+      const id = idOf(slot.digits);
+      edits.push({ start: slot.start, end: slot.end, text: slot.bare ? JSON.stringify(id) : id });
       const code = slot.fields.security_code;
-      if (card.securityCode !== null && code !== undefined) {
+      if (securityCode === null || code === undefined) continue;
+      const session = sessionOf(codes++);
+      edits.push({
+        start: code.leaf.start,
+        end: code.leaf.end,
+        text: code.leaf.bare ? JSON.stringify(session) : session,
+      });
+    }
+    return edits.sort((a, b) => a.start - b.start);
+  }
+
+  /**
+   * The checked cards stored: the numbers first (a newer expiry updates a card the merchant holds,
+   * `update_expiry`: the caller hands the card over as its holder gave it), then a session per code. Only the
+   * database failing, or the merchant deleting a card meanwhile, stops it halfway: the sessions it made are
+   * deleted again; payment methods stay (the merchant's, shown to no one, the same ones a retry finds).
+   */
+  async store(merchantAccountId: string, checked: CheckedCards): Promise<StoredCards> {
+    const ids = new Map<string, string>();
+    for (const [digits, number] of checked.numbers) {
+      const id =
+        number.existing ??
+        (await this.paymentMethods.storeAnswered(merchantAccountId, {
+          number: digits,
+          expirationDate: number.expirationDate,
+          cardholderName: number.cardholderName,
+          onExisting: 'update_expiry',
+        }));
+      // Not null: a number with an expiry is stored when it is new.
+      ids.set(digits, id!);
+    }
+    const sessions: string[] = [];
+    try {
+      for (const { slot, securityCode } of checked.cards) {
+        if (securityCode === null || slot.fields.security_code === undefined) continue;
         const session = await this.sessions.create(
           merchantAccountId,
           Object.assign(new CheckoutSessionCreateDto(), { expires_in: MAX_EXPIRES_IN_SECONDS }),
         );
+        sessions.push(session.id);
         await this.sessions.setFields(
           merchantAccountId,
           session.id,
           Object.assign(new CheckoutSessionFieldsPaymentMethodDto(), {
             method: 'id',
-            id,
-            security_code: card.securityCode,
+            id: ids.get(slot.digits)!,
+            security_code: securityCode,
           }),
         );
-        out.checkoutSessionIds.push(session.id);
-        out.edits.push({
-          start: code.leaf.start,
-          end: code.leaf.end,
-          text: code.leaf.bare ? JSON.stringify(session.id) : session.id,
-        });
       }
+    } catch (error) {
+      await Promise.allSettled(sessions.map((id) => this.sessions.delete(merchantAccountId, id)));
+      throw error;
     }
-    out.edits.sort((a, b) => a.start - b.start);
-    return out;
+    return {
+      edits: this.edits(
+        checked,
+        (digits) => ids.get(digits)!,
+        (index) => sessions[index],
+      ),
+      paymentMethodIds: [...ids.values()],
+      checkoutSessionIds: sessions,
+    };
   }
 }
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { pathWithoutAuthenticationData } from '../../../platform/card-data/authentication-data';
-import { applied } from '../../../platform/card-data/authentication-data-names';
+import { applied, Edit } from '../../../platform/card-data/authentication-data-names';
 import { holdsCardNumber, maskCardNumbers } from '../../../platform/card-data/card-numbers';
 import { writeAnswer, writeProblem } from '../../../platform/http/node-answers';
 import type { AppConfig } from '../../../platform/config/config';
@@ -14,6 +14,7 @@ import { InflightBytes, InflightLease } from '../../forwarding/sending/inflight-
 import { BodyUnparseable, readBody } from '../bodies/body-leaves';
 import { cardSlots, FieldRefused } from '../bodies/card-slots';
 import { InboundOutcome } from '../records/inbound-request.entity';
+import { InboundRequestBodies } from '../records/inbound-request-bodies';
 import { InboundRequestsRepository } from '../records/inbound-requests.repository';
 import { credentialHeader } from '../routes/caller-authentication';
 import { compiledMapping } from '../routes/field-mappings';
@@ -37,7 +38,12 @@ interface Attempt {
   caller: VerifiedCaller | null;
   stored: StoredCards | null;
   upstreamStatus: number | null;
+  /** The request as it went to the upstream, and the answer as it went back: kept when the route asks. */
+  sent: Exchanged | null;
+  answered: Exchanged | null;
 }
+
+type Exchanged = { body: Buffer; headers: Record<string, string | string[]> };
 
 /**
  * /vault-inbound/{route_id}/{path…} on Node's own request and response, ahead of fastify, as POST /vault-forward is
@@ -58,6 +64,7 @@ export class InboundHttpHandler {
     private readonly cards: InboundCards,
     private readonly sender: InboundSender,
     private readonly records: InboundRequestsRepository,
+    private readonly bodies: InboundRequestBodies,
     private readonly metrics: InboundMetrics,
     private readonly inflight: InflightBytes,
     @Inject(REQUEST_LOG) private readonly requestLog: RequestLog,
@@ -86,6 +93,8 @@ export class InboundHttpHandler {
       caller: null,
       stored: null,
       upstreamStatus: null,
+      sent: null,
+      answered: null,
     };
     this.serve(req, res, requestId, lease, attempt)
       .catch((error: unknown) => this.fail(req, res, requestId, error, attempt))
@@ -123,10 +132,13 @@ export class InboundHttpHandler {
       credentialHeader(route.caller_authentication),
       this.config.inboundClientCertHeader,
     ]);
-    attempt.caller = await this.callers.beforeBody(route, req.headers);
+    const caller = await this.callers.beforeBody(route, req.headers);
+    // A caller that signs its body has proved nothing before its signature checks out: until then, no record.
+    if (route.caller_authentication.kind !== 'hmac') attempt.caller = caller;
     lease.forMerchant(route.merchant_account_id);
     const raw = await readWhole(req, route.max_body_bytes, lease);
     this.callers.withBody(route, req.headers, raw);
+    attempt.caller = caller;
     const body = await inboundText(
       raw,
       req.headers['content-type'],
@@ -135,6 +147,10 @@ export class InboundHttpHandler {
     );
     const sanitised = await this.storeCards(route, body.format, body.text, attempt);
     const out = body.encode(sanitised);
+    attempt.sent = {
+      body: out.bytes,
+      headers: out.contentType === undefined ? {} : { 'content-type': out.contentType },
+    };
     const answer = await this.sender.send(route, target, {
       method,
       headers: req.headers,
@@ -143,6 +159,7 @@ export class InboundHttpHandler {
       recordId: attempt.recordId,
     });
     attempt.upstreamStatus = answer.status;
+    if (Buffer.isBuffer(answer.body)) attempt.answered = { body: answer.body, headers: answer.headers };
     await this.record(attempt, method, 'sent', answer.status, null);
     writeAnswer(
       res,
@@ -164,12 +181,11 @@ export class InboundHttpHandler {
       const slots = cardSlots(read, text, format === 'text' ? {} : compiledMapping(route.field_mappings, format));
       if (slots.length === 0) return text;
       await this.sender.assertCanSign(route.merchant_account_id);
-      attempt.stored = await this.cards.store(route.merchant_account_id, slots);
-      const sanitised = applied(text, attempt.stored.edits);
-      // What the ids took the place of is gone, and the body still reads as what it said it was.
-      if (holdsCardNumber(sanitised) || !read.reads(sanitised))
-        throw unusable('body', 'holds a card number that could not be replaced in place');
-      return sanitised;
+      // Every refusal before the first write: the values, the cards without an expiry, the rewritten body.
+      const checked = await this.cards.check(route.merchant_account_id, slots);
+      replaced(text, read, this.cards.edits(checked, PREVIEW_ID, PREVIEW_ID));
+      attempt.stored = await this.cards.store(route.merchant_account_id, checked);
+      return replaced(text, read, attempt.stored.edits);
     } catch (error) {
       if (error instanceof BodyUnparseable)
         throw new ProblemException(InboundErrors.bodyUnparseable, `The body does not parse: ${error.why}.`, [
@@ -196,13 +212,17 @@ export class InboundHttpHandler {
         problem.status,
         problem.definition.code,
       );
-    else this.metrics.finished(problem.status >= 500 ? 'failed' : 'refused', 0, 0);
+    // Refused before the caller proved itself: no record (an unauthenticated flood writes no rows), counted and logged.
+    else this.metrics.finished(problem.status >= 500 ? 'failed' : 'refused', false, 0, 0);
     const answer = problemResponse(error, req.url, requestId, this.logger, isInboundPath, req.headers.accept);
     answer.headers['x-vault-inbound-request-id'] = attempt.recordId;
     writeProblem(req, res, answer);
   }
 
-  /** The request's record (route, caller, ids, outcome; no body), and its count. A record lost is logged, not answered. */
+  /**
+   * The request's record (route, caller, ids, outcome; the bodies only when the route records them), and its count.
+   * A record lost is logged, not answered.
+   */
   private async record(
     attempt: Attempt,
     method: string,
@@ -211,24 +231,39 @@ export class InboundHttpHandler {
     problemCode: string | null,
   ): Promise<void> {
     const stored = attempt.stored;
-    this.metrics.finished(outcome, stored?.paymentMethodIds.length ?? 0, stored?.checkoutSessionIds.length ?? 0);
+    this.metrics.finished(outcome, true, stored?.paymentMethodIds.length ?? 0, stored?.checkoutSessionIds.length ?? 0);
     const route = attempt.route!;
-    await this.records
-      .insert({
-        id: attempt.recordId,
-        merchantAccountId: route.merchant_account_id,
-        routeId: route.id,
-        requestId: attempt.requestId,
-        caller: attempt.caller!.description,
-        method,
-        path: maskCardNumbers(pathWithoutAuthenticationData(attempt.target?.path ?? '/')).slice(0, 500),
-        outcome,
-        status,
-        problemCode,
-        upstreamStatus: attempt.upstreamStatus,
-        paymentMethodIds: stored?.paymentMethodIds ?? [],
-        checkoutSessionIds: stored?.checkoutSessionIds ?? [],
+    const owner = { id: attempt.recordId, merchantAccountId: route.merchant_account_id };
+    await this.bodies
+      .kept(owner, this.bodies.days(route), attempt.sent, attempt.answered)
+      // Bodies that cannot be kept (the vault's key store away) leave the record without them, not without a record.
+      .catch((failure: unknown) => {
+        this.logger.warn({
+          msg: 'an inbound request’s bodies could not be kept',
+          error: (failure as Error).name,
+          route: { id: route.id },
+        });
+        return null;
       })
+      .then((bodies) =>
+        this.records.insert(
+          {
+            ...owner,
+            routeId: route.id,
+            requestId: attempt.requestId,
+            caller: attempt.caller!.description,
+            method,
+            path: maskCardNumbers(pathWithoutAuthenticationData(attempt.target?.path ?? '/')).slice(0, 500),
+            outcome,
+            status,
+            problemCode,
+            upstreamStatus: attempt.upstreamStatus,
+            paymentMethodIds: stored?.paymentMethodIds ?? [],
+            checkoutSessionIds: stored?.checkoutSessionIds ?? [],
+          },
+          bodies,
+        ),
+      )
       .catch((failure: unknown) =>
         this.logger.warn({
           msg: 'an inbound request’s record could not be written',
@@ -237,6 +272,17 @@ export class InboundHttpHandler {
         }),
       );
   }
+}
+
+/** Stands for the ids while the rewritten body is checked before anything is stored: a UUID's shape, no digit. */
+const PREVIEW_ID = () => 'ffffffff-ffff-4fff-bfff-ffffffffffff';
+
+/** The text with the edits applied, checked: what the ids took the place of is gone, and it reads as before. */
+function replaced(text: string, read: ReturnType<typeof readBody>, edits: readonly Edit[]): string {
+  const rewritten = applied(text, edits);
+  if (holdsCardNumber(rewritten) || !read.reads(rewritten))
+    throw unusable('body', 'holds a card number that could not be replaced in place');
+  return rewritten;
 }
 
 /** Cards go in the body: a card number in the path, the query or a header value is refused before anything is read. */

@@ -6,16 +6,17 @@ import type { InboundOutcome } from '../records/inbound-request.entity';
 /** The inbound routes' figures, in the process's registry (GET /metrics). */
 @Injectable()
 export class InboundMetrics {
-  private readonly requests: Counter<'outcome'>;
+  private readonly requests: Counter<'outcome' | 'recorded'>;
   private readonly cards: Counter<'kind'>;
 
   constructor(metrics: Metrics) {
     this.requests = new Counter({
       name: `${PREFIX}inbound_requests_total`,
       help:
-        'Requests to inbound routes (/vault-inbound/…) by outcome: sent (the upstream answered), refused (ours, 4xx, ' +
-        'the caller refused before anything was read included), failed (ours, 5xx).',
-      labelNames: ['outcome'],
+        'Requests to inbound routes (/vault-inbound/…) by outcome: sent (the upstream answered), refused (ours, 4xx), ' +
+        'failed (ours, 5xx); recorded: "false" for those ended before their caller proved itself (an unknown route, ' +
+        'method or path, a caller refused), which have no record in /vault-forward/inbound-requests.',
+      labelNames: ['outcome', 'recorded'],
       registers: [metrics.registry],
     });
     this.cards = new Counter({
@@ -26,8 +27,8 @@ export class InboundMetrics {
     });
   }
 
-  finished(outcome: InboundOutcome, paymentMethods: number, checkoutSessions: number): void {
-    this.requests.inc({ outcome });
+  finished(outcome: InboundOutcome, recorded: boolean, paymentMethods: number, checkoutSessions: number): void {
+    this.requests.inc({ outcome, recorded: String(recorded) });
     if (paymentMethods > 0) this.cards.inc({ kind: 'payment_method' }, paymentMethods);
     if (checkoutSessions > 0) this.cards.inc({ kind: 'checkout_session' }, checkoutSessions);
   }

@@ -12,6 +12,7 @@ import { OutboundErrors } from '../../forwarding/sending/outbound.errors';
 import { NoWebhookSecretError, WebhookSigner } from '../../merchants/webhook-secrets/webhook-signer';
 import { credentialHeader } from '../routes/caller-authentication';
 import type { EntryRouteRow } from '../routes/inbound-routes.repository';
+import { InboundRoutesService } from '../routes/inbound-routes.service';
 import { InboundErrors } from './inbound.errors';
 import { InboundTarget, upstreamUrlOf } from './inbound-target';
 
@@ -33,9 +34,9 @@ const NOT_PASSED = new Set(['host', 'content-length', 'content-encoding', 'conte
 /**
  * Sends a sanitised inbound request to the route's upstream through the forward's one outbound client
  * (DownstreamClient: keep-alive pools, the address guard, the whole-request deadline) under the one outbound policy
- * (checkOutbound, FORWARD_INSECURE_HOSTS asked now), signed with Standard Webhooks under the merchant's webhook
- * secret (WebhookSigner), and puts the answer through the masking every answer gets (ResponseFilter, unmatched card
- * numbers masked) before it goes back to the caller.
+ * (checkOutbound, FORWARD_INSECURE_HOSTS asked now), with the route's own upstream headers, signed with Standard
+ * Webhooks under the merchant's webhook secret (WebhookSigner), and puts the answer through the masking every answer
+ * gets (ResponseFilter, unmatched card numbers masked) before it goes back to the caller.
  */
 @Injectable()
 export class InboundSender {
@@ -43,6 +44,7 @@ export class InboundSender {
     private readonly downstream: DownstreamClient,
     private readonly signer: WebhookSigner,
     private readonly answers: ResponseFilter,
+    private readonly routes: InboundRoutesService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
@@ -59,6 +61,8 @@ export class InboundSender {
       name: 'upstream_url',
     });
     const headers = this.passedHeaders(route, request.headers);
+    // The route's own headers (decision 0158) over the caller's of the same name; never ours or the body's.
+    for (const { name, value } of this.routes.upstreamHeadersOf(route)) headers[name] = value;
     if (request.contentType !== undefined) headers['content-type'] = request.contentType;
     const messageId = `msg_${request.recordId.replaceAll('-', '')}`;
     Object.assign(headers, await this.sign(route.merchant_account_id, messageId, request.body), {

@@ -57,15 +57,16 @@ export function inboundOperation(): { path: string; method: 'post'; operation: R
       summary:
         'Send card data meant for a merchant: stored in the vault, sent on to the merchant with ids in its place',
       description:
-        'For a merchant’s partners, not the merchant (decisions 0153–0156, docs/inbound-routes.md). No token: the ' +
-        'caller proves itself as the route’s caller_authentication says (a secret header, an HMAC or Standard ' +
+        'For a merchant’s partners, not the merchant (decisions 0153–0156, 0158, docs/inbound-routes.md). No token: ' +
+        'the caller proves itself as the route’s caller_authentication says (a secret header, an HMAC or Standard ' +
         'Webhooks signature, a client certificate, or nothing under a rate limit), before the body is read. The ' +
         'body (JSON, XML, a form, or any text; up to the route’s max_body_bytes, compressed or not) has each card ' +
         'number stored as a payment method of the merchant and replaced by its id where it was written, and each ' +
-        'security code held in a checkout session of its own (an hour, used once) replaced by its id. The request ' +
-        'then goes to the route’s upstream_url plus the path, signed with the merchant’s webhook secret ' +
-        '(webhook-id, webhook-timestamp, webhook-signature), and its answer comes back, card numbers masked. Any ' +
-        'method the route lists is served alike. Errors made by this service carry x-vault-forward-error: true.',
+        'security code held in a checkout session of its own (an hour, used once) replaced by its id; all or none: ' +
+        'a refused request stores nothing. The request then goes to the route’s upstream_url plus the path, with ' +
+        'the route’s upstream_headers, signed with the merchant’s webhook secret (webhook-id, webhook-timestamp, ' +
+        'webhook-signature), and its answer comes back, card numbers masked. Any method the route lists is served ' +
+        'alike. Errors made by this service carry x-vault-forward-error: true.',
       security: [],
       parameters: [
         path('route_id', 'The inbound route’s id.'),

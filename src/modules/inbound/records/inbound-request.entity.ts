@@ -6,7 +6,9 @@ export type InboundOutcome = (typeof INBOUND_OUTCOMES)[number];
 
 /**
  * What an inbound request did (decision 0156): which route, which caller, the payment methods and checkout
- * sessions it stored, and how it ended. Never its body, headers or query: card data is in none of these columns.
+ * sessions it stored, and how it ended. Never its headers or query; its body and the upstream's answer only when
+ * the route records them (decision 0158), redacted and sealed (`ciphertext`, SEALED_TABLES: inbound_requests,
+ * never selected by default) until `bodies_kept_until`.
  */
 @Entity({ name: 'inbound_requests' })
 export class InboundRequest {
@@ -53,6 +55,25 @@ export class InboundRequest {
 
   @Column({ type: 'uuid', array: true, name: 'checkout_session_ids' })
   checkoutSessionIds!: string[];
+
+  /** When the purge erases the kept bodies; null when none were kept (and stays once they are erased). */
+  @Column({ type: 'timestamptz', name: 'bodies_kept_until', nullable: true, insert: false, update: false })
+  bodiesKeptUntil!: Timestamp | null;
+
+  @Column({ type: 'boolean', name: 'request_body_truncated' })
+  requestBodyTruncated!: boolean;
+
+  @Column({ type: 'boolean', name: 'response_body_truncated' })
+  responseBodyTruncated!: boolean;
+
+  @Column({ type: 'bytea', nullable: true, select: false })
+  ciphertext!: Buffer | null;
+
+  @Column({ type: 'bytea', name: 'wrapped_key', nullable: true, select: false })
+  wrappedKey!: Buffer | null;
+
+  @Column({ type: 'text', name: 'master_key_id', nullable: true, select: false })
+  masterKeyId!: string | null;
 
   @Column({ type: 'timestamptz', name: 'created_at', insert: false, update: false })
   createdAt!: Timestamp;

@@ -6,7 +6,8 @@ import type { FieldMappings } from './field-mappings';
 /**
  * An inbound route (decision 0153): where callers outside send card data meant for the merchant, and the merchant's
  * upstream it goes on to once the cards are stored. The caller's secret (shared-secret and hmac kinds) is sealed in
- * `ciphertext` (SEALED_TABLES: inbound_routes); these columns are never selected by default.
+ * `ciphertext`, the upstream headers' values in `upstream_headers`, a part under the same data key (decision 0158;
+ * SEALED_TABLES: inbound_routes); these columns are never selected by default.
  */
 @Entity({ name: 'inbound_routes' })
 export class InboundRoute {
@@ -42,8 +43,22 @@ export class InboundRoute {
   @Column({ type: 'jsonb', name: 'field_mappings' })
   fieldMappings!: FieldMappings;
 
+  /** The names of the headers set on every request to the upstream; their values are sealed. */
+  @Column({ type: 'text', array: true, name: 'upstream_header_names' })
+  upstreamHeaderNames!: string[];
+
+  /** Whether its records keep the sanitised request and the upstream's masked answer (decision 0158). */
+  @Column({ type: 'boolean', name: 'record_bodies' })
+  recordBodies!: boolean;
+
+  @Column({ type: 'smallint', name: 'record_bodies_retention_days' })
+  recordBodiesRetentionDays!: number;
+
   @Column({ type: 'bytea', nullable: true, select: false })
   ciphertext!: Buffer | null;
+
+  @Column({ type: 'bytea', name: 'upstream_headers', nullable: true, select: false })
+  upstreamHeaders!: Buffer | null;
 
   @Column({ type: 'bytea', name: 'wrapped_key', nullable: true, select: false })
   wrappedKey!: Buffer | null;

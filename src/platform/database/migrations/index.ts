@@ -26,6 +26,7 @@ import { SecureFieldsOrigins1763966300000 } from './1763966300000-SecureFieldsOr
 import { BudgetsCountCards1763966400000 } from './1763966400000-BudgetsCountCards';
 import { LedgerCompleteness1763966500000 } from './1763966500000-LedgerCompleteness';
 import { InboundRoutes1763967000000 } from './1763967000000-InboundRoutes';
+import { InboundRouteHeadersAndBodies1763967200000 } from './1763967200000-InboundRouteHeadersAndBodies';
 import { ForwardJobLeases1763920000000 } from './1763920000000-ForwardJobLeases';
 import { ForwardJobCallbackUrls1763923600000 } from './1763923600000-ForwardJobCallbackUrls';
 import { CheckoutSessionCodeClaims1763924000000 } from './1763924000000-CheckoutSessionCodeClaims';
@@ -69,4 +70,5 @@ export const MIGRATIONS = [
   BudgetsCountCards1763966400000,
   LedgerCompleteness1763966500000,
   InboundRoutes1763967000000,
+  InboundRouteHeadersAndBodies1763967200000,
 ];

@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, IsUUID } from 'class-validator';
 import { ApiTimestamp } from '../../../../platform/openapi/properties';
 import { PageQuery } from '../../../../platform/pagination/page-query';
+import type { OpenedInboundBodies } from '../inbound-request-bodies';
 import { INBOUND_OUTCOMES, InboundOutcome, InboundRequest } from '../inbound-request.entity';
 
 export class ListInboundRequestsQuery extends PageQuery {
@@ -38,6 +39,13 @@ export class InboundRequestResponse {
   payment_method_ids!: string[];
   @ApiProperty({ type: [String], description: 'The checkout sessions that hold its security codes.' })
   checkout_session_ids!: string[];
+  @ApiTimestamp({
+    nullable: true,
+    description:
+      'When the route records bodies (`record_bodies`, decision 0158): until when this record keeps them (the ' +
+      'purge erases them then; the record stays). Null when none were kept.',
+  })
+  bodies_kept_until!: string | null;
   @ApiTimestamp()
   created_at!: string;
 
@@ -56,7 +64,43 @@ export class InboundRequestResponse {
       upstream_status: record.upstreamStatus,
       payment_method_ids: record.paymentMethodIds,
       checkout_session_ids: record.checkoutSessionIds,
+      bodies_kept_until: record.bodiesKeptUntil?.toISOString() ?? null,
       created_at: record.createdAt.toISOString(),
+    };
+  }
+}
+
+/** One record read by its id: the list's fields and the bodies it keeps, when its route records them. */
+export class InboundRequestDetailResponse extends InboundRequestResponse {
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description:
+      'The request body as sent to the upstream: card numbers and security codes replaced by ids, the values of ' +
+      'fields named as authentication data removed, card numbers masked, at most 65536 bytes ' +
+      '(request_body_truncated). Null when not kept (the route’s `record_bodies` off, refused before) or purged.',
+  })
+  request_body!: string | null;
+  @ApiProperty({ type: Boolean, description: 'The request body was longer than 65536 bytes and is cut there.' })
+  request_body_truncated!: boolean;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description:
+      'The upstream’s answer as returned to the caller, card numbers masked, at most 65536 bytes ' +
+      '(response_body_truncated). Null when there was no answer, when not kept or purged.',
+  })
+  response_body!: string | null;
+  @ApiProperty({ type: Boolean, description: 'The answer was longer than 65536 bytes and is cut there.' })
+  response_body_truncated!: boolean;
+
+  static detail(record: InboundRequest, bodies: OpenedInboundBodies): InboundRequestDetailResponse {
+    return {
+      ...InboundRequestResponse.from(record),
+      request_body: bodies.request_body,
+      request_body_truncated: record.requestBodyTruncated,
+      response_body: bodies.response_body,
+      response_body_truncated: record.responseBodyTruncated,
     };
   }
 }

@@ -4,6 +4,7 @@ import {
   ArrayMinSize,
   ArrayUnique,
   IsArray,
+  IsBoolean,
   IsIn,
   IsInt,
   IsString,
@@ -15,11 +16,16 @@ import {
 } from 'class-validator';
 import { ApiTimestamp } from '../../../../platform/openapi/properties';
 import { Passes } from '../../../../platform/http/passes';
+import {
+  RECORD_BODIES_DEFAULT_DAYS,
+  RECORD_BODIES_MAX_DAYS,
+} from '../../../forwarding-setup/configs/vault-forward-configs.service';
 import { FORWARD_METHODS } from '../../../forwarding-setup/targets/http-methods';
 import { BODY_FORMATS, MAPPED_FIELDS } from '../../bodies/body-paths';
 import { CallerAuthenticationInput, callerAuthenticationProblem, CallerSettings } from '../caller-authentication';
 import { FieldMappings, fieldMappingsProblem } from '../field-mappings';
 import { InboundRoute } from '../inbound-route.entity';
+import { UpstreamHeader, upstreamHeadersProblem } from '../upstream-headers';
 
 const MAX_BODY_BYTES = 1024 * 1024;
 export const DEFAULT_BODY_BYTES = 64 * 1024;
@@ -117,6 +123,39 @@ const FIELD_MAPPINGS_SCHEMA: ApiPropertyOptions = {
     '`expiration_month` and `expiration_year`), holder name and security code.',
 };
 
+const UPSTREAM_HEADERS_SCHEMA: ApiPropertyOptions = {
+  type: 'array',
+  maxItems: 20,
+  items: {
+    type: 'object',
+    required: ['name', 'value'],
+    additionalProperties: false,
+    properties: {
+      name: { type: 'string', maxLength: 100, description: 'An HTTP header name, kept in lower case.' },
+      value: {
+        type: 'string',
+        writeOnly: true,
+        minLength: 1,
+        maxLength: 4096,
+        description: 'Write-only: sealed at rest, never answered.',
+      },
+    },
+  },
+  description:
+    'Headers set on every request sent to upstream_url, over a caller’s header of the same name (decision 0158): ' +
+    'how the merchant’s endpoint authenticates the vault (an API key, a token). Values are secrets: sealed, never ' +
+    'answered; answers list the names. Not hop-by-hop headers, host, content-*, expect, proxy-*, webhook-* (the ' +
+    'vault’s signature) or x-vault-*. Replaced whole on update; [] removes them.',
+};
+
+const RECORD_BODIES_DOC =
+  'Whether each request’s record keeps the request as sent to the upstream (card data replaced by ids) and the ' +
+  'upstream’s answer as returned (card numbers masked), sealed, read through GET /vault-forward/inbound-requests/{id} ' +
+  '(decision 0158). Off by default: turn it on to debug an integration.';
+const RECORD_BODIES_RETENTION_DOC =
+  `Days the records keep those bodies, 1–${RECORD_BODIES_MAX_DAYS} (${RECORD_BODIES_DEFAULT_DAYS} by default); the ` +
+  'operator’s FORWARD_RECORD_BODY_RETENTION_DAYS caps it. Fixed for each record when it is made.';
+
 const PATH_PREFIX = /^\/[^?#\s]{0,199}$/;
 
 /** The fields create and update share, each optional here; create requires its own. */
@@ -166,6 +205,29 @@ class InboundRouteFields {
   @ValidateIf((_, v) => v !== undefined)
   @Passes('isFieldMappings', fieldMappingsProblem)
   field_mappings?: FieldMappings;
+
+  @ApiPropertyOptional(UPSTREAM_HEADERS_SCHEMA)
+  @ValidateIf((_, v) => v !== undefined)
+  @Passes('isUpstreamHeaders', upstreamHeadersProblem)
+  upstream_headers?: UpstreamHeader[];
+
+  @ApiPropertyOptional({ type: Boolean, default: false, description: RECORD_BODIES_DOC })
+  @ValidateIf((_, v) => v !== undefined)
+  @IsBoolean()
+  record_bodies?: boolean;
+
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    maximum: RECORD_BODIES_MAX_DAYS,
+    default: RECORD_BODIES_DEFAULT_DAYS,
+    description: RECORD_BODIES_RETENTION_DOC,
+  })
+  @ValidateIf((_, v) => v !== undefined)
+  @IsInt()
+  @Min(1)
+  @Max(RECORD_BODIES_MAX_DAYS)
+  record_bodies_retention_days?: number;
 }
 
 export class CreateInboundRouteDto extends InboundRouteFields {
@@ -237,6 +299,21 @@ export class InboundRouteResponse {
   timeout_seconds!: number;
   @ApiProperty(FIELD_MAPPINGS_SCHEMA)
   field_mappings!: FieldMappings;
+  @ApiProperty({
+    type: 'array',
+    items: { type: 'object', required: ['name'], properties: { name: { type: 'string' } } },
+    description: 'The names of the headers set on the upstream request (their values are never answered).',
+  })
+  upstream_headers!: Array<{ name: string }>;
+  @ApiProperty({ type: Boolean, description: RECORD_BODIES_DOC })
+  record_bodies!: boolean;
+  @ApiProperty({
+    type: 'integer',
+    minimum: 1,
+    maximum: RECORD_BODIES_MAX_DAYS,
+    description: RECORD_BODIES_RETENTION_DOC,
+  })
+  record_bodies_retention_days!: number;
   @ApiTimestamp()
   created_at!: string;
   @ApiTimestamp()
@@ -256,6 +333,9 @@ export class InboundRouteResponse {
       max_body_bytes: route.maxBodyBytes,
       timeout_seconds: route.timeoutSeconds,
       field_mappings: route.fieldMappings,
+      upstream_headers: route.upstreamHeaderNames.map((name) => ({ name })),
+      record_bodies: route.recordBodies,
+      record_bodies_retention_days: route.recordBodiesRetentionDays,
       created_at: route.createdAt.toISOString(),
       updated_at: route.updatedAt.toISOString(),
     };
