@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createMerchantAccount } from '../factories/merchant-accounts';
 import { startTestApp, TestApp } from '../support/test-app';
 import { ForwardJobsRepository } from '../../src/modules/forwarding/jobs/forward-jobs.repository';
-import type { JobAttempt } from '../../src/modules/forwarding/jobs/forward-job.entity';
+import type { JobAttempt } from '../../src/modules/forwarding/jobs/rows/forward-job.entity';
 
 /**
  * Every transition of a job row is conditional on its state and on the attempt that owns it (the

@@ -7,7 +7,7 @@ import { RetryAttempt, retryBackoff } from '../../src/platform/job-queue/backoff
 import type { CallbackDeliveries } from '../../src/modules/forwarding/callbacks/callback-deliveries';
 import { ForwardJobProcessor } from '../../src/modules/forwarding/jobs/forward-job.processor';
 import type { ForwardJobsRepository } from '../../src/modules/forwarding/jobs/forward-jobs.repository';
-import type { ForwardJob } from '../../src/modules/forwarding/jobs/forward-job.entity';
+import type { ForwardJob } from '../../src/modules/forwarding/jobs/rows/forward-job.entity';
 import { JobOwnedElsewhereError } from '../../src/modules/forwarding/jobs/lease-watch';
 import type { ForwardJobHousekeeping } from '../../src/modules/forwarding/jobs/forward-job-housekeeping';
 import type { ForwardExecutor } from '../../src/modules/forwarding/request/forward-executor';

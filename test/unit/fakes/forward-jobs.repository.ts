@@ -3,7 +3,7 @@ import type {
   ForwardJobsRepository,
   StoredResponse,
 } from '../../../src/modules/forwarding/jobs/forward-jobs.repository';
-import { ForwardJob, JobAttempt, JobStatus } from '../../../src/modules/forwarding/jobs/forward-job.entity';
+import { ForwardJob, JobAttempt, JobStatus } from '../../../src/modules/forwarding/jobs/rows/forward-job.entity';
 import { FORWARD_PLAN_VERSION, ForwardPlan } from '../../../src/modules/forwarding/request/forward-plan';
 import { Timestamp } from '../../../src/platform/database/timestamp';
 import type { FakeClock } from './clock';

@@ -16,7 +16,7 @@ import type { EngineWorker } from '../../../platform/job-queue/engine';
 import { consumerOptions, QueueConsumers } from '../../../platform/job-queue/queue-consumers';
 import { VAULT_FORWARD_QUEUE } from '../../../platform/redis/queues';
 import { VaultKeyUnavailableError } from '../../vault/vault.errors';
-import { ENDED_STATUSES, ForwardJob, JobAttempt } from './forward-job.entity';
+import { ENDED_STATUSES, ForwardJob, JobAttempt } from './rows/forward-job.entity';
 import { ForwardJobsRepository, StoredResponse } from './forward-jobs.repository';
 import { isoMicros } from './attempts/job-clock';
 import { CLOCK, Clock } from '../../../platform/time/clock';

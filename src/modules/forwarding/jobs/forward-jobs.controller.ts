@@ -7,7 +7,7 @@ import { ApiProblems } from '../../../platform/openapi/api-problems';
 import { KeysetRequest } from '../../../platform/pagination/keyset';
 import { Keyset, Paginated } from '../../../platform/pagination/paginated.decorator';
 import { ForwardJobResponse, ListForwardJobsQuery } from './dto/forward-job.dto';
-import { ForwardJob } from './forward-job.entity';
+import { ForwardJob } from './rows/forward-job.entity';
 import { ForwardJobErrors } from './forward-jobs.errors';
 import { ForwardJobsService } from './forward-jobs.service';
 

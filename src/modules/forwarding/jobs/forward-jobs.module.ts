@@ -6,7 +6,7 @@ import { IdempotencyCoreModule } from '../idempotency/idempotency.module';
 import { ForwardCallbacksModule } from '../callbacks/forward-callbacks.module';
 import { ForwardJobCallbackSource } from './job-callback-source';
 import { VaultCoreModule } from '../../vault/vault.module';
-import { ForwardJob } from './forward-job.entity';
+import { ForwardJob } from './rows/forward-job.entity';
 import { ForwardJobsRepository } from './forward-jobs.repository';
 import { ForwardJobProcessor } from './forward-job.processor';
 import { ForwardJobHousekeeping } from './forward-job-housekeeping';
@@ -14,7 +14,7 @@ import { ForwardJobsController } from './forward-jobs.controller';
 import { ForwardJobsService } from './forward-jobs.service';
 import { LostJobRecovery } from './lost-job-recovery';
 import { QueueMetrics } from '../../../platform/metrics/queue-metrics';
-import { QUEUE_STATE_NAMES } from './forward-job-statements';
+import { QUEUE_STATE_NAMES } from './rows/forward-job-statements';
 
 /** Job rows and their sealed plans and responses, for the API and the worker. */
 @Module({

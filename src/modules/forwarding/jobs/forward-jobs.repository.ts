@@ -9,7 +9,7 @@ import { Sql } from '../../../platform/database/sql';
 import { StatementBatcher } from '../../../platform/database/statement-batcher';
 import { Condition, KeysetRequest, KeysetTable, where } from '../../../platform/pagination/keyset';
 import { IdempotencyClaimLostError } from '../idempotency/idempotency.service';
-import { ForwardJob, JobAttempt, JobStatus } from './forward-job.entity';
+import { ForwardJob, JobAttempt, JobStatus } from './rows/forward-job.entity';
 import {
   ClaimedRow,
   ClaimItem,
@@ -28,7 +28,7 @@ import {
   REQUEUE,
   RECORD_LATE,
   QUEUE_STATES,
-} from './forward-job-statements';
+} from './rows/forward-job-statements';
 import type { QueueState } from '../../../platform/metrics/queue-metrics';
 
 /** A finished job's answer as stored (sealed) and shown. */

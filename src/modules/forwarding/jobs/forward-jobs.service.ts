@@ -20,7 +20,7 @@ import { QueuedIdempotency } from '../idempotency/forward-idempotency';
 import { idempotencyKeyOf } from '../idempotency/idempotency.service';
 import { ForwardQueue, QueueUnavailableError } from '../../../platform/job-queue/forward-queue';
 import { ForwardJobResponse, ListForwardJobsQuery } from './dto/forward-job.dto';
-import { ForwardJob } from './forward-job.entity';
+import { ForwardJob } from './rows/forward-job.entity';
 import { attemptsFrom, ForwardJobsRepository } from './forward-jobs.repository';
 import { ForwardJobErrors } from './forward-jobs.errors';
 

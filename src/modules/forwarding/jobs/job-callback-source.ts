@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ForwardJobResponse } from './dto/forward-job.dto';
-import { ENDED_STATUSES } from './forward-job.entity';
+import { ENDED_STATUSES } from './rows/forward-job.entity';
 import { ForwardJobsRepository } from './forward-jobs.repository';
 import type { CallbackJobSource } from '../callbacks/callback-deliveries';
 

@@ -10,7 +10,7 @@ import {
   JobStatus,
   RESPONSE_ERASED_REASONS,
   ResponseErasedReason,
-} from '../forward-job.entity';
+} from '../rows/forward-job.entity';
 import type { StoredResponse } from '../forward-jobs.repository';
 
 export class ListForwardJobsQuery extends PageQuery {

@@ -1,5 +1,5 @@
-import { textArrayLiteral } from '../../../platform/database/statement-batcher';
-import type { Timestamp } from '../../../platform/database/timestamp';
+import { textArrayLiteral } from '../../../../platform/database/statement-batcher';
+import type { Timestamp } from '../../../../platform/database/timestamp';
 import { ForwardJob, JobAttempt, JobStatus, ResponseErasedReason } from './forward-job.entity';
 
 /**
