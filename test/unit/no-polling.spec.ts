@@ -11,13 +11,10 @@ const SRC = resolve(__dirname, '../../src');
 const TIMERS: Record<string, string> = {
   'modules/payments/checkout-sessions/checkout-session-purge.ts': 'deletes expired sessions (no work is due)',
   'modules/forwarding/records/forward-records.service.ts': 'replays the local spool file into the table',
-  'modules/forwarding/records/forward-record-body-purge.ts':
-    'nulls record bodies past their retention (no work is due)',
-  'modules/inbound/records/inbound-request-body-purge.ts':
-    'nulls inbound request bodies past their retention (no work is due)',
+  'platform/database/purges.ts':
+    'the purges of expired idempotency keys and of record bodies past their retention (no work is due)',
   'app/health/worker-heartbeat.ts': 'writes the heartbeat file while the database answers',
   'modules/forwarding/jobs/forward-job.processor.ts': "renews the leases of this worker's running jobs",
-  'modules/forwarding/idempotency/idempotency.service.ts': 'deletes expired idempotency keys (no work is due)',
   'modules/forwarding/ledger/ledger-sealer.ts':
     'seals the ledger entries written since the last head, and purges past retention (no work is due)',
 };

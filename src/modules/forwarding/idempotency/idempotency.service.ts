@@ -3,6 +3,7 @@ import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nest
 import { ProblemException } from '../../../platform/problem/problem';
 import { isDatabaseUnavailable } from '../../../platform/problem/database-errors';
 import { HeldWrites } from '../../../platform/database/held-writes';
+import { everyPurgeInterval, purgeInBatches } from '../../../platform/database/purges';
 import { CLOCK, Clock } from '../../../platform/time/clock';
 import { boundAad, SecretSealer } from '../../vault/secret-sealer';
 import { CardVault } from '../../vault/card-vault.service';
@@ -146,7 +147,7 @@ export function keyInProgressProblem(): ProblemException {
 @Injectable()
 export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('Idempotency');
-  private purgeTimer: NodeJS.Timeout | undefined;
+  private stopPurge: (() => void) | undefined;
   /**
    * Whether rows written before keys were hashed may remain (decision 0139): asked once, then after each
    * purge; while they may, a claim first turns its key's legacy row, if any, into the hashed form.
@@ -169,18 +170,15 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
   }
 
   onModuleInit(): void {
-    this.purgeTimer = setInterval(
-      () =>
-        void this.purgeExpired().catch((error: unknown) =>
-          this.logger.warn(`purge of expired keys failed: ${(error as Error).message}`),
-        ),
+    this.stopPurge = everyPurgeInterval(
       PURGE_EVERY_MS,
+      () => this.purgeExpired(),
+      (error) => this.logger.warn(`purge of expired keys failed: ${error.message}`),
     );
-    this.purgeTimer.unref();
   }
 
   onModuleDestroy(): void {
-    clearInterval(this.purgeTimer);
+    this.stopPurge?.();
     this.heldReleases.close();
   }
 
@@ -242,12 +240,7 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
    * rows, and a claim taking over an expired key, instead of waiting on one another.
    */
   async purgeExpired(): Promise<number> {
-    let total = 0;
-    for (;;) {
-      const deleted = await this.keys.purgeExpired(PURGE_BATCH);
-      total += deleted;
-      if (deleted < PURGE_BATCH) break;
-    }
+    const total = await purgeInBatches((limit) => this.keys.purgeExpired(limit), { size: PURGE_BATCH });
     // Legacy rows (keys in clear) last 24 h at most: once none remains, claims stop looking for them.
     if (this.legacyRows !== undefined) this.legacyRows = this.keys.anyLegacy().catch(() => true);
     return total;
