@@ -87,6 +87,19 @@ describe('ordinary values are not card numbers (decision 0135)', () => {
     expect(maskCardNumbers('4222222222222')).toBe('*********2222');
   });
 
+  it("a float's fraction is no card number, so a JSON number stays one; a card across periods still is", () => {
+    for (const text of [
+      '{"score":0.8444218515250481}',
+      '[-3.189531083031903e-253]',
+      'ratio 12.4111111111111111',
+      '{"n":19114442871.64608}',
+      '41111111.11111111',
+    ])
+      expect(maskCardNumbers(text)).toBe(text);
+    expect(maskCardNumbers('4111.1111.1111.1111')).toBe('4111.11**.****.1111');
+    expect(maskCardNumbers('pan .4111111111111111')).toBe('pan .411111******1111');
+  });
+
   it('ids, dates and lists keep their digits: UUIDs, hex ids, zero-first runs, lists of pairs, IBANs', () => {
     for (const text of [
       '4bf92f3577b34da6a3ce929d0e0e4736',

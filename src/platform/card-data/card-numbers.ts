@@ -22,7 +22,9 @@
  * are an id, not a card number with a digit more); a run wholly inside a UUID with a letter, or inside a hex id
  * of 16, 24, 32, 40 or 64 characters (trace and span ids, object ids, hashes); a lone run of 13, 16 or 19 digits that
  * reads as a millisecond, microsecond or nanosecond Unix time from 2015 to 2034 (no card is issued with those
- * lengths and first digits; a migration's name `CheckoutSessions1763917200000`).
+ * lengths and first digits; a migration's name `CheckoutSessions1763917200000`); a lone run that is a decimal
+ * number's fraction (`0.8444218515250481`: a float's digits), or two groups that are a decimal number
+ * (`19114442871.64608`).
  *
  * A card number found is masked (PCI DSS 3.4) as binOf allows: the first six and last four digits kept from
  * 15 digits on, the last four only below; every other digit becomes `*`, whatever its spelling, and nothing
@@ -195,7 +197,27 @@ function isIdRun(text: string, group: Group, digits: string): boolean {
     const ms = digits.slice(0, 13);
     if (ms >= TIMESTAMP_FROM && ms < TIMESTAMP_TO) return true;
   }
-  return group.spelt === null && insideHexId(text, group.start, group.end);
+  if (group.spelt !== null) return false;
+  return insideHexId(text, group.start, group.end) || decimalFraction(text, group.start);
+}
+
+/**
+ * Whether the digits at `start` are the fraction of a decimal number (`0.8444218515250481`,
+ * `-3.189531083031903e-253`): right after a period that follows a digit. A float's 15–17 significant digits pass
+ * Luhn one time in ten; masked, a JSON number would no longer be one. A card written across periods
+ * (`4111.1111.1111.1111`) is groups, never this lone run.
+ */
+function decimalFraction(text: string, start: number): boolean {
+  const before = text.charCodeAt(start - 2);
+  return text.charCodeAt(start - 1) === 0x2e && before >= 0x30 && before <= 0x39;
+}
+
+/**
+ * Whether two groups are a decimal number's integer part and fraction (`19114442871.64608`): plain digits either
+ * side of one period. No card is written as two groups split by a period; 4-4-4-4 across periods is four.
+ */
+function decimalNumber(text: string, whole: Group, fraction: Group): boolean {
+  return whole.spelt === null && fraction.spelt === null && fraction.start === whole.end + 1 && text[whole.end] === '.';
 }
 
 /**
@@ -336,6 +358,7 @@ function tryFrom(text: string, groups: readonly Group[], found: FoundCardNumber[
     const number = padding === 0 ? digits : digits.slice(padding);
     if (number.length < MIN_CARD_DIGITS || (!fours && groups[h].count > first) || !luhnValid(number)) continue;
     if (h === 0 && isIdRun(text, groups[0], number)) continue;
+    if (h === 1 && decimalNumber(text, groups[0], groups[1])) continue;
     if (crossesList && !networkPrefix(number)) continue;
     if (insideIban(text, groups[0].start)) return;
     if (insideId(text, groups[0].start, groups[h].end)) continue;
