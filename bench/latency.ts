@@ -9,10 +9,14 @@
  *   GET /buyers?limit=1 and ?limit=20 (lists)      POST /vault-forward without cards / with one card
  * (f) and (n) are the framework's floor (bench/bare-fastify.ts): what /health/live adds beyond (n) is our
  * pipeline (logging, async context, instrumentation, interceptors, the problem filter).
- * BENCH_LATENCY_ROUNDS (default 2,000) after 300 warm-up rounds; BENCH_API_PROFILE=DIR writes a CPU profile
- * of the API process. BENCH_TRACING=1 adds a second API process with OpenTelemetry on (OTEL_EXPORTER_OTLP_ENDPOINT
- * at a local sink that answers 200) and its list and card-forward cases, beside the same cases with tracing
- * off (decision 0109).
+ * The cost table (issue 49, decision 0157; bench/guarantees.ts): the one-card forward through an API with every
+ * guarantee on, with each off on its own and with all off (an API process per setting, all in the same
+ * round-robin), and what each costs in added p50 and in API CPU per forward (run alone); issue 49's target, a
+ * card forward adding at most 4× what the bare proxy adds over (a), is printed met / NOT met.
+ * BENCH_LATENCY_ROUNDS (default 1,000) after 300 warm-up rounds, BENCH_LATENCY_ALONE (default 1,000) requests of
+ * each case alone; BENCH_API_PROFILE=DIR writes a CPU profile of the API process. BENCH_TRACING=1 adds a second
+ * API process with OpenTelemetry on (OTEL_EXPORTER_OTLP_ENDPOINT at a local sink that answers 200) and its list and
+ * card-forward cases, beside the same cases with tracing off (decision 0109).
  * BENCH_BASELINE_MAIN=PATH (a dist/main.js built from another commit, kept inside this
  * tree so it finds node_modules) starts that API too, on the same database, and adds its API rows to the
  * same round-robin: a before/after in one interleaved run. Each API's CPU per request (all its cases
@@ -29,15 +33,19 @@ import { performance } from 'node:perf_hooks';
 import { Client as Pg } from 'pg';
 import { Client } from 'undici';
 import { ADMIN_URL, BENCH_API_ENV, benchDatabase, benchMerchantToken, REDIS_URL, startApi } from './bench-api';
+import { GUARANTEE_ROWS, GuaranteeRow, printGuaranteeTable, startGuarantees } from './guarantees';
 import { children, cpuMs, forkServer, postJson, stopChild } from './support';
 
-const ROUNDS = Number(process.env.BENCH_LATENCY_ROUNDS ?? 2_000);
+const ROUNDS = Number(process.env.BENCH_LATENCY_ROUNDS ?? 1_000);
 const TRACING = process.env.BENCH_TRACING === '1';
 const WARMUP = 300;
 /** Requests of each case run alone after the round-robin, to read what that route costs its server. */
-const ROUTE_CPU_REQUESTS = 3_000;
-/** Targets (issue 36), p50 added over a direct call (a): a card forward, /health/live, an authenticated list of one. */
-const CARD_FORWARD_TARGET_MS = 0.6;
+const ROUTE_CPU_REQUESTS = Number(process.env.BENCH_LATENCY_ALONE ?? 1_000);
+/** Requests of one case in a row in that phase, before the next case's turn. */
+const ALONE_BLOCK = 100;
+/** Issue 49: a card forward adds at most this many times what the bare proxy (b) adds over a direct call (a). */
+const CARD_FORWARD_TARGET_TIMES_PROXY = 4;
+/** Targets (issue 36), p50 added over a direct call (a): /health/live, an authenticated list of one. */
 const LIVE_TARGET_MS = 0.15;
 const LIST_OF_ONE_TARGET_MS = 0.4;
 /** Issue 36: the forward's own request path stays while it saves more CPU per forward than this over a Nest route. */
@@ -54,6 +62,9 @@ interface Case {
   body?: string;
   expect: number;
 }
+
+/** The cost table's case of a row (bench/guarantees.ts). */
+const costCase = (row: GuaranteeRow) => `POST /vault-forward, one card, ${row.label}`;
 
 function percentile(sorted: number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
@@ -84,6 +95,8 @@ async function main(): Promise<void> {
       expiration_date: '12/30',
     });
     for (let i = 0; i < 25; i++) await postJson(`${setUp.url}/buyers`, token, { display_name: `Buyer ${i}` });
+    // The cost table's APIs and targets (their configs made through the set-up API, before it stops).
+    const guarantees = await startGuarantees(env, setUp.url, token);
     await stopChild(setUp.process);
     const startMain = () => startApi(env, { profileDir: process.env.BENCH_API_PROFILE });
     const startBaseline = () => (BASELINE_MAIN ? startApi(env, { main: BASELINE_MAIN }) : Promise.resolve(null));
@@ -178,6 +191,25 @@ async function main(): Promise<void> {
         body: BODY,
         expect: 200,
       },
+      ...Object.fromEntries(
+        guarantees.rows.map((row) => [
+          costCase(row),
+          {
+            origin: row.api,
+            path: '/vault-forward',
+            method: 'POST' as const,
+            headers: {
+              ...json,
+              ...auth,
+              'x-vault-forward-url': row.target,
+              'x-vault-forward-http-method': 'POST',
+              'x-vault-forward-payment-methods': card.id,
+            },
+            body: BODY,
+            expect: 200,
+          },
+        ]),
+      ),
       ...(traced
         ? {
             'GET /buyers?limit=20 (list), tracing on': {
@@ -227,6 +259,14 @@ async function main(): Promise<void> {
         ...(baseline ? [{ label: '[baseline] API', origin: baseline.url, pid: baseline.process.pid }] : []),
         { label: '(f) bare Fastify', origin: fastifyOrigin, pid: bareFastify.process.pid },
         { label: '(n) bare NestJS on Fastify', origin: nestOrigin, pid: bareNest.process.pid },
+        ...[...new Map(guarantees.rows.map((row) => [row.api, row])).values()].map((row) => ({
+          label: `cost-table API (${guarantees.rows
+            .filter((r) => r.api === row.api)
+            .map((r) => r.label)
+            .join(', ')})`,
+          origin: row.api,
+          pid: row.process.pid,
+        })),
       ];
     // Which build of a pair goes first alternates every round.
     const twinOf = (i: number) => (runs[i + 1]?.name === `[baseline] ${runs[i].name}` ? i + 1 : null);
@@ -269,28 +309,53 @@ async function main(): Promise<void> {
       console.log(`| ${r.name} | ${r.p50.toFixed(3)} | ${r.p99.toFixed(3)} | ${overDirect} | ${over(bare)} |`);
     }
     console.log(`\n${cpuLines.join('\n')}`);
-    // What each route costs its server alone: the round-robin above mixes them, so each case runs by itself here.
+    // What each route costs its server alone: the round-robin above mixes them, so each case runs by itself here,
+    // in blocks of ALONE_BLOCK requests taken in turn, so that a machine whose load drifts weighs on every case alike.
     const pidOf = new Map(apiCpu.map((p) => [p.origin, p.pid]));
     const alone: string[] = [];
     const aloneUs = new Map<string, number>();
+    const spentMs = new Map<string, number>();
+    for (let done = 0; done < ROUTE_CPU_REQUESTS; done += ALONE_BLOCK) {
+      const block = Math.min(ALONE_BLOCK, ROUTE_CPU_REQUESTS - done);
+      for (const run of runs) {
+        const pid = pidOf.get(run.origin);
+        const before = cpuMs(pid);
+        if (!before) continue;
+        for (let k = 0; k < block; k++) await run.once(false);
+        const after = cpuMs(pid);
+        if (!after) continue;
+        const ms = after.user + after.system - before.user - before.system;
+        spentMs.set(run.name, (spentMs.get(run.name) ?? 0) + ms);
+      }
+    }
     for (const run of runs) {
-      const pid = pidOf.get(run.origin);
-      if (pid === undefined) continue;
-      const before = cpuMs(pid);
-      for (let k = 0; k < ROUTE_CPU_REQUESTS; k++) await run.once(false);
-      const after = cpuMs(pid);
-      if (!before || !after) continue;
-      const us = ((after.user + after.system - before.user - before.system) * 1000) / ROUTE_CPU_REQUESTS;
+      const ms = spentMs.get(run.name);
+      if (ms === undefined) continue;
+      const us = (ms * 1000) / ROUTE_CPU_REQUESTS;
       alone.push(`| ${run.name} | ${us.toFixed(0)} |`);
       aloneUs.set(run.name, us);
     }
     console.log(
       `\n| case, ${ROUTE_CPU_REQUESTS} requests alone | server CPU µs per request |\n|---|---:|\n${alone.join('\n')}`,
     );
+    console.log(
+      `\nThe cost table (decision 0157): one card, one connection, ${ROUNDS} rounds in the round-robin above`,
+    );
+    printGuaranteeTable(
+      GUARANTEE_ROWS.map((row) => ({
+        row,
+        f: { p50Ms: p50(costCase(row)), apiCpuUs: aloneUs.get(costCase(row)) ?? NaN },
+      })),
+      'one connection',
+    );
     const verdict = (added: number, target: number) =>
       `${added.toFixed(3)} ms p50 over a direct call (target ≤ ${target} ms: ${added <= target ? 'met' : 'NOT met'})`;
+    const cardAdds = p50('POST /vault-forward, one card') - direct;
+    const proxyAdds = bare - direct;
     console.log(
-      `\ncard forward adds ${verdict(p50('POST /vault-forward, one card') - direct, CARD_FORWARD_TARGET_MS)}`,
+      `\ncard forward adds ${cardAdds.toFixed(3)} ms p50 over a direct call, ${(cardAdds / proxyAdds).toFixed(1)}× the ` +
+        `bare proxy's ${proxyAdds.toFixed(3)} ms (target ≤ ${CARD_FORWARD_TARGET_TIMES_PROXY}×, issue 49: ` +
+        `${cardAdds <= CARD_FORWARD_TARGET_TIMES_PROXY * proxyAdds ? 'met' : 'NOT met'})`,
     );
     console.log(`GET /health/live adds ${verdict(p50('GET /health/live (no auth)') - direct, LIVE_TARGET_MS)}`);
     console.log(

@@ -304,14 +304,15 @@ export interface LoadResult {
 }
 
 /**
- * POSTs `body` to `url` for LOAD.durationS at LOAD.connections after a 2 s warm-up, reading the CPU of `pid`
- * and its children around it.
+ * POSTs `body` to `url` for `durationS` (LOAD.durationS by default) at LOAD.connections after a 2 s warm-up,
+ * reading the CPU of `pid` and its children around it.
  */
 export async function loadRun(
   url: string,
   headers: Record<string, string>,
   pid: number | undefined,
   body = TWO_CARD_BODY,
+  durationS = LOAD.durationS,
 ): Promise<LoadResult> {
   const options = {
     url,
@@ -323,7 +324,7 @@ export async function loadRun(
   const warmup = await autocannon({ ...options, duration: 2 }); // warm-up: pools, JIT, caches (the data-key cache)
   const beforeByPid = treeCpuByPid(pid);
   const before = treeCpuMs(pid);
-  const result = await autocannon({ ...options, duration: LOAD.durationS });
+  const result = await autocannon({ ...options, duration: durationS });
   const after = treeCpuMs(pid);
   const afterByPid = treeCpuByPid(pid);
   const perRequest = (a: number, b: number) => ((a - b) * 1000) / result.requests.total;

@@ -60,6 +60,7 @@ describe('ForwardingService (synchronous path)', () => {
     // No budget set: every placeholder allowed, every disclosure within the defaults.
     const budgets = {
       checkPlaceholders: () => Promise.resolve(),
+      prefetch: () => undefined,
       take: () => Promise.resolve(),
     } as unknown as DisclosureBudgetsService;
     const executor = new ForwardExecutor(

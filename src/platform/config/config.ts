@@ -9,6 +9,7 @@ import { telemetryConfig } from './telemetry-config';
 import { LedgerConfig, ledgerConfig } from './ledger-config';
 import { secureFieldsOrigin } from './secure-fields-config';
 import { inboundClientCertHeader } from './inbound-config';
+import { MeasuredGuarantee, measureWithout } from './measurement-config';
 
 export { ConfigError } from './env';
 export * from './vault-config';
@@ -156,6 +157,8 @@ export interface AppConfig {
   secureFieldsOrigin: string | null;
   /** INBOUND_CLIENT_CERT_HEADER (decision 0154): where a TLS terminator passes on a verified client certificate; null: none. */
   inboundClientCertHeader: string | null;
+  /** MEASURE_WITHOUT: guarantees a benchmark's process leaves out (decision 0157); empty, and refused, in production. */
+  measureWithout: ReadonlySet<MeasuredGuarantee>;
 }
 
 /**
@@ -305,6 +308,7 @@ export function loadConfig(given: Env = process.env): AppConfig {
     ledger: ledgerConfig(env, nodeEnvRaw),
     secureFieldsOrigin: secureFieldsOrigin(env, nodeEnvRaw, host, port),
     inboundClientCertHeader: inboundClientCertHeader(env),
+    measureWithout: measureWithout(env, nodeEnvRaw),
   };
 }
 

@@ -74,6 +74,8 @@ const CACHE_TTL_MS = 10_000;
 export class DisclosureBudgetsService {
   private readonly logger = new Logger('DisclosureBudgets');
   private readonly cache: SharedCache<Budgets>;
+  /** Reads of a merchant's budgets in flight: the callers of one moment share one statement. */
+  private readonly reading = new Map<string, Promise<Budgets>>();
   /** Events this process has handed to the delivery already (each is delivered once anyway: its webhook-id). */
   private readonly announced = new LRUCache<string, true>({ max: 10_000 });
 
@@ -89,13 +91,31 @@ export class DisclosureBudgetsService {
     this.cache = caches.create('disclosure-budgets', { max: 10_000, ttlMs: CACHE_TTL_MS });
   }
 
-  private async budgets(merchantAccountId: string): Promise<Budgets> {
+  private budgets(merchantAccountId: string): Promise<Budgets> {
     const cached = this.cache.get(merchantAccountId);
-    if (cached) return cached;
-    const snapshot = this.cache.snapshot();
-    const budgets = new Map((await this.rows.ofMerchant(merchantAccountId)).map((row) => [row.scope, row]));
-    this.cache.set(merchantAccountId, budgets, snapshot);
-    return budgets;
+    if (cached) return Promise.resolve(cached);
+    let read = this.reading.get(merchantAccountId);
+    if (!read) {
+      const snapshot = this.cache.snapshot();
+      read = this.rows
+        .ofMerchant(merchantAccountId)
+        .then((rows) => {
+          const budgets: Budgets = new Map(rows.map((row) => [row.scope, row]));
+          this.cache.set(merchantAccountId, budgets, snapshot);
+          return budgets;
+        })
+        .finally(() => this.reading.delete(merchantAccountId));
+      this.reading.set(merchantAccountId, read);
+    }
+    return read;
+  }
+
+  /**
+   * Starts reading a merchant's budgets, when they are not in the cache, beside planning's other reads (decision
+   * 0157); checkPlaceholders and take then share the read, and a failure surfaces there.
+   */
+  prefetch(merchantAccountId: string): void {
+    this.budgets(merchantAccountId).catch(() => undefined);
   }
 
   async checkPlaceholders(
@@ -243,6 +263,7 @@ export class DisclosureBudgetsService {
   async put(merchantAccountId: string, row: Omit<DisclosureBudgetRow, 'scope'>): Promise<DisclosureBudgetRow> {
     if (row.config_id !== null) await this.configs.get(merchantAccountId, row.config_id);
     const stored = await this.rows.put(merchantAccountId, { ...row, scope: row.config_id ?? MERCHANT_SCOPE });
+    this.reading.delete(merchantAccountId);
     await this.cache.invalidate(merchantAccountId);
     return stored;
   }
@@ -250,6 +271,7 @@ export class DisclosureBudgetsService {
   async remove(merchantAccountId: string, configId: string | null): Promise<void> {
     if (configId !== null) await this.configs.get(merchantAccountId, configId);
     await this.rows.remove(merchantAccountId, configId ?? MERCHANT_SCOPE);
+    this.reading.delete(merchantAccountId);
     await this.cache.invalidate(merchantAccountId);
   }
 }

@@ -12,19 +12,15 @@
  *     per call; a streamed answer is recorded when the stream ends), with the redacted request and
  *     answer of decision 0104 only when the config asks (`record_bodies`, read at send time: decision
  *     0138). Throws a ProblemException (or, for a database outage, the driver's error) after recording it.
- *   isRetryable(error): boolean      whether trying the same plan again later may succeed
- *   reachedDownstream(error): boolean  false when nothing of the request can have reached the target
+ *   isRetryable, reachedDownstream   what a failure says about trying again (forward-failures.ts)
  */
 import { performance } from 'node:perf_hooks';
 import { finished, Readable } from 'node:stream';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { AppConfig } from '../../../platform/config/config';
 import { APP_CONFIG } from '../../../platform/config/config.module';
-import { CheckoutSessionErrors } from '../../payments/checkout-sessions/checkout-sessions.errors';
-import { CommonErrors } from '../../../platform/problem/common.errors';
 import { ProblemException } from '../../../platform/problem/problem';
 import { toProblem } from '../../../platform/problem/problem.filter';
-import { isDatabaseUnavailable } from '../../../platform/problem/database-errors';
 import { Metrics } from '../../../platform/metrics/metrics.service';
 import { CLOCK, Clock } from '../../../platform/time/clock';
 import {
@@ -44,7 +40,10 @@ import {
   PlaceholderUse,
   TemplateSecrets,
 } from '../../vault/placeholders/placeholders';
-import { DownstreamClient, DownstreamProblem, DownstreamResponse } from '../sending/downstream-client';
+import { DownstreamClient, DownstreamResponse } from '../sending/downstream-client';
+import { markedAfterAnswer } from './forward-failures';
+
+export { isRetryable, reachedDownstream } from './forward-failures';
 import type { ForwardRecord } from '../records/forward-record';
 import { ForwardRecordsService } from '../records/forward-records.service';
 import { HEADER_PREFIX } from './forward-headers';
@@ -83,45 +82,6 @@ interface ExecuteOptions {
    * store could not open): if nothing was disclosed, it leaves no record and no forward in the metrics.
    */
   putOff?: (error: unknown) => boolean;
-}
-
-/** Codes whose cause may pass: the target unreachable or slow, this service briefly without room or database. */
-const RETRYABLE_CODES = new Set([
-  // Another forward holds the session's security code: once it is answered, the code is erased or free again.
-  CheckoutSessionErrors.inUse.code,
-  ForwardingErrors.downstreamUnreachable.code,
-  ForwardingErrors.downstreamTimeout.code,
-  // The token requestor (decision 0100) or a token endpoint (0123) away or slow: a later attempt asks again.
-  ForwardingErrors.tokenEndpointFailed.code,
-  ForwardingErrors.tokenEndpointTimeout.code,
-  ForwardingErrors.tokenRequestorFailed.code,
-  ForwardingErrors.tokenRequestorTimeout.code,
-  CommonErrors.serviceUnavailable.code,
-]);
-
-/**
- * Whether the same plan may succeed later: network failures and timeouts of the downstream (502
- * downstream-unreachable, 504 downstream-timeout), any 503 of this service (database or spool
- * unavailable, capacity), and a checkout session's security code held by another forward (409).
- * Every other problem (4xx: a card, method or config deleted since planning, a filled value a header
- * cannot carry, …) would fail again.
- */
-export function isRetryable(error: unknown): boolean {
-  if (error instanceof ProblemException) return RETRYABLE_CODES.has(error.definition.code) || error.status === 503;
-  return isDatabaseUnavailable(error);
-}
-
-/** Errors thrown once the downstream had answered (its answer's response rules: a card stored, the key store away). */
-const afterAnswer = new WeakSet<object>();
-
-/**
- * False when nothing of the request can have reached the downstream: it failed before the send
- * (any problem that is not a DownstreamProblem, and was not thrown after the answer), or the
- * connection was never made.
- */
-export function reachedDownstream(error: unknown): boolean {
-  if (typeof error === 'object' && error !== null && afterAnswer.has(error)) return true;
-  return error instanceof DownstreamProblem && error.reachedDownstream;
 }
 
 /** What the ledger says a forward filled: each placeholder once, as NAME_POSITION, in the order first used. */
@@ -171,6 +131,8 @@ export class ForwardExecutor {
   private readonly logger = new Logger('Forwarding');
   /** Per record: the values its request carried and its record withholds (never on the record, so never stored). */
   private readonly withheld = new WeakMap<ForwardRecord, string[]>();
+  /** MEASURE_WITHOUT (decision 0157): what a benchmark's process leaves out of every forward; never in production. */
+  private readonly without: AppConfig['measureWithout'];
 
   constructor(
     private readonly sources: PlaceholderSources,
@@ -185,7 +147,13 @@ export class ForwardExecutor {
     private readonly budgets: DisclosureBudgetsService,
     @Inject(APP_CONFIG) private readonly appConfig: AppConfig,
     @Inject(CLOCK) private readonly clock: Clock,
-  ) {}
+  ) {
+    this.without = appConfig.measureWithout ?? new Set();
+    if (this.without.size > 0)
+      this.logger.warn({
+        msg: `MEASURE_WITHOUT=${[...this.without].join(',')}: forwards leave these guarantees out (for measurement only)`,
+      });
+  }
 
   async execute(plan: ForwardPlan, options: ExecuteOptions = {}): Promise<ExecutedResponse> {
     const started = options.started ?? performance.now();
@@ -279,7 +247,7 @@ export class ForwardExecutor {
       return await this.responses.filter(plan.merchantAccountId, target.policy, opened);
     } catch (error) {
       // The request was sent: a queued job must not take this for a failure before the send.
-      if (typeof error === 'object' && error !== null) afterAnswer.add(error);
+      markedAfterAnswer(error);
       throw error;
     }
   }
@@ -305,12 +273,23 @@ export class ForwardExecutor {
     const secrets = templateSecrets(methods, scans, plan.headerTemplates);
     // What the ledger names as filled, a refusal's entry included.
     record.filledFields = filledFields(scans.uses);
-    // The disclosure budgets (decisions 0134, 0142), before any card is opened: over one, 429 and nothing leaves.
-    if (source.discloses)
-      await this.budgets.take({ ...plan, id: record.id, configId: record.configId ?? plan.configId, cards: source });
     // The record keeps the redacted request and answer only when the config asks (decision 0138).
     const keepDays = target.policy.recordBodiesDays;
-    const filled = await this.fill(plan, source, scans, secrets, lease, keepDays > 0);
+    // The disclosure budgets (decisions 0134, 0142) count the forward while its cards are opened and filled in
+    // (decision 0157); a source that reaches out for its values waits for the count. Over a budget: 429, nothing
+    // leaves. The count's refusal comes first, as when it was made before the fill.
+    const counting =
+      source.discloses && !this.without.has('budgets')
+        ? this.budgets.take({ ...plan, id: record.id, configId: record.configId ?? plan.configId, cards: source })
+        : undefined;
+    if (counting && !source.valuesOnlyRead?.(scans.uses)) await counting;
+    const [counted, filling] = await Promise.allSettled([
+      counting,
+      this.fill(plan, source, scans, secrets, lease, keepDays > 0),
+    ]);
+    if (counted.status === 'rejected') throw counted.reason;
+    if (filling.status === 'rejected') throw filling.reason;
+    const filled = filling.value;
     let request: OutboundRequest = {
       url: plan.url,
       method: plan.method,
@@ -342,7 +321,10 @@ export class ForwardExecutor {
       };
     }
     // Card data leaves only once its disclosure is on record: committed, or spooled and fsync'd (or 503, nothing sent).
-    if (source.discloses) await this.records.disclose(record);
+    // The commit waits for the count and the fill: it writes the ledger's disclosure entry, which a forward refused
+    // before its send must not have (decisions 0133, 0157). Measured without it, the outcome carries the disclosure.
+    if (source.discloses && !this.without.has('durable-record')) await this.records.disclose(record);
+    else if (source.discloses) record.disclosed = true;
     const response = await this.downstream.send(request);
     this.steps.answered(request, response.status); // a 401 drops an access token sent (no resend: decision 0123)
     return response;

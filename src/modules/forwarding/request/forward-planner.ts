@@ -92,6 +92,18 @@ export class ForwardPlanner {
       record.merchantInitiated = spec.merchantInitiated;
     }
     const trusted = checkTransport(this.appConfig.forwardInsecureHosts, spec.url);
+    const body = input.body && input.body.length > 0 ? input.body : undefined;
+    const callerType = input.headers['content-type'];
+    const bodyEncoding = bodyEncodingFor(
+      outgoingContentType(spec.headers, typeof callerType === 'string' ? [['content-type', callerType]] : []),
+    );
+    const source = this.sources.for(spec);
+    // What planning reads starts at once (decision 0157): the configs, the budgets and the cards, each from its
+    // cache or one query; the refusals still come in the order below (the config's first), each where it did.
+    const scanned = attempt(() => scanAll(spec, body, escapeStyleFor(bodyEncoding), source.shape));
+    this.budgets.prefetch(input.merchantAccountId);
+    const checked =
+      'value' in scanned ? attempt(() => source.check(input.merchantAccountId, scanned.value.uses)) : null;
     const config = enablingConfig(await this.configs.enabledConfigs(input.merchantAccountId), spec.url, spec.method);
     const configId = config.id;
     if (record) record.configId = configId;
@@ -100,20 +112,15 @@ export class ForwardPlanner {
       spec.authenticationIds.length > 0
         ? await this.authentications.forForward(input.merchantAccountId, configId, spec.authenticationIds)
         : [];
-
-    const body = input.body && input.body.length > 0 ? input.body : undefined;
-    const callerType = input.headers['content-type'];
-    const bodyEncoding = bodyEncodingFor(
-      outgoingContentType(spec.headers, typeof callerType === 'string' ? [['content-type', callerType]] : []),
-    );
-    const source = this.sources.for(spec);
-    const scans = scanAll(spec, body, escapeStyleFor(bodyEncoding), source.shape);
+    if ('error' in scanned) throw scanned.error;
+    const scans = scanned.value;
     // Only the placeholders the config may fill (decision 0134): 400 naming the first other, before any card.
     const templates = { merchantAccountId: input.merchantAccountId, headerTemplates: spec.headers };
     await this.budgets.checkPlaceholders(templates, configId, scans);
     // Every SECRET.name must be held by one listed template-secrets method (checked again at send time).
     templateSecrets(methods, scans, spec.headers);
-    await source.check(input.merchantAccountId, scans.uses);
+    if (checked && 'error' in checked) throw checked.error;
+    await checked?.value;
     // From what check() read: the budgets count these at send time (decision 0142).
     const fingerprints = source.discloses ? await source.fingerprints(input.merchantAccountId) : [];
 
@@ -199,6 +206,20 @@ export function enablingConfig(
       },
     ],
   );
+}
+
+/**
+ * `run()`'s result or what it threw, to be thrown later in its turn. A promise it returns is kept from being an
+ * unhandled rejection meanwhile: whoever awaits it still sees the rejection.
+ */
+function attempt<T>(run: () => T): { value: T } | { error: unknown } {
+  try {
+    const value = run();
+    if (value instanceof Promise) value.catch(() => undefined);
+    return { value };
+  } catch (error) {
+    return { error };
+  }
 }
 
 /**

@@ -74,6 +74,13 @@ export interface PlaceholderSource {
   fingerprints(merchantAccountId: string): Promise<string[]>;
   /** At execution: the value of each use, keyed by token. Values exist only in the map; never log it. */
   values(merchantAccountId: string, uses: readonly PlaceholderUse[]): Promise<Map<string, string>>;
+  /**
+   * Whether values() for `uses` only reads and opens (the vault's rows, the cards, in this process), so it may
+   * run while the disclosure budgets count the forward (decision 0157). False (or absent) when it reaches out
+   * or holds something: a token requestor asked for a cryptogram, a checkout session's security code held; it
+   * then waits for the count, as a refused forward must not have done either.
+   */
+  valuesOnlyRead?(uses: readonly PlaceholderUse[]): boolean;
   /** After the target answered with `status`. */
   answered(merchantAccountId: string, uses: readonly PlaceholderUse[], status: number): Promise<void>;
   /** After `values` when no answer came (a failure before or while sending): lets go of what it holds. */
@@ -164,6 +171,10 @@ class PaymentMethodSource implements PlaceholderSource {
     return this.resolver
       .resolve(merchantAccountId, this.ids, uses, supply)
       .catch((error: unknown) => Promise.reject(paymentMethodProblem(error)));
+  }
+
+  valuesOnlyRead(uses: readonly PlaceholderUse[]): boolean {
+    return !this.requestor.configured || !uses.some((use) => isCryptogramName(use.name));
   }
 
   async answered(): Promise<void> {}
@@ -278,6 +289,10 @@ class CheckoutSessionSource implements PlaceholderSource {
       );
     }
     return values;
+  }
+
+  valuesOnlyRead(uses: readonly PlaceholderUse[]): boolean {
+    return !usesSecurityCode(uses);
   }
 
   /**
