@@ -26,6 +26,10 @@
  *   (c-ledger) (c) from a second API process with LEDGER_ENABLED=false, then (c) again: what the disclosure
  *        ledger (decision 0133: two entries per forward, sealed under signed heads) costs per forward, in API
  *        and PostgreSQL CPU. BENCH_FORWARD_ROWS=ledger runs this pair only.
+ *   (in), (in+new) inbound routes (issue 50; bench/inbound.ts): a partner's 1 KiB JSON body with one card to
+ *        /vault-inbound/{route_id}/…, the same card each time (found by fingerprint) and a new card each request,
+ *        beside (b 1 KiB), the bare proxy with the same body: requests/s and added p50 as ratios.
+ *        BENCH_FORWARD_ROWS=inbound runs these three rows only.
  * Each server runs in its own process; the load generator runs here. BENCH_DURATION (default 5 s) is each row's
  * measured time after its 2 s warm-up. BENCH_API_PROFILE=DIR writes a CPU profile of the API process;
  * BENCH_NODE_FLAGS replaces the API's Node flags. Issue 49's targets are printed met / NOT met: (c) at least
@@ -37,6 +41,7 @@ import { Client } from 'pg';
 import { TestCa } from '../test/support/test-pki';
 import { ADMIN_URL, BENCH_API_ENV, benchDatabase, benchMerchantToken, REDIS_URL, startApi } from './bench-api';
 import { GuaranteeFigures, GuaranteeRow, printGuaranteeTable, startGuarantees } from './guarantees';
+import { inboundRows } from './inbound';
 import {
   children,
   cpuPerRequest,
@@ -74,6 +79,8 @@ const ONLY_LEDGER = process.env.BENCH_FORWARD_ROWS === 'ledger';
 const ONLY_GUARANTEES = process.env.BENCH_FORWARD_ROWS === 'guarantees';
 /** BENCH_FORWARD_ROWS=bodies: only the record_bodies rows (decision 0138). */
 const ONLY_BODIES = process.env.BENCH_FORWARD_ROWS === 'bodies';
+/** BENCH_FORWARD_ROWS=inbound: only the inbound rows and the bare proxy beside them (issue 50). */
+const ONLY_INBOUND = process.env.BENCH_FORWARD_ROWS === 'inbound';
 /** Test card numbers (Luhn-valid) for the cost rows' ten cards. */
 const TEN_CARDS = [
   '4111111111111111',
@@ -105,16 +112,14 @@ function load(
   url: string,
   headers: Record<string, string>,
   server: ChildProcess | null,
-  body = BODY,
+  body: string | (() => string) = BODY,
   durationS = DURATION,
 ): Promise<Result> {
   return loadRun(url, headers, server?.pid, body, durationS);
 }
 
-function printTable(rows: Record<string, Result>): void {
-  console.log(
-    `\n${CONNECTIONS} connections, ${DURATION} s each after a 2 s warm-up, body ${BODY.length} bytes with two card placeholders\n`,
-  );
+function printTable(rows: Record<string, Result>, body = `body ${BODY.length} bytes with two card placeholders`): void {
+  console.log(`\n${CONNECTIONS} connections, ${DURATION} s each after a 2 s warm-up, ${body}\n`);
   console.log('| case | requests/s | p50 ms | p99 ms | errors | non-2xx | server CPU µs/request (user + system) |');
   console.log('|---|---:|---:|---:|---:|---:|---:|');
   for (const [label, r] of Object.entries(rows)) {
@@ -365,6 +370,25 @@ async function main(): Promise<void> {
       console.log(`\n${costLines.join('\n')}`);
       return;
     }
+    const inbound = () =>
+      inboundRows({
+        api,
+        apiProcess,
+        token,
+        echoPort,
+        load,
+        proxyPort: proxy.port,
+        proxyProcess: proxy.process,
+        commits: () => databaseCommits(client, database.url),
+        redisCommands: () => redisCommands(REDIS_URL),
+      });
+    if (ONLY_INBOUND) {
+      const { rows: inboundOnly, lines } = await inbound();
+      printTable(inboundOnly, 'body 1 KiB of JSON with one card number');
+      console.log(`\n${lines.join('\n')}`);
+      console.log(`load average at the end: ${readFileSync('/proc/loadavg', 'utf8').trim()}`);
+      return;
+    }
     const cardHeaders = {
       authorization: `Bearer ${token}`,
       'x-vault-forward-payment-methods': cards.map((c: { id: string }) => c.id).join(','),
@@ -504,8 +528,11 @@ async function main(): Promise<void> {
     rows['(c+hmac) (c) with an hmac-signature method'] = signed;
     rows['(c+mtls) (c) with a mutual-tls method, TLS downstream'] = mutual;
     Object.assign(rows, await costRows());
+    const { rows: inboundOnes, lines: inboundLines } = await inbound();
+    Object.assign(rows, inboundOnes);
     printTable(rows);
     console.log(`\n${costLines.join('\n')}`);
+    console.log(inboundLines.join('\n'));
     const cbPlus = ours.rps / floor.rps;
     console.log(`(c)/(a) throughput: ${(ours.rps / direct.rps).toFixed(2)}`);
     console.log(`(b+)/(b) throughput: ${(floor.rps / passthrough.rps).toFixed(2)}  (the vault's unavoidable share)`);

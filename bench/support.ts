@@ -305,20 +305,22 @@ export interface LoadResult {
 
 /**
  * POSTs `body` to `url` for `durationS` (LOAD.durationS by default) at LOAD.connections after a 2 s warm-up,
- * reading the CPU of `pid` and its children around it.
+ * reading the CPU of `pid` and its children around it. A function as `body` makes each request's body.
  */
 export async function loadRun(
   url: string,
   headers: Record<string, string>,
   pid: number | undefined,
-  body = TWO_CARD_BODY,
+  body: string | (() => string) = TWO_CARD_BODY,
   durationS = LOAD.durationS,
 ): Promise<LoadResult> {
   const options = {
     url,
     method: 'POST' as const,
     headers: { 'content-type': 'application/json', ...headers },
-    body,
+    ...(typeof body === 'string'
+      ? { body }
+      : { requests: [{ setupRequest: (request: autocannon.Request) => ({ ...request, body: body() }) }] }),
     connections: LOAD.connections,
   };
   const warmup = await autocannon({ ...options, duration: 2 }); // warm-up: pools, JIT, caches (the data-key cache)
