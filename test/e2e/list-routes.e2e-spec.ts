@@ -57,6 +57,12 @@ const LISTS: Record<string, { instance?: boolean; binding: (ids: Ids) => CursorS
       filters: { config_id: ids.config },
     }),
   },
+  '/vault-forward/inbound-requests': {
+    binding: (ids) => ({ endpoint: 'vault-forward-inbound-requests', merchantAccountId: ids.merchant, filters: {} }),
+  },
+  '/vault-forward/inbound-routes': {
+    binding: (ids) => ({ endpoint: 'vault-forward-inbound-routes', merchantAccountId: ids.merchant, filters: {} }),
+  },
   '/vault-forward/jobs': {
     binding: (ids) => ({ endpoint: 'vault-forward-jobs', merchantAccountId: ids.merchant, filters: {} }),
   },
@@ -136,11 +142,23 @@ describe('Every list route is served by the PaginationInterceptor (issue 21, ite
       return result.body as { id: string };
     };
     const configs = [];
+    const inboundRoutes: Array<{ id: string }> = [];
     for (let i = 0; i < 2; i++) {
       await post('/buyers', { display_name: `Buyer ${i}` });
       await createCard(t, merchant);
       configs.push(await post('/vault-forward/configs', { display_name: `PSP ${i}`, hosts: ['psp.example'] }));
       await post('/vault-forward/webhook-secrets');
+      inboundRoutes.push(
+        await post('/vault-forward/inbound-routes', {
+          display_name: `Partner ${i}`,
+          upstream_url: 'https://merchant.example/inbound',
+          caller_authentication: {
+            kind: 'shared-secret',
+            header: 'x-partner-key',
+            secret: `partner-secret-${i}-0123456789`,
+          },
+        }),
+      );
     }
     for (let i = 0; i < 2; i++) {
       await post(`/vault-forward/configs/${configs[0].id}/authentications`, {
@@ -166,6 +184,12 @@ describe('Every list route is served by the PaginationInterceptor (issue 21, ite
        SELECT gen_random_uuid(), $1, 'cancelled', 'POST', 'https://psp.example/x', 1, now(), now() - g * interval '1 second'
          FROM generate_series(1, 2) g`,
       [merchant],
+    );
+    await t.db.query(
+      `INSERT INTO inbound_requests (id, merchant_account_id, route_id, request_id, caller, method, path, outcome, status, created_at)
+       SELECT gen_random_uuid(), $1, $2, 'req-' || g, 'shared-secret', 'POST', '/', 'sent', 200, now() - g * interval '1 second'
+         FROM generate_series(1, 2) g`,
+      [merchant, inboundRoutes[0].id],
     );
     // Ledger heads come from seals: one entry at a time, each sealed (here, or by another process's sealer).
     for (let i = 0; i < 2; i++) {

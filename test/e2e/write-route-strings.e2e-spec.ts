@@ -140,6 +140,16 @@ describe('Write routes of /openapi.json refuse unstorable and over-long strings 
     cleanup.push([`/vault-forward/definitions/${definitionId}`, instanceToken]);
     const configId = await created('/vault-forward/configs', { display_name: 'PSP', hosts: ['psp.example'] });
     const gr4vyConfigId = await created('/vault-forward/configs', { definition_id: definitionId });
+    const inboundRoute = () => ({
+      display_name: 'Partner bookings',
+      upstream_url: 'https://merchant.example/inbound',
+      methods: ['POST'],
+      path_prefixes: ['/bookings'],
+      caller_authentication: { kind: 'shared-secret', header: 'x-partner-key', secret: `partner-${MARK}` },
+      field_mappings: { json: { expiration_date: '/cards/*/expiry', cardholder_name: '/cards/*/holder' } },
+      upstream_headers: [{ name: 'authorization', value: `Bearer ${MARK}` }],
+    });
+    const inboundRouteId = await created('/vault-forward/inbound-routes', inboundRoute());
     cleanup.push([`/vault-forward/configs/${gr4vyConfigId}`, token]);
     const hmac = () => ({
       kind: 'hmac-signature',
@@ -265,6 +275,15 @@ describe('Write routes of /openapi.json refuse unstorable and over-long strings 
         hosts: ['psp.example'],
         response_rules: [{ match: '$.card.number', action: 'mask' }],
       })),
+      merchantRoute('POST /vault-forward/inbound-routes', '/vault-forward/inbound-routes', inboundRoute),
+      merchantRoute(
+        'PUT /vault-forward/inbound-routes/{id}',
+        `/vault-forward/inbound-routes/${inboundRouteId}`,
+        () => ({
+          display_name: 'Partner bookings',
+          caller_authentication: { kind: 'hmac', scheme: 'hmac-sha256', header: 'x-sig', secret: `signing-${MARK}` },
+        }),
+      ),
       merchantRoute('PUT /vault-forward/budget', '/vault-forward/budget', () => ({
         distinct_cards: 100_000,
         webhook_url: 'https://alerts.merchant.example/vault',
