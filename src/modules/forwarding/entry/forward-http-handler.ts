@@ -51,17 +51,10 @@ export class ForwardHttpHandler {
     const requestId = requestIdFor(req);
     this.requestLog(req, res, requestId);
     res.setHeader('x-request-id', requestId);
-    // The bodies' bytes count until the answer is done or the caller gone, and the forward's own
-    // work (which may outlast a caller who left) has settled: only then are they no longer held.
-    const lease = this.inflight.lease();
-    let ending = 2;
-    const ended = () => {
-      if (--ending === 0) lease.release();
-    };
-    res.once('close', ended);
+    const { lease, settled } = this.inflight.leaseUntilAnswered(res);
     this.serve(req, res, requestId, lease)
       .catch((error: unknown) => this.fail(req, res, requestId, error))
-      .finally(ended);
+      .finally(settled);
   }
 
   private async serve(

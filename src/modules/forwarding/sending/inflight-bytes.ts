@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import { Inject, Injectable } from '@nestjs/common';
 import type { AppConfig } from '../../../platform/config/config';
 import { APP_CONFIG } from '../../../platform/config/config.module';
@@ -34,8 +35,19 @@ export class InflightBytes {
     );
   }
 
-  lease(): InflightLease {
-    return new InflightLease(this);
+  /**
+   * A lease for one request answered on Node's response: its bodies' bytes count until the answer is done or the
+   * caller gone, and the handler's own work (which may outlast a caller who left) has settled — call `settled`
+   * when it has.
+   */
+  leaseUntilAnswered(res: ServerResponse): { lease: InflightLease; settled: () => void } {
+    const lease = new InflightLease(this);
+    let ending = 2;
+    const settled = () => {
+      if (--ending === 0) lease.release();
+    };
+    res.once('close', settled);
+    return { lease, settled };
   }
 
   /** Bytes held now, in all or by one merchant account (for tests and metrics). */

@@ -79,12 +79,7 @@ export class InboundHttpHandler {
     const requestId = requestIdFor(req);
     this.requestLog(req, res, requestId);
     res.setHeader('x-request-id', requestId);
-    const lease = this.inflight.lease();
-    let ending = 2;
-    const ended = () => {
-      if (--ending === 0) lease.release();
-    };
-    res.once('close', ended);
+    const { lease, settled } = this.inflight.leaseUntilAnswered(res);
     const attempt: Attempt = {
       recordId: randomUUID(),
       requestId,
@@ -98,7 +93,7 @@ export class InboundHttpHandler {
     };
     this.serve(req, res, requestId, lease, attempt)
       .catch((error: unknown) => this.fail(req, res, requestId, error, attempt))
-      .finally(ended);
+      .finally(settled);
   }
 
   private async serve(

@@ -8,13 +8,10 @@ import {
   IsArray,
   IsBoolean,
   IsIn,
-  IsInt,
   IsOptional,
   IsString,
   Length,
   Matches,
-  Max,
-  Min,
   ValidateIf,
 } from 'class-validator';
 import { FORWARD_METHODS } from '../../targets/http-methods';
@@ -23,6 +20,7 @@ import { GR4VY_RESPONSE_SCHEMA_NAME, responseSchemaName } from '../../authentica
 import { MAX_EMBEDDED_AUTHENTICATIONS } from '../config-authentications';
 import { VaultForwardConfig } from '../vault-forward-config.entity';
 import { RECORD_BODIES_DEFAULT_DAYS, RECORD_BODIES_MAX_DAYS } from '../vault-forward-configs.service';
+import { RecordBodiesInput, RecordBodiesRetentionInput } from './record-bodies-fields';
 import {
   MAX_RESPONSE_RULES,
   ON_EXISTING_ACTIONS,
@@ -79,22 +77,10 @@ const RECORD_BODIES_RETENTION_DOC =
  * The fields create and update share; the response rules' content is checked by the service (response-rules.ts).
  */
 class ResponseFields {
-  @ApiPropertyOptional({ type: Boolean, default: false, description: RECORD_BODIES_DOC })
-  @ValidateIf((_, v) => v !== undefined)
-  @IsBoolean()
+  @RecordBodiesInput(RECORD_BODIES_DOC)
   record_bodies?: boolean;
 
-  @ApiPropertyOptional({
-    type: 'integer',
-    minimum: 1,
-    maximum: RECORD_BODIES_MAX_DAYS,
-    default: RECORD_BODIES_DEFAULT_DAYS,
-    description: RECORD_BODIES_RETENTION_DOC,
-  })
-  @ValidateIf((_, v) => v !== undefined)
-  @IsInt()
-  @Min(1)
-  @Max(RECORD_BODIES_MAX_DAYS)
+  @RecordBodiesRetentionInput(RECORD_BODIES_RETENTION_DOC)
   record_bodies_retention_days?: number;
 
   @ApiPropertyOptional({ type: [ResponseRuleDto], maxItems: MAX_RESPONSE_RULES, description: RESPONSE_RULES_DOC })

@@ -4,7 +4,6 @@ import {
   ArrayMinSize,
   ArrayUnique,
   IsArray,
-  IsBoolean,
   IsIn,
   IsInt,
   IsString,
@@ -20,6 +19,10 @@ import {
   RECORD_BODIES_DEFAULT_DAYS,
   RECORD_BODIES_MAX_DAYS,
 } from '../../../forwarding-setup/configs/vault-forward-configs.service';
+import {
+  RecordBodiesInput,
+  RecordBodiesRetentionInput,
+} from '../../../forwarding-setup/configs/dto/record-bodies-fields';
 import { FORWARD_METHODS } from '../../../forwarding-setup/targets/http-methods';
 import { BODY_FORMATS, MAPPED_FIELDS } from '../../bodies/body-paths';
 import { CallerAuthenticationInput, callerAuthenticationProblem, CallerSettings } from '../caller-authentication';
@@ -211,22 +214,10 @@ class InboundRouteFields {
   @Passes('isUpstreamHeaders', upstreamHeadersProblem)
   upstream_headers?: UpstreamHeader[];
 
-  @ApiPropertyOptional({ type: Boolean, default: false, description: RECORD_BODIES_DOC })
-  @ValidateIf((_, v) => v !== undefined)
-  @IsBoolean()
+  @RecordBodiesInput(RECORD_BODIES_DOC)
   record_bodies?: boolean;
 
-  @ApiPropertyOptional({
-    type: 'integer',
-    minimum: 1,
-    maximum: RECORD_BODIES_MAX_DAYS,
-    default: RECORD_BODIES_DEFAULT_DAYS,
-    description: RECORD_BODIES_RETENTION_DOC,
-  })
-  @ValidateIf((_, v) => v !== undefined)
-  @IsInt()
-  @Min(1)
-  @Max(RECORD_BODIES_MAX_DAYS)
+  @RecordBodiesRetentionInput(RECORD_BODIES_RETENTION_DOC)
   record_bodies_retention_days?: number;
 }
 
