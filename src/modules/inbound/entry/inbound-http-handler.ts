@@ -25,7 +25,7 @@ import { InboundCards, StoredCards, unusable } from './inbound-cards';
 import { inboundText, readWhole } from './inbound-body';
 import { InboundErrors } from './inbound.errors';
 import { InboundMetrics } from './inbound-metrics';
-import { InboundSender } from './inbound-sender';
+import { InboundSender, UpstreamSigning } from './inbound-sender';
 import { checkRoutedPath, inboundTarget, InboundTarget, isInboundPath } from './inbound-target';
 import { InboundRouteErrors } from '../routes/inbound-routes.errors';
 
@@ -140,19 +140,24 @@ export class InboundHttpHandler {
       req.headers['content-encoding'],
       route.max_body_bytes,
     );
-    const sanitised = await this.storeCards(route, body.format, body.text, attempt);
+    const { text: sanitised, signing } = await this.storeCards(route, body.format, body.text, attempt);
     const out = body.encode(sanitised);
     attempt.sent = {
       body: out.bytes,
       headers: out.contentType === undefined ? {} : { 'content-type': out.contentType },
     };
-    const answer = await this.sender.send(route, target, {
-      method,
-      headers: req.headers,
-      body: out.bytes,
-      contentType: out.contentType,
-      recordId: attempt.recordId,
-    });
+    const answer = await this.sender.send(
+      route,
+      target,
+      {
+        method,
+        headers: req.headers,
+        body: out.bytes,
+        contentType: out.contentType,
+        recordId: attempt.recordId,
+      },
+      signing,
+    );
     attempt.upstreamStatus = answer.status;
     if (Buffer.isBuffer(answer.body)) attempt.answered = { body: answer.body, headers: answer.headers };
     await this.record(attempt, method, 'sent', answer.status, null);
@@ -164,23 +169,26 @@ export class InboundHttpHandler {
     );
   }
 
-  /** The body's cards stored and replaced by their ids; the text as it goes on. */
+  /**
+   * The body's cards stored and replaced by their ids; the text as it goes on, and the merchant's signing secrets
+   * when there were cards (read before any is stored: a request that cannot be signed stores nothing).
+   */
   private async storeCards(
     route: EntryRouteRow,
     format: Parameters<typeof readBody>[0],
     text: string,
     attempt: Attempt,
-  ): Promise<string> {
+  ): Promise<{ text: string; signing?: UpstreamSigning }> {
     try {
       const read = readBody(format, text);
       const slots = cardSlots(read, text, format === 'text' ? {} : compiledMapping(route.field_mappings, format));
-      if (slots.length === 0) return text;
-      await this.sender.assertCanSign(route.merchant_account_id);
+      if (slots.length === 0) return { text };
+      const signing = await this.sender.signingFor(route.merchant_account_id);
       // Every refusal before the first write: the values, the cards without an expiry, the rewritten body.
       const checked = await this.cards.check(route.merchant_account_id, slots);
       replaced(text, read, this.cards.edits(checked, PREVIEW_ID, PREVIEW_ID));
       attempt.stored = await this.cards.store(route.merchant_account_id, checked);
-      return replaced(text, read, attempt.stored.edits);
+      return { text: replaced(text, read, attempt.stored.edits), signing };
     } catch (error) {
       if (error instanceof BodyUnparseable)
         throw new ProblemException(InboundErrors.bodyUnparseable, `The body does not parse: ${error.why}.`, [

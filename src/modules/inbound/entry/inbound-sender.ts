@@ -38,6 +38,9 @@ const NOT_PASSED = new Set(['host', 'content-length', 'content-encoding', 'conte
  * Webhooks under the merchant's webhook secret (WebhookSigner), and puts the answer through the masking every answer
  * gets (ResponseFilter, unmatched card numbers masked) before it goes back to the caller.
  */
+/** Signs one message with the secrets read by signingFor. */
+export type UpstreamSigning = Awaited<ReturnType<WebhookSigner['signerFor']>>;
+
 @Injectable()
 export class InboundSender {
   constructor(
@@ -49,12 +52,29 @@ export class InboundSender {
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
-  /** Refuses (409) before anything is stored when the merchant account has nothing to sign with. */
-  async assertCanSign(merchantAccountId: string): Promise<void> {
-    await this.sign(merchantAccountId, 'msg_probe', Buffer.alloc(0));
+  /**
+   * The merchant account's signing secrets, read once: asked before anything is stored (409 when it has none), and
+   * signing the request afterwards.
+   */
+  async signingFor(merchantAccountId: string): Promise<UpstreamSigning> {
+    try {
+      return await this.signer.signerFor(merchantAccountId);
+    } catch (error) {
+      if (!(error instanceof NoWebhookSecretError)) throw error;
+      throw new ProblemException(
+        InboundErrors.upstreamUnsigned,
+        'The route’s merchant account has no webhook signing secret to sign the request to its upstream with.',
+      );
+    }
   }
 
-  async send(route: EntryRouteRow, target: InboundTarget, request: SanitisedRequest): Promise<DownstreamResponse> {
+  /** `signing`: what signingFor gave before the cards were stored; read now when none was needed then. */
+  async send(
+    route: EntryRouteRow,
+    target: InboundTarget,
+    request: SanitisedRequest,
+    signing?: UpstreamSigning,
+  ): Promise<DownstreamResponse> {
     const url = upstreamUrlOf(route.upstream_url, target);
     const trusted = checkOutbound(this.config.forwardInsecureHosts, url, 'The inbound route’s upstream_url', {
       location: 'body',
@@ -65,10 +85,15 @@ export class InboundSender {
     for (const { name, value } of this.routes.upstreamHeadersOf(route)) headers[name] = value;
     if (request.contentType !== undefined) headers['content-type'] = request.contentType;
     const messageId = `msg_${request.recordId.replaceAll('-', '')}`;
-    Object.assign(headers, await this.sign(route.merchant_account_id, messageId, request.body), {
-      'x-vault-inbound-route-id': route.id,
-      'x-vault-inbound-request-id': request.recordId,
-    });
+    const sign = signing ?? (await this.signingFor(route.merchant_account_id));
+    Object.assign(
+      headers,
+      sign({ id: messageId, timestamp: Math.floor(this.clock.epochMs() / 1000), body: request.body }),
+      {
+        'x-vault-inbound-route-id': route.id,
+        'x-vault-inbound-request-id': request.recordId,
+      },
+    );
     const bodyless = request.method === 'GET' || request.method === 'HEAD';
     const response = await this.downstream
       .send({
@@ -89,22 +114,6 @@ export class InboundSender {
         ]);
       });
     return this.answers.filter(route.merchant_account_id, { responseRules: [], unmatchedPan: 'mask' }, response);
-  }
-
-  private async sign(merchantAccountId: string, id: string, body: Buffer): Promise<Record<string, string>> {
-    try {
-      return await this.signer.signWebhook(merchantAccountId, {
-        id,
-        timestamp: Math.floor(this.clock.epochMs() / 1000),
-        body,
-      });
-    } catch (error) {
-      if (!(error instanceof NoWebhookSecretError)) throw error;
-      throw new ProblemException(
-        InboundErrors.upstreamUnsigned,
-        'The route’s merchant account has no webhook signing secret to sign the request to its upstream with.',
-      );
-    }
   }
 
   /**

@@ -35,30 +35,42 @@ export class WebhookSigner {
   ) {}
 
   async signWebhook(merchantAccountId: string, message: WebhookMessage): Promise<Record<string, string>> {
-    if (!Number.isSafeInteger(message.timestamp) || message.timestamp < 0)
-      throw new Error('webhook timestamp must be whole Unix seconds');
-    // The id goes into a header and into the signed content, where a '.' would blur its boundary.
-    if (!/^[A-Za-z0-9_-]{1,100}$/.test(message.id)) throw new Error('webhook id must be 1–100 letters, digits, - or _');
+    return (await this.signerFor(merchantAccountId))(message);
+  }
+
+  /**
+   * The secrets that sign now for this merchant account, read once, as a function that signs messages with them
+   * (opened per message, never kept in the clear): for a caller that must know it can sign before it acts, and signs
+   * afterwards. NoWebhookSecretError when the account has none.
+   */
+  async signerFor(merchantAccountId: string): Promise<(message: WebhookMessage) => Record<string, string>> {
     const rows = await this.secrets.signing(merchantAccountId);
     if (rows.length === 0) throw new NoWebhookSecretError();
-    const timestamp = String(message.timestamp);
-    const signed = Buffer.concat([
-      Buffer.from(`${message.id}.${timestamp}.`, 'utf8'),
-      Buffer.isBuffer(message.body) ? message.body : Buffer.from(message.body, 'utf8'),
-    ]);
-    const signatures = rows.map((row) => {
-      const key = this.sealer.open(
-        webhookSecretAad(merchantAccountId, row.id),
-        { ciphertext: row.ciphertext, wrappedKey: row.wrapped_key, masterKeyId: row.master_key_id },
-        `webhook secret ${row.id}`,
-      );
-      try {
-        // A KeyObject, not the Buffer: Node.js 24 checks a Buffer key at ~25 µs a call (docs/decisions/0105).
-        return `v1,${createHmac('sha256', createSecretKey(key)).update(signed).digest('base64')}`;
-      } finally {
-        key.fill(0);
-      }
-    });
-    return { 'webhook-id': message.id, 'webhook-timestamp': timestamp, 'webhook-signature': signatures.join(' ') };
+    return (message) => {
+      if (!Number.isSafeInteger(message.timestamp) || message.timestamp < 0)
+        throw new Error('webhook timestamp must be whole Unix seconds');
+      // The id goes into a header and into the signed content, where a '.' would blur its boundary.
+      if (!/^[A-Za-z0-9_-]{1,100}$/.test(message.id))
+        throw new Error('webhook id must be 1–100 letters, digits, - or _');
+      const timestamp = String(message.timestamp);
+      const signed = Buffer.concat([
+        Buffer.from(`${message.id}.${timestamp}.`, 'utf8'),
+        Buffer.isBuffer(message.body) ? message.body : Buffer.from(message.body, 'utf8'),
+      ]);
+      const signatures = rows.map((row) => {
+        const key = this.sealer.open(
+          webhookSecretAad(merchantAccountId, row.id),
+          { ciphertext: row.ciphertext, wrappedKey: row.wrapped_key, masterKeyId: row.master_key_id },
+          `webhook secret ${row.id}`,
+        );
+        try {
+          // A KeyObject, not the Buffer: Node.js 24 checks a Buffer key at ~25 µs a call (docs/decisions/0105).
+          return `v1,${createHmac('sha256', createSecretKey(key)).update(signed).digest('base64')}`;
+        } finally {
+          key.fill(0);
+        }
+      });
+      return { 'webhook-id': message.id, 'webhook-timestamp': timestamp, 'webhook-signature': signatures.join(' ') };
+    };
   }
 }
